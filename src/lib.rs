@@ -1,0 +1,15 @@
+//! zenpak: turns cooked Unreal Engine legacy packages into IoStore containers
+//! (`.utoc` + `.ucas` + companion `.pak`) that UE5 games load as mods, and
+//! reads such containers back.
+//!
+//! The crate is a library; the `zenpak` binary is a thin command-line layer
+//! over it. See `ARCHITECTURE.md` for the module map and the data flow of a
+//! build.
+
+pub mod binary;
+pub mod error;
+pub mod hash;
+pub mod version;
+
+pub use error::{Error, Result};
+pub use version::EngineVersion;

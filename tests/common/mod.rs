@@ -1,0 +1,74 @@
+//! Shared test helpers: finding the shared corpus.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+/// The corpus folder: `$ZENPAK_CORPUS`, else `../shared/corpus` beside the repo.
+/// Returns `None` (after saying so) when it is missing; under `CI=true` a
+/// missing corpus fails the test instead.
+pub fn corpus() -> Option<PathBuf> {
+    let dir = match std::env::var_os("ZENPAK_CORPUS") {
+        Some(d) => PathBuf::from(d),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus"),
+    };
+    if dir.join("MANIFEST.md").is_file() {
+        return Some(dir);
+    }
+    if std::env::var("CI").map(|v| v == "true").unwrap_or(false) {
+        panic!(
+            "corpus not found at {} (set ZENPAK_CORPUS); under CI=true a missing corpus is a failure",
+            dir.display()
+        );
+    }
+    eprintln!("corpus not found at {}: skipping corpus test", dir.display());
+    None
+}
+
+/// The engine version of a corpus folder, from `engines.tsv` (longest matching prefix).
+pub fn engine_of(corpus: &Path, file: &Path) -> Option<zenpak::EngineVersion> {
+    let table = std::fs::read_to_string(corpus.join("engines.tsv")).ok()?;
+    let rel = file.strip_prefix(corpus).ok()?.to_string_lossy().replace('\\', "/");
+    let mut best: Option<(usize, zenpak::EngineVersion)> = None;
+    for line in table.lines() {
+        if line.starts_with('#') || line.trim().is_empty() {
+            continue;
+        }
+        let mut parts = line.split('\t');
+        let (Some(folder), Some(ver)) = (parts.next(), parts.next()) else { continue };
+        if rel.starts_with(&format!("{folder}/")) && best.map_or(true, |(l, _)| folder.len() > l) {
+            best = Some((folder.len(), ver.trim().parse().ok()?));
+        }
+    }
+    best.map(|(_, v)| v)
+}
+
+/// Every file under `dir` (sorted) whose name ends with one of `exts`.
+pub fn files_with_ext(dir: &Path, exts: &[&str]) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = walkdir::WalkDir::new(dir)
+        .into_iter()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_type().is_file())
+        .map(|e| e.into_path())
+        .filter(|p| {
+            let name = p.file_name().unwrap().to_string_lossy().to_ascii_lowercase();
+            exts.iter().any(|x| name.ends_with(&format!(".{x}")))
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// Every legacy package (`.uasset`/`.umap` starting with `C1 83 2A 9E` and a
+/// negative legacy version) in the corpus, with its engine version.
+pub fn legacy_packages(corpus: &Path) -> Vec<(PathBuf, zenpak::EngineVersion)> {
+    files_with_ext(corpus, &["uasset", "umap"])
+        .into_iter()
+        .filter(|p| {
+            let head = std::fs::read(p).unwrap_or_default();
+            head.len() >= 8
+                && head[..4] == [0xC1, 0x83, 0x2A, 0x9E]
+                && i32::from_le_bytes([head[4], head[5], head[6], head[7]]) < 0
+        })
+        .filter_map(|p| engine_of(corpus, &p).map(|v| (p, v)))
+        .collect()
+}
