@@ -71,10 +71,36 @@ pub fn sniff(path: &Path, head: &[u8]) -> Result<Kind> {
 pub fn run(args: Args, _global: &GlobalOptions) -> Result<()> {
     let head = read_head(&args.path)?;
     let kind = sniff(&args.path, &head)?;
+    if kind == Kind::Mappings {
+        return inspect_mappings(&args);
+    }
     Err(Error::other(format!(
         "{}: inspecting {kind:?} files is not supported yet",
         args.path.display()
     )))
+}
+
+/// `.usmap` branch: counts (and with `--json` the same as an object).
+fn inspect_mappings(args: &Args) -> Result<()> {
+    let mappings = zenpak::mappings::Mappings::load(&args.path)?;
+    let summary = mappings.summary();
+    if args.json {
+        return super::print_json(&summary);
+    }
+    println!("{}: .usmap mappings, version {}", args.path.display(), summary.version);
+    println!("  compression: {:?}", summary.compression);
+    match summary.package_versioning {
+        Some((ue4, ue5)) => println!("  package versioning: UE4 {ue4}, UE5 {ue5}"),
+        None => println!("  package versioning: none"),
+    }
+    println!("  names: {}", summary.names);
+    println!("  enums: {}", summary.enums);
+    println!("  structs: {}", summary.structs);
+    println!("  serialized properties: {}", summary.properties);
+    if !summary.extensions.is_empty() {
+        println!("  extensions: {}", summary.extensions.join(", "));
+    }
+    Ok(())
 }
 
 fn read_head(path: &Path) -> Result<Vec<u8>> {
