@@ -10,6 +10,7 @@ pub mod binary;
 pub mod error;
 pub mod hash;
 pub mod mappings;
+pub mod properties;
 pub mod version;
 
 pub use error::{Error, Result};
