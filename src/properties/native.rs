@@ -26,7 +26,21 @@ pub enum NativeLayout {
     PerQualityLevel { value_size: usize },
     /// `FUniqueNetIdRepl`: `i32` size; when positive, a type FName and a string.
     UniqueNetIdRepl,
+    /// A sequence of fixed-size fields and arrays of fixed-size elements.
+    Parts(&'static [Part]),
 }
+
+/// One piece of a [`NativeLayout::Parts`] layout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Part {
+    /// This many bytes.
+    Bytes(usize),
+    /// `i32` count, then count elements of this many bytes.
+    Array(usize),
+}
+
+/// `FWeightedRandomSampler`: probabilities (floats), aliases (ints), total weight.
+const WEIGHTED_RANDOM_SAMPLER: [Part; 3] = [Part::Array(4), Part::Array(4), Part::Bytes(4)];
 
 /// The native layout of struct `name` in release `engine`, if it has one.
 pub fn native_struct(name: &str, engine: EngineVersion) -> Option<NativeLayout> {
@@ -59,6 +73,16 @@ pub fn native_struct(name: &str, engine: EngineVersion) -> Option<NativeLayout> 
         "PerPlatformFrameRate" => PerPlatform { value_size: 8 },
         "PerQualityLevelInt" | "PerQualityLevelFloat" => PerQualityLevel { value_size: 4 },
         "UniqueNetIdRepl" => UniqueNetIdRepl,
+        "SkeletalMeshSamplingLODBuiltData" => Parts(&WEIGHTED_RANDOM_SAMPLER),
+        // Triangle indices, vertices, bone indices (ints), then a weighted sampler.
+        "SkeletalMeshSamplingRegionBuiltData" => Parts(&[
+            Part::Array(4),
+            Part::Array(4),
+            Part::Array(4),
+            Part::Array(4),
+            Part::Array(4),
+            Part::Bytes(4),
+        ]),
         _ => return None,
     })
 }
@@ -97,6 +121,18 @@ pub(super) fn read(walker: &Walker, r: &mut Reader, name: &str, layout: NativeLa
             r.skip(value_size)?;
             let n = r.count_i32(4 + value_size)?;
             r.skip(n * (4 + value_size))?;
+            Ok(format!("{name}"))
+        }
+        NativeLayout::Parts(parts) => {
+            for part in parts {
+                match *part {
+                    Part::Bytes(n) => r.skip(n)?,
+                    Part::Array(size) => {
+                        let n = r.count_i32(size)?;
+                        r.skip(n * size)?;
+                    }
+                }
+            }
             Ok(format!("{name}"))
         }
         NativeLayout::UniqueNetIdRepl => {
