@@ -6,7 +6,7 @@ use serde::Serialize;
 use crate::binary::Reader;
 use crate::legacy::{LegacyPackage, PackageFiles, PackageIndex, ResolvedIndex};
 use crate::mappings::Mappings;
-use crate::Result;
+use crate::{Error, Result};
 
 use super::{PackageContext, PropertyBlock, PropertyInfo, Walker};
 
@@ -100,7 +100,19 @@ pub fn walk_export(
     let mut r = Reader::with_base(data, base);
     let walker = Walker::new(cx, mappings);
     let describe = || format!("export {index} `{object}` (class {class})");
-    let block = walker.walk(&mut r, &class, collect).map_err(|e| e.within(describe()))?;
+    let local_class_without_schema = export.class_index.is_export()
+        && cx.unversioned
+        && mappings.is_some_and(|m| m.struct_schema(&class).is_none());
+    let block = walker.walk(&mut r, &class, collect).map_err(|e| {
+        if local_class_without_schema {
+            Error::other(format!(
+                "{}: its class is a blueprint class defined in this package and the mappings have no schema for it",
+                describe()
+            ))
+        } else {
+            e.within(describe())
+        }
+    })?;
     let end = base + data.len() as u64;
     if export.object_flags & RF_CLASS_DEFAULT_OBJECT != 0 {
         let native_start = r.offset();
