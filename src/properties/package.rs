@@ -100,13 +100,20 @@ pub fn walk_export(
     let mut r = Reader::with_base(data, base);
     let walker = Walker::new(cx, mappings);
     let describe = || format!("export {index} `{object}` (class {class})");
-    let local_class_without_schema = export.class_index.is_export()
+    // Blueprint classes (defined in this package or in another content
+    // package) have schemas only if the dumper loaded them.
+    let blueprint_class = match export.class_index.resolve() {
+        ResolvedIndex::Export(_) => true,
+        ResolvedIndex::Import(i) => !package.import_package_name(i).is_ok_and(|p| p.starts_with("/Script/")),
+        ResolvedIndex::Null => false,
+    };
+    let local_class_without_schema = blueprint_class
         && cx.unversioned
         && mappings.is_some_and(|m| m.struct_schema(&class).is_none());
     let block = walker.walk(&mut r, &class, collect).map_err(|e| {
         if local_class_without_schema {
             Error::other(format!(
-                "{}: its class is a blueprint class defined in this package and the mappings have no schema for it",
+                "{}: its class is a blueprint class (defined in content, not in /Script) and the mappings have no schema for it",
                 describe()
             ))
         } else {
