@@ -8,6 +8,7 @@
 
 pub mod binary;
 pub mod error;
+pub mod fixups;
 pub mod hash;
 pub mod legacy;
 pub mod mappings;
