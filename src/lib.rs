@@ -10,6 +10,7 @@ pub mod binary;
 pub mod error;
 pub mod hash;
 pub mod version;
+pub mod zen;
 
 pub use error::{Error, Result};
 pub use version::EngineVersion;
