@@ -12,6 +12,8 @@
 //! `../shared/corpus/retoc` (see `docs-zen.md`), and read from the public
 //! implementations trumank/retoc and FabianFG/CUE4Parse.
 
+pub mod convert;
+pub mod diff;
 pub mod names;
 pub mod package;
 pub mod records;
