@@ -9,6 +9,7 @@
 pub mod binary;
 pub mod error;
 pub mod hash;
+pub mod legacy;
 pub mod version;
 pub mod zen;
 
