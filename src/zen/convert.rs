@@ -424,7 +424,12 @@ pub fn convert_source(
         engine,
         summary: ZenSummary {
             name: summary_name,
-            source_name: summary_name,
+            // Only UE4 summaries have a source name.
+            source_name: if layout == ZenLayout::Ue4 {
+                summary_name
+            } else {
+                MappedName::default()
+            },
             package_flags: source.package_flags,
             cooked_header_size: source.total_header_size,
             ..ZenSummary::default()
@@ -930,4 +935,155 @@ fn exports_in_bundle_order(
     }
     out.extend_from_slice(tail);
     Ok(out)
+}
+
+impl SourcePackage {
+    /// Takes what the conversion needs from a parsed legacy package.
+    pub fn from_legacy(package: &crate::legacy::LegacyPackage) -> Result<SourcePackage> {
+        let s = &package.summary;
+        let name_of = |n: crate::legacy::FName| package.name(n);
+        let base_of = |n: crate::legacy::FName| -> Result<String> {
+            package
+                .names
+                .get(n.index as usize)
+                .map(|e| e.text.clone())
+                .ok_or_else(|| {
+                    Error::other(format!("name index {} is outside the name map", n.index))
+                })
+        };
+        let imports = package
+            .imports
+            .iter()
+            .map(|i| {
+                Ok(SourceImport {
+                    object_name: name_of(i.object_name)?,
+                    outer_index: i.outer_index.0,
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let exports = package
+            .exports
+            .iter()
+            .map(|e| {
+                Ok(SourceExport {
+                    object_name: base_of(e.object_name)?,
+                    object_name_number: e.object_name.number,
+                    outer_index: e.outer_index.0,
+                    class_index: e.class_index.0,
+                    super_index: e.super_index.0,
+                    template_index: e.template_index.0,
+                    object_flags: e.object_flags,
+                    serial_offset: e.serial_offset,
+                    serial_size: e.serial_size,
+                    not_for_client: e.not_for_client,
+                    not_for_server: e.not_for_server,
+                    generate_public_hash: e.generate_public_hash.unwrap_or(false),
+                    first_export_dependency: e.first_export_dependency,
+                    serialize_before_serialize: e.serialization_before_serialization_dependencies,
+                    create_before_serialize: e.create_before_serialization_dependencies,
+                    serialize_before_create: e.serialization_before_create_dependencies,
+                    create_before_create: e.create_before_create_dependencies,
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let data_resources = package
+            .data_resources
+            .as_ref()
+            .map(|d| {
+                d.entries
+                    .iter()
+                    .map(|r| SourceDataResource {
+                        serial_offset: r.serial_offset,
+                        duplicate_serial_offset: r.duplicate_serial_offset,
+                        serial_size: r.serial_size,
+                        legacy_bulk_data_flags: r.legacy_bulk_data_flags,
+                        cooked_index: r.cooked_index.unwrap_or(0),
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let versioning = (!s.is_unversioned()).then(|| {
+            (
+                s.file_version_ue4,
+                s.file_version_ue5.unwrap_or(0),
+                s.file_version_licensee_ue4,
+                s.custom_versions
+                    .iter()
+                    .map(|c| (c.key, c.version))
+                    .collect(),
+            )
+        });
+        if s.total_header_size < 0 {
+            return Err(Error::other("the legacy header size is negative"));
+        }
+        Ok(SourcePackage {
+            package_flags: s.package_flags,
+            total_header_size: s.total_header_size as u32,
+            names: package.names.iter().map(|n| n.text.clone()).collect(),
+            names_referenced_from_export_data: s
+                .names_referenced_from_export_data_count
+                .map(|n| n.max(0) as usize),
+            imports,
+            exports,
+            preload_dependencies: package.preload_dependencies.iter().map(|p| p.0).collect(),
+            data_resources,
+            versioning,
+            soft_package_references: package
+                .soft_package_references
+                .iter()
+                .map(|n| package.name(*n))
+                .collect::<Result<Vec<_>>>()?,
+        })
+    }
+}
+
+/// `PKG_Cooked` (UE5 cooks set it).
+const PKG_COOKED: u32 = 0x0000_0200;
+/// `PKG_FilterEditorOnly` (every cooked package has it).
+const PKG_FILTER_EDITOR_ONLY: u32 = 0x8000_0000;
+
+/// Converts a cooked legacy package into its Zen package for `engine`.
+///
+/// The package name is the one the package carries (5.x cooks write it);
+/// `package_name` is used when the package does not (UE4 cooks write
+/// `None`); if neither gives one, this is an error.
+pub fn convert(
+    files: &crate::legacy::PackageFiles,
+    package: &crate::legacy::LegacyPackage,
+    engine: EngineVersion,
+    package_name: &str,
+) -> Result<ConvertedPackage> {
+    let name = match package.package_name() {
+        Some(own) => own.to_string(),
+        None if !package_name.is_empty() => package_name.to_string(),
+        None => {
+            return Err(Error::usage(format!(
+                "{}: the package does not carry its name; give it with --package-name /Game/...",
+                files.path.display()
+            )))
+        }
+    };
+    if !name.starts_with('/') {
+        return Err(Error::usage(format!(
+            "package name `{name}` must be a long package name such as /Game/Folder/Asset"
+        )));
+    }
+    let flags = package.summary.package_flags;
+    if flags & PKG_FILTER_EDITOR_ONLY == 0 || (engine.is_ue5() && flags & PKG_COOKED == 0) {
+        return Err(Error::usage(format!(
+            "{}: the package is not cooked (package flags {flags:#010x}); only cooked packages can become Zen packages",
+            files.path.display()
+        )));
+    }
+    let source = SourcePackage::from_legacy(package).map_err(|e| e.in_file(&files.path))?;
+    let mut bulk = Vec::new();
+    for companion in &files.bulk {
+        let kind = match companion.kind {
+            crate::legacy::BulkKind::Bulk => BulkDataKind::Bulk,
+            crate::legacy::BulkKind::Optional => BulkDataKind::Optional,
+            crate::legacy::BulkKind::MemoryMapped => BulkDataKind::MemoryMapped,
+        };
+        bulk.push((kind, companion.read()?));
+    }
+    convert_source(&source, &files.uexp, bulk, engine, &name).map_err(|e| e.in_file(&files.path))
 }
