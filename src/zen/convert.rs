@@ -444,8 +444,6 @@ pub fn convert_source(
                 licensee_version: *licensee,
                 custom_versions: custom.clone(),
             }),
-        cell_import_map_offset: 0,
-        cell_export_map_offset: 0,
         names: names.names,
         bulk_data: Vec::new(),
         imported_public_export_hashes,
@@ -719,10 +717,11 @@ fn load_order(
 /// 5.3+: one dependency bundle per export, listing the package indices
 /// each command waits for (exports, and imports of other packages' exports).
 fn build_dependency_bundles(package: &mut ZenPackage, deps: &[(Vec<Dependency>, Vec<Dependency>)]) {
-    for (export, (create, serialize)) in deps.iter().enumerate() {
-        let own = export as i32 + 1;
+    for (create, serialize) in deps.iter() {
+        // An export's dependency on itself (a function's serialize waiting for
+        // its own create) is kept: the engine lists every preload dependency.
         let keep = |d: &&Dependency, command: ExportCommand| -> bool {
-            if d.command != command || d.package_index == own {
+            if d.command != command {
                 return false;
             }
             if d.package_index > 0 {
