@@ -9,6 +9,7 @@
 pub mod binary;
 pub mod error;
 pub mod hash;
+pub mod iostore;
 pub mod version;
 
 pub use error::{Error, Result};

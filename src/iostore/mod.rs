@@ -1,0 +1,8 @@
+//! IoStore containers: the `.utoc` table of contents, the `.ucas` chunk
+//! data and the container header chunk.
+//!
+//! Formats as the engine writes them (facts from the engine's IoStore
+//! sources as published, trumank/retoc and CUE4Parse; see
+//! `docs-iostore.md` for the per-version field table).
+
+pub mod container_header;
