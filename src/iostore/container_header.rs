@@ -190,8 +190,12 @@ impl ContainerHeader {
             container_id,
             packages: Vec::new(),
             legacy_names: Vec::new(),
-            // The engine writes the hash algorithm id even for an empty batch.
-            legacy_name_hashes: NAME_HASH_ALGORITHM_ID.to_le_bytes().to_vec(),
+            // UE4 writes the hash algorithm id even for an empty batch.
+            legacy_name_hashes: if version <= ContainerHeaderVersion::Initial {
+                NAME_HASH_ALGORITHM_ID.to_le_bytes().to_vec()
+            } else {
+                Vec::new()
+            },
             optional_segment_package_ids: Vec::new(),
             optional_segment_store_entries: Vec::new(),
             redirect_names: Vec::new(),
@@ -667,7 +671,7 @@ mod tests {
             h.packages.push((42, entry));
             h.packages.push((43, StoreEntry::default()));
             if version >= SoftPackageReferences {
-                h.soft_package_references = Some(SoftPackageReferences { package_ids: vec![5], package_indices: vec![1, 2] });
+                h.soft_package_references = Some(super::SoftPackageReferences { package_ids: vec![5], package_indices: vec![1, 2] });
             }
             if version >= LocalizedPackages {
                 h.redirect_names.push(BatchName { text: "/Game/A".into(), utf16: false });
