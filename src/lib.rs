@@ -7,9 +7,11 @@
 //! build.
 
 pub mod binary;
+pub mod compression;
 pub mod error;
 pub mod hash;
 pub mod iostore;
+pub mod pak;
 pub mod version;
 
 pub use error::{Error, Result};

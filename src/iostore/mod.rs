@@ -6,3 +6,5 @@
 //! `docs-iostore.md` for the per-version field table).
 
 pub mod container_header;
+pub mod chunk;
+pub mod toc;

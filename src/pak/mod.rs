@@ -1,0 +1,3 @@
+//! Pak files (`.pak`): the companion pak of an IoStore container.
+
+pub mod crypto;
