@@ -8,3 +8,9 @@
 pub mod container_header;
 pub mod chunk;
 pub mod toc;
+pub mod directory_index;
+pub mod reader;
+pub mod writer;
+
+pub use reader::Container;
+pub use writer::{validate_relative_path, ContainerBuilder, ContainerOptions, WrittenContainer};
