@@ -7,9 +7,12 @@
 //! build.
 
 pub mod binary;
+pub mod compression;
 pub mod error;
 pub mod hash;
+pub mod iostore;
 pub mod legacy;
+pub mod pak;
 pub mod version;
 pub mod zen;
 

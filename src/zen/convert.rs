@@ -103,6 +103,23 @@ pub struct StoreEntryInfo {
     pub soft_package_references: Vec<String>,
 }
 
+impl ConvertedPackage {
+    /// The package's entry for the container header writer
+    /// ([`crate::iostore::container_header::StoreEntry`]). `load_order` is
+    /// the UE4 package load order, which only the container builder knows
+    /// (position among the container's packages); UE5 ignores it.
+    pub fn container_store_entry(&self, load_order: u32) -> crate::iostore::container_header::StoreEntry {
+        crate::iostore::container_header::StoreEntry {
+            export_bundles_size: self.package_bytes.len() as u64,
+            load_order,
+            export_count: self.store_entry.export_count as i32,
+            export_bundle_count: self.store_entry.export_bundle_count as i32,
+            imported_packages: self.store_entry.imported_packages.clone(),
+            shader_map_hashes: self.store_entry.shader_map_hashes.clone(),
+        }
+    }
+}
+
 /// Which companion a bulk-data chunk comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 pub enum BulkDataKind {
