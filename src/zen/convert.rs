@@ -535,7 +535,11 @@ pub fn convert_source(
         }
     }
 
-    let package_bytes = package.write();
+    // Keep the summary as written (offsets, header size) so the model
+    // matches what reading the bytes back gives.
+    let (mut package_bytes, written_summary) = package.write_header();
+    package.summary = written_summary;
+    package_bytes.extend_from_slice(&package.export_data);
     let store_entry = StoreEntryInfo {
         package_id: package_id(package_name),
         package_name: package_name.to_string(),
