@@ -13,7 +13,10 @@ use zenpak::zen::ZenPackage;
 struct Lcg(u64);
 impl Lcg {
     fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         self.0 >> 33
     }
 }
@@ -31,13 +34,19 @@ fn zen_files(corpus: &std::path::Path) -> Vec<(std::path::PathBuf, zenpak::Engin
 
 #[test]
 fn mutated_zen_packages_give_clean_errors() {
-    let Some(corpus) = common::corpus() else { return };
+    let Some(corpus) = common::corpus() else {
+        return;
+    };
     let mut rng = Lcg(0x5eed);
     let mut errors = 0usize;
     let mut cases = 0usize;
     for (path, engine) in zen_files(&corpus) {
         let original = std::fs::read(&path).unwrap();
-        let header_size = ZenPackage::read(&original, engine).unwrap().write_header().0.len();
+        let header_size = ZenPackage::read(&original, engine)
+            .unwrap()
+            .write_header()
+            .0
+            .len();
         let mut check = |bytes: &[u8]| {
             cases += 1;
             if let Err(e) = ZenPackage::read(bytes, engine) {
@@ -56,7 +65,9 @@ fn mutated_zen_packages_give_clean_errors() {
         // 32-bit words of the header (all of the first 256 bytes, then a
         // spread over the rest) set to hostile values.
         let stride = (header_size / 256).max(1) * 4;
-        let words = (0..256.min(header_size.saturating_sub(4))).step_by(4).chain((256..header_size.saturating_sub(4)).step_by(stride));
+        let words = (0..256.min(header_size.saturating_sub(4)))
+            .step_by(4)
+            .chain((256..header_size.saturating_sub(4)).step_by(stride));
         for at in words {
             for value in [0xFFFF_FFFFu32, 0x7FFF_FFFF, 0x8000_0000, 0, 1] {
                 let mut m = original.clone();
@@ -74,15 +85,23 @@ fn mutated_zen_packages_give_clean_errors() {
             check(&m);
         }
     }
-    assert!(errors > 0 && cases > 1000, "{errors} errors in {cases} cases");
+    assert!(
+        errors > 0 && cases > 1000,
+        "{errors} errors in {cases} cases"
+    );
 }
 
 #[test]
 fn mutated_legacy_packages_convert_or_fail_cleanly() {
-    let Some(corpus) = common::corpus() else { return };
+    let Some(corpus) = common::corpus() else {
+        return;
+    };
     let mut rng = Lcg(0xc0ffee);
     let mut converted = 0usize;
-    for (path, engine) in common::legacy_packages(&corpus).into_iter().filter(|(p, _)| p.with_extension("uzenasset").is_file()) {
+    for (path, engine) in common::legacy_packages(&corpus)
+        .into_iter()
+        .filter(|(p, _)| p.with_extension("uzenasset").is_file())
+    {
         let files = PackageFiles::load(&path).unwrap();
         for _ in 0..400 {
             let mut header = files.header.clone();
@@ -90,8 +109,12 @@ fn mutated_legacy_packages_convert_or_fail_cleanly() {
                 let at = (rng.next() as usize) % header.len();
                 header[at] = rng.next() as u8;
             }
-            let Ok(legacy) = LegacyPackage::read(&header, Some(engine)) else { continue };
-            let Ok(source) = SourcePackage::from_legacy(&legacy) else { continue };
+            let Ok(legacy) = LegacyPackage::read(&header, Some(engine)) else {
+                continue;
+            };
+            let Ok(source) = SourcePackage::from_legacy(&legacy) else {
+                continue;
+            };
             if convert_source(&source, &files.uexp, Vec::new(), engine, "/Game/Mutated").is_ok() {
                 converted += 1;
             }

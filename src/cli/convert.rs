@@ -46,7 +46,12 @@ fn write(path: &PathBuf, bytes: &[u8]) -> Result<()> {
 pub fn run(args: Args, global: &GlobalOptions) -> Result<()> {
     let files = PackageFiles::load(&args.path)?;
     let legacy = files.read_package(Some(args.engine))?;
-    let converted = convert(&files, &legacy, args.engine, args.package_name.as_deref().unwrap_or(""))?;
+    let converted = convert(
+        &files,
+        &legacy,
+        args.engine,
+        args.package_name.as_deref().unwrap_or(""),
+    )?;
     write(&args.output, &converted.package_bytes)?;
     let mut bulk = Vec::new();
     for (kind, bytes) in &converted.bulk_data {

@@ -67,6 +67,16 @@ pub struct SourceDataResource {
     pub cooked_index: u8,
 }
 
+/// The file versions a versioned legacy package states.
+#[derive(Debug, Clone)]
+pub struct SourceVersioning {
+    pub file_version_ue4: i32,
+    pub file_version_ue5: i32,
+    pub licensee_version: i32,
+    /// (custom version GUID, version).
+    pub custom_versions: Vec<([u8; 16], i32)>,
+}
+
 /// What the conversion needs of a legacy package.
 #[derive(Debug, Clone)]
 pub struct SourcePackage {
@@ -83,7 +93,7 @@ pub struct SourcePackage {
     pub preload_dependencies: Vec<i32>,
     pub data_resources: Vec<SourceDataResource>,
     /// Versioning of a versioned legacy package (None: unversioned).
-    pub versioning: Option<(i32, i32, i32, Vec<([u8; 16], i32)>)>,
+    pub versioning: Option<SourceVersioning>,
     pub soft_package_references: Vec<String>,
 }
 
@@ -108,7 +118,10 @@ impl ConvertedPackage {
     /// ([`crate::iostore::container_header::StoreEntry`]). `load_order` is
     /// the UE4 package load order, which only the container builder knows
     /// (position among the container's packages); UE5 ignores it.
-    pub fn container_store_entry(&self, load_order: u32) -> crate::iostore::container_header::StoreEntry {
+    pub fn container_store_entry(
+        &self,
+        load_order: u32,
+    ) -> crate::iostore::container_header::StoreEntry {
         crate::iostore::container_header::StoreEntry {
             export_bundles_size: self.package_bytes.len() as u64,
             load_order,
@@ -296,7 +309,7 @@ pub fn convert_source(
     let mut imported_public_export_hashes: Vec<u64> = Vec::new();
     // For UE4: package id of each package import (by import index).
     let mut import_package_ids: Vec<Option<u64>> = vec![None; import_count];
-    for i in 0..import_count {
+    for (i, package_id_of_import) in import_package_ids.iter_mut().enumerate() {
         let path = resolver.import_path(i)?;
         let package = path[0];
         if package.starts_with("/Script/") {
@@ -317,7 +330,7 @@ pub fn convert_source(
                 imported_package_names.len() - 1
             }
         };
-        import_package_ids[i] = Some(package_id(package));
+        *package_id_of_import = Some(package_id(package));
         if layout == ZenLayout::Ue4 {
             imports.push(PackageObjectIndex::package_import_from_hash(
                 object_path_hash(&path.join("/")),
@@ -451,16 +464,13 @@ pub fn convert_source(
             cooked_header_size: source.total_header_size,
             ..ZenSummary::default()
         },
-        versioning: source
-            .versioning
-            .as_ref()
-            .map(|(ue4, ue5, licensee, custom)| VersioningInfo {
-                zen_version: engine.zen_package_version(),
-                file_version_ue4: *ue4,
-                file_version_ue5: *ue5,
-                licensee_version: *licensee,
-                custom_versions: custom.clone(),
-            }),
+        versioning: source.versioning.as_ref().map(|v| VersioningInfo {
+            zen_version: engine.zen_package_version(),
+            file_version_ue4: v.file_version_ue4,
+            file_version_ue5: v.file_version_ue5,
+            licensee_version: v.licensee_version,
+            custom_versions: v.custom_versions.clone(),
+        }),
         names: names.names,
         bulk_data: Vec::new(),
         imported_public_export_hashes,
@@ -645,6 +655,9 @@ fn preload_dependencies(source: &SourcePackage) -> Result<Vec<(Vec<Dependency>, 
     Ok(out)
 }
 
+/// Priority of a ready command in the load order: (not public, command, tie-break).
+type ReadyKey = (bool, ExportCommand, usize);
+
 /// Orders all export commands so that every command comes after the
 /// export commands it depends on (a serialize always after its own create).
 /// Among the commands that are ready, UE5 takes public exports first, then
@@ -698,7 +711,7 @@ fn load_order(
         }
     }
     // Priority key: smaller is taken first.
-    let key = |n: Node| -> (bool, ExportCommand, usize) {
+    let key = |n: Node| -> ReadyKey {
         match layout {
             ZenLayout::Ue4 => (
                 false,
@@ -708,7 +721,7 @@ fn load_order(
             _ => (!is_public(n.export), n.command, n.export),
         }
     };
-    let mut ready: BinaryHeap<Reverse<((bool, ExportCommand, usize), Node)>> = BinaryHeap::new();
+    let mut ready: BinaryHeap<Reverse<(ReadyKey, Node)>> = BinaryHeap::new();
     for export in 0..export_count {
         for command in [ExportCommand::Create, ExportCommand::Serialize] {
             let n = Node { export, command };
@@ -1022,16 +1035,15 @@ impl SourcePackage {
                     .collect()
             })
             .unwrap_or_default();
-        let versioning = (!s.is_unversioned()).then(|| {
-            (
-                s.file_version_ue4,
-                s.file_version_ue5.unwrap_or(0),
-                s.file_version_licensee_ue4,
-                s.custom_versions
-                    .iter()
-                    .map(|c| (c.key, c.version))
-                    .collect(),
-            )
+        let versioning = (!s.is_unversioned()).then(|| SourceVersioning {
+            file_version_ue4: s.file_version_ue4,
+            file_version_ue5: s.file_version_ue5.unwrap_or(0),
+            licensee_version: s.file_version_licensee_ue4,
+            custom_versions: s
+                .custom_versions
+                .iter()
+                .map(|c| (c.key, c.version))
+                .collect(),
         });
         if s.total_header_size < 0 {
             return Err(Error::other("the legacy header size is negative"));
