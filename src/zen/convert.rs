@@ -461,7 +461,11 @@ pub fn convert_source(
                 MappedName::default()
             },
             package_flags: source.package_flags,
-            cooked_header_size: source.total_header_size,
+            cooked_header_size: if engine.zen_writes_cooked_header_size() {
+                source.total_header_size
+            } else {
+                0
+            },
             ..ZenSummary::default()
         },
         versioning: source.versioning.as_ref().map(|v| VersioningInfo {
