@@ -1111,6 +1111,14 @@ pub fn convert(
             files.path.display()
         )));
     }
+    let cells = package.summary.cell_import_count.unwrap_or(0).max(0)
+        + package.summary.cell_export_count.unwrap_or(0).max(0);
+    if cells > 0 {
+        return Err(Error::other(format!(
+            "{}: the package has {cells} Verse cell imports/exports; converting Verse cells is not supported",
+            files.path.display()
+        )));
+    }
     let source = SourcePackage::from_legacy(package).map_err(|e| e.in_file(&files.path))?;
     let mut bulk = Vec::new();
     for companion in &files.bulk {
