@@ -7,13 +7,17 @@
 //! build.
 
 pub mod binary;
+pub mod compression;
 pub mod error;
 pub mod fixups;
 pub mod hash;
+pub mod iostore;
 pub mod legacy;
 pub mod mappings;
+pub mod pak;
 pub mod properties;
 pub mod version;
+pub mod zen;
 
 pub use error::{Error, Result};
 pub use version::EngineVersion;

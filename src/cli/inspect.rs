@@ -74,9 +74,12 @@ pub fn sniff(path: &Path, head: &[u8]) -> Result<Kind> {
     }
 }
 
-pub fn run(args: Args, _global: &GlobalOptions) -> Result<()> {
+pub fn run(args: Args, global: &GlobalOptions) -> Result<()> {
     let head = read_head(&args.path)?;
     let kind = sniff(&args.path, &head)?;
+    if kind == Kind::ZenPackage {
+        return super::inspect_zen::run(&args.path, args.engine, args.json, global);
+    }
     if kind == Kind::Mappings {
         return inspect_mappings(&args);
     }

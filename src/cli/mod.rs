@@ -5,7 +5,10 @@ use clap::{Parser, Subcommand, ValueEnum};
 
 use zenpak::Result;
 
+mod convert;
+mod diff;
 mod inspect;
+mod inspect_zen;
 
 /// How results and diagnostics are printed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
@@ -45,11 +48,17 @@ pub struct Cli {
 pub enum Command {
     /// Show what a file holds: legacy or Zen package, container, pak, mappings, classic package.
     Inspect(inspect::Args),
+    /// Convert a cooked legacy package into a Zen package.
+    Convert(convert::Args),
+    /// Compare two Zen packages section by section.
+    Diff(diff::Args),
 }
 
 pub fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Inspect(args) => inspect::run(args, &cli.global),
+        Command::Diff(args) => diff::run(args, &cli.global),
+        Command::Convert(args) => convert::run(args, &cli.global),
     }
 }
 
