@@ -32,9 +32,10 @@ pub fn apply_insertions(files: &mut PackageFiles, package: &mut LegacyPackage, i
     let mut owners = Vec::with_capacity(sorted.len());
     for ins in &sorted {
         let owner = package.exports.iter().position(|e| {
-            let start = e.serial_offset as u64;
-            let end = start + e.serial_size as u64;
-            ins.offset > start && ins.offset <= end
+            let (Ok(start), Ok(size)) = (u64::try_from(e.serial_offset), u64::try_from(e.serial_size)) else {
+                return false;
+            };
+            ins.offset > start && ins.offset <= start.saturating_add(size)
         });
         match owner {
             Some(i) if ins.offset > header_len => owners.push(i),
@@ -55,15 +56,13 @@ pub fn apply_insertions(files: &mut PackageFiles, package: &mut LegacyPackage, i
             .sum()
     };
     for (i, export) in package.exports.iter_mut().enumerate() {
-        let start = export.serial_offset as u64;
-        let end = start + export.serial_size as u64;
+        let Ok(start) = u64::try_from(export.serial_offset) else { continue };
         let grown: u64 = sorted
             .iter()
             .zip(&owners)
             .filter(|(_, &owner)| owner == i)
             .map(|(ins, _)| ins.bytes.len() as u64)
             .sum();
-        let _ = end;
         export.serial_offset += shift_of(start, true) as i64;
         export.serial_size += grown as i64;
     }
