@@ -51,18 +51,33 @@ const WEIGHTED_RANDOM_SAMPLER: [Part; 3] = [Part::Array(4), Part::Array(4), Part
 pub fn native_struct(name: &str, engine: EngineVersion) -> Option<NativeLayout> {
     use NativeLayout::*;
     // Engine "real" (float or double) components.
-    let real = if engine.has(Feature::LargeWorldCoordinates) { 8 } else { 4 };
+    let real = if engine.has(Feature::LargeWorldCoordinates) {
+        8
+    } else {
+        4
+    };
     Some(match name {
-        "Vector" | "Vector_NetQuantize" | "Vector_NetQuantize10" | "Vector_NetQuantize100"
-        | "Vector_NetQuantizeNormal" | "Rotator" => Fixed(3 * real),
+        "Vector"
+        | "Vector_NetQuantize"
+        | "Vector_NetQuantize10"
+        | "Vector_NetQuantize100"
+        | "Vector_NetQuantizeNormal"
+        | "Rotator" => Fixed(3 * real),
         "Vector2D" => Fixed(2 * real),
         "Vector4" | "Quat" | "Plane" | "Sphere" => Fixed(4 * real),
         "Box" => Fixed(6 * real + 1),
         "Box2D" => Fixed(4 * real + 1),
         "Matrix" => Fixed(16 * real),
-        "Vector2f" | "DeprecateSlateVector2D" | "IntPoint" | "DateTime" | "Timespan" | "SimpleCurveKey" => Fixed(8),
+        "Vector2f"
+        | "DeprecateSlateVector2D"
+        | "IntPoint"
+        | "DateTime"
+        | "Timespan"
+        | "SimpleCurveKey" => Fixed(8),
         "Vector3f" | "Rotator3f" | "IntVector" => Fixed(12),
-        "Vector4f" | "Quat4f" | "Plane4f" | "Sphere3f" | "LinearColor" | "Guid" | "IntVector4" => Fixed(16),
+        "Vector4f" | "Quat4f" | "Plane4f" | "Sphere3f" | "LinearColor" | "Guid" | "IntVector4" => {
+            Fixed(16)
+        }
         "Vector3d" | "Rotator3d" => Fixed(24),
         "Quat4d" | "Plane4d" | "Sphere3d" => Fixed(32),
         "Color" | "FrameNumber" | "NavAgentSelector" => Fixed(4),
@@ -72,7 +87,9 @@ pub fn native_struct(name: &str, engine: EngineVersion) -> Option<NativeLayout> 
         "RichCurveKey" => Fixed(3 + 6 * 4),
         "MovieSceneFrameRange" => Fixed(2 * (1 + 4)),
         "FontCharacter" => Fixed(4 * 4 + 1 + 4),
-        "SoftObjectPath" | "SoftClassPath" | "StringAssetReference" | "StringClassReference" => SoftObjectPath,
+        "SoftObjectPath" | "SoftClassPath" | "StringAssetReference" | "StringClassReference" => {
+            SoftObjectPath
+        }
         "GameplayTagContainer" => GameplayTagContainer,
         "PerPlatformFloat" | "PerPlatformInt" | "PerPlatformBool" => PerPlatform { value_size: 4 },
         "PerPlatformFrameRate" => PerPlatform { value_size: 8 },
@@ -93,13 +110,31 @@ pub fn native_struct(name: &str, engine: EngineVersion) -> Option<NativeLayout> 
             Part::BulkArray,
             Part::Bytes(8 + 4 + 8 + 4),
         ]),
-        "MovieSceneEvaluationFieldEntityTree" | "MovieSceneEvalTemplatePtr" | "MovieSceneTrackImplementationPtr"
-        | "MovieSceneEvaluationKey" | "MovieSceneSegment" | "SectionEvaluationDataTree" | "NiagaraVariable"
-        | "NiagaraVariableBase" | "NiagaraVariableWithOffset" | "NiagaraDataInterfaceGPUParamInfo" | "Spline"
-        | "InstancedStruct" | "LevelSequenceObjectReferenceMap" | "FontData" | "WorldConditionQueryDefinition"
-        | "ClothLODDataCommon" | "ClothTetherData" | "MaterialOverrideNanite" | "ExpressionInput"
-        | "ColorMaterialInput" | "ScalarMaterialInput" | "VectorMaterialInput" | "Vector2MaterialInput"
-        | "ShadingModelMaterialInput" | "MaterialAttributesInput" => Unsupported,
+        "MovieSceneEvaluationFieldEntityTree"
+        | "MovieSceneEvalTemplatePtr"
+        | "MovieSceneTrackImplementationPtr"
+        | "MovieSceneEvaluationKey"
+        | "MovieSceneSegment"
+        | "SectionEvaluationDataTree"
+        | "NiagaraVariable"
+        | "NiagaraVariableBase"
+        | "NiagaraVariableWithOffset"
+        | "NiagaraDataInterfaceGPUParamInfo"
+        | "Spline"
+        | "InstancedStruct"
+        | "LevelSequenceObjectReferenceMap"
+        | "FontData"
+        | "WorldConditionQueryDefinition"
+        | "ClothLODDataCommon"
+        | "ClothTetherData"
+        | "MaterialOverrideNanite"
+        | "ExpressionInput"
+        | "ColorMaterialInput"
+        | "ScalarMaterialInput"
+        | "VectorMaterialInput"
+        | "Vector2MaterialInput"
+        | "ShadingModelMaterialInput"
+        | "MaterialAttributesInput" => Unsupported,
         "SkeletalMeshSamplingLODBuiltData" => Parts(&WEIGHTED_RANDOM_SAMPLER),
         // Triangle indices, vertices, bone indices (ints), then a weighted sampler.
         "SkeletalMeshSamplingRegionBuiltData" => Parts(&[
@@ -115,7 +150,13 @@ pub fn native_struct(name: &str, engine: EngineVersion) -> Option<NativeLayout> 
 }
 
 /// Steps over one natively serialized struct.
-pub(super) fn read(walker: &Walker, r: &mut Reader, name: &str, layout: NativeLayout, _depth: usize) -> Result<String> {
+pub(super) fn read(
+    walker: &Walker,
+    r: &mut Reader,
+    name: &str,
+    layout: NativeLayout,
+    _depth: usize,
+) -> Result<String> {
     let cx = walker.cx;
     match layout {
         NativeLayout::Fixed(n) => {
@@ -141,14 +182,14 @@ pub(super) fn read(walker: &Walker, r: &mut Reader, name: &str, layout: NativeLa
                     r.skip(value_size)?;
                 }
             }
-            Ok(format!("{name}"))
+            Ok(name.to_string())
         }
         NativeLayout::PerQualityLevel { value_size } => {
             r.bool32()?;
             r.skip(value_size)?;
             let n = r.count_i32(4 + value_size)?;
             r.skip(n * (4 + value_size))?;
-            Ok(format!("{name}"))
+            Ok(name.to_string())
         }
         NativeLayout::Parts(parts) => {
             for part in parts {
@@ -165,7 +206,7 @@ pub(super) fn read(walker: &Walker, r: &mut Reader, name: &str, layout: NativeLa
                     }
                 }
             }
-            Ok(format!("{name}"))
+            Ok(name.to_string())
         }
         NativeLayout::Unsupported => Err(r.error(format!(
             "struct `{name}` is serialized natively and zenpak does not know its layout"
