@@ -165,9 +165,6 @@ fn inspect_package_properties(args: &Args) -> Result<()> {
                     AfterBlock::NativeData { bytes } => {
                         format!("{bytes} bytes of native data follow")
                     }
-                    AfterBlock::DefaultObject { bytes } => {
-                        format!("class default object; {bytes} bytes follow")
-                    }
                 };
                 println!("  properties {block_start}..{block_end}; {after}");
                 for p in properties {

@@ -774,6 +774,27 @@ impl Mappings {
         m
     }
 
+    /// A copy with more struct schemas (e.g. blueprint classes read from a package).
+    pub fn with_extra_structs(&self, extra: Vec<StructSchema>) -> Mappings {
+        let mut m = self.clone();
+        for s in &extra {
+            let mut names = vec![s.name.as_str()];
+            names.extend(s.super_name.as_deref());
+            for p in &s.properties {
+                names.push(&p.name);
+                p.ty.collect_names(&mut names);
+            }
+            for n in names {
+                if !m.names.iter().any(|x| x == n) {
+                    m.names.push(n.to_string());
+                }
+            }
+        }
+        m.structs.extend(extra);
+        m.build_lookups();
+        m
+    }
+
     fn build_lookups(&mut self) {
         // FNames compare case-insensitively; the first of duplicates wins.
         for (i, s) in self.structs.iter().enumerate() {

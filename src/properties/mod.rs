@@ -19,6 +19,7 @@
 //! layouts are in [`native_struct`]. The walker decodes values only as far
 //! as needed to step over them (and to show simple ones).
 
+mod class_schema;
 mod native;
 mod package;
 
@@ -29,10 +30,10 @@ use crate::error::{Context, Error, Result};
 use crate::mappings::{Mappings, PropertyType, StructSchema};
 use crate::version::EngineVersion;
 
+pub use class_schema::{mappings_with_package_classes, package_class_schemas};
 pub use native::{native_struct, NativeLayout};
 pub use package::{
     export_class_name, walk_export, walk_package, AfterBlock, ExportWalk, WalkOutcome,
-    RF_CLASS_DEFAULT_OBJECT,
 };
 
 /// What the walker needs to know about the package the data comes from.
@@ -288,7 +289,7 @@ impl<'a> Walker<'a> {
             PropertyType::Array(inner) => {
                 let n = r.count_i32(0)?;
                 for i in 0..n {
-                    self.value(r, inner, depth + 1)
+                    self.element(r, inner, depth + 1)
                         .with_context(|| format!("element {i}"))?;
                 }
                 format!("[{n}]")
@@ -296,11 +297,11 @@ impl<'a> Walker<'a> {
             PropertyType::Set(inner) => {
                 let removed = r.count_i32(0)?;
                 for _ in 0..removed {
-                    self.value(r, inner, depth + 1)?;
+                    self.element(r, inner, depth + 1)?;
                 }
                 let n = r.count_i32(0)?;
                 for i in 0..n {
-                    self.value(r, inner, depth + 1)
+                    self.element(r, inner, depth + 1)
                         .with_context(|| format!("element {i}"))?;
                 }
                 format!("{{{n}}}")
@@ -308,13 +309,13 @@ impl<'a> Walker<'a> {
             PropertyType::Map(key, value) => {
                 let removed = r.count_i32(0)?;
                 for _ in 0..removed {
-                    self.value(r, key, depth + 1)?;
+                    self.element(r, key, depth + 1)?;
                 }
                 let n = r.count_i32(0)?;
                 for i in 0..n {
-                    self.value(r, key, depth + 1)
+                    self.element(r, key, depth + 1)
                         .with_context(|| format!("key {i}"))?;
-                    self.value(r, value, depth + 1)
+                    self.element(r, value, depth + 1)
                         .with_context(|| format!("value {i}"))?;
                 }
                 format!("{{{n} entries}}")
@@ -333,6 +334,16 @@ impl<'a> Walker<'a> {
                 "the mappings give this property no type (code 0xFF); it cannot be stepped over",
             )),
         })
+    }
+
+    /// An element of an array, set or map. Enums there are written as their
+    /// entry's FName, not as the underlying integer (seen in 5.7 maps keyed
+    /// by `EPhysicalSurface`; CUE4Parse reads them the same way).
+    fn element(&self, r: &mut Reader, ty: &PropertyType, depth: usize) -> Result<String> {
+        match ty {
+            PropertyType::Enum { .. } => self.cx.name(r),
+            _ => self.value(r, ty, depth),
+        }
     }
 
     /// A struct value: native layout if the struct has one, else its schema.

@@ -10,9 +10,6 @@ use crate::{Error, Result};
 
 use super::{PackageContext, PropertyBlock, PropertyInfo, Walker};
 
-/// `RF_ClassDefaultObject`: class default objects have no object GUID flag after their properties.
-pub const RF_CLASS_DEFAULT_OBJECT: u32 = 0x10;
-
 impl<'a> PackageContext<'a> {
     /// The context of a legacy package.
     pub fn of(package: &'a LegacyPackage) -> Self {
@@ -49,8 +46,6 @@ pub enum AfterBlock {
     ExportEnd,
     /// The object GUID flag is there and native data of this many bytes follows.
     NativeData { bytes: u64 },
-    /// A class default object: native data (possibly none) follows directly.
-    DefaultObject { bytes: u64 },
 }
 
 /// The walk of one export.
@@ -82,7 +77,8 @@ pub enum WalkOutcome {
 }
 
 /// Walks export `index`: its property block, then checks the object GUID
-/// flag that `UObject::Serialize` writes after it (non-default objects).
+/// flag that `UObject::Serialize` writes after it. Cooked class default
+/// objects carry the flag too: all 67 of the corpus end exactly after it.
 /// Returns the block and the offset where the class's native data starts.
 pub fn walk_export(
     files: &PackageFiles,
@@ -123,16 +119,6 @@ pub fn walk_export(
         }
     })?;
     let end = base + data.len() as u64;
-    if export.object_flags & RF_CLASS_DEFAULT_OBJECT != 0 {
-        let native_start = r.offset();
-        return Ok((
-            block,
-            native_start,
-            AfterBlock::DefaultObject {
-                bytes: end - native_start,
-            },
-        ));
-    }
     let at = r.pos();
     let has_guid = r.bool32().map_err(|e| {
         e.within(format!("object GUID flag after the properties of {}", describe()))
@@ -161,6 +147,9 @@ pub fn walk_package(
     collect: bool,
 ) -> Vec<ExportWalk> {
     let cx = PackageContext::of(package);
+    // Blueprint classes defined in the package: their schemas come from the package.
+    let augmented = mappings.and_then(|m| super::mappings_with_package_classes(files, package, m));
+    let mappings = augmented.as_ref().or(mappings);
     (0..package.exports.len())
         .map(|index| {
             let export = &package.exports[index];
