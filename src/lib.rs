@@ -7,8 +7,11 @@
 //! build.
 
 pub mod binary;
+pub mod build;
 pub mod error;
 pub mod hash;
+pub mod manifest;
+pub mod scaffold;
 pub mod version;
 
 pub use error::{Error, Result};
