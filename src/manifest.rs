@@ -362,3 +362,17 @@ root = "Cooked"
         assert!(e.contains("mod.toml:11:"), "{e}");
     }
 }
+
+#[cfg(test)]
+mod example_tests {
+    use super::*;
+
+    /// `mod.toml.example` documents every key; it must stay a valid manifest.
+    #[test]
+    fn the_documented_example_parses() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("mod.toml.example");
+        let m = Manifest::load(&path).unwrap();
+        assert_eq!(m.artifact_stem(), "MyMod_P");
+        assert_eq!(m.content.include.len(), 2);
+    }
+}

@@ -6,6 +6,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use zenpak::Result;
 
 mod inspect;
+mod new;
 
 /// How results and diagnostics are printed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
@@ -41,12 +42,26 @@ pub struct Cli {
 pub enum Command {
     /// Show what a file holds: legacy or Zen package, container, pak, mappings, classic package.
     Inspect(inspect::Args),
+    /// Create a new mod repository in a new folder.
+    New(new::NewArgs),
+    /// Create a mod repository in the current folder.
+    Init(new::InitArgs),
 }
 
 pub fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Inspect(args) => inspect::run(args, &cli.global),
+        Command::New(args) => new::run_new(args, &cli.global),
+        Command::Init(args) => new::run_init(args, &cli.global),
     }
+}
+
+/// Prints one JSON object on one line of stdout (cargo's `--message-format json` style).
+pub fn print_json_line<T: serde::Serialize>(value: &T) -> Result<()> {
+    let text = serde_json::to_string(value)
+        .map_err(|e| zenpak::Error::other(format!("cannot encode JSON: {e}")))?;
+    println!("{text}");
+    Ok(())
 }
 
 /// Prints a value as pretty JSON on stdout.
