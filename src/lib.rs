@@ -11,6 +11,7 @@ pub mod build;
 pub mod error;
 pub mod hash;
 pub mod manifest;
+pub mod release;
 pub mod scaffold;
 pub mod version;
 
