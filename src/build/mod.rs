@@ -3,3 +3,4 @@
 //! and a report of what happened.
 
 pub mod discover;
+pub mod cache;

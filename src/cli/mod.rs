@@ -7,6 +7,7 @@ use zenpak::Result;
 
 mod inspect;
 mod new;
+mod release;
 
 /// How results and diagnostics are printed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
@@ -46,6 +47,12 @@ pub enum Command {
     New(new::NewArgs),
     /// Create a mod repository in the current folder.
     Init(new::InitArgs),
+    /// Make a release .zip of the built mod (triplet under ~mods/ plus SHA256SUMS).
+    Package(release::PackageArgs),
+    /// Copy the built mod into a game's Content/Paks/~mods folder.
+    Install(release::InstallArgs),
+    /// Remove build output.
+    Clean(release::CleanArgs),
 }
 
 pub fn run(cli: Cli) -> Result<()> {
@@ -53,6 +60,9 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Inspect(args) => inspect::run(args, &cli.global),
         Command::New(args) => new::run_new(args, &cli.global),
         Command::Init(args) => new::run_init(args, &cli.global),
+        Command::Package(args) => release::run_package(args, &cli.global),
+        Command::Install(args) => release::run_install(args, &cli.global),
+        Command::Clean(args) => release::run_clean(args, &cli.global),
     }
 }
 
