@@ -10,6 +10,7 @@ pub mod binary;
 pub mod build;
 pub mod error;
 pub mod hash;
+pub mod legacy;
 pub mod manifest;
 pub mod release;
 pub mod scaffold;
