@@ -8,10 +8,13 @@
 
 pub mod binary;
 pub mod build;
+pub mod compression;
 pub mod error;
 pub mod hash;
+pub mod iostore;
 pub mod legacy;
 pub mod manifest;
+pub mod pak;
 pub mod release;
 pub mod scaffold;
 pub mod version;

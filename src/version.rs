@@ -114,6 +114,82 @@ impl<'de> Deserialize<'de> for EngineVersion {
     }
 }
 
+// ---------------------------------------------------------------------------
+// Section: IoStore containers and pak files (owner: iostore; src/iostore/,
+// src/pak/). Facts from the engine's IoStore/pak sources as published and
+// trumank/retoc + trumank/repak.
+// ---------------------------------------------------------------------------
+
+/// How a container's chunk hashes are computed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum ChunkHashKind {
+    /// UE4: SHA-1 of the uncompressed chunk.
+    Sha1,
+    /// UE5: BLAKE3 of the uncompressed chunk, truncated to 20 bytes (`FIoHash`).
+    Blake3_160,
+}
+
+impl EngineVersion {
+    /// `EIoStoreTocVersion` of the `.utoc` this release writes.
+    pub fn toc_version(self) -> crate::iostore::toc::TocVersion {
+        use crate::iostore::toc::TocVersion::*;
+        match self {
+            EngineVersion::UE4_26 => DirectoryIndex,
+            EngineVersion::UE4_27 => PartitionSize,
+            EngineVersion::UE5_0 | EngineVersion::UE5_1 | EngineVersion::UE5_2 | EngineVersion::UE5_3 => {
+                PerfectHashWithOverflow
+            }
+            EngineVersion::UE5_4 => OnDemandMetaData,
+            EngineVersion::UE5_5 | EngineVersion::UE5_6 | EngineVersion::UE5_7 => ReplaceIoChunkHashWithIoHash,
+        }
+    }
+
+    /// `EIoContainerHeaderVersion` of the container header chunk.
+    pub fn container_header_version(self) -> crate::iostore::container_header::ContainerHeaderVersion {
+        use crate::iostore::container_header::ContainerHeaderVersion::*;
+        match self {
+            EngineVersion::UE4_26 | EngineVersion::UE4_27 => Initial,
+            EngineVersion::UE5_0 => LocalizedPackages,
+            EngineVersion::UE5_1 | EngineVersion::UE5_2 => OptionalSegmentPackages,
+            EngineVersion::UE5_3 | EngineVersion::UE5_4 => NoExportInfo,
+            EngineVersion::UE5_5 => SoftPackageReferences,
+            EngineVersion::UE5_6 | EngineVersion::UE5_7 => SoftPackageReferencesOffset,
+        }
+    }
+
+    /// Whether chunk types use UE5's `EIoChunkType` numbering (UE4's differs).
+    pub fn uses_ue5_chunk_types(self) -> bool {
+        self.is_ue5()
+    }
+
+    /// The hash stored in a chunk's TOC meta entry.
+    pub fn chunk_hash_kind(self) -> ChunkHashKind {
+        if self.is_ue5() {
+            ChunkHashKind::Blake3_160
+        } else {
+            ChunkHashKind::Sha1
+        }
+    }
+
+    /// `EPakFileVersion` of the companion `.pak`: every supported release
+    /// (4.26 onwards) writes `Fnv64BugFix` (11), with the path-hash and
+    /// full-directory indexes.
+    pub fn pak_version(self) -> u32 {
+        match self {
+            EngineVersion::UE4_26
+            | EngineVersion::UE4_27
+            | EngineVersion::UE5_0
+            | EngineVersion::UE5_1
+            | EngineVersion::UE5_2
+            | EngineVersion::UE5_3
+            | EngineVersion::UE5_4
+            | EngineVersion::UE5_5
+            | EngineVersion::UE5_6
+            | EngineVersion::UE5_7 => 11,
+        }
+    }
+}
+
 /// Features that appear in one release and stay in all later ones.
 /// Each names the first release that has it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -1,0 +1,128 @@
+//! Block compression used by IoStore containers and pak files: none, zlib,
+//! zstd and lz4. Oodle is named (so files that use it are reported
+//! clearly) but not supported: its codec is proprietary.
+//!
+//! The names are the engine's `FName`s for the methods, as they appear in
+//! a `.utoc`'s compression method table and a pak footer.
+
+use std::io::{Read, Write};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+
+/// A block compression method.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Compression {
+    #[default]
+    None,
+    Zlib,
+    Zstd,
+    Lz4,
+}
+
+impl Compression {
+    /// The method's name in container and pak method tables.
+    pub fn engine_name(self) -> &'static str {
+        match self {
+            Compression::None => "None",
+            Compression::Zlib => "Zlib",
+            Compression::Zstd => "Zstd",
+            Compression::Lz4 => "LZ4",
+        }
+    }
+
+    /// Finds a method by its table name (case-insensitive). `Oodle` and
+    /// unknown names are errors that name the method.
+    pub fn from_engine_name(name: &str) -> Result<Self> {
+        match name.to_ascii_lowercase().as_str() {
+            "" | "none" => Ok(Compression::None),
+            "zlib" => Ok(Compression::Zlib),
+            "zstd" => Ok(Compression::Zstd),
+            "lz4" => Ok(Compression::Lz4),
+            "oodle" => Err(Error::other(
+                "compression method Oodle is not supported (its codec is proprietary); \
+                 re-create the file with zlib, zstd, lz4 or no compression",
+            )),
+            _ => Err(Error::other(format!("unknown compression method `{name}`"))),
+        }
+    }
+
+    /// Compresses one block. Output is deterministic for given input.
+    pub fn compress(self, data: &[u8]) -> Result<Vec<u8>> {
+        match self {
+            Compression::None => Ok(data.to_vec()),
+            Compression::Zlib => {
+                let mut enc = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+                enc.write_all(data).map_err(|e| Error::other(format!("zlib: {e}")))?;
+                enc.finish().map_err(|e| Error::other(format!("zlib: {e}")))
+            }
+            Compression::Zstd => zstd::bulk::compress(data, 3).map_err(|e| Error::other(format!("zstd: {e}"))),
+            Compression::Lz4 => Ok(lz4_flex::block::compress(data)),
+        }
+    }
+
+    /// Decompresses one block whose uncompressed size is known; the result
+    /// must have exactly that size.
+    pub fn decompress(self, data: &[u8], uncompressed_size: usize) -> Result<Vec<u8>> {
+        let out = match self {
+            Compression::None => data.to_vec(),
+            Compression::Zlib => {
+                let mut out = Vec::with_capacity(uncompressed_size);
+                flate2::read::ZlibDecoder::new(data)
+                    .take(uncompressed_size as u64 + 1)
+                    .read_to_end(&mut out)
+                    .map_err(|e| Error::other(format!("zlib block does not decompress: {e}")))?;
+                out
+            }
+            Compression::Zstd => zstd::bulk::decompress(data, uncompressed_size)
+                .map_err(|e| Error::other(format!("zstd block does not decompress: {e}")))?,
+            Compression::Lz4 => lz4_flex::block::decompress(data, uncompressed_size)
+                .map_err(|e| Error::other(format!("lz4 block does not decompress: {e}")))?,
+        };
+        if out.len() != uncompressed_size {
+            return Err(Error::other(format!(
+                "{} block decompressed to {} bytes, expected {uncompressed_size}",
+                self.engine_name(),
+                out.len()
+            )));
+        }
+        Ok(out)
+    }
+}
+
+impl std::str::FromStr for Compression {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        Compression::from_engine_name(s).map_err(|e| Error::usage(e.to_string()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_method_round_trips() {
+        let data: Vec<u8> = (0..100_000u32).map(|i| (i % 251) as u8 ^ (i / 1000) as u8).collect();
+        for m in [Compression::None, Compression::Zlib, Compression::Zstd, Compression::Lz4] {
+            let packed = m.compress(&data).unwrap();
+            assert_eq!(m.decompress(&packed, data.len()).unwrap(), data, "{m:?}");
+            assert_eq!(Compression::from_engine_name(m.engine_name()).unwrap(), m);
+        }
+    }
+
+    #[test]
+    fn oodle_is_named_in_the_error() {
+        let e = Compression::from_engine_name("Oodle").unwrap_err();
+        assert!(e.to_string().contains("Oodle"));
+    }
+
+    #[test]
+    fn corrupt_block_is_an_error() {
+        for m in [Compression::Zlib, Compression::Zstd, Compression::Lz4] {
+            assert!(m.decompress(&[1, 2, 3, 4, 5], 100).is_err());
+        }
+    }
+}

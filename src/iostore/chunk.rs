@@ -1,0 +1,185 @@
+//! Chunk ids (`FIoChunkId`): 12 bytes — a 64-bit id (usually a package id
+//! or the container id), a 16-bit index stored big-endian, one padding
+//! byte and the chunk type. The type's numbering differs between UE4 and
+//! UE5 ([`ChunkType::to_raw`]).
+
+use serde::Serialize;
+
+use crate::version::EngineVersion;
+
+/// What a chunk holds. Names follow UE5's `EIoChunkType`; the UE4-only
+/// kinds are kept so UE4 containers can be read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub enum ChunkType {
+    Invalid,
+    /// UE4 only.
+    InstallManifest,
+    /// A package: Zen header followed by its exports.
+    ExportBundleData,
+    BulkData,
+    OptionalBulkData,
+    MemoryMappedBulkData,
+    /// UE4 only (global container).
+    LoaderGlobalMeta,
+    /// UE4 only (global container).
+    LoaderInitialLoadMeta,
+    /// UE4 only (global container).
+    LoaderGlobalNames,
+    /// UE4 only (global container).
+    LoaderGlobalNameHashes,
+    /// UE5 only (global container).
+    ScriptObjects,
+    ContainerHeader,
+    ExternalFile,
+    ShaderCodeLibrary,
+    ShaderCode,
+    PackageStoreEntry,
+    DerivedData,
+    EditorDerivedData,
+    PackageResource,
+    /// A type number this table does not know, kept as read.
+    Unknown(u8),
+}
+
+impl ChunkType {
+    /// The stored type byte for an engine version.
+    pub fn to_raw(self, engine: EngineVersion) -> u8 {
+        use ChunkType::*;
+        if engine.uses_ue5_chunk_types() {
+            match self {
+                Invalid => 0,
+                ExportBundleData => 1,
+                BulkData => 2,
+                OptionalBulkData => 3,
+                MemoryMappedBulkData => 4,
+                ScriptObjects => 5,
+                ContainerHeader => 6,
+                ExternalFile => 7,
+                ShaderCodeLibrary => 8,
+                ShaderCode => 9,
+                PackageStoreEntry => 10,
+                DerivedData => 11,
+                EditorDerivedData => 12,
+                PackageResource => 13,
+                Unknown(v) => v,
+                InstallManifest | LoaderGlobalMeta | LoaderInitialLoadMeta | LoaderGlobalNames
+                | LoaderGlobalNameHashes => 0,
+            }
+        } else {
+            match self {
+                Invalid => 0,
+                InstallManifest => 1,
+                ExportBundleData => 2,
+                BulkData => 3,
+                OptionalBulkData => 4,
+                MemoryMappedBulkData => 5,
+                LoaderGlobalMeta => 6,
+                LoaderInitialLoadMeta => 7,
+                LoaderGlobalNames => 8,
+                LoaderGlobalNameHashes => 9,
+                ContainerHeader => 10,
+                Unknown(v) => v,
+                _ => 0,
+            }
+        }
+    }
+
+    /// The type a stored byte means for an engine generation.
+    pub fn from_raw(raw: u8, ue5: bool) -> Self {
+        use ChunkType::*;
+        if ue5 {
+            match raw {
+                0 => Invalid,
+                1 => ExportBundleData,
+                2 => BulkData,
+                3 => OptionalBulkData,
+                4 => MemoryMappedBulkData,
+                5 => ScriptObjects,
+                6 => ContainerHeader,
+                7 => ExternalFile,
+                8 => ShaderCodeLibrary,
+                9 => ShaderCode,
+                10 => PackageStoreEntry,
+                11 => DerivedData,
+                12 => EditorDerivedData,
+                13 => PackageResource,
+                v => Unknown(v),
+            }
+        } else {
+            match raw {
+                0 => Invalid,
+                1 => InstallManifest,
+                2 => ExportBundleData,
+                3 => BulkData,
+                4 => OptionalBulkData,
+                5 => MemoryMappedBulkData,
+                6 => LoaderGlobalMeta,
+                7 => LoaderInitialLoadMeta,
+                8 => LoaderGlobalNames,
+                9 => LoaderGlobalNameHashes,
+                10 => ContainerHeader,
+                v => Unknown(v),
+            }
+        }
+    }
+}
+
+/// The 12 stored bytes of a chunk id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ChunkId(pub [u8; 12]);
+
+impl ChunkId {
+    /// Builds an id the way the engine's `CreateIoChunkId` does.
+    pub fn new(id: u64, index: u16, chunk_type: ChunkType, engine: EngineVersion) -> Self {
+        let mut bytes = [0u8; 12];
+        bytes[..8].copy_from_slice(&id.to_le_bytes());
+        bytes[8..10].copy_from_slice(&index.to_be_bytes());
+        bytes[11] = chunk_type.to_raw(engine);
+        ChunkId(bytes)
+    }
+
+    /// A package's export bundle chunk.
+    pub fn package_data(package_id: u64, engine: EngineVersion) -> Self {
+        ChunkId::new(package_id, 0, ChunkType::ExportBundleData, engine)
+    }
+
+    /// The container header chunk of a container.
+    pub fn container_header(container_id: u64, engine: EngineVersion) -> Self {
+        ChunkId::new(container_id, 0, ChunkType::ContainerHeader, engine)
+    }
+
+    pub fn id(&self) -> u64 {
+        u64::from_le_bytes(self.0[..8].try_into().unwrap_or_default())
+    }
+
+    pub fn index(&self) -> u16 {
+        u16::from_be_bytes([self.0[8], self.0[9]])
+    }
+
+    pub fn raw_type(&self) -> u8 {
+        self.0[11]
+    }
+
+    pub fn chunk_type(&self, ue5: bool) -> ChunkType {
+        ChunkType::from_raw(self.raw_type(), ue5)
+    }
+
+    pub fn to_hex(&self) -> String {
+        self.0.iter().map(|b| format!("{b:02x}")).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn layout_and_numbering() {
+        let id = ChunkId::new(0x0102_0304_0506_0708, 0x0a0b, ChunkType::BulkData, EngineVersion::UE5_3);
+        assert_eq!(id.0, [8, 7, 6, 5, 4, 3, 2, 1, 0x0a, 0x0b, 0, 2]);
+        let ue4 = ChunkId::new(1, 0, ChunkType::ContainerHeader, EngineVersion::UE4_27);
+        assert_eq!(ue4.raw_type(), 10);
+        assert_eq!(ue4.chunk_type(false), ChunkType::ContainerHeader);
+        assert_eq!(ChunkId::container_header(1, EngineVersion::UE5_6).raw_type(), 6);
+    }
+}

@@ -1,0 +1,696 @@
+//! The container header chunk (`FIoContainerHeader`): the package store of
+//! one container — which packages it holds, each package's store entry
+//! (imports, export counts, shader maps), localized packages, package
+//! redirects, soft package references and optional-segment data.
+//!
+//! Layouts per [`ContainerHeaderVersion`] (facts from the engine's
+//! `IoContainerHeader` and trumank/retoc's reader, checked against the
+//! engine-written headers in the corpus, which must round-trip byte for byte):
+//!
+//! * `Initial` (UE 4.26/4.27): no magic; container id, package count, a
+//!   name-batch (names + hashes) pair of byte arrays, package ids, the store
+//!   entry buffer (32-byte entries), the culture package map and
+//!   `(source, target)` redirects.
+//! * `LocalizedPackages`..`SoftPackageReferencesOffset` (UE5): magic
+//!   `0x496F436E`, version, container id, (package count before
+//!   `OptionalSegmentPackages`), package ids, store entry buffer (24-byte
+//!   entries with export counts before `NoExportInfo`, 16 bytes after),
+//!   optional segment ids + entries, a redirect name batch, localized
+//!   packages, package redirects, then soft package references
+//!   (`SoftPackageReferences`+, with an offset/size record from
+//!   `SoftPackageReferencesOffset`).
+//!
+//! The store entry buffer is a table of fixed-size entries followed by the
+//! entries' arrays; an array is addressed by an offset relative to the
+//! position of its own `(count, offset)` view.
+
+use serde::Serialize;
+
+use crate::binary::{is_latin1, Reader, Writer};
+use crate::error::{Context, Error, Result};
+
+/// `'nCoI'` little-endian: the UE5 container header magic.
+pub const CONTAINER_HEADER_MAGIC: u32 = 0x496F_436E;
+
+/// The FName hash algorithm id that name batches carry.
+const NAME_HASH_ALGORITHM_ID: u64 = 0xC164_0000;
+
+/// `EIoContainerHeaderVersion`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub enum ContainerHeaderVersion {
+    /// Some UE4 games: 16-byte store entries without bundle size or load order.
+    PreInitial = -1,
+    /// UE 4.26 and 4.27.
+    Initial = 0,
+    /// UE 5.0.
+    LocalizedPackages = 1,
+    /// UE 5.1, 5.2.
+    OptionalSegmentPackages = 2,
+    /// UE 5.3, 5.4.
+    NoExportInfo = 3,
+    /// UE 5.5.
+    SoftPackageReferences = 4,
+    /// UE 5.6, 5.7.
+    SoftPackageReferencesOffset = 5,
+}
+
+impl ContainerHeaderVersion {
+    pub fn from_i32(value: i32) -> Option<Self> {
+        use ContainerHeaderVersion::*;
+        Some(match value {
+            -1 => PreInitial,
+            0 => Initial,
+            1 => LocalizedPackages,
+            2 => OptionalSegmentPackages,
+            3 => NoExportInfo,
+            4 => SoftPackageReferences,
+            5 => SoftPackageReferencesOffset,
+            _ => return None,
+        })
+    }
+
+    /// Whether the header starts with the magic and the version (UE5).
+    fn has_magic(self) -> bool {
+        self > ContainerHeaderVersion::Initial
+    }
+
+    /// Size of one fixed store entry and the offsets of its array views
+    /// (imported packages, shader map hashes).
+    fn store_entry_layout(self) -> (usize, usize, Option<usize>) {
+        use ContainerHeaderVersion::*;
+        match self {
+            PreInitial => (16, 8, None),
+            Initial => (32, 24, None),
+            LocalizedPackages | OptionalSegmentPackages => (24, 8, Some(16)),
+            NoExportInfo | SoftPackageReferences | SoftPackageReferencesOffset => (16, 0, Some(8)),
+        }
+    }
+}
+
+/// One package's entry in the package store (`FFilePackageStoreEntry`):
+/// what the loader needs before it reads the package itself.
+///
+/// Which fields are stored depends on the container header version:
+/// `export_bundles_size` and `load_order` only in UE4 (`Initial`);
+/// `export_count` and `export_bundle_count` before 5.3 (`NoExportInfo`);
+/// `shader_map_hashes` only in UE5. Fields a version does not store are
+/// ignored when writing and read back as zero / empty.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct StoreEntry {
+    /// UE4: size of the package's export bundle chunk (header + exports).
+    pub export_bundles_size: u64,
+    /// UE4: load order of the package.
+    pub load_order: u32,
+    /// Number of exports (UE4 .. UE 5.2).
+    pub export_count: i32,
+    /// Number of export bundles (UE4 .. UE 5.2).
+    pub export_bundle_count: i32,
+    /// Package ids of the packages this one imports.
+    pub imported_packages: Vec<u64>,
+    /// SHA-1 hashes of the shader maps the package uses (UE5).
+    pub shader_map_hashes: Vec<[u8; 20]>,
+}
+
+/// A name as a name batch stores it: the text and whether it was UTF-16.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct BatchName {
+    pub text: String,
+    pub utf16: bool,
+}
+
+/// An `FMappedName` as stored: index (with the name-map kind in its top
+/// bits) and number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct MappedName {
+    pub index: u32,
+    pub number: u32,
+}
+
+/// A localized package (UE5): the source package and its name in the
+/// header's name map.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LocalizedPackage {
+    pub source_package_id: u64,
+    pub source_package_name: MappedName,
+}
+
+/// A package redirect. UE4 stores only the two ids; UE5 adds the source name.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PackageRedirect {
+    pub source_package_id: u64,
+    pub target_package_id: u64,
+    pub source_package_name: Option<MappedName>,
+}
+
+/// Soft package references (UE 5.5+): referenced package ids and the
+/// per-package index data, kept as the engine wrote it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SoftPackageReferences {
+    pub package_ids: Vec<u64>,
+    pub package_indices: Vec<u8>,
+}
+
+/// UE4 culture map: culture name → `(source package, localized package)` pairs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CulturePackages {
+    pub culture: String,
+    pub packages: Vec<(u64, u64)>,
+}
+
+/// A whole container header. Packages keep the order they were given (the
+/// engine's order when read from a file).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ContainerHeader {
+    pub version: ContainerHeaderVersion,
+    pub container_id: u64,
+    /// `(package id, store entry)` in file order.
+    pub packages: Vec<(u64, StoreEntry)>,
+    /// UE4 only: the container's name batch (empty in practice) as raw
+    /// byte arrays (names, hashes).
+    pub legacy_names: Vec<u8>,
+    pub legacy_name_hashes: Vec<u8>,
+    /// UE 5.1+: optional-segment package ids and their raw store entry buffer.
+    pub optional_segment_package_ids: Vec<u64>,
+    pub optional_segment_store_entries: Vec<u8>,
+    /// UE5: names referred to by localized packages and redirects.
+    pub redirect_names: Vec<BatchName>,
+    pub localized_packages: Vec<LocalizedPackage>,
+    pub package_redirects: Vec<PackageRedirect>,
+    /// UE4 only.
+    pub culture_packages: Vec<CulturePackages>,
+    /// UE 5.5+.
+    pub soft_package_references: Option<SoftPackageReferences>,
+}
+
+impl ContainerHeader {
+    /// An empty header for a container.
+    pub fn new(version: ContainerHeaderVersion, container_id: u64) -> Self {
+        ContainerHeader {
+            version,
+            container_id,
+            packages: Vec::new(),
+            legacy_names: Vec::new(),
+            // UE4 writes the hash algorithm id even for an empty batch.
+            legacy_name_hashes: if version <= ContainerHeaderVersion::Initial {
+                NAME_HASH_ALGORITHM_ID.to_le_bytes().to_vec()
+            } else {
+                Vec::new()
+            },
+            optional_segment_package_ids: Vec::new(),
+            optional_segment_store_entries: Vec::new(),
+            redirect_names: Vec::new(),
+            localized_packages: Vec::new(),
+            package_redirects: Vec::new(),
+            culture_packages: Vec::new(),
+            soft_package_references: None,
+        }
+    }
+
+    /// Parses a header chunk. `version_hint` is needed only for headers
+    /// without a magic (UE4), where it tells `Initial` from `PreInitial`.
+    pub fn read(data: &[u8], version_hint: Option<ContainerHeaderVersion>) -> Result<Self> {
+        let mut r = Reader::new(data);
+        Self::read_from(&mut r, version_hint).context("container header")
+    }
+
+    fn read_from(r: &mut Reader, version_hint: Option<ContainerHeaderVersion>) -> Result<Self> {
+        let magic = r.peek_u32();
+        let (version, container_id) = if magic == Some(CONTAINER_HEADER_MAGIC)
+            && version_hint.map_or(true, |v| v.has_magic())
+        {
+            r.u32()?;
+            let at = r.pos();
+            let raw = r.i32()?;
+            let version = ContainerHeaderVersion::from_i32(raw)
+                .filter(|v| v.has_magic())
+                .ok_or_else(|| r.error_at(at, format!("unknown container header version {raw}")))?;
+            (version, r.u64().context("container id")?)
+        } else {
+            let version = version_hint.unwrap_or(ContainerHeaderVersion::Initial);
+            if version.has_magic() {
+                return Err(r.error("container header magic is missing"));
+            }
+            (version, r.u64().context("container id")?)
+        };
+        let mut header = ContainerHeader::new(version, container_id);
+        header.legacy_name_hashes.clear();
+
+        let legacy_count = if version < ContainerHeaderVersion::OptionalSegmentPackages {
+            Some(r.u32().context("package count")?)
+        } else {
+            None
+        };
+        if version <= ContainerHeaderVersion::Initial {
+            let n = r.count_u32(1).context("names")?;
+            header.legacy_names = r.bytes(n)?.to_vec();
+            let n = r.count_u32(1).context("name hashes")?;
+            header.legacy_name_hashes = r.bytes(n)?.to_vec();
+        }
+
+        let ids = read_u64_array(r).context("package ids")?;
+        if let Some(count) = legacy_count {
+            if count as usize != ids.len() {
+                return Err(r.error(format!(
+                    "package count {count} disagrees with {} package ids",
+                    ids.len()
+                )));
+            }
+        }
+        let store_len = r.count_u32(1).context("store entries")?;
+        let store_at = r.offset();
+        let store = r.bytes(store_len)?;
+        let entries = read_store_entries(store, store_at, version, ids.len())
+            .context("store entries")?;
+        header.packages = ids.into_iter().zip(entries).collect();
+
+        if version > ContainerHeaderVersion::Initial {
+            if version >= ContainerHeaderVersion::OptionalSegmentPackages {
+                header.optional_segment_package_ids =
+                    read_u64_array(r).context("optional segment package ids")?;
+                let n = r.count_u32(1).context("optional segment store entries")?;
+                header.optional_segment_store_entries = r.bytes(n)?.to_vec();
+            }
+            header.redirect_names = read_name_batch(r).context("redirect names")?;
+            let n = r.count_u32(16).context("localized packages")?;
+            for _ in 0..n {
+                header.localized_packages.push(LocalizedPackage {
+                    source_package_id: r.u64()?,
+                    source_package_name: read_mapped_name(r)?,
+                });
+            }
+            let n = r.count_u32(24).context("package redirects")?;
+            for _ in 0..n {
+                header.package_redirects.push(PackageRedirect {
+                    source_package_id: r.u64()?,
+                    target_package_id: r.u64()?,
+                    source_package_name: Some(read_mapped_name(r)?),
+                });
+            }
+        } else {
+            let n = r.count_u32(8).context("culture package map")?;
+            for _ in 0..n {
+                let culture = r.fstring().context("culture name")?;
+                let k = r.count_u32(16).context("culture packages")?;
+                let mut packages = Vec::with_capacity(k);
+                for _ in 0..k {
+                    packages.push((r.u64()?, r.u64()?));
+                }
+                header.culture_packages.push(CulturePackages { culture, packages });
+            }
+            let n = r.count_u32(16).context("package redirects")?;
+            for _ in 0..n {
+                header.package_redirects.push(PackageRedirect {
+                    source_package_id: r.u64()?,
+                    target_package_id: r.u64()?,
+                    source_package_name: None,
+                });
+            }
+        }
+
+        if version >= ContainerHeaderVersion::SoftPackageReferences {
+            let mut present = true;
+            let mut expected_end = None;
+            if version >= ContainerHeaderVersion::SoftPackageReferencesOffset {
+                let at = r.pos();
+                let offset = r.i64()?;
+                let size = r.i64()?;
+                if offset as u64 != r.offset() || size < 0 {
+                    return Err(r.error_at(
+                        at,
+                        format!("soft package references at {offset} size {size} do not follow their record"),
+                    ));
+                }
+                present = size > 0;
+                expected_end = Some(r.pos() + size as usize);
+            }
+            if present {
+                let at = r.pos();
+                let has = r.u32()?;
+                if has > 1 {
+                    return Err(r.error_at(at, format!("soft package references flag is {has}")));
+                }
+                if has == 1 {
+                    let package_ids = read_u64_array(r).context("soft package ids")?;
+                    let n = r.count_i32(1).context("soft package indices")?;
+                    let package_indices = r.bytes(n)?.to_vec();
+                    header.soft_package_references =
+                        Some(SoftPackageReferences { package_ids, package_indices });
+                }
+            }
+            if let Some(end) = expected_end {
+                if r.pos() != end {
+                    return Err(r.error("soft package references end where their record says they do not"));
+                }
+            }
+        }
+        if !r.at_end() {
+            return Err(r.error(format!("{} unexpected bytes after the container header", r.remaining())));
+        }
+        Ok(header)
+    }
+
+    /// Serializes the header chunk.
+    pub fn write(&self) -> Result<Vec<u8>> {
+        let version = self.version;
+        let mut w = Writer::new();
+        if version.has_magic() {
+            w.u32(CONTAINER_HEADER_MAGIC);
+            w.i32(version as i32);
+        }
+        w.u64(self.container_id);
+        if version < ContainerHeaderVersion::OptionalSegmentPackages {
+            w.u32(self.packages.len() as u32);
+        }
+        if version <= ContainerHeaderVersion::Initial {
+            w.u32(self.legacy_names.len() as u32);
+            w.bytes(&self.legacy_names);
+            w.u32(self.legacy_name_hashes.len() as u32);
+            w.bytes(&self.legacy_name_hashes);
+        }
+        w.u32(self.packages.len() as u32);
+        for (id, _) in &self.packages {
+            w.u64(*id);
+        }
+        let store = write_store_entries(version, self.packages.iter().map(|(_, e)| e));
+        w.u32(store.len() as u32);
+        w.bytes(&store);
+
+        if version > ContainerHeaderVersion::Initial {
+            if version >= ContainerHeaderVersion::OptionalSegmentPackages {
+                write_u64_array(&mut w, &self.optional_segment_package_ids);
+                w.u32(self.optional_segment_store_entries.len() as u32);
+                w.bytes(&self.optional_segment_store_entries);
+            }
+            write_name_batch(&mut w, &self.redirect_names);
+            w.u32(self.localized_packages.len() as u32);
+            for p in &self.localized_packages {
+                w.u64(p.source_package_id);
+                write_mapped_name(&mut w, p.source_package_name);
+            }
+            w.u32(self.package_redirects.len() as u32);
+            for p in &self.package_redirects {
+                w.u64(p.source_package_id);
+                w.u64(p.target_package_id);
+                let name = p.source_package_name.ok_or_else(|| {
+                    Error::other("a UE5 package redirect needs its source package name")
+                })?;
+                write_mapped_name(&mut w, name);
+            }
+        } else {
+            w.u32(self.culture_packages.len() as u32);
+            for c in &self.culture_packages {
+                w.fstring(&c.culture);
+                w.u32(c.packages.len() as u32);
+                for (a, b) in &c.packages {
+                    w.u64(*a);
+                    w.u64(*b);
+                }
+            }
+            w.u32(self.package_redirects.len() as u32);
+            for p in &self.package_redirects {
+                w.u64(p.source_package_id);
+                w.u64(p.target_package_id);
+            }
+        }
+
+        if version >= ContainerHeaderVersion::SoftPackageReferences {
+            let record = w.pos();
+            if version >= ContainerHeaderVersion::SoftPackageReferencesOffset {
+                w.i64(0);
+                w.i64(0);
+            }
+            let start = w.pos();
+            match &self.soft_package_references {
+                Some(refs) => {
+                    w.u32(1);
+                    write_u64_array(&mut w, &refs.package_ids);
+                    w.i32(refs.package_indices.len() as i32);
+                    w.bytes(&refs.package_indices);
+                }
+                None => w.u32(0),
+            }
+            if version >= ContainerHeaderVersion::SoftPackageReferencesOffset {
+                let size = (w.pos() - start) as i64;
+                w.patch_i64(record, start as i64);
+                w.patch_i64(record + 8, size);
+            }
+        }
+        Ok(w.into_inner())
+    }
+}
+
+fn read_u64_array(r: &mut Reader) -> Result<Vec<u64>> {
+    let n = r.count_u32(8)?;
+    (0..n).map(|_| r.u64()).collect()
+}
+
+fn write_u64_array(w: &mut Writer, values: &[u64]) {
+    w.u32(values.len() as u32);
+    for v in values {
+        w.u64(*v);
+    }
+}
+
+fn read_mapped_name(r: &mut Reader) -> Result<MappedName> {
+    Ok(MappedName { index: r.u32()?, number: r.u32()? })
+}
+
+fn write_mapped_name(w: &mut Writer, name: MappedName) {
+    w.u32(name.index);
+    w.u32(name.number);
+}
+
+/// Reads the store entry buffer: `count` fixed entries, each with array
+/// views pointing into the rest of the buffer.
+fn read_store_entries(
+    store: &[u8],
+    store_at: u64,
+    version: ContainerHeaderVersion,
+    count: usize,
+) -> Result<Vec<StoreEntry>> {
+    let (entry_size, imports_view, shaders_view) = version.store_entry_layout();
+    let mut r = Reader::with_base(store, store_at);
+    r.check_count(count as i64, entry_size)?;
+    let mut entries = Vec::with_capacity(count);
+    for index in 0..count {
+        let base = index * entry_size;
+        r.seek(base)?;
+        let mut entry = StoreEntry::default();
+        if version == ContainerHeaderVersion::Initial {
+            entry.export_bundles_size = r.u64()?;
+        }
+        if version < ContainerHeaderVersion::NoExportInfo {
+            entry.export_count = r.i32()?;
+            entry.export_bundle_count = r.i32()?;
+        }
+        if version == ContainerHeaderVersion::Initial {
+            entry.load_order = r.u32()?;
+            r.u32()?; // padding
+        }
+        let imports = read_array_view(&mut r, base + imports_view, 8)
+            .with_context(|| format!("entry {index} imported packages"))?;
+        entry.imported_packages = imports
+            .chunks_exact(8)
+            .map(|c| u64::from_le_bytes(c.try_into().unwrap_or_default()))
+            .collect();
+        if let Some(view) = shaders_view {
+            let hashes = read_array_view(&mut r, base + view, 20)
+                .with_context(|| format!("entry {index} shader map hashes"))?;
+            entry.shader_map_hashes = hashes
+                .chunks_exact(20)
+                .map(|c| c.try_into().unwrap_or([0; 20]))
+                .collect();
+        }
+        entries.push(entry);
+    }
+    Ok(entries)
+}
+
+/// Reads a `(count, offset from this view)` pair at `view` and returns the
+/// bytes of the array it addresses.
+fn read_array_view<'a>(r: &mut Reader<'a>, view: usize, element_size: usize) -> Result<&'a [u8]> {
+    r.seek(view)?;
+    let count = r.u32()? as usize;
+    let offset = r.u32()? as usize;
+    if count == 0 {
+        return Ok(&[]);
+    }
+    let start = view
+        .checked_add(offset)
+        .ok_or_else(|| r.error_at(view, "array offset overflows"))?;
+    let len = count
+        .checked_mul(element_size)
+        .ok_or_else(|| r.error_at(view, "array size overflows"))?;
+    if start.checked_add(len).map_or(true, |end| end > r.len()) {
+        return Err(r.error_at(
+            view,
+            format!("array of {count} elements at +{offset} runs past the store buffer ({} bytes)", r.len()),
+        ));
+    }
+    Ok(&r.data()[start..start + len])
+}
+
+/// Writes the store entry buffer as the engine lays it out: all fixed
+/// entries first, then each entry's imported packages followed by its
+/// shader map hashes, in entry order. An empty array has offset 0.
+fn write_store_entries<'a>(
+    version: ContainerHeaderVersion,
+    entries: impl ExactSizeIterator<Item = &'a StoreEntry>,
+) -> Vec<u8> {
+    let (entry_size, imports_view, shaders_view) = version.store_entry_layout();
+    let count = entries.len();
+    let mut table = Writer::new();
+    let mut arrays = Writer::new();
+    let arrays_start = count * entry_size;
+    let view_offset = |view_pos: usize, array_pos: usize| (arrays_start + array_pos - view_pos) as u32;
+    for (index, entry) in entries.enumerate() {
+        let base = index * entry_size;
+        if version == ContainerHeaderVersion::Initial {
+            table.u64(entry.export_bundles_size);
+        }
+        if version < ContainerHeaderVersion::NoExportInfo {
+            table.i32(entry.export_count);
+            table.i32(entry.export_bundle_count);
+        }
+        if version == ContainerHeaderVersion::Initial {
+            table.u32(entry.load_order);
+            table.u32(0);
+        }
+        let imports = &entry.imported_packages;
+        table.u32(imports.len() as u32);
+        table.u32(if imports.is_empty() { 0 } else { view_offset(base + imports_view, arrays.pos()) });
+        for id in imports {
+            arrays.u64(*id);
+        }
+        if let Some(view) = shaders_view {
+            let hashes = &entry.shader_map_hashes;
+            table.u32(hashes.len() as u32);
+            table.u32(if hashes.is_empty() { 0 } else { view_offset(base + view, arrays.pos()) });
+            for h in hashes {
+                arrays.bytes(h);
+            }
+        }
+    }
+    let mut out = table.into_inner();
+    out.extend_from_slice(arrays.as_slice());
+    out
+}
+
+/// Reads a UE5 name batch: count, string bytes, hash algorithm id, hashes,
+/// big-endian length words (top bit = UTF-16), then the strings.
+fn read_name_batch(r: &mut Reader) -> Result<Vec<BatchName>> {
+    let count = r.count_u32(10)?;
+    if count == 0 {
+        return Ok(Vec::new());
+    }
+    let string_bytes = r.u32()? as usize;
+    let at = r.pos();
+    let algorithm = r.u64()?;
+    if algorithm != NAME_HASH_ALGORITHM_ID {
+        return Err(r.error_at(at, format!("unknown name hash algorithm 0x{algorithm:x}")));
+    }
+    r.skip(count * 8)?; // hashes: recomputed from the text when writing
+    let mut lengths = Vec::with_capacity(count);
+    for _ in 0..count {
+        lengths.push(r.u16()?.swap_bytes());
+    }
+    let strings_start = r.pos();
+    let mut names = Vec::with_capacity(count);
+    for word in lengths {
+        let utf16 = word & 0x8000 != 0;
+        let len = (word & 0x7FFF) as usize;
+        if utf16 {
+            let bytes = r.bytes(len * 2)?;
+            let units: Vec<u16> = bytes.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]])).collect();
+            let text = String::from_utf16(&units).map_err(|_| r.error("name is not valid UTF-16"))?;
+            names.push(BatchName { text, utf16 });
+        } else {
+            let text = r.bytes(len)?.iter().map(|&b| b as char).collect();
+            names.push(BatchName { text, utf16 });
+        }
+    }
+    if r.pos() - strings_start != string_bytes {
+        return Err(r.error(format!(
+            "name batch says {string_bytes} string bytes, its strings take {}",
+            r.pos() - strings_start
+        )));
+    }
+    Ok(names)
+}
+
+fn write_name_batch(w: &mut Writer, names: &[BatchName]) {
+    w.u32(names.len() as u32);
+    if names.is_empty() {
+        return;
+    }
+    let utf16 = |n: &BatchName| n.utf16 || !is_latin1(&n.text);
+    let string_bytes: usize = names
+        .iter()
+        .map(|n| if utf16(n) { n.text.encode_utf16().count() * 2 } else { n.text.chars().count() })
+        .sum();
+    w.u32(string_bytes as u32);
+    w.u64(NAME_HASH_ALGORITHM_ID);
+    for n in names {
+        w.u64(crate::hash::name_hash(&n.text));
+    }
+    for n in names {
+        let len = if utf16(n) { n.text.encode_utf16().count() } else { n.text.chars().count() };
+        let word = (len as u16 & 0x7FFF) | if utf16(n) { 0x8000 } else { 0 };
+        w.bytes(&word.to_be_bytes());
+    }
+    for n in names {
+        if utf16(n) {
+            for u in n.text.encode_utf16() {
+                w.u16(u);
+            }
+        } else {
+            for c in n.text.chars() {
+                w.u8(c as u32 as u8);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_version_round_trips() {
+        use ContainerHeaderVersion::*;
+        for version in [PreInitial, Initial, LocalizedPackages, OptionalSegmentPackages, NoExportInfo, SoftPackageReferences, SoftPackageReferencesOffset] {
+            let mut h = ContainerHeader::new(version, 0x1234_5678_9abc_def0);
+            let entry = StoreEntry {
+                export_bundles_size: if version == Initial { 500 } else { 0 },
+                load_order: if version == Initial { 7 } else { 0 },
+                export_count: if version < NoExportInfo { 3 } else { 0 },
+                export_bundle_count: if version < NoExportInfo { 1 } else { 0 },
+                imported_packages: vec![1, 2, 3],
+                shader_map_hashes: if version >= LocalizedPackages { vec![[9; 20]] } else { vec![] },
+            };
+            h.packages.push((42, entry));
+            h.packages.push((43, StoreEntry::default()));
+            if version >= SoftPackageReferences {
+                h.soft_package_references = Some(super::SoftPackageReferences { package_ids: vec![5], package_indices: vec![1, 2] });
+            }
+            if version >= LocalizedPackages {
+                h.redirect_names.push(BatchName { text: "/Game/A".into(), utf16: false });
+                h.package_redirects.push(PackageRedirect { source_package_id: 1, target_package_id: 2, source_package_name: Some(MappedName { index: 0, number: 0 }) });
+            }
+            let bytes = h.write().unwrap();
+            let back = ContainerHeader::read(&bytes, Some(version)).unwrap();
+            assert_eq!(back, h, "{version:?}");
+            assert_eq!(back.write().unwrap(), bytes);
+        }
+    }
+
+    #[test]
+    fn truncated_header_is_an_error() {
+        let mut h = ContainerHeader::new(ContainerHeaderVersion::NoExportInfo, 1);
+        h.packages.push((42, StoreEntry { imported_packages: vec![1], ..Default::default() }));
+        let bytes = h.write().unwrap();
+        for cut in 0..bytes.len() {
+            assert!(ContainerHeader::read(&bytes[..cut], None).is_err());
+        }
+    }
+}

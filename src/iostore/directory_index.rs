@@ -1,0 +1,229 @@
+//! The directory index of a `.utoc` (`FIoDirectoryIndexResource`): the
+//! mount point and a tree of directories and files whose file entries
+//! carry the TOC index of their chunk, so that chunks are visible by path.
+//!
+//! Stored as: mount point (`FString`), directory entries (name, first
+//! child, next sibling, first file — u32 each, `!0` = none; entry 0 is the
+//! root), file entries (name, next file, TOC index), and the string table
+//! (`TArray<FString>`) the names index. New children and files are linked
+//! at the head of their parent's list, as the engine's writer does.
+
+use std::collections::BTreeMap;
+
+use crate::binary::{Reader, Writer};
+use crate::error::{Context, Error, Result};
+
+const NONE: u32 = u32::MAX;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct DirectoryEntry {
+    name: u32,
+    first_child: u32,
+    next_sibling: u32,
+    first_file: u32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct FileEntry {
+    name: u32,
+    next_file: u32,
+    toc_index: u32,
+}
+
+/// A directory index being built or read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DirectoryIndex {
+    pub mount_point: String,
+    directories: Vec<DirectoryEntry>,
+    files: Vec<FileEntry>,
+    strings: Vec<String>,
+    string_lookup: BTreeMap<String, u32>,
+}
+
+impl DirectoryIndex {
+    pub fn new(mount_point: &str) -> Self {
+        DirectoryIndex {
+            mount_point: mount_point.to_string(),
+            directories: vec![DirectoryEntry { name: NONE, first_child: NONE, next_sibling: NONE, first_file: NONE }],
+            files: Vec::new(),
+            strings: Vec::new(),
+            string_lookup: BTreeMap::new(),
+        }
+    }
+
+    fn name_index(&mut self, name: &str) -> u32 {
+        if let Some(&i) = self.string_lookup.get(name) {
+            return i;
+        }
+        let i = self.strings.len() as u32;
+        self.strings.push(name.to_string());
+        self.string_lookup.insert(name.to_string(), i);
+        i
+    }
+
+    /// Adds a file by its path relative to the mount point (`/`-separated).
+    pub fn add_file(&mut self, relative_path: &str, toc_index: u32) -> Result<()> {
+        let parts: Vec<&str> = relative_path.split('/').filter(|p| !p.is_empty()).collect();
+        let Some((file_name, dirs)) = parts.split_last() else {
+            return Err(Error::usage(format!("empty file path `{relative_path}` in directory index")));
+        };
+        let mut dir = 0usize;
+        for part in dirs {
+            let name = self.name_index(part);
+            let mut child = self.directories[dir].first_child;
+            let mut found = None;
+            while child != NONE {
+                let entry = self.directories[child as usize];
+                if entry.name == name {
+                    found = Some(child as usize);
+                    break;
+                }
+                child = entry.next_sibling;
+            }
+            dir = match found {
+                Some(d) => d,
+                None => {
+                    let new = self.directories.len();
+                    self.directories.push(DirectoryEntry {
+                        name,
+                        first_child: NONE,
+                        next_sibling: self.directories[dir].first_child,
+                        first_file: NONE,
+                    });
+                    self.directories[dir].first_child = new as u32;
+                    new
+                }
+            };
+        }
+        let name = self.name_index(file_name);
+        let new = self.files.len() as u32;
+        self.files.push(FileEntry { name, next_file: self.directories[dir].first_file, toc_index });
+        self.directories[dir].first_file = new;
+        Ok(())
+    }
+
+    pub fn write(&self) -> Vec<u8> {
+        let mut w = Writer::new();
+        w.fstring(&self.mount_point);
+        w.u32(self.directories.len() as u32);
+        for d in &self.directories {
+            w.u32(d.name);
+            w.u32(d.first_child);
+            w.u32(d.next_sibling);
+            w.u32(d.first_file);
+        }
+        w.u32(self.files.len() as u32);
+        for f in &self.files {
+            w.u32(f.name);
+            w.u32(f.next_file);
+            w.u32(f.toc_index);
+        }
+        w.u32(self.strings.len() as u32);
+        for s in &self.strings {
+            w.fstring(s);
+        }
+        w.into_inner()
+    }
+
+    /// Parses a (decrypted) directory index. Trailing bytes (AES padding)
+    /// are allowed.
+    pub fn read(data: &[u8]) -> Result<Self> {
+        let mut r = Reader::new(data);
+        let mount_point = r.fstring().context("directory index > mount point")?;
+        let n = r.count_u32(16).context("directory index > directories")?;
+        let mut directories = Vec::with_capacity(n);
+        for _ in 0..n {
+            directories.push(DirectoryEntry { name: r.u32()?, first_child: r.u32()?, next_sibling: r.u32()?, first_file: r.u32()? });
+        }
+        let n = r.count_u32(12).context("directory index > files")?;
+        let mut files = Vec::with_capacity(n);
+        for _ in 0..n {
+            files.push(FileEntry { name: r.u32()?, next_file: r.u32()?, toc_index: r.u32()? });
+        }
+        let n = r.count_u32(4).context("directory index > strings")?;
+        let mut strings = Vec::with_capacity(n);
+        for _ in 0..n {
+            strings.push(r.fstring().context("directory index > strings")?);
+        }
+        let string_lookup = strings.iter().enumerate().map(|(i, s)| (s.clone(), i as u32)).collect();
+        let index = DirectoryIndex { mount_point, directories, files, strings, string_lookup };
+        index.files_with_paths()?;
+        Ok(index)
+    }
+
+    /// Every file as `(path relative to the mount point, TOC index)`, in
+    /// the engine's iteration order. Cycles and bad references are errors.
+    pub fn files_with_paths(&self) -> Result<Vec<(String, u32)>> {
+        let mut out = Vec::new();
+        if self.directories.is_empty() {
+            return Ok(out);
+        }
+        let name = |i: u32| -> Result<&str> {
+            self.strings
+                .get(i as usize)
+                .map(|s| s.as_str())
+                .ok_or_else(|| Error::other(format!("directory index: name {i} is not in the string table")))
+        };
+        let mut visited_dirs = vec![false; self.directories.len()];
+        let mut stack = vec![(0u32, String::new())];
+        let mut steps = 0usize;
+        while let Some((dir, path)) = stack.pop() {
+            let entry = *self
+                .directories
+                .get(dir as usize)
+                .ok_or_else(|| Error::other(format!("directory index: directory {dir} does not exist")))?;
+            if std::mem::replace(&mut visited_dirs[dir as usize], true) {
+                return Err(Error::other("directory index: directories form a cycle"));
+            }
+            let mut file = entry.first_file;
+            while file != NONE {
+                steps += 1;
+                if steps > self.files.len() {
+                    return Err(Error::other("directory index: file list forms a cycle"));
+                }
+                let f = *self
+                    .files
+                    .get(file as usize)
+                    .ok_or_else(|| Error::other(format!("directory index: file {file} does not exist")))?;
+                out.push((format!("{path}{}", name(f.name)?), f.toc_index));
+                file = f.next_file;
+            }
+            let mut children = Vec::new();
+            let mut child = entry.first_child;
+            while child != NONE {
+                if children.len() > self.directories.len() {
+                    return Err(Error::other("directory index: sibling list forms a cycle"));
+                }
+                let c = *self
+                    .directories
+                    .get(child as usize)
+                    .ok_or_else(|| Error::other(format!("directory index: directory {child} does not exist")))?;
+                children.push((child, format!("{path}{}/", name(c.name)?)));
+                child = c.next_sibling;
+            }
+            stack.extend(children.into_iter().rev());
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_round_trip() {
+        let mut index = DirectoryIndex::new("../../../");
+        let paths = ["Game/Content/A.uasset", "Game/Content/Sub/B.uasset", "Game/Content/A.ubulk", "Engine/X.uasset"];
+        for (i, p) in paths.iter().enumerate() {
+            index.add_file(p, i as u32).unwrap();
+        }
+        let back = DirectoryIndex::read(&index.write()).unwrap();
+        assert_eq!(back.mount_point, "../../../");
+        let mut files = back.files_with_paths().unwrap();
+        files.sort();
+        let mut expected: Vec<(String, u32)> = paths.iter().enumerate().map(|(i, p)| (p.to_string(), i as u32)).collect();
+        expected.sort();
+        assert_eq!(files, expected);
+    }
+}

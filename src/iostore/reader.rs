@@ -1,0 +1,308 @@
+//! Reading a container back: the TOC, chunks by index or path, the
+//! container header, and [`Container::verify`], which checks everything a
+//! game relies on.
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use super::chunk::{ChunkId, ChunkType};
+use super::container_header::ContainerHeader;
+use super::directory_index::DirectoryIndex;
+use super::toc::{container_flags, Toc, TocVersion};
+use crate::compression::Compression;
+use crate::error::{Error, Result};
+use crate::pak::crypto::AesKey;
+use crate::pak::PakReader;
+
+/// One chunk as listed.
+#[derive(Debug, Clone, Serialize)]
+pub struct ChunkInfo {
+    pub index: usize,
+    pub id: String,
+    pub chunk_type: ChunkType,
+    pub size: u64,
+    pub compressed_size: u64,
+    pub path: Option<String>,
+}
+
+/// An open container.
+pub struct Container {
+    pub utoc_path: PathBuf,
+    pub ucas_path: PathBuf,
+    pub toc: Toc,
+    pub directory_index: Option<DirectoryIndex>,
+    /// TOC index → path relative to the mount point.
+    pub paths: BTreeMap<usize, String>,
+    methods: Vec<Compression>,
+    key: Option<AesKey>,
+}
+
+/// What [`Container::verify`] found.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct VerifyReport {
+    pub chunks_checked: usize,
+    pub packages: usize,
+    pub pak_entries: usize,
+    pub errors: Vec<String>,
+    pub warnings: Vec<String>,
+}
+
+impl Container {
+    /// Opens `X.utoc` (with `X.ucas` beside it).
+    pub fn open(utoc: &Path, key: Option<AesKey>) -> Result<Self> {
+        let data = std::fs::read(utoc).map_err(|e| Error::io(utoc, e))?;
+        let toc = Toc::read(&data).map_err(|e| e.in_file(utoc))?;
+        let ucas_path = utoc.with_extension("ucas");
+        if !ucas_path.is_file() {
+            return Err(Error::other(format!("{}: the container data file is missing", ucas_path.display())));
+        }
+        let mut methods = Vec::new();
+        for name in &toc.compression_methods {
+            methods.push(Compression::from_engine_name(name).map_err(|e| Error::other(format!("{}: {e}", utoc.display())))?);
+        }
+        let encrypted = toc.header.container_flags & container_flags::ENCRYPTED != 0;
+        if encrypted && key.is_none() {
+            return Err(Error::usage(format!(
+                "{}: the container is encrypted; give the AES key (ZENPAK_AES_KEY or --aes-key-file)",
+                utoc.display()
+            )));
+        }
+        let mut container = Container {
+            utoc_path: utoc.to_path_buf(),
+            ucas_path,
+            toc,
+            directory_index: None,
+            paths: BTreeMap::new(),
+            methods,
+            key: if encrypted { key } else { None },
+        };
+        if !container.toc.directory_index.is_empty() {
+            let mut raw = container.toc.directory_index.clone();
+            if let Some(key) = &container.key {
+                key.decrypt(&mut raw).map_err(|e| e.in_file(utoc))?;
+            }
+            let index = DirectoryIndex::read(&raw).map_err(|e| {
+                let e = e.in_file(utoc);
+                if encrypted { e.with_hint("the directory index does not parse; is the AES key right?") } else { e }
+            })?;
+            for (path, toc_index) in index.files_with_paths().map_err(|e| e.in_file(utoc))? {
+                if toc_index as usize >= container.toc.chunk_ids.len() {
+                    return Err(Error::other(format!(
+                        "{}: directory index file `{path}` points at chunk {toc_index}, but the TOC has {}",
+                        utoc.display(),
+                        container.toc.chunk_ids.len()
+                    )));
+                }
+                container.paths.insert(toc_index as usize, path);
+            }
+            container.directory_index = Some(index);
+        }
+        Ok(container)
+    }
+
+    /// Whether chunk types use UE5 numbering (TOC versions of UE5 releases).
+    pub fn is_ue5(&self) -> bool {
+        self.toc.header.version >= TocVersion::PerfectHash
+    }
+
+    pub fn mount_point(&self) -> &str {
+        self.directory_index.as_ref().map(|d| d.mount_point.as_str()).unwrap_or("")
+    }
+
+    pub fn chunks(&self) -> Vec<ChunkInfo> {
+        let ue5 = self.is_ue5();
+        (0..self.toc.chunk_ids.len())
+            .map(|i| {
+                let compressed_size = self
+                    .toc
+                    .chunk_blocks(i)
+                    .map(|r| self.toc.blocks[r].iter().map(|b| b.compressed_size as u64).sum())
+                    .unwrap_or(0);
+                ChunkInfo {
+                    index: i,
+                    id: self.toc.chunk_ids[i].to_hex(),
+                    chunk_type: self.toc.chunk_ids[i].chunk_type(ue5),
+                    size: self.toc.offsets[i].length,
+                    compressed_size,
+                    path: self.paths.get(&i).cloned(),
+                }
+            })
+            .collect()
+    }
+
+    /// Reads chunk `index` (decrypted, decompressed).
+    pub fn read_chunk(&self, index: usize) -> Result<Vec<u8>> {
+        self.read_chunk_inner(index).map_err(|e| e.within(format!("chunk {index}")).in_file(&self.ucas_path))
+    }
+
+    fn read_chunk_inner(&self, index: usize) -> Result<Vec<u8>> {
+        if index >= self.toc.chunk_ids.len() {
+            return Err(Error::other(format!("chunk index {index} is out of range")));
+        }
+        let length = self.toc.offsets[index].length;
+        let range = self.toc.chunk_blocks(index)?;
+        if range.is_empty() {
+            return Ok(Vec::new());
+        }
+        let blocks = &self.toc.blocks[range];
+        let start = blocks[0].offset;
+        let last = blocks[blocks.len() - 1];
+        let end = last.offset + last.stored_size();
+        let mut file = File::open(&self.ucas_path).map_err(|e| Error::io(&self.ucas_path, e))?;
+        let file_len = file.metadata().map_err(|e| Error::io(&self.ucas_path, e))?.len();
+        if end > file_len || end < start {
+            return Err(Error::format(start, format!("blocks {start}..{end} run past the end of the .ucas ({file_len} bytes)")));
+        }
+        file.seek(SeekFrom::Start(start)).map_err(|e| Error::io(&self.ucas_path, e))?;
+        let mut raw = vec![0u8; (end - start) as usize];
+        file.read_exact(&mut raw).map_err(|e| Error::io(&self.ucas_path, e))?;
+        let mut out = Vec::with_capacity(length as usize);
+        let block_size = self.toc.header.compression_block_size as u64;
+        let offset_in_first = self.toc.offsets[index].offset % block_size;
+        if offset_in_first != 0 {
+            return Err(Error::format(0, "chunk does not start on a block boundary"));
+        }
+        for (i, b) in blocks.iter().enumerate() {
+            let from = (b.offset - start) as usize;
+            let to = from + b.stored_size() as usize;
+            if b.offset < start || to > raw.len() {
+                return Err(Error::format(b.offset, format!("block {i} lies outside the chunk's range")));
+            }
+            let mut data = raw[from..to].to_vec();
+            if let Some(key) = &self.key {
+                key.decrypt(&mut data)?;
+            }
+            data.truncate(b.compressed_size as usize);
+            let method = if b.method_index == 0 {
+                Compression::None
+            } else {
+                *self.methods.get(b.method_index as usize - 1).ok_or_else(|| {
+                    Error::format(b.offset, format!("block uses compression method {} the TOC does not name", b.method_index))
+                })?
+            };
+            if method == Compression::None && b.compressed_size != b.uncompressed_size {
+                return Err(Error::format(b.offset, "stored block's sizes disagree"));
+            }
+            out.extend(method.decompress(&data, b.uncompressed_size as usize).map_err(|e| e.within(format!("block at {}", b.offset)))?);
+        }
+        out.truncate(length as usize);
+        if out.len() as u64 != length {
+            return Err(Error::other(format!("chunk has {} bytes, the TOC says {length}", out.len())));
+        }
+        Ok(out)
+    }
+
+    /// The hash the TOC stores for a chunk, recomputed from its data.
+    fn hash_of(&self, data: &[u8]) -> [u8; 20] {
+        if self.is_ue5() {
+            blake3::hash(data).as_bytes()[..20].try_into().unwrap_or([0; 20])
+        } else {
+            crate::pak::sha1(data)
+        }
+    }
+
+    pub fn find(&self, id: &ChunkId) -> Option<usize> {
+        self.toc.find(id)
+    }
+
+    /// Parses the container header chunk, if the container has one.
+    pub fn container_header(&self) -> Result<Option<ContainerHeader>> {
+        let ue5 = self.is_ue5();
+        let Some(index) = (0..self.toc.chunk_ids.len()).find(|&i| self.toc.chunk_ids[i].chunk_type(ue5) == ChunkType::ContainerHeader)
+        else {
+            return Ok(None);
+        };
+        let data = self.read_chunk(index)?;
+        let hint = if ue5 { None } else { Some(super::container_header::ContainerHeaderVersion::Initial) };
+        ContainerHeader::read(&data, hint).map(Some).map_err(|e| e.in_file(&self.ucas_path))
+    }
+
+    /// Checks every chunk (decompresses, hash matches), the container
+    /// header, the directory index, the lookup table, the container id
+    /// against the file name, and the companion pak.
+    pub fn verify(&self) -> VerifyReport {
+        let mut report = VerifyReport::default();
+        for i in 0..self.toc.chunk_ids.len() {
+            match self.read_chunk(i) {
+                Ok(data) => {
+                    if self.hash_of(&data) != self.toc.metas[i].hash {
+                        let path = self.paths.get(&i).map(|p| format!(" ({p})")).unwrap_or_default();
+                        report.errors.push(format!(
+                            "chunk {i} {}{path}: hash mismatch — the .ucas data is corrupt",
+                            self.toc.chunk_ids[i].to_hex()
+                        ));
+                    }
+                }
+                Err(e) => report.errors.push(e.to_string()),
+            }
+            report.chunks_checked += 1;
+            if self.toc.find(&self.toc.chunk_ids[i]) != Some(i) {
+                report.errors.push(format!("chunk {i} cannot be found through the TOC's lookup table"));
+            }
+        }
+        match self.container_header() {
+            Ok(Some(h)) => {
+                report.packages = h.packages.len();
+                if h.container_id != self.toc.header.container_id {
+                    report.errors.push(format!(
+                        "container header id 0x{:016x} differs from the TOC's 0x{:016x}",
+                        h.container_id, self.toc.header.container_id
+                    ));
+                }
+                let ue5 = self.is_ue5();
+                for (id, _) in &h.packages {
+                    let has_chunk = self.toc.chunk_ids.iter().any(|c| c.id() == *id && c.chunk_type(ue5) == ChunkType::ExportBundleData);
+                    if !has_chunk {
+                        report.errors.push(format!("store entry of package 0x{id:016x} has no package chunk"));
+                    }
+                }
+            }
+            Ok(None) => report.warnings.push("the container has no container header chunk".into()),
+            Err(e) => report.errors.push(e.to_string()),
+        }
+        if self.toc.header.container_flags & container_flags::INDEXED == 0 {
+            report.errors.push("the container is not flagged Indexed; the game ignores it".into());
+        }
+        if self.toc.header.container_flags & container_flags::SIGNED != 0 {
+            report.warnings.push("the container is flagged Signed; mods normally are not".into());
+        }
+        if let Some(stem) = self.utoc_path.file_stem().and_then(|s| s.to_str()) {
+            let expected = crate::hash::hash_lower_utf16(stem);
+            if expected != self.toc.header.container_id {
+                report.warnings.push(format!(
+                    "container id 0x{:016x} is not the hash of the file name `{stem}` (0x{expected:016x}); \
+                     the container was renamed after it was built, and two such mods can crash the game together",
+                    self.toc.header.container_id
+                ));
+            }
+        }
+        let pak = self.utoc_path.with_extension("pak");
+        if !pak.is_file() {
+            report.errors.push(format!("{}: the companion .pak is missing; the game will not mount the container", pak.display()));
+        } else {
+            match PakReader::open(&pak, self.key.clone()) {
+                Ok(reader) => {
+                    report.pak_entries = reader.entries.len();
+                    if reader.mount_point != self.mount_point() && !self.mount_point().is_empty() {
+                        report.warnings.push(format!(
+                            "the pak's mount point `{}` differs from the container's `{}`",
+                            reader.mount_point,
+                            self.mount_point()
+                        ));
+                    }
+                    for entry in &reader.entries {
+                        if let Err(e) = reader.read(entry) {
+                            report.errors.push(e.to_string());
+                        }
+                    }
+                }
+                Err(e) => report.errors.push(e.to_string()),
+            }
+        }
+        report
+    }
+}

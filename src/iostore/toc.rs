@@ -1,0 +1,614 @@
+//! The `.utoc` table of contents (`FIoStoreTocResource`).
+//!
+//! Layout, in file order:
+//! 1. header, 144 bytes ([`TocHeader`]);
+//! 2. chunk ids, 12 bytes each;
+//! 3. offset + length per chunk, 5 + 5 bytes big-endian, in the container's
+//!    uncompressed address space (each chunk starts on a block boundary);
+//! 4. perfect hash seeds (i32 each) and the indices of chunks without a
+//!    perfect hash (`PerfectHash`/`PerfectHashWithOverflow` and later);
+//! 5. compression blocks, 12 bytes each: 40-bit offset in the `.ucas`,
+//!    24-bit compressed size, 24-bit uncompressed size, 8-bit method index;
+//! 6. compression method names, 32 bytes each, zero-padded (method 0,
+//!    `None`, is implicit);
+//! 7. (signed containers only: signatures — zenpak never writes them);
+//! 8. the directory index (`Indexed` containers; AES-encrypted when the
+//!    container is);
+//! 9. chunk metas: hash + flags, 33 bytes (32-byte hash) before
+//!    `ReplaceIoChunkHashWithIoHash`, 24 bytes (20-byte hash, flags, 3 pad) from it.
+
+use serde::Serialize;
+
+use super::chunk::ChunkId;
+use crate::binary::{Reader, Writer};
+use crate::error::{Context, Result};
+
+pub const TOC_MAGIC: &[u8; 16] = b"-==--==--==--==-";
+pub const TOC_HEADER_SIZE: u32 = 144;
+pub const COMPRESSED_BLOCK_ENTRY_SIZE: u32 = 12;
+pub const COMPRESSION_METHOD_NAME_LEN: u32 = 32;
+
+/// Largest block size a block entry can describe (24-bit sizes).
+pub const MAX_BLOCK_SIZE: u32 = (1 << 24) - 1;
+
+/// `EIoStoreTocVersion`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub enum TocVersion {
+    Initial = 1,
+    DirectoryIndex = 2,
+    PartitionSize = 3,
+    PerfectHash = 4,
+    PerfectHashWithOverflow = 5,
+    OnDemandMetaData = 6,
+    RemovedOnDemandMetaData = 7,
+    ReplaceIoChunkHashWithIoHash = 8,
+}
+
+impl TocVersion {
+    pub fn from_u8(v: u8) -> Option<Self> {
+        use TocVersion::*;
+        Some(match v {
+            1 => Initial,
+            2 => DirectoryIndex,
+            3 => PartitionSize,
+            4 => PerfectHash,
+            5 => PerfectHashWithOverflow,
+            6 => OnDemandMetaData,
+            7 => RemovedOnDemandMetaData,
+            8 => ReplaceIoChunkHashWithIoHash,
+            _ => return None,
+        })
+    }
+
+    pub fn has_perfect_hash(self) -> bool {
+        self >= TocVersion::PerfectHash
+    }
+
+    pub fn has_overflow_list(self) -> bool {
+        self >= TocVersion::PerfectHashWithOverflow
+    }
+
+    pub fn has_partitions(self) -> bool {
+        self >= TocVersion::PartitionSize
+    }
+
+    /// Bytes of one chunk meta entry.
+    pub fn meta_size(self) -> usize {
+        if self >= TocVersion::ReplaceIoChunkHashWithIoHash {
+            24
+        } else {
+            33
+        }
+    }
+}
+
+/// `EIoContainerFlags`.
+pub mod container_flags {
+    pub const COMPRESSED: u8 = 1;
+    pub const ENCRYPTED: u8 = 2;
+    pub const SIGNED: u8 = 4;
+    pub const INDEXED: u8 = 8;
+    pub const ON_DEMAND: u8 = 16;
+}
+
+/// `FIoStoreTocEntryMetaFlags`.
+pub mod meta_flags {
+    pub const COMPRESSED: u8 = 1;
+    pub const MEMORY_MAPPED: u8 = 2;
+}
+
+/// The fixed 144-byte header.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TocHeader {
+    pub version: TocVersion,
+    pub entry_count: u32,
+    pub compressed_block_entry_count: u32,
+    pub compression_method_name_count: u32,
+    pub compression_block_size: u32,
+    pub directory_index_size: u32,
+    pub partition_count: u32,
+    pub container_id: u64,
+    pub encryption_key_guid: [u8; 16],
+    pub container_flags: u8,
+    pub perfect_hash_seeds_count: u32,
+    pub partition_size: u64,
+    pub chunks_without_perfect_hash_count: u32,
+}
+
+impl TocHeader {
+    pub fn read(r: &mut Reader) -> Result<Self> {
+        let magic = r.array::<16>()?;
+        if &magic != TOC_MAGIC {
+            return Err(r.error_at(0, "not a .utoc file (TOC magic is missing)"));
+        }
+        let at = r.pos();
+        let raw_version = r.u8()?;
+        let version = TocVersion::from_u8(raw_version)
+            .ok_or_else(|| r.error_at(at, format!("unknown TOC version {raw_version}")))?;
+        r.u8()?;
+        r.u16()?;
+        let at = r.pos();
+        let header_size = r.u32()?;
+        if header_size != TOC_HEADER_SIZE {
+            return Err(r.error_at(at, format!("TOC header size is {header_size}, expected {TOC_HEADER_SIZE}")));
+        }
+        let entry_count = r.u32()?;
+        let compressed_block_entry_count = r.u32()?;
+        let at = r.pos();
+        let block_entry_size = r.u32()?;
+        if block_entry_size != COMPRESSED_BLOCK_ENTRY_SIZE {
+            return Err(r.error_at(at, format!("compression block entry size is {block_entry_size}, expected 12")));
+        }
+        let compression_method_name_count = r.u32()?;
+        let at = r.pos();
+        let name_len = r.u32()?;
+        if name_len != COMPRESSION_METHOD_NAME_LEN && compression_method_name_count > 0 {
+            return Err(r.error_at(at, format!("compression method name length is {name_len}, expected 32")));
+        }
+        let compression_block_size = r.u32()?;
+        let directory_index_size = r.u32()?;
+        let partition_count = r.u32()?;
+        let container_id = r.u64()?;
+        let encryption_key_guid = r.array::<16>()?;
+        let container_flags = r.u8()?;
+        r.u8()?;
+        r.u16()?;
+        let perfect_hash_seeds_count = r.u32()?;
+        let partition_size = r.u64()?;
+        let chunks_without_perfect_hash_count = r.u32()?;
+        r.u32()?;
+        r.skip(40)?;
+        Ok(TocHeader {
+            version,
+            entry_count,
+            compressed_block_entry_count,
+            compression_method_name_count,
+            compression_block_size,
+            directory_index_size,
+            partition_count,
+            container_id,
+            encryption_key_guid,
+            container_flags,
+            perfect_hash_seeds_count,
+            partition_size,
+            chunks_without_perfect_hash_count,
+        })
+    }
+
+    pub fn write(&self, w: &mut Writer) {
+        w.bytes(TOC_MAGIC);
+        w.u8(self.version as u8);
+        w.u8(0);
+        w.u16(0);
+        w.u32(TOC_HEADER_SIZE);
+        w.u32(self.entry_count);
+        w.u32(self.compressed_block_entry_count);
+        w.u32(COMPRESSED_BLOCK_ENTRY_SIZE);
+        w.u32(self.compression_method_name_count);
+        w.u32(COMPRESSION_METHOD_NAME_LEN);
+        w.u32(self.compression_block_size);
+        w.u32(self.directory_index_size);
+        w.u32(self.partition_count);
+        w.u64(self.container_id);
+        w.bytes(&self.encryption_key_guid);
+        w.u8(self.container_flags);
+        w.u8(0);
+        w.u16(0);
+        w.u32(self.perfect_hash_seeds_count);
+        w.u64(self.partition_size);
+        w.u32(self.chunks_without_perfect_hash_count);
+        w.u32(0);
+        w.zeros(40);
+    }
+}
+
+/// Where a chunk lies in the container's uncompressed address space.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct OffsetAndLength {
+    pub offset: u64,
+    pub length: u64,
+}
+
+impl OffsetAndLength {
+    pub fn read(r: &mut Reader) -> Result<Self> {
+        let b = r.array::<10>()?;
+        let be40 = |s: &[u8]| s.iter().fold(0u64, |acc, &x| (acc << 8) | x as u64);
+        Ok(OffsetAndLength { offset: be40(&b[..5]), length: be40(&b[5..]) })
+    }
+
+    pub fn write(&self, w: &mut Writer) {
+        w.bytes(&self.offset.to_be_bytes()[3..]);
+        w.bytes(&self.length.to_be_bytes()[3..]);
+    }
+}
+
+/// One compression block of the `.ucas`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct CompressionBlock {
+    /// Offset of the block in the `.ucas`.
+    pub offset: u64,
+    /// Stored size (before the AES padding to 16 bytes).
+    pub compressed_size: u32,
+    pub uncompressed_size: u32,
+    /// Index into the method table; 0 is `None`.
+    pub method_index: u8,
+}
+
+impl CompressionBlock {
+    pub fn read(r: &mut Reader) -> Result<Self> {
+        let b = r.array::<12>()?;
+        let le = |s: &[u8]| s.iter().rev().fold(0u64, |acc, &x| (acc << 8) | x as u64);
+        Ok(CompressionBlock {
+            offset: le(&b[..5]),
+            compressed_size: le(&b[5..8]) as u32,
+            uncompressed_size: le(&b[8..11]) as u32,
+            method_index: b[11],
+        })
+    }
+
+    pub fn write(&self, w: &mut Writer) {
+        w.bytes(&self.offset.to_le_bytes()[..5]);
+        w.bytes(&self.compressed_size.to_le_bytes()[..3]);
+        w.bytes(&self.uncompressed_size.to_le_bytes()[..3]);
+        w.u8(self.method_index);
+    }
+
+    /// Bytes the block occupies in the `.ucas` (padded to the AES block size).
+    pub fn stored_size(&self) -> u64 {
+        (self.compressed_size as u64).next_multiple_of(16)
+    }
+}
+
+/// A chunk's meta entry: the hash of its uncompressed data and flags.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct ChunkMeta {
+    /// First 20 bytes are the hash; older versions store 12 more zero bytes.
+    pub hash: [u8; 20],
+    pub flags: u8,
+}
+
+impl ChunkMeta {
+    pub fn read(r: &mut Reader, version: TocVersion) -> Result<Self> {
+        let hash = r.array::<20>()?;
+        if version.meta_size() == 33 {
+            r.skip(12)?;
+            Ok(ChunkMeta { hash, flags: r.u8()? })
+        } else {
+            let flags = r.u8()?;
+            r.skip(3)?;
+            Ok(ChunkMeta { hash, flags })
+        }
+    }
+
+    pub fn write(&self, w: &mut Writer, version: TocVersion) {
+        w.bytes(&self.hash);
+        if version.meta_size() == 33 {
+            w.zeros(12);
+            w.u8(self.flags);
+        } else {
+            w.u8(self.flags);
+            w.zeros(3);
+        }
+    }
+}
+
+/// A whole TOC. The directory index is kept as stored (it may be encrypted).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Toc {
+    pub header: TocHeader,
+    pub chunk_ids: Vec<ChunkId>,
+    pub offsets: Vec<OffsetAndLength>,
+    pub perfect_hash_seeds: Vec<i32>,
+    pub chunks_without_perfect_hash: Vec<i32>,
+    pub blocks: Vec<CompressionBlock>,
+    /// Method names after the implicit `None`.
+    pub compression_methods: Vec<String>,
+    pub directory_index: Vec<u8>,
+    pub metas: Vec<ChunkMeta>,
+}
+
+impl Toc {
+    pub fn read(data: &[u8]) -> Result<Self> {
+        let mut r = Reader::new(data);
+        let header = TocHeader::read(&mut r).context("TOC header")?;
+        let version = header.version;
+        let n = r.check_count(header.entry_count as i64, 12 + 10).context("chunk ids")?;
+        let chunk_ids = (0..n).map(|_| r.array::<12>().map(ChunkId)).collect::<Result<Vec<_>>>().context("chunk ids")?;
+        let offsets = (0..n).map(|_| OffsetAndLength::read(&mut r)).collect::<Result<Vec<_>>>().context("chunk offsets")?;
+        let seeds = if version.has_perfect_hash() { header.perfect_hash_seeds_count } else { 0 };
+        let seeds = r.check_count(seeds as i64, 4).context("perfect hash seeds")?;
+        let perfect_hash_seeds = (0..seeds).map(|_| r.i32()).collect::<Result<Vec<_>>>()?;
+        let overflow = if version.has_overflow_list() { header.chunks_without_perfect_hash_count } else { 0 };
+        let overflow = r.check_count(overflow as i64, 4).context("chunks without perfect hash")?;
+        let chunks_without_perfect_hash = (0..overflow).map(|_| r.i32()).collect::<Result<Vec<_>>>()?;
+        let nb = r.check_count(header.compressed_block_entry_count as i64, 12).context("compression blocks")?;
+        let blocks = (0..nb).map(|_| CompressionBlock::read(&mut r)).collect::<Result<Vec<_>>>().context("compression blocks")?;
+        let nm = r
+            .check_count(header.compression_method_name_count as i64, COMPRESSION_METHOD_NAME_LEN as usize)
+            .context("compression methods")?;
+        let mut compression_methods = Vec::with_capacity(nm);
+        for _ in 0..nm {
+            let raw = r.bytes(COMPRESSION_METHOD_NAME_LEN as usize)?;
+            let end = raw.iter().position(|&b| b == 0).unwrap_or(raw.len());
+            compression_methods.push(raw[..end].iter().map(|&b| b as char).collect());
+        }
+        if header.container_flags & container_flags::SIGNED != 0 {
+            let at = r.pos();
+            let size = r.count_i32(2).context("signatures")?;
+            r.skip(size * 2).context("signatures")?;
+            r.skip(r.check_count_at(at, nb as i64, 20)? * 20).context("block signatures")?;
+        }
+        let directory_index = if header.container_flags & container_flags::INDEXED != 0 {
+            let size = r.check_count(header.directory_index_size as i64, 1).context("directory index")?;
+            r.bytes(size)?.to_vec()
+        } else {
+            Vec::new()
+        };
+        r.check_count(n as i64, version.meta_size()).context("chunk metas")?;
+        let metas = (0..n).map(|_| ChunkMeta::read(&mut r, version)).collect::<Result<Vec<_>>>().context("chunk metas")?;
+        if !r.at_end() && header.container_flags & container_flags::ON_DEMAND == 0 {
+            return Err(r.error(format!("{} unexpected bytes after the chunk metas", r.remaining())));
+        }
+        Ok(Toc {
+            header,
+            chunk_ids,
+            offsets,
+            perfect_hash_seeds,
+            chunks_without_perfect_hash,
+            blocks,
+            compression_methods,
+            directory_index,
+            metas,
+        })
+    }
+
+    pub fn write(&self) -> Vec<u8> {
+        let version = self.header.version;
+        let mut w = Writer::new();
+        self.header.write(&mut w);
+        for id in &self.chunk_ids {
+            w.bytes(&id.0);
+        }
+        for o in &self.offsets {
+            o.write(&mut w);
+        }
+        for s in &self.perfect_hash_seeds {
+            w.i32(*s);
+        }
+        for s in &self.chunks_without_perfect_hash {
+            w.i32(*s);
+        }
+        for b in &self.blocks {
+            b.write(&mut w);
+        }
+        for m in &self.compression_methods {
+            let mut name = [0u8; COMPRESSION_METHOD_NAME_LEN as usize];
+            let bytes = m.as_bytes();
+            let n = bytes.len().min(name.len() - 1);
+            name[..n].copy_from_slice(&bytes[..n]);
+            w.bytes(&name);
+        }
+        if self.header.container_flags & container_flags::INDEXED != 0 {
+            w.bytes(&self.directory_index);
+        }
+        for m in &self.metas {
+            m.write(&mut w, version);
+        }
+        w.into_inner()
+    }
+
+    /// The TOC index of a chunk, looked up as the engine does (perfect hash
+    /// when the container has one, else a scan).
+    pub fn find(&self, id: &ChunkId) -> Option<usize> {
+        let count = self.chunk_ids.len();
+        if count == 0 {
+            return None;
+        }
+        if !self.perfect_hash_seeds.is_empty() {
+            let seeds = self.perfect_hash_seeds.len();
+            let seed = self.perfect_hash_seeds[(hash_chunk_id(0, id) % seeds as u64) as usize];
+            if seed == 0 {
+                return None;
+            }
+            let slot = if seed < 0 {
+                let slot = (-(seed as i64) - 1) as usize;
+                if slot >= count {
+                    return self
+                        .chunks_without_perfect_hash
+                        .iter()
+                        .map(|&i| i as usize)
+                        .find(|&i| self.chunk_ids.get(i) == Some(id));
+                }
+                slot
+            } else {
+                (hash_chunk_id(seed, id) % count as u64) as usize
+            };
+            return (self.chunk_ids[slot] == *id).then_some(slot);
+        }
+        self.chunk_ids.iter().position(|c| c == id)
+    }
+
+    /// Indices of the compression blocks that hold chunk `index`.
+    pub fn chunk_blocks(&self, index: usize) -> Result<std::ops::Range<usize>> {
+        let o = self.offsets[index];
+        let block_size = self.header.compression_block_size as u64;
+        if block_size == 0 {
+            return Err(crate::Error::other("TOC compression block size is 0"));
+        }
+        let first = o.offset / block_size;
+        let count = o.length.div_ceil(block_size);
+        let end = first + count;
+        if end > self.blocks.len() as u64 {
+            return Err(crate::Error::other(format!(
+                "chunk {index} needs blocks {first}..{end} but the TOC has {}",
+                self.blocks.len()
+            )));
+        }
+        Ok(first as usize..end as usize)
+    }
+}
+
+/// `FIoStoreTocResource::HashChunkIdWithSeed`: FNV-style over the 12 id bytes.
+pub fn hash_chunk_id(seed: i32, id: &ChunkId) -> u64 {
+    let mut hash: u64 = if seed != 0 { seed as i64 as u64 } else { 0xcbf2_9ce4_8422_2325 };
+    for &b in &id.0 {
+        hash = hash.wrapping_mul(0x0000_0100_0000_01B3) ^ b as u64;
+    }
+    hash
+}
+
+/// The engine's prime seeds, tried in order for each colliding bucket.
+fn seed_primes() -> Vec<u32> {
+    // The first 1000 primes (2 ..= 7919), as the engine's table.
+    let mut primes = Vec::with_capacity(1000);
+    let mut n = 2u32;
+    while primes.len() < 1000 {
+        if primes.iter().take_while(|&&p| p * p <= n).all(|&p| n % p != 0) {
+            primes.push(n);
+        }
+        n += 1;
+    }
+    primes
+}
+
+/// The result of building the perfect hash: the new order of the chunks
+/// (`order[slot] = original index`), the seeds and the overflow slots.
+pub struct PerfectHash {
+    pub order: Vec<usize>,
+    pub seeds: Vec<i32>,
+    pub overflow: Vec<i32>,
+}
+
+/// Builds the perfect hash table the way the engine's writer does
+/// (`GeneratePerfectHashes`), so lookups behave identically.
+pub fn build_perfect_hash(ids: &[ChunkId]) -> PerfectHash {
+    let count = ids.len();
+    let seed_count = ((count as f64 / 2.0).round() as usize).max(1);
+    let mut seeds = vec![0i32; seed_count];
+    let mut order = vec![usize::MAX; count];
+    let mut free = vec![true; count];
+    let mut overflow_chunks: Vec<usize> = Vec::new();
+    let mut buckets: Vec<Vec<usize>> = vec![Vec::new(); seed_count];
+    for (i, id) in ids.iter().enumerate() {
+        buckets[(hash_chunk_id(0, id) % seed_count as u64) as usize].push(i);
+    }
+    // Largest buckets first; a stable sort keeps equal sizes in bucket order.
+    buckets.sort_by(|a, b| b.len().cmp(&a.len()));
+    let primes = seed_primes();
+    for bucket in buckets.iter().take_while(|b| b.len() > 1) {
+        let bucket_hash = hash_chunk_id(0, &ids[bucket[0]]);
+        let mut found = None;
+        'primes: for &prime in &primes {
+            let mut used = Vec::with_capacity(bucket.len());
+            for &chunk in bucket {
+                let slot = (hash_chunk_id(prime as i32, &ids[chunk]) % count as u64) as usize;
+                if !free[slot] || used.contains(&slot) {
+                    continue 'primes;
+                }
+                used.push(slot);
+            }
+            found = Some((prime, used));
+            break;
+        }
+        match found {
+            Some((prime, slots)) => {
+                seeds[(bucket_hash % seed_count as u64) as usize] = prime as i32;
+                for (&chunk, slot) in bucket.iter().zip(slots) {
+                    free[slot] = false;
+                    order[slot] = chunk;
+                }
+            }
+            None => {
+                seeds[(bucket_hash % seed_count as u64) as usize] =
+                    -(overflow_chunks.len() as i32) - count as i32 - 1;
+                overflow_chunks.extend_from_slice(bucket);
+            }
+        }
+    }
+    let mut free_slots = (0..count).filter(|&s| free[s]);
+    for bucket in buckets.iter().filter(|b| b.len() == 1) {
+        let slot = free_slots.next().unwrap_or(0);
+        let chunk = bucket[0];
+        let bucket_hash = hash_chunk_id(0, &ids[chunk]);
+        seeds[(bucket_hash % seed_count as u64) as usize] = -(slot as i32) - 1;
+        order[slot] = chunk;
+    }
+    let mut overflow = Vec::with_capacity(overflow_chunks.len());
+    for chunk in overflow_chunks {
+        let slot = free_slots.next().unwrap_or(0);
+        order[slot] = chunk;
+        overflow.push(slot as i32);
+    }
+    PerfectHash { order, seeds, overflow }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::iostore::chunk::ChunkType;
+    use crate::version::EngineVersion;
+
+    #[test]
+    fn primes_match_the_engine_table_ends() {
+        let p = seed_primes();
+        assert_eq!(p.len(), 1000);
+        assert_eq!(p[0], 2);
+        assert_eq!(p[999], 7919);
+    }
+
+    #[test]
+    fn perfect_hash_finds_every_chunk() {
+        for n in [1usize, 2, 3, 10, 257, 2000] {
+            let ids: Vec<ChunkId> = (0..n as u64)
+                .map(|i| ChunkId::new(i.wrapping_mul(0x9e37_79b9_7f4a_7c15), (i % 3) as u16, ChunkType::BulkData, EngineVersion::UE5_3))
+                .collect();
+            let ph = build_perfect_hash(&ids);
+            let mut sorted = ph.order.clone();
+            sorted.sort();
+            assert_eq!(sorted, (0..n).collect::<Vec<_>>());
+            let mut toc = Toc {
+                header: TocHeader {
+                    version: TocVersion::PerfectHashWithOverflow,
+                    entry_count: n as u32,
+                    compressed_block_entry_count: 0,
+                    compression_method_name_count: 0,
+                    compression_block_size: 65536,
+                    directory_index_size: 0,
+                    partition_count: 1,
+                    container_id: 0,
+                    encryption_key_guid: [0; 16],
+                    container_flags: 0,
+                    perfect_hash_seeds_count: ph.seeds.len() as u32,
+                    partition_size: u64::MAX,
+                    chunks_without_perfect_hash_count: ph.overflow.len() as u32,
+                },
+                chunk_ids: ph.order.iter().map(|&i| ids[i]).collect(),
+                offsets: vec![OffsetAndLength { offset: 0, length: 0 }; n],
+                perfect_hash_seeds: ph.seeds,
+                chunks_without_perfect_hash: ph.overflow,
+                blocks: vec![],
+                compression_methods: vec![],
+                directory_index: vec![],
+                metas: vec![ChunkMeta { hash: [0; 20], flags: 0 }; n],
+            };
+            for id in &ids {
+                let slot = toc.find(id).expect("found");
+                assert_eq!(toc.chunk_ids[slot], *id);
+            }
+            let missing = ChunkId::new(u64::MAX, 9, ChunkType::BulkData, EngineVersion::UE5_3);
+            assert_eq!(toc.find(&missing), None);
+            toc.header.container_flags = container_flags::INDEXED;
+            let bytes = toc.write();
+            assert_eq!(Toc::read(&bytes).unwrap(), toc);
+        }
+    }
+
+    #[test]
+    fn block_entry_layout() {
+        let b = CompressionBlock { offset: 0x01_0203_0405, compressed_size: 0x0a0b0c, uncompressed_size: 0x010000, method_index: 2 };
+        let mut w = Writer::new();
+        b.write(&mut w);
+        assert_eq!(w.as_slice(), &[5, 4, 3, 2, 1, 0x0c, 0x0b, 0x0a, 0, 0, 1, 2]);
+        assert_eq!(CompressionBlock::read(&mut Reader::new(w.as_slice())).unwrap(), b);
+    }
+}

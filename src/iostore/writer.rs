@@ -1,0 +1,421 @@
+//! Writing a container triplet: `<base>.utoc`, `<base>.ucas` and the
+//! companion `<base>.pak`.
+//!
+//! # Library API for the build pipeline
+//!
+//! ```no_run
+//! use zenpak::iostore::{ContainerBuilder, ContainerOptions};
+//! use zenpak::iostore::container_header::StoreEntry;
+//! use zenpak::EngineVersion;
+//! # fn main() -> zenpak::Result<()> {
+//! let engine = EngineVersion::UE5_6;
+//! let options = ContainerOptions::default(); // no compression, 64 KiB blocks, "../../../"
+//! let mut builder = ContainerBuilder::create("target".as_ref(), "MyMod_P", engine, options)?;
+//! let package_id = zenpak::hash::package_id("/Game/Maps/Entry");
+//! let zen_package: Vec<u8> = Vec::new(); // Zen header + exports
+//! builder.add_package(package_id, &zen_package, StoreEntry::default(), "MyGame/Content/Maps/Entry.umap")?;
+//! builder.add_bulk_chunk(package_id, zenpak::iostore::chunk::ChunkType::BulkData, 0, &[], "MyGame/Content/Maps/Entry.ubulk")?;
+//! builder.add_loose_file("MyGame/Config/DefaultGame.ini", b"[/Script/...]")?;
+//! let written = builder.finish()?; // all three files appear only now
+//! # Ok(()) }
+//! ```
+//!
+//! * Paths are relative to the mount point (`options.mount_point`, default
+//!   `../../../`), `/`-separated, e.g. `MyGame/Content/Maps/Entry.umap`; a
+//!   path that starts with the mount point has it stripped. `..`, absolute
+//!   paths and backslashes are refused.
+//! * Chunk data is compressed and written to the `.ucas` as it is added;
+//!   only the TOC entries stay in memory. Loose files stream into the pak.
+//! * Everything goes to hidden temporary files in the output folder; only
+//!   [`ContainerBuilder::finish`] renames them, after all three are complete.
+//!   Dropping the builder removes them.
+//! * Output depends only on the inputs and their order: add chunks in a
+//!   deterministic order (e.g. sorted by path) to get identical bytes.
+//! * The container id is CityHash64 of the lowercased base name as UTF-16
+//!   (`FIoContainerId::FromName`), so the files must keep that name.
+//! * The container header chunk is written last and never compressed.
+
+use std::collections::BTreeSet;
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use super::chunk::{ChunkId, ChunkType};
+use super::container_header::{ContainerHeader, StoreEntry};
+use super::directory_index::DirectoryIndex;
+use super::toc::{
+    build_perfect_hash, container_flags, meta_flags, ChunkMeta, CompressionBlock, OffsetAndLength, Toc, TocHeader,
+    MAX_BLOCK_SIZE,
+};
+use crate::compression::Compression;
+use crate::error::{Error, Result};
+use crate::pak::crypto::{pad_like_engine, AesKey};
+use crate::pak::PakWriter;
+use crate::version::{ChunkHashKind, EngineVersion};
+
+/// Settings of a container.
+#[derive(Debug, Clone)]
+pub struct ContainerOptions {
+    /// Block compression (`None` by default).
+    pub compression: Compression,
+    /// Compression block size; default 64 KiB. Must be a power of two.
+    pub block_size: u32,
+    /// Encrypts the `.ucas` blocks, the directory index and the pak.
+    pub aes_key: Option<AesKey>,
+    /// GUID of the key as the game knows it (zero = the game's default key).
+    pub encryption_key_guid: [u8; 16],
+    /// Mount point of the directory index and the pak.
+    pub mount_point: String,
+}
+
+impl Default for ContainerOptions {
+    fn default() -> Self {
+        ContainerOptions {
+            compression: Compression::None,
+            block_size: 64 * 1024,
+            aes_key: None,
+            encryption_key_guid: [0; 16],
+            mount_point: "../../../".to_string(),
+        }
+    }
+}
+
+/// The result of [`ContainerBuilder::finish`].
+#[derive(Debug, Clone, Serialize)]
+pub struct WrittenContainer {
+    pub utoc: PathBuf,
+    pub ucas: PathBuf,
+    pub pak: PathBuf,
+    pub container_id: u64,
+    pub chunk_count: usize,
+    pub package_count: usize,
+    pub loose_file_count: usize,
+    pub uncompressed_bytes: u64,
+    pub ucas_bytes: u64,
+}
+
+/// Checks a path relative to the mount point: non-empty segments, no `.`
+/// or `..`, no backslash, not absolute.
+pub fn validate_relative_path(path: &str) -> Result<()> {
+    let bad = path.is_empty()
+        || path.starts_with('/')
+        || path.contains('\\')
+        || path.contains(':')
+        || path.split('/').any(|s| s.is_empty() || s == "." || s == "..");
+    if bad {
+        return Err(Error::usage(format!(
+            "`{path}` is not a valid path relative to the mount point (use `Folder/File.ext`, no `..`, no backslashes)"
+        )));
+    }
+    Ok(())
+}
+
+struct PendingChunk {
+    id: ChunkId,
+    offset: OffsetAndLength,
+    meta: ChunkMeta,
+    path: Option<String>,
+}
+
+/// Builds a container triplet. See the module documentation.
+pub struct ContainerBuilder {
+    engine: EngineVersion,
+    options: ContainerOptions,
+    container_id: u64,
+    utoc_path: PathBuf,
+    ucas_path: PathBuf,
+    pak_path: PathBuf,
+    temp_utoc: PathBuf,
+    temp_ucas: PathBuf,
+    temp_pak: PathBuf,
+    ucas: Option<BufWriter<File>>,
+    ucas_position: u64,
+    uncompressed_position: u64,
+    pak: Option<PakWriter>,
+    header: ContainerHeader,
+    chunks: Vec<PendingChunk>,
+    chunk_ids: BTreeSet<ChunkId>,
+    paths: BTreeSet<String>,
+    blocks: Vec<CompressionBlock>,
+    methods_used: Vec<Compression>,
+    loose_files: usize,
+    finished: bool,
+}
+
+impl ContainerBuilder {
+    /// Starts `<output_dir>/<base_name>.utoc/.ucas/.pak`.
+    pub fn create(output_dir: &Path, base_name: &str, engine: EngineVersion, options: ContainerOptions) -> Result<Self> {
+        if base_name.is_empty() || base_name.contains(['/', '\\']) {
+            return Err(Error::usage(format!("`{base_name}` is not a valid container base name")));
+        }
+        if !options.block_size.is_power_of_two() || options.block_size < 1024 || options.block_size > MAX_BLOCK_SIZE {
+            return Err(Error::usage(format!(
+                "compression block size {} must be a power of two between 1 KiB and 8 MiB",
+                options.block_size
+            )));
+        }
+        let mount_point = normalize_mount_point(&options.mount_point)?;
+        let options = ContainerOptions { mount_point, ..options };
+        std::fs::create_dir_all(output_dir).map_err(|e| Error::io(output_dir, e))?;
+        let path = |ext: &str| output_dir.join(format!("{base_name}.{ext}"));
+        let temp = |ext: &str| output_dir.join(format!(".{base_name}.{ext}.zenpak-tmp"));
+        let temp_ucas = temp("ucas");
+        let temp_pak = temp("pak");
+        let ucas = File::create(&temp_ucas).map_err(|e| Error::io(&temp_ucas, e))?;
+        let pak = PakWriter::create(
+            &temp_pak,
+            engine.pak_version(),
+            &options.mount_point,
+            options.compression,
+            options.aes_key.clone(),
+            options.encryption_key_guid,
+        )?;
+        let container_id = crate::hash::hash_lower_utf16(base_name);
+        Ok(ContainerBuilder {
+            engine,
+            header: ContainerHeader::new(engine.container_header_version(), container_id),
+            options,
+            container_id,
+            utoc_path: path("utoc"),
+            ucas_path: path("ucas"),
+            pak_path: path("pak"),
+            temp_utoc: temp("utoc"),
+            temp_ucas,
+            temp_pak,
+            ucas: Some(BufWriter::with_capacity(1 << 20, ucas)),
+            ucas_position: 0,
+            uncompressed_position: 0,
+            pak: Some(pak),
+            chunks: Vec::new(),
+            chunk_ids: BTreeSet::new(),
+            paths: BTreeSet::new(),
+            blocks: Vec::new(),
+            methods_used: Vec::new(),
+            loose_files: 0,
+            finished: false,
+        })
+    }
+
+    /// The container id (from the base name).
+    pub fn container_id(&self) -> u64 {
+        self.container_id
+    }
+
+    pub fn engine(&self) -> EngineVersion {
+        self.engine
+    }
+
+    /// The container header, for localized packages and redirects.
+    pub fn header_mut(&mut self) -> &mut ContainerHeader {
+        &mut self.header
+    }
+
+    fn relative(&self, path: &str) -> Result<String> {
+        let rel = path.strip_prefix(self.options.mount_point.as_str()).unwrap_or(path);
+        validate_relative_path(rel)?;
+        Ok(rel.to_string())
+    }
+
+    /// Adds a package: its export bundle chunk (Zen header + exports), its
+    /// store entry and its path in the directory index (`.uasset`/`.umap`).
+    pub fn add_package(&mut self, package_id: u64, export_bundle: &[u8], store_entry: StoreEntry, path: &str) -> Result<()> {
+        if self.header.packages.iter().any(|(id, _)| *id == package_id) {
+            return Err(Error::usage(format!("package id 0x{package_id:016x} ({path}) is added twice")));
+        }
+        self.add_chunk(ChunkId::package_data(package_id, self.engine), export_bundle, Some(path))?;
+        self.header.packages.push((package_id, store_entry));
+        Ok(())
+    }
+
+    /// Adds a bulk data chunk (`.ubulk`, `.uptnl`, `.m.ubulk`) of a package.
+    pub fn add_bulk_chunk(&mut self, package_id: u64, chunk_type: ChunkType, index: u16, data: &[u8], path: &str) -> Result<()> {
+        self.add_chunk(ChunkId::new(package_id, index, chunk_type, self.engine), data, Some(path))
+    }
+
+    /// Adds any chunk, optionally visible by path in the directory index.
+    pub fn add_chunk(&mut self, id: ChunkId, data: &[u8], path: Option<&str>) -> Result<()> {
+        let path = path.map(|p| self.relative(p)).transpose()?;
+        if let Some(p) = &path {
+            if !self.paths.insert(p.to_lowercase()) {
+                return Err(Error::usage(format!("`{p}` is added to the container twice")));
+            }
+        }
+        if !self.chunk_ids.insert(id) {
+            return Err(Error::usage(format!("chunk {} is added twice", id.to_hex())));
+        }
+        let force_uncompressed = id.chunk_type(self.engine.uses_ue5_chunk_types()) == ChunkType::ContainerHeader;
+        let meta = self.write_chunk_data(data, force_uncompressed)?;
+        let offset = OffsetAndLength { offset: self.uncompressed_position, length: data.len() as u64 };
+        self.uncompressed_position += (data.len() as u64).next_multiple_of(self.options.block_size as u64);
+        self.chunks.push(PendingChunk { id, offset, meta, path });
+        Ok(())
+    }
+
+    /// Splits a chunk into blocks, compresses, pads, encrypts and writes them.
+    fn write_chunk_data(&mut self, data: &[u8], force_uncompressed: bool) -> Result<ChunkMeta> {
+        let hash = match self.engine.chunk_hash_kind() {
+            ChunkHashKind::Sha1 => crate::pak::sha1(data),
+            ChunkHashKind::Blake3_160 => {
+                let full = blake3::hash(data);
+                full.as_bytes()[..20].try_into().unwrap_or([0; 20])
+            }
+        };
+        let mut flags = 0;
+        let method = if force_uncompressed { Compression::None } else { self.options.compression };
+        for block in data.chunks(self.options.block_size as usize) {
+            let mut stored = block.to_vec();
+            let mut method_index = 0u8;
+            if method != Compression::None {
+                let packed = method.compress(block)?;
+                if packed.len() < block.len() {
+                    stored = packed;
+                    method_index = self.method_index(method);
+                    flags |= meta_flags::COMPRESSED;
+                }
+            }
+            let compressed_size = stored.len() as u32;
+            pad_like_engine(&mut stored);
+            if let Some(key) = &self.options.aes_key {
+                key.encrypt(&mut stored);
+            }
+            self.blocks.push(CompressionBlock {
+                offset: self.ucas_position,
+                compressed_size,
+                uncompressed_size: block.len() as u32,
+                method_index,
+            });
+            let ucas = self.ucas.as_mut().ok_or_else(|| Error::other("container is already finished"))?;
+            ucas.write_all(&stored).map_err(|e| Error::io(&self.temp_ucas, e))?;
+            self.ucas_position += stored.len() as u64;
+        }
+        Ok(ChunkMeta { hash, flags })
+    }
+
+    fn method_index(&mut self, method: Compression) -> u8 {
+        match self.methods_used.iter().position(|m| *m == method) {
+            Some(i) => i as u8 + 1,
+            None => {
+                self.methods_used.push(method);
+                self.methods_used.len() as u8
+            }
+        }
+    }
+
+    /// Adds a loose (non-package) file to the companion pak.
+    pub fn add_loose_file(&mut self, path: &str, data: &[u8]) -> Result<()> {
+        let rel = self.relative(path)?;
+        self.pak.as_mut().ok_or_else(|| Error::other("container is already finished"))?.add_file(&rel, data)?;
+        self.loose_files += 1;
+        Ok(())
+    }
+
+    /// Writes the container header chunk, the TOC and the pak index, then
+    /// renames the three files into place.
+    pub fn finish(mut self) -> Result<WrittenContainer> {
+        let header = self.header.write()?;
+        self.add_chunk(ChunkId::container_header(self.container_id, self.engine), &header, None)?;
+
+        let mut ucas = self.ucas.take().ok_or_else(|| Error::other("container is already finished"))?;
+        ucas.flush().map_err(|e| Error::io(&self.temp_ucas, e))?;
+        ucas.get_ref().sync_all().map_err(|e| Error::io(&self.temp_ucas, e))?;
+        drop(ucas);
+
+        let toc_version = self.engine.toc_version();
+        let chunks = std::mem::take(&mut self.chunks);
+        let (ordered, seeds, overflow) = if toc_version.has_perfect_hash() {
+            let ids: Vec<ChunkId> = chunks.iter().map(|c| c.id).collect();
+            let ph = build_perfect_hash(&ids);
+            (ph.order, ph.seeds, ph.overflow)
+        } else {
+            ((0..chunks.len()).collect(), Vec::new(), Vec::new())
+        };
+
+        let mut index = DirectoryIndex::new(&self.options.mount_point);
+        for (toc_index, &original) in ordered.iter().enumerate() {
+            if let Some(p) = &chunks[original].path {
+                index.add_file(p, toc_index as u32)?;
+            }
+        }
+        let mut directory_index = index.write();
+        if let Some(key) = &self.options.aes_key {
+            pad_like_engine(&mut directory_index);
+            key.encrypt(&mut directory_index);
+        }
+
+        let mut flags = container_flags::INDEXED;
+        if self.blocks.iter().any(|b| b.method_index != 0) {
+            flags |= container_flags::COMPRESSED;
+        }
+        if self.options.aes_key.is_some() {
+            flags |= container_flags::ENCRYPTED;
+        }
+        let toc = Toc {
+            header: TocHeader {
+                version: toc_version,
+                entry_count: chunks.len() as u32,
+                compressed_block_entry_count: self.blocks.len() as u32,
+                compression_method_name_count: self.methods_used.len() as u32,
+                compression_block_size: self.options.block_size,
+                directory_index_size: directory_index.len() as u32,
+                partition_count: if toc_version.has_partitions() { 1 } else { 0 },
+                container_id: self.container_id,
+                encryption_key_guid: self.options.encryption_key_guid,
+                container_flags: flags,
+                perfect_hash_seeds_count: seeds.len() as u32,
+                partition_size: if toc_version.has_partitions() { u64::MAX } else { 0 },
+                chunks_without_perfect_hash_count: overflow.len() as u32,
+            },
+            chunk_ids: ordered.iter().map(|&i| chunks[i].id).collect(),
+            offsets: ordered.iter().map(|&i| chunks[i].offset).collect(),
+            perfect_hash_seeds: seeds,
+            chunks_without_perfect_hash: overflow,
+            blocks: std::mem::take(&mut self.blocks),
+            compression_methods: self.methods_used.iter().map(|m| m.engine_name().to_string()).collect(),
+            directory_index,
+            metas: ordered.iter().map(|&i| chunks[i].meta).collect(),
+        };
+        let toc_bytes = toc.write();
+        std::fs::write(&self.temp_utoc, &toc_bytes).map_err(|e| Error::io(&self.temp_utoc, e))?;
+        File::open(&self.temp_utoc).and_then(|f| f.sync_all()).map_err(|e| Error::io(&self.temp_utoc, e))?;
+
+        self.pak.take().ok_or_else(|| Error::other("container is already finished"))?.finish()?;
+
+        for (from, to) in [(&self.temp_ucas, &self.ucas_path), (&self.temp_pak, &self.pak_path), (&self.temp_utoc, &self.utoc_path)] {
+            std::fs::rename(from, to).map_err(|e| Error::io(to, e))?;
+        }
+        self.finished = true;
+        Ok(WrittenContainer {
+            utoc: self.utoc_path.clone(),
+            ucas: self.ucas_path.clone(),
+            pak: self.pak_path.clone(),
+            container_id: self.container_id,
+            chunk_count: chunks.len(),
+            package_count: self.header.packages.len(),
+            loose_file_count: self.loose_files,
+            uncompressed_bytes: chunks.iter().map(|c| c.offset.length).sum(),
+            ucas_bytes: self.ucas_position,
+        })
+    }
+}
+
+impl Drop for ContainerBuilder {
+    fn drop(&mut self) {
+        if !self.finished {
+            self.ucas = None;
+            self.pak = None;
+            for p in [&self.temp_ucas, &self.temp_pak, &self.temp_utoc] {
+                let _ = std::fs::remove_file(p);
+            }
+        }
+    }
+}
+
+/// Mount points end with `/` and use `/`.
+fn normalize_mount_point(mount: &str) -> Result<String> {
+    if mount.contains('\\') || mount.is_empty() {
+        return Err(Error::usage(format!("mount point `{mount}` must be non-empty and use `/`")));
+    }
+    Ok(if mount.ends_with('/') { mount.to_string() } else { format!("{mount}/") })
+}
