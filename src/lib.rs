@@ -18,6 +18,7 @@ pub mod pak;
 pub mod release;
 pub mod scaffold;
 pub mod version;
+pub mod zen;
 
 pub use error::{Error, Result};
 pub use version::EngineVersion;

@@ -71,6 +71,72 @@ impl EngineVersion {
     }
 }
 
+// ---------------------------------------------------------------------------
+// Zen package (src/zen/): layout of the Zen package header per release.
+// Facts checked against the engine-written packages in the corpus
+// (retoc/UE4.27, UE5.4, UE5.5, UE5.6); 5.0–5.2 and 5.7 follow the public
+// readers (retoc, CUE4Parse) as there is no engine output for them here.
+// ---------------------------------------------------------------------------
+
+/// Which generation of Zen package header a release writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub enum ZenLayout {
+    /// UE 4.26/4.27: summary with source name and split name map (names,
+    /// hashes), export bundle headers before the entries, graph data with
+    /// per-package arcs; exports laid out in bundle order.
+    Ue4,
+    /// UE 5.0–5.2: versioning summary, name batch, imported public export
+    /// hashes, graph data (bundle headers with serial offsets, internal and
+    /// external arcs); exports laid out in bundle order.
+    GraphData,
+    /// UE 5.3+: one export bundle, dependency bundles, imported package
+    /// names; export data is the `.uexp` unchanged.
+    DependencyBundles,
+}
+
+impl EngineVersion {
+    /// The Zen package header layout of this release.
+    pub fn zen_layout(self) -> ZenLayout {
+        match self {
+            EngineVersion::UE4_26 | EngineVersion::UE4_27 => ZenLayout::Ue4,
+            EngineVersion::UE5_0 | EngineVersion::UE5_1 | EngineVersion::UE5_2 => {
+                ZenLayout::GraphData
+            }
+            _ => ZenLayout::DependencyBundles,
+        }
+    }
+
+    /// `EZenPackageVersion` written in a versioned Zen package's versioning
+    /// info (0 Initial, 1 DataResourceTable, 2 ImportedPackageNames,
+    /// 3 ExportDependencies).
+    pub fn zen_package_version(self) -> u32 {
+        match self {
+            EngineVersion::UE4_26 | EngineVersion::UE4_27 => 0,
+            EngineVersion::UE5_0 | EngineVersion::UE5_1 => 0,
+            EngineVersion::UE5_2 => 1,
+            _ => 3,
+        }
+    }
+
+    /// The Zen header carries a bulk-data map (UE5 object version
+    /// `DataResources`, 5.2+).
+    pub fn zen_has_bulk_data_map(self) -> bool {
+        self >= EngineVersion::UE5_2
+    }
+
+    /// The bulk-data map size is preceded by a u64 pad count and that many
+    /// zero bytes so that the size lands 8-aligned (5.4+).
+    pub fn zen_bulk_data_map_is_aligned(self) -> bool {
+        self >= EngineVersion::UE5_4
+    }
+
+    /// The summary is followed by the cell import/export map offsets
+    /// (Verse cells, 5.6+).
+    pub fn zen_has_cell_maps(self) -> bool {
+        self >= EngineVersion::UE5_6
+    }
+}
+
 impl fmt::Display for EngineVersion {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())

@@ -73,6 +73,7 @@ pub fn run(args: Args, global: &GlobalOptions) -> Result<()> {
     let kind = sniff(&args.path, &head)?;
     match kind {
         Kind::LegacyPackage => inspect_legacy(&args, global),
+        Kind::ZenPackage => super::inspect_zen::run(&args.path, args.engine, args.json, global),
         _ => Err(Error::other(format!(
             "{}: inspecting {kind:?} files is not supported yet",
             args.path.display()

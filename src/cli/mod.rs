@@ -5,9 +5,11 @@ use clap::{Parser, Subcommand, ValueEnum};
 
 use zenpak::Result;
 
+mod diff;
 mod inspect;
 mod new;
 mod release;
+mod inspect_zen;
 
 /// How results and diagnostics are printed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
@@ -57,6 +59,8 @@ pub enum Command {
     Install(release::InstallArgs),
     /// Remove build output.
     Clean(release::CleanArgs),
+    /// Compare two Zen packages section by section.
+    Diff(diff::Args),
 }
 
 pub fn run(cli: Cli) -> Result<()> {
@@ -67,6 +71,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Package(args) => release::run_package(args, &cli.global),
         Command::Install(args) => release::run_install(args, &cli.global),
         Command::Clean(args) => release::run_clean(args, &cli.global),
+        Command::Diff(args) => diff::run(args, &cli.global),
     }
 }
 
