@@ -7,6 +7,7 @@
 //! build.
 
 pub mod binary;
+pub mod classic;
 pub mod error;
 pub mod hash;
 pub mod version;
