@@ -109,8 +109,7 @@ impl Serialize for EngineVersion {
 impl<'de> Deserialize<'de> for EngineVersion {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let s = String::deserialize(d)?;
-        s.parse()
-            .map_err(|e: Error| serde::de::Error::custom(e.to_string()))
+        s.parse().map_err(|e: Error| serde::de::Error::custom(e.to_string()))
     }
 }
 
@@ -142,10 +141,7 @@ mod tests {
         for v in EngineVersion::ALL {
             assert_eq!(v.as_str().parse::<EngineVersion>().unwrap(), v);
         }
-        assert_eq!(
-            "UE5_6".parse::<EngineVersion>().unwrap(),
-            EngineVersion::UE5_6
-        );
+        assert_eq!("UE5_6".parse::<EngineVersion>().unwrap(), EngineVersion::UE5_6);
         assert!("5.8".parse::<EngineVersion>().is_err());
     }
 }

@@ -29,11 +29,7 @@ pub struct GlobalOptions {
 }
 
 #[derive(Debug, Parser)]
-#[command(
-    name = "zenpak",
-    version,
-    about = "Build Unreal Engine mods into IoStore containers (.utoc/.ucas/.pak)"
-)]
+#[command(name = "zenpak", version, about = "Build Unreal Engine mods into IoStore containers (.utoc/.ucas/.pak)")]
 pub struct Cli {
     #[command(flatten)]
     pub global: GlobalOptions,
