@@ -7,12 +7,12 @@
 //! (outer null); the objects needed from it are the imports whose outer
 //! chain ends there (reference 000 describes the algorithm).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use super::flags::RF_PUBLIC;
+use super::flags::{RF_NATIVE, RF_PUBLIC};
 use super::{ObjectRef, Package, Target};
 
 /// File extensions of classic packages, in the order the engine's default paths list them.
@@ -181,17 +181,47 @@ pub struct MissingObject {
 pub enum Availability {
     /// No search folder holds it.
     Missing,
-    /// Found and read: `missing_objects` lists what it lacks.
+    /// Found and read: `missing_objects` lists what it lacks; `intrinsic`
+    /// lists needed objects the file does not store because the engine's
+    /// native code creates them (see [`Intrinsic`]).
     Present {
         file: PathBuf,
         missing_objects: Vec<MissingObject>,
+        intrinsic: Vec<Intrinsic>,
     },
     /// A file was found but could not be read as a classic package.
     Unreadable { file: PathBuf, error: String },
 }
 
-/// Checks the objects a package needs against the package that should hold them.
-pub fn missing_objects(required: &Requirement, provider: &Package) -> Vec<MissingObject> {
+/// A needed object that the package file does not store, but that the
+/// engine creates from native code, so it loads without being in the file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Intrinsic {
+    pub path: String,
+    pub evidence: IntrinsicEvidence,
+}
+
+/// Why an object not stored in a package is taken to be intrinsic.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum IntrinsicEvidence {
+    /// The package imports the object from itself (Core.u imports
+    /// `Core.TextBuffer`, Engine.u imports `Engine.Level`): certain.
+    ImportedByItsPackage,
+    /// A class missing from a package that has native classes (`RF_Native`),
+    /// like `Engine.Polys`: intrinsic classes are registered by the
+    /// package's native code and never written to its file. Likely, but the
+    /// file alone cannot prove it.
+    ClassOfNativePackage,
+}
+
+/// Checks the objects a package needs against the package that should
+/// hold them. Returns the objects missing from it, and the objects it does
+/// not store but imports from itself (intrinsic).
+pub fn missing_objects(
+    required: &Requirement,
+    provider: &Package,
+) -> (Vec<MissingObject>, Vec<Intrinsic>) {
     let mut exports: BTreeMap<String, (String, u32)> = BTreeMap::new();
     for index in 0..provider.exports.len() {
         let reference = ObjectRef::export(index);
@@ -204,7 +234,18 @@ pub fn missing_objects(required: &Requirement, provider: &Package) -> Vec<Missin
                 )
             });
     }
+    // A package that imports one of its own objects does not store it: the
+    // engine's native code creates it (Core.u imports Core.TextBuffer,
+    // Engine.u imports Engine.Level).
+    let own_prefix = format!("{}.", provider.name.to_ascii_lowercase());
+    let self_imports: BTreeSet<String> = (0..provider.imports.len())
+        .map(|i| provider.path(ObjectRef::import(i)).to_ascii_lowercase())
+        .filter(|path| path.starts_with(&own_prefix))
+        .collect();
+    let has_native_classes = (0..provider.exports.len())
+        .any(|i| provider.exports[i].flags & RF_NATIVE != 0 && provider.exports[i].class.is_null());
     let mut missing = Vec::new();
+    let mut intrinsic = Vec::new();
     for object in &required.objects {
         // The provider's own paths start with its file name; the importer's
         // with the name it imports; they agree case-insensitively.
@@ -213,6 +254,22 @@ pub fn missing_objects(required: &Requirement, provider: &Package) -> Vec<Missin
             None => object.path.to_ascii_lowercase(),
         };
         let problem = match exports.get(&key) {
+            None if self_imports.contains(&key) => {
+                let evidence = IntrinsicEvidence::ImportedByItsPackage;
+                intrinsic.push(Intrinsic {
+                    path: object.path.clone(),
+                    evidence,
+                });
+                None
+            }
+            None if has_native_classes && object.class.eq_ignore_ascii_case("Core.Class") => {
+                let evidence = IntrinsicEvidence::ClassOfNativePackage;
+                intrinsic.push(Intrinsic {
+                    path: object.path.clone(),
+                    evidence,
+                });
+                None
+            }
             None => Some(Problem::NotFound),
             Some((class, _)) if !class.eq_ignore_ascii_case(&object.class) => {
                 Some(Problem::WrongClass {
@@ -230,7 +287,7 @@ pub fn missing_objects(required: &Requirement, provider: &Package) -> Vec<Missin
             });
         }
     }
-    missing
+    (missing, intrinsic)
 }
 
 /// Looks for one required package in `search` and checks the objects needed from it.
@@ -244,13 +301,105 @@ pub fn check_requirement(
         return Availability::Missing;
     };
     match load(&file) {
-        Ok(provider) => Availability::Present {
-            missing_objects: missing_objects(required, &provider),
-            file,
-        },
+        Ok(provider) => {
+            let (missing_objects, intrinsic) = missing_objects(required, &provider);
+            Availability::Present {
+                file,
+                missing_objects,
+                intrinsic,
+            }
+        }
         Err(error) => Availability::Unreadable {
             file,
             error: error.to_string(),
         },
+    }
+}
+
+/// Packages read while checking dependencies, by file: each file is read once.
+#[derive(Default)]
+pub struct PackageCache {
+    packages: BTreeMap<PathBuf, std::result::Result<Package, String>>,
+}
+
+impl PackageCache {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn load(&mut self, file: &Path) -> crate::Result<Package> {
+        let entry = self
+            .packages
+            .entry(file.to_path_buf())
+            .or_insert_with(|| Package::read_file(file).map_err(|e| e.to_string()));
+        entry.clone().map_err(crate::Error::other)
+    }
+}
+
+/// One required package in a [`DependencyReport`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RequiredPackage {
+    pub package: String,
+    pub objects: Vec<RequiredObject>,
+    /// Set when search folders were given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub availability: Option<Availability>,
+}
+
+/// What a package needs, and (with search folders) what is there.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DependencyReport {
+    pub package: String,
+    pub file_version: u16,
+    pub required: Vec<RequiredPackage>,
+    pub unattributed: Vec<RequiredObject>,
+}
+
+impl DependencyReport {
+    /// Required packages not found in any search folder.
+    pub fn missing_packages(&self) -> impl Iterator<Item = &RequiredPackage> {
+        self.required
+            .iter()
+            .filter(|r| matches!(r.availability, Some(Availability::Missing)))
+    }
+
+    /// Objects missing from packages that were found, with the package that should hold them.
+    pub fn missing_objects(&self) -> impl Iterator<Item = (&RequiredPackage, &MissingObject)> {
+        self.required.iter().flat_map(|r| match &r.availability {
+            Some(Availability::Present {
+                missing_objects, ..
+            }) => missing_objects.iter().map(move |m| (r, m)).collect(),
+            _ => Vec::new(),
+        })
+    }
+}
+
+/// Lists what `package` needs; when `search` is not empty, also looks each
+/// required package up there and checks the objects needed from it.
+pub fn dependency_report(
+    package: &Package,
+    search: &[PathBuf],
+    cache: &mut PackageCache,
+) -> DependencyReport {
+    let requirements = requirements(package);
+    let required = requirements
+        .packages
+        .into_iter()
+        .map(|requirement| {
+            let availability = (!search.is_empty()).then(|| {
+                check_requirement(&requirement, search, &mut |file: &Path| cache.load(file))
+            });
+            RequiredPackage {
+                package: requirement.package,
+                objects: requirement.objects,
+                availability,
+            }
+        })
+        .collect();
+    DependencyReport {
+        package: package.name.clone(),
+        file_version: package.version().0,
+        required,
+        unattributed: requirements.unattributed,
     }
 }

@@ -51,6 +51,9 @@ pub const OBJECT_FLAGS: &[(u32, &str)] = &[
 /// `RF_Public`: visible to other packages (only public objects can be imported).
 pub const RF_PUBLIC: u32 = 0x0000_0004;
 
+/// `RF_Native`: a class with native (C++) code.
+pub const RF_NATIVE: u32 = 0x0400_0000;
+
 /// Names of the set bits of `value` according to `table`; bits the table
 /// does not know are listed as `0x...` so nothing is hidden.
 pub fn decode_flags(value: u32, table: &[(u32, &str)]) -> Vec<String> {

@@ -17,6 +17,7 @@ pub mod compact;
 pub mod deps;
 pub mod flags;
 pub mod header;
+pub mod report;
 pub mod tables;
 
 use std::path::Path;

@@ -68,9 +68,12 @@ pub fn sniff(path: &Path, head: &[u8]) -> Result<Kind> {
     }
 }
 
-pub fn run(args: Args, _global: &GlobalOptions) -> Result<()> {
+pub fn run(args: Args, global: &GlobalOptions) -> Result<()> {
     let head = read_head(&args.path)?;
     let kind = sniff(&args.path, &head)?;
+    if kind == Kind::ClassicPackage {
+        return super::inspect_classic::run(&args, global);
+    }
     Err(Error::other(format!(
         "{}: inspecting {kind:?} files is not supported yet",
         args.path.display()

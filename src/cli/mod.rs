@@ -5,7 +5,9 @@ use clap::{Parser, Subcommand, ValueEnum};
 
 use zenpak::Result;
 
+mod deps;
 mod inspect;
+mod inspect_classic;
 
 /// How results and diagnostics are printed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
@@ -41,11 +43,14 @@ pub struct Cli {
 pub enum Command {
     /// Show what a file holds: legacy or Zen package, container, pak, mappings, classic package.
     Inspect(inspect::Args),
+    /// List the packages a classic Unreal package (.unr, .u, .utx, ...) needs, and check them in search folders.
+    Deps(deps::Args),
 }
 
 pub fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Inspect(args) => inspect::run(args, &cli.global),
+        Command::Deps(args) => deps::run(args, &cli.global),
     }
 }
 
