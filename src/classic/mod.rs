@@ -31,6 +31,10 @@ pub use tables::{
 use crate::binary::{is_latin1, Reader, Writer};
 use crate::error::{Context, Error, Result};
 
+/// The deepest nesting of objects accepted (package, groups, object, and
+/// fields of classes nest a handful of levels in real files).
+pub const MAX_OUTER_DEPTH: usize = 64;
+
 /// A parsed classic package: header and tables.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Package {
@@ -152,6 +156,7 @@ impl Package {
         }
 
         let mut imports = Vec::with_capacity(import_count);
+        let mut import_offsets = Vec::with_capacity(import_count);
         if import_count != 0 {
             seek_table(
                 &mut reader,
@@ -160,6 +165,7 @@ impl Package {
                 "import offset",
             )?;
             for index in 0..import_count {
+                import_offsets.push(reader.pos());
                 imports.push(
                     ImportEntry::read(&mut reader, &counts)
                         .with_context(|| format!("import table > import {index}"))?,
@@ -209,22 +215,39 @@ impl Package {
             heritage,
             file_size: data.len() as u64,
         };
-        package.check_outer_chains(&reader, &export_offsets)?;
+        package.check_outer_chains(&reader, &import_offsets, &export_offsets)?;
         Ok(package)
     }
 
-    /// Every outer chain must end at null: a cycle would make paths (and the
-    /// engine's loader) run forever.
-    fn check_outer_chains(&self, reader: &Reader, export_offsets: &[usize]) -> Result<()> {
-        const UNSEEN: u8 = 0;
-        const WALKING: u8 = 1;
-        const DONE: u8 = 2;
+    /// Every outer chain must end at null within [`MAX_OUTER_DEPTH`] steps:
+    /// a cycle would make paths (and the engine's loader) run forever, and
+    /// a hostile chain as long as the file would make every path as long as
+    /// the file.
+    fn check_outer_chains(
+        &self,
+        reader: &Reader,
+        import_offsets: &[usize],
+        export_offsets: &[usize],
+    ) -> Result<()> {
+        const UNKNOWN: u16 = 0;
+        const WALKING: u16 = u16::MAX;
         let slot = |r: ObjectRef| match r.target() {
             Target::Null => None,
             Target::Import(i) => Some(i),
             Target::Export(i) => Some(self.imports.len() + i),
         };
-        let mut state = vec![UNSEEN; self.imports.len() + self.exports.len()];
+        let fail = |start: ObjectRef, message: &str| {
+            let (table, index, at) = match start.target() {
+                Target::Import(i) => ("import", i, import_offsets[i]),
+                Target::Export(i) => ("export", i, export_offsets[i]),
+                Target::Null => ("", 0, 0),
+            };
+            reader
+                .error_at(at, format!("the outer chain of {table} {index} {message}"))
+                .within(format!("{table} table > {table} {index}"))
+        };
+        // Depth of each entry's chain (1 for top-level objects), once known.
+        let mut depth = vec![UNKNOWN; self.imports.len() + self.exports.len()];
         let mut chain = Vec::new();
         let starts = (0..self.imports.len())
             .map(ObjectRef::import)
@@ -232,32 +255,34 @@ impl Package {
         for start in starts {
             chain.clear();
             let mut current = start;
+            let mut base = 0;
             while let Some(s) = slot(current) {
-                match state[s] {
-                    DONE => break,
-                    WALKING => {
-                        let (table, index, at) = match start.target() {
-                            Target::Import(i) => {
-                                ("import", i, self.header.import_offset.max(0) as usize)
-                            }
-                            Target::Export(i) => ("export", i, export_offsets[i]),
-                            Target::Null => unreachable!("chains start at table entries"),
-                        };
-                        return Err(reader
-                            .error_at(
-                                at,
-                                format!("the outer chain of {table} {index} loops back on itself"),
-                            )
-                            .within(format!("{table} table")));
+                match depth[s] {
+                    UNKNOWN => {}
+                    WALKING => return Err(fail(start, "loops back on itself")),
+                    known => {
+                        base = known as usize;
+                        break;
                     }
-                    _ => {}
                 }
-                state[s] = WALKING;
+                depth[s] = WALKING;
                 chain.push(s);
+                if chain.len() + base > MAX_OUTER_DEPTH {
+                    return Err(fail(
+                        start,
+                        &format!("is deeper than {MAX_OUTER_DEPTH} objects"),
+                    ));
+                }
                 current = self.outer(current);
             }
-            for &s in &chain {
-                state[s] = DONE;
+            if chain.len() + base > MAX_OUTER_DEPTH {
+                return Err(fail(
+                    start,
+                    &format!("is deeper than {MAX_OUTER_DEPTH} objects"),
+                ));
+            }
+            for (steps_from_top, &s) in chain.iter().rev().enumerate() {
+                depth[s] = (base + steps_from_top + 1) as u16;
             }
         }
         Ok(())
