@@ -8,6 +8,7 @@
 
 pub mod binary;
 pub mod build;
+pub mod classic;
 pub mod compression;
 pub mod error;
 pub mod hash;

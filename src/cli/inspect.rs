@@ -74,6 +74,7 @@ pub fn run(args: Args, global: &GlobalOptions) -> Result<()> {
     match kind {
         Kind::LegacyPackage => inspect_legacy(&args, global),
         Kind::ZenPackage => super::inspect_zen::run(&args.path, args.engine, args.json, global),
+        Kind::ClassicPackage => super::inspect_classic::run(&args, global),
         _ => Err(Error::other(format!(
             "{}: inspecting {kind:?} files is not supported yet",
             args.path.display()
@@ -95,6 +96,7 @@ fn inspect_legacy(args: &Args, global: &GlobalOptions) -> Result<()> {
         }
         Ok(())
     }
+
 }
 
 fn read_head(path: &Path) -> Result<Vec<u8>> {

@@ -10,6 +10,8 @@ mod inspect;
 mod new;
 mod release;
 mod inspect_zen;
+mod deps;
+mod inspect_classic;
 
 /// How results and diagnostics are printed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
@@ -61,6 +63,8 @@ pub enum Command {
     Clean(release::CleanArgs),
     /// Compare two Zen packages section by section.
     Diff(diff::Args),
+    /// List the packages a classic Unreal package (.unr, .u, .utx, ...) needs, and check them in search folders.
+    Deps(deps::Args),
 }
 
 pub fn run(cli: Cli) -> Result<()> {
@@ -72,6 +76,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Install(args) => release::run_install(args, &cli.global),
         Command::Clean(args) => release::run_clean(args, &cli.global),
         Command::Diff(args) => diff::run(args, &cli.global),
+        Command::Deps(args) => deps::run(args, &cli.global),
     }
 }
 
