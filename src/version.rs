@@ -365,6 +365,55 @@ impl EngineVersion {
     }
 }
 
+// ---------------------------------------------------------------------------
+// Property data and native export data (src/properties, src/fixups).
+// ---------------------------------------------------------------------------
+
+impl EngineVersion {
+    /// `FSoftObjectPath` stores its asset as `FTopLevelAssetPath` (package
+    /// FName + asset FName) from 5.1 (`FSOFTOBJECTPATH_REMOVE_ASSET_PATH_FNAMES`);
+    /// before, one FName. A sub-path string follows in both.
+    pub fn soft_object_path_is_top_level_asset_path(self) -> bool {
+        self >= EngineVersion::UE5_1
+    }
+
+    /// Tagged property tags carry the complete type name tree and a flags
+    /// byte from 5.4 (`PROPERTY_TAG_COMPLETE_TYPE_NAME`).
+    pub fn property_tags_have_complete_type_names(self) -> bool {
+        self >= EngineVersion::UE5_4
+    }
+
+    /// Bytes of one cooked `FSkeletalMaterial` in a SkeletalMesh's native data:
+    /// `MaterialInterface` (FPackageIndex 4), `MaterialSlotName` (FName 8), a
+    /// 32-bit bool saying whether `ImportedMaterialSlotName` follows (false
+    /// when cooked: 4), `FMeshUVChannelInfo` (two 32-bit bools + four floats:
+    /// 24) = 40; from 5.6 an `OverlayMaterialInterface` FPackageIndex follows
+    /// (`FFortniteMainBranchObjectVersion::MeshMaterialSlotOverlayMaterialAdded`,
+    /// first reached by 5.6's custom version) = 44.
+    pub fn skeletal_material_size(self) -> usize {
+        if self.skeletal_material_has_overlay() {
+            44
+        } else {
+            40
+        }
+    }
+
+    /// Whether `FSkeletalMaterial` ends with `OverlayMaterialInterface` (5.6+).
+    pub fn skeletal_material_has_overlay(self) -> bool {
+        self >= EngineVersion::UE5_6
+    }
+
+    /// Bytes of one engine "real" (`FVector` component etc.): doubles with
+    /// large world coordinates.
+    pub fn real_size(self) -> usize {
+        if self.has(Feature::LargeWorldCoordinates) {
+            8
+        } else {
+            4
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

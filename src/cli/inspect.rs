@@ -75,6 +75,7 @@ pub fn run(args: Args, global: &GlobalOptions) -> Result<()> {
         Kind::LegacyPackage => inspect_legacy(&args, global),
         Kind::ZenPackage => super::inspect_zen::run(&args.path, args.engine, args.json, global),
         Kind::ClassicPackage => super::inspect_classic::run(&args, global),
+        Kind::Mappings => inspect_mappings(&args),
         _ => Err(Error::other(format!(
             "{}: inspecting {kind:?} files is not supported yet",
             args.path.display()
@@ -96,7 +97,29 @@ fn inspect_legacy(args: &Args, global: &GlobalOptions) -> Result<()> {
         }
         Ok(())
     }
+}
 
+/// `.usmap` branch: counts (and with `--json` the same as an object).
+fn inspect_mappings(args: &Args) -> Result<()> {
+    let mappings = zenpak::mappings::Mappings::load(&args.path)?;
+    let summary = mappings.summary();
+    if args.json {
+        return super::print_json(&summary);
+    }
+    println!("{}: .usmap mappings, version {}", args.path.display(), summary.version);
+    println!("  compression: {:?}", summary.compression);
+    match summary.package_versioning {
+        Some((ue4, ue5)) => println!("  package versioning: UE4 {ue4}, UE5 {ue5}"),
+        None => println!("  package versioning: none"),
+    }
+    println!("  names: {}", summary.names);
+    println!("  enums: {}", summary.enums);
+    println!("  structs: {}", summary.structs);
+    println!("  serialized properties: {}", summary.properties);
+    if !summary.extensions.is_empty() {
+        println!("  extensions: {}", summary.extensions.join(", "));
+    }
+    Ok(())
 }
 
 fn read_head(path: &Path) -> Result<Vec<u8>> {
