@@ -79,7 +79,11 @@ pub struct ContentSection {
 
 impl Default for ContentSection {
     fn default() -> Self {
-        ContentSection { root: default_root(), include: Vec::new(), exclude: Vec::new() }
+        ContentSection {
+            root: default_root(),
+            include: Vec::new(),
+            exclude: Vec::new(),
+        }
     }
 }
 
@@ -173,9 +177,8 @@ impl Manifest {
 
     /// Reads and parses the manifest at `path`.
     pub fn load(path: &Path) -> Result<Manifest> {
-        let text = std::fs::read_to_string(path).map_err(|e| {
-            Error::usage(format!("cannot read manifest {}: {e}", path.display()))
-        })?;
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| Error::usage(format!("cannot read manifest {}: {e}", path.display())))?;
         Manifest::parse(&text, path)
     }
 
@@ -201,7 +204,10 @@ impl Manifest {
             let location = find_key(text, key)
                 .map(|(l, c)| format!(":{l}:{c}"))
                 .unwrap_or_default();
-            Err(Error::usage(format!("{}{location}: `{key}`: {message}", path.display())))
+            Err(Error::usage(format!(
+                "{}{location}: `{key}`: {message}",
+                path.display()
+            )))
         };
         if !is_file_name_safe(&self.package.name) {
             return bad(
@@ -240,14 +246,20 @@ impl Manifest {
                 format!("`{}` must end with `/`", self.game.mount_point),
             );
         }
-        for (key, globs) in [("include", &self.content.include), ("exclude", &self.content.exclude)] {
+        for (key, globs) in [
+            ("include", &self.content.include),
+            ("exclude", &self.content.exclude),
+        ] {
             for glob in globs {
                 if let Err(e) = globset::Glob::new(glob) {
                     return bad(key, format!("bad glob `{glob}`: {e}"));
                 }
             }
         }
-        for (key, value) in [("prefix", &self.output.prefix), ("suffix", &self.output.suffix)] {
+        for (key, value) in [
+            ("prefix", &self.output.prefix),
+            ("suffix", &self.output.suffix),
+        ] {
             if !value.is_empty() && !is_file_name_safe(value) {
                 return bad(key, format!("`{value}` cannot be part of a file name"));
             }
@@ -257,7 +269,10 @@ impl Manifest {
 
     /// Base name of the three output files, e.g. `MyMod_P`.
     pub fn artifact_stem(&self) -> String {
-        format!("{}{}{}", self.output.prefix, self.package.name, self.output.suffix)
+        format!(
+            "{}{}{}",
+            self.output.prefix, self.package.name, self.output.suffix
+        )
     }
 
     /// The cooked content root, resolved against the manifest's folder.
@@ -285,7 +300,8 @@ fn is_file_name_safe(s: &str) -> bool {
     !s.is_empty()
         && s != "."
         && s != ".."
-        && s.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
 }
 
 /// 1-based line and column of a byte offset.
@@ -339,7 +355,9 @@ root = "Cooked"
     #[test]
     fn unknown_key_names_line_and_column() {
         let text = MINIMAL.replace("version = \"0.1.0\"", "version = \"0.1.0\"\nnmae = \"x\"");
-        let e = Manifest::parse(&text, Path::new("mod.toml")).unwrap_err().to_string();
+        let e = Manifest::parse(&text, Path::new("mod.toml"))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("mod.toml:5:1"), "{e}");
         assert!(e.contains("nmae"), "{e}");
     }
@@ -347,7 +365,9 @@ root = "Cooked"
     #[test]
     fn bad_engine_names_line_and_supported_versions() {
         let text = MINIMAL.replace("5.6", "5.9");
-        let e = Manifest::parse(&text, Path::new("mod.toml")).unwrap_err().to_string();
+        let e = Manifest::parse(&text, Path::new("mod.toml"))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("mod.toml:6:"), "{e}");
         assert!(e.contains("5.7"), "{e}");
     }
@@ -355,10 +375,14 @@ root = "Cooked"
     #[test]
     fn bad_values_after_parsing_name_their_key() {
         let text = MINIMAL.replace("\"MyMod\"", "\"My Mod/..\"");
-        let e = Manifest::parse(&text, Path::new("mod.toml")).unwrap_err().to_string();
+        let e = Manifest::parse(&text, Path::new("mod.toml"))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("mod.toml:3:1: `name`"), "{e}");
         let text = format!("{MINIMAL}[output]\ncompression = \"brotli\"\n");
-        let e = Manifest::parse(&text, Path::new("mod.toml")).unwrap_err().to_string();
+        let e = Manifest::parse(&text, Path::new("mod.toml"))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("mod.toml:11:"), "{e}");
     }
 }

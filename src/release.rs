@@ -39,7 +39,10 @@ pub fn hex(bytes: &[u8]) -> String {
 }
 
 /// Writes `path` through a temporary file beside it, renamed when complete.
-pub fn write_atomically(path: &Path, write: impl FnOnce(&mut std::fs::File) -> std::io::Result<()>) -> Result<()> {
+pub fn write_atomically(
+    path: &Path,
+    write: impl FnOnce(&mut std::fs::File) -> std::io::Result<()>,
+) -> Result<()> {
     let temporary = temporary_path(path);
     let result = (|| {
         let mut file = std::fs::File::create(&temporary)?;
@@ -90,13 +93,19 @@ pub fn package(manifest: &Manifest) -> Result<ReleaseArchive> {
     let artifacts = require_artifacts(manifest)?;
     let dir = manifest.output_dir().join("package");
     std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
-    let archive = dir.join(format!("{}-{}.zip", manifest.package.name, manifest.package.version));
+    let archive = dir.join(format!(
+        "{}-{}.zip",
+        manifest.package.name, manifest.package.version
+    ));
     let mut files = Vec::new();
     for path in &artifacts {
         let name = format!("~mods/{}", path.file_name().unwrap().to_string_lossy());
         files.push((name, sha256_file(path)?));
     }
-    let sums: String = files.iter().map(|(name, sum)| format!("{sum}  {name}\n")).collect();
+    let sums: String = files
+        .iter()
+        .map(|(name, sum)| format!("{sum}  {name}\n"))
+        .collect();
     write_atomically(&archive, |file| {
         let mut zip = zip::ZipWriter::new(file);
         // Deflated: containers are mostly built uncompressed, so the download shrinks a lot.
@@ -107,16 +116,22 @@ pub fn package(manifest: &Manifest) -> Result<ReleaseArchive> {
             .unix_permissions(0o644)
             .large_file(true);
         for (path, (name, _)) in artifacts.iter().zip(&files) {
-            zip.start_file(name.as_str(), options).map_err(std::io::Error::other)?;
+            zip.start_file(name.as_str(), options)
+                .map_err(std::io::Error::other)?;
             let mut input = std::fs::File::open(path)?;
             std::io::copy(&mut input, &mut zip)?;
         }
-        zip.start_file("SHA256SUMS", options).map_err(std::io::Error::other)?;
+        zip.start_file("SHA256SUMS", options)
+            .map_err(std::io::Error::other)?;
         zip.write_all(sums.as_bytes())?;
         zip.finish().map_err(std::io::Error::other)?;
         Ok(())
     })?;
-    Ok(ReleaseArchive { sha256: sha256_file(&archive)?, path: archive, files })
+    Ok(ReleaseArchive {
+        sha256: sha256_file(&archive)?,
+        path: archive,
+        files,
+    })
 }
 
 /// Copies the triplet into `<game_dir>/<project>/Content/Paks/~mods/`.
@@ -168,7 +183,11 @@ pub fn clean(manifest: &Manifest) -> Result<Vec<PathBuf>> {
             removed.push(path);
         }
     }
-    if dir.is_dir() && std::fs::read_dir(&dir).map(|mut d| d.next().is_none()).unwrap_or(false) {
+    if dir.is_dir()
+        && std::fs::read_dir(&dir)
+            .map(|mut d| d.next().is_none())
+            .unwrap_or(false)
+    {
         std::fs::remove_dir(&dir).map_err(|e| Error::io(&dir, e))?;
         removed.push(dir);
     }

@@ -77,7 +77,11 @@ mod tests {
     fn new_mod_writes_a_manifest_that_parses() {
         let dir = std::env::temp_dir().join(format!("zenpak-scaffold-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
-        let new = NewMod { name: "Cool".into(), engine: EngineVersion::UE5_4, project: "Game1".into() };
+        let new = NewMod {
+            name: "Cool".into(),
+            engine: EngineVersion::UE5_4,
+            project: "Game1".into(),
+        };
         let written = write_mod(&dir, &new).unwrap();
         assert_eq!(written.len(), 5);
         let m = Manifest::load(&dir.join(MANIFEST_NAME)).unwrap();
@@ -87,7 +91,10 @@ mod tests {
         let workflow = std::fs::read_to_string(dir.join(".github/workflows/release.yml")).unwrap();
         assert!(workflow.contains("zenpak build --message-format json"));
         assert!(!workflow.contains("{{zenpak_version}}"));
-        assert!(write_mod(&dir, &new).is_err(), "must not overwrite a manifest");
+        assert!(
+            write_mod(&dir, &new).is_err(),
+            "must not overwrite a manifest"
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -202,16 +202,21 @@ impl EngineVersion {
         match self {
             EngineVersion::UE4_26 => DirectoryIndex,
             EngineVersion::UE4_27 => PartitionSize,
-            EngineVersion::UE5_0 | EngineVersion::UE5_1 | EngineVersion::UE5_2 | EngineVersion::UE5_3 => {
-                PerfectHashWithOverflow
-            }
+            EngineVersion::UE5_0
+            | EngineVersion::UE5_1
+            | EngineVersion::UE5_2
+            | EngineVersion::UE5_3 => PerfectHashWithOverflow,
             EngineVersion::UE5_4 => OnDemandMetaData,
-            EngineVersion::UE5_5 | EngineVersion::UE5_6 | EngineVersion::UE5_7 => ReplaceIoChunkHashWithIoHash,
+            EngineVersion::UE5_5 | EngineVersion::UE5_6 | EngineVersion::UE5_7 => {
+                ReplaceIoChunkHashWithIoHash
+            }
         }
     }
 
     /// `EIoContainerHeaderVersion` of the container header chunk.
-    pub fn container_header_version(self) -> crate::iostore::container_header::ContainerHeaderVersion {
+    pub fn container_header_version(
+        self,
+    ) -> crate::iostore::container_header::ContainerHeaderVersion {
         use crate::iostore::container_header::ContainerHeaderVersion::*;
         match self {
             EngineVersion::UE4_26 | EngineVersion::UE4_27 => Initial,

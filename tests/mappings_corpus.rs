@@ -5,9 +5,15 @@ mod common;
 use zenpak::mappings::{Compression, Mappings};
 
 fn usmaps() -> Vec<std::path::PathBuf> {
-    let Some(corpus) = common::corpus() else { return Vec::new() };
+    let Some(corpus) = common::corpus() else {
+        return Vec::new();
+    };
     let files = common::files_with_ext(&corpus.join("uassetapi"), &["usmap"]);
-    assert!(files.len() >= 6, "expected the corpus's six mappings files, found {}", files.len());
+    assert!(
+        files.len() >= 6,
+        "expected the corpus's six mappings files, found {}",
+        files.len()
+    );
     files
 }
 
@@ -27,10 +33,18 @@ fn every_corpus_usmap_parses_and_round_trips() {
             s.structs,
             s.properties
         );
-        assert!(s.names > 1000 && s.enums > 100 && s.structs > 1000, "{}: counts too small", path.display());
+        assert!(
+            s.names > 1000 && s.enums > 100 && s.structs > 1000,
+            "{}: counts too small",
+            path.display()
+        );
         // Every engine build has these; their absence means a desynchronised parse.
         for name in ["Object", "Actor", "SkeletalMesh", "Vector"] {
-            assert!(m.struct_schema(name).is_some(), "{}: no schema for {name}", path.display());
+            assert!(
+                m.struct_schema(name).is_some(),
+                "{}: no schema for {name}",
+                path.display()
+            );
         }
         assert_eq!(m.chain("Actor").unwrap().last().unwrap().name, "Object");
         let plain = m.write(Compression::None).unwrap();
@@ -51,11 +65,17 @@ fn explicit_enum_values_are_kept() {
             continue;
         }
         // Some enum somewhere has a value that is not its position.
-        let explicit = m
-            .enums
-            .iter()
-            .any(|e| e.entries.iter().enumerate().any(|(i, (v, _))| *v != i as u64));
-        assert!(explicit, "{}: no enum has an explicit value", path.display());
+        let explicit = m.enums.iter().any(|e| {
+            e.entries
+                .iter()
+                .enumerate()
+                .any(|(i, (v, _))| *v != i as u64)
+        });
+        assert!(
+            explicit,
+            "{}: no enum has an explicit value",
+            path.display()
+        );
     }
 }
 
@@ -63,11 +83,18 @@ fn explicit_enum_values_are_kept() {
 fn mutated_usmaps_give_clean_errors() {
     for path in usmaps() {
         let original = std::fs::read(&path).unwrap();
-        let plain = Mappings::read(&original).unwrap().write(Compression::None).unwrap();
+        let plain = Mappings::read(&original)
+            .unwrap()
+            .write(Compression::None)
+            .unwrap();
         for bytes in [&original, &plain] {
             let step = (bytes.len() / 97).max(1);
             for cut in (0..bytes.len()).step_by(step * 3) {
-                assert!(Mappings::read(&bytes[..cut]).is_err(), "{}: cut at {cut} parsed", path.display());
+                assert!(
+                    Mappings::read(&bytes[..cut]).is_err(),
+                    "{}: cut at {cut} parsed",
+                    path.display()
+                );
             }
             let mut seed = 0x2545F4914F6CDD1Du64;
             for _ in 0..40 {

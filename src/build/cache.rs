@@ -75,10 +75,19 @@ impl FileIndex {
                     }
                 }
                 let hash = hash_file(path)?;
-                Ok((path.to_path_buf(), FileStamp { size, modified_ns, hash }))
+                Ok((
+                    path.to_path_buf(),
+                    FileStamp {
+                        size,
+                        modified_ns,
+                        hash,
+                    },
+                ))
             })
             .collect::<Result<_>>()?;
-        Ok(FileIndex { files: stamps.into_iter().collect() })
+        Ok(FileIndex {
+            files: stamps.into_iter().collect(),
+        })
     }
 
     pub fn get(&self, path: &Path) -> Option<&FileStamp> {
@@ -147,7 +156,9 @@ pub struct Cache {
 
 impl Cache {
     pub fn new(output_dir: &Path) -> Cache {
-        Cache { dir: output_dir.join(crate::release::CACHE_DIR) }
+        Cache {
+            dir: output_dir.join(crate::release::CACHE_DIR),
+        }
     }
 
     pub fn create(&self) -> Result<()> {
@@ -165,7 +176,9 @@ impl Cache {
 
     /// Where the converted package with this key is kept.
     pub fn package_path(&self, key: &Hash) -> PathBuf {
-        self.dir.join("packages").join(format!("{}.zpc", crate::release::hex(key)))
+        self.dir
+            .join("packages")
+            .join(format!("{}.zpc", crate::release::hex(key)))
     }
 
     pub fn load_build_record(&self) -> Option<BuildRecord> {
@@ -175,15 +188,21 @@ impl Cache {
 
     pub fn save_build_record(&self, record: &BuildRecord) -> Result<()> {
         let bytes = serde_json::to_vec_pretty(record).map_err(|e| Error::other(e.to_string()))?;
-        write_atomically(&self.build_record_path(), |f| std::io::Write::write_all(f, &bytes))
+        write_atomically(&self.build_record_path(), |f| {
+            std::io::Write::write_all(f, &bytes)
+        })
     }
 
     /// Removes cached packages whose keys are not in `keep`, so the cache holds one build's worth.
     pub fn prune(&self, keep: &std::collections::BTreeSet<Hash>) -> Result<()> {
         let dir = self.dir.join("packages");
-        let Ok(entries) = std::fs::read_dir(&dir) else { return Ok(()) };
-        let keep: std::collections::BTreeSet<String> =
-            keep.iter().map(|k| format!("{}.zpc", crate::release::hex(k))).collect();
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            return Ok(());
+        };
+        let keep: std::collections::BTreeSet<String> = keep
+            .iter()
+            .map(|k| format!("{}.zpc", crate::release::hex(k)))
+            .collect();
         for entry in entries.flatten() {
             let name = entry.file_name().to_string_lossy().into_owned();
             if !keep.contains(&name) {
@@ -209,7 +228,8 @@ mod hex_hash {
             return Err(serde::de::Error::custom("hash must be 64 hex digits"));
         }
         for (i, byte) in out.iter_mut().enumerate() {
-            *byte = u8::from_str_radix(&text[i * 2..i * 2 + 2], 16).map_err(serde::de::Error::custom)?;
+            *byte = u8::from_str_radix(&text[i * 2..i * 2 + 2], 16)
+                .map_err(serde::de::Error::custom)?;
         }
         Ok(out)
     }

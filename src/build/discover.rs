@@ -68,7 +68,8 @@ pub struct PackageSource {
 impl PackageSource {
     /// All files of the package, header first.
     pub fn files(&self) -> impl Iterator<Item = &Path> {
-        std::iter::once(self.header.as_path()).chain(self.companions.iter().map(|(_, p)| p.as_path()))
+        std::iter::once(self.header.as_path())
+            .chain(self.companions.iter().map(|(_, p)| p.as_path()))
     }
 }
 
@@ -108,20 +109,30 @@ impl Selection {
                     .map_err(|e| Error::usage(format!("bad glob `{glob}`: {e}")))?;
                 set.add(glob);
             }
-            set.build().map_err(|e| Error::usage(format!("bad globs: {e}")))
+            set.build()
+                .map_err(|e| Error::usage(format!("bad globs: {e}")))
         };
         Ok(Selection {
-            include: if include.is_empty() { None } else { Some(build(include)?) },
+            include: if include.is_empty() {
+                None
+            } else {
+                Some(build(include)?)
+            },
             exclude: build(exclude)?,
         })
     }
 
     pub fn all() -> Selection {
-        Selection { include: None, exclude: GlobSet::empty() }
+        Selection {
+            include: None,
+            exclude: GlobSet::empty(),
+        }
     }
 
     pub fn selects(&self, relative_path: &str) -> bool {
-        self.include.as_ref().is_none_or(|set| set.is_match(relative_path))
+        self.include
+            .as_ref()
+            .is_none_or(|set| set.is_match(relative_path))
             && !self.exclude.is_match(relative_path)
     }
 }
@@ -130,7 +141,9 @@ impl Selection {
 /// to the cooked root), or `None` when the path is not inside a content folder.
 pub fn package_name_for(relative_path: &str, project: &str) -> Option<String> {
     let parts: Vec<&str> = relative_path.split('/').collect();
-    let content = parts.iter().position(|p| p.eq_ignore_ascii_case("Content"))?;
+    let content = parts
+        .iter()
+        .position(|p| p.eq_ignore_ascii_case("Content"))?;
     if content == 0 || content + 1 >= parts.len() {
         return None;
     }
@@ -138,7 +151,10 @@ pub fn package_name_for(relative_path: &str, project: &str) -> Option<String> {
         "Game"
     } else if content == 1 && parts[0].eq_ignore_ascii_case("Engine") {
         "Engine"
-    } else if parts[..content].iter().any(|p| p.eq_ignore_ascii_case("Plugins")) {
+    } else if parts[..content]
+        .iter()
+        .any(|p| p.eq_ignore_ascii_case("Plugins"))
+    {
         parts[content - 1]
     } else {
         return None;
@@ -190,7 +206,10 @@ pub fn discover(root: &Path, project: &str, selection: &Selection) -> Result<Con
             Some((file_stem, kind)) => {
                 let extension_len = name.len() - file_stem.len();
                 let stem = relative[..relative.len() - extension_len].to_string();
-                let group = groups.entry(stem).or_insert(Group { header: None, companions: Vec::new() });
+                let group = groups.entry(stem).or_insert(Group {
+                    header: None,
+                    companions: Vec::new(),
+                });
                 if kind == PackageFileKind::Header {
                     if let Some((other, _)) = &group.header {
                         return Err(Error::usage(format!(
@@ -204,7 +223,10 @@ pub fn discover(root: &Path, project: &str, selection: &Selection) -> Result<Con
             }
             None => {
                 if selection.selects(&relative) {
-                    loose_files.push(LooseFile { relative_path: relative, path: entry.into_path() });
+                    loose_files.push(LooseFile {
+                        relative_path: relative,
+                        path: entry.into_path(),
+                    });
                 }
             }
         }
@@ -226,10 +248,18 @@ pub fn discover(root: &Path, project: &str, selection: &Selection) -> Result<Con
                     ));
                     continue;
                 };
-                let mut companions: Vec<(PackageFileKind, PathBuf)> =
-                    group.companions.into_iter().map(|(k, _, p)| (k, p)).collect();
+                let mut companions: Vec<(PackageFileKind, PathBuf)> = group
+                    .companions
+                    .into_iter()
+                    .map(|(k, _, p)| (k, p))
+                    .collect();
                 companions.sort();
-                packages.push(PackageSource { package_name, relative_path: relative, header, companions });
+                packages.push(PackageSource {
+                    package_name,
+                    relative_path: relative,
+                    header,
+                    companions,
+                });
             }
             None => {
                 for (_, relative, _) in group.companions {
@@ -252,17 +282,27 @@ pub fn discover(root: &Path, project: &str, selection: &Selection) -> Result<Con
     }
     packages.sort_by(|a, b| a.relative_path.cmp(&b.relative_path));
     loose_files.sort_by(|a, b| a.relative_path.cmp(&b.relative_path));
-    Ok(Content { packages, loose_files })
+    Ok(Content {
+        packages,
+        loose_files,
+    })
 }
 
 fn relative_slash_path(root: &Path, path: &Path) -> Result<String> {
     let relative = path.strip_prefix(root).map_err(|_| {
-        Error::other(format!("{} is not inside {}", path.display(), root.display()))
+        Error::other(format!(
+            "{} is not inside {}",
+            path.display(),
+            root.display()
+        ))
     })?;
     let mut out = String::new();
     for component in relative.components() {
         let part = component.as_os_str().to_str().ok_or_else(|| {
-            Error::other(format!("{}: file names must be valid Unicode", path.display()))
+            Error::other(format!(
+                "{}: file names must be valid Unicode",
+                path.display()
+            ))
         })?;
         if !out.is_empty() {
             out.push('/');
@@ -280,13 +320,19 @@ mod tests {
     fn package_names_follow_the_mount_points() {
         let n = |p| package_name_for(p, "MyGame");
         assert_eq!(n("MyGame/Content/A/B.uasset").as_deref(), Some("/Game/A/B"));
-        assert_eq!(n("MyGame/Content/Maps/M.umap").as_deref(), Some("/Game/Maps/M"));
+        assert_eq!(
+            n("MyGame/Content/Maps/M.umap").as_deref(),
+            Some("/Game/Maps/M")
+        );
         assert_eq!(n("Engine/Content/X.uasset").as_deref(), Some("/Engine/X"));
         assert_eq!(
             n("MyGame/Plugins/GameFeatures/Foo/Content/X/Y.uasset").as_deref(),
             Some("/Foo/X/Y")
         );
-        assert_eq!(n("Engine/Plugins/Fx/Niagara/Content/N.uasset").as_deref(), Some("/Niagara/N"));
+        assert_eq!(
+            n("Engine/Plugins/Fx/Niagara/Content/N.uasset").as_deref(),
+            Some("/Niagara/N")
+        );
         assert_eq!(n("Other/Content/X.uasset"), None);
         assert_eq!(n("MyGame/Content/X.uexp"), None);
         assert_eq!(n("MyGame/X.uasset"), None);
@@ -294,9 +340,18 @@ mod tests {
 
     #[test]
     fn classify_prefers_the_longest_extension() {
-        assert_eq!(PackageFileKind::classify("a.m.ubulk"), Some(("a", PackageFileKind::MemoryMappedBulk)));
-        assert_eq!(PackageFileKind::classify("a.ubulk"), Some(("a", PackageFileKind::Bulk)));
-        assert_eq!(PackageFileKind::classify("a.UASSET"), Some(("a", PackageFileKind::Header)));
+        assert_eq!(
+            PackageFileKind::classify("a.m.ubulk"),
+            Some(("a", PackageFileKind::MemoryMappedBulk))
+        );
+        assert_eq!(
+            PackageFileKind::classify("a.ubulk"),
+            Some(("a", PackageFileKind::Bulk))
+        );
+        assert_eq!(
+            PackageFileKind::classify("a.UASSET"),
+            Some(("a", PackageFileKind::Header))
+        );
         assert_eq!(PackageFileKind::classify("a.ini"), None);
     }
 

@@ -106,7 +106,11 @@ fn inspect_mappings(args: &Args) -> Result<()> {
     if args.json {
         return super::print_json(&summary);
     }
-    println!("{}: .usmap mappings, version {}", args.path.display(), summary.version);
+    println!(
+        "{}: .usmap mappings, version {}",
+        args.path.display(),
+        summary.version
+    );
     println!("  compression: {:?}", summary.compression);
     match summary.package_versioning {
         Some((ue4, ue5)) => println!("  package versioning: UE4 {ue4}, UE5 {ue5}"),

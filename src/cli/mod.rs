@@ -5,13 +5,14 @@ use clap::{Parser, Subcommand, ValueEnum};
 
 use zenpak::Result;
 
+mod build;
+mod deps;
 mod diff;
 mod inspect;
+mod inspect_classic;
+mod inspect_zen;
 mod new;
 mod release;
-mod inspect_zen;
-mod deps;
-mod inspect_classic;
 
 /// How results and diagnostics are printed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
@@ -49,6 +50,8 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Build the mod of the nearest mod.toml into <name>_P.utoc/.ucas/.pak.
+    Build(build::Args),
     /// Show what a file holds: legacy or Zen package, container, pak, mappings, classic package.
     Inspect(inspect::Args),
     /// Create a new mod repository in a new folder.
@@ -69,6 +72,7 @@ pub enum Command {
 
 pub fn run(cli: Cli) -> Result<()> {
     match cli.command {
+        Command::Build(args) => build::run(args, &cli.global),
         Command::Inspect(args) => inspect::run(args, &cli.global),
         Command::New(args) => new::run_new(args, &cli.global),
         Command::Init(args) => new::run_init(args, &cli.global),

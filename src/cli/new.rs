@@ -58,7 +58,11 @@ pub fn run_init(args: InitArgs, global: &GlobalOptions) -> Result<()> {
 }
 
 fn create(dir: PathBuf, name: String, game: GameArgs, global: &GlobalOptions) -> Result<()> {
-    let new = NewMod { name: name.clone(), engine: game.engine, project: game.project.clone() };
+    let new = NewMod {
+        name: name.clone(),
+        engine: game.engine,
+        project: game.project.clone(),
+    };
     let written = write_mod(&dir, &new)?;
     match global.message_format {
         MessageFormat::Json => {

@@ -57,7 +57,11 @@ pub fn run_package(args: PackageArgs, global: &GlobalOptions) -> Result<()> {
             "files": archive.files.iter().map(|(name, sha256)| serde_json::json!({"name": name, "sha256": sha256})).collect::<Vec<_>>(),
         })),
         MessageFormat::Human if !global.quiet => {
-            eprintln!("    Packaged {} (sha256 {})", archive.path.display(), archive.sha256);
+            eprintln!(
+                "    Packaged {} (sha256 {})",
+                archive.path.display(),
+                archive.sha256
+            );
             Ok(())
         }
         MessageFormat::Human => Ok(()),

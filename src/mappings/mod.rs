@@ -82,7 +82,12 @@ impl PackageVersioning {
             custom_versions.push((r.guid()?, r.i32()?));
         }
         let net_cl = r.u32()?;
-        Ok(PackageVersioning { file_version_ue4, file_version_ue5, custom_versions, net_cl })
+        Ok(PackageVersioning {
+            file_version_ue4,
+            file_version_ue5,
+            custom_versions,
+            net_cl,
+        })
     }
 
     fn write(&self, w: &mut Writer) {
@@ -127,7 +132,10 @@ pub enum PropertyType {
     Map(Box<PropertyType>, Box<PropertyType>),
     Set(Box<PropertyType>),
     /// An enum stored as its underlying integer property.
-    Enum { underlying: Box<PropertyType>, enum_name: String },
+    Enum {
+        underlying: Box<PropertyType>,
+        enum_name: String,
+    },
     FieldPath,
     Optional(Box<PropertyType>),
     Utf8Str,
@@ -224,7 +232,10 @@ impl PropertyType {
             }
             PropertyType::Map(k, v) => format!("MapProperty<{}, {}>", k.describe(), v.describe()),
             PropertyType::Struct(s) => format!("StructProperty<{s}>"),
-            PropertyType::Enum { underlying, enum_name } => {
+            PropertyType::Enum {
+                underlying,
+                enum_name,
+            } => {
                 format!("EnumProperty<{enum_name}, {}>", underlying.describe())
             }
             _ => self.type_name().to_string(),
@@ -233,7 +244,9 @@ impl PropertyType {
 
     fn read(r: &mut Reader, names: &NameTable, depth: usize) -> Result<Self> {
         if depth > MAX_TYPE_DEPTH {
-            return Err(r.error(format!("property types nest deeper than {MAX_TYPE_DEPTH} levels")));
+            return Err(r.error(format!(
+                "property types nest deeper than {MAX_TYPE_DEPTH} levels"
+            )));
         }
         let at = r.pos();
         let code = r.u8()?;
@@ -272,16 +285,17 @@ impl PropertyType {
             25 => PropertyType::Set(inner(r)?),
             26 => {
                 let underlying = inner(r)?;
-                PropertyType::Enum { underlying, enum_name: names.required(r)? }
+                PropertyType::Enum {
+                    underlying,
+                    enum_name: names.required(r)?,
+                }
             }
             27 => PropertyType::FieldPath,
             28 => PropertyType::Optional(inner(r)?),
             29 => PropertyType::Utf8Str,
             30 => PropertyType::AnsiStr,
             0xFF => PropertyType::Unknown,
-            other => {
-                return Err(r.error_at(at, format!("unknown property type code {other}")))
-            }
+            other => return Err(r.error_at(at, format!("unknown property type code {other}"))),
         })
     }
 
@@ -296,7 +310,10 @@ impl PropertyType {
                 k.write(w, names);
                 v.write(w, names);
             }
-            PropertyType::Enum { underlying, enum_name } => {
+            PropertyType::Enum {
+                underlying,
+                enum_name,
+            } => {
                 underlying.write(w, names);
                 names.write(w, Some(enum_name));
             }
@@ -314,7 +331,10 @@ impl PropertyType {
                 k.collect_names(out);
                 v.collect_names(out);
             }
-            PropertyType::Enum { underlying, enum_name } => {
+            PropertyType::Enum {
+                underlying,
+                enum_name,
+            } => {
                 underlying.collect_names(out);
                 out.push(enum_name);
             }
@@ -334,7 +354,11 @@ pub struct EnumSchema {
 impl EnumSchema {
     fn read(r: &mut Reader, names: &NameTable, version: UsmapVersion) -> Result<Self> {
         let name = names.required(r).context("enum name")?;
-        let count = if version >= UsmapVersion::LargeEnums { r.u16()? as usize } else { r.u8()? as usize };
+        let count = if version >= UsmapVersion::LargeEnums {
+            r.u16()? as usize
+        } else {
+            r.u8()? as usize
+        };
         let explicit = version >= UsmapVersion::ExplicitEnumValues;
         r.check_count(count as i64, if explicit { 12 } else { 4 })?;
         let mut entries = Vec::with_capacity(count);
@@ -362,7 +386,10 @@ impl EnumSchema {
 
     /// The name of the entry with `value`, if any.
     pub fn name_of(&self, value: u64) -> Option<&str> {
-        self.entries.iter().find(|(v, _)| *v == value).map(|(_, n)| n.as_str())
+        self.entries
+            .iter()
+            .find(|(v, _)| *v == value)
+            .map(|(_, n)| n.as_str())
     }
 }
 
@@ -383,8 +410,14 @@ impl PropertySchema {
         let schema_index = r.u16()?;
         let array_size = r.u8()?;
         let name = names.required(r).context("property name")?;
-        let ty = PropertyType::read(r, names, 0).with_context(|| format!("type of property {name}"))?;
-        Ok(PropertySchema { schema_index, array_size, name, ty })
+        let ty =
+            PropertyType::read(r, names, 0).with_context(|| format!("type of property {name}"))?;
+        Ok(PropertySchema {
+            schema_index,
+            array_size,
+            name,
+            ty,
+        })
     }
 
     fn write(&self, w: &mut Writer, names: &NameWriter) {
@@ -426,7 +459,12 @@ impl StructSchema {
             }
             properties.push(p);
         }
-        Ok(StructSchema { name, super_name, property_count, properties })
+        Ok(StructSchema {
+            name,
+            super_name,
+            property_count,
+            properties,
+        })
     }
 
     fn write(&self, w: &mut Writer, names: &NameWriter) {
@@ -459,7 +497,11 @@ impl NameTable {
         let count = r.count_u32(1)?;
         let mut names = Vec::with_capacity(count);
         for i in 0..count {
-            let len = if version >= UsmapVersion::LongFName { r.u16()? as usize } else { r.u8()? as usize };
+            let len = if version >= UsmapVersion::LongFName {
+                r.u16()? as usize
+            } else {
+                r.u8()? as usize
+            };
             let at = r.pos();
             let bytes = r.bytes(len).with_context(|| format!("name {i}"))?;
             let s = std::str::from_utf8(bytes)
@@ -479,14 +521,18 @@ impl NameTable {
             Some(s) => Ok(Some(s.clone())),
             None => Err(r.error_at(
                 at,
-                format!("name index {index} is outside the name table ({} names)", self.names.len()),
+                format!(
+                    "name index {index} is outside the name table ({} names)",
+                    self.names.len()
+                ),
             )),
         }
     }
 
     fn required(&self, r: &mut Reader) -> Result<String> {
         let at = r.pos();
-        self.optional(r)?.ok_or_else(|| r.error_at(at, "name index is -1 (none) where a name is required"))
+        self.optional(r)?
+            .ok_or_else(|| r.error_at(at, "name index is -1 (none) where a name is required"))
     }
 }
 
@@ -541,16 +587,22 @@ impl Mappings {
         let mut r = Reader::new(bytes);
         let magic = r.u16().context("usmap header")?;
         if magic != USMAP_MAGIC {
-            return Err(Error::format(0, format!("not a .usmap file: magic 0x{magic:04X}, expected 0x30C4"))
-                .within("usmap header"));
+            return Err(Error::format(
+                0,
+                format!("not a .usmap file: magic 0x{magic:04X}, expected 0x30C4"),
+            )
+            .within("usmap header"));
         }
         let at = r.pos();
         let raw_version = r.u8().context("usmap header")?;
         let version = UsmapVersion::from_u8(raw_version).ok_or_else(|| {
-            r.error_at(at, format!(
-                "unknown .usmap version {raw_version} (zenpak reads 0..={})",
-                UsmapVersion::LATEST as u8
-            ))
+            r.error_at(
+                at,
+                format!(
+                    "unknown .usmap version {raw_version} (zenpak reads 0..={})",
+                    UsmapVersion::LATEST as u8
+                ),
+            )
             .within("usmap header")
         })?;
         let mut package_versioning = None;
@@ -565,7 +617,10 @@ impl Mappings {
                 }
                 v => {
                     return Err(r
-                        .error_at(at, format!("package versioning flag is {v}, expected 0 or 1"))
+                        .error_at(
+                            at,
+                            format!("package versioning flag is {v}, expected 0 or 1"),
+                        )
                         .within("usmap header"))
                 }
             }
@@ -578,7 +633,10 @@ impl Mappings {
         let stored = r.bytes(compressed_size).context("usmap body")?;
         if !r.at_end() {
             return Err(r
-                .error(format!("{} bytes follow the compressed body", r.remaining()))
+                .error(format!(
+                    "{} bytes follow the compressed body",
+                    r.remaining()
+                ))
                 .within("usmap body"));
         }
         let (compression, body): (Compression, std::borrow::Cow<[u8]>) = match method {
@@ -591,34 +649,49 @@ impl Mappings {
                 (Compression::None, stored.into())
             }
             1 => {
-                return Err(Error::format(at as u64, "the body is Oodle-compressed, which zenpak does not support")
-                    .within("usmap header")
-                    .with_hint("re-export the mappings without compression (or with zstd)"))
+                return Err(Error::format(
+                    at as u64,
+                    "the body is Oodle-compressed, which zenpak does not support",
+                )
+                .within("usmap header")
+                .with_hint("re-export the mappings without compression (or with zstd)"))
             }
             2 => {
-                return Err(Error::format(at as u64, "the body is Brotli-compressed, which zenpak does not support")
-                    .within("usmap header")
-                    .with_hint("re-export the mappings without compression (or with zstd)"))
+                return Err(Error::format(
+                    at as u64,
+                    "the body is Brotli-compressed, which zenpak does not support",
+                )
+                .within("usmap header")
+                .with_hint("re-export the mappings without compression (or with zstd)"))
             }
             3 => {
                 if decompressed_size > MAX_BODY {
-                    return Err(Error::format(at as u64, format!("decompressed size {decompressed_size} is implausible"))
-                        .within("usmap header"));
+                    return Err(Error::format(
+                        at as u64,
+                        format!("decompressed size {decompressed_size} is implausible"),
+                    )
+                    .within("usmap header"));
                 }
                 let body = zstd::bulk::decompress(stored, decompressed_size).map_err(|e| {
-                    Error::format(body_at, format!("zstd body does not decompress: {e}")).within("usmap body")
+                    Error::format(body_at, format!("zstd body does not decompress: {e}"))
+                        .within("usmap body")
                 })?;
                 if body.len() != decompressed_size {
                     return Err(Error::format(
                         body_at,
-                        format!("zstd body decompresses to {} bytes, header says {decompressed_size}", body.len()),
+                        format!(
+                            "zstd body decompresses to {} bytes, header says {decompressed_size}",
+                            body.len()
+                        ),
                     )
                     .within("usmap body"));
                 }
                 (Compression::Zstd, body.into())
             }
             other => {
-                return Err(r.error_at(at, format!("unknown compression method {other}")).within("usmap header"))
+                return Err(r
+                    .error_at(at, format!("unknown compression method {other}"))
+                    .within("usmap header"))
             }
         };
         let mut mappings = Mappings::read_body(&body, version)?;
@@ -634,12 +707,17 @@ impl Mappings {
         let enum_count = r.count_u32(5).context("usmap enums")?;
         let mut enums = Vec::with_capacity(enum_count);
         for i in 0..enum_count {
-            enums.push(EnumSchema::read(&mut r, &names, version).with_context(|| format!("usmap enum {i}"))?);
+            enums.push(
+                EnumSchema::read(&mut r, &names, version)
+                    .with_context(|| format!("usmap enum {i}"))?,
+            );
         }
         let struct_count = r.count_u32(12).context("usmap structs")?;
         let mut structs = Vec::with_capacity(struct_count);
         for i in 0..struct_count {
-            structs.push(StructSchema::read(&mut r, &names).with_context(|| format!("usmap struct {i}"))?);
+            structs.push(
+                StructSchema::read(&mut r, &names).with_context(|| format!("usmap struct {i}"))?,
+            );
         }
         let trailing = r.rest().to_vec();
         let extensions = read_extension_ids(&mut r).context("usmap extensions")?;
@@ -662,10 +740,14 @@ impl Mappings {
     fn build_lookups(&mut self) {
         // FNames compare case-insensitively; the first of duplicates wins.
         for (i, s) in self.structs.iter().enumerate() {
-            self.struct_lookup.entry(s.name.to_ascii_lowercase()).or_insert(i);
+            self.struct_lookup
+                .entry(s.name.to_ascii_lowercase())
+                .or_insert(i);
         }
         for (i, e) in self.enums.iter().enumerate() {
-            self.enum_lookup.entry(e.name.to_ascii_lowercase()).or_insert(i);
+            self.enum_lookup
+                .entry(e.name.to_ascii_lowercase())
+                .or_insert(i);
         }
     }
 
@@ -688,7 +770,11 @@ impl Mappings {
             Compression::None => body.clone(),
             Compression::Zstd => zstd::bulk::compress(&body, 19)
                 .map_err(|e| Error::other(format!("zstd compression failed: {e}")))?,
-            other => return Err(Error::usage(format!("cannot write {other:?}-compressed mappings"))),
+            other => {
+                return Err(Error::usage(format!(
+                    "cannot write {other:?}-compressed mappings"
+                )))
+            }
         };
         w.u8(compression as u8);
         w.u32(stored.len() as u32);
@@ -717,7 +803,9 @@ impl Mappings {
             }
         }
         if let Some(missing) = used.iter().find(|n| !index.contains_key(**n)) {
-            return Err(Error::other(format!("mappings refer to `{missing}`, which is not in the name table")));
+            return Err(Error::other(format!(
+                "mappings refer to `{missing}`, which is not in the name table"
+            )));
         }
         let names = NameWriter { index };
         let mut w = Writer::new();
@@ -744,11 +832,15 @@ impl Mappings {
 
     /// The schema of a struct or class by name (case-insensitive, as FNames are).
     pub fn struct_schema(&self, name: &str) -> Option<&StructSchema> {
-        self.struct_lookup.get(&name.to_ascii_lowercase()).map(|&i| &self.structs[i])
+        self.struct_lookup
+            .get(&name.to_ascii_lowercase())
+            .map(|&i| &self.structs[i])
     }
 
     pub fn enum_schema(&self, name: &str) -> Option<&EnumSchema> {
-        self.enum_lookup.get(&name.to_ascii_lowercase()).map(|&i| &self.enums[i])
+        self.enum_lookup
+            .get(&name.to_ascii_lowercase())
+            .map(|&i| &self.enums[i])
     }
 
     /// The super chain of a struct, the struct itself first. Errors on a
@@ -760,11 +852,16 @@ impl Mappings {
             let s = self.struct_schema(&n).ok_or_else(|| {
                 Error::other(match out.last() {
                     None => format!("the mappings have no schema for `{n}`"),
-                    Some(child) => format!("the mappings have no schema for `{n}`, super struct of `{}`", child.name),
+                    Some(child) => format!(
+                        "the mappings have no schema for `{n}`, super struct of `{}`",
+                        child.name
+                    ),
                 })
             })?;
             if out.iter().any(|o| std::ptr::eq(*o, s)) || out.len() > 256 {
-                return Err(Error::other(format!("the super struct chain of `{name}` loops")));
+                return Err(Error::other(format!(
+                    "the super struct chain of `{name}` loops"
+                )));
             }
             out.push(s);
             current = s.super_name.clone();
@@ -778,7 +875,10 @@ impl Mappings {
             kind: "usmap",
             version: self.version as u8,
             compression: self.compression,
-            package_versioning: self.package_versioning.as_ref().map(|v| (v.file_version_ue4, v.file_version_ue5)),
+            package_versioning: self
+                .package_versioning
+                .as_ref()
+                .map(|v| (v.file_version_ue4, v.file_version_ue5)),
             names: self.names.len(),
             enums: self.enums.len(),
             structs: self.structs.len(),
@@ -844,9 +944,11 @@ mod tests {
             version: UsmapVersion::ExplicitEnumValues,
             package_versioning: None,
             compression: Compression::None,
-            names: ["EColor", "Red", "Blue", "Thing", "Object", "Count", "Tint", "Vector"]
-                .map(String::from)
-                .to_vec(),
+            names: [
+                "EColor", "Red", "Blue", "Thing", "Object", "Count", "Tint", "Vector",
+            ]
+            .map(String::from)
+            .to_vec(),
             enums: vec![EnumSchema {
                 name: "EColor".into(),
                 entries: vec![(0, "Red".into()), (5, "Blue".into())],
@@ -856,12 +958,20 @@ mod tests {
                 super_name: Some("Object".into()),
                 property_count: 3,
                 properties: vec![
-                    PropertySchema { schema_index: 0, array_size: 2, name: "Count".into(), ty: PropertyType::Int },
+                    PropertySchema {
+                        schema_index: 0,
+                        array_size: 2,
+                        name: "Count".into(),
+                        ty: PropertyType::Int,
+                    },
                     PropertySchema {
                         schema_index: 2,
                         array_size: 1,
                         name: "Tint".into(),
-                        ty: PropertyType::Enum { underlying: Box::new(PropertyType::Byte), enum_name: "EColor".into() },
+                        ty: PropertyType::Enum {
+                            underlying: Box::new(PropertyType::Byte),
+                            enum_name: "EColor".into(),
+                        },
                     },
                 ],
             }],
@@ -902,7 +1012,11 @@ mod tests {
         assert_eq!(s.property_at(1).unwrap().1, 1);
         assert_eq!(s.property_at(2).unwrap().0.name, "Tint");
         assert!(s.property_at(3).is_none());
-        assert!(m.chain("Thing").unwrap_err().to_string().contains("`Object`"));
+        assert!(m
+            .chain("Thing")
+            .unwrap_err()
+            .to_string()
+            .contains("`Object`"));
     }
 
     #[test]

@@ -53,10 +53,17 @@ impl PackageContext<'_> {
         let Some(base) = usize::try_from(index).ok().and_then(|i| self.names.get(i)) else {
             return Err(r.error_at(
                 at,
-                format!("FName index {index} is outside the name map ({} names)", self.names.len()),
+                format!(
+                    "FName index {index} is outside the name map ({} names)",
+                    self.names.len()
+                ),
             ));
         };
-        Ok(if number > 0 { format!("{base}_{}", number - 1) } else { base.to_string() })
+        Ok(if number > 0 {
+            format!("{base}_{}", number - 1)
+        } else {
+            base.to_string()
+        })
     }
 
     fn package_index(&self, r: &mut Reader) -> Result<i32> {
@@ -131,7 +138,11 @@ impl<'a> Walker<'a> {
         } else {
             self.tagged_block(r, 0, out)?;
         }
-        Ok(PropertyBlock { start, end: r.offset(), properties })
+        Ok(PropertyBlock {
+            start,
+            end: r.offset(),
+            properties,
+        })
     }
 
     fn mappings(&self, what: &str) -> Result<&'a Mappings> {
@@ -153,7 +164,8 @@ impl<'a> Walker<'a> {
         if depth > MAX_DEPTH {
             return Err(r.error(format!("structs nest deeper than {MAX_DEPTH} levels")));
         }
-        let header = UnversionedHeader::read(r).with_context(|| format!("unversioned header of {name}"))?;
+        let header =
+            UnversionedHeader::read(r).with_context(|| format!("unversioned header of {name}"))?;
         if !header.has_values() {
             return Ok(());
         }
@@ -181,8 +193,14 @@ impl<'a> Walker<'a> {
             let value = if zero {
                 "zero".to_string()
             } else {
-                self.value(r, &prop.ty, depth + 1)
-                    .with_context(|| format!("property {}.{} ({})", schema.name, prop.name, prop.ty.describe()))?
+                self.value(r, &prop.ty, depth + 1).with_context(|| {
+                    format!(
+                        "property {}.{} ({})",
+                        schema.name,
+                        prop.name,
+                        prop.ty.describe()
+                    )
+                })?
             };
             if let Some(out) = out.as_deref_mut() {
                 out.push(PropertyInfo {
@@ -213,19 +231,25 @@ impl<'a> Walker<'a> {
             PropertyType::UInt64 => r.u64()?.to_string(),
             PropertyType::Float => r.f32()?.to_string(),
             PropertyType::Double => r.f64()?.to_string(),
-            PropertyType::Enum { underlying, enum_name } => {
+            PropertyType::Enum {
+                underlying,
+                enum_name,
+            } => {
                 let raw = self.value(r, underlying, depth + 1)?;
-                let name = raw
-                    .parse::<u64>()
-                    .ok()
-                    .and_then(|v| self.mappings.and_then(|m| m.enum_schema(enum_name)).and_then(|e| e.name_of(v)));
+                let name = raw.parse::<u64>().ok().and_then(|v| {
+                    self.mappings
+                        .and_then(|m| m.enum_schema(enum_name))
+                        .and_then(|e| e.name_of(v))
+                });
                 match name {
                     Some(n) => n.to_string(),
                     None => format!("{enum_name}({raw})"),
                 }
             }
             PropertyType::Name => self.cx.name(r)?,
-            PropertyType::Str | PropertyType::Utf8Str | PropertyType::AnsiStr => format!("{:?}", r.fstring()?),
+            PropertyType::Str | PropertyType::Utf8Str | PropertyType::AnsiStr => {
+                format!("{:?}", r.fstring()?)
+            }
             PropertyType::Object | PropertyType::WeakObject | PropertyType::Interface => {
                 format!("object {}", self.cx.package_index(r)?)
             }
@@ -260,7 +284,8 @@ impl<'a> Walker<'a> {
             PropertyType::Array(inner) => {
                 let n = r.count_i32(0)?;
                 for i in 0..n {
-                    self.value(r, inner, depth + 1).with_context(|| format!("element {i}"))?;
+                    self.value(r, inner, depth + 1)
+                        .with_context(|| format!("element {i}"))?;
                 }
                 format!("[{n}]")
             }
@@ -271,7 +296,8 @@ impl<'a> Walker<'a> {
                 }
                 let n = r.count_i32(0)?;
                 for i in 0..n {
-                    self.value(r, inner, depth + 1).with_context(|| format!("element {i}"))?;
+                    self.value(r, inner, depth + 1)
+                        .with_context(|| format!("element {i}"))?;
                 }
                 format!("{{{n}}}")
             }
@@ -282,8 +308,10 @@ impl<'a> Walker<'a> {
                 }
                 let n = r.count_i32(0)?;
                 for i in 0..n {
-                    self.value(r, key, depth + 1).with_context(|| format!("key {i}"))?;
-                    self.value(r, value, depth + 1).with_context(|| format!("value {i}"))?;
+                    self.value(r, key, depth + 1)
+                        .with_context(|| format!("key {i}"))?;
+                    self.value(r, value, depth + 1)
+                        .with_context(|| format!("value {i}"))?;
                 }
                 format!("{{{n} entries}}")
             }
@@ -297,11 +325,9 @@ impl<'a> Walker<'a> {
                     v => return Err(r.error_at(at, format!("optional's is-set flag is {v}"))),
                 }
             }
-            PropertyType::Unknown => {
-                return Err(r.error(
-                    "the mappings give this property no type (code 0xFF); it cannot be stepped over",
-                ))
-            }
+            PropertyType::Unknown => return Err(r.error(
+                "the mappings give this property no type (code 0xFF); it cannot be stepped over",
+            )),
         })
     }
 
@@ -314,7 +340,10 @@ impl<'a> Walker<'a> {
             self.tagged_block(r, depth, None)?;
             return Ok(format!("{name} {{..}}"));
         }
-        if self.mappings.is_some_and(|m| m.struct_schema(name).is_none()) {
+        if self
+            .mappings
+            .is_some_and(|m| m.struct_schema(name).is_none())
+        {
             return Err(r.error(format!(
                 "struct `{name}` is neither natively serialized (known to zenpak) nor in the mappings"
             )));
@@ -332,7 +361,10 @@ impl<'a> Walker<'a> {
             if i < 0 || i as usize >= self.cx.soft_object_path_count {
                 return Err(r.error_at(
                     at,
-                    format!("soft object path index {i} is outside the list ({})", self.cx.soft_object_path_count),
+                    format!(
+                        "soft object path index {i} is outside the list ({})",
+                        self.cx.soft_object_path_count
+                    ),
                 ));
             }
             return Ok(format!("soft path #{i}"));
@@ -345,7 +377,11 @@ impl<'a> Walker<'a> {
             }
         }
         let sub = r.fstring()?;
-        Ok(if sub.is_empty() { path } else { format!("{path}:{sub}") })
+        Ok(if sub.is_empty() {
+            path
+        } else {
+            format!("{path}:{sub}")
+        })
     }
 
     /// `FText`: flags, history type, then the history's fields.
@@ -398,7 +434,10 @@ impl<'a> Walker<'a> {
                 format!("string table {table}:{key}")
             }
             other => {
-                return Err(r.error_at(at, format!("text history type {other} is not supported by the walker")))
+                return Err(r.error_at(
+                    at,
+                    format!("text history type {other} is not supported by the walker"),
+                ))
             }
         })
     }
@@ -415,7 +454,12 @@ impl<'a> Walker<'a> {
     }
 
     /// A tagged (versioned) property block: tags with sizes up to `None`.
-    fn tagged_block(&self, r: &mut Reader, depth: usize, mut out: Option<&mut Vec<PropertyInfo>>) -> Result<()> {
+    fn tagged_block(
+        &self,
+        r: &mut Reader,
+        depth: usize,
+        mut out: Option<&mut Vec<PropertyInfo>>,
+    ) -> Result<()> {
         if depth > MAX_DEPTH {
             return Err(r.error("tagged structs nest too deeply"));
         }
@@ -454,7 +498,8 @@ impl<'a> Walker<'a> {
                         r.guid()?;
                     }
                     "BoolProperty" => bool_value = r.u8()? != 0,
-                    "ByteProperty" | "EnumProperty" | "ArrayProperty" | "SetProperty" | "OptionalProperty" => {
+                    "ByteProperty" | "EnumProperty" | "ArrayProperty" | "SetProperty"
+                    | "OptionalProperty" => {
                         self.cx.name(r)?;
                     }
                     "MapProperty" => {
@@ -469,11 +514,16 @@ impl<'a> Walker<'a> {
                 (ty, size, bool_value)
             };
             let at = r.offset();
-            r.skip(size).with_context(|| format!("value of property {name}"))?;
+            r.skip(size)
+                .with_context(|| format!("value of property {name}"))?;
             if let Some(out) = out.as_deref_mut() {
                 out.push(PropertyInfo {
                     name,
-                    value: if ty == "BoolProperty" { bool_value.to_string() } else { format!("{size} bytes") },
+                    value: if ty == "BoolProperty" {
+                        bool_value.to_string()
+                    } else {
+                        format!("{size} bytes")
+                    },
                     ty,
                     array_index: None,
                     offset: at,
@@ -581,9 +631,14 @@ impl UnversionedHeader {
                 masked.div_ceil(32) * 4
             };
             let raw = r.bytes(bytes).context("zero mask")?;
-            zero_mask = (0..masked).map(|i| raw[i / 8] & (1 << (i % 8)) != 0).collect();
+            zero_mask = (0..masked)
+                .map(|i| raw[i / 8] & (1 << (i % 8)) != 0)
+                .collect();
         }
-        Ok(UnversionedHeader { fragments, zero_mask })
+        Ok(UnversionedHeader {
+            fragments,
+            zero_mask,
+        })
     }
 
     pub fn write(&self, w: &mut crate::binary::Writer) {
@@ -643,18 +698,41 @@ mod tests {
 
     #[test]
     fn fragment_packing() {
-        let f = Fragment { skip: 3, values: 5, has_zeroes: true, is_last: true };
+        let f = Fragment {
+            skip: 3,
+            values: 5,
+            has_zeroes: true,
+            is_last: true,
+        };
         assert_eq!(Fragment::unpack(f.pack()), f);
         // 2 skipped, 1 value, last: 0x0302
-        assert_eq!(Fragment::unpack(0x0302), Fragment { skip: 2, values: 1, has_zeroes: false, is_last: true });
+        assert_eq!(
+            Fragment::unpack(0x0302),
+            Fragment {
+                skip: 2,
+                values: 1,
+                has_zeroes: false,
+                is_last: true
+            }
+        );
     }
 
     #[test]
     fn header_round_trip_and_slots() {
         let h = UnversionedHeader {
             fragments: vec![
-                Fragment { skip: 1, values: 2, has_zeroes: false, is_last: false },
-                Fragment { skip: 3, values: 10, has_zeroes: true, is_last: true },
+                Fragment {
+                    skip: 1,
+                    values: 2,
+                    has_zeroes: false,
+                    is_last: false,
+                },
+                Fragment {
+                    skip: 3,
+                    values: 10,
+                    has_zeroes: true,
+                    is_last: true,
+                },
             ],
             zero_mask: (0..10).map(|i| i % 3 == 0).collect(),
         };

@@ -32,18 +32,33 @@ pub enum NativeLayout {
 pub fn native_struct(name: &str, engine: EngineVersion) -> Option<NativeLayout> {
     use NativeLayout::*;
     // Engine "real" (float or double) components.
-    let real = if engine.has(Feature::LargeWorldCoordinates) { 8 } else { 4 };
+    let real = if engine.has(Feature::LargeWorldCoordinates) {
+        8
+    } else {
+        4
+    };
     Some(match name {
-        "Vector" | "Vector_NetQuantize" | "Vector_NetQuantize10" | "Vector_NetQuantize100"
-        | "Vector_NetQuantizeNormal" | "Rotator" => Fixed(3 * real),
+        "Vector"
+        | "Vector_NetQuantize"
+        | "Vector_NetQuantize10"
+        | "Vector_NetQuantize100"
+        | "Vector_NetQuantizeNormal"
+        | "Rotator" => Fixed(3 * real),
         "Vector2D" => Fixed(2 * real),
         "Vector4" | "Quat" | "Plane" | "Sphere" => Fixed(4 * real),
         "Box" => Fixed(6 * real + 1),
         "Box2D" => Fixed(4 * real + 1),
         "Matrix" => Fixed(16 * real),
-        "Vector2f" | "DeprecateSlateVector2D" | "IntPoint" | "DateTime" | "Timespan" | "SimpleCurveKey" => Fixed(8),
+        "Vector2f"
+        | "DeprecateSlateVector2D"
+        | "IntPoint"
+        | "DateTime"
+        | "Timespan"
+        | "SimpleCurveKey" => Fixed(8),
         "Vector3f" | "Rotator3f" | "IntVector" => Fixed(12),
-        "Vector4f" | "Quat4f" | "Plane4f" | "Sphere3f" | "LinearColor" | "Guid" | "IntVector4" => Fixed(16),
+        "Vector4f" | "Quat4f" | "Plane4f" | "Sphere3f" | "LinearColor" | "Guid" | "IntVector4" => {
+            Fixed(16)
+        }
         "Vector3d" | "Rotator3d" => Fixed(24),
         "Quat4d" | "Plane4d" | "Sphere3d" => Fixed(32),
         "Color" | "FrameNumber" | "NavAgentSelector" => Fixed(4),
@@ -53,7 +68,9 @@ pub fn native_struct(name: &str, engine: EngineVersion) -> Option<NativeLayout> 
         "RichCurveKey" => Fixed(3 + 6 * 4),
         "MovieSceneFrameRange" => Fixed(2 * (1 + 4)),
         "FontCharacter" => Fixed(4 * 4 + 1 + 4),
-        "SoftObjectPath" | "SoftClassPath" | "StringAssetReference" | "StringClassReference" => SoftObjectPath,
+        "SoftObjectPath" | "SoftClassPath" | "StringAssetReference" | "StringClassReference" => {
+            SoftObjectPath
+        }
         "GameplayTagContainer" => GameplayTagContainer,
         "PerPlatformFloat" | "PerPlatformInt" | "PerPlatformBool" => PerPlatform { value_size: 4 },
         "PerPlatformFrameRate" => PerPlatform { value_size: 8 },
@@ -64,7 +81,13 @@ pub fn native_struct(name: &str, engine: EngineVersion) -> Option<NativeLayout> 
 }
 
 /// Steps over one natively serialized struct.
-pub(super) fn read(walker: &Walker, r: &mut Reader, name: &str, layout: NativeLayout, _depth: usize) -> Result<String> {
+pub(super) fn read(
+    walker: &Walker,
+    r: &mut Reader,
+    name: &str,
+    layout: NativeLayout,
+    _depth: usize,
+) -> Result<String> {
     let cx = walker.cx;
     match layout {
         NativeLayout::Fixed(n) => {
