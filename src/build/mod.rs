@@ -191,7 +191,12 @@ pub fn build(
         failures.sort_by_key(|(i, _)| *i);
         let list: Vec<String> = failures
             .iter()
-            .map(|(i, e)| format!("{}: {e}", content.packages[*i].header.display()))
+            .map(|(i, e)| {
+                // Name the package, unless the error already does.
+                let path = content.packages[*i].header.display().to_string();
+                let message = e.to_string();
+                if message.contains(&path) { message } else { format!("{path}: {message}") }
+            })
             .collect();
         return Err(Error::other(format!(
             "{} of {} package(s) failed to convert:\n  {}",

@@ -196,11 +196,13 @@ impl BuiltPackage {
 pub fn convert(source: &PackageSource, settings: &Settings) -> Result<BuiltPackage> {
     let files = PackageFiles::load(&source.header)?;
     let package = files.read_package(Some(settings.engine))?;
+    files.check_exports(&package)?;
     if let Some(own) = package.package_name() {
         if !own.eq_ignore_ascii_case(&source.package_name) {
             return Err(Error::other(format!(
                 "{}: the package calls itself `{own}` but its path makes it `{}`; \
-                 cooked packages must stay in the folder they were cooked for",
+                 cooked packages must stay in the folder they were cooked for \
+                 (check `[game] project` and the folder layout)",
                 source.header.display(),
                 source.package_name
             )));
