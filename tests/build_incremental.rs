@@ -138,3 +138,31 @@ fn a_broken_package_fails_the_build_without_partial_output() {
     let bad = zenpak(&repo, &["build", "--manifest-path", "does-not-exist.toml"]);
     assert_eq!(bad.status.code(), Some(2));
 }
+
+#[test]
+fn check_lists_problems_and_what_the_game_must_have() {
+    let Some(corpus) = common::corpus() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let repo = corpus_mod(&corpus, dir.path());
+    let ok = zenpak(&repo, &["check", "--message-format", "json"]);
+    assert!(ok.status.success(), "{}", String::from_utf8_lossy(&ok.stdout));
+    let report = &json_lines(&ok)[0];
+    assert_eq!(report["packages"], 3);
+    // The character imports the mannequin meshes and animations of the template: not in the mod.
+    let needed: Vec<&str> = report["must_exist_in_game"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
+    assert!(!needed.is_empty());
+    assert!(needed.iter().all(|n| n.starts_with('/') && !n.starts_with("/Script/")), "{needed:?}");
+
+    let meshes = repo.join("Cooked/Proj/Content/LevelPrototyping/Meshes");
+    std::fs::remove_file(meshes.join("SM_Cube.uexp")).unwrap();
+    let textures = repo.join("Cooked/Proj/Content/Characters/Mannequins/Textures/Quinn");
+    for ext in ["uasset", "uexp", "ubulk"] {
+        std::fs::copy(textures.join(format!("T_Quinn_01_D.{ext}")), textures.join(format!("t_quinn_01_d.{ext}"))).unwrap();
+    }
+    let bad = zenpak(&repo, &["check", "--message-format", "json"]);
+    assert_eq!(bad.status.code(), Some(1));
+    let problems = json_lines(&bad)[0]["problems"].to_string();
+    assert!(problems.contains("SM_Cube.uexp is missing"), "{problems}");
+    assert!(problems.contains("differ only in case"), "{problems}");
+    assert!(!repo.join("target").exists(), "check writes nothing");
+}

@@ -9,6 +9,7 @@
 //! [`Event`]s and a [`BuildSummary`].
 
 pub mod cache;
+pub mod check;
 pub mod discover;
 pub mod package;
 

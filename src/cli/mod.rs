@@ -6,6 +6,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use zenpak::Result;
 
 mod build;
+mod check;
 mod deps;
 mod diff;
 mod inspect;
@@ -52,6 +53,8 @@ pub struct Cli {
 pub enum Command {
     /// Build the mod of the nearest mod.toml into <name>_P.utoc/.ucas/.pak.
     Build(build::Args),
+    /// Check the manifest and content without writing anything.
+    Check(check::Args),
     /// Show what a file holds: legacy or Zen package, container, pak, mappings, classic package.
     Inspect(inspect::Args),
     /// Create a new mod repository in a new folder.
@@ -73,6 +76,7 @@ pub enum Command {
 pub fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Build(args) => build::run(args, &cli.global),
+        Command::Check(args) => check::run(args, &cli.global),
         Command::Inspect(args) => inspect::run(args, &cli.global),
         Command::New(args) => new::run_new(args, &cli.global),
         Command::Init(args) => new::run_init(args, &cli.global),
