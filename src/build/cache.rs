@@ -117,7 +117,8 @@ pub struct ArtifactRecord {
     pub path: PathBuf,
     pub size: u64,
     pub modified_ns: u128,
-    pub sha256: String,
+    /// Hex SHA-256, when the build was asked for it.
+    pub sha256: Option<String>,
 }
 
 impl ArtifactRecord {
@@ -134,7 +135,7 @@ impl ArtifactRecord {
         })
     }
 
-    pub fn of(path: &Path, sha256: String) -> Result<ArtifactRecord> {
+    pub fn of(path: &Path, sha256: Option<String>) -> Result<ArtifactRecord> {
         let meta = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
         Ok(ArtifactRecord {
             path: path.to_path_buf(),
