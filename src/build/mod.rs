@@ -117,7 +117,8 @@ pub fn build(
         .flat_map(|p| p.files())
         .chain(content.loose_files.iter().map(|f| f.path.as_path()))
         .collect();
-    let files = FileIndex::load(&cache.files_path()).refresh(&all_files)?;
+    let previous_files = FileIndex::load(&cache.files_path());
+    let files = previous_files.refresh(&all_files)?;
     let bytes_in: u64 = all_files
         .iter()
         .filter_map(|p| files.get(p))
@@ -143,7 +144,9 @@ pub fn build(
                     .zip(&artifacts)
                     .all(|(a, p)| &a.path == p && a.is_unchanged())
             {
-                files.save(&cache.files_path())?;
+                if files != previous_files {
+                    files.save(&cache.files_path())?;
+                }
                 let mut artifacts = record.artifacts;
                 if options.hash_artifacts {
                     for artifact in artifacts.iter_mut().filter(|a| a.sha256.is_none()) {

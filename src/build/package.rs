@@ -128,10 +128,7 @@ impl BuiltPackage {
             w.fstring(name);
         }
         let bytes = w.into_inner();
-        let temporary = crate::release::temporary_path(path);
-        std::fs::write(&temporary, &bytes)
-            .and_then(|()| std::fs::rename(&temporary, path))
-            .map_err(|e| Error::io(path, e))
+        crate::release::write_replacing(path, &bytes)
     }
 
     /// Reads a package back from the cache; `None` when it is missing or does
