@@ -151,7 +151,10 @@ fn package_lookup_ignores_case_and_unknown_extensions() {
         locate_package("ALFAFX", &search),
         Some(ut99.join("Textures/AlfaFX.utx"))
     );
-    assert_eq!(locate_package("MANIFEST", std::slice::from_ref(&ut99)), None);
+    assert_eq!(
+        locate_package("MANIFEST", std::slice::from_ref(&ut99)),
+        None
+    );
     assert_eq!(locate_package("Botpack", &search), None);
 }
 
