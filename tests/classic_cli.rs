@@ -145,6 +145,21 @@ fn deps_reports_missing_packages() {
         serde_json::json!([])
     );
 
+    // --recursive goes on to the packages found.
+    let mut recursive = args.clone();
+    recursive.pop();
+    recursive.push("--recursive");
+    let (ok, stdout, _) = zenpak(&recursive);
+    assert!(ok);
+    assert!(
+        stdout.contains("package Engine (file version 69) needs 1 package(s)"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("package Core (file version 69) needs 0 package(s)"),
+        "{stdout}"
+    );
+
     // Without search folders it only lists.
     let (ok, stdout, _) = zenpak(&[
         "deps",
