@@ -51,16 +51,15 @@ pub fn run(args: Args, global: &GlobalOptions) -> Result<()> {
         reports
     };
     if args.json {
-        let list: Vec<serde_json::Value> = reports
-            .iter()
-            .map(|(file, report)| {
-                let mut value = serde_json::to_value(report).unwrap_or_default();
-                if let Some(map) = value.as_object_mut() {
-                    map.insert("file".into(), file.display().to_string().into());
-                }
-                value
-            })
-            .collect();
+        let mut list = Vec::new();
+        for (file, report) in &reports {
+            let mut value = serde_json::to_value(report)
+                .map_err(|e| zenpak::Error::other(format!("cannot encode JSON: {e}")))?;
+            if let Some(map) = value.as_object_mut() {
+                map.insert("file".into(), file.display().to_string().into());
+            }
+            list.push(value);
+        }
         return super::print_json(
             &serde_json::json!({ "kind": "classic-dependencies", "packages": list }),
         );
