@@ -205,6 +205,8 @@ fn huge_and_negative_counts_are_errors_not_allocations() {
 fn bad_table_entries_are_errors_with_offsets() {
     // A name whose length says 200 bytes but whose terminator is missing.
     expect_error(&header_1k(|b| b[64] = 3), 64, "not zero-terminated");
+    // A name with a zero byte inside it ("No\0e"): the offset is that byte's.
+    expect_error(&header_1k(|b| b[67] = 0), 67, "zero byte before its end");
     // A name with an oversized compact length.
     expect_error(
         &header_1k(|b| b[64..69].copy_from_slice(&[0x7F, 0xFF, 0xFF, 0xFF, 0x07])),
