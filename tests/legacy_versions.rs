@@ -198,3 +198,44 @@ fn edited_package_writes_consistent_offsets() {
         package.summary.import_offset + grown as i32
     );
 }
+
+#[test]
+fn grown_export_shifts_later_exports_and_rebuilds_the_uexp() {
+    let Some(corpus) = common::corpus() else {
+        return;
+    };
+    let files = PackageFiles::load(corpus.join("retoc/UE5.6/SM_Cube.uasset")).unwrap();
+    let package = files.read_package(Some(EngineVersion::UE5_6)).unwrap();
+    let mut data: Vec<Vec<u8>> = (0..package.exports.len())
+        .map(|i| files.export_data(&package, i).unwrap().to_vec())
+        .collect();
+    // Unchanged: the rebuilt .uexp is the original.
+    assert_eq!(
+        PackageFiles::build_uexp(&package, &data, true).unwrap(),
+        files.uexp
+    );
+    // Grow export 0 (the first in the file) by 8 bytes.
+    let mut grown = package.clone();
+    data[0].extend_from_slice(&[0; 8]);
+    grown.exports[0].serial_size += 8;
+    assert!(
+        PackageFiles::build_uexp(&grown, &data, true).is_err(),
+        "stale offsets must be refused"
+    );
+    grown.assign_export_offsets().unwrap();
+    let uexp = PackageFiles::build_uexp(&grown, &data, true).unwrap();
+    assert_eq!(uexp.len(), files.uexp.len() + 8);
+    assert_eq!(
+        grown.exports[1].serial_offset,
+        package.exports[1].serial_offset + 8
+    );
+    assert_eq!(
+        grown.exports[0].serial_offset,
+        package.exports[0].serial_offset
+    );
+    assert_eq!(
+        grown.summary.bulk_data_start_offset,
+        package.summary.bulk_data_start_offset + 8
+    );
+    assert_eq!(grown.write().unwrap().len(), files.header.len());
+}
