@@ -31,8 +31,8 @@ pub use names::{
 };
 pub use report::{ExportReport, ImportReport, PackageReport};
 pub use summary::{
-    CustomVersion, FileVersions, Generation, SavedEngineVersion, Summary, PACKAGE_FILE_TAG,
-    PKG_COOKED, PKG_FILTER_EDITOR_ONLY, PKG_UNVERSIONED_PROPERTIES,
+    CustomVersion, FieldPositions, FileVersions, Generation, SavedEngineVersion, Summary,
+    PACKAGE_FILE_TAG, PKG_COOKED, PKG_FILTER_EDITOR_ONLY, PKG_UNVERSIONED_PROPERTIES,
 };
 pub use tables::{DataResource, ObjectExport, ObjectImport, SoftObjectPath, TableContext};
 
@@ -208,21 +208,23 @@ impl LegacyPackage {
     /// unversioned packages and must agree with a versioned one.
     pub fn read(header: &[u8], engine: Option<EngineVersion>) -> Result<LegacyPackage> {
         let mut r = Reader::new(header);
+        let mut positions = FieldPositions::default();
         let (summary, engine, versions) =
-            Summary::read(&mut r, engine).context("package summary")?;
+            Summary::read_with_positions(&mut r, engine, &mut positions)
+                .context("package summary")?;
         let summary_end = r.pos();
 
         let header_size = summary.total_header_size;
         if header_size < summary_end as i32 || header_size as usize > header.len() {
             return Err(Error::format(
-                0,
+                positions.total_header_size as u64,
                 format!(
                     "total header size {header_size} is outside the file (summary ends at {summary_end}, file has {} bytes)",
                     header.len()
                 ),
             )
-            .within("package summary")
-            .within("total header size"));
+            .within("total header size")
+            .within("package summary"));
         }
         let header_size = header_size as usize;
 
@@ -237,7 +239,7 @@ impl LegacyPackage {
             }
             if offset < summary_end as i64 || offset > header_size as i64 {
                 return Err(Error::format(
-                    offset as u64,
+                    positions.of(section) as u64,
                     format!(
                         "{} offset {offset} is outside the header (summary ends at {summary_end}, header size {header_size})",
                         section.label()
@@ -312,7 +314,7 @@ impl LegacyPackage {
                     .within(section.label()));
             }
         }
-        package.check_counts()?;
+        package.check_counts(&positions)?;
         Ok(package)
     }
 
@@ -444,12 +446,12 @@ impl LegacyPackage {
     }
 
     /// Cross-checks the tables against each other once all are read.
-    fn check_counts(&self) -> Result<()> {
+    fn check_counts(&self, positions: &FieldPositions) -> Result<()> {
         let s = &self.summary;
         let expect = |what: &str, section: Section, count: i64| -> Result<()> {
             if count > 0 && !self.layout.contains(&section) {
                 return Err(Error::format(
-                    0,
+                    positions.of(section).saturating_sub(4) as u64,
                     format!("the summary counts {count} {what} but gives no offset for them"),
                 )
                 .within("package summary"));
