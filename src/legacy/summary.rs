@@ -441,13 +441,13 @@ impl Summary {
             } else {
                 (None, None, None, None)
             };
-        positions.mark(Section::Metadata, r.pos() + 0);
+        positions.mark(Section::Metadata, r.pos());
         let metadata_offset = if versions.ue5_at_least(ue5::METADATA_SERIALIZATION_OFFSET) {
             Some(r.i32().context("metadata offset")?)
         } else {
             None
         };
-        positions.mark(Section::Depends, r.pos() + 0);
+        positions.mark(Section::Depends, r.pos());
         let depends_offset = r.i32().context("depends offset")?;
         positions.mark(Section::SoftPackageReferences, r.pos() + 4);
         let (soft_package_references_count, soft_package_references_offset) =
@@ -456,13 +456,13 @@ impl Summary {
             } else {
                 (0, 0)
             };
-        positions.mark(Section::SearchableNames, r.pos() + 0);
+        positions.mark(Section::SearchableNames, r.pos());
         let searchable_names_offset = if versions.ue4_at_least(ue4::ADDED_SEARCHABLE_NAMES) {
             r.i32().context("searchable names offset")?
         } else {
             0
         };
-        positions.mark(Section::Thumbnails, r.pos() + 0);
+        positions.mark(Section::Thumbnails, r.pos());
         let thumbnail_table_offset = r.i32().context("thumbnail table offset")?;
         positions.mark(Section::ImportTypeHierarchies, r.pos() + 4);
         let (import_type_hierarchies_count, import_type_hierarchies_offset) =
@@ -534,10 +534,10 @@ impl Summary {
         } else {
             None
         };
-        positions.mark(Section::AssetRegistryData, r.pos() + 0);
+        positions.mark(Section::AssetRegistryData, r.pos());
         let asset_registry_data_offset = r.i32().context("asset registry data offset")?;
         let bulk_data_start_offset = r.i64().context("bulk data start offset")?;
-        positions.mark(Section::WorldTileInfo, r.pos() + 0);
+        positions.mark(Section::WorldTileInfo, r.pos());
         let world_tile_info_data_offset = if versions.ue4_at_least(ue4::WORLD_LEVEL_INFO) {
             r.i32().context("world tile info offset")?
         } else {
@@ -569,7 +569,7 @@ impl Summary {
         } else {
             None
         };
-        positions.mark(Section::DataResources, r.pos() + 0);
+        positions.mark(Section::DataResources, r.pos());
         let data_resource_offset = if versions.ue5_at_least(ue5::DATA_RESOURCES) {
             Some(r.i32().context("data resource offset")?)
         } else {
