@@ -19,7 +19,11 @@ pub struct Reader<'a> {
 
 impl<'a> Reader<'a> {
     pub fn new(data: &'a [u8]) -> Self {
-        Reader { data, pos: 0, base: 0 }
+        Reader {
+            data,
+            pos: 0,
+            base: 0,
+        }
     }
 
     /// A reader whose offsets are reported relative to `base` (the slice's position in its file).
@@ -275,7 +279,9 @@ impl Writer {
         Writer { buf: Vec::new() }
     }
     pub fn with_capacity(n: usize) -> Self {
-        Writer { buf: Vec::with_capacity(n) }
+        Writer {
+            buf: Vec::with_capacity(n),
+        }
     }
     pub fn pos(&self) -> usize {
         self.buf.len()
@@ -389,7 +395,12 @@ mod tests {
 
     #[test]
     fn fstring_round_trip() {
-        for (s, wide) in [("", false), ("abc", false), ("Größe", false), ("日本", true)] {
+        for (s, wide) in [
+            ("", false),
+            ("abc", false),
+            ("Größe", false),
+            ("日本", true),
+        ] {
             let mut w = Writer::new();
             w.fstring_ext(s, wide);
             let bytes = w.into_inner();

@@ -51,7 +51,11 @@ impl fmt::Display for FormatError {
         if !self.structure.is_empty() {
             write!(f, "{}: ", self.structure.join(" > "))?;
         }
-        write!(f, "at byte offset {} (0x{:x}): {}", self.offset, self.offset, self.message)?;
+        write!(
+            f,
+            "at byte offset {} (0x{:x}): {}",
+            self.offset, self.offset, self.message
+        )?;
         if let Some(hint) = &self.hint {
             write!(f, "\n  hint: {hint}")?;
         }
@@ -72,7 +76,10 @@ impl Error {
     }
 
     pub fn io(path: impl AsRef<Path>, source: std::io::Error) -> Self {
-        Error::Io { path: path.as_ref().to_path_buf(), source }
+        Error::Io {
+            path: path.as_ref().to_path_buf(),
+            source,
+        }
     }
 
     pub fn usage(message: impl Into<String>) -> Self {

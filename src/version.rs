@@ -109,7 +109,8 @@ impl Serialize for EngineVersion {
 impl<'de> Deserialize<'de> for EngineVersion {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let s = String::deserialize(d)?;
-        s.parse().map_err(|e: Error| serde::de::Error::custom(e.to_string()))
+        s.parse()
+            .map_err(|e: Error| serde::de::Error::custom(e.to_string()))
     }
 }
 
@@ -135,16 +136,21 @@ impl EngineVersion {
         match self {
             EngineVersion::UE4_26 => DirectoryIndex,
             EngineVersion::UE4_27 => PartitionSize,
-            EngineVersion::UE5_0 | EngineVersion::UE5_1 | EngineVersion::UE5_2 | EngineVersion::UE5_3 => {
-                PerfectHashWithOverflow
-            }
+            EngineVersion::UE5_0
+            | EngineVersion::UE5_1
+            | EngineVersion::UE5_2
+            | EngineVersion::UE5_3 => PerfectHashWithOverflow,
             EngineVersion::UE5_4 => OnDemandMetaData,
-            EngineVersion::UE5_5 | EngineVersion::UE5_6 | EngineVersion::UE5_7 => ReplaceIoChunkHashWithIoHash,
+            EngineVersion::UE5_5 | EngineVersion::UE5_6 | EngineVersion::UE5_7 => {
+                ReplaceIoChunkHashWithIoHash
+            }
         }
     }
 
     /// `EIoContainerHeaderVersion` of the container header chunk.
-    pub fn container_header_version(self) -> crate::iostore::container_header::ContainerHeaderVersion {
+    pub fn container_header_version(
+        self,
+    ) -> crate::iostore::container_header::ContainerHeaderVersion {
         use crate::iostore::container_header::ContainerHeaderVersion::*;
         match self {
             EngineVersion::UE4_26 | EngineVersion::UE4_27 => Initial,
@@ -217,7 +223,10 @@ mod tests {
         for v in EngineVersion::ALL {
             assert_eq!(v.as_str().parse::<EngineVersion>().unwrap(), v);
         }
-        assert_eq!("UE5_6".parse::<EngineVersion>().unwrap(), EngineVersion::UE5_6);
+        assert_eq!(
+            "UE5_6".parse::<EngineVersion>().unwrap(),
+            EngineVersion::UE5_6
+        );
         assert!("5.8".parse::<EngineVersion>().is_err());
     }
 }

@@ -6,6 +6,10 @@ use clap::{Parser, Subcommand, ValueEnum};
 use zenpak::Result;
 
 mod inspect;
+mod key;
+mod list;
+mod unpack;
+mod verify;
 
 /// How results and diagnostics are printed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
@@ -29,7 +33,11 @@ pub struct GlobalOptions {
 }
 
 #[derive(Debug, Parser)]
-#[command(name = "zenpak", version, about = "Build Unreal Engine mods into IoStore containers (.utoc/.ucas/.pak)")]
+#[command(
+    name = "zenpak",
+    version,
+    about = "Build Unreal Engine mods into IoStore containers (.utoc/.ucas/.pak)"
+)]
 pub struct Cli {
     #[command(flatten)]
     pub global: GlobalOptions,
@@ -41,11 +49,20 @@ pub struct Cli {
 pub enum Command {
     /// Show what a file holds: legacy or Zen package, container, pak, mappings, classic package.
     Inspect(inspect::Args),
+    /// List the chunks of an IoStore container (.utoc).
+    List(list::Args),
+    /// Check an IoStore container and its companion .pak.
+    Verify(verify::Args),
+    /// Extract an IoStore container's chunks and its pak's files into a folder.
+    Unpack(unpack::Args),
 }
 
 pub fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Inspect(args) => inspect::run(args, &cli.global),
+        Command::List(args) => list::run(args, &cli.global),
+        Command::Verify(args) => verify::run(args, &cli.global),
+        Command::Unpack(args) => unpack::run(args, &cli.global),
     }
 }
 
