@@ -323,17 +323,29 @@ impl ContainerBuilder {
         } else {
             self.options.compression
         };
-        for block in data.chunks(self.options.block_size as usize) {
-            let mut stored = block.to_vec();
-            let mut method_index = 0u8;
-            if method != Compression::None {
-                let packed = method.compress(block)?;
-                if packed.len() < block.len() {
-                    stored = packed;
-                    method_index = self.method_index(method);
+        let block_size = self.options.block_size as usize;
+        // Blocks compress independently, so large chunks use every core;
+        // the results are collected in block order, keeping output stable.
+        let packed: Vec<Option<Vec<u8>>> = if method == Compression::None {
+            data.chunks(block_size).map(|_| None).collect()
+        } else {
+            use rayon::prelude::*;
+            data.par_chunks(block_size)
+                .map(|block| {
+                    method
+                        .compress(block)
+                        .map(|p| (p.len() < block.len()).then_some(p))
+                })
+                .collect::<Result<_>>()?
+        };
+        for (block, packed) in data.chunks(block_size).zip(packed) {
+            let (mut stored, method_index) = match packed {
+                Some(p) => {
                     flags |= meta_flags::COMPRESSED;
+                    (p, self.method_index(method))
                 }
-            }
+                None => (block.to_vec(), 0u8),
+            };
             let compressed_size = stored.len() as u32;
             pad_like_engine(&mut stored);
             if let Some(key) = &self.options.aes_key {
