@@ -187,14 +187,19 @@ impl Container {
         let mut raw = vec![0u8; (end - start) as usize];
         file.read_exact(&mut raw)
             .map_err(|e| Error::io(&self.ucas_path, e))?;
-        let mut out = Vec::with_capacity(length as usize);
+        let mut out = Vec::with_capacity(length.min(1 << 26) as usize);
         let block_size = self.toc.header.compression_block_size as u64;
         let offset_in_first = self.toc.offsets[index].offset % block_size;
         if offset_in_first != 0 {
             return Err(Error::format(0, "chunk does not start on a block boundary"));
         }
         for (i, b) in blocks.iter().enumerate() {
-            let from = (b.offset - start) as usize;
+            let from = b.offset.checked_sub(start).ok_or_else(|| {
+                Error::format(
+                    b.offset,
+                    format!("block {i} lies before the chunk's first block"),
+                )
+            })? as usize;
             let to = from + b.stored_size() as usize;
             if b.offset < start || to > raw.len() {
                 return Err(Error::format(

@@ -153,7 +153,7 @@ impl PakEntry {
             if block_count == 1 && !encrypted {
                 blocks.push(PakBlock {
                     start: data_start,
-                    end: data_start + size,
+                    end: data_start.saturating_add(size),
                 });
             } else {
                 let mut at = data_start;

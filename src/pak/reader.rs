@@ -272,9 +272,12 @@ impl PakReader {
                 )
             })
         };
-        let data_at = entry.offset + header_len;
-        let mut stored = Vec::with_capacity(entry.size as usize);
-        let mut out = Vec::with_capacity(entry.uncompressed_size as usize);
+        let data_at = entry
+            .offset
+            .checked_add(header_len)
+            .ok_or_else(|| Error::format(entry.offset, "entry offset overflows"))?;
+        let mut stored = Vec::with_capacity(entry.size.min(1 << 26) as usize);
+        let mut out = Vec::with_capacity(entry.uncompressed_size.min(1 << 26) as usize);
         if entry.method_index == 0 {
             let len = if entry.encrypted {
                 entry.size.next_multiple_of(16)
@@ -303,7 +306,10 @@ impl PakReader {
                 let mut data = read_at(
                     &mut file,
                     &self.path,
-                    entry.offset + block.start,
+                    entry
+                        .offset
+                        .checked_add(block.start)
+                        .ok_or_else(|| Error::format(entry.offset, "block offset overflows"))?,
                     read_len,
                     "compression block",
                 )?;
@@ -312,6 +318,15 @@ impl PakReader {
                     data.truncate(len as usize);
                 }
                 stored.extend_from_slice(&data);
+                if entry.block_size > crate::iostore::toc::MAX_BLOCK_SIZE {
+                    return Err(Error::format(
+                        entry.offset,
+                        format!(
+                            "compression block size {} is out of range",
+                            entry.block_size
+                        ),
+                    ));
+                }
                 let want = remaining.min(entry.block_size.max(1) as u64);
                 out.extend(compression.decompress(&data, want as usize)?);
                 remaining -= want;
