@@ -320,12 +320,15 @@ impl Container {
                     ));
                 }
                 let ue5 = self.is_ue5();
+                let package_chunks: std::collections::BTreeSet<u64> = self
+                    .toc
+                    .chunk_ids
+                    .iter()
+                    .filter(|c| c.chunk_type(ue5) == ChunkType::ExportBundleData)
+                    .map(|c| c.id())
+                    .collect();
                 for (id, _) in &h.packages {
-                    let has_chunk =
-                        self.toc.chunk_ids.iter().any(|c| {
-                            c.id() == *id && c.chunk_type(ue5) == ChunkType::ExportBundleData
-                        });
-                    if !has_chunk {
+                    if !package_chunks.contains(id) {
                         report.errors.push(format!(
                             "store entry of package 0x{id:016x} has no package chunk"
                         ));

@@ -139,6 +139,7 @@ pub struct ContainerBuilder {
     header: ContainerHeader,
     chunks: Vec<PendingChunk>,
     chunk_ids: BTreeSet<ChunkId>,
+    package_ids: BTreeSet<u64>,
     paths: BTreeSet<String>,
     blocks: Vec<CompressionBlock>,
     methods_used: Vec<Compression>,
@@ -205,6 +206,7 @@ impl ContainerBuilder {
             pak: Some(pak),
             chunks: Vec::new(),
             chunk_ids: BTreeSet::new(),
+            package_ids: BTreeSet::new(),
             paths: BTreeSet::new(),
             blocks: Vec::new(),
             methods_used: Vec::new(),
@@ -244,7 +246,7 @@ impl ContainerBuilder {
         store_entry: StoreEntry,
         path: &str,
     ) -> Result<()> {
-        if self.header.packages.iter().any(|(id, _)| *id == package_id) {
+        if self.package_ids.contains(&package_id) {
             return Err(Error::usage(format!(
                 "package id 0x{package_id:016x} ({path}) is added twice"
             )));
@@ -254,6 +256,7 @@ impl ContainerBuilder {
             export_bundle,
             Some(path),
         )?;
+        self.package_ids.insert(package_id);
         self.header.packages.push((package_id, store_entry));
         Ok(())
     }
@@ -278,17 +281,26 @@ impl ContainerBuilder {
     pub fn add_chunk(&mut self, id: ChunkId, data: &[u8], path: Option<&str>) -> Result<()> {
         let path = path.map(|p| self.relative(p)).transpose()?;
         if let Some(p) = &path {
-            if !self.paths.insert(p.to_lowercase()) {
+            if self.paths.contains(&p.to_lowercase()) {
                 return Err(Error::usage(format!(
                     "`{p}` is added to the container twice"
                 )));
             }
         }
-        if !self.chunk_ids.insert(id) {
+        if self.chunk_ids.contains(&id) {
             return Err(Error::usage(format!(
                 "chunk {} is added twice",
                 id.to_hex()
             )));
+        }
+        if data.len() as u64 >= 1 << 40 {
+            return Err(Error::usage("a chunk must be smaller than 1 TiB"));
+        }
+        // Once data is written the chunk is committed: a failure below
+        // (disk full) leaves the builder unusable, and dropping it cleans up.
+        self.chunk_ids.insert(id);
+        if let Some(p) = &path {
+            self.paths.insert(p.to_lowercase());
         }
         let force_uncompressed =
             id.chunk_type(self.engine.uses_ue5_chunk_types()) == ChunkType::ContainerHeader;
