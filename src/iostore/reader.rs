@@ -171,22 +171,46 @@ impl Container {
         let start = blocks[0].offset;
         let last = blocks[blocks.len() - 1];
         let end = last.offset + last.stored_size();
-        let mut file = File::open(&self.ucas_path).map_err(|e| Error::io(&self.ucas_path, e))?;
-        let file_len = file
-            .metadata()
-            .map_err(|e| Error::io(&self.ucas_path, e))?
-            .len();
-        if end > file_len || end < start {
+        // Large game containers are split into partitions (`X.ucas`,
+        // `X_s1.ucas`, ...); a chunk never straddles two.
+        let h = &self.toc.header;
+        let partition_size = if h.version.has_partitions() && h.partition_size != 0 {
+            h.partition_size
+        } else {
+            u64::MAX
+        };
+        let partition = start / partition_size;
+        let ucas = if partition == 0 {
+            self.ucas_path.clone()
+        } else {
+            let stem = self
+                .ucas_path
+                .file_stem()
+                .and_then(|s| s.to_str())
+                .unwrap_or("");
+            self.ucas_path
+                .with_file_name(format!("{stem}_s{partition}.ucas"))
+        };
+        if end < start {
+            return Err(Error::format(start, "the chunk's blocks are out of order"));
+        }
+        let start_in_file = start - partition * partition_size;
+        let end_in_file = end - partition * partition_size;
+        let mut file = File::open(&ucas).map_err(|e| Error::io(&ucas, e))?;
+        let file_len = file.metadata().map_err(|e| Error::io(&ucas, e))?.len();
+        if end_in_file > file_len || end < start {
             return Err(Error::format(
                 start,
-                format!("blocks {start}..{end} run past the end of the .ucas ({file_len} bytes)"),
+                format!(
+                    "blocks {start}..{end} run past the end of {} ({file_len} bytes)",
+                    ucas.display()
+                ),
             ));
         }
-        file.seek(SeekFrom::Start(start))
-            .map_err(|e| Error::io(&self.ucas_path, e))?;
+        file.seek(SeekFrom::Start(start_in_file))
+            .map_err(|e| Error::io(&ucas, e))?;
         let mut raw = vec![0u8; (end - start) as usize];
-        file.read_exact(&mut raw)
-            .map_err(|e| Error::io(&self.ucas_path, e))?;
+        file.read_exact(&mut raw).map_err(|e| Error::io(&ucas, e))?;
         let mut out = Vec::with_capacity(length.min(1 << 26) as usize);
         let block_size = self.toc.header.compression_block_size as u64;
         let offset_in_first = self.toc.offsets[index].offset % block_size;

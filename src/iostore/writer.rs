@@ -293,8 +293,14 @@ impl ContainerBuilder {
                 id.to_hex()
             )));
         }
-        if data.len() as u64 >= 1 << 40 {
-            return Err(Error::usage("a chunk must be smaller than 1 TiB"));
+        // Offsets and lengths are 40-bit fields in the TOC.
+        let aligned = (data.len() as u64).next_multiple_of(self.options.block_size as u64);
+        if self.uncompressed_position + aligned >= 1 << 40
+            || self.ucas_position + aligned + aligned / 8 >= 1 << 40
+        {
+            return Err(Error::usage(
+                "a container must stay below 1 TiB; split the mod into several containers",
+            ));
         }
         // Once data is written the chunk is committed: a failure below
         // (disk full) leaves the builder unusable, and dropping it cleans up.
