@@ -20,21 +20,30 @@ pub fn corpus() -> Option<PathBuf> {
             dir.display()
         );
     }
-    eprintln!("corpus not found at {}: skipping corpus test", dir.display());
+    eprintln!(
+        "corpus not found at {}: skipping corpus test",
+        dir.display()
+    );
     None
 }
 
 /// The engine version of a corpus folder, from `engines.tsv` (longest matching prefix).
 pub fn engine_of(corpus: &Path, file: &Path) -> Option<zenpak::EngineVersion> {
     let table = std::fs::read_to_string(corpus.join("engines.tsv")).ok()?;
-    let rel = file.strip_prefix(corpus).ok()?.to_string_lossy().replace('\\', "/");
+    let rel = file
+        .strip_prefix(corpus)
+        .ok()?
+        .to_string_lossy()
+        .replace('\\', "/");
     let mut best: Option<(usize, zenpak::EngineVersion)> = None;
     for line in table.lines() {
         if line.starts_with('#') || line.trim().is_empty() {
             continue;
         }
         let mut parts = line.split('\t');
-        let (Some(folder), Some(ver)) = (parts.next(), parts.next()) else { continue };
+        let (Some(folder), Some(ver)) = (parts.next(), parts.next()) else {
+            continue;
+        };
         if rel.starts_with(&format!("{folder}/")) && best.map_or(true, |(l, _)| folder.len() > l) {
             best = Some((folder.len(), ver.trim().parse().ok()?));
         }
@@ -50,7 +59,11 @@ pub fn files_with_ext(dir: &Path, exts: &[&str]) -> Vec<PathBuf> {
         .filter(|e| e.file_type().is_file())
         .map(|e| e.into_path())
         .filter(|p| {
-            let name = p.file_name().unwrap().to_string_lossy().to_ascii_lowercase();
+            let name = p
+                .file_name()
+                .unwrap()
+                .to_string_lossy()
+                .to_ascii_lowercase();
             exts.iter().any(|x| name.ends_with(&format!(".{x}")))
         })
         .collect();
