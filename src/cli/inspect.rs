@@ -71,13 +71,30 @@ pub fn sniff(path: &Path, head: &[u8]) -> Result<Kind> {
 pub fn run(args: Args, global: &GlobalOptions) -> Result<()> {
     let head = read_head(&args.path)?;
     let kind = sniff(&args.path, &head)?;
-    if kind == Kind::ZenPackage {
-        return super::inspect_zen::run(&args.path, args.engine, args.json, global);
+    match kind {
+        Kind::LegacyPackage => inspect_legacy(&args, global),
+        Kind::ZenPackage => super::inspect_zen::run(&args.path, args.engine, args.json, global),
+        _ => Err(Error::other(format!(
+            "{}: inspecting {kind:?} files is not supported yet",
+            args.path.display()
+        ))),
     }
-    Err(Error::other(format!(
-        "{}: inspecting {kind:?} files is not supported yet",
-        args.path.display()
-    )))
+}
+
+fn inspect_legacy(args: &Args, global: &GlobalOptions) -> Result<()> {
+    let files = zenpak::legacy::PackageFiles::load(&args.path)?;
+    let package = files.read_package(args.engine)?;
+    files.check_exports(&package)?;
+    let report =
+        zenpak::legacy::PackageReport::new(&files, &package).map_err(|e| e.in_file(&args.path))?;
+    if args.json {
+        super::print_json(&report)
+    } else {
+        if !global.quiet {
+            print!("{}", report.to_text());
+        }
+        Ok(())
+    }
 }
 
 fn read_head(path: &Path) -> Result<Vec<u8>> {

@@ -26,7 +26,9 @@ use crate::error::{Context, Error, Result};
 use crate::version::{ue4_object_version as ue4, EngineVersion};
 
 pub use files::{BulkCompanion, BulkKind, PackageFiles};
-pub use names::{DisplayName, EngineString, FName, NameEntry, PackageIndex, ResolvedIndex};
+pub use names::{
+    name_map_hashes, DisplayName, EngineString, FName, NameEntry, PackageIndex, ResolvedIndex,
+};
 pub use report::{ExportReport, ImportReport, PackageReport};
 pub use summary::{
     CustomVersion, FileVersions, Generation, SavedEngineVersion, Summary, PACKAGE_FILE_TAG,
@@ -560,6 +562,39 @@ impl LegacyPackage {
         w.zeros(self.header_padding);
         w.bytes(&self.after_header);
         Ok(w.into_inner())
+    }
+
+    /// The size [`write`](Self::write) will give the header.
+    pub fn header_size(&self) -> Result<usize> {
+        Ok(self.write()?.len())
+    }
+
+    /// Lays the exports out as a cook does: back to back right after the
+    /// header, in their current serial offset order (ties by index), using
+    /// their current serial sizes; the bulk data start offset follows the
+    /// last export. Call after changing names, tables or export sizes, then
+    /// write the header and the exports' data in that order (see
+    /// [`PackageFiles::build_uexp`]). The corpus confirms the layout: in all
+    /// its packages the exports are contiguous from the header's end and the
+    /// bulk data start offset is the end of the last export.
+    pub fn assign_export_offsets(&mut self) -> Result<()> {
+        let mut order: Vec<usize> = (0..self.exports.len()).collect();
+        order.sort_by_key(|&i| (self.exports[i].serial_offset, i));
+        let mut next = self.header_size()? as i64;
+        for i in order {
+            let export = &mut self.exports[i];
+            if export.serial_size < 0 {
+                return Err(Error::other(format!(
+                    "export {i} has a negative serial size"
+                )));
+            }
+            export.serial_offset = next;
+            next = next
+                .checked_add(export.serial_size)
+                .ok_or_else(|| Error::other("export sizes overflow"))?;
+        }
+        self.summary.bulk_data_start_offset = next;
+        Ok(())
     }
 
     fn has_content(&self, section: Section) -> bool {
