@@ -12,9 +12,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Result};
 
 /// A block compression method.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Default,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum Compression {
     #[default]
@@ -56,15 +54,11 @@ impl Compression {
         match self {
             Compression::None => Ok(data.to_vec()),
             Compression::Zlib => {
-                let mut enc =
-                    flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
-                enc.write_all(data)
-                    .map_err(|e| Error::other(format!("zlib: {e}")))?;
+                let mut enc = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+                enc.write_all(data).map_err(|e| Error::other(format!("zlib: {e}")))?;
                 enc.finish().map_err(|e| Error::other(format!("zlib: {e}")))
             }
-            Compression::Zstd => {
-                zstd::bulk::compress(data, 3).map_err(|e| Error::other(format!("zstd: {e}")))
-            }
+            Compression::Zstd => zstd::bulk::compress(data, 3).map_err(|e| Error::other(format!("zstd: {e}"))),
             Compression::Lz4 => Ok(lz4_flex::block::compress(data)),
         }
     }
@@ -111,15 +105,8 @@ mod tests {
 
     #[test]
     fn every_method_round_trips() {
-        let data: Vec<u8> = (0..100_000u32)
-            .map(|i| (i % 251) as u8 ^ (i / 1000) as u8)
-            .collect();
-        for m in [
-            Compression::None,
-            Compression::Zlib,
-            Compression::Zstd,
-            Compression::Lz4,
-        ] {
+        let data: Vec<u8> = (0..100_000u32).map(|i| (i % 251) as u8 ^ (i / 1000) as u8).collect();
+        for m in [Compression::None, Compression::Zlib, Compression::Zstd, Compression::Lz4] {
             let packed = m.compress(&data).unwrap();
             assert_eq!(m.decompress(&packed, data.len()).unwrap(), data, "{m:?}");
             assert_eq!(Compression::from_engine_name(m.engine_name()).unwrap(), m);

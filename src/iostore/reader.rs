@@ -58,17 +58,11 @@ impl Container {
         let toc = Toc::read(&data).map_err(|e| e.in_file(utoc))?;
         let ucas_path = utoc.with_extension("ucas");
         if !ucas_path.is_file() {
-            return Err(Error::other(format!(
-                "{}: the container data file is missing",
-                ucas_path.display()
-            )));
+            return Err(Error::other(format!("{}: the container data file is missing", ucas_path.display())));
         }
         let mut methods = Vec::new();
         for name in &toc.compression_methods {
-            methods.push(
-                Compression::from_engine_name(name)
-                    .map_err(|e| Error::other(format!("{}: {e}", utoc.display())))?,
-            );
+            methods.push(Compression::from_engine_name(name).map_err(|e| Error::other(format!("{}: {e}", utoc.display())))?);
         }
         let encrypted = toc.header.container_flags & container_flags::ENCRYPTED != 0;
         if encrypted && key.is_none() {
@@ -93,11 +87,7 @@ impl Container {
             }
             let index = DirectoryIndex::read(&raw).map_err(|e| {
                 let e = e.in_file(utoc);
-                if encrypted {
-                    e.with_hint("the directory index does not parse; is the AES key right?")
-                } else {
-                    e
-                }
+                if encrypted { e.with_hint("the directory index does not parse; is the AES key right?") } else { e }
             })?;
             for (path, toc_index) in index.files_with_paths().map_err(|e| e.in_file(utoc))? {
                 if toc_index as usize >= container.toc.chunk_ids.len() {
@@ -120,10 +110,7 @@ impl Container {
     }
 
     pub fn mount_point(&self) -> &str {
-        self.directory_index
-            .as_ref()
-            .map(|d| d.mount_point.as_str())
-            .unwrap_or("")
+        self.directory_index.as_ref().map(|d| d.mount_point.as_str()).unwrap_or("")
     }
 
     pub fn chunks(&self) -> Vec<ChunkInfo> {
@@ -133,12 +120,7 @@ impl Container {
                 let compressed_size = self
                     .toc
                     .chunk_blocks(i)
-                    .map(|r| {
-                        self.toc.blocks[r]
-                            .iter()
-                            .map(|b| b.compressed_size as u64)
-                            .sum()
-                    })
+                    .map(|r| self.toc.blocks[r].iter().map(|b| b.compressed_size as u64).sum())
                     .unwrap_or(0);
                 ChunkInfo {
                     index: i,
@@ -154,8 +136,7 @@ impl Container {
 
     /// Reads chunk `index` (decrypted, decompressed).
     pub fn read_chunk(&self, index: usize) -> Result<Vec<u8>> {
-        self.read_chunk_inner(index)
-            .map_err(|e| e.within(format!("chunk {index}")).in_file(&self.ucas_path))
+        self.read_chunk_inner(index).map_err(|e| e.within(format!("chunk {index}")).in_file(&self.ucas_path))
     }
 
     fn read_chunk_inner(&self, index: usize) -> Result<Vec<u8>> {
@@ -172,21 +153,13 @@ impl Container {
         let last = blocks[blocks.len() - 1];
         let end = last.offset + last.stored_size();
         let mut file = File::open(&self.ucas_path).map_err(|e| Error::io(&self.ucas_path, e))?;
-        let file_len = file
-            .metadata()
-            .map_err(|e| Error::io(&self.ucas_path, e))?
-            .len();
+        let file_len = file.metadata().map_err(|e| Error::io(&self.ucas_path, e))?.len();
         if end > file_len || end < start {
-            return Err(Error::format(
-                start,
-                format!("blocks {start}..{end} run past the end of the .ucas ({file_len} bytes)"),
-            ));
+            return Err(Error::format(start, format!("blocks {start}..{end} run past the end of the .ucas ({file_len} bytes)")));
         }
-        file.seek(SeekFrom::Start(start))
-            .map_err(|e| Error::io(&self.ucas_path, e))?;
+        file.seek(SeekFrom::Start(start)).map_err(|e| Error::io(&self.ucas_path, e))?;
         let mut raw = vec![0u8; (end - start) as usize];
-        file.read_exact(&mut raw)
-            .map_err(|e| Error::io(&self.ucas_path, e))?;
+        file.read_exact(&mut raw).map_err(|e| Error::io(&self.ucas_path, e))?;
         let mut out = Vec::with_capacity(length as usize);
         let block_size = self.toc.header.compression_block_size as u64;
         let offset_in_first = self.toc.offsets[index].offset % block_size;
@@ -197,10 +170,7 @@ impl Container {
             let from = (b.offset - start) as usize;
             let to = from + b.stored_size() as usize;
             if b.offset < start || to > raw.len() {
-                return Err(Error::format(
-                    b.offset,
-                    format!("block {i} lies outside the chunk's range"),
-                ));
+                return Err(Error::format(b.offset, format!("block {i} lies outside the chunk's range")));
             }
             let mut data = raw[from..to].to_vec();
             if let Some(key) = &self.key {
@@ -210,34 +180,18 @@ impl Container {
             let method = if b.method_index == 0 {
                 Compression::None
             } else {
-                *self
-                    .methods
-                    .get(b.method_index as usize - 1)
-                    .ok_or_else(|| {
-                        Error::format(
-                            b.offset,
-                            format!(
-                                "block uses compression method {} the TOC does not name",
-                                b.method_index
-                            ),
-                        )
-                    })?
+                *self.methods.get(b.method_index as usize - 1).ok_or_else(|| {
+                    Error::format(b.offset, format!("block uses compression method {} the TOC does not name", b.method_index))
+                })?
             };
             if method == Compression::None && b.compressed_size != b.uncompressed_size {
                 return Err(Error::format(b.offset, "stored block's sizes disagree"));
             }
-            out.extend(
-                method
-                    .decompress(&data, b.uncompressed_size as usize)
-                    .map_err(|e| e.within(format!("block at {}", b.offset)))?,
-            );
+            out.extend(method.decompress(&data, b.uncompressed_size as usize).map_err(|e| e.within(format!("block at {}", b.offset)))?);
         }
         out.truncate(length as usize);
         if out.len() as u64 != length {
-            return Err(Error::other(format!(
-                "chunk has {} bytes, the TOC says {length}",
-                out.len()
-            )));
+            return Err(Error::other(format!("chunk has {} bytes, the TOC says {length}", out.len())));
         }
         Ok(out)
     }
@@ -245,9 +199,7 @@ impl Container {
     /// The hash the TOC stores for a chunk, recomputed from its data.
     fn hash_of(&self, data: &[u8]) -> [u8; 20] {
         if self.is_ue5() {
-            blake3::hash(data).as_bytes()[..20]
-                .try_into()
-                .unwrap_or([0; 20])
+            blake3::hash(data).as_bytes()[..20].try_into().unwrap_or([0; 20])
         } else {
             crate::pak::sha1(data)
         }
@@ -260,20 +212,13 @@ impl Container {
     /// Parses the container header chunk, if the container has one.
     pub fn container_header(&self) -> Result<Option<ContainerHeader>> {
         let ue5 = self.is_ue5();
-        let Some(index) = (0..self.toc.chunk_ids.len())
-            .find(|&i| self.toc.chunk_ids[i].chunk_type(ue5) == ChunkType::ContainerHeader)
+        let Some(index) = (0..self.toc.chunk_ids.len()).find(|&i| self.toc.chunk_ids[i].chunk_type(ue5) == ChunkType::ContainerHeader)
         else {
             return Ok(None);
         };
         let data = self.read_chunk(index)?;
-        let hint = if ue5 {
-            None
-        } else {
-            Some(super::container_header::ContainerHeaderVersion::Initial)
-        };
-        ContainerHeader::read(&data, hint)
-            .map(Some)
-            .map_err(|e| e.in_file(&self.ucas_path))
+        let hint = if ue5 { None } else { Some(super::container_header::ContainerHeaderVersion::Initial) };
+        ContainerHeader::read(&data, hint).map(Some).map_err(|e| e.in_file(&self.ucas_path))
     }
 
     /// Checks every chunk (decompresses, hash matches), the container
@@ -285,11 +230,7 @@ impl Container {
             match self.read_chunk(i) {
                 Ok(data) => {
                     if self.hash_of(&data) != self.toc.metas[i].hash {
-                        let path = self
-                            .paths
-                            .get(&i)
-                            .map(|p| format!(" ({p})"))
-                            .unwrap_or_default();
+                        let path = self.paths.get(&i).map(|p| format!(" ({p})")).unwrap_or_default();
                         report.errors.push(format!(
                             "chunk {i} {}{path}: hash mismatch — the .ucas data is corrupt",
                             self.toc.chunk_ids[i].to_hex()
@@ -300,9 +241,7 @@ impl Container {
             }
             report.chunks_checked += 1;
             if self.toc.find(&self.toc.chunk_ids[i]) != Some(i) {
-                report.errors.push(format!(
-                    "chunk {i} cannot be found through the TOC's lookup table"
-                ));
+                report.errors.push(format!("chunk {i} cannot be found through the TOC's lookup table"));
             }
         }
         match self.container_header() {
@@ -316,31 +255,20 @@ impl Container {
                 }
                 let ue5 = self.is_ue5();
                 for (id, _) in &h.packages {
-                    let has_chunk =
-                        self.toc.chunk_ids.iter().any(|c| {
-                            c.id() == *id && c.chunk_type(ue5) == ChunkType::ExportBundleData
-                        });
+                    let has_chunk = self.toc.chunk_ids.iter().any(|c| c.id() == *id && c.chunk_type(ue5) == ChunkType::ExportBundleData);
                     if !has_chunk {
-                        report.errors.push(format!(
-                            "store entry of package 0x{id:016x} has no package chunk"
-                        ));
+                        report.errors.push(format!("store entry of package 0x{id:016x} has no package chunk"));
                     }
                 }
             }
-            Ok(None) => report
-                .warnings
-                .push("the container has no container header chunk".into()),
+            Ok(None) => report.warnings.push("the container has no container header chunk".into()),
             Err(e) => report.errors.push(e.to_string()),
         }
         if self.toc.header.container_flags & container_flags::INDEXED == 0 {
-            report
-                .errors
-                .push("the container is not flagged Indexed; the game ignores it".into());
+            report.errors.push("the container is not flagged Indexed; the game ignores it".into());
         }
         if self.toc.header.container_flags & container_flags::SIGNED != 0 {
-            report
-                .warnings
-                .push("the container is flagged Signed; mods normally are not".into());
+            report.warnings.push("the container is flagged Signed; mods normally are not".into());
         }
         if let Some(stem) = self.utoc_path.file_stem().and_then(|s| s.to_str()) {
             let expected = crate::hash::hash_lower_utf16(stem);
@@ -354,10 +282,7 @@ impl Container {
         }
         let pak = self.utoc_path.with_extension("pak");
         if !pak.is_file() {
-            report.errors.push(format!(
-                "{}: the companion .pak is missing; the game will not mount the container",
-                pak.display()
-            ));
+            report.errors.push(format!("{}: the companion .pak is missing; the game will not mount the container", pak.display()));
         } else {
             match PakReader::open(&pak, self.key.clone()) {
                 Ok(reader) => {

@@ -42,9 +42,7 @@ impl PakWriter {
         encryption_key_guid: [u8; 16],
     ) -> Result<Self> {
         if version != 11 {
-            return Err(Error::usage(format!(
-                "pak version {version} cannot be written; zenpak writes version 11"
-            )));
+            return Err(Error::usage(format!("pak version {version} cannot be written; zenpak writes version 11")));
         }
         let file = File::create(path).map_err(|e| Error::io(path, e))?;
         Ok(PakWriter {
@@ -62,9 +60,7 @@ impl PakWriter {
     }
 
     fn emit(&mut self, bytes: &[u8]) -> Result<()> {
-        self.file
-            .write_all(bytes)
-            .map_err(|e| Error::io(&self.path, e))?;
+        self.file.write_all(bytes).map_err(|e| Error::io(&self.path, e))?;
         self.position += bytes.len() as u64;
         Ok(())
     }
@@ -73,9 +69,7 @@ impl PakWriter {
     pub fn add_file(&mut self, relative_path: &str, data: &[u8]) -> Result<()> {
         crate::iostore::validate_relative_path(relative_path)?;
         if self.paths.contains_key(&relative_path.to_lowercase()) {
-            return Err(Error::usage(format!(
-                "`{relative_path}` is added to the pak twice"
-            )));
+            return Err(Error::usage(format!("`{relative_path}` is added to the pak twice")));
         }
         let offset = self.position;
         let encrypted = self.key.is_some();
@@ -99,15 +93,8 @@ impl PakWriter {
         if method_index != 0 {
             let mut at = header_size;
             for b in &payload {
-                blocks.push(PakBlock {
-                    start: at,
-                    end: at + b.len() as u64,
-                });
-                at += if encrypted {
-                    (b.len() as u64).next_multiple_of(16)
-                } else {
-                    b.len() as u64
-                };
+                blocks.push(PakBlock { start: at, end: at + b.len() as u64 });
+                at += if encrypted { (b.len() as u64).next_multiple_of(16) } else { b.len() as u64 };
             }
         }
         let entry = PakEntry {
@@ -118,11 +105,7 @@ impl PakWriter {
             hash,
             blocks,
             encrypted,
-            block_size: if method_index != 0 {
-                PAK_BLOCK_SIZE.min(data.len() as u32)
-            } else {
-                0
-            },
+            block_size: if method_index != 0 { PAK_BLOCK_SIZE.min(data.len() as u32) } else { 0 },
         };
         let mut header = Writer::new();
         entry.write_full(&mut header, true);
@@ -139,8 +122,7 @@ impl PakWriter {
             }
             None => self.emit(&stored)?,
         }
-        self.paths
-            .insert(relative_path.to_lowercase(), self.entries.len());
+        self.paths.insert(relative_path.to_lowercase(), self.entries.len());
         self.entries.push((relative_path.to_string(), entry));
         Ok(())
     }
@@ -237,11 +219,7 @@ impl PakWriter {
         };
         let primary_len = {
             let probe = build_primary(0, 0);
-            if self.key.is_some() {
-                probe.len().next_multiple_of(16)
-            } else {
-                probe.len()
-            }
+            if self.key.is_some() { probe.len().next_multiple_of(16) } else { probe.len() }
         };
         let phi_offset = index_offset + primary_len as u64;
         let fdi_offset = phi_offset + phi.len() as u64;
@@ -270,10 +248,7 @@ impl PakWriter {
         debug_assert_eq!(footer.pos(), FOOTER_SIZE_V11);
         self.emit(footer.as_slice())?;
         self.file.flush().map_err(|e| Error::io(&self.path, e))?;
-        self.file
-            .get_ref()
-            .sync_all()
-            .map_err(|e| Error::io(&self.path, e))?;
+        self.file.get_ref().sync_all().map_err(|e| Error::io(&self.path, e))?;
         Ok(())
     }
 }
