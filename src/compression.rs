@@ -5,14 +5,16 @@
 //! The names are the engine's `FName`s for the methods, as they appear in
 //! a `.utoc`'s compression method table and a pak footer.
 
-use std::io::{Read, Write};
+use std::io::Write;
 
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 
 /// A block compression method.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Default)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Default,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Compression {
     #[default]
@@ -54,11 +56,15 @@ impl Compression {
         match self {
             Compression::None => Ok(data.to_vec()),
             Compression::Zlib => {
-                let mut enc = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
-                enc.write_all(data).map_err(|e| Error::other(format!("zlib: {e}")))?;
+                let mut enc =
+                    flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+                enc.write_all(data)
+                    .map_err(|e| Error::other(format!("zlib: {e}")))?;
                 enc.finish().map_err(|e| Error::other(format!("zlib: {e}")))
             }
-            Compression::Zstd => zstd::bulk::compress(data, 3).map_err(|e| Error::other(format!("zstd: {e}"))),
+            Compression::Zstd => {
+                zstd::bulk::compress(data, 3).map_err(|e| Error::other(format!("zstd: {e}")))
+            }
             Compression::Lz4 => Ok(lz4_flex::block::compress(data)),
         }
     }
@@ -68,14 +74,7 @@ impl Compression {
     pub fn decompress(self, data: &[u8], uncompressed_size: usize) -> Result<Vec<u8>> {
         let out = match self {
             Compression::None => data.to_vec(),
-            Compression::Zlib => {
-                let mut out = Vec::with_capacity(uncompressed_size);
-                flate2::read::ZlibDecoder::new(data)
-                    .take(uncompressed_size as u64 + 1)
-                    .read_to_end(&mut out)
-                    .map_err(|e| Error::other(format!("zlib block does not decompress: {e}")))?;
-                out
-            }
+            Compression::Zlib => decompress_zlib_strict(data, uncompressed_size)?,
             Compression::Zstd => zstd::bulk::decompress(data, uncompressed_size)
                 .map_err(|e| Error::other(format!("zstd block does not decompress: {e}")))?,
             Compression::Lz4 => lz4_flex::block::decompress(data, uncompressed_size)
@@ -92,6 +91,44 @@ impl Compression {
     }
 }
 
+/// Inflates a whole zlib stream and insists that it ends exactly at the
+/// end of the block and that its Adler-32 trailer matches, as the engine's
+/// `uncompress` does: a damaged trailer makes the game reject the block
+/// even when the inflated bytes are right.
+fn decompress_zlib_strict(data: &[u8], uncompressed_size: usize) -> Result<Vec<u8>> {
+    let mut inflater = flate2::Decompress::new(true);
+    let mut out = Vec::with_capacity(uncompressed_size + 1);
+    let status = inflater
+        .decompress_vec(data, &mut out, flate2::FlushDecompress::Finish)
+        .map_err(|e| Error::other(format!("zlib block does not decompress: {e}")))?;
+    if status != flate2::Status::StreamEnd || inflater.total_in() as usize != data.len() {
+        return Err(Error::other(format!(
+            "zlib block is damaged: the stream does not end at the end of the block ({} of {} bytes used)",
+            inflater.total_in(),
+            data.len()
+        )));
+    }
+    if data.len() < 4 || data[data.len() - 4..] != adler32(&out).to_be_bytes() {
+        return Err(Error::other(
+            "zlib block is damaged: its Adler-32 checksum does not match",
+        ));
+    }
+    Ok(out)
+}
+
+fn adler32(data: &[u8]) -> u32 {
+    let (mut a, mut b) = (1u32, 0u32);
+    for chunk in data.chunks(5552) {
+        for &x in chunk {
+            a += x as u32;
+            b += a;
+        }
+        a %= 65521;
+        b %= 65521;
+    }
+    (b << 16) | a
+}
+
 impl std::str::FromStr for Compression {
     type Err = Error;
     fn from_str(s: &str) -> Result<Self> {
@@ -105,8 +142,15 @@ mod tests {
 
     #[test]
     fn every_method_round_trips() {
-        let data: Vec<u8> = (0..100_000u32).map(|i| (i % 251) as u8 ^ (i / 1000) as u8).collect();
-        for m in [Compression::None, Compression::Zlib, Compression::Zstd, Compression::Lz4] {
+        let data: Vec<u8> = (0..100_000u32)
+            .map(|i| (i % 251) as u8 ^ (i / 1000) as u8)
+            .collect();
+        for m in [
+            Compression::None,
+            Compression::Zlib,
+            Compression::Zstd,
+            Compression::Lz4,
+        ] {
             let packed = m.compress(&data).unwrap();
             assert_eq!(m.decompress(&packed, data.len()).unwrap(), data, "{m:?}");
             assert_eq!(Compression::from_engine_name(m.engine_name()).unwrap(), m);

@@ -6,10 +6,16 @@ mod common;
 use zenpak::iostore::container_header::{ContainerHeader, ContainerHeaderVersion};
 
 fn round_trip(folder: &str, expected: ContainerHeaderVersion) {
-    let Some(corpus) = common::corpus() else { return };
-    let path = corpus.join("retoc").join(folder).join("ContainerHeader_1.bin");
+    let Some(corpus) = common::corpus() else {
+        return;
+    };
+    let path = corpus
+        .join("retoc")
+        .join(folder)
+        .join("ContainerHeader_1.bin");
     let bytes = std::fs::read(&path).unwrap();
-    let header = ContainerHeader::read(&bytes, None).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let header =
+        ContainerHeader::read(&bytes, None).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     assert_eq!(header.version, expected);
     assert!(!header.packages.is_empty());
     let written = header.write().unwrap();
@@ -41,7 +47,9 @@ fn ue5_3_header_round_trips() {
 /// The store entries match what the corpus metadata says for a package.
 #[test]
 fn ue4_27_store_entry_matches_metadata() {
-    let Some(corpus) = common::corpus() else { return };
+    let Some(corpus) = common::corpus() else {
+        return;
+    };
     let bytes = std::fs::read(corpus.join("retoc/UE4.27/ContainerHeader_1.bin")).unwrap();
     let header = ContainerHeader::read(&bytes, None).unwrap();
     // BP_Aphid_Meat_Prop's metadata: 7 exports, 1 bundle, load order 28391, one import.

@@ -78,54 +78,124 @@ fn key() -> AesKey {
     AesKey::parse("00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff").unwrap()
 }
 
-fn build(dir: &Path, engine: EngineVersion, compression: Compression, aes: bool) -> zenpak::iostore::WrittenContainer {
-    let options = ContainerOptions { compression, aes_key: aes.then(key), ..Default::default() };
+fn build(
+    dir: &Path,
+    engine: EngineVersion,
+    compression: Compression,
+    aes: bool,
+) -> zenpak::iostore::WrittenContainer {
+    let options = ContainerOptions {
+        compression,
+        aes_key: aes.then(key),
+        ..Default::default()
+    };
     let mut b = ContainerBuilder::create(dir, "TestMod_P", engine, options).unwrap();
     for input in inputs(engine) {
-        b.add_package(input.package_id, &input.bytes, input.entry.clone(), &input.path).unwrap();
+        b.add_package(
+            input.package_id,
+            &input.bytes,
+            input.entry.clone(),
+            &input.path,
+        )
+        .unwrap();
     }
     let first = inputs(engine)[6].package_id;
-    b.add_bulk_chunk(first, ChunkType::BulkData, 0, &data(3 * BLOCK, 99), "MyGame/Content/Test/Package6.ubulk").unwrap();
-    b.add_loose_file("MyGame/Config/DefaultGame.ini", b"[/Script/EngineSettings.GeneralProjectSettings]\nProjectName=Test\n").unwrap();
-    b.add_loose_file("MyGame/Content/Localization/Game/en/Game.locres", &data(200_000, 7)).unwrap();
+    b.add_bulk_chunk(
+        first,
+        ChunkType::BulkData,
+        0,
+        &data(3 * BLOCK, 99),
+        "MyGame/Content/Test/Package6.ubulk",
+    )
+    .unwrap();
+    b.add_loose_file(
+        "MyGame/Config/DefaultGame.ini",
+        b"[/Script/EngineSettings.GeneralProjectSettings]\nProjectName=Test\n",
+    )
+    .unwrap();
+    b.add_loose_file(
+        "MyGame/Content/Localization/Game/en/Game.locres",
+        &data(200_000, 7),
+    )
+    .unwrap();
     b.finish().unwrap()
 }
 
 #[test]
 fn every_engine_every_compression_with_and_without_aes() {
     for engine in EngineVersion::ALL {
-        for compression in [Compression::None, Compression::Zlib, Compression::Zstd, Compression::Lz4] {
+        for compression in [
+            Compression::None,
+            Compression::Zlib,
+            Compression::Zstd,
+            Compression::Lz4,
+        ] {
             for aes in [false, true] {
                 let label = format!("{engine} {compression:?} aes={aes}");
                 let dir = temp_dir(&format!("rt-{engine}-{compression:?}-{aes}"));
                 let written = build(&dir, engine, compression, aes);
-                let container = Container::open(&written.utoc, aes.then(key)).unwrap_or_else(|e| panic!("{label}: {e}"));
-                assert_eq!(container.toc.header.version, engine.toc_version(), "{label}");
+                let container = Container::open(&written.utoc, aes.then(key))
+                    .unwrap_or_else(|e| panic!("{label}: {e}"));
+                assert_eq!(
+                    container.toc.header.version,
+                    engine.toc_version(),
+                    "{label}"
+                );
                 let flags = container.toc.header.container_flags;
                 assert_ne!(flags & 8, 0, "{label}: Indexed");
                 assert_eq!(flags & 4, 0, "{label}: never Signed");
                 assert_eq!(flags & 2 != 0, aes, "{label}: Encrypted only with AES");
-                assert_eq!(flags & 1 != 0, compression != Compression::None, "{label}: Compressed only when blocks are");
+                assert_eq!(
+                    flags & 1 != 0,
+                    compression != Compression::None,
+                    "{label}: Compressed only when blocks are"
+                );
                 for input in inputs(engine) {
                     let id = ChunkId::package_data(input.package_id, engine);
-                    let index = container.find(&id).unwrap_or_else(|| panic!("{label}: chunk of {}", input.path));
-                    assert_eq!(container.read_chunk(index).unwrap(), input.bytes, "{label}: {}", input.path);
+                    let index = container
+                        .find(&id)
+                        .unwrap_or_else(|| panic!("{label}: chunk of {}", input.path));
+                    assert_eq!(
+                        container.read_chunk(index).unwrap(),
+                        input.bytes,
+                        "{label}: {}",
+                        input.path
+                    );
                     assert_eq!(container.paths.get(&index), Some(&input.path), "{label}");
                 }
-                let bulk = ChunkId::new(inputs(engine)[6].package_id, 0, ChunkType::BulkData, engine);
+                let bulk =
+                    ChunkId::new(inputs(engine)[6].package_id, 0, ChunkType::BulkData, engine);
                 let index = container.find(&bulk).unwrap();
                 assert_eq!(container.read_chunk(index).unwrap(), data(3 * BLOCK, 99));
-                let header = container.container_header().unwrap().expect("container header");
+                let header = container
+                    .container_header()
+                    .unwrap()
+                    .expect("container header");
                 assert_eq!(header.version, engine.container_header_version());
                 assert_eq!(header.container_id, written.container_id);
-                assert_eq!(header.container_id, zenpak::hash::hash_lower_utf16("testmod_p"));
-                let expected: Vec<(u64, StoreEntry)> = inputs(engine).into_iter().map(|i| (i.package_id, i.entry)).collect();
+                assert_eq!(
+                    header.container_id,
+                    zenpak::hash::hash_lower_utf16("testmod_p")
+                );
+                let expected: Vec<(u64, StoreEntry)> = inputs(engine)
+                    .into_iter()
+                    .map(|i| (i.package_id, i.entry))
+                    .collect();
                 assert_eq!(header.packages, expected, "{label}");
                 // The container header chunk is never compressed.
                 let ue5 = engine.is_ue5();
-                let h = (0..container.toc.chunk_ids.len()).find(|&i| container.toc.chunk_ids[i].chunk_type(ue5) == ChunkType::ContainerHeader).unwrap();
+                let h = (0..container.toc.chunk_ids.len())
+                    .find(|&i| {
+                        container.toc.chunk_ids[i].chunk_type(ue5) == ChunkType::ContainerHeader
+                    })
+                    .unwrap();
                 let blocks = container.toc.chunk_blocks(h).unwrap();
-                assert!(container.toc.blocks[blocks].iter().all(|b| b.method_index == 0), "{label}");
+                assert!(
+                    container.toc.blocks[blocks]
+                        .iter()
+                        .all(|b| b.method_index == 0),
+                    "{label}"
+                );
                 let report = container.verify();
                 assert!(report.errors.is_empty(), "{label}: {:?}", report.errors);
                 assert!(report.warnings.is_empty(), "{label}: {:?}", report.warnings);
@@ -133,7 +203,11 @@ fn every_engine_every_compression_with_and_without_aes() {
                 let pak = PakReader::open(&written.pak, aes.then(key)).unwrap();
                 assert_eq!(pak.version, 11);
                 assert_eq!(pak.mount_point, "../../../");
-                let locres = pak.entries.iter().find(|e| e.path.ends_with("Game.locres")).unwrap();
+                let locres = pak
+                    .entries
+                    .iter()
+                    .find(|e| e.path.ends_with("Game.locres"))
+                    .unwrap();
                 assert_eq!(pak.read(locres).unwrap(), data(200_000, 7));
                 let _ = std::fs::remove_dir_all(&dir);
             }
@@ -143,13 +217,25 @@ fn every_engine_every_compression_with_and_without_aes() {
 
 #[test]
 fn writing_twice_gives_identical_bytes() {
-    for (engine, compression, aes) in [(EngineVersion::UE5_6, Compression::Zstd, true), (EngineVersion::UE4_27, Compression::Zlib, false)] {
+    for (engine, compression, aes) in [
+        (EngineVersion::UE5_6, Compression::Zstd, true),
+        (EngineVersion::UE4_27, Compression::Zlib, false),
+    ] {
         let a = temp_dir(&format!("det-a-{engine}"));
         let b = temp_dir(&format!("det-b-{engine}"));
         let wa = build(&a, engine, compression, aes);
         let wb = build(&b, engine, compression, aes);
-        for (x, y) in [(&wa.utoc, &wb.utoc), (&wa.ucas, &wb.ucas), (&wa.pak, &wb.pak)] {
-            assert_eq!(std::fs::read(x).unwrap(), std::fs::read(y).unwrap(), "{}", x.display());
+        for (x, y) in [
+            (&wa.utoc, &wb.utoc),
+            (&wa.ucas, &wb.ucas),
+            (&wa.pak, &wb.pak),
+        ] {
+            assert_eq!(
+                std::fs::read(x).unwrap(),
+                std::fs::read(y).unwrap(),
+                "{}",
+                x.display()
+            );
         }
         let _ = std::fs::remove_dir_all(&a);
         let _ = std::fs::remove_dir_all(&b);
@@ -159,7 +245,15 @@ fn writing_twice_gives_identical_bytes() {
 #[test]
 fn empty_container_still_has_header_and_pak() {
     let dir = temp_dir("empty");
-    let written = ContainerBuilder::create(&dir, "Empty_P", EngineVersion::UE5_4, ContainerOptions::default()).unwrap().finish().unwrap();
+    let written = ContainerBuilder::create(
+        &dir,
+        "Empty_P",
+        EngineVersion::UE5_4,
+        ContainerOptions::default(),
+    )
+    .unwrap()
+    .finish()
+    .unwrap();
     assert!(written.pak.is_file());
     let container = Container::open(&written.utoc, None).unwrap();
     let report = container.verify();
@@ -172,7 +266,11 @@ fn empty_container_still_has_header_and_pak() {
 fn verify_detects_flipped_byte_truncation_and_missing_pak() {
     let dir = temp_dir("corrupt");
     let written = build(&dir, EngineVersion::UE5_5, Compression::None, false);
-    assert!(Container::open(&written.utoc, None).unwrap().verify().errors.is_empty());
+    assert!(Container::open(&written.utoc, None)
+        .unwrap()
+        .verify()
+        .errors
+        .is_empty());
 
     // A flipped byte in the .ucas: hash mismatch.
     let ucas = std::fs::read(&written.ucas).unwrap();
@@ -180,14 +278,20 @@ fn verify_detects_flipped_byte_truncation_and_missing_pak() {
     flipped[BLOCK + 5] ^= 0x40;
     std::fs::write(&written.ucas, &flipped).unwrap();
     let report = Container::open(&written.utoc, None).unwrap().verify();
-    assert!(report.errors.iter().any(|e| e.contains("hash mismatch")), "{:?}", report.errors);
+    assert!(
+        report.errors.iter().any(|e| e.contains("hash mismatch")),
+        "{:?}",
+        report.errors
+    );
     std::fs::write(&written.ucas, &ucas).unwrap();
 
     // A truncated .utoc: a clear error, no panic, at every length.
     let utoc = std::fs::read(&written.utoc).unwrap();
     for cut in [0, 10, 100, 144, 200, utoc.len() / 2, utoc.len() - 1] {
         std::fs::write(&written.utoc, &utoc[..cut]).unwrap();
-        let e = Container::open(&written.utoc, None).err().unwrap_or_else(|| panic!("truncated to {cut} bytes was accepted"));
+        let e = Container::open(&written.utoc, None)
+            .err()
+            .unwrap_or_else(|| panic!("truncated to {cut} bytes was accepted"));
         assert!(e.to_string().contains("TestMod_P.utoc"), "{e}");
     }
     std::fs::write(&written.utoc, &utoc).unwrap();
@@ -195,7 +299,11 @@ fn verify_detects_flipped_byte_truncation_and_missing_pak() {
     // A missing .pak.
     std::fs::remove_file(&written.pak).unwrap();
     let report = Container::open(&written.utoc, None).unwrap().verify();
-    assert!(report.errors.iter().any(|e| e.contains(".pak is missing")), "{:?}", report.errors);
+    assert!(
+        report.errors.iter().any(|e| e.contains(".pak is missing")),
+        "{:?}",
+        report.errors
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -204,24 +312,53 @@ fn renamed_container_warns() {
     let dir = temp_dir("renamed");
     let written = build(&dir, EngineVersion::UE5_1, Compression::None, false);
     for ext in ["utoc", "ucas", "pak"] {
-        std::fs::rename(dir.join(format!("TestMod_P.{ext}")), dir.join(format!("Other_P.{ext}"))).unwrap();
+        std::fs::rename(
+            dir.join(format!("TestMod_P.{ext}")),
+            dir.join(format!("Other_P.{ext}")),
+        )
+        .unwrap();
     }
     let _ = written;
-    let report = Container::open(&dir.join("Other_P.utoc"), None).unwrap().verify();
+    let report = Container::open(&dir.join("Other_P.utoc"), None)
+        .unwrap()
+        .verify();
     assert!(report.errors.is_empty(), "{:?}", report.errors);
-    assert!(report.warnings.iter().any(|w| w.contains("renamed")), "{:?}", report.warnings);
+    assert!(
+        report.warnings.iter().any(|w| w.contains("renamed")),
+        "{:?}",
+        report.warnings
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
 fn bad_paths_are_refused_and_nothing_is_left_behind() {
     let dir = temp_dir("badpath");
-    let mut b = ContainerBuilder::create(&dir, "Bad_P", EngineVersion::UE5_6, ContainerOptions::default()).unwrap();
-    for p in ["../evil.uasset", "/abs.uasset", "a\\b.uasset", "a//b.uasset", ""] {
-        assert!(b.add_package(1, b"x", StoreEntry::default(), p).is_err(), "{p}");
+    let mut b = ContainerBuilder::create(
+        &dir,
+        "Bad_P",
+        EngineVersion::UE5_6,
+        ContainerOptions::default(),
+    )
+    .unwrap();
+    for p in [
+        "../evil.uasset",
+        "/abs.uasset",
+        "a\\b.uasset",
+        "a//b.uasset",
+        "",
+    ] {
+        assert!(
+            b.add_package(1, b"x", StoreEntry::default(), p).is_err(),
+            "{p}"
+        );
         assert!(b.add_loose_file(p, b"x").is_err(), "{p}");
     }
     drop(b);
-    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0, "temporary files were left");
+    assert_eq!(
+        std::fs::read_dir(&dir).unwrap().count(),
+        0,
+        "temporary files were left"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

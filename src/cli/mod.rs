@@ -9,6 +9,10 @@ mod convert;
 mod diff;
 mod inspect;
 mod inspect_zen;
+mod key;
+mod list;
+mod unpack;
+mod verify;
 
 /// How results and diagnostics are printed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
@@ -52,6 +56,12 @@ pub enum Command {
     Convert(convert::Args),
     /// Compare two Zen packages section by section.
     Diff(diff::Args),
+    /// List the chunks of an IoStore container (.utoc).
+    List(list::Args),
+    /// Check an IoStore container and its companion .pak.
+    Verify(verify::Args),
+    /// Extract an IoStore container's chunks and its pak's files into a folder.
+    Unpack(unpack::Args),
 }
 
 pub fn run(cli: Cli) -> Result<()> {
@@ -59,6 +69,9 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Inspect(args) => inspect::run(args, &cli.global),
         Command::Diff(args) => diff::run(args, &cli.global),
         Command::Convert(args) => convert::run(args, &cli.global),
+        Command::List(args) => list::run(args, &cli.global),
+        Command::Verify(args) => verify::run(args, &cli.global),
+        Command::Unpack(args) => unpack::run(args, &cli.global),
     }
 }
 

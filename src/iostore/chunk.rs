@@ -62,7 +62,10 @@ impl ChunkType {
                 EditorDerivedData => 12,
                 PackageResource => 13,
                 Unknown(v) => v,
-                InstallManifest | LoaderGlobalMeta | LoaderInitialLoadMeta | LoaderGlobalNames
+                InstallManifest
+                | LoaderGlobalMeta
+                | LoaderInitialLoadMeta
+                | LoaderGlobalNames
                 | LoaderGlobalNameHashes => 0,
             }
         } else {
@@ -175,11 +178,19 @@ mod tests {
 
     #[test]
     fn layout_and_numbering() {
-        let id = ChunkId::new(0x0102_0304_0506_0708, 0x0a0b, ChunkType::BulkData, EngineVersion::UE5_3);
+        let id = ChunkId::new(
+            0x0102_0304_0506_0708,
+            0x0a0b,
+            ChunkType::BulkData,
+            EngineVersion::UE5_3,
+        );
         assert_eq!(id.0, [8, 7, 6, 5, 4, 3, 2, 1, 0x0a, 0x0b, 0, 2]);
         let ue4 = ChunkId::new(1, 0, ChunkType::ContainerHeader, EngineVersion::UE4_27);
         assert_eq!(ue4.raw_type(), 10);
         assert_eq!(ue4.chunk_type(false), ChunkType::ContainerHeader);
-        assert_eq!(ChunkId::container_header(1, EngineVersion::UE5_6).raw_type(), 6);
+        assert_eq!(
+            ChunkId::container_header(1, EngineVersion::UE5_6).raw_type(),
+            6
+        );
     }
 }

@@ -259,8 +259,8 @@ impl ContainerHeader {
         let store_len = r.count_u32(1).context("store entries")?;
         let store_at = r.offset();
         let store = r.bytes(store_len)?;
-        let entries = read_store_entries(store, store_at, version, ids.len())
-            .context("store entries")?;
+        let entries =
+            read_store_entries(store, store_at, version, ids.len()).context("store entries")?;
         header.packages = ids.into_iter().zip(entries).collect();
 
         if version > ContainerHeaderVersion::Initial {
@@ -295,7 +295,9 @@ impl ContainerHeader {
                 for _ in 0..k {
                     packages.push((r.u64()?, r.u64()?));
                 }
-                header.culture_packages.push(CulturePackages { culture, packages });
+                header
+                    .culture_packages
+                    .push(CulturePackages { culture, packages });
             }
             let n = r.count_u32(16).context("package redirects")?;
             for _ in 0..n {
@@ -333,18 +335,25 @@ impl ContainerHeader {
                     let package_ids = read_u64_array(r).context("soft package ids")?;
                     let n = r.count_i32(1).context("soft package indices")?;
                     let package_indices = r.bytes(n)?.to_vec();
-                    header.soft_package_references =
-                        Some(SoftPackageReferences { package_ids, package_indices });
+                    header.soft_package_references = Some(SoftPackageReferences {
+                        package_ids,
+                        package_indices,
+                    });
                 }
             }
             if let Some(end) = expected_end {
                 if r.pos() != end {
-                    return Err(r.error("soft package references end where their record says they do not"));
+                    return Err(
+                        r.error("soft package references end where their record says they do not")
+                    );
                 }
             }
         }
         if !r.at_end() {
-            return Err(r.error(format!("{} unexpected bytes after the container header", r.remaining())));
+            return Err(r.error(format!(
+                "{} unexpected bytes after the container header",
+                r.remaining()
+            )));
         }
         Ok(header)
     }
@@ -452,7 +461,10 @@ fn write_u64_array(w: &mut Writer, values: &[u64]) {
 }
 
 fn read_mapped_name(r: &mut Reader) -> Result<MappedName> {
-    Ok(MappedName { index: r.u32()?, number: r.u32()? })
+    Ok(MappedName {
+        index: r.u32()?,
+        number: r.u32()?,
+    })
 }
 
 fn write_mapped_name(w: &mut Writer, name: MappedName) {
@@ -524,7 +536,10 @@ fn read_array_view<'a>(r: &mut Reader<'a>, view: usize, element_size: usize) -> 
     if start.checked_add(len).map_or(true, |end| end > r.len()) {
         return Err(r.error_at(
             view,
-            format!("array of {count} elements at +{offset} runs past the store buffer ({} bytes)", r.len()),
+            format!(
+                "array of {count} elements at +{offset} runs past the store buffer ({} bytes)",
+                r.len()
+            ),
         ));
     }
     Ok(&r.data()[start..start + len])
@@ -542,7 +557,8 @@ fn write_store_entries<'a>(
     let mut table = Writer::new();
     let mut arrays = Writer::new();
     let arrays_start = count * entry_size;
-    let view_offset = |view_pos: usize, array_pos: usize| (arrays_start + array_pos - view_pos) as u32;
+    let view_offset =
+        |view_pos: usize, array_pos: usize| (arrays_start + array_pos - view_pos) as u32;
     for (index, entry) in entries.enumerate() {
         let base = index * entry_size;
         if version == ContainerHeaderVersion::Initial {
@@ -558,14 +574,22 @@ fn write_store_entries<'a>(
         }
         let imports = &entry.imported_packages;
         table.u32(imports.len() as u32);
-        table.u32(if imports.is_empty() { 0 } else { view_offset(base + imports_view, arrays.pos()) });
+        table.u32(if imports.is_empty() {
+            0
+        } else {
+            view_offset(base + imports_view, arrays.pos())
+        });
         for id in imports {
             arrays.u64(*id);
         }
         if let Some(view) = shaders_view {
             let hashes = &entry.shader_map_hashes;
             table.u32(hashes.len() as u32);
-            table.u32(if hashes.is_empty() { 0 } else { view_offset(base + view, arrays.pos()) });
+            table.u32(if hashes.is_empty() {
+                0
+            } else {
+                view_offset(base + view, arrays.pos())
+            });
             for h in hashes {
                 arrays.bytes(h);
             }
@@ -601,8 +625,12 @@ fn read_name_batch(r: &mut Reader) -> Result<Vec<BatchName>> {
         let len = (word & 0x7FFF) as usize;
         if utf16 {
             let bytes = r.bytes(len * 2)?;
-            let units: Vec<u16> = bytes.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]])).collect();
-            let text = String::from_utf16(&units).map_err(|_| r.error("name is not valid UTF-16"))?;
+            let units: Vec<u16> = bytes
+                .chunks_exact(2)
+                .map(|c| u16::from_le_bytes([c[0], c[1]]))
+                .collect();
+            let text =
+                String::from_utf16(&units).map_err(|_| r.error("name is not valid UTF-16"))?;
             names.push(BatchName { text, utf16 });
         } else {
             let text = r.bytes(len)?.iter().map(|&b| b as char).collect();
@@ -626,7 +654,13 @@ fn write_name_batch(w: &mut Writer, names: &[BatchName]) {
     let utf16 = |n: &BatchName| n.utf16 || !is_latin1(&n.text);
     let string_bytes: usize = names
         .iter()
-        .map(|n| if utf16(n) { n.text.encode_utf16().count() * 2 } else { n.text.chars().count() })
+        .map(|n| {
+            if utf16(n) {
+                n.text.encode_utf16().count() * 2
+            } else {
+                n.text.chars().count()
+            }
+        })
         .sum();
     w.u32(string_bytes as u32);
     w.u64(NAME_HASH_ALGORITHM_ID);
@@ -634,7 +668,11 @@ fn write_name_batch(w: &mut Writer, names: &[BatchName]) {
         w.u64(crate::hash::name_hash(&n.text));
     }
     for n in names {
-        let len = if utf16(n) { n.text.encode_utf16().count() } else { n.text.chars().count() };
+        let len = if utf16(n) {
+            n.text.encode_utf16().count()
+        } else {
+            n.text.chars().count()
+        };
         let word = (len as u16 & 0x7FFF) | if utf16(n) { 0x8000 } else { 0 };
         w.bytes(&word.to_be_bytes());
     }
@@ -658,7 +696,15 @@ mod tests {
     #[test]
     fn every_version_round_trips() {
         use ContainerHeaderVersion::*;
-        for version in [PreInitial, Initial, LocalizedPackages, OptionalSegmentPackages, NoExportInfo, SoftPackageReferences, SoftPackageReferencesOffset] {
+        for version in [
+            PreInitial,
+            Initial,
+            LocalizedPackages,
+            OptionalSegmentPackages,
+            NoExportInfo,
+            SoftPackageReferences,
+            SoftPackageReferencesOffset,
+        ] {
             let mut h = ContainerHeader::new(version, 0x1234_5678_9abc_def0);
             let entry = StoreEntry {
                 export_bundles_size: if version == Initial { 500 } else { 0 },
@@ -666,16 +712,33 @@ mod tests {
                 export_count: if version < NoExportInfo { 3 } else { 0 },
                 export_bundle_count: if version < NoExportInfo { 1 } else { 0 },
                 imported_packages: vec![1, 2, 3],
-                shader_map_hashes: if version >= LocalizedPackages { vec![[9; 20]] } else { vec![] },
+                shader_map_hashes: if version >= LocalizedPackages {
+                    vec![[9; 20]]
+                } else {
+                    vec![]
+                },
             };
             h.packages.push((42, entry));
             h.packages.push((43, StoreEntry::default()));
             if version >= SoftPackageReferences {
-                h.soft_package_references = Some(super::SoftPackageReferences { package_ids: vec![5], package_indices: vec![1, 2] });
+                h.soft_package_references = Some(super::SoftPackageReferences {
+                    package_ids: vec![5],
+                    package_indices: vec![1, 2],
+                });
             }
             if version >= LocalizedPackages {
-                h.redirect_names.push(BatchName { text: "/Game/A".into(), utf16: false });
-                h.package_redirects.push(PackageRedirect { source_package_id: 1, target_package_id: 2, source_package_name: Some(MappedName { index: 0, number: 0 }) });
+                h.redirect_names.push(BatchName {
+                    text: "/Game/A".into(),
+                    utf16: false,
+                });
+                h.package_redirects.push(PackageRedirect {
+                    source_package_id: 1,
+                    target_package_id: 2,
+                    source_package_name: Some(MappedName {
+                        index: 0,
+                        number: 0,
+                    }),
+                });
             }
             let bytes = h.write().unwrap();
             let back = ContainerHeader::read(&bytes, Some(version)).unwrap();
@@ -687,7 +750,13 @@ mod tests {
     #[test]
     fn truncated_header_is_an_error() {
         let mut h = ContainerHeader::new(ContainerHeaderVersion::NoExportInfo, 1);
-        h.packages.push((42, StoreEntry { imported_packages: vec![1], ..Default::default() }));
+        h.packages.push((
+            42,
+            StoreEntry {
+                imported_packages: vec![1],
+                ..Default::default()
+            },
+        ));
         let bytes = h.write().unwrap();
         for cut in 0..bytes.len() {
             assert!(ContainerHeader::read(&bytes[..cut], None).is_err());

@@ -44,7 +44,12 @@ impl DirectoryIndex {
     pub fn new(mount_point: &str) -> Self {
         DirectoryIndex {
             mount_point: mount_point.to_string(),
-            directories: vec![DirectoryEntry { name: NONE, first_child: NONE, next_sibling: NONE, first_file: NONE }],
+            directories: vec![DirectoryEntry {
+                name: NONE,
+                first_child: NONE,
+                next_sibling: NONE,
+                first_file: NONE,
+            }],
             files: Vec::new(),
             strings: Vec::new(),
             string_lookup: BTreeMap::new(),
@@ -65,7 +70,9 @@ impl DirectoryIndex {
     pub fn add_file(&mut self, relative_path: &str, toc_index: u32) -> Result<()> {
         let parts: Vec<&str> = relative_path.split('/').filter(|p| !p.is_empty()).collect();
         let Some((file_name, dirs)) = parts.split_last() else {
-            return Err(Error::usage(format!("empty file path `{relative_path}` in directory index")));
+            return Err(Error::usage(format!(
+                "empty file path `{relative_path}` in directory index"
+            )));
         };
         let mut dir = 0usize;
         for part in dirs {
@@ -97,7 +104,11 @@ impl DirectoryIndex {
         }
         let name = self.name_index(file_name);
         let new = self.files.len() as u32;
-        self.files.push(FileEntry { name, next_file: self.directories[dir].first_file, toc_index });
+        self.files.push(FileEntry {
+            name,
+            next_file: self.directories[dir].first_file,
+            toc_index,
+        });
         self.directories[dir].first_file = new;
         Ok(())
     }
@@ -133,20 +144,39 @@ impl DirectoryIndex {
         let n = r.count_u32(16).context("directory index > directories")?;
         let mut directories = Vec::with_capacity(n);
         for _ in 0..n {
-            directories.push(DirectoryEntry { name: r.u32()?, first_child: r.u32()?, next_sibling: r.u32()?, first_file: r.u32()? });
+            directories.push(DirectoryEntry {
+                name: r.u32()?,
+                first_child: r.u32()?,
+                next_sibling: r.u32()?,
+                first_file: r.u32()?,
+            });
         }
         let n = r.count_u32(12).context("directory index > files")?;
         let mut files = Vec::with_capacity(n);
         for _ in 0..n {
-            files.push(FileEntry { name: r.u32()?, next_file: r.u32()?, toc_index: r.u32()? });
+            files.push(FileEntry {
+                name: r.u32()?,
+                next_file: r.u32()?,
+                toc_index: r.u32()?,
+            });
         }
         let n = r.count_u32(4).context("directory index > strings")?;
         let mut strings = Vec::with_capacity(n);
         for _ in 0..n {
             strings.push(r.fstring().context("directory index > strings")?);
         }
-        let string_lookup = strings.iter().enumerate().map(|(i, s)| (s.clone(), i as u32)).collect();
-        let index = DirectoryIndex { mount_point, directories, files, strings, string_lookup };
+        let string_lookup = strings
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (s.clone(), i as u32))
+            .collect();
+        let index = DirectoryIndex {
+            mount_point,
+            directories,
+            files,
+            strings,
+            string_lookup,
+        };
         index.files_with_paths()?;
         Ok(index)
     }
@@ -162,16 +192,19 @@ impl DirectoryIndex {
             self.strings
                 .get(i as usize)
                 .map(|s| s.as_str())
-                .ok_or_else(|| Error::other(format!("directory index: name {i} is not in the string table")))
+                .ok_or_else(|| {
+                    Error::other(format!(
+                        "directory index: name {i} is not in the string table"
+                    ))
+                })
         };
         let mut visited_dirs = vec![false; self.directories.len()];
         let mut stack = vec![(0u32, String::new())];
         let mut steps = 0usize;
         while let Some((dir, path)) = stack.pop() {
-            let entry = *self
-                .directories
-                .get(dir as usize)
-                .ok_or_else(|| Error::other(format!("directory index: directory {dir} does not exist")))?;
+            let entry = *self.directories.get(dir as usize).ok_or_else(|| {
+                Error::other(format!("directory index: directory {dir} does not exist"))
+            })?;
             if std::mem::replace(&mut visited_dirs[dir as usize], true) {
                 return Err(Error::other("directory index: directories form a cycle"));
             }
@@ -181,10 +214,9 @@ impl DirectoryIndex {
                 if steps > self.files.len() {
                     return Err(Error::other("directory index: file list forms a cycle"));
                 }
-                let f = *self
-                    .files
-                    .get(file as usize)
-                    .ok_or_else(|| Error::other(format!("directory index: file {file} does not exist")))?;
+                let f = *self.files.get(file as usize).ok_or_else(|| {
+                    Error::other(format!("directory index: file {file} does not exist"))
+                })?;
                 out.push((format!("{path}{}", name(f.name)?), f.toc_index));
                 file = f.next_file;
             }
@@ -194,10 +226,9 @@ impl DirectoryIndex {
                 if children.len() > self.directories.len() {
                     return Err(Error::other("directory index: sibling list forms a cycle"));
                 }
-                let c = *self
-                    .directories
-                    .get(child as usize)
-                    .ok_or_else(|| Error::other(format!("directory index: directory {child} does not exist")))?;
+                let c = *self.directories.get(child as usize).ok_or_else(|| {
+                    Error::other(format!("directory index: directory {child} does not exist"))
+                })?;
                 children.push((child, format!("{path}{}/", name(c.name)?)));
                 child = c.next_sibling;
             }
@@ -214,7 +245,12 @@ mod tests {
     #[test]
     fn paths_round_trip() {
         let mut index = DirectoryIndex::new("../../../");
-        let paths = ["Game/Content/A.uasset", "Game/Content/Sub/B.uasset", "Game/Content/A.ubulk", "Engine/X.uasset"];
+        let paths = [
+            "Game/Content/A.uasset",
+            "Game/Content/Sub/B.uasset",
+            "Game/Content/A.ubulk",
+            "Engine/X.uasset",
+        ];
         for (i, p) in paths.iter().enumerate() {
             index.add_file(p, i as u32).unwrap();
         }
@@ -222,7 +258,11 @@ mod tests {
         assert_eq!(back.mount_point, "../../../");
         let mut files = back.files_with_paths().unwrap();
         files.sort();
-        let mut expected: Vec<(String, u32)> = paths.iter().enumerate().map(|(i, p)| (p.to_string(), i as u32)).collect();
+        let mut expected: Vec<(String, u32)> = paths
+            .iter()
+            .enumerate()
+            .map(|(i, p)| (p.to_string(), i as u32))
+            .collect();
         expected.sort();
         assert_eq!(files, expected);
     }

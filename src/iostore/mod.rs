@@ -5,11 +5,11 @@
 //! sources as published, trumank/retoc and CUE4Parse; see
 //! `docs-iostore.md` for the per-version field table).
 
-pub mod container_header;
 pub mod chunk;
-pub mod toc;
+pub mod container_header;
 pub mod directory_index;
 pub mod reader;
+pub mod toc;
 pub mod writer;
 
 pub use reader::Container;

@@ -58,11 +58,17 @@ impl Container {
         let toc = Toc::read(&data).map_err(|e| e.in_file(utoc))?;
         let ucas_path = utoc.with_extension("ucas");
         if !ucas_path.is_file() {
-            return Err(Error::other(format!("{}: the container data file is missing", ucas_path.display())));
+            return Err(Error::other(format!(
+                "{}: the container data file is missing",
+                ucas_path.display()
+            )));
         }
         let mut methods = Vec::new();
         for name in &toc.compression_methods {
-            methods.push(Compression::from_engine_name(name).map_err(|e| Error::other(format!("{}: {e}", utoc.display())))?);
+            methods.push(
+                Compression::from_engine_name(name)
+                    .map_err(|e| Error::other(format!("{}: {e}", utoc.display())))?,
+            );
         }
         let encrypted = toc.header.container_flags & container_flags::ENCRYPTED != 0;
         if encrypted && key.is_none() {
@@ -87,7 +93,11 @@ impl Container {
             }
             let index = DirectoryIndex::read(&raw).map_err(|e| {
                 let e = e.in_file(utoc);
-                if encrypted { e.with_hint("the directory index does not parse; is the AES key right?") } else { e }
+                if encrypted {
+                    e.with_hint("the directory index does not parse; is the AES key right?")
+                } else {
+                    e
+                }
             })?;
             for (path, toc_index) in index.files_with_paths().map_err(|e| e.in_file(utoc))? {
                 if toc_index as usize >= container.toc.chunk_ids.len() {
@@ -110,7 +120,10 @@ impl Container {
     }
 
     pub fn mount_point(&self) -> &str {
-        self.directory_index.as_ref().map(|d| d.mount_point.as_str()).unwrap_or("")
+        self.directory_index
+            .as_ref()
+            .map(|d| d.mount_point.as_str())
+            .unwrap_or("")
     }
 
     pub fn chunks(&self) -> Vec<ChunkInfo> {
@@ -120,7 +133,12 @@ impl Container {
                 let compressed_size = self
                     .toc
                     .chunk_blocks(i)
-                    .map(|r| self.toc.blocks[r].iter().map(|b| b.compressed_size as u64).sum())
+                    .map(|r| {
+                        self.toc.blocks[r]
+                            .iter()
+                            .map(|b| b.compressed_size as u64)
+                            .sum()
+                    })
                     .unwrap_or(0);
                 ChunkInfo {
                     index: i,
@@ -136,7 +154,8 @@ impl Container {
 
     /// Reads chunk `index` (decrypted, decompressed).
     pub fn read_chunk(&self, index: usize) -> Result<Vec<u8>> {
-        self.read_chunk_inner(index).map_err(|e| e.within(format!("chunk {index}")).in_file(&self.ucas_path))
+        self.read_chunk_inner(index)
+            .map_err(|e| e.within(format!("chunk {index}")).in_file(&self.ucas_path))
     }
 
     fn read_chunk_inner(&self, index: usize) -> Result<Vec<u8>> {
@@ -153,24 +172,40 @@ impl Container {
         let last = blocks[blocks.len() - 1];
         let end = last.offset + last.stored_size();
         let mut file = File::open(&self.ucas_path).map_err(|e| Error::io(&self.ucas_path, e))?;
-        let file_len = file.metadata().map_err(|e| Error::io(&self.ucas_path, e))?.len();
+        let file_len = file
+            .metadata()
+            .map_err(|e| Error::io(&self.ucas_path, e))?
+            .len();
         if end > file_len || end < start {
-            return Err(Error::format(start, format!("blocks {start}..{end} run past the end of the .ucas ({file_len} bytes)")));
+            return Err(Error::format(
+                start,
+                format!("blocks {start}..{end} run past the end of the .ucas ({file_len} bytes)"),
+            ));
         }
-        file.seek(SeekFrom::Start(start)).map_err(|e| Error::io(&self.ucas_path, e))?;
+        file.seek(SeekFrom::Start(start))
+            .map_err(|e| Error::io(&self.ucas_path, e))?;
         let mut raw = vec![0u8; (end - start) as usize];
-        file.read_exact(&mut raw).map_err(|e| Error::io(&self.ucas_path, e))?;
-        let mut out = Vec::with_capacity(length as usize);
+        file.read_exact(&mut raw)
+            .map_err(|e| Error::io(&self.ucas_path, e))?;
+        let mut out = Vec::with_capacity(length.min(1 << 26) as usize);
         let block_size = self.toc.header.compression_block_size as u64;
         let offset_in_first = self.toc.offsets[index].offset % block_size;
         if offset_in_first != 0 {
             return Err(Error::format(0, "chunk does not start on a block boundary"));
         }
         for (i, b) in blocks.iter().enumerate() {
-            let from = (b.offset - start) as usize;
+            let from = b.offset.checked_sub(start).ok_or_else(|| {
+                Error::format(
+                    b.offset,
+                    format!("block {i} lies before the chunk's first block"),
+                )
+            })? as usize;
             let to = from + b.stored_size() as usize;
             if b.offset < start || to > raw.len() {
-                return Err(Error::format(b.offset, format!("block {i} lies outside the chunk's range")));
+                return Err(Error::format(
+                    b.offset,
+                    format!("block {i} lies outside the chunk's range"),
+                ));
             }
             let mut data = raw[from..to].to_vec();
             if let Some(key) = &self.key {
@@ -180,18 +215,34 @@ impl Container {
             let method = if b.method_index == 0 {
                 Compression::None
             } else {
-                *self.methods.get(b.method_index as usize - 1).ok_or_else(|| {
-                    Error::format(b.offset, format!("block uses compression method {} the TOC does not name", b.method_index))
-                })?
+                *self
+                    .methods
+                    .get(b.method_index as usize - 1)
+                    .ok_or_else(|| {
+                        Error::format(
+                            b.offset,
+                            format!(
+                                "block uses compression method {} the TOC does not name",
+                                b.method_index
+                            ),
+                        )
+                    })?
             };
             if method == Compression::None && b.compressed_size != b.uncompressed_size {
                 return Err(Error::format(b.offset, "stored block's sizes disagree"));
             }
-            out.extend(method.decompress(&data, b.uncompressed_size as usize).map_err(|e| e.within(format!("block at {}", b.offset)))?);
+            out.extend(
+                method
+                    .decompress(&data, b.uncompressed_size as usize)
+                    .map_err(|e| e.within(format!("block at {}", b.offset)))?,
+            );
         }
         out.truncate(length as usize);
         if out.len() as u64 != length {
-            return Err(Error::other(format!("chunk has {} bytes, the TOC says {length}", out.len())));
+            return Err(Error::other(format!(
+                "chunk has {} bytes, the TOC says {length}",
+                out.len()
+            )));
         }
         Ok(out)
     }
@@ -199,7 +250,9 @@ impl Container {
     /// The hash the TOC stores for a chunk, recomputed from its data.
     fn hash_of(&self, data: &[u8]) -> [u8; 20] {
         if self.is_ue5() {
-            blake3::hash(data).as_bytes()[..20].try_into().unwrap_or([0; 20])
+            blake3::hash(data).as_bytes()[..20]
+                .try_into()
+                .unwrap_or([0; 20])
         } else {
             crate::pak::sha1(data)
         }
@@ -212,13 +265,20 @@ impl Container {
     /// Parses the container header chunk, if the container has one.
     pub fn container_header(&self) -> Result<Option<ContainerHeader>> {
         let ue5 = self.is_ue5();
-        let Some(index) = (0..self.toc.chunk_ids.len()).find(|&i| self.toc.chunk_ids[i].chunk_type(ue5) == ChunkType::ContainerHeader)
+        let Some(index) = (0..self.toc.chunk_ids.len())
+            .find(|&i| self.toc.chunk_ids[i].chunk_type(ue5) == ChunkType::ContainerHeader)
         else {
             return Ok(None);
         };
         let data = self.read_chunk(index)?;
-        let hint = if ue5 { None } else { Some(super::container_header::ContainerHeaderVersion::Initial) };
-        ContainerHeader::read(&data, hint).map(Some).map_err(|e| e.in_file(&self.ucas_path))
+        let hint = if ue5 {
+            None
+        } else {
+            Some(super::container_header::ContainerHeaderVersion::Initial)
+        };
+        ContainerHeader::read(&data, hint)
+            .map(Some)
+            .map_err(|e| e.in_file(&self.ucas_path))
     }
 
     /// Checks every chunk (decompresses, hash matches), the container
@@ -230,7 +290,11 @@ impl Container {
             match self.read_chunk(i) {
                 Ok(data) => {
                     if self.hash_of(&data) != self.toc.metas[i].hash {
-                        let path = self.paths.get(&i).map(|p| format!(" ({p})")).unwrap_or_default();
+                        let path = self
+                            .paths
+                            .get(&i)
+                            .map(|p| format!(" ({p})"))
+                            .unwrap_or_default();
                         report.errors.push(format!(
                             "chunk {i} {}{path}: hash mismatch — the .ucas data is corrupt",
                             self.toc.chunk_ids[i].to_hex()
@@ -241,7 +305,9 @@ impl Container {
             }
             report.chunks_checked += 1;
             if self.toc.find(&self.toc.chunk_ids[i]) != Some(i) {
-                report.errors.push(format!("chunk {i} cannot be found through the TOC's lookup table"));
+                report.errors.push(format!(
+                    "chunk {i} cannot be found through the TOC's lookup table"
+                ));
             }
         }
         match self.container_header() {
@@ -254,21 +320,35 @@ impl Container {
                     ));
                 }
                 let ue5 = self.is_ue5();
+                let package_chunks: std::collections::BTreeSet<u64> = self
+                    .toc
+                    .chunk_ids
+                    .iter()
+                    .filter(|c| c.chunk_type(ue5) == ChunkType::ExportBundleData)
+                    .map(|c| c.id())
+                    .collect();
                 for (id, _) in &h.packages {
-                    let has_chunk = self.toc.chunk_ids.iter().any(|c| c.id() == *id && c.chunk_type(ue5) == ChunkType::ExportBundleData);
-                    if !has_chunk {
-                        report.errors.push(format!("store entry of package 0x{id:016x} has no package chunk"));
+                    if !package_chunks.contains(id) {
+                        report.errors.push(format!(
+                            "store entry of package 0x{id:016x} has no package chunk"
+                        ));
                     }
                 }
             }
-            Ok(None) => report.warnings.push("the container has no container header chunk".into()),
+            Ok(None) => report
+                .warnings
+                .push("the container has no container header chunk".into()),
             Err(e) => report.errors.push(e.to_string()),
         }
         if self.toc.header.container_flags & container_flags::INDEXED == 0 {
-            report.errors.push("the container is not flagged Indexed; the game ignores it".into());
+            report
+                .errors
+                .push("the container is not flagged Indexed; the game ignores it".into());
         }
         if self.toc.header.container_flags & container_flags::SIGNED != 0 {
-            report.warnings.push("the container is flagged Signed; mods normally are not".into());
+            report
+                .warnings
+                .push("the container is flagged Signed; mods normally are not".into());
         }
         if let Some(stem) = self.utoc_path.file_stem().and_then(|s| s.to_str()) {
             let expected = crate::hash::hash_lower_utf16(stem);
@@ -282,7 +362,10 @@ impl Container {
         }
         let pak = self.utoc_path.with_extension("pak");
         if !pak.is_file() {
-            report.errors.push(format!("{}: the companion .pak is missing; the game will not mount the container", pak.display()));
+            report.errors.push(format!(
+                "{}: the companion .pak is missing; the game will not mount the container",
+                pak.display()
+            ));
         } else {
             match PakReader::open(&pak, self.key.clone()) {
                 Ok(reader) => {
@@ -305,4 +388,152 @@ impl Container {
         }
         report
     }
+}
+
+/// A summary of a container for `inspect`.
+#[derive(Debug, Clone, Serialize)]
+pub struct ContainerSummary {
+    pub toc_version: TocVersion,
+    pub container_id: String,
+    pub container_id_matches_file_name: bool,
+    pub flags: Vec<&'static str>,
+    pub encryption_key_guid: String,
+    pub compression_block_size: u32,
+    pub compression_methods: Vec<String>,
+    pub chunk_count: usize,
+    pub block_count: usize,
+    pub partition_count: u32,
+    pub perfect_hash_seeds: usize,
+    pub chunks_without_perfect_hash: usize,
+    pub mount_point: String,
+    pub indexed_files: usize,
+    pub chunk_types: BTreeMap<String, usize>,
+    pub container_header: Option<ContainerHeaderSummary>,
+}
+
+/// The container header part of [`ContainerSummary`].
+#[derive(Debug, Clone, Serialize)]
+pub struct ContainerHeaderSummary {
+    pub version: super::container_header::ContainerHeaderVersion,
+    pub packages: usize,
+    pub localized_packages: usize,
+    pub package_redirects: usize,
+    pub optional_segment_packages: usize,
+    pub soft_package_references: usize,
+}
+
+impl Container {
+    pub fn summary(&self) -> Result<ContainerSummary> {
+        let h = &self.toc.header;
+        let mut flags = Vec::new();
+        for (bit, name) in [
+            (container_flags::COMPRESSED, "Compressed"),
+            (container_flags::ENCRYPTED, "Encrypted"),
+            (container_flags::SIGNED, "Signed"),
+            (container_flags::INDEXED, "Indexed"),
+            (container_flags::ON_DEMAND, "OnDemand"),
+        ] {
+            if h.container_flags & bit != 0 {
+                flags.push(name);
+            }
+        }
+        let mut chunk_types = BTreeMap::new();
+        for c in self.chunks() {
+            *chunk_types
+                .entry(format!("{:?}", c.chunk_type))
+                .or_insert(0) += 1;
+        }
+        let stem = self
+            .utoc_path
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or("");
+        let container_header = self.container_header()?.map(|c| ContainerHeaderSummary {
+            version: c.version,
+            packages: c.packages.len(),
+            localized_packages: c.localized_packages.len()
+                + c.culture_packages
+                    .iter()
+                    .map(|p| p.packages.len())
+                    .sum::<usize>(),
+            package_redirects: c.package_redirects.len(),
+            optional_segment_packages: c.optional_segment_package_ids.len(),
+            soft_package_references: c
+                .soft_package_references
+                .as_ref()
+                .map_or(0, |s| s.package_ids.len()),
+        });
+        Ok(ContainerSummary {
+            toc_version: h.version,
+            container_id: format!("0x{:016x}", h.container_id),
+            container_id_matches_file_name: crate::hash::hash_lower_utf16(stem) == h.container_id,
+            flags,
+            encryption_key_guid: h
+                .encryption_key_guid
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect(),
+            compression_block_size: h.compression_block_size,
+            compression_methods: self.toc.compression_methods.clone(),
+            chunk_count: self.toc.chunk_ids.len(),
+            block_count: self.toc.blocks.len(),
+            partition_count: h.partition_count,
+            perfect_hash_seeds: self.toc.perfect_hash_seeds.len(),
+            chunks_without_perfect_hash: self.toc.chunks_without_perfect_hash.len(),
+            mount_point: self.mount_point().to_string(),
+            indexed_files: self.paths.len(),
+            chunk_types,
+            container_header,
+        })
+    }
+
+    /// Writes every chunk under `dir`: chunks with a path at that path,
+    /// the others as `_chunks/<id>.<type>`. Paths from the file are checked
+    /// so nothing is ever written outside `dir`. Returns the number of files.
+    pub fn unpack(&self, dir: &Path) -> Result<usize> {
+        let mut count = 0;
+        for info in self.chunks() {
+            let rel = match &info.path {
+                Some(p) => p.clone(),
+                None => format!("_chunks/{}.{:?}", info.id, info.chunk_type),
+            };
+            let data = self.read_chunk(info.index)?;
+            write_inside(dir, &rel, &data)?;
+            count += 1;
+        }
+        Ok(count)
+    }
+}
+
+/// Writes `data` to `dir/relative`, refusing any path that could leave
+/// `dir` (absolute paths, `..`, drive letters, backslashes, symlinked
+/// parents that point elsewhere).
+pub fn write_inside(dir: &Path, relative: &str, data: &[u8]) -> Result<PathBuf> {
+    super::writer::validate_relative_path(relative).map_err(|_| {
+        Error::other(format!(
+            "refusing to write `{relative}`: the path would leave the output folder"
+        ))
+    })?;
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    let root = dir.canonicalize().map_err(|e| Error::io(dir, e))?;
+    let target = root.join(relative);
+    let parent = target.parent().unwrap_or(&root);
+    std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
+    let real_parent = parent.canonicalize().map_err(|e| Error::io(parent, e))?;
+    if !real_parent.starts_with(&root) {
+        return Err(Error::other(format!(
+            "refusing to write `{relative}`: it resolves outside the output folder"
+        )));
+    }
+    if target
+        .symlink_metadata()
+        .map(|m| m.file_type().is_symlink())
+        .unwrap_or(false)
+    {
+        return Err(Error::other(format!(
+            "refusing to write `{relative}`: it is a symbolic link"
+        )));
+    }
+    std::fs::write(&target, data).map_err(|e| Error::io(&target, e))?;
+    Ok(target)
 }

@@ -130,20 +130,29 @@ impl TocHeader {
         let at = r.pos();
         let header_size = r.u32()?;
         if header_size != TOC_HEADER_SIZE {
-            return Err(r.error_at(at, format!("TOC header size is {header_size}, expected {TOC_HEADER_SIZE}")));
+            return Err(r.error_at(
+                at,
+                format!("TOC header size is {header_size}, expected {TOC_HEADER_SIZE}"),
+            ));
         }
         let entry_count = r.u32()?;
         let compressed_block_entry_count = r.u32()?;
         let at = r.pos();
         let block_entry_size = r.u32()?;
         if block_entry_size != COMPRESSED_BLOCK_ENTRY_SIZE {
-            return Err(r.error_at(at, format!("compression block entry size is {block_entry_size}, expected 12")));
+            return Err(r.error_at(
+                at,
+                format!("compression block entry size is {block_entry_size}, expected 12"),
+            ));
         }
         let compression_method_name_count = r.u32()?;
         let at = r.pos();
         let name_len = r.u32()?;
         if name_len != COMPRESSION_METHOD_NAME_LEN && compression_method_name_count > 0 {
-            return Err(r.error_at(at, format!("compression method name length is {name_len}, expected 32")));
+            return Err(r.error_at(
+                at,
+                format!("compression method name length is {name_len}, expected 32"),
+            ));
         }
         let compression_block_size = r.u32()?;
         let directory_index_size = r.u32()?;
@@ -213,7 +222,10 @@ impl OffsetAndLength {
     pub fn read(r: &mut Reader) -> Result<Self> {
         let b = r.array::<10>()?;
         let be40 = |s: &[u8]| s.iter().fold(0u64, |acc, &x| (acc << 8) | x as u64);
-        Ok(OffsetAndLength { offset: be40(&b[..5]), length: be40(&b[5..]) })
+        Ok(OffsetAndLength {
+            offset: be40(&b[..5]),
+            length: be40(&b[5..]),
+        })
     }
 
     pub fn write(&self, w: &mut Writer) {
@@ -272,7 +284,10 @@ impl ChunkMeta {
         let hash = r.array::<20>()?;
         if version.meta_size() == 33 {
             r.skip(12)?;
-            Ok(ChunkMeta { hash, flags: r.u8()? })
+            Ok(ChunkMeta {
+                hash,
+                flags: r.u8()?,
+            })
         } else {
             let flags = r.u8()?;
             r.skip(3)?;
@@ -312,19 +327,48 @@ impl Toc {
         let mut r = Reader::new(data);
         let header = TocHeader::read(&mut r).context("TOC header")?;
         let version = header.version;
-        let n = r.check_count(header.entry_count as i64, 12 + 10).context("chunk ids")?;
-        let chunk_ids = (0..n).map(|_| r.array::<12>().map(ChunkId)).collect::<Result<Vec<_>>>().context("chunk ids")?;
-        let offsets = (0..n).map(|_| OffsetAndLength::read(&mut r)).collect::<Result<Vec<_>>>().context("chunk offsets")?;
-        let seeds = if version.has_perfect_hash() { header.perfect_hash_seeds_count } else { 0 };
-        let seeds = r.check_count(seeds as i64, 4).context("perfect hash seeds")?;
+        let n = r
+            .check_count(header.entry_count as i64, 12 + 10)
+            .context("chunk ids")?;
+        let chunk_ids = (0..n)
+            .map(|_| r.array::<12>().map(ChunkId))
+            .collect::<Result<Vec<_>>>()
+            .context("chunk ids")?;
+        let offsets = (0..n)
+            .map(|_| OffsetAndLength::read(&mut r))
+            .collect::<Result<Vec<_>>>()
+            .context("chunk offsets")?;
+        let seeds = if version.has_perfect_hash() {
+            header.perfect_hash_seeds_count
+        } else {
+            0
+        };
+        let seeds = r
+            .check_count(seeds as i64, 4)
+            .context("perfect hash seeds")?;
         let perfect_hash_seeds = (0..seeds).map(|_| r.i32()).collect::<Result<Vec<_>>>()?;
-        let overflow = if version.has_overflow_list() { header.chunks_without_perfect_hash_count } else { 0 };
-        let overflow = r.check_count(overflow as i64, 4).context("chunks without perfect hash")?;
-        let chunks_without_perfect_hash = (0..overflow).map(|_| r.i32()).collect::<Result<Vec<_>>>()?;
-        let nb = r.check_count(header.compressed_block_entry_count as i64, 12).context("compression blocks")?;
-        let blocks = (0..nb).map(|_| CompressionBlock::read(&mut r)).collect::<Result<Vec<_>>>().context("compression blocks")?;
+        let overflow = if version.has_overflow_list() {
+            header.chunks_without_perfect_hash_count
+        } else {
+            0
+        };
+        let overflow = r
+            .check_count(overflow as i64, 4)
+            .context("chunks without perfect hash")?;
+        let chunks_without_perfect_hash =
+            (0..overflow).map(|_| r.i32()).collect::<Result<Vec<_>>>()?;
+        let nb = r
+            .check_count(header.compressed_block_entry_count as i64, 12)
+            .context("compression blocks")?;
+        let blocks = (0..nb)
+            .map(|_| CompressionBlock::read(&mut r))
+            .collect::<Result<Vec<_>>>()
+            .context("compression blocks")?;
         let nm = r
-            .check_count(header.compression_method_name_count as i64, COMPRESSION_METHOD_NAME_LEN as usize)
+            .check_count(
+                header.compression_method_name_count as i64,
+                COMPRESSION_METHOD_NAME_LEN as usize,
+            )
             .context("compression methods")?;
         let mut compression_methods = Vec::with_capacity(nm);
         for _ in 0..nm {
@@ -336,18 +380,28 @@ impl Toc {
             let at = r.pos();
             let size = r.count_i32(2).context("signatures")?;
             r.skip(size * 2).context("signatures")?;
-            r.skip(r.check_count_at(at, nb as i64, 20)? * 20).context("block signatures")?;
+            r.skip(r.check_count_at(at, nb as i64, 20)? * 20)
+                .context("block signatures")?;
         }
         let directory_index = if header.container_flags & container_flags::INDEXED != 0 {
-            let size = r.check_count(header.directory_index_size as i64, 1).context("directory index")?;
+            let size = r
+                .check_count(header.directory_index_size as i64, 1)
+                .context("directory index")?;
             r.bytes(size)?.to_vec()
         } else {
             Vec::new()
         };
-        r.check_count(n as i64, version.meta_size()).context("chunk metas")?;
-        let metas = (0..n).map(|_| ChunkMeta::read(&mut r, version)).collect::<Result<Vec<_>>>().context("chunk metas")?;
+        r.check_count(n as i64, version.meta_size())
+            .context("chunk metas")?;
+        let metas = (0..n)
+            .map(|_| ChunkMeta::read(&mut r, version))
+            .collect::<Result<Vec<_>>>()
+            .context("chunk metas")?;
         if !r.at_end() && header.container_flags & container_flags::ON_DEMAND == 0 {
-            return Err(r.error(format!("{} unexpected bytes after the chunk metas", r.remaining())));
+            return Err(r.error(format!(
+                "{} unexpected bytes after the chunk metas",
+                r.remaining()
+            )));
         }
         Ok(Toc {
             header,
@@ -450,7 +504,11 @@ impl Toc {
 
 /// `FIoStoreTocResource::HashChunkIdWithSeed`: FNV-style over the 12 id bytes.
 pub fn hash_chunk_id(seed: i32, id: &ChunkId) -> u64 {
-    let mut hash: u64 = if seed != 0 { seed as i64 as u64 } else { 0xcbf2_9ce4_8422_2325 };
+    let mut hash: u64 = if seed != 0 {
+        seed as i64 as u64
+    } else {
+        0xcbf2_9ce4_8422_2325
+    };
     for &b in &id.0 {
         hash = hash.wrapping_mul(0x0000_0100_0000_01B3) ^ b as u64;
     }
@@ -463,7 +521,11 @@ fn seed_primes() -> Vec<u32> {
     let mut primes = Vec::with_capacity(1000);
     let mut n = 2u32;
     while primes.len() < 1000 {
-        if primes.iter().take_while(|&&p| p * p <= n).all(|&p| n % p != 0) {
+        if primes
+            .iter()
+            .take_while(|&&p| p * p <= n)
+            .all(|&p| n % p != 0)
+        {
             primes.push(n);
         }
         n += 1;
@@ -493,7 +555,7 @@ pub fn build_perfect_hash(ids: &[ChunkId]) -> PerfectHash {
         buckets[(hash_chunk_id(0, id) % seed_count as u64) as usize].push(i);
     }
     // Largest buckets first; a stable sort keeps equal sizes in bucket order.
-    buckets.sort_by(|a, b| b.len().cmp(&a.len()));
+    buckets.sort_by_key(|b| std::cmp::Reverse(b.len()));
     let primes = seed_primes();
     for bucket in buckets.iter().take_while(|b| b.len() > 1) {
         let bucket_hash = hash_chunk_id(0, &ids[bucket[0]]);
@@ -539,7 +601,11 @@ pub fn build_perfect_hash(ids: &[ChunkId]) -> PerfectHash {
         order[slot] = chunk;
         overflow.push(slot as i32);
     }
-    PerfectHash { order, seeds, overflow }
+    PerfectHash {
+        order,
+        seeds,
+        overflow,
+    }
 }
 
 #[cfg(test)]
@@ -560,7 +626,14 @@ mod tests {
     fn perfect_hash_finds_every_chunk() {
         for n in [1usize, 2, 3, 10, 257, 2000] {
             let ids: Vec<ChunkId> = (0..n as u64)
-                .map(|i| ChunkId::new(i.wrapping_mul(0x9e37_79b9_7f4a_7c15), (i % 3) as u16, ChunkType::BulkData, EngineVersion::UE5_3))
+                .map(|i| {
+                    ChunkId::new(
+                        i.wrapping_mul(0x9e37_79b9_7f4a_7c15),
+                        (i % 3) as u16,
+                        ChunkType::BulkData,
+                        EngineVersion::UE5_3,
+                    )
+                })
                 .collect();
             let ph = build_perfect_hash(&ids);
             let mut sorted = ph.order.clone();
@@ -583,13 +656,25 @@ mod tests {
                     chunks_without_perfect_hash_count: ph.overflow.len() as u32,
                 },
                 chunk_ids: ph.order.iter().map(|&i| ids[i]).collect(),
-                offsets: vec![OffsetAndLength { offset: 0, length: 0 }; n],
+                offsets: vec![
+                    OffsetAndLength {
+                        offset: 0,
+                        length: 0
+                    };
+                    n
+                ],
                 perfect_hash_seeds: ph.seeds,
                 chunks_without_perfect_hash: ph.overflow,
                 blocks: vec![],
                 compression_methods: vec![],
                 directory_index: vec![],
-                metas: vec![ChunkMeta { hash: [0; 20], flags: 0 }; n],
+                metas: vec![
+                    ChunkMeta {
+                        hash: [0; 20],
+                        flags: 0
+                    };
+                    n
+                ],
             };
             for id in &ids {
                 let slot = toc.find(id).expect("found");
@@ -605,10 +690,18 @@ mod tests {
 
     #[test]
     fn block_entry_layout() {
-        let b = CompressionBlock { offset: 0x01_0203_0405, compressed_size: 0x0a0b0c, uncompressed_size: 0x010000, method_index: 2 };
+        let b = CompressionBlock {
+            offset: 0x01_0203_0405,
+            compressed_size: 0x0a0b0c,
+            uncompressed_size: 0x010000,
+            method_index: 2,
+        };
         let mut w = Writer::new();
         b.write(&mut w);
         assert_eq!(w.as_slice(), &[5, 4, 3, 2, 1, 0x0c, 0x0b, 0x0a, 0, 0, 1, 2]);
-        assert_eq!(CompressionBlock::read(&mut Reader::new(w.as_slice())).unwrap(), b);
+        assert_eq!(
+            CompressionBlock::read(&mut Reader::new(w.as_slice())).unwrap(),
+            b
+        );
     }
 }

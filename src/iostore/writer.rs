@@ -46,8 +46,8 @@ use super::chunk::{ChunkId, ChunkType};
 use super::container_header::{ContainerHeader, StoreEntry};
 use super::directory_index::DirectoryIndex;
 use super::toc::{
-    build_perfect_hash, container_flags, meta_flags, ChunkMeta, CompressionBlock, OffsetAndLength, Toc, TocHeader,
-    MAX_BLOCK_SIZE,
+    build_perfect_hash, container_flags, meta_flags, ChunkMeta, CompressionBlock, OffsetAndLength,
+    Toc, TocHeader, MAX_BLOCK_SIZE,
 };
 use crate::compression::Compression;
 use crate::error::{Error, Result};
@@ -103,7 +103,9 @@ pub fn validate_relative_path(path: &str) -> Result<()> {
         || path.starts_with('/')
         || path.contains('\\')
         || path.contains(':')
-        || path.split('/').any(|s| s.is_empty() || s == "." || s == "..");
+        || path
+            .split('/')
+            .any(|s| s.is_empty() || s == "." || s == "..");
     if bad {
         return Err(Error::usage(format!(
             "`{path}` is not a valid path relative to the mount point (use `Folder/File.ext`, no `..`, no backslashes)"
@@ -137,6 +139,7 @@ pub struct ContainerBuilder {
     header: ContainerHeader,
     chunks: Vec<PendingChunk>,
     chunk_ids: BTreeSet<ChunkId>,
+    package_ids: BTreeSet<u64>,
     paths: BTreeSet<String>,
     blocks: Vec<CompressionBlock>,
     methods_used: Vec<Compression>,
@@ -146,18 +149,31 @@ pub struct ContainerBuilder {
 
 impl ContainerBuilder {
     /// Starts `<output_dir>/<base_name>.utoc/.ucas/.pak`.
-    pub fn create(output_dir: &Path, base_name: &str, engine: EngineVersion, options: ContainerOptions) -> Result<Self> {
+    pub fn create(
+        output_dir: &Path,
+        base_name: &str,
+        engine: EngineVersion,
+        options: ContainerOptions,
+    ) -> Result<Self> {
         if base_name.is_empty() || base_name.contains(['/', '\\']) {
-            return Err(Error::usage(format!("`{base_name}` is not a valid container base name")));
+            return Err(Error::usage(format!(
+                "`{base_name}` is not a valid container base name"
+            )));
         }
-        if !options.block_size.is_power_of_two() || options.block_size < 1024 || options.block_size > MAX_BLOCK_SIZE {
+        if !options.block_size.is_power_of_two()
+            || options.block_size < 1024
+            || options.block_size > MAX_BLOCK_SIZE
+        {
             return Err(Error::usage(format!(
                 "compression block size {} must be a power of two between 1 KiB and 8 MiB",
                 options.block_size
             )));
         }
         let mount_point = normalize_mount_point(&options.mount_point)?;
-        let options = ContainerOptions { mount_point, ..options };
+        let options = ContainerOptions {
+            mount_point,
+            ..options
+        };
         std::fs::create_dir_all(output_dir).map_err(|e| Error::io(output_dir, e))?;
         let path = |ext: &str| output_dir.join(format!("{base_name}.{ext}"));
         let temp = |ext: &str| output_dir.join(format!(".{base_name}.{ext}.zenpak-tmp"));
@@ -190,6 +206,7 @@ impl ContainerBuilder {
             pak: Some(pak),
             chunks: Vec::new(),
             chunk_ids: BTreeSet::new(),
+            package_ids: BTreeSet::new(),
             paths: BTreeSet::new(),
             blocks: Vec::new(),
             methods_used: Vec::new(),
@@ -213,43 +230,93 @@ impl ContainerBuilder {
     }
 
     fn relative(&self, path: &str) -> Result<String> {
-        let rel = path.strip_prefix(self.options.mount_point.as_str()).unwrap_or(path);
+        let rel = path
+            .strip_prefix(self.options.mount_point.as_str())
+            .unwrap_or(path);
         validate_relative_path(rel)?;
         Ok(rel.to_string())
     }
 
     /// Adds a package: its export bundle chunk (Zen header + exports), its
     /// store entry and its path in the directory index (`.uasset`/`.umap`).
-    pub fn add_package(&mut self, package_id: u64, export_bundle: &[u8], store_entry: StoreEntry, path: &str) -> Result<()> {
-        if self.header.packages.iter().any(|(id, _)| *id == package_id) {
-            return Err(Error::usage(format!("package id 0x{package_id:016x} ({path}) is added twice")));
+    pub fn add_package(
+        &mut self,
+        package_id: u64,
+        export_bundle: &[u8],
+        store_entry: StoreEntry,
+        path: &str,
+    ) -> Result<()> {
+        if self.package_ids.contains(&package_id) {
+            return Err(Error::usage(format!(
+                "package id 0x{package_id:016x} ({path}) is added twice"
+            )));
         }
-        self.add_chunk(ChunkId::package_data(package_id, self.engine), export_bundle, Some(path))?;
+        self.add_chunk(
+            ChunkId::package_data(package_id, self.engine),
+            export_bundle,
+            Some(path),
+        )?;
+        self.package_ids.insert(package_id);
         self.header.packages.push((package_id, store_entry));
         Ok(())
     }
 
     /// Adds a bulk data chunk (`.ubulk`, `.uptnl`, `.m.ubulk`) of a package.
-    pub fn add_bulk_chunk(&mut self, package_id: u64, chunk_type: ChunkType, index: u16, data: &[u8], path: &str) -> Result<()> {
-        self.add_chunk(ChunkId::new(package_id, index, chunk_type, self.engine), data, Some(path))
+    pub fn add_bulk_chunk(
+        &mut self,
+        package_id: u64,
+        chunk_type: ChunkType,
+        index: u16,
+        data: &[u8],
+        path: &str,
+    ) -> Result<()> {
+        self.add_chunk(
+            ChunkId::new(package_id, index, chunk_type, self.engine),
+            data,
+            Some(path),
+        )
     }
 
     /// Adds any chunk, optionally visible by path in the directory index.
     pub fn add_chunk(&mut self, id: ChunkId, data: &[u8], path: Option<&str>) -> Result<()> {
         let path = path.map(|p| self.relative(p)).transpose()?;
         if let Some(p) = &path {
-            if !self.paths.insert(p.to_lowercase()) {
-                return Err(Error::usage(format!("`{p}` is added to the container twice")));
+            if self.paths.contains(&p.to_lowercase()) {
+                return Err(Error::usage(format!(
+                    "`{p}` is added to the container twice"
+                )));
             }
         }
-        if !self.chunk_ids.insert(id) {
-            return Err(Error::usage(format!("chunk {} is added twice", id.to_hex())));
+        if self.chunk_ids.contains(&id) {
+            return Err(Error::usage(format!(
+                "chunk {} is added twice",
+                id.to_hex()
+            )));
         }
-        let force_uncompressed = id.chunk_type(self.engine.uses_ue5_chunk_types()) == ChunkType::ContainerHeader;
+        if data.len() as u64 >= 1 << 40 {
+            return Err(Error::usage("a chunk must be smaller than 1 TiB"));
+        }
+        // Once data is written the chunk is committed: a failure below
+        // (disk full) leaves the builder unusable, and dropping it cleans up.
+        self.chunk_ids.insert(id);
+        if let Some(p) = &path {
+            self.paths.insert(p.to_lowercase());
+        }
+        let force_uncompressed =
+            id.chunk_type(self.engine.uses_ue5_chunk_types()) == ChunkType::ContainerHeader;
         let meta = self.write_chunk_data(data, force_uncompressed)?;
-        let offset = OffsetAndLength { offset: self.uncompressed_position, length: data.len() as u64 };
-        self.uncompressed_position += (data.len() as u64).next_multiple_of(self.options.block_size as u64);
-        self.chunks.push(PendingChunk { id, offset, meta, path });
+        let offset = OffsetAndLength {
+            offset: self.uncompressed_position,
+            length: data.len() as u64,
+        };
+        self.uncompressed_position +=
+            (data.len() as u64).next_multiple_of(self.options.block_size as u64);
+        self.chunks.push(PendingChunk {
+            id,
+            offset,
+            meta,
+            path,
+        });
         Ok(())
     }
 
@@ -263,18 +330,34 @@ impl ContainerBuilder {
             }
         };
         let mut flags = 0;
-        let method = if force_uncompressed { Compression::None } else { self.options.compression };
-        for block in data.chunks(self.options.block_size as usize) {
-            let mut stored = block.to_vec();
-            let mut method_index = 0u8;
-            if method != Compression::None {
-                let packed = method.compress(block)?;
-                if packed.len() < block.len() {
-                    stored = packed;
-                    method_index = self.method_index(method);
+        let method = if force_uncompressed {
+            Compression::None
+        } else {
+            self.options.compression
+        };
+        let block_size = self.options.block_size as usize;
+        // Blocks compress independently, so large chunks use every core;
+        // the results are collected in block order, keeping output stable.
+        let packed: Vec<Option<Vec<u8>>> = if method == Compression::None {
+            data.chunks(block_size).map(|_| None).collect()
+        } else {
+            use rayon::prelude::*;
+            data.par_chunks(block_size)
+                .map(|block| {
+                    method
+                        .compress(block)
+                        .map(|p| (p.len() < block.len()).then_some(p))
+                })
+                .collect::<Result<_>>()?
+        };
+        for (block, packed) in data.chunks(block_size).zip(packed) {
+            let (mut stored, method_index) = match packed {
+                Some(p) => {
                     flags |= meta_flags::COMPRESSED;
+                    (p, self.method_index(method))
                 }
-            }
+                None => (block.to_vec(), 0u8),
+            };
             let compressed_size = stored.len() as u32;
             pad_like_engine(&mut stored);
             if let Some(key) = &self.options.aes_key {
@@ -286,8 +369,12 @@ impl ContainerBuilder {
                 uncompressed_size: block.len() as u32,
                 method_index,
             });
-            let ucas = self.ucas.as_mut().ok_or_else(|| Error::other("container is already finished"))?;
-            ucas.write_all(&stored).map_err(|e| Error::io(&self.temp_ucas, e))?;
+            let ucas = self
+                .ucas
+                .as_mut()
+                .ok_or_else(|| Error::other("container is already finished"))?;
+            ucas.write_all(&stored)
+                .map_err(|e| Error::io(&self.temp_ucas, e))?;
             self.ucas_position += stored.len() as u64;
         }
         Ok(ChunkMeta { hash, flags })
@@ -306,7 +393,10 @@ impl ContainerBuilder {
     /// Adds a loose (non-package) file to the companion pak.
     pub fn add_loose_file(&mut self, path: &str, data: &[u8]) -> Result<()> {
         let rel = self.relative(path)?;
-        self.pak.as_mut().ok_or_else(|| Error::other("container is already finished"))?.add_file(&rel, data)?;
+        self.pak
+            .as_mut()
+            .ok_or_else(|| Error::other("container is already finished"))?
+            .add_file(&rel, data)?;
         self.loose_files += 1;
         Ok(())
     }
@@ -315,11 +405,20 @@ impl ContainerBuilder {
     /// renames the three files into place.
     pub fn finish(mut self) -> Result<WrittenContainer> {
         let header = self.header.write()?;
-        self.add_chunk(ChunkId::container_header(self.container_id, self.engine), &header, None)?;
+        self.add_chunk(
+            ChunkId::container_header(self.container_id, self.engine),
+            &header,
+            None,
+        )?;
 
-        let mut ucas = self.ucas.take().ok_or_else(|| Error::other("container is already finished"))?;
+        let mut ucas = self
+            .ucas
+            .take()
+            .ok_or_else(|| Error::other("container is already finished"))?;
         ucas.flush().map_err(|e| Error::io(&self.temp_ucas, e))?;
-        ucas.get_ref().sync_all().map_err(|e| Error::io(&self.temp_ucas, e))?;
+        ucas.get_ref()
+            .sync_all()
+            .map_err(|e| Error::io(&self.temp_ucas, e))?;
         drop(ucas);
 
         let toc_version = self.engine.toc_version();
@@ -364,7 +463,11 @@ impl ContainerBuilder {
                 encryption_key_guid: self.options.encryption_key_guid,
                 container_flags: flags,
                 perfect_hash_seeds_count: seeds.len() as u32,
-                partition_size: if toc_version.has_partitions() { u64::MAX } else { 0 },
+                partition_size: if toc_version.has_partitions() {
+                    u64::MAX
+                } else {
+                    0
+                },
                 chunks_without_perfect_hash_count: overflow.len() as u32,
             },
             chunk_ids: ordered.iter().map(|&i| chunks[i].id).collect(),
@@ -372,17 +475,30 @@ impl ContainerBuilder {
             perfect_hash_seeds: seeds,
             chunks_without_perfect_hash: overflow,
             blocks: std::mem::take(&mut self.blocks),
-            compression_methods: self.methods_used.iter().map(|m| m.engine_name().to_string()).collect(),
+            compression_methods: self
+                .methods_used
+                .iter()
+                .map(|m| m.engine_name().to_string())
+                .collect(),
             directory_index,
             metas: ordered.iter().map(|&i| chunks[i].meta).collect(),
         };
         let toc_bytes = toc.write();
         std::fs::write(&self.temp_utoc, &toc_bytes).map_err(|e| Error::io(&self.temp_utoc, e))?;
-        File::open(&self.temp_utoc).and_then(|f| f.sync_all()).map_err(|e| Error::io(&self.temp_utoc, e))?;
+        File::open(&self.temp_utoc)
+            .and_then(|f| f.sync_all())
+            .map_err(|e| Error::io(&self.temp_utoc, e))?;
 
-        self.pak.take().ok_or_else(|| Error::other("container is already finished"))?.finish()?;
+        self.pak
+            .take()
+            .ok_or_else(|| Error::other("container is already finished"))?
+            .finish()?;
 
-        for (from, to) in [(&self.temp_ucas, &self.ucas_path), (&self.temp_pak, &self.pak_path), (&self.temp_utoc, &self.utoc_path)] {
+        for (from, to) in [
+            (&self.temp_ucas, &self.ucas_path),
+            (&self.temp_pak, &self.pak_path),
+            (&self.temp_utoc, &self.utoc_path),
+        ] {
             std::fs::rename(from, to).map_err(|e| Error::io(to, e))?;
         }
         self.finished = true;
@@ -415,7 +531,13 @@ impl Drop for ContainerBuilder {
 /// Mount points end with `/` and use `/`.
 fn normalize_mount_point(mount: &str) -> Result<String> {
     if mount.contains('\\') || mount.is_empty() {
-        return Err(Error::usage(format!("mount point `{mount}` must be non-empty and use `/`")));
+        return Err(Error::usage(format!(
+            "mount point `{mount}` must be non-empty and use `/`"
+        )));
     }
-    Ok(if mount.ends_with('/') { mount.to_string() } else { format!("{mount}/") })
+    Ok(if mount.ends_with('/') {
+        mount.to_string()
+    } else {
+        format!("{mount}/")
+    })
 }

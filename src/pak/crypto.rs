@@ -40,7 +40,10 @@ impl AesKey {
     /// Parses a key written as hex or base64.
     pub fn parse(text: &str) -> Result<Self> {
         let t = text.trim();
-        let hex = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")).unwrap_or(t);
+        let hex = t
+            .strip_prefix("0x")
+            .or_else(|| t.strip_prefix("0X"))
+            .unwrap_or(t);
         if hex.len() == 64 && hex.bytes().all(|b| b.is_ascii_hexdigit()) {
             let mut key = [0u8; 32];
             for (i, byte) in key.iter_mut().enumerate() {
@@ -49,11 +52,13 @@ impl AesKey {
             }
             return Ok(AesKey(key));
         }
-        let bytes = decode_base64(t).ok_or_else(|| {
-            Error::usage("AES key must be 64 hex digits or base64 of 32 bytes")
-        })?;
+        let bytes = decode_base64(t)
+            .ok_or_else(|| Error::usage("AES key must be 64 hex digits or base64 of 32 bytes"))?;
         let key: [u8; 32] = bytes.try_into().map_err(|b: Vec<u8>| {
-            Error::usage(format!("AES key must be 32 bytes, the base64 text holds {}", b.len()))
+            Error::usage(format!(
+                "AES key must be 32 bytes, the base64 text holds {}",
+                b.len()
+            ))
         })?;
         Ok(AesKey(key))
     }
@@ -61,9 +66,9 @@ impl AesKey {
     /// The key from `ZENPAK_AES_KEY`, if set.
     pub fn from_env() -> Result<Option<Self>> {
         match std::env::var(AES_KEY_ENV) {
-            Ok(v) if !v.trim().is_empty() => {
-                AesKey::parse(&v).map(Some).map_err(|e| Error::usage(format!("{AES_KEY_ENV}: {e}")))
-            }
+            Ok(v) if !v.trim().is_empty() => AesKey::parse(&v)
+                .map(Some)
+                .map_err(|e| Error::usage(format!("{AES_KEY_ENV}: {e}"))),
             _ => Ok(None),
         }
     }
@@ -149,7 +154,10 @@ mod tests {
         let hex = "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f";
         let b64 = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=";
         assert_eq!(AesKey::parse(hex).unwrap(), AesKey::parse(b64).unwrap());
-        assert_eq!(AesKey::parse(&format!("0x{hex}")).unwrap().as_bytes()[31], 0x1f);
+        assert_eq!(
+            AesKey::parse(&format!("0x{hex}")).unwrap().as_bytes()[31],
+            0x1f
+        );
         assert!(AesKey::parse("abcd").is_err());
     }
 

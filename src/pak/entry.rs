@@ -31,7 +31,11 @@ pub struct PakEntry {
 impl PakEntry {
     /// Size of the full (inline) record.
     pub fn inline_size(block_count: usize, compressed: bool) -> u64 {
-        let blocks = if compressed { 4 + 16 * block_count as u64 } else { 0 };
+        let blocks = if compressed {
+            4 + 16 * block_count as u64
+        } else {
+            0
+        };
         8 + 8 + 8 + 4 + 20 + blocks + 1 + 4
     }
 
@@ -63,12 +67,24 @@ impl PakEntry {
         if method_index != 0 {
             let n = r.count_u32(16)?;
             for _ in 0..n {
-                blocks.push(PakBlock { start: r.u64()?, end: r.u64()? });
+                blocks.push(PakBlock {
+                    start: r.u64()?,
+                    end: r.u64()?,
+                });
             }
         }
         let encrypted = r.u8()? != 0;
         let block_size = r.u32()?;
-        Ok(PakEntry { offset, size, uncompressed_size, method_index, hash, blocks, encrypted, block_size })
+        Ok(PakEntry {
+            offset,
+            size,
+            uncompressed_size,
+            method_index,
+            hash,
+            blocks,
+            encrypted,
+            block_size,
+        })
     }
 
     pub fn write_encoded(&self, w: &mut Writer) {
@@ -90,7 +106,8 @@ impl PakEntry {
         if block_size_bits == 0x3f {
             w.u32(self.block_size);
         }
-        let var = |w: &mut Writer, v: u64, small: bool| if small { w.u32(v as u32) } else { w.u64(v) };
+        let var =
+            |w: &mut Writer, v: u64, small: bool| if small { w.u32(v as u32) } else { w.u64(v) };
         var(w, self.offset, offset_32);
         var(w, self.uncompressed_size, uncompressed_32);
         if self.method_index != 0 {
@@ -108,29 +125,62 @@ impl PakEntry {
     pub fn read_encoded(r: &mut Reader) -> Result<Self> {
         let flags = r.u32()?;
         let mut block_size = flags & 0x3f;
-        block_size = if block_size == 0x3f { r.u32()? } else { block_size << 11 };
+        block_size = if block_size == 0x3f {
+            r.u32()?
+        } else {
+            block_size << 11
+        };
         let block_count = ((flags >> 6) & 0xffff) as usize;
         let encrypted = flags & (1 << 22) != 0;
         let method_index = (flags >> 23) & 0x3f;
-        let var = |r: &mut Reader, small: bool| -> Result<u64> { if small { Ok(r.u32()? as u64) } else { r.u64() } };
+        let var = |r: &mut Reader, small: bool| -> Result<u64> {
+            if small {
+                Ok(r.u32()? as u64)
+            } else {
+                r.u64()
+            }
+        };
         let offset = var(r, flags & (1 << 31) != 0)?;
         let uncompressed_size = var(r, flags & (1 << 30) != 0)?;
-        let size = if method_index != 0 { var(r, flags & (1 << 29) != 0)? } else { uncompressed_size };
+        let size = if method_index != 0 {
+            var(r, flags & (1 << 29) != 0)?
+        } else {
+            uncompressed_size
+        };
         let mut blocks = Vec::with_capacity(block_count.min(r.remaining()));
         let data_start = PakEntry::inline_size(block_count, method_index != 0);
         if method_index != 0 {
             if block_count == 1 && !encrypted {
-                blocks.push(PakBlock { start: data_start, end: data_start + size });
+                blocks.push(PakBlock {
+                    start: data_start,
+                    end: data_start.saturating_add(size),
+                });
             } else {
                 let mut at = data_start;
                 for _ in 0..block_count {
                     let len = r.u32()? as u64;
-                    blocks.push(PakBlock { start: at, end: at + len });
-                    at += if encrypted { len.next_multiple_of(16) } else { len };
+                    blocks.push(PakBlock {
+                        start: at,
+                        end: at + len,
+                    });
+                    at += if encrypted {
+                        len.next_multiple_of(16)
+                    } else {
+                        len
+                    };
                 }
             }
         }
-        Ok(PakEntry { offset, size, uncompressed_size, method_index, hash: [0; 20], blocks, encrypted, block_size })
+        Ok(PakEntry {
+            offset,
+            size,
+            uncompressed_size,
+            method_index,
+            hash: [0; 20],
+            blocks,
+            encrypted,
+            block_size,
+        })
     }
 }
 
@@ -138,25 +188,58 @@ impl PakEntry {
 mod tests {
     use super::*;
 
+    fn entry(method_index: u32, block_lens: &[u64], encrypted: bool) -> PakEntry {
+        let mut at = PakEntry::inline_size(block_lens.len(), method_index != 0);
+        let mut blocks = Vec::new();
+        for &len in block_lens {
+            blocks.push(PakBlock {
+                start: at,
+                end: at + len,
+            });
+            at += if encrypted {
+                len.next_multiple_of(16)
+            } else {
+                len
+            };
+        }
+        let stored: u64 = block_lens.iter().sum();
+        PakEntry {
+            offset: 1234,
+            size: if method_index != 0 { stored } else { 999 },
+            uncompressed_size: if method_index != 0 { 200_000 } else { 999 },
+            method_index,
+            hash: [0; 20],
+            blocks,
+            encrypted,
+            block_size: if method_index != 0 { 65536 } else { 0 },
+        }
+    }
+
     #[test]
     fn encoded_round_trip() {
-        for (method, blocks, encrypted) in [(0u32, 0usize, false), (1, 1, false), (1, 3, true), (2, 2, false)] {
-            let start = PakEntry::inline_size(blocks, method != 0);
-            let blocks: Vec<PakBlock> = (0..blocks as u64).map(|i| PakBlock { start: start + i * 32, end: start + i * 32 + 20 + (encrypted as u64) * 0 }).collect();
-            let e = PakEntry {
-                offset: 1234,
-                size: if method != 0 { blocks.iter().map(|b| b.end - b.start).sum() } else { 999 },
-                uncompressed_size: if method != 0 { 70000 } else { 999 },
-                method_index: method,
-                hash: [0; 20],
-                blocks: if method != 0 && !(blocks.len() == 1) { blocks.iter().enumerate().map(|(i, b)| { let s = start + i as u64 * if encrypted { 32 } else { 20 }; PakBlock { start: s, end: s + (b.end - b.start) } }).collect() } else { blocks },
-                encrypted,
-                block_size: 65536,
-            };
+        for e in [
+            entry(0, &[], false),
+            entry(1, &[500], false),
+            entry(1, &[500, 20, 33], true),
+            entry(2, &[40, 41], false),
+            entry(0, &[], true),
+        ] {
             let mut w = Writer::new();
             e.write_encoded(&mut w);
-            let back = PakEntry::read_encoded(&mut Reader::new(w.as_slice())).unwrap();
-            assert_eq!(back, e);
+            assert_eq!(
+                PakEntry::read_encoded(&mut Reader::new(w.as_slice())).unwrap(),
+                e
+            );
+            let mut w = Writer::new();
+            e.write_full(&mut w, false);
+            assert_eq!(
+                w.pos() as u64,
+                PakEntry::inline_size(e.blocks.len(), e.method_index != 0)
+            );
+            assert_eq!(
+                PakEntry::read_full(&mut Reader::new(w.as_slice())).unwrap(),
+                e
+            );
         }
     }
 }
