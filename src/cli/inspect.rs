@@ -79,7 +79,7 @@ pub fn run(args: Args, global: &GlobalOptions) -> Result<()> {
         Kind::Toc => inspect_toc(&args, json),
         Kind::Pak => inspect_pak(&args, json),
         Kind::LegacyPackage => inspect_legacy(&args, global),
-        Kind::ZenPackage => super::inspect_zen::run(&args.path, args.engine, args.json, global),
+        Kind::ZenPackage => super::inspect_zen::run(&args.path, args.engine, json, global),
         Kind::ClassicPackage => super::inspect_classic::run(&args, global),
         Kind::Mappings => inspect_mappings(&args),
     }

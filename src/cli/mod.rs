@@ -14,6 +14,7 @@ mod inspect_classic;
 mod inspect_zen;
 mod new;
 mod release;
+mod convert;
 mod key;
 mod list;
 mod unpack;
@@ -75,6 +76,8 @@ pub enum Command {
     Diff(diff::Args),
     /// List the packages a classic Unreal package (.unr, .u, .utx, ...) needs, and check them in search folders.
     Deps(deps::Args),
+    /// Convert a cooked legacy package into a Zen package.
+    Convert(convert::Args),
     /// List the chunks of an IoStore container (.utoc).
     List(list::Args),
     /// Check an IoStore container and its companion .pak.
@@ -95,6 +98,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Clean(args) => release::run_clean(args, &cli.global),
         Command::Diff(args) => diff::run(args, &cli.global),
         Command::Deps(args) => deps::run(args, &cli.global),
+        Command::Convert(args) => convert::run(args, &cli.global),
         Command::List(args) => list::run(args, &cli.global),
         Command::Verify(args) => verify::run(args, &cli.global),
         Command::Unpack(args) => unpack::run(args, &cli.global),
