@@ -27,6 +27,14 @@ pub struct Args {
     /// Also write the package's store entry (for the container header) as JSON.
     #[arg(long)]
     pub store_entry: Option<PathBuf>,
+    /// Game profile whose fixups are applied before the conversion
+    /// (`generic`: none; `marvel-rivals`: SkeletalMesh material padding).
+    #[arg(long, default_value = "generic")]
+    pub profile: zenpak::fixups::Profile,
+    /// The game's mappings (.usmap): lets fixups find what they change by
+    /// walking the property data instead of by structure alone.
+    #[arg(long, value_name = "M.usmap")]
+    pub mappings: Option<PathBuf>,
 }
 
 #[derive(Serialize)]
@@ -37,6 +45,7 @@ struct Report<'a> {
     bytes: usize,
     bulk_data: Vec<(String, usize)>,
     store_entry: &'a StoreEntryInfo,
+    fixups: &'a zenpak::fixups::FixupReport,
 }
 
 fn write(path: &PathBuf, bytes: &[u8]) -> Result<()> {
@@ -44,7 +53,12 @@ fn write(path: &PathBuf, bytes: &[u8]) -> Result<()> {
 }
 
 pub fn run(args: Args, global: &GlobalOptions) -> Result<()> {
-    let files = PackageFiles::load(&args.path)?;
+    let mut files = PackageFiles::load(&args.path)?;
+    let mappings = match &args.mappings {
+        Some(path) => Some(zenpak::mappings::Mappings::load(path)?),
+        None => None,
+    };
+    let fixups = args.profile.apply(&mut files, args.engine, mappings.as_ref())?;
     let legacy = files.read_package(Some(args.engine))?;
     let converted = convert(
         &files,
@@ -71,6 +85,7 @@ pub fn run(args: Args, global: &GlobalOptions) -> Result<()> {
         bytes: converted.package_bytes.len(),
         bulk_data: bulk,
         store_entry: &converted.store_entry,
+        fixups: &fixups,
     };
     if global.message_format == MessageFormat::Json {
         super::print_json(&report)?;
@@ -85,6 +100,12 @@ pub fn run(args: Args, global: &GlobalOptions) -> Result<()> {
             converted.store_entry.export_count,
             converted.store_entry.imported_packages.len()
         );
+        for fix in &fixups.exports {
+            println!(
+                "  {} fixup: export {} {}: {} ({} bytes inserted; located by {})",
+                fixups.profile, fix.export_index, fix.export_name, fix.what, fix.inserted_bytes, fix.located_by
+            );
+        }
         for (path, size) in &report.bulk_data {
             println!("  bulk data {path} ({size} bytes)");
         }
