@@ -12,7 +12,9 @@ use zenpak::EngineVersion;
 
 #[test]
 fn quinn_converted_with_marvel_rivals_is_the_generic_conversion_plus_padding() {
-    let Some(corpus) = common::corpus() else { return };
+    let Some(corpus) = common::corpus() else {
+        return;
+    };
     let engine = EngineVersion::UE5_6;
     let dir = corpus.join("uassetapi/TestUE5_6/BpThirdPerson");
     let files = PackageFiles::load(dir.join("SKM_Quinn_Simple.uasset")).unwrap();
@@ -21,7 +23,9 @@ fn quinn_converted_with_marvel_rivals_is_the_generic_conversion_plus_padding() {
     let generic = convert(&files, &legacy, engine, "").unwrap();
 
     let mut padded_files = files.clone();
-    let report = Profile::MarvelRivals.apply(&mut padded_files, engine, Some(&mappings)).unwrap();
+    let report = Profile::MarvelRivals
+        .apply(&mut padded_files, engine, Some(&mappings))
+        .unwrap();
     let padded_legacy = padded_files.read_package(Some(engine)).unwrap();
     let padded = convert(&padded_files, &padded_legacy, engine, "").unwrap();
 
@@ -54,7 +58,10 @@ fn quinn_converted_with_marvel_rivals_is_the_generic_conversion_plus_padding() {
     let p_json = serde_json::to_value(&p_header).unwrap();
     let mut differences = Vec::new();
     diff("", &g_json, &p_json, &mut differences);
-    assert!(differences.is_empty(), "unexpected header differences: {differences:#?}");
+    assert!(
+        differences.is_empty(),
+        "unexpected header differences: {differences:#?}"
+    );
     assert_eq!(generic.package_bytes.len() + 8, padded.package_bytes.len());
 }
 
@@ -63,7 +70,12 @@ fn diff(path: &str, a: &serde_json::Value, b: &serde_json::Value, out: &mut Vec<
     match (a, b) {
         (Value::Object(x), Value::Object(y)) => {
             for (k, v) in x {
-                diff(&format!("{path}/{k}"), v, y.get(k).unwrap_or(&Value::Null), out);
+                diff(
+                    &format!("{path}/{k}"),
+                    v,
+                    y.get(k).unwrap_or(&Value::Null),
+                    out,
+                );
             }
         }
         (Value::Array(x), Value::Array(y)) if x.len() == y.len() => {

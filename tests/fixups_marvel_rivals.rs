@@ -34,7 +34,12 @@ fn with_insertions(original: &[u8], points: &[usize], bytes: &[u8]) -> Vec<u8> {
 }
 
 /// The header fields a padding may change; everything else must be equal.
-fn assert_header_shifted(before: &LegacyPackage, after: &LegacyPackage, grown: &[(usize, i64)], shift_after: &dyn Fn(i64) -> i64) {
+fn assert_header_shifted(
+    before: &LegacyPackage,
+    after: &LegacyPackage,
+    grown: &[(usize, i64)],
+    shift_after: &dyn Fn(i64) -> i64,
+) {
     let mut expected = before.clone();
     for e in expected.exports.iter_mut() {
         e.serial_offset += shift_after(e.serial_offset);
@@ -56,13 +61,17 @@ fn assert_header_shifted(before: &LegacyPackage, after: &LegacyPackage, grown: &
 
 fn apply(files: &PackageFiles, mappings: Option<&Mappings>) -> (PackageFiles, FixupReport) {
     let mut out = files.clone();
-    let report = Profile::MarvelRivals.apply(&mut out, V56, mappings).unwrap();
+    let report = Profile::MarvelRivals
+        .apply(&mut out, V56, mappings)
+        .unwrap();
     (out, report)
 }
 
 #[test]
 fn quinn_gets_one_empty_tag_container_after_each_material() {
-    let Some((files, mappings)) = quinn() else { return };
+    let Some((files, mappings)) = quinn() else {
+        return;
+    };
     let before = files.read_package(Some(V56)).unwrap();
     let (padded, report) = apply(&files, Some(&mappings));
     // Two materials of 44 bytes (5.6) at .uexp offset 528: 8 bytes inserted, one after each entry.
@@ -73,27 +82,55 @@ fn quinn_gets_one_empty_tag_container_after_each_material() {
     let header_len = files.header.len();
     let materials = header_len + 528;
     let entry_ends = vec![materials + 4 + 44, materials + 4 + 88];
-    assert_eq!(report.exports[0].insertions, entry_ends.iter().map(|&e| e as u64).collect::<Vec<_>>());
+    assert_eq!(
+        report.exports[0].insertions,
+        entry_ends.iter().map(|&e| e as u64).collect::<Vec<_>>()
+    );
     // The 89-bone reference skeleton (root parent -1) follows the materials.
     let cx = PackageContext::of(&before);
-    let layout = parse_at(files.export_data(&before, 0).unwrap(), before.exports[0].serial_offset as u64, materials - header_len, &cx, false).unwrap();
+    let layout = parse_at(
+        files.export_data(&before, 0).unwrap(),
+        before.exports[0].serial_offset as u64,
+        materials - header_len,
+        &cx,
+        false,
+    )
+    .unwrap();
     assert_eq!(layout.bone_count, 89);
     assert_eq!(layout.material_count(), 2);
     // .uexp: the original with 4 zero bytes at each entry end, nothing else.
     let points: Vec<usize> = entry_ends.iter().map(|e| e - header_len).collect();
-    assert_eq!(padded.uexp, with_insertions(&files.uexp, &points, &[0, 0, 0, 0]));
+    assert_eq!(
+        padded.uexp,
+        with_insertions(&files.uexp, &points, &[0, 0, 0, 0])
+    );
     // Header: only the sizes and offsets that follow the insertions moved.
     let after = padded.read_package(Some(V56)).unwrap();
     let first = entry_ends[0] as i64;
-    assert_header_shifted(&before, &after, &[(0, 8)], &|o| if o >= first { 8 } else { 0 });
+    assert_header_shifted(&before, &after, &[(0, 8)], &|o| {
+        if o >= first {
+            8
+        } else {
+            0
+        }
+    });
     // The padded export re-parses with the padded layout.
-    let relayout = parse_at(padded.export_data(&after, 0).unwrap(), after.exports[0].serial_offset as u64, materials - header_len, &PackageContext::of(&after), true).unwrap();
+    let relayout = parse_at(
+        padded.export_data(&after, 0).unwrap(),
+        after.exports[0].serial_offset as u64,
+        materials - header_len,
+        &PackageContext::of(&after),
+        true,
+    )
+    .unwrap();
     assert_eq!(relayout.bone_count, 89);
 }
 
 #[test]
 fn quinn_structure_search_alone_gives_the_same_bytes() {
-    let Some((files, mappings)) = quinn() else { return };
+    let Some((files, mappings)) = quinn() else {
+        return;
+    };
     let (with_mappings, a) = apply(&files, Some(&mappings));
     let (without, b) = apply(&files, None);
     assert_eq!(b.exports[0].located_by, "structure");
@@ -104,9 +141,14 @@ fn quinn_structure_search_alone_gives_the_same_bytes() {
 
 #[test]
 fn generic_profile_changes_nothing() {
-    let Some((files, mappings)) = quinn() else { return };
+    let Some((files, mappings)) = quinn() else {
+        return;
+    };
     let mut out = files.clone();
-    let report = Profile::from_name("generic").unwrap().apply(&mut out, V56, Some(&mappings)).unwrap();
+    let report = Profile::from_name("generic")
+        .unwrap()
+        .apply(&mut out, V56, Some(&mappings))
+        .unwrap();
     assert!(!report.changed());
     assert_eq!(out.header, files.header);
     assert_eq!(out.uexp, files.uexp);
@@ -115,14 +157,20 @@ fn generic_profile_changes_nothing() {
 
 #[test]
 fn padding_twice_is_refused() {
-    let Some((files, mappings)) = quinn() else { return };
+    let Some((files, mappings)) = quinn() else {
+        return;
+    };
     let (padded, _) = apply(&files, Some(&mappings));
     let mut again = padded.clone();
-    let e = Profile::MarvelRivals.apply(&mut again, V56, Some(&mappings)).unwrap_err();
+    let e = Profile::MarvelRivals
+        .apply(&mut again, V56, Some(&mappings))
+        .unwrap_err();
     eprintln!("{e}");
     assert_eq!(again.uexp, padded.uexp);
     let mut again = padded.clone();
-    let e = Profile::MarvelRivals.apply(&mut again, V56, None).unwrap_err();
+    let e = Profile::MarvelRivals
+        .apply(&mut again, V56, None)
+        .unwrap_err();
     assert!(e.to_string().contains("needs --mappings"), "{e}");
 }
 
@@ -130,7 +178,10 @@ fn padding_twice_is_refused() {
 fn mappings_of_another_game_fail_cleanly() {
     let Some((files, _)) = quinn() else { return };
     let corpus = common::corpus().unwrap();
-    for other in ["uassetapi/TestManyAssets/Clay/Clay.usmap", "uassetapi/TestUE5_4/BlankGame/BlankGame_Dumper-7.usmap"] {
+    for other in [
+        "uassetapi/TestManyAssets/Clay/Clay.usmap",
+        "uassetapi/TestUE5_4/BlankGame/BlankGame_Dumper-7.usmap",
+    ] {
         let m = Mappings::load(corpus.join(other)).unwrap();
         let mut out = files.clone();
         match Profile::MarvelRivals.apply(&mut out, V56, Some(&m)) {
@@ -146,7 +197,9 @@ fn mappings_of_another_game_fail_cleanly() {
 
 #[test]
 fn packages_without_skeletal_mesh_are_byte_identical() {
-    let Some(corpus) = common::corpus() else { return };
+    let Some(corpus) = common::corpus() else {
+        return;
+    };
     let mut checked = 0;
     for (path, engine) in common::legacy_packages(&corpus) {
         let files = PackageFiles::load(&path).unwrap();
@@ -178,7 +231,12 @@ fn plain_object_data(payload: &[u8]) -> Vec<u8> {
 
 /// Rebuilds `files` with `package` and the given export data blobs (in
 /// export order), recomputing serial offsets and the bulk data start.
-fn rebuild(files: &PackageFiles, mut package: LegacyPackage, datas: &[Vec<u8>], data_resource_shift: i64) -> PackageFiles {
+fn rebuild(
+    files: &PackageFiles,
+    mut package: LegacyPackage,
+    datas: &[Vec<u8>],
+    data_resource_shift: i64,
+) -> PackageFiles {
     let old_header = files.header.len() as i64;
     let header_len = package.write().unwrap().len() as i64;
     let mut offset = header_len;
@@ -197,8 +255,13 @@ fn rebuild(files: &PackageFiles, mut package: LegacyPackage, datas: &[Vec<u8>], 
     }
     let header = package.write().unwrap();
     assert_eq!(header.len() as i64, header_len);
-    let out = PackageFiles { header, uexp, ..files.clone() };
-    out.read_package(Some(V56)).expect("synthetic package reads back");
+    let out = PackageFiles {
+        header,
+        uexp,
+        ..files.clone()
+    };
+    out.read_package(Some(V56))
+        .expect("synthetic package reads back");
     out
 }
 
@@ -206,7 +269,10 @@ fn rebuild(files: &PackageFiles, mut package: LegacyPackage, datas: &[Vec<u8>], 
 /// package's `/Script/Engine.SkeletalMesh` class import) and returns it.
 fn add_skeleton_class(package: &mut LegacyPackage) -> PackageIndex {
     let mesh_class = package.imports[0].clone();
-    assert_eq!(package.name(mesh_class.object_name).unwrap(), "SkeletalMesh");
+    assert_eq!(
+        package.name(mesh_class.object_name).unwrap(),
+        "SkeletalMesh"
+    );
     let skeleton_name = package
         .imports
         .iter()
@@ -221,7 +287,9 @@ fn add_skeleton_class(package: &mut LegacyPackage) -> PackageIndex {
 
 #[test]
 fn synthetic_mesh_with_three_materials_not_last() {
-    let Some((files, mappings)) = quinn() else { return };
+    let Some((files, mappings)) = quinn() else {
+        return;
+    };
     let package = files.read_package(Some(V56)).unwrap();
     let mesh = files.export_data(&package, 0).unwrap().to_vec();
     // Third material: a copy of the second, inserted after it; count 2 → 3.
@@ -259,21 +327,40 @@ fn synthetic_mesh_with_three_materials_not_last() {
         let report = Profile::MarvelRivals.apply(&mut out, V56, maps).unwrap();
         assert_eq!(report.inserted_bytes, 12);
         assert_eq!(report.exports.len(), 1);
-        let expected_route = if maps.is_some() { "mappings and structure" } else { "structure" };
+        let expected_route = if maps.is_some() {
+            "mappings and structure"
+        } else {
+            "structure"
+        };
         assert_eq!(report.exports[0].located_by, expected_route);
         let header_len = built.header.len();
         let first_entry = header_len + at + 4;
         let ends: Vec<usize> = (1..=3).map(|k| first_entry + 44 * k).collect();
-        assert_eq!(report.exports[0].insertions, ends.iter().map(|&e| e as u64).collect::<Vec<_>>());
+        assert_eq!(
+            report.exports[0].insertions,
+            ends.iter().map(|&e| e as u64).collect::<Vec<_>>()
+        );
         let points: Vec<usize> = ends.iter().map(|e| e - header_len).collect();
-        assert_eq!(out.uexp, with_insertions(&built.uexp, &points, &[0, 0, 0, 0]));
+        assert_eq!(
+            out.uexp,
+            with_insertions(&built.uexp, &points, &[0, 0, 0, 0])
+        );
         let after = out.read_package(Some(V56)).unwrap();
         let first = ends[0] as i64;
-        assert_header_shifted(&before, &after, &[(0, 12)], &|o| if o >= first { 12 } else { 0 });
+        assert_header_shifted(&before, &after, &[(0, 12)], &|o| {
+            if o >= first {
+                12
+            } else {
+                0
+            }
+        });
         // The later exports moved by 12 bytes and kept their data.
         assert_eq!(out.export_data(&after, 1).unwrap(), &a[..]);
         assert_eq!(out.export_data(&after, 2).unwrap(), &b[..]);
-        assert_eq!(after.exports[1].serial_offset, before.exports[1].serial_offset + 12);
+        assert_eq!(
+            after.exports[1].serial_offset,
+            before.exports[1].serial_offset + 12
+        );
     }
 }
 
@@ -294,10 +381,17 @@ fn synthetic_skeleton_asset_is_untouched() {
     synthetic.exports[0].class_index = add_skeleton_class(&mut synthetic);
     let built = rebuild(&files, synthetic, &[data], 0);
     let p = built.read_package(Some(V56)).unwrap();
-    assert!(matches!(p.exports[0].class_index.resolve(), ResolvedIndex::Import(_)));
+    assert!(matches!(
+        p.exports[0].class_index.resolve(),
+        ResolvedIndex::Import(_)
+    ));
     // Its reference skeleton alone is not mistaken for a mesh's materials chain.
     let data = built.export_data(&p, 0).unwrap();
-    let found = zenpak::fixups::skeletal_mesh::search_by_structure(data, p.exports[0].serial_offset as u64, &PackageContext::of(&p));
+    let found = zenpak::fixups::skeletal_mesh::search_by_structure(
+        data,
+        p.exports[0].serial_offset as u64,
+        &PackageContext::of(&p),
+    );
     assert!(found.is_empty());
     let mut out = built.clone();
     let report = Profile::MarvelRivals.apply(&mut out, V56, None).unwrap();
@@ -308,7 +402,9 @@ fn synthetic_skeleton_asset_is_untouched() {
 
 #[test]
 fn mutated_mesh_data_never_panics() {
-    let Some((files, mappings)) = quinn() else { return };
+    let Some((files, mappings)) = quinn() else {
+        return;
+    };
     let mut seed = 0x9E3779B97F4A7C15u64;
     // Bytes of the property block, native header, materials and the start of the skeleton.
     for round in 0..60 {
@@ -321,7 +417,11 @@ fn mutated_mesh_data_never_panics() {
         if round % 3 == 0 {
             m.uexp.truncate(at + 1);
         }
-        let maps = if round % 2 == 0 { Some(&mappings) } else { None };
+        let maps = if round % 2 == 0 {
+            Some(&mappings)
+        } else {
+            None
+        };
         let _ = Profile::MarvelRivals.apply(&mut m, V56, maps);
     }
 }

@@ -14,9 +14,11 @@ use zenpak::properties::{walk_package, AfterBlock, WalkOutcome};
 fn mappings_for(package: &Path, cache: &mut BTreeMap<PathBuf, Mappings>) -> Option<PathBuf> {
     let mut dir = package.parent();
     while let Some(d) = dir {
-        let found = std::fs::read_dir(d).ok()?.filter_map(|e| e.ok()).map(|e| e.path()).find(|p| {
-            p.extension().is_some_and(|x| x == "usmap")
-        });
+        let found = std::fs::read_dir(d)
+            .ok()?
+            .filter_map(|e| e.ok())
+            .map(|e| e.path())
+            .find(|p| p.extension().is_some_and(|x| x == "usmap"));
         if let Some(p) = found {
             if !cache.contains_key(&p) {
                 cache.insert(p.clone(), Mappings::load(&p).unwrap());
@@ -30,13 +32,16 @@ fn mappings_for(package: &Path, cache: &mut BTreeMap<PathBuf, Mappings>) -> Opti
 
 #[test]
 fn walker_finds_every_property_block_end() {
-    let Some(corpus) = common::corpus() else { return };
+    let Some(corpus) = common::corpus() else {
+        return;
+    };
     let mut cache = BTreeMap::new();
     let (mut total, mut handled, mut exact_end, mut native, mut cdo) = (0, 0, 0, 0, 0);
     let mut failures: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for (path, engine) in common::legacy_packages(&corpus)
         .into_iter()
-        .filter(|(p, _)| p.starts_with(corpus.join("uassetapi"))) {
+        .filter(|(p, _)| p.starts_with(corpus.join("uassetapi")))
+    {
         let usmap = mappings_for(&path, &mut cache).expect("every uassetapi folder has mappings");
         let mappings = &cache[&usmap];
         let files = PackageFiles::load(&path).unwrap();
@@ -57,7 +62,10 @@ fn walker_finds_every_property_block_end() {
                     failures
                         .entry(walk.class.clone())
                         .or_default()
-                        .push(format!("{rel} export {} {}: {error}", walk.index, walk.name));
+                        .push(format!(
+                            "{rel} export {} {}: {error}",
+                            walk.index, walk.name
+                        ));
                 }
             }
         }
@@ -79,7 +87,13 @@ fn walker_finds_every_property_block_end() {
         .filter(|e| !e.contains("is a blueprint class") && !e.contains("does not know its layout"))
         .collect();
     eprintln!("skipped (reason stated): {skipped}");
-    assert!(unexpected.is_empty(), "unexpected failures: {unexpected:#?}");
+    assert!(
+        unexpected.is_empty(),
+        "unexpected failures: {unexpected:#?}"
+    );
     assert_eq!(handled + skipped, total);
-    assert!(handled * 100 / total >= 94, "only {handled} of {total} walked");
+    assert!(
+        handled * 100 / total >= 94,
+        "only {handled} of {total} walked"
+    );
 }

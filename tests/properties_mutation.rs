@@ -15,11 +15,22 @@ fn next(seed: &mut u64) -> u64 {
 
 #[test]
 fn mutated_property_data_gives_clean_errors() {
-    let Some(corpus) = common::corpus() else { return };
+    let Some(corpus) = common::corpus() else {
+        return;
+    };
     let cases = [
-        ("uassetapi/TestUE5_6/BpThirdPerson/BP_ThirdPersonCharacter.uasset", "uassetapi/TestUE5_6/BpThirdPerson/ExplicitEnumValuesExample.usmap"),
-        ("uassetapi/TestUE5_6/BpThirdPerson/SM_Cube.uasset", "uassetapi/TestUE5_6/BpThirdPerson/ExplicitEnumValuesExample.usmap"),
-        ("uassetapi/TestUE5_6/BpThirdPerson/M_Mannequin.uasset", "uassetapi/TestUE5_6/BpThirdPerson/ExplicitEnumValuesExample.usmap"),
+        (
+            "uassetapi/TestUE5_6/BpThirdPerson/BP_ThirdPersonCharacter.uasset",
+            "uassetapi/TestUE5_6/BpThirdPerson/ExplicitEnumValuesExample.usmap",
+        ),
+        (
+            "uassetapi/TestUE5_6/BpThirdPerson/SM_Cube.uasset",
+            "uassetapi/TestUE5_6/BpThirdPerson/ExplicitEnumValuesExample.usmap",
+        ),
+        (
+            "uassetapi/TestUE5_6/BpThirdPerson/M_Mannequin.uasset",
+            "uassetapi/TestUE5_6/BpThirdPerson/ExplicitEnumValuesExample.usmap",
+        ),
     ];
     let mut seed = 0xD1B54A32D192ED03u64;
     for (package, usmap) in cases {
@@ -41,7 +52,8 @@ fn mutated_property_data_gives_clean_errors() {
                 // A length-like field set to a huge or negative value.
                 let at = at & !3;
                 if at + 4 <= m.uexp.len() {
-                    m.uexp[at..at + 4].copy_from_slice(&(next(&mut seed) as i32 | 0x4000_0000).to_le_bytes());
+                    m.uexp[at..at + 4]
+                        .copy_from_slice(&(next(&mut seed) as i32 | 0x4000_0000).to_le_bytes());
                 }
             }
             let _ = walk_package(&m, &package, Some(&mappings), true);
@@ -51,11 +63,18 @@ fn mutated_property_data_gives_clean_errors() {
 
 #[test]
 fn mutated_mappings_give_clean_errors_when_walking() {
-    let Some(corpus) = common::corpus() else { return };
+    let Some(corpus) = common::corpus() else {
+        return;
+    };
     let dir = corpus.join("uassetapi/TestUE5_6/BpThirdPerson");
-    let plain = Mappings::load(dir.join("ExplicitEnumValuesExample.usmap")).unwrap().write(Compression::None).unwrap();
+    let plain = Mappings::load(dir.join("ExplicitEnumValuesExample.usmap"))
+        .unwrap()
+        .write(Compression::None)
+        .unwrap();
     let files = PackageFiles::load(dir.join("SKM_Quinn_Simple.uasset")).unwrap();
-    let package = files.read_package(Some(zenpak::EngineVersion::UE5_6)).unwrap();
+    let package = files
+        .read_package(Some(zenpak::EngineVersion::UE5_6))
+        .unwrap();
     let mut seed = 0x2545F4914F6CDD1Du64;
     let mut walked = 0;
     for _ in 0..60 {

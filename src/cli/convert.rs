@@ -58,7 +58,9 @@ pub fn run(args: Args, global: &GlobalOptions) -> Result<()> {
         Some(path) => Some(zenpak::mappings::Mappings::load(path)?),
         None => None,
     };
-    let fixups = args.profile.apply(&mut files, args.engine, mappings.as_ref())?;
+    let fixups = args
+        .profile
+        .apply(&mut files, args.engine, mappings.as_ref())?;
     let legacy = files.read_package(Some(args.engine))?;
     let converted = convert(
         &files,
@@ -103,7 +105,12 @@ pub fn run(args: Args, global: &GlobalOptions) -> Result<()> {
         for fix in &fixups.exports {
             println!(
                 "  {} fixup: export {} {}: {} ({} bytes inserted; located by {})",
-                fixups.profile, fix.export_index, fix.export_name, fix.what, fix.inserted_bytes, fix.located_by
+                fixups.profile,
+                fix.export_index,
+                fix.export_name,
+                fix.what,
+                fix.inserted_bytes,
+                fix.located_by
             );
         }
         for (path, size) in &report.bulk_data {

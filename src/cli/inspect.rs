@@ -238,19 +238,37 @@ fn inspect_package_properties(args: &Args) -> Result<()> {
             engine: EngineVersion,
             exports: &'a [zenpak::properties::ExportWalk],
         }
-        return super::print_json(&Out { kind: "package-properties", engine: package.engine, exports: &walks });
+        return super::print_json(&Out {
+            kind: "package-properties",
+            engine: package.engine,
+            exports: &walks,
+        });
     }
-    println!("{} ({}), mappings {}", args.path.display(), package.engine, mappings_path.display());
+    println!(
+        "{} ({}), mappings {}",
+        args.path.display(),
+        package.engine,
+        mappings_path.display()
+    );
     for w in &walks {
         println!(
             "export {} {} (class {}), serial {}+{}",
             w.index, w.name, w.class, w.serial_offset, w.serial_size
         );
         match &w.outcome {
-            WalkOutcome::Walked { block_start, block_end, after, properties } => {
+            WalkOutcome::Walked {
+                block_start,
+                block_end,
+                after,
+                properties,
+            } => {
                 let after = match after {
-                    AfterBlock::ExportEnd => "the export ends after the object GUID flag".to_string(),
-                    AfterBlock::NativeData { bytes } => format!("{bytes} bytes of native data follow"),
+                    AfterBlock::ExportEnd => {
+                        "the export ends after the object GUID flag".to_string()
+                    }
+                    AfterBlock::NativeData { bytes } => {
+                        format!("{bytes} bytes of native data follow")
+                    }
                     AfterBlock::DefaultObject { bytes } => {
                         format!("class default object; {bytes} bytes follow")
                     }
@@ -258,7 +276,10 @@ fn inspect_package_properties(args: &Args) -> Result<()> {
                 println!("  properties {block_start}..{block_end}; {after}");
                 for p in properties {
                     let element = p.array_index.map(|i| format!("[{i}]")).unwrap_or_default();
-                    println!("    @{} {}{}: {} = {}", p.offset, p.name, element, p.ty, p.value);
+                    println!(
+                        "    @{} {}{}: {} = {}",
+                        p.offset, p.name, element, p.ty, p.value
+                    );
                 }
             }
             WalkOutcome::Failed { error } => println!("  not walked: {error}"),

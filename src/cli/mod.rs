@@ -7,16 +7,16 @@ use zenpak::Result;
 
 mod build;
 mod check;
+mod convert;
 mod deps;
 mod diff;
 mod inspect;
 mod inspect_classic;
 mod inspect_zen;
-mod new;
-mod release;
-mod convert;
 mod key;
 mod list;
+mod new;
+mod release;
 mod unpack;
 mod verify;
 

@@ -21,7 +21,11 @@ const BULKDATA_PAYLOAD_IN_SEPARATE_FILE: u32 = 0x0100;
 /// Applies insertions (all inside export data in the .uexp) to `files`,
 /// updating `package` (already read from `files.header`) and rewriting the
 /// header. An insertion at an export's end belongs to that export.
-pub fn apply_insertions(files: &mut PackageFiles, package: &mut LegacyPackage, insertions: &[Insertion]) -> Result<()> {
+pub fn apply_insertions(
+    files: &mut PackageFiles,
+    package: &mut LegacyPackage,
+    insertions: &[Insertion],
+) -> Result<()> {
     if insertions.is_empty() {
         return Ok(());
     }
@@ -32,7 +36,9 @@ pub fn apply_insertions(files: &mut PackageFiles, package: &mut LegacyPackage, i
     let mut owners = Vec::with_capacity(sorted.len());
     for ins in &sorted {
         let owner = package.exports.iter().position(|e| {
-            let (Ok(start), Ok(size)) = (u64::try_from(e.serial_offset), u64::try_from(e.serial_size)) else {
+            let (Ok(start), Ok(size)) =
+                (u64::try_from(e.serial_offset), u64::try_from(e.serial_size))
+            else {
                 return false;
             };
             ins.offset > start && ins.offset <= start.saturating_add(size)
@@ -51,12 +57,20 @@ pub fn apply_insertions(files: &mut PackageFiles, package: &mut LegacyPackage, i
     let shift_of = |offset: u64, inclusive: bool| -> u64 {
         sorted
             .iter()
-            .filter(|i| if inclusive { i.offset <= offset } else { i.offset < offset })
+            .filter(|i| {
+                if inclusive {
+                    i.offset <= offset
+                } else {
+                    i.offset < offset
+                }
+            })
             .map(|i| i.bytes.len() as u64)
             .sum()
     };
     for (i, export) in package.exports.iter_mut().enumerate() {
-        let Ok(start) = u64::try_from(export.serial_offset) else { continue };
+        let Ok(start) = u64::try_from(export.serial_offset) else {
+            continue;
+        };
         let grown: u64 = sorted
             .iter()
             .zip(&owners)
@@ -83,7 +97,8 @@ pub fn apply_insertions(files: &mut PackageFiles, package: &mut LegacyPackage, i
                 r.serial_offset += shift_of(r.serial_offset as u64, false) as i64;
             }
             if r.duplicate_serial_offset >= 0 {
-                r.duplicate_serial_offset += shift_of(r.duplicate_serial_offset as u64, false) as i64;
+                r.duplicate_serial_offset +=
+                    shift_of(r.duplicate_serial_offset as u64, false) as i64;
             }
         }
     }
@@ -91,7 +106,10 @@ pub fn apply_insertions(files: &mut PackageFiles, package: &mut LegacyPackage, i
     for ins in sorted.iter().rev() {
         let at = (ins.offset - header_len) as usize;
         if at > files.uexp.len() {
-            return Err(Error::other(format!("internal: insertion at {} is past the .uexp", ins.offset)));
+            return Err(Error::other(format!(
+                "internal: insertion at {} is past the .uexp",
+                ins.offset
+            )));
         }
         files.uexp.splice(at..at, ins.bytes.iter().copied());
     }

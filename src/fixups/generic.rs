@@ -14,7 +14,15 @@ impl GameProfile for Generic {
         "generic"
     }
 
-    fn apply(&self, _files: &mut PackageFiles, _engine: EngineVersion, _mappings: Option<&Mappings>) -> Result<FixupReport> {
-        Ok(FixupReport { profile: self.name().to_string(), ..FixupReport::default() })
+    fn apply(
+        &self,
+        _files: &mut PackageFiles,
+        _engine: EngineVersion,
+        _mappings: Option<&Mappings>,
+    ) -> Result<FixupReport> {
+        Ok(FixupReport {
+            profile: self.name().to_string(),
+            ..FixupReport::default()
+        })
     }
 }

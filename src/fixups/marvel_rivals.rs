@@ -18,7 +18,9 @@ use crate::version::EngineVersion;
 use crate::{Error, Result};
 
 use super::edit::{apply_insertions, Insertion};
-use super::skeletal_mesh::{bounds_size, parse_at, search_by_structure, MeshLayout, STRIP_FLAGS_SIZE};
+use super::skeletal_mesh::{
+    bounds_size, parse_at, search_by_structure, MeshLayout, STRIP_FLAGS_SIZE,
+};
 use super::{ExportFixup, FixupReport, GameProfile};
 
 pub struct MarvelRivals;
@@ -30,8 +32,12 @@ const EMPTY_TAG_CONTAINER: [u8; 4] = [0, 0, 0, 0];
 pub fn is_skeletal_mesh(package: &LegacyPackage, index: usize) -> bool {
     match package.exports[index].class_index.resolve() {
         ResolvedIndex::Import(i) => {
-            package.name(package.imports[i].object_name).is_ok_and(|n| n == "SkeletalMesh")
-                && package.import_package_name(i).is_ok_and(|p| p == "/Script/Engine")
+            package
+                .name(package.imports[i].object_name)
+                .is_ok_and(|n| n == "SkeletalMesh")
+                && package
+                    .import_package_name(i)
+                    .is_ok_and(|p| p == "/Script/Engine")
         }
         _ => false,
     }
@@ -88,10 +94,20 @@ impl GameProfile for MarvelRivals {
         "marvel-rivals"
     }
 
-    fn apply(&self, files: &mut PackageFiles, engine: EngineVersion, mappings: Option<&Mappings>) -> Result<FixupReport> {
+    fn apply(
+        &self,
+        files: &mut PackageFiles,
+        engine: EngineVersion,
+        mappings: Option<&Mappings>,
+    ) -> Result<FixupReport> {
         let mut package = files.read_package(Some(engine))?;
-        let mut report = FixupReport { profile: self.name().to_string(), ..FixupReport::default() };
-        let meshes: Vec<usize> = (0..package.exports.len()).filter(|&i| is_skeletal_mesh(&package, i)).collect();
+        let mut report = FixupReport {
+            profile: self.name().to_string(),
+            ..FixupReport::default()
+        };
+        let meshes: Vec<usize> = (0..package.exports.len())
+            .filter(|&i| is_skeletal_mesh(&package, i))
+            .collect();
         if meshes.is_empty() {
             return Ok(report);
         }
@@ -104,8 +120,15 @@ impl GameProfile for MarvelRivals {
                 let (layout, located_by) = locate_materials(files, &package, &cx, mappings, index)?;
                 let export = &package.exports[index];
                 let points: Vec<u64> = layout.entry_ends.clone();
-                insertions.extend(points.iter().map(|&offset| Insertion { offset, bytes: EMPTY_TAG_CONTAINER.to_vec() }));
-                checks.push((index, layout.materials_offset - export.serial_offset as u64, layout.clone()));
+                insertions.extend(points.iter().map(|&offset| Insertion {
+                    offset,
+                    bytes: EMPTY_TAG_CONTAINER.to_vec(),
+                }));
+                checks.push((
+                    index,
+                    layout.materials_offset - export.serial_offset as u64,
+                    layout.clone(),
+                ));
                 report.exports.push(ExportFixup {
                     export_index: index,
                     export_name: export.object_name.display(&package.names).to_string(),
@@ -128,7 +151,11 @@ impl GameProfile for MarvelRivals {
 
 /// Re-reads the padded package and re-parses each fixed mesh with the
 /// padded entry layout: same materials, same skeleton, or the package fails.
-fn verify(files: &PackageFiles, engine: EngineVersion, checks: &[(usize, u64, MeshLayout)]) -> Result<()> {
+fn verify(
+    files: &PackageFiles,
+    engine: EngineVersion,
+    checks: &[(usize, u64, MeshLayout)],
+) -> Result<()> {
     let package = files.read_package(Some(engine))?;
     let cx = PackageContext::of(&package);
     for (index, relative, before) in checks {
@@ -139,7 +166,9 @@ fn verify(files: &PackageFiles, engine: EngineVersion, checks: &[(usize, u64, Me
                 "the padded export no longer parses; the mappings or the structure search found the wrong place",
             )
         })?;
-        if after.material_count() != before.material_count() || after.bone_count != before.bone_count {
+        if after.material_count() != before.material_count()
+            || after.bone_count != before.bone_count
+        {
             return Err(Error::other(format!(
                 "SkeletalMesh export {index}: after padding it reads {} materials and {} bones, before {} and {}",
                 after.material_count(),

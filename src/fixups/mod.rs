@@ -34,8 +34,12 @@ pub trait GameProfile {
     /// Transforms the package in place (header and export data) and says
     /// what was changed. A package the profile does not concern is left
     /// byte-identical.
-    fn apply(&self, files: &mut PackageFiles, engine: EngineVersion, mappings: Option<&Mappings>)
-        -> Result<FixupReport>;
+    fn apply(
+        &self,
+        files: &mut PackageFiles,
+        engine: EngineVersion,
+        mappings: Option<&Mappings>,
+    ) -> Result<FixupReport>;
 }
 
 /// The known profiles.
@@ -50,10 +54,19 @@ impl Profile {
     pub const ALL: [Profile; 2] = [Profile::Generic, Profile::MarvelRivals];
 
     pub fn from_name(name: &str) -> Result<Profile> {
-        Profile::ALL.into_iter().find(|p| p.implementation().name() == name).ok_or_else(|| {
-            let names: Vec<&str> = Profile::ALL.iter().map(|p| p.implementation().name()).collect();
-            Error::usage(format!("unknown game profile `{name}`; known: {}", names.join(", ")))
-        })
+        Profile::ALL
+            .into_iter()
+            .find(|p| p.implementation().name() == name)
+            .ok_or_else(|| {
+                let names: Vec<&str> = Profile::ALL
+                    .iter()
+                    .map(|p| p.implementation().name())
+                    .collect();
+                Error::usage(format!(
+                    "unknown game profile `{name}`; known: {}",
+                    names.join(", ")
+                ))
+            })
     }
 
     pub fn implementation(self) -> &'static dyn GameProfile {
@@ -73,7 +86,9 @@ impl Profile {
         engine: EngineVersion,
         mappings: Option<&Mappings>,
     ) -> Result<FixupReport> {
-        self.implementation().apply(files, engine, mappings).map_err(|e| e.in_file(&files.path))
+        self.implementation()
+            .apply(files, engine, mappings)
+            .map_err(|e| e.in_file(&files.path))
     }
 }
 

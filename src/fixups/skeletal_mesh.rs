@@ -48,7 +48,13 @@ impl MeshLayout {
 /// Parses materials + reference skeleton at slice position `pos` of an
 /// export's data (`data` starts at absolute offset `base`). `tagged` says
 /// each entry is followed by an `FGameplayTagContainer` (a padded package).
-pub fn parse_at(data: &[u8], base: u64, pos: usize, cx: &PackageContext, tagged: bool) -> Result<MeshLayout> {
+pub fn parse_at(
+    data: &[u8],
+    base: u64,
+    pos: usize,
+    cx: &PackageContext,
+    tagged: bool,
+) -> Result<MeshLayout> {
     let mut r = Reader::with_base(data, base);
     r.seek(pos)?;
     let materials_offset = r.offset();
@@ -63,7 +69,12 @@ pub fn parse_at(data: &[u8], base: u64, pos: usize, cx: &PackageContext, tagged:
         entry_ends.push(r.offset() - if tagged { 4 } else { 0 });
     }
     let bone_count = reference_skeleton(&mut r, cx).context("reference skeleton")?;
-    Ok(MeshLayout { materials_offset, entry_ends, bone_count, skeleton_end: r.offset() })
+    Ok(MeshLayout {
+        materials_offset,
+        entry_ends,
+        bone_count,
+        skeleton_end: r.offset(),
+    })
 }
 
 /// One cooked `FSkeletalMaterial` (see `EngineVersion::skeletal_material_size`).
@@ -86,7 +97,10 @@ fn material(r: &mut Reader, cx: &PackageContext, tagged: bool) -> Result<()> {
         let at = r.pos();
         let tags = r.count_i32(8).context("gameplay tag container")?;
         if tags != 0 {
-            return Err(r.error_at(at, format!("gameplay tag container holds {tags} tags; zenpak writes empty ones")));
+            return Err(r.error_at(
+                at,
+                format!("gameplay tag container holds {tags} tags; zenpak writes empty ones"),
+            ));
         }
     }
     Ok(())
@@ -102,7 +116,11 @@ fn reference_skeleton(r: &mut Reader, cx: &PackageContext) -> Result<usize> {
         name(r, cx).with_context(|| format!("bone {i} name"))?;
         let at = r.pos();
         let parent = r.i32()?;
-        let ok = if i == 0 { parent == -1 } else { parent >= 0 && (parent as usize) < i };
+        let ok = if i == 0 {
+            parent == -1
+        } else {
+            parent >= 0 && (parent as usize) < i
+        };
         if !ok {
             return Err(r.error_at(at, format!("bone {i} has parent {parent}")));
         }
@@ -120,7 +138,9 @@ fn reference_skeleton(r: &mut Reader, cx: &PackageContext) -> Result<usize> {
     }
     let mapped = r.count_i32(12).context("bone name map count")?;
     if mapped != bones {
-        return Err(r.error(format!("bone name map has {mapped} entries for {bones} bones")));
+        return Err(r.error(format!(
+            "bone name map has {mapped} entries for {bones} bones"
+        )));
     }
     for _ in 0..mapped {
         name(r, cx)?;
@@ -136,12 +156,18 @@ fn reference_skeleton(r: &mut Reader, cx: &PackageContext) -> Result<usize> {
 /// Checks strip flags and bounds that end at `pos` (plausible, finite, non-negative extent).
 pub fn bounds_plausible(data: &[u8], pos: usize, cx: &PackageContext) -> bool {
     let size = bounds_size(cx);
-    let Some(start) = pos.checked_sub(size) else { return false };
+    let Some(start) = pos.checked_sub(size) else {
+        return false;
+    };
     let real = cx.engine.real_size();
     let mut r = Reader::new(&data[start..pos]);
     let mut values = [0f64; 7];
     for v in &mut values {
-        *v = match if real == 8 { r.f64() } else { r.f32().map(f64::from) } {
+        *v = match if real == 8 {
+            r.f64()
+        } else {
+            r.f32().map(f64::from)
+        } {
             Ok(v) => v,
             Err(_) => return false,
         };
@@ -181,7 +207,10 @@ fn package_index(r: &mut Reader, cx: &PackageContext) -> Result<i32> {
         v => v as usize <= cx.export_count,
     };
     if !ok {
-        return Err(r.error_at(at, format!("object reference {v} is outside the import/export maps")));
+        return Err(r.error_at(
+            at,
+            format!("object reference {v} is outside the import/export maps"),
+        ));
     }
     Ok(v)
 }
@@ -191,7 +220,10 @@ fn name(r: &mut Reader, cx: &PackageContext) -> Result<()> {
     let index = r.i32()?;
     let number = r.i32()?;
     if index < 0 || index as usize >= cx.names.len() || number < 0 {
-        return Err(r.error_at(at, format!("FName ({index}, {number}) is not a valid name of this package")));
+        return Err(r.error_at(
+            at,
+            format!("FName ({index}, {number}) is not a valid name of this package"),
+        ));
     }
     Ok(())
 }

@@ -30,7 +30,10 @@ use crate::mappings::{Mappings, PropertyType, StructSchema};
 use crate::version::EngineVersion;
 
 pub use native::{native_struct, NativeLayout};
-pub use package::{export_class_name, walk_export, walk_package, AfterBlock, ExportWalk, WalkOutcome, RF_CLASS_DEFAULT_OBJECT};
+pub use package::{
+    export_class_name, walk_export, walk_package, AfterBlock, ExportWalk, WalkOutcome,
+    RF_CLASS_DEFAULT_OBJECT,
+};
 
 /// What the walker needs to know about the package the data comes from.
 #[derive(Debug, Clone)]

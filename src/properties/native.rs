@@ -110,13 +110,31 @@ pub fn native_struct(name: &str, engine: EngineVersion) -> Option<NativeLayout> 
             Part::BulkArray,
             Part::Bytes(8 + 4 + 8 + 4),
         ]),
-        "MovieSceneEvaluationFieldEntityTree" | "MovieSceneEvalTemplatePtr" | "MovieSceneTrackImplementationPtr"
-        | "MovieSceneEvaluationKey" | "MovieSceneSegment" | "SectionEvaluationDataTree" | "NiagaraVariable"
-        | "NiagaraVariableBase" | "NiagaraVariableWithOffset" | "NiagaraDataInterfaceGPUParamInfo" | "Spline"
-        | "InstancedStruct" | "LevelSequenceObjectReferenceMap" | "FontData" | "WorldConditionQueryDefinition"
-        | "ClothLODDataCommon" | "ClothTetherData" | "MaterialOverrideNanite" | "ExpressionInput"
-        | "ColorMaterialInput" | "ScalarMaterialInput" | "VectorMaterialInput" | "Vector2MaterialInput"
-        | "ShadingModelMaterialInput" | "MaterialAttributesInput" => Unsupported,
+        "MovieSceneEvaluationFieldEntityTree"
+        | "MovieSceneEvalTemplatePtr"
+        | "MovieSceneTrackImplementationPtr"
+        | "MovieSceneEvaluationKey"
+        | "MovieSceneSegment"
+        | "SectionEvaluationDataTree"
+        | "NiagaraVariable"
+        | "NiagaraVariableBase"
+        | "NiagaraVariableWithOffset"
+        | "NiagaraDataInterfaceGPUParamInfo"
+        | "Spline"
+        | "InstancedStruct"
+        | "LevelSequenceObjectReferenceMap"
+        | "FontData"
+        | "WorldConditionQueryDefinition"
+        | "ClothLODDataCommon"
+        | "ClothTetherData"
+        | "MaterialOverrideNanite"
+        | "ExpressionInput"
+        | "ColorMaterialInput"
+        | "ScalarMaterialInput"
+        | "VectorMaterialInput"
+        | "Vector2MaterialInput"
+        | "ShadingModelMaterialInput"
+        | "MaterialAttributesInput" => Unsupported,
         "SkeletalMeshSamplingLODBuiltData" => Parts(&WEIGHTED_RANDOM_SAMPLER),
         // Triangle indices, vertices, bone indices (ints), then a weighted sampler.
         "SkeletalMeshSamplingRegionBuiltData" => Parts(&[

@@ -104,7 +104,9 @@ pub fn walk_export(
     // package) have schemas only if the dumper loaded them.
     let blueprint_class = match export.class_index.resolve() {
         ResolvedIndex::Export(_) => true,
-        ResolvedIndex::Import(i) => !package.import_package_name(i).is_ok_and(|p| p.starts_with("/Script/")),
+        ResolvedIndex::Import(i) => !package
+            .import_package_name(i)
+            .is_ok_and(|p| p.starts_with("/Script/")),
         ResolvedIndex::Null => false,
     };
     let local_class_without_schema = blueprint_class
@@ -123,7 +125,13 @@ pub fn walk_export(
     let end = base + data.len() as u64;
     if export.object_flags & RF_CLASS_DEFAULT_OBJECT != 0 {
         let native_start = r.offset();
-        return Ok((block, native_start, AfterBlock::DefaultObject { bytes: end - native_start }));
+        return Ok((
+            block,
+            native_start,
+            AfterBlock::DefaultObject {
+                bytes: end - native_start,
+            },
+        ));
     }
     let at = r.pos();
     let has_guid = r.bool32().map_err(|e| {
@@ -138,7 +146,9 @@ pub fn walk_export(
     let after = if native_start == end {
         AfterBlock::ExportEnd
     } else {
-        AfterBlock::NativeData { bytes: end - native_start }
+        AfterBlock::NativeData {
+            bytes: end - native_start,
+        }
     };
     Ok((block, native_start, after))
 }
@@ -161,7 +171,9 @@ pub fn walk_package(
                     after,
                     properties: block.properties,
                 },
-                Err(e) => WalkOutcome::Failed { error: e.to_string() },
+                Err(e) => WalkOutcome::Failed {
+                    error: e.to_string(),
+                },
             };
             ExportWalk {
                 index,
