@@ -122,16 +122,16 @@ fn every_corpus_package_parses_and_round_trips() {
         packages.len(),
         failures.len()
     );
-    assert_eq!(
-        tagged,
-        packages.len() - 36,
-        "every package but SN2's 36 has a tagged .uexp"
-    );
     assert!(
         failures.is_empty(),
         "{} failures:\n{}",
         failures.len(),
         failures.join("\n")
+    );
+    assert_eq!(
+        tagged,
+        packages.len() - 36,
+        "every package but SN2's 36 has a tagged .uexp"
     );
 }
 
