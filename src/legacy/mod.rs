@@ -29,7 +29,7 @@ pub use files::{BulkCompanion, BulkKind, PackageFiles};
 pub use names::{
     name_map_hashes, DisplayName, EngineString, FName, NameEntry, PackageIndex, ResolvedIndex,
 };
-pub use report::{ExportReport, ImportReport, PackageReport};
+pub use report::{ExportReport, ImportReport, PackageReport, SectionReport};
 pub use summary::{
     CustomVersion, FieldPositions, FileVersions, Generation, SavedEngineVersion, Summary,
     PACKAGE_FILE_TAG, PKG_COOKED, PKG_FILTER_EDITOR_ONLY, PKG_UNVERSIONED_PROPERTIES,
@@ -120,7 +120,7 @@ impl Section {
     }
 
     /// The section's offset as the summary gives it (`None`: the version has no such field).
-    fn offset_in(self, s: &Summary) -> Option<i64> {
+    pub fn offset_in(self, s: &Summary) -> Option<i64> {
         let v = match self {
             Section::Names => Some(s.name_offset),
             Section::SoftObjectPaths => s.soft_object_paths_offset,
@@ -658,6 +658,22 @@ impl LegacyPackage {
         w.zeros(self.header_padding);
         w.bytes(&self.after_header);
         Ok(w.into_inner())
+    }
+
+    /// Each section in file order with its offset and size, as the summary gives them.
+    pub fn section_extents(&self) -> Vec<(Section, i64, i64)> {
+        let mut out = Vec::with_capacity(self.layout.len());
+        let end = self.summary.total_header_size as i64 - self.header_padding as i64;
+        for (i, section) in self.layout.iter().enumerate() {
+            let start = section.offset_in(&self.summary).unwrap_or(0);
+            let next = self
+                .layout
+                .get(i + 1)
+                .and_then(|s| s.offset_in(&self.summary))
+                .unwrap_or(end);
+            out.push((*section, start, next - start));
+        }
+        out
     }
 
     /// The size [`write`](Self::write) will give the header.
