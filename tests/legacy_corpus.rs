@@ -122,16 +122,16 @@ fn every_corpus_package_parses_and_round_trips() {
         packages.len(),
         failures.len()
     );
-    assert_eq!(
-        tagged,
-        packages.len() - 36,
-        "every package but SN2's 36 has a tagged .uexp"
-    );
     assert!(
         failures.is_empty(),
         "{} failures:\n{}",
         failures.len(),
         failures.join("\n")
+    );
+    assert_eq!(
+        tagged,
+        packages.len() - 36,
+        "every package but SN2's 36 has a tagged .uexp"
     );
 }
 
@@ -174,4 +174,28 @@ fn name_map_hashes_match_the_engine() {
         names - zero
     );
     assert!(mismatches.is_empty(), "{}", mismatches.join("\n"));
+}
+
+#[test]
+fn section_extents_tile_the_header() {
+    let Some(corpus) = common::corpus() else {
+        return;
+    };
+    for (path, engine) in common::legacy_packages(&corpus) {
+        let files = PackageFiles::load(&path).unwrap();
+        let package = files.read_package(Some(engine)).unwrap();
+        let extents = package.section_extents();
+        let mut next = extents.first().map_or(0, |e| e.1);
+        for (section, offset, size) in &extents {
+            assert_eq!(*offset, next, "{}: {section:?}", path.display());
+            assert!(*size >= 0);
+            next = offset + size;
+        }
+        assert_eq!(
+            next as usize + package.header_padding,
+            files.header.len(),
+            "{}",
+            path.display()
+        );
+    }
 }
