@@ -300,9 +300,18 @@ impl Container {
         } else {
             Some(super::container_header::ContainerHeaderVersion::Initial)
         };
-        ContainerHeader::read(&data, hint)
-            .map(Some)
-            .map_err(|e| e.in_file(&self.ucas_path))
+        use super::container_header::ContainerHeaderVersion;
+        match ContainerHeader::read(&data, hint) {
+            Ok(h) => Ok(Some(h)),
+            // Some UE4 games use the older 16-byte store entries; the header
+            // has no version field to tell, so try that layout second.
+            Err(e) if !ue5 => {
+                ContainerHeader::read(&data, Some(ContainerHeaderVersion::PreInitial))
+                    .map(Some)
+                    .map_err(|_| e.in_file(&self.ucas_path))
+            }
+            Err(e) => Err(e.in_file(&self.ucas_path)),
+        }
     }
 
     /// Checks every chunk (decompresses, hash matches), the container
