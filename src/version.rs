@@ -71,6 +71,72 @@ impl EngineVersion {
     }
 }
 
+// ---------------------------------------------------------------------------
+// Zen package (src/zen/): layout of the Zen package header per release.
+// Facts checked against the engine-written packages in the corpus
+// (retoc/UE4.27, UE5.4, UE5.5, UE5.6); 5.0–5.2 and 5.7 follow the public
+// readers (retoc, CUE4Parse) as there is no engine output for them here.
+// ---------------------------------------------------------------------------
+
+/// Which generation of Zen package header a release writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub enum ZenLayout {
+    /// UE 4.26/4.27: summary with source name and split name map (names,
+    /// hashes), export bundle headers before the entries, graph data with
+    /// per-package arcs; exports laid out in bundle order.
+    Ue4,
+    /// UE 5.0–5.2: versioning summary, name batch, imported public export
+    /// hashes, graph data (bundle headers with serial offsets, internal and
+    /// external arcs); exports laid out in bundle order.
+    GraphData,
+    /// UE 5.3+: one export bundle, dependency bundles, imported package
+    /// names; export data is the `.uexp` unchanged.
+    DependencyBundles,
+}
+
+impl EngineVersion {
+    /// The Zen package header layout of this release.
+    pub fn zen_layout(self) -> ZenLayout {
+        match self {
+            EngineVersion::UE4_26 | EngineVersion::UE4_27 => ZenLayout::Ue4,
+            EngineVersion::UE5_0 | EngineVersion::UE5_1 | EngineVersion::UE5_2 => {
+                ZenLayout::GraphData
+            }
+            _ => ZenLayout::DependencyBundles,
+        }
+    }
+
+    /// `EZenPackageVersion` written in a versioned Zen package's versioning
+    /// info (0 Initial, 1 DataResourceTable, 2 ImportedPackageNames,
+    /// 3 ExportDependencies).
+    pub fn zen_package_version(self) -> u32 {
+        match self {
+            EngineVersion::UE4_26 | EngineVersion::UE4_27 => 0,
+            EngineVersion::UE5_0 | EngineVersion::UE5_1 => 0,
+            EngineVersion::UE5_2 => 1,
+            _ => 3,
+        }
+    }
+
+    /// The Zen header carries a bulk-data map (UE5 object version
+    /// `DataResources`, 5.2+).
+    pub fn zen_has_bulk_data_map(self) -> bool {
+        self >= EngineVersion::UE5_2
+    }
+
+    /// The bulk-data map size is preceded by a u64 pad count and that many
+    /// zero bytes so that the size lands 8-aligned (5.4+).
+    pub fn zen_bulk_data_map_is_aligned(self) -> bool {
+        self >= EngineVersion::UE5_4
+    }
+
+    /// The summary is followed by the cell import/export map offsets
+    /// (Verse cells, 5.6+).
+    pub fn zen_has_cell_maps(self) -> bool {
+        self >= EngineVersion::UE5_6
+    }
+}
+
 impl fmt::Display for EngineVersion {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
@@ -210,6 +276,145 @@ impl Feature {
         match self {
             Feature::Ue5ObjectVersion => EngineVersion::UE5_0,
             Feature::LargeWorldCoordinates => EngineVersion::UE5_0,
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Legacy package format (src/legacy): file versions written by each release.
+// ---------------------------------------------------------------------------
+
+/// `EUnrealEngineObjectUE4Version` values the legacy package layout branches on.
+pub mod ue4_object_version {
+    pub const WORLD_LEVEL_INFO: i32 = 224;
+    pub const CHANGED_CHUNKID_TO_BE_AN_ARRAY_OF_CHUNKIDS: i32 = 326;
+    pub const ENGINE_VERSION_OBJECT: i32 = 336;
+    pub const LOAD_FOR_EDITOR_GAME: i32 = 365;
+    pub const ADD_STRING_ASSET_REFERENCES_MAP: i32 = 384;
+    pub const PACKAGE_SUMMARY_HAS_COMPATIBLE_ENGINE_VERSION: i32 = 444;
+    pub const SERIALIZE_TEXT_IN_PACKAGES: i32 = 459;
+    pub const COOKED_ASSETS_IN_EDITOR_SUPPORT: i32 = 485;
+    pub const NAME_HASHES_SERIALIZED: i32 = 504;
+    pub const PRELOAD_DEPENDENCIES_IN_COOKED_EXPORTS: i32 = 507;
+    pub const TEMPLATE_INDEX_IN_COOKED_EXPORTS: i32 = 508;
+    pub const ADDED_SEARCHABLE_NAMES: i32 = 510;
+    pub const SIXTY_FOUR_BIT_EXPORTMAP_SERIALSIZES: i32 = 511;
+    pub const ADDED_PACKAGE_SUMMARY_LOCALIZATION_ID: i32 = 516;
+    pub const ADDED_PACKAGE_OWNER: i32 = 518;
+    pub const NON_OUTER_PACKAGE_IMPORT: i32 = 520;
+    /// The last UE4 object version; every release from 4.26 on writes it.
+    pub const CORRECT_LICENSEE_FLAG: i32 = 522;
+}
+
+/// `EUnrealEngineObjectUE5Version` values the legacy package layout branches on.
+pub mod ue5_object_version {
+    pub const INITIAL_VERSION: i32 = 1000;
+    pub const NAMES_REFERENCED_FROM_EXPORT_DATA: i32 = 1001;
+    pub const PAYLOAD_TOC: i32 = 1002;
+    pub const OPTIONAL_RESOURCES: i32 = 1003;
+    pub const LARGE_WORLD_COORDINATES: i32 = 1004;
+    pub const REMOVE_OBJECT_EXPORT_PACKAGE_GUID: i32 = 1005;
+    pub const TRACK_OBJECT_EXPORT_IS_INHERITED: i32 = 1006;
+    pub const FSOFTOBJECTPATH_REMOVE_ASSET_PATH_FNAMES: i32 = 1007;
+    pub const ADD_SOFTOBJECTPATH_LIST: i32 = 1008;
+    pub const DATA_RESOURCES: i32 = 1009;
+    pub const SCRIPT_SERIALIZATION_OFFSET: i32 = 1010;
+    pub const PROPERTY_TAG_EXTENSION_AND_OVERRIDABLE_SERIALIZATION: i32 = 1011;
+    pub const PROPERTY_TAG_COMPLETE_TYPE_NAME: i32 = 1012;
+    pub const ASSETREGISTRY_PACKAGEBUILDDEPENDENCIES: i32 = 1013;
+    pub const METADATA_SERIALIZATION_OFFSET: i32 = 1014;
+    pub const VERSE_CELLS: i32 = 1015;
+    pub const PACKAGE_SAVED_HASH: i32 = 1016;
+    pub const OS_SUB_OBJECT_SHADOW_SERIALIZATION: i32 = 1017;
+    pub const IMPORT_TYPE_HIERARCHIES: i32 = 1018;
+}
+
+/// The object versions a release writes into (or assumes for) a legacy package summary.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct LegacyFileVersions {
+    /// `LegacyFileVersion`: -7 (UE4), -8 (UE5 versions added), -9 (5.6+).
+    pub legacy: i32,
+    pub ue4: i32,
+    /// 0 for UE4 releases (the field is absent from their summaries).
+    pub ue5: i32,
+}
+
+impl EngineVersion {
+    /// The legacy package file versions of this release. Unversioned cooked
+    /// packages (all versions 0 in the summary) are read with these.
+    ///
+    /// The corpus confirms the legacy version per release (4.27: -7; 5.1-5.5:
+    /// -8; 5.6, 5.7: -9), that 5.5 summaries have neither the saved hash nor
+    /// the Verse cell counts (so 5.5 < 1014) and that 5.6 ones have the saved
+    /// hash (>= 1016). The UE5 values are those of each release's
+    /// `EUnrealEngineObjectUE5Version::AUTOMATIC_VERSION`.
+    pub fn legacy_file_versions(self) -> LegacyFileVersions {
+        use ue4_object_version as ue4;
+        use ue5_object_version as ue5;
+        let (legacy, ue5) = match self {
+            EngineVersion::UE4_26 | EngineVersion::UE4_27 => (-7, 0),
+            EngineVersion::UE5_0 => (-8, ue5::LARGE_WORLD_COORDINATES),
+            EngineVersion::UE5_1 => (-8, ue5::ADD_SOFTOBJECTPATH_LIST),
+            EngineVersion::UE5_2 => (-8, ue5::DATA_RESOURCES),
+            EngineVersion::UE5_3 => (-8, ue5::DATA_RESOURCES),
+            EngineVersion::UE5_4 => (-8, ue5::PROPERTY_TAG_COMPLETE_TYPE_NAME),
+            EngineVersion::UE5_5 => (-8, ue5::ASSETREGISTRY_PACKAGEBUILDDEPENDENCIES),
+            EngineVersion::UE5_6 => (-9, ue5::OS_SUB_OBJECT_SHADOW_SERIALIZATION),
+            EngineVersion::UE5_7 => (-9, ue5::IMPORT_TYPE_HIERARCHIES),
+        };
+        LegacyFileVersions {
+            legacy,
+            ue4: ue4::CORRECT_LICENSEE_FLAG,
+            ue5,
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Property data and native export data (src/properties, src/fixups).
+// ---------------------------------------------------------------------------
+
+impl EngineVersion {
+    /// `FSoftObjectPath` stores its asset as `FTopLevelAssetPath` (package
+    /// FName + asset FName) from 5.1 (`FSOFTOBJECTPATH_REMOVE_ASSET_PATH_FNAMES`);
+    /// before, one FName. A sub-path string follows in both.
+    pub fn soft_object_path_is_top_level_asset_path(self) -> bool {
+        self >= EngineVersion::UE5_1
+    }
+
+    /// Tagged property tags carry the complete type name tree and a flags
+    /// byte from 5.4 (`PROPERTY_TAG_COMPLETE_TYPE_NAME`).
+    pub fn property_tags_have_complete_type_names(self) -> bool {
+        self >= EngineVersion::UE5_4
+    }
+
+    /// Bytes of one cooked `FSkeletalMaterial` in a SkeletalMesh's native data:
+    /// `MaterialInterface` (FPackageIndex 4), `MaterialSlotName` (FName 8), a
+    /// 32-bit bool saying whether `ImportedMaterialSlotName` follows (false
+    /// when cooked: 4), `FMeshUVChannelInfo` (two 32-bit bools + four floats:
+    /// 24) = 40; from 5.6 an `OverlayMaterialInterface` FPackageIndex follows
+    /// (`FFortniteMainBranchObjectVersion::MeshMaterialSlotOverlayMaterialAdded`,
+    /// first reached by 5.6's custom version) = 44.
+    pub fn skeletal_material_size(self) -> usize {
+        if self.skeletal_material_has_overlay() {
+            44
+        } else {
+            40
+        }
+    }
+
+    /// Whether `FSkeletalMaterial` ends with `OverlayMaterialInterface` (5.6+).
+    pub fn skeletal_material_has_overlay(self) -> bool {
+        self >= EngineVersion::UE5_6
+    }
+
+    /// Bytes of one engine "real" (`FVector` component etc.): doubles with
+    /// large world coordinates.
+    pub fn real_size(self) -> usize {
+        if self.has(Feature::LargeWorldCoordinates) {
+            8
+        } else {
+            4
         }
     }
 }

@@ -76,14 +76,56 @@ pub fn run(args: Args, global: &GlobalOptions) -> Result<()> {
     let kind = sniff(&args.path, &head)?;
     let json = args.json || global.message_format == super::MessageFormat::Json;
     match kind {
-        Kind::Toc => return inspect_toc(&args, json),
-        Kind::Pak => return inspect_pak(&args, json),
-        _ => {}
+        Kind::Toc => inspect_toc(&args, json),
+        Kind::Pak => inspect_pak(&args, json),
+        Kind::LegacyPackage => inspect_legacy(&args, global),
+        Kind::ZenPackage => super::inspect_zen::run(&args.path, args.engine, args.json, global),
+        Kind::ClassicPackage => super::inspect_classic::run(&args, global),
+        Kind::Mappings => inspect_mappings(&args),
     }
-    Err(Error::other(format!(
-        "{}: inspecting {kind:?} files is not supported yet",
-        args.path.display()
-    )))
+}
+
+fn inspect_legacy(args: &Args, global: &GlobalOptions) -> Result<()> {
+    let files = zenpak::legacy::PackageFiles::load(&args.path)?;
+    let package = files.read_package(args.engine)?;
+    files.check_exports(&package)?;
+    let report =
+        zenpak::legacy::PackageReport::new(&files, &package).map_err(|e| e.in_file(&args.path))?;
+    if args.json {
+        super::print_json(&report)
+    } else {
+        if !global.quiet {
+            print!("{}", report.to_text());
+        }
+        Ok(())
+    }
+}
+
+/// `.usmap` branch: counts (and with `--json` the same as an object).
+fn inspect_mappings(args: &Args) -> Result<()> {
+    let mappings = zenpak::mappings::Mappings::load(&args.path)?;
+    let summary = mappings.summary();
+    if args.json {
+        return super::print_json(&summary);
+    }
+    println!(
+        "{}: .usmap mappings, version {}",
+        args.path.display(),
+        summary.version
+    );
+    println!("  compression: {:?}", summary.compression);
+    match summary.package_versioning {
+        Some((ue4, ue5)) => println!("  package versioning: UE4 {ue4}, UE5 {ue5}"),
+        None => println!("  package versioning: none"),
+    }
+    println!("  names: {}", summary.names);
+    println!("  enums: {}", summary.enums);
+    println!("  structs: {}", summary.structs);
+    println!("  serialized properties: {}", summary.properties);
+    if !summary.extensions.is_empty() {
+        println!("  extensions: {}", summary.extensions.join(", "));
+    }
+    Ok(())
 }
 
 /// The `.utoc` branch: TOC header, flags, chunks by type, container header.

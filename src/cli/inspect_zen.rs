@@ -1,0 +1,157 @@
+//! The Zen-package branch of `zenpak inspect`.
+
+use std::path::Path;
+
+use serde::Serialize;
+use zenpak::zen::ZenPackage;
+use zenpak::{EngineVersion, Error, Result};
+
+use super::GlobalOptions;
+
+#[derive(Serialize)]
+struct ZenReport<'a> {
+    kind: &'static str,
+    engine: EngineVersion,
+    package_name: String,
+    header_size: usize,
+    names_text: Vec<&'a str>,
+    #[serde(flatten)]
+    package: &'a ZenPackage,
+}
+
+pub fn run(
+    path: &Path,
+    engine: Option<EngineVersion>,
+    json: bool,
+    global: &GlobalOptions,
+) -> Result<()> {
+    let engine = engine.ok_or_else(|| {
+        Error::usage(format!(
+            "{}: a Zen package does not say which engine wrote it; pass --engine (e.g. --engine 5.6)",
+            path.display()
+        ))
+    })?;
+    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    let package = ZenPackage::read(&bytes, engine).map_err(|e| e.in_file(path))?;
+    let header_size = bytes.len() - package.export_data.len();
+    if json {
+        return super::print_json(&ZenReport {
+            kind: "zen-package",
+            engine,
+            package_name: package.package_name(),
+            header_size,
+            names_text: package.names.iter().map(|n| n.text.as_str()).collect(),
+            package: &package,
+        });
+    }
+    if global.quiet {
+        return Ok(());
+    }
+    let s = &package.summary;
+    println!("zen package {} ({engine})", path.display());
+    println!("  name              {}", package.package_name());
+    println!("  package flags     {:#010x}", s.package_flags);
+    println!("  header size       {header_size}");
+    println!("  cooked header     {}", s.cooked_header_size);
+    println!("  versioned         {}", package.versioning.is_some());
+    println!("  export data       {} bytes", package.export_data.len());
+    println!("names ({})", package.names.len());
+    for (i, n) in package.names.iter().enumerate() {
+        println!(
+            "  {i:4} {}{}",
+            n.text,
+            if n.wide { " (utf-16)" } else { "" }
+        );
+    }
+    if !package.bulk_data.is_empty() {
+        println!("bulk data ({})", package.bulk_data.len());
+        for (i, b) in package.bulk_data.iter().enumerate() {
+            println!(
+                "  {i:4} offset {} size {} duplicate {} flags {:#x} cooked index {}",
+                b.serial_offset, b.serial_size, b.duplicate_serial_offset, b.flags, b.cooked_index
+            );
+        }
+    }
+    if !package.imported_public_export_hashes.is_empty() {
+        println!(
+            "imported public export hashes ({})",
+            package.imported_public_export_hashes.len()
+        );
+        for (i, h) in package.imported_public_export_hashes.iter().enumerate() {
+            println!("  {i:4} {h:#018x}");
+        }
+    }
+    println!("imports ({})", package.imports.len());
+    for (i, imp) in package.imports.iter().enumerate() {
+        println!("  {i:4} {}", imp.describe());
+    }
+    println!("exports ({})", package.exports.len());
+    for (i, e) in package.exports.iter().enumerate() {
+        println!(
+            "  {i:4} {} class {} outer {} super {} template {} flags {:#x} filter {} offset {} size {} public hash {:#018x}",
+            package.name_text(e.object_name),
+            e.class_index.describe(),
+            e.outer_index.describe(),
+            e.super_index.describe(),
+            e.template_index.describe(),
+            e.object_flags,
+            e.filter_flags,
+            e.cooked_serial_offset,
+            e.cooked_serial_size,
+            e.public_export_hash
+        );
+    }
+    println!(
+        "export bundles ({} headers, {} entries)",
+        package.export_bundle_headers.len(),
+        package.export_bundle_entries.len()
+    );
+    for h in &package.export_bundle_headers {
+        println!(
+            "  bundle first {} count {} offset {:?}",
+            h.first_entry_index, h.entry_count, h.serial_offset
+        );
+    }
+    for e in &package.export_bundle_entries {
+        println!("  {:?} {}", e.command, e.export_index);
+    }
+    if !package.dependency_bundle_headers.is_empty() {
+        println!(
+            "dependency bundles ({})",
+            package.dependency_bundle_headers.len()
+        );
+        for (i, h) in package.dependency_bundle_headers.iter().enumerate() {
+            let first = h.first_entry_index.max(0) as usize;
+            let end =
+                (first + h.entry_count() as usize).min(package.dependency_bundle_entries.len());
+            let entries: Vec<i32> = package.dependency_bundle_entries[first.min(end)..end]
+                .iter()
+                .map(|e| e.package_index)
+                .collect();
+            println!(
+                "  export {i:4}: CbC {} SbC {} CbS {} SbS {} -> {entries:?}",
+                h.create_before_create,
+                h.serialize_before_create,
+                h.create_before_serialize,
+                h.serialize_before_serialize
+            );
+        }
+    }
+    if !package.internal_arcs.is_empty() || !package.external_arcs.is_empty() {
+        println!("graph data: {} internal arcs", package.internal_arcs.len());
+        for (i, arcs) in package.external_arcs.iter().enumerate() {
+            println!("  imported package {i}: {} external arcs", arcs.len());
+        }
+    }
+    for p in &package.package_arcs {
+        println!("  package {:#018x}: {:?}", p.package_id, p.arcs);
+    }
+    let imported = package.imported_package_names.full_names();
+    if !imported.is_empty() {
+        println!("imported packages ({})", imported.len());
+        for n in imported {
+            println!("  {n} ({:#018x})", zenpak::hash::package_id(&n));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,222 @@
+//! The files of one legacy package on disk: the header (`.uasset`/`.umap`),
+//! the export data (`.uexp`) and the bulk-data companions.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+use crate::version::EngineVersion;
+
+use super::LegacyPackage;
+
+/// A bulk-data companion file kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BulkKind {
+    /// `.ubulk`: bulk data loaded on demand.
+    Bulk,
+    /// `.uptnl`: optional bulk data (e.g. top texture mips).
+    Optional,
+    /// `.m.ubulk`: memory-mapped bulk data.
+    MemoryMapped,
+}
+
+impl BulkKind {
+    pub const ALL: [BulkKind; 3] = [BulkKind::Bulk, BulkKind::Optional, BulkKind::MemoryMapped];
+
+    /// The extension that replaces `.uasset`/`.umap`.
+    pub fn extension(self) -> &'static str {
+        match self {
+            BulkKind::Bulk => "ubulk",
+            BulkKind::Optional => "uptnl",
+            BulkKind::MemoryMapped => "m.ubulk",
+        }
+    }
+}
+
+/// A companion file found next to the header.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct BulkCompanion {
+    pub kind: BulkKind,
+    pub path: PathBuf,
+    pub size: u64,
+}
+
+impl BulkCompanion {
+    /// Reads the companion's bytes.
+    pub fn read(&self) -> Result<Vec<u8>> {
+        std::fs::read(&self.path).map_err(|e| Error::io(&self.path, e))
+    }
+}
+
+/// The bytes of a package's header and export data, and its bulk companions.
+#[derive(Debug, Clone)]
+pub struct PackageFiles {
+    /// The `.uasset`/`.umap` path.
+    pub path: PathBuf,
+    pub header: Vec<u8>,
+    /// The `.uexp` path and bytes (empty if the package has no `.uexp`).
+    pub uexp_path: PathBuf,
+    pub uexp: Vec<u8>,
+    pub bulk: Vec<BulkCompanion>,
+}
+
+impl PackageFiles {
+    /// Loads `X.uasset`/`X.umap`, `X.uexp` (required) and whichever of
+    /// `X.ubulk`, `X.uptnl`, `X.m.ubulk` exist.
+    pub fn load(path: impl AsRef<Path>) -> Result<PackageFiles> {
+        let path = path.as_ref().to_path_buf();
+        let header = std::fs::read(&path).map_err(|e| Error::io(&path, e))?;
+        let uexp_path = path.with_extension("uexp");
+        let uexp = match std::fs::read(&uexp_path) {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(Error::other(format!(
+                    "{}: the export data file {} is missing (cooked packages come as .uasset + .uexp)",
+                    path.display(),
+                    uexp_path.display()
+                )))
+            }
+            Err(e) => return Err(Error::io(&uexp_path, e)),
+        };
+        let mut bulk = Vec::new();
+        for kind in BulkKind::ALL {
+            let companion = path.with_extension(kind.extension());
+            match std::fs::metadata(&companion) {
+                Ok(meta) if meta.is_file() => bulk.push(BulkCompanion {
+                    kind,
+                    path: companion,
+                    size: meta.len(),
+                }),
+                _ => {}
+            }
+        }
+        Ok(PackageFiles {
+            path,
+            header,
+            uexp_path,
+            uexp,
+            bulk,
+        })
+    }
+
+    /// Parses the header (errors name the file).
+    pub fn read_package(&self, engine: Option<EngineVersion>) -> Result<LegacyPackage> {
+        LegacyPackage::read(&self.header, engine).map_err(|e| e.in_file(&self.path))
+    }
+
+    /// The companion of a kind, if present.
+    pub fn companion(&self, kind: BulkKind) -> Option<&BulkCompanion> {
+        self.bulk.iter().find(|b| b.kind == kind)
+    }
+
+    /// Whether the `.uexp` ends with the package tag `C1 83 2A 9E`, as the
+    /// engine's cooker writes it (some tools drop it).
+    pub fn uexp_has_tag(&self) -> bool {
+        self.uexp.ends_with(&super::PACKAGE_FILE_TAG.to_le_bytes())
+    }
+
+    /// Total size of the combined header + export data stream.
+    pub fn combined_len(&self) -> u64 {
+        self.header.len() as u64 + self.uexp.len() as u64
+    }
+
+    /// The serialized bytes of export `index`. Its serial offset is a
+    /// position in the combined `.uasset` + `.uexp` stream; the range must
+    /// lie wholly in one of the two files.
+    pub fn export_data<'a>(&'a self, package: &LegacyPackage, index: usize) -> Result<&'a [u8]> {
+        let export = package.exports.get(index).ok_or_else(|| {
+            Error::other(format!(
+                "{}: export {index} does not exist ({} exports)",
+                self.path.display(),
+                package.exports.len()
+            ))
+        })?;
+        let (offset, size) = (export.serial_offset, export.serial_size);
+        let header_len = self.header.len() as i64;
+        let fail = |file: &Path, message: String| {
+            Error::format(offset.max(0) as u64, message)
+                .within(format!("export {index}"))
+                .within("export map")
+                .in_file(file)
+        };
+        if offset < 0 || size < 0 {
+            return Err(fail(
+                &self.path,
+                format!("negative serial offset {offset} or size {size}"),
+            ));
+        }
+        let end = offset.checked_add(size).unwrap_or(i64::MAX);
+        if end <= header_len {
+            return Ok(&self.header[offset as usize..end as usize]);
+        }
+        if offset < header_len {
+            return Err(fail(
+                &self.path,
+                format!("serial range {offset}..{end} straddles the end of the header ({header_len} bytes)"),
+            ));
+        }
+        let start = (offset - header_len) as u64;
+        let stop = (end - header_len) as u64;
+        if stop > self.uexp.len() as u64 {
+            return Err(fail(
+                &self.uexp_path,
+                format!(
+                    "serial range {offset}..{end} (in .uexp: {start}..{stop}) runs past the end of the export data ({} bytes)",
+                    self.uexp.len()
+                ),
+            ));
+        }
+        Ok(&self.uexp[start as usize..stop as usize])
+    }
+
+    /// Builds `.uexp` bytes from each export's data (indexed like the
+    /// export map), placed at the serial offsets the package gives (see
+    /// [`LegacyPackage::assign_export_offsets`]), followed by the package tag
+    /// when `trailing_tag` (cooks write it; see [`uexp_has_tag`](Self::uexp_has_tag)).
+    pub fn build_uexp(
+        package: &LegacyPackage,
+        export_data: &[Vec<u8>],
+        trailing_tag: bool,
+    ) -> Result<Vec<u8>> {
+        if export_data.len() != package.exports.len() {
+            return Err(Error::other(format!(
+                "{} export data blocks for {} exports",
+                export_data.len(),
+                package.exports.len()
+            )));
+        }
+        let header_size = package.header_size()? as i64;
+        let mut order: Vec<usize> = (0..package.exports.len()).collect();
+        order.sort_by_key(|&i| (package.exports[i].serial_offset, i));
+        let mut out = Vec::new();
+        for i in order {
+            let export = &package.exports[i];
+            if export.serial_size != export_data[i].len() as i64
+                || export.serial_offset != header_size + out.len() as i64
+            {
+                return Err(Error::other(format!(
+                    "export {i}: serial offset {} / size {} do not match its place in the .uexp ({} / {}); call assign_export_offsets first",
+                    export.serial_offset,
+                    export.serial_size,
+                    header_size + out.len() as i64,
+                    export_data[i].len()
+                )));
+            }
+            out.extend_from_slice(&export_data[i]);
+        }
+        if trailing_tag {
+            out.extend_from_slice(&super::PACKAGE_FILE_TAG.to_le_bytes());
+        }
+        Ok(out)
+    }
+
+    /// Checks every export's range (see [`export_data`](Self::export_data)).
+    pub fn check_exports(&self, package: &LegacyPackage) -> Result<()> {
+        for index in 0..package.exports.len() {
+            self.export_data(package, index)?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,831 @@
+//! Legacy cooked packages (UE 4.26 – 5.7): the `.uasset`/`.umap` header
+//! with its summary and tables, the `.uexp` export data beside it and the
+//! bulk-data companions (`.ubulk`, `.uptnl`, `.m.ubulk`).
+//!
+//! [`LegacyPackage::read`] parses a header completely; [`LegacyPackage::write`]
+//! writes it back byte for byte. The layout follows the engine's
+//! `FPackageFileSummary`, `FObjectImport`, `FObjectExport` and
+//! `FObjectDataResource` serializers; the version conditions live in
+//! [`crate::version`] (legacy package section). Sections the converter does
+//! not need to understand (asset registry data, thumbnails, searchable names,
+//! gatherable text, Verse cells, metadata, import type hierarchies, world tile
+//! info) are kept as raw bytes at their place.
+
+mod files;
+mod names;
+mod report;
+mod summary;
+mod tables;
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::binary::{Reader, Writer};
+use crate::error::{Context, Error, Result};
+use crate::version::{ue4_object_version as ue4, EngineVersion};
+
+pub use files::{BulkCompanion, BulkKind, PackageFiles};
+pub use names::{
+    name_map_hashes, DisplayName, EngineString, FName, NameEntry, PackageIndex, ResolvedIndex,
+};
+pub use report::{ExportReport, ImportReport, PackageReport};
+pub use summary::{
+    CustomVersion, FieldPositions, FileVersions, Generation, SavedEngineVersion, Summary,
+    PACKAGE_FILE_TAG, PKG_COOKED, PKG_FILTER_EDITOR_ONLY, PKG_UNVERSIONED_PROPERTIES,
+};
+pub use tables::{DataResource, ObjectExport, ObjectImport, SoftObjectPath, TableContext};
+
+/// A header section addressed by an offset in the summary. The declaration
+/// order is the order the engine writes them in (used to place sections a
+/// package did not have before).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Section {
+    Names,
+    SoftObjectPaths,
+    GatherableText,
+    Imports,
+    Exports,
+    CellImports,
+    CellExports,
+    Metadata,
+    Depends,
+    SoftPackageReferences,
+    SearchableNames,
+    Thumbnails,
+    ImportTypeHierarchies,
+    AssetRegistryData,
+    WorldTileInfo,
+    PreloadDependencies,
+    DataResources,
+}
+
+impl Section {
+    pub const ALL: [Section; 17] = [
+        Section::Names,
+        Section::SoftObjectPaths,
+        Section::GatherableText,
+        Section::Imports,
+        Section::Exports,
+        Section::CellImports,
+        Section::CellExports,
+        Section::Metadata,
+        Section::Depends,
+        Section::SoftPackageReferences,
+        Section::SearchableNames,
+        Section::Thumbnails,
+        Section::ImportTypeHierarchies,
+        Section::AssetRegistryData,
+        Section::WorldTileInfo,
+        Section::PreloadDependencies,
+        Section::DataResources,
+    ];
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Section::Names => "name map",
+            Section::SoftObjectPaths => "soft object paths",
+            Section::GatherableText => "gatherable text data",
+            Section::Imports => "import map",
+            Section::Exports => "export map",
+            Section::CellImports => "cell import map",
+            Section::CellExports => "cell export map",
+            Section::Metadata => "metadata",
+            Section::Depends => "depends map",
+            Section::SoftPackageReferences => "soft package references",
+            Section::SearchableNames => "searchable names",
+            Section::Thumbnails => "thumbnail table",
+            Section::ImportTypeHierarchies => "import type hierarchies",
+            Section::AssetRegistryData => "asset registry data",
+            Section::WorldTileInfo => "world tile info",
+            Section::PreloadDependencies => "preload dependencies",
+            Section::DataResources => "data resources",
+        }
+    }
+
+    /// Sections zenpak models field by field (the others are kept as bytes).
+    pub fn is_modeled(self) -> bool {
+        matches!(
+            self,
+            Section::Names
+                | Section::SoftObjectPaths
+                | Section::Imports
+                | Section::Exports
+                | Section::Depends
+                | Section::SoftPackageReferences
+                | Section::PreloadDependencies
+                | Section::DataResources
+        )
+    }
+
+    /// The section's offset as the summary gives it (`None`: the version has no such field).
+    fn offset_in(self, s: &Summary) -> Option<i64> {
+        let v = match self {
+            Section::Names => Some(s.name_offset),
+            Section::SoftObjectPaths => s.soft_object_paths_offset,
+            Section::GatherableText => Some(s.gatherable_text_data_offset),
+            Section::Imports => Some(s.import_offset),
+            Section::Exports => Some(s.export_offset),
+            Section::CellImports => s.cell_import_offset,
+            Section::CellExports => s.cell_export_offset,
+            Section::Metadata => s.metadata_offset,
+            Section::Depends => Some(s.depends_offset),
+            Section::SoftPackageReferences => Some(s.soft_package_references_offset),
+            Section::SearchableNames => Some(s.searchable_names_offset),
+            Section::Thumbnails => Some(s.thumbnail_table_offset),
+            Section::ImportTypeHierarchies => s.import_type_hierarchies_offset,
+            Section::AssetRegistryData => Some(s.asset_registry_data_offset),
+            Section::WorldTileInfo => Some(s.world_tile_info_data_offset),
+            Section::PreloadDependencies => Some(s.preload_dependency_offset),
+            Section::DataResources => s.data_resource_offset,
+        };
+        v.map(i64::from)
+    }
+
+    fn set_offset_in(self, s: &mut Summary, offset: i32) {
+        match self {
+            Section::Names => s.name_offset = offset,
+            Section::SoftObjectPaths => s.soft_object_paths_offset = Some(offset),
+            Section::GatherableText => s.gatherable_text_data_offset = offset,
+            Section::Imports => s.import_offset = offset,
+            Section::Exports => s.export_offset = offset,
+            Section::CellImports => s.cell_import_offset = Some(offset),
+            Section::CellExports => s.cell_export_offset = Some(offset),
+            Section::Metadata => s.metadata_offset = Some(offset),
+            Section::Depends => s.depends_offset = offset,
+            Section::SoftPackageReferences => s.soft_package_references_offset = offset,
+            Section::SearchableNames => s.searchable_names_offset = offset,
+            Section::Thumbnails => s.thumbnail_table_offset = offset,
+            Section::ImportTypeHierarchies => s.import_type_hierarchies_offset = Some(offset),
+            Section::AssetRegistryData => s.asset_registry_data_offset = offset,
+            Section::WorldTileInfo => s.world_tile_info_data_offset = offset,
+            Section::PreloadDependencies => s.preload_dependency_offset = offset,
+            Section::DataResources => s.data_resource_offset = Some(offset),
+        }
+    }
+}
+
+/// The data resource table (UE5 `DATA_RESOURCES`): its version and entries.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DataResources {
+    pub version: u32,
+    pub entries: Vec<DataResource>,
+}
+
+/// A parsed legacy package header.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LegacyPackage {
+    /// The release the package was cooked with (given, or read from a versioned summary).
+    pub engine: EngineVersion,
+    /// The object versions the package was read with.
+    pub versions: FileVersions,
+    pub summary: Summary,
+    pub names: Vec<NameEntry>,
+    pub soft_object_paths: Vec<SoftObjectPath>,
+    pub imports: Vec<ObjectImport>,
+    pub exports: Vec<ObjectExport>,
+    /// Per export, the objects it depends on (cooked packages: all empty).
+    pub depends_map: Vec<Vec<PackageIndex>>,
+    pub soft_package_references: Vec<FName>,
+    /// The flat preload dependency list that exports index into.
+    pub preload_dependencies: Vec<PackageIndex>,
+    pub data_resources: Option<DataResources>,
+    /// Sections kept as bytes, by section.
+    #[serde(skip)]
+    pub raw_sections: BTreeMap<Section, Vec<u8>>,
+    /// The sections with a positive offset, in file order. The writer keeps this order.
+    pub layout: Vec<Section>,
+    /// Zero bytes between the last table and `TotalHeaderSize` (some cooks pad there).
+    pub header_padding: usize,
+    /// Bytes of the `.uasset` after `TotalHeaderSize` (cooked packages: none).
+    #[serde(skip)]
+    pub after_header: Vec<u8>,
+}
+
+impl LegacyPackage {
+    /// Parses a `.uasset`/`.umap` header. `engine` is required for
+    /// unversioned packages and must agree with a versioned one.
+    pub fn read(header: &[u8], engine: Option<EngineVersion>) -> Result<LegacyPackage> {
+        let mut r = Reader::new(header);
+        let mut positions = FieldPositions::default();
+        let (summary, engine, versions) =
+            Summary::read_with_positions(&mut r, engine, &mut positions)
+                .context("package summary")?;
+        let summary_end = r.pos();
+
+        let header_size = summary.total_header_size;
+        if header_size < summary_end as i32 || header_size as usize > header.len() {
+            return Err(Error::format(
+                positions.total_header_size as u64,
+                format!(
+                    "total header size {header_size} is outside the file (summary ends at {summary_end}, file has {} bytes)",
+                    header.len()
+                ),
+            )
+            .within("total header size")
+            .within("package summary"));
+        }
+        let header_size = header_size as usize;
+
+        // Find each section's extent: from its offset to the next section's.
+        let mut placed: Vec<(usize, Section)> = Vec::new();
+        for section in Section::ALL {
+            let Some(offset) = section.offset_in(&summary) else {
+                continue;
+            };
+            if offset <= 0 {
+                continue;
+            }
+            if offset < summary_end as i64 || offset > header_size as i64 {
+                return Err(Error::format(
+                    positions.of(section) as u64,
+                    format!(
+                        "{} offset {offset} is outside the header (summary ends at {summary_end}, header size {header_size})",
+                        section.label()
+                    ),
+                )
+                .within("package summary"));
+            }
+            placed.push((offset as usize, section));
+        }
+        placed.sort();
+        let first = placed.first().map_or(header_size, |p| p.0);
+        if first != summary_end {
+            return Err(Error::format(
+                summary_end as u64,
+                format!(
+                    "{} bytes between the end of the summary and the first section",
+                    first - summary_end
+                ),
+            )
+            .within("package summary"));
+        }
+
+        let mut package = LegacyPackage {
+            engine,
+            versions,
+            names: Vec::new(),
+            soft_object_paths: Vec::new(),
+            imports: Vec::new(),
+            exports: Vec::new(),
+            depends_map: Vec::new(),
+            soft_package_references: Vec::new(),
+            preload_dependencies: Vec::new(),
+            data_resources: None,
+            raw_sections: BTreeMap::new(),
+            layout: placed.iter().map(|p| p.1).collect(),
+            header_padding: 0,
+            after_header: header[header_size..].to_vec(),
+            summary,
+        };
+
+        // Names first: every other table refers into them. Imports and
+        // exports are counted before they are read so references can be checked.
+        let extent = |section: Section| -> Option<(usize, usize)> {
+            let i = placed.iter().position(|p| p.1 == section)?;
+            let end = placed.get(i + 1).map_or(header_size, |p| p.0);
+            Some((placed[i].0, end))
+        };
+        let mut order: Vec<Section> = package.layout.clone();
+        order.sort_by_key(|s| match s {
+            Section::Names => 0,
+            Section::Imports | Section::Exports => 1,
+            _ => 2,
+        });
+        for section in order {
+            let (start, end) = extent(section).expect("section is placed");
+            let mut sr = Reader::with_base(&header[start..end], start as u64);
+            package
+                .read_section(section, &mut sr)
+                .context(section.label())?;
+            let is_last = placed.last().map(|p| p.1) == Some(section);
+            if section.is_modeled() && is_last && sr.rest().iter().all(|&b| b == 0) {
+                // Some cooks pad the header with zeros after its last table.
+                package.header_padding = sr.remaining();
+                sr.skip(sr.remaining())?;
+            }
+            if section.is_modeled() && !sr.at_end() {
+                return Err(sr
+                    .error(format!(
+                        "{} unread bytes before the next section at offset {end}",
+                        sr.remaining()
+                    ))
+                    .within(section.label()));
+            }
+        }
+        package.check_counts(&positions)?;
+        Ok(package)
+    }
+
+    fn table_context(&self) -> TableContext {
+        TableContext {
+            versions: self.versions,
+            filter_editor_only: self.summary.filter_editor_only(),
+            unversioned_properties: self.summary.unversioned_properties(),
+            name_count: self.names.len(),
+            import_count: self.summary.import_count.max(0) as usize,
+            export_count: self.summary.export_count.max(0) as usize,
+        }
+    }
+
+    fn read_section(&mut self, section: Section, r: &mut Reader) -> Result<()> {
+        let s = &self.summary;
+        match section {
+            Section::Names => {
+                let count = r
+                    .check_count(s.name_count as i64, 5)
+                    .context("name count")?;
+                let hashes = self.versions.ue4_at_least(ue4::NAME_HASHES_SERIALIZED);
+                self.names.reserve(count);
+                for i in 0..count {
+                    self.names
+                        .push(NameEntry::read(r, hashes).with_context(|| format!("name {i}"))?);
+                }
+            }
+            Section::Imports => {
+                let count = r
+                    .check_count(s.import_count as i64, 28)
+                    .context("import count")?;
+                let cx = self.table_context();
+                self.imports.reserve(count);
+                for i in 0..count {
+                    self.imports
+                        .push(ObjectImport::read(r, &cx).with_context(|| format!("import {i}"))?);
+                }
+            }
+            Section::Exports => {
+                let count = r
+                    .check_count(s.export_count as i64, 64)
+                    .context("export count")?;
+                let cx = self.table_context();
+                self.exports.reserve(count);
+                for i in 0..count {
+                    self.exports
+                        .push(ObjectExport::read(r, &cx).with_context(|| format!("export {i}"))?);
+                }
+            }
+            Section::SoftObjectPaths => {
+                let count = r
+                    .check_count(s.soft_object_paths_count.unwrap_or(0) as i64, 20)
+                    .context("soft object path count")?;
+                let cx = self.table_context();
+                for i in 0..count {
+                    self.soft_object_paths.push(
+                        SoftObjectPath::read(r, &cx)
+                            .with_context(|| format!("soft object path {i}"))?,
+                    );
+                }
+            }
+            Section::Depends => {
+                let cx = self.table_context();
+                let count = r
+                    .check_count(s.export_count as i64, 4)
+                    .context("export count")?;
+                for i in 0..count {
+                    let n = r.count_i32(4).with_context(|| format!("export {i}"))?;
+                    let mut list = Vec::with_capacity(n);
+                    for _ in 0..n {
+                        list.push(
+                            PackageIndex::read_checked(r, cx.import_count, cx.export_count)
+                                .with_context(|| format!("export {i}"))?,
+                        );
+                    }
+                    self.depends_map.push(list);
+                }
+            }
+            Section::SoftPackageReferences => {
+                let count = r
+                    .check_count(s.soft_package_references_count as i64, 8)
+                    .context("soft package reference count")?;
+                for i in 0..count {
+                    self.soft_package_references.push(
+                        FName::read(r, self.names.len())
+                            .with_context(|| format!("reference {i}"))?,
+                    );
+                }
+            }
+            Section::PreloadDependencies => {
+                let cx = self.table_context();
+                let count = r
+                    .check_count(s.preload_dependency_count as i64, 4)
+                    .context("preload dependency count")?;
+                for i in 0..count {
+                    self.preload_dependencies.push(
+                        PackageIndex::read_checked(r, cx.import_count, cx.export_count)
+                            .with_context(|| format!("dependency {i}"))?,
+                    );
+                }
+            }
+            Section::DataResources => {
+                let cx = self.table_context();
+                let version_at = r.pos();
+                let version = r.u32().context("version")?;
+                if version == 0 || version > DATA_RESOURCE_LATEST_VERSION {
+                    return Err(r.error_at(
+                        version_at,
+                        format!("data resource version {version} is not 1..={DATA_RESOURCE_LATEST_VERSION}"),
+                    ));
+                }
+                let count = r.count_i32(44).context("count")?;
+                let mut entries = Vec::with_capacity(count);
+                for i in 0..count {
+                    entries.push(
+                        DataResource::read(r, version, &cx)
+                            .with_context(|| format!("resource {i}"))?,
+                    );
+                }
+                self.data_resources = Some(DataResources { version, entries });
+            }
+            raw => {
+                self.raw_sections.insert(raw, r.rest().to_vec());
+                r.skip(r.remaining())?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Cross-checks the tables against each other once all are read.
+    fn check_counts(&self, positions: &FieldPositions) -> Result<()> {
+        let s = &self.summary;
+        let expect = |what: &str, section: Section, count: i64| -> Result<()> {
+            if count > 0 && !self.layout.contains(&section) {
+                return Err(Error::format(
+                    positions.of(section).saturating_sub(4) as u64,
+                    format!("the summary counts {count} {what} but gives no offset for them"),
+                )
+                .within("package summary"));
+            }
+            Ok(())
+        };
+        expect("names", Section::Names, s.name_count as i64)?;
+        expect("imports", Section::Imports, s.import_count as i64)?;
+        expect("exports", Section::Exports, s.export_count as i64)?;
+        expect(
+            "soft object paths",
+            Section::SoftObjectPaths,
+            s.soft_object_paths_count.unwrap_or(0) as i64,
+        )?;
+        expect(
+            "soft package references",
+            Section::SoftPackageReferences,
+            s.soft_package_references_count as i64,
+        )?;
+        expect(
+            "preload dependencies",
+            Section::PreloadDependencies,
+            s.preload_dependency_count as i64,
+        )?;
+        let preload_count = self.preload_dependencies.len() as i64;
+        for (i, export) in self.exports.iter().enumerate() {
+            let total = export.preload_dependency_total();
+            let counts = [
+                export.serialization_before_serialization_dependencies,
+                export.create_before_serialization_dependencies,
+                export.serialization_before_create_dependencies,
+                export.create_before_create_dependencies,
+            ];
+            let bad = counts.iter().any(|&c| c < 0)
+                || (export.first_export_dependency >= 0
+                    && export.first_export_dependency as i64 + total > preload_count)
+                || (export.first_export_dependency < -1)
+                || (export.first_export_dependency == -1 && total != 0);
+            if bad {
+                return Err(Error::format(
+                    s.export_offset.max(0) as u64,
+                    format!(
+                        "export {i} lists preload dependencies {}..+{total} but the package has {preload_count}",
+                        export.first_export_dependency
+                    ),
+                )
+                .within("export map"));
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes the header. Section offsets, table counts and the total header
+    /// size are recomputed from the tables; every other summary field
+    /// (including export serial offsets and the bulk data start offset) is
+    /// written as stored.
+    pub fn write(&self) -> Result<Vec<u8>> {
+        let cx = TableContext {
+            name_count: self.names.len(),
+            import_count: self.imports.len(),
+            export_count: self.exports.len(),
+            ..self.table_context()
+        };
+        let mut layout = self.layout.clone();
+        for section in Section::ALL {
+            if !layout.contains(&section) && self.has_content(section) {
+                let at = layout
+                    .iter()
+                    .position(|s| *s > section)
+                    .unwrap_or(layout.len());
+                layout.insert(at, section);
+            }
+        }
+        let mut bodies = Vec::with_capacity(layout.len());
+        for &section in &layout {
+            bodies.push(self.write_section(section, &cx)?);
+        }
+
+        let mut summary = self.summary.clone();
+        summary.name_count = self.names.len() as i32;
+        summary.import_count = self.imports.len() as i32;
+        summary.export_count = self.exports.len() as i32;
+        if layout.contains(&Section::SoftObjectPaths) {
+            summary.soft_object_paths_count = Some(self.soft_object_paths.len() as i32);
+        }
+        if layout.contains(&Section::SoftPackageReferences) {
+            summary.soft_package_references_count = self.soft_package_references.len() as i32;
+        }
+        if layout.contains(&Section::PreloadDependencies) {
+            summary.preload_dependency_count = self.preload_dependencies.len() as i32;
+        }
+        let mut probe = Writer::new();
+        summary.write(&mut probe, &self.versions);
+        let mut position = probe.pos();
+        for (section, body) in layout.iter().zip(&bodies) {
+            let offset = i32::try_from(position)
+                .map_err(|_| Error::other("the package header would exceed 2 GiB"))?;
+            section.set_offset_in(&mut summary, offset);
+            position += body.len();
+        }
+        position += self.header_padding;
+        summary.total_header_size = i32::try_from(position)
+            .map_err(|_| Error::other("the package header would exceed 2 GiB"))?;
+
+        let mut w = Writer::with_capacity(position + self.after_header.len());
+        summary.write(&mut w, &self.versions);
+        for body in &bodies {
+            w.bytes(body);
+        }
+        w.zeros(self.header_padding);
+        w.bytes(&self.after_header);
+        Ok(w.into_inner())
+    }
+
+    /// The size [`write`](Self::write) will give the header.
+    pub fn header_size(&self) -> Result<usize> {
+        Ok(self.write()?.len())
+    }
+
+    /// Lays the exports out as a cook does: back to back right after the
+    /// header, in their current serial offset order (ties by index), using
+    /// their current serial sizes; the bulk data start offset follows the
+    /// last export. Call after changing names, tables or export sizes, then
+    /// write the header and the exports' data in that order (see
+    /// [`PackageFiles::build_uexp`]). The corpus confirms the layout: in all
+    /// its packages the exports are contiguous from the header's end and the
+    /// bulk data start offset is the end of the last export.
+    pub fn assign_export_offsets(&mut self) -> Result<()> {
+        let mut order: Vec<usize> = (0..self.exports.len()).collect();
+        order.sort_by_key(|&i| (self.exports[i].serial_offset, i));
+        let mut next = self.header_size()? as i64;
+        for i in order {
+            let export = &mut self.exports[i];
+            if export.serial_size < 0 {
+                return Err(Error::other(format!(
+                    "export {i} has a negative serial size"
+                )));
+            }
+            export.serial_offset = next;
+            next = next
+                .checked_add(export.serial_size)
+                .ok_or_else(|| Error::other("export sizes overflow"))?;
+        }
+        self.summary.bulk_data_start_offset = next;
+        Ok(())
+    }
+
+    fn has_content(&self, section: Section) -> bool {
+        match section {
+            Section::Names => !self.names.is_empty(),
+            Section::SoftObjectPaths => !self.soft_object_paths.is_empty(),
+            Section::Imports => !self.imports.is_empty(),
+            Section::Exports => !self.exports.is_empty(),
+            Section::Depends => !self.depends_map.is_empty(),
+            Section::SoftPackageReferences => !self.soft_package_references.is_empty(),
+            Section::PreloadDependencies => !self.preload_dependencies.is_empty(),
+            Section::DataResources => self.data_resources.is_some(),
+            raw => self.raw_sections.get(&raw).is_some_and(|b| !b.is_empty()),
+        }
+    }
+
+    fn write_section(&self, section: Section, cx: &TableContext) -> Result<Vec<u8>> {
+        let mut w = Writer::new();
+        match section {
+            Section::Names => {
+                let hashes = self.versions.ue4_at_least(ue4::NAME_HASHES_SERIALIZED);
+                for name in &self.names {
+                    name.write(&mut w, hashes);
+                }
+            }
+            Section::SoftObjectPaths => self.soft_object_paths.iter().for_each(|p| p.write(&mut w)),
+            Section::Imports => self.imports.iter().for_each(|i| i.write(&mut w, cx)),
+            Section::Exports => self.exports.iter().for_each(|e| e.write(&mut w, cx)),
+            Section::Depends => {
+                if self.depends_map.len() != self.exports.len() {
+                    return Err(Error::other(format!(
+                        "the depends map has {} entries but there are {} exports",
+                        self.depends_map.len(),
+                        self.exports.len()
+                    )));
+                }
+                for list in &self.depends_map {
+                    w.i32(list.len() as i32);
+                    list.iter().for_each(|i| i.write(&mut w));
+                }
+            }
+            Section::SoftPackageReferences => self
+                .soft_package_references
+                .iter()
+                .for_each(|n| n.write(&mut w)),
+            Section::PreloadDependencies => self
+                .preload_dependencies
+                .iter()
+                .for_each(|i| i.write(&mut w)),
+            Section::DataResources => {
+                let resources = self.data_resources.as_ref().ok_or_else(|| {
+                    Error::other("the layout has a data resource section but the package has no data resources")
+                })?;
+                w.u32(resources.version);
+                w.i32(resources.entries.len() as i32);
+                resources
+                    .entries
+                    .iter()
+                    .for_each(|d| d.write(&mut w, resources.version));
+            }
+            raw => {
+                if let Some(bytes) = self.raw_sections.get(&raw) {
+                    w.bytes(bytes);
+                }
+            }
+        }
+        Ok(w.into_inner())
+    }
+
+    /// The package name the summary carries (5.x cooks write it; UE4 cooks write `None`).
+    pub fn package_name(&self) -> Option<&str> {
+        self.summary.package_name()
+    }
+
+    /// The text of a name (with its number suffix).
+    pub fn name(&self, name: FName) -> Result<String> {
+        name.resolve(&self.names)
+    }
+
+    /// The package an import belongs to: the name of its outermost import.
+    pub fn import_package_name(&self, index: usize) -> Result<String> {
+        let mut current = index;
+        for _ in 0..=self.imports.len() {
+            let import = self.import(current)?;
+            match import.outer_index.resolve() {
+                ResolvedIndex::Null => return self.name(import.object_name),
+                ResolvedIndex::Import(outer) => current = outer,
+                ResolvedIndex::Export(_) => {
+                    return Err(Error::other(format!(
+                        "import {index} has an export as an outer"
+                    )))
+                }
+            }
+        }
+        Err(Error::other(format!(
+            "import {index}: the outer chain loops"
+        )))
+    }
+
+    fn import(&self, index: usize) -> Result<&ObjectImport> {
+        self.imports.get(index).ok_or_else(|| {
+            Error::other(format!(
+                "import {index} does not exist ({} imports)",
+                self.imports.len()
+            ))
+        })
+    }
+
+    /// The full path of an object, as the engine prints it:
+    /// `/Script/Engine.StaticMesh`, `/Game/X/Y.Y:Sub`, `/Game/X/Y.Y:Sub.Inner`.
+    /// `package_name` names this package for exports (defaults to the summary's name).
+    pub fn object_path(&self, index: PackageIndex, package_name: Option<&str>) -> Result<String> {
+        // Collect the outer chain, innermost first.
+        let mut chain: Vec<PackageIndex> = Vec::new();
+        let mut current = index;
+        while !current.is_null() {
+            if chain.len() > self.imports.len() + self.exports.len() {
+                return Err(Error::other(format!(
+                    "object {index}: the outer chain loops"
+                )));
+            }
+            chain.push(current);
+            current = match current.resolve() {
+                ResolvedIndex::Import(i) => self.import(i)?.outer_index,
+                ResolvedIndex::Export(i) => {
+                    self.exports
+                        .get(i)
+                        .ok_or_else(|| Error::other(format!("export {i} does not exist")))?
+                        .outer_index
+                }
+                ResolvedIndex::Null => PackageIndex::NULL,
+            };
+        }
+        let Some(&root) = chain.last() else {
+            return Ok(String::new());
+        };
+        // An import without outer is a package; an export without outer lives in this package.
+        let mut path = String::new();
+        let mut depth_below_package = 0usize;
+        if root.is_export() {
+            let own = package_name
+                .map(str::to_string)
+                .or_else(|| self.package_name().map(str::to_string))
+                .ok_or_else(|| {
+                    Error::usage("the package does not say its name; give it (--package-name)")
+                })?;
+            path.push_str(&own);
+        }
+        for (step, item) in chain.iter().rev().enumerate() {
+            let name = match item.resolve() {
+                ResolvedIndex::Import(i) => self.name(self.imports[i].object_name)?,
+                ResolvedIndex::Export(i) => self.name(self.exports[i].object_name)?,
+                ResolvedIndex::Null => unreachable!("null indices end the chain"),
+            };
+            if step == 0 && root.is_import() {
+                path.push_str(&name);
+                continue;
+            }
+            // The first object under a package follows a '.', the next a ':'
+            // (subobject delimiter), any deeper one a '.' again.
+            path.push(if depth_below_package == 1 { ':' } else { '.' });
+            path.push_str(&name);
+            depth_below_package += 1;
+        }
+        Ok(path)
+    }
+
+    /// Full path of import `index`.
+    pub fn import_path(&self, index: usize) -> Result<String> {
+        self.object_path(PackageIndex::from_import(index), None)
+    }
+
+    /// Full path of export `index` (`package_name` as for [`object_path`](Self::object_path)).
+    pub fn export_path(&self, index: usize, package_name: Option<&str>) -> Result<String> {
+        self.object_path(PackageIndex::from_export(index), package_name)
+    }
+
+    /// The preload dependencies of one export, as the four lists the engine
+    /// stores consecutively: (serialize-before-serialize, create-before-serialize,
+    /// serialize-before-create, create-before-create).
+    pub fn export_preload_dependencies(&self, index: usize) -> Result<[&[PackageIndex]; 4]> {
+        let export = self
+            .exports
+            .get(index)
+            .ok_or_else(|| Error::other(format!("export {index} does not exist")))?;
+        if export.first_export_dependency < 0 {
+            return Ok([&[], &[], &[], &[]]);
+        }
+        let mut start = export.first_export_dependency as usize;
+        let mut out: [&[PackageIndex]; 4] = [&[], &[], &[], &[]];
+        let counts = [
+            export.serialization_before_serialization_dependencies,
+            export.create_before_serialization_dependencies,
+            export.serialization_before_create_dependencies,
+            export.create_before_create_dependencies,
+        ];
+        for (slot, count) in out.iter_mut().zip(counts) {
+            let end = start + count.max(0) as usize;
+            *slot = self.preload_dependencies.get(start..end).ok_or_else(|| {
+                Error::other(format!(
+                    "export {index}: preload dependencies run past the list"
+                ))
+            })?;
+            start = end;
+        }
+        Ok(out)
+    }
+}
+
+/// The newest `FObjectDataResource::EVersion` (5.7: `AddedCookedIndex` = 2).
+pub const DATA_RESOURCE_LATEST_VERSION: u32 = 2;
+
+pub(crate) fn serialize_guid<S: serde::Serializer>(
+    g: &[u8; 16],
+    s: S,
+) -> std::result::Result<S::Ok, S::Error> {
+    s.serialize_str(&hex(g))
+}
+
+pub(crate) fn serialize_opt_hex<S: serde::Serializer, const N: usize>(
+    g: &Option<[u8; N]>,
+    s: S,
+) -> std::result::Result<S::Ok, S::Error> {
+    match g {
+        Some(b) => s.serialize_str(&hex(b)),
+        None => s.serialize_none(),
+    }
+}
+
+pub(crate) fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}

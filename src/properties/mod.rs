@@ -1,0 +1,756 @@
+//! The property walker: steps over an export's serialized property block
+//! (`UObject::SerializeScriptProperties`) and says where it ends, so that the
+//! class's native data that follows can be found (e.g. a SkeletalMesh's
+//! materials for the Marvel Rivals fixup) and so `zenpak inspect
+//! --properties` can show what a package holds.
+//!
+//! Two encodings exist:
+//! - unversioned (cooked packages, `PKG_UnversionedProperties`): an
+//!   `FUnversionedHeader` (16-bit fragments: bits 0–6 properties to skip,
+//!   bit 7 "has zero-mask bits", bit 8 "last fragment", bits 9–15 values
+//!   that follow) and a zero mask, then the non-zero values in schema order.
+//!   Types and struct layouts come from the `.usmap` mappings
+//!   ([`crate::mappings`]).
+//! - tagged/versioned: a list of `FPropertyTag`s, each with its size,
+//!   terminated by the name `None`.
+//!
+//! Structs with a native serializer (vectors, rotators, GUIDs, soft object
+//! paths, gameplay tag containers, …) do not use either encoding; their
+//! layouts are in [`native_struct`]. The walker decodes values only as far
+//! as needed to step over them (and to show simple ones).
+
+mod native;
+
+use serde::Serialize;
+
+use crate::binary::Reader;
+use crate::error::{Context, Error, Result};
+use crate::mappings::{Mappings, PropertyType, StructSchema};
+use crate::version::EngineVersion;
+
+pub use native::{native_struct, NativeLayout};
+
+/// What the walker needs to know about the package the data comes from.
+#[derive(Debug, Clone)]
+pub struct PackageContext<'a> {
+    pub engine: EngineVersion,
+    /// The package's name map (FName indices resolve through it).
+    pub names: Vec<&'a str>,
+    pub import_count: usize,
+    pub export_count: usize,
+    /// Entries in the summary's soft object path list (5.1+). When present,
+    /// soft object paths in export data are indices into it.
+    pub soft_object_path_count: usize,
+    /// `PKG_UnversionedProperties`: property blocks use the unversioned encoding.
+    pub unversioned: bool,
+}
+
+impl PackageContext<'_> {
+    fn name(&self, r: &mut Reader) -> Result<String> {
+        let at = r.pos();
+        let index = r.i32()?;
+        let number = r.i32()?;
+        let Some(base) = usize::try_from(index).ok().and_then(|i| self.names.get(i)) else {
+            return Err(r.error_at(
+                at,
+                format!(
+                    "FName index {index} is outside the name map ({} names)",
+                    self.names.len()
+                ),
+            ));
+        };
+        Ok(if number > 0 {
+            format!("{base}_{}", number - 1)
+        } else {
+            base.to_string()
+        })
+    }
+
+    fn package_index(&self, r: &mut Reader) -> Result<i32> {
+        let at = r.pos();
+        let v = r.i32()?;
+        let ok = match v {
+            0 => true,
+            v if v < 0 => (-(v as i64) as usize) <= self.import_count,
+            v => (v as usize) <= self.export_count,
+        };
+        if !ok {
+            return Err(r.error_at(
+                at,
+                format!(
+                    "object reference {v} is outside the import map ({}) / export map ({})",
+                    self.import_count, self.export_count
+                ),
+            ));
+        }
+        Ok(v)
+    }
+}
+
+/// One property the walker read (top level of the block).
+#[derive(Debug, Clone, Serialize)]
+pub struct PropertyInfo {
+    pub name: String,
+    /// `IntProperty`, `StructProperty<Vector>`, …
+    #[serde(rename = "type")]
+    pub ty: String,
+    /// Static array element, when the property is a fixed-size array.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub array_index: Option<u8>,
+    /// Offset of the value in the export data (absolute in the file stream).
+    pub offset: u64,
+    /// A short rendering of the value (`zero` for zero-masked ones).
+    pub value: String,
+}
+
+/// Where an export's property block lies.
+#[derive(Debug, Clone, Serialize)]
+pub struct PropertyBlock {
+    /// Offsets are absolute (header + .uexp stream), like serial offsets.
+    pub start: u64,
+    pub end: u64,
+    pub properties: Vec<PropertyInfo>,
+}
+
+/// Nesting limit for structs in structs / containers (hostile data).
+const MAX_DEPTH: usize = 48;
+
+/// Steps over property blocks of one package.
+pub struct Walker<'a> {
+    pub cx: &'a PackageContext<'a>,
+    pub mappings: Option<&'a Mappings>,
+}
+
+impl<'a> Walker<'a> {
+    pub fn new(cx: &'a PackageContext<'a>, mappings: Option<&'a Mappings>) -> Self {
+        Walker { cx, mappings }
+    }
+
+    /// Walks the property block at the reader's position for an object of
+    /// class `class_name`; leaves the reader at the end of the block.
+    /// `collect` records the top-level properties.
+    pub fn walk(&self, r: &mut Reader, class_name: &str, collect: bool) -> Result<PropertyBlock> {
+        let start = r.offset();
+        let mut properties = Vec::new();
+        let out = if collect { Some(&mut properties) } else { None };
+        if self.cx.unversioned {
+            self.unversioned_struct(r, class_name, 0, out)?;
+        } else {
+            self.tagged_block(r, 0, out)?;
+        }
+        Ok(PropertyBlock {
+            start,
+            end: r.offset(),
+            properties,
+        })
+    }
+
+    fn mappings(&self, what: &str) -> Result<&'a Mappings> {
+        self.mappings.ok_or_else(|| {
+            Error::other(format!(
+                "{what} is serialized unversioned; reading it needs the game's mappings (--mappings Game.usmap)"
+            ))
+        })
+    }
+
+    /// An unversioned block of struct/class `name`: header, zero mask, values.
+    fn unversioned_struct(
+        &self,
+        r: &mut Reader,
+        name: &str,
+        depth: usize,
+        mut out: Option<&mut Vec<PropertyInfo>>,
+    ) -> Result<()> {
+        if depth > MAX_DEPTH {
+            return Err(r.error(format!("structs nest deeper than {MAX_DEPTH} levels")));
+        }
+        let header =
+            UnversionedHeader::read(r).with_context(|| format!("unversioned header of {name}"))?;
+        if !header.has_values() {
+            return Ok(());
+        }
+        let mappings = self.mappings(name)?;
+        let chain = mappings.chain(name).map_err(|e| {
+            r.error(format!("{e}; cannot read its unversioned properties"))
+                .with_hint("use the mappings (.usmap) dumped from the game this package belongs to")
+        })?;
+        // Property slots: super-most struct first.
+        let total: usize = chain.iter().map(|s| s.property_count as usize).sum();
+        for (slot, zero) in header.values()? {
+            if slot >= total {
+                return Err(r.error(format!(
+                    "unversioned header names property slot {slot} but `{name}` has {total} (wrong mappings for this game?)"
+                )));
+            }
+            let (schema, own) = slot_owner(&chain, slot);
+            let Some((prop, element)) = schema.property_at(own as u16) else {
+                return Err(r.error(format!(
+                    "property slot {own} of `{}` is not in the mappings (wrong mappings for this game?)",
+                    schema.name
+                )));
+            };
+            let at = r.offset();
+            let value = if zero {
+                "zero".to_string()
+            } else {
+                self.value(r, &prop.ty, depth + 1).with_context(|| {
+                    format!(
+                        "property {}.{} ({})",
+                        schema.name,
+                        prop.name,
+                        prop.ty.describe()
+                    )
+                })?
+            };
+            if let Some(out) = out.as_deref_mut() {
+                out.push(PropertyInfo {
+                    name: prop.name.clone(),
+                    ty: prop.ty.describe(),
+                    array_index: (prop.array_size > 1).then_some(element),
+                    offset: at,
+                    value,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// One value of type `ty` in unversioned/native form. Returns a short rendering.
+    fn value(&self, r: &mut Reader, ty: &PropertyType, depth: usize) -> Result<String> {
+        if depth > MAX_DEPTH {
+            return Err(r.error(format!("values nest deeper than {MAX_DEPTH} levels")));
+        }
+        Ok(match ty {
+            PropertyType::Bool => r.u8().map(|v| (v != 0).to_string())?,
+            PropertyType::Byte | PropertyType::Int8 => r.u8()?.to_string(),
+            PropertyType::Int16 => r.i16()?.to_string(),
+            PropertyType::UInt16 => r.u16()?.to_string(),
+            PropertyType::Int => r.i32()?.to_string(),
+            PropertyType::UInt32 => r.u32()?.to_string(),
+            PropertyType::Int64 => r.i64()?.to_string(),
+            PropertyType::UInt64 => r.u64()?.to_string(),
+            PropertyType::Float => r.f32()?.to_string(),
+            PropertyType::Double => r.f64()?.to_string(),
+            PropertyType::Enum {
+                underlying,
+                enum_name,
+            } => {
+                let raw = self.value(r, underlying, depth + 1)?;
+                let name = raw.parse::<u64>().ok().and_then(|v| {
+                    self.mappings
+                        .and_then(|m| m.enum_schema(enum_name))
+                        .and_then(|e| e.name_of(v))
+                });
+                match name {
+                    Some(n) => n.to_string(),
+                    None => format!("{enum_name}({raw})"),
+                }
+            }
+            PropertyType::Name => self.cx.name(r)?,
+            PropertyType::Str | PropertyType::Utf8Str | PropertyType::AnsiStr => {
+                format!("{:?}", r.fstring()?)
+            }
+            PropertyType::Object | PropertyType::WeakObject | PropertyType::Interface => {
+                format!("object {}", self.cx.package_index(r)?)
+            }
+            PropertyType::LazyObject => {
+                r.guid()?;
+                "lazy object".to_string()
+            }
+            PropertyType::SoftObject | PropertyType::AssetObject => self.soft_object_path(r)?,
+            PropertyType::Delegate => {
+                let object = self.cx.package_index(r)?;
+                format!("delegate {object}.{}", self.cx.name(r)?)
+            }
+            PropertyType::MulticastDelegate => {
+                let n = r.count_i32(12)?;
+                for _ in 0..n {
+                    self.cx.package_index(r)?;
+                    self.cx.name(r)?;
+                }
+                format!("[{n} delegates]")
+            }
+            PropertyType::FieldPath => {
+                let n = r.count_i32(8)?;
+                let mut path = Vec::with_capacity(n);
+                for _ in 0..n {
+                    path.push(self.cx.name(r)?);
+                }
+                self.cx.package_index(r)?;
+                path.join(".")
+            }
+            PropertyType::Text => self.text(r, depth)?,
+            PropertyType::Struct(name) => self.struct_value(r, name, depth)?,
+            PropertyType::Array(inner) => {
+                let n = r.count_i32(0)?;
+                for i in 0..n {
+                    self.value(r, inner, depth + 1)
+                        .with_context(|| format!("element {i}"))?;
+                }
+                format!("[{n}]")
+            }
+            PropertyType::Set(inner) => {
+                let removed = r.count_i32(0)?;
+                for _ in 0..removed {
+                    self.value(r, inner, depth + 1)?;
+                }
+                let n = r.count_i32(0)?;
+                for i in 0..n {
+                    self.value(r, inner, depth + 1)
+                        .with_context(|| format!("element {i}"))?;
+                }
+                format!("{{{n}}}")
+            }
+            PropertyType::Map(key, value) => {
+                let removed = r.count_i32(0)?;
+                for _ in 0..removed {
+                    self.value(r, key, depth + 1)?;
+                }
+                let n = r.count_i32(0)?;
+                for i in 0..n {
+                    self.value(r, key, depth + 1)
+                        .with_context(|| format!("key {i}"))?;
+                    self.value(r, value, depth + 1)
+                        .with_context(|| format!("value {i}"))?;
+                }
+                format!("{{{n} entries}}")
+            }
+            PropertyType::Optional(inner) => {
+                // A zero (unset) optional is carried by the zero mask; a set one
+                // is its flag then the value.
+                let at = r.pos();
+                match r.u8()? {
+                    0 => "unset".to_string(),
+                    1 => self.value(r, inner, depth + 1)?,
+                    v => return Err(r.error_at(at, format!("optional's is-set flag is {v}"))),
+                }
+            }
+            PropertyType::Unknown => return Err(r.error(
+                "the mappings give this property no type (code 0xFF); it cannot be stepped over",
+            )),
+        })
+    }
+
+    /// A struct value: native layout if the struct has one, else its schema.
+    fn struct_value(&self, r: &mut Reader, name: &str, depth: usize) -> Result<String> {
+        if let Some(layout) = native_struct(name, self.cx.engine) {
+            return native::read(self, r, name, layout, depth);
+        }
+        if !self.cx.unversioned {
+            self.tagged_block(r, depth, None)?;
+            return Ok(format!("{name} {{..}}"));
+        }
+        if self
+            .mappings
+            .is_some_and(|m| m.struct_schema(name).is_none())
+        {
+            return Err(r.error(format!(
+                "struct `{name}` is neither natively serialized (known to zenpak) nor in the mappings"
+            )));
+        }
+        self.unversioned_struct(r, name, depth, None)?;
+        Ok(format!("{name} {{..}}"))
+    }
+
+    /// `FSoftObjectPath`: an index into the package's list (5.1+ packages
+    /// that have one), else asset path name(s) and a sub-path string.
+    pub(crate) fn soft_object_path(&self, r: &mut Reader) -> Result<String> {
+        if self.cx.soft_object_path_count > 0 {
+            let at = r.pos();
+            let i = r.i32()?;
+            if i < 0 || i as usize >= self.cx.soft_object_path_count {
+                return Err(r.error_at(
+                    at,
+                    format!(
+                        "soft object path index {i} is outside the list ({})",
+                        self.cx.soft_object_path_count
+                    ),
+                ));
+            }
+            return Ok(format!("soft path #{i}"));
+        }
+        let mut path = self.cx.name(r)?;
+        if self.cx.engine.soft_object_path_is_top_level_asset_path() {
+            let asset = self.cx.name(r)?;
+            if asset != "None" {
+                path = format!("{path}.{asset}");
+            }
+        }
+        let sub = r.fstring()?;
+        Ok(if sub.is_empty() {
+            path
+        } else {
+            format!("{path}:{sub}")
+        })
+    }
+
+    /// `FText`: flags, history type, then the history's fields.
+    fn text(&self, r: &mut Reader, depth: usize) -> Result<String> {
+        if depth > MAX_DEPTH {
+            return Err(r.error("texts nest too deeply"));
+        }
+        r.u32()?; // flags
+        let at = r.pos();
+        let history = r.i8()?;
+        Ok(match history {
+            -1 => {
+                if r.bool32()? {
+                    format!("{:?}", r.fstring()?)
+                } else {
+                    "empty text".to_string()
+                }
+            }
+            0 => {
+                let _namespace = r.fstring()?;
+                let _key = r.fstring()?;
+                format!("{:?}", r.fstring()?)
+            }
+            1 | 3 => {
+                // Named / argument format: pattern, then (name, argument) pairs.
+                self.text(r, depth + 1)?;
+                let n = r.count_i32(5)?;
+                for _ in 0..n {
+                    r.fstring()?;
+                    self.format_argument(r, depth)?;
+                }
+                "formatted text".to_string()
+            }
+            2 => {
+                self.text(r, depth + 1)?;
+                let n = r.count_i32(1)?;
+                for _ in 0..n {
+                    self.format_argument(r, depth)?;
+                }
+                "formatted text".to_string()
+            }
+            10 => {
+                self.text(r, depth + 1)?;
+                r.u8()?;
+                "transformed text".to_string()
+            }
+            11 => {
+                let table = self.cx.name(r)?;
+                let key = r.fstring()?;
+                format!("string table {table}:{key}")
+            }
+            other => {
+                return Err(r.error_at(
+                    at,
+                    format!("text history type {other} is not supported by the walker"),
+                ))
+            }
+        })
+    }
+
+    fn format_argument(&self, r: &mut Reader, depth: usize) -> Result<()> {
+        let at = r.pos();
+        match r.i8()? {
+            0 | 1 | 3 => r.skip(8),
+            2 => r.skip(4),
+            4 => self.text(r, depth + 1).map(|_| ()),
+            5 => r.skip(1),
+            t => Err(r.error_at(at, format!("unknown text format argument type {t}"))),
+        }
+    }
+
+    /// A tagged (versioned) property block: tags with sizes up to `None`.
+    fn tagged_block(
+        &self,
+        r: &mut Reader,
+        depth: usize,
+        mut out: Option<&mut Vec<PropertyInfo>>,
+    ) -> Result<()> {
+        if depth > MAX_DEPTH {
+            return Err(r.error("tagged structs nest too deeply"));
+        }
+        let complete_type_names = self.cx.engine.property_tags_have_complete_type_names();
+        loop {
+            let name = self.cx.name(r).context("property tag name")?;
+            if name == "None" {
+                return Ok(());
+            }
+            let (ty, size, bool_value) = if complete_type_names {
+                let ty = self.type_name_tree(r, 0)?;
+                let size = r.count_i32(0)?;
+                let flags = r.u8()?;
+                if flags & 0x01 != 0 {
+                    r.i32()?; // array index
+                }
+                if flags & 0x02 != 0 {
+                    r.guid()?;
+                }
+                if flags & 0x04 != 0 {
+                    let extensions = r.u8()?;
+                    if extensions & 0x02 != 0 {
+                        r.u8()?;
+                        r.bool32()?;
+                    }
+                }
+                (ty, size, flags & 0x10 != 0)
+            } else {
+                let ty = self.cx.name(r)?;
+                let size = r.count_i32(0)?;
+                r.i32()?; // array index
+                let mut bool_value = false;
+                match ty.as_str() {
+                    "StructProperty" => {
+                        self.cx.name(r)?;
+                        r.guid()?;
+                    }
+                    "BoolProperty" => bool_value = r.u8()? != 0,
+                    "ByteProperty" | "EnumProperty" | "ArrayProperty" | "SetProperty"
+                    | "OptionalProperty" => {
+                        self.cx.name(r)?;
+                    }
+                    "MapProperty" => {
+                        self.cx.name(r)?;
+                        self.cx.name(r)?;
+                    }
+                    _ => {}
+                }
+                if r.u8()? != 0 {
+                    r.guid()?;
+                }
+                (ty, size, bool_value)
+            };
+            let at = r.offset();
+            r.skip(size)
+                .with_context(|| format!("value of property {name}"))?;
+            if let Some(out) = out.as_deref_mut() {
+                out.push(PropertyInfo {
+                    name,
+                    value: if ty == "BoolProperty" {
+                        bool_value.to_string()
+                    } else {
+                        format!("{size} bytes")
+                    },
+                    ty,
+                    array_index: None,
+                    offset: at,
+                });
+            }
+        }
+    }
+
+    /// 5.4+ tags: the type as a tree of names (`ArrayProperty(StructProperty(Vector))`).
+    fn type_name_tree(&self, r: &mut Reader, depth: usize) -> Result<String> {
+        if depth > 16 {
+            return Err(r.error("property type name nests too deeply"));
+        }
+        let name = self.cx.name(r)?;
+        let inner = r.count_i32(12)?;
+        if inner == 0 {
+            return Ok(name);
+        }
+        let mut parts = Vec::with_capacity(inner);
+        for _ in 0..inner {
+            parts.push(self.type_name_tree(r, depth + 1)?);
+        }
+        Ok(format!("{name}({})", parts.join(",")))
+    }
+}
+
+/// Which struct of the chain (super-most first) owns global slot `slot`, and the slot within it.
+fn slot_owner<'s>(chain: &[&'s StructSchema], mut slot: usize) -> (&'s StructSchema, usize) {
+    for s in chain.iter().rev() {
+        if slot < s.property_count as usize {
+            return (s, slot);
+        }
+        slot -= s.property_count as usize;
+    }
+    // Callers check `slot < total` first.
+    (chain[0], slot)
+}
+
+/// One fragment of an `FUnversionedHeader`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Fragment {
+    /// Properties skipped before this fragment's values (they keep their defaults).
+    pub skip: u8,
+    /// Values in this fragment.
+    pub values: u8,
+    /// Whether the zero mask has a bit for each of this fragment's values.
+    pub has_zeroes: bool,
+    pub is_last: bool,
+}
+
+impl Fragment {
+    pub fn unpack(packed: u16) -> Self {
+        Fragment {
+            skip: (packed & 0x7f) as u8,
+            has_zeroes: packed & 0x80 != 0,
+            is_last: packed & 0x100 != 0,
+            values: (packed >> 9) as u8,
+        }
+    }
+
+    pub fn pack(self) -> u16 {
+        (self.skip as u16 & 0x7f)
+            | if self.has_zeroes { 0x80 } else { 0 }
+            | if self.is_last { 0x100 } else { 0 }
+            | ((self.values as u16) << 9)
+    }
+}
+
+/// `FUnversionedHeader`: which property slots have values, and which of those are zero.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnversionedHeader {
+    pub fragments: Vec<Fragment>,
+    /// One bit per value of the fragments with `has_zeroes`, in order; set = zero.
+    pub zero_mask: Vec<bool>,
+}
+
+/// A struct has at most a few thousand properties; 0xFFFF slots is a hard bound.
+const MAX_FRAGMENTS: usize = 1 << 12;
+
+impl UnversionedHeader {
+    pub fn read(r: &mut Reader) -> Result<Self> {
+        let mut fragments = Vec::new();
+        let mut masked = 0usize;
+        loop {
+            if fragments.len() >= MAX_FRAGMENTS {
+                return Err(r.error("unversioned header has no last fragment"));
+            }
+            let f = Fragment::unpack(r.u16()?);
+            if f.has_zeroes {
+                masked += f.values as usize;
+            }
+            fragments.push(f);
+            if f.is_last {
+                break;
+            }
+        }
+        let mut zero_mask = Vec::new();
+        if masked > 0 {
+            // The mask is stored in the smallest of u8 / u16 / u32 words that holds it.
+            let bytes = if masked <= 8 {
+                1
+            } else if masked <= 16 {
+                2
+            } else {
+                masked.div_ceil(32) * 4
+            };
+            let raw = r.bytes(bytes).context("zero mask")?;
+            zero_mask = (0..masked)
+                .map(|i| raw[i / 8] & (1 << (i % 8)) != 0)
+                .collect();
+        }
+        Ok(UnversionedHeader {
+            fragments,
+            zero_mask,
+        })
+    }
+
+    pub fn write(&self, w: &mut crate::binary::Writer) {
+        for f in &self.fragments {
+            w.u16(f.pack());
+        }
+        let masked = self.zero_mask.len();
+        if masked > 0 {
+            let bytes = if masked <= 8 {
+                1
+            } else if masked <= 16 {
+                2
+            } else {
+                masked.div_ceil(32) * 4
+            };
+            let mut raw = vec![0u8; bytes];
+            for (i, &z) in self.zero_mask.iter().enumerate() {
+                if z {
+                    raw[i / 8] |= 1 << (i % 8);
+                }
+            }
+            w.bytes(&raw);
+        }
+    }
+
+    /// Whether any value (zero or not) is present.
+    pub fn has_values(&self) -> bool {
+        self.fragments.iter().any(|f| f.values > 0)
+    }
+
+    /// The slots that have values, each with whether it is zero (not serialized).
+    pub fn values(&self) -> Result<Vec<(usize, bool)>> {
+        let mut out = Vec::new();
+        let mut slot = 0usize;
+        let mut mask_bit = 0usize;
+        for f in &self.fragments {
+            slot += f.skip as usize;
+            for _ in 0..f.values {
+                let zero = if f.has_zeroes {
+                    let z = self.zero_mask.get(mask_bit).copied().unwrap_or(false);
+                    mask_bit += 1;
+                    z
+                } else {
+                    false
+                };
+                out.push((slot, zero));
+                slot += 1;
+            }
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fragment_packing() {
+        let f = Fragment {
+            skip: 3,
+            values: 5,
+            has_zeroes: true,
+            is_last: true,
+        };
+        assert_eq!(Fragment::unpack(f.pack()), f);
+        // 2 skipped, 1 value, last: 0x0302
+        assert_eq!(
+            Fragment::unpack(0x0302),
+            Fragment {
+                skip: 2,
+                values: 1,
+                has_zeroes: false,
+                is_last: true
+            }
+        );
+    }
+
+    #[test]
+    fn header_round_trip_and_slots() {
+        let h = UnversionedHeader {
+            fragments: vec![
+                Fragment {
+                    skip: 1,
+                    values: 2,
+                    has_zeroes: false,
+                    is_last: false,
+                },
+                Fragment {
+                    skip: 3,
+                    values: 10,
+                    has_zeroes: true,
+                    is_last: true,
+                },
+            ],
+            zero_mask: (0..10).map(|i| i % 3 == 0).collect(),
+        };
+        let mut w = crate::binary::Writer::new();
+        h.write(&mut w);
+        let bytes = w.into_inner();
+        assert_eq!(bytes.len(), 4 + 2);
+        let back = UnversionedHeader::read(&mut Reader::new(&bytes)).unwrap();
+        assert_eq!(back, h);
+        let v = back.values().unwrap();
+        assert_eq!(v[0], (1, false));
+        assert_eq!(v[2], (6, true));
+        assert_eq!(v.len(), 12);
+    }
+
+    #[test]
+    fn truncated_header_is_an_error() {
+        assert!(UnversionedHeader::read(&mut Reader::new(&[0x01, 0x00])).is_err());
+        assert!(UnversionedHeader::read(&mut Reader::new(&[0x80, 0x03])).is_err());
+    }
+}

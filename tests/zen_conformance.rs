@@ -1,0 +1,88 @@
+//! Conformance: every legacy package in the corpus that has the engine's
+//! own Zen package beside it (`NAME.uzenasset`) is converted for its engine
+//! version and compared byte for byte, section by section. Any section that
+//! differs fails the test.
+
+mod common;
+
+use zenpak::legacy::PackageFiles;
+use zenpak::zen::diff::{first_difference, section_table, SECTIONS};
+use zenpak::zen::{convert, ZenPackage};
+
+/// UE4 cooks do not write the package name into the summary; MANIFEST.md
+/// gives it for the one UE4 pair.
+fn fallback_name(stem: &str) -> &'static str {
+    match stem {
+        "TestModUI" => "/Game/_AssemblyStorm/TestMod/TestModUI",
+        _ => "",
+    }
+}
+
+#[test]
+fn conversion_matches_the_engine() {
+    let Some(corpus) = common::corpus() else {
+        return;
+    };
+    let pairs: Vec<_> = common::legacy_packages(&corpus)
+        .into_iter()
+        .filter(|(p, _)| p.with_extension("uzenasset").is_file())
+        .collect();
+    assert_eq!(pairs.len(), 7, "expected the 7 engine pairs of MANIFEST.md");
+
+    let short: Vec<String> = SECTIONS
+        .iter()
+        .map(|s| {
+            s.split(' ')
+                .map(|w| &w[..w.len().min(6)])
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect();
+    let mut table = format!("{:<32}", "package");
+    for s in &short {
+        table += &format!(" {s:>13}");
+    }
+    table += "  bytes\n";
+    let mut failures = Vec::new();
+    for (path, engine) in &pairs {
+        let stem = path.file_stem().unwrap().to_string_lossy().to_string();
+        let label = format!("{engine} {stem}");
+        let expected_bytes = std::fs::read(path.with_extension("uzenasset")).unwrap();
+        let expected = ZenPackage::read(&expected_bytes, *engine).expect("engine package reads");
+        let files = PackageFiles::load(path).unwrap();
+        let legacy = files.read_package(Some(*engine)).unwrap();
+        let converted = match convert(&files, &legacy, *engine, fallback_name(&stem)) {
+            Ok(c) => c,
+            Err(e) => {
+                table += &format!("{label:<32} conversion failed: {e}\n");
+                failures.push(format!("{label}: {e}"));
+                continue;
+            }
+        };
+        let sections = section_table(&expected, &converted.package);
+        table += &format!("{label:<32}");
+        for (_, same) in &sections {
+            table += &format!(" {:>13}", if *same { "identical" } else { "DIFFERS" });
+        }
+        let identical = converted.package_bytes == expected_bytes;
+        table += &format!("  {}\n", if identical { "identical" } else { "DIFFER" });
+        if !identical || sections.iter().any(|(_, same)| !same) {
+            let why = first_difference(&expected, &converted.package)
+                .map(|d| d.to_string())
+                .unwrap_or_else(|| "layout".into());
+            failures.push(format!(
+                "{label}: {} vs {} bytes; first difference (engine vs zenpak): {why}",
+                expected_bytes.len(),
+                converted.package_bytes.len()
+            ));
+        }
+    }
+    eprintln!("\n{table}");
+    assert!(
+        failures.is_empty(),
+        "{} of {} packages differ from the engine:\n{}",
+        failures.len(),
+        pairs.len(),
+        failures.join("\n")
+    );
+}
