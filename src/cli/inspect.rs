@@ -74,7 +74,12 @@ pub fn sniff(path: &Path, head: &[u8]) -> Result<Kind> {
 pub fn run(args: Args, global: &GlobalOptions) -> Result<()> {
     let head = read_head(&args.path)?;
     let kind = sniff(&args.path, &head)?;
-    let json = args.json || global.message_format == super::MessageFormat::Json;
+    // `--message-format json` asks for one line; `--json` for pretty JSON.
+    let json = match (global.message_format, args.json) {
+        (super::MessageFormat::Json, _) => Some(JsonStyle::Line),
+        (_, true) => Some(JsonStyle::Pretty),
+        _ => None,
+    };
     match kind {
         Kind::Toc => inspect_toc(&args, json),
         Kind::Pak => inspect_pak(&args, json),
@@ -128,12 +133,28 @@ fn inspect_mappings(args: &Args) -> Result<()> {
     Ok(())
 }
 
+/// How the container branches print JSON.
+#[derive(Clone, Copy)]
+enum JsonStyle {
+    Line,
+    Pretty,
+}
+
+impl JsonStyle {
+    fn print<T: serde::Serialize>(self, value: &T) -> Result<()> {
+        match self {
+            JsonStyle::Line => super::print_json_line(value),
+            JsonStyle::Pretty => super::print_json(value),
+        }
+    }
+}
+
 /// The `.utoc` branch: TOC header, flags, chunks by type, container header.
-fn inspect_toc(args: &Args, json: bool) -> Result<()> {
+fn inspect_toc(args: &Args, json: Option<JsonStyle>) -> Result<()> {
     let container = zenpak::iostore::Container::open(&args.path, args.key.key()?)?;
     let summary = container.summary()?;
-    if json {
-        return super::print_json(&summary);
+    if let Some(style) = json {
+        return style.print(&summary);
     }
     println!("{}", args.path.display());
     println!("  TOC version:          {:?}", summary.toc_version);
@@ -179,9 +200,9 @@ fn inspect_toc(args: &Args, json: bool) -> Result<()> {
 }
 
 /// The `.pak` branch: footer, index and entries.
-fn inspect_pak(args: &Args, json: bool) -> Result<()> {
+fn inspect_pak(args: &Args, json: Option<JsonStyle>) -> Result<()> {
     let pak = zenpak::pak::PakReader::open(&args.path, args.key.key()?)?;
-    if json {
+    if let Some(style) = json {
         #[derive(serde::Serialize)]
         struct PakSummary<'a> {
             version: u32,
@@ -190,7 +211,7 @@ fn inspect_pak(args: &Args, json: bool) -> Result<()> {
             compression_methods: &'a [String],
             entries: &'a [zenpak::pak::PakEntryInfo],
         }
-        return super::print_json(&PakSummary {
+        return style.print(&PakSummary {
             version: pak.version,
             mount_point: &pak.mount_point,
             encrypted_index: pak.encrypted_index,
