@@ -80,13 +80,18 @@ pub fn sniff(path: &Path, head: &[u8]) -> Result<Kind> {
 pub fn run(args: Args, global: &GlobalOptions) -> Result<()> {
     let head = read_head(&args.path)?;
     let kind = sniff(&args.path, &head)?;
-    let json = args.json || global.message_format == super::MessageFormat::Json;
+    // `--message-format json` asks for one line; `--json` for pretty JSON.
+    let json = match (global.message_format, args.json) {
+        (super::MessageFormat::Json, _) => Some(JsonStyle::Line),
+        (_, true) => Some(JsonStyle::Pretty),
+        _ => None,
+    };
     match kind {
         Kind::Toc => inspect_toc(&args, json),
         Kind::Pak => inspect_pak(&args, json),
         Kind::LegacyPackage if args.mappings.is_some() => inspect_package_properties(&args),
         Kind::LegacyPackage => inspect_legacy(&args, global),
-        Kind::ZenPackage => super::inspect_zen::run(&args.path, args.engine, json, global),
+        Kind::ZenPackage => super::inspect_zen::run(&args.path, args.engine, args.json, global),
         Kind::ClassicPackage => super::inspect_classic::run(&args, global),
         Kind::Mappings => inspect_mappings(&args),
     }
@@ -135,12 +140,28 @@ fn inspect_mappings(args: &Args) -> Result<()> {
     Ok(())
 }
 
+/// How the container branches print JSON.
+#[derive(Clone, Copy)]
+enum JsonStyle {
+    Line,
+    Pretty,
+}
+
+impl JsonStyle {
+    fn print<T: serde::Serialize>(self, value: &T) -> Result<()> {
+        match self {
+            JsonStyle::Line => super::print_json_line(value),
+            JsonStyle::Pretty => super::print_json(value),
+        }
+    }
+}
+
 /// The `.utoc` branch: TOC header, flags, chunks by type, container header.
-fn inspect_toc(args: &Args, json: bool) -> Result<()> {
+fn inspect_toc(args: &Args, json: Option<JsonStyle>) -> Result<()> {
     let container = zenpak::iostore::Container::open(&args.path, args.key.key()?)?;
     let summary = container.summary()?;
-    if json {
-        return super::print_json(&summary);
+    if let Some(style) = json {
+        return style.print(&summary);
     }
     println!("{}", args.path.display());
     println!("  TOC version:          {:?}", summary.toc_version);
@@ -186,9 +207,9 @@ fn inspect_toc(args: &Args, json: bool) -> Result<()> {
 }
 
 /// The `.pak` branch: footer, index and entries.
-fn inspect_pak(args: &Args, json: bool) -> Result<()> {
+fn inspect_pak(args: &Args, json: Option<JsonStyle>) -> Result<()> {
     let pak = zenpak::pak::PakReader::open(&args.path, args.key.key()?)?;
-    if json {
+    if let Some(style) = json {
         #[derive(serde::Serialize)]
         struct PakSummary<'a> {
             version: u32,
@@ -197,7 +218,7 @@ fn inspect_pak(args: &Args, json: bool) -> Result<()> {
             compression_methods: &'a [String],
             entries: &'a [zenpak::pak::PakEntryInfo],
         }
-        return super::print_json(&PakSummary {
+        return style.print(&PakSummary {
             version: pak.version,
             mount_point: &pak.mount_point,
             encrypted_index: pak.encrypted_index,

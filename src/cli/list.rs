@@ -23,7 +23,10 @@ pub struct Args {
 pub fn run(args: Args, global: &GlobalOptions) -> Result<()> {
     let container = Container::open(&args.utoc, args.key.key()?)?;
     let chunks = container.chunks();
-    if args.json || global.message_format == super::MessageFormat::Json {
+    if global.message_format == super::MessageFormat::Json {
+        return super::print_json_line(&chunks);
+    }
+    if args.json {
         return super::print_json(&chunks);
     }
     if global.quiet {

@@ -62,6 +62,12 @@ pub enum Command {
     Check(check::Args),
     /// Show what a file holds: legacy or Zen package, container, pak, mappings, classic package.
     Inspect(inspect::Args),
+    /// List the chunks of an IoStore container (.utoc).
+    List(list::Args),
+    /// Check an IoStore container and its companion .pak.
+    Verify(verify::Args),
+    /// Extract an IoStore container's chunks and its pak's files into a folder.
+    Unpack(unpack::Args),
     /// Create a new mod repository in a new folder.
     New(new::NewArgs),
     /// Create a mod repository in the current folder.
@@ -78,12 +84,6 @@ pub enum Command {
     Deps(deps::Args),
     /// Convert a cooked legacy package into a Zen package.
     Convert(convert::Args),
-    /// List the chunks of an IoStore container (.utoc).
-    List(list::Args),
-    /// Check an IoStore container and its companion .pak.
-    Verify(verify::Args),
-    /// Extract an IoStore container's chunks and its pak's files into a folder.
-    Unpack(unpack::Args),
 }
 
 pub fn run(cli: Cli) -> Result<()> {
@@ -91,6 +91,9 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Build(args) => build::run(args, &cli.global),
         Command::Check(args) => check::run(args, &cli.global),
         Command::Inspect(args) => inspect::run(args, &cli.global),
+        Command::List(args) => list::run(args, &cli.global),
+        Command::Verify(args) => verify::run(args, &cli.global),
+        Command::Unpack(args) => unpack::run(args, &cli.global),
         Command::New(args) => new::run_new(args, &cli.global),
         Command::Init(args) => new::run_init(args, &cli.global),
         Command::Package(args) => release::run_package(args, &cli.global),
@@ -99,9 +102,6 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Diff(args) => diff::run(args, &cli.global),
         Command::Deps(args) => deps::run(args, &cli.global),
         Command::Convert(args) => convert::run(args, &cli.global),
-        Command::List(args) => list::run(args, &cli.global),
-        Command::Verify(args) => verify::run(args, &cli.global),
-        Command::Unpack(args) => unpack::run(args, &cli.global),
     }
 }
 

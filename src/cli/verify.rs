@@ -24,7 +24,9 @@ pub struct Args {
 pub fn run(args: Args, global: &GlobalOptions) -> Result<()> {
     let container = Container::open(&args.utoc, args.key.key()?)?;
     let report = container.verify();
-    if args.json || global.message_format == super::MessageFormat::Json {
+    if global.message_format == super::MessageFormat::Json {
+        super::print_json_line(&report)?;
+    } else if args.json {
         super::print_json(&report)?;
     } else {
         for w in &report.warnings {

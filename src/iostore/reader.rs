@@ -38,7 +38,10 @@ pub struct Container {
     /// TOC index → path relative to the mount point.
     pub paths: BTreeMap<usize, String>,
     methods: Vec<Compression>,
+    /// The key the container's blocks are decrypted with (only when it is encrypted).
     key: Option<AesKey>,
+    /// The key the user gave, for the companion pak (which may be encrypted on its own).
+    pak_key: Option<AesKey>,
 }
 
 /// What [`Container::verify`] found.
@@ -84,7 +87,8 @@ impl Container {
             directory_index: None,
             paths: BTreeMap::new(),
             methods,
-            key: if encrypted { key } else { None },
+            key: if encrypted { key.clone() } else { None },
+            pak_key: key,
         };
         if !container.toc.directory_index.is_empty() {
             let mut raw = container.toc.directory_index.clone();
@@ -300,9 +304,18 @@ impl Container {
         } else {
             Some(super::container_header::ContainerHeaderVersion::Initial)
         };
-        ContainerHeader::read(&data, hint)
-            .map(Some)
-            .map_err(|e| e.in_file(&self.ucas_path))
+        use super::container_header::ContainerHeaderVersion;
+        match ContainerHeader::read(&data, hint) {
+            Ok(h) => Ok(Some(h)),
+            // Some UE4 games use the older 16-byte store entries; the header
+            // has no version field to tell, so try that layout second.
+            Err(e) if !ue5 => {
+                ContainerHeader::read(&data, Some(ContainerHeaderVersion::PreInitial))
+                    .map(Some)
+                    .map_err(|_| e.in_file(&self.ucas_path))
+            }
+            Err(e) => Err(e.in_file(&self.ucas_path)),
+        }
     }
 
     /// Checks every chunk (decompresses, hash matches), the container
@@ -391,7 +404,7 @@ impl Container {
                 pak.display()
             ));
         } else {
-            match PakReader::open(&pak, self.key.clone()) {
+            match PakReader::open(&pak, self.pak_key.clone()) {
                 Ok(reader) => {
                     report.pak_entries = reader.entries.len();
                     if reader.mount_point != self.mount_point() && !self.mount_point().is_empty() {
