@@ -81,7 +81,7 @@ fn quinn_gets_one_empty_tag_container_after_each_material() {
     assert_eq!(report.exports[0].located_by, "mappings and structure");
     let header_len = files.header.len();
     let materials = header_len + 528;
-    let entry_ends = vec![materials + 4 + 44, materials + 4 + 88];
+    let entry_ends = [materials + 4 + 44, materials + 4 + 88];
     assert_eq!(
         report.exports[0].insertions,
         entry_ends.iter().map(|&e| e as u64).collect::<Vec<_>>()

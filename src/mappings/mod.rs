@@ -737,6 +737,43 @@ impl Mappings {
         Ok(mappings)
     }
 
+    /// Mappings made in memory (tests, tools); the name table is derived from the schemas.
+    pub fn new(version: UsmapVersion, enums: Vec<EnumSchema>, structs: Vec<StructSchema>) -> Self {
+        let mut used: Vec<&str> = Vec::new();
+        for e in &enums {
+            used.push(&e.name);
+            used.extend(e.entries.iter().map(|(_, n)| n.as_str()));
+        }
+        for s in &structs {
+            used.push(&s.name);
+            used.extend(s.super_name.as_deref());
+            for p in &s.properties {
+                used.push(&p.name);
+                p.ty.collect_names(&mut used);
+            }
+        }
+        let mut names: Vec<String> = Vec::new();
+        for n in used {
+            if !names.iter().any(|m| m == n) {
+                names.push(n.to_string());
+            }
+        }
+        let mut m = Mappings {
+            version,
+            package_versioning: None,
+            compression: Compression::None,
+            names,
+            enums,
+            structs,
+            extensions: Vec::new(),
+            trailing: Vec::new(),
+            struct_lookup: BTreeMap::new(),
+            enum_lookup: BTreeMap::new(),
+        };
+        m.build_lookups();
+        m
+    }
+
     fn build_lookups(&mut self) {
         // FNames compare case-insensitively; the first of duplicates wins.
         for (i, s) in self.structs.iter().enumerate() {

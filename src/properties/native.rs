@@ -182,14 +182,14 @@ pub(super) fn read(
                     r.skip(value_size)?;
                 }
             }
-            Ok(format!("{name}"))
+            Ok(name.to_string())
         }
         NativeLayout::PerQualityLevel { value_size } => {
             r.bool32()?;
             r.skip(value_size)?;
             let n = r.count_i32(4 + value_size)?;
             r.skip(n * (4 + value_size))?;
-            Ok(format!("{name}"))
+            Ok(name.to_string())
         }
         NativeLayout::Parts(parts) => {
             for part in parts {
@@ -206,7 +206,7 @@ pub(super) fn read(
                     }
                 }
             }
-            Ok(format!("{name}"))
+            Ok(name.to_string())
         }
         NativeLayout::Unsupported => Err(r.error(format!(
             "struct `{name}` is serialized natively and zenpak does not know its layout"
