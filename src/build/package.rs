@@ -304,7 +304,83 @@ impl ContainerWriter {
     }
 
     /// Completes all three files and renames them into place. Returns the chunk count.
-    pub fn finish(self) -> Result<usize> {
+    pub fn finish(mut self) -> Result<usize> {
+        if !self.builder.engine().is_ue5() {
+            assign_load_order(&mut self.builder.header_mut().packages);
+        }
         Ok(self.builder.finish()?.chunk_count)
+    }
+}
+
+/// UE4 store entries carry a load order: packages load after the packages
+/// they import. Numbers the container's packages in that order (a depth-first
+/// post-order over imports, starting from each package in container order);
+/// imports from outside the container are the game's and need no number.
+fn assign_load_order(packages: &mut [(u64, StoreEntry)]) {
+    let index: std::collections::BTreeMap<u64, usize> = packages
+        .iter()
+        .enumerate()
+        .map(|(i, (id, _))| (*id, i))
+        .collect();
+    let mut order = vec![None; packages.len()];
+    let mut next = 0u32;
+    for root in 0..packages.len() {
+        // Iterative DFS: (package, next import to look at). Cycles are cut where they close.
+        let mut stack = vec![(root, 0usize)];
+        let mut on_stack = vec![false; packages.len()];
+        on_stack[root] = true;
+        while let Some((current, import)) = stack.pop() {
+            if order[current].is_some() {
+                continue;
+            }
+            let imports = &packages[current].1.imported_packages;
+            match imports.get(import) {
+                Some(id) => {
+                    stack.push((current, import + 1));
+                    if let Some(&child) = index.get(id) {
+                        if order[child].is_none() && !on_stack[child] {
+                            on_stack[child] = true;
+                            stack.push((child, 0));
+                        }
+                    }
+                }
+                None => {
+                    order[current] = Some(next);
+                    next += 1;
+                }
+            }
+        }
+    }
+    for ((_, entry), load_order) in packages.iter_mut().zip(order) {
+        entry.load_order = load_order.unwrap_or(0);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(imports: &[u64]) -> StoreEntry {
+        StoreEntry {
+            imported_packages: imports.to_vec(),
+            ..StoreEntry::default()
+        }
+    }
+
+    #[test]
+    fn ue4_load_order_puts_imports_first() {
+        // 10 imports 30 (and a game package 99), 30 imports 20; 40 and 20 import each other.
+        let mut packages = vec![
+            (10, entry(&[30, 99])),
+            (20, entry(&[40])),
+            (30, entry(&[20])),
+            (40, entry(&[20])),
+        ];
+        assign_load_order(&mut packages);
+        let order: Vec<u32> = packages.iter().map(|(_, e)| e.load_order).collect();
+        assert_eq!(order, [3, 1, 2, 0]);
+        let mut seen: Vec<u32> = order.clone();
+        seen.sort();
+        assert_eq!(seen, [0, 1, 2, 3]);
     }
 }
