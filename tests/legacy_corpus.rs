@@ -151,6 +151,9 @@ fn name_map_hashes_match_the_engine() {
             wide += name.utf16 as usize;
             if name.non_case_preserving_hash == 0 && name.case_preserving_hash == 0 {
                 zero += 1;
+                if name.utf16 {
+                    eprintln!("unhashed UTF-16 name {:?} in {}", name.text, path.display());
+                }
             } else if !name.hashes_match() {
                 let (a, b) = zenpak::legacy::name_map_hashes(&name.text, name.utf16);
                 mismatches.push(format!(

@@ -7,7 +7,10 @@ mod common;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use zenpak::legacy::{LegacyPackage, PackageFiles, PackageReport};
+use zenpak::binary::Reader;
+use zenpak::legacy::{
+    FieldPositions, LegacyPackage, PackageFiles, PackageReport, Section, Summary,
+};
 use zenpak::{EngineVersion, Error};
 
 /// A small deterministic generator (xorshift64*), seeded per file.
@@ -122,6 +125,42 @@ fn mutated_corpus_packages_never_panic() {
                     errors += 1;
                 }
                 Ok(None) => {}
+            }
+        }
+
+        // Length and offset fields of the summary, each set to every hostile value.
+        let mut positions = FieldPositions::default();
+        Summary::read_with_positions(&mut Reader::new(header), Some(*engine), &mut positions)
+            .unwrap();
+        let mut fields = vec![positions.total_header_size];
+        for &at in positions.section_offsets.values() {
+            fields.push(at);
+            fields.push(at - 4); // the count before it (or the previous field)
+        }
+        // The first name's length too.
+        if let Some(&names_at) = positions.section_offsets.get(&Section::Names) {
+            let names_offset =
+                i32::from_le_bytes(header[names_at..names_at + 4].try_into().unwrap());
+            if names_offset > 0 {
+                fields.push(names_offset as usize);
+            }
+        }
+        for at in fields {
+            // The values that break lengths: huge, negative, just past the sign bit, large.
+            for word in &HOSTILE_WORDS[..4] {
+                let word = *word;
+                cases += 1;
+                let mut bytes = header.clone();
+                bytes[at..at + 4].copy_from_slice(&word.to_le_bytes());
+                let result = catch_unwind(AssertUnwindSafe(|| exercise(&bytes, uexp, *engine)));
+                match result {
+                    Err(_) => panic!("{name}: panic with {word:#x} in the field at {at}"),
+                    Ok(Some(error)) => {
+                        check_clean(&error, bytes.len(), &name);
+                        errors += 1;
+                    }
+                    Ok(None) => {}
+                }
             }
         }
 

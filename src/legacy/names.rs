@@ -373,6 +373,20 @@ mod tests {
     }
 
     #[test]
+    fn name_map_hashes_match_stored_engine_values() {
+        // Stored beside these names in the corpus's retoc/UE5.6/SM_Cube.uasset.
+        assert_eq!(name_map_hashes("BlockAll", false), (0x3bf8, 0x095b));
+        assert_eq!(name_map_hashes("Chaos", false), (0x0630, 0xf99b));
+        assert_eq!(name_map_hashes("lambert1", false), (0xe0e6, 0x0e94));
+        assert_eq!(
+            name_map_hashes("NavCollision_Chaos", false),
+            (0xc2b0, 0x9900)
+        );
+        assert!(NameEntry::new("BlockAll").hashes_match());
+        assert!(NameEntry::new("日本").utf16);
+    }
+
+    #[test]
     fn fname_display_adds_number_suffix() {
         let names = vec![NameEntry {
             text: "Cube".into(),
