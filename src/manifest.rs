@@ -150,9 +150,6 @@ fn default_suffix() -> String {
     "_P".into()
 }
 
-/// The game profiles zenpak knows (see the `fixups` module).
-pub const PROFILES: &[&str] = &["generic", "marvel-rivals"];
-
 impl Manifest {
     /// Parses manifest text; `path` is used in error messages and as the base folder.
     pub fn parse(text: &str, path: &Path) -> Result<Manifest> {
@@ -230,15 +227,8 @@ impl Manifest {
                 ),
             );
         }
-        if !PROFILES.contains(&self.game.profile.as_str()) {
-            return bad(
-                "profile",
-                format!(
-                    "unknown profile `{}`; known: {}",
-                    self.game.profile,
-                    PROFILES.join(", ")
-                ),
-            );
+        if let Err(e) = crate::fixups::Profile::from_name(&self.game.profile) {
+            return bad("profile", e.to_string());
         }
         if !self.game.mount_point.ends_with('/') {
             return bad(

@@ -287,3 +287,62 @@ fn sn2_with_a_plugin_builds_as_one_mod() {
         &["Game", "UWEMusicVolumeManager"],
     );
 }
+
+/// `[game] profile = "marvel-rivals"`: a SkeletalMesh gets an empty tag
+/// container after each material (4 bytes each), other packages are untouched.
+#[test]
+fn marvel_rivals_profile_pads_skeletal_meshes_in_a_build() {
+    let Some(corpus) = common::corpus() else {
+        return;
+    };
+    let source = corpus.join("uassetapi/TestUE5_6/BpThirdPerson");
+    let chunk_sizes = |profile: &str| {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = dir.path().join("Skin");
+        write_mod(
+            &repo,
+            &NewMod {
+                name: "Skin".into(),
+                engine: EngineVersion::UE5_6,
+                project: "Marvel".into(),
+            },
+        )
+        .unwrap();
+        let manifest_path = repo.join("mod.toml");
+        let text = std::fs::read_to_string(&manifest_path).unwrap();
+        std::fs::write(
+            &manifest_path,
+            text.replace("profile = \"generic\"", &format!("profile = \"{profile}\"")),
+        )
+        .unwrap();
+        copy_package(
+            &source.join("SKM_Quinn_Simple.uasset"),
+            &repo.join("Cooked/Marvel/Content/Characters/Mannequins/Meshes"),
+        );
+        copy_package(
+            &source.join("SM_Cube.uasset"),
+            &repo.join("Cooked/Marvel/Content/LevelPrototyping/Meshes"),
+        );
+        let manifest = Manifest::load(&manifest_path).unwrap();
+        build(&manifest, &BuildOptions::default(), &Silent)
+            .unwrap_or_else(|e| panic!("{profile}: {e}"));
+        let container =
+            Container::open(&zenpak::release::artifact_paths(&manifest)[0], None).unwrap();
+        assert!(container.verify().errors.is_empty());
+        let mut sizes = std::collections::BTreeMap::new();
+        for (index, path) in &container.paths {
+            sizes.insert(path.clone(), container.read_chunk(*index).unwrap().len());
+        }
+        sizes
+    };
+    let generic = chunk_sizes("generic");
+    let marvel = chunk_sizes("marvel-rivals");
+    let mesh = "Marvel/Content/Characters/Mannequins/Meshes/SKM_Quinn_Simple.uasset";
+    let cube = "Marvel/Content/LevelPrototyping/Meshes/SM_Cube.uasset";
+    assert_eq!(
+        marvel[mesh],
+        generic[mesh] + 8,
+        "two materials, 4 bytes each"
+    );
+    assert_eq!(marvel[cube], generic[cube], "a StaticMesh is not touched");
+}

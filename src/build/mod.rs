@@ -34,9 +34,11 @@ pub enum Event<'a> {
         to_convert: usize,
     },
     /// One package is ready (converted now, or taken from the cache).
+    /// `fixups` says what the game profile changed (converted packages only).
     Package {
         source: &'a PackageSource,
         reused: bool,
+        fixups: &'a [String],
     },
     /// Something worth knowing that does not fail the build.
     Warning { message: String },
@@ -198,6 +200,7 @@ pub fn build(
                         reporter.event(Event::Package {
                             source,
                             reused: true,
+                            fixups: &[],
                         });
                         return (Ok(built), false);
                     }
@@ -206,10 +209,11 @@ pub fn build(
                     built.save(&path)?;
                     Ok(built)
                 });
-                if result.is_ok() {
+                if let Ok(built) = &result {
                     reporter.event(Event::Package {
                         source,
                         reused: false,
+                        fixups: &built.fixups,
                     });
                 }
                 (result, true)

@@ -9,6 +9,7 @@ use crate::build::cache::{FileIndex, Hash};
 use crate::build::discover::{LooseFile, PackageSource};
 use crate::compression::Compression;
 use crate::error::{Error, Result};
+use crate::fixups::Profile;
 use crate::iostore::chunk::ChunkType;
 use crate::iostore::container_header::StoreEntry;
 use crate::iostore::{ContainerBuilder, ContainerOptions};
@@ -21,7 +22,7 @@ use crate::zen::{BulkDataKind, StoreEntryInfo};
 /// Everything outside a package's own files that its conversion depends on.
 pub struct Settings {
     pub engine: EngineVersion,
-    pub profile: String,
+    pub profile: Profile,
     pub mappings: Option<std::sync::Arc<crate::mappings::Mappings>>,
     /// Hash of all of the above plus zenpak's version: part of every package key.
     pub key: Hash,
@@ -49,7 +50,7 @@ impl Settings {
         };
         Ok(Settings {
             engine: manifest.game.engine,
-            profile: manifest.game.profile.clone(),
+            profile: Profile::from_name(&manifest.game.profile)?,
             mappings,
             key: *hasher.finalize().as_bytes(),
         })
@@ -76,6 +77,8 @@ impl Settings {
 /// One package ready for the container: what `zen::convert` made of it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BuiltPackage {
+    /// What the game profile changed (one line per export; not kept in the cache).
+    pub fixups: Vec<String>,
     pub package_id: u64,
     pub package_name: String,
     /// Zen header followed by the export data: the package's export-bundle chunk.
@@ -175,6 +178,7 @@ impl BuiltPackage {
             return Err(r.error("unexpected bytes after the cached package"));
         }
         Ok(BuiltPackage {
+            fixups: Vec::new(),
             package_id,
             package_name: package_name.clone(),
             package_bytes,
@@ -194,7 +198,11 @@ impl BuiltPackage {
 
 /// Reads, fixes up and converts one package.
 pub fn convert(source: &PackageSource, settings: &Settings) -> Result<BuiltPackage> {
-    let files = PackageFiles::load(&source.header)?;
+    let mut files = PackageFiles::load(&source.header)?;
+    let fixups =
+        settings
+            .profile
+            .apply(&mut files, settings.engine, settings.mappings.as_deref())?;
     let package = files.read_package(Some(settings.engine))?;
     files.check_exports(&package)?;
     if let Some(own) = package.package_name() {
@@ -210,6 +218,11 @@ pub fn convert(source: &PackageSource, settings: &Settings) -> Result<BuiltPacka
     }
     let converted = crate::zen::convert(&files, &package, settings.engine, &source.package_name)?;
     Ok(BuiltPackage {
+        fixups: fixups
+            .exports
+            .iter()
+            .map(|e| format!("{}: {}", e.export_name, e.what))
+            .collect(),
         package_id: converted.package_id,
         package_name: converted.package_name,
         package_bytes: converted.package_bytes,

@@ -31,12 +31,20 @@ struct Printer {
 impl Reporter for Printer {
     fn event(&self, event: Event<'_>) {
         match (self.format, event) {
-            (MessageFormat::Json, Event::Package { source, reused }) => {
+            (
+                MessageFormat::Json,
+                Event::Package {
+                    source,
+                    reused,
+                    fixups,
+                },
+            ) => {
                 let _ = print_json_line(&serde_json::json!({
                     "reason": "package",
                     "package": source.package_name,
                     "path": source.relative_path,
                     "reused": reused,
+                    "fixups": fixups,
                 }));
             }
             (MessageFormat::Json, Event::Warning { message }) => {
@@ -64,10 +72,19 @@ impl Reporter for Printer {
                 bar.set_message(format!("{to_convert} to convert"));
                 *self.bar.lock().unwrap_or_else(|e| e.into_inner()) = Some(bar);
             }
-            (MessageFormat::Human, Event::Package { source, .. }) => {
-                if let Some(bar) = &*self.bar.lock().unwrap_or_else(|e| e.into_inner()) {
+            (MessageFormat::Human, Event::Package { source, fixups, .. }) => {
+                let guard = self.bar.lock().unwrap_or_else(|e| e.into_inner());
+                if let Some(bar) = &*guard {
                     bar.inc(1);
                     bar.set_message(source.package_name.clone());
+                }
+                for fixup in fixups {
+                    let line = format!("       Fixed {}: {fixup}", source.package_name);
+                    match &*guard {
+                        Some(bar) => bar.println(line),
+                        None if !self.quiet => eprintln!("{line}"),
+                        None => {}
+                    }
                 }
             }
             (MessageFormat::Human, Event::Warning { message }) => {

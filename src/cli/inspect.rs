@@ -20,6 +20,12 @@ pub struct Args {
     /// AES key for encrypted containers and paks.
     #[command(flatten)]
     pub key: super::key::KeyArgs,
+    /// Mappings (.usmap) of the game: walks each export's property block.
+    #[arg(long, value_name = "M.usmap")]
+    pub mappings: Option<PathBuf>,
+    /// With --mappings: also list the properties read (names, types, values).
+    #[arg(long, requires = "mappings")]
+    pub properties: bool,
 }
 
 /// What kind of file `inspect` was given.
@@ -83,8 +89,11 @@ pub fn run(args: Args, global: &GlobalOptions) -> Result<()> {
     match kind {
         Kind::Toc => inspect_toc(&args, json),
         Kind::Pak => inspect_pak(&args, json),
+        Kind::LegacyPackage if args.mappings.is_some() => inspect_package_properties(&args),
         Kind::LegacyPackage => inspect_legacy(&args, global),
-        Kind::ZenPackage => super::inspect_zen::run(&args.path, args.engine, args.json, global),
+        Kind::ZenPackage => {
+            super::inspect_zen::run(&args.path, args.engine, json.is_some(), global)
+        }
         Kind::ClassicPackage => super::inspect_classic::run(&args, global),
         Kind::Mappings => inspect_mappings(&args),
     }
@@ -233,6 +242,71 @@ fn inspect_pak(args: &Args, json: Option<JsonStyle>) -> Result<()> {
             e.path,
             if e.encrypted { "  (encrypted)" } else { "" }
         );
+    }
+    Ok(())
+}
+
+/// Legacy package with `--mappings`: where each export's property block ends.
+fn inspect_package_properties(args: &Args) -> Result<()> {
+    use zenpak::properties::{walk_package, AfterBlock, WalkOutcome};
+    let mappings_path = args.mappings.as_ref().expect("checked by the caller");
+    let mappings = zenpak::mappings::Mappings::load(mappings_path)?;
+    let files = zenpak::legacy::PackageFiles::load(&args.path)?;
+    let package = files.read_package(args.engine)?;
+    let walks = walk_package(&files, &package, Some(&mappings), args.properties);
+    if args.json {
+        #[derive(serde::Serialize)]
+        struct Out<'a> {
+            kind: &'static str,
+            engine: EngineVersion,
+            exports: &'a [zenpak::properties::ExportWalk],
+        }
+        return super::print_json(&Out {
+            kind: "package-properties",
+            engine: package.engine,
+            exports: &walks,
+        });
+    }
+    println!(
+        "{} ({}), mappings {}",
+        args.path.display(),
+        package.engine,
+        mappings_path.display()
+    );
+    for w in &walks {
+        println!(
+            "export {} {} (class {}), serial {}+{}",
+            w.index, w.name, w.class, w.serial_offset, w.serial_size
+        );
+        match &w.outcome {
+            WalkOutcome::Walked {
+                block_start,
+                block_end,
+                after,
+                properties,
+            } => {
+                let after = match after {
+                    AfterBlock::ExportEnd => {
+                        "the export ends after the object GUID flag".to_string()
+                    }
+                    AfterBlock::NativeData { bytes } => {
+                        format!("{bytes} bytes of native data follow")
+                    }
+                    AfterBlock::DefaultObject { bytes } => {
+                        format!("class default object; {bytes} bytes follow")
+                    }
+                };
+                println!("  properties {block_start}..{block_end}; {after}");
+                for p in properties {
+                    let element = p.array_index.map(|i| format!("[{i}]")).unwrap_or_default();
+                    println!(
+                        "    @{} {}{}: {} = {}",
+                        p.offset, p.name, element, p.ty, p.value
+                    );
+                }
+            }
+            WalkOutcome::Failed { error } => println!("  not walked: {error}"),
+        }
     }
     Ok(())
 }

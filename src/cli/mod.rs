@@ -7,6 +7,7 @@ use zenpak::Result;
 
 mod build;
 mod check;
+mod convert;
 mod deps;
 mod diff;
 mod inspect;
@@ -61,12 +62,6 @@ pub enum Command {
     Check(check::Args),
     /// Show what a file holds: legacy or Zen package, container, pak, mappings, classic package.
     Inspect(inspect::Args),
-    /// List the chunks of an IoStore container (.utoc).
-    List(list::Args),
-    /// Check an IoStore container and its companion .pak.
-    Verify(verify::Args),
-    /// Extract an IoStore container's chunks and its pak's files into a folder.
-    Unpack(unpack::Args),
     /// Create a new mod repository in a new folder.
     New(new::NewArgs),
     /// Create a mod repository in the current folder.
@@ -81,6 +76,14 @@ pub enum Command {
     Diff(diff::Args),
     /// List the packages a classic Unreal package (.unr, .u, .utx, ...) needs, and check them in search folders.
     Deps(deps::Args),
+    /// Convert a cooked legacy package into a Zen package.
+    Convert(convert::Args),
+    /// List the chunks of an IoStore container (.utoc).
+    List(list::Args),
+    /// Check an IoStore container and its companion .pak.
+    Verify(verify::Args),
+    /// Extract an IoStore container's chunks and its pak's files into a folder.
+    Unpack(unpack::Args),
 }
 
 pub fn run(cli: Cli) -> Result<()> {
@@ -88,9 +91,6 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Build(args) => build::run(args, &cli.global),
         Command::Check(args) => check::run(args, &cli.global),
         Command::Inspect(args) => inspect::run(args, &cli.global),
-        Command::List(args) => list::run(args, &cli.global),
-        Command::Verify(args) => verify::run(args, &cli.global),
-        Command::Unpack(args) => unpack::run(args, &cli.global),
         Command::New(args) => new::run_new(args, &cli.global),
         Command::Init(args) => new::run_init(args, &cli.global),
         Command::Package(args) => release::run_package(args, &cli.global),
@@ -98,6 +98,10 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Clean(args) => release::run_clean(args, &cli.global),
         Command::Diff(args) => diff::run(args, &cli.global),
         Command::Deps(args) => deps::run(args, &cli.global),
+        Command::Convert(args) => convert::run(args, &cli.global),
+        Command::List(args) => list::run(args, &cli.global),
+        Command::Verify(args) => verify::run(args, &cli.global),
+        Command::Unpack(args) => unpack::run(args, &cli.global),
     }
 }
 
