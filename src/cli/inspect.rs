@@ -91,7 +91,9 @@ pub fn run(args: Args, global: &GlobalOptions) -> Result<()> {
         Kind::Pak => inspect_pak(&args, json),
         Kind::LegacyPackage if args.mappings.is_some() => inspect_package_properties(&args),
         Kind::LegacyPackage => inspect_legacy(&args, global),
-        Kind::ZenPackage => super::inspect_zen::run(&args.path, args.engine, args.json, global),
+        Kind::ZenPackage => {
+            super::inspect_zen::run(&args.path, args.engine, json.is_some(), global)
+        }
         Kind::ClassicPackage => super::inspect_classic::run(&args, global),
         Kind::Mappings => inspect_mappings(&args),
     }

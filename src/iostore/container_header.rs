@@ -224,7 +224,7 @@ impl ContainerHeader {
     fn read_from(r: &mut Reader, version_hint: Option<ContainerHeaderVersion>) -> Result<Self> {
         let magic = r.peek_u32();
         let (version, container_id) = if magic == Some(CONTAINER_HEADER_MAGIC)
-            && version_hint.map_or(true, |v| v.has_magic())
+            && version_hint.is_none_or(|v| v.has_magic())
         {
             r.u32()?;
             let at = r.pos();
@@ -556,7 +556,7 @@ fn read_array_view<'a>(r: &mut Reader<'a>, view: usize, element_size: usize) -> 
     let len = count
         .checked_mul(element_size)
         .ok_or_else(|| r.error_at(view, "array size overflows"))?;
-    if start.checked_add(len).map_or(true, |end| end > r.len()) {
+    if start.checked_add(len).is_none_or(|end| end > r.len()) {
         return Err(r.error_at(
             view,
             format!(

@@ -44,7 +44,7 @@ pub struct PakReader {
 
 fn read_at(file: &mut File, path: &Path, offset: u64, len: u64, what: &str) -> Result<Vec<u8>> {
     let file_len = file.metadata().map_err(|e| Error::io(path, e))?.len();
-    if offset.checked_add(len).map_or(true, |end| end > file_len) {
+    if offset.checked_add(len).is_none_or(|end| end > file_len) {
         return Err(Error::format(
             offset,
             format!("{what} ({len} bytes) runs past the end of the file ({file_len} bytes)"),
