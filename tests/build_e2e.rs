@@ -296,7 +296,7 @@ fn marvel_rivals_profile_pads_skeletal_meshes_in_a_build() {
         return;
     };
     let source = corpus.join("uassetapi/TestUE5_6/BpThirdPerson");
-    let chunk_sizes = |profile: &str| {
+    let chunk_sizes = |profile: &str, mappings: Option<&Path>| {
         let dir = tempfile::tempdir().unwrap();
         let repo = dir.path().join("Skin");
         write_mod(
@@ -310,11 +310,11 @@ fn marvel_rivals_profile_pads_skeletal_meshes_in_a_build() {
         .unwrap();
         let manifest_path = repo.join("mod.toml");
         let text = std::fs::read_to_string(&manifest_path).unwrap();
-        std::fs::write(
-            &manifest_path,
-            text.replace("profile = \"generic\"", &format!("profile = \"{profile}\"")),
-        )
-        .unwrap();
+        let mut game = format!("profile = \"{profile}\"");
+        if let Some(mappings) = mappings {
+            game += &format!("\nmappings = {:?}", mappings.to_string_lossy());
+        }
+        std::fs::write(&manifest_path, text.replace("profile = \"generic\"", &game)).unwrap();
         copy_package(
             &source.join("SKM_Quinn_Simple.uasset"),
             &repo.join("Cooked/Marvel/Content/Characters/Mannequins/Meshes"),
@@ -335,8 +335,11 @@ fn marvel_rivals_profile_pads_skeletal_meshes_in_a_build() {
         }
         sizes
     };
-    let generic = chunk_sizes("generic");
-    let marvel = chunk_sizes("marvel-rivals");
+    let generic = chunk_sizes("generic", None);
+    let marvel = chunk_sizes("marvel-rivals", None);
+    // With the game's mappings the array is found through the property schema; same result.
+    let usmap = source.join("ExplicitEnumValuesExample.usmap");
+    assert_eq!(chunk_sizes("marvel-rivals", Some(&usmap)), marvel);
     let mesh = "Marvel/Content/Characters/Mannequins/Meshes/SKM_Quinn_Simple.uasset";
     let cube = "Marvel/Content/LevelPrototyping/Meshes/SM_Cube.uasset";
     assert_eq!(

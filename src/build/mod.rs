@@ -105,7 +105,7 @@ pub fn build(
     let started = Instant::now();
     let selection = Selection::new(&manifest.content.include, &manifest.content.exclude)?;
     let content = discover::discover(&manifest.content_root(), &manifest.game.project, &selection)?;
-    let settings = package::Settings::from_manifest(manifest)?;
+    let mut settings = package::Settings::from_manifest(manifest)?;
 
     let output_dir = manifest.output_dir();
     std::fs::create_dir_all(&output_dir).map_err(|e| Error::io(&output_dir, e))?;
@@ -150,10 +150,14 @@ pub fn build(
                     files.save(&cache.files_path())?;
                 }
                 let mut artifacts = record.artifacts;
-                if options.hash_artifacts {
+                if options.hash_artifacts && artifacts.iter().any(|a| a.sha256.is_none()) {
                     for artifact in artifacts.iter_mut().filter(|a| a.sha256.is_none()) {
                         artifact.sha256 = Some(crate::release::sha256_file(&artifact.path)?);
                     }
+                    cache.save_build_record(&BuildRecord {
+                        key: build_key,
+                        artifacts: artifacts.clone(),
+                    })?;
                 }
                 return Ok(BuildSummary {
                     packages: content.packages.len(),
@@ -170,6 +174,7 @@ pub fn build(
         }
     }
 
+    settings.load_mappings()?;
     let to_convert = (0..content.packages.len())
         .filter(|&i| options.force || !cache.package_path(&keys[i]).is_file())
         .count();

@@ -23,7 +23,10 @@ use crate::zen::{BulkDataKind, StoreEntryInfo};
 pub struct Settings {
     pub engine: EngineVersion,
     pub profile: Profile,
-    pub mappings: Option<std::sync::Arc<crate::mappings::Mappings>>,
+    /// The `.usmap` file; parsed by [`load_mappings`](Self::load_mappings) only
+    /// when something is converted, so an up-to-date build never pays for it.
+    pub mappings_file: Option<(std::path::PathBuf, Vec<u8>)>,
+    pub mappings: Option<crate::mappings::Mappings>,
     /// Hash of all of the above plus zenpak's version: part of every package key.
     pub key: Hash,
 }
@@ -38,22 +41,30 @@ impl Settings {
         hasher.update(&[0]);
         hasher.update(manifest.game.profile.as_bytes());
         hasher.update(&[0]);
-        let mappings = match manifest.mappings_path() {
+        let mappings_file = match manifest.mappings_path() {
             Some(path) => {
                 let bytes = std::fs::read(&path).map_err(|e| Error::io(&path, e))?;
                 hasher.update(blake3::hash(&bytes).as_bytes());
-                let mappings =
-                    crate::mappings::Mappings::read(&bytes).map_err(|e| e.in_file(&path))?;
-                Some(std::sync::Arc::new(mappings))
+                Some((path, bytes))
             }
             None => None,
         };
         Ok(Settings {
             engine: manifest.game.engine,
             profile: Profile::from_name(&manifest.game.profile)?,
-            mappings,
+            mappings_file,
+            mappings: None,
             key: *hasher.finalize().as_bytes(),
         })
+    }
+
+    /// Parses the mappings file (once), before packages are converted.
+    pub fn load_mappings(&mut self) -> Result<()> {
+        if let (Some((path, bytes)), None) = (&self.mappings_file, &self.mappings) {
+            self.mappings =
+                Some(crate::mappings::Mappings::read(bytes).map_err(|e| e.in_file(path))?);
+        }
+        Ok(())
     }
 
     /// The cache key of one package: the settings, its name, and each file's kind and contents.
@@ -199,10 +210,9 @@ impl BuiltPackage {
 /// Reads, fixes up and converts one package.
 pub fn convert(source: &PackageSource, settings: &Settings) -> Result<BuiltPackage> {
     let mut files = PackageFiles::load(&source.header)?;
-    let fixups =
-        settings
-            .profile
-            .apply(&mut files, settings.engine, settings.mappings.as_deref())?;
+    let fixups = settings
+        .profile
+        .apply(&mut files, settings.engine, settings.mappings.as_ref())?;
     let package = files.read_package(Some(settings.engine))?;
     files.check_exports(&package)?;
     if let Some(own) = package.package_name() {
