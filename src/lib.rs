@@ -7,15 +7,20 @@
 //! build.
 
 pub mod binary;
+pub mod build;
+pub mod classic;
 pub mod compression;
 pub mod error;
 pub mod fixups;
 pub mod hash;
 pub mod iostore;
 pub mod legacy;
+pub mod manifest;
 pub mod mappings;
 pub mod pak;
 pub mod properties;
+pub mod release;
+pub mod scaffold;
 pub mod version;
 pub mod zen;
 

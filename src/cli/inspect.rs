@@ -17,6 +17,9 @@ pub struct Args {
     /// Print stable JSON instead of text.
     #[arg(long)]
     pub json: bool,
+    /// AES key for encrypted containers and paks.
+    #[command(flatten)]
+    pub key: super::key::KeyArgs,
     /// Mappings (.usmap) of the game: walks each export's property block.
     #[arg(long, value_name = "M.usmap")]
     pub mappings: Option<PathBuf>,
@@ -77,19 +80,39 @@ pub fn sniff(path: &Path, head: &[u8]) -> Result<Kind> {
 pub fn run(args: Args, global: &GlobalOptions) -> Result<()> {
     let head = read_head(&args.path)?;
     let kind = sniff(&args.path, &head)?;
-    if kind == Kind::ZenPackage {
-        return super::inspect_zen::run(&args.path, args.engine, args.json, global);
+    // `--message-format json` asks for one line; `--json` for pretty JSON.
+    let json = match (global.message_format, args.json) {
+        (super::MessageFormat::Json, _) => Some(JsonStyle::Line),
+        (_, true) => Some(JsonStyle::Pretty),
+        _ => None,
+    };
+    match kind {
+        Kind::Toc => inspect_toc(&args, json),
+        Kind::Pak => inspect_pak(&args, json),
+        Kind::LegacyPackage if args.mappings.is_some() => inspect_package_properties(&args),
+        Kind::LegacyPackage => inspect_legacy(&args, global),
+        Kind::ZenPackage => {
+            super::inspect_zen::run(&args.path, args.engine, json.is_some(), global)
+        }
+        Kind::ClassicPackage => super::inspect_classic::run(&args, global),
+        Kind::Mappings => inspect_mappings(&args),
     }
-    if kind == Kind::Mappings {
-        return inspect_mappings(&args);
+}
+
+fn inspect_legacy(args: &Args, global: &GlobalOptions) -> Result<()> {
+    let files = zenpak::legacy::PackageFiles::load(&args.path)?;
+    let package = files.read_package(args.engine)?;
+    files.check_exports(&package)?;
+    let report =
+        zenpak::legacy::PackageReport::new(&files, &package).map_err(|e| e.in_file(&args.path))?;
+    if args.json {
+        super::print_json(&report)
+    } else {
+        if !global.quiet {
+            print!("{}", report.to_text());
+        }
+        Ok(())
     }
-    if kind == Kind::LegacyPackage && args.mappings.is_some() {
-        return inspect_package_properties(&args);
-    }
-    Err(Error::other(format!(
-        "{}: inspecting {kind:?} files is not supported yet",
-        args.path.display()
-    )))
 }
 
 /// `.usmap` branch: counts (and with `--json` the same as an object).
@@ -115,6 +138,110 @@ fn inspect_mappings(args: &Args) -> Result<()> {
     println!("  serialized properties: {}", summary.properties);
     if !summary.extensions.is_empty() {
         println!("  extensions: {}", summary.extensions.join(", "));
+    }
+    Ok(())
+}
+
+/// How the container branches print JSON.
+#[derive(Clone, Copy)]
+enum JsonStyle {
+    Line,
+    Pretty,
+}
+
+impl JsonStyle {
+    fn print<T: serde::Serialize>(self, value: &T) -> Result<()> {
+        match self {
+            JsonStyle::Line => super::print_json_line(value),
+            JsonStyle::Pretty => super::print_json(value),
+        }
+    }
+}
+
+/// The `.utoc` branch: TOC header, flags, chunks by type, container header.
+fn inspect_toc(args: &Args, json: Option<JsonStyle>) -> Result<()> {
+    let container = zenpak::iostore::Container::open(&args.path, args.key.key()?)?;
+    let summary = container.summary()?;
+    if let Some(style) = json {
+        return style.print(&summary);
+    }
+    println!("{}", args.path.display());
+    println!("  TOC version:          {:?}", summary.toc_version);
+    println!(
+        "  container id:         {}{}",
+        summary.container_id,
+        if summary.container_id_matches_file_name {
+            ""
+        } else {
+            "  (does NOT match the file name)"
+        }
+    );
+    println!("  flags:                {}", summary.flags.join(", "));
+    println!("  block size:           {}", summary.compression_block_size);
+    println!(
+        "  compression methods:  {}",
+        if summary.compression_methods.is_empty() {
+            "none".to_string()
+        } else {
+            summary.compression_methods.join(", ")
+        }
+    );
+    println!(
+        "  chunks / blocks:      {} / {}",
+        summary.chunk_count, summary.block_count
+    );
+    println!(
+        "  perfect hash seeds:   {} ({} overflow)",
+        summary.perfect_hash_seeds, summary.chunks_without_perfect_hash
+    );
+    println!("  mount point:          {}", summary.mount_point);
+    println!("  indexed files:        {}", summary.indexed_files);
+    for (kind, n) in &summary.chunk_types {
+        println!("    {kind:<22} {n}");
+    }
+    if let Some(h) = &summary.container_header {
+        println!(
+            "  container header:     {:?}, {} packages, {} localized, {} redirects",
+            h.version, h.packages, h.localized_packages, h.package_redirects
+        );
+    }
+    Ok(())
+}
+
+/// The `.pak` branch: footer, index and entries.
+fn inspect_pak(args: &Args, json: Option<JsonStyle>) -> Result<()> {
+    let pak = zenpak::pak::PakReader::open(&args.path, args.key.key()?)?;
+    if let Some(style) = json {
+        #[derive(serde::Serialize)]
+        struct PakSummary<'a> {
+            version: u32,
+            mount_point: &'a str,
+            encrypted_index: bool,
+            compression_methods: &'a [String],
+            entries: &'a [zenpak::pak::PakEntryInfo],
+        }
+        return style.print(&PakSummary {
+            version: pak.version,
+            mount_point: &pak.mount_point,
+            encrypted_index: pak.encrypted_index,
+            compression_methods: &pak.compression_methods,
+            entries: &pak.entries,
+        });
+    }
+    println!("{}", args.path.display());
+    println!("  pak version:      {}", pak.version);
+    println!("  mount point:      {}", pak.mount_point);
+    println!("  encrypted index:  {}", pak.encrypted_index);
+    println!("  entries:          {}", pak.entries.len());
+    for e in &pak.entries {
+        println!(
+            "    {:>10} {:>10} {:<5} {}{}",
+            e.uncompressed_size,
+            e.size,
+            e.compression,
+            e.path,
+            if e.encrypted { "  (encrypted)" } else { "" }
+        );
     }
     Ok(())
 }

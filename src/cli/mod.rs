@@ -5,10 +5,20 @@ use clap::{Parser, Subcommand, ValueEnum};
 
 use zenpak::Result;
 
+mod build;
+mod check;
 mod convert;
+mod deps;
 mod diff;
 mod inspect;
+mod inspect_classic;
 mod inspect_zen;
+mod key;
+mod list;
+mod new;
+mod release;
+mod unpack;
+mod verify;
 
 /// How results and diagnostics are printed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
@@ -46,20 +56,61 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Build the mod of the nearest mod.toml into <name>_P.utoc/.ucas/.pak.
+    Build(build::Args),
+    /// Check the manifest and content without writing anything.
+    Check(check::Args),
     /// Show what a file holds: legacy or Zen package, container, pak, mappings, classic package.
     Inspect(inspect::Args),
-    /// Convert a cooked legacy package into a Zen package.
-    Convert(convert::Args),
+    /// List the chunks of an IoStore container (.utoc).
+    List(list::Args),
+    /// Check an IoStore container and its companion .pak.
+    Verify(verify::Args),
+    /// Extract an IoStore container's chunks and its pak's files into a folder.
+    Unpack(unpack::Args),
+    /// Create a new mod repository in a new folder.
+    New(new::NewArgs),
+    /// Create a mod repository in the current folder.
+    Init(new::InitArgs),
+    /// Make a release .zip of the built mod (triplet under ~mods/ plus SHA256SUMS).
+    Package(release::PackageArgs),
+    /// Copy the built mod into a game's Content/Paks/~mods folder.
+    Install(release::InstallArgs),
+    /// Remove build output.
+    Clean(release::CleanArgs),
     /// Compare two Zen packages section by section.
     Diff(diff::Args),
+    /// List the packages a classic Unreal package (.unr, .u, .utx, ...) needs, and check them in search folders.
+    Deps(deps::Args),
+    /// Convert a cooked legacy package into a Zen package.
+    Convert(convert::Args),
 }
 
 pub fn run(cli: Cli) -> Result<()> {
     match cli.command {
+        Command::Build(args) => build::run(args, &cli.global),
+        Command::Check(args) => check::run(args, &cli.global),
         Command::Inspect(args) => inspect::run(args, &cli.global),
+        Command::List(args) => list::run(args, &cli.global),
+        Command::Verify(args) => verify::run(args, &cli.global),
+        Command::Unpack(args) => unpack::run(args, &cli.global),
+        Command::New(args) => new::run_new(args, &cli.global),
+        Command::Init(args) => new::run_init(args, &cli.global),
+        Command::Package(args) => release::run_package(args, &cli.global),
+        Command::Install(args) => release::run_install(args, &cli.global),
+        Command::Clean(args) => release::run_clean(args, &cli.global),
         Command::Diff(args) => diff::run(args, &cli.global),
+        Command::Deps(args) => deps::run(args, &cli.global),
         Command::Convert(args) => convert::run(args, &cli.global),
     }
+}
+
+/// Prints one JSON object on one line of stdout (cargo's `--message-format json` style).
+pub fn print_json_line<T: serde::Serialize>(value: &T) -> Result<()> {
+    let text = serde_json::to_string(value)
+        .map_err(|e| zenpak::Error::other(format!("cannot encode JSON: {e}")))?;
+    println!("{text}");
+    Ok(())
 }
 
 /// Prints a value as pretty JSON on stdout.

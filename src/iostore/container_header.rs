@@ -180,6 +180,12 @@ pub struct ContainerHeader {
     pub culture_packages: Vec<CulturePackages>,
     /// UE 5.5+.
     pub soft_package_references: Option<SoftPackageReferences>,
+    /// Zero bytes some writers leave after the header (a padded chunk);
+    /// kept so such headers write back unchanged. zenpak writes none.
+    pub trailing_zeros: usize,
+    /// UE 5.6+ headers from other tools whose soft-reference record has
+    /// size 0 and no body: the offset they wrote, kept for write-back.
+    pub empty_soft_references_offset: Option<i64>,
 }
 
 impl ContainerHeader {
@@ -203,6 +209,8 @@ impl ContainerHeader {
             package_redirects: Vec::new(),
             culture_packages: Vec::new(),
             soft_package_references: None,
+            trailing_zeros: 0,
+            empty_soft_references_offset: None,
         }
     }
 
@@ -216,7 +224,7 @@ impl ContainerHeader {
     fn read_from(r: &mut Reader, version_hint: Option<ContainerHeaderVersion>) -> Result<Self> {
         let magic = r.peek_u32();
         let (version, container_id) = if magic == Some(CONTAINER_HEADER_MAGIC)
-            && version_hint.map_or(true, |v| v.has_magic())
+            && version_hint.is_none_or(|v| v.has_magic())
         {
             r.u32()?;
             let at = r.pos();
@@ -316,13 +324,19 @@ impl ContainerHeader {
                 let at = r.pos();
                 let offset = r.i64()?;
                 let size = r.i64()?;
-                if offset as u64 != r.offset() || size < 0 {
+                // The engine skips the references when the size is 0 (its
+                // own writer always writes at least the flag); otherwise
+                // they must follow the record directly.
+                if size < 0 || (size > 0 && offset as u64 != r.offset()) {
                     return Err(r.error_at(
                         at,
                         format!("soft package references at {offset} size {size} do not follow their record"),
                     ));
                 }
                 present = size > 0;
+                if !present {
+                    header.empty_soft_references_offset = Some(offset);
+                }
                 expected_end = Some(r.pos() + size as usize);
             }
             if present {
@@ -349,12 +363,13 @@ impl ContainerHeader {
                 }
             }
         }
-        if !r.at_end() {
+        if r.rest().iter().any(|&b| b != 0) {
             return Err(r.error(format!(
                 "{} unexpected bytes after the container header",
                 r.remaining()
             )));
         }
+        header.trailing_zeros = r.remaining();
         Ok(header)
     }
 
@@ -422,7 +437,14 @@ impl ContainerHeader {
             }
         }
 
-        if version >= ContainerHeaderVersion::SoftPackageReferences {
+        let empty_record = self.empty_soft_references_offset.filter(|_| {
+            version >= ContainerHeaderVersion::SoftPackageReferencesOffset
+                && self.soft_package_references.is_none()
+        });
+        if let Some(offset) = empty_record {
+            w.i64(offset);
+            w.i64(0);
+        } else if version >= ContainerHeaderVersion::SoftPackageReferences {
             let record = w.pos();
             if version >= ContainerHeaderVersion::SoftPackageReferencesOffset {
                 w.i64(0);
@@ -444,6 +466,7 @@ impl ContainerHeader {
                 w.patch_i64(record + 8, size);
             }
         }
+        w.zeros(self.trailing_zeros);
         Ok(w.into_inner())
     }
 }
@@ -533,7 +556,7 @@ fn read_array_view<'a>(r: &mut Reader<'a>, view: usize, element_size: usize) -> 
     let len = count
         .checked_mul(element_size)
         .ok_or_else(|| r.error_at(view, "array size overflows"))?;
-    if start.checked_add(len).map_or(true, |end| end > r.len()) {
+    if start.checked_add(len).is_none_or(|end| end > r.len()) {
         return Err(r.error_at(
             view,
             format!(
@@ -745,6 +768,22 @@ mod tests {
             assert_eq!(back, h, "{version:?}");
             assert_eq!(back.write().unwrap(), bytes);
         }
+    }
+
+    #[test]
+    fn empty_soft_reference_record_round_trips() {
+        // Some tools end a 5.6 header with an (offset 0, size 0) record and
+        // nothing after it; the engine accepts that.
+        let mut h = ContainerHeader::new(ContainerHeaderVersion::SoftPackageReferencesOffset, 9);
+        h.packages.push((1, StoreEntry::default()));
+        let mut bytes = h.write().unwrap();
+        let len = bytes.len();
+        bytes.truncate(len - 4); // drop the flag
+        let record = bytes.len() - 16;
+        bytes[record..].copy_from_slice(&[0; 16]);
+        let back = ContainerHeader::read(&bytes, None).unwrap();
+        assert_eq!(back.empty_soft_references_offset, Some(0));
+        assert_eq!(back.write().unwrap(), bytes);
     }
 
     #[test]

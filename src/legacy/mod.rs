@@ -26,11 +26,13 @@ use crate::error::{Context, Error, Result};
 use crate::version::{ue4_object_version as ue4, EngineVersion};
 
 pub use files::{BulkCompanion, BulkKind, PackageFiles};
-pub use names::{DisplayName, EngineString, FName, NameEntry, PackageIndex, ResolvedIndex};
-pub use report::{ExportReport, ImportReport, PackageReport};
+pub use names::{
+    name_map_hashes, DisplayName, EngineString, FName, NameEntry, PackageIndex, ResolvedIndex,
+};
+pub use report::{ExportReport, ImportReport, PackageReport, SectionReport};
 pub use summary::{
-    CustomVersion, FileVersions, Generation, SavedEngineVersion, Summary, PACKAGE_FILE_TAG,
-    PKG_COOKED, PKG_FILTER_EDITOR_ONLY, PKG_UNVERSIONED_PROPERTIES,
+    CustomVersion, FieldPositions, FileVersions, Generation, SavedEngineVersion, Summary,
+    PACKAGE_FILE_TAG, PKG_COOKED, PKG_FILTER_EDITOR_ONLY, PKG_UNVERSIONED_PROPERTIES,
 };
 pub use tables::{DataResource, ObjectExport, ObjectImport, SoftObjectPath, TableContext};
 
@@ -118,7 +120,7 @@ impl Section {
     }
 
     /// The section's offset as the summary gives it (`None`: the version has no such field).
-    fn offset_in(self, s: &Summary) -> Option<i64> {
+    pub fn offset_in(self, s: &Summary) -> Option<i64> {
         let v = match self {
             Section::Names => Some(s.name_offset),
             Section::SoftObjectPaths => s.soft_object_paths_offset,
@@ -206,21 +208,23 @@ impl LegacyPackage {
     /// unversioned packages and must agree with a versioned one.
     pub fn read(header: &[u8], engine: Option<EngineVersion>) -> Result<LegacyPackage> {
         let mut r = Reader::new(header);
+        let mut positions = FieldPositions::default();
         let (summary, engine, versions) =
-            Summary::read(&mut r, engine).context("package summary")?;
+            Summary::read_with_positions(&mut r, engine, &mut positions)
+                .context("package summary")?;
         let summary_end = r.pos();
 
         let header_size = summary.total_header_size;
         if header_size < summary_end as i32 || header_size as usize > header.len() {
             return Err(Error::format(
-                0,
+                positions.total_header_size as u64,
                 format!(
                     "total header size {header_size} is outside the file (summary ends at {summary_end}, file has {} bytes)",
                     header.len()
                 ),
             )
-            .within("package summary")
-            .within("total header size"));
+            .within("total header size")
+            .within("package summary"));
         }
         let header_size = header_size as usize;
 
@@ -235,7 +239,7 @@ impl LegacyPackage {
             }
             if offset < summary_end as i64 || offset > header_size as i64 {
                 return Err(Error::format(
-                    offset as u64,
+                    positions.of(section) as u64,
                     format!(
                         "{} offset {offset} is outside the header (summary ends at {summary_end}, header size {header_size})",
                         section.label()
@@ -310,8 +314,102 @@ impl LegacyPackage {
                     .within(section.label()));
             }
         }
-        package.check_counts()?;
+        package.check_counts(&positions)?;
         Ok(package)
+    }
+
+    /// An empty cooked, unversioned package of `engine` (no names, imports
+    /// or exports yet) with the summary fields a cook writes: the release's
+    /// legacy file version, `PKG_Cooked | PKG_FilterEditorOnly |
+    /// PKG_UnversionedProperties`, one generation, absent sections at 0 and
+    /// absent UE5 offsets at -1. Fill the tables, then
+    /// [`assign_export_offsets`](Self::assign_export_offsets) and
+    /// [`write`](Self::write).
+    pub fn new_cooked(engine: EngineVersion, package_name: Option<&str>) -> LegacyPackage {
+        use crate::version::ue5_object_version as ue5;
+        let table = engine.legacy_file_versions();
+        let versions = FileVersions {
+            legacy: table.legacy,
+            ue4: table.ue4,
+            ue5: table.ue5,
+            licensee: 0,
+        };
+        let v5 = |since: i32| table.ue5 >= since;
+        let summary = Summary {
+            legacy_file_version: table.legacy,
+            legacy_ue3_version: Some(0),
+            file_version_ue4: 0,
+            file_version_ue5: (table.legacy <= -8).then_some(0),
+            file_version_licensee_ue4: 0,
+            saved_hash: v5(ue5::PACKAGE_SAVED_HASH).then_some([0; 20]),
+            custom_versions: Vec::new(),
+            total_header_size: 0,
+            package_name: EngineString::new(package_name.unwrap_or("None")),
+            package_flags: PKG_COOKED | PKG_FILTER_EDITOR_ONLY | PKG_UNVERSIONED_PROPERTIES,
+            name_count: 0,
+            name_offset: 0,
+            soft_object_paths_count: v5(ue5::ADD_SOFTOBJECTPATH_LIST).then_some(0),
+            soft_object_paths_offset: v5(ue5::ADD_SOFTOBJECTPATH_LIST).then_some(0),
+            localization_id: None,
+            gatherable_text_data_count: 0,
+            gatherable_text_data_offset: 0,
+            export_count: 0,
+            export_offset: 0,
+            import_count: 0,
+            import_offset: 0,
+            cell_export_count: v5(ue5::VERSE_CELLS).then_some(0),
+            cell_export_offset: v5(ue5::VERSE_CELLS).then_some(0),
+            cell_import_count: v5(ue5::VERSE_CELLS).then_some(0),
+            cell_import_offset: v5(ue5::VERSE_CELLS).then_some(0),
+            metadata_offset: v5(ue5::METADATA_SERIALIZATION_OFFSET).then_some(0),
+            depends_offset: 0,
+            soft_package_references_count: 0,
+            soft_package_references_offset: 0,
+            searchable_names_offset: 0,
+            thumbnail_table_offset: 0,
+            import_type_hierarchies_count: v5(ue5::IMPORT_TYPE_HIERARCHIES).then_some(0),
+            import_type_hierarchies_offset: v5(ue5::IMPORT_TYPE_HIERARCHIES).then_some(0),
+            guid: (!v5(ue5::PACKAGE_SAVED_HASH)).then_some([0; 16]),
+            persistent_guid: None,
+            owner_persistent_guid: None,
+            generations: vec![Generation {
+                export_count: 0,
+                name_count: 0,
+            }],
+            saved_by_engine_version: SavedEngineVersion::default(),
+            compatible_with_engine_version: SavedEngineVersion::default(),
+            compression_flags: 0,
+            package_source: 0,
+            additional_packages_to_cook: Vec::new(),
+            num_texture_allocations: None,
+            asset_registry_data_offset: 0,
+            bulk_data_start_offset: 0,
+            world_tile_info_data_offset: 0,
+            chunk_ids: Vec::new(),
+            preload_dependency_count: 0,
+            preload_dependency_offset: 0,
+            names_referenced_from_export_data_count: v5(ue5::NAMES_REFERENCED_FROM_EXPORT_DATA)
+                .then_some(0),
+            payload_toc_offset: v5(ue5::PAYLOAD_TOC).then_some(-1),
+            data_resource_offset: v5(ue5::DATA_RESOURCES).then_some(-1),
+        };
+        LegacyPackage {
+            engine,
+            versions,
+            summary,
+            names: Vec::new(),
+            soft_object_paths: Vec::new(),
+            imports: Vec::new(),
+            exports: Vec::new(),
+            depends_map: Vec::new(),
+            soft_package_references: Vec::new(),
+            preload_dependencies: Vec::new(),
+            data_resources: None,
+            raw_sections: BTreeMap::new(),
+            layout: Vec::new(),
+            header_padding: 0,
+            after_header: Vec::new(),
+        }
     }
 
     fn table_context(&self) -> TableContext {
@@ -442,12 +540,12 @@ impl LegacyPackage {
     }
 
     /// Cross-checks the tables against each other once all are read.
-    fn check_counts(&self) -> Result<()> {
+    fn check_counts(&self, positions: &FieldPositions) -> Result<()> {
         let s = &self.summary;
         let expect = |what: &str, section: Section, count: i64| -> Result<()> {
             if count > 0 && !self.layout.contains(&section) {
                 return Err(Error::format(
-                    0,
+                    positions.of(section).saturating_sub(4) as u64,
                     format!("the summary counts {count} {what} but gives no offset for them"),
                 )
                 .within("package summary"));
@@ -560,6 +658,55 @@ impl LegacyPackage {
         w.zeros(self.header_padding);
         w.bytes(&self.after_header);
         Ok(w.into_inner())
+    }
+
+    /// Each section in file order with its offset and size, as the summary gives them.
+    pub fn section_extents(&self) -> Vec<(Section, i64, i64)> {
+        let mut out = Vec::with_capacity(self.layout.len());
+        let end = self.summary.total_header_size as i64 - self.header_padding as i64;
+        for (i, section) in self.layout.iter().enumerate() {
+            let start = section.offset_in(&self.summary).unwrap_or(0);
+            let next = self
+                .layout
+                .get(i + 1)
+                .and_then(|s| s.offset_in(&self.summary))
+                .unwrap_or(end);
+            out.push((*section, start, next - start));
+        }
+        out
+    }
+
+    /// The size [`write`](Self::write) will give the header.
+    pub fn header_size(&self) -> Result<usize> {
+        Ok(self.write()?.len())
+    }
+
+    /// Lays the exports out as a cook does: back to back right after the
+    /// header, in their current serial offset order (ties by index), using
+    /// their current serial sizes; the bulk data start offset follows the
+    /// last export. Call after changing names, tables or export sizes, then
+    /// write the header and the exports' data in that order (see
+    /// [`PackageFiles::build_uexp`]). The corpus confirms the layout: in all
+    /// its packages the exports are contiguous from the header's end and the
+    /// bulk data start offset is the end of the last export.
+    pub fn assign_export_offsets(&mut self) -> Result<()> {
+        let mut order: Vec<usize> = (0..self.exports.len()).collect();
+        order.sort_by_key(|&i| (self.exports[i].serial_offset, i));
+        let mut next = self.header_size()? as i64;
+        for i in order {
+            let export = &mut self.exports[i];
+            if export.serial_size < 0 {
+                return Err(Error::other(format!(
+                    "export {i} has a negative serial size"
+                )));
+            }
+            export.serial_offset = next;
+            next = next
+                .checked_add(export.serial_size)
+                .ok_or_else(|| Error::other("export sizes overflow"))?;
+        }
+        self.summary.bulk_data_start_offset = next;
+        Ok(())
     }
 
     fn has_content(&self, section: Section) -> bool {

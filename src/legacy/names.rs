@@ -50,6 +50,26 @@ pub struct NameEntry {
 }
 
 impl NameEntry {
+    /// A new entry with the hashes the engine would store for `text`
+    /// (wide when the text is not Latin-1).
+    pub fn new(text: impl Into<String>) -> Self {
+        let text = text.into();
+        let utf16 = !crate::binary::is_latin1(&text);
+        let (non_case_preserving_hash, case_preserving_hash) = name_map_hashes(&text, utf16);
+        NameEntry {
+            text,
+            utf16,
+            non_case_preserving_hash,
+            case_preserving_hash,
+        }
+    }
+
+    /// Whether the stored hashes are the ones the engine computes for the text.
+    pub fn hashes_match(&self) -> bool {
+        name_map_hashes(&self.text, self.utf16)
+            == (self.non_case_preserving_hash, self.case_preserving_hash)
+    }
+
     /// `with_hashes`: the UE4 object version has `NAME_HASHES_SERIALIZED`.
     pub fn read(r: &mut Reader, with_hashes: bool) -> Result<Self> {
         let (text, utf16) = r.fstring_ext()?;
@@ -74,6 +94,95 @@ impl NameEntry {
         }
     }
 }
+
+/// The two 16-bit hashes a name map entry stores: the low 16 bits of the
+/// engine's deprecated case-insensitive CRC (`Strihash_DEPRECATED`: ASCII
+/// upper-cased, MSB-first CRC-32 table, one byte per ANSI character or two
+/// per UTF-16 unit) and of `StrCrc32` (reflected CRC-32 over each character
+/// widened to four bytes). Checked against every name in the corpus.
+pub fn name_map_hashes(text: &str, utf16: bool) -> (u16, u16) {
+    let units: Vec<u32> = if utf16 {
+        text.encode_utf16().map(u32::from).collect()
+    } else {
+        text.chars().map(|c| c as u32).collect()
+    };
+    let mut insensitive: u32 = 0;
+    for &unit in &units {
+        let upper = if (u32::from(b'a')..=u32::from(b'z')).contains(&unit) {
+            unit - 32
+        } else {
+            unit
+        };
+        let bytes: &[u32] = if utf16 {
+            &[upper & 0xff, (upper >> 8) & 0xff]
+        } else {
+            &[upper & 0xff]
+        };
+        for &byte in bytes {
+            insensitive =
+                (insensitive >> 8) ^ CRC_TABLE_MSB[((insensitive ^ byte) & 0xff) as usize];
+        }
+    }
+    let mut sensitive: u32 = !0;
+    for &unit in &units {
+        // ANSI names are hashed from signed chars: bytes >= 0x80 widen with
+        // their sign bit set.
+        let mut widened = if !utf16 && unit >= 0x80 {
+            unit | 0xffff_ff00
+        } else {
+            unit
+        };
+        for _ in 0..4 {
+            sensitive =
+                (sensitive >> 8) ^ CRC_TABLE_REFLECTED[((sensitive ^ widened) & 0xff) as usize];
+            widened >>= 8;
+        }
+    }
+    ((insensitive & 0xffff) as u16, (!sensitive & 0xffff) as u16)
+}
+
+/// CRC-32 (polynomial 0x04C11DB7) table, most significant bit first, as the
+/// engine's `CRCTable_DEPRECATED` indexes it.
+static CRC_TABLE_MSB: [u32; 256] = {
+    let mut table = [0u32; 256];
+    let mut i = 0;
+    while i < 256 {
+        let mut crc = (i as u32) << 24;
+        let mut bit = 0;
+        while bit < 8 {
+            crc = if crc & 0x8000_0000 != 0 {
+                (crc << 1) ^ 0x04C1_1DB7
+            } else {
+                crc << 1
+            };
+            bit += 1;
+        }
+        table[i] = crc;
+        i += 1;
+    }
+    table
+};
+
+/// Reflected CRC-32 (polynomial 0xEDB88320) table.
+static CRC_TABLE_REFLECTED: [u32; 256] = {
+    let mut table = [0u32; 256];
+    let mut i = 0;
+    while i < 256 {
+        let mut crc = i as u32;
+        let mut bit = 0;
+        while bit < 8 {
+            crc = if crc & 1 != 0 {
+                (crc >> 1) ^ 0xEDB8_8320
+            } else {
+                crc >> 1
+            };
+            bit += 1;
+        }
+        table[i] = crc;
+        i += 1;
+    }
+    table
+};
 
 /// An `FName` as serialized in a package: an index into the name map and a
 /// number (0 = no suffix; n > 0 displays as `_{n-1}`).
@@ -261,6 +370,20 @@ mod tests {
         assert_eq!(PackageIndex(i32::MIN).import(), Some(i32::MAX as usize));
         assert!(PackageIndex(-5).check(4, 0).is_err());
         assert!(PackageIndex(-4).check(4, 0).is_ok());
+    }
+
+    #[test]
+    fn name_map_hashes_match_stored_engine_values() {
+        // Stored beside these names in the corpus's retoc/UE5.6/SM_Cube.uasset.
+        assert_eq!(name_map_hashes("BlockAll", false), (0x3bf8, 0x095b));
+        assert_eq!(name_map_hashes("Chaos", false), (0x0630, 0xf99b));
+        assert_eq!(name_map_hashes("lambert1", false), (0xe0e6, 0x0e94));
+        assert_eq!(
+            name_map_hashes("NavCollision_Chaos", false),
+            (0xc2b0, 0x9900)
+        );
+        assert!(NameEntry::new("BlockAll").hashes_match());
+        assert!(NameEntry::new("日本").utf16);
     }
 
     #[test]

@@ -46,6 +46,14 @@ pub struct ExportReport {
     pub create_before_create: Vec<String>,
 }
 
+/// One header section: where it starts and how many bytes it has.
+#[derive(Debug, Clone, Serialize)]
+pub struct SectionReport {
+    pub section: super::Section,
+    pub offset: i64,
+    pub size: i64,
+}
+
 /// Everything `inspect` shows about a legacy package.
 #[derive(Debug, Clone, Serialize)]
 pub struct PackageReport {
@@ -58,6 +66,8 @@ pub struct PackageReport {
     pub header_size: usize,
     pub uexp_size: usize,
     pub summary: Summary,
+    /// The header's sections in file order.
+    pub sections: Vec<SectionReport>,
     pub names: Vec<String>,
     pub imports: Vec<ImportReport>,
     pub exports: Vec<ExportReport>,
@@ -143,6 +153,15 @@ impl PackageReport {
             header_size: files.header.len(),
             uexp_size: files.uexp.len(),
             summary: package.summary.clone(),
+            sections: package
+                .section_extents()
+                .into_iter()
+                .map(|(section, offset, size)| SectionReport {
+                    section,
+                    offset,
+                    size,
+                })
+                .collect(),
             names,
             imports,
             exports,
@@ -201,6 +220,16 @@ impl PackageReport {
             self.soft_package_references.len(),
             self.data_resource_count
         );
+        let _ = writeln!(out, "\nsections:");
+        for section in &self.sections {
+            let _ = writeln!(
+                out,
+                "  {:>8}  {:>8} bytes  {}",
+                section.offset,
+                section.size,
+                section.section.label()
+            );
+        }
         let _ = writeln!(out, "\nnames:");
         for (i, n) in self.names.iter().enumerate() {
             let _ = writeln!(out, "  {i:4}  {n}");

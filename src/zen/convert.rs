@@ -468,13 +468,18 @@ pub fn convert_source(
             },
             ..ZenSummary::default()
         },
-        versioning: source.versioning.as_ref().map(|v| VersioningInfo {
-            zen_version: engine.zen_package_version(),
-            file_version_ue4: v.file_version_ue4,
-            file_version_ue5: v.file_version_ue5,
-            licensee_version: v.licensee_version,
-            custom_versions: v.custom_versions.clone(),
-        }),
+        // UE4 Zen packages have no versioning info.
+        versioning: source
+            .versioning
+            .as_ref()
+            .filter(|_| layout != ZenLayout::Ue4)
+            .map(|v| VersioningInfo {
+                zen_version: engine.zen_package_version(),
+                file_version_ue4: v.file_version_ue4,
+                file_version_ue5: v.file_version_ue5,
+                licensee_version: v.licensee_version,
+                custom_versions: v.custom_versions.clone(),
+            }),
         names: names.names,
         bulk_data: Vec::new(),
         imported_public_export_hashes,

@@ -599,7 +599,7 @@ impl ZenPackage {
     pub fn write_header(&self) -> (Vec<u8>, ZenSummary) {
         let layout = self.engine.zen_layout();
         let mut s = ZenSummary {
-            has_versioning_info: self.versioning.is_some() as u32,
+            has_versioning_info: (self.versioning.is_some() && layout != ZenLayout::Ue4) as u32,
             name: self.summary.name,
             source_name: self.summary.source_name,
             package_flags: self.summary.package_flags,
@@ -672,7 +672,7 @@ impl ZenPackage {
         match layout {
             ZenLayout::Ue4 => {
                 for h in &self.export_bundle_headers {
-                    h.write(&mut w);
+                    h.write(&mut w, false);
                 }
                 for e in &self.export_bundle_entries {
                     e.write(&mut w);
@@ -694,7 +694,7 @@ impl ZenPackage {
                 }
                 s.graph_data_offset = w.pos() as i32;
                 for h in &self.export_bundle_headers {
-                    h.write(&mut w);
+                    h.write(&mut w, true);
                 }
                 w.i32(self.internal_arcs.len() as i32);
                 for a in &self.internal_arcs {

@@ -44,7 +44,7 @@ pub fn engine_of(corpus: &Path, file: &Path) -> Option<zenpak::EngineVersion> {
         let (Some(folder), Some(ver)) = (parts.next(), parts.next()) else {
             continue;
         };
-        if rel.starts_with(&format!("{folder}/")) && best.map_or(true, |(l, _)| folder.len() > l) {
+        if rel.starts_with(&format!("{folder}/")) && best.is_none_or(|(l, _)| folder.len() > l) {
             best = Some((folder.len(), ver.trim().parse().ok()?));
         }
     }

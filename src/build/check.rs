@@ -1,0 +1,128 @@
+//! `zenpak check`: everything a build would find wrong with the manifest and
+//! the content, found without converting or writing anything, plus the
+//! packages the mod needs from the game.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use rayon::prelude::*;
+use serde::Serialize;
+
+use crate::build::discover::{self, Selection};
+use crate::error::Result;
+use crate::legacy::PackageFiles;
+use crate::manifest::Manifest;
+
+/// What `check` found.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct CheckReport {
+    pub packages: usize,
+    pub loose_files: usize,
+    /// Problems that make a build fail or produce a broken mod, each naming its file.
+    pub problems: Vec<String>,
+    /// Packages the mod imports but does not contain: the game must have them.
+    pub must_exist_in_game: Vec<String>,
+}
+
+impl CheckReport {
+    pub fn is_ok(&self) -> bool {
+        self.problems.is_empty()
+    }
+}
+
+/// Checks the mod of `manifest`. Content-level problems are listed in the
+/// report; only an unreadable manifest or content root is an `Err`.
+pub fn check(manifest: &Manifest) -> Result<CheckReport> {
+    let selection = Selection::new(&manifest.content.include, &manifest.content.exclude)?;
+    let content =
+        match discover::discover(&manifest.content_root(), &manifest.game.project, &selection) {
+            Ok(content) => content,
+            Err(crate::Error::Other(message)) => {
+                return Ok(CheckReport {
+                    problems: vec![message],
+                    ..CheckReport::default()
+                })
+            }
+            Err(e) => return Err(e),
+        };
+    let mut report = CheckReport {
+        packages: content.packages.len(),
+        loose_files: content.loose_files.len(),
+        ..CheckReport::default()
+    };
+    if let Some(path) = manifest.mappings_path() {
+        if let Err(e) = crate::mappings::Mappings::load(&path) {
+            report.problems.push(format!("[game] mappings: {e}"));
+        }
+    }
+
+    // Package names must be unique even ignoring case: the engine's ids are case-blind.
+    let mut by_lower: BTreeMap<String, Vec<&str>> = BTreeMap::new();
+    for package in &content.packages {
+        by_lower
+            .entry(package.package_name.to_lowercase())
+            .or_default()
+            .push(&package.relative_path);
+    }
+    for paths in by_lower.values().filter(|p| p.len() > 1) {
+        report.problems.push(format!(
+            "{} are one package to the engine (names differ only in case); keep one",
+            paths.join(" and ")
+        ));
+    }
+
+    let engine = manifest.game.engine;
+    let results: Vec<(Vec<String>, Vec<String>)> = content
+        .packages
+        .par_iter()
+        .map(|source| {
+            let mut problems = Vec::new();
+            let mut imported = Vec::new();
+            let result = PackageFiles::load(&source.header).and_then(|files| {
+                let package = files.read_package(Some(engine))?;
+                files.check_exports(&package)?;
+                if let Some(own) = package.package_name() {
+                    if !own.eq_ignore_ascii_case(&source.package_name) {
+                        problems.push(format!(
+                            "{}: the package calls itself `{own}` but its path makes it `{}`",
+                            source.relative_path, source.package_name
+                        ));
+                    }
+                }
+                for index in 0..package.imports.len() {
+                    if package.imports[index].outer_index.is_null() {
+                        imported.push(package.import_package_name(index)?);
+                    }
+                }
+                Ok(())
+            });
+            if let Err(e) = result {
+                let message = e.to_string();
+                let header = source.header.display().to_string();
+                problems.push(if message.contains(&header) {
+                    message
+                } else {
+                    format!("{header}: {message}")
+                });
+            }
+            (problems, imported)
+        })
+        .collect();
+
+    let contained: BTreeSet<String> = content
+        .packages
+        .iter()
+        .map(|p| p.package_name.to_lowercase())
+        .collect();
+    let mut needed = BTreeSet::new();
+    for (problems, imported) in results {
+        report.problems.extend(problems);
+        for name in imported {
+            // Script packages are the game's code, always there; content packages must be found.
+            if !name.starts_with("/Script/") && !contained.contains(&name.to_lowercase()) {
+                needed.insert(name);
+            }
+        }
+    }
+    report.must_exist_in_game = needed.into_iter().collect();
+    Ok(report)
+}

@@ -1,0 +1,365 @@
+//! Finding the mod's content: walk the cooked root, keep what the include and
+//! exclude globs select, group each package's files (`.uasset`/`.umap` with
+//! its `.uexp`, `.ubulk`, `.uptnl`, `.m.ubulk`), map each package's path to
+//! its package name, and set aside every other file for the companion pak.
+//!
+//! Paths on disk map to package names the way the engine mounts content:
+//! `<Project>/Content/X` is `/Game/X`, `Engine/Content/X` is `/Engine/X`,
+//! and `.../Plugins/.../<P>/Content/X` is `/<P>/X`.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
+
+use crate::error::{Error, Result};
+
+/// What role a cooked file plays in its package.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PackageFileKind {
+    /// `.uasset` or `.umap`: the package header.
+    Header,
+    /// `.uexp`: the exports' data.
+    Exports,
+    /// `.ubulk`: bulk data.
+    Bulk,
+    /// `.uptnl`: optional bulk data.
+    OptionalBulk,
+    /// `.m.ubulk`: memory-mapped bulk data.
+    MemoryMappedBulk,
+}
+
+impl PackageFileKind {
+    /// Splits `name` into its stem and kind, or `None` for files that are not part of a package.
+    pub fn classify(name: &str) -> Option<(&str, PackageFileKind)> {
+        let lower = name.to_ascii_lowercase();
+        // The longest extension first: `.m.ubulk` also ends with `.ubulk`.
+        const SUFFIXES: [(&str, PackageFileKind); 6] = [
+            (".m.ubulk", PackageFileKind::MemoryMappedBulk),
+            (".uasset", PackageFileKind::Header),
+            (".umap", PackageFileKind::Header),
+            (".uexp", PackageFileKind::Exports),
+            (".ubulk", PackageFileKind::Bulk),
+            (".uptnl", PackageFileKind::OptionalBulk),
+        ];
+        SUFFIXES.iter().find_map(|(suffix, kind)| {
+            lower
+                .ends_with(suffix)
+                .then(|| (&name[..name.len() - suffix.len()], *kind))
+        })
+    }
+}
+
+/// One package's files on disk.
+#[derive(Debug, Clone)]
+pub struct PackageSource {
+    /// The engine's name for it, e.g. `/Game/Characters/Hero`.
+    pub package_name: String,
+    /// Path of the header relative to the content root, with `/` separators
+    /// (`MyGame/Content/Characters/Hero.uasset`): its path in the container.
+    pub relative_path: String,
+    /// The header (`.uasset`/`.umap`) on disk.
+    pub header: PathBuf,
+    /// Every other file of the package, by kind.
+    pub companions: Vec<(PackageFileKind, PathBuf)>,
+}
+
+impl PackageSource {
+    /// All files of the package, header first.
+    pub fn files(&self) -> impl Iterator<Item = &Path> {
+        std::iter::once(self.header.as_path())
+            .chain(self.companions.iter().map(|(_, p)| p.as_path()))
+    }
+}
+
+/// A file that is not part of a package; it goes into the companion pak.
+#[derive(Debug, Clone)]
+pub struct LooseFile {
+    /// Path relative to the content root with `/` separators: its path in the pak.
+    pub relative_path: String,
+    pub path: PathBuf,
+}
+
+/// Everything the build takes from the content root, in a stable order
+/// (sorted by relative path).
+#[derive(Debug, Clone, Default)]
+pub struct Content {
+    pub packages: Vec<PackageSource>,
+    pub loose_files: Vec<LooseFile>,
+}
+
+/// Which files of the content root belong to the mod.
+pub struct Selection {
+    include: Option<GlobSet>,
+    exclude: GlobSet,
+}
+
+impl Selection {
+    /// Builds the selection from glob lists (relative to the content root;
+    /// `*` stays within a folder, `**` crosses folders). An empty include
+    /// list takes everything.
+    pub fn new(include: &[String], exclude: &[String]) -> Result<Selection> {
+        let build = |globs: &[String]| -> Result<GlobSet> {
+            let mut set = GlobSetBuilder::new();
+            for glob in globs {
+                let glob = GlobBuilder::new(glob)
+                    .literal_separator(true)
+                    .build()
+                    .map_err(|e| Error::usage(format!("bad glob `{glob}`: {e}")))?;
+                set.add(glob);
+            }
+            set.build()
+                .map_err(|e| Error::usage(format!("bad globs: {e}")))
+        };
+        Ok(Selection {
+            include: if include.is_empty() {
+                None
+            } else {
+                Some(build(include)?)
+            },
+            exclude: build(exclude)?,
+        })
+    }
+
+    pub fn all() -> Selection {
+        Selection {
+            include: None,
+            exclude: GlobSet::empty(),
+        }
+    }
+
+    pub fn selects(&self, relative_path: &str) -> bool {
+        self.include
+            .as_ref()
+            .is_none_or(|set| set.is_match(relative_path))
+            && !self.exclude.is_match(relative_path)
+    }
+}
+
+/// The package name for a header at `relative_path` (`/`-separated, relative
+/// to the cooked root), or `None` when the path is not inside a content folder.
+pub fn package_name_for(relative_path: &str, project: &str) -> Option<String> {
+    let parts: Vec<&str> = relative_path.split('/').collect();
+    let content = parts
+        .iter()
+        .position(|p| p.eq_ignore_ascii_case("Content"))?;
+    if content == 0 || content + 1 >= parts.len() {
+        return None;
+    }
+    let mount = if content == 1 && parts[0].eq_ignore_ascii_case(project) {
+        "Game"
+    } else if content == 1 && parts[0].eq_ignore_ascii_case("Engine") {
+        "Engine"
+    } else if parts[..content]
+        .iter()
+        .any(|p| p.eq_ignore_ascii_case("Plugins"))
+    {
+        parts[content - 1]
+    } else {
+        return None;
+    };
+    let file = parts[parts.len() - 1];
+    let (stem, kind) = PackageFileKind::classify(file)?;
+    if kind != PackageFileKind::Header {
+        return None;
+    }
+    let mut name = format!("/{mount}");
+    for part in &parts[content + 1..parts.len() - 1] {
+        name.push('/');
+        name.push_str(part);
+    }
+    name.push('/');
+    name.push_str(stem);
+    Some(name)
+}
+
+/// Walks `root` and returns the selected packages and loose files.
+///
+/// Errors list every problem found (unmappable package paths, companions
+/// without a header), not just the first.
+pub fn discover(root: &Path, project: &str, selection: &Selection) -> Result<Content> {
+    if !root.is_dir() {
+        return Err(Error::usage(format!(
+            "content root `{}` is not a folder; set `[content] root` in mod.toml to the folder \
+             holding `{project}/Content/...`",
+            root.display()
+        )));
+    }
+    struct Group {
+        header: Option<(String, PathBuf)>,
+        companions: Vec<(PackageFileKind, String, PathBuf)>,
+    }
+    let mut groups: BTreeMap<String, Group> = BTreeMap::new();
+    let mut loose_files = Vec::new();
+    for entry in walkdir::WalkDir::new(root).sort_by_file_name() {
+        let entry = entry.map_err(|e| {
+            let path = e.path().unwrap_or(root).to_path_buf();
+            Error::other(format!("cannot read {}: {e}", path.display()))
+        })?;
+        if !entry.file_type().is_file() {
+            continue;
+        }
+        let relative = relative_slash_path(root, entry.path())?;
+        let name = entry.file_name().to_string_lossy();
+        match PackageFileKind::classify(&name) {
+            Some((file_stem, kind)) => {
+                let extension_len = name.len() - file_stem.len();
+                let stem = relative[..relative.len() - extension_len].to_string();
+                let group = groups.entry(stem).or_insert(Group {
+                    header: None,
+                    companions: Vec::new(),
+                });
+                if kind == PackageFileKind::Header {
+                    if let Some((other, _)) = &group.header {
+                        return Err(Error::usage(format!(
+                            "`{other}` and `{relative}` are two headers of one package; keep one"
+                        )));
+                    }
+                    group.header = Some((relative, entry.into_path()));
+                } else {
+                    group.companions.push((kind, relative, entry.into_path()));
+                }
+            }
+            None => {
+                if selection.selects(&relative) {
+                    loose_files.push(LooseFile {
+                        relative_path: relative,
+                        path: entry.into_path(),
+                    });
+                }
+            }
+        }
+    }
+
+    let mut problems = Vec::new();
+    let mut packages = Vec::new();
+    for (_, group) in groups {
+        match group.header {
+            Some((relative, header)) => {
+                if !selection.selects(&relative) {
+                    continue;
+                }
+                let Some(package_name) = package_name_for(&relative, project) else {
+                    problems.push(format!(
+                        "{relative}: cannot tell its package name: packages must live under \
+                         `{project}/Content/`, `Engine/Content/` or `.../Plugins/<Plugin>/Content/` \
+                         (is `[game] project` right?)"
+                    ));
+                    continue;
+                };
+                let mut companions: Vec<(PackageFileKind, PathBuf)> = group
+                    .companions
+                    .into_iter()
+                    .map(|(k, _, p)| (k, p))
+                    .collect();
+                companions.sort();
+                packages.push(PackageSource {
+                    package_name,
+                    relative_path: relative,
+                    header,
+                    companions,
+                });
+            }
+            None => {
+                for (_, relative, _) in group.companions {
+                    if selection.selects(&relative) {
+                        problems.push(format!(
+                            "{relative}: no `.uasset` or `.umap` beside it; copy the whole cooked package"
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    if !problems.is_empty() {
+        return Err(Error::other(format!(
+            "{} problem(s) in the content of {}:\n  {}",
+            problems.len(),
+            root.display(),
+            problems.join("\n  ")
+        )));
+    }
+    packages.sort_by(|a, b| a.relative_path.cmp(&b.relative_path));
+    loose_files.sort_by(|a, b| a.relative_path.cmp(&b.relative_path));
+    Ok(Content {
+        packages,
+        loose_files,
+    })
+}
+
+fn relative_slash_path(root: &Path, path: &Path) -> Result<String> {
+    let relative = path.strip_prefix(root).map_err(|_| {
+        Error::other(format!(
+            "{} is not inside {}",
+            path.display(),
+            root.display()
+        ))
+    })?;
+    let mut out = String::new();
+    for component in relative.components() {
+        let part = component.as_os_str().to_str().ok_or_else(|| {
+            Error::other(format!(
+                "{}: file names must be valid Unicode",
+                path.display()
+            ))
+        })?;
+        if !out.is_empty() {
+            out.push('/');
+        }
+        out.push_str(part);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn package_names_follow_the_mount_points() {
+        let n = |p| package_name_for(p, "MyGame");
+        assert_eq!(n("MyGame/Content/A/B.uasset").as_deref(), Some("/Game/A/B"));
+        assert_eq!(
+            n("MyGame/Content/Maps/M.umap").as_deref(),
+            Some("/Game/Maps/M")
+        );
+        assert_eq!(n("Engine/Content/X.uasset").as_deref(), Some("/Engine/X"));
+        assert_eq!(
+            n("MyGame/Plugins/GameFeatures/Foo/Content/X/Y.uasset").as_deref(),
+            Some("/Foo/X/Y")
+        );
+        assert_eq!(
+            n("Engine/Plugins/Fx/Niagara/Content/N.uasset").as_deref(),
+            Some("/Niagara/N")
+        );
+        assert_eq!(n("Other/Content/X.uasset"), None);
+        assert_eq!(n("MyGame/Content/X.uexp"), None);
+        assert_eq!(n("MyGame/X.uasset"), None);
+    }
+
+    #[test]
+    fn classify_prefers_the_longest_extension() {
+        assert_eq!(
+            PackageFileKind::classify("a.m.ubulk"),
+            Some(("a", PackageFileKind::MemoryMappedBulk))
+        );
+        assert_eq!(
+            PackageFileKind::classify("a.ubulk"),
+            Some(("a", PackageFileKind::Bulk))
+        );
+        assert_eq!(
+            PackageFileKind::classify("a.UASSET"),
+            Some(("a", PackageFileKind::Header))
+        );
+        assert_eq!(PackageFileKind::classify("a.ini"), None);
+    }
+
+    #[test]
+    fn globs_keep_stars_inside_a_folder() {
+        let s = Selection::new(&["MyGame/Content/*".into()], &["**/*.txt".into()]).unwrap();
+        assert!(s.selects("MyGame/Content/a.uasset"));
+        assert!(!s.selects("MyGame/Content/x/a.uasset"));
+        assert!(!s.selects("MyGame/Content/a.txt"));
+    }
+}

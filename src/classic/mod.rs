@@ -1,0 +1,543 @@
+//! Classic Unreal packages: the package format of Unreal and Unreal
+//! Tournament (Unreal Engine 1, file versions 60–69; `.u`, `.utx`, `.uax`,
+//! `.umx`, `.unr`).
+//!
+//! This module owns the compact index ([`compact`]), the header and its
+//! version facts ([`header`]), the name/import/export/heritage tables and
+//! object references ([`tables`]), flag names ([`flags`]), the writer that
+//! puts the tables back byte for byte ([`Package::write_tables`],
+//! [`Package::to_bytes`]) and dependency analysis ([`deps`]).
+//!
+//! Formats: reference documents 000–003 under `docs/reference/` (003 walks
+//! through `CTF-Face.unr` byte by byte). Only the tables are read: object
+//! data (`serial_offset .. serial_offset + serial_size`) is located but not
+//! decoded.
+
+pub mod compact;
+pub mod deps;
+pub mod flags;
+pub mod header;
+pub mod report;
+pub mod tables;
+
+use std::path::Path;
+
+pub use compact::CompactIndex;
+pub use header::{FileVersion, Generation, Header, Lineage, PACKAGE_TAG};
+pub use tables::{
+    ExportEntry, HeritageEntry, ImportEntry, NameEntry, ObjectRef, TableCounts, Target,
+};
+
+use crate::binary::{is_latin1, Reader, Writer};
+use crate::error::{Context, Error, Result};
+
+/// The deepest nesting of objects accepted (package, groups, object, and
+/// fields of classes nest a handful of levels in real files).
+pub const MAX_OUTER_DEPTH: usize = 64;
+
+/// A parsed classic package: header and tables.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Package {
+    /// The package's own name (its file name without extension): objects
+    /// exported at top level live at `<name>.<object>`.
+    pub name: String,
+    pub header: Header,
+    pub names: Vec<NameEntry>,
+    pub imports: Vec<ImportEntry>,
+    pub exports: Vec<ExportEntry>,
+    /// Heritage GUIDs (versions before 68 only).
+    pub heritage: Vec<HeritageEntry>,
+    /// Size of the file the package was read from.
+    pub file_size: u64,
+}
+
+/// The bytes of one table as the writer produces them, and where the file has them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TableRegion {
+    /// `header`, `heritage`, `names`, `imports` or `exports`.
+    pub table: &'static str,
+    pub offset: u64,
+    pub bytes: Vec<u8>,
+}
+
+impl Package {
+    /// Reads a package file; its name is the file name without extension.
+    pub fn read_file(path: &Path) -> Result<Package> {
+        let data = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+        let name = path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        Package::parse(&data, &name).map_err(|e| e.in_file(path))
+    }
+
+    /// Parses the header and tables of a package held in memory.
+    pub fn parse(data: &[u8], name: &str) -> Result<Package> {
+        let mut reader = Reader::new(data);
+        let header = Header::read(&mut reader).context("header")?;
+        let version = header.file_version();
+
+        let heritage = match header.lineage {
+            Lineage::Heritage { count, offset } => {
+                let mut entries = Vec::new();
+                if count != 0 {
+                    seek_table(
+                        &mut reader,
+                        offset,
+                        header::HERITAGE_OFFSET_AT,
+                        "heritage offset",
+                    )?;
+                    let count = reader
+                        .check_count_at(
+                            header::HERITAGE_OFFSET_AT - 4,
+                            count as i64,
+                            HeritageEntry::SIZE,
+                        )
+                        .context("header > heritage count")?;
+                    entries.reserve(count);
+                    for index in 0..count {
+                        entries.push(
+                            HeritageEntry::read(&mut reader)
+                                .with_context(|| format!("heritage table > entry {index}"))?,
+                        );
+                    }
+                }
+                entries
+            }
+            Lineage::Generations { .. } => Vec::new(),
+        };
+
+        // Every count is checked against the bytes after its table's offset
+        // before anything is allocated for it.
+        let name_count = table_count(
+            &mut reader,
+            header.name_count,
+            header.name_offset,
+            header::NAME_COUNT_AT,
+            version.min_name_entry_size(),
+            "name table",
+        )?;
+        let import_count = table_count(
+            &mut reader,
+            header.import_count,
+            header.import_offset,
+            header::IMPORT_COUNT_AT,
+            ImportEntry::MIN_SIZE,
+            "import table",
+        )?;
+        let export_count = table_count(
+            &mut reader,
+            header.export_count,
+            header.export_offset,
+            header::EXPORT_COUNT_AT,
+            ExportEntry::MIN_SIZE,
+            "export table",
+        )?;
+        let counts = TableCounts {
+            names: name_count,
+            imports: import_count,
+            exports: export_count,
+        };
+
+        let mut names = Vec::with_capacity(name_count);
+        if name_count != 0 {
+            seek_table(
+                &mut reader,
+                header.name_offset,
+                header::NAME_COUNT_AT + 4,
+                "name offset",
+            )?;
+            for index in 0..name_count {
+                names.push(
+                    NameEntry::read(&mut reader, version)
+                        .with_context(|| format!("name table > name {index}"))?,
+                );
+            }
+        }
+
+        let mut imports = Vec::with_capacity(import_count);
+        let mut import_offsets = Vec::with_capacity(import_count);
+        if import_count != 0 {
+            seek_table(
+                &mut reader,
+                header.import_offset,
+                header::IMPORT_COUNT_AT + 4,
+                "import offset",
+            )?;
+            for index in 0..import_count {
+                import_offsets.push(reader.pos());
+                imports.push(
+                    ImportEntry::read(&mut reader, &counts)
+                        .with_context(|| format!("import table > import {index}"))?,
+                );
+            }
+        }
+
+        let mut exports = Vec::with_capacity(export_count);
+        let mut export_offsets = Vec::with_capacity(export_count);
+        if export_count != 0 {
+            seek_table(
+                &mut reader,
+                header.export_offset,
+                header::EXPORT_COUNT_AT + 4,
+                "export offset",
+            )?;
+            for index in 0..export_count {
+                let at = reader.pos();
+                let export = ExportEntry::read(&mut reader, &counts)
+                    .with_context(|| format!("export table > export {index}"))?;
+                if let Some(range) = export.serial_range() {
+                    if range.end > data.len() as u64 {
+                        return Err(reader
+                            .error_at(
+                                at,
+                                format!(
+                                    "object data {}..{} lies past the end of the file ({} bytes)",
+                                    range.start,
+                                    range.end,
+                                    data.len()
+                                ),
+                            )
+                            .within(format!("export table > export {index}")));
+                    }
+                }
+                export_offsets.push(at);
+                exports.push(export);
+            }
+        }
+
+        let package = Package {
+            name: name.to_string(),
+            header,
+            names,
+            imports,
+            exports,
+            heritage,
+            file_size: data.len() as u64,
+        };
+        package.check_outer_chains(&reader, &import_offsets, &export_offsets)?;
+        Ok(package)
+    }
+
+    /// Every outer chain must end at null within [`MAX_OUTER_DEPTH`] steps:
+    /// a cycle would make paths (and the engine's loader) run forever, and
+    /// a hostile chain as long as the file would make every path as long as
+    /// the file.
+    fn check_outer_chains(
+        &self,
+        reader: &Reader,
+        import_offsets: &[usize],
+        export_offsets: &[usize],
+    ) -> Result<()> {
+        const UNKNOWN: u16 = 0;
+        const WALKING: u16 = u16::MAX;
+        let slot = |r: ObjectRef| match r.target() {
+            Target::Null => None,
+            Target::Import(i) => Some(i),
+            Target::Export(i) => Some(self.imports.len() + i),
+        };
+        let fail = |start: ObjectRef, message: &str| {
+            let (table, index, at) = match start.target() {
+                Target::Import(i) => ("import", i, import_offsets[i]),
+                Target::Export(i) => ("export", i, export_offsets[i]),
+                Target::Null => ("", 0, 0),
+            };
+            reader
+                .error_at(at, format!("the outer chain of {table} {index} {message}"))
+                .within(format!("{table} table > {table} {index}"))
+        };
+        // Depth of each entry's chain (1 for top-level objects), once known.
+        let mut depth = vec![UNKNOWN; self.imports.len() + self.exports.len()];
+        let mut chain = Vec::new();
+        let starts = (0..self.imports.len())
+            .map(ObjectRef::import)
+            .chain((0..self.exports.len()).map(ObjectRef::export));
+        for start in starts {
+            chain.clear();
+            let mut current = start;
+            let mut base = 0;
+            while let Some(s) = slot(current) {
+                match depth[s] {
+                    UNKNOWN => {}
+                    WALKING => return Err(fail(start, "loops back on itself")),
+                    known => {
+                        base = known as usize;
+                        break;
+                    }
+                }
+                depth[s] = WALKING;
+                chain.push(s);
+                if chain.len() + base > MAX_OUTER_DEPTH {
+                    return Err(fail(
+                        start,
+                        &format!("is deeper than {MAX_OUTER_DEPTH} objects"),
+                    ));
+                }
+                current = self.outer(current);
+            }
+            if chain.len() + base > MAX_OUTER_DEPTH {
+                return Err(fail(
+                    start,
+                    &format!("is deeper than {MAX_OUTER_DEPTH} objects"),
+                ));
+            }
+            for (steps_from_top, &s) in chain.iter().rev().enumerate() {
+                depth[s] = (base + steps_from_top + 1) as u16;
+            }
+        }
+        Ok(())
+    }
+
+    pub fn version(&self) -> FileVersion {
+        self.header.file_version()
+    }
+
+    /// The text of name `index` (`"<bad name N>"` when out of range, which parsed packages never are).
+    pub fn name_text(&self, index: usize) -> &str {
+        self.names
+            .get(index)
+            .map(|n| n.name.as_str())
+            .unwrap_or("<bad name>")
+    }
+
+    /// The outer of an object (null for top-level objects and for null).
+    pub fn outer(&self, reference: ObjectRef) -> ObjectRef {
+        match reference.target() {
+            Target::Null => ObjectRef::NULL,
+            Target::Import(i) => self.imports.get(i).map_or(ObjectRef::NULL, |e| e.outer),
+            Target::Export(i) => self.exports.get(i).map_or(ObjectRef::NULL, |e| e.outer),
+        }
+    }
+
+    /// The object's own name (`None` for null).
+    pub fn object_name(&self, reference: ObjectRef) -> &str {
+        match reference.target() {
+            Target::Null => "None",
+            Target::Import(i) => self
+                .imports
+                .get(i)
+                .map_or("<bad import>", |e| self.name_text(e.object_name)),
+            Target::Export(i) => self
+                .exports
+                .get(i)
+                .map_or("<bad export>", |e| self.name_text(e.object_name)),
+        }
+    }
+
+    /// The full dotted path of an object: imports start at their top-level
+    /// package (`SkyCity.Deco.runeSgn2`); objects of this package start with
+    /// its name (`CTF-Face.LevelInfo0`). Null is `None`.
+    pub fn path(&self, reference: ObjectRef) -> String {
+        if reference.is_null() {
+            return "None".to_string();
+        }
+        let mut parts = Vec::new();
+        let mut current = reference;
+        let mut top = reference;
+        // Parsed packages have acyclic chains; the bound keeps hand-built ones finite.
+        let limit = self.imports.len() + self.exports.len() + 1;
+        while !current.is_null() && parts.len() < limit {
+            parts.push(self.object_name(current));
+            top = current;
+            current = self.outer(current);
+        }
+        if matches!(top.target(), Target::Export(_)) {
+            parts.push(&self.name);
+        }
+        parts.reverse();
+        parts.join(".")
+    }
+
+    /// The full path of the class of an object: `Core.Class` for exports with a null class.
+    pub fn class_path(&self, reference: ObjectRef) -> String {
+        match reference.target() {
+            Target::Null => "None".to_string(),
+            Target::Import(i) => match self.imports.get(i) {
+                Some(e) => format!(
+                    "{}.{}",
+                    self.name_text(e.class_package),
+                    self.name_text(e.class_name)
+                ),
+                None => "<bad import>".to_string(),
+            },
+            Target::Export(i) => match self.exports.get(i) {
+                Some(e) if e.class.is_null() => "Core.Class".to_string(),
+                Some(e) => self.path(e.class),
+                None => "<bad export>".to_string(),
+            },
+        }
+    }
+
+    /// The tables as the writer produces them, each with the file offset it
+    /// was read from. For a package read from a file, every region's bytes
+    /// equal the file's bytes at that offset: header (with GUID and
+    /// generations from version 68), heritage table (before 68), name,
+    /// import and export tables. Empty tables are left out.
+    pub fn write_tables(&self) -> Vec<TableRegion> {
+        let version = self.version();
+        let mut regions = Vec::new();
+        let mut writer = Writer::new();
+        self.header.write(&mut writer);
+        regions.push(TableRegion {
+            table: "header",
+            offset: 0,
+            bytes: writer.into_inner(),
+        });
+        if let Lineage::Heritage { offset, .. } = self.header.lineage {
+            if !self.heritage.is_empty() {
+                let mut writer = Writer::new();
+                for entry in &self.heritage {
+                    entry.write(&mut writer);
+                }
+                regions.push(TableRegion {
+                    table: "heritage",
+                    offset: offset as u64,
+                    bytes: writer.into_inner(),
+                });
+            }
+        }
+        if !self.names.is_empty() {
+            let mut writer = Writer::new();
+            for name in &self.names {
+                name.write(&mut writer, version);
+            }
+            regions.push(TableRegion {
+                table: "names",
+                offset: self.header.name_offset as u64,
+                bytes: writer.into_inner(),
+            });
+        }
+        if !self.imports.is_empty() {
+            let mut writer = Writer::new();
+            for import in &self.imports {
+                import.write(&mut writer);
+            }
+            regions.push(TableRegion {
+                table: "imports",
+                offset: self.header.import_offset as u64,
+                bytes: writer.into_inner(),
+            });
+        }
+        if !self.exports.is_empty() {
+            let mut writer = Writer::new();
+            for export in &self.exports {
+                export.write(&mut writer);
+            }
+            regions.push(TableRegion {
+                table: "exports",
+                offset: self.header.export_offset as u64,
+                bytes: writer.into_inner(),
+            });
+        }
+        regions
+    }
+
+    /// Writes a complete package with a fresh layout: header, heritage
+    /// table (before version 68), name table, the objects' data (one entry
+    /// of `object_data` per export, or none at all for data-less exports),
+    /// import table, export table — the order the engine itself uses.
+    /// Counts, offsets and serial sizes/offsets are recomputed; the result
+    /// is parsed again before it is returned, so it is always readable.
+    pub fn to_bytes(&self, object_data: &[Vec<u8>]) -> Result<Vec<u8>> {
+        if !object_data.is_empty() && object_data.len() != self.exports.len() {
+            return Err(Error::usage(format!(
+                "{} blocks of object data given for {} exports",
+                object_data.len(),
+                self.exports.len()
+            )));
+        }
+        if let Some(bad) = self
+            .names
+            .iter()
+            .find(|n| !is_latin1(&n.name) || n.name.contains('\0'))
+        {
+            return Err(Error::usage(format!(
+                "name {:?} cannot be stored in a classic package",
+                bad.name
+            )));
+        }
+        let version = self.version();
+        let mut header = self.header.clone();
+        header.name_count = self.names.len() as i32;
+        header.import_count = self.imports.len() as i32;
+        header.export_count = self.exports.len() as i32;
+        if let Lineage::Heritage { count, .. } = &mut header.lineage {
+            *count = self.heritage.len() as i32;
+        }
+
+        let mut writer = Writer::new();
+        header.write(&mut writer); // placeholder, rewritten once offsets are known
+        if let Lineage::Heritage { offset, .. } = &mut header.lineage {
+            *offset = writer.pos() as i32;
+        }
+        for entry in &self.heritage {
+            entry.write(&mut writer);
+        }
+        header.name_offset = writer.pos() as i32;
+        for name in &self.names {
+            name.write(&mut writer, version);
+        }
+        let mut exports = self.exports.clone();
+        for (export, data) in exports.iter_mut().zip(object_data) {
+            export.serial_size = data.len() as i32;
+            export.serial_offset = (!data.is_empty()).then_some(writer.pos() as i32);
+            writer.bytes(data);
+        }
+        if object_data.is_empty() {
+            for export in &mut exports {
+                export.serial_size = 0;
+                export.serial_offset = None;
+            }
+        }
+        header.import_offset = writer.pos() as i32;
+        for import in &self.imports {
+            import.write(&mut writer);
+        }
+        header.export_offset = writer.pos() as i32;
+        for export in &exports {
+            export.write(&mut writer);
+        }
+        let mut bytes = writer.into_inner();
+        let mut header_writer = Writer::new();
+        header.write(&mut header_writer);
+        bytes[..header_writer.pos()].copy_from_slice(header_writer.as_slice());
+        Package::parse(&bytes, &self.name).context("package just written")?;
+        Ok(bytes)
+    }
+}
+
+/// Checks a table's count against the bytes from its offset to the end of the file.
+/// Errors name the header field holding the count (`count_at`), whose
+/// offset field follows it.
+fn table_count(
+    reader: &mut Reader,
+    count: i32,
+    offset: i32,
+    count_at: usize,
+    min_entry_size: usize,
+    table: &str,
+) -> Result<usize> {
+    if count == 0 {
+        return Ok(0);
+    }
+    seek_table(reader, offset, count_at + 4, &format!("{table} offset"))?;
+    reader
+        .check_count_at(count_at, count as i64, min_entry_size)
+        .with_context(|| format!("header > {table} count"))
+}
+
+/// Moves to a table; `field_at` is where the header stores its offset.
+fn seek_table(reader: &mut Reader, offset: i32, field_at: usize, what: &str) -> Result<()> {
+    if offset < 0 || offset as usize > reader.len() {
+        return Err(reader
+            .error_at(
+                field_at,
+                format!(
+                    "{what} {offset} is outside the file ({} bytes)",
+                    reader.len()
+                ),
+            )
+            .within("header"));
+    }
+    reader.seek(offset as usize)
+}

@@ -1,0 +1,197 @@
+//! `zenpak deps FILE... [--search DIR...]`: the packages classic Unreal
+//! packages need, and, with search folders, which are present and which
+//! objects are missing from the package that should hold them.
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+use zenpak::classic::deps::{
+    dependency_closure, dependency_report, Availability, DependencyReport, IntrinsicEvidence,
+    PackageCache, Problem,
+};
+use zenpak::classic::Package;
+use zenpak::Result;
+
+use super::GlobalOptions;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Classic packages to check (.unr, .u, .utx, .uax, .umx).
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    /// Folders to look for required packages in, in order (like the game's
+    /// System, Textures, Sounds, Music and Maps folders).
+    #[arg(long, num_args = 1..)]
+    pub search: Vec<PathBuf>,
+    /// List every object needed from each package, not just the counts.
+    #[arg(long)]
+    pub objects: bool,
+    /// Also check, package by package, what each required package found in
+    /// the search folders needs in turn.
+    #[arg(long, requires = "search")]
+    pub recursive: bool,
+    /// Print stable JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(args: Args, global: &GlobalOptions) -> Result<()> {
+    let mut cache = PackageCache::new();
+    let reports = if args.recursive {
+        dependency_closure(&args.files, &args.search, &mut cache)?
+    } else {
+        let mut reports = Vec::new();
+        for file in &args.files {
+            let package = Package::read_file(file)?;
+            reports.push((
+                file.clone(),
+                dependency_report(&package, &args.search, &mut cache),
+            ));
+        }
+        reports
+    };
+    if args.json {
+        let mut list = Vec::new();
+        for (file, report) in &reports {
+            let mut value = serde_json::to_value(report)
+                .map_err(|e| zenpak::Error::other(format!("cannot encode JSON: {e}")))?;
+            if let Some(map) = value.as_object_mut() {
+                map.insert("file".into(), file.display().to_string().into());
+            }
+            list.push(value);
+        }
+        return super::print_json(
+            &serde_json::json!({ "kind": "classic-dependencies", "packages": list }),
+        );
+    }
+    if !global.quiet {
+        for (file, report) in &reports {
+            print!(
+                "{}",
+                render(
+                    &file.display().to_string(),
+                    report,
+                    !args.search.is_empty(),
+                    args.objects
+                )
+            );
+        }
+    }
+    Ok(())
+}
+
+fn render(file: &str, report: &DependencyReport, searched: bool, objects: bool) -> String {
+    let mut out = String::new();
+    let o = &mut out;
+    writeln!(
+        o,
+        "{file}: package {} (file version {}) needs {} package(s)",
+        report.package,
+        report.file_version,
+        report.required.len()
+    )
+    .ok();
+    let width = report
+        .required
+        .iter()
+        .map(|r| r.package.len())
+        .max()
+        .unwrap_or(0);
+    for required in &report.required {
+        let status = match &required.availability {
+            None => String::new(),
+            Some(Availability::Missing) => "  MISSING: not in any search folder".to_string(),
+            Some(Availability::Present {
+                file,
+                missing_objects,
+                intrinsic,
+            }) => {
+                let mut status = format!("  present: {}", file.display());
+                if !missing_objects.is_empty() {
+                    write!(status, ", but {} object(s) missing", missing_objects.len()).ok();
+                }
+                if !intrinsic.is_empty() {
+                    let list: Vec<String> = intrinsic
+                        .iter()
+                        .map(|i| match i.evidence {
+                            IntrinsicEvidence::ImportedByItsPackage => i.path.clone(),
+                            IntrinsicEvidence::ClassOfNativePackage => {
+                                format!("{} (likely)", i.path)
+                            }
+                        })
+                        .collect();
+                    write!(
+                        status,
+                        "; intrinsic, created by native code: {}",
+                        list.join(", ")
+                    )
+                    .ok();
+                }
+                status
+            }
+            Some(Availability::Unreadable { file, error }) => {
+                format!("  UNREADABLE: {}: {error}", file.display())
+            }
+        };
+        writeln!(
+            o,
+            "  {:<width$}  {:>5} object(s){status}",
+            required.package,
+            required.objects.len()
+        )
+        .ok();
+        if objects {
+            for object in &required.objects {
+                writeln!(o, "      {}  [{}]", object.path, object.class).ok();
+            }
+        }
+    }
+    if searched {
+        let missing_packages: Vec<&str> = report
+            .missing_packages()
+            .map(|r| r.package.as_str())
+            .collect();
+        let missing_objects: Vec<_> = report.missing_objects().collect();
+        if missing_packages.is_empty() && missing_objects.is_empty() {
+            writeln!(o, "  all required packages and objects are present").ok();
+        }
+        if !missing_packages.is_empty() {
+            writeln!(o, "  missing packages: {}", missing_packages.join(", ")).ok();
+        }
+        for (required, missing) in missing_objects {
+            let why = match &missing.problem {
+                Problem::NotFound => "not found".to_string(),
+                Problem::WrongClass { found } => format!("has class {found} instead"),
+                Problem::NotPublic => "exists but is not public".to_string(),
+            };
+            writeln!(
+                o,
+                "  missing object: {} [{}] in package {}: {why}",
+                missing.path, missing.class, required.package
+            )
+            .ok();
+        }
+    }
+    if !report.own_objects.is_empty() {
+        writeln!(
+            o,
+            "  imports {} of its own object(s), created by native code rather than stored (intrinsic)",
+            report.own_objects.len()
+        )
+        .ok();
+        if objects {
+            for object in &report.own_objects {
+                writeln!(o, "      {}  [{}]", object.path, object.class).ok();
+            }
+        }
+    }
+    for object in &report.unattributed {
+        writeln!(
+            o,
+            "  import {} [{}] does not belong to an imported package",
+            object.path, object.class
+        )
+        .ok();
+    }
+    out
+}
