@@ -396,6 +396,14 @@ impl EngineVersion {
         self >= EngineVersion::UE5_4
     }
 
+    /// A tagged (versioned) object property block starts with a class
+    /// serialization control byte from 5.4
+    /// (`PROPERTY_TAG_EXTENSION_AND_OVERRIDABLE_SERIALIZATION`); its bit 0x02
+    /// adds an overridable-operation byte. Unversioned blocks have neither.
+    pub fn tagged_objects_have_serialization_control(self) -> bool {
+        self >= EngineVersion::UE5_4
+    }
+
     /// Bytes of one cooked `FSkeletalMaterial` in a SkeletalMesh's native data:
     /// `MaterialInterface` (FPackageIndex 4), `MaterialSlotName` (FName 8), a
     /// 32-bit bool saying whether `ImportedMaterialSlotName` follows (false

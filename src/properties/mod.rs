@@ -142,6 +142,12 @@ impl<'a> Walker<'a> {
         if self.cx.unversioned {
             self.unversioned_struct(r, class_name, 0, out)?;
         } else {
+            if self.cx.engine.tagged_objects_have_serialization_control() {
+                let control = r.u8().context("class serialization control")?;
+                if control & 0x02 != 0 {
+                    r.u8().context("overridable serialization operation")?;
+                }
+            }
             self.tagged_block(r, 0, out)?;
         }
         Ok(PropertyBlock {
