@@ -43,14 +43,26 @@ fn build_corpus_packages_for(corpus: &Path, engine: EngineVersion) {
     }
     let dir = tempfile::tempdir().unwrap();
     let repo = dir.path().join("CorpusMod");
-    write_mod(&repo, &NewMod { name: "CorpusMod".into(), engine, project: "CorpusGame".into() }).unwrap();
+    write_mod(
+        &repo,
+        &NewMod {
+            name: "CorpusMod".into(),
+            engine,
+            project: "CorpusGame".into(),
+        },
+    )
+    .unwrap();
     let mut expected = Vec::new();
     let mut seen_names = BTreeSet::new();
     for header in &packages {
         let file_name = header.file_name().unwrap().to_string_lossy().into_owned();
         let stem = header.file_stem().unwrap().to_string_lossy().into_owned();
         let files = PackageFiles::load(header).unwrap();
-        let own_name = files.read_package(Some(engine)).unwrap().package_name().map(str::to_string);
+        let own_name = files
+            .read_package(Some(engine))
+            .unwrap()
+            .package_name()
+            .map(str::to_string);
         // A package that carries its name goes where that name says; the others get one
         // folder per corpus folder, so equal names from two sources do not clash.
         let (relative_dir, package_name) = match own_name {
@@ -60,18 +72,29 @@ fn build_corpus_packages_for(corpus: &Path, engine: EngineVersion) {
             Some(name) => {
                 let (mount, rest) = name[1..].split_once('/').unwrap();
                 let folder = rest.rsplit_once('/').map_or("", |(f, _)| f);
-                let root = if mount == "Game" { "CorpusGame/Content".to_string() } else if mount == "Engine" {
+                let root = if mount == "Game" {
+                    "CorpusGame/Content".to_string()
+                } else if mount == "Engine" {
                     "Engine/Content".to_string()
                 } else {
                     format!("CorpusGame/Plugins/{mount}/Content")
                 };
-                let dir = if folder.is_empty() { root } else { format!("{root}/{folder}") };
+                let dir = if folder.is_empty() {
+                    root
+                } else {
+                    format!("{root}/{folder}")
+                };
                 (dir, name)
             }
             None => {
                 let source_folder = header.parent().unwrap().strip_prefix(corpus).unwrap();
-                let folder = source_folder.to_string_lossy().replace(['/', '\\', '.'], "_");
-                (format!("CorpusGame/Content/{folder}"), format!("/Game/{folder}/{stem}"))
+                let folder = source_folder
+                    .to_string_lossy()
+                    .replace(['/', '\\', '.'], "_");
+                (
+                    format!("CorpusGame/Content/{folder}"),
+                    format!("/Game/{folder}/{stem}"),
+                )
             }
         };
         // Two corpus folders may hold the same asset (the 5.6 template's SM_Cube); a mod holds it once.
@@ -80,7 +103,11 @@ fn build_corpus_packages_for(corpus: &Path, engine: EngineVersion) {
         }
         let to_dir = repo.join("Cooked").join(&relative_dir);
         copy_package(header, &to_dir);
-        expected.push((to_dir.join(&file_name), format!("{relative_dir}/{file_name}"), package_name));
+        expected.push((
+            to_dir.join(&file_name),
+            format!("{relative_dir}/{file_name}"),
+            package_name,
+        ));
     }
     std::fs::create_dir_all(repo.join("Cooked/CorpusGame/Config")).unwrap();
     let ini = b"[/Script/EngineSettings.GeneralProjectSettings]\nProjectVersion=1.0\n";
@@ -95,25 +122,45 @@ fn build_corpus_packages_for(corpus: &Path, engine: EngineVersion) {
     let utoc = repo.join("target/CorpusMod_P.utoc");
     let container = Container::open(&utoc, None).unwrap();
     let report = container.verify();
-    assert!(report.errors.is_empty(), "{engine}: verify: {:?}", report.errors);
+    assert!(
+        report.errors.is_empty(),
+        "{engine}: verify: {:?}",
+        report.errors
+    );
     let paths: BTreeSet<&str> = container.paths.values().map(String::as_str).collect();
-    let header = container.container_header().unwrap().expect("container header");
+    let header = container
+        .container_header()
+        .unwrap()
+        .expect("container header");
     let store_ids: BTreeSet<u64> = header.packages.iter().map(|(id, _)| *id).collect();
-    assert_eq!(header.packages.len(), expected.len(), "{engine}: one store entry per package");
+    assert_eq!(
+        header.packages.len(),
+        expected.len(),
+        "{engine}: one store entry per package"
+    );
 
     for (copied, container_path, package_name) in &expected {
-        assert!(paths.contains(container_path.as_str()), "{engine}: {container_path} not in the directory index");
+        assert!(
+            paths.contains(container_path.as_str()),
+            "{engine}: {container_path} not in the directory index"
+        );
         let files = PackageFiles::load(copied).unwrap();
         let package = files.read_package(Some(engine)).unwrap();
         let converted = zenpak::zen::convert(&files, &package, engine, package_name).unwrap();
-        assert!(store_ids.contains(&converted.package_id), "{engine}: no store entry for {package_name}");
+        assert!(
+            store_ids.contains(&converted.package_id),
+            "{engine}: no store entry for {package_name}"
+        );
         let (index, _) = container
             .paths
             .iter()
             .find(|(_, p)| p.as_str() == container_path)
             .unwrap();
         let chunk = container.read_chunk(*index).unwrap();
-        assert!(chunk == converted.package_bytes, "{engine}: {package_name}: chunk differs from `zenpak convert`");
+        assert!(
+            chunk == converted.package_bytes,
+            "{engine}: {package_name}: chunk differs from `zenpak convert`"
+        );
     }
 
     let pak = PakReader::open(&repo.join("target/CorpusMod_P.pak"), None).unwrap();
@@ -127,14 +174,22 @@ fn build_corpus_packages_for(corpus: &Path, engine: EngineVersion) {
 
 #[test]
 fn corpus_packages_build_into_containers_that_read_back() {
-    let Some(corpus) = common::corpus() else { return };
+    let Some(corpus) = common::corpus() else {
+        return;
+    };
     for engine in EngineVersion::ALL {
         build_corpus_packages_for(&corpus, engine);
     }
 }
 
 /// A real game's content as one mod: every package lands where its path says.
-fn build_game_folder(root: &Path, project: &str, engine: EngineVersion, include: &[&str], expect_mounts: &[&str]) {
+fn build_game_folder(
+    root: &Path,
+    project: &str,
+    engine: EngineVersion,
+    include: &[&str],
+    expect_mounts: &[&str],
+) {
     let dir = tempfile::tempdir().unwrap();
     let include: Vec<String> = include.iter().map(|g| format!("\"{g}\"")).collect();
     let manifest_text = format!(
@@ -151,7 +206,11 @@ fn build_game_folder(root: &Path, project: &str, engine: EngineVersion, include:
 
     let container = Container::open(&zenpak::release::artifact_paths(&manifest)[0], None).unwrap();
     let report = container.verify();
-    assert!(report.errors.is_empty(), "{project}: verify: {:?}", report.errors);
+    assert!(
+        report.errors.is_empty(),
+        "{project}: verify: {:?}",
+        report.errors
+    );
     let header = container.container_header().unwrap().unwrap();
     assert_eq!(header.packages.len(), summary.packages);
 
@@ -159,7 +218,11 @@ fn build_game_folder(root: &Path, project: &str, engine: EngineVersion, include:
     let content = zenpak::build::discover::discover(
         root,
         project,
-        &zenpak::build::discover::Selection::new(&manifest.content.include, &manifest.content.exclude).unwrap(),
+        &zenpak::build::discover::Selection::new(
+            &manifest.content.include,
+            &manifest.content.exclude,
+        )
+        .unwrap(),
     )
     .unwrap();
     let ids: BTreeSet<u64> = header.packages.iter().map(|(id, _)| *id).collect();
@@ -173,27 +236,54 @@ fn build_game_folder(root: &Path, project: &str, engine: EngineVersion, include:
         mounts.insert(package.package_name.split('/').nth(1).unwrap().to_string());
     }
     for mount in expect_mounts {
-        assert!(mounts.contains(*mount), "{project}: no package under /{mount}/ (found {mounts:?})");
+        assert!(
+            mounts.contains(*mount),
+            "{project}: no package under /{mount}/ (found {mounts:?})"
+        );
     }
 }
 
 #[test]
 fn clay_builds_as_one_mod() {
-    let Some(corpus) = common::corpus() else { return };
+    let Some(corpus) = common::corpus() else {
+        return;
+    };
     let root = corpus.join("uassetapi/TestManyAssets/Clay");
-    build_game_folder(&root, "Clay", EngineVersion::UE5_1, &[], &["Game", "Engine"]);
+    build_game_folder(
+        &root,
+        "Clay",
+        EngineVersion::UE5_1,
+        &[],
+        &["Game", "Engine"],
+    );
 }
 
 #[test]
 fn nanos_world_builds_as_one_mod() {
-    let Some(corpus) = common::corpus() else { return };
+    let Some(corpus) = common::corpus() else {
+        return;
+    };
     let root = corpus.join("uassetapi/TestUE5_7");
-    build_game_folder(&root, "NanosWorld", EngineVersion::UE5_7, &["NanosWorld/**"], &["Game"]);
+    build_game_folder(
+        &root,
+        "NanosWorld",
+        EngineVersion::UE5_7,
+        &["NanosWorld/**"],
+        &["Game"],
+    );
 }
 
 #[test]
 fn sn2_with_a_plugin_builds_as_one_mod() {
-    let Some(corpus) = common::corpus() else { return };
+    let Some(corpus) = common::corpus() else {
+        return;
+    };
     let root = corpus.join("uassetapi/TestManyAssets");
-    build_game_folder(&root, "SN2", EngineVersion::UE5_6, &["SN2/**"], &["Game", "UWEMusicVolumeManager"]);
+    build_game_folder(
+        &root,
+        "SN2",
+        EngineVersion::UE5_6,
+        &["SN2/**"],
+        &["Game", "UWEMusicVolumeManager"],
+    );
 }

@@ -16,8 +16,15 @@ fn zenpak(dir: &Path, args: &[&str]) -> std::process::Output {
 
 /// A mod made by `zenpak new` holding the 5.6 packages of the shared corpus.
 fn corpus_mod(corpus: &Path, parent: &Path) -> PathBuf {
-    let out = zenpak(parent, &["new", "Repro", "--engine", "5.6", "--project", "Proj"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = zenpak(
+        parent,
+        &["new", "Repro", "--engine", "5.6", "--project", "Proj"],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let repo = parent.join("Repro");
     let content = repo.join("Cooked/Proj/Content");
     // Each where the package says it was cooked.
@@ -46,21 +53,35 @@ fn json_lines(out: &std::process::Output) -> Vec<serde_json::Value> {
 }
 
 fn finished(lines: &[serde_json::Value]) -> &serde_json::Value {
-    lines.iter().find(|l| l["reason"] == "build-finished").expect("a build-finished line")
+    lines
+        .iter()
+        .find(|l| l["reason"] == "build-finished")
+        .expect("a build-finished line")
 }
 
 fn artifact_sums(line: &serde_json::Value) -> Vec<String> {
-    line["artifacts"].as_array().unwrap().iter().map(|a| a["sha256"].as_str().unwrap().to_string()).collect()
+    line["artifacts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["sha256"].as_str().unwrap().to_string())
+        .collect()
 }
 
 #[test]
 fn builds_are_reproducible_and_incremental() {
-    let Some(corpus) = common::corpus() else { return };
+    let Some(corpus) = common::corpus() else {
+        return;
+    };
     let dir = tempfile::tempdir().unwrap();
     let repo = corpus_mod(&corpus, dir.path());
 
     let first = zenpak(&repo, &["build", "--message-format", "json"]);
-    assert!(first.status.success(), "{}", String::from_utf8_lossy(&first.stderr));
+    assert!(
+        first.status.success(),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
     let first = json_lines(&first);
     let done = finished(&first);
     assert_eq!(done["converted"], 3);
@@ -74,14 +95,20 @@ fn builds_are_reproducible_and_incremental() {
     let again = json_lines(&zenpak(&repo, &["build", "--message-format", "json"]));
     assert_eq!(finished(&again)["converted"], 0);
     assert_eq!(finished(&again)["up_to_date"], true);
-    assert_eq!(std::fs::metadata(&utoc).unwrap().modified().unwrap(), written_at);
+    assert_eq!(
+        std::fs::metadata(&utoc).unwrap().modified().unwrap(),
+        written_at
+    );
 
     // A clean rebuild from scratch gives the same bytes.
     assert!(zenpak(&repo, &["clean", "--quiet"]).status.success());
     assert!(!repo.join("target").exists());
     let fresh = json_lines(&zenpak(&repo, &["build", "--message-format", "json"]));
     assert_eq!(artifact_sums(finished(&fresh)), sums);
-    let forced = json_lines(&zenpak(&repo, &["build", "--force", "--message-format", "json"]));
+    let forced = json_lines(&zenpak(
+        &repo,
+        &["build", "--force", "--message-format", "json"],
+    ));
     assert_eq!(finished(&forced)["converted"], 3);
     assert_eq!(artifact_sums(finished(&forced)), sums);
 
@@ -93,29 +120,52 @@ fn builds_are_reproducible_and_incremental() {
     std::fs::write(&uexp, &bytes).unwrap();
     let changed = json_lines(&zenpak(&repo, &["build", "--message-format", "json"]));
     assert_eq!(finished(&changed)["converted"], 1);
-    let reconverted: Vec<&serde_json::Value> =
-        changed.iter().filter(|l| l["reason"] == "package" && l["reused"] == false).collect();
+    let reconverted: Vec<&serde_json::Value> = changed
+        .iter()
+        .filter(|l| l["reason"] == "package" && l["reused"] == false)
+        .collect();
     assert_eq!(reconverted.len(), 1);
-    assert!(reconverted[0]["package"].as_str().unwrap().ends_with("/SM_Cube"));
+    assert!(reconverted[0]["package"]
+        .as_str()
+        .unwrap()
+        .ends_with("/SM_Cube"));
     assert_ne!(artifact_sums(finished(&changed)), sums);
 
     // The release archive holds the triplet under ~mods/ with its sums.
     let package = json_lines(&zenpak(&repo, &["package", "--message-format", "json"]));
     let archive = PathBuf::from(package[0]["path"].as_str().unwrap());
     assert!(archive.is_file());
-    let names: Vec<&str> = package[0]["files"].as_array().unwrap().iter().map(|f| f["name"].as_str().unwrap()).collect();
-    assert_eq!(names, ["~mods/Repro_P.utoc", "~mods/Repro_P.ucas", "~mods/Repro_P.pak"]);
+    let names: Vec<&str> = package[0]["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "~mods/Repro_P.utoc",
+            "~mods/Repro_P.ucas",
+            "~mods/Repro_P.pak"
+        ]
+    );
 
     // Installing copies the triplet into the game's ~mods folder.
     let game = dir.path().join("Game");
     std::fs::create_dir_all(game.join("Proj/Content/Paks")).unwrap();
-    assert!(zenpak(&repo, &["install", "--game-dir", game.to_str().unwrap()]).status.success());
+    assert!(
+        zenpak(&repo, &["install", "--game-dir", game.to_str().unwrap()])
+            .status
+            .success()
+    );
     assert!(game.join("Proj/Content/Paks/~mods/Repro_P.ucas").is_file());
 }
 
 #[test]
 fn a_broken_package_fails_the_build_without_partial_output() {
-    let Some(corpus) = common::corpus() else { return };
+    let Some(corpus) = common::corpus() else {
+        return;
+    };
     let dir = tempfile::tempdir().unwrap();
     let repo = corpus_mod(&corpus, dir.path());
     let uexp = repo.join("Cooked/Proj/Content/ThirdPerson/Blueprints/BP_ThirdPersonCharacter.uexp");
@@ -127,7 +177,11 @@ fn a_broken_package_fails_the_build_without_partial_output() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("BP_ThirdPersonCharacter"), "{stderr}");
     let leftovers: Vec<String> = std::fs::read_dir(repo.join("target"))
-        .map(|d| d.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect())
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
         .unwrap_or_default();
     assert!(
         leftovers.iter().all(|name| name == ".zenpak-cache"),
@@ -141,23 +195,43 @@ fn a_broken_package_fails_the_build_without_partial_output() {
 
 #[test]
 fn check_lists_problems_and_what_the_game_must_have() {
-    let Some(corpus) = common::corpus() else { return };
+    let Some(corpus) = common::corpus() else {
+        return;
+    };
     let dir = tempfile::tempdir().unwrap();
     let repo = corpus_mod(&corpus, dir.path());
     let ok = zenpak(&repo, &["check", "--message-format", "json"]);
-    assert!(ok.status.success(), "{}", String::from_utf8_lossy(&ok.stdout));
+    assert!(
+        ok.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ok.stdout)
+    );
     let report = &json_lines(&ok)[0];
     assert_eq!(report["packages"], 3);
     // The character imports the mannequin meshes and animations of the template: not in the mod.
-    let needed: Vec<&str> = report["must_exist_in_game"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
+    let needed: Vec<&str> = report["must_exist_in_game"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
     assert!(!needed.is_empty());
-    assert!(needed.iter().all(|n| n.starts_with('/') && !n.starts_with("/Script/")), "{needed:?}");
+    assert!(
+        needed
+            .iter()
+            .all(|n| n.starts_with('/') && !n.starts_with("/Script/")),
+        "{needed:?}"
+    );
 
     let meshes = repo.join("Cooked/Proj/Content/LevelPrototyping/Meshes");
     std::fs::remove_file(meshes.join("SM_Cube.uexp")).unwrap();
     let textures = repo.join("Cooked/Proj/Content/Characters/Mannequins/Textures/Quinn");
     for ext in ["uasset", "uexp", "ubulk"] {
-        std::fs::copy(textures.join(format!("T_Quinn_01_D.{ext}")), textures.join(format!("t_quinn_01_d.{ext}"))).unwrap();
+        std::fs::copy(
+            textures.join(format!("T_Quinn_01_D.{ext}")),
+            textures.join(format!("t_quinn_01_d.{ext}")),
+        )
+        .unwrap();
     }
     let bad = zenpak(&repo, &["check", "--message-format", "json"]);
     assert_eq!(bad.status.code(), Some(1));

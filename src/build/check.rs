@@ -33,13 +33,17 @@ impl CheckReport {
 /// report; only an unreadable manifest or content root is an `Err`.
 pub fn check(manifest: &Manifest) -> Result<CheckReport> {
     let selection = Selection::new(&manifest.content.include, &manifest.content.exclude)?;
-    let content = match discover::discover(&manifest.content_root(), &manifest.game.project, &selection) {
-        Ok(content) => content,
-        Err(crate::Error::Other(message)) => {
-            return Ok(CheckReport { problems: vec![message], ..CheckReport::default() })
-        }
-        Err(e) => return Err(e),
-    };
+    let content =
+        match discover::discover(&manifest.content_root(), &manifest.game.project, &selection) {
+            Ok(content) => content,
+            Err(crate::Error::Other(message)) => {
+                return Ok(CheckReport {
+                    problems: vec![message],
+                    ..CheckReport::default()
+                })
+            }
+            Err(e) => return Err(e),
+        };
     let mut report = CheckReport {
         packages: content.packages.len(),
         loose_files: content.loose_files.len(),
@@ -54,7 +58,10 @@ pub fn check(manifest: &Manifest) -> Result<CheckReport> {
     // Package names must be unique even ignoring case: the engine's ids are case-blind.
     let mut by_lower: BTreeMap<String, Vec<&str>> = BTreeMap::new();
     for package in &content.packages {
-        by_lower.entry(package.package_name.to_lowercase()).or_default().push(&package.relative_path);
+        by_lower
+            .entry(package.package_name.to_lowercase())
+            .or_default()
+            .push(&package.relative_path);
     }
     for paths in by_lower.values().filter(|p| p.len() > 1) {
         report.problems.push(format!(
@@ -91,13 +98,21 @@ pub fn check(manifest: &Manifest) -> Result<CheckReport> {
             if let Err(e) = result {
                 let message = e.to_string();
                 let header = source.header.display().to_string();
-                problems.push(if message.contains(&header) { message } else { format!("{header}: {message}") });
+                problems.push(if message.contains(&header) {
+                    message
+                } else {
+                    format!("{header}: {message}")
+                });
             }
             (problems, imported)
         })
         .collect();
 
-    let contained: BTreeSet<String> = content.packages.iter().map(|p| p.package_name.to_lowercase()).collect();
+    let contained: BTreeSet<String> = content
+        .packages
+        .iter()
+        .map(|p| p.package_name.to_lowercase())
+        .collect();
     let mut needed = BTreeSet::new();
     for (problems, imported) in results {
         report.problems.extend(problems);

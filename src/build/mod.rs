@@ -196,7 +196,11 @@ pub fn build(
                 // Name the package, unless the error already does.
                 let path = content.packages[*i].header.display().to_string();
                 let message = e.to_string();
-                if message.contains(&path) { message } else { format!("{path}: {message}") }
+                if message.contains(&path) {
+                    message
+                } else {
+                    format!("{path}: {message}")
+                }
             })
             .collect();
         return Err(Error::other(format!(

@@ -16,7 +16,8 @@ pub fn run(args: Args, global: &GlobalOptions) -> Result<()> {
     let report = zenpak::build::check::check(&manifest)?;
     match global.message_format {
         MessageFormat::Json => {
-            let mut value = serde_json::to_value(&report).map_err(|e| Error::other(e.to_string()))?;
+            let mut value =
+                serde_json::to_value(&report).map_err(|e| Error::other(e.to_string()))?;
             value["reason"] = "check".into();
             print_json_line(&value)?;
         }
@@ -43,6 +44,9 @@ pub fn run(args: Args, global: &GlobalOptions) -> Result<()> {
     if report.is_ok() {
         Ok(())
     } else {
-        Err(Error::other(format!("{} problem(s) found", report.problems.len())))
+        Err(Error::other(format!(
+            "{} problem(s) found",
+            report.problems.len()
+        )))
     }
 }

@@ -11,6 +11,7 @@
 //! gatherable text, Verse cells, metadata, import type hierarchies, world tile
 //! info) are kept as raw bytes at their place.
 
+mod cooked;
 mod files;
 mod names;
 mod report;
@@ -26,11 +27,14 @@ use crate::error::{Context, Error, Result};
 use crate::version::{ue4_object_version as ue4, EngineVersion};
 
 pub use files::{BulkCompanion, BulkKind, PackageFiles};
-pub use names::{DisplayName, EngineString, FName, NameEntry, PackageIndex, ResolvedIndex};
+pub use names::{
+    name_entry_hashes, DisplayName, EngineString, FName, NameEntry, PackageIndex, ResolvedIndex,
+};
 pub use report::{ExportReport, ImportReport, PackageReport};
 pub use summary::{
     CustomVersion, FileVersions, Generation, SavedEngineVersion, Summary, PACKAGE_FILE_TAG,
-    PKG_COOKED, PKG_FILTER_EDITOR_ONLY, PKG_UNVERSIONED_PROPERTIES,
+    PKG_COOKED, PKG_FILTER_EDITOR_ONLY, PKG_REQUIRES_LOCALIZATION_GATHER,
+    PKG_UNVERSIONED_PROPERTIES,
 };
 pub use tables::{DataResource, ObjectExport, ObjectImport, SoftObjectPath, TableContext};
 

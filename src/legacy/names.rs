@@ -50,6 +50,20 @@ pub struct NameEntry {
 }
 
 impl NameEntry {
+    /// A name map entry for `text` with the hashes the engine writes
+    /// (see [`name_entry_hashes`]).
+    pub fn new(text: impl Into<String>) -> Self {
+        let text = text.into();
+        let utf16 = !crate::binary::is_latin1(&text);
+        let (non_case_preserving_hash, case_preserving_hash) = name_entry_hashes(&text);
+        NameEntry {
+            text,
+            utf16,
+            non_case_preserving_hash,
+            case_preserving_hash,
+        }
+    }
+
     /// `with_hashes`: the UE4 object version has `NAME_HASHES_SERIALIZED`.
     pub fn read(r: &mut Reader, with_hashes: bool) -> Result<Self> {
         let (text, utf16) = r.fstring_ext()?;
@@ -73,6 +87,91 @@ impl NameEntry {
             w.u16(self.case_preserving_hash);
         }
     }
+}
+
+/// The two 16-bit hashes of a name map entry, as `FNameEntrySerialized`
+/// writes them: (non-case-preserving, case-preserving). The first is the low
+/// half of the engine's `FCrc::Strihash_DEPRECATED` (a CRC over the
+/// upper-cased characters with the MSB-first polynomial 0x04C11DB7 table,
+/// one step per byte of each character as stored: one for Latin-1 names, two
+/// for UTF-16 ones); the second the low half of `FCrc::StrCrc32` (the
+/// reflected CRC-32 over each character as a 32-bit value). Checked against
+/// engine-written names in the corpus.
+pub fn name_entry_hashes(text: &str) -> (u16, u16) {
+    let utf16 = !crate::binary::is_latin1(text);
+    let mut non_case_preserving: u32 = 0;
+    let step = |hash: &mut u32, byte: u32| {
+        *hash = (*hash >> 8) ^ crc_msb_first_table()[((*hash ^ byte) & 0xFF) as usize];
+    };
+    for unit in text.encode_utf16() {
+        let upper = upper_case_unit(unit);
+        step(&mut non_case_preserving, u32::from(upper & 0xFF));
+        if utf16 {
+            step(&mut non_case_preserving, u32::from(upper >> 8));
+        }
+    }
+    let mut case_preserving: u32 = !0;
+    for unit in text.encode_utf16() {
+        let mut value = u32::from(unit);
+        for _ in 0..4 {
+            case_preserving = (case_preserving >> 8)
+                ^ crc_reflected_table()[((case_preserving ^ value) & 0xFF) as usize];
+            value >>= 8;
+        }
+    }
+    (non_case_preserving as u16, !case_preserving as u16)
+}
+
+/// Upper-cases one UTF-16 unit when its upper case is a single unit.
+fn upper_case_unit(unit: u16) -> u16 {
+    let Some(c) = char::from_u32(u32::from(unit)) else {
+        return unit;
+    };
+    let mut upper = c.to_uppercase();
+    match (upper.next(), upper.next()) {
+        (Some(u), None) if (u as u32) <= 0xFFFF => u as u16,
+        _ => unit,
+    }
+}
+
+/// `CRCTable_DEPRECATED`: the CRC-32 table of polynomial 0x04C11DB7, MSB first.
+fn crc_msb_first_table() -> &'static [u32; 256] {
+    static TABLE: std::sync::OnceLock<[u32; 256]> = std::sync::OnceLock::new();
+    TABLE.get_or_init(|| {
+        let mut table = [0u32; 256];
+        for (i, slot) in table.iter_mut().enumerate() {
+            let mut c = (i as u32) << 24;
+            for _ in 0..8 {
+                c = if c & 0x8000_0000 != 0 {
+                    (c << 1) ^ 0x04C1_1DB7
+                } else {
+                    c << 1
+                };
+            }
+            *slot = c;
+        }
+        table
+    })
+}
+
+/// The reflected CRC-32 table (polynomial 0xEDB88320) behind `FCrc::StrCrc32`.
+fn crc_reflected_table() -> &'static [u32; 256] {
+    static TABLE: std::sync::OnceLock<[u32; 256]> = std::sync::OnceLock::new();
+    TABLE.get_or_init(|| {
+        let mut table = [0u32; 256];
+        for (i, slot) in table.iter_mut().enumerate() {
+            let mut c = i as u32;
+            for _ in 0..8 {
+                c = if c & 1 != 0 {
+                    (c >> 1) ^ 0xEDB8_8320
+                } else {
+                    c >> 1
+                };
+            }
+            *slot = c;
+        }
+        table
+    })
 }
 
 /// An `FName` as serialized in a package: an index into the name map and a
@@ -261,6 +360,24 @@ mod tests {
         assert_eq!(PackageIndex(i32::MIN).import(), Some(i32::MAX as usize));
         assert!(PackageIndex(-5).check(4, 0).is_err());
         assert!(PackageIndex(-4).check(4, 0).is_ok());
+    }
+
+    /// Hashes of names the engine wrote (corpus `retoc/UE5.6/SM_Cube.uasset`).
+    #[test]
+    fn name_hashes_match_the_engine() {
+        assert_eq!(name_entry_hashes("/Script/CoreUObject"), (0x49f8, 0x3e2d));
+        assert_eq!(name_entry_hashes("/Script/Engine"), (0x4086, 0x4985));
+        assert_eq!(
+            name_entry_hashes("/Script/NavigationSystem"),
+            (0xb8aa, 0x2f24)
+        );
+        assert_eq!(name_entry_hashes("BodySetup"), (0xbc09, 0x798f));
+        let entry = NameEntry::new("BodySetup");
+        assert!(!entry.utf16);
+        assert_eq!(
+            (entry.non_case_preserving_hash, entry.case_preserving_hash),
+            (0xbc09, 0x798f)
+        );
     }
 
     #[test]
