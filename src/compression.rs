@@ -5,7 +5,7 @@
 //! The names are the engine's `FName`s for the methods, as they appear in
 //! a `.utoc`'s compression method table and a pak footer.
 
-use std::io::{Read, Write};
+use std::io::Write;
 
 use serde::{Deserialize, Serialize};
 
@@ -74,14 +74,7 @@ impl Compression {
     pub fn decompress(self, data: &[u8], uncompressed_size: usize) -> Result<Vec<u8>> {
         let out = match self {
             Compression::None => data.to_vec(),
-            Compression::Zlib => {
-                let mut out = Vec::with_capacity(uncompressed_size);
-                flate2::read::ZlibDecoder::new(data)
-                    .take(uncompressed_size as u64 + 1)
-                    .read_to_end(&mut out)
-                    .map_err(|e| Error::other(format!("zlib block does not decompress: {e}")))?;
-                out
-            }
+            Compression::Zlib => decompress_zlib_strict(data, uncompressed_size)?,
             Compression::Zstd => zstd::bulk::decompress(data, uncompressed_size)
                 .map_err(|e| Error::other(format!("zstd block does not decompress: {e}")))?,
             Compression::Lz4 => lz4_flex::block::decompress(data, uncompressed_size)
@@ -96,6 +89,44 @@ impl Compression {
         }
         Ok(out)
     }
+}
+
+/// Inflates a whole zlib stream and insists that it ends exactly at the
+/// end of the block and that its Adler-32 trailer matches, as the engine's
+/// `uncompress` does: a damaged trailer makes the game reject the block
+/// even when the inflated bytes are right.
+fn decompress_zlib_strict(data: &[u8], uncompressed_size: usize) -> Result<Vec<u8>> {
+    let mut inflater = flate2::Decompress::new(true);
+    let mut out = Vec::with_capacity(uncompressed_size + 1);
+    let status = inflater
+        .decompress_vec(data, &mut out, flate2::FlushDecompress::Finish)
+        .map_err(|e| Error::other(format!("zlib block does not decompress: {e}")))?;
+    if status != flate2::Status::StreamEnd || inflater.total_in() as usize != data.len() {
+        return Err(Error::other(format!(
+            "zlib block is damaged: the stream does not end at the end of the block ({} of {} bytes used)",
+            inflater.total_in(),
+            data.len()
+        )));
+    }
+    if data.len() < 4 || data[data.len() - 4..] != adler32(&out).to_be_bytes() {
+        return Err(Error::other(
+            "zlib block is damaged: its Adler-32 checksum does not match",
+        ));
+    }
+    Ok(out)
+}
+
+fn adler32(data: &[u8]) -> u32 {
+    let (mut a, mut b) = (1u32, 0u32);
+    for chunk in data.chunks(5552) {
+        for &x in chunk {
+            a += x as u32;
+            b += a;
+        }
+        a %= 65521;
+        b %= 65521;
+    }
+    (b << 16) | a
 }
 
 impl std::str::FromStr for Compression {

@@ -11,6 +11,7 @@ pub mod build;
 pub mod classic;
 pub mod compression;
 pub mod error;
+pub mod fixups;
 pub mod hash;
 pub mod iostore;
 pub mod legacy;

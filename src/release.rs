@@ -57,6 +57,19 @@ pub fn write_atomically(
     Ok(())
 }
 
+/// Replaces `path` with `bytes` through a temporary file and a rename, without
+/// waiting for the disk: for cache files, where a file lost in a crash only
+/// costs a rebuild.
+pub fn write_replacing(path: &Path, bytes: &[u8]) -> Result<()> {
+    let temporary = temporary_path(path);
+    std::fs::write(&temporary, bytes)
+        .and_then(|()| std::fs::rename(&temporary, path))
+        .map_err(|e| {
+            let _ = std::fs::remove_file(&temporary);
+            Error::io(path, e)
+        })
+}
+
 /// The temporary name a file is written under before it is renamed into place.
 pub fn temporary_path(path: &Path) -> PathBuf {
     let mut name = path.file_name().unwrap_or_default().to_os_string();

@@ -130,6 +130,14 @@ impl EngineVersion {
         self >= EngineVersion::UE5_4
     }
 
+    /// The summary's `CookedHeaderSize` carries the legacy header size. In
+    /// the 5.7 engine headers the field is renamed `_Unused` (nothing sets
+    /// it), so 5.7 writes 0 there. Not checked against 5.7 engine output
+    /// (the corpus has none).
+    pub fn zen_writes_cooked_header_size(self) -> bool {
+        self < EngineVersion::UE5_7
+    }
+
     /// The summary is followed by the cell import/export map offsets
     /// (Verse cells, 5.6+).
     pub fn zen_has_cell_maps(self) -> bool {

@@ -115,7 +115,7 @@ fn truncated_and_oversized_encodings_are_errors() {
     );
 }
 
-/// Every one of the 2^32 values (about a minute in release:
+/// Every one of the 2^32 values (about 5 minutes of CPU in release:
 /// `cargo test --release --test classic_compact -- --ignored`).
 #[test]
 #[ignore = "slow: run in release with --ignored"]

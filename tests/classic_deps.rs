@@ -151,7 +151,10 @@ fn package_lookup_ignores_case_and_unknown_extensions() {
         locate_package("ALFAFX", &search),
         Some(ut99.join("Textures/AlfaFX.utx"))
     );
-    assert_eq!(locate_package("MANIFEST", &[ut99.clone()]), None);
+    assert_eq!(
+        locate_package("MANIFEST", std::slice::from_ref(&ut99)),
+        None
+    );
     assert_eq!(locate_package("Botpack", &search), None);
 }
 
@@ -345,4 +348,26 @@ fn missing_objects_in_a_present_package_are_reported() {
         ]
     );
     assert_eq!(availability(&report, "Botpack"), &Availability::Missing);
+}
+
+#[test]
+fn closure_follows_present_packages_once() {
+    let Some(ut99) = ut99() else { return };
+    let search = search_folders(&ut99);
+    let roots = [ut99.join("Maps/Entry.unr"), ut99.join("Maps/CTF-Face.unr")];
+    let reports =
+        zenpak::classic::deps::dependency_closure(&roots, &search, &mut PackageCache::new())
+            .unwrap();
+    let packages: Vec<&str> = reports.iter().map(|(_, r)| r.package.as_str()).collect();
+    // Both maps need Core and Engine; each appears once, after the roots.
+    assert_eq!(packages, ["Entry", "CTF-Face", "Core", "Engine"]);
+    let core = &reports[2].1;
+    // Core needs nothing else; the objects it imports from itself are intrinsic.
+    assert!(core.required.is_empty());
+    assert!(core.own_objects.iter().any(|o| o.path == "Core.TextBuffer"));
+    let engine = &reports[3].1;
+    let needs: Vec<&str> = engine.required.iter().map(|r| r.package.as_str()).collect();
+    assert_eq!(needs, ["Core"]);
+    assert_eq!(engine.missing_objects().count(), 0);
+    assert!(engine.own_objects.iter().any(|o| o.path == "Engine.Level"));
 }

@@ -60,3 +60,20 @@ fn ue4_27_store_entry_matches_metadata() {
     assert_eq!(entry.export_bundle_count, 1);
     assert_eq!(entry.imported_packages, vec![12088545253770535616]);
 }
+
+/// Headers from games whose UE4 store entries lack the bundle size and
+/// load order (`PreInitial`): retoc's regression files.
+#[test]
+fn pre_initial_headers_round_trip() {
+    let Some(corpus) = common::corpus() else {
+        return;
+    };
+    for issue in ["issue7", "issue18"] {
+        let path = corpus.join("retoc/issues").join(issue).join("header.bin");
+        let bytes = std::fs::read(&path).unwrap();
+        let header = ContainerHeader::read(&bytes, Some(ContainerHeaderVersion::PreInitial))
+            .unwrap_or_else(|e| panic!("{issue}: {e}"));
+        assert!(!header.packages.is_empty());
+        assert_eq!(header.write().unwrap(), bytes, "{issue}");
+    }
+}

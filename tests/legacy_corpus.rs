@@ -19,6 +19,7 @@ fn every_corpus_package_parses_and_round_trips() {
         packages.len()
     );
     let mut failures = Vec::new();
+    let mut tagged = 0usize;
     for (path, engine) in &packages {
         let result = (|| -> zenpak::Result<()> {
             let files = PackageFiles::load(path)?;
@@ -49,6 +50,53 @@ fn every_corpus_package_parses_and_round_trips() {
                 path.display()
             );
             files.check_exports(&package)?;
+            // Cooked layout facts the converter and fixups rely on: exports
+            // lie back to back in the .uexp (in serial offset order), which
+            // ends with the package tag; bulk data "starts" right after them.
+            let mut ranges: Vec<(i64, i64)> = package
+                .exports
+                .iter()
+                .map(|e| (e.serial_offset, e.serial_size))
+                .collect();
+            ranges.sort();
+            let mut next = files.header.len() as i64;
+            for (offset, size) in ranges {
+                assert_eq!(
+                    offset,
+                    next,
+                    "{}: exports are not contiguous",
+                    path.display()
+                );
+                next = offset + size;
+            }
+            // The .uexp ends with the package tag, except in the 36 SN2
+            // packages (re-saved by a tool, which also zero-pads their headers).
+            let tail = files.combined_len() as i64 - next;
+            assert_eq!(
+                tail,
+                if files.uexp_has_tag() { 4 } else { 0 },
+                "{}",
+                path.display()
+            );
+            let sn2 = path.to_string_lossy().contains("/SN2/");
+            assert_eq!(files.uexp_has_tag(), !sn2, "{}", path.display());
+            assert_eq!(
+                s.bulk_data_start_offset,
+                next,
+                "{}: bulk data start",
+                path.display()
+            );
+            if !sn2 {
+                tagged += 1;
+            }
+            let mut relaid = package.clone();
+            relaid.assign_export_offsets()?;
+            assert_eq!(
+                relaid,
+                package,
+                "{}: recomputed export offsets differ",
+                path.display()
+            );
             for i in 0..package.imports.len() {
                 package.import_path(i)?;
             }
@@ -70,9 +118,14 @@ fn every_corpus_package_parses_and_round_trips() {
         }
     }
     eprintln!(
-        "{} legacy packages checked, {} failed",
+        "{} legacy packages checked ({tagged} with a tagged .uexp), {} failed",
         packages.len(),
         failures.len()
+    );
+    assert_eq!(
+        tagged,
+        packages.len() - 36,
+        "every package but SN2's 36 has a tagged .uexp"
     );
     assert!(
         failures.is_empty(),
@@ -80,4 +133,45 @@ fn every_corpus_package_parses_and_round_trips() {
         failures.len(),
         failures.join("\n")
     );
+}
+
+#[test]
+fn name_map_hashes_match_the_engine() {
+    let Some(corpus) = common::corpus() else {
+        return;
+    };
+    // Some packages (tool-written: retoc's BP_Table_Lamp, uassetapi's Clay and
+    // SN2) store zero hashes; every non-zero pair must be the engine's.
+    let (mut names, mut wide, mut zero, mut mismatches) = (0usize, 0usize, 0usize, Vec::new());
+    for (path, engine) in common::legacy_packages(&corpus) {
+        let files = PackageFiles::load(&path).unwrap();
+        let package = files.read_package(Some(engine)).unwrap();
+        for name in &package.names {
+            names += 1;
+            wide += name.utf16 as usize;
+            if name.non_case_preserving_hash == 0 && name.case_preserving_hash == 0 {
+                zero += 1;
+            } else if !name.hashes_match() {
+                let (a, b) = zenpak::legacy::name_map_hashes(&name.text, name.utf16);
+                mismatches.push(format!(
+                    "{}: {:?} (utf16 {}): stored {:04x}/{:04x}, computed {a:04x}/{b:04x}",
+                    path.display(),
+                    name.text,
+                    name.utf16,
+                    name.non_case_preserving_hash,
+                    name.case_preserving_hash
+                ));
+            }
+        }
+    }
+    eprintln!(
+        "{names} names ({wide} UTF-16), {zero} with zero hashes, {} hash mismatches",
+        mismatches.len()
+    );
+    assert!(
+        names - zero > 3000,
+        "too few hashed names to check ({})",
+        names - zero
+    );
+    assert!(mismatches.is_empty(), "{}", mismatches.join("\n"));
 }

@@ -86,3 +86,42 @@ fn conversion_matches_the_engine() {
         failures.join("\n")
     );
 }
+
+/// The store entry that comes out of the conversion agrees with the one the
+/// engine wrote into its container header (MANIFEST: TestModUI.metadata.json).
+#[test]
+fn store_entry_matches_the_engine() {
+    let Some(corpus) = common::corpus() else {
+        return;
+    };
+    let dir = corpus.join("retoc/UE4.27");
+    let meta: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("TestModUI.metadata.json")).unwrap())
+            .unwrap();
+    let expected = &meta["store_entry"];
+    let files = PackageFiles::load(dir.join("TestModUI.uasset")).unwrap();
+    let engine = zenpak::EngineVersion::UE4_27;
+    let legacy = files.read_package(Some(engine)).unwrap();
+    let converted = convert(&files, &legacy, engine, fallback_name("TestModUI")).unwrap();
+    let entry = &converted.store_entry;
+    assert_eq!(
+        entry.export_count as u64,
+        expected["export_count"].as_u64().unwrap()
+    );
+    assert_eq!(
+        entry.export_bundle_count as u64,
+        expected["export_bundle_count"].as_u64().unwrap()
+    );
+    assert_eq!(
+        converted.package_bytes.len() as u64,
+        expected["export_bundles_size"].as_u64().unwrap()
+    );
+    let imported: Vec<u64> = expected["imported_packages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_u64().unwrap())
+        .collect();
+    assert_eq!(entry.imported_packages, imported);
+    assert!(entry.shader_map_hashes.is_empty());
+}

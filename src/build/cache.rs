@@ -21,7 +21,7 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::release::write_atomically;
+use crate::release::write_replacing;
 
 /// A BLAKE3 hash.
 pub type Hash = [u8; 32];
@@ -36,7 +36,7 @@ pub struct FileStamp {
 }
 
 /// Size, modification time and content hash of every input file seen by the last build.
-#[derive(Debug, Default, Serialize, Deserialize)]
+#[derive(Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FileIndex {
     files: BTreeMap<PathBuf, FileStamp>,
 }
@@ -52,7 +52,7 @@ impl FileIndex {
 
     pub fn save(&self, path: &Path) -> Result<()> {
         let bytes = serde_json::to_vec(self).map_err(|e| Error::other(e.to_string()))?;
-        write_atomically(path, |f| std::io::Write::write_all(f, &bytes))
+        write_replacing(path, &bytes)
     }
 
     /// Stamps of `paths` (in parallel), reusing the content hash of every file
@@ -117,7 +117,8 @@ pub struct ArtifactRecord {
     pub path: PathBuf,
     pub size: u64,
     pub modified_ns: u128,
-    pub sha256: String,
+    /// Hex SHA-256, when the build was asked for it.
+    pub sha256: Option<String>,
 }
 
 impl ArtifactRecord {
@@ -134,7 +135,7 @@ impl ArtifactRecord {
         })
     }
 
-    pub fn of(path: &Path, sha256: String) -> Result<ArtifactRecord> {
+    pub fn of(path: &Path, sha256: Option<String>) -> Result<ArtifactRecord> {
         let meta = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
         Ok(ArtifactRecord {
             path: path.to_path_buf(),
@@ -188,9 +189,7 @@ impl Cache {
 
     pub fn save_build_record(&self, record: &BuildRecord) -> Result<()> {
         let bytes = serde_json::to_vec_pretty(record).map_err(|e| Error::other(e.to_string()))?;
-        write_atomically(&self.build_record_path(), |f| {
-            std::io::Write::write_all(f, &bytes)
-        })
+        write_replacing(&self.build_record_path(), &bytes)
     }
 
     /// Removes cached packages whose keys are not in `keep`, so the cache holds one build's worth.

@@ -14,7 +14,6 @@ pub mod discover;
 pub mod package;
 
 use std::collections::BTreeSet;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
@@ -64,6 +63,8 @@ pub struct BuildOptions {
     pub force: bool,
     /// The AES key when `[output] encrypt` is on (see [`aes_key`]).
     pub aes_key: Option<AesKey>,
+    /// Compute the SHA-256 of the outputs for the summary (costs a read of every output byte).
+    pub hash_artifacts: bool,
 }
 
 /// What a build did.
@@ -116,7 +117,8 @@ pub fn build(
         .flat_map(|p| p.files())
         .chain(content.loose_files.iter().map(|f| f.path.as_path()))
         .collect();
-    let files = FileIndex::load(&cache.files_path()).refresh(&all_files)?;
+    let previous_files = FileIndex::load(&cache.files_path());
+    let files = previous_files.refresh(&all_files)?;
     let bytes_in: u64 = all_files
         .iter()
         .filter_map(|p| files.get(p))
@@ -142,54 +144,92 @@ pub fn build(
                     .zip(&artifacts)
                     .all(|(a, p)| &a.path == p && a.is_unchanged())
             {
-                files.save(&cache.files_path())?;
+                if files != previous_files {
+                    files.save(&cache.files_path())?;
+                }
+                let mut artifacts = record.artifacts;
+                if options.hash_artifacts {
+                    for artifact in artifacts.iter_mut().filter(|a| a.sha256.is_none()) {
+                        artifact.sha256 = Some(crate::release::sha256_file(&artifact.path)?);
+                    }
+                }
                 return Ok(BuildSummary {
                     packages: content.packages.len(),
                     converted: 0,
                     loose_files: content.loose_files.len(),
                     chunks: 0,
                     bytes_in,
-                    bytes_out: record.artifacts.iter().map(|a| a.size).sum(),
+                    bytes_out: artifacts.iter().map(|a| a.size).sum(),
                     up_to_date: true,
-                    artifacts: record.artifacts,
+                    artifacts,
                     elapsed: started.elapsed(),
                 });
             }
         }
     }
 
-    // Convert what the cache does not hold, in parallel; collect every failure.
-    let to_convert: Vec<usize> = (0..content.packages.len())
+    let to_convert = (0..content.packages.len())
         .filter(|&i| options.force || !cache.package_path(&keys[i]).is_file())
-        .collect();
+        .count();
     reporter.event(Event::Started {
         packages: content.packages.len(),
         loose_files: content.loose_files.len(),
-        to_convert: to_convert.len(),
+        to_convert,
     });
-    let converted = AtomicUsize::new(0);
-    let failures: Vec<(usize, Error)> = to_convert
-        .par_iter()
-        .filter_map(|&i| {
-            let source = &content.packages[i];
-            let result = package::convert(source, &settings)
-                .and_then(|built| built.save(&cache.package_path(&keys[i])));
-            match result {
-                Ok(()) => {
-                    converted.fetch_add(1, Ordering::Relaxed);
+
+    // Packages go through in batches, in content order: each batch is converted
+    // (or taken from the cache) in parallel, then streamed into the container.
+    // Memory holds one batch, not the mod; every failure is collected.
+    let stem = manifest.artifact_stem();
+    let mut writer =
+        package::ContainerWriter::create(manifest, &settings, options.aes_key.as_ref())?;
+    let batch_size = rayon::current_num_threads() * 8;
+    let mut converted = 0;
+    let mut failures: Vec<(usize, Error)> = Vec::new();
+    for batch_start in (0..content.packages.len()).step_by(batch_size.max(1)) {
+        let batch_end = (batch_start + batch_size).min(content.packages.len());
+        let results: Vec<(Result<package::BuiltPackage>, bool)> = (batch_start..batch_end)
+            .into_par_iter()
+            .map(|i| {
+                let source = &content.packages[i];
+                let path = cache.package_path(&keys[i]);
+                if !options.force {
+                    if let Some(built) = package::BuiltPackage::load_cached(&path) {
+                        reporter.event(Event::Package {
+                            source,
+                            reused: true,
+                        });
+                        return (Ok(built), false);
+                    }
+                }
+                let result = package::convert(source, &settings).and_then(|built| {
+                    built.save(&path)?;
+                    Ok(built)
+                });
+                if result.is_ok() {
                     reporter.event(Event::Package {
                         source,
                         reused: false,
                     });
-                    None
                 }
-                Err(e) => Some((i, e)),
+                (result, true)
+            })
+            .collect();
+        for (offset, (result, fresh)) in results.into_iter().enumerate() {
+            let i = batch_start + offset;
+            match result {
+                Ok(built) if failures.is_empty() => {
+                    converted += usize::from(fresh);
+                    writer.add_package(&content.packages[i], &built)?;
+                }
+                Ok(_) => converted += usize::from(fresh),
+                Err(e) => failures.push((i, e)),
             }
-        })
-        .collect();
+        }
+    }
     if !failures.is_empty() {
-        let mut failures = failures;
-        failures.sort_by_key(|(i, _)| *i);
+        // Dropping the writer removes its temporary files: no partial triplet.
+        drop(writer);
         let list: Vec<String> = failures
             .iter()
             .map(|(i, e)| {
@@ -210,34 +250,21 @@ pub fn build(
             list.join("\n  ")
         )));
     }
-    let mut reused = vec![true; content.packages.len()];
-    for &i in &to_convert {
-        reused[i] = false;
-    }
-    for (source, _) in content.packages.iter().zip(&reused).filter(|(_, r)| **r) {
-        reporter.event(Event::Package {
-            source,
-            reused: true,
-        });
-    }
 
-    let stem = manifest.artifact_stem();
     reporter.event(Event::Writing { stem: &stem });
-    let chunks = package::write_container(
-        manifest,
-        &settings,
-        &content,
-        &keys,
-        &cache,
-        options.aes_key.as_ref(),
-    )?;
+    for file in &content.loose_files {
+        writer.add_loose_file(file)?;
+    }
+    let chunks = writer.finish()?;
 
     let mut records = Vec::new();
     for path in &artifacts {
-        records.push(ArtifactRecord::of(
-            path,
-            crate::release::sha256_file(path)?,
-        )?);
+        let sha256 = if options.hash_artifacts {
+            Some(crate::release::sha256_file(path)?)
+        } else {
+            None
+        };
+        records.push(ArtifactRecord::of(path, sha256)?);
     }
     cache.save_build_record(&BuildRecord {
         key: build_key,
@@ -248,7 +275,7 @@ pub fn build(
 
     Ok(BuildSummary {
         packages: content.packages.len(),
-        converted: converted.into_inner(),
+        converted,
         loose_files: content.loose_files.len(),
         chunks,
         bytes_in,

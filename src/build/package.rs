@@ -5,10 +5,10 @@
 use std::path::Path;
 
 use crate::binary::{Reader, Writer};
-use crate::build::cache::{Cache, FileIndex, Hash};
-use crate::build::discover::{Content, PackageSource};
+use crate::build::cache::{FileIndex, Hash};
+use crate::build::discover::{LooseFile, PackageSource};
 use crate::compression::Compression;
-use crate::error::{Context, Error, Result};
+use crate::error::{Error, Result};
 use crate::iostore::chunk::ChunkType;
 use crate::iostore::container_header::StoreEntry;
 use crate::iostore::{ContainerBuilder, ContainerOptions};
@@ -96,7 +96,9 @@ impl BuiltPackage {
         }
     }
 
-    /// Writes the package to the cache (through a temporary file).
+    /// Writes the package to the cache: a temporary file renamed into place.
+    /// Not synced to disk: a cache file lost in a crash is only a cache miss
+    /// ([`load_cached`](Self::load_cached) rejects what does not decode).
     pub fn save(&self, path: &Path) -> Result<()> {
         let mut w = Writer::with_capacity(self.package_bytes.len() + 256);
         w.bytes(CACHE_MAGIC);
@@ -126,16 +128,14 @@ impl BuiltPackage {
             w.fstring(name);
         }
         let bytes = w.into_inner();
-        crate::release::write_atomically(path, |f| std::io::Write::write_all(f, &bytes))
+        crate::release::write_replacing(path, &bytes)
     }
 
-    /// Reads a package back from the cache.
-    pub fn load(path: &Path) -> Result<BuiltPackage> {
-        let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
-        Self::decode(&bytes).context("cached package").map_err(|e| {
-            e.in_file(path)
-                .with_hint("delete the cache folder or build with --force")
-        })
+    /// Reads a package back from the cache; `None` when it is missing or does
+    /// not decode (then the package is simply converted again).
+    pub fn load_cached(path: &Path) -> Option<BuiltPackage> {
+        let bytes = std::fs::read(path).ok()?;
+        Self::decode(&bytes).ok()
     }
 
     fn decode(bytes: &[u8]) -> Result<BuiltPackage> {
@@ -230,63 +230,68 @@ fn store_entry(built: &BuiltPackage) -> StoreEntry {
     }
 }
 
-/// Writes the triplet from the cached packages (in content order) and the
-/// loose files. Returns the number of chunks in the container.
-pub fn write_container(
-    manifest: &Manifest,
-    settings: &Settings,
-    content: &Content,
-    keys: &[Hash],
-    cache: &Cache,
-    aes_key: Option<&AesKey>,
-) -> Result<usize> {
-    let options = ContainerOptions {
-        compression: match manifest.output.compression {
-            crate::manifest::Compression::None => Compression::None,
-            crate::manifest::Compression::Zlib => Compression::Zlib,
-            crate::manifest::Compression::Zstd => Compression::Zstd,
-            crate::manifest::Compression::Lz4 => Compression::Lz4,
-        },
-        aes_key: aes_key.cloned(),
-        mount_point: manifest.game.mount_point.clone(),
-        ..ContainerOptions::default()
-    };
-    let mut builder = ContainerBuilder::create(
-        &manifest.output_dir(),
-        &manifest.artifact_stem(),
-        settings.engine,
-        options,
-    )?;
-    for (source, key) in content.packages.iter().zip(keys) {
-        let built = BuiltPackage::load(&cache.package_path(key))?;
-        builder.add_package(
+/// The container triplet being written: packages in content order, then the loose files.
+pub struct ContainerWriter {
+    builder: ContainerBuilder,
+}
+
+impl ContainerWriter {
+    pub fn create(
+        manifest: &Manifest,
+        settings: &Settings,
+        aes_key: Option<&AesKey>,
+    ) -> Result<ContainerWriter> {
+        let options = ContainerOptions {
+            compression: match manifest.output.compression {
+                crate::manifest::Compression::None => Compression::None,
+                crate::manifest::Compression::Zlib => Compression::Zlib,
+                crate::manifest::Compression::Zstd => Compression::Zstd,
+                crate::manifest::Compression::Lz4 => Compression::Lz4,
+            },
+            aes_key: aes_key.cloned(),
+            mount_point: manifest.game.mount_point.clone(),
+            ..ContainerOptions::default()
+        };
+        let builder = ContainerBuilder::create(
+            &manifest.output_dir(),
+            &manifest.artifact_stem(),
+            settings.engine,
+            options,
+        )?;
+        Ok(ContainerWriter { builder })
+    }
+
+    /// Adds a package's chunk, store entry and bulk-data chunks, visible by path.
+    pub fn add_package(&mut self, source: &PackageSource, built: &BuiltPackage) -> Result<()> {
+        self.builder.add_package(
             built.package_id,
             &built.package_bytes,
-            store_entry(&built),
+            store_entry(built),
             &source.relative_path,
         )?;
-        let stem = &source.relative_path[..source
-            .relative_path
-            .rfind('.')
-            .unwrap_or(source.relative_path.len())];
+        let path = &source.relative_path;
+        let stem = &path[..path.rfind('.').unwrap_or(path.len())];
         for (kind, data) in &built.bulk_data {
             let chunk_type = match kind {
                 BulkDataKind::Bulk => ChunkType::BulkData,
                 BulkDataKind::Optional => ChunkType::OptionalBulkData,
                 BulkDataKind::MemoryMapped => ChunkType::MemoryMappedBulkData,
             };
-            builder.add_bulk_chunk(
-                built.package_id,
-                chunk_type,
-                0,
-                data,
-                &format!("{stem}.{}", kind.extension()),
-            )?;
+            let bulk_path = format!("{stem}.{}", kind.extension());
+            self.builder
+                .add_bulk_chunk(built.package_id, chunk_type, 0, data, &bulk_path)?;
         }
+        Ok(())
     }
-    for file in &content.loose_files {
+
+    /// Adds a file to the companion pak.
+    pub fn add_loose_file(&mut self, file: &LooseFile) -> Result<()> {
         let data = std::fs::read(&file.path).map_err(|e| Error::io(&file.path, e))?;
-        builder.add_loose_file(&file.relative_path, &data)?;
+        self.builder.add_loose_file(&file.relative_path, &data)
     }
-    Ok(builder.finish()?.chunk_count)
+
+    /// Completes all three files and renames them into place. Returns the chunk count.
+    pub fn finish(self) -> Result<usize> {
+        Ok(self.builder.finish()?.chunk_count)
+    }
 }

@@ -47,6 +47,10 @@ pub struct Requirements {
     /// import (malformed, or pointing into this package): they cannot be
     /// attributed to a package.
     pub unattributed: Vec<RequiredObject>,
+    /// Objects the package imports from itself: it does not store them, the
+    /// engine's native code creates them (intrinsic classes such as
+    /// `Core.TextBuffer` in Core.u). The package is not its own requirement.
+    pub own_objects: Vec<RequiredObject>,
 }
 
 /// The packages `package` imports from and the objects it imports from each.
@@ -97,9 +101,14 @@ pub fn requirements(package: &Package) -> Requirements {
             _ => unattributed.push(object),
         }
     }
+    let own_objects = by_name
+        .remove(&package.name.to_ascii_lowercase())
+        .map(|own| own.objects)
+        .unwrap_or_default();
     Requirements {
         packages: by_name.into_values().collect(),
         unattributed,
+        own_objects,
     }
 }
 
@@ -353,6 +362,8 @@ pub struct DependencyReport {
     pub file_version: u16,
     pub required: Vec<RequiredPackage>,
     pub unattributed: Vec<RequiredObject>,
+    /// See [`Requirements::own_objects`].
+    pub own_objects: Vec<RequiredObject>,
 }
 
 impl DependencyReport {
@@ -401,5 +412,41 @@ pub fn dependency_report(
         file_version: package.version().0,
         required,
         unattributed: requirements.unattributed,
+        own_objects: requirements.own_objects,
     }
+}
+
+/// Reports for `roots` and then, breadth first, for every required package
+/// found in `search` (each file once): what the game loads, package by
+/// package, before the roots load. Errors reading a root are returned;
+/// unreadable dependencies appear as [`Availability::Unreadable`] in the
+/// report that needs them.
+pub fn dependency_closure(
+    roots: &[PathBuf],
+    search: &[PathBuf],
+    cache: &mut PackageCache,
+) -> crate::Result<Vec<(PathBuf, DependencyReport)>> {
+    let mut seen = BTreeSet::new();
+    let mut queue: std::collections::VecDeque<(PathBuf, bool)> =
+        roots.iter().map(|r| (r.clone(), true)).collect();
+    let mut reports = Vec::new();
+    while let Some((file, is_root)) = queue.pop_front() {
+        let key = std::fs::canonicalize(&file).unwrap_or_else(|_| file.clone());
+        if !seen.insert(key) {
+            continue;
+        }
+        let package = if is_root {
+            Package::read_file(&file)?
+        } else {
+            cache.load(&file)?
+        };
+        let report = dependency_report(&package, search, cache);
+        for required in &report.required {
+            if let Some(Availability::Present { file, .. }) = &required.availability {
+                queue.push_back((file.clone(), false));
+            }
+        }
+        reports.push((file, report));
+    }
+    Ok(reports)
 }

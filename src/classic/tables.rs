@@ -130,6 +130,7 @@ impl NameEntry {
 
     pub fn read(reader: &mut Reader, version: FileVersion) -> Result<NameEntry> {
         let at = reader.pos();
+        let mut text_at = at;
         let bytes = if version.has_length_prefixed_names() {
             let length = CompactIndex::read_i32(reader).context("length")?;
             if length <= 0 || length as usize > Self::MAX_LEN {
@@ -141,6 +142,7 @@ impl NameEntry {
                     ),
                 ));
             }
+            text_at = reader.pos();
             let bytes = reader.bytes(length as usize).context("text")?;
             if bytes[bytes.len() - 1] != 0 {
                 return Err(reader.error_at(at, "name is not zero-terminated"));
@@ -159,7 +161,7 @@ impl NameEntry {
             &bytes[..end]
         };
         if let Some(zero) = bytes.iter().position(|&b| b == 0) {
-            return Err(reader.error_at(at + zero, "name contains a zero byte before its end"));
+            return Err(reader.error_at(text_at + zero, "name contains a zero byte before its end"));
         }
         let name = bytes.iter().map(|&b| b as char).collect();
         let flags = reader.u32().context("flags")?;

@@ -95,6 +95,7 @@ pub fn run(args: Args, global: &GlobalOptions) -> Result<()> {
     let options = BuildOptions {
         force: args.force,
         aes_key: zenpak::build::aes_key(&manifest)?,
+        hash_artifacts: global.message_format == MessageFormat::Json,
     };
     let printer = Printer {
         format: global.message_format,
@@ -165,7 +166,11 @@ fn print_summary(summary: &BuildSummary) {
         );
     }
     for artifact in &summary.artifacts {
-        eprintln!("      {}  {}", artifact.sha256, artifact.path.display());
+        eprintln!(
+            "      {} ({})",
+            artifact.path.display(),
+            human_bytes(artifact.size)
+        );
     }
 }
 

@@ -6,7 +6,8 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use zenpak::classic::deps::{
-    dependency_report, Availability, DependencyReport, IntrinsicEvidence, PackageCache, Problem,
+    dependency_closure, dependency_report, Availability, DependencyReport, IntrinsicEvidence,
+    PackageCache, Problem,
 };
 use zenpak::classic::Package;
 use zenpak::Result;
@@ -25,6 +26,10 @@ pub struct Args {
     /// List every object needed from each package, not just the counts.
     #[arg(long)]
     pub objects: bool,
+    /// Also check, package by package, what each required package found in
+    /// the search folders needs in turn.
+    #[arg(long, requires = "search")]
+    pub recursive: bool,
     /// Print stable JSON instead of text.
     #[arg(long)]
     pub json: bool,
@@ -32,22 +37,29 @@ pub struct Args {
 
 pub fn run(args: Args, global: &GlobalOptions) -> Result<()> {
     let mut cache = PackageCache::new();
-    let mut reports = Vec::new();
-    for file in &args.files {
-        let package = Package::read_file(file)?;
-        reports.push((file, dependency_report(&package, &args.search, &mut cache)));
-    }
+    let reports = if args.recursive {
+        dependency_closure(&args.files, &args.search, &mut cache)?
+    } else {
+        let mut reports = Vec::new();
+        for file in &args.files {
+            let package = Package::read_file(file)?;
+            reports.push((
+                file.clone(),
+                dependency_report(&package, &args.search, &mut cache),
+            ));
+        }
+        reports
+    };
     if args.json {
-        let list: Vec<serde_json::Value> = reports
-            .iter()
-            .map(|(file, report)| {
-                let mut value = serde_json::to_value(report).unwrap_or_default();
-                if let Some(map) = value.as_object_mut() {
-                    map.insert("file".into(), file.display().to_string().into());
-                }
-                value
-            })
-            .collect();
+        let mut list = Vec::new();
+        for (file, report) in &reports {
+            let mut value = serde_json::to_value(report)
+                .map_err(|e| zenpak::Error::other(format!("cannot encode JSON: {e}")))?;
+            if let Some(map) = value.as_object_mut() {
+                map.insert("file".into(), file.display().to_string().into());
+            }
+            list.push(value);
+        }
         return super::print_json(
             &serde_json::json!({ "kind": "classic-dependencies", "packages": list }),
         );
@@ -158,6 +170,19 @@ fn render(file: &str, report: &DependencyReport, searched: bool, objects: bool) 
                 missing.path, missing.class, required.package
             )
             .ok();
+        }
+    }
+    if !report.own_objects.is_empty() {
+        writeln!(
+            o,
+            "  imports {} of its own object(s), created by native code rather than stored (intrinsic)",
+            report.own_objects.len()
+        )
+        .ok();
+        if objects {
+            for object in &report.own_objects {
+                writeln!(o, "      {}  [{}]", object.path, object.class).ok();
+            }
         }
     }
     for object in &report.unattributed {

@@ -17,6 +17,15 @@ pub struct Args {
     /// Print stable JSON instead of text.
     #[arg(long)]
     pub json: bool,
+    /// AES key for encrypted containers and paks.
+    #[command(flatten)]
+    pub key: super::key::KeyArgs,
+    /// Mappings (.usmap) of the game: walks each export's property block.
+    #[arg(long, value_name = "M.usmap")]
+    pub mappings: Option<PathBuf>,
+    /// With --mappings: also list the properties read (names, types, values).
+    #[arg(long, requires = "mappings")]
+    pub properties: bool,
 }
 
 /// What kind of file `inspect` was given.
@@ -71,15 +80,15 @@ pub fn sniff(path: &Path, head: &[u8]) -> Result<Kind> {
 pub fn run(args: Args, global: &GlobalOptions) -> Result<()> {
     let head = read_head(&args.path)?;
     let kind = sniff(&args.path, &head)?;
+    let json = args.json || global.message_format == super::MessageFormat::Json;
     match kind {
+        Kind::Toc => inspect_toc(&args, json),
+        Kind::Pak => inspect_pak(&args, json),
+        Kind::LegacyPackage if args.mappings.is_some() => inspect_package_properties(&args),
         Kind::LegacyPackage => inspect_legacy(&args, global),
-        Kind::ZenPackage => super::inspect_zen::run(&args.path, args.engine, args.json, global),
+        Kind::ZenPackage => super::inspect_zen::run(&args.path, args.engine, json, global),
         Kind::ClassicPackage => super::inspect_classic::run(&args, global),
         Kind::Mappings => inspect_mappings(&args),
-        _ => Err(Error::other(format!(
-            "{}: inspecting {kind:?} files is not supported yet",
-            args.path.display()
-        ))),
     }
 }
 
@@ -122,6 +131,138 @@ fn inspect_mappings(args: &Args) -> Result<()> {
     println!("  serialized properties: {}", summary.properties);
     if !summary.extensions.is_empty() {
         println!("  extensions: {}", summary.extensions.join(", "));
+    }
+    Ok(())
+}
+
+/// The `.utoc` branch: TOC header, flags, chunks by type, container header.
+fn inspect_toc(args: &Args, json: bool) -> Result<()> {
+    let container = zenpak::iostore::Container::open(&args.path, args.key.key()?)?;
+    let summary = container.summary()?;
+    if json {
+        return super::print_json(&summary);
+    }
+    println!("{}", args.path.display());
+    println!("  TOC version:          {:?}", summary.toc_version);
+    println!(
+        "  container id:         {}{}",
+        summary.container_id,
+        if summary.container_id_matches_file_name {
+            ""
+        } else {
+            "  (does NOT match the file name)"
+        }
+    );
+    println!("  flags:                {}", summary.flags.join(", "));
+    println!("  block size:           {}", summary.compression_block_size);
+    println!(
+        "  compression methods:  {}",
+        if summary.compression_methods.is_empty() {
+            "none".to_string()
+        } else {
+            summary.compression_methods.join(", ")
+        }
+    );
+    println!(
+        "  chunks / blocks:      {} / {}",
+        summary.chunk_count, summary.block_count
+    );
+    println!(
+        "  perfect hash seeds:   {} ({} overflow)",
+        summary.perfect_hash_seeds, summary.chunks_without_perfect_hash
+    );
+    println!("  mount point:          {}", summary.mount_point);
+    println!("  indexed files:        {}", summary.indexed_files);
+    for (kind, n) in &summary.chunk_types {
+        println!("    {kind:<22} {n}");
+    }
+    if let Some(h) = &summary.container_header {
+        println!(
+            "  container header:     {:?}, {} packages, {} localized, {} redirects",
+            h.version, h.packages, h.localized_packages, h.package_redirects
+        );
+    }
+    Ok(())
+}
+
+/// The `.pak` branch: footer, index and entries.
+fn inspect_pak(args: &Args, json: bool) -> Result<()> {
+    let pak = zenpak::pak::PakReader::open(&args.path, args.key.key()?)?;
+    if json {
+        #[derive(serde::Serialize)]
+        struct PakSummary<'a> {
+            version: u32,
+            mount_point: &'a str,
+            encrypted_index: bool,
+            compression_methods: &'a [String],
+            entries: &'a [zenpak::pak::PakEntryInfo],
+        }
+        return super::print_json(&PakSummary {
+            version: pak.version,
+            mount_point: &pak.mount_point,
+            encrypted_index: pak.encrypted_index,
+            compression_methods: &pak.compression_methods,
+            entries: &pak.entries,
+        });
+    }
+    println!("{}", args.path.display());
+    println!("  pak version:      {}", pak.version);
+    println!("  mount point:      {}", pak.mount_point);
+    println!("  encrypted index:  {}", pak.encrypted_index);
+    println!("  entries:          {}", pak.entries.len());
+    for e in &pak.entries {
+        println!(
+            "    {:>10} {:>10} {:<5} {}{}",
+            e.uncompressed_size,
+            e.size,
+            e.compression,
+            e.path,
+            if e.encrypted { "  (encrypted)" } else { "" }
+        );
+    }
+    Ok(())
+}
+
+/// Legacy package with `--mappings`: where each export's property block ends.
+fn inspect_package_properties(args: &Args) -> Result<()> {
+    use zenpak::properties::{walk_package, AfterBlock, WalkOutcome};
+    let mappings_path = args.mappings.as_ref().expect("checked by the caller");
+    let mappings = zenpak::mappings::Mappings::load(mappings_path)?;
+    let files = zenpak::legacy::PackageFiles::load(&args.path)?;
+    let package = files.read_package(args.engine)?;
+    let walks = walk_package(&files, &package, Some(&mappings), args.properties);
+    if args.json {
+        #[derive(serde::Serialize)]
+        struct Out<'a> {
+            kind: &'static str,
+            engine: EngineVersion,
+            exports: &'a [zenpak::properties::ExportWalk],
+        }
+        return super::print_json(&Out { kind: "package-properties", engine: package.engine, exports: &walks });
+    }
+    println!("{} ({}), mappings {}", args.path.display(), package.engine, mappings_path.display());
+    for w in &walks {
+        println!(
+            "export {} {} (class {}), serial {}+{}",
+            w.index, w.name, w.class, w.serial_offset, w.serial_size
+        );
+        match &w.outcome {
+            WalkOutcome::Walked { block_start, block_end, after, properties } => {
+                let after = match after {
+                    AfterBlock::ExportEnd => "the export ends after the object GUID flag".to_string(),
+                    AfterBlock::NativeData { bytes } => format!("{bytes} bytes of native data follow"),
+                    AfterBlock::DefaultObject { bytes } => {
+                        format!("class default object; {bytes} bytes follow")
+                    }
+                };
+                println!("  properties {block_start}..{block_end}; {after}");
+                for p in properties {
+                    let element = p.array_index.map(|i| format!("[{i}]")).unwrap_or_default();
+                    println!("    @{} {}{}: {} = {}", p.offset, p.name, element, p.ty, p.value);
+                }
+            }
+            WalkOutcome::Failed { error } => println!("  not walked: {error}"),
+        }
     }
     Ok(())
 }

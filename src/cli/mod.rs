@@ -14,6 +14,11 @@ mod inspect_classic;
 mod inspect_zen;
 mod new;
 mod release;
+mod convert;
+mod key;
+mod list;
+mod unpack;
+mod verify;
 
 /// How results and diagnostics are printed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
@@ -71,6 +76,14 @@ pub enum Command {
     Diff(diff::Args),
     /// List the packages a classic Unreal package (.unr, .u, .utx, ...) needs, and check them in search folders.
     Deps(deps::Args),
+    /// Convert a cooked legacy package into a Zen package.
+    Convert(convert::Args),
+    /// List the chunks of an IoStore container (.utoc).
+    List(list::Args),
+    /// Check an IoStore container and its companion .pak.
+    Verify(verify::Args),
+    /// Extract an IoStore container's chunks and its pak's files into a folder.
+    Unpack(unpack::Args),
 }
 
 pub fn run(cli: Cli) -> Result<()> {
@@ -85,6 +98,10 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Clean(args) => release::run_clean(args, &cli.global),
         Command::Diff(args) => diff::run(args, &cli.global),
         Command::Deps(args) => deps::run(args, &cli.global),
+        Command::Convert(args) => convert::run(args, &cli.global),
+        Command::List(args) => list::run(args, &cli.global),
+        Command::Verify(args) => verify::run(args, &cli.global),
+        Command::Unpack(args) => unpack::run(args, &cli.global),
     }
 }
 

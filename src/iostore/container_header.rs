@@ -180,6 +180,9 @@ pub struct ContainerHeader {
     pub culture_packages: Vec<CulturePackages>,
     /// UE 5.5+.
     pub soft_package_references: Option<SoftPackageReferences>,
+    /// Zero bytes some writers leave after the header (a padded chunk);
+    /// kept so such headers write back unchanged. zenpak writes none.
+    pub trailing_zeros: usize,
 }
 
 impl ContainerHeader {
@@ -203,6 +206,7 @@ impl ContainerHeader {
             package_redirects: Vec::new(),
             culture_packages: Vec::new(),
             soft_package_references: None,
+            trailing_zeros: 0,
         }
     }
 
@@ -349,12 +353,13 @@ impl ContainerHeader {
                 }
             }
         }
-        if !r.at_end() {
+        if r.rest().iter().any(|&b| b != 0) {
             return Err(r.error(format!(
                 "{} unexpected bytes after the container header",
                 r.remaining()
             )));
         }
+        header.trailing_zeros = r.remaining();
         Ok(header)
     }
 
@@ -444,6 +449,7 @@ impl ContainerHeader {
                 w.patch_i64(record + 8, size);
             }
         }
+        w.zeros(self.trailing_zeros);
         Ok(w.into_inner())
     }
 }

@@ -171,30 +171,59 @@ impl Container {
         let start = blocks[0].offset;
         let last = blocks[blocks.len() - 1];
         let end = last.offset + last.stored_size();
-        let mut file = File::open(&self.ucas_path).map_err(|e| Error::io(&self.ucas_path, e))?;
-        let file_len = file
-            .metadata()
-            .map_err(|e| Error::io(&self.ucas_path, e))?
-            .len();
-        if end > file_len || end < start {
+        // Large game containers are split into partitions (`X.ucas`,
+        // `X_s1.ucas`, ...); a chunk never straddles two.
+        let h = &self.toc.header;
+        let partition_size = if h.version.has_partitions() && h.partition_size != 0 {
+            h.partition_size
+        } else {
+            u64::MAX
+        };
+        let partition = start / partition_size;
+        let ucas = if partition == 0 {
+            self.ucas_path.clone()
+        } else {
+            let stem = self
+                .ucas_path
+                .file_stem()
+                .and_then(|s| s.to_str())
+                .unwrap_or("");
+            self.ucas_path
+                .with_file_name(format!("{stem}_s{partition}.ucas"))
+        };
+        if end < start {
+            return Err(Error::format(start, "the chunk's blocks are out of order"));
+        }
+        let start_in_file = start - partition * partition_size;
+        let end_in_file = end - partition * partition_size;
+        let mut file = File::open(&ucas).map_err(|e| Error::io(&ucas, e))?;
+        let file_len = file.metadata().map_err(|e| Error::io(&ucas, e))?.len();
+        if end_in_file > file_len || end < start {
             return Err(Error::format(
                 start,
-                format!("blocks {start}..{end} run past the end of the .ucas ({file_len} bytes)"),
+                format!(
+                    "blocks {start}..{end} run past the end of {} ({file_len} bytes)",
+                    ucas.display()
+                ),
             ));
         }
-        file.seek(SeekFrom::Start(start))
-            .map_err(|e| Error::io(&self.ucas_path, e))?;
+        file.seek(SeekFrom::Start(start_in_file))
+            .map_err(|e| Error::io(&ucas, e))?;
         let mut raw = vec![0u8; (end - start) as usize];
-        file.read_exact(&mut raw)
-            .map_err(|e| Error::io(&self.ucas_path, e))?;
-        let mut out = Vec::with_capacity(length as usize);
+        file.read_exact(&mut raw).map_err(|e| Error::io(&ucas, e))?;
+        let mut out = Vec::with_capacity(length.min(1 << 26) as usize);
         let block_size = self.toc.header.compression_block_size as u64;
         let offset_in_first = self.toc.offsets[index].offset % block_size;
         if offset_in_first != 0 {
             return Err(Error::format(0, "chunk does not start on a block boundary"));
         }
         for (i, b) in blocks.iter().enumerate() {
-            let from = (b.offset - start) as usize;
+            let from = b.offset.checked_sub(start).ok_or_else(|| {
+                Error::format(
+                    b.offset,
+                    format!("block {i} lies before the chunk's first block"),
+                )
+            })? as usize;
             let to = from + b.stored_size() as usize;
             if b.offset < start || to > raw.len() {
                 return Err(Error::format(
@@ -315,12 +344,15 @@ impl Container {
                     ));
                 }
                 let ue5 = self.is_ue5();
+                let package_chunks: std::collections::BTreeSet<u64> = self
+                    .toc
+                    .chunk_ids
+                    .iter()
+                    .filter(|c| c.chunk_type(ue5) == ChunkType::ExportBundleData)
+                    .map(|c| c.id())
+                    .collect();
                 for (id, _) in &h.packages {
-                    let has_chunk =
-                        self.toc.chunk_ids.iter().any(|c| {
-                            c.id() == *id && c.chunk_type(ue5) == ChunkType::ExportBundleData
-                        });
-                    if !has_chunk {
+                    if !package_chunks.contains(id) {
                         report.errors.push(format!(
                             "store entry of package 0x{id:016x} has no package chunk"
                         ));
@@ -380,4 +412,152 @@ impl Container {
         }
         report
     }
+}
+
+/// A summary of a container for `inspect`.
+#[derive(Debug, Clone, Serialize)]
+pub struct ContainerSummary {
+    pub toc_version: TocVersion,
+    pub container_id: String,
+    pub container_id_matches_file_name: bool,
+    pub flags: Vec<&'static str>,
+    pub encryption_key_guid: String,
+    pub compression_block_size: u32,
+    pub compression_methods: Vec<String>,
+    pub chunk_count: usize,
+    pub block_count: usize,
+    pub partition_count: u32,
+    pub perfect_hash_seeds: usize,
+    pub chunks_without_perfect_hash: usize,
+    pub mount_point: String,
+    pub indexed_files: usize,
+    pub chunk_types: BTreeMap<String, usize>,
+    pub container_header: Option<ContainerHeaderSummary>,
+}
+
+/// The container header part of [`ContainerSummary`].
+#[derive(Debug, Clone, Serialize)]
+pub struct ContainerHeaderSummary {
+    pub version: super::container_header::ContainerHeaderVersion,
+    pub packages: usize,
+    pub localized_packages: usize,
+    pub package_redirects: usize,
+    pub optional_segment_packages: usize,
+    pub soft_package_references: usize,
+}
+
+impl Container {
+    pub fn summary(&self) -> Result<ContainerSummary> {
+        let h = &self.toc.header;
+        let mut flags = Vec::new();
+        for (bit, name) in [
+            (container_flags::COMPRESSED, "Compressed"),
+            (container_flags::ENCRYPTED, "Encrypted"),
+            (container_flags::SIGNED, "Signed"),
+            (container_flags::INDEXED, "Indexed"),
+            (container_flags::ON_DEMAND, "OnDemand"),
+        ] {
+            if h.container_flags & bit != 0 {
+                flags.push(name);
+            }
+        }
+        let mut chunk_types = BTreeMap::new();
+        for c in self.chunks() {
+            *chunk_types
+                .entry(format!("{:?}", c.chunk_type))
+                .or_insert(0) += 1;
+        }
+        let stem = self
+            .utoc_path
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or("");
+        let container_header = self.container_header()?.map(|c| ContainerHeaderSummary {
+            version: c.version,
+            packages: c.packages.len(),
+            localized_packages: c.localized_packages.len()
+                + c.culture_packages
+                    .iter()
+                    .map(|p| p.packages.len())
+                    .sum::<usize>(),
+            package_redirects: c.package_redirects.len(),
+            optional_segment_packages: c.optional_segment_package_ids.len(),
+            soft_package_references: c
+                .soft_package_references
+                .as_ref()
+                .map_or(0, |s| s.package_ids.len()),
+        });
+        Ok(ContainerSummary {
+            toc_version: h.version,
+            container_id: format!("0x{:016x}", h.container_id),
+            container_id_matches_file_name: crate::hash::hash_lower_utf16(stem) == h.container_id,
+            flags,
+            encryption_key_guid: h
+                .encryption_key_guid
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect(),
+            compression_block_size: h.compression_block_size,
+            compression_methods: self.toc.compression_methods.clone(),
+            chunk_count: self.toc.chunk_ids.len(),
+            block_count: self.toc.blocks.len(),
+            partition_count: h.partition_count,
+            perfect_hash_seeds: self.toc.perfect_hash_seeds.len(),
+            chunks_without_perfect_hash: self.toc.chunks_without_perfect_hash.len(),
+            mount_point: self.mount_point().to_string(),
+            indexed_files: self.paths.len(),
+            chunk_types,
+            container_header,
+        })
+    }
+
+    /// Writes every chunk under `dir`: chunks with a path at that path,
+    /// the others as `_chunks/<id>.<type>`. Paths from the file are checked
+    /// so nothing is ever written outside `dir`. Returns the number of files.
+    pub fn unpack(&self, dir: &Path) -> Result<usize> {
+        let mut count = 0;
+        for info in self.chunks() {
+            let rel = match &info.path {
+                Some(p) => p.clone(),
+                None => format!("_chunks/{}.{:?}", info.id, info.chunk_type),
+            };
+            let data = self.read_chunk(info.index)?;
+            write_inside(dir, &rel, &data)?;
+            count += 1;
+        }
+        Ok(count)
+    }
+}
+
+/// Writes `data` to `dir/relative`, refusing any path that could leave
+/// `dir` (absolute paths, `..`, drive letters, backslashes, symlinked
+/// parents that point elsewhere).
+pub fn write_inside(dir: &Path, relative: &str, data: &[u8]) -> Result<PathBuf> {
+    super::writer::validate_relative_path(relative).map_err(|_| {
+        Error::other(format!(
+            "refusing to write `{relative}`: the path would leave the output folder"
+        ))
+    })?;
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    let root = dir.canonicalize().map_err(|e| Error::io(dir, e))?;
+    let target = root.join(relative);
+    let parent = target.parent().unwrap_or(&root);
+    std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
+    let real_parent = parent.canonicalize().map_err(|e| Error::io(parent, e))?;
+    if !real_parent.starts_with(&root) {
+        return Err(Error::other(format!(
+            "refusing to write `{relative}`: it resolves outside the output folder"
+        )));
+    }
+    if target
+        .symlink_metadata()
+        .map(|m| m.file_type().is_symlink())
+        .unwrap_or(false)
+    {
+        return Err(Error::other(format!(
+            "refusing to write `{relative}`: it is a symbolic link"
+        )));
+    }
+    std::fs::write(&target, data).map_err(|e| Error::io(&target, e))?;
+    Ok(target)
 }

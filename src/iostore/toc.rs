@@ -555,7 +555,7 @@ pub fn build_perfect_hash(ids: &[ChunkId]) -> PerfectHash {
         buckets[(hash_chunk_id(0, id) % seed_count as u64) as usize].push(i);
     }
     // Largest buckets first; a stable sort keeps equal sizes in bucket order.
-    buckets.sort_by(|a, b| b.len().cmp(&a.len()));
+    buckets.sort_by_key(|b| std::cmp::Reverse(b.len()));
     let primes = seed_primes();
     for bucket in buckets.iter().take_while(|b| b.len() > 1) {
         let bucket_hash = hash_chunk_id(0, &ids[bucket[0]]);

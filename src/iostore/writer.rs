@@ -139,6 +139,7 @@ pub struct ContainerBuilder {
     header: ContainerHeader,
     chunks: Vec<PendingChunk>,
     chunk_ids: BTreeSet<ChunkId>,
+    package_ids: BTreeSet<u64>,
     paths: BTreeSet<String>,
     blocks: Vec<CompressionBlock>,
     methods_used: Vec<Compression>,
@@ -205,6 +206,7 @@ impl ContainerBuilder {
             pak: Some(pak),
             chunks: Vec::new(),
             chunk_ids: BTreeSet::new(),
+            package_ids: BTreeSet::new(),
             paths: BTreeSet::new(),
             blocks: Vec::new(),
             methods_used: Vec::new(),
@@ -244,7 +246,7 @@ impl ContainerBuilder {
         store_entry: StoreEntry,
         path: &str,
     ) -> Result<()> {
-        if self.header.packages.iter().any(|(id, _)| *id == package_id) {
+        if self.package_ids.contains(&package_id) {
             return Err(Error::usage(format!(
                 "package id 0x{package_id:016x} ({path}) is added twice"
             )));
@@ -254,6 +256,7 @@ impl ContainerBuilder {
             export_bundle,
             Some(path),
         )?;
+        self.package_ids.insert(package_id);
         self.header.packages.push((package_id, store_entry));
         Ok(())
     }
@@ -278,17 +281,32 @@ impl ContainerBuilder {
     pub fn add_chunk(&mut self, id: ChunkId, data: &[u8], path: Option<&str>) -> Result<()> {
         let path = path.map(|p| self.relative(p)).transpose()?;
         if let Some(p) = &path {
-            if !self.paths.insert(p.to_lowercase()) {
+            if self.paths.contains(&p.to_lowercase()) {
                 return Err(Error::usage(format!(
                     "`{p}` is added to the container twice"
                 )));
             }
         }
-        if !self.chunk_ids.insert(id) {
+        if self.chunk_ids.contains(&id) {
             return Err(Error::usage(format!(
                 "chunk {} is added twice",
                 id.to_hex()
             )));
+        }
+        // Offsets and lengths are 40-bit fields in the TOC.
+        let aligned = (data.len() as u64).next_multiple_of(self.options.block_size as u64);
+        if self.uncompressed_position + aligned >= 1 << 40
+            || self.ucas_position + aligned + aligned / 8 >= 1 << 40
+        {
+            return Err(Error::usage(
+                "a container must stay below 1 TiB; split the mod into several containers",
+            ));
+        }
+        // Once data is written the chunk is committed: a failure below
+        // (disk full) leaves the builder unusable, and dropping it cleans up.
+        self.chunk_ids.insert(id);
+        if let Some(p) = &path {
+            self.paths.insert(p.to_lowercase());
         }
         let force_uncompressed =
             id.chunk_type(self.engine.uses_ue5_chunk_types()) == ChunkType::ContainerHeader;
@@ -323,17 +341,29 @@ impl ContainerBuilder {
         } else {
             self.options.compression
         };
-        for block in data.chunks(self.options.block_size as usize) {
-            let mut stored = block.to_vec();
-            let mut method_index = 0u8;
-            if method != Compression::None {
-                let packed = method.compress(block)?;
-                if packed.len() < block.len() {
-                    stored = packed;
-                    method_index = self.method_index(method);
+        let block_size = self.options.block_size as usize;
+        // Blocks compress independently, so large chunks use every core;
+        // the results are collected in block order, keeping output stable.
+        let packed: Vec<Option<Vec<u8>>> = if method == Compression::None {
+            data.chunks(block_size).map(|_| None).collect()
+        } else {
+            use rayon::prelude::*;
+            data.par_chunks(block_size)
+                .map(|block| {
+                    method
+                        .compress(block)
+                        .map(|p| (p.len() < block.len()).then_some(p))
+                })
+                .collect::<Result<_>>()?
+        };
+        for (block, packed) in data.chunks(block_size).zip(packed) {
+            let (mut stored, method_index) = match packed {
+                Some(p) => {
                     flags |= meta_flags::COMPRESSED;
+                    (p, self.method_index(method))
                 }
-            }
+                None => (block.to_vec(), 0u8),
+            };
             let compressed_size = stored.len() as u32;
             pad_like_engine(&mut stored);
             if let Some(key) = &self.options.aes_key {

@@ -111,6 +111,12 @@ impl PackageFiles {
         self.bulk.iter().find(|b| b.kind == kind)
     }
 
+    /// Whether the `.uexp` ends with the package tag `C1 83 2A 9E`, as the
+    /// engine's cooker writes it (some tools drop it).
+    pub fn uexp_has_tag(&self) -> bool {
+        self.uexp.ends_with(&super::PACKAGE_FILE_TAG.to_le_bytes())
+    }
+
     /// Total size of the combined header + export data stream.
     pub fn combined_len(&self) -> u64 {
         self.header.len() as u64 + self.uexp.len() as u64
@@ -163,6 +169,47 @@ impl PackageFiles {
             ));
         }
         Ok(&self.uexp[start as usize..stop as usize])
+    }
+
+    /// Builds `.uexp` bytes from each export's data (indexed like the
+    /// export map), placed at the serial offsets the package gives (see
+    /// [`LegacyPackage::assign_export_offsets`]), followed by the package tag
+    /// when `trailing_tag` (cooks write it; see [`uexp_has_tag`](Self::uexp_has_tag)).
+    pub fn build_uexp(
+        package: &LegacyPackage,
+        export_data: &[Vec<u8>],
+        trailing_tag: bool,
+    ) -> Result<Vec<u8>> {
+        if export_data.len() != package.exports.len() {
+            return Err(Error::other(format!(
+                "{} export data blocks for {} exports",
+                export_data.len(),
+                package.exports.len()
+            )));
+        }
+        let header_size = package.header_size()? as i64;
+        let mut order: Vec<usize> = (0..package.exports.len()).collect();
+        order.sort_by_key(|&i| (package.exports[i].serial_offset, i));
+        let mut out = Vec::new();
+        for i in order {
+            let export = &package.exports[i];
+            if export.serial_size != export_data[i].len() as i64
+                || export.serial_offset != header_size + out.len() as i64
+            {
+                return Err(Error::other(format!(
+                    "export {i}: serial offset {} / size {} do not match its place in the .uexp ({} / {}); call assign_export_offsets first",
+                    export.serial_offset,
+                    export.serial_size,
+                    header_size + out.len() as i64,
+                    export_data[i].len()
+                )));
+            }
+            out.extend_from_slice(&export_data[i]);
+        }
+        if trailing_tag {
+            out.extend_from_slice(&super::PACKAGE_FILE_TAG.to_le_bytes());
+        }
+        Ok(out)
     }
 
     /// Checks every export's range (see [`export_data`](Self::export_data)).

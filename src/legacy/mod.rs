@@ -28,12 +28,12 @@ use crate::version::{ue4_object_version as ue4, EngineVersion};
 
 pub use files::{BulkCompanion, BulkKind, PackageFiles};
 pub use names::{
-    name_entry_hashes, DisplayName, EngineString, FName, NameEntry, PackageIndex, ResolvedIndex,
+    name_map_hashes, DisplayName, EngineString, FName, NameEntry, PackageIndex, ResolvedIndex,
 };
 pub use report::{ExportReport, ImportReport, PackageReport};
 pub use summary::{
-    CustomVersion, FileVersions, Generation, SavedEngineVersion, Summary, PACKAGE_FILE_TAG,
-    PKG_COOKED, PKG_FILTER_EDITOR_ONLY, PKG_REQUIRES_LOCALIZATION_GATHER,
+    CustomVersion, FieldPositions, FileVersions, Generation, SavedEngineVersion, Summary,
+    PACKAGE_FILE_TAG, PKG_COOKED, PKG_FILTER_EDITOR_ONLY, PKG_REQUIRES_LOCALIZATION_GATHER,
     PKG_UNVERSIONED_PROPERTIES,
 };
 pub use tables::{DataResource, ObjectExport, ObjectImport, SoftObjectPath, TableContext};
@@ -210,21 +210,23 @@ impl LegacyPackage {
     /// unversioned packages and must agree with a versioned one.
     pub fn read(header: &[u8], engine: Option<EngineVersion>) -> Result<LegacyPackage> {
         let mut r = Reader::new(header);
+        let mut positions = FieldPositions::default();
         let (summary, engine, versions) =
-            Summary::read(&mut r, engine).context("package summary")?;
+            Summary::read_with_positions(&mut r, engine, &mut positions)
+                .context("package summary")?;
         let summary_end = r.pos();
 
         let header_size = summary.total_header_size;
         if header_size < summary_end as i32 || header_size as usize > header.len() {
             return Err(Error::format(
-                0,
+                positions.total_header_size as u64,
                 format!(
                     "total header size {header_size} is outside the file (summary ends at {summary_end}, file has {} bytes)",
                     header.len()
                 ),
             )
-            .within("package summary")
-            .within("total header size"));
+            .within("total header size")
+            .within("package summary"));
         }
         let header_size = header_size as usize;
 
@@ -239,7 +241,7 @@ impl LegacyPackage {
             }
             if offset < summary_end as i64 || offset > header_size as i64 {
                 return Err(Error::format(
-                    offset as u64,
+                    positions.of(section) as u64,
                     format!(
                         "{} offset {offset} is outside the header (summary ends at {summary_end}, header size {header_size})",
                         section.label()
@@ -314,7 +316,7 @@ impl LegacyPackage {
                     .within(section.label()));
             }
         }
-        package.check_counts()?;
+        package.check_counts(&positions)?;
         Ok(package)
     }
 
@@ -446,12 +448,12 @@ impl LegacyPackage {
     }
 
     /// Cross-checks the tables against each other once all are read.
-    fn check_counts(&self) -> Result<()> {
+    fn check_counts(&self, positions: &FieldPositions) -> Result<()> {
         let s = &self.summary;
         let expect = |what: &str, section: Section, count: i64| -> Result<()> {
             if count > 0 && !self.layout.contains(&section) {
                 return Err(Error::format(
-                    0,
+                    positions.of(section).saturating_sub(4) as u64,
                     format!("the summary counts {count} {what} but gives no offset for them"),
                 )
                 .within("package summary"));
@@ -564,6 +566,39 @@ impl LegacyPackage {
         w.zeros(self.header_padding);
         w.bytes(&self.after_header);
         Ok(w.into_inner())
+    }
+
+    /// The size [`write`](Self::write) will give the header.
+    pub fn header_size(&self) -> Result<usize> {
+        Ok(self.write()?.len())
+    }
+
+    /// Lays the exports out as a cook does: back to back right after the
+    /// header, in their current serial offset order (ties by index), using
+    /// their current serial sizes; the bulk data start offset follows the
+    /// last export. Call after changing names, tables or export sizes, then
+    /// write the header and the exports' data in that order (see
+    /// [`PackageFiles::build_uexp`]). The corpus confirms the layout: in all
+    /// its packages the exports are contiguous from the header's end and the
+    /// bulk data start offset is the end of the last export.
+    pub fn assign_export_offsets(&mut self) -> Result<()> {
+        let mut order: Vec<usize> = (0..self.exports.len()).collect();
+        order.sort_by_key(|&i| (self.exports[i].serial_offset, i));
+        let mut next = self.header_size()? as i64;
+        for i in order {
+            let export = &mut self.exports[i];
+            if export.serial_size < 0 {
+                return Err(Error::other(format!(
+                    "export {i} has a negative serial size"
+                )));
+            }
+            export.serial_offset = next;
+            next = next
+                .checked_add(export.serial_size)
+                .ok_or_else(|| Error::other("export sizes overflow"))?;
+        }
+        self.summary.bulk_data_start_offset = next;
+        Ok(())
     }
 
     fn has_content(&self, section: Section) -> bool {

@@ -50,18 +50,24 @@ pub struct NameEntry {
 }
 
 impl NameEntry {
-    /// A name map entry for `text` with the hashes the engine writes
-    /// (see [`name_entry_hashes`]).
+    /// A new entry with the hashes the engine would store for `text`
+    /// (wide when the text is not Latin-1).
     pub fn new(text: impl Into<String>) -> Self {
         let text = text.into();
         let utf16 = !crate::binary::is_latin1(&text);
-        let (non_case_preserving_hash, case_preserving_hash) = name_entry_hashes(&text);
+        let (non_case_preserving_hash, case_preserving_hash) = name_map_hashes(&text, utf16);
         NameEntry {
             text,
             utf16,
             non_case_preserving_hash,
             case_preserving_hash,
         }
+    }
+
+    /// Whether the stored hashes are the ones the engine computes for the text.
+    pub fn hashes_match(&self) -> bool {
+        name_map_hashes(&self.text, self.utf16)
+            == (self.non_case_preserving_hash, self.case_preserving_hash)
     }
 
     /// `with_hashes`: the UE4 object version has `NAME_HASHES_SERIALIZED`.
@@ -89,90 +95,94 @@ impl NameEntry {
     }
 }
 
-/// The two 16-bit hashes of a name map entry, as `FNameEntrySerialized`
-/// writes them: (non-case-preserving, case-preserving). The first is the low
-/// half of the engine's `FCrc::Strihash_DEPRECATED` (a CRC over the
-/// upper-cased characters with the MSB-first polynomial 0x04C11DB7 table,
-/// one step per byte of each character as stored: one for Latin-1 names, two
-/// for UTF-16 ones); the second the low half of `FCrc::StrCrc32` (the
-/// reflected CRC-32 over each character as a 32-bit value). Checked against
-/// engine-written names in the corpus.
-pub fn name_entry_hashes(text: &str) -> (u16, u16) {
-    let utf16 = !crate::binary::is_latin1(text);
-    let mut non_case_preserving: u32 = 0;
-    let step = |hash: &mut u32, byte: u32| {
-        *hash = (*hash >> 8) ^ crc_msb_first_table()[((*hash ^ byte) & 0xFF) as usize];
+/// The two 16-bit hashes a name map entry stores: the low 16 bits of the
+/// engine's deprecated case-insensitive CRC (`Strihash_DEPRECATED`: ASCII
+/// upper-cased, MSB-first CRC-32 table, one byte per ANSI character or two
+/// per UTF-16 unit) and of `StrCrc32` (reflected CRC-32 over each character
+/// widened to four bytes). Checked against every name in the corpus.
+pub fn name_map_hashes(text: &str, utf16: bool) -> (u16, u16) {
+    let units: Vec<u32> = if utf16 {
+        text.encode_utf16().map(u32::from).collect()
+    } else {
+        text.chars().map(|c| c as u32).collect()
     };
-    for unit in text.encode_utf16() {
-        let upper = upper_case_unit(unit);
-        step(&mut non_case_preserving, u32::from(upper & 0xFF));
-        if utf16 {
-            step(&mut non_case_preserving, u32::from(upper >> 8));
+    let mut insensitive: u32 = 0;
+    for &unit in &units {
+        let upper = if (u32::from(b'a')..=u32::from(b'z')).contains(&unit) {
+            unit - 32
+        } else {
+            unit
+        };
+        let bytes: &[u32] = if utf16 {
+            &[upper & 0xff, (upper >> 8) & 0xff]
+        } else {
+            &[upper & 0xff]
+        };
+        for &byte in bytes {
+            insensitive =
+                (insensitive >> 8) ^ CRC_TABLE_MSB[((insensitive ^ byte) & 0xff) as usize];
         }
     }
-    let mut case_preserving: u32 = !0;
-    for unit in text.encode_utf16() {
-        let mut value = u32::from(unit);
+    let mut sensitive: u32 = !0;
+    for &unit in &units {
+        // ANSI names are hashed from signed chars: bytes >= 0x80 widen with
+        // their sign bit set.
+        let mut widened = if !utf16 && unit >= 0x80 {
+            unit | 0xffff_ff00
+        } else {
+            unit
+        };
         for _ in 0..4 {
-            case_preserving = (case_preserving >> 8)
-                ^ crc_reflected_table()[((case_preserving ^ value) & 0xFF) as usize];
-            value >>= 8;
+            sensitive =
+                (sensitive >> 8) ^ CRC_TABLE_REFLECTED[((sensitive ^ widened) & 0xff) as usize];
+            widened >>= 8;
         }
     }
-    (non_case_preserving as u16, !case_preserving as u16)
+    ((insensitive & 0xffff) as u16, (!sensitive & 0xffff) as u16)
 }
 
-/// Upper-cases one UTF-16 unit when its upper case is a single unit.
-fn upper_case_unit(unit: u16) -> u16 {
-    let Some(c) = char::from_u32(u32::from(unit)) else {
-        return unit;
-    };
-    let mut upper = c.to_uppercase();
-    match (upper.next(), upper.next()) {
-        (Some(u), None) if (u as u32) <= 0xFFFF => u as u16,
-        _ => unit,
+/// CRC-32 (polynomial 0x04C11DB7) table, most significant bit first, as the
+/// engine's `CRCTable_DEPRECATED` indexes it.
+static CRC_TABLE_MSB: [u32; 256] = {
+    let mut table = [0u32; 256];
+    let mut i = 0;
+    while i < 256 {
+        let mut crc = (i as u32) << 24;
+        let mut bit = 0;
+        while bit < 8 {
+            crc = if crc & 0x8000_0000 != 0 {
+                (crc << 1) ^ 0x04C1_1DB7
+            } else {
+                crc << 1
+            };
+            bit += 1;
+        }
+        table[i] = crc;
+        i += 1;
     }
-}
+    table
+};
 
-/// `CRCTable_DEPRECATED`: the CRC-32 table of polynomial 0x04C11DB7, MSB first.
-fn crc_msb_first_table() -> &'static [u32; 256] {
-    static TABLE: std::sync::OnceLock<[u32; 256]> = std::sync::OnceLock::new();
-    TABLE.get_or_init(|| {
-        let mut table = [0u32; 256];
-        for (i, slot) in table.iter_mut().enumerate() {
-            let mut c = (i as u32) << 24;
-            for _ in 0..8 {
-                c = if c & 0x8000_0000 != 0 {
-                    (c << 1) ^ 0x04C1_1DB7
-                } else {
-                    c << 1
-                };
-            }
-            *slot = c;
+/// Reflected CRC-32 (polynomial 0xEDB88320) table.
+static CRC_TABLE_REFLECTED: [u32; 256] = {
+    let mut table = [0u32; 256];
+    let mut i = 0;
+    while i < 256 {
+        let mut crc = i as u32;
+        let mut bit = 0;
+        while bit < 8 {
+            crc = if crc & 1 != 0 {
+                (crc >> 1) ^ 0xEDB8_8320
+            } else {
+                crc >> 1
+            };
+            bit += 1;
         }
-        table
-    })
-}
-
-/// The reflected CRC-32 table (polynomial 0xEDB88320) behind `FCrc::StrCrc32`.
-fn crc_reflected_table() -> &'static [u32; 256] {
-    static TABLE: std::sync::OnceLock<[u32; 256]> = std::sync::OnceLock::new();
-    TABLE.get_or_init(|| {
-        let mut table = [0u32; 256];
-        for (i, slot) in table.iter_mut().enumerate() {
-            let mut c = i as u32;
-            for _ in 0..8 {
-                c = if c & 1 != 0 {
-                    (c >> 1) ^ 0xEDB8_8320
-                } else {
-                    c >> 1
-                };
-            }
-            *slot = c;
-        }
-        table
-    })
-}
+        table[i] = crc;
+        i += 1;
+    }
+    table
+};
 
 /// An `FName` as serialized in a package: an index into the name map and a
 /// number (0 = no suffix; n > 0 displays as `_{n-1}`).
@@ -360,24 +370,6 @@ mod tests {
         assert_eq!(PackageIndex(i32::MIN).import(), Some(i32::MAX as usize));
         assert!(PackageIndex(-5).check(4, 0).is_err());
         assert!(PackageIndex(-4).check(4, 0).is_ok());
-    }
-
-    /// Hashes of names the engine wrote (corpus `retoc/UE5.6/SM_Cube.uasset`).
-    #[test]
-    fn name_hashes_match_the_engine() {
-        assert_eq!(name_entry_hashes("/Script/CoreUObject"), (0x49f8, 0x3e2d));
-        assert_eq!(name_entry_hashes("/Script/Engine"), (0x4086, 0x4985));
-        assert_eq!(
-            name_entry_hashes("/Script/NavigationSystem"),
-            (0xb8aa, 0x2f24)
-        );
-        assert_eq!(name_entry_hashes("BodySetup"), (0xbc09, 0x798f));
-        let entry = NameEntry::new("BodySetup");
-        assert!(!entry.utf16);
-        assert_eq!(
-            (entry.non_case_preserving_hash, entry.case_preserving_hash),
-            (0xbc09, 0x798f)
-        );
     }
 
     #[test]

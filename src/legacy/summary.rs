@@ -12,6 +12,27 @@ use crate::version::{ue4_object_version as ue4, ue5_object_version as ue5};
 use crate::version::{EngineVersion, LegacyFileVersions};
 
 use super::names::EngineString;
+use super::Section;
+
+/// Where some summary fields sit in the file, so errors about their values
+/// can point at them.
+#[derive(Debug, Clone, Default)]
+pub struct FieldPositions {
+    pub total_header_size: usize,
+    /// The position of each section's offset field (its count, if any, is 4 bytes before).
+    pub section_offsets: std::collections::BTreeMap<Section, usize>,
+}
+
+impl FieldPositions {
+    fn mark(&mut self, section: Section, position: usize) {
+        self.section_offsets.insert(section, position);
+    }
+
+    /// The position of a section's offset field (0 if the version has none).
+    pub fn of(&self, section: Section) -> usize {
+        self.section_offsets.get(&section).copied().unwrap_or(0)
+    }
+}
 
 /// The package tag `C1 83 2A 9E` as a little-endian word.
 pub const PACKAGE_FILE_TAG: u32 = 0x9E2A_83C1;
@@ -211,6 +232,15 @@ impl Summary {
         r: &mut Reader,
         engine: Option<EngineVersion>,
     ) -> Result<(Summary, EngineVersion, FileVersions)> {
+        Summary::read_with_positions(r, engine, &mut FieldPositions::default())
+    }
+
+    /// [`read`](Self::read), also noting where the offset fields are (for error messages).
+    pub fn read_with_positions(
+        r: &mut Reader,
+        engine: Option<EngineVersion>,
+        positions: &mut FieldPositions,
+    ) -> Result<(Summary, EngineVersion, FileVersions)> {
         let tag_at = r.pos();
         let tag = r.u32().context("tag")?;
         if tag != PACKAGE_FILE_TAG {
@@ -346,6 +376,7 @@ impl Summary {
         let mut total_header_size = 0;
         let saved_hash = if versions.ue5_at_least(ue5::PACKAGE_SAVED_HASH) {
             let hash = r.array::<20>().context("saved hash")?;
+            positions.total_header_size = r.pos();
             total_header_size = r.i32().context("total header size")?;
             Some(hash)
         } else {
@@ -364,13 +395,16 @@ impl Summary {
             list
         };
         if saved_hash.is_none() {
+            positions.total_header_size = r.pos();
             total_header_size = r.i32().context("total header size")?;
         }
         let package_name = EngineString::read(r).context("package name")?;
         let package_flags = r.u32().context("package flags")?;
         let filter_editor_only = package_flags & PKG_FILTER_EDITOR_ONLY != 0;
+        positions.mark(Section::Names, r.pos() + 4);
         let name_count = r.i32().context("name count")?;
         let name_offset = r.i32().context("name offset")?;
+        positions.mark(Section::SoftObjectPaths, r.pos() + 4);
         let (soft_object_paths_count, soft_object_paths_offset) =
             if versions.ue5_at_least(ue5::ADD_SOFTOBJECTPATH_LIST) {
                 (Some(r.i32()?), Some(r.i32()?))
@@ -384,16 +418,21 @@ impl Summary {
         } else {
             None
         };
+        positions.mark(Section::GatherableText, r.pos() + 4);
         let (gatherable_text_data_count, gatherable_text_data_offset) =
             if versions.ue4_at_least(ue4::SERIALIZE_TEXT_IN_PACKAGES) {
                 (r.i32()?, r.i32()?)
             } else {
                 (0, 0)
             };
+        positions.mark(Section::Exports, r.pos() + 4);
+        positions.mark(Section::Imports, r.pos() + 12);
         let export_count = r.i32().context("export count")?;
         let export_offset = r.i32().context("export offset")?;
         let import_count = r.i32().context("import count")?;
         let import_offset = r.i32().context("import offset")?;
+        positions.mark(Section::CellExports, r.pos() + 4);
+        positions.mark(Section::CellImports, r.pos() + 12);
         let (cell_export_count, cell_export_offset, cell_import_count, cell_import_offset) =
             if versions.ue5_at_least(ue5::VERSE_CELLS) {
                 (
@@ -405,24 +444,30 @@ impl Summary {
             } else {
                 (None, None, None, None)
             };
+        positions.mark(Section::Metadata, r.pos());
         let metadata_offset = if versions.ue5_at_least(ue5::METADATA_SERIALIZATION_OFFSET) {
             Some(r.i32().context("metadata offset")?)
         } else {
             None
         };
+        positions.mark(Section::Depends, r.pos());
         let depends_offset = r.i32().context("depends offset")?;
+        positions.mark(Section::SoftPackageReferences, r.pos() + 4);
         let (soft_package_references_count, soft_package_references_offset) =
             if versions.ue4_at_least(ue4::ADD_STRING_ASSET_REFERENCES_MAP) {
                 (r.i32()?, r.i32()?)
             } else {
                 (0, 0)
             };
+        positions.mark(Section::SearchableNames, r.pos());
         let searchable_names_offset = if versions.ue4_at_least(ue4::ADDED_SEARCHABLE_NAMES) {
             r.i32().context("searchable names offset")?
         } else {
             0
         };
+        positions.mark(Section::Thumbnails, r.pos());
         let thumbnail_table_offset = r.i32().context("thumbnail table offset")?;
+        positions.mark(Section::ImportTypeHierarchies, r.pos() + 4);
         let (import_type_hierarchies_count, import_type_hierarchies_offset) =
             if versions.ue5_at_least(ue5::IMPORT_TYPE_HIERARCHIES) {
                 (Some(r.i32()?), Some(r.i32()?))
@@ -492,8 +537,10 @@ impl Summary {
         } else {
             None
         };
+        positions.mark(Section::AssetRegistryData, r.pos());
         let asset_registry_data_offset = r.i32().context("asset registry data offset")?;
         let bulk_data_start_offset = r.i64().context("bulk data start offset")?;
+        positions.mark(Section::WorldTileInfo, r.pos());
         let world_tile_info_data_offset = if versions.ue4_at_least(ue4::WORLD_LEVEL_INFO) {
             r.i32().context("world tile info offset")?
         } else {
@@ -507,6 +554,7 @@ impl Summary {
             }
             list
         };
+        positions.mark(Section::PreloadDependencies, r.pos() + 4);
         let (preload_dependency_count, preload_dependency_offset) =
             if versions.ue4_at_least(ue4::PRELOAD_DEPENDENCIES_IN_COOKED_EXPORTS) {
                 (r.i32()?, r.i32()?)
@@ -524,6 +572,7 @@ impl Summary {
         } else {
             None
         };
+        positions.mark(Section::DataResources, r.pos());
         let data_resource_offset = if versions.ue5_at_least(ue5::DATA_RESOURCES) {
             Some(r.i32().context("data resource offset")?)
         } else {

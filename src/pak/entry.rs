@@ -153,7 +153,7 @@ impl PakEntry {
             if block_count == 1 && !encrypted {
                 blocks.push(PakBlock {
                     start: data_start,
-                    end: data_start + size,
+                    end: data_start.saturating_add(size),
                 });
             } else {
                 let mut at = data_start;
@@ -188,53 +188,58 @@ impl PakEntry {
 mod tests {
     use super::*;
 
+    fn entry(method_index: u32, block_lens: &[u64], encrypted: bool) -> PakEntry {
+        let mut at = PakEntry::inline_size(block_lens.len(), method_index != 0);
+        let mut blocks = Vec::new();
+        for &len in block_lens {
+            blocks.push(PakBlock {
+                start: at,
+                end: at + len,
+            });
+            at += if encrypted {
+                len.next_multiple_of(16)
+            } else {
+                len
+            };
+        }
+        let stored: u64 = block_lens.iter().sum();
+        PakEntry {
+            offset: 1234,
+            size: if method_index != 0 { stored } else { 999 },
+            uncompressed_size: if method_index != 0 { 200_000 } else { 999 },
+            method_index,
+            hash: [0; 20],
+            blocks,
+            encrypted,
+            block_size: if method_index != 0 { 65536 } else { 0 },
+        }
+    }
+
     #[test]
     fn encoded_round_trip() {
-        for (method, blocks, encrypted) in [
-            (0u32, 0usize, false),
-            (1, 1, false),
-            (1, 3, true),
-            (2, 2, false),
+        for e in [
+            entry(0, &[], false),
+            entry(1, &[500], false),
+            entry(1, &[500, 20, 33], true),
+            entry(2, &[40, 41], false),
+            entry(0, &[], true),
         ] {
-            let start = PakEntry::inline_size(blocks, method != 0);
-            let blocks: Vec<PakBlock> = (0..blocks as u64)
-                .map(|i| PakBlock {
-                    start: start + i * 32,
-                    end: start + i * 32 + 20 + (encrypted as u64) * 0,
-                })
-                .collect();
-            let e = PakEntry {
-                offset: 1234,
-                size: if method != 0 {
-                    blocks.iter().map(|b| b.end - b.start).sum()
-                } else {
-                    999
-                },
-                uncompressed_size: if method != 0 { 70000 } else { 999 },
-                method_index: method,
-                hash: [0; 20],
-                blocks: if method != 0 && !(blocks.len() == 1) {
-                    blocks
-                        .iter()
-                        .enumerate()
-                        .map(|(i, b)| {
-                            let s = start + i as u64 * if encrypted { 32 } else { 20 };
-                            PakBlock {
-                                start: s,
-                                end: s + (b.end - b.start),
-                            }
-                        })
-                        .collect()
-                } else {
-                    blocks
-                },
-                encrypted,
-                block_size: 65536,
-            };
             let mut w = Writer::new();
             e.write_encoded(&mut w);
-            let back = PakEntry::read_encoded(&mut Reader::new(w.as_slice())).unwrap();
-            assert_eq!(back, e);
+            assert_eq!(
+                PakEntry::read_encoded(&mut Reader::new(w.as_slice())).unwrap(),
+                e
+            );
+            let mut w = Writer::new();
+            e.write_full(&mut w, false);
+            assert_eq!(
+                w.pos() as u64,
+                PakEntry::inline_size(e.blocks.len(), e.method_index != 0)
+            );
+            assert_eq!(
+                PakEntry::read_full(&mut Reader::new(w.as_slice())).unwrap(),
+                e
+            );
         }
     }
 }

@@ -24,6 +24,7 @@
 
 pub mod crypto;
 pub mod entry;
+pub mod index;
 pub mod reader;
 pub mod writer;
 

@@ -9,7 +9,8 @@ use serde::Serialize;
 
 use super::crypto::AesKey;
 use super::entry::PakEntry;
-use super::{sha1, FOOTER_SIZE_V11, PAK_MAGIC};
+use super::index::{FullDirectoryIndex, PakFooter, PathHashIndex, PrimaryIndex};
+use super::{sha1, FOOTER_SIZE_V11};
 use crate::binary::Reader;
 use crate::compression::Compression;
 use crate::error::{Context, Error, Result};
@@ -74,137 +75,102 @@ impl PakReader {
         }
         let footer_at = len - FOOTER_SIZE_V11 as u64;
         let footer = read_at(&mut file, path, footer_at, FOOTER_SIZE_V11 as u64, "footer")?;
-        let mut r = Reader::with_base(&footer, footer_at);
-        let encryption_key_guid = r.array::<16>()?;
-        let encrypted_index = r.u8()? != 0;
-        let at = r.pos();
-        let magic = r.u32()?;
-        if magic != PAK_MAGIC {
-            return Err(r
-                .error_at(at, "pak footer magic is missing (not a pak, or truncated)")
-                .within("pak footer"));
-        }
-        let version = r.u32()?;
-        if !(8..=11).contains(&version) || version == 9 {
-            return Err(r.error_at(
-                at + 4,
-                format!("pak version {version} is not supported (8, 10 and 11 are)"),
-            ));
-        }
-        let index_offset = r.u64()?;
-        let index_size = r.u64()?;
-        let index_hash = r.array::<20>()?;
-        let mut compression_methods = Vec::new();
-        for _ in 0..5 {
-            let raw = r.bytes(32)?;
-            let end = raw.iter().position(|&b| b == 0).unwrap_or(32);
-            if end > 0 {
-                compression_methods.push(raw[..end].iter().map(|&b| b as char).collect());
-            }
-        }
-        let decrypt = |mut data: Vec<u8>, what: &str| -> Result<Vec<u8>> {
+        let footer =
+            PakFooter::read(&mut Reader::with_base(&footer, footer_at)).context("pak footer")?;
+        let encrypted_index = footer.encrypted_index;
+        // Reads one part of the index: decrypts it and checks its SHA-1.
+        let mut read_part = |offset: u64,
+                             size: u64,
+                             hash: [u8; 20],
+                             what: &str|
+         -> Result<Vec<u8>> {
+            let mut data = read_at(&mut file, path, offset, size, what)?;
             if encrypted_index {
                 let key = key.as_ref().ok_or_else(|| {
                     Error::other(format!("the pak's {what} is encrypted; give the AES key (ZENPAK_AES_KEY or --aes-key-file)"))
                 })?;
-                key.decrypt(&mut data)?;
+                key.decrypt(&mut data)
+                    .map_err(|e| e.within(what.to_string()))?;
+            }
+            if sha1(&data) != hash {
+                let why = if encrypted_index {
+                    "wrong AES key, or the pak is corrupt"
+                } else {
+                    "the pak is corrupt"
+                };
+                return Err(Error::format(
+                    offset,
+                    format!("{what} hash does not match ({why})"),
+                ));
             }
             Ok(data)
         };
-        let index = read_at(&mut file, path, index_offset, index_size, "index")?;
-        let index = decrypt(index, "index")?;
-        if sha1(&index) != index_hash {
-            return Err(Error::format(
-                index_offset,
-                if encrypted_index {
-                    "index hash does not match (wrong AES key, or the index is corrupt)"
-                } else {
-                    "index hash does not match (the index is corrupt)"
-                },
-            )
-            .within("pak index"));
-        }
-        let mut r = Reader::with_base(&index, index_offset);
-        let mount_point = r.fstring().context("pak index > mount point")?;
-        let count = r.count_u32(4).context("pak index > entry count")?;
-        let mut entries = Vec::with_capacity(count);
-        if version >= 10 {
-            let _seed = r.u64()?;
-            if r.u32()? != 0 {
-                // The path-hash index is checked for integrity only.
-                let off = r.u64()?;
-                let size = r.u64()?;
-                let hash = r.array::<20>()?;
-                let phi = decrypt(
-                    read_at(&mut file, path, off, size, "path hash index")?,
-                    "path hash index",
-                )?;
-                if sha1(&phi) != hash {
-                    return Err(Error::format(off, "path hash index hash does not match")
-                        .within("pak path hash index"));
-                }
+        let index = read_part(
+            footer.index_offset,
+            footer.index_size,
+            footer.index_hash,
+            "index",
+        )?;
+        let mut r = Reader::with_base(&index, footer.index_offset);
+        let methods = &footer.compression_methods;
+        let mut entries = Vec::new();
+        let mount_point;
+        if footer.version >= 10 {
+            let primary = PrimaryIndex::read(&mut r).context("pak index")?;
+            mount_point = primary.mount_point.clone();
+            if let Some(l) = primary.path_hash_index {
+                // Read for integrity: its hash is checked, its entries must parse.
+                let data = read_part(l.offset, l.size, l.hash, "path hash index")?;
+                PathHashIndex::read(&mut Reader::with_base(&data, l.offset))
+                    .context("pak path hash index")?;
             }
-            let mut fdi = None;
-            if r.u32()? != 0 {
-                let off = r.u64()?;
-                let size = r.u64()?;
-                let hash = r.array::<20>()?;
-                let data = decrypt(
-                    read_at(&mut file, path, off, size, "full directory index")?,
-                    "full directory index",
-                )?;
-                if sha1(&data) != hash {
-                    return Err(
-                        Error::format(off, "full directory index hash does not match")
-                            .within("pak directory index"),
-                    );
-                }
-                fdi = Some((data, off));
-            }
-            let n = r.count_u32(1).context("pak index > encoded entries")?;
-            let encoded = r.bytes(n)?;
-            let encoded_at = r.offset() - n as u64;
-            let (fdi, fdi_at) = fdi.ok_or_else(|| {
+            let l = primary.full_directory_index.ok_or_else(|| {
                 Error::other("pak has no full directory index; zenpak needs it to list files")
             })?;
-            let mut d = Reader::with_base(&fdi, fdi_at);
-            let dirs = d.count_u32(8).context("pak directory index")?;
-            for _ in 0..dirs {
-                let dir = d.fstring().context("pak directory index > directory")?;
-                let files = d.count_u32(8)?;
-                for _ in 0..files {
-                    let name = d.fstring().context("pak directory index > file")?;
-                    let off = d.u32()? as usize;
+            let data = read_part(l.offset, l.size, l.hash, "full directory index")?;
+            let fdi = FullDirectoryIndex::read(&mut Reader::with_base(&data, l.offset))
+                .context("pak directory index")?;
+            let encoded = &primary.encoded_entries;
+            for (dir, files) in &fdi.0 {
+                for (name, &off) in files {
+                    let off = off as usize;
                     if off >= encoded.len() {
-                        return Err(d.error(format!("file `{name}` points at encoded entry {off}, past the {} encoded bytes", encoded.len())));
+                        return Err(Error::other(format!(
+                            "pak directory index: `{dir}{name}` points at encoded entry {off}, past the {} encoded bytes",
+                            encoded.len()
+                        )));
                     }
-                    let mut e = Reader::with_base(&encoded[off..], encoded_at + off as u64);
-                    let entry = PakEntry::read_encoded(&mut e)
+                    let entry = PakEntry::read_encoded(&mut Reader::new(&encoded[off..]))
                         .with_context(|| format!("encoded entry of `{name}`"))?;
                     let dir = if dir == "/" { "" } else { dir.as_str() };
-                    entries.push(Self::info(
-                        format!("{dir}{name}"),
-                        entry,
-                        &compression_methods,
-                    )?);
+                    entries.push(Self::info(format!("{dir}{name}"), entry, methods)?);
                 }
             }
+            if entries.len() != primary.entry_count as usize {
+                return Err(Error::other(format!(
+                    "pak index says {} entries, its directory index lists {}",
+                    primary.entry_count,
+                    entries.len()
+                )));
+            }
         } else {
+            mount_point = r.fstring().context("pak index > mount point")?;
+            let count = r.count_u32(4).context("pak index > entry count")?;
             for _ in 0..count {
                 let name = r.fstring().context("pak index > file name")?;
                 let entry =
                     PakEntry::read_full(&mut r).with_context(|| format!("entry of `{name}`"))?;
-                entries.push(Self::info(name, entry, &compression_methods)?);
+                entries.push(Self::info(name, entry, methods)?);
             }
         }
         entries.sort_by(|a, b| a.path.cmp(&b.path));
         Ok(PakReader {
             path: path.to_path_buf(),
-            version,
+            version: footer.version,
             mount_point,
             encrypted_index,
-            encryption_key_guid,
-            compression_methods,
+            encryption_key_guid: footer.encryption_key_guid,
+            compression_methods: footer.compression_methods.clone(),
             entries,
             key,
         })
@@ -272,9 +238,12 @@ impl PakReader {
                 )
             })
         };
-        let data_at = entry.offset + header_len;
-        let mut stored = Vec::with_capacity(entry.size as usize);
-        let mut out = Vec::with_capacity(entry.uncompressed_size as usize);
+        let data_at = entry
+            .offset
+            .checked_add(header_len)
+            .ok_or_else(|| Error::format(entry.offset, "entry offset overflows"))?;
+        let mut stored = Vec::with_capacity(entry.size.min(1 << 26) as usize);
+        let mut out = Vec::with_capacity(entry.uncompressed_size.min(1 << 26) as usize);
         if entry.method_index == 0 {
             let len = if entry.encrypted {
                 entry.size.next_multiple_of(16)
@@ -303,7 +272,10 @@ impl PakReader {
                 let mut data = read_at(
                     &mut file,
                     &self.path,
-                    entry.offset + block.start,
+                    entry
+                        .offset
+                        .checked_add(block.start)
+                        .ok_or_else(|| Error::format(entry.offset, "block offset overflows"))?,
                     read_len,
                     "compression block",
                 )?;
@@ -312,6 +284,15 @@ impl PakReader {
                     data.truncate(len as usize);
                 }
                 stored.extend_from_slice(&data);
+                if entry.block_size > crate::iostore::toc::MAX_BLOCK_SIZE {
+                    return Err(Error::format(
+                        entry.offset,
+                        format!(
+                            "compression block size {} is out of range",
+                            entry.block_size
+                        ),
+                    ));
+                }
                 let want = remaining.min(entry.block_size.max(1) as u64);
                 out.extend(compression.decompress(&data, want as usize)?);
                 remaining -= want;
@@ -334,5 +315,17 @@ impl PakReader {
             ));
         }
         Ok(out)
+    }
+}
+
+impl PakReader {
+    /// Writes every entry under `dir` at its path; nothing is written
+    /// outside `dir` whatever the paths in the pak say.
+    pub fn unpack(&self, dir: &Path) -> Result<usize> {
+        for entry in &self.entries {
+            let data = self.read(entry)?;
+            crate::iostore::reader::write_inside(dir, &entry.path, &data)?;
+        }
+        Ok(self.entries.len())
     }
 }

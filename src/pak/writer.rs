@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 
 use super::crypto::{pad_like_engine, AesKey};
 use super::entry::{PakBlock, PakEntry};
-use super::{path_hash, sha1, split_directory, FOOTER_SIZE_V11, PAK_MAGIC};
+use super::index::{FullDirectoryIndex, IndexLocation, PakFooter, PathHashIndex, PrimaryIndex};
+use super::{path_hash, sha1, split_directory};
 use crate::binary::Writer;
 use crate::compression::Compression;
 use crate::error::{Error, Result};
@@ -162,7 +163,7 @@ impl PakWriter {
     /// Writes the index and footer and flushes the file.
     pub fn finish(mut self) -> Result<()> {
         let index_offset = self.position;
-        let seed = 0u64;
+        let path_hash_seed = 0u64;
         let mut encoded = Writer::new();
         let mut encoded_offsets = Vec::with_capacity(self.entries.len());
         for (_, entry) in &self.entries {
@@ -170,25 +171,20 @@ impl PakWriter {
             entry.write_encoded(&mut encoded);
         }
 
-        // Path hash index, sorted by hash for a stable, lookup-friendly order.
+        // Path hash index, sorted by hash for a stable order.
         let mut hashed: Vec<(u64, u32)> = self
             .entries
             .iter()
             .zip(&encoded_offsets)
-            .map(|((path, _), &off)| (path_hash(path, seed), off))
+            .map(|((path, _), &off)| (path_hash(path, path_hash_seed), off))
             .collect();
         hashed.sort();
         let mut phi = Writer::new();
-        phi.u32(hashed.len() as u32);
-        for (h, off) in &hashed {
-            phi.u64(*h);
-            phi.u32(*off);
-        }
-        phi.u32(0);
+        PathHashIndex(hashed).write(&mut phi);
 
-        // Full directory index, with every parent directory listed.
-        let mut directories: BTreeMap<String, BTreeMap<String, u32>> = BTreeMap::new();
-        directories.entry("/".to_string()).or_default();
+        // Full directory index, with the root and every parent directory listed.
+        let mut fdi = FullDirectoryIndex::default();
+        fdi.0.entry("/".to_string()).or_default();
         for ((path, _), &off) in self.entries.iter().zip(&encoded_offsets) {
             let (dir, file) = split_directory(path);
             if dir != "/" {
@@ -196,79 +192,73 @@ impl PakWriter {
                 for part in dir.trim_end_matches('/').split('/') {
                     parent.push_str(part);
                     parent.push('/');
-                    directories.entry(parent.clone()).or_default();
+                    fdi.0.entry(parent.clone()).or_default();
                 }
             }
-            directories.entry(dir).or_default().insert(file, off);
+            fdi.0.entry(dir).or_default().insert(file, off);
         }
-        let mut fdi = Writer::new();
-        fdi.u32(directories.len() as u32);
-        for (dir, files) in &directories {
-            fdi.fstring(dir);
-            fdi.u32(files.len() as u32);
-            for (name, off) in files {
-                fdi.fstring(name);
-                fdi.u32(*off);
-            }
-        }
+        let mut fdi_bytes = Writer::new();
+        fdi.write(&mut fdi_bytes);
 
         let (phi, phi_hash) = self.seal(phi.into_inner());
-        let (fdi, fdi_hash) = self.seal(fdi.into_inner());
+        let (fdi, fdi_hash) = self.seal(fdi_bytes.into_inner());
 
-        // The primary index's size is needed for the secondary offsets; it
-        // does not depend on them, so build it once with placeholders.
-        let build_primary = |phi_offset: u64, fdi_offset: u64| {
-            let mut w = Writer::new();
-            w.fstring(&self.mount_point);
-            w.u32(self.entries.len() as u32);
-            w.u64(seed);
-            w.u32(1);
-            w.u64(phi_offset);
-            w.u64(phi.len() as u64);
-            w.bytes(&phi_hash);
-            w.u32(1);
-            w.u64(fdi_offset);
-            w.u64(fdi.len() as u64);
-            w.bytes(&fdi_hash);
-            w.u32(encoded.pos() as u32);
-            w.bytes(encoded.as_slice());
-            w.u32(0);
-            w.into_inner()
+        // The primary index's size does not depend on the secondary
+        // offsets it records, so measure it with placeholders first.
+        let mut primary = PrimaryIndex {
+            mount_point: self.mount_point.clone(),
+            entry_count: self.entries.len() as u32,
+            path_hash_seed,
+            path_hash_index: Some(IndexLocation {
+                offset: 0,
+                size: phi.len() as u64,
+                hash: phi_hash,
+            }),
+            full_directory_index: Some(IndexLocation {
+                offset: 0,
+                size: fdi.len() as u64,
+                hash: fdi_hash,
+            }),
+            encoded_entries: encoded.into_inner(),
         };
-        let primary_len = {
-            let probe = build_primary(0, 0);
-            if self.key.is_some() {
-                probe.len().next_multiple_of(16)
-            } else {
-                probe.len()
-            }
+        let mut probe = Writer::new();
+        primary.write(&mut probe);
+        let primary_len = if self.key.is_some() {
+            probe.pos().next_multiple_of(16)
+        } else {
+            probe.pos()
         };
         let phi_offset = index_offset + primary_len as u64;
-        let fdi_offset = phi_offset + phi.len() as u64;
-        let (primary, primary_hash) = self.seal(build_primary(phi_offset, fdi_offset));
+        if let Some(l) = primary.path_hash_index.as_mut() {
+            l.offset = phi_offset;
+        }
+        if let Some(l) = primary.full_directory_index.as_mut() {
+            l.offset = phi_offset + phi.len() as u64;
+        }
+        let mut primary_bytes = Writer::new();
+        primary.write(&mut primary_bytes);
+        let (primary_bytes, primary_hash) = self.seal(primary_bytes.into_inner());
 
-        self.emit(&primary)?;
+        self.emit(&primary_bytes)?;
         self.emit(&phi)?;
         self.emit(&fdi)?;
 
-        let mut footer = Writer::new();
-        footer.bytes(&self.encryption_key_guid);
-        footer.u8(self.key.is_some() as u8);
-        footer.u32(PAK_MAGIC);
-        footer.u32(self.version);
-        footer.u64(index_offset);
-        footer.u64(primary.len() as u64);
-        footer.bytes(&primary_hash);
-        let mut names = [[0u8; 32]; 5];
-        if self.entries.iter().any(|(_, e)| e.method_index != 0) {
-            let name = self.compression.engine_name().as_bytes();
-            names[0][..name.len()].copy_from_slice(name);
-        }
-        for n in &names {
-            footer.bytes(n);
-        }
-        debug_assert_eq!(footer.pos(), FOOTER_SIZE_V11);
-        self.emit(footer.as_slice())?;
+        let footer = PakFooter {
+            encryption_key_guid: self.encryption_key_guid,
+            encrypted_index: self.key.is_some(),
+            version: self.version,
+            index_offset,
+            index_size: primary_bytes.len() as u64,
+            index_hash: primary_hash,
+            compression_methods: if self.entries.iter().any(|(_, e)| e.method_index != 0) {
+                vec![self.compression.engine_name().to_string()]
+            } else {
+                Vec::new()
+            },
+        };
+        let mut footer_bytes = Writer::new();
+        footer.write(&mut footer_bytes);
+        self.emit(footer_bytes.as_slice())?;
         self.file.flush().map_err(|e| Error::io(&self.path, e))?;
         self.file
             .get_ref()

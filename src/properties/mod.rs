@@ -20,6 +20,7 @@
 //! as needed to step over them (and to show simple ones).
 
 mod native;
+mod package;
 
 use serde::Serialize;
 
@@ -29,6 +30,7 @@ use crate::mappings::{Mappings, PropertyType, StructSchema};
 use crate::version::EngineVersion;
 
 pub use native::{native_struct, NativeLayout};
+pub use package::{export_class_name, walk_export, walk_package, AfterBlock, ExportWalk, WalkOutcome, RF_CLASS_DEFAULT_OBJECT};
 
 /// What the walker needs to know about the package the data comes from.
 #[derive(Debug, Clone)]
@@ -174,7 +176,6 @@ impl<'a> Walker<'a> {
             r.error(format!("{e}; cannot read its unversioned properties"))
                 .with_hint("use the mappings (.usmap) dumped from the game this package belongs to")
         })?;
-        // Property slots: super-most struct first.
         let total: usize = chain.iter().map(|s| s.property_count as usize).sum();
         for (slot, zero) in header.values()? {
             if slot >= total {
@@ -550,9 +551,11 @@ impl<'a> Walker<'a> {
     }
 }
 
-/// Which struct of the chain (super-most first) owns global slot `slot`, and the slot within it.
+/// Which struct of the chain (the struct itself first, then its supers)
+/// owns global slot `slot`, and the slot within it. The engine numbers a
+/// struct's own properties first, then its super struct's, and so on.
 fn slot_owner<'s>(chain: &[&'s StructSchema], mut slot: usize) -> (&'s StructSchema, usize) {
-    for s in chain.iter().rev() {
+    for s in chain.iter() {
         if slot < s.property_count as usize {
             return (s, slot);
         }

@@ -26,7 +26,26 @@ pub enum NativeLayout {
     PerQualityLevel { value_size: usize },
     /// `FUniqueNetIdRepl`: `i32` size; when positive, a type FName and a string.
     UniqueNetIdRepl,
+    /// A sequence of fixed-size fields and arrays of fixed-size elements.
+    Parts(&'static [Part]),
+    /// Natively serialized with a layout zenpak does not step over (yet):
+    /// reading one is a clear error rather than a wrong guess from its schema.
+    Unsupported,
 }
+
+/// One piece of a [`NativeLayout::Parts`] layout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Part {
+    /// This many bytes.
+    Bytes(usize),
+    /// `i32` count, then count elements of this many bytes.
+    Array(usize),
+    /// Bulk-serialized array: `i32` element size, `i32` count, the elements.
+    BulkArray,
+}
+
+/// `FWeightedRandomSampler`: probabilities (floats), aliases (ints), total weight.
+const WEIGHTED_RANDOM_SAMPLER: [Part; 3] = [Part::Array(4), Part::Array(4), Part::Bytes(4)];
 
 /// The native layout of struct `name` in release `engine`, if it has one.
 pub fn native_struct(name: &str, engine: EngineVersion) -> Option<NativeLayout> {
@@ -76,6 +95,38 @@ pub fn native_struct(name: &str, engine: EngineVersion) -> Option<NativeLayout> 
         "PerPlatformFrameRate" => PerPlatform { value_size: 8 },
         "PerQualityLevelInt" | "PerQualityLevelFloat" => PerQualityLevel { value_size: 4 },
         "UniqueNetIdRepl" => UniqueNetIdRepl,
+        // Pre/post infinity extrapolation (u8 each), key times and key values
+        // (bulk arrays), default value, has-default (bool32), tick resolution
+        // (FFrameRate, 8), show-curve (bool32; UE5 cooks write it).
+        "MovieSceneFloatChannel" => Parts(&[
+            Part::Bytes(2),
+            Part::BulkArray,
+            Part::BulkArray,
+            Part::Bytes(4 + 4 + 8 + 4),
+        ]),
+        "MovieSceneDoubleChannel" => Parts(&[
+            Part::Bytes(2),
+            Part::BulkArray,
+            Part::BulkArray,
+            Part::Bytes(8 + 4 + 8 + 4),
+        ]),
+        "MovieSceneEvaluationFieldEntityTree" | "MovieSceneEvalTemplatePtr" | "MovieSceneTrackImplementationPtr"
+        | "MovieSceneEvaluationKey" | "MovieSceneSegment" | "SectionEvaluationDataTree" | "NiagaraVariable"
+        | "NiagaraVariableBase" | "NiagaraVariableWithOffset" | "NiagaraDataInterfaceGPUParamInfo" | "Spline"
+        | "InstancedStruct" | "LevelSequenceObjectReferenceMap" | "FontData" | "WorldConditionQueryDefinition"
+        | "ClothLODDataCommon" | "ClothTetherData" | "MaterialOverrideNanite" | "ExpressionInput"
+        | "ColorMaterialInput" | "ScalarMaterialInput" | "VectorMaterialInput" | "Vector2MaterialInput"
+        | "ShadingModelMaterialInput" | "MaterialAttributesInput" => Unsupported,
+        "SkeletalMeshSamplingLODBuiltData" => Parts(&WEIGHTED_RANDOM_SAMPLER),
+        // Triangle indices, vertices, bone indices (ints), then a weighted sampler.
+        "SkeletalMeshSamplingRegionBuiltData" => Parts(&[
+            Part::Array(4),
+            Part::Array(4),
+            Part::Array(4),
+            Part::Array(4),
+            Part::Array(4),
+            Part::Bytes(4),
+        ]),
         _ => return None,
     })
 }
@@ -122,6 +173,26 @@ pub(super) fn read(
             r.skip(n * (4 + value_size))?;
             Ok(format!("{name}"))
         }
+        NativeLayout::Parts(parts) => {
+            for part in parts {
+                match *part {
+                    Part::Bytes(n) => r.skip(n)?,
+                    Part::Array(size) => {
+                        let n = r.count_i32(size)?;
+                        r.skip(n * size)?;
+                    }
+                    Part::BulkArray => {
+                        let size = r.count_i32(0)?;
+                        let n = r.count_i32(size)?;
+                        r.skip(n * size)?;
+                    }
+                }
+            }
+            Ok(format!("{name}"))
+        }
+        NativeLayout::Unsupported => Err(r.error(format!(
+            "struct `{name}` is serialized natively and zenpak does not know its layout"
+        ))),
         NativeLayout::UniqueNetIdRepl => {
             let size = r.i32()?;
             if size > 0 {

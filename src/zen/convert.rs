@@ -67,6 +67,16 @@ pub struct SourceDataResource {
     pub cooked_index: u8,
 }
 
+/// The file versions a versioned legacy package states.
+#[derive(Debug, Clone)]
+pub struct SourceVersioning {
+    pub file_version_ue4: i32,
+    pub file_version_ue5: i32,
+    pub licensee_version: i32,
+    /// (custom version GUID, version).
+    pub custom_versions: Vec<([u8; 16], i32)>,
+}
+
 /// What the conversion needs of a legacy package.
 #[derive(Debug, Clone)]
 pub struct SourcePackage {
@@ -83,7 +93,7 @@ pub struct SourcePackage {
     pub preload_dependencies: Vec<i32>,
     pub data_resources: Vec<SourceDataResource>,
     /// Versioning of a versioned legacy package (None: unversioned).
-    pub versioning: Option<(i32, i32, i32, Vec<([u8; 16], i32)>)>,
+    pub versioning: Option<SourceVersioning>,
     pub soft_package_references: Vec<String>,
 }
 
@@ -101,6 +111,26 @@ pub struct StoreEntryInfo {
     pub shader_map_hashes: Vec<[u8; 20]>,
     /// Names of packages referenced softly (5.5+ container headers keep them).
     pub soft_package_references: Vec<String>,
+}
+
+impl ConvertedPackage {
+    /// The package's entry for the container header writer
+    /// ([`crate::iostore::container_header::StoreEntry`]). `load_order` is
+    /// the UE4 package load order, which only the container builder knows
+    /// (position among the container's packages); UE5 ignores it.
+    pub fn container_store_entry(
+        &self,
+        load_order: u32,
+    ) -> crate::iostore::container_header::StoreEntry {
+        crate::iostore::container_header::StoreEntry {
+            export_bundles_size: self.package_bytes.len() as u64,
+            load_order,
+            export_count: self.store_entry.export_count as i32,
+            export_bundle_count: self.store_entry.export_bundle_count as i32,
+            imported_packages: self.store_entry.imported_packages.clone(),
+            shader_map_hashes: self.store_entry.shader_map_hashes.clone(),
+        }
+    }
 }
 
 /// Which companion a bulk-data chunk comes from.
@@ -279,7 +309,7 @@ pub fn convert_source(
     let mut imported_public_export_hashes: Vec<u64> = Vec::new();
     // For UE4: package id of each package import (by import index).
     let mut import_package_ids: Vec<Option<u64>> = vec![None; import_count];
-    for i in 0..import_count {
+    for (i, package_id_of_import) in import_package_ids.iter_mut().enumerate() {
         let path = resolver.import_path(i)?;
         let package = path[0];
         if package.starts_with("/Script/") {
@@ -300,7 +330,7 @@ pub fn convert_source(
                 imported_package_names.len() - 1
             }
         };
-        import_package_ids[i] = Some(package_id(package));
+        *package_id_of_import = Some(package_id(package));
         if layout == ZenLayout::Ue4 {
             imports.push(PackageObjectIndex::package_import_from_hash(
                 object_path_hash(&path.join("/")),
@@ -431,21 +461,25 @@ pub fn convert_source(
                 MappedName::default()
             },
             package_flags: source.package_flags,
-            cooked_header_size: source.total_header_size,
+            cooked_header_size: if engine.zen_writes_cooked_header_size() {
+                source.total_header_size
+            } else {
+                0
+            },
             ..ZenSummary::default()
         },
+        // UE4 Zen packages have no versioning info.
         versioning: source
             .versioning
             .as_ref()
-            .map(|(ue4, ue5, licensee, custom)| VersioningInfo {
+            .filter(|_| layout != ZenLayout::Ue4)
+            .map(|v| VersioningInfo {
                 zen_version: engine.zen_package_version(),
-                file_version_ue4: *ue4,
-                file_version_ue5: *ue5,
-                licensee_version: *licensee,
-                custom_versions: custom.clone(),
+                file_version_ue4: v.file_version_ue4,
+                file_version_ue5: v.file_version_ue5,
+                licensee_version: v.licensee_version,
+                custom_versions: v.custom_versions.clone(),
             }),
-        cell_import_map_offset: 0,
-        cell_export_map_offset: 0,
         names: names.names,
         bulk_data: Vec::new(),
         imported_public_export_hashes,
@@ -520,7 +554,11 @@ pub fn convert_source(
         }
     }
 
-    let package_bytes = package.write();
+    // Keep the summary as written (offsets, header size) so the model
+    // matches what reading the bytes back gives.
+    let (mut package_bytes, written_summary) = package.write_header();
+    package.summary = written_summary;
+    package_bytes.extend_from_slice(&package.export_data);
     let store_entry = StoreEntryInfo {
         package_id: package_id(package_name),
         package_name: package_name.to_string(),
@@ -626,6 +664,9 @@ fn preload_dependencies(source: &SourcePackage) -> Result<Vec<(Vec<Dependency>, 
     Ok(out)
 }
 
+/// Priority of a ready command in the load order: (not public, command, tie-break).
+type ReadyKey = (bool, ExportCommand, usize);
+
 /// Orders all export commands so that every command comes after the
 /// export commands it depends on (a serialize always after its own create).
 /// Among the commands that are ready, UE5 takes public exports first, then
@@ -679,7 +720,7 @@ fn load_order(
         }
     }
     // Priority key: smaller is taken first.
-    let key = |n: Node| -> (bool, ExportCommand, usize) {
+    let key = |n: Node| -> ReadyKey {
         match layout {
             ZenLayout::Ue4 => (
                 false,
@@ -689,7 +730,7 @@ fn load_order(
             _ => (!is_public(n.export), n.command, n.export),
         }
     };
-    let mut ready: BinaryHeap<Reverse<((bool, ExportCommand, usize), Node)>> = BinaryHeap::new();
+    let mut ready: BinaryHeap<Reverse<(ReadyKey, Node)>> = BinaryHeap::new();
     for export in 0..export_count {
         for command in [ExportCommand::Create, ExportCommand::Serialize] {
             let n = Node { export, command };
@@ -719,10 +760,11 @@ fn load_order(
 /// 5.3+: one dependency bundle per export, listing the package indices
 /// each command waits for (exports, and imports of other packages' exports).
 fn build_dependency_bundles(package: &mut ZenPackage, deps: &[(Vec<Dependency>, Vec<Dependency>)]) {
-    for (export, (create, serialize)) in deps.iter().enumerate() {
-        let own = export as i32 + 1;
+    for (create, serialize) in deps.iter() {
+        // An export's dependency on itself (a function's serialize waiting for
+        // its own create) is kept: the engine lists every preload dependency.
         let keep = |d: &&Dependency, command: ExportCommand| -> bool {
-            if d.command != command || d.package_index == own {
+            if d.command != command {
                 return false;
             }
             if d.package_index > 0 {
@@ -1002,16 +1044,15 @@ impl SourcePackage {
                     .collect()
             })
             .unwrap_or_default();
-        let versioning = (!s.is_unversioned()).then(|| {
-            (
-                s.file_version_ue4,
-                s.file_version_ue5.unwrap_or(0),
-                s.file_version_licensee_ue4,
-                s.custom_versions
-                    .iter()
-                    .map(|c| (c.key, c.version))
-                    .collect(),
-            )
+        let versioning = (!s.is_unversioned()).then(|| SourceVersioning {
+            file_version_ue4: s.file_version_ue4,
+            file_version_ue5: s.file_version_ue5.unwrap_or(0),
+            licensee_version: s.file_version_licensee_ue4,
+            custom_versions: s
+                .custom_versions
+                .iter()
+                .map(|c| (c.key, c.version))
+                .collect(),
         });
         if s.total_header_size < 0 {
             return Err(Error::other("the legacy header size is negative"));
@@ -1072,6 +1113,14 @@ pub fn convert(
     if flags & PKG_FILTER_EDITOR_ONLY == 0 || (engine.is_ue5() && flags & PKG_COOKED == 0) {
         return Err(Error::usage(format!(
             "{}: the package is not cooked (package flags {flags:#010x}); only cooked packages can become Zen packages",
+            files.path.display()
+        )));
+    }
+    let cells = package.summary.cell_import_count.unwrap_or(0).max(0)
+        + package.summary.cell_export_count.unwrap_or(0).max(0);
+    if cells > 0 {
+        return Err(Error::other(format!(
+            "{}: the package has {cells} Verse cell imports/exports; converting Verse cells is not supported",
             files.path.display()
         )));
     }

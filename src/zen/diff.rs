@@ -54,11 +54,7 @@ fn section_entries(p: &ZenPackage, section: &str) -> Vec<Value> {
     match section {
         "summary" => {
             let (_, written) = p.write_header();
-            let mut v = vec![json(&written)];
-            v.push(json(&p.versioning));
-            v.push(Value::from(p.cell_import_map_offset));
-            v.push(Value::from(p.cell_export_map_offset));
-            v
+            vec![json(&written), json(&p.versioning)]
         }
         "names" => p.names.iter().map(json).collect(),
         "bulk map" => p.bulk_data.iter().map(json).collect(),

@@ -43,6 +43,11 @@ pub struct ZenSummary {
     pub dependency_bundle_headers_offset: i32,
     pub dependency_bundle_entries_offset: i32,
     pub imported_package_names_offset: i32,
+    /// 5.6+: offsets of the cell import/export maps. They follow the
+    /// versioning info rather than sit in the summary record, so the
+    /// package reader/writer handles them.
+    pub cell_import_map_offset: i32,
+    pub cell_export_map_offset: i32,
 }
 
 impl ZenSummary {
@@ -152,9 +157,6 @@ pub struct ZenPackage {
     /// The summary as read (offsets are recomputed by [`ZenPackage::write`]).
     pub summary: ZenSummary,
     pub versioning: Option<VersioningInfo>,
-    /// 5.6+: offsets of the cell import/export maps (after the export map).
-    pub cell_import_map_offset: i32,
-    pub cell_export_map_offset: i32,
     pub names: Vec<ZenName>,
     pub bulk_data: Vec<BulkDataMapEntry>,
     pub imported_public_export_hashes: Vec<u64>,
@@ -250,8 +252,6 @@ impl ZenPackage {
             engine,
             summary,
             versioning: None,
-            cell_import_map_offset: 0,
-            cell_export_map_offset: 0,
             names: Vec::new(),
             bulk_data: Vec::new(),
             imported_public_export_hashes: Vec::new(),
@@ -272,7 +272,7 @@ impl ZenPackage {
         // Everything below reads inside the header only.
         let mut r = Reader::new(&data[..header_size]);
         r.seek(ZenSummary::size(layout))?;
-        let s = summary;
+        let mut s = summary;
 
         let export_map_end;
         if layout == ZenLayout::Ue4 {
@@ -299,9 +299,10 @@ impl ZenPackage {
                 p.versioning = Some(VersioningInfo::read(&mut r).context("versioning info")?);
             }
             if engine.zen_has_cell_maps() {
-                p.cell_import_map_offset = r.i32().context("cell import map offset")?;
-                p.cell_export_map_offset = r.i32().context("cell export map offset")?;
-                export_map_end = p.cell_import_map_offset;
+                s.cell_import_map_offset = r.i32().context("cell import map offset")?;
+                s.cell_export_map_offset = r.i32().context("cell export map offset")?;
+                p.summary = s;
+                export_map_end = s.cell_import_map_offset;
             } else {
                 export_map_end = s.export_bundle_entries_offset;
             }
@@ -369,23 +370,23 @@ impl ZenPackage {
         if layout != ZenLayout::Ue4 && engine.zen_has_cell_maps() {
             let count = span(
                 &r,
-                p.cell_import_map_offset,
-                p.cell_export_map_offset,
+                s.cell_import_map_offset,
+                s.cell_export_map_offset,
                 header_size,
                 8,
                 "cell import map",
             )?;
-            r.seek(p.cell_import_map_offset as usize)?;
+            r.seek(s.cell_import_map_offset as usize)?;
             p.cell_imports = read_many(&mut r, count, "cell import", PackageObjectIndex::read)?;
             let count = span(
                 &r,
-                p.cell_export_map_offset,
+                s.cell_export_map_offset,
                 s.export_bundle_entries_offset,
                 header_size,
                 CellExportMapEntry::SIZE,
                 "cell export map",
             )?;
-            r.seek(p.cell_export_map_offset as usize)?;
+            r.seek(s.cell_export_map_offset as usize)?;
             p.cell_exports = read_many(&mut r, count, "cell export", CellExportMapEntry::read)?;
         }
 
@@ -598,7 +599,7 @@ impl ZenPackage {
     pub fn write_header(&self) -> (Vec<u8>, ZenSummary) {
         let layout = self.engine.zen_layout();
         let mut s = ZenSummary {
-            has_versioning_info: self.versioning.is_some() as u32,
+            has_versioning_info: (self.versioning.is_some() && layout != ZenLayout::Ue4) as u32,
             name: self.summary.name,
             source_name: self.summary.source_name,
             package_flags: self.summary.package_flags,
@@ -664,12 +665,14 @@ impl ZenPackage {
             }
             w.patch_i32(at, cell_imports as i32);
             w.patch_i32(at + 4, cell_exports as i32);
+            s.cell_import_map_offset = cell_imports as i32;
+            s.cell_export_map_offset = cell_exports as i32;
         }
         s.export_bundle_entries_offset = w.pos() as i32;
         match layout {
             ZenLayout::Ue4 => {
                 for h in &self.export_bundle_headers {
-                    h.write(&mut w);
+                    h.write(&mut w, false);
                 }
                 for e in &self.export_bundle_entries {
                     e.write(&mut w);
@@ -691,7 +694,7 @@ impl ZenPackage {
                 }
                 s.graph_data_offset = w.pos() as i32;
                 for h in &self.export_bundle_headers {
-                    h.write(&mut w);
+                    h.write(&mut w, true);
                 }
                 w.i32(self.internal_arcs.len() as i32);
                 for a in &self.internal_arcs {

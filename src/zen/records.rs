@@ -312,9 +312,9 @@ impl ExportBundleHeader {
             entry_count: r.u32()?,
         })
     }
-    pub fn write(&self, w: &mut Writer) {
-        if let Some(offset) = self.serial_offset {
-            w.u64(offset);
+    pub fn write(&self, w: &mut Writer, with_serial_offset: bool) {
+        if with_serial_offset {
+            w.u64(self.serial_offset.unwrap_or(0));
         }
         w.u32(self.first_entry_index);
         w.u32(self.entry_count);

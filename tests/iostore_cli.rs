@@ -1,0 +1,153 @@
+//! The `list`, `verify`, `unpack` and `inspect` commands on real files.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use zenpak::iostore::container_header::StoreEntry;
+use zenpak::iostore::directory_index::DirectoryIndex;
+use zenpak::iostore::toc::Toc;
+use zenpak::iostore::{ContainerBuilder, ContainerOptions};
+use zenpak::EngineVersion;
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("zenpak-cli-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn zenpak(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_zenpak"))
+        .args(args)
+        .env_remove("ZENPAK_AES_KEY")
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn build(dir: &Path) -> PathBuf {
+    let mut b = ContainerBuilder::create(
+        dir,
+        "Cli_P",
+        EngineVersion::UE5_6,
+        ContainerOptions::default(),
+    )
+    .unwrap();
+    let id = zenpak::hash::package_id("/Game/A");
+    b.add_package(
+        id,
+        &vec![7u8; 100_000],
+        StoreEntry::default(),
+        "MyGame/Content/A.uasset",
+    )
+    .unwrap();
+    b.add_loose_file("MyGame/Config/DefaultGame.ini", b"[x]\n")
+        .unwrap();
+    b.finish().unwrap().utoc
+}
+
+#[test]
+fn list_verify_inspect_unpack() {
+    let dir = temp_dir("ok");
+    let utoc = build(&dir);
+    let u = utoc.to_str().unwrap();
+
+    let (code, out, err) = zenpak(&["list", u, "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let chunks: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let chunks = chunks.as_array().unwrap();
+    assert_eq!(chunks.len(), 2);
+    assert!(chunks
+        .iter()
+        .any(|c| c["path"] == "MyGame/Content/A.uasset" && c["size"] == 100_000));
+
+    let (code, out, err) = zenpak(&["verify", u]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("ok"), "{out}");
+
+    let (code, out, err) = zenpak(&["inspect", u, "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let summary: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(summary["toc_version"], "ReplaceIoChunkHashWithIoHash");
+    assert_eq!(summary["flags"], serde_json::json!(["Indexed"]));
+    assert_eq!(summary["container_header"]["packages"], 1);
+
+    let pak = dir.join("Cli_P.pak");
+    let (code, out, err) = zenpak(&["inspect", pak.to_str().unwrap(), "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let summary: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(summary["version"], 11);
+    assert_eq!(
+        summary["entries"][0]["path"],
+        "MyGame/Config/DefaultGame.ini"
+    );
+
+    let out_dir = dir.join("out");
+    let (code, _, err) = zenpak(&["unpack", u, out_dir.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        std::fs::read(out_dir.join("MyGame/Content/A.uasset")).unwrap(),
+        vec![7u8; 100_000]
+    );
+    assert_eq!(
+        std::fs::read(out_dir.join("MyGame/Config/DefaultGame.ini")).unwrap(),
+        b"[x]\n"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn verify_fails_with_exit_code_1_and_a_clear_message() {
+    let dir = temp_dir("bad");
+    let utoc = build(&dir);
+    let u = utoc.to_str().unwrap();
+    let ucas = dir.join("Cli_P.ucas");
+    let mut bytes = std::fs::read(&ucas).unwrap();
+    bytes[500] ^= 1;
+    std::fs::write(&ucas, &bytes).unwrap();
+    let (code, _, err) = zenpak(&["verify", u]);
+    assert_eq!(code, 1);
+    assert!(err.contains("hash mismatch"), "{err}");
+    bytes[500] ^= 1;
+    std::fs::write(&ucas, &bytes).unwrap();
+
+    std::fs::rename(dir.join("Cli_P.pak"), dir.join("elsewhere.pak")).unwrap();
+    let (code, _, err) = zenpak(&["verify", u]);
+    assert_eq!(code, 1);
+    assert!(err.contains(".pak is missing"), "{err}");
+    std::fs::rename(dir.join("elsewhere.pak"), dir.join("Cli_P.pak")).unwrap();
+
+    let toc = std::fs::read(&utoc).unwrap();
+    std::fs::write(&utoc, &toc[..toc.len() - 7]).unwrap();
+    let (code, _, err) = zenpak(&["verify", u]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("Cli_P.utoc") && !err.contains("panicked"),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn unpack_never_writes_outside_the_folder() {
+    let dir = temp_dir("escape");
+    let utoc = build(&dir);
+    // Rewrite the directory index so a file claims a path that climbs out.
+    let mut toc = Toc::read(&std::fs::read(&utoc).unwrap()).unwrap();
+    let mut index = DirectoryIndex::new("../../../");
+    index.add_file("../../escaped.txt", 0).unwrap();
+    toc.directory_index = index.write();
+    toc.header.directory_index_size = toc.directory_index.len() as u32;
+    std::fs::write(&utoc, toc.write()).unwrap();
+
+    let out_dir = dir.join("a/b/out");
+    let (code, _, err) = zenpak(&["unpack", utoc.to_str().unwrap(), out_dir.to_str().unwrap()]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("refusing"), "{err}");
+    assert!(!dir.join("a/escaped.txt").exists() && !dir.join("escaped.txt").exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}
