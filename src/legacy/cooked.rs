@@ -17,10 +17,9 @@ use crate::version::{ue5_object_version as ue5, EngineVersion};
 
 use super::names::EngineString;
 use super::summary::{
-    FileVersions, Generation, SavedEngineVersion, Summary, PACKAGE_FILE_TAG, PKG_COOKED,
-    PKG_FILTER_EDITOR_ONLY,
+    FileVersions, Generation, SavedEngineVersion, Summary, PKG_COOKED, PKG_FILTER_EDITOR_ONLY,
 };
-use super::{LegacyPackage, Section};
+use super::{LegacyPackage, PackageFiles, Section};
 
 impl Summary {
     /// An unversioned cooked summary for `engine` with no tables yet.
@@ -148,11 +147,11 @@ impl LegacyPackage {
     }
 
     /// Lays out a cooked package and returns its `.uasset` and `.uexp`
-    /// bytes. `export_data[i]` is export `i`'s serialized object; the exports
-    /// follow the header in order (their serial offsets count from the start
-    /// of the `.uasset`, as if both files were one stream), and the `.uexp`
-    /// ends with the package tag, which the bulk data start offset excludes.
-    /// Also sets the generation record and an empty depends list per export.
+    /// bytes. `export_data[i]` is export `i`'s serialized object. Sets the
+    /// generation record, an empty depends list per export and each export's
+    /// serial size, then places the exports after the header
+    /// ([`assign_export_offsets`](Self::assign_export_offsets)) and builds the
+    /// `.uexp` with the trailing package tag ([`PackageFiles::build_uexp`]).
     pub fn write_cooked(&mut self, export_data: &[Vec<u8>]) -> Result<(Vec<u8>, Vec<u8>)> {
         if export_data.len() != self.exports.len() {
             return Err(Error::usage(format!(
@@ -171,19 +170,13 @@ impl LegacyPackage {
             export_count: self.exports.len() as i32,
             name_count: self.names.len() as i32,
         }];
-        // The header's size does not depend on the offsets written into it.
-        let header_size = self.write()?.len() as i64;
-        let mut offset = header_size;
         for (export, data) in self.exports.iter_mut().zip(export_data) {
-            export.serial_offset = offset;
             export.serial_size = data.len() as i64;
-            offset += data.len() as i64;
         }
-        self.summary.bulk_data_start_offset = offset;
+        self.assign_export_offsets()?;
         let header = self.write()?;
         self.summary.total_header_size = header.len() as i32;
-        let mut uexp = export_data.concat();
-        uexp.extend_from_slice(&PACKAGE_FILE_TAG.to_le_bytes());
+        let uexp = PackageFiles::build_uexp(self, export_data, true)?;
         Ok((header, uexp))
     }
 }
@@ -191,7 +184,7 @@ impl LegacyPackage {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::legacy::{NameEntry, PackageFiles};
+    use crate::legacy::{NameEntry, PACKAGE_FILE_TAG};
 
     /// An empty package of every release writes, reads back with the same
     /// tables, and rewrites to the same bytes.
