@@ -11,6 +11,7 @@
 //! gatherable text, Verse cells, metadata, import type hierarchies, world tile
 //! info) are kept as raw bytes at their place.
 
+mod cooked;
 mod files;
 mod names;
 mod report;
@@ -32,7 +33,8 @@ pub use names::{
 pub use report::{ExportReport, ImportReport, PackageReport, SectionReport};
 pub use summary::{
     CustomVersion, FieldPositions, FileVersions, Generation, SavedEngineVersion, Summary,
-    PACKAGE_FILE_TAG, PKG_COOKED, PKG_FILTER_EDITOR_ONLY, PKG_UNVERSIONED_PROPERTIES,
+    PACKAGE_FILE_TAG, PKG_COOKED, PKG_FILTER_EDITOR_ONLY, PKG_REQUIRES_LOCALIZATION_GATHER,
+    PKG_UNVERSIONED_PROPERTIES,
 };
 pub use tables::{DataResource, ObjectExport, ObjectImport, SoftObjectPath, TableContext};
 

@@ -43,6 +43,9 @@ pub const PKG_FILTER_EDITOR_ONLY: u32 = 0x8000_0000;
 pub const PKG_UNVERSIONED_PROPERTIES: u32 = 0x0000_2000;
 /// `PKG_Cooked`.
 pub const PKG_COOKED: u32 = 0x0000_0200;
+/// `PKG_RequiresLocalizationGather`: the package holds localizable text
+/// (string tables, `FText` properties).
+pub const PKG_REQUIRES_LOCALIZATION_GATHER: u32 = 0x0004_0000;
 
 /// One custom version: its GUID and version number.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
