@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 use zenpak::binary::Writer;
 use zenpak::legacy::{
     FName, LegacyPackage, NameEntry, ObjectExport, ObjectImport, PackageIndex,
-    PKG_REQUIRES_LOCALIZATION_GATHER,
+    PKG_REQUIRES_LOCALIZATION_GATHER, PKG_UNVERSIONED_PROPERTIES,
 };
 use zenpak::{EngineVersion, Error, Result};
 
@@ -224,8 +224,11 @@ struct Draft {
 
 impl Draft {
     fn new(package_name: &str) -> Self {
+        let mut package = LegacyPackage::new_cooked(ENGINE, Some(package_name));
+        // The export data below is written with property tags, not unversioned.
+        package.summary.package_flags &= !PKG_UNVERSIONED_PROPERTIES;
         Draft {
-            package: LegacyPackage::new_cooked(ENGINE, package_name),
+            package,
             imports: Vec::new(),
             exports: Vec::new(),
         }

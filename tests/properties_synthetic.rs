@@ -270,6 +270,7 @@ fn tagged_block_with_complete_type_names() {
         w.i32(i);
         w.i32(0);
     };
+    w.u8(0); // 5.4+ object blocks: class serialization control, no extensions
     fname(&mut w, 2); // Items: ArrayProperty(IntProperty)
     fname(&mut w, 1);
     w.i32(1);
