@@ -52,8 +52,8 @@ impl AesKey {
             }
             return Ok(AesKey(key));
         }
-        let bytes = decode_base64(t)
-            .ok_or_else(|| Error::usage("AES key must be 64 hex digits or base64 of 32 bytes"))?;
+        let bytes = base64::Engine::decode(&base64::engine::general_purpose::STANDARD, t)
+            .map_err(|_| Error::usage("AES key must be 64 hex digits or base64 of 32 bytes"))?;
         let key: [u8; 32] = bytes.try_into().map_err(|b: Vec<u8>| {
             Error::usage(format!(
                 "AES key must be 32 bytes, the base64 text holds {}",
@@ -116,33 +116,6 @@ pub fn pad_like_engine(data: &mut Vec<u8>) {
         let b = data[(i - len) % len];
         data.push(b);
     }
-}
-
-fn decode_base64(text: &str) -> Option<Vec<u8>> {
-    let value = |c: u8| -> Option<u32> {
-        Some(match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'+' | b'-' => 62,
-            b'/' | b'_' => 63,
-            _ => return None,
-        } as u32)
-    };
-    let body = text.trim_end_matches('=');
-    let mut out = Vec::with_capacity(body.len() * 3 / 4);
-    let mut acc = 0u32;
-    let mut bits = 0;
-    for c in body.bytes() {
-        acc = (acc << 6) | value(c)?;
-        bits += 6;
-        if bits >= 8 {
-            bits -= 8;
-            out.push((acc >> bits) as u8);
-            acc &= (1 << bits) - 1;
-        }
-    }
-    Some(out)
 }
 
 #[cfg(test)]
