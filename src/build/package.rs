@@ -241,18 +241,6 @@ pub fn convert(source: &PackageSource, settings: &Settings) -> Result<BuiltPacka
     })
 }
 
-/// The container's store entry for a converted package.
-fn store_entry(built: &BuiltPackage) -> StoreEntry {
-    StoreEntry {
-        export_bundles_size: built.package_bytes.len() as u64,
-        load_order: 0,
-        export_count: built.store_entry.export_count as i32,
-        export_bundle_count: built.store_entry.export_bundle_count as i32,
-        imported_packages: built.store_entry.imported_packages.clone(),
-        shader_map_hashes: built.store_entry.shader_map_hashes.clone(),
-    }
-}
-
 /// The container triplet being written: packages in content order, then the loose files.
 pub struct ContainerWriter {
     builder: ContainerBuilder,
@@ -289,7 +277,10 @@ impl ContainerWriter {
         self.builder.add_package(
             built.package_id,
             &built.package_bytes,
-            store_entry(built),
+            // UE4 load orders are assigned in `finish`, once every package is known.
+            built
+                .store_entry
+                .container_store_entry(built.package_bytes.len() as u64, 0),
             &source.relative_path,
         )?;
         let path = &source.relative_path;

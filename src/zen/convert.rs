@@ -122,13 +122,26 @@ impl ConvertedPackage {
         &self,
         load_order: u32,
     ) -> crate::iostore::container_header::StoreEntry {
+        self.store_entry
+            .container_store_entry(self.package_bytes.len() as u64, load_order)
+    }
+}
+
+impl StoreEntryInfo {
+    /// The entry as the container header stores it, for a package chunk of
+    /// `export_bundles_size` bytes (UE4 stores the size and a load order).
+    pub fn container_store_entry(
+        &self,
+        export_bundles_size: u64,
+        load_order: u32,
+    ) -> crate::iostore::container_header::StoreEntry {
         crate::iostore::container_header::StoreEntry {
-            export_bundles_size: self.package_bytes.len() as u64,
+            export_bundles_size,
             load_order,
-            export_count: self.store_entry.export_count as i32,
-            export_bundle_count: self.store_entry.export_bundle_count as i32,
-            imported_packages: self.store_entry.imported_packages.clone(),
-            shader_map_hashes: self.store_entry.shader_map_hashes.clone(),
+            export_count: self.export_count as i32,
+            export_bundle_count: self.export_bundle_count as i32,
+            imported_packages: self.imported_packages.clone(),
+            shader_map_hashes: self.shader_map_hashes.clone(),
         }
     }
 }
