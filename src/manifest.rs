@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+pub use crate::compression::Compression;
 use crate::error::{Error, Result};
 use crate::version::EngineVersion;
 
@@ -85,17 +86,6 @@ impl Default for ContentSection {
             exclude: Vec::new(),
         }
     }
-}
-
-/// Compression of the container's blocks and the pak's entries.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Compression {
-    #[default]
-    None,
-    Zlib,
-    Zstd,
-    Lz4,
 }
 
 /// `[output]`: where and how the triplet is written.

@@ -7,7 +7,6 @@ use std::path::Path;
 use crate::binary::{Reader, Writer};
 use crate::build::cache::{FileIndex, Hash};
 use crate::build::discover::{LooseFile, PackageSource};
-use crate::compression::Compression;
 use crate::error::{Error, Result};
 use crate::fixups::Profile;
 use crate::iostore::chunk::ChunkType;
@@ -253,12 +252,7 @@ impl ContainerWriter {
         aes_key: Option<&AesKey>,
     ) -> Result<ContainerWriter> {
         let options = ContainerOptions {
-            compression: match manifest.output.compression {
-                crate::manifest::Compression::None => Compression::None,
-                crate::manifest::Compression::Zlib => Compression::Zlib,
-                crate::manifest::Compression::Zstd => Compression::Zstd,
-                crate::manifest::Compression::Lz4 => Compression::Lz4,
-            },
+            compression: manifest.output.compression,
             aes_key: aes_key.cloned(),
             mount_point: manifest.game.mount_point.clone(),
             ..ContainerOptions::default()
