@@ -237,8 +237,13 @@ impl<'a> Reader<'a> {
             if bytes[n - 1] != 0 {
                 return Err(self.error_at(at, "string is not zero-terminated"));
             }
+            let text = &bytes[..n - 1];
+            if text.is_ascii() {
+                // ASCII is valid UTF-8 as it is; no per-character decoding.
+                return Ok((String::from_utf8_lossy(text).into_owned(), false));
+            }
             // Latin-1: each byte is one code point.
-            Ok((bytes[..n - 1].iter().map(|&b| b as char).collect(), false))
+            Ok((text.iter().map(|&b| b as char).collect(), false))
         } else {
             if len == i32::MIN {
                 return Err(self.error_at(at, "string length is out of range"));

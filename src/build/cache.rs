@@ -13,13 +13,14 @@
 //!
 //! The cache only ever saves work: output bytes never depend on it.
 
-use std::collections::BTreeMap;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::UNIX_EPOCH;
 
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
+use crate::binary::{Reader, Writer};
 use crate::error::{Error, Result};
 use crate::release::write_replacing;
 
@@ -27,18 +28,31 @@ use crate::release::write_replacing;
 pub type Hash = [u8; 32];
 
 /// What the cache remembers of one input file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FileStamp {
     pub size: u64,
     pub modified_ns: u128,
-    #[serde(with = "hex_hash")]
     pub hash: Hash,
 }
 
-/// Size, modification time and content hash of every input file seen by the last build.
-#[derive(Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+/// Marks the file index and its layout; bump when the layout changes.
+const INDEX_MAGIC: &[u8; 8] = b"ZPKFI\x00\x00\x01";
+
+/// Size, modification time and content hash of every input file seen by the
+/// last build. Kept in a small binary file: a no-change rebuild reads it for
+/// every input, so it must load fast.
+#[derive(Debug, Default, PartialEq, Eq)]
 pub struct FileIndex {
-    files: BTreeMap<PathBuf, FileStamp>,
+    files: HashMap<String, FileStamp>,
+}
+
+/// Stamps of one build's input files, in the order they were asked for.
+#[derive(Debug)]
+pub struct Stamps {
+    pub stamps: Vec<FileStamp>,
+    /// True when every file was found unchanged in the previous index and
+    /// no other file was in it: the index need not be written again.
+    pub unchanged: bool,
 }
 
 impl FileIndex {
@@ -46,20 +60,53 @@ impl FileIndex {
     pub fn load(path: &Path) -> FileIndex {
         std::fs::read(path)
             .ok()
-            .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+            .and_then(|bytes| Self::decode(&bytes).ok())
             .unwrap_or_default()
     }
 
-    pub fn save(&self, path: &Path) -> Result<()> {
-        let bytes = serde_json::to_vec(self).map_err(|e| Error::other(e.to_string()))?;
-        write_replacing(path, &bytes)
+    fn decode(bytes: &[u8]) -> Result<FileIndex> {
+        let mut r = Reader::new(bytes);
+        if r.bytes(INDEX_MAGIC.len())? != INDEX_MAGIC {
+            return Err(r.error_at(0, "not a zenpak file index of this version"));
+        }
+        let count = r.count_u32(4 + 8 + 16 + 32)?;
+        let mut files = HashMap::with_capacity(count);
+        for _ in 0..count {
+            let path = r.fstring()?;
+            let size = r.u64()?;
+            let modified_ns = u128::from(r.u64()?) | (u128::from(r.u64()?) << 64);
+            let hash = r.array::<32>()?;
+            files.insert(
+                path,
+                FileStamp {
+                    size,
+                    modified_ns,
+                    hash,
+                },
+            );
+        }
+        Ok(FileIndex { files })
+    }
+
+    /// Writes the index for `paths` with their `stamps` (same order).
+    pub fn save(path: &Path, paths: &[&Path], stamps: &[FileStamp]) -> Result<()> {
+        let mut w = Writer::with_capacity(paths.len() * 128);
+        w.bytes(INDEX_MAGIC);
+        w.u32(paths.len() as u32);
+        for (file, stamp) in paths.iter().zip(stamps) {
+            w.fstring(&file.to_string_lossy());
+            w.u64(stamp.size);
+            w.u64(stamp.modified_ns as u64);
+            w.u64((stamp.modified_ns >> 64) as u64);
+            w.bytes(&stamp.hash);
+        }
+        write_replacing(path, w.as_slice())
     }
 
     /// Stamps of `paths` (in parallel), reusing the content hash of every file
-    /// whose size and modification time are unchanged. Returns a new index
-    /// holding exactly these files.
-    pub fn refresh(&self, paths: &[&Path]) -> Result<FileIndex> {
-        let stamps: Vec<(PathBuf, FileStamp)> = paths
+    /// whose size and modification time are unchanged.
+    pub fn refresh(&self, paths: &[&Path]) -> Result<Stamps> {
+        let results: Vec<(FileStamp, bool)> = paths
             .par_iter()
             .map(|path| {
                 let meta = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
@@ -69,29 +116,28 @@ impl FileIndex {
                     .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
                     .map_or(0, |d| d.as_nanos());
                 let size = meta.len();
-                if let Some(old) = self.files.get(*path) {
+                if let Some(old) = self.files.get(&*path.to_string_lossy()) {
                     if old.size == size && old.modified_ns == modified_ns && modified_ns != 0 {
-                        return Ok((path.to_path_buf(), *old));
+                        return Ok((*old, true));
                     }
                 }
                 let hash = hash_file(path)?;
                 Ok((
-                    path.to_path_buf(),
                     FileStamp {
                         size,
                         modified_ns,
                         hash,
                     },
+                    false,
                 ))
             })
             .collect::<Result<_>>()?;
-        Ok(FileIndex {
-            files: stamps.into_iter().collect(),
+        let unchanged =
+            results.len() == self.files.len() && results.iter().all(|(_, reused)| *reused);
+        Ok(Stamps {
+            stamps: results.into_iter().map(|(stamp, _)| stamp).collect(),
+            unchanged,
         })
-    }
-
-    pub fn get(&self, path: &Path) -> Option<&FileStamp> {
-        self.files.get(path)
     }
 }
 

@@ -192,7 +192,8 @@ pub fn discover(root: &Path, project: &str, selection: &Selection) -> Result<Con
     }
     let mut groups: BTreeMap<String, Group> = BTreeMap::new();
     let mut loose_files = Vec::new();
-    for entry in walkdir::WalkDir::new(root).sort_by_file_name() {
+    // Walk order does not matter: packages and loose files are sorted by path below.
+    for entry in walkdir::WalkDir::new(root) {
         let entry = entry.map_err(|e| {
             let path = e.path().unwrap_or(root).to_path_buf();
             Error::other(format!("cannot read {}: {e}", path.display()))

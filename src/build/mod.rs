@@ -21,7 +21,7 @@ use rayon::prelude::*;
 use crate::error::{Error, Result};
 use crate::manifest::Manifest;
 use crate::pak::crypto::AesKey;
-use cache::{ArtifactRecord, BuildRecord, Cache, FileIndex, Hash};
+use cache::{ArtifactRecord, BuildRecord, Cache, FileIndex, FileStamp, Hash};
 use discover::{Content, PackageSource, Selection};
 
 /// What a build reports while it runs.
@@ -113,26 +113,33 @@ pub fn build(
     cache.create()?;
 
     // Fingerprint every input file; unchanged files are not read again.
-    let all_files: Vec<&std::path::Path> = content
-        .packages
-        .iter()
-        .flat_map(|p| p.files())
-        .chain(content.loose_files.iter().map(|f| f.path.as_path()))
-        .collect();
-    let previous_files = FileIndex::load(&cache.files_path());
-    let files = previous_files.refresh(&all_files)?;
-    let bytes_in: u64 = all_files
-        .iter()
-        .filter_map(|p| files.get(p))
-        .map(|s| s.size)
-        .sum();
+    // Packages' files first (each package's as one run), then the loose files.
+    let mut all_files: Vec<&std::path::Path> = Vec::new();
+    let mut package_files = Vec::with_capacity(content.packages.len());
+    for package in &content.packages {
+        let start = all_files.len();
+        all_files.extend(package.files());
+        package_files.push(start..all_files.len());
+    }
+    let loose_start = all_files.len();
+    all_files.extend(content.loose_files.iter().map(|f| f.path.as_path()));
+    let files = FileIndex::load(&cache.files_path()).refresh(&all_files)?;
+    let bytes_in: u64 = files.stamps.iter().map(|s| s.size).sum();
 
     let keys: Vec<Hash> = content
         .packages
         .iter()
-        .map(|p| settings.package_key(p, &files))
+        .zip(&package_files)
+        .map(|(p, range)| settings.package_key(p, &files.stamps[range.clone()]))
         .collect();
-    let build_key = build_key(manifest, &settings, &content, &keys, &files, options);
+    let build_key = build_key(
+        manifest,
+        &settings,
+        &content,
+        &keys,
+        &files.stamps[loose_start..],
+        options,
+    );
     let artifacts = crate::release::artifact_paths(manifest);
 
     // Nothing changed since the last build: leave every file as it is.
@@ -146,8 +153,8 @@ pub fn build(
                     .zip(&artifacts)
                     .all(|(a, p)| &a.path == p && a.is_unchanged())
             {
-                if files != previous_files {
-                    files.save(&cache.files_path())?;
+                if !files.unchanged {
+                    FileIndex::save(&cache.files_path(), &all_files, &files.stamps)?;
                 }
                 let mut artifacts = record.artifacts;
                 if options.hash_artifacts && artifacts.iter().any(|a| a.sha256.is_none()) {
@@ -279,7 +286,7 @@ pub fn build(
         key: build_key,
         artifacts: records.clone(),
     })?;
-    files.save(&cache.files_path())?;
+    FileIndex::save(&cache.files_path(), &all_files, &files.stamps)?;
     cache.prune(&keys.iter().copied().collect::<BTreeSet<_>>())?;
 
     Ok(BuildSummary {
@@ -302,7 +309,7 @@ fn build_key(
     settings: &package::Settings,
     content: &Content,
     keys: &[Hash],
-    files: &FileIndex,
+    loose_stamps: &[FileStamp],
     options: &BuildOptions,
 ) -> Hash {
     let mut hasher = blake3::Hasher::new();
@@ -324,12 +331,10 @@ fn build_key(
         hasher.update(&[0]);
         hasher.update(key);
     }
-    for file in &content.loose_files {
+    for (file, stamp) in content.loose_files.iter().zip(loose_stamps) {
         hasher.update(file.relative_path.as_bytes());
         hasher.update(&[0]);
-        if let Some(stamp) = files.get(&file.path) {
-            hasher.update(&stamp.hash);
-        }
+        hasher.update(&stamp.hash);
     }
     *hasher.finalize().as_bytes()
 }

@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use crate::binary::{Reader, Writer};
-use crate::build::cache::{FileIndex, Hash};
+use crate::build::cache::{FileStamp, Hash};
 use crate::build::discover::{LooseFile, PackageSource};
 use crate::error::{Error, Result};
 use crate::fixups::Profile;
@@ -66,19 +66,18 @@ impl Settings {
         Ok(())
     }
 
-    /// The cache key of one package: the settings, its name, and each file's kind and contents.
-    pub fn package_key(&self, source: &PackageSource, files: &FileIndex) -> Hash {
+    /// The cache key of one package: the settings, its name, and each file's
+    /// kind and contents (`stamps`: its files' stamps, header first).
+    pub fn package_key(&self, source: &PackageSource, stamps: &[FileStamp]) -> Hash {
         let mut hasher = blake3::Hasher::new();
         hasher.update(&self.key);
         hasher.update(source.package_name.as_bytes());
         hasher.update(&[0]);
         let kinds = std::iter::once(crate::build::discover::PackageFileKind::Header)
             .chain(source.companions.iter().map(|(k, _)| *k));
-        for (kind, path) in kinds.zip(source.files()) {
+        for (kind, stamp) in kinds.zip(stamps) {
             hasher.update(&[kind as u8]);
-            if let Some(stamp) = files.get(path) {
-                hasher.update(&stamp.hash);
-            }
+            hasher.update(&stamp.hash);
         }
         *hasher.finalize().as_bytes()
     }
