@@ -790,27 +790,17 @@ fn build_dependency_bundles(package: &mut ZenPackage, deps: &[(Vec<Dependency>, 
                 .map(|i| i.kind() == ObjectIndexKind::PackageImport)
                 .unwrap_or(false)
         };
+        let pick = |list: &[_], command| -> Vec<i32> {
+            list.iter()
+                .filter(|d| keep(d, command))
+                .map(|d| d.package_index)
+                .collect()
+        };
         let groups: [Vec<i32>; 4] = [
-            create
-                .iter()
-                .filter(|d| keep(d, ExportCommand::Create))
-                .map(|d| d.package_index)
-                .collect(),
-            create
-                .iter()
-                .filter(|d| keep(d, ExportCommand::Serialize))
-                .map(|d| d.package_index)
-                .collect(),
-            serialize
-                .iter()
-                .filter(|d| keep(d, ExportCommand::Create))
-                .map(|d| d.package_index)
-                .collect(),
-            serialize
-                .iter()
-                .filter(|d| keep(d, ExportCommand::Serialize))
-                .map(|d| d.package_index)
-                .collect(),
+            pick(&create, ExportCommand::Create),
+            pick(&create, ExportCommand::Serialize),
+            pick(&serialize, ExportCommand::Create),
+            pick(&serialize, ExportCommand::Serialize),
         ];
         package
             .dependency_bundle_headers
