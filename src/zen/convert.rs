@@ -797,10 +797,10 @@ fn build_dependency_bundles(package: &mut ZenPackage, deps: &[(Vec<Dependency>, 
                 .collect()
         };
         let groups: [Vec<i32>; 4] = [
-            pick(&create, ExportCommand::Create),
-            pick(&create, ExportCommand::Serialize),
-            pick(&serialize, ExportCommand::Create),
-            pick(&serialize, ExportCommand::Serialize),
+            pick(create, ExportCommand::Create),
+            pick(create, ExportCommand::Serialize),
+            pick(serialize, ExportCommand::Create),
+            pick(serialize, ExportCommand::Serialize),
         ];
         package
             .dependency_bundle_headers
