@@ -130,6 +130,17 @@ fn builds_are_reproducible_and_incremental() {
         .unwrap()
         .ends_with("/SM_Cube"));
     assert_ne!(artifact_sums(finished(&changed)), sums);
+    // What came from the cache (export and bulk data kept by reference) is
+    // exactly what converting everything again gives.
+    let reconverted_all = json_lines(&zenpak(
+        &repo,
+        &["build", "--force", "--message-format", "json"],
+    ));
+    assert_eq!(finished(&reconverted_all)["converted"], 3);
+    assert_eq!(
+        artifact_sums(finished(&reconverted_all)),
+        artifact_sums(finished(&changed))
+    );
 
     // The release archive holds the triplet under ~mods/ with its sums.
     let package = json_lines(&zenpak(&repo, &["package", "--message-format", "json"]));

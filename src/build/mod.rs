@@ -208,7 +208,7 @@ pub fn build(
                 let source = &content.packages[i];
                 let path = cache.package_path(&keys[i]);
                 if !options.force {
-                    if let Some(built) = package::BuiltPackage::load_cached(&path) {
+                    if let Some(built) = package::BuiltPackage::load_cached(&path, source) {
                         reporter.event(Event::Package {
                             source,
                             reused: true,

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use crate::binary::{Reader, Writer};
 use crate::build::cache::{FileStamp, Hash};
-use crate::build::discover::{LooseFile, PackageSource};
+use crate::build::discover::{LooseFile, PackageFileKind, PackageSource};
 use crate::error::{Error, Result};
 use crate::fixups::Profile;
 use crate::iostore::chunk::ChunkType;
@@ -92,12 +92,34 @@ pub struct BuiltPackage {
     pub package_name: String,
     /// Zen header followed by the export data: the package's export-bundle chunk.
     pub package_bytes: Vec<u8>,
+    /// When the chunk ends with the package's `.uexp` exactly as it is on disk
+    /// (5.3+ keep the export data as it is, unless a fixup changed it): its
+    /// length. The cache then keeps only the header and reads the rest from
+    /// the `.uexp`, so a build does not write every package twice.
+    pub uexp_tail: Option<usize>,
+    /// Bulk-data chunks: the companions' bytes as they are on disk.
     pub bulk_data: Vec<(BulkDataKind, Vec<u8>)>,
     pub store_entry: StoreEntryInfo,
 }
 
 /// Marks a cached package file and its layout; bump when the layout changes.
-const CACHE_MAGIC: &[u8; 8] = b"ZPKGC\x00\x00\x01";
+const CACHE_MAGIC: &[u8; 8] = b"ZPKGC\x00\x00\x02";
+
+/// The companion file a bulk-data chunk is read from.
+fn bulk_file_kind(kind: BulkDataKind) -> PackageFileKind {
+    match kind {
+        BulkDataKind::Bulk => PackageFileKind::Bulk,
+        BulkDataKind::Optional => PackageFileKind::OptionalBulk,
+        BulkDataKind::MemoryMapped => PackageFileKind::MemoryMappedBulk,
+    }
+}
+
+/// Reads a package's companion of `kind`, which must still be `len` bytes long.
+fn read_companion(source: &PackageSource, kind: PackageFileKind, len: usize) -> Option<Vec<u8>> {
+    let (_, path) = source.companions.iter().find(|(k, _)| *k == kind)?;
+    let bytes = std::fs::read(path).ok()?;
+    (bytes.len() == len).then_some(bytes)
+}
 
 impl BuiltPackage {
     fn bulk_kind_code(kind: BulkDataKind) -> u8 {
@@ -111,18 +133,22 @@ impl BuiltPackage {
     /// Writes the package to the cache: a temporary file renamed into place.
     /// Not synced to disk: a cache file lost in a crash is only a cache miss
     /// ([`load_cached`](Self::load_cached) rejects what does not decode).
+    /// Export data and bulk data that are on disk as they are, are kept by
+    /// reference (their length), not copied.
     pub fn save(&self, path: &Path) -> Result<()> {
-        let mut w = Writer::with_capacity(self.package_bytes.len() + 256);
+        let tail = self.uexp_tail.unwrap_or(0);
+        let head = &self.package_bytes[..self.package_bytes.len() - tail];
+        let mut w = Writer::with_capacity(head.len() + 256);
         w.bytes(CACHE_MAGIC);
         w.u64(self.package_id);
         w.fstring_ext(&self.package_name, false);
-        w.u64(self.package_bytes.len() as u64);
-        w.bytes(&self.package_bytes);
+        w.u64(head.len() as u64);
+        w.bytes(head);
+        w.u64(tail as u64);
         w.u32(self.bulk_data.len() as u32);
         for (kind, data) in &self.bulk_data {
             w.u8(Self::bulk_kind_code(*kind));
             w.u64(data.len() as u64);
-            w.bytes(data);
         }
         let entry = &self.store_entry;
         w.u32(entry.export_count);
@@ -143,14 +169,26 @@ impl BuiltPackage {
         crate::release::write_replacing(path, &bytes)
     }
 
-    /// Reads a package back from the cache; `None` when it is missing or does
-    /// not decode (then the package is simply converted again).
-    pub fn load_cached(path: &Path) -> Option<BuiltPackage> {
+    /// Reads a package back from the cache, with the export and bulk data it
+    /// refers to from `source`'s files; `None` when anything is missing, does
+    /// not decode or no longer has its length (then the package is simply
+    /// converted again).
+    pub fn load_cached(path: &Path, source: &PackageSource) -> Option<BuiltPackage> {
         let bytes = std::fs::read(path).ok()?;
-        Self::decode(&bytes).ok()
+        let (mut built, bulk_lengths) = Self::decode(&bytes).ok()?;
+        if let Some(len) = built.uexp_tail {
+            let uexp = read_companion(source, PackageFileKind::Exports, len)?;
+            built.package_bytes.extend_from_slice(&uexp);
+        }
+        for (kind, len) in bulk_lengths {
+            let data = read_companion(source, bulk_file_kind(kind), len)?;
+            built.bulk_data.push((kind, data));
+        }
+        Some(built)
     }
 
-    fn decode(bytes: &[u8]) -> Result<BuiltPackage> {
+    /// The cached record, and the kind and length of each bulk-data chunk.
+    fn decode(bytes: &[u8]) -> Result<(BuiltPackage, Vec<(BulkDataKind, usize)>)> {
         let mut r = Reader::new(bytes);
         if r.bytes(CACHE_MAGIC.len())? != CACHE_MAGIC {
             return Err(r.error_at(0, "not a zenpak cache file of this version"));
@@ -161,8 +199,10 @@ impl BuiltPackage {
         let len = r.u64()?;
         let len = r.check_count_at(at, len.min(i64::MAX as u64) as i64, 1)?;
         let package_bytes = r.bytes(len)?.to_vec();
+        let tail =
+            usize::try_from(r.u64()?).map_err(|_| r.error("export data length out of range"))?;
         let bulk_count = r.count_u32(9)?;
-        let mut bulk_data = Vec::with_capacity(bulk_count);
+        let mut bulk_lengths = Vec::with_capacity(bulk_count);
         for _ in 0..bulk_count {
             let kind = match r.u8()? {
                 0 => BulkDataKind::Bulk,
@@ -170,10 +210,9 @@ impl BuiltPackage {
                 2 => BulkDataKind::MemoryMapped,
                 other => return Err(r.error(format!("unknown bulk kind {other}"))),
             };
-            let at = r.pos();
-            let len = r.u64()?;
-            let len = r.check_count_at(at, len.min(i64::MAX as u64) as i64, 1)?;
-            bulk_data.push((kind, r.bytes(len)?.to_vec()));
+            let len =
+                usize::try_from(r.u64()?).map_err(|_| r.error("bulk data length out of range"))?;
+            bulk_lengths.push((kind, len));
         }
         let export_count = r.u32()?;
         let export_bundle_count = r.u32()?;
@@ -186,12 +225,13 @@ impl BuiltPackage {
         if !r.at_end() {
             return Err(r.error("unexpected bytes after the cached package"));
         }
-        Ok(BuiltPackage {
+        let built = BuiltPackage {
             fixups: Vec::new(),
             package_id,
             package_name: package_name.clone(),
             package_bytes,
-            bulk_data,
+            uexp_tail: (tail > 0).then_some(tail),
+            bulk_data: Vec::new(),
             store_entry: StoreEntryInfo {
                 package_id,
                 package_name,
@@ -201,7 +241,8 @@ impl BuiltPackage {
                 shader_map_hashes,
                 soft_package_references,
             },
-        })
+        };
+        Ok((built, bulk_lengths))
     }
 }
 
@@ -225,7 +266,13 @@ pub fn convert(source: &PackageSource, settings: &Settings) -> Result<BuiltPacka
         }
     }
     let converted = crate::zen::convert(&files, &package, settings.engine, &source.package_name)?;
+    // Only what is on disk can be read back later: not a `.uexp` a fixup changed.
+    let uexp_tail = (!fixups.changed()
+        && !files.uexp.is_empty()
+        && converted.package_bytes.ends_with(&files.uexp))
+    .then_some(files.uexp.len());
     Ok(BuiltPackage {
+        uexp_tail,
         fixups: fixups
             .exports
             .iter()
