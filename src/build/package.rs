@@ -130,9 +130,9 @@ impl BuiltPackage {
         }
     }
 
-    /// Writes the package to the cache: a temporary file renamed into place.
-    /// Not synced to disk: a cache file lost in a crash is only a cache miss
-    /// ([`load_cached`](Self::load_cached) rejects what does not decode).
+    /// Writes the package to the cache. Not synced to disk: a cache file lost
+    /// or torn in a crash is only a cache miss ([`load_cached`](Self::load_cached)
+    /// rejects what does not decode to its exact end).
     /// Export data and bulk data that are on disk as they are, are kept by
     /// reference (their length), not copied.
     pub fn save(&self, path: &Path) -> Result<()> {
@@ -165,8 +165,9 @@ impl BuiltPackage {
         for name in &entry.soft_package_references {
             w.fstring(name);
         }
-        let bytes = w.into_inner();
-        crate::release::write_replacing(path, &bytes)
+        // Written in place, without a temporary name: renames are costly in a
+        // folder of thousands of files, and a torn file does not decode.
+        std::fs::write(path, w.as_slice()).map_err(|e| Error::io(path, e))
     }
 
     /// Reads a package back from the cache, with the export and bulk data it
