@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use zenpak::{EngineVersion, Error, Result};
 
-use super::GlobalOptions;
+use super::{GlobalOptions, JsonStyle};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -80,12 +80,7 @@ pub fn sniff(path: &Path, head: &[u8]) -> Result<Kind> {
 pub fn run(args: Args, global: &GlobalOptions) -> Result<()> {
     let head = read_head(&args.path)?;
     let kind = sniff(&args.path, &head)?;
-    // `--message-format json` asks for one line; `--json` for pretty JSON.
-    let json = match (global.message_format, args.json) {
-        (super::MessageFormat::Json, _) => Some(JsonStyle::Line),
-        (_, true) => Some(JsonStyle::Pretty),
-        _ => None,
-    };
+    let json = JsonStyle::choose(global, args.json);
     match kind {
         Kind::Toc => inspect_toc(&args, json),
         Kind::Pak => inspect_pak(&args, json),
@@ -140,22 +135,6 @@ fn inspect_mappings(args: &Args) -> Result<()> {
         println!("  extensions: {}", summary.extensions.join(", "));
     }
     Ok(())
-}
-
-/// How the container branches print JSON.
-#[derive(Clone, Copy)]
-enum JsonStyle {
-    Line,
-    Pretty,
-}
-
-impl JsonStyle {
-    fn print<T: serde::Serialize>(self, value: &T) -> Result<()> {
-        match self {
-            JsonStyle::Line => super::print_json_line(value),
-            JsonStyle::Pretty => super::print_json(value),
-        }
-    }
 }
 
 /// The `.utoc` branch: TOC header, flags, chunks by type, container header.

@@ -21,3 +21,15 @@ impl KeyArgs {
         }
     }
 }
+
+/// A container to read: its `.utoc`, `--json`, and the AES key options.
+#[derive(Debug, clap::Args)]
+pub struct ContainerArgs {
+    /// The container's `.utoc`.
+    pub utoc: std::path::PathBuf,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub key: KeyArgs,
+}

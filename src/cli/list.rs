@@ -1,33 +1,19 @@
 //! `zenpak list X.utoc [--json]`: the chunks of a container with type,
 //! size and path.
 
-use std::path::PathBuf;
-
 use zenpak::iostore::Container;
 use zenpak::Result;
 
-use super::key::KeyArgs;
-use super::GlobalOptions;
+use super::key::ContainerArgs;
+use super::{GlobalOptions, JsonStyle};
 
-#[derive(Debug, clap::Args)]
-pub struct Args {
-    /// The container's `.utoc`.
-    pub utoc: PathBuf,
-    /// Print JSON instead of a table.
-    #[arg(long)]
-    pub json: bool,
-    #[command(flatten)]
-    pub key: KeyArgs,
-}
+pub type Args = ContainerArgs;
 
 pub fn run(args: Args, global: &GlobalOptions) -> Result<()> {
     let container = Container::open(&args.utoc, args.key.key()?)?;
     let chunks = container.chunks();
-    if global.message_format == super::MessageFormat::Json {
-        return super::print_json_line(&chunks);
-    }
-    if args.json {
-        return super::print_json(&chunks);
+    if let Some(style) = JsonStyle::choose(global, args.json) {
+        return style.print(&chunks);
     }
     if global.quiet {
         return Ok(());

@@ -105,6 +105,31 @@ pub fn run(cli: Cli) -> Result<()> {
     }
 }
 
+/// How a command prints JSON, if at all: `--message-format json` asks for
+/// one line, a command's own `--json` for pretty JSON.
+#[derive(Debug, Clone, Copy)]
+pub enum JsonStyle {
+    Line,
+    Pretty,
+}
+
+impl JsonStyle {
+    pub fn choose(global: &GlobalOptions, json_flag: bool) -> Option<JsonStyle> {
+        match (global.message_format, json_flag) {
+            (MessageFormat::Json, _) => Some(JsonStyle::Line),
+            (_, true) => Some(JsonStyle::Pretty),
+            _ => None,
+        }
+    }
+
+    pub fn print<T: serde::Serialize>(self, value: &T) -> Result<()> {
+        match self {
+            JsonStyle::Line => print_json_line(value),
+            JsonStyle::Pretty => print_json(value),
+        }
+    }
+}
+
 /// Prints one JSON object on one line of stdout (cargo's `--message-format json` style).
 pub fn print_json_line<T: serde::Serialize>(value: &T) -> Result<()> {
     let text = serde_json::to_string(value)

@@ -2,32 +2,19 @@
 //! the container header and directory index parse, the companion pak
 //! exists and its index parses. Exit code 1 when anything is wrong.
 
-use std::path::PathBuf;
-
 use zenpak::iostore::Container;
 use zenpak::{Error, Result};
 
-use super::key::KeyArgs;
-use super::GlobalOptions;
+use super::key::ContainerArgs;
+use super::{GlobalOptions, JsonStyle};
 
-#[derive(Debug, clap::Args)]
-pub struct Args {
-    /// The container's `.utoc`.
-    pub utoc: PathBuf,
-    /// Print the report as JSON.
-    #[arg(long)]
-    pub json: bool,
-    #[command(flatten)]
-    pub key: KeyArgs,
-}
+pub type Args = ContainerArgs;
 
 pub fn run(args: Args, global: &GlobalOptions) -> Result<()> {
     let container = Container::open(&args.utoc, args.key.key()?)?;
     let report = container.verify();
-    if global.message_format == super::MessageFormat::Json {
-        super::print_json_line(&report)?;
-    } else if args.json {
-        super::print_json(&report)?;
+    if let Some(style) = JsonStyle::choose(global, args.json) {
+        style.print(&report)?;
     } else {
         for w in &report.warnings {
             eprintln!("warning: {w}");

@@ -647,29 +647,25 @@ fn preload_dependencies(source: &SourcePackage) -> Result<Vec<(Vec<Dependency>, 
                     )))
                 }
             };
-            for &d in &deps[cbc..end] {
-                create.push(Dependency {
-                    package_index: check(d)?,
-                    command: ExportCommand::Create,
-                });
-            }
-            for &d in &deps[sbc..cbc] {
-                create.push(Dependency {
-                    package_index: check(d)?,
-                    command: ExportCommand::Serialize,
-                });
-            }
-            for &d in &deps[cbs..sbc] {
-                serialize.push(Dependency {
-                    package_index: check(d)?,
-                    command: ExportCommand::Create,
-                });
-            }
-            for &d in &deps[sbs..cbs] {
-                serialize.push(Dependency {
-                    package_index: check(d)?,
-                    command: ExportCommand::Serialize,
-                });
+            // (waits before serialize?, on which command of the dependency, its slice of the list)
+            let groups = [
+                (false, ExportCommand::Create, cbc..end),
+                (false, ExportCommand::Serialize, sbc..cbc),
+                (true, ExportCommand::Create, cbs..sbc),
+                (true, ExportCommand::Serialize, sbs..cbs),
+            ];
+            for (before_serialize, command, range) in groups {
+                let list = if before_serialize {
+                    &mut serialize
+                } else {
+                    &mut create
+                };
+                for &d in &deps[range] {
+                    list.push(Dependency {
+                        package_index: check(d)?,
+                        command,
+                    });
+                }
             }
         }
         out.push((create, serialize));

@@ -454,21 +454,34 @@ impl ZenPackage {
         Ok(())
     }
 
-    /// 5.0–5.2: bundle entries, then graph data (bundle headers, internal
-    /// arcs, one external arc list per imported package up to the header end).
-    fn read_graph_data(&mut self, r: &mut Reader, header_size: usize) -> Result<()> {
-        let s = self.summary;
+    /// The export bundle entries, from their offset up to `end` (the next
+    /// section's offset). Returns how many there are.
+    fn read_export_bundle_entries(
+        &mut self,
+        r: &mut Reader,
+        end: i32,
+        header_size: usize,
+    ) -> Result<usize> {
+        let start = self.summary.export_bundle_entries_offset;
         let count = span(
             r,
-            s.export_bundle_entries_offset,
-            s.graph_data_offset,
+            start,
+            end,
             header_size,
             ExportBundleEntry::SIZE,
             "export bundle entries",
         )?;
-        r.seek(s.export_bundle_entries_offset as usize)?;
+        r.seek(start as usize)?;
         self.export_bundle_entries =
             read_many(r, count, "export bundle entry", ExportBundleEntry::read)?;
+        Ok(count)
+    }
+
+    /// 5.0–5.2: bundle entries, then graph data (bundle headers, internal
+    /// arcs, one external arc list per imported package up to the header end).
+    fn read_graph_data(&mut self, r: &mut Reader, header_size: usize) -> Result<()> {
+        let s = self.summary;
+        let count = self.read_export_bundle_entries(r, s.graph_data_offset, header_size)?;
         r.seek(s.graph_data_offset as usize)?;
         let mut claimed = 0usize;
         while claimed < count {
@@ -504,17 +517,7 @@ impl ZenPackage {
 
     fn read_dependency_bundles(&mut self, r: &mut Reader, header_size: usize) -> Result<()> {
         let s = self.summary;
-        let count = span(
-            r,
-            s.export_bundle_entries_offset,
-            s.dependency_bundle_headers_offset,
-            header_size,
-            ExportBundleEntry::SIZE,
-            "export bundle entries",
-        )?;
-        r.seek(s.export_bundle_entries_offset as usize)?;
-        self.export_bundle_entries =
-            read_many(r, count, "export bundle entry", ExportBundleEntry::read)?;
+        self.read_export_bundle_entries(r, s.dependency_bundle_headers_offset, header_size)?;
         let count = span(
             r,
             s.dependency_bundle_headers_offset,
