@@ -21,17 +21,6 @@ impl Lcg {
     }
 }
 
-fn zen_files(corpus: &std::path::Path) -> Vec<(std::path::PathBuf, zenpak::EngineVersion)> {
-    common::files_with_ext(&corpus.join("retoc"), &["uzenasset", "uasset"])
-        .into_iter()
-        .filter(|p| {
-            let head = std::fs::read(p).unwrap_or_default();
-            !(head.len() >= 4 && head[..4] == [0xC1, 0x83, 0x2A, 0x9E])
-        })
-        .filter_map(|p| common::engine_of(corpus, &p).map(|v| (p, v)))
-        .collect()
-}
-
 #[test]
 fn mutated_zen_packages_give_clean_errors() {
     let Some(corpus) = common::corpus() else {
@@ -40,7 +29,7 @@ fn mutated_zen_packages_give_clean_errors() {
     let mut rng = Lcg(0x5eed);
     let mut errors = 0usize;
     let mut cases = 0usize;
-    for (path, engine) in zen_files(&corpus) {
+    for (path, engine) in common::zen_packages(&corpus) {
         let original = std::fs::read(&path).unwrap();
         let header_size = ZenPackage::read(&original, engine)
             .unwrap()

@@ -4,27 +4,14 @@
 
 mod common;
 
-use std::path::PathBuf;
-
 use zenpak::zen::ZenPackage;
-
-fn zen_files(corpus: &std::path::Path) -> Vec<(PathBuf, zenpak::EngineVersion)> {
-    common::files_with_ext(&corpus.join("retoc"), &["uzenasset", "uasset"])
-        .into_iter()
-        .filter(|p| {
-            let head = std::fs::read(p).unwrap_or_default();
-            !(head.len() >= 4 && head[..4] == [0xC1, 0x83, 0x2A, 0x9E])
-        })
-        .filter_map(|p| common::engine_of(corpus, &p).map(|v| (p, v)))
-        .collect()
-}
 
 #[test]
 fn engine_zen_packages_round_trip() {
     let Some(corpus) = common::corpus() else {
         return;
     };
-    let files = zen_files(&corpus);
+    let files = common::zen_packages(&corpus);
     assert!(
         files.len() >= 14,
         "expected the corpus's Zen packages, found {}",
@@ -79,7 +66,7 @@ fn ue4_headers_agree_with_their_store_entries() {
         return;
     };
     let mut checked = 0;
-    for (path, engine) in zen_files(&corpus) {
+    for (path, engine) in common::zen_packages(&corpus) {
         let meta_path = path.with_extension("metadata.json");
         let Ok(meta) = std::fs::read(&meta_path) else {
             continue;

@@ -85,3 +85,16 @@ pub fn legacy_packages(corpus: &Path) -> Vec<(PathBuf, zenpak::EngineVersion)> {
         .filter_map(|p| engine_of(corpus, &p).map(|v| (p, v)))
         .collect()
 }
+
+/// Every engine-written Zen package in the corpus (`retoc/**/*.uzenasset`,
+/// and the `.uasset` files there without the legacy tag), with its engine version.
+pub fn zen_packages(corpus: &Path) -> Vec<(PathBuf, zenpak::EngineVersion)> {
+    files_with_ext(&corpus.join("retoc"), &["uzenasset", "uasset"])
+        .into_iter()
+        .filter(|p| {
+            let head = std::fs::read(p).unwrap_or_default();
+            !(head.len() >= 4 && head[..4] == [0xC1, 0x83, 0x2A, 0x9E])
+        })
+        .filter_map(|p| engine_of(corpus, &p).map(|v| (p, v)))
+        .collect()
+}
