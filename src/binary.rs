@@ -431,6 +431,6 @@ mod tests {
         let mut r = Reader::with_base(&bytes, 100);
         r.u16().unwrap();
         let e = r.u32().unwrap_err();
-        assert_eq!(e.as_format().unwrap().offset, 102);
+        assert_eq!(e.offset(), Some(102));
     }
 }

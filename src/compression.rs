@@ -43,11 +43,13 @@ impl Compression {
             "zlib" => Ok(Compression::Zlib),
             "zstd" => Ok(Compression::Zstd),
             "lz4" => Ok(Compression::Lz4),
-            "oodle" => Err(Error::other(
-                "compression method Oodle is not supported (its codec is proprietary); \
-                 re-create the file with zlib, zstd, lz4 or no compression",
-            )),
-            _ => Err(Error::other(format!("unknown compression method `{name}`"))),
+            "oodle" => Err(Error::unsupported(
+                "compression method Oodle is not supported (its codec is proprietary)",
+            )
+            .with_hint("re-create the file with zlib, zstd, lz4 or no compression")),
+            _ => Err(Error::unsupported(format!(
+                "unknown compression method `{name}`"
+            ))),
         }
     }
 
@@ -59,11 +61,12 @@ impl Compression {
                 let mut enc =
                     flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
                 enc.write_all(data)
-                    .map_err(|e| Error::other(format!("zlib: {e}")))?;
-                enc.finish().map_err(|e| Error::other(format!("zlib: {e}")))
+                    .map_err(|e| Error::internal(format!("zlib: {e}")))?;
+                enc.finish()
+                    .map_err(|e| Error::internal(format!("zlib: {e}")))
             }
             Compression::Zstd => {
-                zstd::bulk::compress(data, 3).map_err(|e| Error::other(format!("zstd: {e}")))
+                zstd::bulk::compress(data, 3).map_err(|e| Error::internal(format!("zstd: {e}")))
             }
             Compression::Lz4 => Ok(lz4_flex::block::compress(data)),
         }
@@ -76,16 +79,18 @@ impl Compression {
             Compression::None => data.to_vec(),
             Compression::Zlib => decompress_zlib_strict(data, uncompressed_size)?,
             Compression::Zstd => zstd::bulk::decompress(data, uncompressed_size)
-                .map_err(|e| Error::other(format!("zstd block does not decompress: {e}")))?,
+                .map_err(|e| Error::decompress("zstd", e))?,
             Compression::Lz4 => lz4_flex::block::decompress(data, uncompressed_size)
-                .map_err(|e| Error::other(format!("lz4 block does not decompress: {e}")))?,
+                .map_err(|e| Error::decompress("lz4", e))?,
         };
         if out.len() != uncompressed_size {
-            return Err(Error::other(format!(
-                "{} block decompressed to {} bytes, expected {uncompressed_size}",
+            return Err(Error::decompress(
                 self.engine_name(),
-                out.len()
-            )));
+                format!(
+                    "decompressed to {} bytes, expected {uncompressed_size}",
+                    out.len()
+                ),
+            ));
         }
         Ok(out)
     }
@@ -100,17 +105,21 @@ fn decompress_zlib_strict(data: &[u8], uncompressed_size: usize) -> Result<Vec<u
     let mut out = Vec::with_capacity(uncompressed_size + 1);
     let status = inflater
         .decompress_vec(data, &mut out, flate2::FlushDecompress::Finish)
-        .map_err(|e| Error::other(format!("zlib block does not decompress: {e}")))?;
+        .map_err(|e| Error::decompress("zlib", e))?;
     if status != flate2::Status::StreamEnd || inflater.total_in() as usize != data.len() {
-        return Err(Error::other(format!(
-            "zlib block is damaged: the stream does not end at the end of the block ({} of {} bytes used)",
-            inflater.total_in(),
-            data.len()
-        )));
+        return Err(Error::decompress(
+            "zlib",
+            format!(
+                "the stream does not end at the end of the block ({} of {} bytes used)",
+                inflater.total_in(),
+                data.len()
+            ),
+        ));
     }
     if data.len() < 4 || data[data.len() - 4..] != adler32(&out).to_be_bytes() {
-        return Err(Error::other(
-            "zlib block is damaged: its Adler-32 checksum does not match",
+        return Err(Error::decompress(
+            "zlib",
+            "its Adler-32 checksum does not match",
         ));
     }
     Ok(out)

@@ -1,8 +1,14 @@
 //! The one error type of the library.
 //!
-//! A format error carries the file (when known), the structure being read
-//! (outermost first, e.g. `export map > entry 3 > serial size`), the absolute
-//! byte offset, what was wrong, and a hint saying what the user can do.
+//! An [`Error`] is a [`ErrorKind`] (what went wrong, with its data) plus an
+//! [`ErrorContext`] (where: the file, the structure being read outermost
+//! first, e.g. `export map > entry 3 > serial size`, the absolute byte offset
+//! or the line and column of a text file, and a hint saying what the user can
+//! do). Context is structural for every kind: callers wrap inner errors with
+//! [`Error::within`], [`Error::in_file`], [`Error::at`] and
+//! [`Error::with_hint`], and nothing ever searches message text. The
+//! command line prints the same fields as text or as a JSON diagnostic
+//! ([`crate::diagnostic::Diagnostic`]).
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -10,120 +16,412 @@ use std::path::{Path, PathBuf};
 /// Result alias used throughout the library.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-/// Everything that can go wrong in zenpak's library.
-#[derive(Debug, thiserror::Error)]
-pub enum Error {
-    /// A file's bytes do not match the format being read.
-    #[error("{0}")]
-    Format(Box<FormatError>),
-    /// Reading or writing a file failed.
-    #[error("{}: {source}", path.display())]
-    Io {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
-    /// The user asked for something that cannot be done (bad argument, bad manifest value).
-    #[error("{0}")]
-    Usage(String),
-    /// Anything else, with a full message.
-    #[error("{0}")]
-    Other(String),
+/// Everything that can go wrong in zenpak's library: a kind and where it happened.
+pub struct Error {
+    inner: Box<Inner>,
 }
 
-/// Details of a format error.
-#[derive(Debug, Clone)]
-pub struct FormatError {
+struct Inner {
+    kind: ErrorKind,
+    context: ErrorContext,
+}
+
+/// Where an error happened. Every field is optional; [`Error`]'s `Display`
+/// prints what is known as `file: structure > path: at byte offset N (0xN): message`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ErrorContext {
     pub file: Option<PathBuf>,
     /// Structures being read, outermost first.
     pub structure: Vec<String>,
     /// Absolute offset in the file of the byte where reading failed.
-    pub offset: u64,
-    pub message: String,
+    pub offset: Option<u64>,
+    /// 1-based line and column, for text files (the manifest).
+    pub line_column: Option<(usize, usize)>,
+    /// What the user can do about it.
     pub hint: Option<String>,
 }
 
-impl fmt::Display for FormatError {
+/// What went wrong. Each kind carries its data; the message says it in words.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// A file's bytes do not match the format being read, or contradict each other.
+    #[error("{0}")]
+    Format(String),
+    /// Reading or writing a file failed (the file is in the context).
+    #[error("{0}")]
+    Io(#[source] std::io::Error),
+    /// The user asked for something that cannot be done (bad argument or manifest value).
+    #[error("{0}")]
+    Usage(String),
+    /// The input uses something zenpak does not handle (a codec, a format
+    /// version, an engine feature); the message names it.
+    #[error("{0}")]
+    Unsupported(String),
+    /// A compressed block does not decompress to what its record says.
+    #[error("{method} block does not decompress: {detail}")]
+    Decompress { method: String, detail: String },
+    /// Data does not hash to the value recorded for it.
+    #[error("{algorithm} mismatch: recorded {expected}, data hashes to {actual}")]
+    HashMismatch {
+        algorithm: &'static str,
+        expected: String,
+        actual: String,
+    },
+    /// A declared size or count is larger than zenpak accepts for this structure.
+    #[error("{what} is {requested}, over the limit of {limit}")]
+    Limit {
+        what: String,
+        requested: u64,
+        limit: u64,
+    },
+    /// Encrypted data and no key, or a key that does not fit.
+    #[error("{0}")]
+    Key(String),
+    /// Another zenpak holds what this one needs (the output folder's lock).
+    #[error("{0}")]
+    Busy(String),
+    /// The user stopped the command (Ctrl-C); nothing half-written was left behind.
+    #[error("interrupted; the previous output was left as it was")]
+    Interrupted,
+    /// Several inputs failed (packages of a build, findings of `verify`); each
+    /// failure is an error of its own with its own context.
+    #[error("{} of {total} {what} failed", failures.len())]
+    Many {
+        what: &'static str,
+        total: usize,
+        failures: Vec<Error>,
+    },
+    /// Encoding a report as JSON failed.
+    #[error("cannot encode JSON: {0}")]
+    Json(String),
+    /// A library function was called in a way it does not allow: a bug in zenpak.
+    #[error("internal error (please report it): {0}")]
+    Internal(String),
+}
+
+impl ErrorKind {
+    /// Short stable name of the kind, for JSON diagnostics and tests.
+    pub fn code(&self) -> &'static str {
+        match self {
+            ErrorKind::Format(_) => "format",
+            ErrorKind::Io(_) => "io",
+            ErrorKind::Usage(_) => "usage",
+            ErrorKind::Unsupported(_) => "unsupported",
+            ErrorKind::Decompress { .. } => "decompress",
+            ErrorKind::HashMismatch { .. } => "hash-mismatch",
+            ErrorKind::Limit { .. } => "limit",
+            ErrorKind::Key(_) => "key",
+            ErrorKind::Busy(_) => "busy",
+            ErrorKind::Interrupted => "interrupted",
+            ErrorKind::Many { .. } => "many",
+            ErrorKind::Json(_) => "json",
+            ErrorKind::Internal(_) => "internal",
+        }
+    }
+}
+
+impl Error {
+    /// An error of `kind` with no context yet.
+    pub fn new(kind: ErrorKind) -> Self {
+        Error {
+            inner: Box::new(Inner {
+                kind,
+                context: ErrorContext::default(),
+            }),
+        }
+    }
+
+    /// A format error at `offset`.
+    pub fn format(offset: u64, message: impl Into<String>) -> Self {
+        Error::new(ErrorKind::Format(message.into())).at(offset)
+    }
+
+    /// A format error whose position is not a byte offset (a relation between records).
+    pub fn invalid(message: impl Into<String>) -> Self {
+        Error::new(ErrorKind::Format(message.into()))
+    }
+
+    /// An I/O error on `path`.
+    pub fn io(path: impl AsRef<Path>, source: std::io::Error) -> Self {
+        Error::new(ErrorKind::Io(source)).in_file(path)
+    }
+
+    pub fn usage(message: impl Into<String>) -> Self {
+        Error::new(ErrorKind::Usage(message.into()))
+    }
+
+    pub fn unsupported(message: impl Into<String>) -> Self {
+        Error::new(ErrorKind::Unsupported(message.into()))
+    }
+
+    pub fn decompress(method: impl Into<String>, detail: impl fmt::Display) -> Self {
+        Error::new(ErrorKind::Decompress {
+            method: method.into(),
+            detail: detail.to_string(),
+        })
+    }
+
+    pub fn limit(what: impl Into<String>, requested: u64, limit: u64) -> Self {
+        Error::new(ErrorKind::Limit {
+            what: what.into(),
+            requested,
+            limit,
+        })
+    }
+
+    pub fn key(message: impl Into<String>) -> Self {
+        Error::new(ErrorKind::Key(message.into()))
+    }
+
+    pub fn internal(message: impl Into<String>) -> Self {
+        Error::new(ErrorKind::Internal(message.into()))
+    }
+
+    pub fn json(source: serde_json::Error) -> Self {
+        Error::new(ErrorKind::Json(source.to_string()))
+    }
+
+    /// Names the structure that was being read (prepended: callers wrap inner reads).
+    pub fn within(mut self, structure: impl Into<String>) -> Self {
+        self.inner.context.structure.insert(0, structure.into());
+        self
+    }
+
+    /// Names the file the error happened in (kept if already set: the innermost file wins).
+    pub fn in_file(mut self, path: impl AsRef<Path>) -> Self {
+        if self.inner.context.file.is_none() {
+            self.inner.context.file = Some(path.as_ref().to_path_buf());
+        }
+        self
+    }
+
+    /// Sets the byte offset (kept if already set: the innermost position wins).
+    pub fn at(mut self, offset: u64) -> Self {
+        if self.inner.context.offset.is_none() {
+            self.inner.context.offset = Some(offset);
+        }
+        self
+    }
+
+    /// Moves the byte offset by `base`: for errors from a reader over a slice
+    /// that starts at `base` in its file.
+    pub fn offset_by(mut self, base: u64) -> Self {
+        if let Some(offset) = &mut self.inner.context.offset {
+            *offset = offset.saturating_add(base);
+        }
+        self
+    }
+
+    /// Sets the line and column in a text file (kept if already set).
+    pub fn at_line(mut self, line: usize, column: usize) -> Self {
+        if self.inner.context.line_column.is_none() {
+            self.inner.context.line_column = Some((line, column));
+        }
+        self
+    }
+
+    /// Adds a hint saying what the user can do (kept if already set: the
+    /// innermost hint knows most).
+    pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
+        if self.inner.context.hint.is_none() {
+            self.inner.context.hint = Some(hint.into());
+        }
+        self
+    }
+
+    /// Replaces the hint, for a caller that knows better than the inner code.
+    pub fn replace_hint(mut self, hint: impl Into<String>) -> Self {
+        self.inner.context.hint = Some(hint.into());
+        self
+    }
+
+    pub fn kind(&self) -> &ErrorKind {
+        &self.inner.kind
+    }
+
+    pub fn into_kind(self) -> ErrorKind {
+        self.inner.kind
+    }
+
+    pub fn context(&self) -> &ErrorContext {
+        &self.inner.context
+    }
+
+    pub fn code(&self) -> &'static str {
+        self.inner.kind.code()
+    }
+
+    pub fn file(&self) -> Option<&Path> {
+        self.inner.context.file.as_deref()
+    }
+
+    pub fn offset(&self) -> Option<u64> {
+        self.inner.context.offset
+    }
+
+    pub fn hint(&self) -> Option<&str> {
+        self.inner.context.hint.as_deref()
+    }
+
+    /// The kind's message alone, without file, structure, offset or hint.
+    pub fn message(&self) -> String {
+        self.inner.kind.to_string()
+    }
+
+    pub fn is_format(&self) -> bool {
+        matches!(self.inner.kind, ErrorKind::Format(_))
+    }
+
+    /// True when the error is the user's to fix in the command line or the
+    /// manifest (exit code 2) rather than a failure of the work (exit code 1).
+    pub fn is_usage(&self) -> bool {
+        matches!(self.inner.kind, ErrorKind::Usage(_))
+    }
+
+    /// The failures of a [`ErrorKind::Many`], or this error alone.
+    pub fn failures(&self) -> &[Error] {
+        match &self.inner.kind {
+            ErrorKind::Many { failures, .. } => failures,
+            _ => std::slice::from_ref(self),
+        }
+    }
+
+    /// The process exit code this error means: 2 for usage, 1 for the rest.
+    pub fn exit_code(&self) -> u8 {
+        if self.is_usage() {
+            2
+        } else {
+            1
+        }
+    }
+
+    /// The location prefix (`file: structure > path: at byte offset N (0xN)`)
+    /// without the message, empty when nothing is known.
+    pub fn location(&self) -> String {
+        let c = &self.inner.context;
+        let mut out = String::new();
+        if let Some(file) = &c.file {
+            out.push_str(&file.display().to_string());
+            if let Some((line, column)) = c.line_column {
+                out.push_str(&format!(":{line}:{column}"));
+            }
+        }
+        if !c.structure.is_empty() {
+            if !out.is_empty() {
+                out.push_str(": ");
+            }
+            out.push_str(&c.structure.join(" > "));
+        }
+        if let Some(offset) = c.offset {
+            if !out.is_empty() {
+                out.push_str(": ");
+            }
+            out.push_str(&format!("at byte offset {offset} (0x{offset:x})"));
+        }
+        out
+    }
+}
+
+impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if let Some(file) = &self.file {
-            write!(f, "{}: ", file.display())?;
+        let location = self.location();
+        if !location.is_empty() {
+            write!(f, "{location}: ")?;
         }
-        if !self.structure.is_empty() {
-            write!(f, "{}: ", self.structure.join(" > "))?;
+        write!(f, "{}", self.inner.kind)?;
+        if let ErrorKind::Many { failures, .. } = &self.inner.kind {
+            for failure in failures {
+                write!(f, "\n  {}", failure.to_string().replace('\n', "\n  "))?;
+            }
         }
-        write!(
-            f,
-            "at byte offset {} (0x{:x}): {}",
-            self.offset, self.offset, self.message
-        )?;
-        if let Some(hint) = &self.hint {
+        if let Some(hint) = &self.inner.context.hint {
             write!(f, "\n  hint: {hint}")?;
         }
         Ok(())
     }
 }
 
-impl Error {
-    /// A format error at `offset`.
-    pub fn format(offset: u64, message: impl Into<String>) -> Self {
-        Error::Format(Box::new(FormatError {
-            file: None,
-            structure: Vec::new(),
-            offset,
-            message: message.into(),
-            hint: None,
-        }))
+impl fmt::Debug for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Error")
+            .field("kind", &self.inner.kind)
+            .field("context", &self.inner.context)
+            .finish()
     }
+}
 
-    pub fn io(path: impl AsRef<Path>, source: std::io::Error) -> Self {
-        Error::Io {
-            path: path.as_ref().to_path_buf(),
-            source,
-        }
-    }
-
-    pub fn usage(message: impl Into<String>) -> Self {
-        Error::Usage(message.into())
-    }
-
-    pub fn other(message: impl Into<String>) -> Self {
-        Error::Other(message.into())
-    }
-
-    /// Names the structure that was being read (prepended: callers wrap inner reads).
-    pub fn within(mut self, structure: impl Into<String>) -> Self {
-        if let Error::Format(f) = &mut self {
-            f.structure.insert(0, structure.into());
-        }
-        self
-    }
-
-    /// Names the file the error happened in (kept if already set).
-    pub fn in_file(mut self, path: impl AsRef<Path>) -> Self {
-        match &mut self {
-            Error::Format(f) if f.file.is_none() => f.file = Some(path.as_ref().to_path_buf()),
-            Error::Other(m) | Error::Usage(m) if !m.contains(&*path.as_ref().to_string_lossy()) => {
-                *m = format!("{}: {m}", path.as_ref().display())
-            }
-            _ => {}
-        }
-        self
-    }
-
-    /// Adds a hint saying what the user can do.
-    pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
-        if let Error::Format(f) = &mut self {
-            f.hint = Some(hint.into());
-        }
-        self
-    }
-
-    /// The format details, if this is a format error.
-    pub fn as_format(&self) -> Option<&FormatError> {
-        match self {
-            Error::Format(f) => Some(f),
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match &self.inner.kind {
+            ErrorKind::Io(e) => Some(e),
             _ => None,
         }
+    }
+}
+
+impl Clone for ErrorKind {
+    fn clone(&self) -> Self {
+        match self {
+            ErrorKind::Format(m) => ErrorKind::Format(m.clone()),
+            // io::Error is not Clone: keep its kind and message.
+            ErrorKind::Io(e) => ErrorKind::Io(std::io::Error::new(e.kind(), e.to_string())),
+            ErrorKind::Usage(m) => ErrorKind::Usage(m.clone()),
+            ErrorKind::Unsupported(m) => ErrorKind::Unsupported(m.clone()),
+            ErrorKind::Decompress { method, detail } => ErrorKind::Decompress {
+                method: method.clone(),
+                detail: detail.clone(),
+            },
+            ErrorKind::HashMismatch {
+                algorithm,
+                expected,
+                actual,
+            } => ErrorKind::HashMismatch {
+                algorithm,
+                expected: expected.clone(),
+                actual: actual.clone(),
+            },
+            ErrorKind::Limit {
+                what,
+                requested,
+                limit,
+            } => ErrorKind::Limit {
+                what: what.clone(),
+                requested: *requested,
+                limit: *limit,
+            },
+            ErrorKind::Key(m) => ErrorKind::Key(m.clone()),
+            ErrorKind::Busy(m) => ErrorKind::Busy(m.clone()),
+            ErrorKind::Interrupted => ErrorKind::Interrupted,
+            ErrorKind::Many {
+                what,
+                total,
+                failures,
+            } => ErrorKind::Many {
+                what,
+                total: *total,
+                failures: failures.clone(),
+            },
+            ErrorKind::Json(m) => ErrorKind::Json(m.clone()),
+            ErrorKind::Internal(m) => ErrorKind::Internal(m.clone()),
+        }
+    }
+}
+
+impl Clone for Error {
+    fn clone(&self) -> Self {
+        Error {
+            inner: Box::new(Inner {
+                kind: self.inner.kind.clone(),
+                context: self.inner.context.clone(),
+            }),
+        }
+    }
+}
+
+impl From<ErrorKind> for Error {
+    fn from(kind: ErrorKind) -> Self {
+        Error::new(kind)
     }
 }
 
@@ -131,6 +429,8 @@ impl Error {
 pub trait Context<T> {
     fn context(self, structure: impl Into<String>) -> Result<T>;
     fn with_context<S: Into<String>>(self, structure: impl FnOnce() -> S) -> Result<T>;
+    /// Names the file of any error.
+    fn in_file(self, path: impl AsRef<Path>) -> Result<T>;
 }
 
 impl<T> Context<T> for Result<T> {
@@ -139,5 +439,53 @@ impl<T> Context<T> for Result<T> {
     }
     fn with_context<S: Into<String>>(self, structure: impl FnOnce() -> S) -> Result<T> {
         self.map_err(|e| e.within(structure()))
+    }
+    fn in_file(self, path: impl AsRef<Path>) -> Result<T> {
+        self.map_err(|e| e.in_file(path))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn context_is_kept_on_every_kind() {
+        let e = Error::decompress("zlib", "bad header")
+            .within("block 3")
+            .within("chunk 7")
+            .in_file("a.ucas")
+            .at(4096)
+            .with_hint("rebuild the container");
+        assert_eq!(e.context().structure, ["chunk 7", "block 3"]);
+        assert_eq!(e.file(), Some(Path::new("a.ucas")));
+        assert_eq!(e.offset(), Some(4096));
+        assert_eq!(e.code(), "decompress");
+        assert_eq!(
+            e.to_string(),
+            "a.ucas: chunk 7 > block 3: at byte offset 4096 (0x1000): zlib block does not \
+             decompress: bad header\n  hint: rebuild the container"
+        );
+    }
+
+    #[test]
+    fn innermost_file_offset_and_hint_win() {
+        let e = Error::format(10, "bad")
+            .in_file("inner")
+            .in_file("outer")
+            .at(99)
+            .with_hint("inner hint")
+            .with_hint("outer hint");
+        assert_eq!(e.file(), Some(Path::new("inner")));
+        assert_eq!(e.offset(), Some(10));
+        assert_eq!(e.hint(), Some("inner hint"));
+        assert_eq!(e.replace_hint("x").hint(), Some("x"));
+    }
+
+    #[test]
+    fn usage_exits_2_and_the_rest_1() {
+        assert_eq!(Error::usage("x").exit_code(), 2);
+        assert_eq!(Error::invalid("x").exit_code(), 1);
+        assert_eq!(Error::new(ErrorKind::Interrupted).exit_code(), 1);
     }
 }

@@ -10,6 +10,7 @@ pub mod binary;
 pub mod build;
 pub mod classic;
 pub mod compression;
+pub mod diagnostic;
 pub mod error;
 pub mod fixups;
 pub mod hash;

@@ -20,10 +20,7 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
             eprintln!("error: {err}");
-            match err {
-                zenpak::Error::Usage(_) => ExitCode::from(2),
-                _ => ExitCode::from(1),
-            }
+            ExitCode::from(err.exit_code())
         }
     }
 }

@@ -98,11 +98,7 @@ fn truncated_and_oversized_encodings_are_errors() {
         &[0x40, 0x80, 0x80, 0x80],
     ] {
         let error = CompactIndex::decode(bytes).unwrap_err();
-        assert_eq!(
-            error.as_format().unwrap().offset,
-            0,
-            "{bytes:02X?}: {error}"
-        );
+        assert_eq!(error.offset().unwrap(), 0, "{bytes:02X?}: {error}");
     }
     // 2^31 is only valid as a negative number; the fifth byte may not exceed 32 bits either.
     assert!(CompactIndex::decode(&[0x40, 0x80, 0x80, 0x80, 0x10]).is_err());

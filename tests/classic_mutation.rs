@@ -43,15 +43,15 @@ fn parse_and_use(bytes: &[u8]) -> Result<(), zenpak::Error> {
 }
 
 fn assert_clean_error(error: &zenpak::Error, len: usize, what: &str) {
-    let format = error
-        .as_format()
-        .unwrap_or_else(|| panic!("{what}: not a format error: {error}"));
+    assert!(error.is_format(), "{what}: not a format error: {error}");
+    let offset = error
+        .offset()
+        .unwrap_or_else(|| panic!("{what}: no byte offset: {error}"));
     assert!(
-        format.offset <= len as u64,
-        "{what}: offset {} beyond {len}: {error}",
-        format.offset
+        offset <= len as u64,
+        "{what}: offset {offset} beyond {len}: {error}"
     );
-    assert!(!format.message.is_empty());
+    assert!(!error.message().is_empty());
 }
 
 #[test]
@@ -155,10 +155,8 @@ fn expect_error(bytes: &[u8], offset: u64, needle: &str) {
         "slow rejection: {:?}",
         started.elapsed()
     );
-    let format = error
-        .as_format()
-        .unwrap_or_else(|| panic!("not a format error: {error}"));
-    assert_eq!(format.offset, offset, "{error}");
+    assert!(error.is_format(), "not a format error: {error}");
+    assert_eq!(error.offset(), Some(offset), "{error}");
     assert!(
         error.to_string().contains(needle),
         "{error} does not mention {needle:?}"

@@ -171,7 +171,7 @@ fn padding_twice_is_refused() {
     let e = Profile::MarvelRivals
         .apply(&mut again, V56, None)
         .unwrap_err();
-    assert!(e.to_string().contains("needs --mappings"), "{e}");
+    assert!(e.hint().is_some_and(|h| h.contains("--mappings")), "{e}");
 }
 
 #[test]

@@ -103,7 +103,7 @@ fn every_corpus_package_parses_and_round_trips() {
             let written = package.write()?;
             if written != files.header {
                 let at = written.iter().zip(&files.header).position(|(a, b)| a != b);
-                return Err(zenpak::Error::other(format!(
+                return Err(zenpak::Error::invalid(format!(
                     "rewrite differs (first difference at {at:?}, lengths {} vs {})",
                     written.len(),
                     files.header.len()

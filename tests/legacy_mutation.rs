@@ -66,11 +66,10 @@ fn exercise(header: &[u8], uexp: &[u8], engine: EngineVersion) -> Option<Error> 
 fn check_clean(error: &Error, len: usize, what: &str) {
     let text = error.to_string();
     assert!(!text.is_empty(), "{what}: empty error message");
-    if let Some(format) = error.as_format() {
+    if let Some(offset) = error.offset() {
         assert!(
-            format.offset <= (len as u64).saturating_add(16),
-            "{what}: error offset {} is far outside the {len}-byte input: {text}",
-            format.offset
+            offset <= (len as u64).saturating_add(16),
+            "{what}: error offset {offset} is far outside the {len}-byte input: {text}"
         );
     }
 }

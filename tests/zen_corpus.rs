@@ -34,12 +34,12 @@ fn every_legacy_package_converts_and_reads_back() {
             .and_then(|converted| {
                 let back = ZenPackage::read(&converted.package_bytes, *engine)?;
                 if back != converted.package {
-                    return Err(zenpak::Error::other(
+                    return Err(zenpak::Error::invalid(
                         "read-back model differs from the converted one",
                     ));
                 }
                 if back.write() != converted.package_bytes {
-                    return Err(zenpak::Error::other(
+                    return Err(zenpak::Error::invalid(
                         "writing the read-back package gives other bytes",
                     ));
                 }

@@ -234,7 +234,7 @@ impl Cache {
     }
 
     pub fn save_build_record(&self, record: &BuildRecord) -> Result<()> {
-        let bytes = serde_json::to_vec_pretty(record).map_err(|e| Error::other(e.to_string()))?;
+        let bytes = serde_json::to_vec_pretty(record).map_err(Error::json)?;
         write_replacing(&self.build_record_path(), &bytes)
     }
 

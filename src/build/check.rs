@@ -8,7 +8,8 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::build::discover::{self, Selection};
-use crate::error::Result;
+use crate::diagnostic::Diagnostic;
+use crate::error::{Error, Result};
 use crate::legacy::PackageFiles;
 use crate::manifest::Manifest;
 
@@ -18,7 +19,7 @@ pub struct CheckReport {
     pub packages: usize,
     pub loose_files: usize,
     /// Problems that make a build fail or produce a broken mod, each naming its file.
-    pub problems: Vec<String>,
+    pub problems: Vec<Diagnostic>,
     /// Packages the mod imports but does not contain: the game must have them.
     pub must_exist_in_game: Vec<String>,
 }
@@ -36,9 +37,9 @@ pub fn check(manifest: &Manifest) -> Result<CheckReport> {
     let content =
         match discover::discover(&manifest.content_root(), &manifest.game.project, &selection) {
             Ok(content) => content,
-            Err(crate::Error::Other(message)) => {
+            Err(e) if matches!(e.kind(), crate::error::ErrorKind::Many { .. }) => {
                 return Ok(CheckReport {
-                    problems: vec![message],
+                    problems: Diagnostic::from_error(&e),
                     ..CheckReport::default()
                 })
             }
@@ -51,7 +52,9 @@ pub fn check(manifest: &Manifest) -> Result<CheckReport> {
     };
     if let Some(path) = manifest.mappings_path() {
         if let Err(e) = crate::mappings::Mappings::load(&path) {
-            report.problems.push(format!("[game] mappings: {e}"));
+            report
+                .problems
+                .extend(Diagnostic::from_error(&e.within("[game] mappings")));
         }
     }
 
@@ -64,14 +67,17 @@ pub fn check(manifest: &Manifest) -> Result<CheckReport> {
             .push(&package.relative_path);
     }
     for paths in by_lower.values().filter(|p| p.len() > 1) {
-        report.problems.push(format!(
-            "{} are one package to the engine (names differ only in case); keep one",
-            paths.join(" and ")
+        report.problems.push(Diagnostic::error(
+            "case-clash",
+            format!(
+                "{} are one package to the engine (names differ only in case); keep one",
+                paths.join(" and ")
+            ),
         ));
     }
 
     let engine = manifest.game.engine;
-    let results: Vec<(Vec<String>, Vec<String>)> = content
+    let results: Vec<(Vec<Diagnostic>, Vec<String>)> = content
         .packages
         .par_iter()
         .map(|source| {
@@ -82,10 +88,16 @@ pub fn check(manifest: &Manifest) -> Result<CheckReport> {
                 files.check_exports(&package)?;
                 if let Some(own) = package.package_name() {
                     if !own.eq_ignore_ascii_case(&source.package_name) {
-                        problems.push(format!(
-                            "{}: the package calls itself `{own}` but its path makes it `{}`",
-                            source.relative_path, source.package_name
-                        ));
+                        problems.push(
+                            Diagnostic::error(
+                                "package-path-mismatch",
+                                format!(
+                                    "the package calls itself `{own}` but its path makes it `{}`",
+                                    source.package_name
+                                ),
+                            )
+                            .with_file(&source.header),
+                        );
                     }
                 }
                 for index in 0..package.imports.len() {
@@ -96,13 +108,7 @@ pub fn check(manifest: &Manifest) -> Result<CheckReport> {
                 Ok(())
             });
             if let Err(e) = result {
-                let message = e.to_string();
-                let header = source.header.display().to_string();
-                problems.push(if message.contains(&header) {
-                    message
-                } else {
-                    format!("{header}: {message}")
-                });
+                problems.extend(Diagnostic::from_error(&Error::in_file(e, &source.header)));
             }
             (problems, imported)
         })

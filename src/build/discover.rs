@@ -196,7 +196,10 @@ pub fn discover(root: &Path, project: &str, selection: &Selection) -> Result<Con
     for entry in walkdir::WalkDir::new(root) {
         let entry = entry.map_err(|e| {
             let path = e.path().unwrap_or(root).to_path_buf();
-            Error::other(format!("cannot read {}: {e}", path.display()))
+            match e.into_io_error() {
+                Some(io) => Error::io(&path, io),
+                None => Error::usage("the content folder has a symbolic link loop").in_file(&path),
+            }
         })?;
         if !entry.file_type().is_file() {
             continue;
@@ -242,11 +245,14 @@ pub fn discover(root: &Path, project: &str, selection: &Selection) -> Result<Con
                     continue;
                 }
                 let Some(package_name) = package_name_for(&relative, project) else {
-                    problems.push(format!(
-                        "{relative}: cannot tell its package name: packages must live under \
-                         `{project}/Content/`, `Engine/Content/` or `.../Plugins/<Plugin>/Content/` \
-                         (is `[game] project` right?)"
-                    ));
+                    problems.push(
+                        Error::usage("cannot tell its package name")
+                            .in_file(&header)
+                            .with_hint(format!(
+                                "packages must live under `{project}/Content/`, `Engine/Content/` \
+                                 or `.../Plugins/<Plugin>/Content/` (is `[game] project` right?)"
+                            )),
+                    );
                     continue;
                 };
                 let mut companions: Vec<(PackageFileKind, PathBuf)> = group
@@ -265,21 +271,23 @@ pub fn discover(root: &Path, project: &str, selection: &Selection) -> Result<Con
             None => {
                 for (_, relative, _) in group.companions {
                     if selection.selects(&relative) {
-                        problems.push(format!(
-                            "{relative}: no `.uasset` or `.umap` beside it; copy the whole cooked package"
-                        ));
+                        problems.push(
+                            Error::usage("no `.uasset` or `.umap` beside it")
+                                .in_file(root.join(&relative))
+                                .with_hint("copy the whole cooked package"),
+                        );
                     }
                 }
             }
         }
     }
     if !problems.is_empty() {
-        return Err(Error::other(format!(
-            "{} problem(s) in the content of {}:\n  {}",
-            problems.len(),
-            root.display(),
-            problems.join("\n  ")
-        )));
+        let total = problems.len();
+        return Err(Error::new(crate::error::ErrorKind::Many {
+            what: "content files",
+            total,
+            failures: problems,
+        }));
     }
     packages.sort_by(|a, b| a.relative_path.cmp(&b.relative_path));
     loose_files.sort_by(|a, b| a.relative_path.cmp(&b.relative_path));
@@ -291,7 +299,7 @@ pub fn discover(root: &Path, project: &str, selection: &Selection) -> Result<Con
 
 fn relative_slash_path(root: &Path, path: &Path) -> Result<String> {
     let relative = path.strip_prefix(root).map_err(|_| {
-        Error::other(format!(
+        Error::internal(format!(
             "{} is not inside {}",
             path.display(),
             root.display()
@@ -299,12 +307,10 @@ fn relative_slash_path(root: &Path, path: &Path) -> Result<String> {
     })?;
     let mut out = String::new();
     for component in relative.components() {
-        let part = component.as_os_str().to_str().ok_or_else(|| {
-            Error::other(format!(
-                "{}: file names must be valid Unicode",
-                path.display()
-            ))
-        })?;
+        let part = component
+            .as_os_str()
+            .to_str()
+            .ok_or_else(|| Error::usage("file names must be valid Unicode").in_file(path))?;
         if !out.is_empty() {
             out.push('/');
         }

@@ -246,25 +246,14 @@ pub fn build(
     if !failures.is_empty() {
         // Dropping the writer removes its temporary files: no partial triplet.
         drop(writer);
-        let list: Vec<String> = failures
-            .iter()
-            .map(|(i, e)| {
-                // Name the package, unless the error already does.
-                let path = content.packages[*i].header.display().to_string();
-                let message = e.to_string();
-                if message.contains(&path) {
-                    message
-                } else {
-                    format!("{path}: {message}")
-                }
-            })
-            .collect();
-        return Err(Error::other(format!(
-            "{} of {} package(s) failed to convert:\n  {}",
-            failures.len(),
-            content.packages.len(),
-            list.join("\n  ")
-        )));
+        return Err(Error::new(crate::error::ErrorKind::Many {
+            what: "packages",
+            total: content.packages.len(),
+            failures: failures
+                .into_iter()
+                .map(|(i, e)| e.in_file(&content.packages[i].header))
+                .collect(),
+        }));
     }
 
     reporter.event(Event::Writing { stem: &stem });

@@ -257,13 +257,15 @@ pub fn convert(source: &PackageSource, settings: &Settings) -> Result<BuiltPacka
     files.check_exports(&package)?;
     if let Some(own) = package.package_name() {
         if !own.eq_ignore_ascii_case(&source.package_name) {
-            return Err(Error::other(format!(
-                "{}: the package calls itself `{own}` but its path makes it `{}`; \
-                 cooked packages must stay in the folder they were cooked for \
-                 (check `[game] project` and the folder layout)",
-                source.header.display(),
+            return Err(Error::invalid(format!(
+                "the package calls itself `{own}` but its path makes it `{}`",
                 source.package_name
-            )));
+            ))
+            .in_file(&source.header)
+            .with_hint(
+                "cooked packages must stay in the folder they were cooked for \
+                 (check `[game] project` and the folder layout)",
+            ));
         }
     }
     let converted = crate::zen::convert(&files, &package, settings.engine, &source.package_name)?;

@@ -328,7 +328,7 @@ pub fn check_requirement(
 /// Packages read while checking dependencies, by file: each file is read once.
 #[derive(Default)]
 pub struct PackageCache {
-    packages: BTreeMap<PathBuf, std::result::Result<Package, String>>,
+    packages: BTreeMap<PathBuf, crate::Result<Package>>,
 }
 
 impl PackageCache {
@@ -340,8 +340,8 @@ impl PackageCache {
         let entry = self
             .packages
             .entry(file.to_path_buf())
-            .or_insert_with(|| Package::read_file(file).map_err(|e| e.to_string()));
-        entry.clone().map_err(crate::Error::other)
+            .or_insert_with(|| Package::read_file(file));
+        entry.clone()
     }
 }
 

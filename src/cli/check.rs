@@ -16,8 +16,7 @@ pub fn run(args: Args, global: &GlobalOptions) -> Result<()> {
     let report = zenpak::build::check::check(&manifest)?;
     match global.message_format {
         MessageFormat::Json => {
-            let mut value =
-                serde_json::to_value(&report).map_err(|e| Error::other(e.to_string()))?;
+            let mut value = serde_json::to_value(&report).map_err(Error::json)?;
             value["reason"] = "check".into();
             print_json_line(&value)?;
         }
@@ -44,7 +43,7 @@ pub fn run(args: Args, global: &GlobalOptions) -> Result<()> {
     if report.is_ok() {
         Ok(())
     } else {
-        Err(Error::other(format!(
+        Err(Error::invalid(format!(
             "{} problem(s) found",
             report.problems.len()
         )))

@@ -76,8 +76,7 @@ pub fn run(args: Args, global: &GlobalOptions) -> Result<()> {
         bulk.push((path.display().to_string(), bytes.len()));
     }
     if let Some(path) = &args.store_entry {
-        let text = serde_json::to_string_pretty(&converted.store_entry)
-            .map_err(|e| Error::other(format!("cannot encode the store entry: {e}")))?;
+        let text = serde_json::to_string_pretty(&converted.store_entry).map_err(Error::json)?;
         write(path, text.as_bytes())?;
     }
     let report = Report {

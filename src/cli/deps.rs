@@ -53,8 +53,7 @@ pub fn run(args: Args, global: &GlobalOptions) -> Result<()> {
     if args.json {
         let mut list = Vec::new();
         for (file, report) in &reports {
-            let mut value = serde_json::to_value(report)
-                .map_err(|e| zenpak::Error::other(format!("cannot encode JSON: {e}")))?;
+            let mut value = serde_json::to_value(report).map_err(zenpak::Error::json)?;
             if let Some(map) = value.as_object_mut() {
                 map.insert("file".into(), file.display().to_string().into());
             }

@@ -61,7 +61,7 @@ pub fn run(args: Args, global: &GlobalOptions) -> Result<()> {
     if identical {
         Ok(())
     } else {
-        Err(Error::other(match first {
+        Err(Error::invalid(match first {
             Some(d) => format!("packages differ: {d}"),
             None => "packages differ in layout".to_string(),
         }))

@@ -132,16 +132,14 @@ impl JsonStyle {
 
 /// Prints one JSON object on one line of stdout (cargo's `--message-format json` style).
 pub fn print_json_line<T: serde::Serialize>(value: &T) -> Result<()> {
-    let text = serde_json::to_string(value)
-        .map_err(|e| zenpak::Error::other(format!("cannot encode JSON: {e}")))?;
+    let text = serde_json::to_string(value).map_err(zenpak::Error::json)?;
     println!("{text}");
     Ok(())
 }
 
 /// Prints a value as pretty JSON on stdout.
 pub fn print_json<T: serde::Serialize>(value: &T) -> Result<()> {
-    let text = serde_json::to_string_pretty(value)
-        .map_err(|e| zenpak::Error::other(format!("cannot encode JSON: {e}")))?;
+    let text = serde_json::to_string_pretty(value).map_err(zenpak::Error::json)?;
     println!("{text}");
     Ok(())
 }

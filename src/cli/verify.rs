@@ -35,7 +35,7 @@ pub fn run(args: Args, global: &GlobalOptions) -> Result<()> {
     if report.errors.is_empty() {
         Ok(())
     } else {
-        Err(Error::other(format!(
+        Err(Error::invalid(format!(
             "{}: verification failed with {} error(s)",
             args.utoc.display(),
             report.errors.len()

@@ -46,8 +46,8 @@ pub fn apply_insertions(
         match owner {
             Some(i) if ins.offset > header_len => owners.push(i),
             _ => {
-                return Err(Error::other(format!(
-                    "internal: insertion at offset {} is not inside the export data",
+                return Err(Error::internal(format!(
+                    "insertion at offset {} is not inside the export data",
                     ins.offset
                 )))
             }
@@ -106,8 +106,8 @@ pub fn apply_insertions(
     for ins in sorted.iter().rev() {
         let at = (ins.offset - header_len) as usize;
         if at > files.uexp.len() {
-            return Err(Error::other(format!(
-                "internal: insertion at {} is past the .uexp",
+            return Err(Error::internal(format!(
+                "insertion at {} is past the .uexp",
                 ins.offset
             )));
         }
@@ -115,8 +115,8 @@ pub fn apply_insertions(
     }
     let header = package.write()?;
     if header.len() as u64 != header_len {
-        return Err(Error::other(format!(
-            "internal: the rewritten header is {} bytes, the original {header_len}",
+        return Err(Error::internal(format!(
+            "the rewritten header is {} bytes, the original {header_len}",
             header.len()
         )));
     }

@@ -74,7 +74,7 @@ pub fn locate_materials(
     match (by_mappings, by_structure.len()) {
         (Some(layout), 1) => {
             if by_structure[0] != layout {
-                return Err(Error::other(format!(
+                return Err(Error::invalid(format!(
                     "SkeletalMesh export {index} `{object}`: the mappings place the materials at offset {} but the structure search at {}; refusing to guess",
                     layout.materials_offset, by_structure[0].materials_offset
                 )));
@@ -82,10 +82,17 @@ pub fn locate_materials(
             Ok((layout, "mappings and structure"))
         }
         (Some(layout), _) => Ok((layout, "mappings")),
-        (None, 1) => Ok((by_structure.into_iter().next().expect("one layout"), "structure")),
-        (None, n) => Err(Error::other(format!(
-            "SkeletalMesh export {index} `{object}`: the materials array cannot be located by structure alone ({n} candidate positions); this needs --mappings (the game's .usmap)"
-        ))),
+        (None, 1) => Ok((
+            by_structure.into_iter().next().expect("one layout"),
+            "structure",
+        )),
+        (None, n) => Err(Error::unsupported(format!(
+            "the materials array cannot be located by structure alone ({n} candidate positions)"
+        ))
+        .within(format!("SkeletalMesh export {index} `{object}`"))
+        .with_hint(
+            "give the game's mappings: `[game] mappings` in mod.toml, or --mappings Game.usmap",
+        )),
     }
 }
 
@@ -169,7 +176,7 @@ fn verify(
         if after.material_count() != before.material_count()
             || after.bone_count != before.bone_count
         {
-            return Err(Error::other(format!(
+            return Err(Error::internal(format!(
                 "SkeletalMesh export {index}: after padding it reads {} materials and {} bones, before {} and {}",
                 after.material_count(),
                 after.bone_count,

@@ -416,7 +416,7 @@ impl ContainerHeader {
                 w.u64(p.source_package_id);
                 w.u64(p.target_package_id);
                 let name = p.source_package_name.ok_or_else(|| {
-                    Error::other("a UE5 package redirect needs its source package name")
+                    Error::usage("a UE5 package redirect needs its source package name")
                 })?;
                 write_mapped_name(&mut w, name);
             }

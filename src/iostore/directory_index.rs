@@ -193,9 +193,8 @@ impl DirectoryIndex {
                 .get(i as usize)
                 .map(|s| s.as_str())
                 .ok_or_else(|| {
-                    Error::other(format!(
-                        "directory index: name {i} is not in the string table"
-                    ))
+                    Error::invalid(format!("name {i} is not in the string table"))
+                        .within("directory index")
                 })
         };
         let mut visited_dirs = vec![false; self.directories.len()];
@@ -203,19 +202,19 @@ impl DirectoryIndex {
         let mut steps = 0usize;
         while let Some((dir, path)) = stack.pop() {
             let entry = *self.directories.get(dir as usize).ok_or_else(|| {
-                Error::other(format!("directory index: directory {dir} does not exist"))
+                Error::invalid(format!("directory {dir} does not exist")).within("directory index")
             })?;
             if std::mem::replace(&mut visited_dirs[dir as usize], true) {
-                return Err(Error::other("directory index: directories form a cycle"));
+                return Err(Error::invalid("directories form a cycle").within("directory index"));
             }
             let mut file = entry.first_file;
             while file != NONE {
                 steps += 1;
                 if steps > self.files.len() {
-                    return Err(Error::other("directory index: file list forms a cycle"));
+                    return Err(Error::invalid("file list forms a cycle").within("directory index"));
                 }
                 let f = *self.files.get(file as usize).ok_or_else(|| {
-                    Error::other(format!("directory index: file {file} does not exist"))
+                    Error::invalid(format!("file {file} does not exist")).within("directory index")
                 })?;
                 out.push((format!("{path}{}", name(f.name)?), f.toc_index));
                 file = f.next_file;
@@ -224,10 +223,13 @@ impl DirectoryIndex {
             let mut child = entry.first_child;
             while child != NONE {
                 if children.len() > self.directories.len() {
-                    return Err(Error::other("directory index: sibling list forms a cycle"));
+                    return Err(
+                        Error::invalid("sibling list forms a cycle").within("directory index")
+                    );
                 }
                 let c = *self.directories.get(child as usize).ok_or_else(|| {
-                    Error::other(format!("directory index: directory {child} does not exist"))
+                    Error::invalid(format!("directory {child} does not exist"))
+                        .within("directory index")
                 })?;
                 children.push((child, format!("{path}{}/", name(c.name)?)));
                 child = c.next_sibling;

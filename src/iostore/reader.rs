@@ -61,16 +61,19 @@ impl Container {
         let toc = Toc::read(&data).map_err(|e| e.in_file(utoc))?;
         let ucas_path = utoc.with_extension("ucas");
         if !ucas_path.is_file() {
-            return Err(Error::other(format!(
-                "{}: the container data file is missing",
-                ucas_path.display()
-            )));
+            return Err(Error::io(
+                &ucas_path,
+                std::io::Error::new(
+                    std::io::ErrorKind::NotFound,
+                    "the container data file (.ucas) is missing",
+                ),
+            ));
         }
         let mut methods = Vec::new();
         for name in &toc.compression_methods {
             methods.push(
                 Compression::from_engine_name(name)
-                    .map_err(|e| Error::other(format!("{}: {e}", utoc.display())))?,
+                    .map_err(|e| e.in_file(utoc).within("TOC compression methods"))?,
             );
         }
         let encrypted = toc.header.container_flags & container_flags::ENCRYPTED != 0;
@@ -105,11 +108,12 @@ impl Container {
             })?;
             for (path, toc_index) in index.files_with_paths().map_err(|e| e.in_file(utoc))? {
                 if toc_index as usize >= container.toc.chunk_ids.len() {
-                    return Err(Error::other(format!(
-                        "{}: directory index file `{path}` points at chunk {toc_index}, but the TOC has {}",
-                        utoc.display(),
+                    return Err(Error::invalid(format!(
+                        "file `{path}` points at chunk {toc_index}, but the TOC has {}",
                         container.toc.chunk_ids.len()
-                    )));
+                    ))
+                    .within("directory index")
+                    .in_file(utoc));
                 }
                 container.paths.insert(toc_index as usize, path);
             }
@@ -164,7 +168,9 @@ impl Container {
 
     fn read_chunk_inner(&self, index: usize) -> Result<Vec<u8>> {
         if index >= self.toc.chunk_ids.len() {
-            return Err(Error::other(format!("chunk index {index} is out of range")));
+            return Err(Error::internal(format!(
+                "chunk index {index} is out of range"
+            )));
         }
         let length = self.toc.offsets[index].length;
         let range = self.toc.chunk_blocks(index)?;
@@ -267,7 +273,7 @@ impl Container {
         }
         out.truncate(length as usize);
         if out.len() as u64 != length {
-            return Err(Error::other(format!(
+            return Err(Error::invalid(format!(
                 "chunk has {} bytes, the TOC says {length}",
                 out.len()
             )));
@@ -547,7 +553,7 @@ impl Container {
 /// parents that point elsewhere).
 pub fn write_inside(dir: &Path, relative: &str, data: &[u8]) -> Result<PathBuf> {
     super::writer::validate_relative_path(relative).map_err(|_| {
-        Error::other(format!(
+        Error::invalid(format!(
             "refusing to write `{relative}`: the path would leave the output folder"
         ))
     })?;
@@ -558,7 +564,7 @@ pub fn write_inside(dir: &Path, relative: &str, data: &[u8]) -> Result<PathBuf> 
     std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
     let real_parent = parent.canonicalize().map_err(|e| Error::io(parent, e))?;
     if !real_parent.starts_with(&root) {
-        return Err(Error::other(format!(
+        return Err(Error::invalid(format!(
             "refusing to write `{relative}`: it resolves outside the output folder"
         )));
     }
@@ -567,7 +573,7 @@ pub fn write_inside(dir: &Path, relative: &str, data: &[u8]) -> Result<PathBuf> 
         .map(|m| m.file_type().is_symlink())
         .unwrap_or(false)
     {
-        return Err(Error::other(format!(
+        return Err(Error::invalid(format!(
             "refusing to write `{relative}`: it is a symbolic link"
         )));
     }

@@ -487,13 +487,13 @@ impl Toc {
         let o = self.offsets[index];
         let block_size = self.header.compression_block_size as u64;
         if block_size == 0 {
-            return Err(crate::Error::other("TOC compression block size is 0"));
+            return Err(crate::Error::invalid("TOC compression block size is 0"));
         }
         let first = o.offset / block_size;
         let count = o.length.div_ceil(block_size);
         let end = first + count;
         if end > self.blocks.len() as u64 {
-            return Err(crate::Error::other(format!(
+            return Err(crate::Error::invalid(format!(
                 "chunk {index} needs blocks {first}..{end} but the TOC has {}",
                 self.blocks.len()
             )));

@@ -378,7 +378,7 @@ impl ContainerBuilder {
             let ucas = self
                 .ucas
                 .as_mut()
-                .ok_or_else(|| Error::other("container is already finished"))?;
+                .ok_or_else(|| Error::internal("container is already finished"))?;
             ucas.write_all(&stored)
                 .map_err(|e| Error::io(&self.temp_ucas, e))?;
             self.ucas_position += stored.len() as u64;
@@ -401,7 +401,7 @@ impl ContainerBuilder {
         let rel = self.relative(path)?;
         self.pak
             .as_mut()
-            .ok_or_else(|| Error::other("container is already finished"))?
+            .ok_or_else(|| Error::internal("container is already finished"))?
             .add_file(&rel, data)?;
         self.loose_files += 1;
         Ok(())
@@ -420,7 +420,7 @@ impl ContainerBuilder {
         let mut ucas = self
             .ucas
             .take()
-            .ok_or_else(|| Error::other("container is already finished"))?;
+            .ok_or_else(|| Error::internal("container is already finished"))?;
         ucas.flush().map_err(|e| Error::io(&self.temp_ucas, e))?;
         ucas.get_ref()
             .sync_all()
@@ -497,7 +497,7 @@ impl ContainerBuilder {
 
         self.pak
             .take()
-            .ok_or_else(|| Error::other("container is already finished"))?
+            .ok_or_else(|| Error::internal("container is already finished"))?
             .finish()?;
 
         for (from, to) in [

@@ -72,11 +72,18 @@ impl PackageFiles {
         let uexp = match std::fs::read(&uexp_path) {
             Ok(bytes) => bytes,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Err(Error::other(format!(
-                    "{}: the export data file {} is missing (cooked packages come as .uasset + .uexp)",
-                    path.display(),
-                    uexp_path.display()
-                )))
+                let _ = e;
+                return Err(Error::io(
+                    &uexp_path,
+                    std::io::Error::new(
+                        std::io::ErrorKind::NotFound,
+                        "the export data file (.uexp) is missing",
+                    ),
+                )
+                    .with_hint(format!(
+                        "cooked packages come as .uasset + .uexp; copy the .uexp that the editor wrote beside {}",
+                        path.display()
+                    )));
             }
             Err(e) => return Err(Error::io(&uexp_path, e)),
         };
@@ -127,11 +134,11 @@ impl PackageFiles {
     /// lie wholly in one of the two files.
     pub fn export_data<'a>(&'a self, package: &LegacyPackage, index: usize) -> Result<&'a [u8]> {
         let export = package.exports.get(index).ok_or_else(|| {
-            Error::other(format!(
-                "{}: export {index} does not exist ({} exports)",
-                self.path.display(),
+            Error::invalid(format!(
+                "export {index} does not exist ({} exports)",
                 package.exports.len()
             ))
+            .in_file(&self.path)
         })?;
         let (offset, size) = (export.serial_offset, export.serial_size);
         let header_len = self.header.len() as i64;
@@ -181,7 +188,7 @@ impl PackageFiles {
         trailing_tag: bool,
     ) -> Result<Vec<u8>> {
         if export_data.len() != package.exports.len() {
-            return Err(Error::other(format!(
+            return Err(Error::internal(format!(
                 "{} export data blocks for {} exports",
                 export_data.len(),
                 package.exports.len()
@@ -196,7 +203,7 @@ impl PackageFiles {
             if export.serial_size != export_data[i].len() as i64
                 || export.serial_offset != header_size + out.len() as i64
             {
-                return Err(Error::other(format!(
+                return Err(Error::internal(format!(
                     "export {i}: serial offset {} / size {} do not match its place in the .uexp ({} / {}); call assign_export_offsets first",
                     export.serial_offset,
                     export.serial_size,

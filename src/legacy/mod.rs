@@ -643,14 +643,15 @@ impl LegacyPackage {
         summary.write(&mut probe, &self.versions);
         let mut position = probe.pos();
         for (section, body) in layout.iter().zip(&bodies) {
-            let offset = i32::try_from(position)
-                .map_err(|_| Error::other("the package header would exceed 2 GiB"))?;
+            let offset = i32::try_from(position).map_err(|_| {
+                Error::limit("package header size", position as u64, i32::MAX as u64)
+            })?;
             section.set_offset_in(&mut summary, offset);
             position += body.len();
         }
         position += self.header_padding;
         summary.total_header_size = i32::try_from(position)
-            .map_err(|_| Error::other("the package header would exceed 2 GiB"))?;
+            .map_err(|_| Error::limit("package header size", position as u64, i32::MAX as u64))?;
 
         let mut w = Writer::with_capacity(position + self.after_header.len());
         summary.write(&mut w, &self.versions);
@@ -698,14 +699,14 @@ impl LegacyPackage {
         for i in order {
             let export = &mut self.exports[i];
             if export.serial_size < 0 {
-                return Err(Error::other(format!(
+                return Err(Error::invalid(format!(
                     "export {i} has a negative serial size"
                 )));
             }
             export.serial_offset = next;
             next = next
                 .checked_add(export.serial_size)
-                .ok_or_else(|| Error::other("export sizes overflow"))?;
+                .ok_or_else(|| Error::invalid("export sizes overflow"))?;
         }
         self.summary.bulk_data_start_offset = next;
         Ok(())
@@ -739,7 +740,7 @@ impl LegacyPackage {
             Section::Exports => self.exports.iter().for_each(|e| e.write(&mut w, cx)),
             Section::Depends => {
                 if self.depends_map.len() != self.exports.len() {
-                    return Err(Error::other(format!(
+                    return Err(Error::invalid(format!(
                         "the depends map has {} entries but there are {} exports",
                         self.depends_map.len(),
                         self.exports.len()
@@ -760,7 +761,7 @@ impl LegacyPackage {
                 .for_each(|i| i.write(&mut w)),
             Section::DataResources => {
                 let resources = self.data_resources.as_ref().ok_or_else(|| {
-                    Error::other("the layout has a data resource section but the package has no data resources")
+                    Error::internal("the layout has a data resource section but the package has no data resources")
                 })?;
                 w.u32(resources.version);
                 w.i32(resources.entries.len() as i32);
@@ -797,20 +798,18 @@ impl LegacyPackage {
                 ResolvedIndex::Null => return self.name(import.object_name),
                 ResolvedIndex::Import(outer) => current = outer,
                 ResolvedIndex::Export(_) => {
-                    return Err(Error::other(format!(
+                    return Err(Error::invalid(format!(
                         "import {index} has an export as an outer"
                     )))
                 }
             }
         }
-        Err(Error::other(format!(
-            "import {index}: the outer chain loops"
-        )))
+        Err(Error::invalid("the outer chain loops").within(format!("import {index}")))
     }
 
     fn import(&self, index: usize) -> Result<&ObjectImport> {
         self.imports.get(index).ok_or_else(|| {
-            Error::other(format!(
+            Error::invalid(format!(
                 "import {index} does not exist ({} imports)",
                 self.imports.len()
             ))
@@ -826,9 +825,9 @@ impl LegacyPackage {
         let mut current = index;
         while !current.is_null() {
             if chain.len() > self.imports.len() + self.exports.len() {
-                return Err(Error::other(format!(
-                    "object {index}: the outer chain loops"
-                )));
+                return Err(
+                    Error::invalid("the outer chain loops").within(format!("object {index}"))
+                );
             }
             chain.push(current);
             current = match current.resolve() {
@@ -836,7 +835,7 @@ impl LegacyPackage {
                 ResolvedIndex::Export(i) => {
                     self.exports
                         .get(i)
-                        .ok_or_else(|| Error::other(format!("export {i} does not exist")))?
+                        .ok_or_else(|| Error::invalid(format!("export {i} does not exist")))?
                         .outer_index
                 }
                 ResolvedIndex::Null => PackageIndex::NULL,
@@ -893,7 +892,7 @@ impl LegacyPackage {
         let export = self
             .exports
             .get(index)
-            .ok_or_else(|| Error::other(format!("export {index} does not exist")))?;
+            .ok_or_else(|| Error::invalid(format!("export {index} does not exist")))?;
         if export.first_export_dependency < 0 {
             return Ok([&[], &[], &[], &[]]);
         }
@@ -908,9 +907,8 @@ impl LegacyPackage {
         for (slot, count) in out.iter_mut().zip(counts) {
             let end = start + count.max(0) as usize;
             *slot = self.preload_dependencies.get(start..end).ok_or_else(|| {
-                Error::other(format!(
-                    "export {index}: preload dependencies run past the list"
-                ))
+                Error::invalid("preload dependencies run past the list")
+                    .within(format!("export {index}"))
             })?;
             start = end;
         }

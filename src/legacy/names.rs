@@ -219,7 +219,7 @@ impl FName {
     /// The name's text with its number suffix, or an error if the index is out of range.
     pub fn resolve(&self, names: &[NameEntry]) -> Result<String> {
         let entry = names.get(self.index as usize).ok_or_else(|| {
-            Error::other(format!(
+            Error::invalid(format!(
                 "name index {} is outside the name map ({} names)",
                 self.index,
                 names.len()

@@ -827,7 +827,7 @@ impl Mappings {
         let stored = match compression {
             Compression::None => body.clone(),
             Compression::Zstd => zstd::bulk::compress(&body, 19)
-                .map_err(|e| Error::other(format!("zstd compression failed: {e}")))?,
+                .map_err(|e| Error::internal(format!("zstd compression failed: {e}")))?,
             other => {
                 return Err(Error::usage(format!(
                     "cannot write {other:?}-compressed mappings"
@@ -861,7 +861,7 @@ impl Mappings {
             }
         }
         if let Some(missing) = used.iter().find(|n| !index.contains_key(**n)) {
-            return Err(Error::other(format!(
+            return Err(Error::internal(format!(
                 "mappings refer to `{missing}`, which is not in the name table"
             )));
         }
@@ -908,7 +908,7 @@ impl Mappings {
         let mut current = Some(name.to_string());
         while let Some(n) = current {
             let s = self.struct_schema(&n).ok_or_else(|| {
-                Error::other(match out.last() {
+                Error::invalid(match out.last() {
                     None => format!("the mappings have no schema for `{n}`"),
                     Some(child) => format!(
                         "the mappings have no schema for `{n}`, super struct of `{}`",
@@ -917,7 +917,7 @@ impl Mappings {
                 })
             })?;
             if out.iter().any(|o| std::ptr::eq(*o, s)) || out.len() > 256 {
-                return Err(Error::other(format!(
+                return Err(Error::invalid(format!(
                     "the super struct chain of `{name}` loops"
                 )));
             }

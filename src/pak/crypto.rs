@@ -91,7 +91,7 @@ impl AesKey {
     /// Decrypts in place; a length that is not a multiple of 16 is an error.
     pub fn decrypt(&self, data: &mut [u8]) -> Result<()> {
         if data.len() % AES_BLOCK != 0 {
-            return Err(Error::other(format!(
+            return Err(Error::invalid(format!(
                 "encrypted data of {} bytes is not a whole number of AES blocks",
                 data.len()
             )));

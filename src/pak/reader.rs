@@ -79,32 +79,30 @@ impl PakReader {
             PakFooter::read(&mut Reader::with_base(&footer, footer_at)).context("pak footer")?;
         let encrypted_index = footer.encrypted_index;
         // Reads one part of the index: decrypts it and checks its SHA-1.
-        let mut read_part = |offset: u64,
-                             size: u64,
-                             hash: [u8; 20],
-                             what: &str|
-         -> Result<Vec<u8>> {
-            let mut data = read_at(&mut file, path, offset, size, what)?;
-            if encrypted_index {
-                let key = key.as_ref().ok_or_else(|| {
-                    Error::other(format!("the pak's {what} is encrypted; give the AES key (ZENPAK_AES_KEY or --aes-key-file)"))
-                })?;
-                key.decrypt(&mut data)
-                    .map_err(|e| e.within(what.to_string()))?;
-            }
-            if sha1(&data) != hash {
-                let why = if encrypted_index {
-                    "wrong AES key, or the pak is corrupt"
-                } else {
-                    "the pak is corrupt"
-                };
-                return Err(Error::format(
-                    offset,
-                    format!("{what} hash does not match ({why})"),
-                ));
-            }
-            Ok(data)
-        };
+        let mut read_part =
+            |offset: u64, size: u64, hash: [u8; 20], what: &str| -> Result<Vec<u8>> {
+                let mut data = read_at(&mut file, path, offset, size, what)?;
+                if encrypted_index {
+                    let key = key.as_ref().ok_or_else(|| {
+                        Error::key(format!("the pak's {what} is encrypted"))
+                            .with_hint("give the AES key (ZENPAK_AES_KEY or --aes-key-file)")
+                    })?;
+                    key.decrypt(&mut data)
+                        .map_err(|e| e.within(what.to_string()))?;
+                }
+                if sha1(&data) != hash {
+                    let why = if encrypted_index {
+                        "wrong AES key, or the pak is corrupt"
+                    } else {
+                        "the pak is corrupt"
+                    };
+                    return Err(Error::format(
+                        offset,
+                        format!("{what} hash does not match ({why})"),
+                    ));
+                }
+                Ok(data)
+            };
         let index = read_part(
             footer.index_offset,
             footer.index_size,
@@ -125,7 +123,9 @@ impl PakReader {
                     .context("pak path hash index")?;
             }
             let l = primary.full_directory_index.ok_or_else(|| {
-                Error::other("pak has no full directory index; zenpak needs it to list files")
+                Error::unsupported(
+                    "the pak has no full directory index; zenpak needs it to list files",
+                )
             })?;
             let data = read_part(l.offset, l.size, l.hash, "full directory index")?;
             let fdi = FullDirectoryIndex::read(&mut Reader::with_base(&data, l.offset))
@@ -135,10 +135,11 @@ impl PakReader {
                 for (name, &off) in files {
                     let off = off as usize;
                     if off >= encoded.len() {
-                        return Err(Error::other(format!(
-                            "pak directory index: `{dir}{name}` points at encoded entry {off}, past the {} encoded bytes",
+                        return Err(Error::invalid(format!(
+                            "`{dir}{name}` points at encoded entry {off}, past the {} encoded bytes",
                             encoded.len()
-                        )));
+                        ))
+                        .within("pak directory index"));
                     }
                     let entry = PakEntry::read_encoded(&mut Reader::new(&encoded[off..]))
                         .with_context(|| format!("encoded entry of `{name}`"))?;
@@ -147,7 +148,7 @@ impl PakReader {
                 }
             }
             if entries.len() != primary.entry_count as usize {
-                return Err(Error::other(format!(
+                return Err(Error::invalid(format!(
                     "pak index says {} entries, its directory index lists {}",
                     primary.entry_count,
                     entries.len()
@@ -184,7 +185,7 @@ impl PakReader {
                 .get(entry.method_index as usize - 1)
                 .cloned()
                 .ok_or_else(|| {
-                    Error::other(format!(
+                    Error::invalid(format!(
                         "`{path}` uses compression method {} which the footer does not name",
                         entry.method_index
                     ))
@@ -233,9 +234,8 @@ impl PakReader {
         let compression = Compression::from_engine_name(&info.compression)?;
         let key = || {
             self.key.as_ref().ok_or_else(|| {
-                Error::other(
-                    "the entry is encrypted; give the AES key (ZENPAK_AES_KEY or --aes-key-file)",
-                )
+                Error::key("the entry is encrypted")
+                    .with_hint("give the AES key (ZENPAK_AES_KEY or --aes-key-file)")
             })
         };
         let data_at = entry

@@ -99,7 +99,9 @@ fn class_schema(
     Ok(StructSchema {
         name: name.to_string(),
         super_name,
-        property_count: u16::try_from(slot).map_err(|_| Error::other("too many properties"))?,
+        property_count: u16::try_from(slot).map_err(|_| {
+            Error::limit("properties in a class schema", slot as u64, u16::MAX as u64)
+        })?,
         properties,
     })
 }

@@ -159,9 +159,12 @@ impl<'a> Walker<'a> {
 
     fn mappings(&self, what: &str) -> Result<&'a Mappings> {
         self.mappings.ok_or_else(|| {
-            Error::other(format!(
-                "{what} is serialized unversioned; reading it needs the game's mappings (--mappings Game.usmap)"
+            Error::usage(format!(
+                "{what} is serialized unversioned; reading it needs the game's mappings"
             ))
+            .with_hint(
+                "give the game's .usmap: `[game] mappings` in mod.toml, or --mappings Game.usmap",
+            )
         })
     }
 

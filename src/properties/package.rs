@@ -110,10 +110,10 @@ pub fn walk_export(
         && mappings.is_some_and(|m| m.struct_schema(&class).is_none());
     let block = walker.walk(&mut r, &class, collect).map_err(|e| {
         if local_class_without_schema {
-            Error::other(format!(
-                "{}: its class is a blueprint class (defined in content, not in /Script) and the mappings have no schema for it",
-                describe()
-            ))
+            Error::unsupported(
+                "its class is a blueprint class (defined in content, not in /Script) and the mappings have no schema for it",
+            )
+            .within(describe())
         } else {
             e.within(describe())
         }

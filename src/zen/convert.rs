@@ -205,21 +205,19 @@ impl Resolver<'_> {
         let mut current = import;
         loop {
             let entry = self.source.imports.get(current).ok_or_else(|| {
-                Error::other(format!(
-                    "import {import}: outer chain refers to missing import {current}"
-                ))
+                Error::invalid(format!("outer chain refers to missing import {current}"))
+                    .within(format!("import {import}"))
             })?;
             path.push(entry.object_name.as_str());
             if path.len() > self.source.imports.len() {
-                return Err(Error::other(format!("import {import}: outer chain loops")));
+                return Err(Error::invalid("outer chain loops").within(format!("import {import}")));
             }
             match entry.outer_index {
                 0 => break,
                 o if o < 0 => current = (-o - 1) as usize,
                 _ => {
-                    return Err(Error::other(format!(
-                        "import {import}: outer is an export of this package"
-                    )))
+                    return Err(Error::invalid("outer is an export of this package")
+                        .within(format!("import {import}")))
                 }
             }
         }
@@ -233,18 +231,21 @@ impl Resolver<'_> {
         let mut current = export;
         loop {
             let entry = self.source.exports.get(current).ok_or_else(|| {
-                Error::other(format!(
-                    "export {export}: outer chain refers to missing export {current}"
-                ))
+                Error::invalid(format!("outer chain refers to missing export {current}"))
+                    .within(format!("export {export}"))
             })?;
             path.push(full_name(&entry.object_name, entry.object_name_number));
             if path.len() > self.source.exports.len() {
-                return Err(Error::other(format!("export {export}: outer chain loops")));
+                return Err(Error::invalid("outer chain loops").within(format!("export {export}")));
             }
             match entry.outer_index {
                 0 => break,
                 o if o > 0 => current = (o - 1) as usize,
-                _ => return Err(Error::other(format!("export {export}: outer is an import"))),
+                _ => {
+                    return Err(
+                        Error::invalid("outer is an import").within(format!("export {export}"))
+                    )
+                }
             }
         }
         path.reverse();
@@ -390,18 +391,18 @@ pub fn convert_source(
             Ok(PackageObjectIndex::NULL)
         } else if index > 0 {
             if index as usize > export_count {
-                return Err(Error::other(format!(
-                    "export {export}: {what} refers to missing export {}",
+                return Err(Error::invalid(format!(
+                    "{what} refers to missing export {}",
                     index - 1
-                )));
+                ))
+                .within(format!("export {export}")));
             }
             Ok(PackageObjectIndex::export((index - 1) as u32))
         } else {
             let i = (-(index as i64) - 1) as usize;
             imports.get(i).copied().ok_or_else(|| {
-                Error::other(format!(
-                    "export {export}: {what} refers to missing import {i}"
-                ))
+                Error::invalid(format!("{what} refers to missing import {i}"))
+                    .within(format!("export {export}"))
             })
         }
     };
@@ -414,9 +415,9 @@ pub fn convert_source(
             _ => e.serial_offset - source.total_header_size as i64,
         };
         if cooked_serial_offset < 0 || e.serial_size < 0 {
-            return Err(Error::other(format!(
-                "export {i}: serial offset/size out of range"
-            )));
+            return Err(
+                Error::invalid("serial offset/size out of range").within(format!("export {i}"))
+            );
         }
         let object_name = names.map(&e.object_name, e.object_name_number);
         let public = e.object_flags & OBJECT_FLAG_PUBLIC != 0 || e.generate_public_hash;
@@ -612,18 +613,18 @@ fn preload_dependencies(source: &SourcePackage) -> Result<Vec<(Vec<Dependency>, 
                 e.create_before_create,
             ];
             if counts.iter().any(|&c| c < 0) {
-                return Err(Error::other(format!(
-                    "export {i}: negative preload dependency count"
-                )));
+                return Err(Error::invalid("negative preload dependency count")
+                    .within(format!("export {i}")));
             }
             let first = e.first_export_dependency as usize;
             let total: usize = counts.iter().map(|&c| c as usize).sum();
             if first + total > deps.len() {
-                return Err(Error::other(format!(
-                    "export {i}: preload dependencies {first}..{} are past the end of the list ({})",
+                return Err(Error::invalid(format!(
+                    "preload dependencies {first}..{} are past the end of the list ({})",
                     first + total,
                     deps.len()
-                )));
+                ))
+                .within(format!("export {i}")));
             }
             // Stored order: S-before-S, C-before-S, S-before-C, C-before-C.
             let sbs = first;
@@ -642,9 +643,10 @@ fn preload_dependencies(source: &SourcePackage) -> Result<Vec<(Vec<Dependency>, 
                 if ok {
                     Ok(d)
                 } else {
-                    Err(Error::other(format!(
-                        "export {i}: preload dependency {d} refers to no import or export"
-                    )))
+                    Err(Error::invalid(format!(
+                        "preload dependency {d} refers to no import or export"
+                    ))
+                    .within(format!("export {i}")))
                 }
             };
             // (waits before serialize?, on which command of the dependency, its slice of the list)
@@ -759,7 +761,7 @@ fn load_order(
         }
     }
     if order.len() != total {
-        return Err(Error::other(
+        return Err(Error::invalid(
             "preload dependencies form a cycle; the exports cannot be ordered",
         ));
     }
@@ -959,7 +961,7 @@ fn exports_in_bundle_order(
         let start = e.serial_offset - source.total_header_size as i64;
         let end = start + e.serial_size;
         if start < 0 || end as u64 > uexp.len() as u64 {
-            return Err(Error::other(format!(
+            return Err(Error::invalid(format!(
                 "export {}: data {start}..{end} is outside the .uexp ({} bytes)",
                 entry.export_index,
                 uexp.len()
@@ -989,7 +991,7 @@ impl SourcePackage {
                 .get(n.index as usize)
                 .map(|e| e.text.clone())
                 .ok_or_else(|| {
-                    Error::other(format!("name index {} is outside the name map", n.index))
+                    Error::invalid(format!("name index {} is outside the name map", n.index))
                 })
         };
         let imports = package
@@ -1054,7 +1056,7 @@ impl SourcePackage {
                 .collect(),
         });
         if s.total_header_size < 0 {
-            return Err(Error::other("the legacy header size is negative"));
+            return Err(Error::invalid("the legacy header size is negative"));
         }
         Ok(SourcePackage {
             package_flags: s.package_flags,
@@ -1118,10 +1120,10 @@ pub fn convert(
     let cells = package.summary.cell_import_count.unwrap_or(0).max(0)
         + package.summary.cell_export_count.unwrap_or(0).max(0);
     if cells > 0 {
-        return Err(Error::other(format!(
-            "{}: the package has {cells} Verse cell imports/exports; converting Verse cells is not supported",
-            files.path.display()
-        )));
+        return Err(Error::unsupported(format!(
+            "the package has {cells} Verse cell imports/exports; converting Verse cells is not supported"
+        ))
+        .in_file(&files.path));
     }
     let source = SourcePackage::from_legacy(package).map_err(|e| e.in_file(&files.path))?;
     let mut bulk = Vec::new();

@@ -1,0 +1,210 @@
+//! Diagnostics: errors and warnings as data, the way the command line prints
+//! them (as text, or as one JSON object each with `--message-format json`).
+//!
+//! The library never prints. A build or a check hands its warnings to the
+//! caller as [`Diagnostic`]s; an [`Error`] becomes one (or, for
+//! [`ErrorKind::Many`], one per failure) through [`Diagnostic::from_error`].
+//! Every diagnostic has the same fields, so one JSON schema covers errors
+//! and warnings alike.
+
+use serde::Serialize;
+
+use crate::error::{Error, ErrorKind};
+
+/// How serious a diagnostic is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Level {
+    /// Something was not done or is wrong: the command fails.
+    Error,
+    /// Something that still builds but is probably not what the modder wants.
+    Warning,
+    /// Information only.
+    Note,
+}
+
+impl Level {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Level::Error => "error",
+            Level::Warning => "warning",
+            Level::Note => "note",
+        }
+    }
+}
+
+/// One error, warning or note with where it applies and what to do.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Diagnostic {
+    pub level: Level,
+    /// Stable short name (`format`, `io`, `include-matched-nothing`, …).
+    pub code: String,
+    /// What is wrong, without the location.
+    pub message: String,
+    pub file: Option<String>,
+    /// Structures being read, outermost first.
+    pub structure: Vec<String>,
+    pub offset: Option<u64>,
+    pub line: Option<usize>,
+    pub column: Option<usize>,
+    pub hint: Option<String>,
+}
+
+impl Diagnostic {
+    /// A warning with a stable code.
+    pub fn warning(code: &str, message: impl Into<String>) -> Self {
+        Diagnostic {
+            level: Level::Warning,
+            code: code.to_string(),
+            message: message.into(),
+            file: None,
+            structure: Vec::new(),
+            offset: None,
+            line: None,
+            column: None,
+            hint: None,
+        }
+    }
+
+    /// A note with a stable code.
+    pub fn note(code: &str, message: impl Into<String>) -> Self {
+        Diagnostic {
+            level: Level::Note,
+            ..Diagnostic::warning(code, message)
+        }
+    }
+
+    /// An error diagnostic that is not (yet) an [`Error`] value, such as a
+    /// problem `check` found.
+    pub fn error(code: &str, message: impl Into<String>) -> Self {
+        Diagnostic {
+            level: Level::Error,
+            ..Diagnostic::warning(code, message)
+        }
+    }
+
+    pub fn with_file(mut self, file: impl AsRef<std::path::Path>) -> Self {
+        self.file = Some(file.as_ref().display().to_string());
+        self
+    }
+
+    pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
+        self.hint = Some(hint.into());
+        self
+    }
+
+    /// The diagnostics of an error: one, or one per failure of an
+    /// [`ErrorKind::Many`] (nested ones flattened).
+    pub fn from_error(error: &Error) -> Vec<Diagnostic> {
+        let mut out = Vec::new();
+        collect(error, &mut out);
+        out
+    }
+
+    /// The diagnostic of this one error, without expanding failures.
+    pub fn of(error: &Error) -> Diagnostic {
+        let context = error.context();
+        Diagnostic {
+            level: Level::Error,
+            code: error.code().to_string(),
+            message: error.message(),
+            file: context.file.as_ref().map(|f| f.display().to_string()),
+            structure: context.structure.clone(),
+            offset: context.offset,
+            line: context.line_column.map(|(l, _)| l),
+            column: context.line_column.map(|(_, c)| c),
+            hint: context.hint.clone(),
+        }
+    }
+
+    /// `file:line:col: structure > path: at byte offset N (0xN)`, empty when nothing is known.
+    pub fn location(&self) -> String {
+        let mut out = String::new();
+        if let Some(file) = &self.file {
+            out.push_str(file);
+            if let (Some(line), Some(column)) = (self.line, self.column) {
+                out.push_str(&format!(":{line}:{column}"));
+            }
+        }
+        if !self.structure.is_empty() {
+            if !out.is_empty() {
+                out.push_str(": ");
+            }
+            out.push_str(&self.structure.join(" > "));
+        }
+        if let Some(offset) = self.offset {
+            if !out.is_empty() {
+                out.push_str(": ");
+            }
+            out.push_str(&format!("at byte offset {offset} (0x{offset:x})"));
+        }
+        out
+    }
+}
+
+fn collect(error: &Error, out: &mut Vec<Diagnostic>) {
+    match error.kind() {
+        ErrorKind::Many { failures, .. } => {
+            for failure in failures {
+                collect(failure, out);
+            }
+        }
+        _ => out.push(Diagnostic::of(error)),
+    }
+}
+
+impl std::fmt::Display for Diagnostic {
+    /// `location: message` then `  hint: …` on its own line (no level prefix:
+    /// the printer adds it, coloured).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let location = self.location();
+        if !location.is_empty() {
+            write!(f, "{location}: ")?;
+        }
+        write!(f, "{}", self.message)?;
+        if let Some(hint) = &self.hint {
+            write!(f, "\n  hint: {hint}")?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_error_becomes_one_diagnostic_per_failure() {
+        let many = Error::new(ErrorKind::Many {
+            what: "packages",
+            total: 3,
+            failures: vec![
+                Error::format(12, "bad")
+                    .in_file("a.uasset")
+                    .within("name map"),
+                Error::usage("no").with_hint("do this"),
+            ],
+        });
+        let diagnostics = Diagnostic::from_error(&many);
+        assert_eq!(diagnostics.len(), 2);
+        assert_eq!(diagnostics[0].file.as_deref(), Some("a.uasset"));
+        assert_eq!(diagnostics[0].offset, Some(12));
+        assert_eq!(diagnostics[0].structure, ["name map"]);
+        assert_eq!(diagnostics[0].code, "format");
+        assert_eq!(diagnostics[1].hint.as_deref(), Some("do this"));
+        let json = serde_json::to_value(&diagnostics[0]).unwrap();
+        for key in [
+            "level",
+            "code",
+            "message",
+            "file",
+            "structure",
+            "offset",
+            "line",
+            "column",
+            "hint",
+        ] {
+            assert!(json.get(key).is_some(), "{key} missing from {json}");
+        }
+    }
+}
