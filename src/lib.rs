@@ -20,6 +20,7 @@ pub mod manifest;
 pub mod mappings;
 pub mod pak;
 pub mod properties;
+pub mod publish;
 pub mod release;
 pub mod scaffold;
 pub mod version;

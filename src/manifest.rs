@@ -1,6 +1,11 @@
 //! `mod.toml`, the mod manifest: its schema, defaults, validation (errors
-//! carry line and column), and discovery by walking up from a folder, as
-//! cargo finds `Cargo.toml`.
+//! carry the file, line and column, and a "did you mean" for unknown keys
+//! and values), and discovery by walking up from a folder, as cargo finds
+//! `Cargo.toml`.
+//!
+//! Values that become file names (the mod's name, version, prefix, suffix)
+//! are checked to be one safe file-name component each: a manifest is data,
+//! and nothing in it may make zenpak write outside its output folder.
 //!
 //! Every key is documented in `mod.toml.example` at the top of the repo.
 
@@ -9,6 +14,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 pub use crate::compression::Compression;
+use crate::diagnostic::Diagnostic;
 use crate::error::{Error, Result};
 use crate::version::EngineVersion;
 
@@ -31,7 +37,31 @@ pub struct Manifest {
     /// The folder holding `mod.toml`; every relative path is resolved against it.
     #[serde(skip)]
     pub dir: PathBuf,
+    /// The manifest file itself.
+    #[serde(skip)]
+    pub path: PathBuf,
 }
+
+/// Every key the manifest knows, by table (for unknown-key suggestions).
+const KNOWN_KEYS: [(&str, &[&str]); 4] = [
+    ("mod", &["name", "version", "authors", "description"]),
+    (
+        "game",
+        &["engine", "project", "profile", "mappings", "mount-point"],
+    ),
+    ("content", &["root", "include", "exclude"]),
+    (
+        "output",
+        &[
+            "dir",
+            "prefix",
+            "suffix",
+            "compression",
+            "encrypt",
+            "key-file",
+        ],
+    ),
+];
 
 /// `[mod]`: what the mod is called and who made it.
 #[derive(Debug, Clone, Deserialize)]
@@ -143,30 +173,107 @@ fn default_suffix() -> String {
 impl Manifest {
     /// Parses manifest text; `path` is used in error messages and as the base folder.
     pub fn parse(text: &str, path: &Path) -> Result<Manifest> {
+        check_known_keys(text, path)?;
         let mut manifest: Manifest = toml::from_str(text).map_err(|e| {
-            let location = e
-                .span()
-                .map(|span| {
+            let error = Error::usage(e.message().trim_end()).in_file(path);
+            match e.span() {
+                Some(span) => {
                     let (line, column) = line_column(text, span.start);
-                    format!(":{line}:{column}")
-                })
-                .unwrap_or_default();
-            Error::usage(format!(
-                "{}{location}: {}",
-                path.display(),
-                e.message().trim_end()
-            ))
+                    error.at_line(line, column)
+                }
+                None => error,
+            }
         })?;
         manifest.dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        manifest.path = path.to_path_buf();
         manifest.validate(text, path)?;
         Ok(manifest)
     }
 
     /// Reads and parses the manifest at `path`.
     pub fn load(path: &Path) -> Result<Manifest> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| Error::usage(format!("cannot read manifest {}: {e}", path.display())))?;
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            Error::usage(format!("cannot read the manifest: {e}"))
+                .in_file(path)
+                .with_hint("run `zenpak new NAME` to start a mod, or pass --manifest-path")
+        })?;
         Manifest::parse(&text, path)
+    }
+
+    /// The manifest file.
+    pub fn manifest_path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Refuses an output folder that would mix zenpak's files with the
+    /// user's: the mod's own folder (it holds the manifest), the content
+    /// root, or a folder inside the content root (the next build would pack
+    /// the previous one's output).
+    pub fn check_output_location(&self) -> Result<()> {
+        let output = normalize(&self.output_dir());
+        let mod_root = normalize(&self.dir);
+        let content = normalize(&self.content_root());
+        let refuse = |why: String| {
+            Err(Error::usage(why)
+                .in_file(&self.path)
+                .with_hint("set `[output] dir` to a folder of its own, such as \"target\""))
+        };
+        if output == mod_root {
+            return refuse(format!(
+                "`[output] dir` is the mod's own folder ({}); zenpak writes and cleans its output there",
+                output.display()
+            ));
+        }
+        if output.starts_with(&content) {
+            return refuse(format!(
+                "`[output] dir` ({}) is inside `[content] root` ({}); the next build would pack the previous one",
+                output.display(),
+                content.display()
+            ));
+        }
+        Ok(())
+    }
+
+    /// What in the manifest builds but is probably not what the modder wants.
+    pub fn warnings(&self) -> Vec<Diagnostic> {
+        let mut out = Vec::new();
+        let stem = self.artifact_stem();
+        // The engine raises the mount order of paks whose name ends with `_P`
+        // (`FPakPlatformFile::Mount`: `EndsWith(TEXT("_P.pak"))`, which ignores case).
+        if !stem.to_ascii_lowercase().ends_with("_p") {
+            out.push(
+                Diagnostic::warning(
+                    "suffix",
+                    format!(
+                        "`{stem}.pak` does not end with `_P`: the game mounts it below its own paks, so the mod's files lose to the game's"
+                    ),
+                )
+                .with_file(&self.path)
+                .with_hint("set `[output] suffix = \"_P\"` (or e.g. \"_9_P\" to order several mods)"),
+            );
+        }
+        if self.output.compression == Compression::Zstd {
+            out.push(
+                Diagnostic::warning(
+                    "compression",
+                    "`[output] compression = \"zstd\"`: a stock engine cannot decompress zstd (it ships zlib, gzip, LZ4 and Oodle)",
+                )
+                .with_file(&self.path)
+                .with_hint("use \"zlib\", \"lz4\" or \"none\" unless the game is known to ship a zstd codec"),
+            );
+        }
+        for pattern in self.content.include.iter().chain(&self.content.exclude) {
+            if pattern.contains('\\') {
+                out.push(
+                    Diagnostic::warning(
+                        "glob-backslash",
+                        format!("pattern `{pattern}` uses `\\`; patterns separate folders with `/` on every system"),
+                    )
+                    .with_file(&self.path),
+                );
+            }
+        }
+        out
     }
 
     /// Finds `mod.toml` in `start` or the nearest folder above it.
@@ -188,13 +295,11 @@ impl Manifest {
 
     fn validate(&self, text: &str, path: &Path) -> Result<()> {
         let bad = |key: &str, message: String| {
-            let location = find_key(text, key)
-                .map(|(l, c)| format!(":{l}:{c}"))
-                .unwrap_or_default();
-            Err(Error::usage(format!(
-                "{}{location}: `{key}`: {message}",
-                path.display()
-            )))
+            let error = Error::usage(format!("`{key}`: {message}")).in_file(path);
+            Err(match find_key(text, key) {
+                Some((line, column)) => error.at_line(line, column),
+                None => error,
+            })
         };
         if !is_file_name_safe(&self.package.name) {
             return bad(
@@ -205,8 +310,14 @@ impl Manifest {
                 ),
             );
         }
-        if self.package.version.trim().is_empty() {
-            return bad("version", "must not be empty".into());
+        if !is_file_name_safe(&self.package.version) {
+            return bad(
+                "version",
+                format!(
+                    "`{}` cannot be part of a file name; use letters, digits, `.`, `-`, `_` (e.g. \"1.2.0\")",
+                    self.package.version
+                ),
+            );
         }
         if !is_file_name_safe(&self.game.project) {
             return bad(
@@ -218,7 +329,15 @@ impl Manifest {
             );
         }
         if let Err(e) = crate::fixups::Profile::from_name(&self.game.profile) {
-            return bad("profile", e.to_string());
+            let known: Vec<&str> = crate::fixups::Profile::ALL
+                .iter()
+                .map(|p| p.name())
+                .collect();
+            let error = bad("profile", e.message());
+            return match did_you_mean(&self.game.profile, &known) {
+                Some(name) => error.map_err(|e| e.with_hint(format!("did you mean `{name}`?"))),
+                None => error,
+            };
         }
         if !self.game.mount_point.ends_with('/') {
             return bad(
@@ -282,6 +401,126 @@ fn is_file_name_safe(s: &str) -> bool {
         && s != ".."
         && s.chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+}
+
+/// The closest of `candidates` to `word`, if it is close enough to be a typo.
+pub fn did_you_mean<'a>(word: &str, candidates: &[&'a str]) -> Option<&'a str> {
+    candidates
+        .iter()
+        .map(|c| (strsim::jaro_winkler(word, c), *c))
+        .filter(|(score, _)| *score > 0.8)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, c)| c)
+}
+
+/// Refuses keys the manifest does not know, naming the closest known one.
+fn check_known_keys(text: &str, path: &Path) -> Result<()> {
+    let Ok(table) = text.parse::<toml::Table>() else {
+        // Syntax errors are reported by the typed parse, with their position.
+        return Ok(());
+    };
+    let tables: Vec<&str> = KNOWN_KEYS.iter().map(|(t, _)| *t).collect();
+    for (name, value) in &table {
+        let Some((_, keys)) = KNOWN_KEYS.iter().find(|(t, _)| t == name) else {
+            let mut error = Error::usage(format!("unknown table `[{name}]`")).in_file(path);
+            if let Some((line, column)) = find_table(text, name) {
+                error = error.at_line(line, column);
+            }
+            return Err(match did_you_mean(name, &tables) {
+                Some(t) => error.with_hint(format!("did you mean `[{t}]`?")),
+                None => error.with_hint(format!(
+                    "the manifest's tables are {}",
+                    tables
+                        .iter()
+                        .map(|t| format!("[{t}]"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )),
+            });
+        };
+        let Some(inner) = value.as_table() else {
+            continue;
+        };
+        for key in inner.keys() {
+            if keys.contains(&key.as_str()) {
+                continue;
+            }
+            let mut error =
+                Error::usage(format!("unknown key `{key}` in `[{name}]`")).in_file(path);
+            if let Some((line, column)) = find_key_in_table(text, name, key) {
+                error = error.at_line(line, column);
+            }
+            return Err(match did_you_mean(key, keys) {
+                Some(k) => error.with_hint(format!("did you mean `{k}`?")),
+                None => error.with_hint(format!(
+                    "`[{name}]` knows {}",
+                    keys.iter()
+                        .map(|k| format!("`{k}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Line and column of the `[name]` header.
+fn find_table(text: &str, name: &str) -> Option<(usize, usize)> {
+    text.lines().enumerate().find_map(|(i, line)| {
+        let trimmed = line.trim_start();
+        (trimmed.trim_end() == format!("[{name}]")).then(|| (i + 1, line.len() - trimmed.len() + 1))
+    })
+}
+
+/// Line and column of `key =` inside the `[table]` section.
+fn find_key_in_table(text: &str, table: &str, key: &str) -> Option<(usize, usize)> {
+    let mut current = String::new();
+    for (index, line) in text.lines().enumerate() {
+        let trimmed = line.trim_start();
+        if let Some(rest) = trimmed.strip_prefix('[') {
+            current = rest.split(']').next().unwrap_or("").trim().to_string();
+            continue;
+        }
+        if current == table {
+            if let Some(rest) = trimmed.strip_prefix(key) {
+                if rest.trim_start().starts_with('=') {
+                    return Some((index + 1, line.len() - trimmed.len() + 1));
+                }
+            }
+        }
+    }
+    None
+}
+
+/// An absolute path with `.` and `..` resolved: the longest existing
+/// ancestor through `canonicalize` (symlinks followed), the rest lexically.
+fn normalize(path: &Path) -> PathBuf {
+    let absolute = if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        std::env::current_dir().unwrap_or_default().join(path)
+    };
+    let mut existing = absolute.clone();
+    let mut rest = Vec::new();
+    while !existing.exists() {
+        match (existing.file_name(), existing.parent()) {
+            (Some(name), Some(parent)) => {
+                rest.push(name.to_os_string());
+                existing = parent.to_path_buf();
+            }
+            _ => break,
+        }
+    }
+    let mut out = existing.canonicalize().unwrap_or(existing);
+    for part in rest.into_iter().rev() {
+        if part == ".." {
+            out.pop();
+        } else if part != "." {
+            out.push(part);
+        }
+    }
+    out
 }
 
 /// 1-based line and column of a byte offset.

@@ -1,22 +1,35 @@
-//! After a build: the release archive (`zenpak package`), installing into a
-//! game (`zenpak install`) and removing build output (`zenpak clean`).
+//! After a build: the release archive (`zenpak package`), installing into
+//! and uninstalling from a game (`zenpak install`, `zenpak uninstall`) and
+//! removing build output (`zenpak clean`).
 //!
-//! Everything written goes to a temporary name first and is renamed when
-//! complete, so an interrupted command never leaves a half-written file.
+//! Every file is written through [`crate::publish`] (unique temporary, sync,
+//! rename) and recorded as owned by this mod ([`OwnedFiles`], keyed by the
+//! manifest's path). Only recorded files that are still exactly as zenpak
+//! wrote them are ever removed: `clean` never deletes by pattern and never
+//! recurses, and `install` replaces the previous install of this mod (even
+//! under its old name) by record. In a game's `~mods` the `.pak` is removed
+//! first and written last: the game finds a mod through its `.pak`, so an
+//! interrupted install leaves the old mod, or no mod, never a mixed one.
 
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
+use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use crate::build::BuildSummary;
 use crate::error::{Error, Result};
 use crate::manifest::Manifest;
+use crate::publish::{OwnedFiles, Removal, Staged, TempFile};
 
 /// Extensions of the three files of a built mod, in the order they are listed.
 pub const ARTIFACT_EXTENSIONS: [&str; 3] = ["utoc", "ucas", "pak"];
 
 /// Name of the build cache folder inside the output folder.
 pub const CACHE_DIR: &str = ".zenpak-cache";
+
+/// Name of the release archive folder inside the output folder.
+pub const PACKAGE_DIR: &str = "package";
 
 /// The three output files of a manifest's build.
 pub fn artifact_paths(manifest: &Manifest) -> [PathBuf; 3] {
@@ -38,89 +51,67 @@ pub fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// Writes `path` through a temporary file beside it, renamed when complete.
-pub fn write_atomically(
-    path: &Path,
-    write: impl FnOnce(&mut std::fs::File) -> std::io::Result<()>,
-) -> Result<()> {
-    let temporary = temporary_path(path);
-    let result = (|| {
-        let mut file = std::fs::File::create(&temporary)?;
-        write(&mut file)?;
-        file.sync_all()?;
-        std::fs::rename(&temporary, path)
-    })();
-    if let Err(e) = result {
-        let _ = std::fs::remove_file(&temporary);
-        return Err(Error::io(path, e));
-    }
-    Ok(())
+/// The identity of a mod in ownership records: its manifest's absolute path.
+pub fn owner_of(manifest: &Manifest) -> String {
+    let path = manifest
+        .manifest_path()
+        .canonicalize()
+        .unwrap_or_else(|_| manifest.manifest_path().to_path_buf());
+    path.display().to_string()
 }
 
-/// Replaces `path` with `bytes` through a temporary file and a rename, without
-/// waiting for the disk: for cache files, where a file lost in a crash only
-/// costs a rebuild.
-pub fn write_replacing(path: &Path, bytes: &[u8]) -> Result<()> {
-    let temporary = temporary_path(path);
-    std::fs::write(&temporary, bytes)
-        .and_then(|()| std::fs::rename(&temporary, path))
-        .map_err(|e| {
-            let _ = std::fs::remove_file(&temporary);
-            Error::io(path, e)
-        })
-}
-
-/// The temporary name a file is written under before it is renamed into place.
-pub fn temporary_path(path: &Path) -> PathBuf {
-    let mut name = path.file_name().unwrap_or_default().to_os_string();
-    name.push(".zenpak-tmp");
-    path.with_file_name(name)
-}
-
-fn require_artifacts(manifest: &Manifest) -> Result<[PathBuf; 3]> {
-    let paths = artifact_paths(manifest);
-    for path in &paths {
-        if !path.is_file() {
-            return Err(Error::usage(format!(
-                "{} is missing; run `zenpak build` first",
-                path.display()
-            )));
+/// Copies `from` into `to` (a temporary), hashing what it copies: returns
+/// (BLAKE3, SHA-256) of the bytes.
+fn copy_hashing(from: &Path, to: &mut dyn Write, to_path: &Path) -> Result<([u8; 32], String)> {
+    let mut input = std::fs::File::open(from).map_err(|e| Error::io(from, e))?;
+    let mut blake = blake3::Hasher::new();
+    let mut sha = Sha256::new();
+    let mut buffer = vec![0u8; 1 << 20];
+    loop {
+        let n = input.read(&mut buffer).map_err(|e| Error::io(from, e))?;
+        if n == 0 {
+            break;
         }
+        blake.update(&buffer[..n]);
+        sha.update(&buffer[..n]);
+        to.write_all(&buffer[..n])
+            .map_err(|e| Error::io(to_path, e))?;
     }
-    Ok(paths)
+    Ok((*blake.finalize().as_bytes(), hex(&sha.finalize())))
 }
 
 /// Result of `zenpak package`.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, Serialize)]
 pub struct ReleaseArchive {
     pub path: PathBuf,
     pub sha256: String,
     /// Entries in the archive with their SHA-256.
-    pub files: Vec<(String, String)>,
+    pub files: Vec<ArchiveEntry>,
 }
 
-/// Writes `<output>/package/<name>-<version>.zip` holding the triplet under
-/// `~mods/` and a `SHA256SUMS` file. The archive is reproducible: fixed
-/// entry order and timestamps.
-pub fn package(manifest: &Manifest) -> Result<ReleaseArchive> {
-    let artifacts = require_artifacts(manifest)?;
-    let dir = manifest.output_dir().join("package");
+#[derive(Debug, Clone, Serialize)]
+pub struct ArchiveEntry {
+    pub name: String,
+    pub sha256: String,
+}
+
+/// Writes `<output>/package/<name>-<version>.zip` holding the triplet the
+/// build `summary` describes under `~mods/` and a `SHA256SUMS` file. The
+/// archive is reproducible (fixed entry order and timestamps). Each file is
+/// checked, as it is read, to be the one the build wrote. Call with the
+/// output folder locked, right after the build.
+pub fn package(manifest: &Manifest, summary: &BuildSummary) -> Result<ReleaseArchive> {
+    let dir = manifest.output_dir().join(PACKAGE_DIR);
     std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
     let archive = dir.join(format!(
         "{}-{}.zip",
         manifest.package.name, manifest.package.version
     ));
+    let mut temp = TempFile::create(&archive)?;
+    let temp_path = temp.path().to_path_buf();
     let mut files = Vec::new();
-    for path in &artifacts {
-        let name = format!("~mods/{}", path.file_name().unwrap().to_string_lossy());
-        files.push((name, sha256_file(path)?));
-    }
-    let sums: String = files
-        .iter()
-        .map(|(name, sum)| format!("{sum}  {name}\n"))
-        .collect();
-    write_atomically(&archive, |file| {
-        let mut zip = zip::ZipWriter::new(file);
+    {
+        let mut zip = zip::ZipWriter::new(temp.file());
         // Deflated: containers are mostly built uncompressed, so the download shrinks a lot.
         // The default DateTime (1980-01-01) keeps the archive free of build times.
         let options = zip::write::SimpleFileOptions::default()
@@ -128,81 +119,374 @@ pub fn package(manifest: &Manifest) -> Result<ReleaseArchive> {
             .last_modified_time(zip::DateTime::default())
             .unix_permissions(0o644)
             .large_file(true);
-        for (path, (name, _)) in artifacts.iter().zip(&files) {
+        for artifact in &summary.artifacts {
+            let file_name = artifact
+                .path
+                .file_name()
+                .ok_or_else(|| Error::internal("an artifact has no file name"))?
+                .to_string_lossy();
+            let name = format!("~mods/{file_name}");
             zip.start_file(name.as_str(), options)
-                .map_err(std::io::Error::other)?;
-            let mut input = std::fs::File::open(path)?;
-            std::io::copy(&mut input, &mut zip)?;
+                .map_err(|e| Error::io(&temp_path, std::io::Error::other(e)))?;
+            let (blake, sha256) = copy_hashing(&artifact.path, &mut zip, &temp_path)?;
+            artifact.check_hash(&blake)?;
+            files.push(ArchiveEntry { name, sha256 });
         }
+        let sums: String = files
+            .iter()
+            .map(|f| format!("{}  {}\n", f.sha256, f.name))
+            .collect();
         zip.start_file("SHA256SUMS", options)
-            .map_err(std::io::Error::other)?;
-        zip.write_all(sums.as_bytes())?;
-        zip.finish().map_err(std::io::Error::other)?;
-        Ok(())
-    })?;
+            .map_err(|e| Error::io(&temp_path, std::io::Error::other(e)))?;
+        zip.write_all(sums.as_bytes())
+            .map_err(|e| Error::io(&temp_path, e))?;
+        zip.finish()
+            .map_err(|e| Error::io(&temp_path, std::io::Error::other(e)))?;
+    }
+    let staged = temp.stage()?;
+    crate::publish::publish(Vec::new(), vec![staged])?;
+    let sha256 = sha256_file(&archive)?;
+    let mut owned = OwnedFiles::load(&dir);
+    owned.insert(&dir, &archive, sha256.clone(), &owner_of(manifest))?;
+    owned.save(&dir)?;
     Ok(ReleaseArchive {
-        sha256: sha256_file(&archive)?,
+        sha256,
         path: archive,
         files,
     })
 }
 
-/// Copies the triplet into `<game_dir>/<project>/Content/Paks/~mods/`.
-/// Returns the installed paths.
-pub fn install(manifest: &Manifest, game_dir: &Path) -> Result<Vec<PathBuf>> {
-    let artifacts = require_artifacts(manifest)?;
-    let project_dir = game_dir.join(&manifest.game.project);
-    if !project_dir.is_dir() {
-        return Err(Error::usage(format!(
-            "{} has no `{}` folder; --game-dir must be the game's install folder \
-             (the one holding `{}/Content/Paks`)",
-            game_dir.display(),
-            manifest.game.project,
-            manifest.game.project
-        )));
-    }
-    let mods = project_dir.join("Content").join("Paks").join("~mods");
-    std::fs::create_dir_all(&mods).map_err(|e| Error::io(&mods, e))?;
-    let mut installed = Vec::new();
-    for path in &artifacts {
-        let target = mods.join(path.file_name().unwrap());
-        write_atomically(&target, |file| {
-            let mut input = std::fs::File::open(path)?;
-            std::io::copy(&mut input, file).map(|_| ())
-        })?;
-        installed.push(target);
-    }
-    Ok(installed)
+/// The user's configuration (`<config dir>/zenpak/config.toml`).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct UserConfig {
+    /// Game install folders by project name: `[games] MyGame = "C:/Games/MyGame"`.
+    #[serde(default)]
+    pub games: std::collections::BTreeMap<String, PathBuf>,
 }
 
-/// Removes what `zenpak build` and `zenpak package` wrote: the triplet, the
-/// release folder and the cache; the output folder too when it is then
-/// empty. Returns the paths removed.
-pub fn clean(manifest: &Manifest) -> Result<Vec<PathBuf>> {
+impl UserConfig {
+    /// Where the configuration lives (`$XDG_CONFIG_HOME/zenpak/config.toml`,
+    /// `%APPDATA%\zenpak\config.toml`, `~/Library/Application Support/zenpak/config.toml`).
+    pub fn path() -> Option<PathBuf> {
+        std::env::var_os("ZENPAK_CONFIG")
+            .map(PathBuf::from)
+            .or_else(|| dirs::config_dir().map(|d| d.join("zenpak").join("config.toml")))
+    }
+
+    /// Loads the configuration; a missing file is the empty configuration.
+    pub fn load() -> Result<UserConfig> {
+        let Some(path) = Self::path() else {
+            return Ok(UserConfig::default());
+        };
+        let text = match std::fs::read_to_string(&path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(UserConfig::default()),
+            Err(e) => return Err(Error::io(&path, e)),
+        };
+        toml::from_str(&text).map_err(|e| Error::usage(e.message().trim_end()).in_file(&path))
+    }
+}
+
+/// Where `install` goes when no `--game-dir` is given: `ZENPAK_GAME_DIR`
+/// (several folders separated as in `PATH`), else the user configuration's
+/// entry for the project.
+pub fn default_game_dirs(project: &str) -> Result<Vec<PathBuf>> {
+    if let Some(value) = std::env::var_os("ZENPAK_GAME_DIR") {
+        let dirs: Vec<PathBuf> = std::env::split_paths(&value)
+            .filter(|p| !p.as_os_str().is_empty())
+            .collect();
+        if !dirs.is_empty() {
+            return Ok(dirs);
+        }
+    }
+    let config = UserConfig::load()?;
+    Ok(config.games.get(project).cloned().into_iter().collect())
+}
+
+/// The game's `~mods` folder for a project.
+pub fn mods_dir(game_dir: &Path, project: &str) -> PathBuf {
+    game_dir
+        .join(project)
+        .join("Content")
+        .join("Paks")
+        .join("~mods")
+}
+
+fn check_game_dir(game_dir: &Path, project: &str) -> Result<()> {
+    if !game_dir.is_dir() {
+        return Err(Error::usage(format!(
+            "the game folder {} does not exist",
+            game_dir.display()
+        ))
+        .with_hint("pass the game's install folder, the one holding `<Project>/Content/Paks`"));
+    }
+    if !game_dir.join(project).is_dir() {
+        return Err(Error::usage(format!(
+            "{} has no `{project}` folder",
+            game_dir.display()
+        ))
+        .with_hint(format!(
+            "--game-dir must be the game's install folder (the one holding `{project}/Content/Paks`); is `[game] project` right?"
+        )));
+    }
+    Ok(())
+}
+
+/// What `install` did (or, with `dry_run`, would do) in one game.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct InstallReport {
+    pub game_dir: PathBuf,
+    pub mods_dir: PathBuf,
+    pub installed: Vec<PathBuf>,
+    /// Files of the previous install of this mod that were removed.
+    pub removed: Vec<PathBuf>,
+    /// Files of the previous install that changed since and were left in place.
+    pub kept: Vec<PathBuf>,
+    pub dry_run: bool,
+}
+
+/// Installs the triplet of `summary` into `<game_dir>/<project>/Content/Paks/~mods/`,
+/// replacing this mod's previous install by record. Order: the new `.ucas`
+/// and `.utoc` are staged, the old `.pak` is removed, the new files are
+/// renamed into place `.pak` last, then the rest of the previous install goes.
+pub fn install(
+    manifest: &Manifest,
+    summary: &BuildSummary,
+    game_dir: &Path,
+    dry_run: bool,
+) -> Result<InstallReport> {
+    let project = &manifest.game.project;
+    check_game_dir(game_dir, project)?;
+    let mods = mods_dir(game_dir, project);
+    let owner = owner_of(manifest);
+    let mut owned = OwnedFiles::load(&mods);
+    let previous: Vec<PathBuf> = owned
+        .files
+        .iter()
+        .filter(|f| f.owner == owner)
+        .map(|f| mods.join(&f.name))
+        .collect();
+    let targets: Vec<PathBuf> = summary
+        .artifacts
+        .iter()
+        .map(|a| mods.join(a.path.file_name().unwrap_or_default()))
+        .collect();
+    let mut report = InstallReport {
+        game_dir: game_dir.to_path_buf(),
+        mods_dir: mods.clone(),
+        installed: targets.clone(),
+        dry_run,
+        ..InstallReport::default()
+    };
+    if dry_run {
+        report.removed = previous
+            .into_iter()
+            .filter(|p| !targets.contains(p))
+            .collect();
+        return Ok(report);
+    }
+    std::fs::create_dir_all(&mods).map_err(|e| Error::io(&mods, e))?;
+    // Stage all three (checking each is what the build wrote), .pak last.
+    let mut staged: Vec<Staged> = Vec::new();
+    let mut hashes = Vec::new();
+    for (artifact, target) in summary.artifacts.iter().zip(&targets) {
+        let mut temp = TempFile::create(target)?;
+        let temp_path = temp.path().to_path_buf();
+        let (blake, sha256) = copy_hashing(&artifact.path, temp.file(), &temp_path)?;
+        artifact.check_hash(&blake)?;
+        staged.push(temp.stage()?);
+        hashes.push(sha256);
+    }
+    // Every `.pak` of the previous install goes before anything new appears.
+    let mut remove_first: Vec<PathBuf> = previous
+        .iter()
+        .filter(|p| p.extension().is_some_and(|e| e.eq_ignore_ascii_case("pak")))
+        .filter(|p| owned.is_unchanged(&mods, p))
+        .cloned()
+        .collect();
+    remove_first.sort();
+    crate::publish::publish(remove_first.clone(), staged)?;
+    for old in &remove_first {
+        if !targets.contains(old) {
+            report.removed.push(old.clone());
+        }
+        owned.forget(&mods, old);
+    }
+    for old in previous
+        .iter()
+        .filter(|p| !targets.contains(p) && !remove_first.contains(p))
+    {
+        match owned.remove(&mods, old)? {
+            Removal::Removed(p) => report.removed.push(p),
+            Removal::KeptChanged(p) => report.kept.push(p),
+            Removal::Missing(_) => {}
+        }
+    }
+    for (target, sha256) in targets.iter().zip(hashes) {
+        owned.insert(&mods, target, sha256, &owner)?;
+    }
+    owned.save(&mods)?;
+    Ok(report)
+}
+
+/// What `uninstall` did in one game.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct UninstallReport {
+    pub game_dir: PathBuf,
+    pub removed: Vec<PathBuf>,
+    pub kept: Vec<PathBuf>,
+    pub dry_run: bool,
+}
+
+/// Removes what `install` recorded for this mod in a game (`.pak` first).
+pub fn uninstall(manifest: &Manifest, game_dir: &Path, dry_run: bool) -> Result<UninstallReport> {
+    let project = &manifest.game.project;
+    check_game_dir(game_dir, project)?;
+    let mods = mods_dir(game_dir, project);
+    let owner = owner_of(manifest);
+    let mut owned = OwnedFiles::load(&mods);
+    let mut mine: Vec<PathBuf> = owned
+        .files
+        .iter()
+        .filter(|f| f.owner == owner)
+        .map(|f| mods.join(&f.name))
+        .collect();
+    // `.pak` first: the game stops seeing the mod before its data goes.
+    mine.sort_by_key(|p| !p.extension().is_some_and(|e| e.eq_ignore_ascii_case("pak")));
+    let mut report = UninstallReport {
+        game_dir: game_dir.to_path_buf(),
+        dry_run,
+        ..UninstallReport::default()
+    };
+    if dry_run {
+        report.removed = mine;
+        return Ok(report);
+    }
+    for path in mine {
+        match owned.remove(&mods, &path)? {
+            Removal::Removed(p) => report.removed.push(p),
+            Removal::KeptChanged(p) => report.kept.push(p),
+            Removal::Missing(_) => {}
+        }
+    }
+    owned.save(&mods)?;
+    Ok(report)
+}
+
+/// What `clean` did.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct CleanReport {
+    pub removed: Vec<PathBuf>,
+    /// Files zenpak wrote that changed since: left in place.
+    pub kept: Vec<PathBuf>,
+}
+
+/// Removes what `zenpak build` and `zenpak package` wrote for this mod: the
+/// triplet the last build recorded, its release archives, its cache entries,
+/// and zenpak's own temporaries; then each folder that is left empty.
+/// Nothing is removed by pattern except zenpak's temporaries and cache
+/// entries (named by their hash), and nothing through a symbolic link.
+pub fn clean(manifest: &Manifest) -> Result<CleanReport> {
     let dir = manifest.output_dir();
-    let mut removed = Vec::new();
-    for path in artifact_paths(manifest) {
-        for candidate in [temporary_path(&path), path] {
-            if candidate.is_file() {
-                std::fs::remove_file(&candidate).map_err(|e| Error::io(&candidate, e))?;
-                removed.push(candidate);
+    let mut report = CleanReport::default();
+    if !is_real_dir(&dir) {
+        return Ok(report);
+    }
+    let _lock = crate::publish::OutputLock::acquire(&dir, |_| {})?;
+    let cache = crate::build::cache::Cache::new(&dir, &manifest.artifact_stem());
+    // The triplet, as the last build recorded it.
+    if let Some(record) = cache.load_build_record() {
+        for artifact in &record.artifacts {
+            if !artifact.path.starts_with(&dir) {
+                continue;
+            }
+            if artifact.is_unchanged() {
+                remove(&artifact.path, &mut report)?;
+            } else if artifact.path.exists() {
+                report.kept.push(artifact.path.clone());
             }
         }
     }
-    for sub in [CACHE_DIR, "package"] {
-        let path = dir.join(sub);
-        if path.is_dir() {
-            std::fs::remove_dir_all(&path).map_err(|e| Error::io(&path, e))?;
-            removed.push(path);
+    // Release archives owned by this mod.
+    let package_dir = dir.join(PACKAGE_DIR);
+    if is_real_dir(&package_dir) {
+        let owner = owner_of(manifest);
+        let mut owned = OwnedFiles::load(&package_dir);
+        let mine: Vec<PathBuf> = owned
+            .files
+            .iter()
+            .filter(|f| f.owner == owner)
+            .map(|f| package_dir.join(&f.name))
+            .collect();
+        for path in mine {
+            match owned.remove(&package_dir, &path)? {
+                Removal::Removed(p) => report.removed.push(p),
+                Removal::KeptChanged(p) => report.kept.push(p),
+                Removal::Missing(_) => {}
+            }
+        }
+        if owned.files.is_empty() {
+            remove(&OwnedFiles::record_path(&package_dir), &mut report)?;
+        } else {
+            owned.save(&package_dir)?;
+        }
+        remove_temporaries_in(&package_dir, &mut report)?;
+        remove_dir_if_empty(&package_dir, &mut report)?;
+    }
+    cache.clean(&mut report.removed)?;
+    remove_temporaries_in(&dir, &mut report)?;
+    drop(_lock);
+    // The folder goes only if nothing but the lock file is left in it.
+    let lock = dir.join(crate::publish::LOCK_NAME);
+    let others = std::fs::read_dir(&dir)
+        .map_err(|e| Error::io(&dir, e))?
+        .flatten()
+        .any(|e| e.file_name() != crate::publish::LOCK_NAME);
+    if !others {
+        remove(&lock, &mut report)?;
+        remove_dir_if_empty(&dir, &mut report)?;
+    }
+    Ok(report)
+}
+
+/// A folder that is not a symbolic link.
+fn is_real_dir(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir())
+}
+
+fn remove(path: &Path, report: &mut CleanReport) -> Result<()> {
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) if meta.is_file() => {
+            std::fs::remove_file(path).map_err(|e| Error::io(path, e))?;
+            report.removed.push(path.to_path_buf());
+            Ok(())
+        }
+        _ => Ok(()),
+    }
+}
+
+fn remove_temporaries_in(dir: &Path, report: &mut CleanReport) -> Result<()> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Ok(());
+    };
+    for entry in entries.flatten() {
+        if crate::publish::is_temporary_name(&entry.file_name().to_string_lossy()) {
+            remove(&entry.path(), report)?;
         }
     }
-    if dir.is_dir()
-        && std::fs::read_dir(&dir)
+    Ok(())
+}
+
+/// Removes a folder only if it is empty (never recursively).
+pub fn remove_dir_if_empty(dir: &Path, report: &mut CleanReport) -> Result<()> {
+    if is_real_dir(dir)
+        && std::fs::read_dir(dir)
             .map(|mut d| d.next().is_none())
             .unwrap_or(false)
     {
-        std::fs::remove_dir(&dir).map_err(|e| Error::io(&dir, e))?;
-        removed.push(dir);
+        std::fs::remove_dir(dir).map_err(|e| Error::io(dir, e))?;
+        report.removed.push(dir.to_path_buf());
     }
-    Ok(removed)
+    Ok(())
 }

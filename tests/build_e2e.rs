@@ -33,7 +33,7 @@ fn copy_package(header: &Path, to_dir: &Path) {
 /// `zenpak new`, copy every corpus package of one engine version into the
 /// content root, build, and read the container back.
 fn build_corpus_packages_for(corpus: &Path, engine: EngineVersion) {
-    let packages: Vec<PathBuf> = common::legacy_packages(corpus)
+    let packages: Vec<PathBuf> = common::complete_legacy_packages(corpus)
         .into_iter()
         .filter(|(_, v)| *v == engine)
         .map(|(p, _)| p)
@@ -49,6 +49,7 @@ fn build_corpus_packages_for(corpus: &Path, engine: EngineVersion) {
             name: "CorpusMod".into(),
             engine,
             project: "CorpusGame".into(),
+            git: false,
         },
     )
     .unwrap();
@@ -194,8 +195,13 @@ fn build_game_folder(
     let include: Vec<String> = include.iter().map(|g| format!("\"{g}\"")).collect();
     let manifest_text = format!(
         "[mod]\nname = \"{project}Mod\"\nversion = \"1.0.0\"\n[game]\nengine = \"{engine}\"\nproject = \"{project}\"\n\
-         [content]\nroot = {root:?}\ninclude = [{}]\nexclude = [\"**/*.usmap\"]\n",
+         [content]\nroot = {root:?}\ninclude = [{}]\nexclude = [\"**/*.usmap\", {}]\n",
         include.join(", "),
+        common::INCOMPLETE_PACKAGES
+            .iter()
+            .map(|p| format!("\"**/{p}.*\""))
+            .collect::<Vec<_>>()
+            .join(", "),
         root = root.to_string_lossy()
     );
     std::fs::write(dir.path().join("mod.toml"), manifest_text).unwrap();
@@ -305,6 +311,7 @@ fn marvel_rivals_profile_pads_skeletal_meshes_in_a_build() {
                 name: "Skin".into(),
                 engine: EngineVersion::UE5_6,
                 project: "Marvel".into(),
+                git: false,
             },
         )
         .unwrap();
@@ -348,4 +355,71 @@ fn marvel_rivals_profile_pads_skeletal_meshes_in_a_build() {
         "two materials, 4 bytes each"
     );
     assert_eq!(marvel[cube], generic[cube], "a StaticMesh is not touched");
+}
+
+/// The corpus's packages whose `.ubulk` is missing are refused by `check`
+/// and `build`, naming the companion and the byte range, and nothing is built.
+#[test]
+fn packages_whose_bulk_data_is_missing_are_refused() {
+    let Some(corpus) = common::corpus() else {
+        return;
+    };
+    let incomplete: Vec<(PathBuf, EngineVersion)> = common::legacy_packages(&corpus)
+        .into_iter()
+        .filter(|(p, _)| {
+            !common::complete_legacy_packages(&corpus)
+                .iter()
+                .any(|(c, _)| c == p)
+        })
+        .collect();
+    let names: Vec<String> = incomplete
+        .iter()
+        .map(|(p, _)| p.file_stem().unwrap().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names.len(), common::INCOMPLETE_PACKAGES.len(), "{names:?}");
+    for (header, engine) in incomplete {
+        let files = zenpak::legacy::PackageFiles::load(&header).unwrap();
+        let package = files.read_package(Some(engine)).unwrap();
+        let error = files.check_bulk_data(&package).unwrap_err();
+        let text = error.to_string();
+        assert!(text.contains(".ubulk"), "{text}");
+        assert!(text.contains("is missing"), "{text}");
+        assert!(error.to_string().contains("bytes 0.."), "{text}");
+        assert_eq!(error.context().structure.len(), 1, "{text}");
+
+        // Through a real build: exit 1, the message names the companion, no triplet.
+        let dir = tempfile::tempdir().unwrap();
+        let content = dir.path().join("Cooked/Game/Content");
+        std::fs::create_dir_all(&content).unwrap();
+        for ext in ["uasset", "umap", "uexp"] {
+            let from = header.with_extension(ext);
+            if from.exists() {
+                std::fs::copy(&from, content.join(from.file_name().unwrap())).unwrap();
+            }
+        }
+        std::fs::write(
+            dir.path().join("mod.toml"),
+            format!("[mod]\nname = \"M\"\nversion = \"1\"\n[game]\nengine = \"{engine}\"\nproject = \"Game\"\n"),
+        )
+        .unwrap();
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_zenpak"))
+            .args(["build", "--color", "never"])
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{stderr}");
+        assert!(
+            stderr.contains(".ubulk") && stderr.contains("data resource"),
+            "{stderr}"
+        );
+        assert!(!dir.path().join("target/M_P.utoc").exists());
+        let check = std::process::Command::new(env!("CARGO_BIN_EXE_zenpak"))
+            .args(["check"])
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        assert_eq!(check.status.code(), Some(1));
+        assert!(String::from_utf8_lossy(&check.stderr).contains(".ubulk"));
+    }
 }

@@ -17,7 +17,7 @@ fn convert_inspect_and_diff_from_the_command_line() {
     let out = std::env::temp_dir().join(format!("zenpak-zen-cli-{}", std::process::id()));
     std::fs::create_dir_all(&out).unwrap();
 
-    let packages: Vec<_> = common::legacy_packages(&corpus)
+    let packages: Vec<_> = common::complete_legacy_packages(&corpus)
         .into_iter()
         .filter(|(_, v)| *v == zenpak::EngineVersion::UE5_7)
         .take(5)

@@ -8,8 +8,12 @@
 //!   everything its conversion depends on (its files' contents, its name, the
 //!   engine version, the profile, the mappings and zenpak's version).
 //! - `build.json`: the key of the last build as a whole and the artifacts it
-//!   wrote; when the next build's key is the same and the artifacts are
-//!   unchanged, nothing is rewritten.
+//!   wrote, each with its BLAKE3 hash and the stamp it had when written
+//!   ([`crate::publish::FileStamp`]: size, times and inode, which no later
+//!   write keeps); when the next build's key is the same and every artifact
+//!   still has its stamp, nothing is rewritten.
+//! - `packages/<key>.zpc` entries end with a BLAKE3 checksum: a damaged
+//!   entry is a cache miss (and a warning), never wrong output.
 //!
 //! The cache only ever saves work: output bytes never depend on it.
 
@@ -22,7 +26,6 @@ use serde::{Deserialize, Serialize};
 
 use crate::binary::{Reader, Writer};
 use crate::error::{Error, Result};
-use crate::release::write_replacing;
 
 /// A BLAKE3 hash.
 pub type Hash = [u8; 32];
@@ -100,7 +103,7 @@ impl FileIndex {
             w.u64((stamp.modified_ns >> 64) as u64);
             w.bytes(&stamp.hash);
         }
-        write_replacing(path, w.as_slice())
+        write_cache_file(path, w.as_slice())
     }
 
     /// Stamps of `paths` (in parallel), reusing the content hash of every file
@@ -161,39 +164,62 @@ pub struct BuildRecord {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 pub struct ArtifactRecord {
     pub path: PathBuf,
-    pub size: u64,
-    pub modified_ns: u128,
-    /// Hex SHA-256, when the build was asked for it.
-    pub sha256: Option<String>,
+    pub stamp: crate::publish::FileStamp,
+    /// Hex BLAKE3 of the contents.
+    pub blake3: String,
 }
 
 impl ArtifactRecord {
-    /// Whether the file on disk still looks as the build left it.
+    /// Whether the file on disk is still the one the build wrote.
     pub fn is_unchanged(&self) -> bool {
-        std::fs::metadata(&self.path).ok().is_some_and(|meta| {
-            meta.len() == self.size
-                && meta
-                    .modified()
-                    .ok()
-                    .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
-                    .map(|d| d.as_nanos())
-                    == Some(self.modified_ns)
+        crate::publish::FileStamp::of(&self.path).is_ok_and(|s| s == self.stamp)
+    }
+
+    /// Records `path` as just written: its stamp and BLAKE3.
+    pub fn of(path: &Path) -> Result<ArtifactRecord> {
+        let stamp = crate::publish::FileStamp::of(path).map_err(|e| Error::io(path, e))?;
+        Ok(ArtifactRecord {
+            path: path.to_path_buf(),
+            stamp,
+            blake3: crate::release::hex(&hash_file(path)?),
         })
     }
 
-    pub fn of(path: &Path, sha256: Option<String>) -> Result<ArtifactRecord> {
-        let meta = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
-        Ok(ArtifactRecord {
-            path: path.to_path_buf(),
-            size: meta.len(),
-            modified_ns: meta
-                .modified()
-                .ok()
-                .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
-                .map_or(0, |d| d.as_nanos()),
-            sha256,
+    /// Checks that `bytes_hash` (BLAKE3 of what was just read from the file)
+    /// is what the build wrote.
+    pub fn check_hash(&self, bytes_hash: &Hash) -> Result<()> {
+        let actual = crate::release::hex(bytes_hash);
+        if actual == self.blake3 {
+            return Ok(());
+        }
+        Err(Error::new(crate::error::ErrorKind::HashMismatch {
+            algorithm: "BLAKE3",
+            expected: self.blake3.clone(),
+            actual,
         })
+        .in_file(&self.path)
+        .with_hint("the file changed since zenpak built it; run `zenpak build`"))
     }
+}
+
+impl BuildRecord {
+    /// True when every artifact is the file the build wrote, at the expected paths.
+    pub fn matches_disk(&self, paths: &[PathBuf]) -> bool {
+        self.artifacts.len() == paths.len()
+            && self
+                .artifacts
+                .iter()
+                .zip(paths)
+                .all(|(a, p)| &a.path == p && a.is_unchanged())
+    }
+}
+
+/// Writes a cache bookkeeping file through a unique temporary and a rename.
+fn write_cache_file(path: &Path, bytes: &[u8]) -> Result<()> {
+    use std::io::Write;
+    crate::publish::write_file(path, |f| {
+        f.write_all(bytes).map_err(|e| Error::io(f.path(), e))
+    })
 }
 
 /// The cache folder and its files.
@@ -202,10 +228,55 @@ pub struct Cache {
 }
 
 impl Cache {
-    pub fn new(output_dir: &Path) -> Cache {
+    /// The cache of the mod whose outputs are named `stem` in `output_dir`
+    /// (`<output>/.zenpak-cache/<stem>/`): mods that share an output folder
+    /// keep separate caches.
+    pub fn new(output_dir: &Path, stem: &str) -> Cache {
         Cache {
-            dir: output_dir.join(crate::release::CACHE_DIR),
+            dir: output_dir.join(crate::release::CACHE_DIR).join(stem),
         }
+    }
+
+    /// Removes this cache's own files (entries named by their hash and the
+    /// bookkeeping files), then its folders if they are left empty. Never
+    /// recursive and never through a symbolic link.
+    pub fn clean(&self, removed: &mut Vec<PathBuf>) -> Result<()> {
+        let real_dir = |p: &Path| std::fs::symlink_metadata(p).is_ok_and(|m| m.is_dir());
+        if !real_dir(&self.dir) {
+            return Ok(());
+        }
+        let packages = self.dir.join("packages");
+        let mut remove_file = |path: PathBuf| -> Result<()> {
+            if std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file()) {
+                std::fs::remove_file(&path).map_err(|e| Error::io(&path, e))?;
+                removed.push(path);
+            }
+            Ok(())
+        };
+        if real_dir(&packages) {
+            for entry in std::fs::read_dir(&packages)
+                .map_err(|e| Error::io(&packages, e))?
+                .flatten()
+            {
+                if is_entry_name(&entry.file_name().to_string_lossy()) {
+                    remove_file(entry.path())?;
+                }
+            }
+        }
+        for name in BOOKKEEPING_FILES {
+            remove_file(self.dir.join(name))?;
+        }
+        let parent = self.dir.parent().map(Path::to_path_buf);
+        for dir in [Some(packages), Some(self.dir.clone()), parent]
+            .into_iter()
+            .flatten()
+        {
+            if real_dir(&dir) && std::fs::read_dir(&dir).is_ok_and(|mut d| d.next().is_none()) {
+                std::fs::remove_dir(&dir).map_err(|e| Error::io(&dir, e))?;
+                removed.push(dir);
+            }
+        }
+        Ok(())
     }
 
     pub fn create(&self) -> Result<()> {
@@ -235,7 +306,7 @@ impl Cache {
 
     pub fn save_build_record(&self, record: &BuildRecord) -> Result<()> {
         let bytes = serde_json::to_vec_pretty(record).map_err(Error::json)?;
-        write_replacing(&self.build_record_path(), &bytes)
+        write_cache_file(&self.build_record_path(), &bytes)
     }
 
     /// Removes cached packages whose keys are not in `keep`, so the cache holds one build's worth.
@@ -250,7 +321,10 @@ impl Cache {
             .collect();
         for entry in entries.flatten() {
             let name = entry.file_name().to_string_lossy().into_owned();
-            if !keep.contains(&name) {
+            if is_entry_name(&name)
+                && entry.file_type().is_ok_and(|t| t.is_file())
+                && !keep.contains(&name)
+            {
                 let path = entry.path();
                 std::fs::remove_file(&path).map_err(|e| Error::io(&path, e))?;
             }
@@ -258,6 +332,15 @@ impl Cache {
         Ok(())
     }
 }
+
+/// Whether a file name is one of the cache's package entries (`<64 hex>.zpc`).
+pub fn is_entry_name(name: &str) -> bool {
+    name.strip_suffix(".zpc")
+        .is_some_and(|hex| hex.len() == 64 && hex.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
+/// The cache's own bookkeeping files, by name.
+pub const BOOKKEEPING_FILES: [&str; 2] = ["files.json", "build.json"];
 
 mod hex_hash {
     use serde::{Deserialize, Deserializer, Serializer};

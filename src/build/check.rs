@@ -20,6 +20,8 @@ pub struct CheckReport {
     pub loose_files: usize,
     /// Problems that make a build fail or produce a broken mod, each naming its file.
     pub problems: Vec<Diagnostic>,
+    /// What a build would warn about.
+    pub warnings: Vec<Diagnostic>,
     /// Packages the mod imports but does not contain: the game must have them.
     pub must_exist_in_game: Vec<String>,
 }
@@ -33,6 +35,7 @@ impl CheckReport {
 /// Checks the mod of `manifest`. Content-level problems are listed in the
 /// report; only an unreadable manifest or content root is an `Err`.
 pub fn check(manifest: &Manifest) -> Result<CheckReport> {
+    manifest.check_output_location()?;
     let selection = Selection::new(&manifest.content.include, &manifest.content.exclude)?;
     let content =
         match discover::discover(&manifest.content_root(), &manifest.game.project, &selection) {
@@ -48,10 +51,16 @@ pub fn check(manifest: &Manifest) -> Result<CheckReport> {
     let mut report = CheckReport {
         packages: content.packages.len(),
         loose_files: content.loose_files.len(),
+        warnings: manifest.warnings(),
         ..CheckReport::default()
     };
+    report.warnings.extend(content.warnings.iter().cloned());
     if let Some(path) = manifest.mappings_path() {
-        if let Err(e) = crate::mappings::Mappings::load(&path) {
+        let result = match crate::build::package::Settings::from_manifest(manifest) {
+            Ok(_) => crate::mappings::Mappings::load(&path).map(|_| ()),
+            Err(e) => Err(e),
+        };
+        if let Err(e) = result {
             report
                 .problems
                 .extend(Diagnostic::from_error(&e.within("[game] mappings")));
@@ -77,7 +86,7 @@ pub fn check(manifest: &Manifest) -> Result<CheckReport> {
     }
 
     let engine = manifest.game.engine;
-    let results: Vec<(Vec<Diagnostic>, Vec<String>)> = content
+    let results: Vec<(Vec<Diagnostic>, Vec<String>, bool)> = content
         .packages
         .par_iter()
         .map(|source| {
@@ -86,6 +95,7 @@ pub fn check(manifest: &Manifest) -> Result<CheckReport> {
             let result = PackageFiles::load(&source.header).and_then(|files| {
                 let package = files.read_package(Some(engine))?;
                 files.check_exports(&package)?;
+                files.check_bulk_data(&package)?;
                 if let Some(own) = package.package_name() {
                     if !own.eq_ignore_ascii_case(&source.package_name) {
                         problems.push(
@@ -109,10 +119,40 @@ pub fn check(manifest: &Manifest) -> Result<CheckReport> {
             });
             if let Err(e) = result {
                 problems.extend(Diagnostic::from_error(&Error::in_file(e, &source.header)));
+                return (problems, imported, true);
             }
-            (problems, imported)
+            (problems, imported, false)
         })
         .collect();
+
+    // Many packages that do not read at all: usually the wrong engine version.
+    let unreadable: Vec<&std::path::Path> = content
+        .packages
+        .iter()
+        .zip(&results)
+        .filter(|(_, (_, _, failed))| *failed)
+        .map(|(p, _)| p.header.as_path())
+        .collect();
+    if unreadable.len() * 2 > content.packages.len() {
+        let fits = crate::build::engine_guess::versions_that_read(&unreadable, engine);
+        if let Some(best) = fits.first() {
+            report.problems.push(
+                Diagnostic::error(
+                    "engine-version",
+                    format!(
+                        "{} of {} packages do not read as UE {engine}; they read as UE {best}",
+                        unreadable.len(),
+                        content.packages.len()
+                    ),
+                )
+                .with_file(manifest.manifest_path())
+                .with_hint(format!(
+                    "cooked packages do not say which engine wrote them: set `[game] engine = \"{best}\"` in mod.toml"
+                )),
+            );
+            return Ok(report);
+        }
+    }
 
     let contained: BTreeSet<String> = content
         .packages
@@ -120,7 +160,7 @@ pub fn check(manifest: &Manifest) -> Result<CheckReport> {
         .map(|p| p.package_name.to_lowercase())
         .collect();
     let mut needed = BTreeSet::new();
-    for (problems, imported) in results {
+    for (problems, imported, _) in results {
         report.problems.extend(problems);
         for name in imported {
             // Script packages are the game's code, always there; content packages must be found.

@@ -9,9 +9,11 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 
+use crate::diagnostic::Diagnostic;
 use crate::error::{Error, Result};
 
 /// What role a cooked file plays in its package.
@@ -87,12 +89,18 @@ pub struct LooseFile {
 pub struct Content {
     pub packages: Vec<PackageSource>,
     pub loose_files: Vec<LooseFile>,
+    /// What looked wrong but does not stop a build (stray containers, files
+    /// the game will not mount, patterns that matched nothing, ...).
+    pub warnings: Vec<Diagnostic>,
 }
 
 /// Which files of the content root belong to the mod.
 pub struct Selection {
     include: Option<GlobSet>,
     exclude: GlobSet,
+    include_patterns: Vec<String>,
+    /// Which include patterns selected at least one file.
+    include_used: Vec<AtomicBool>,
 }
 
 impl Selection {
@@ -119,6 +127,8 @@ impl Selection {
                 Some(build(include)?)
             },
             exclude: build(exclude)?,
+            include_patterns: include.to_vec(),
+            include_used: include.iter().map(|_| AtomicBool::new(false)).collect(),
         })
     }
 
@@ -126,15 +136,56 @@ impl Selection {
         Selection {
             include: None,
             exclude: GlobSet::empty(),
+            include_patterns: Vec::new(),
+            include_used: Vec::new(),
         }
     }
 
     pub fn selects(&self, relative_path: &str) -> bool {
-        self.include
-            .as_ref()
-            .is_none_or(|set| set.is_match(relative_path))
-            && !self.exclude.is_match(relative_path)
+        let included = match &self.include {
+            None => true,
+            Some(set) => {
+                let matches = set.matches(relative_path);
+                for &i in &matches {
+                    self.include_used[i].store(true, Ordering::Relaxed);
+                }
+                !matches.is_empty()
+            }
+        };
+        included && !self.exclude.is_match(relative_path)
     }
+
+    /// Warnings for include patterns that selected nothing (typos, `\` separators).
+    pub fn unused_patterns(&self) -> Vec<Diagnostic> {
+        self.include_patterns
+            .iter()
+            .zip(&self.include_used)
+            .filter(|(_, used)| !used.load(Ordering::Relaxed))
+            .map(|(pattern, _)| {
+                let hint = if pattern.contains('\\') {
+                    "patterns use `/` between folders, on every system".to_string()
+                } else {
+                    "patterns are relative to `[content] root`; `*` stays in one folder, `**` crosses folders".to_string()
+                };
+                Diagnostic::warning(
+                    "include-matched-nothing",
+                    format!("`[content] include` pattern `{pattern}` matched no file"),
+                )
+                .with_hint(hint)
+            })
+            .collect()
+    }
+}
+
+/// Extensions of files that must never travel inside a mod's pak: another
+/// container, its signature, or the game's mappings.
+const STRAY_EXTENSIONS: [&str; 5] = ["pak", "utoc", "ucas", "usmap", "sig"];
+
+/// Whether the game mounts a loose file at this path: paths under the
+/// project, `Engine/` or a plugin.
+fn is_mounted_path(relative_path: &str, project: &str) -> bool {
+    let first = relative_path.split('/').next().unwrap_or("");
+    first.eq_ignore_ascii_case(project) || first.eq_ignore_ascii_case("Engine")
 }
 
 /// The package name for a header at `relative_path` (`/`-separated, relative
@@ -192,13 +243,22 @@ pub fn discover(root: &Path, project: &str, selection: &Selection) -> Result<Con
     }
     let mut groups: BTreeMap<String, Group> = BTreeMap::new();
     let mut loose_files = Vec::new();
+    let mut warnings = Vec::new();
+    let mut strays = Vec::new();
+    // Symbolic links are followed (a content folder linked into the mod is
+    // common); walkdir refuses a link back to one of its own parents.
     // Walk order does not matter: packages and loose files are sorted by path below.
-    for entry in walkdir::WalkDir::new(root) {
+    for entry in walkdir::WalkDir::new(root).follow_links(true) {
         let entry = entry.map_err(|e| {
             let path = e.path().unwrap_or(root).to_path_buf();
+            if e.loop_ancestor().is_some() {
+                return Error::usage("this symbolic link points back to a folder that contains it")
+                    .in_file(&path)
+                    .with_hint("remove the link, or exclude it with `[content] exclude`");
+            }
             match e.into_io_error() {
                 Some(io) => Error::io(&path, io),
-                None => Error::usage("the content folder has a symbolic link loop").in_file(&path),
+                None => Error::usage("cannot read this entry of the content folder").in_file(&path),
             }
         })?;
         if !entry.file_type().is_file() {
@@ -227,6 +287,13 @@ pub fn discover(root: &Path, project: &str, selection: &Selection) -> Result<Con
             }
             None => {
                 if selection.selects(&relative) {
+                    let extension = relative
+                        .rsplit_once('.')
+                        .map(|(_, e)| e.to_ascii_lowercase());
+                    if extension.is_some_and(|e| STRAY_EXTENSIONS.contains(&e.as_str())) {
+                        strays.push(relative);
+                        continue;
+                    }
                     loose_files.push(LooseFile {
                         relative_path: relative,
                         path: entry.into_path(),
@@ -291,9 +358,49 @@ pub fn discover(root: &Path, project: &str, selection: &Selection) -> Result<Con
     }
     packages.sort_by(|a, b| a.relative_path.cmp(&b.relative_path));
     loose_files.sort_by(|a, b| a.relative_path.cmp(&b.relative_path));
+    strays.sort();
+    for stray in strays {
+        warnings.push(
+            Diagnostic::warning(
+                "stray-file",
+                format!("`{stray}` is a container, signature or mappings file; it was left out of the mod"),
+            )
+            .with_file(root.join(&stray))
+            .with_hint("move it out of the content folder, or exclude it with `[content] exclude`"),
+        );
+    }
+    for file in &loose_files {
+        if !is_mounted_path(&file.relative_path, project) {
+            warnings.push(
+                Diagnostic::warning(
+                    "unmounted-file",
+                    format!(
+                        "`{}` is outside `{project}/` and `Engine/`; the game will not find it",
+                        file.relative_path
+                    ),
+                )
+                .with_file(&file.path)
+                .with_hint(format!(
+                    "files go where the game has them, under `{project}/...` (is `[game] project` right?)"
+                )),
+            );
+        }
+    }
+    warnings.extend(selection.unused_patterns());
+    if packages.is_empty() && loose_files.is_empty() {
+        warnings.push(
+            Diagnostic::warning("empty-mod", "the mod has no packages and no files")
+                .with_file(root)
+                .with_hint(format!(
+                    "put cooked files under `{}/{project}/Content/`, or fix `[content] include`",
+                    root.display()
+                )),
+        );
+    }
     Ok(Content {
         packages,
         loose_files,
+        warnings,
     })
 }
 

@@ -7,26 +7,38 @@
 //! `fixups` and `zen`), and the container writer (`iostore`, `pak`) takes
 //! them in a stable order. The library prints nothing: the caller gets
 //! [`Event`]s and a [`BuildSummary`].
+//!
+//! A build holds its output folder's lock ([`crate::publish::OutputLock`])
+//! from start to end, writes every file under a unique temporary name and
+//! publishes the triplet `.pak` last; "fresh" means the files on disk are
+//! the very files the last build wrote (their recorded stamps match).
 
 pub mod cache;
 pub mod check;
 pub mod discover;
+pub mod engine_guess;
 pub mod package;
 
 use std::collections::BTreeSet;
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 
-use crate::error::{Error, Result};
+use crate::diagnostic::Diagnostic;
+use crate::error::{Error, ErrorKind, Result};
 use crate::manifest::Manifest;
 use crate::pak::crypto::AesKey;
+use crate::publish::OutputLock;
 use cache::{ArtifactRecord, BuildRecord, Cache, FileIndex, FileStamp, Hash};
 use discover::{Content, PackageSource, Selection};
+use package::Cached;
 
 /// What a build reports while it runs.
 #[derive(Debug)]
 pub enum Event<'a> {
+    /// Another zenpak holds the output folder; this build waits for it.
+    Waiting { folder: &'a Path, pid: Option<u32> },
     /// Content found; conversion starts.
     Started {
         packages: usize,
@@ -41,7 +53,7 @@ pub enum Event<'a> {
         fixups: &'a [String],
     },
     /// Something worth knowing that does not fail the build.
-    Warning { message: String },
+    Diagnostic(Diagnostic),
     /// The container is being written.
     Writing { stem: &'a str },
 }
@@ -65,8 +77,6 @@ pub struct BuildOptions {
     pub force: bool,
     /// The AES key when `[output] encrypt` is on (see [`aes_key`]).
     pub aes_key: Option<AesKey>,
-    /// Compute the SHA-256 of the outputs for the summary (costs a read of every output byte).
-    pub hash_artifacts: bool,
 }
 
 /// What a build did.
@@ -76,7 +86,8 @@ pub struct BuildSummary {
     /// Packages converted in this run (the rest came from the cache).
     pub converted: usize,
     pub loose_files: usize,
-    /// Chunks in the container (package chunks, bulk-data chunks, container header).
+    /// Chunks in the container (package chunks, bulk-data chunks, container
+    /// header); 0 when nothing was written.
     pub chunks: usize,
     /// Bytes of all input files.
     pub bytes_in: u64,
@@ -84,8 +95,10 @@ pub struct BuildSummary {
     pub bytes_out: u64,
     /// True when the outputs were already current and nothing was written.
     pub up_to_date: bool,
+    /// Warnings reported during the build.
+    pub warnings: usize,
     pub artifacts: Vec<ArtifactRecord>,
-    #[serde(serialize_with = "serialize_millis")]
+    #[serde(rename = "elapsed_ms", serialize_with = "serialize_millis")]
     pub elapsed: Duration,
 }
 
@@ -96,25 +109,78 @@ fn serialize_millis<S: serde::Serializer>(
     s.serialize_f64(d.as_secs_f64() * 1000.0)
 }
 
-/// Builds the mod described by `manifest` into `<output>/<stem>.utoc/.ucas/.pak`.
+/// Builds the mod described by `manifest` into `<output>/<stem>.utoc/.ucas/.pak`,
+/// holding the output folder's lock for the whole build.
 pub fn build(
     manifest: &Manifest,
     options: &BuildOptions,
     reporter: &dyn Reporter,
 ) -> Result<BuildSummary> {
-    let started = Instant::now();
-    let selection = Selection::new(&manifest.content.include, &manifest.content.exclude)?;
-    let content = discover::discover(&manifest.content_root(), &manifest.game.project, &selection)?;
-    let mut settings = package::Settings::from_manifest(manifest)?;
+    let lock = lock_output(manifest, reporter)?;
+    build_locked(manifest, options, reporter, &lock)
+}
 
+/// Checks where the manifest puts its output, then takes the output folder's lock.
+pub fn lock_output(manifest: &Manifest, reporter: &dyn Reporter) -> Result<OutputLock> {
+    manifest.check_output_location()?;
+    let folder = manifest.output_dir();
+    OutputLock::acquire(&folder, |pid| {
+        reporter.event(Event::Waiting {
+            folder: &folder,
+            pid,
+        })
+    })
+}
+
+/// Counts the warnings a reporter was given, passing every event on.
+struct Counting<'a> {
+    inner: &'a dyn Reporter,
+    warnings: std::sync::atomic::AtomicUsize,
+}
+
+impl Reporter for Counting<'_> {
+    fn event(&self, event: Event<'_>) {
+        if let Event::Diagnostic(d) = &event {
+            if d.level == crate::diagnostic::Level::Warning {
+                self.warnings
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }
+        }
+        self.inner.event(event);
+    }
+}
+
+/// [`build`] for a caller that already holds the output folder's lock
+/// (`package` and `install` build, then ship, under one lock).
+pub fn build_locked(
+    manifest: &Manifest,
+    options: &BuildOptions,
+    reporter: &dyn Reporter,
+    _lock: &OutputLock,
+) -> Result<BuildSummary> {
+    let reporter = Counting {
+        inner: reporter,
+        warnings: Default::default(),
+    };
+    let started = Instant::now();
     let output_dir = manifest.output_dir();
-    std::fs::create_dir_all(&output_dir).map_err(|e| Error::io(&output_dir, e))?;
-    let cache = Cache::new(&output_dir);
+    remove_stale_temporaries(&output_dir);
+    for warning in manifest.warnings() {
+        reporter.event(Event::Diagnostic(warning));
+    }
+    let selection = Selection::new(&manifest.content.include, &manifest.content.exclude)?;
+    let mut content =
+        discover::discover(&manifest.content_root(), &manifest.game.project, &selection)?;
+    for warning in std::mem::take(&mut content.warnings) {
+        reporter.event(Event::Diagnostic(warning));
+    }
+    let mut settings = package::Settings::from_manifest(manifest)?;
+    let cache = Cache::new(&output_dir, &manifest.artifact_stem());
     cache.create()?;
 
     // Fingerprint every input file; unchanged files are not read again.
     // Packages' files first (each package's as one run), then the loose files.
-    let mut all_files: Vec<&std::path::Path> = Vec::new();
+    let mut all_files: Vec<&Path> = Vec::new();
     let mut package_files = Vec::with_capacity(content.packages.len());
     for package in &content.packages {
         let start = all_files.len();
@@ -142,29 +208,13 @@ pub fn build(
     );
     let artifacts = crate::release::artifact_paths(manifest);
 
-    // Nothing changed since the last build: leave every file as it is.
+    // Nothing changed since the last build, and the files on disk are the
+    // ones it wrote: leave every file as it is.
     if !options.force {
         if let Some(record) = cache.load_build_record() {
-            if record.key == build_key
-                && record.artifacts.len() == artifacts.len()
-                && record
-                    .artifacts
-                    .iter()
-                    .zip(&artifacts)
-                    .all(|(a, p)| &a.path == p && a.is_unchanged())
-            {
+            if record.key == build_key && record.matches_disk(&artifacts) {
                 if !files.unchanged {
                     FileIndex::save(&cache.files_path(), &all_files, &files.stamps)?;
-                }
-                let mut artifacts = record.artifacts;
-                if options.hash_artifacts && artifacts.iter().any(|a| a.sha256.is_none()) {
-                    for artifact in artifacts.iter_mut().filter(|a| a.sha256.is_none()) {
-                        artifact.sha256 = Some(crate::release::sha256_file(&artifact.path)?);
-                    }
-                    cache.save_build_record(&BuildRecord {
-                        key: build_key,
-                        artifacts: artifacts.clone(),
-                    })?;
                 }
                 return Ok(BuildSummary {
                     packages: content.packages.len(),
@@ -172,9 +222,10 @@ pub fn build(
                     loose_files: content.loose_files.len(),
                     chunks: 0,
                     bytes_in,
-                    bytes_out: artifacts.iter().map(|a| a.size).sum(),
+                    bytes_out: record.artifacts.iter().map(|a| a.stamp.size).sum(),
                     up_to_date: true,
-                    artifacts,
+                    warnings: reporter.warnings.into_inner(),
+                    artifacts: record.artifacts,
                     elapsed: started.elapsed(),
                 });
             }
@@ -191,85 +242,30 @@ pub fn build(
         to_convert,
     });
 
-    // Packages go through in batches, in content order: each batch is converted
-    // (or taken from the cache) in parallel, then streamed into the container.
-    // Memory holds one batch, not the mod; every failure is collected.
     let stem = manifest.artifact_stem();
     let mut writer =
         package::ContainerWriter::create(manifest, &settings, options.aes_key.as_ref())?;
-    let batch_size = rayon::current_num_threads() * 8;
-    let mut converted = 0;
-    let mut failures: Vec<(usize, Error)> = Vec::new();
-    for batch_start in (0..content.packages.len()).step_by(batch_size.max(1)) {
-        let batch_end = (batch_start + batch_size).min(content.packages.len());
-        let results: Vec<(Result<package::BuiltPackage>, bool)> = (batch_start..batch_end)
-            .into_par_iter()
-            .map(|i| {
-                let source = &content.packages[i];
-                let path = cache.package_path(&keys[i]);
-                if !options.force {
-                    if let Some(built) = package::BuiltPackage::load_cached(&path, source) {
-                        reporter.event(Event::Package {
-                            source,
-                            reused: true,
-                            fixups: &[],
-                        });
-                        return (Ok(built), false);
-                    }
-                }
-                let result = package::convert(source, &settings).and_then(|built| {
-                    built.save(&path)?;
-                    Ok(built)
-                });
-                if let Ok(built) = &result {
-                    reporter.event(Event::Package {
-                        source,
-                        reused: false,
-                        fixups: &built.fixups,
-                    });
-                }
-                (result, true)
-            })
-            .collect();
-        for (offset, (result, fresh)) in results.into_iter().enumerate() {
-            let i = batch_start + offset;
-            match result {
-                Ok(built) if failures.is_empty() => {
-                    converted += usize::from(fresh);
-                    writer.add_package(&content.packages[i], &built)?;
-                }
-                Ok(_) => converted += usize::from(fresh),
-                Err(e) => failures.push((i, e)),
-            }
-        }
-    }
-    if !failures.is_empty() {
-        // Dropping the writer removes its temporary files: no partial triplet.
-        drop(writer);
-        return Err(Error::new(crate::error::ErrorKind::Many {
-            what: "packages",
-            total: content.packages.len(),
-            failures: failures
-                .into_iter()
-                .map(|(i, e)| e.in_file(&content.packages[i].header))
-                .collect(),
-        }));
-    }
+    let converted = convert_into(
+        &content,
+        &keys,
+        &cache,
+        &settings,
+        options,
+        &reporter,
+        &mut writer,
+    )
+    .map_err(|e| engine_guess::explain_failures(e, &content, manifest))?;
 
+    crate::publish::check_interrupted()?;
     reporter.event(Event::Writing { stem: &stem });
     for file in &content.loose_files {
         writer.add_loose_file(file)?;
     }
-    let chunks = writer.finish()?;
+    let written = writer.finish()?;
 
     let mut records = Vec::new();
     for path in &artifacts {
-        let sha256 = if options.hash_artifacts {
-            Some(crate::release::sha256_file(path)?)
-        } else {
-            None
-        };
-        records.push(ArtifactRecord::of(path, sha256)?);
+        records.push(ArtifactRecord::of(path)?);
     }
     cache.save_build_record(&BuildRecord {
         key: build_key,
@@ -282,13 +278,118 @@ pub fn build(
         packages: content.packages.len(),
         converted,
         loose_files: content.loose_files.len(),
-        chunks,
+        chunks: written.chunk_count,
         bytes_in,
-        bytes_out: records.iter().map(|r| r.size).sum(),
+        bytes_out: records.iter().map(|r| r.stamp.size).sum(),
         up_to_date: false,
+        warnings: reporter.warnings.into_inner(),
         artifacts: records,
         elapsed: started.elapsed(),
     })
+}
+
+/// Converts (or takes from the cache) every package in batches, in content
+/// order, and streams each batch into the container. Memory holds one
+/// batch's headers, never bulk data. Returns how many were converted; every
+/// failure is collected into one error.
+fn convert_into(
+    content: &Content,
+    keys: &[Hash],
+    cache: &Cache,
+    settings: &package::Settings,
+    options: &BuildOptions,
+    reporter: &dyn Reporter,
+    writer: &mut package::ContainerWriter,
+) -> Result<usize> {
+    let batch_size = (rayon::current_num_threads() * 8).max(1);
+    let mut converted = 0;
+    let mut failures: Vec<(usize, Error)> = Vec::new();
+    for batch_start in (0..content.packages.len()).step_by(batch_size) {
+        crate::publish::check_interrupted()?;
+        let batch_end = (batch_start + batch_size).min(content.packages.len());
+        let results: Vec<(Result<package::BuiltPackage>, bool)> = (batch_start..batch_end)
+            .into_par_iter()
+            .map(|i| {
+                let source = &content.packages[i];
+                let path = cache.package_path(&keys[i]);
+                if !options.force {
+                    match package::BuiltPackage::load_cached(&path, source) {
+                        Cached::Hit(built) => {
+                            reporter.event(Event::Package {
+                                source,
+                                reused: true,
+                                fixups: &[],
+                            });
+                            return (Ok(*built), false);
+                        }
+                        Cached::Damaged(e) => reporter.event(Event::Diagnostic(
+                            Diagnostic {
+                                code: "cache-damaged".into(),
+                                level: crate::diagnostic::Level::Warning,
+                                ..Diagnostic::of(&e)
+                            }
+                            .with_hint("the package is converted again; nothing damaged reaches the output"),
+                        )),
+                        Cached::Miss => {}
+                    }
+                }
+                let result = package::convert(source, settings).and_then(|built| {
+                    built.save(&path)?;
+                    Ok(built)
+                });
+                if let Ok(built) = &result {
+                    for warning in &built.warnings {
+                        reporter.event(Event::Diagnostic(warning.clone()));
+                    }
+                    reporter.event(Event::Package {
+                        source,
+                        reused: false,
+                        fixups: &built.fixups,
+                    });
+                }
+                (result, true)
+            })
+            .collect();
+        for (offset, (result, fresh)) in results.into_iter().enumerate() {
+            let i = batch_start + offset;
+            converted += usize::from(fresh && result.is_ok());
+            match result {
+                Ok(built) if failures.is_empty() => {
+                    writer.add_package(&content.packages[i], &built)?;
+                }
+                Ok(_) => {}
+                Err(e) => failures.push((i, e)),
+            }
+        }
+    }
+    if failures.is_empty() {
+        return Ok(converted);
+    }
+    // The writer's temporaries go when it is dropped: no partial triplet.
+    Err(Error::new(ErrorKind::Many {
+        what: "packages",
+        total: content.packages.len(),
+        failures: failures
+            .into_iter()
+            .map(|(i, e)| e.in_file(&content.packages[i].header))
+            .collect(),
+    }))
+}
+
+/// Removes temporaries that a killed zenpak left in the output folder. Only
+/// called under the folder's lock, so no live build owns them.
+fn remove_stale_temporaries(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        if crate::publish::is_temporary_name(&name.to_string_lossy())
+            && entry.file_type().is_ok_and(|t| t.is_file())
+        {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
 }
 
 /// The key of a whole build: every package key with its path, every loose

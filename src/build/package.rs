@@ -1,8 +1,14 @@
 //! One package through the pipeline: its files → legacy package → game
-//! fixups → Zen package and bulk chunks + store entry; how such a result is
-//! kept in the cache; and the container written from all of them.
+//! fixups → Zen package and bulk chunks + store entry (the one per-package
+//! pipeline, used by `zenpak build` and `zenpak convert`); how such a
+//! result is kept in the cache; and the container written from all of them.
+//!
+//! Bulk data is never read into memory: a built package names its
+//! companions, and the container writer streams them in blocks. When the
+//! Zen package ends with the `.uexp` exactly as it is on disk (5.3+ without
+//! fixups), that tail is streamed from the file too.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::binary::{Reader, Writer};
 use crate::build::cache::{FileStamp, Hash};
@@ -11,8 +17,8 @@ use crate::error::{Error, Result};
 use crate::fixups::Profile;
 use crate::iostore::chunk::ChunkType;
 use crate::iostore::container_header::StoreEntry;
-use crate::iostore::{ContainerBuilder, ContainerOptions};
-use crate::legacy::PackageFiles;
+use crate::iostore::{ChunkPiece, ContainerBuilder, ContainerOptions, WrittenContainer};
+use crate::legacy::{BulkKind, PackageFiles};
 use crate::manifest::Manifest;
 use crate::pak::crypto::AesKey;
 use crate::version::EngineVersion;
@@ -24,37 +30,58 @@ pub struct Settings {
     pub profile: Profile,
     /// The `.usmap` file; parsed by [`load_mappings`](Self::load_mappings) only
     /// when something is converted, so an up-to-date build never pays for it.
-    pub mappings_file: Option<(std::path::PathBuf, Vec<u8>)>,
+    pub mappings_file: Option<(PathBuf, Vec<u8>)>,
     pub mappings: Option<crate::mappings::Mappings>,
     /// Hash of all of the above plus zenpak's version: part of every package key.
     pub key: Hash,
 }
 
 impl Settings {
-    pub fn from_manifest(manifest: &Manifest) -> Result<Settings> {
+    /// Settings for `engine` and `profile`, with the game's mappings file if given.
+    pub fn new(
+        engine: EngineVersion,
+        profile: Profile,
+        mappings: Option<&Path>,
+    ) -> Result<Settings> {
         let mut hasher = blake3::Hasher::new();
         hasher.update(b"zenpak ");
         hasher.update(env!("CARGO_PKG_VERSION").as_bytes());
         hasher.update(&[0]);
-        hasher.update(manifest.game.engine.as_str().as_bytes());
+        hasher.update(engine.as_str().as_bytes());
         hasher.update(&[0]);
-        hasher.update(manifest.game.profile.as_bytes());
+        hasher.update(profile.name().as_bytes());
         hasher.update(&[0]);
-        let mappings_file = match manifest.mappings_path() {
+        let mappings_file = match mappings {
             Some(path) => {
-                let bytes = std::fs::read(&path).map_err(|e| Error::io(&path, e))?;
+                let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
                 hasher.update(blake3::hash(&bytes).as_bytes());
-                Some((path, bytes))
+                Some((path.to_path_buf(), bytes))
             }
             None => None,
         };
         Ok(Settings {
-            engine: manifest.game.engine,
-            profile: Profile::from_name(&manifest.game.profile)?,
+            engine,
+            profile,
             mappings_file,
             mappings: None,
             key: *hasher.finalize().as_bytes(),
         })
+    }
+
+    pub fn from_manifest(manifest: &Manifest) -> Result<Settings> {
+        let profile = Profile::from_name(&manifest.game.profile)?;
+        let mappings = manifest.mappings_path();
+        if let Some(path) = &mappings {
+            if !path.is_file() {
+                return Err(Error::usage(format!(
+                    "`[game] mappings` names {}, which does not exist",
+                    path.display()
+                ))
+                .in_file(manifest.manifest_path())
+                .with_hint("fix the path (relative to mod.toml), or remove the key to build without mappings"));
+            }
+        }
+        Settings::new(manifest.game.engine, profile, mappings.as_deref())
     }
 
     /// Parses the mappings file (once), before packages are converted.
@@ -83,29 +110,76 @@ impl Settings {
     }
 }
 
-/// One package ready for the container: what `zen::convert` made of it.
+/// A bulk-data chunk: one companion file, streamed from disk.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BulkChunk {
+    pub kind: BulkDataKind,
+    pub path: PathBuf,
+    pub len: u64,
+}
+
+/// One package ready for the container: what the conversion made of it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BuiltPackage {
     /// What the game profile changed (one line per export; not kept in the cache).
     pub fixups: Vec<String>,
+    /// Warnings about the package that do not stop the build (not kept in the cache).
+    pub warnings: Vec<crate::diagnostic::Diagnostic>,
     pub package_id: u64,
     pub package_name: String,
-    /// Zen header followed by the export data: the package's export-bundle chunk.
-    pub package_bytes: Vec<u8>,
-    /// When the chunk ends with the package's `.uexp` exactly as it is on disk
-    /// (5.3+ keep the export data as it is, unless a fixup changed it): its
-    /// length. The cache then keeps only the header and reads the rest from
-    /// the `.uexp`, so a build does not write every package twice.
-    pub uexp_tail: Option<usize>,
-    /// Bulk-data chunks: the companions' bytes as they are on disk.
-    pub bulk_data: Vec<(BulkDataKind, Vec<u8>)>,
+    /// The start of the package's export-bundle chunk (Zen header, and the
+    /// export data unless it is [`uexp_tail`](Self::uexp_tail)).
+    pub head: Vec<u8>,
+    /// The rest of the chunk when it is the package's `.uexp` exactly as it
+    /// is on disk: that file and its length. Streamed, and kept by reference
+    /// in the cache.
+    pub uexp_tail: Option<(PathBuf, u64)>,
+    /// Bulk-data chunks: the companions as they are on disk.
+    pub bulk: Vec<BulkChunk>,
     pub store_entry: StoreEntryInfo,
 }
 
-/// Marks a cached package file and its layout; bump when the layout changes.
-const CACHE_MAGIC: &[u8; 8] = b"ZPKGC\x00\x00\x02";
+impl BuiltPackage {
+    /// The export-bundle chunk as pieces: the head, then the `.uexp` tail.
+    pub fn package_pieces(&self) -> Vec<ChunkPiece<'_>> {
+        let mut pieces = vec![ChunkPiece::Bytes(&self.head)];
+        if let Some((path, len)) = &self.uexp_tail {
+            pieces.push(ChunkPiece::File {
+                path,
+                offset: 0,
+                len: *len,
+            });
+        }
+        pieces
+    }
 
-/// The companion file a bulk-data chunk is read from.
+    /// Length of the export-bundle chunk.
+    pub fn package_len(&self) -> u64 {
+        self.head.len() as u64 + self.uexp_tail.as_ref().map_or(0, |(_, len)| *len)
+    }
+}
+
+/// Marks a cached package file and its layout; bump when the layout changes.
+const CACHE_MAGIC: &[u8; 8] = b"ZPKGC\x00\x00\x03";
+
+/// What the cache has for a package.
+#[derive(Debug)]
+pub enum Cached {
+    Hit(Box<BuiltPackage>),
+    /// Nothing usable (absent, older layout, or its files changed length).
+    Miss,
+    /// The entry's checksum does not match: damaged on disk. Converted again.
+    Damaged(Error),
+}
+
+fn bulk_kind_code(kind: BulkDataKind) -> u8 {
+    match kind {
+        BulkDataKind::Bulk => 0,
+        BulkDataKind::Optional => 1,
+        BulkDataKind::MemoryMapped => 2,
+    }
+}
+
 fn bulk_file_kind(kind: BulkDataKind) -> PackageFileKind {
     match kind {
         BulkDataKind::Bulk => PackageFileKind::Bulk,
@@ -114,41 +188,39 @@ fn bulk_file_kind(kind: BulkDataKind) -> PackageFileKind {
     }
 }
 
-/// Reads a package's companion of `kind`, which must still be `len` bytes long.
-fn read_companion(source: &PackageSource, kind: PackageFileKind, len: usize) -> Option<Vec<u8>> {
+fn bulk_data_kind(kind: BulkKind) -> BulkDataKind {
+    match kind {
+        BulkKind::Bulk => BulkDataKind::Bulk,
+        BulkKind::Optional => BulkDataKind::Optional,
+        BulkKind::MemoryMapped => BulkDataKind::MemoryMapped,
+    }
+}
+
+/// The companion of `kind` of a package, if it still has length `len`.
+fn companion_with_len(source: &PackageSource, kind: PackageFileKind, len: u64) -> Option<PathBuf> {
     let (_, path) = source.companions.iter().find(|(k, _)| *k == kind)?;
-    let bytes = std::fs::read(path).ok()?;
-    (bytes.len() == len).then_some(bytes)
+    let size = std::fs::metadata(path).ok()?.len();
+    (size == len).then(|| path.clone())
 }
 
 impl BuiltPackage {
-    fn bulk_kind_code(kind: BulkDataKind) -> u8 {
-        match kind {
-            BulkDataKind::Bulk => 0,
-            BulkDataKind::Optional => 1,
-            BulkDataKind::MemoryMapped => 2,
-        }
-    }
-
-    /// Writes the package to the cache. Not synced to disk: a cache file lost
-    /// or torn in a crash is only a cache miss ([`load_cached`](Self::load_cached)
-    /// rejects what does not decode to its exact end).
-    /// Export data and bulk data that are on disk as they are, are kept by
-    /// reference (their length), not copied.
+    /// Writes the package to the cache, with a BLAKE3 checksum of the entry at
+    /// its end. Not synced to disk and written in place (renames are costly in
+    /// a folder of thousands of files): a torn or damaged entry fails its
+    /// checksum and is converted again. The output folder's lock keeps two
+    /// builds from writing the same entry.
     pub fn save(&self, path: &Path) -> Result<()> {
-        let tail = self.uexp_tail.unwrap_or(0);
-        let head = &self.package_bytes[..self.package_bytes.len() - tail];
-        let mut w = Writer::with_capacity(head.len() + 256);
+        let mut w = Writer::with_capacity(self.head.len() + 256);
         w.bytes(CACHE_MAGIC);
         w.u64(self.package_id);
         w.fstring_ext(&self.package_name, false);
-        w.u64(head.len() as u64);
-        w.bytes(head);
-        w.u64(tail as u64);
-        w.u32(self.bulk_data.len() as u32);
-        for (kind, data) in &self.bulk_data {
-            w.u8(Self::bulk_kind_code(*kind));
-            w.u64(data.len() as u64);
+        w.u64(self.head.len() as u64);
+        w.bytes(&self.head);
+        w.u64(self.uexp_tail.as_ref().map_or(0, |(_, len)| *len));
+        w.u32(self.bulk.len() as u32);
+        for bulk in &self.bulk {
+            w.u8(bulk_kind_code(bulk.kind));
+            w.u64(bulk.len);
         }
         let entry = &self.store_entry;
         w.u32(entry.export_count);
@@ -165,43 +237,65 @@ impl BuiltPackage {
         for name in &entry.soft_package_references {
             w.fstring(name);
         }
-        // Written in place, without a temporary name: renames are costly in a
-        // folder of thousands of files, and a torn file does not decode.
+        let checksum = blake3::hash(w.as_slice());
+        w.bytes(checksum.as_bytes());
         std::fs::write(path, w.as_slice()).map_err(|e| Error::io(path, e))
     }
 
-    /// Reads a package back from the cache, with the export and bulk data it
-    /// refers to from `source`'s files; `None` when anything is missing, does
-    /// not decode or no longer has its length (then the package is simply
-    /// converted again).
-    pub fn load_cached(path: &Path, source: &PackageSource) -> Option<BuiltPackage> {
-        let bytes = std::fs::read(path).ok()?;
-        let (mut built, bulk_lengths) = Self::decode(&bytes).ok()?;
-        if let Some(len) = built.uexp_tail {
-            let uexp = read_companion(source, PackageFileKind::Exports, len)?;
-            built.package_bytes.extend_from_slice(&uexp);
+    /// Reads a package back from the cache. Its `.uexp` tail and bulk data
+    /// are taken from `source`'s files, which must still have their lengths.
+    pub fn load_cached(path: &Path, source: &PackageSource) -> Cached {
+        let Ok(bytes) = std::fs::read(path) else {
+            return Cached::Miss;
+        };
+        if !bytes.starts_with(CACHE_MAGIC) {
+            return Cached::Miss;
+        }
+        let Some(body_len) = bytes.len().checked_sub(32) else {
+            return Cached::Damaged(Error::invalid("the cache entry is truncated").in_file(path));
+        };
+        let (body, checksum) = bytes.split_at(body_len);
+        if blake3::hash(body).as_bytes() != checksum {
+            return Cached::Damaged(
+                Error::new(crate::error::ErrorKind::HashMismatch {
+                    algorithm: "BLAKE3",
+                    expected: crate::release::hex(checksum),
+                    actual: blake3::hash(body).to_hex().to_string(),
+                })
+                .within("build cache entry")
+                .in_file(path),
+            );
+        }
+        let (mut built, tail, bulk_lengths) = match Self::decode(body) {
+            Ok(decoded) => decoded,
+            Err(e) => return Cached::Damaged(e.in_file(path)),
+        };
+        if tail > 0 {
+            match companion_with_len(source, PackageFileKind::Exports, tail) {
+                Some(uexp) => built.uexp_tail = Some((uexp, tail)),
+                None => return Cached::Miss,
+            }
         }
         for (kind, len) in bulk_lengths {
-            let data = read_companion(source, bulk_file_kind(kind), len)?;
-            built.bulk_data.push((kind, data));
+            match companion_with_len(source, bulk_file_kind(kind), len) {
+                Some(path) => built.bulk.push(BulkChunk { kind, path, len }),
+                None => return Cached::Miss,
+            }
         }
-        Some(built)
+        Cached::Hit(Box::new(built))
     }
 
-    /// The cached record, and the kind and length of each bulk-data chunk.
-    fn decode(bytes: &[u8]) -> Result<(BuiltPackage, Vec<(BulkDataKind, usize)>)> {
+    /// The cached record, the `.uexp` tail length, and each bulk chunk's kind and length.
+    fn decode(bytes: &[u8]) -> Result<DecodedEntry> {
         let mut r = Reader::new(bytes);
-        if r.bytes(CACHE_MAGIC.len())? != CACHE_MAGIC {
-            return Err(r.error_at(0, "not a zenpak cache file of this version"));
-        }
+        r.bytes(CACHE_MAGIC.len())?;
         let package_id = r.u64()?;
         let package_name = r.fstring()?;
         let at = r.pos();
         let len = r.u64()?;
         let len = r.check_count_at(at, len.min(i64::MAX as u64) as i64, 1)?;
-        let package_bytes = r.bytes(len)?.to_vec();
-        let tail =
-            usize::try_from(r.u64()?).map_err(|_| r.error("export data length out of range"))?;
+        let head = r.bytes(len)?.to_vec();
+        let tail = r.u64()?;
         let bulk_count = r.count_u32(9)?;
         let mut bulk_lengths = Vec::with_capacity(bulk_count);
         for _ in 0..bulk_count {
@@ -211,9 +305,7 @@ impl BuiltPackage {
                 2 => BulkDataKind::MemoryMapped,
                 other => return Err(r.error(format!("unknown bulk kind {other}"))),
             };
-            let len =
-                usize::try_from(r.u64()?).map_err(|_| r.error("bulk data length out of range"))?;
-            bulk_lengths.push((kind, len));
+            bulk_lengths.push((kind, r.u64()?));
         }
         let export_count = r.u32()?;
         let export_bundle_count = r.u32()?;
@@ -228,11 +320,12 @@ impl BuiltPackage {
         }
         let built = BuiltPackage {
             fixups: Vec::new(),
+            warnings: Vec::new(),
             package_id,
             package_name: package_name.clone(),
-            package_bytes,
-            uexp_tail: (tail > 0).then_some(tail),
-            bulk_data: Vec::new(),
+            head,
+            uexp_tail: None,
+            bulk: Vec::new(),
             store_entry: StoreEntryInfo {
                 package_id,
                 package_name,
@@ -243,48 +336,84 @@ impl BuiltPackage {
                 soft_package_references,
             },
         };
-        Ok((built, bulk_lengths))
+        Ok((built, tail, bulk_lengths))
     }
 }
 
-/// Reads, fixes up and converts one package.
+/// A decoded cache entry: the package without its files, the `.uexp` tail's
+/// length, and each bulk chunk's kind and length.
+type DecodedEntry = (BuiltPackage, u64, Vec<(BulkDataKind, u64)>);
+
+/// Reads, fixes up and converts the package of a discovered source.
 pub fn convert(source: &PackageSource, settings: &Settings) -> Result<BuiltPackage> {
-    let mut files = PackageFiles::load(&source.header)?;
+    let files = PackageFiles::load(&source.header)?;
+    convert_files(files, &source.package_name, settings)
+}
+
+/// The per-package pipeline: game fixups, reading and checking the legacy
+/// package (export ranges, bulk data present, its name matching its path),
+/// conversion to a Zen package, store entry and bulk chunks.
+/// `package_name` may be empty for packages that carry their own name.
+pub fn convert_files(
+    mut files: PackageFiles,
+    package_name: &str,
+    settings: &Settings,
+) -> Result<BuiltPackage> {
     let fixups = settings
         .profile
         .apply(&mut files, settings.engine, settings.mappings.as_ref())?;
     let package = files.read_package(Some(settings.engine))?;
     files.check_exports(&package)?;
+    files.check_bulk_data(&package)?;
     if let Some(own) = package.package_name() {
-        if !own.eq_ignore_ascii_case(&source.package_name) {
+        if !package_name.is_empty() && !own.eq_ignore_ascii_case(package_name) {
             return Err(Error::invalid(format!(
-                "the package calls itself `{own}` but its path makes it `{}`",
-                source.package_name
+                "the package calls itself `{own}` but its path makes it `{package_name}`"
             ))
-            .in_file(&source.header)
-            .with_hint(
-                "cooked packages must stay in the folder they were cooked for \
-                 (check `[game] project` and the folder layout)",
-            ));
+            .in_file(&files.path)
+            .with_hint(format!(
+                "cooked packages must stay in the folder they were cooked for: \
+                 move it to the folder of `{own}` (check `[game] project` and the folder layout)"
+            )));
         }
     }
-    let converted = crate::zen::convert(&files, &package, settings.engine, &source.package_name)?;
+    // Bulk data passes through the conversion unchanged: stream it, never read it.
+    let companions = std::mem::take(&mut files.bulk);
+    let mut converted = crate::zen::convert(&files, &package, settings.engine, package_name)?;
     // Only what is on disk can be read back later: not a `.uexp` a fixup changed.
     let uexp_tail = (!fixups.changed()
         && !files.uexp.is_empty()
         && converted.package_bytes.ends_with(&files.uexp))
-    .then_some(files.uexp.len());
+    .then(|| (files.uexp_path.clone(), files.uexp.len() as u64));
+    if let Some((_, len)) = &uexp_tail {
+        let head_len = converted.package_bytes.len() - *len as usize;
+        converted.package_bytes.truncate(head_len);
+        converted.package_bytes.shrink_to_fit();
+    }
     Ok(BuiltPackage {
         uexp_tail,
         fixups: fixups
             .exports
             .iter()
-            .map(|e| format!("{}: {}", e.export_name, e.what))
+            .map(|e| {
+                format!(
+                    "export {} {}: {} ({} bytes inserted; located by {})",
+                    e.export_index, e.export_name, e.what, e.inserted_bytes, e.located_by
+                )
+            })
             .collect(),
+        warnings: Vec::new(),
         package_id: converted.package_id,
         package_name: converted.package_name,
-        package_bytes: converted.package_bytes,
-        bulk_data: converted.bulk_data,
+        head: converted.package_bytes,
+        bulk: companions
+            .into_iter()
+            .map(|c| BulkChunk {
+                kind: bulk_data_kind(c.kind),
+                path: c.path,
+                len: c.size,
+            })
+            .collect(),
         store_entry: converted.store_entry,
     })
 }
@@ -317,26 +446,39 @@ impl ContainerWriter {
 
     /// Adds a package's chunk, store entry and bulk-data chunks, visible by path.
     pub fn add_package(&mut self, source: &PackageSource, built: &BuiltPackage) -> Result<()> {
-        self.builder.add_package(
+        self.builder.add_package_pieces(
             built.package_id,
-            &built.package_bytes,
+            &built.package_pieces(),
             // UE4 load orders are assigned in `finish`, once every package is known.
             built
                 .store_entry
-                .container_store_entry(built.package_bytes.len() as u64, 0),
+                .container_store_entry(built.package_len(), 0),
             &source.relative_path,
         )?;
         let path = &source.relative_path;
         let stem = &path[..path.rfind('.').unwrap_or(path.len())];
-        for (kind, data) in &built.bulk_data {
-            let chunk_type = match kind {
+        for bulk in &built.bulk {
+            let chunk_type = match bulk.kind {
                 BulkDataKind::Bulk => ChunkType::BulkData,
                 BulkDataKind::Optional => ChunkType::OptionalBulkData,
                 BulkDataKind::MemoryMapped => ChunkType::MemoryMappedBulkData,
             };
-            let bulk_path = format!("{stem}.{}", kind.extension());
-            self.builder
-                .add_bulk_chunk(built.package_id, chunk_type, 0, data, &bulk_path)?;
+            let bulk_path = format!("{stem}.{}", bulk.kind.extension());
+            let pieces = [ChunkPiece::File {
+                path: &bulk.path,
+                offset: 0,
+                len: bulk.len,
+            }];
+            self.builder.add_chunk_pieces(
+                crate::iostore::chunk::ChunkId::new(
+                    built.package_id,
+                    0,
+                    chunk_type,
+                    self.builder.engine(),
+                ),
+                &pieces,
+                Some(&bulk_path),
+            )?;
         }
         Ok(())
     }
@@ -347,12 +489,13 @@ impl ContainerWriter {
         self.builder.add_loose_file(&file.relative_path, &data)
     }
 
-    /// Completes all three files and renames them into place. Returns the chunk count.
-    pub fn finish(mut self) -> Result<usize> {
+    /// Completes all three files and publishes them (see
+    /// [`ContainerBuilder::finish`] for the order).
+    pub fn finish(mut self) -> Result<WrittenContainer> {
         if !self.builder.engine().is_ue5() {
             assign_load_order(&mut self.builder.header_mut().packages);
         }
-        Ok(self.builder.finish()?.chunk_count)
+        self.builder.finish()
     }
 }
 

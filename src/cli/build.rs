@@ -1,16 +1,14 @@
 //! `zenpak build`: build the mod of the nearest `mod.toml` into its triplet.
-//! Progress bar on a terminal, a summary at the end, or one JSON object per
-//! line with `--message-format json`.
 
-use std::io::IsTerminal;
 use std::sync::Mutex;
 
-use indicatif::{ProgressBar, ProgressStyle};
+use serde::Serialize;
 use zenpak::build::{BuildOptions, BuildSummary, Event, Reporter};
+use zenpak::manifest::Manifest;
 use zenpak::Result;
 
-use super::release::ManifestArgs;
-use super::{print_json_line, GlobalOptions, MessageFormat};
+use super::args::ManifestArgs;
+use super::output::{Output, Progress};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -21,177 +19,228 @@ pub struct Args {
     pub force: bool,
 }
 
-/// Prints build events as the user asked.
-struct Printer {
-    format: MessageFormat,
-    quiet: bool,
-    bar: Mutex<Option<ProgressBar>>,
+/// Shows build events through the output layer.
+pub struct BuildPrinter<'a> {
+    out: &'a Output,
+    progress: Mutex<Option<Progress<'a>>>,
 }
 
-impl Reporter for Printer {
+impl<'a> BuildPrinter<'a> {
+    pub fn new(out: &'a Output) -> Self {
+        BuildPrinter {
+            out,
+            progress: Mutex::new(None),
+        }
+    }
+
+    fn end_progress(&self) {
+        self.progress
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+    }
+}
+
+#[derive(Serialize)]
+struct PackageLine<'a> {
+    package: &'a str,
+    path: &'a str,
+    reused: bool,
+    fixups: &'a [String],
+}
+
+impl Reporter for BuildPrinter<'_> {
     fn event(&self, event: Event<'_>) {
-        match (self.format, event) {
-            (
-                MessageFormat::Json,
-                Event::Package {
-                    source,
-                    reused,
-                    fixups,
-                },
-            ) => {
-                let _ = print_json_line(&serde_json::json!({
-                    "reason": "package",
-                    "package": source.package_name,
-                    "path": source.relative_path,
-                    "reused": reused,
-                    "fixups": fixups,
-                }));
-            }
-            (MessageFormat::Json, Event::Warning { message }) => {
-                let _ =
-                    print_json_line(&serde_json::json!({"reason": "warning", "message": message}));
-            }
-            (MessageFormat::Json, _) => {}
-            (
-                MessageFormat::Human,
-                Event::Started {
-                    packages,
-                    to_convert,
-                    ..
-                },
-            ) => {
-                if self.quiet || !std::io::stderr().is_terminal() {
-                    return;
-                }
-                let bar = ProgressBar::new(packages as u64);
-                bar.set_style(
-                    ProgressStyle::with_template("  Converting [{bar:40}] {pos}/{len} {wide_msg}")
-                        .unwrap_or_else(|_| ProgressStyle::default_bar())
-                        .progress_chars("=> "),
+        match event {
+            Event::Waiting { folder, pid } => {
+                let holder = pid.map(|p| format!(" (pid {p})")).unwrap_or_default();
+                self.out.status(
+                    "Waiting",
+                    format!("for another zenpak in {}{holder}", folder.display()),
                 );
-                bar.set_message(format!("{to_convert} to convert"));
-                *self.bar.lock().unwrap_or_else(|e| e.into_inner()) = Some(bar);
             }
-            (MessageFormat::Human, Event::Package { source, fixups, .. }) => {
-                let guard = self.bar.lock().unwrap_or_else(|e| e.into_inner());
-                if let Some(bar) = &*guard {
-                    bar.inc(1);
-                    bar.set_message(source.package_name.clone());
+            Event::Started {
+                packages,
+                to_convert,
+                ..
+            } => {
+                self.out.verbose_status(
+                    "Converting",
+                    format!("{to_convert} of {packages} packages (the rest from the cache)"),
+                );
+                *self.progress.lock().unwrap_or_else(|e| e.into_inner()) =
+                    Some(self.out.progress("Converting", packages as u64));
+            }
+            Event::Package {
+                source,
+                reused,
+                fixups,
+            } => {
+                if self.out.is_json() {
+                    self.out.data(
+                        "package",
+                        &PackageLine {
+                            package: &source.package_name,
+                            path: &source.relative_path,
+                            reused,
+                            fixups,
+                        },
+                        || {},
+                    );
+                }
+                if let Some(progress) = &*self.progress.lock().unwrap_or_else(|e| e.into_inner()) {
+                    progress.step(&source.package_name);
                 }
                 for fixup in fixups {
-                    let line = format!("       Fixed {}: {fixup}", source.package_name);
-                    match &*guard {
-                        Some(bar) => bar.println(line),
-                        None if !self.quiet => eprintln!("{line}"),
-                        None => {}
-                    }
+                    self.out
+                        .status("Fixed", format!("{}: {fixup}", source.package_name));
                 }
             }
-            (MessageFormat::Human, Event::Warning { message }) => {
-                let guard = self.bar.lock().unwrap_or_else(|e| e.into_inner());
-                match &*guard {
-                    Some(bar) => bar.println(format!("warning: {message}")),
-                    None if !self.quiet => eprintln!("warning: {message}"),
-                    None => {}
-                }
-            }
-            (MessageFormat::Human, Event::Writing { stem }) => {
-                if let Some(bar) = self.bar.lock().unwrap_or_else(|e| e.into_inner()).take() {
-                    bar.finish_and_clear();
-                }
-                if !self.quiet {
-                    eprintln!("     Writing {stem}.utoc, {stem}.ucas, {stem}.pak");
-                }
+            Event::Diagnostic(diagnostic) => self.out.diagnostic(&diagnostic),
+            Event::Writing { stem } => {
+                self.end_progress();
+                self.out
+                    .status("Writing", format!("{stem}.ucas, {stem}.utoc, {stem}.pak"));
             }
         }
     }
 }
 
-pub fn run(args: Args, global: &GlobalOptions) -> Result<()> {
-    let manifest = args.manifest.load()?;
+/// The JSON `build-finished` line and what the human summary shows.
+#[derive(Serialize)]
+pub struct Finished<'a> {
+    pub up_to_date: bool,
+    pub packages: usize,
+    pub converted: usize,
+    pub loose_files: usize,
+    pub chunks: usize,
+    pub bytes_in: u64,
+    pub bytes_out: u64,
+    pub warnings: usize,
+    pub elapsed_ms: f64,
+    pub artifacts: Vec<Artifact<'a>>,
+}
+
+#[derive(Serialize)]
+pub struct Artifact<'a> {
+    pub path: String,
+    pub size: u64,
+    pub blake3: &'a str,
+}
+
+impl<'a> Finished<'a> {
+    pub fn of(summary: &'a BuildSummary) -> Self {
+        Finished {
+            up_to_date: summary.up_to_date,
+            packages: summary.packages,
+            converted: summary.converted,
+            loose_files: summary.loose_files,
+            chunks: summary.chunks,
+            bytes_in: summary.bytes_in,
+            bytes_out: summary.bytes_out,
+            warnings: summary.warnings,
+            elapsed_ms: summary.elapsed.as_secs_f64() * 1000.0,
+            artifacts: summary
+                .artifacts
+                .iter()
+                .map(|a| Artifact {
+                    path: a.path.display().to_string(),
+                    size: a.stamp.size,
+                    blake3: &a.blake3,
+                })
+                .collect(),
+        }
+    }
+}
+
+/// Builds under the output folder's lock (which the caller holds) and
+/// reports the result; shared by `build`, `package` and `install`.
+pub fn build_and_report(
+    manifest: &Manifest,
+    force: bool,
+    out: &Output,
+    lock: &zenpak::publish::OutputLock,
+) -> Result<BuildSummary> {
     let options = BuildOptions {
-        force: args.force,
-        aes_key: zenpak::build::aes_key(&manifest)?,
-        hash_artifacts: global.message_format == MessageFormat::Json,
+        force,
+        aes_key: zenpak::build::aes_key(manifest)?,
     };
-    let printer = Printer {
-        format: global.message_format,
-        quiet: global.quiet,
-        bar: Mutex::new(None),
-    };
-    if global.message_format == MessageFormat::Human && !global.quiet {
-        eprintln!(
-            "    Building {} v{} (UE {}, profile {})",
+    out.status(
+        "Building",
+        format!(
+            "{} v{} (UE {}, profile {})",
             manifest.package.name,
             manifest.package.version,
             manifest.game.engine,
             manifest.game.profile
-        );
-    }
-    let result = zenpak::build::build(&manifest, &options, &printer);
-    if let Some(bar) = printer.bar.lock().unwrap_or_else(|e| e.into_inner()).take() {
-        bar.finish_and_clear();
-    }
-    match (&result, global.message_format) {
-        (Ok(summary), MessageFormat::Json) => print_json_line(&finished_json(summary))?,
-        (Ok(summary), MessageFormat::Human) if !global.quiet => print_summary(summary),
-        (Err(e), MessageFormat::Json) => print_json_line(&serde_json::json!({
-            "reason": "build-finished", "success": false, "error": e.to_string(),
-        }))?,
-        _ => {}
-    }
-    result.map(|_| ())
+        ),
+    );
+    let printer = BuildPrinter::new(out);
+    let result = zenpak::build::build_locked(manifest, &options, &printer, lock);
+    printer.end_progress();
+    let summary = result?;
+    out.data("build-finished", &Finished::of(&summary), || {
+        print_summary(out, &summary)
+    });
+    Ok(summary)
 }
 
-fn finished_json(summary: &BuildSummary) -> serde_json::Value {
-    serde_json::json!({
-        "reason": "build-finished",
-        "success": true,
-        "up_to_date": summary.up_to_date,
-        "packages": summary.packages,
-        "converted": summary.converted,
-        "loose_files": summary.loose_files,
-        "chunks": summary.chunks,
-        "bytes_in": summary.bytes_in,
-        "bytes_out": summary.bytes_out,
-        "elapsed_ms": summary.elapsed.as_secs_f64() * 1000.0,
-        "artifacts": summary.artifacts.iter().map(|a| serde_json::json!({
-            "path": a.path.display().to_string(), "size": a.size, "sha256": a.sha256,
-        })).collect::<Vec<_>>(),
-    })
+pub fn run(args: Args, out: &Output) -> Result<()> {
+    let manifest = args.manifest.load()?;
+    let lock = lock(&manifest, out)?;
+    build_and_report(&manifest, args.force, out, &lock).map(|_| ())
 }
 
-fn print_summary(summary: &BuildSummary) {
+/// Takes the output folder's lock, saying so while it waits.
+pub fn lock(manifest: &Manifest, out: &Output) -> Result<zenpak::publish::OutputLock> {
+    zenpak::build::lock_output(manifest, &BuildPrinter::new(out))
+}
+
+fn print_summary(out: &Output, summary: &BuildSummary) {
+    let warnings = match summary.warnings {
+        0 => String::new(),
+        1 => ", 1 warning".to_string(),
+        n => format!(", {n} warnings"),
+    };
     if summary.up_to_date {
-        eprintln!(
-            "    Fresh {} packages, {} loose files: nothing to do ({:.0} ms)",
-            summary.packages,
-            summary.loose_files,
-            summary.elapsed.as_secs_f64() * 1000.0
+        out.status(
+            "Fresh",
+            format!(
+                "{} packages, {} loose files: nothing to do ({:.0} ms{warnings})",
+                summary.packages,
+                summary.loose_files,
+                summary.elapsed.as_secs_f64() * 1000.0
+            ),
         );
     } else {
-        eprintln!(
-            "    Finished {} packages ({} converted, {} from cache), {} loose files, {} chunks, {} → {} in {:.2} s",
-            summary.packages,
-            summary.converted,
-            summary.packages - summary.converted,
-            summary.loose_files,
-            summary.chunks,
-            human_bytes(summary.bytes_in),
-            human_bytes(summary.bytes_out),
-            summary.elapsed.as_secs_f64()
+        out.status(
+            "Finished",
+            format!(
+                "{} packages ({} converted, {} from cache), {} loose files, {} chunks, {} → {} in {:.2} s{warnings}",
+                summary.packages,
+                summary.converted,
+                summary.packages - summary.converted,
+                summary.loose_files,
+                summary.chunks,
+                human_bytes(summary.bytes_in),
+                human_bytes(summary.bytes_out),
+                summary.elapsed.as_secs_f64()
+            ),
         );
     }
     for artifact in &summary.artifacts {
-        eprintln!(
-            "      {} ({})",
-            artifact.path.display(),
-            human_bytes(artifact.size)
+        out.status(
+            "",
+            format!(
+                "{} ({})",
+                artifact.path.display(),
+                human_bytes(artifact.stamp.size)
+            ),
         );
     }
 }
 
-fn human_bytes(n: u64) -> String {
+pub fn human_bytes(n: u64) -> String {
     const UNITS: [&str; 4] = ["B", "KiB", "MiB", "GiB"];
     let mut value = n as f64;
     let mut unit = 0;

@@ -1,9 +1,10 @@
 //! `zenpak check`: validate the manifest and content without writing anything.
 
+use serde::Serialize;
 use zenpak::{Error, Result};
 
-use super::release::ManifestArgs;
-use super::{print_json_line, GlobalOptions, MessageFormat};
+use super::args::ManifestArgs;
+use super::output::Output;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -11,35 +12,62 @@ pub struct Args {
     pub manifest: ManifestArgs,
 }
 
-pub fn run(args: Args, global: &GlobalOptions) -> Result<()> {
+/// How many packages the game must have are listed without `--verbose`.
+const NEEDED_SHOWN: usize = 5;
+
+#[derive(Serialize)]
+struct CheckLine<'a> {
+    packages: usize,
+    loose_files: usize,
+    problems: usize,
+    warnings: usize,
+    must_exist_in_game: &'a [String],
+}
+
+pub fn run(args: Args, out: &Output) -> Result<()> {
     let manifest = args.manifest.load()?;
     let report = zenpak::build::check::check(&manifest)?;
-    match global.message_format {
-        MessageFormat::Json => {
-            let mut value = serde_json::to_value(&report).map_err(Error::json)?;
-            value["reason"] = "check".into();
-            print_json_line(&value)?;
+    out.diagnostics(&report.warnings);
+    out.diagnostics(&report.problems);
+    let needed = &report.must_exist_in_game;
+    if !needed.is_empty() && !out.is_json() {
+        let shown = if out.verbose {
+            needed.len()
+        } else {
+            needed.len().min(NEEDED_SHOWN)
+        };
+        let mut message = format!(
+            "{} packages are imported but not in the mod; the game must have them: {}",
+            needed.len(),
+            needed[..shown].join(", ")
+        );
+        if shown < needed.len() {
+            message.push_str(&format!(", … (--verbose lists all {})", needed.len()));
         }
-        MessageFormat::Human => {
-            for problem in &report.problems {
-                eprintln!("error: {problem}");
-            }
-            if !global.quiet {
-                if !report.must_exist_in_game.is_empty() {
-                    eprintln!("note: these packages are imported but not in the mod; they must exist in the game:");
-                    for name in &report.must_exist_in_game {
-                        eprintln!("  {name}");
-                    }
-                }
-                eprintln!(
-                    "    Checked {} packages, {} loose files: {} problem(s)",
+        out.note("must-exist-in-game", message);
+    }
+    out.data(
+        "check",
+        &CheckLine {
+            packages: report.packages,
+            loose_files: report.loose_files,
+            problems: report.problems.len(),
+            warnings: report.warnings.len(),
+            must_exist_in_game: needed,
+        },
+        || {
+            out.status(
+                "Checked",
+                format!(
+                    "{} packages, {} loose files: {} problem(s), {} warning(s)",
                     report.packages,
                     report.loose_files,
-                    report.problems.len()
-                );
-            }
-        }
-    }
+                    report.problems.len(),
+                    report.warnings.len()
+                ),
+            )
+        },
+    );
     if report.is_ok() {
         Ok(())
     } else {

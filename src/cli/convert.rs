@@ -1,22 +1,26 @@
 //! `zenpak convert PKG.uasset --engine V -o OUT.uzenasset`: converts one
-//! cooked legacy package into the Zen package the engine would write.
+//! cooked legacy package into the Zen package the engine would write,
+//! through the same per-package pipeline as `zenpak build`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde::Serialize;
+use zenpak::build::package::{convert_files, Settings};
 use zenpak::legacy::PackageFiles;
-use zenpak::zen::{convert, StoreEntryInfo};
+use zenpak::zen::StoreEntryInfo;
 use zenpak::{EngineVersion, Error, Result};
 
-use super::{GlobalOptions, MessageFormat};
+use super::args::{engine_from_nearest_manifest, engine_parser};
+use super::output::Output;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The legacy package (`.uasset`/`.umap`, with its `.uexp` beside it).
     pub path: PathBuf,
-    /// Engine version the package was cooked with (and the Zen package is written for).
-    #[arg(long)]
-    pub engine: EngineVersion,
+    /// Engine version the package was cooked with (and the Zen package is
+    /// written for). Default: the nearest mod.toml's `[game] engine`.
+    #[arg(long, value_parser = engine_parser())]
+    pub engine: Option<EngineVersion>,
     /// Long package name (`/Game/...`) for packages that do not carry it (UE4 cooks).
     #[arg(long)]
     pub package_name: Option<String>,
@@ -42,55 +46,107 @@ struct Report<'a> {
     package_name: &'a str,
     package_id: String,
     output: &'a PathBuf,
-    bytes: usize,
-    bulk_data: Vec<(String, usize)>,
+    bytes: u64,
+    bulk_data: Vec<(String, u64)>,
     store_entry: &'a StoreEntryInfo,
-    fixups: &'a zenpak::fixups::FixupReport,
+    fixups: &'a [String],
 }
 
-fn write(path: &PathBuf, bytes: &[u8]) -> Result<()> {
-    std::fs::write(path, bytes).map_err(|e| Error::io(path, e))
-}
-
-pub fn run(args: Args, global: &GlobalOptions) -> Result<()> {
-    let mut files = PackageFiles::load(&args.path)?;
-    let mappings = match &args.mappings {
-        Some(path) => Some(zenpak::mappings::Mappings::load(path)?),
-        None => None,
+/// Refuses an output that is one of the input's own files, or whose folder is missing.
+fn check_output(output: &Path, input: &PackageFiles) -> Result<()> {
+    let same = |a: &Path, b: &Path| match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
     };
-    let fixups = args
-        .profile
-        .apply(&mut files, args.engine, mappings.as_ref())?;
-    let legacy = files.read_package(Some(args.engine))?;
-    let converted = convert(
-        &files,
-        &legacy,
-        args.engine,
-        args.package_name.as_deref().unwrap_or(""),
-    )?;
-    write(&args.output, &converted.package_bytes)?;
+    let inputs = [input.path.clone(), input.uexp_path.clone()]
+        .into_iter()
+        .chain(input.bulk.iter().map(|b| b.path.clone()));
+    for file in inputs {
+        if same(output, &file) {
+            return Err(
+                Error::usage("the output would overwrite the package's own file")
+                    .in_file(output)
+                    .with_hint("write the Zen package elsewhere, e.g. `-o out/X.uzenasset`"),
+            );
+        }
+    }
+    let parent = output.parent().filter(|p| !p.as_os_str().is_empty());
+    if let Some(parent) = parent {
+        if !parent.is_dir() {
+            return Err(Error::usage(format!(
+                "the output folder {} does not exist",
+                parent.display()
+            ))
+            .in_file(output)
+            .with_hint("create the folder first, or choose another -o"));
+        }
+    }
+    Ok(())
+}
+
+fn write_to(
+    path: &Path,
+    write: impl FnOnce(&mut zenpak::publish::TempFile) -> Result<()>,
+) -> Result<()> {
+    zenpak::publish::write_file(path, write)
+}
+
+pub fn run(args: Args, out: &Output) -> Result<()> {
+    let engine = match args.engine {
+        Some(engine) => engine,
+        None => match engine_from_nearest_manifest() {
+            Some((engine, manifest)) => {
+                out.verbose_status("Using", format!("UE {engine} from {}", manifest.display()));
+                engine
+            }
+            None => {
+                return Err(Error::usage("which engine cooked this package?")
+                    .with_hint("pass --engine (e.g. --engine 5.6), or run inside a mod whose mod.toml sets `[game] engine`"))
+            }
+        },
+    };
+    let files = PackageFiles::load(&args.path)?;
+    check_output(&args.output, &files)?;
+    let mut settings = Settings::new(engine, args.profile, args.mappings.as_deref())?;
+    settings.load_mappings()?;
+    let built = convert_files(files, args.package_name.as_deref().unwrap_or(""), &settings)?;
+    let pieces = built.package_pieces();
+    write_to(&args.output, |f| {
+        let path = f.path().to_path_buf();
+        zenpak::iostore::write_pieces(&pieces, f, &path)
+    })?;
     let mut bulk = Vec::new();
-    for (kind, bytes) in &converted.bulk_data {
-        let path = args.output.with_extension(kind.extension());
-        write(&path, bytes)?;
-        bulk.push((path.display().to_string(), bytes.len()));
+    for chunk in &built.bulk {
+        let path = args.output.with_extension(chunk.kind.extension());
+        let piece = [zenpak::iostore::ChunkPiece::File {
+            path: &chunk.path,
+            offset: 0,
+            len: chunk.len,
+        }];
+        write_to(&path, |f| {
+            let temp = f.path().to_path_buf();
+            zenpak::iostore::write_pieces(&piece, f, &temp)
+        })?;
+        bulk.push((path.display().to_string(), chunk.len));
     }
     if let Some(path) = &args.store_entry {
-        let text = serde_json::to_string_pretty(&converted.store_entry).map_err(Error::json)?;
-        write(path, text.as_bytes())?;
+        let text = serde_json::to_string_pretty(&built.store_entry).map_err(Error::json)?;
+        write_to(path, |f| {
+            use std::io::Write;
+            f.write_all(text.as_bytes())
+                .map_err(|e| Error::io(f.path(), e))
+        })?;
     }
     let report = Report {
-        package_name: &converted.package_name,
-        package_id: format!("{:#018x}", converted.package_id),
+        package_name: &built.package_name,
+        package_id: format!("{:#018x}", built.package_id),
         output: &args.output,
-        bytes: converted.package_bytes.len(),
+        bytes: built.package_len(),
         bulk_data: bulk,
-        store_entry: &converted.store_entry,
-        fixups: &fixups,
+        store_entry: &built.store_entry,
+        fixups: &built.fixups,
     };
-    if global.message_format == MessageFormat::Json {
-        super::print_json(&report)?;
-    } else if !global.quiet {
+    out.data("converted", &report, || {
         println!(
             "converted {} ({}, id {}) -> {} ({} bytes, {} exports, {} imported packages)",
             args.path.display(),
@@ -98,23 +154,15 @@ pub fn run(args: Args, global: &GlobalOptions) -> Result<()> {
             report.package_id,
             args.output.display(),
             report.bytes,
-            converted.store_entry.export_count,
-            converted.store_entry.imported_packages.len()
+            built.store_entry.export_count,
+            built.store_entry.imported_packages.len()
         );
-        for fix in &fixups.exports {
-            println!(
-                "  {} fixup: export {} {}: {} ({} bytes inserted; located by {})",
-                fixups.profile,
-                fix.export_index,
-                fix.export_name,
-                fix.what,
-                fix.inserted_bytes,
-                fix.located_by
-            );
+        for fix in &built.fixups {
+            println!("  {} fixup: {fix}", args.profile.name());
         }
         for (path, size) in &report.bulk_data {
             println!("  bulk data {path} ({size} bytes)");
         }
-    }
+    });
     Ok(())
 }

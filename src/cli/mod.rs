@@ -1,10 +1,14 @@
 //! Subcommands. Each lives in its own file with its arguments (`Args`) and
-//! its `run`; this file only lists them and holds the global options.
+//! its `run`; this file lists them, holds the global options and runs one
+//! command through the output layer ([`output::Output`]).
 
-use clap::{Parser, Subcommand, ValueEnum};
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
 
 use zenpak::Result;
 
+pub mod args;
 mod build;
 mod check;
 mod convert;
@@ -16,93 +20,175 @@ mod inspect_zen;
 mod key;
 mod list;
 mod new;
+pub mod output;
 mod release;
+mod shell;
 mod unpack;
 mod verify;
 
-/// How results and diagnostics are printed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
-pub enum MessageFormat {
-    /// Text for people.
-    #[default]
-    Human,
-    /// One JSON object per line, for CI.
-    Json,
-}
+pub use output::{GlobalOptions, MessageFormat, Output};
 
-/// Options every subcommand understands.
-#[derive(Debug, Clone, clap::Args)]
-pub struct GlobalOptions {
-    /// Print nothing but errors.
-    #[arg(short, long, global = true)]
-    pub quiet: bool,
-    /// Output format of messages.
-    #[arg(long, value_enum, default_value_t = MessageFormat::Human, global = true)]
-    pub message_format: MessageFormat,
-}
+const ABOUT: &str = "Build Unreal Engine mods into IoStore containers (.utoc/.ucas/.pak)";
 
 #[derive(Debug, Parser)]
 #[command(
     name = "zenpak",
-    version,
-    about = "Build Unreal Engine mods into IoStore containers (.utoc/.ucas/.pak)"
+    about = ABOUT,
+    disable_version_flag = true,
+    arg_required_else_help = true,
+    after_help = "Examples:\n  zenpak new MyMod --engine 5.6 --project MyGame\n  zenpak build\n  zenpak install --game-dir \"C:/Games/MyGame\"\n  zenpak verify target/MyMod_P.utoc\n\nExit codes: 0 ok, 1 the work failed, 2 usage or manifest error."
 )]
 pub struct Cli {
     #[command(flatten)]
     pub global: GlobalOptions,
+    /// Print the version (with --verbose: the commit and the supported engines).
+    #[arg(short = 'V', long = "version")]
+    pub version: bool,
     #[command(subcommand)]
-    pub command: Command,
+    pub command: Option<Command>,
 }
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Build the mod of the nearest mod.toml into <name>_P.utoc/.ucas/.pak.
+    #[command(
+        after_help = "Examples:\n  zenpak build\n  zenpak build --force --message-format json\n  zenpak build --manifest-path mods/MyMod/mod.toml --deny-warnings"
+    )]
     Build(build::Args),
     /// Check the manifest and content without writing anything.
+    #[command(
+        after_help = "Examples:\n  zenpak check\n  zenpak check --verbose        # every note, every package the game must have"
+    )]
     Check(check::Args),
     /// Show what a file holds: legacy or Zen package, container, pak, mappings, classic package.
+    #[command(
+        after_help = "Examples:\n  zenpak inspect Cooked/MyGame/Content/Hero.uasset\n  zenpak inspect target/MyMod_P.utoc --json\n  zenpak inspect Hero.uasset --mappings MyGame.usmap --properties"
+    )]
     Inspect(inspect::Args),
     /// List the chunks of an IoStore container (.utoc).
+    #[command(
+        after_help = "Examples:\n  zenpak list target/MyMod_P.utoc\n  zenpak list target/MyMod_P.utoc --json"
+    )]
     List(list::Args),
     /// Check an IoStore container and its companion .pak.
+    #[command(
+        after_help = "Examples:\n  zenpak verify target/MyMod_P.utoc\n  ZENPAK_AES_KEY=0x... zenpak verify pakchunk0-Windows.utoc"
+    )]
     Verify(verify::Args),
     /// Extract an IoStore container's chunks and its pak's files into a folder.
+    #[command(after_help = "Examples:\n  zenpak unpack target/MyMod_P.utoc unpacked/")]
     Unpack(unpack::Args),
     /// Create a new mod repository in a new folder.
+    #[command(
+        after_help = "Examples:\n  zenpak new MyMod --engine 5.6 --project MyGame\n  zenpak new my-mod-repo --name MyMod --engine 5.3 --project Marvel"
+    )]
     New(new::NewArgs),
     /// Create a mod repository in the current folder.
+    #[command(
+        after_help = "Examples:\n  zenpak init --engine 5.6 --project MyGame\n  zenpak init --name MyMod --engine 5.4 --project MyGame"
+    )]
     Init(new::InitArgs),
-    /// Make a release .zip of the built mod (triplet under ~mods/ plus SHA256SUMS).
+    /// Build (if needed), then make a release .zip (triplet under ~mods/ plus SHA256SUMS).
+    #[command(
+        after_help = "Examples:\n  zenpak package\n  zenpak package --message-format json --deny-warnings   # in CI"
+    )]
     Package(release::PackageArgs),
-    /// Copy the built mod into a game's Content/Paks/~mods folder.
+    /// Build (if needed), then install the mod into a game's Content/Paks/~mods folder.
+    #[command(
+        after_help = "Examples:\n  zenpak install --game-dir \"C:/Games/MyGame\"\n  zenpak install --game-dir ~/Games/A --game-dir ~/Games/B --dry-run\n  ZENPAK_GAME_DIR=~/Games/MyGame zenpak install"
+    )]
     Install(release::InstallArgs),
-    /// Remove build output.
+    /// Remove what `install` put into a game for this mod.
+    #[command(
+        after_help = "Examples:\n  zenpak uninstall --game-dir \"C:/Games/MyGame\"\n  zenpak uninstall --dry-run"
+    )]
+    Uninstall(release::InstallArgs),
+    /// Remove the build output zenpak wrote for this mod (nothing else).
+    #[command(after_help = "Examples:\n  zenpak clean")]
     Clean(release::CleanArgs),
     /// Compare two Zen packages section by section.
+    #[command(
+        after_help = "Examples:\n  zenpak diff engine/Hero.uzenasset mine/Hero.uzenasset --engine 5.6"
+    )]
     Diff(diff::Args),
     /// List the packages a classic Unreal package (.unr, .u, .utx, ...) needs, and check them in search folders.
+    #[command(
+        after_help = "Examples:\n  zenpak deps Maps/CTF-Face.unr --search System Textures Sounds Music"
+    )]
     Deps(deps::Args),
     /// Convert a cooked legacy package into a Zen package.
+    #[command(
+        after_help = "Examples:\n  zenpak convert Hero.uasset --engine 5.6 -o Hero.uzenasset\n  zenpak convert SKM_Hero.uasset --engine 5.3 --profile marvel-rivals --mappings Game.usmap -o out/SKM_Hero.uzenasset"
+    )]
     Convert(convert::Args),
+    /// Print a shell completion script (bash, zsh, fish, powershell, elvish).
+    #[command(
+        after_help = "Examples:\n  zenpak completions bash > ~/.local/share/bash-completion/completions/zenpak\n  zenpak completions zsh > ~/.zfunc/_zenpak"
+    )]
+    Completions(shell::CompletionsArgs),
+    /// Write man pages for zenpak and each command into a folder.
+    #[command(after_help = "Examples:\n  zenpak man --out-dir ~/.local/share/man/man1")]
+    Man(shell::ManArgs),
 }
 
-pub fn run(cli: Cli) -> Result<()> {
-    match cli.command {
-        Command::Build(args) => build::run(args, &cli.global),
-        Command::Check(args) => check::run(args, &cli.global),
-        Command::Inspect(args) => inspect::run(args, &cli.global),
-        Command::List(args) => list::run(args, &cli.global),
-        Command::Verify(args) => verify::run(args, &cli.global),
-        Command::Unpack(args) => unpack::run(args, &cli.global),
-        Command::New(args) => new::run_new(args, &cli.global),
-        Command::Init(args) => new::run_init(args, &cli.global),
-        Command::Package(args) => release::run_package(args, &cli.global),
-        Command::Install(args) => release::run_install(args, &cli.global),
-        Command::Clean(args) => release::run_clean(args, &cli.global),
-        Command::Diff(args) => diff::run(args, &cli.global),
-        Command::Deps(args) => deps::run(args, &cli.global),
-        Command::Convert(args) => convert::run(args, &cli.global),
+impl Command {
+    /// The command's name, for the JSON `finished` line.
+    fn name(&self) -> &'static str {
+        match self {
+            Command::Build(_) => "build",
+            Command::Check(_) => "check",
+            Command::Inspect(_) => "inspect",
+            Command::List(_) => "list",
+            Command::Verify(_) => "verify",
+            Command::Unpack(_) => "unpack",
+            Command::New(_) => "new",
+            Command::Init(_) => "init",
+            Command::Package(_) => "package",
+            Command::Install(_) => "install",
+            Command::Uninstall(_) => "uninstall",
+            Command::Clean(_) => "clean",
+            Command::Diff(_) => "diff",
+            Command::Deps(_) => "deps",
+            Command::Convert(_) => "convert",
+            Command::Completions(_) => "completions",
+            Command::Man(_) => "man",
+        }
     }
+}
+
+/// Runs the parsed command line and gives the exit code.
+pub fn run(cli: Cli) -> ExitCode {
+    let Some(command) = cli.command else {
+        let out = Output::new(&cli.global, "version");
+        if cli.version {
+            out.data("version", &shell::version_info(), || {
+                print!("{}", shell::version_text(cli.global.verbose))
+            });
+        }
+        return out.finish(Ok(()));
+    };
+    let out = Output::new(&cli.global, command.name());
+    let global = &cli.global;
+    let result = match command {
+        Command::Build(args) => build::run(args, &out),
+        Command::Check(args) => check::run(args, &out),
+        Command::Inspect(args) => inspect::run(args, global),
+        Command::List(args) => list::run(args, global),
+        Command::Verify(args) => verify::run(args, global),
+        Command::Unpack(args) => unpack::run(args, global),
+        Command::New(args) => new::run_new(args, &out),
+        Command::Init(args) => new::run_init(args, &out),
+        Command::Package(args) => release::run_package(args, &out),
+        Command::Install(args) => release::run_install(args, &out),
+        Command::Uninstall(args) => release::run_uninstall(args, &out),
+        Command::Clean(args) => release::run_clean(args, &out),
+        Command::Diff(args) => diff::run(args, &out),
+        Command::Deps(args) => deps::run(args, global),
+        Command::Convert(args) => convert::run(args, &out),
+        Command::Completions(args) => shell::run_completions(args),
+        Command::Man(args) => shell::run_man(args, &out),
+    };
+    out.finish(result)
 }
 
 /// How a command prints JSON, if at all: `--message-format json` asks for
@@ -130,16 +216,15 @@ impl JsonStyle {
     }
 }
 
-/// Prints one JSON object on one line of stdout (cargo's `--message-format json` style).
+/// Prints one JSON object on one line of stdout.
 pub fn print_json_line<T: serde::Serialize>(value: &T) -> Result<()> {
-    let text = serde_json::to_string(value).map_err(zenpak::Error::json)?;
-    println!("{text}");
+    output::print_json_line(value);
     Ok(())
 }
 
 /// Prints a value as pretty JSON on stdout.
 pub fn print_json<T: serde::Serialize>(value: &T) -> Result<()> {
     let text = serde_json::to_string_pretty(value).map_err(zenpak::Error::json)?;
-    println!("{text}");
+    output::write_stdout(&format!("{text}\n"));
     Ok(())
 }

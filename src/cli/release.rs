@@ -1,29 +1,13 @@
-//! `zenpak package`, `zenpak install`, `zenpak clean`: what comes after a build.
+//! `zenpak package`, `zenpak install`, `zenpak uninstall`, `zenpak clean`:
+//! what comes after a build. `package` and `install` build first (as
+//! `cargo install` does), under the same lock, so they never ship a stale
+//! or failed build.
 
-use std::path::PathBuf;
+use zenpak::Result;
 
-use zenpak::manifest::Manifest;
-use zenpak::{Error, Result};
-
-use super::{GlobalOptions, MessageFormat};
-
-/// Where the manifest is; shared by every command that works on a mod.
-#[derive(Debug, Clone, clap::Args)]
-pub struct ManifestArgs {
-    /// Path to mod.toml (default: found by walking up from the current folder).
-    #[arg(long)]
-    pub manifest_path: Option<PathBuf>,
-}
-
-impl ManifestArgs {
-    pub fn load(&self) -> Result<Manifest> {
-        let path = match &self.manifest_path {
-            Some(p) => p.clone(),
-            None => Manifest::find(&std::env::current_dir().map_err(|e| Error::io(".", e))?)?,
-        };
-        Manifest::load(&path)
-    }
-}
+use super::args::{GameDirArgs, ManifestArgs};
+use super::build::build_and_report;
+use super::output::Output;
 
 #[derive(Debug, clap::Args)]
 pub struct PackageArgs {
@@ -35,9 +19,8 @@ pub struct PackageArgs {
 pub struct InstallArgs {
     #[command(flatten)]
     pub manifest: ManifestArgs,
-    /// The game's install folder (holding `<Project>/Content/Paks`).
-    #[arg(long)]
-    pub game_dir: PathBuf,
+    #[command(flatten)]
+    pub games: GameDirArgs,
 }
 
 #[derive(Debug, clap::Args)]
@@ -46,52 +29,113 @@ pub struct CleanArgs {
     pub manifest: ManifestArgs,
 }
 
-pub fn run_package(args: PackageArgs, global: &GlobalOptions) -> Result<()> {
+pub fn run_package(args: PackageArgs, out: &Output) -> Result<()> {
     let manifest = args.manifest.load()?;
-    let archive = zenpak::release::package(&manifest)?;
-    match global.message_format {
-        MessageFormat::Json => super::print_json_line(&serde_json::json!({
-            "reason": "release-archive",
-            "path": archive.path.display().to_string(),
-            "sha256": archive.sha256,
-            "files": archive.files.iter().map(|(name, sha256)| serde_json::json!({"name": name, "sha256": sha256})).collect::<Vec<_>>(),
-        })),
-        MessageFormat::Human if !global.quiet => {
-            eprintln!(
-                "    Packaged {} (sha256 {})",
-                archive.path.display(),
-                archive.sha256
-            );
-            Ok(())
-        }
-        MessageFormat::Human => Ok(()),
-    }
+    let lock = super::build::lock(&manifest, out)?;
+    let summary = build_and_report(&manifest, false, out, &lock)?;
+    out.check_warnings_denied()?;
+    let archive = zenpak::release::package(&manifest, &summary)?;
+    out.data("release-archive", &archive, || {
+        out.status(
+            "Packaged",
+            format!("{} (sha256 {})", archive.path.display(), archive.sha256),
+        )
+    });
+    Ok(())
 }
 
-pub fn run_install(args: InstallArgs, global: &GlobalOptions) -> Result<()> {
+pub fn run_install(args: InstallArgs, out: &Output) -> Result<()> {
     let manifest = args.manifest.load()?;
-    let installed = zenpak::release::install(&manifest, &args.game_dir)?;
-    report_paths("installed", "   Installed", &installed, global)
-}
-
-pub fn run_clean(args: CleanArgs, global: &GlobalOptions) -> Result<()> {
-    let manifest = args.manifest.load()?;
-    let removed = zenpak::release::clean(&manifest)?;
-    report_paths("cleaned", "     Removed", &removed, global)
-}
-
-fn report_paths(reason: &str, verb: &str, paths: &[PathBuf], global: &GlobalOptions) -> Result<()> {
-    match global.message_format {
-        MessageFormat::Json => super::print_json_line(&serde_json::json!({
-            "reason": reason,
-            "paths": paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
-        })),
-        MessageFormat::Human if !global.quiet => {
-            for path in paths {
-                eprintln!("{verb} {}", path.display());
+    let game_dirs = args.games.resolve(&manifest)?;
+    let lock = super::build::lock(&manifest, out)?;
+    let summary = build_and_report(&manifest, false, out, &lock)?;
+    out.check_warnings_denied()?;
+    for game_dir in &game_dirs {
+        let report = zenpak::release::install(&manifest, &summary, game_dir, args.games.dry_run)?;
+        out.data("installed", &report, || {
+            let verb = if report.dry_run {
+                "Would install"
+            } else {
+                "Installed"
+            };
+            for path in &report.installed {
+                out.status(verb, path.display());
             }
-            Ok(())
+            let verb = if report.dry_run {
+                "Would remove"
+            } else {
+                "Removed"
+            };
+            for path in &report.removed {
+                out.status(verb, path.display());
+            }
+        });
+        for path in &report.kept {
+            out.warning(
+                "install-kept",
+                format!(
+                    "{} belonged to this mod's previous install but changed since; left in place",
+                    path.display()
+                ),
+            );
         }
-        MessageFormat::Human => Ok(()),
     }
+    Ok(())
+}
+
+pub fn run_uninstall(args: InstallArgs, out: &Output) -> Result<()> {
+    let manifest = args.manifest.load()?;
+    for game_dir in &args.games.resolve(&manifest)? {
+        let report = zenpak::release::uninstall(&manifest, game_dir, args.games.dry_run)?;
+        out.data("uninstalled", &report, || {
+            let verb = if report.dry_run {
+                "Would remove"
+            } else {
+                "Removed"
+            };
+            for path in &report.removed {
+                out.status(verb, path.display());
+            }
+            if report.removed.is_empty() && report.kept.is_empty() {
+                out.status(
+                    "Nothing",
+                    format!("of this mod is installed in {}", game_dir.display()),
+                );
+            }
+        });
+        for path in &report.kept {
+            out.warning(
+                "uninstall-kept",
+                format!(
+                    "{} was installed by this mod but changed since; left in place",
+                    path.display()
+                ),
+            );
+        }
+    }
+    Ok(())
+}
+
+pub fn run_clean(args: CleanArgs, out: &Output) -> Result<()> {
+    let manifest = args.manifest.load()?;
+    let report = zenpak::release::clean(&manifest)?;
+    out.data("cleaned", &report, || {
+        for path in &report.removed {
+            out.verbose_status("Removed", path.display());
+        }
+        out.status(
+            "Cleaned",
+            format!("{} files and folders", report.removed.len()),
+        );
+    });
+    for path in &report.kept {
+        out.warning(
+            "clean-kept",
+            format!(
+                "{} was written by zenpak but changed since; left in place",
+                path.display()
+            ),
+        );
+    }
+    Ok(())
 }

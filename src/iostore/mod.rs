@@ -19,4 +19,7 @@ pub mod toc;
 pub mod writer;
 
 pub use reader::Container;
-pub use writer::{validate_relative_path, ContainerBuilder, ContainerOptions, WrittenContainer};
+pub use writer::{
+    validate_relative_path, write_pieces, ChunkPiece, ContainerBuilder, ContainerOptions,
+    WrittenContainer,
+};

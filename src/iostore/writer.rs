@@ -26,9 +26,14 @@
 //!   paths and backslashes are refused.
 //! * Chunk data is compressed and written to the `.ucas` as it is added;
 //!   only the TOC entries stay in memory. Loose files stream into the pak.
-//! * Everything goes to hidden temporary files in the output folder; only
-//!   [`ContainerBuilder::finish`] renames them, after all three are complete.
-//!   Dropping the builder removes them.
+//! * Everything goes to unique hidden temporary files in the output folder
+//!   ([`crate::publish::TempFile`]); only [`ContainerBuilder::finish`] renames
+//!   them, after all three are complete and synced: the old `.pak` is removed
+//!   first and the new `.pak` renamed last, because the game finds a
+//!   container through its `.pak` and must never pair a new `.utoc` with an
+//!   old `.ucas`. Dropping the builder removes the temporaries.
+//! * [`ContainerBuilder::add_chunk_pieces`] streams a chunk from files in
+//!   bounded buffers, so memory does not grow with a chunk's size.
 //! * Output depends only on the inputs and their order: add chunks in a
 //!   deterministic order (e.g. sorted by path) to get identical bytes.
 //! * The container id is CityHash64 of the lowercased base name as UTF-16
@@ -36,8 +41,7 @@
 //! * The container header chunk is written last and never compressed.
 
 use std::collections::BTreeSet;
-use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
@@ -53,6 +57,7 @@ use crate::compression::Compression;
 use crate::error::{Error, Result};
 use crate::pak::crypto::{pad_like_engine, AesKey};
 use crate::pak::PakWriter;
+use crate::publish::{Staged, TempFile};
 use crate::version::{ChunkHashKind, EngineVersion};
 
 /// Settings of a container.
@@ -114,6 +119,138 @@ pub fn validate_relative_path(path: &str) -> Result<()> {
     Ok(())
 }
 
+/// A part of a chunk's data: bytes in memory, or a range of a file that is
+/// copied in bounded buffers when the chunk is written.
+#[derive(Debug, Clone, Copy)]
+pub enum ChunkPiece<'a> {
+    Bytes(&'a [u8]),
+    File {
+        path: &'a Path,
+        offset: u64,
+        len: u64,
+    },
+}
+
+impl ChunkPiece<'_> {
+    pub fn len(&self) -> u64 {
+        match self {
+            ChunkPiece::Bytes(b) => b.len() as u64,
+            ChunkPiece::File { len, .. } => *len,
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// Reads a chunk's pieces in order, one block at a time.
+struct PieceReader<'a> {
+    pieces: &'a [ChunkPiece<'a>],
+    index: usize,
+    within: u64,
+    file: Option<std::fs::File>,
+}
+
+impl<'a> PieceReader<'a> {
+    fn new(pieces: &'a [ChunkPiece<'a>]) -> Self {
+        PieceReader {
+            pieces,
+            index: 0,
+            within: 0,
+            file: None,
+        }
+    }
+
+    /// Fills `buf` completely from the pieces (the caller asks only for what remains).
+    fn fill(&mut self, buf: &mut [u8]) -> Result<()> {
+        let mut filled = 0;
+        while filled < buf.len() {
+            let Some(piece) = self.pieces.get(self.index) else {
+                return Err(Error::internal(
+                    "chunk pieces are shorter than their length",
+                ));
+            };
+            let left = piece.len() - self.within;
+            if left == 0 {
+                self.index += 1;
+                self.within = 0;
+                self.file = None;
+                continue;
+            }
+            let take = left.min((buf.len() - filled) as u64) as usize;
+            match piece {
+                ChunkPiece::Bytes(bytes) => {
+                    let start = self.within as usize;
+                    buf[filled..filled + take].copy_from_slice(&bytes[start..start + take]);
+                }
+                ChunkPiece::File { path, offset, len } => {
+                    if self.file.is_none() {
+                        let mut file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+                        let size = file.metadata().map_err(|e| Error::io(path, e))?.len();
+                        if offset.checked_add(*len).is_none_or(|end| end > size) {
+                            return Err(Error::invalid(format!(
+                                "bytes {offset}..{} are needed but the file has {size}",
+                                offset.saturating_add(*len)
+                            ))
+                            .in_file(path)
+                            .with_hint("the file changed during the build; build again"));
+                        }
+                        file.seek(SeekFrom::Start(offset + self.within))
+                            .map_err(|e| Error::io(path, e))?;
+                        self.file = Some(file);
+                    }
+                    let file = self.file.as_mut().expect("opened above");
+                    file.read_exact(&mut buf[filled..filled + take])
+                        .map_err(|e| Error::io(path, e))?;
+                }
+            }
+            self.within += take as u64;
+            filled += take;
+        }
+        Ok(())
+    }
+}
+
+/// Incremental chunk hash of the engine's kind.
+enum ChunkHasher {
+    Sha1(sha1::Sha1),
+    Blake3(Box<blake3::Hasher>),
+}
+
+impl ChunkHasher {
+    fn new(kind: ChunkHashKind) -> Self {
+        match kind {
+            ChunkHashKind::Sha1 => ChunkHasher::Sha1(<sha1::Sha1 as sha1::Digest>::new()),
+            ChunkHashKind::Blake3_160 => ChunkHasher::Blake3(Box::default()),
+        }
+    }
+
+    fn update(&mut self, data: &[u8]) {
+        match self {
+            ChunkHasher::Sha1(h) => sha1::Digest::update(h, data),
+            ChunkHasher::Blake3(h) => {
+                h.update(data);
+            }
+        }
+    }
+
+    fn finish(self) -> [u8; 20] {
+        match self {
+            ChunkHasher::Sha1(h) => sha1::Digest::finalize(h).into(),
+            ChunkHasher::Blake3(h) => {
+                let full = h.finalize();
+                let mut out = [0; 20];
+                out.copy_from_slice(&full.as_bytes()[..20]);
+                out
+            }
+        }
+    }
+}
+
+/// Blocks compressed together in parallel: bounds memory to this many blocks.
+const BLOCKS_PER_BATCH: usize = 16;
+
 struct PendingChunk {
     id: ChunkId,
     offset: OffsetAndLength,
@@ -129,10 +266,9 @@ pub struct ContainerBuilder {
     utoc_path: PathBuf,
     ucas_path: PathBuf,
     pak_path: PathBuf,
-    temp_utoc: PathBuf,
-    temp_ucas: PathBuf,
-    temp_pak: PathBuf,
-    ucas: Option<BufWriter<File>>,
+    temp_ucas: Option<BufWriter<TempFile>>,
+    temp_pak: Option<TempFile>,
+    temp_ucas_path: PathBuf,
     ucas_position: u64,
     uncompressed_position: u64,
     pak: Option<PakWriter>,
@@ -144,7 +280,8 @@ pub struct ContainerBuilder {
     blocks: Vec<CompressionBlock>,
     methods_used: Vec<Compression>,
     loose_files: usize,
-    finished: bool,
+    /// Reused block buffers, so streaming a chunk allocates nothing per block.
+    block_buffers: Vec<Vec<u8>>,
 }
 
 impl ContainerBuilder {
@@ -176,12 +313,11 @@ impl ContainerBuilder {
         };
         std::fs::create_dir_all(output_dir).map_err(|e| Error::io(output_dir, e))?;
         let path = |ext: &str| output_dir.join(format!("{base_name}.{ext}"));
-        let temp = |ext: &str| output_dir.join(format!(".{base_name}.{ext}.zenpak-tmp"));
-        let temp_ucas = temp("ucas");
-        let temp_pak = temp("pak");
-        let ucas = File::create(&temp_ucas).map_err(|e| Error::io(&temp_ucas, e))?;
+        let temp_ucas = TempFile::create(&path("ucas"))?;
+        let temp_pak = TempFile::create(&path("pak"))?;
+        let temp_ucas_path = temp_ucas.path().to_path_buf();
         let pak = PakWriter::create(
-            &temp_pak,
+            temp_pak.path(),
             engine.pak_version(),
             &options.mount_point,
             options.compression,
@@ -197,10 +333,9 @@ impl ContainerBuilder {
             utoc_path: path("utoc"),
             ucas_path: path("ucas"),
             pak_path: path("pak"),
-            temp_utoc: temp("utoc"),
-            temp_ucas,
-            temp_pak,
-            ucas: Some(BufWriter::with_capacity(1 << 20, ucas)),
+            temp_ucas: Some(BufWriter::with_capacity(1 << 20, temp_ucas)),
+            temp_pak: Some(temp_pak),
+            temp_ucas_path,
             ucas_position: 0,
             uncompressed_position: 0,
             pak: Some(pak),
@@ -211,7 +346,7 @@ impl ContainerBuilder {
             blocks: Vec::new(),
             methods_used: Vec::new(),
             loose_files: 0,
-            finished: false,
+            block_buffers: Vec::new(),
         })
     }
 
@@ -261,6 +396,29 @@ impl ContainerBuilder {
         Ok(())
     }
 
+    /// Adds a package whose export-bundle chunk is streamed from `pieces`.
+    pub fn add_package_pieces(
+        &mut self,
+        package_id: u64,
+        pieces: &[ChunkPiece<'_>],
+        store_entry: StoreEntry,
+        path: &str,
+    ) -> Result<()> {
+        if self.package_ids.contains(&package_id) {
+            return Err(Error::usage(format!(
+                "package id 0x{package_id:016x} ({path}) is added twice"
+            )));
+        }
+        self.add_chunk_pieces(
+            ChunkId::package_data(package_id, self.engine),
+            pieces,
+            Some(path),
+        )?;
+        self.package_ids.insert(package_id);
+        self.header.packages.push((package_id, store_entry));
+        Ok(())
+    }
+
     /// Adds a bulk data chunk (`.ubulk`, `.uptnl`, `.m.ubulk`) of a package.
     pub fn add_bulk_chunk(
         &mut self,
@@ -279,6 +437,17 @@ impl ContainerBuilder {
 
     /// Adds any chunk, optionally visible by path in the directory index.
     pub fn add_chunk(&mut self, id: ChunkId, data: &[u8], path: Option<&str>) -> Result<()> {
+        self.add_chunk_pieces(id, &[ChunkPiece::Bytes(data)], path)
+    }
+
+    /// Adds a chunk whose data is the concatenation of `pieces`, streamed in
+    /// blocks: file ranges are read a block at a time, never whole.
+    pub fn add_chunk_pieces(
+        &mut self,
+        id: ChunkId,
+        pieces: &[ChunkPiece<'_>],
+        path: Option<&str>,
+    ) -> Result<()> {
         let path = path.map(|p| self.relative(p)).transpose()?;
         if let Some(p) = &path {
             if self.paths.contains(&p.to_lowercase()) {
@@ -293,8 +462,9 @@ impl ContainerBuilder {
                 id.to_hex()
             )));
         }
+        let length: u64 = pieces.iter().map(ChunkPiece::len).sum();
         // Offsets and lengths are 40-bit fields in the TOC.
-        let aligned = (data.len() as u64).next_multiple_of(self.options.block_size as u64);
+        let aligned = length.next_multiple_of(self.options.block_size as u64);
         if self.uncompressed_position + aligned >= 1 << 40
             || self.ucas_position + aligned + aligned / 8 >= 1 << 40
         {
@@ -310,13 +480,12 @@ impl ContainerBuilder {
         }
         let force_uncompressed =
             id.chunk_type(self.engine.uses_ue5_chunk_types()) == ChunkType::ContainerHeader;
-        let meta = self.write_chunk_data(data, force_uncompressed)?;
+        let meta = self.write_chunk_data(pieces, length, force_uncompressed)?;
         let offset = OffsetAndLength {
             offset: self.uncompressed_position,
-            length: data.len() as u64,
+            length,
         };
-        self.uncompressed_position +=
-            (data.len() as u64).next_multiple_of(self.options.block_size as u64);
+        self.uncompressed_position += aligned;
         self.chunks.push(PendingChunk {
             id,
             offset,
@@ -326,64 +495,91 @@ impl ContainerBuilder {
         Ok(())
     }
 
-    /// Splits a chunk into blocks, compresses, pads, encrypts and writes them.
-    fn write_chunk_data(&mut self, data: &[u8], force_uncompressed: bool) -> Result<ChunkMeta> {
-        let hash = match self.engine.chunk_hash_kind() {
-            ChunkHashKind::Sha1 => crate::pak::sha1(data),
-            ChunkHashKind::Blake3_160 => {
-                let full = blake3::hash(data);
-                full.as_bytes()[..20].try_into().unwrap_or([0; 20])
-            }
-        };
+    /// Splits a chunk into blocks, compresses, pads, encrypts and writes them,
+    /// a batch of blocks at a time.
+    fn write_chunk_data(
+        &mut self,
+        pieces: &[ChunkPiece<'_>],
+        length: u64,
+        force_uncompressed: bool,
+    ) -> Result<ChunkMeta> {
+        let mut hasher = ChunkHasher::new(self.engine.chunk_hash_kind());
         let mut flags = 0;
         let method = if force_uncompressed {
             Compression::None
         } else {
             self.options.compression
         };
-        let block_size = self.options.block_size as usize;
-        // Blocks compress independently, so large chunks use every core;
-        // the results are collected in block order, keeping output stable.
-        let packed: Vec<Option<Vec<u8>>> = if method == Compression::None {
-            data.chunks(block_size).map(|_| None).collect()
-        } else {
-            use rayon::prelude::*;
-            data.par_chunks(block_size)
-                .map(|block| {
-                    method
-                        .compress(block)
-                        .map(|p| (p.len() < block.len()).then_some(p))
-                })
-                .collect::<Result<_>>()?
-        };
-        for (block, packed) in data.chunks(block_size).zip(packed) {
-            let (mut stored, method_index) = match packed {
-                Some(p) => {
-                    flags |= meta_flags::COMPRESSED;
-                    (p, self.method_index(method))
+        let block_size = self.options.block_size as u64;
+        let mut reader = PieceReader::new(pieces);
+        let mut buffers = std::mem::take(&mut self.block_buffers);
+        let mut remaining = length;
+        let result: Result<()> = (|| {
+            while remaining > 0 {
+                // Fill up to a batch of blocks from the pieces.
+                let blocks = remaining.div_ceil(block_size).min(BLOCKS_PER_BATCH as u64) as usize;
+                if buffers.len() < blocks {
+                    buffers.resize_with(blocks, Vec::new);
                 }
-                None => (block.to_vec(), 0u8),
-            };
-            let compressed_size = stored.len() as u32;
-            pad_like_engine(&mut stored);
-            if let Some(key) = &self.options.aes_key {
-                key.encrypt(&mut stored);
+                for buffer in &mut buffers[..blocks] {
+                    let take = remaining.min(block_size) as usize;
+                    buffer.resize(take, 0);
+                    reader.fill(buffer)?;
+                    hasher.update(buffer);
+                    remaining -= take as u64;
+                }
+                let batch = &buffers[..blocks];
+                // Blocks compress independently, so a batch uses every core;
+                // results come back in block order, keeping output stable.
+                let packed: Vec<Option<Vec<u8>>> = if method == Compression::None {
+                    vec![None; blocks]
+                } else {
+                    use rayon::prelude::*;
+                    batch
+                        .par_iter()
+                        .map(|block| {
+                            method
+                                .compress(block)
+                                .map(|p| (p.len() < block.len()).then_some(p))
+                        })
+                        .collect::<Result<_>>()?
+                };
+                for (block, packed) in batch.iter().zip(packed) {
+                    let (mut stored, method_index) = match packed {
+                        Some(p) => {
+                            flags |= meta_flags::COMPRESSED;
+                            (p, self.method_index(method))
+                        }
+                        None => (block.clone(), 0u8),
+                    };
+                    let compressed_size = stored.len() as u32;
+                    pad_like_engine(&mut stored);
+                    if let Some(key) = &self.options.aes_key {
+                        key.encrypt(&mut stored);
+                    }
+                    self.blocks.push(CompressionBlock {
+                        offset: self.ucas_position,
+                        compressed_size,
+                        uncompressed_size: block.len() as u32,
+                        method_index,
+                    });
+                    let ucas = self
+                        .temp_ucas
+                        .as_mut()
+                        .ok_or_else(|| Error::internal("container is already finished"))?;
+                    ucas.write_all(&stored)
+                        .map_err(|e| Error::io(&self.temp_ucas_path, e))?;
+                    self.ucas_position += stored.len() as u64;
+                }
             }
-            self.blocks.push(CompressionBlock {
-                offset: self.ucas_position,
-                compressed_size,
-                uncompressed_size: block.len() as u32,
-                method_index,
-            });
-            let ucas = self
-                .ucas
-                .as_mut()
-                .ok_or_else(|| Error::internal("container is already finished"))?;
-            ucas.write_all(&stored)
-                .map_err(|e| Error::io(&self.temp_ucas, e))?;
-            self.ucas_position += stored.len() as u64;
-        }
-        Ok(ChunkMeta { hash, flags })
+            Ok(())
+        })();
+        self.block_buffers = buffers;
+        result?;
+        Ok(ChunkMeta {
+            hash: hasher.finish(),
+            flags,
+        })
     }
 
     fn method_index(&mut self, method: Compression) -> u8 {
@@ -417,15 +613,14 @@ impl ContainerBuilder {
             None,
         )?;
 
-        let mut ucas = self
-            .ucas
+        let ucas = self
+            .temp_ucas
             .take()
             .ok_or_else(|| Error::internal("container is already finished"))?;
-        ucas.flush().map_err(|e| Error::io(&self.temp_ucas, e))?;
-        ucas.get_ref()
-            .sync_all()
-            .map_err(|e| Error::io(&self.temp_ucas, e))?;
-        drop(ucas);
+        let ucas = ucas
+            .into_inner()
+            .map_err(|e| Error::io(&self.temp_ucas_path, e.into_error()))?
+            .stage()?;
 
         let toc_version = self.engine.toc_version();
         let chunks = std::mem::take(&mut self.chunks);
@@ -490,24 +685,24 @@ impl ContainerBuilder {
             metas: ordered.iter().map(|&i| chunks[i].meta).collect(),
         };
         let toc_bytes = toc.write();
-        std::fs::write(&self.temp_utoc, &toc_bytes).map_err(|e| Error::io(&self.temp_utoc, e))?;
-        File::open(&self.temp_utoc)
-            .and_then(|f| f.sync_all())
-            .map_err(|e| Error::io(&self.temp_utoc, e))?;
+        let mut utoc = TempFile::create(&self.utoc_path)?;
+        utoc.write_all(&toc_bytes)
+            .map_err(|e| Error::io(utoc.path(), e))?;
+        let utoc = utoc.stage()?;
 
         self.pak
             .take()
             .ok_or_else(|| Error::internal("container is already finished"))?
             .finish()?;
+        let pak = self
+            .temp_pak
+            .take()
+            .ok_or_else(|| Error::internal("container is already finished"))?
+            .stage()?;
 
-        for (from, to) in [
-            (&self.temp_ucas, &self.ucas_path),
-            (&self.temp_pak, &self.pak_path),
-            (&self.temp_utoc, &self.utoc_path),
-        ] {
-            std::fs::rename(from, to).map_err(|e| Error::io(to, e))?;
-        }
-        self.finished = true;
+        // The old `.pak` goes first and the new one comes last: at no instant
+        // does the folder hold a `.pak` beside a `.utoc`/`.ucas` of another build.
+        publish_triplet(&self.pak_path, [ucas, utoc, pak])?;
         Ok(WrittenContainer {
             utoc: self.utoc_path.clone(),
             ucas: self.ucas_path.clone(),
@@ -522,16 +717,25 @@ impl ContainerBuilder {
     }
 }
 
-impl Drop for ContainerBuilder {
-    fn drop(&mut self) {
-        if !self.finished {
-            self.ucas = None;
-            self.pak = None;
-            for p in [&self.temp_ucas, &self.temp_pak, &self.temp_utoc] {
-                let _ = std::fs::remove_file(p);
-            }
-        }
+/// Writes the concatenation of `pieces` to `out`, a block at a time.
+pub fn write_pieces(pieces: &[ChunkPiece<'_>], out: &mut dyn Write, out_path: &Path) -> Result<()> {
+    let mut reader = PieceReader::new(pieces);
+    let mut remaining: u64 = pieces.iter().map(ChunkPiece::len).sum();
+    let mut buffer = vec![0u8; (remaining.min(1 << 20)) as usize];
+    while remaining > 0 {
+        let take = remaining.min(buffer.len() as u64) as usize;
+        reader.fill(&mut buffer[..take])?;
+        out.write_all(&buffer[..take])
+            .map_err(|e| Error::io(out_path, e))?;
+        remaining -= take as u64;
     }
+    Ok(())
+}
+
+/// Publishes a staged `.ucas`, `.utoc` and `.pak` (in that order), removing
+/// the old `.pak` at `pak_path` first.
+pub fn publish_triplet(pak_path: &Path, staged: [Staged; 3]) -> Result<()> {
+    crate::publish::publish(vec![pak_path.to_path_buf()], staged.into())
 }
 
 /// Mount points end with `/` and use `/`.

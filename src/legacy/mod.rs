@@ -11,6 +11,7 @@
 //! gatherable text, Verse cells, metadata, import type hierarchies, world tile
 //! info) are kept as raw bytes at their place.
 
+pub mod bulk_data;
 mod cooked;
 mod files;
 mod names;

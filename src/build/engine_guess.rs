@@ -1,0 +1,100 @@
+//! When many packages fail to read, the manifest's engine version is the
+//! usual cause: cooked packages are unversioned, so a 5.1 package read as
+//! 5.2 fails somewhere in its summary. This module tries the other engine
+//! versions on the failing packages and, when one reads them all, turns a
+//! flood of identical errors into one manifest error that names the version
+//! to set.
+
+use crate::error::{Error, ErrorKind};
+use crate::legacy::LegacyPackage;
+use crate::manifest::Manifest;
+use crate::version::EngineVersion;
+
+use super::discover::Content;
+
+/// How many failing packages are tried with each other version.
+const SAMPLE: usize = 16;
+
+/// The engine versions (other than `current`) that read every one of the
+/// package headers at `headers` that `current` cannot read, nearest to
+/// `current` first. Empty when `current` reads them all (their failures are
+/// something else).
+pub fn versions_that_read(
+    headers: &[&std::path::Path],
+    current: EngineVersion,
+) -> Vec<EngineVersion> {
+    let bytes: Vec<Vec<u8>> = headers
+        .iter()
+        .filter_map(|path| std::fs::read(path).ok())
+        .filter(|b| LegacyPackage::read(b, Some(current)).is_err())
+        .take(SAMPLE)
+        .collect();
+    if bytes.is_empty() {
+        return Vec::new();
+    }
+    let mut fits: Vec<EngineVersion> = EngineVersion::ALL
+        .into_iter()
+        .filter(|&v| v != current)
+        .filter(|&v| {
+            bytes
+                .iter()
+                .all(|b| LegacyPackage::read(b, Some(v)).is_ok())
+        })
+        .collect();
+    let position = |v: EngineVersion| EngineVersion::ALL.iter().position(|&x| x == v).unwrap_or(0);
+    fits.sort_by_key(|&v| position(v).abs_diff(position(current)));
+    fits
+}
+
+/// Replaces a build's package failures by one manifest error when most of
+/// them are format errors that another engine version does not have.
+/// Other errors are returned unchanged.
+pub fn explain_failures(error: Error, content: &Content, manifest: &Manifest) -> Error {
+    let ErrorKind::Many {
+        failures, total, ..
+    } = error.kind()
+    else {
+        return error;
+    };
+    let format_failures: Vec<&Error> = failures.iter().filter(|e| e.is_format()).collect();
+    if format_failures.len() * 2 < failures.len()
+        || format_failures.is_empty()
+        || failures.len() * 2 < content.packages.len().max(1)
+    {
+        return error;
+    }
+    let headers: Vec<&std::path::Path> = format_failures.iter().filter_map(|e| e.file()).collect();
+    // Only packages of this build: an error may name a companion instead of the header.
+    let headers: Vec<&std::path::Path> = headers
+        .into_iter()
+        .filter(|h| content.packages.iter().any(|p| p.header == *h))
+        .collect();
+    let current = manifest.game.engine;
+    let fits = versions_that_read(&headers, current);
+    let Some(&best) = fits.first() else {
+        return error;
+    };
+    let others = if fits.len() > 1 {
+        format!(
+            " (also readable as {})",
+            fits[1..]
+                .iter()
+                .map(|v| v.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    } else {
+        String::new()
+    };
+    let first = &format_failures[0];
+    Error::usage(format!(
+        "{} of {total} packages do not read as UE {current}; they read as UE {best}{others}. \
+         First failure: {}",
+        failures.len(),
+        first
+    ))
+    .in_file(manifest.manifest_path())
+    .with_hint(format!(
+        "cooked packages do not say which engine wrote them: set `[game] engine = \"{best}\"` in mod.toml"
+    ))
+}

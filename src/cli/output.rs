@@ -1,0 +1,493 @@
+//! The one output layer of the command line: every command prints through
+//! an [`Output`], so every command follows the same rules.
+//!
+//! - Human format: status lines (`    Building …`) and diagnostics
+//!   (`warning: …`, `error: …`, with colour on a terminal unless `NO_COLOR`
+//!   or `--color never`) go to stderr; a command's data (tables, reports) to
+//!   stdout. `--quiet` silences everything but errors.
+//! - `--message-format json`: stdout carries one JSON object per line and
+//!   nothing else. Every line has a `reason`: `diagnostic` (errors, warnings
+//!   and notes, each with `level`, `code`, `message`, `file`, `structure`,
+//!   `offset`, `line`, `column`, `hint`), one line of data named by the
+//!   command (`build-finished`, `check`, `list`, …), and always, last, a
+//!   `finished` line of the same shape for success and failure.
+//! - `--json` (where a command has it): its data as pretty JSON on stdout,
+//!   the same object the JSON line would carry, diagnostics as text on stderr.
+//! - Exit codes: 0 ok, 1 the work failed (including warnings under
+//!   `--deny-warnings`), 2 usage or manifest error.
+
+use std::io::{IsTerminal, Write};
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use anstyle::{AnsiColor, Style};
+use clap::ValueEnum;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use serde::Serialize;
+use zenpak::diagnostic::{Diagnostic, Level};
+use zenpak::{Error, Result};
+
+/// How results and diagnostics are printed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum MessageFormat {
+    /// Text for people.
+    #[default]
+    Human,
+    /// One JSON object per line on stdout, for CI.
+    Json,
+}
+
+/// When to colour human output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum ColorWhen {
+    /// On a terminal, unless `NO_COLOR` is set.
+    #[default]
+    Auto,
+    Always,
+    Never,
+}
+
+/// Options every subcommand understands.
+#[derive(Debug, Clone, clap::Args)]
+pub struct GlobalOptions {
+    /// Print nothing but errors.
+    #[arg(short, long, global = true)]
+    pub quiet: bool,
+    /// Print more: every note, every file.
+    #[arg(short, long, global = true, conflicts_with = "quiet")]
+    pub verbose: bool,
+    /// Output format of messages.
+    #[arg(long, value_enum, value_name = "FMT", default_value_t = MessageFormat::Human, global = true)]
+    pub message_format: MessageFormat,
+    /// Colour human output.
+    #[arg(long, value_enum, value_name = "WHEN", default_value_t = ColorWhen::Auto, global = true)]
+    pub color: ColorWhen,
+    /// Treat warnings as errors (exit 1 when any warning was printed); for CI.
+    #[arg(long, global = true)]
+    pub deny_warnings: bool,
+}
+
+const VERB: Style = Style::new()
+    .bold()
+    .fg_color(Some(anstyle::Color::Ansi(AnsiColor::Green)));
+const ERROR: Style = Style::new()
+    .bold()
+    .fg_color(Some(anstyle::Color::Ansi(AnsiColor::Red)));
+const WARNING: Style = Style::new()
+    .bold()
+    .fg_color(Some(anstyle::Color::Ansi(AnsiColor::Yellow)));
+const NOTE: Style = Style::new()
+    .bold()
+    .fg_color(Some(anstyle::Color::Ansi(AnsiColor::Cyan)));
+const DIM: Style = Style::new().dimmed();
+
+/// How many errors of one kind are printed before the rest are counted.
+const SAME_ERROR_SHOWN: usize = 3;
+
+/// The printer every command uses. Thread-safe: the build reports from its workers.
+pub struct Output {
+    pub format: MessageFormat,
+    pub quiet: bool,
+    pub verbose: bool,
+    deny_warnings: bool,
+    /// Whether stderr gets colour (resolved from `--color`, `NO_COLOR` and the terminal).
+    color: bool,
+    command: &'static str,
+    warnings: AtomicUsize,
+    errors: AtomicUsize,
+    bar: Mutex<Option<ProgressBar>>,
+}
+
+impl Output {
+    pub fn new(global: &GlobalOptions, command: &'static str) -> Output {
+        let choice = match global.color {
+            ColorWhen::Auto => anstream::ColorChoice::Auto,
+            ColorWhen::Always => anstream::ColorChoice::Always,
+            ColorWhen::Never => anstream::ColorChoice::Never,
+        };
+        choice.write_global();
+        let color = !matches!(
+            anstream::AutoStream::choice(&std::io::stderr()),
+            anstream::ColorChoice::Never
+        );
+        Output {
+            format: global.message_format,
+            quiet: global.quiet,
+            verbose: global.verbose,
+            deny_warnings: global.deny_warnings,
+            color,
+            command,
+            warnings: AtomicUsize::new(0),
+            errors: AtomicUsize::new(0),
+            bar: Mutex::new(None),
+        }
+    }
+
+    pub fn is_json(&self) -> bool {
+        self.format == MessageFormat::Json
+    }
+
+    /// True when human status lines and data are wanted.
+    pub fn is_human_verbose_enough(&self) -> bool {
+        self.format == MessageFormat::Human && !self.quiet
+    }
+
+    fn paint(&self, style: Style, text: &str) -> String {
+        if self.color {
+            format!("{style}{text}{style:#}")
+        } else {
+            text.to_string()
+        }
+    }
+
+    /// Prints a line on stderr, above the progress bar if one is shown.
+    fn eprint_line(&self, line: &str) {
+        self.with_bar_suspended(|| eprint_raw(line));
+    }
+
+    /// A cargo-style status line: `   Building MyMod v0.1.0`, right-aligned verb.
+    pub fn status(&self, verb: &str, message: impl std::fmt::Display) {
+        if self.is_human_verbose_enough() {
+            self.eprint_line(&format!(
+                "{} {message}",
+                self.paint(VERB, &format!("{verb:>12}"))
+            ));
+        }
+    }
+
+    /// A status line shown only with `--verbose`.
+    pub fn verbose_status(&self, verb: &str, message: impl std::fmt::Display) {
+        if self.verbose {
+            self.status(verb, message);
+        }
+    }
+
+    /// One diagnostic: a JSON line, or `level: location: message` on stderr.
+    /// Warnings and notes are silenced by `--quiet` in human output; errors never are.
+    pub fn diagnostic(&self, diagnostic: &Diagnostic) {
+        match diagnostic.level {
+            Level::Error => self.errors.fetch_add(1, Ordering::Relaxed),
+            Level::Warning => self.warnings.fetch_add(1, Ordering::Relaxed),
+            Level::Note => 0,
+        };
+        if self.is_json() {
+            print_json_line(&DiagnosticLine {
+                reason: "diagnostic",
+                diagnostic,
+            });
+            return;
+        }
+        if self.quiet && diagnostic.level != Level::Error {
+            return;
+        }
+        self.eprint_line(&self.render(diagnostic));
+    }
+
+    /// Several diagnostics; in human output, runs of the same error (same
+    /// code and message) past the first few are folded into one count line.
+    pub fn diagnostics(&self, diagnostics: &[Diagnostic]) {
+        if self.is_json() || self.verbose {
+            for d in diagnostics {
+                self.diagnostic(d);
+            }
+            return;
+        }
+        let mut groups: Vec<(&Diagnostic, Vec<&Diagnostic>)> = Vec::new();
+        for d in diagnostics {
+            match groups.iter_mut().find(|(first, _)| {
+                first.code == d.code && first.message == d.message && first.level == d.level
+            }) {
+                Some((_, members)) => members.push(d),
+                None => groups.push((d, vec![d])),
+            }
+        }
+        for (_, members) in groups {
+            for d in members.iter().take(SAME_ERROR_SHOWN) {
+                self.diagnostic(d);
+            }
+            if members.len() > SAME_ERROR_SHOWN {
+                let rest = &members[SAME_ERROR_SHOWN..];
+                for d in rest {
+                    // Counted, not printed.
+                    match d.level {
+                        Level::Error => self.errors.fetch_add(1, Ordering::Relaxed),
+                        Level::Warning => self.warnings.fetch_add(1, Ordering::Relaxed),
+                        Level::Note => 0,
+                    };
+                }
+                if !self.quiet || members[0].level == Level::Error {
+                    self.eprint_line(&format!(
+                        "{} {} more with the same {}: {} (--verbose lists them all)",
+                        self.paint(DIM, "..."),
+                        rest.len(),
+                        members[0].level.as_str(),
+                        members[0].message
+                    ));
+                }
+            }
+        }
+    }
+
+    /// A warning from the command line itself.
+    pub fn warning(&self, code: &str, message: impl Into<String>) {
+        self.diagnostic(&Diagnostic::warning(code, message));
+    }
+
+    /// A note from the command line itself (shown in human output unless quiet).
+    pub fn note(&self, code: &str, message: impl Into<String>) {
+        self.diagnostic(&Diagnostic::note(code, message));
+    }
+
+    /// Renders a diagnostic for people: `level: location: message`, then the
+    /// source line with a caret when the diagnostic points into a text file,
+    /// then the hint.
+    fn render(&self, d: &Diagnostic) -> String {
+        let (style, label) = match d.level {
+            Level::Error => (ERROR, "error"),
+            Level::Warning => (WARNING, "warning"),
+            Level::Note => (NOTE, "note"),
+        };
+        let mut out = format!("{}: ", self.paint(style, label));
+        if let (Some(file), Some(line), Some(column)) = (&d.file, d.line, d.column) {
+            out.push_str(&d.message);
+            out.push_str(&format!(
+                "\n  {} {file}:{line}:{column}",
+                self.paint(DIM, "-->")
+            ));
+            if let Some(source) = source_line(file, line) {
+                let gutter = line.to_string();
+                let pad = " ".repeat(gutter.len());
+                let caret_at = source
+                    .char_indices()
+                    .nth(column.saturating_sub(1))
+                    .map_or(source.len(), |(i, _)| i);
+                let width = source[caret_at..]
+                    .split(|c: char| c.is_whitespace() || c == '=')
+                    .next()
+                    .map_or(1, |t| t.chars().count().max(1));
+                out.push_str(&format!(
+                    "\n  {pad} {bar}\n  {gutter} {bar} {source}\n  {pad} {bar} {}{}",
+                    " ".repeat(source[..caret_at].chars().count()),
+                    self.paint(style, &"^".repeat(width)),
+                    bar = self.paint(DIM, "|"),
+                ));
+            }
+        } else {
+            let location = d.location();
+            if !location.is_empty() {
+                out.push_str(&location);
+                out.push_str(": ");
+            }
+            out.push_str(&d.message);
+        }
+        if let Some(hint) = &d.hint {
+            out.push_str(&format!("\n  {} {hint}", self.paint(NOTE, "hint:")));
+        }
+        out
+    }
+
+    /// Prints an error: each failure as its own diagnostic (folded when many
+    /// are the same), then for a many-failure error one summary line.
+    pub fn error(&self, error: &Error) {
+        let diagnostics = Diagnostic::from_error(error);
+        self.diagnostics(&diagnostics);
+        if let zenpak::error::ErrorKind::Many { .. } = error.kind() {
+            if !self.is_json() {
+                let mut summary = format!("{}: {}", self.paint(ERROR, "error"), error.message());
+                if let Some(hint) = error.hint() {
+                    summary.push_str(&format!("\n  {} {hint}", self.paint(NOTE, "hint:")));
+                }
+                self.eprint_line(&summary);
+            }
+        }
+    }
+
+    /// A command's data: one JSON line `{"reason": reason, ...value}` with
+    /// `--message-format json`, else `human` prints it (on stdout) unless quiet.
+    pub fn data<T: Serialize>(&self, reason: &str, value: &T, human: impl FnOnce()) {
+        if self.is_json() {
+            let mut json = serde_json::to_value(value).unwrap_or(serde_json::Value::Null);
+            match json.as_object_mut() {
+                Some(map) => {
+                    map.insert("reason".into(), reason.into());
+                    // `reason` first, for people reading the stream.
+                    let mut ordered = serde_json::Map::new();
+                    ordered.insert("reason".into(), reason.into());
+                    for (k, v) in std::mem::take(map) {
+                        if k != "reason" {
+                            ordered.insert(k, v);
+                        }
+                    }
+                    print_json_line(&serde_json::Value::Object(ordered));
+                }
+                None => print_json_line(&serde_json::json!({ "reason": reason, "data": json })),
+            }
+        } else if !self.quiet {
+            self.with_bar_suspended(human);
+        }
+    }
+
+    /// Runs `f` with the progress bar (if any) out of the way. The lock is
+    /// not held while `f` runs: `f` may print through this output again.
+    fn with_bar_suspended(&self, f: impl FnOnce()) {
+        let bar = self.bar.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        match bar {
+            Some(bar) if !bar.is_hidden() => bar.suspend(f),
+            _ => f(),
+        }
+    }
+
+    /// Starts a progress bar of `len` steps on stderr (hidden when stderr is
+    /// not a terminal, with `--quiet` or with JSON output).
+    pub fn progress(&self, verb: &str, len: u64) -> Progress<'_> {
+        let visible = self.is_human_verbose_enough() && std::io::stderr().is_terminal();
+        let bar = ProgressBar::with_draw_target(
+            Some(len),
+            if visible {
+                ProgressDrawTarget::stderr()
+            } else {
+                ProgressDrawTarget::hidden()
+            },
+        );
+        let template = format!(
+            "{} [{{bar:30}}] {{pos}}/{{len}} {{elapsed}} {{per_sec}} {{wide_msg}}",
+            self.paint(
+                Style::new()
+                    .bold()
+                    .fg_color(Some(anstyle::Color::Ansi(AnsiColor::Cyan))),
+                &format!("{verb:>12}")
+            )
+        );
+        bar.set_style(
+            ProgressStyle::with_template(&template)
+                .unwrap_or_else(|_| ProgressStyle::default_bar())
+                .progress_chars("=> "),
+        );
+        if visible {
+            bar.enable_steady_tick(Duration::from_millis(200));
+        }
+        *self.bar.lock().unwrap_or_else(|e| e.into_inner()) = Some(bar.clone());
+        Progress { output: self, bar }
+    }
+
+    /// An error when `--deny-warnings` is on and a warning was printed: for
+    /// commands that must not go on to ship after a warning.
+    pub fn check_warnings_denied(&self) -> Result<()> {
+        let warnings = self.warnings.load(Ordering::Relaxed);
+        if self.deny_warnings && warnings > 0 {
+            return Err(Error::invalid(format!(
+                "{warnings} warning(s), and --deny-warnings treats them as errors; nothing was shipped"
+            )));
+        }
+        Ok(())
+    }
+
+    /// Ends the command: prints the error if there is one, applies
+    /// `--deny-warnings`, prints the JSON `finished` line, and gives the exit code.
+    pub fn finish(&self, result: Result<()>) -> ExitCode {
+        self.clear_progress();
+        let mut result = result;
+        if result.is_ok() && self.deny_warnings {
+            let warnings = self.warnings.load(Ordering::Relaxed);
+            if warnings > 0 {
+                result = Err(Error::invalid(format!(
+                    "{warnings} warning(s), and --deny-warnings treats them as errors"
+                )));
+            }
+        }
+        let code = match &result {
+            Ok(()) => 0,
+            Err(e) => {
+                self.error(e);
+                e.exit_code()
+            }
+        };
+        if self.is_json() {
+            print_json_line(&Finished {
+                reason: "finished",
+                command: self.command,
+                success: code == 0,
+                exit_code: code,
+                warnings: self.warnings.load(Ordering::Relaxed),
+                errors: self.errors.load(Ordering::Relaxed),
+            });
+        }
+        ExitCode::from(code)
+    }
+
+    fn clear_progress(&self) {
+        if let Some(bar) = self.bar.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            bar.finish_and_clear();
+        }
+    }
+}
+
+/// A progress bar that disappears when dropped.
+pub struct Progress<'a> {
+    output: &'a Output,
+    bar: ProgressBar,
+}
+
+impl Progress<'_> {
+    /// One step done; `message` names it (the whole name, not a prefix).
+    pub fn step(&self, message: &str) {
+        self.bar.inc(1);
+        self.bar.set_message(message.to_string());
+    }
+}
+
+impl Drop for Progress<'_> {
+    fn drop(&mut self) {
+        self.output.clear_progress();
+    }
+}
+
+#[derive(Serialize)]
+struct DiagnosticLine<'a> {
+    reason: &'static str,
+    #[serde(flatten)]
+    diagnostic: &'a Diagnostic,
+}
+
+#[derive(Serialize)]
+struct Finished {
+    reason: &'static str,
+    command: &'static str,
+    success: bool,
+    exit_code: u8,
+    warnings: usize,
+    errors: usize,
+}
+
+/// One JSON object on one line of stdout.
+pub fn print_json_line<T: Serialize>(value: &T) {
+    match serde_json::to_string(value) {
+        Ok(text) => write_stdout(&format!("{text}\n")),
+        Err(e) => eprint_raw(&format!("error: cannot encode JSON: {e}")),
+    }
+}
+
+/// Writes to stdout; a closed pipe ends the process quietly, as Unix tools do.
+pub fn write_stdout(text: &str) {
+    let mut out = anstream::stdout().lock();
+    if out
+        .write_all(text.as_bytes())
+        .and_then(|()| out.flush())
+        .is_err()
+    {
+        std::process::exit(0);
+    }
+}
+
+fn eprint_raw(line: &str) {
+    let mut err = anstream::stderr().lock();
+    let _ = writeln!(err, "{line}");
+}
+
+/// Line `line` (1-based) of a text file, for the caret under a manifest error.
+fn source_line(file: &str, line: usize) -> Option<String> {
+    let text = std::fs::read_to_string(file).ok()?;
+    text.lines().nth(line.checked_sub(1)?).map(str::to_string)
+}

@@ -1,0 +1,583 @@
+//! How zenpak puts files on disk so that it never leaves a half-written
+//! output and never removes what it did not write.
+//!
+//! - [`TempFile`]: every output is written under a unique hidden name in its
+//!   destination folder (`.<name>.<pid>-<random>.zenpak-tmp`), synced, and
+//!   only then renamed over the final name. Dropping an unpublished
+//!   temporary removes it; an interrupt handler can remove all of them
+//!   ([`remove_temporaries`]); a crash leaves them with a name `clean`
+//!   recognises ([`is_temporary_name`]).
+//! - [`publish`]: renames a set of staged files in the order given, inside a
+//!   critical section that an interrupt waits for, so Ctrl-C never cuts a
+//!   publication in half. The order is the caller's promise about what a
+//!   reader sees at any instant (a container's `.pak` last: the game finds
+//!   mods through their `.pak`).
+//! - [`OutputLock`]: one zenpak at a time per output folder (an advisory
+//!   lock on `<dir>/.zenpak-lock`), so two builds never interleave.
+//! - [`OwnedFiles`]: the record of the files zenpak wrote in a folder, with
+//!   their size, hash and a stamp of the inode that no later write can keep
+//!   unchanged. Only files in the record whose stamp still matches are ever
+//!   deleted.
+
+use std::collections::BTreeSet;
+use std::fs::File;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Mutex;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, ErrorKind, Result};
+
+/// The suffix of every temporary file zenpak writes.
+pub const TEMPORARY_SUFFIX: &str = ".zenpak-tmp";
+
+/// Temporaries that exist now (registered on creation, removed on publish or drop).
+static TEMPORARIES: Mutex<BTreeSet<PathBuf>> = Mutex::new(BTreeSet::new());
+/// Held while a publication renames files; an interrupt waits for it.
+static PUBLISHING: Mutex<()> = Mutex::new(());
+/// Set by the interrupt handler; long work checks it between steps.
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+static COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// True once the user asked zenpak to stop (Ctrl-C / SIGTERM).
+pub fn interrupted() -> bool {
+    INTERRUPTED.load(Ordering::SeqCst)
+}
+
+/// An error if the user asked zenpak to stop: call between steps of long work.
+pub fn check_interrupted() -> Result<()> {
+    if interrupted() {
+        Err(Error::new(ErrorKind::Interrupted))
+    } else {
+        Ok(())
+    }
+}
+
+/// What an interrupt handler does: marks the process interrupted, waits for
+/// a publication under way to complete, and removes every temporary file.
+/// Returns with the publication lock held by nobody; the caller then exits.
+pub fn on_interrupt() {
+    INTERRUPTED.store(true, Ordering::SeqCst);
+    let _publishing = PUBLISHING.lock().unwrap_or_else(|e| e.into_inner());
+    remove_temporaries();
+}
+
+/// Removes every registered temporary file (all of this process's unpublished outputs).
+pub fn remove_temporaries() {
+    let paths: Vec<PathBuf> = TEMPORARIES
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .iter()
+        .cloned()
+        .collect();
+    for path in paths {
+        let _ = std::fs::remove_file(&path);
+    }
+}
+
+/// Whether a file name is one of zenpak's temporaries.
+pub fn is_temporary_name(name: &str) -> bool {
+    name.starts_with('.') && name.ends_with(TEMPORARY_SUFFIX)
+}
+
+/// A random-enough 64-bit number without a dependency: std's hasher keys are
+/// random per process, and the counter separates names within one process.
+fn unique_number() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
+    hasher.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos()),
+    );
+    hasher.finish()
+}
+
+/// The temporary name beside `final_path`: hidden, unique to this process and call.
+pub fn temporary_path_for(final_path: &Path) -> PathBuf {
+    let name = final_path.file_name().unwrap_or_default().to_string_lossy();
+    final_path.with_file_name(format!(
+        ".{name}.{}-{:016x}{TEMPORARY_SUFFIX}",
+        std::process::id(),
+        unique_number()
+    ))
+}
+
+/// A file being written under a temporary name beside its final path.
+#[derive(Debug)]
+pub struct TempFile {
+    path: PathBuf,
+    final_path: PathBuf,
+    file: Option<File>,
+}
+
+impl TempFile {
+    /// Creates the temporary for `final_path` (its folder must exist).
+    pub fn create(final_path: &Path) -> Result<TempFile> {
+        let path = temporary_path_for(final_path);
+        TEMPORARIES
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(path.clone());
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .read(true)
+            .create_new(true)
+            .open(&path)
+            .map_err(|e| {
+                unregister(&path);
+                Error::io(&path, e)
+            })?;
+        Ok(TempFile {
+            path,
+            final_path: final_path.to_path_buf(),
+            file: Some(file),
+        })
+    }
+
+    /// The temporary's own path (for error messages).
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn final_path(&self) -> &Path {
+        &self.final_path
+    }
+
+    pub fn file(&mut self) -> &mut File {
+        self.file
+            .as_mut()
+            .expect("a TempFile keeps its file until it is staged")
+    }
+
+    /// Syncs the data to disk and closes the file: ready to publish.
+    pub fn stage(mut self) -> Result<Staged> {
+        let file = self.file.take().expect("staged once");
+        file.sync_all().map_err(|e| Error::io(&self.path, e))?;
+        drop(file);
+        let staged = Staged {
+            path: std::mem::take(&mut self.path),
+            final_path: std::mem::take(&mut self.final_path),
+        };
+        Ok(staged)
+    }
+}
+
+impl Write for TempFile {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.file().write(buf)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.file().flush()
+    }
+}
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        if !self.path.as_os_str().is_empty() {
+            self.file = None;
+            let _ = std::fs::remove_file(&self.path);
+            unregister(&self.path);
+        }
+    }
+}
+
+fn unregister(path: &Path) {
+    TEMPORARIES
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .remove(path);
+}
+
+/// A complete, synced temporary waiting to be renamed into place.
+#[derive(Debug)]
+pub struct Staged {
+    path: PathBuf,
+    final_path: PathBuf,
+}
+
+impl Staged {
+    pub fn final_path(&self) -> &Path {
+        &self.final_path
+    }
+}
+
+impl Drop for Staged {
+    fn drop(&mut self) {
+        if !self.path.as_os_str().is_empty() {
+            let _ = std::fs::remove_file(&self.path);
+            unregister(&self.path);
+        }
+    }
+}
+
+/// Writes `final_path` through a temporary file beside it.
+pub fn write_file(
+    final_path: &Path,
+    write: impl FnOnce(&mut TempFile) -> Result<()>,
+) -> Result<()> {
+    let mut temp = TempFile::create(final_path)?;
+    write(&mut temp)?;
+    let staged = temp.stage()?;
+    publish(Vec::new(), vec![staged])
+}
+
+/// Publishes staged files: first removes `remove_first` (files being
+/// replaced whose absence must come before the new files appear), then
+/// renames each staged file into place in the order given, then syncs the
+/// folders. Runs as one critical section: an interrupt waits for it.
+pub fn publish(remove_first: Vec<PathBuf>, staged: Vec<Staged>) -> Result<()> {
+    let _publishing = PUBLISHING.lock().unwrap_or_else(|e| e.into_inner());
+    for path in &remove_first {
+        match std::fs::remove_file(path) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(Error::io(path, e)),
+        }
+    }
+    let mut folders = BTreeSet::new();
+    for mut file in staged {
+        let from = std::mem::take(&mut file.path);
+        let to = std::mem::take(&mut file.final_path);
+        unregister(&from);
+        if let Err(e) = std::fs::rename(&from, &to) {
+            let _ = std::fs::remove_file(&from);
+            return Err(Error::io(&to, e));
+        }
+        if let Some(parent) = to.parent() {
+            folders.insert(parent.to_path_buf());
+        }
+    }
+    for folder in folders {
+        sync_folder(&folder);
+    }
+    Ok(())
+}
+
+/// Makes renames in a folder durable (a no-op where folders cannot be opened).
+fn sync_folder(folder: &Path) {
+    #[cfg(unix)]
+    if let Ok(dir) = File::open(folder) {
+        let _ = dir.sync_all();
+    }
+    #[cfg(not(unix))]
+    let _ = folder;
+}
+
+/// Name of the lock file in an output folder.
+pub const LOCK_NAME: &str = ".zenpak-lock";
+
+/// Exclusive use of an output folder by this process, released on drop.
+#[derive(Debug)]
+pub struct OutputLock {
+    file: File,
+    path: PathBuf,
+}
+
+impl OutputLock {
+    /// Locks `dir` (creating it). When another zenpak holds the lock,
+    /// `waiting` is called once with that process's id (if it wrote one),
+    /// then the call blocks until the folder is free.
+    pub fn acquire(dir: &Path, waiting: impl FnOnce(Option<u32>)) -> Result<OutputLock> {
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        let path = dir.join(LOCK_NAME);
+        let mut file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .map_err(|e| Error::io(&path, e))?;
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) => {
+                let holder = std::fs::read_to_string(&path)
+                    .ok()
+                    .and_then(|t| t.trim().parse().ok());
+                waiting(holder);
+                file.lock().map_err(|e| Error::io(&path, e))?;
+            }
+            Err(std::fs::TryLockError::Error(e)) => return Err(Error::io(&path, e)),
+        }
+        // Who holds it, for the message another zenpak prints while it waits.
+        let _ = file.set_len(0);
+        let _ = file.write_all(std::process::id().to_string().as_bytes());
+        let _ = file.flush();
+        Ok(OutputLock { file, path })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl Drop for OutputLock {
+    fn drop(&mut self) {
+        let _ = self.file.set_len(0);
+        let _ = self.file.unlock();
+    }
+}
+
+/// Identity of a file as written: size, modification time, and (on Unix)
+/// inode and change time. Rewriting, truncating or replacing the file
+/// changes the change time or the inode, which no user tool can set back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileStamp {
+    pub size: u64,
+    pub modified_ns: u128,
+    pub inode: u64,
+    pub changed_ns: i128,
+}
+
+impl FileStamp {
+    /// The stamp of the file at `path` (not following a final symlink).
+    pub fn of(path: &Path) -> std::io::Result<FileStamp> {
+        let meta = std::fs::symlink_metadata(path)?;
+        Ok(FileStamp::from_metadata(&meta))
+    }
+
+    pub fn from_metadata(meta: &std::fs::Metadata) -> FileStamp {
+        let modified_ns = meta
+            .modified()
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map_or(0, |d| d.as_nanos());
+        #[cfg(unix)]
+        let (inode, changed_ns) = {
+            use std::os::unix::fs::MetadataExt;
+            (
+                meta.ino(),
+                i128::from(meta.ctime()) * 1_000_000_000 + i128::from(meta.ctime_nsec()),
+            )
+        };
+        #[cfg(not(unix))]
+        let (inode, changed_ns) = (0, 0);
+        FileStamp {
+            size: meta.len(),
+            modified_ns,
+            inode,
+            changed_ns,
+        }
+    }
+}
+
+/// One file zenpak wrote, as it wrote it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OwnedFile {
+    /// Relative to the folder of the record.
+    pub name: String,
+    pub stamp: FileStamp,
+    /// Hex SHA-256 of the contents.
+    pub sha256: String,
+    /// Which mod wrote it (its manifest's path): folders can be shared.
+    #[serde(default)]
+    pub owner: String,
+}
+
+/// The record of the files zenpak wrote in one folder (`<dir>/.zenpak-owned.json`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OwnedFiles {
+    pub files: Vec<OwnedFile>,
+}
+
+/// Name of the ownership record in a folder zenpak writes to.
+pub const OWNED_RECORD_NAME: &str = ".zenpak-owned.json";
+
+/// What became of one recorded file when zenpak tried to remove it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub enum Removal {
+    Removed(PathBuf),
+    /// Changed since zenpak wrote it (or replaced by something else): left in place.
+    KeptChanged(PathBuf),
+    /// Already gone.
+    Missing(PathBuf),
+}
+
+impl OwnedFiles {
+    pub fn record_path(dir: &Path) -> PathBuf {
+        dir.join(OWNED_RECORD_NAME)
+    }
+
+    /// Loads the record of `dir`; missing or unreadable is empty (nothing is owned).
+    pub fn load(dir: &Path) -> OwnedFiles {
+        std::fs::read(Self::record_path(dir))
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .unwrap_or_default()
+    }
+
+    pub fn save(&self, dir: &Path) -> Result<()> {
+        let bytes = serde_json::to_vec_pretty(self).map_err(Error::json)?;
+        write_file(&Self::record_path(dir), |f| {
+            f.write_all(&bytes).map_err(|e| Error::io(f.path(), e))
+        })
+    }
+
+    /// Records (or re-records) `path` in `dir` as written by zenpak just now for `owner`.
+    pub fn insert(&mut self, dir: &Path, path: &Path, sha256: String, owner: &str) -> Result<()> {
+        let name = relative_name(dir, path)?;
+        let stamp = FileStamp::of(path).map_err(|e| Error::io(path, e))?;
+        self.files.retain(|f| f.name != name);
+        self.files.push(OwnedFile {
+            name,
+            stamp,
+            sha256,
+            owner: owner.to_string(),
+        });
+        self.files.sort_by(|a, b| a.name.cmp(&b.name));
+        Ok(())
+    }
+
+    /// Drops `path` from the record (it was removed or replaced by other means).
+    pub fn forget(&mut self, dir: &Path, path: &Path) {
+        if let Ok(name) = relative_name(dir, path) {
+            self.files.retain(|f| f.name != name);
+        }
+    }
+
+    pub fn get(&self, dir: &Path, path: &Path) -> Option<&OwnedFile> {
+        let name = relative_name(dir, path).ok()?;
+        self.files.iter().find(|f| f.name == name)
+    }
+
+    /// True when `path` is recorded and still exactly as zenpak wrote it.
+    pub fn is_unchanged(&self, dir: &Path, path: &Path) -> bool {
+        self.get(dir, path)
+            .is_some_and(|owned| FileStamp::of(path).is_ok_and(|s| s == owned.stamp))
+    }
+
+    /// Removes `path` if the record owns it and it is unchanged; forgets it either way.
+    pub fn remove(&mut self, dir: &Path, path: &Path) -> Result<Removal> {
+        let Ok(name) = relative_name(dir, path) else {
+            return Ok(Removal::KeptChanged(path.to_path_buf()));
+        };
+        let Some(position) = self.files.iter().position(|f| f.name == name) else {
+            return Ok(if path.exists() {
+                Removal::KeptChanged(path.to_path_buf())
+            } else {
+                Removal::Missing(path.to_path_buf())
+            });
+        };
+        let owned = self.files.remove(position);
+        match FileStamp::of(path) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                Ok(Removal::Missing(path.to_path_buf()))
+            }
+            Err(e) => Err(Error::io(path, e)),
+            Ok(stamp) if stamp != owned.stamp => Ok(Removal::KeptChanged(path.to_path_buf())),
+            Ok(_) => {
+                std::fs::remove_file(path).map_err(|e| Error::io(path, e))?;
+                Ok(Removal::Removed(path.to_path_buf()))
+            }
+        }
+    }
+}
+
+/// `path` relative to `dir`, as a single file name (records never reach into sub-folders
+/// they do not name).
+fn relative_name(dir: &Path, path: &Path) -> Result<String> {
+    let relative = path
+        .strip_prefix(dir)
+        .map_err(|_| Error::internal(format!("{} is not in {}", path.display(), dir.display())))?;
+    Ok(relative.to_string_lossy().replace('\\', "/"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn temporaries_are_unique_hidden_and_removed_on_drop() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("Mod_P.ucas");
+        let a = TempFile::create(&target).unwrap();
+        let b = TempFile::create(&target).unwrap();
+        assert_ne!(a.path(), b.path());
+        let name = a.path().file_name().unwrap().to_string_lossy().into_owned();
+        assert!(is_temporary_name(&name), "{name}");
+        let (pa, pb) = (a.path().to_path_buf(), b.path().to_path_buf());
+        assert!(pa.exists() && pb.exists());
+        drop(a);
+        drop(b);
+        assert!(!pa.exists() && !pb.exists());
+        assert!(!target.exists());
+    }
+
+    #[test]
+    fn publish_renames_in_order_and_removes_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let old = dir.path().join("old.pak");
+        std::fs::write(&old, b"old").unwrap();
+        let mut staged = Vec::new();
+        for name in ["a.utoc", "a.pak"] {
+            let mut t = TempFile::create(&dir.path().join(name)).unwrap();
+            t.write_all(name.as_bytes()).unwrap();
+            staged.push(t.stage().unwrap());
+        }
+        publish(vec![old.clone()], staged).unwrap();
+        assert!(!old.exists());
+        assert_eq!(std::fs::read(dir.path().join("a.pak")).unwrap(), b"a.pak");
+        let names: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert!(names.iter().all(|n| !is_temporary_name(n)), "{names:?}");
+    }
+
+    #[test]
+    fn owned_files_are_removed_only_when_unchanged() {
+        let dir = tempfile::tempdir().unwrap();
+        let mine = dir.path().join("mine.zip");
+        let changed = dir.path().join("changed.zip");
+        let theirs = dir.path().join("theirs.zip");
+        for p in [&mine, &changed, &theirs] {
+            std::fs::write(p, b"zip").unwrap();
+        }
+        let mut owned = OwnedFiles::default();
+        owned.insert(dir.path(), &mine, "x".into(), "me").unwrap();
+        owned
+            .insert(dir.path(), &changed, "x".into(), "me")
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        std::fs::write(&changed, b"someone else's").unwrap();
+        assert!(owned.is_unchanged(dir.path(), &mine));
+        assert!(!owned.is_unchanged(dir.path(), &changed));
+        assert_eq!(
+            owned.remove(dir.path(), &mine).unwrap(),
+            Removal::Removed(mine.clone())
+        );
+        assert_eq!(
+            owned.remove(dir.path(), &changed).unwrap(),
+            Removal::KeptChanged(changed.clone())
+        );
+        assert_eq!(
+            owned.remove(dir.path(), &theirs).unwrap(),
+            Removal::KeptChanged(theirs.clone())
+        );
+        assert!(!mine.exists() && changed.exists() && theirs.exists());
+    }
+
+    #[test]
+    fn a_second_lock_waits_for_the_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let first = OutputLock::acquire(dir.path(), |_| panic!("free folder")).unwrap();
+        let path = dir.path().to_path_buf();
+        let waited = std::sync::Arc::new(AtomicBool::new(false));
+        let flag = waited.clone();
+        let handle = std::thread::spawn(move || {
+            let _second = OutputLock::acquire(&path, |pid| {
+                assert_eq!(pid, Some(std::process::id()));
+                flag.store(true, Ordering::SeqCst);
+            })
+            .unwrap();
+        });
+        while !waited.load(Ordering::SeqCst) {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        drop(first);
+        handle.join().unwrap();
+    }
+}
