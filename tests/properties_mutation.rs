@@ -48,7 +48,7 @@ fn mutated_property_data_gives_clean_errors() {
             let mut m = files.clone();
             let at = (next(&mut seed) as usize) % span;
             m.uexp[at] ^= (next(&mut seed) >> 40) as u8 | 1;
-            if next(&mut seed) % 4 == 0 {
+            if next(&mut seed).is_multiple_of(4) {
                 // A length-like field set to a huge or negative value.
                 let at = at & !3;
                 if at + 4 <= m.uexp.len() {

@@ -524,7 +524,7 @@ fn seed_primes() -> Vec<u32> {
         if primes
             .iter()
             .take_while(|&&p| p * p <= n)
-            .all(|&p| n % p != 0)
+            .all(|&p| !n.is_multiple_of(p))
         {
             primes.push(n);
         }

@@ -90,7 +90,7 @@ impl AesKey {
 
     /// Decrypts in place; a length that is not a multiple of 16 is an error.
     pub fn decrypt(&self, data: &mut [u8]) -> Result<()> {
-        if data.len() % AES_BLOCK != 0 {
+        if !data.len().is_multiple_of(AES_BLOCK) {
             return Err(Error::invalid(format!(
                 "encrypted data of {} bytes is not a whole number of AES blocks",
                 data.len()
@@ -108,7 +108,7 @@ impl AesKey {
 /// encrypting: the pad repeats the data from its start.
 pub fn pad_like_engine(data: &mut Vec<u8>) {
     let len = data.len();
-    if len == 0 || len % AES_BLOCK == 0 {
+    if len == 0 || len.is_multiple_of(AES_BLOCK) {
         return;
     }
     let target = len.next_multiple_of(AES_BLOCK);

@@ -193,7 +193,7 @@ pub fn read_split_names(
     hashes_offset: usize,
     hashes_size: usize,
 ) -> Result<Vec<ZenName>> {
-    if hashes_size < 8 || hashes_size % 8 != 0 {
+    if hashes_size < 8 || !hashes_size.is_multiple_of(8) {
         return Err(r.error(format!(
             "name hash block size {hashes_size} is not 8 + 8 × names"
         )));

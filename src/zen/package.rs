@@ -201,7 +201,7 @@ fn span(
         )));
     }
     let bytes = (end - start) as usize;
-    if bytes % element_size != 0 {
+    if !bytes.is_multiple_of(element_size) {
         return Err(r.error(format!(
             "{what}: section of {bytes} bytes is not a whole number of {element_size}-byte entries"
         )));
@@ -321,7 +321,7 @@ impl ZenPackage {
                 }
                 let at = r.pos();
                 let size = r.i64().context("bulk data map size")?;
-                if size < 0 || size as u64 % BulkDataMapEntry::SIZE as u64 != 0 {
+                if size < 0 || !(size as u64).is_multiple_of(BulkDataMapEntry::SIZE as u64) {
                     return Err(r.error_at(
                         at,
                         format!("bulk data map size {size} is not a multiple of 32"),
