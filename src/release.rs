@@ -390,7 +390,9 @@ pub struct CleanReport {
 pub fn clean(manifest: &Manifest) -> Result<CleanReport> {
     let dir = manifest.output_dir();
     let mut report = CleanReport::default();
-    if !is_real_dir(&dir) {
+    // The output folder itself may be a link (a `target` on another disk);
+    // nothing inside it is followed, and the link's destination stays.
+    if !dir.is_dir() {
         return Ok(report);
     }
     let _lock = crate::publish::OutputLock::acquire(&dir, |_| {})?;
@@ -437,16 +439,13 @@ pub fn clean(manifest: &Manifest) -> Result<CleanReport> {
     cache.clean(&mut report.removed)?;
     remove_temporaries_in(&dir, &mut report)?;
     drop(_lock);
-    // The folder goes only if nothing but the lock file is left in it.
-    let lock = dir.join(crate::publish::LOCK_NAME);
-    let others = std::fs::read_dir(&dir)
-        .map_err(|e| Error::io(&dir, e))?
-        .flatten()
-        .any(|e| e.file_name() != crate::publish::LOCK_NAME);
-    if !others {
-        remove(&lock, &mut report)?;
-        remove_dir_if_empty(&dir, &mut report)?;
+    // The lock file goes when no zenpak build state is left (another mod
+    // sharing the folder keeps its cache, and the lock with it); then the
+    // folder goes if it is empty.
+    if !dir.join(CACHE_DIR).exists() {
+        remove(&dir.join(crate::publish::LOCK_NAME), &mut report)?;
     }
+    remove_dir_if_empty(&dir, &mut report)?;
     Ok(report)
 }
 

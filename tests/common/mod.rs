@@ -118,3 +118,45 @@ pub fn zen_packages(corpus: &Path) -> Vec<(PathBuf, zenpak::EngineVersion)> {
         .filter_map(|p| engine_of(corpus, &p).map(|v| (p, v)))
         .collect()
 }
+
+/// Runs a command to its end and returns its exit status and peak resident
+/// memory in KiB (from the kernel's accounting of that one child, `wait4`).
+#[cfg(unix)]
+pub fn run_measuring_memory(
+    command: &mut std::process::Command,
+) -> (std::process::ExitStatus, u64, std::process::Output) {
+    use std::os::unix::process::ExitStatusExt;
+    let child = command
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let pid = child.id() as libc::pid_t;
+    // Drain the pipes on threads so the child never blocks on a full pipe.
+    let mut child = child;
+    let mut stdout = child.stdout.take().unwrap();
+    let mut stderr = child.stderr.take().unwrap();
+    let out_thread = std::thread::spawn(move || {
+        let mut b = Vec::new();
+        std::io::Read::read_to_end(&mut stdout, &mut b).ok();
+        b
+    });
+    let err_thread = std::thread::spawn(move || {
+        let mut b = Vec::new();
+        std::io::Read::read_to_end(&mut stderr, &mut b).ok();
+        b
+    });
+    let mut status: libc::c_int = 0;
+    // SAFETY: rusage is plain data; wait4 fills it for our own child.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let waited = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    assert_eq!(waited, pid, "wait4 failed");
+    let exit = std::process::ExitStatus::from_raw(status);
+    let output = std::process::Output {
+        status: exit,
+        stdout: out_thread.join().unwrap(),
+        stderr: err_thread.join().unwrap(),
+    };
+    // Linux reports ru_maxrss in KiB.
+    (exit, usage.ru_maxrss as u64, output)
+}
