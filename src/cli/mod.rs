@@ -10,6 +10,7 @@ mod check;
 mod convert;
 mod deps;
 mod diff;
+mod get;
 mod inspect;
 mod inspect_classic;
 mod inspect_zen;
@@ -62,12 +63,14 @@ pub enum Command {
     Check(check::Args),
     /// Show what a file holds: legacy or Zen package, container, pak, mappings, classic package.
     Inspect(inspect::Args),
-    /// List the chunks of an IoStore container (.utoc).
+    /// List the files of a container, a pak or a game's Paks folder.
     List(list::Args),
-    /// Check an IoStore container and its companion .pak.
+    /// Check a container and its companion .pak, a pak, or a game's Paks folder.
     Verify(verify::Args),
-    /// Extract an IoStore container's chunks and its pak's files into a folder.
+    /// Write the files of a container, a pak or a game's Paks folder into a folder.
     Unpack(unpack::Args),
+    /// Write one file of a container, a pak or a game's Paks folder.
+    Get(get::Args),
     /// Create a new mod repository in a new folder.
     New(new::NewArgs),
     /// Create a mod repository in the current folder.
@@ -94,6 +97,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::List(args) => list::run(args, &cli.global),
         Command::Verify(args) => verify::run(args, &cli.global),
         Command::Unpack(args) => unpack::run(args, &cli.global),
+        Command::Get(args) => get::run(args, &cli.global),
         Command::New(args) => new::run_new(args, &cli.global),
         Command::Init(args) => new::run_init(args, &cli.global),
         Command::Package(args) => release::run_package(args, &cli.global),
