@@ -610,9 +610,15 @@ impl GameView {
         };
         for source in &self.sources {
             match (&source.container, &source.pak) {
-                // The container's verify reads its companion pak as well;
-                // global.utoc has none by design.
-                (Some(c), pak) => report.merge(c.verify_with(pak.is_some())),
+                // The container's verify reads its companion pak as well
+                // (and reports it missing); global.utoc has none by design.
+                (Some(c), _) => {
+                    let global = c
+                        .utoc_path
+                        .file_name()
+                        .is_some_and(|n| n.eq_ignore_ascii_case("global.utoc"));
+                    report.merge(c.verify_with(!global))
+                }
                 (None, Some(p)) => report.merge(verify_pak_entries(p)),
                 (None, None) => {}
             }
