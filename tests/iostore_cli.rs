@@ -62,10 +62,12 @@ fn list_verify_inspect_unpack() {
     let files = files.as_array().unwrap();
     // The package, the container header chunk and the pak's file.
     assert_eq!(files.len(), 3, "{out}");
-    assert!(files.iter().any(|c| c["path"] == "MyGame/Content/A.uzenasset"
-        && c["stored_path"] == "MyGame/Content/A.uasset"
-        && c["kind"] == "ExportBundleData"
-        && c["size"] == 100_000));
+    assert!(files
+        .iter()
+        .any(|c| c["path"] == "MyGame/Content/A.uzenasset"
+            && c["stored_path"] == "MyGame/Content/A.uasset"
+            && c["kind"] == "ExportBundleData"
+            && c["size"] == 100_000));
     assert!(files
         .iter()
         .any(|c| c["path"] == "MyGame/Config/DefaultGame.ini" && c["kind"] == "pak"));

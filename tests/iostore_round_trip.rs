@@ -300,7 +300,10 @@ fn verify_detects_flipped_byte_truncation_and_missing_pak() {
     std::fs::remove_file(&written.pak).unwrap();
     let report = Container::open(&written.utoc, None).unwrap().verify();
     assert!(
-        report.errors.iter().any(|e| e.file.as_deref().is_some_and(|f| f.ends_with(".pak"))),
+        report
+            .errors
+            .iter()
+            .any(|e| e.file.as_deref().is_some_and(|f| f.ends_with(".pak"))),
         "{:?}",
         report.errors
     );
@@ -324,7 +327,10 @@ fn renamed_container_warns() {
         .verify();
     assert!(report.errors.is_empty(), "{:?}", report.errors);
     assert!(
-        report.warnings.iter().any(|w| w.code == "renamed-container"),
+        report
+            .warnings
+            .iter()
+            .any(|w| w.code == "renamed-container"),
         "{:?}",
         report.warnings
     );

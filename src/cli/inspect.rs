@@ -120,6 +120,9 @@ fn inspect_mappings(args: &Args) -> Result<()> {
     if args.json {
         return super::print_json(&summary);
     }
+    for d in &summary.diagnostics {
+        eprintln!("warning: {d}");
+    }
     println!(
         "{}: .usmap mappings, version {}",
         args.path.display(),
