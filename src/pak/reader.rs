@@ -376,6 +376,7 @@ impl PakReader {
                 entry.size
             };
             let mut done = 0u64;
+            let mut head = Vec::new();
             while done < on_disk {
                 let piece = (on_disk - done).min(COPY_PIECE);
                 let mut data = read_at(&mut file, file_len, data_at + done, piece, "entry data")?;
@@ -383,6 +384,14 @@ impl PakReader {
                 sha1::Digest::update(&mut hasher, &data[..hashed]);
                 if let Some(key) = key {
                     key.decrypt(&mut data)?;
+                    if head.is_empty() {
+                        head = data[..data.len().min(AES_BLOCK)].to_vec();
+                    }
+                    // UnrealPak 4.20 (version 5) filled padding with random
+                    // bytes of the data; from 4.21 with its first bytes.
+                    if done + piece == on_disk && self.version >= PakVersion::V7 {
+                        check_padding(&head, &data[hashed..])?;
+                    }
                 }
                 data.truncate(hashed);
                 write(sink, &data)?;
@@ -456,6 +465,26 @@ impl PakReader {
     pub fn unpack(&self, dir: &Path) -> Result<usize> {
         self.unpack_filtered(dir, &|_| true)
     }
+}
+
+/// The SHA-1 of an encrypted entry covers its encrypted bytes, so it cannot
+/// tell a wrong key. Its padding can: UnrealPak (4.21+, checked on the
+/// corpus's versions 7 to 11) pads the plain text with its own first bytes,
+/// other tools with zeros, and a wrong key turns the padding into noise. An
+/// entry whose size is a multiple of 16 has no padding, and nothing can
+/// tell a wrong key from its bytes.
+fn check_padding(head: &[u8], padding: &[u8]) -> Result<()> {
+    let engine_fill = padding
+        .iter()
+        .enumerate()
+        .all(|(i, &b)| head.get(i % head.len().max(1)) == Some(&b));
+    if padding.is_empty() || engine_fill || padding.iter().all(|&b| b == 0) {
+        return Ok(());
+    }
+    Err(
+        Error::key("the entry's padding does not decrypt to what a pak writer puts there")
+            .with_hint("the AES key is wrong"),
+    )
 }
 
 fn hex(bytes: &[u8]) -> String {

@@ -3,10 +3,10 @@
 //!
 //! Checked byte for byte against the corpus's UnrealPak (4.27) paks: for
 //! the same files, in the same order, with the same mount point and path
-//! hash seed, an uncompressed unencrypted pak is identical, and so are
-//! encrypted ones (entry data padded with its own first bytes, index parts
-//! with zeros). Compressed entries match in layout; their zlib bytes match
-//! only where the deflate encoder gives the same output (zenpak uses
+//! hash seed, an uncompressed pak is identical, encrypted or not (entry
+//! data and index parts are padded to 16 bytes with their own first bytes
+//! before encryption). Compressed entries match in layout; their zlib bytes
+//! match only where the deflate encoder gives the same output (zenpak uses
 //! flate2's, UnrealPak the zlib library's).
 
 use std::fs::File;
@@ -36,8 +36,9 @@ pub struct PakWriterOptions {
     /// reads it from the index, so any value works in game. zenpak uses 0
     /// unless told otherwise, so output does not depend on file names.
     pub path_hash_seed: u64,
-    /// With a key: whether the index is encrypted too (UnrealPak's
-    /// `-encryptindex`); entry data is encrypted either way.
+    /// With a key: whether the entries' data is encrypted (UnrealPak's `-encrypt`).
+    pub encrypt_entries: bool,
+    /// With a key: whether the index is encrypted (UnrealPak's `-encryptindex`).
     pub encrypt_index: bool,
 }
 
@@ -49,6 +50,7 @@ impl Default for PakWriterOptions {
             key: None,
             encryption_key_guid: [0; 16],
             path_hash_seed: 0,
+            encrypt_entries: true,
             encrypt_index: true,
         }
     }
@@ -90,6 +92,7 @@ impl PakWriter {
                 key,
                 encryption_key_guid,
                 path_hash_seed: 0,
+                encrypt_entries: true,
                 encrypt_index: true,
             },
         )
@@ -126,7 +129,8 @@ impl PakWriter {
             )));
         }
         let offset = self.position;
-        let encrypted = self.options.key.is_some();
+        let entry_key = self.entry_key().cloned();
+        let encrypted = entry_key.is_some();
         let compression = self.options.compression;
         // Compress per block; keep the blocks only if they save space.
         let mut blocks_data: Option<Vec<Vec<u8>>> = None;
@@ -149,7 +153,7 @@ impl PakWriter {
                 method = 1;
                 for mut b in blocks {
                     block_lens.push(b.len() as u64);
-                    if let Some(key) = &self.options.key {
+                    if let Some(key) = &entry_key {
                         pad_like_engine(&mut b);
                         key.encrypt(&mut b);
                     }
@@ -159,7 +163,7 @@ impl PakWriter {
             None => {
                 method = 0;
                 on_disk.extend_from_slice(data);
-                if let Some(key) = &self.options.key {
+                if let Some(key) = &entry_key {
                     pad_like_engine(&mut on_disk);
                     key.encrypt(&mut on_disk);
                 }
@@ -213,12 +217,13 @@ impl PakWriter {
         Ok(())
     }
 
-    /// Seals a part of the index: pads it with zeros and encrypts it when
-    /// the pak is encrypted; returns the bytes to store and the SHA-1 the
-    /// index records (of the padded plain text).
+    /// Seals a part of the index: pads it (with its own first bytes, as
+    /// UnrealPak does) and encrypts it when the index is encrypted; returns
+    /// the bytes to store and the SHA-1 the index records (of the padded
+    /// plain text).
     fn seal(&self, mut part: Vec<u8>) -> (Vec<u8>, [u8; 20]) {
         if let Some(key) = self.index_key() {
-            part.resize(part.len().next_multiple_of(16), 0);
+            pad_like_engine(&mut part);
             let hash = sha1(&part);
             key.encrypt(&mut part);
             (part, hash)
@@ -226,6 +231,13 @@ impl PakWriter {
             let hash = sha1(&part);
             (part, hash)
         }
+    }
+
+    fn entry_key(&self) -> Option<&AesKey> {
+        self.options
+            .key
+            .as_ref()
+            .filter(|_| self.options.encrypt_entries)
     }
 
     fn index_key(&self) -> Option<&AesKey> {
