@@ -30,29 +30,65 @@ fn temp_dir(name: &str) -> PathBuf {
 }
 
 /// Runs the real binary and returns (exit code, stderr, peak RSS in bytes).
+///
+/// The peak is measured by `/usr/bin/time` (GNU time's `%M`), which forks
+/// the binary from a small process: a child forked from this test process
+/// would report the test's own memory as its high-water mark, because
+/// Linux carries the pre-`exec` peak into `ru_maxrss`. Without GNU time the
+/// peak is sampled from `/proc/<pid>/status` (`VmHWM`) while it runs.
 fn run_measured(args: &[&str]) -> (i32, String, u64) {
-    let dir = temp_dir("run");
-    let err_path = dir.join("stderr");
-    let child = Command::new(env!("CARGO_BIN_EXE_zenpak"))
+    static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let base = std::env::temp_dir().join(format!("zenpak-run-{}-{n}", std::process::id()));
+    let err_path = base.with_extension("stderr");
+    let peak_path = base.with_extension("peak");
+    let time = Path::new("/usr/bin/time");
+    let mut command = if time.is_file() {
+        let mut c = Command::new(time);
+        c.arg("-f").arg("%M").arg("-o").arg(&peak_path);
+        c.arg(env!("CARGO_BIN_EXE_zenpak"));
+        c
+    } else {
+        Command::new(env!("CARGO_BIN_EXE_zenpak"))
+    };
+    let mut child = command
         .args(args)
         .env_remove("ZENPAK_AES_KEY")
         .stdout(Stdio::null())
         .stderr(std::fs::File::create(&err_path).unwrap())
         .spawn()
         .unwrap();
-    let mut status = 0;
-    // SAFETY: plain syscall on our own child; the structs are zeroed C data.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
-    assert_eq!(pid, child.id() as i32);
-    let code = if libc::WIFEXITED(status) {
-        libc::WEXITSTATUS(status)
-    } else {
-        -1
+    let mut sampled = 0u64;
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if let Ok(s) = std::fs::read_to_string(format!("/proc/{}/status", child.id())) {
+            if let Some(kb) = s
+                .lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+            {
+                sampled = sampled.max(kb * 1024);
+            }
+        }
+        std::thread::sleep(std::time::Duration::from_millis(2));
     };
-    let stderr = std::fs::read_to_string(&err_path).unwrap_or_default();
-    let _ = std::fs::remove_dir_all(&dir);
-    (code, stderr, usage.ru_maxrss as u64 * 1024)
+    let peak = std::fs::read_to_string(&peak_path)
+        .ok()
+        .and_then(|t| t.lines().last().and_then(|l| l.trim().parse::<u64>().ok()))
+        .map(|kb| kb * 1024)
+        .unwrap_or(sampled);
+    let mut stderr = std::fs::read_to_string(&err_path).unwrap_or_default();
+    // GNU time reports a non-zero exit on stderr; that line is its, not ours.
+    stderr = stderr
+        .lines()
+        .filter(|l| !l.starts_with("Command exited with non-zero status"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let _ = std::fs::remove_file(&err_path);
+    let _ = std::fs::remove_file(&peak_path);
+    (status.code().unwrap_or(-1), stderr, peak)
 }
 
 /// A chunk of a hand-made container: its blocks' `.ucas` offsets are given.

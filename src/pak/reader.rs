@@ -254,10 +254,20 @@ impl PakReader {
     ) -> Result<Vec<(String, PakEntry)>> {
         let encoded = &primary.encoded_entries;
         let mut out = Vec::new();
+        // Two names sharing one record would share its data: refused before
+        // anything is decoded, since each decoded record may list 65535 blocks.
+        let mut seen: std::collections::BTreeMap<i32, String> = Default::default();
         for (dir, files) in &fdi.0 {
             let dir = if dir == "/" { "" } else { dir.as_str() };
             for (name, location) in files {
                 let path = format!("{dir}{name}");
+                if let Some(first) = seen.insert(*location, path.clone()) {
+                    return Err(Error::invalid(format!(
+                        "entries `{first}` and `{path}` overlap: both point at entry record {location}"
+                    ))
+                    .within("pak directory index")
+                    .with_hint("the pak is corrupt or was made to exhaust memory; zenpak refuses it"));
+                }
                 let entry = if *location >= 0 {
                     let at = *location as usize;
                     if at >= encoded.len() {
