@@ -705,10 +705,13 @@ fn project_name(paks: &Path) -> Option<String> {
     )
 }
 
+/// A predicate over view paths.
+pub type PathFilter = Box<dyn Fn(&str) -> bool>;
+
 /// A `--filter` glob: matched against the view path, case-insensitively;
 /// `*` stays within a folder, `**` crosses folders; a pattern without `/`
 /// matches the file name at any depth.
-pub fn path_filter(patterns: &[String]) -> Result<Box<dyn Fn(&str) -> bool>> {
+pub fn path_filter(patterns: &[String]) -> Result<PathFilter> {
     if patterns.is_empty() {
         return Ok(Box::new(|_| true));
     }

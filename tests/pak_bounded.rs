@@ -127,9 +127,7 @@ fn write_pak_with(path: &Path, method: &str, entries: &[HandEntry], alias: usize
         }
         if repeat && n == 0 {
             let first = blocks[0];
-            for b in &mut blocks {
-                *b = first;
-            }
+            blocks.fill(first);
             stored.truncate(e.blocks[0].len());
         }
         let entry = PakEntry {
