@@ -1,9 +1,14 @@
 //! Block compression used by IoStore containers and pak files: none, zlib,
-//! zstd and lz4. Oodle is named (so files that use it are reported
-//! clearly) but not supported: its codec is proprietary.
+//! gzip, zstd and lz4 both ways, and Oodle (Kraken, Mermaid, Selkie,
+//! Leviathan) for reading only, through the pure-Rust `oozextract` decoder:
+//! writing Oodle needs Epic's proprietary Oodle SDK, so asking for it is an
+//! error that says so.
 //!
 //! The names are the engine's `FName`s for the methods, as they appear in
-//! a `.utoc`'s compression method table and a pak footer.
+//! a `.utoc`'s compression method table and a pak footer (`NAME_Zlib`,
+//! `NAME_Gzip`, `NAME_LZ4`, `NAME_Oodle`; `Zstd` is not a stock engine codec).
+//! Every decompression is bounded by the block's declared uncompressed size,
+//! which callers check against their format's block size first.
 
 use std::io::Write;
 
@@ -20,8 +25,11 @@ pub enum Compression {
     #[default]
     None,
     Zlib,
+    Gzip,
     Zstd,
     Lz4,
+    /// Readable only: compressing needs the proprietary Oodle SDK.
+    Oodle,
 }
 
 impl Compression {
@@ -30,26 +38,42 @@ impl Compression {
         match self {
             Compression::None => "None",
             Compression::Zlib => "Zlib",
+            Compression::Gzip => "Gzip",
             Compression::Zstd => "Zstd",
             Compression::Lz4 => "LZ4",
+            Compression::Oodle => "Oodle",
         }
     }
 
-    /// Finds a method by its table name (case-insensitive). `Oodle` and
-    /// unknown names are errors that name the method.
+    /// Whether zenpak can write this method (Oodle it can only read).
+    pub fn is_writable(self) -> bool {
+        self != Compression::Oodle
+    }
+
+    /// An error unless zenpak can write this method: for callers that take
+    /// a method from the user and want to refuse it before writing anything.
+    pub fn check_writable(self) -> Result<()> {
+        if self.is_writable() {
+            Ok(())
+        } else {
+            Err(oodle_write_error())
+        }
+    }
+
+    /// Finds a method by its table name (case-insensitive). Unknown names
+    /// are errors that name the method.
     pub fn from_engine_name(name: &str) -> Result<Self> {
         match name.to_ascii_lowercase().as_str() {
             "" | "none" => Ok(Compression::None),
             "zlib" => Ok(Compression::Zlib),
+            "gzip" => Ok(Compression::Gzip),
             "zstd" => Ok(Compression::Zstd),
             "lz4" => Ok(Compression::Lz4),
-            "oodle" => Err(Error::unsupported(
-                "compression method Oodle is not supported (its codec is proprietary)",
-            )
-            .with_hint("re-create the file with zlib, zstd, lz4 or no compression")),
-            _ => Err(Error::unsupported(format!(
-                "unknown compression method `{name}`"
-            ))),
+            "oodle" => Ok(Compression::Oodle),
+            _ => Err(
+                Error::unsupported(format!("unknown compression method `{name}`"))
+                    .with_hint("zenpak reads None, Zlib, Gzip, LZ4, Zstd and Oodle blocks"),
+            ),
         }
     }
 
@@ -65,10 +89,21 @@ impl Compression {
                 enc.finish()
                     .map_err(|e| Error::internal(format!("zlib: {e}")))
             }
+            Compression::Gzip => {
+                // Header fields fixed (no name, no time) so output is reproducible.
+                let mut enc = flate2::GzBuilder::new()
+                    .mtime(0)
+                    .write(Vec::new(), flate2::Compression::default());
+                enc.write_all(data)
+                    .map_err(|e| Error::internal(format!("gzip: {e}")))?;
+                enc.finish()
+                    .map_err(|e| Error::internal(format!("gzip: {e}")))
+            }
             Compression::Zstd => {
                 zstd::bulk::compress(data, 3).map_err(|e| Error::internal(format!("zstd: {e}")))
             }
             Compression::Lz4 => Ok(lz4_flex::block::compress(data)),
+            Compression::Oodle => Err(oodle_write_error()),
         }
     }
 
@@ -78,6 +113,8 @@ impl Compression {
         let out = match self {
             Compression::None => data.to_vec(),
             Compression::Zlib => decompress_zlib_strict(data, uncompressed_size)?,
+            Compression::Gzip => decompress_gzip(data, uncompressed_size)?,
+            Compression::Oodle => decompress_oodle(data, uncompressed_size)?,
             Compression::Zstd => zstd::bulk::decompress(data, uncompressed_size)
                 .map_err(|e| Error::decompress("zstd", e))?,
             Compression::Lz4 => lz4_flex::block::decompress(data, uncompressed_size)
@@ -125,6 +162,58 @@ fn decompress_zlib_strict(data: &[u8], uncompressed_size: usize) -> Result<Vec<u
     Ok(out)
 }
 
+/// The error for writing Oodle, which only Epic's SDK can encode.
+fn oodle_write_error() -> Error {
+    Error::unsupported(
+        "zenpak cannot write Oodle-compressed data: the Oodle encoder is part of Epic's \
+         proprietary Oodle SDK (zenpak only decodes Oodle, with the open-source oozextract)",
+    )
+    .with_hint("choose zlib, gzip, lz4, zstd or none for the output")
+}
+
+/// Inflates one gzip member, which must fill the block exactly and produce
+/// exactly the expected size (the CRC-32 and size trailer are checked by
+/// the decoder).
+fn decompress_gzip(data: &[u8], uncompressed_size: usize) -> Result<Vec<u8>> {
+    use std::io::Read;
+    let mut decoder = flate2::bufread::GzDecoder::new(data);
+    let mut out = Vec::with_capacity(uncompressed_size);
+    // One byte more than expected is enough to tell "too long".
+    (&mut decoder)
+        .take(uncompressed_size as u64 + 1)
+        .read_to_end(&mut out)
+        .map_err(|e| Error::decompress("gzip", e))?;
+    if !decoder.into_inner().is_empty() {
+        return Err(Error::decompress(
+            "gzip",
+            "the stream does not end at the end of the block",
+        ));
+    }
+    Ok(out)
+}
+
+/// Decodes a bare Oodle stream (any of its codecs: the stream says which).
+/// The decoder is third-party code fed with file bytes; a panic inside it
+/// is turned into an error rather than taking the process down.
+fn decompress_oodle(data: &[u8], uncompressed_size: usize) -> Result<Vec<u8>> {
+    let mut out = vec![0u8; uncompressed_size];
+    let decoded = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        oozextract::Extractor::new().read_from_slice(data, &mut out)
+    }));
+    match decoded {
+        Ok(Ok(n)) if n == uncompressed_size => Ok(out),
+        Ok(Ok(n)) => Err(Error::decompress(
+            "Oodle",
+            format!("decoded {n} bytes, expected {uncompressed_size}"),
+        )),
+        Ok(Err(_)) => Err(Error::decompress("Oodle", "the stream is corrupt")),
+        Err(_) => Err(Error::decompress(
+            "Oodle",
+            "the stream is corrupt (the decoder gave up)",
+        )),
+    }
+}
+
 fn adler32(data: &[u8]) -> u32 {
     let (mut a, mut b) = (1u32, 0u32);
     for chunk in data.chunks(5552) {
@@ -157,6 +246,7 @@ mod tests {
         for m in [
             Compression::None,
             Compression::Zlib,
+            Compression::Gzip,
             Compression::Zstd,
             Compression::Lz4,
         ] {
@@ -167,15 +257,38 @@ mod tests {
     }
 
     #[test]
-    fn oodle_is_named_in_the_error() {
-        let e = Compression::from_engine_name("Oodle").unwrap_err();
-        assert!(e.to_string().contains("Oodle"));
+    fn oodle_reads_but_does_not_write() {
+        let m = Compression::from_engine_name("Oodle").unwrap();
+        assert_eq!(m, Compression::Oodle);
+        let e = m.compress(b"data").unwrap_err();
+        assert_eq!(e.code(), "unsupported");
+        assert!(e.to_string().contains("proprietary"), "{e}");
+        assert!(m.check_writable().is_err());
+        assert!(Compression::Lz4.check_writable().is_ok());
     }
 
     #[test]
     fn corrupt_block_is_an_error() {
-        for m in [Compression::Zlib, Compression::Zstd, Compression::Lz4] {
-            assert!(m.decompress(&[1, 2, 3, 4, 5], 100).is_err());
+        for m in [
+            Compression::Zlib,
+            Compression::Gzip,
+            Compression::Zstd,
+            Compression::Lz4,
+            Compression::Oodle,
+        ] {
+            let e = m.decompress(&[1, 2, 3, 4, 5], 100).unwrap_err();
+            assert_eq!(e.code(), "decompress", "{m:?}");
         }
+    }
+
+    #[test]
+    fn gzip_output_is_reproducible_and_strict() {
+        let data = vec![7u8; 5000];
+        let a = Compression::Gzip.compress(&data).unwrap();
+        assert_eq!(a, Compression::Gzip.compress(&data).unwrap());
+        let mut trailing = a.clone();
+        trailing.push(0);
+        assert!(Compression::Gzip.decompress(&trailing, 5000).is_err());
+        assert!(Compression::Gzip.decompress(&a, 4999).is_err());
     }
 }

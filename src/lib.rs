@@ -13,6 +13,7 @@ pub mod compression;
 pub mod diagnostic;
 pub mod error;
 pub mod fixups;
+pub mod game;
 pub mod hash;
 pub mod iostore;
 pub mod legacy;

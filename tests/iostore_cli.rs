@@ -58,12 +58,19 @@ fn list_verify_inspect_unpack() {
 
     let (code, out, err) = zenpak(&["list", u, "--json"]);
     assert_eq!(code, 0, "{err}");
-    let chunks: serde_json::Value = serde_json::from_str(&out).unwrap();
-    let chunks = chunks.as_array().unwrap();
-    assert_eq!(chunks.len(), 2);
-    assert!(chunks
+    let files: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let files = files.as_array().unwrap();
+    // The package, the container header chunk and the pak's file.
+    assert_eq!(files.len(), 3, "{out}");
+    assert!(files
         .iter()
-        .any(|c| c["path"] == "MyGame/Content/A.uasset" && c["size"] == 100_000));
+        .any(|c| c["path"] == "MyGame/Content/A.uzenasset"
+            && c["stored_path"] == "MyGame/Content/A.uasset"
+            && c["kind"] == "ExportBundleData"
+            && c["size"] == 100_000));
+    assert!(files
+        .iter()
+        .any(|c| c["path"] == "MyGame/Config/DefaultGame.ini" && c["kind"] == "pak"));
 
     let (code, out, err) = zenpak(&["verify", u]);
     assert_eq!(code, 0, "{out}{err}");
@@ -80,7 +87,7 @@ fn list_verify_inspect_unpack() {
     let (code, out, err) = zenpak(&["inspect", pak.to_str().unwrap(), "--json"]);
     assert_eq!(code, 0, "{err}");
     let summary: serde_json::Value = serde_json::from_str(&out).unwrap();
-    assert_eq!(summary["version"], 11);
+    assert_eq!(summary["version"], "11");
     assert_eq!(
         summary["entries"][0]["path"],
         "MyGame/Config/DefaultGame.ini"
@@ -90,7 +97,7 @@ fn list_verify_inspect_unpack() {
     let (code, _, err) = zenpak(&["unpack", u, out_dir.to_str().unwrap()]);
     assert_eq!(code, 0, "{err}");
     assert_eq!(
-        std::fs::read(out_dir.join("MyGame/Content/A.uasset")).unwrap(),
+        std::fs::read(out_dir.join("MyGame/Content/A.uzenasset")).unwrap(),
         vec![7u8; 100_000]
     );
     assert_eq!(
@@ -111,7 +118,7 @@ fn verify_fails_with_exit_code_1_and_a_clear_message() {
     std::fs::write(&ucas, &bytes).unwrap();
     let (code, _, err) = zenpak(&["verify", u]);
     assert_eq!(code, 1);
-    assert!(err.contains("hash mismatch"), "{err}");
+    assert!(err.contains("BLAKE3 mismatch"), "{err}");
     bytes[500] ^= 1;
     std::fs::write(&ucas, &bytes).unwrap();
 

@@ -279,7 +279,7 @@ fn verify_detects_flipped_byte_truncation_and_missing_pak() {
     std::fs::write(&written.ucas, &flipped).unwrap();
     let report = Container::open(&written.utoc, None).unwrap().verify();
     assert!(
-        report.errors.iter().any(|e| e.contains("hash mismatch")),
+        report.errors.iter().any(|e| e.code == "hash-mismatch"),
         "{:?}",
         report.errors
     );
@@ -300,7 +300,10 @@ fn verify_detects_flipped_byte_truncation_and_missing_pak() {
     std::fs::remove_file(&written.pak).unwrap();
     let report = Container::open(&written.utoc, None).unwrap().verify();
     assert!(
-        report.errors.iter().any(|e| e.contains(".pak is missing")),
+        report
+            .errors
+            .iter()
+            .any(|e| e.file.as_deref().is_some_and(|f| f.ends_with(".pak"))),
         "{:?}",
         report.errors
     );
@@ -324,7 +327,10 @@ fn renamed_container_warns() {
         .verify();
     assert!(report.errors.is_empty(), "{:?}", report.errors);
     assert!(
-        report.warnings.iter().any(|w| w.contains("renamed")),
+        report
+            .warnings
+            .iter()
+            .any(|w| w.code == "renamed-container"),
         "{:?}",
         report.warnings
     );

@@ -69,7 +69,7 @@ pub fn sniff(path: &Path, head: &[u8]) -> Result<Kind> {
     }
     match ext.as_str() {
         "pak" => Ok(Kind::Pak),
-        "uzenasset" | "uasset" | "umap" => Ok(Kind::ZenPackage),
+        "uzenasset" | "uzenmap" | "uasset" | "umap" => Ok(Kind::ZenPackage),
         _ => Err(Error::usage(format!(
             "{}: not a file zenpak recognises (expected a package, .utoc, .pak or .usmap)",
             path.display()
@@ -78,6 +78,9 @@ pub fn sniff(path: &Path, head: &[u8]) -> Result<Kind> {
 }
 
 pub fn run(args: Args, global: &GlobalOptions) -> Result<()> {
+    if args.path.is_dir() {
+        return inspect_folder(&args, JsonStyle::choose(global, args.json));
+    }
     let head = read_head(&args.path)?;
     let kind = sniff(&args.path, &head)?;
     let json = JsonStyle::choose(global, args.json);
@@ -117,6 +120,9 @@ fn inspect_mappings(args: &Args) -> Result<()> {
     if args.json {
         return super::print_json(&summary);
     }
+    for d in &summary.diagnostics {
+        eprintln!("warning: {d}");
+    }
     println!(
         "{}: .usmap mappings, version {}",
         args.path.display(),
@@ -139,7 +145,7 @@ fn inspect_mappings(args: &Args) -> Result<()> {
 
 /// The `.utoc` branch: TOC header, flags, chunks by type, container header.
 fn inspect_toc(args: &Args, json: Option<JsonStyle>) -> Result<()> {
-    let container = zenpak::iostore::Container::open(&args.path, args.key.key()?)?;
+    let container = zenpak::iostore::Container::open_with_keys(&args.path, &args.key.keys()?)?;
     let summary = container.summary()?;
     if let Some(style) = json {
         return style.print(&summary);
@@ -189,18 +195,18 @@ fn inspect_toc(args: &Args, json: Option<JsonStyle>) -> Result<()> {
 
 /// The `.pak` branch: footer, index and entries.
 fn inspect_pak(args: &Args, json: Option<JsonStyle>) -> Result<()> {
-    let pak = zenpak::pak::PakReader::open(&args.path, args.key.key()?)?;
+    let pak = zenpak::pak::PakReader::open_with_keys(&args.path, &args.key.keys()?)?;
     if let Some(style) = json {
         #[derive(serde::Serialize)]
         struct PakSummary<'a> {
-            version: u32,
+            version: String,
             mount_point: &'a str,
             encrypted_index: bool,
             compression_methods: &'a [String],
             entries: &'a [zenpak::pak::PakEntryInfo],
         }
         return style.print(&PakSummary {
-            version: pak.version,
+            version: pak.version.to_string(),
             mount_point: &pak.mount_point,
             encrypted_index: pak.encrypted_index,
             compression_methods: &pak.compression_methods,
@@ -221,6 +227,41 @@ fn inspect_pak(args: &Args, json: Option<JsonStyle>) -> Result<()> {
             e.path,
             if e.encrypted { "  (encrypted)" } else { "" }
         );
+    }
+    Ok(())
+}
+
+/// A game's `Paks` folder: the mounted sources in the engine's order.
+fn inspect_folder(args: &Args, json: Option<JsonStyle>) -> Result<()> {
+    let view = zenpak::game::GameView::open(&args.path, &args.key.keys()?)?;
+    let summary = view.summary();
+    if let Some(style) = json {
+        return style.print(&summary);
+    }
+    println!("{}", args.path.display());
+    println!(
+        "  {:>4} {:>6}  {:<4} {:>8} {:>8}  source",
+        "seq", "order", "pak", "entries", "chunks"
+    );
+    for s in &summary.sources {
+        println!(
+            "  {:>4} {:>6}  {:<4} {:>8} {:>8}  {}{}",
+            s.sequence,
+            s.order,
+            s.pak_version.as_deref().unwrap_or("-"),
+            s.pak_entries,
+            s.container_chunks
+                .map_or("-".to_string(), |n| n.to_string()),
+            s.path,
+            if s.encrypted { "  (encrypted)" } else { "" }
+        );
+    }
+    println!(
+        "  files: {}, packages: {}, shadowed copies: {}",
+        summary.files, summary.packages, summary.shadowed
+    );
+    for d in &summary.diagnostics {
+        println!("  warning: {d}");
     }
     Ok(())
 }

@@ -1,35 +1,40 @@
-//! `zenpak list X.utoc [--json]`: the chunks of a container with type,
-//! size and path.
+//! `zenpak list PATH [--filter GLOB] [--json]`: the files a container, pak
+//! or game folder holds (winning copies, as the game sees them).
 
-use zenpak::iostore::Container;
+use zenpak::game::{path_filter, GameView};
 use zenpak::Result;
 
-use super::key::ContainerArgs;
+use super::key::SourceArgs;
 use super::{GlobalOptions, JsonStyle};
 
-pub type Args = ContainerArgs;
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    #[command(flatten)]
+    pub source: SourceArgs,
+    /// Only paths matching this glob (`*` within a folder, `**` across,
+    /// case-insensitive; without `/` it matches file names). Repeatable.
+    #[arg(long, value_name = "GLOB")]
+    pub filter: Vec<String>,
+}
 
 pub fn run(args: Args, global: &GlobalOptions) -> Result<()> {
-    let container = Container::open(&args.utoc, args.key.key()?)?;
-    let chunks = container.chunks();
-    if let Some(style) = JsonStyle::choose(global, args.json) {
-        return style.print(&chunks);
+    let view = GameView::open(&args.source.path, &args.source.key.keys()?)?;
+    let keep = path_filter(&args.filter)?;
+    let files: Vec<_> = view.files().iter().filter(|f| keep(&f.path)).collect();
+    if let Some(style) = JsonStyle::choose(global, args.source.json) {
+        return style.print(&files);
+    }
+    for d in &view.diagnostics {
+        eprintln!("warning: {d}");
     }
     if global.quiet {
         return Ok(());
     }
-    println!(
-        "{:>6}  {:<24}  {:<22}  {:>12}  path",
-        "index", "chunk id", "type", "size"
-    );
-    for c in &chunks {
+    println!("{:>12}  {:<22}  {:<28}  path", "size", "kind", "source");
+    for f in &files {
         println!(
-            "{:>6}  {:<24}  {:<22}  {:>12}  {}",
-            c.index,
-            c.id,
-            format!("{:?}", c.chunk_type),
-            c.size,
-            c.path.as_deref().unwrap_or("-")
+            "{:>12}  {:<22}  {:<28}  {}",
+            f.size, f.kind, f.source, f.path
         );
     }
     Ok(())

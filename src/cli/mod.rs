@@ -14,6 +14,7 @@ mod check;
 mod convert;
 mod deps;
 mod diff;
+mod get;
 mod inspect;
 mod inspect_classic;
 mod inspect_zen;
@@ -65,19 +66,23 @@ pub enum Command {
         after_help = "Examples:\n  zenpak inspect Cooked/MyGame/Content/Hero.uasset\n  zenpak inspect target/MyMod_P.utoc --json\n  zenpak inspect Hero.uasset --mappings MyGame.usmap --properties"
     )]
     Inspect(inspect::Args),
-    /// List the chunks of an IoStore container (.utoc).
+    /// List the files of a container, a pak or a game's Paks folder.
     #[command(
-        after_help = "Examples:\n  zenpak list target/MyMod_P.utoc\n  zenpak list target/MyMod_P.utoc --json"
+        after_help = "Examples:\n  zenpak list target/MyMod_P.utoc\n  zenpak list Game/Content/Paks --filter \"Game/Content/Characters/**\"\n  zenpak list target/MyMod_P.utoc --json"
     )]
     List(list::Args),
-    /// Check an IoStore container and its companion .pak.
+    /// Check a container and its companion .pak, a pak, or a game's Paks folder.
     #[command(
-        after_help = "Examples:\n  zenpak verify target/MyMod_P.utoc\n  ZENPAK_AES_KEY=0x... zenpak verify pakchunk0-Windows.utoc"
+        after_help = "Examples:\n  zenpak verify target/MyMod_P.utoc\n  zenpak verify Game/Content/Paks --aes-key 0x0123...\n  ZENPAK_AES_KEY=0x... zenpak verify pakchunk0-Windows.utoc"
     )]
     Verify(verify::Args),
-    /// Extract an IoStore container's chunks and its pak's files into a folder.
-    #[command(after_help = "Examples:\n  zenpak unpack target/MyMod_P.utoc unpacked/")]
+    /// Write the files of a container, a pak or a game's Paks folder into a folder.
+    #[command(
+        after_help = "Examples:\n  zenpak unpack target/MyMod_P.utoc unpacked/\n  zenpak unpack Game/Content/Paks out/ --filter \"**/*.ini\""
+    )]
     Unpack(unpack::Args),
+    /// Write one file of a container, a pak or a game's Paks folder.
+    Get(get::Args),
     /// Create a new mod repository in a new folder.
     #[command(
         after_help = "Examples:\n  zenpak new MyMod --engine 5.6 --project MyGame\n  zenpak new my-mod-repo --name MyMod --engine 5.3 --project Marvel"
@@ -141,6 +146,7 @@ impl Command {
             Command::List(_) => "list",
             Command::Verify(_) => "verify",
             Command::Unpack(_) => "unpack",
+            Command::Get(_) => "get",
             Command::New(_) => "new",
             Command::Init(_) => "init",
             Command::Package(_) => "package",
@@ -176,6 +182,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::List(args) => list::run(args, global),
         Command::Verify(args) => verify::run(args, global),
         Command::Unpack(args) => unpack::run(args, global),
+        Command::Get(args) => get::run(args, global),
         Command::New(args) => new::run_new(args, &out),
         Command::Init(args) => new::run_init(args, &out),
         Command::Package(args) => release::run_package(args, &out),

@@ -1,37 +1,43 @@
-//! `zenpak unpack X.utoc DIR`: writes the container's chunks (by path) and
-//! the companion pak's files into DIR, never outside it.
+//! `zenpak unpack PATH DIR [--filter GLOB]`: writes the files of a
+//! container, pak or game folder into DIR, never outside it. Zen packages
+//! are written as `.uzenasset`/`.uzenmap` (they are not legacy packages).
 
 use std::path::PathBuf;
 
-use zenpak::iostore::Container;
-use zenpak::pak::PakReader;
+use zenpak::game::{path_filter, GameView};
 use zenpak::Result;
 
 use super::key::KeyArgs;
-use super::GlobalOptions;
+use super::{GlobalOptions, JsonStyle};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The container's `.utoc`.
-    pub utoc: PathBuf,
+    /// A `.utoc`, a `.pak` or a game's `Paks` folder.
+    pub path: PathBuf,
     /// Output folder.
     pub dir: PathBuf,
+    /// Only paths matching this glob (as `list --filter`). Repeatable.
+    #[arg(long, value_name = "GLOB")]
+    pub filter: Vec<String>,
+    /// Print a JSON summary.
+    #[arg(long)]
+    pub json: bool,
     #[command(flatten)]
     pub key: KeyArgs,
 }
 
 pub fn run(args: Args, global: &GlobalOptions) -> Result<()> {
-    let key = args.key.key()?;
-    let container = Container::open(&args.utoc, key.clone())?;
-    let chunks = container.unpack(&args.dir)?;
-    let pak_path = args.utoc.with_extension("pak");
-    let mut pak_files = 0;
-    if pak_path.is_file() {
-        pak_files = PakReader::open(&pak_path, key)?.unpack(&args.dir)?;
+    let view = GameView::open(&args.path, &args.key.keys()?)?;
+    let keep = path_filter(&args.filter)?;
+    let summary = view.unpack(&args.dir, &keep)?;
+    if let Some(style) = JsonStyle::choose(global, args.json) {
+        return style.print(&summary);
     }
     if !global.quiet {
         println!(
-            "unpacked {chunks} chunks and {pak_files} pak files into {}",
+            "unpacked {} files ({} bytes) into {}",
+            summary.files,
+            summary.bytes,
             args.dir.display()
         );
     }

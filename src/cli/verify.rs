@@ -1,18 +1,19 @@
-//! `zenpak verify X.utoc`: every chunk decompresses and matches its hash,
-//! the container header and directory index parse, the companion pak
-//! exists and its index parses. Exit code 1 when anything is wrong.
+//! `zenpak verify PATH`: every chunk decompresses and matches its hash, no
+//! two chunks or pak entries share bytes, the container headers and
+//! directory indexes parse, every pak entry matches its SHA-1. Exit code 1
+//! when anything is wrong.
 
-use zenpak::iostore::Container;
+use zenpak::game::GameView;
 use zenpak::{Error, Result};
 
-use super::key::ContainerArgs;
+use super::key::SourceArgs;
 use super::{GlobalOptions, JsonStyle};
 
-pub type Args = ContainerArgs;
+pub type Args = SourceArgs;
 
 pub fn run(args: Args, global: &GlobalOptions) -> Result<()> {
-    let container = Container::open(&args.utoc, args.key.key()?)?;
-    let report = container.verify();
+    let view = GameView::open(&args.path, &args.key.keys()?)?;
+    let report = view.verify();
     if let Some(style) = JsonStyle::choose(global, args.json) {
         style.print(&report)?;
     } else {
@@ -22,22 +23,22 @@ pub fn run(args: Args, global: &GlobalOptions) -> Result<()> {
         for e in &report.errors {
             eprintln!("error: {e}");
         }
-        if !global.quiet && report.errors.is_empty() {
+        if !global.quiet && report.is_ok() {
             println!(
                 "{}: ok — {} chunks, {} packages, {} pak entries",
-                args.utoc.display(),
+                args.path.display(),
                 report.chunks_checked,
                 report.packages,
                 report.pak_entries
             );
         }
     }
-    if report.errors.is_empty() {
+    if report.is_ok() {
         Ok(())
     } else {
         Err(Error::invalid(format!(
             "{}: verification failed with {} error(s)",
-            args.utoc.display(),
+            args.path.display(),
             report.errors.len()
         )))
     }

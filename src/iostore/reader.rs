@@ -1,10 +1,18 @@
-//! Reading a container back: the TOC, chunks by index or path, the
-//! container header, and [`Container::verify`], which checks everything a
-//! game relies on.
+//! Reading a container back: the TOC, chunks by index or path (streamed
+//! block by block, each chunk's hash checked), the container header,
+//! [`Container::verify`], which checks everything a game relies on, and
+//! [`Container::unpack`].
+//!
+//! Bounded on any input: the TOC's counts are checked against its size
+//! when it is parsed, a chunk is read one compression block at a time
+//! (at most 16 MiB stored and 16 MiB decompressed, the 24-bit limits of a
+//! block entry), and [`Container::layout_errors`] refuses containers whose
+//! chunks share blocks or whose blocks share `.ucas` bytes, which is what
+//! lets a tiny `.utoc` claim gigabytes of output.
 
 use std::collections::BTreeMap;
 use std::fs::File;
-use std::io::{Read, Seek, SeekFrom};
+use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
@@ -12,10 +20,11 @@ use serde::Serialize;
 use super::chunk::{ChunkId, ChunkType};
 use super::container_header::ContainerHeader;
 use super::directory_index::DirectoryIndex;
-use super::toc::{container_flags, Toc, TocVersion};
+use super::toc::{container_flags, CompressionBlock, Toc, TocVersion};
 use crate::compression::Compression;
-use crate::error::{Error, Result};
-use crate::pak::crypto::AesKey;
+use crate::diagnostic::Diagnostic;
+use crate::error::{Error, ErrorKind, Result};
+use crate::pak::crypto::{AesKey, KeyRing};
 use crate::pak::PakReader;
 
 /// One chunk as listed.
@@ -37,26 +46,141 @@ pub struct Container {
     pub directory_index: Option<DirectoryIndex>,
     /// TOC index → path relative to the mount point.
     pub paths: BTreeMap<usize, String>,
-    methods: Vec<Compression>,
+    methods: Vec<Option<Compression>>,
     /// The key the container's blocks are decrypted with (only when it is encrypted).
     key: Option<AesKey>,
-    /// The key the user gave, for the companion pak (which may be encrypted on its own).
-    pak_key: Option<AesKey>,
+    /// The keys the user gave, for the companion pak (which may be encrypted on its own).
+    keys: KeyRing,
 }
 
-/// What [`Container::verify`] found.
+/// What a `verify` found: errors and warnings as diagnostics, plus counts.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct VerifyReport {
     pub chunks_checked: usize,
     pub packages: usize,
     pub pak_entries: usize,
-    pub errors: Vec<String>,
-    pub warnings: Vec<String>,
+    pub errors: Vec<Diagnostic>,
+    pub warnings: Vec<Diagnostic>,
+}
+
+impl VerifyReport {
+    pub fn is_ok(&self) -> bool {
+        self.errors.is_empty()
+    }
+
+    fn error(&mut self, error: &Error) {
+        self.errors.extend(Diagnostic::from_error(error));
+    }
+
+    fn warn(&mut self, code: &str, message: String, file: &Path) {
+        self.warnings
+            .push(Diagnostic::warning(code, message).with_file(file));
+    }
+
+    /// Adds another report's findings and counts.
+    pub fn merge(&mut self, other: VerifyReport) {
+        self.chunks_checked += other.chunks_checked;
+        self.packages += other.packages;
+        self.pak_entries += other.pak_entries;
+        self.errors.extend(other.errors);
+        self.warnings.extend(other.warnings);
+    }
+}
+
+/// Largest block a block entry can describe: its sizes are 24-bit.
+const MAX_BLOCK_BYTES: u64 = (1 << 24) - 1;
+
+fn io_at(path: &Path, offset: u64, e: std::io::Error) -> Error {
+    Error::new(ErrorKind::Io(e)).in_file(path).at(offset)
+}
+
+/// The partition files a chunk read opens, kept for the length of the read.
+struct PartitionFiles<'a> {
+    container: &'a Container,
+    open: BTreeMap<u64, (PathBuf, File, u64)>,
+}
+
+impl PartitionFiles<'_> {
+    /// Reads `len` bytes at `offset` of the container's `.ucas` address
+    /// space (partition `offset / partition_size`).
+    fn read(&mut self, offset: u64, len: u64) -> Result<(Vec<u8>, PathBuf, u64)> {
+        let size = self.container.partition_size();
+        let partition = offset / size;
+        let in_file = offset % size;
+        if !self.open.contains_key(&partition) {
+            let path = self.container.partition_path(partition);
+            let file = File::open(&path).map_err(|e| Error::io(&path, e))?;
+            let file_len = file.metadata().map_err(|e| Error::io(&path, e))?.len();
+            self.open.insert(partition, (path, file, file_len));
+        }
+        let (path, file, file_len) = self.open.get_mut(&partition).expect("inserted above");
+        if in_file.checked_add(len).is_none_or(|end| end > *file_len) {
+            return Err(Error::format(
+                in_file,
+                format!("the block ({len} bytes) runs past the end of the file ({file_len} bytes)"),
+            )
+            .in_file(&*path)
+            .with_hint("the .ucas is truncated, or belongs to another .utoc"));
+        }
+        file.seek(SeekFrom::Start(in_file))
+            .map_err(|e| io_at(path, in_file, e))?;
+        let mut buf = vec![0u8; len as usize];
+        file.read_exact(&mut buf)
+            .map_err(|e| io_at(path, in_file, e))?;
+        Ok((buf, path.clone(), in_file))
+    }
+}
+
+/// The hash a TOC records for chunk data: SHA-1 in UE4 containers, BLAKE3
+/// truncated to 20 bytes in UE5 ones.
+enum ChunkHasher {
+    Sha1(sha1::Sha1),
+    Blake3(Box<blake3::Hasher>),
+}
+
+impl ChunkHasher {
+    fn new(ue5: bool) -> Self {
+        if ue5 {
+            ChunkHasher::Blake3(Box::new(blake3::Hasher::new()))
+        } else {
+            ChunkHasher::Sha1(<sha1::Sha1 as sha1::Digest>::new())
+        }
+    }
+
+    fn update(&mut self, data: &[u8]) {
+        match self {
+            ChunkHasher::Sha1(h) => sha1::Digest::update(h, data),
+            ChunkHasher::Blake3(h) => {
+                h.update(data);
+            }
+        }
+    }
+
+    fn finish(self) -> [u8; 20] {
+        match self {
+            ChunkHasher::Sha1(h) => sha1::Digest::finalize(h).into(),
+            ChunkHasher::Blake3(h) => {
+                let mut out = [0u8; 20];
+                out.copy_from_slice(&h.finalize().as_bytes()[..20]);
+                out
+            }
+        }
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 impl Container {
-    /// Opens `X.utoc` (with `X.ucas` beside it).
+    /// Opens `X.utoc` (with `X.ucas` beside it). `key` decrypts an encrypted
+    /// container and an encrypted companion pak.
     pub fn open(utoc: &Path, key: Option<AesKey>) -> Result<Self> {
+        Self::open_with_keys(utoc, &KeyRing::single(key))
+    }
+
+    /// Opens `X.utoc`, taking the key its TOC's GUID names from `keys`.
+    pub fn open_with_keys(utoc: &Path, keys: &KeyRing) -> Result<Self> {
         let data = std::fs::read(utoc).map_err(|e| Error::io(utoc, e))?;
         let toc = Toc::read(&data).map_err(|e| e.in_file(utoc))?;
         let ucas_path = utoc.with_extension("ucas");
@@ -69,20 +193,28 @@ impl Container {
                 ),
             ));
         }
-        let mut methods = Vec::new();
-        for name in &toc.compression_methods {
-            methods.push(
-                Compression::from_engine_name(name)
-                    .map_err(|e| e.in_file(utoc).within("TOC compression methods"))?,
-            );
-        }
+        // Unknown methods are kept as None here so that listing works; a
+        // block that uses one fails when it is read.
+        let methods = toc
+            .compression_methods
+            .iter()
+            .map(|name| Compression::from_engine_name(name).ok())
+            .collect();
         let encrypted = toc.header.container_flags & container_flags::ENCRYPTED != 0;
-        if encrypted && key.is_none() {
-            return Err(Error::usage(format!(
-                "{}: the container is encrypted; give the AES key (ZENPAK_AES_KEY or --aes-key-file)",
-                utoc.display()
-            )));
-        }
+        let key = if encrypted {
+            Some(
+                keys.key_for(&toc.header.encryption_key_guid)
+                    .ok_or_else(|| {
+                        Error::key("the container is encrypted and no AES key was given")
+                            .in_file(utoc)
+                            .with_hint(
+                                "give the key with --aes-key, --aes-key-file or ZENPAK_AES_KEY",
+                            )
+                    })?,
+            )
+        } else {
+            None
+        };
         let mut container = Container {
             utoc_path: utoc.to_path_buf(),
             ucas_path,
@@ -90,36 +222,44 @@ impl Container {
             directory_index: None,
             paths: BTreeMap::new(),
             methods,
-            key: if encrypted { key.clone() } else { None },
-            pak_key: key,
+            key,
+            keys: keys.clone(),
         };
-        if !container.toc.directory_index.is_empty() {
-            let mut raw = container.toc.directory_index.clone();
-            if let Some(key) = &container.key {
-                key.decrypt(&mut raw).map_err(|e| e.in_file(utoc))?;
-            }
-            let index = DirectoryIndex::read(&raw).map_err(|e| {
-                let e = e.in_file(utoc);
-                if encrypted {
-                    e.with_hint("the directory index does not parse; is the AES key right?")
-                } else {
-                    e
-                }
-            })?;
-            for (path, toc_index) in index.files_with_paths().map_err(|e| e.in_file(utoc))? {
-                if toc_index as usize >= container.toc.chunk_ids.len() {
-                    return Err(Error::invalid(format!(
-                        "file `{path}` points at chunk {toc_index}, but the TOC has {}",
-                        container.toc.chunk_ids.len()
-                    ))
-                    .within("directory index")
-                    .in_file(utoc));
-                }
-                container.paths.insert(toc_index as usize, path);
-            }
-            container.directory_index = Some(index);
-        }
+        container.read_directory_index()?;
         Ok(container)
+    }
+
+    fn read_directory_index(&mut self) -> Result<()> {
+        let utoc = &self.utoc_path;
+        if self.toc.directory_index.is_empty() {
+            return Ok(());
+        }
+        let mut raw = self.toc.directory_index.clone();
+        if let Some(key) = &self.key {
+            key.decrypt(&mut raw)
+                .map_err(|e| e.in_file(utoc).within("directory index"))?;
+        }
+        let index = DirectoryIndex::read(&raw).map_err(|e| {
+            let e = e.in_file(utoc).within("directory index");
+            if self.key.is_some() {
+                e.with_hint("the directory index does not parse: is the AES key right?")
+            } else {
+                e
+            }
+        })?;
+        for (path, toc_index) in index.files_with_paths().map_err(|e| e.in_file(utoc))? {
+            if toc_index as usize >= self.toc.chunk_ids.len() {
+                return Err(Error::invalid(format!(
+                    "file `{path}` points at chunk {toc_index}, but the TOC has {}",
+                    self.toc.chunk_ids.len()
+                ))
+                .within("directory index")
+                .in_file(utoc));
+            }
+            self.paths.insert(toc_index as usize, path);
+        }
+        self.directory_index = Some(index);
+        Ok(())
     }
 
     /// Whether chunk types use UE5 numbering (TOC versions of UE5 releases).
@@ -134,8 +274,17 @@ impl Container {
             .unwrap_or("")
     }
 
+    /// The keys the container was opened with.
+    pub fn keys(&self) -> &KeyRing {
+        &self.keys
+    }
+
+    /// The type of chunk `index`.
+    pub fn chunk_type(&self, index: usize) -> ChunkType {
+        self.toc.chunk_ids[index].chunk_type(self.is_ue5())
+    }
+
     pub fn chunks(&self) -> Vec<ChunkInfo> {
-        let ue5 = self.is_ue5();
         (0..self.toc.chunk_ids.len())
             .map(|i| {
                 let compressed_size = self
@@ -151,7 +300,7 @@ impl Container {
                 ChunkInfo {
                     index: i,
                     id: self.toc.chunk_ids[i].to_hex(),
-                    chunk_type: self.toc.chunk_ids[i].chunk_type(ue5),
+                    chunk_type: self.chunk_type(i),
                     size: self.toc.offsets[i].length,
                     compressed_size,
                     path: self.paths.get(&i).cloned(),
@@ -160,277 +309,501 @@ impl Container {
             .collect()
     }
 
-    /// Reads chunk `index` (decrypted, decompressed).
-    pub fn read_chunk(&self, index: usize) -> Result<Vec<u8>> {
-        self.read_chunk_inner(index)
-            .map_err(|e| e.within(format!("chunk {index}")).in_file(&self.ucas_path))
+    fn partition_size(&self) -> u64 {
+        let h = &self.toc.header;
+        if h.version.has_partitions() && h.partition_size != 0 {
+            h.partition_size
+        } else {
+            u64::MAX
+        }
     }
 
-    fn read_chunk_inner(&self, index: usize) -> Result<Vec<u8>> {
+    /// Large game containers are split into partitions (`X.ucas`,
+    /// `X_s1.ucas`, …); block offsets run through all of them.
+    fn partition_path(&self, partition: u64) -> PathBuf {
+        if partition == 0 {
+            return self.ucas_path.clone();
+        }
+        let stem = self
+            .ucas_path
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or("");
+        self.ucas_path
+            .with_file_name(format!("{stem}_s{partition}.ucas"))
+    }
+
+    /// How a chunk is named in errors: index, id and path.
+    fn chunk_label(&self, index: usize) -> String {
+        let mut label = format!("chunk {index} ({}", self.toc.chunk_ids[index].to_hex());
+        if let Some(p) = self.paths.get(&index) {
+            label.push_str(", ");
+            label.push_str(p);
+        }
+        label.push(')');
+        label
+    }
+
+    /// Reads chunk `index` (decrypted, decompressed, hash checked).
+    pub fn read_chunk(&self, index: usize) -> Result<Vec<u8>> {
+        let capacity = self
+            .toc
+            .offsets
+            .get(index)
+            .map_or(0, |o| o.length.min(1 << 26));
+        let mut out = Vec::with_capacity(capacity as usize);
+        self.read_chunk_to(index, &mut out)?;
+        Ok(out)
+    }
+
+    /// Streams chunk `index` into `sink` one compression block at a time,
+    /// then checks the chunk's hash: on a mismatch the error comes after
+    /// `sink` got the data, so callers that write files write to a
+    /// temporary they discard on error ([`write_inside_with`]). Errors name
+    /// the chunk, the block and its `.ucas` offset.
+    pub fn read_chunk_to(&self, index: usize, sink: &mut dyn Write) -> Result<u64> {
         if index >= self.toc.chunk_ids.len() {
             return Err(Error::internal(format!(
                 "chunk index {index} is out of range"
             )));
         }
-        let length = self.toc.offsets[index].length;
-        let range = self.toc.chunk_blocks(index)?;
-        if range.is_empty() {
-            return Ok(Vec::new());
-        }
-        let blocks = &self.toc.blocks[range];
-        let start = blocks[0].offset;
-        let last = blocks[blocks.len() - 1];
-        let end = last.offset + last.stored_size();
-        // Large game containers are split into partitions (`X.ucas`,
-        // `X_s1.ucas`, ...); a chunk never straddles two.
-        let h = &self.toc.header;
-        let partition_size = if h.version.has_partitions() && h.partition_size != 0 {
-            h.partition_size
-        } else {
-            u64::MAX
-        };
-        let partition = start / partition_size;
-        let ucas = if partition == 0 {
-            self.ucas_path.clone()
-        } else {
-            let stem = self
-                .ucas_path
-                .file_stem()
-                .and_then(|s| s.to_str())
-                .unwrap_or("");
-            self.ucas_path
-                .with_file_name(format!("{stem}_s{partition}.ucas"))
-        };
-        if end < start {
-            return Err(Error::format(start, "the chunk's blocks are out of order"));
-        }
-        let start_in_file = start - partition * partition_size;
-        let end_in_file = end - partition * partition_size;
-        let mut file = File::open(&ucas).map_err(|e| Error::io(&ucas, e))?;
-        let file_len = file.metadata().map_err(|e| Error::io(&ucas, e))?.len();
-        if end_in_file > file_len || end < start {
-            return Err(Error::format(
-                start,
-                format!(
-                    "blocks {start}..{end} run past the end of {} ({file_len} bytes)",
-                    ucas.display()
-                ),
-            ));
-        }
-        file.seek(SeekFrom::Start(start_in_file))
-            .map_err(|e| Error::io(&ucas, e))?;
-        let mut raw = vec![0u8; (end - start) as usize];
-        file.read_exact(&mut raw).map_err(|e| Error::io(&ucas, e))?;
-        let mut out = Vec::with_capacity(length.min(1 << 26) as usize);
-        let block_size = self.toc.header.compression_block_size as u64;
-        let offset_in_first = self.toc.offsets[index].offset % block_size;
-        if offset_in_first != 0 {
-            return Err(Error::format(0, "chunk does not start on a block boundary"));
-        }
-        for (i, b) in blocks.iter().enumerate() {
-            let from = b.offset.checked_sub(start).ok_or_else(|| {
-                Error::format(
-                    b.offset,
-                    format!("block {i} lies before the chunk's first block"),
-                )
-            })? as usize;
-            let to = from + b.stored_size() as usize;
-            if b.offset < start || to > raw.len() {
-                return Err(Error::format(
-                    b.offset,
-                    format!("block {i} lies outside the chunk's range"),
-                ));
-            }
-            let mut data = raw[from..to].to_vec();
-            if let Some(key) = &self.key {
-                key.decrypt(&mut data)?;
-            }
-            data.truncate(b.compressed_size as usize);
-            let method = if b.method_index == 0 {
-                Compression::None
-            } else {
-                *self
-                    .methods
-                    .get(b.method_index as usize - 1)
-                    .ok_or_else(|| {
-                        Error::format(
-                            b.offset,
-                            format!(
-                                "block uses compression method {} the TOC does not name",
-                                b.method_index
-                            ),
-                        )
-                    })?
-            };
-            if method == Compression::None && b.compressed_size != b.uncompressed_size {
-                return Err(Error::format(b.offset, "stored block's sizes disagree"));
-            }
-            out.extend(
-                method
-                    .decompress(&data, b.uncompressed_size as usize)
-                    .map_err(|e| e.within(format!("block at {}", b.offset)))?,
-            );
-        }
-        out.truncate(length as usize);
-        if out.len() as u64 != length {
-            return Err(Error::invalid(format!(
-                "chunk has {} bytes, the TOC says {length}",
-                out.len()
-            )));
-        }
-        Ok(out)
+        self.read_chunk_inner(index, sink)
+            .map_err(|e| e.within(self.chunk_label(index)).in_file(&self.ucas_path))
     }
 
-    /// The hash the TOC stores for a chunk, recomputed from its data.
-    fn hash_of(&self, data: &[u8]) -> [u8; 20] {
-        if self.is_ue5() {
-            blake3::hash(data).as_bytes()[..20]
-                .try_into()
-                .unwrap_or([0; 20])
-        } else {
-            crate::pak::sha1(data)
+    fn read_chunk_inner(&self, index: usize, sink: &mut dyn Write) -> Result<u64> {
+        let length = self.toc.offsets[index].length;
+        let range = self.toc.chunk_blocks(index)?;
+        let first_block = range.start;
+        self.check_chunk_blocks(index)?;
+        let mut files = PartitionFiles {
+            container: self,
+            open: BTreeMap::new(),
+        };
+        let mut hasher = ChunkHasher::new(self.is_ue5());
+        let mut remaining = length;
+        for (i, b) in self.toc.blocks[range].iter().enumerate() {
+            let global = first_block + i;
+            let block_label =
+                || format!("block {i} (TOC block {global}, .ucas offset {})", b.offset);
+            let data = self
+                .read_block(&mut files, b)
+                .map_err(|e| e.within(block_label()))?;
+            let take = (data.len() as u64).min(remaining) as usize;
+            hasher.update(&data[..take]);
+            sink.write_all(&data[..take])
+                .map_err(|e| Error::new(ErrorKind::Io(e)).within("writing the chunk's data"))?;
+            remaining -= take as u64;
         }
+        if remaining != 0 {
+            return Err(Error::invalid(format!(
+                "the chunk's blocks hold {} bytes, the TOC says {length}",
+                length - remaining
+            )));
+        }
+        let recorded = self.toc.metas[index].hash;
+        // An all-zero hash means none was recorded (some tools write none).
+        if recorded != [0; 20] {
+            let actual = hasher.finish();
+            if actual != recorded {
+                return Err(Error::new(ErrorKind::HashMismatch {
+                    algorithm: if self.is_ue5() { "BLAKE3" } else { "SHA-1" },
+                    expected: hex(&recorded),
+                    actual: hex(&actual),
+                })
+                .with_hint(if self.key.is_some() {
+                    "the .ucas is corrupt or the AES key is wrong"
+                } else {
+                    "the .ucas is corrupt"
+                }));
+            }
+        }
+        Ok(length)
+    }
+
+    /// One block: read, decrypted, decompressed.
+    fn read_block(&self, files: &mut PartitionFiles, b: &CompressionBlock) -> Result<Vec<u8>> {
+        let (mut data, path, in_file) = files.read(b.offset, b.stored_size())?;
+        let located = |e: Error| e.in_file(&path).at(in_file);
+        if let Some(key) = &self.key {
+            key.decrypt(&mut data).map_err(located)?;
+        }
+        data.truncate(b.compressed_size as usize);
+        let method = self.block_method(b).map_err(located)?;
+        method
+            .decompress(&data, b.uncompressed_size as usize)
+            .map_err(located)
+    }
+
+    fn block_method(&self, b: &CompressionBlock) -> Result<Compression> {
+        if b.method_index == 0 {
+            if b.compressed_size != b.uncompressed_size {
+                return Err(Error::invalid(format!(
+                    "the block is stored uncompressed, but its sizes differ ({} and {})",
+                    b.compressed_size, b.uncompressed_size
+                )));
+            }
+            return Ok(Compression::None);
+        }
+        match self.methods.get(b.method_index as usize - 1) {
+            Some(Some(m)) => Ok(*m),
+            Some(None) => Err(Error::unsupported(format!(
+                "the block uses compression method `{}`, which zenpak does not know",
+                self.toc.compression_methods[b.method_index as usize - 1]
+            ))),
+            None => Err(Error::invalid(format!(
+                "the block uses compression method {}, which the TOC does not name",
+                b.method_index
+            ))),
+        }
+    }
+
+    /// What one chunk's read relies on: it starts on a block boundary, its
+    /// blocks' sizes add up to its length, and no block is larger than the
+    /// container's block size.
+    fn check_chunk_blocks(&self, index: usize) -> Result<()> {
+        let o = self.toc.offsets[index];
+        let block_size = self.toc.header.compression_block_size as u64;
+        if o.length == 0 {
+            return Ok(());
+        }
+        if !o.offset.is_multiple_of(block_size) {
+            return Err(Error::invalid(format!(
+                "the chunk starts at {} in the container, not on a block boundary ({block_size})",
+                o.offset
+            )));
+        }
+        let range = self.toc.chunk_blocks(index)?;
+        let blocks = &self.toc.blocks[range];
+        let mut total = 0u64;
+        for (i, b) in blocks.iter().enumerate() {
+            if b.uncompressed_size as u64 > block_size.min(MAX_BLOCK_BYTES) {
+                return Err(Error::invalid(format!(
+                    "block {i} says it holds {} bytes, more than the block size {block_size}",
+                    b.uncompressed_size
+                )));
+            }
+            total += b.uncompressed_size as u64;
+        }
+        let last = blocks.last().map_or(0, |b| b.uncompressed_size as u64);
+        if total < o.length || total - last >= o.length {
+            return Err(Error::invalid(format!(
+                "the chunk is {} bytes, its {} blocks hold {total}",
+                o.length,
+                blocks.len()
+            )));
+        }
+        Ok(())
+    }
+
+    /// Container-wide structure that reading every chunk relies on, checked
+    /// without reading any data: every chunk's blocks fit its length, no
+    /// two chunks share blocks, no two blocks share `.ucas` bytes, and every
+    /// block lies inside its partition file. `verify` reports these,
+    /// `unpack` refuses a container that has any.
+    pub fn layout_errors(&self) -> Vec<Error> {
+        let mut errors = Vec::new();
+        let in_toc = |e: Error| e.in_file(&self.utoc_path).within("TOC");
+        // Chunks: each its own run of blocks.
+        let mut runs = Vec::new();
+        for index in 0..self.toc.chunk_ids.len() {
+            if let Err(e) = self.check_chunk_blocks(index) {
+                errors.push(in_toc(e.within(self.chunk_label(index))));
+                continue;
+            }
+            if let Ok(range) = self.toc.chunk_blocks(index) {
+                if !range.is_empty() && self.toc.offsets[index].length > 0 {
+                    runs.push((range.start, range.end, index));
+                }
+            }
+        }
+        runs.sort();
+        for pair in runs.windows(2) {
+            let (a, b) = (pair[0], pair[1]);
+            if b.0 < a.1 {
+                errors.push(in_toc(
+                    Error::invalid(format!(
+                        "{} and {} use the same compression blocks ({}..{} and {}..{})",
+                        self.chunk_label(a.2),
+                        self.chunk_label(b.2),
+                        a.0,
+                        a.1,
+                        b.0,
+                        b.1
+                    ))
+                    .with_hint(
+                        "the container is corrupt or was made to exhaust memory; zenpak refuses it",
+                    ),
+                ));
+                if errors.len() > 100 {
+                    return errors;
+                }
+            }
+        }
+        // Blocks: each its own bytes of the .ucas.
+        let size = self.partition_size();
+        let mut spans: Vec<(u64, u64, usize)> = self
+            .toc
+            .blocks
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| b.compressed_size > 0)
+            .map(|(i, b)| (b.offset, b.offset.saturating_add(b.stored_size()), i))
+            .collect();
+        spans.sort();
+        for pair in spans.windows(2) {
+            let (a, b) = (pair[0], pair[1]);
+            if b.0 < a.1 {
+                errors.push(in_toc(
+                    Error::invalid(format!(
+                        "compression blocks {} and {} share .ucas bytes ({}..{} and {}..{})",
+                        a.2, b.2, a.0, a.1, b.0, b.1
+                    ))
+                    .with_hint(
+                        "the container is corrupt or was made to exhaust memory; zenpak refuses it",
+                    ),
+                ));
+                if errors.len() > 100 {
+                    return errors;
+                }
+            }
+        }
+        let mut lengths: BTreeMap<u64, Option<u64>> = BTreeMap::new();
+        for &(start, end, i) in &spans {
+            let partition = start / size;
+            let file_len = *lengths.entry(partition).or_insert_with(|| {
+                std::fs::metadata(self.partition_path(partition))
+                    .ok()
+                    .map(|m| m.len())
+            });
+            let in_file_end = end - partition * size;
+            match file_len {
+                None => {
+                    errors.push(in_toc(Error::invalid(format!(
+                        "compression block {i} lies in partition {partition}, whose file {} is missing",
+                        self.partition_path(partition).display()
+                    ))));
+                    return errors;
+                }
+                Some(len) if in_file_end > len || (end - 1) / size != partition => {
+                    errors.push(in_toc(
+                        Error::invalid(format!(
+                            "compression block {i} ({start}..{end}) lies past the end of {} ({len} bytes)",
+                            self.partition_path(partition).display()
+                        ))
+                        .with_hint("the .ucas is truncated, or belongs to another .utoc"),
+                    ));
+                    if errors.len() > 100 {
+                        return errors;
+                    }
+                }
+                Some(_) => {}
+            }
+        }
+        errors
     }
 
     pub fn find(&self, id: &ChunkId) -> Option<usize> {
         self.toc.find(id)
     }
 
+    /// The TOC index of the chunk at `path` (relative to the mount point).
+    pub fn find_path(&self, path: &str) -> Option<usize> {
+        self.paths
+            .iter()
+            .find(|(_, p)| p.as_str() == path)
+            .map(|(&i, _)| i)
+    }
+
     /// Parses the container header chunk, if the container has one.
     pub fn container_header(&self) -> Result<Option<ContainerHeader>> {
-        let ue5 = self.is_ue5();
         let Some(index) = (0..self.toc.chunk_ids.len())
-            .find(|&i| self.toc.chunk_ids[i].chunk_type(ue5) == ChunkType::ContainerHeader)
+            .find(|&i| self.chunk_type(i) == ChunkType::ContainerHeader)
         else {
             return Ok(None);
         };
         let data = self.read_chunk(index)?;
-        let hint = if ue5 {
-            None
-        } else {
-            Some(super::container_header::ContainerHeaderVersion::Initial)
-        };
         use super::container_header::ContainerHeaderVersion;
-        match ContainerHeader::read(&data, hint) {
+        if self.is_ue5() {
+            return ContainerHeader::read(&data, None)
+                .map(Some)
+                .map_err(|e| e.in_file(&self.ucas_path).within("container header"));
+        }
+        // Some UE4 games use the older 16-byte store entries; the header
+        // has no version field to tell, so try that layout second.
+        match ContainerHeader::read(&data, Some(ContainerHeaderVersion::Initial)) {
             Ok(h) => Ok(Some(h)),
-            // Some UE4 games use the older 16-byte store entries; the header
-            // has no version field to tell, so try that layout second.
-            Err(e) if !ue5 => {
-                ContainerHeader::read(&data, Some(ContainerHeaderVersion::PreInitial))
-                    .map(Some)
-                    .map_err(|_| e.in_file(&self.ucas_path))
-            }
-            Err(e) => Err(e.in_file(&self.ucas_path)),
+            Err(e) => ContainerHeader::read(&data, Some(ContainerHeaderVersion::PreInitial))
+                .map(Some)
+                .map_err(|_| e.in_file(&self.ucas_path).within("container header")),
         }
     }
 
-    /// Checks every chunk (decompresses, hash matches), the container
-    /// header, the directory index, the lookup table, the container id
-    /// against the file name, and the companion pak.
+    /// Checks every chunk (decompresses, hash matches), the layout, the
+    /// container header, the directory index, the lookup table, the
+    /// container id against the file name, and the companion pak.
     pub fn verify(&self) -> VerifyReport {
+        self.verify_with(true)
+    }
+
+    /// [`Container::verify`]; `companion_pak` false skips the companion pak
+    /// (for `global.utoc`, which has none).
+    pub fn verify_with(&self, companion_pak: bool) -> VerifyReport {
         let mut report = VerifyReport::default();
+        let layout = self.layout_errors();
+        let layout_ok = layout.is_empty();
+        for e in &layout {
+            report.error(e);
+        }
         for i in 0..self.toc.chunk_ids.len() {
-            match self.read_chunk(i) {
-                Ok(data) => {
-                    if self.hash_of(&data) != self.toc.metas[i].hash {
-                        let path = self
-                            .paths
-                            .get(&i)
-                            .map(|p| format!(" ({p})"))
-                            .unwrap_or_default();
-                        report.errors.push(format!(
-                            "chunk {i} {}{path}: hash mismatch — the .ucas data is corrupt",
-                            self.toc.chunk_ids[i].to_hex()
-                        ));
-                    }
-                }
-                Err(e) => report.errors.push(e.to_string()),
-            }
             report.chunks_checked += 1;
+            // A container whose blocks overlap is not inflated: that is the bomb.
+            if layout_ok {
+                if let Err(e) = self.read_chunk_to(i, &mut std::io::sink()) {
+                    report.error(&e);
+                }
+            }
+            if self.toc.metas[i].hash == [0; 20] && self.toc.offsets[i].length > 0 {
+                report.warn(
+                    "no-chunk-hash",
+                    format!(
+                        "{} records no hash; its data cannot be checked",
+                        self.chunk_label(i)
+                    ),
+                    &self.utoc_path,
+                );
+            }
             if self.toc.find(&self.toc.chunk_ids[i]) != Some(i) {
-                report.errors.push(format!(
-                    "chunk {i} cannot be found through the TOC's lookup table"
-                ));
+                report.error(
+                    &Error::invalid(format!(
+                        "{} cannot be found through the TOC's lookup table",
+                        self.chunk_label(i)
+                    ))
+                    .in_file(&self.utoc_path),
+                );
             }
         }
+        if layout_ok {
+            self.verify_container_header(&mut report);
+        }
+        self.verify_flags_and_name(&mut report);
+        if companion_pak {
+            self.verify_pak(&mut report);
+        }
+        report
+    }
+
+    fn verify_container_header(&self, report: &mut VerifyReport) {
         match self.container_header() {
             Ok(Some(h)) => {
                 report.packages = h.packages.len();
                 if h.container_id != self.toc.header.container_id {
-                    report.errors.push(format!(
-                        "container header id 0x{:016x} differs from the TOC's 0x{:016x}",
-                        h.container_id, self.toc.header.container_id
-                    ));
+                    report.error(
+                        &Error::invalid(format!(
+                            "container header id 0x{:016x} differs from the TOC's 0x{:016x}",
+                            h.container_id, self.toc.header.container_id
+                        ))
+                        .in_file(&self.ucas_path),
+                    );
                 }
-                let ue5 = self.is_ue5();
-                let package_chunks: std::collections::BTreeSet<u64> = self
-                    .toc
-                    .chunk_ids
-                    .iter()
-                    .filter(|c| c.chunk_type(ue5) == ChunkType::ExportBundleData)
-                    .map(|c| c.id())
+                let package_chunks: std::collections::BTreeSet<u64> = (0..self.toc.chunk_ids.len())
+                    .filter(|&i| self.chunk_type(i) == ChunkType::ExportBundleData)
+                    .map(|i| self.toc.chunk_ids[i].id())
                     .collect();
                 for (id, _) in &h.packages {
                     if !package_chunks.contains(id) {
-                        report.errors.push(format!(
-                            "store entry of package 0x{id:016x} has no package chunk"
-                        ));
+                        report.error(
+                            &Error::invalid(format!(
+                                "store entry of package 0x{id:016x} has no package chunk"
+                            ))
+                            .in_file(&self.utoc_path),
+                        );
                     }
                 }
             }
-            Ok(None) => report
-                .warnings
-                .push("the container has no container header chunk".into()),
-            Err(e) => report.errors.push(e.to_string()),
+            Ok(None) => report.warn(
+                "no-container-header",
+                "the container has no container header chunk".into(),
+                &self.utoc_path,
+            ),
+            Err(e) => report.error(&e),
         }
-        if self.toc.header.container_flags & container_flags::INDEXED == 0 {
-            report
-                .errors
-                .push("the container is not flagged Indexed; the game ignores it".into());
+    }
+
+    fn verify_flags_and_name(&self, report: &mut VerifyReport) {
+        let flags = self.toc.header.container_flags;
+        if flags & container_flags::INDEXED == 0 {
+            report.error(
+                &Error::invalid("the container is not flagged Indexed; the game ignores it")
+                    .in_file(&self.utoc_path),
+            );
         }
-        if self.toc.header.container_flags & container_flags::SIGNED != 0 {
-            report
-                .warnings
-                .push("the container is flagged Signed; mods normally are not".into());
+        if flags & container_flags::SIGNED != 0 {
+            report.warn(
+                "signed",
+                "the container is flagged Signed; mods normally are not".into(),
+                &self.utoc_path,
+            );
         }
         if let Some(stem) = self.utoc_path.file_stem().and_then(|s| s.to_str()) {
             let expected = crate::hash::hash_lower_utf16(stem);
             if expected != self.toc.header.container_id {
-                report.warnings.push(format!(
-                    "container id 0x{:016x} is not the hash of the file name `{stem}` (0x{expected:016x}); \
-                     the container was renamed after it was built, and two such mods can crash the game together",
-                    self.toc.header.container_id
-                ));
+                report.warn(
+                    "renamed-container",
+                    format!(
+                        "container id 0x{:016x} is not the hash of the file name `{stem}` (0x{expected:016x}); \
+                         the container was renamed after it was built, and two such mods can crash the game together",
+                        self.toc.header.container_id
+                    ),
+                    &self.utoc_path,
+                );
             }
         }
+    }
+
+    fn verify_pak(&self, report: &mut VerifyReport) {
         let pak = self.utoc_path.with_extension("pak");
         if !pak.is_file() {
-            report.errors.push(format!(
-                "{}: the companion .pak is missing; the game will not mount the container",
-                pak.display()
-            ));
-        } else {
-            match PakReader::open(&pak, self.pak_key.clone()) {
-                Ok(reader) => {
-                    report.pak_entries = reader.entries.len();
-                    if reader.mount_point != self.mount_point() && !self.mount_point().is_empty() {
-                        report.warnings.push(format!(
+            report.error(
+                &Error::invalid(
+                    "the companion .pak is missing; the game will not mount the container",
+                )
+                .in_file(&pak),
+            );
+            return;
+        }
+        match PakReader::open_with_keys(&pak, &self.keys) {
+            Ok(reader) => {
+                if reader.mount_point != self.mount_point() && !self.mount_point().is_empty() {
+                    report.warn(
+                        "mount-point",
+                        format!(
                             "the pak's mount point `{}` differs from the container's `{}`",
                             reader.mount_point,
                             self.mount_point()
-                        ));
-                    }
-                    for entry in &reader.entries {
-                        if let Err(e) = reader.read(entry) {
-                            report.errors.push(e.to_string());
-                        }
-                    }
+                        ),
+                        &pak,
+                    );
                 }
-                Err(e) => report.errors.push(e.to_string()),
+                report.merge(verify_pak_entries(&reader));
             }
+            Err(e) => report.error(&e),
         }
-        report
     }
+}
+
+/// Reads every entry of a pak to check it (SHA-1s, decompression).
+pub fn verify_pak_entries(reader: &PakReader) -> VerifyReport {
+    let mut report = VerifyReport {
+        pak_entries: reader.entries.len(),
+        ..VerifyReport::default()
+    };
+    for entry in &reader.entries {
+        if let Err(e) = reader.verify_entry(entry) {
+            report.error(&e);
+        }
+    }
+    report
 }
 
 /// A summary of a container for `inspect`.
@@ -529,29 +902,90 @@ impl Container {
             container_header,
         })
     }
+}
 
-    /// Writes every chunk under `dir`: chunks with a path at that path,
-    /// the others as `_chunks/<id>.<type>`. Paths from the file are checked
-    /// so nothing is ever written outside `dir`. Returns the number of files.
-    pub fn unpack(&self, dir: &Path) -> Result<usize> {
+/// How `unpack` names a chunk's file: its directory-index path, except that
+/// a package chunk (`ExportBundleData`) is a Zen package, not a legacy
+/// `.uasset`/`.umap`, so it gets `.uzenasset`/`.uzenmap` (the names the
+/// engine's tools and the corpus use for Zen packages); chunks without a
+/// path go to `_chunks/<id>.<type>`.
+pub fn unpacked_chunk_name(path: Option<&str>, chunk_type: ChunkType, id_hex: &str) -> String {
+    match path {
+        Some(p) if chunk_type == ChunkType::ExportBundleData => {
+            if let Some(stem) = p.strip_suffix(".uasset") {
+                format!("{stem}.uzenasset")
+            } else if let Some(stem) = p.strip_suffix(".umap") {
+                format!("{stem}.uzenmap")
+            } else {
+                p.to_string()
+            }
+        }
+        Some(p) => p.to_string(),
+        None => format!("_chunks/{id_hex}.{chunk_type:?}"),
+    }
+}
+
+impl Container {
+    /// Writes the chunks `keep` accepts (by their unpacked name) under
+    /// `dir` (see [`unpacked_chunk_name`]). A container whose layout is
+    /// unsound is refused before anything is written; every chunk's hash is
+    /// checked before its file appears. Returns the number of files.
+    pub fn unpack_filtered(&self, dir: &Path, keep: &dyn Fn(&str) -> bool) -> Result<usize> {
+        refuse_layout(self.layout_errors())?;
         let mut count = 0;
-        for info in self.chunks() {
-            let rel = match &info.path {
-                Some(p) => p.clone(),
-                None => format!("_chunks/{}.{:?}", info.id, info.chunk_type),
-            };
-            let data = self.read_chunk(info.index)?;
-            write_inside(dir, &rel, &data)?;
+        for i in 0..self.toc.chunk_ids.len() {
+            let name = unpacked_chunk_name(
+                self.paths.get(&i).map(String::as_str),
+                self.chunk_type(i),
+                &self.toc.chunk_ids[i].to_hex(),
+            );
+            if !keep(&name) {
+                continue;
+            }
+            write_inside_with(dir, &name, &mut |w| self.read_chunk_to(i, w).map(|_| ()))?;
             count += 1;
         }
         Ok(count)
     }
+
+    /// Writes every chunk under `dir`.
+    pub fn unpack(&self, dir: &Path) -> Result<usize> {
+        self.unpack_filtered(dir, &|_| true)
+    }
+}
+
+/// Turns layout errors into one error (or none).
+pub fn refuse_layout(mut errors: Vec<Error>) -> Result<()> {
+    match errors.len() {
+        0 => Ok(()),
+        1 => Err(errors.remove(0)),
+        n => Err(Error::new(ErrorKind::Many {
+            what: "layout checks",
+            total: n,
+            failures: errors,
+        })),
+    }
 }
 
 /// Writes `data` to `dir/relative`, refusing any path that could leave
-/// `dir` (absolute paths, `..`, drive letters, backslashes, symlinked
-/// parents that point elsewhere).
+/// `dir` (see [`write_inside_with`]).
 pub fn write_inside(dir: &Path, relative: &str, data: &[u8]) -> Result<PathBuf> {
+    write_inside_with(dir, relative, &mut |w| {
+        w.write_all(data).map_err(|e| Error::new(ErrorKind::Io(e)))
+    })
+}
+
+/// Streams a file into `dir/relative`: `fill` writes the data into a
+/// uniquely named temporary beside the target, which is renamed into place
+/// only when `fill` succeeds (and deleted otherwise), so a failed or
+/// corrupt read never leaves a file behind. Refuses any path that could
+/// leave `dir` (absolute paths, `..`, drive letters, backslashes, parents
+/// that resolve through symlinks elsewhere, a target that is a symlink).
+pub fn write_inside_with(
+    dir: &Path,
+    relative: &str,
+    fill: &mut dyn FnMut(&mut dyn Write) -> Result<()>,
+) -> Result<PathBuf> {
     super::writer::validate_relative_path(relative).map_err(|_| {
         Error::invalid(format!(
             "refusing to write `{relative}`: the path would leave the output folder"
@@ -577,6 +1011,32 @@ pub fn write_inside(dir: &Path, relative: &str, data: &[u8]) -> Result<PathBuf> 
             "refusing to write `{relative}`: it is a symbolic link"
         )));
     }
-    std::fs::write(&target, data).map_err(|e| Error::io(&target, e))?;
-    Ok(target)
+    let temp = unique_temp_path(&target);
+    let result = (|| {
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&temp)
+            .map_err(|e| Error::io(&temp, e))?;
+        let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
+        fill(&mut out).map_err(|e| e.in_file(&target))?;
+        out.flush().map_err(|e| Error::io(&temp, e))?;
+        std::fs::rename(&temp, &target).map_err(|e| Error::io(&target, e))
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&temp);
+    }
+    result.map(|_| target)
+}
+
+/// `.<name>.<pid>-<n>.zenpak-tmp` beside `target`: unique per process and call.
+fn unique_temp_path(target: &Path) -> PathBuf {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    let name = target
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    target.with_file_name(format!(".{name}.{}-{n}.zenpak-tmp", std::process::id()))
 }

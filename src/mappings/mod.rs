@@ -18,6 +18,7 @@ use std::path::Path;
 use serde::Serialize;
 
 use crate::binary::{Reader, Writer};
+use crate::diagnostic::Diagnostic;
 use crate::error::{Context, Error, Result};
 
 /// File magic `C4 30`.
@@ -565,6 +566,10 @@ pub struct Mappings {
     /// Raw bytes after the structs (extensions), written back as they were.
     #[serde(skip)]
     pub trailing: Vec<u8>,
+    /// What was odd but readable (e.g. an uncompressed body whose declared
+    /// size disagrees with the file): for the caller to show.
+    #[serde(skip)]
+    pub diagnostics: Vec<Diagnostic>,
     #[serde(skip)]
     struct_lookup: BTreeMap<String, usize>,
     #[serde(skip)]
@@ -572,7 +577,14 @@ pub struct Mappings {
 }
 
 /// Upper bound of a decompressed body; real files are a few MB.
-const MAX_BODY: usize = 1 << 30;
+pub const MAX_BODY: usize = 256 << 20;
+
+/// A compressed body may claim at most this many times its stored size
+/// (plus [`BODY_RATIO_SLACK`]): real zstd mappings compress about 3.5:1,
+/// while a zstd frame of zeros can claim a thousand times its size, which
+/// is how a 33 KB file used to cost 2 GB.
+pub const MAX_BODY_RATIO: usize = 32;
+const BODY_RATIO_SLACK: usize = 1 << 20;
 
 impl Mappings {
     /// Reads a `.usmap` file from disk.
@@ -630,23 +642,27 @@ impl Mappings {
         let compressed_size = r.u32().context("usmap header")? as usize;
         let decompressed_size = r.u32().context("usmap header")? as usize;
         let body_at = r.offset();
-        let stored = r.bytes(compressed_size).context("usmap body")?;
-        if !r.at_end() {
-            return Err(r
-                .error(format!(
-                    "{} bytes follow the compressed body",
-                    r.remaining()
-                ))
-                .within("usmap body"));
-        }
+        let mut diagnostics = Vec::new();
         let (compression, body): (Compression, std::borrow::Cow<[u8]>) = match method {
             0 => {
-                if compressed_size != decompressed_size {
-                    return Err(r
-                        .error_at(at, "uncompressed body whose two sizes differ")
-                        .within("usmap header"));
+                // The reference readers take the rest of the file as the
+                // body whatever the header says; shipped mappings exist
+                // whose declared size is larger than what follows.
+                let rest = r.rest();
+                if compressed_size != rest.len() || decompressed_size != rest.len() {
+                    diagnostics.push(
+                        Diagnostic::warning(
+                            "usmap-size-mismatch",
+                            format!(
+                                "the header declares a {compressed_size}-byte body ({decompressed_size} decompressed), \
+                                 but {} bytes follow; the rest of the file was read as the body",
+                                rest.len()
+                            ),
+                        )
+                        .with_hint("the mappings were written by a dumper that records the size wrongly; re-export them if anything is missing"),
+                    );
                 }
-                (Compression::None, stored.into())
+                (Compression::None, rest.into())
             }
             1 => {
                 return Err(Error::format(
@@ -665,12 +681,25 @@ impl Mappings {
                 .with_hint("re-export the mappings without compression (or with zstd)"))
             }
             3 => {
-                if decompressed_size > MAX_BODY {
-                    return Err(Error::format(
-                        at as u64,
-                        format!("decompressed size {decompressed_size} is implausible"),
+                let stored = r.bytes(compressed_size).context("usmap body")?;
+                if !r.at_end() {
+                    return Err(r
+                        .error(format!(
+                            "{} bytes follow the compressed body",
+                            r.remaining()
+                        ))
+                        .within("usmap body"));
+                }
+                let limit = (stored.len() * MAX_BODY_RATIO + BODY_RATIO_SLACK).min(MAX_BODY);
+                if decompressed_size > limit {
+                    return Err(Error::limit(
+                        "the declared decompressed size of the body",
+                        decompressed_size as u64,
+                        limit as u64,
                     )
-                    .within("usmap header"));
+                    .at(at as u64 + 5)
+                    .within("usmap header")
+                    .with_hint("the file is corrupt: real mappings compress about 3.5:1"));
                 }
                 let body = zstd::bulk::decompress(stored, decompressed_size).map_err(|e| {
                     Error::format(body_at, format!("zstd body does not decompress: {e}"))
@@ -697,6 +726,7 @@ impl Mappings {
         let mut mappings = Mappings::read_body(&body, version)?;
         mappings.package_versioning = package_versioning;
         mappings.compression = compression;
+        mappings.diagnostics = diagnostics;
         Ok(mappings)
     }
 
@@ -730,6 +760,7 @@ impl Mappings {
             structs,
             extensions,
             trailing,
+            diagnostics: Vec::new(),
             struct_lookup: BTreeMap::new(),
             enum_lookup: BTreeMap::new(),
         };
@@ -767,6 +798,7 @@ impl Mappings {
             structs,
             extensions: Vec::new(),
             trailing: Vec::new(),
+            diagnostics: Vec::new(),
             struct_lookup: BTreeMap::new(),
             enum_lookup: BTreeMap::new(),
         };
@@ -942,6 +974,7 @@ impl Mappings {
             structs: self.structs.len(),
             properties: self.structs.iter().map(|s| s.properties.len()).sum(),
             extensions: self.extensions.clone(),
+            diagnostics: self.diagnostics.clone(),
         }
     }
 }
@@ -959,6 +992,8 @@ pub struct MappingsSummary {
     pub structs: usize,
     pub properties: usize,
     pub extensions: Vec<String>,
+    /// Warnings from reading (see [`Mappings::diagnostics`]).
+    pub diagnostics: Vec<Diagnostic>,
 }
 
 /// Extensions after the structs: `CEXT` magic, `u8` layout version, `i32`
@@ -1035,6 +1070,7 @@ mod tests {
             }],
             extensions: vec![],
             trailing: vec![],
+            diagnostics: vec![],
             struct_lookup: BTreeMap::new(),
             enum_lookup: BTreeMap::new(),
         };
@@ -1084,6 +1120,31 @@ mod tests {
         let e = Mappings::read(&bytes).unwrap_err();
         assert!(e.to_string().contains("Oodle"), "{e}");
         assert!(e.to_string().contains("re-export"), "{e}");
+    }
+
+    #[test]
+    fn uncompressed_body_larger_than_declared_is_read_with_a_warning() {
+        let bytes = tiny().write(Compression::None).unwrap();
+        // version 4: magic 2 + version 1 + flag 4 + method 1 → sizes at 8 and 12.
+        for declared in [u32::MAX, 10] {
+            let mut b = bytes.clone();
+            b[8..12].copy_from_slice(&declared.to_le_bytes());
+            b[12..16].copy_from_slice(&declared.to_le_bytes());
+            let m = Mappings::read(&b).unwrap();
+            assert_eq!(m.structs, tiny().structs);
+            assert_eq!(m.diagnostics.len(), 1);
+            assert_eq!(m.diagnostics[0].code, "usmap-size-mismatch");
+            assert_eq!(m.summary().diagnostics.len(), 1);
+        }
+        assert!(Mappings::read(&bytes).unwrap().diagnostics.is_empty());
+    }
+
+    #[test]
+    fn a_compressed_body_cannot_claim_more_than_its_ratio() {
+        let mut bytes = tiny().write(Compression::Zstd).unwrap();
+        bytes[12..16].copy_from_slice(&(200u32 << 20).to_le_bytes());
+        let e = Mappings::read(&bytes).unwrap_err();
+        assert_eq!(e.code(), "limit", "{e}");
     }
 
     #[test]

@@ -2,9 +2,13 @@
 //! blocks: ECB, each 16-byte block on its own, data padded to 16 bytes
 //! before encryption.
 //!
-//! The key comes from the `ZENPAK_AES_KEY` environment variable or a key
-//! file, as 64 hex digits (optionally `0x`-prefixed) or 44 characters of
-//! base64 — never from a manifest.
+//! A key is written as 64 hex digits (optionally `0x`-prefixed) or 44
+//! characters of base64, and comes from the command line, the
+//! `ZENPAK_AES_KEY` environment variable or a key file — never from a
+//! manifest. A game may use several keys, each named by a GUID in the
+//! footer of the paks it encrypts: [`KeyRing`] holds them.
+
+use std::collections::BTreeMap;
 
 use aes::cipher::{generic_array::GenericArray, BlockDecrypt, BlockEncrypt, KeyInit};
 use aes::Aes256;
@@ -104,6 +108,166 @@ impl AesKey {
     }
 }
 
+/// The keys a command may use: one for files whose key GUID is zero (or has
+/// no key of its own), and keys by GUID.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct KeyRing {
+    default: Option<AesKey>,
+    by_guid: BTreeMap<[u8; 16], AesKey>,
+}
+
+impl std::fmt::Debug for KeyRing {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "KeyRing({} default, {} by GUID)",
+            self.default.is_some() as u8,
+            self.by_guid.len()
+        )
+    }
+}
+
+impl KeyRing {
+    /// A ring with at most one key, used for every file.
+    pub fn single(key: Option<AesKey>) -> Self {
+        KeyRing {
+            default: key,
+            by_guid: BTreeMap::new(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.default.is_none() && self.by_guid.is_empty()
+    }
+
+    /// Adds a key for a GUID (`None` or the zero GUID: the default key).
+    pub fn add(&mut self, guid: Option<[u8; 16]>, key: AesKey) {
+        match guid {
+            Some(g) if g != [0; 16] => {
+                self.by_guid.insert(g, key);
+            }
+            _ => self.default = Some(key),
+        }
+    }
+
+    /// Adds every key of `other` (its keys win).
+    pub fn extend(&mut self, other: KeyRing) {
+        if let Some(k) = other.default {
+            self.default = Some(k);
+        }
+        self.by_guid.extend(other.by_guid);
+    }
+
+    /// The key for a file whose footer names `guid`: its own key, else the default.
+    pub fn key_for(&self, guid: &[u8; 16]) -> Option<AesKey> {
+        self.by_guid.get(guid).or(self.default.as_ref()).cloned()
+    }
+
+    /// The default key, if any.
+    pub fn default_key(&self) -> Option<AesKey> {
+        self.default.clone()
+    }
+
+    /// Parses `KEY` or `GUID:KEY` / `GUID=KEY` (GUID as 32 hex digits,
+    /// dashes allowed, as UnrealPak's `Crypto.json` and the engine print it).
+    pub fn add_spec(&mut self, spec: &str) -> Result<()> {
+        let spec = spec.trim();
+        match spec.split_once([':', '=']) {
+            Some((guid, key)) if parse_guid(guid).is_some() => {
+                self.add(parse_guid(guid), AesKey::parse(key)?);
+            }
+            _ => self.add(None, AesKey::parse(spec)?),
+        }
+        Ok(())
+    }
+
+    /// Keys from a file: one key (hex or base64), lines of `GUID:KEY`, or an
+    /// UnrealPak crypto settings JSON (`EncryptionKey.Key` and
+    /// `SecondaryEncryptionKeys[].{Guid, Key}`).
+    pub fn from_file(path: &std::path::Path) -> Result<Self> {
+        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+        KeyRing::parse_file_text(&text).map_err(|e| {
+            Error::usage(format!("{}: {}", path.display(), e.message()))
+                .with_hint("a key file holds one key (64 hex digits or base64), lines of GUID:KEY, or a Crypto.json")
+        })
+    }
+
+    fn parse_file_text(text: &str) -> Result<Self> {
+        let mut ring = KeyRing::default();
+        if text.trim_start().starts_with('{') {
+            let json: serde_json::Value = serde_json::from_str(text)
+                .map_err(|e| Error::usage(format!("not valid JSON: {e}")))?;
+            let mut add = |entry: &serde_json::Value| -> Result<()> {
+                let key = entry.get("Key").and_then(|k| k.as_str());
+                let guid = entry
+                    .get("Guid")
+                    .and_then(|g| g.as_str())
+                    .and_then(parse_guid);
+                if let Some(key) = key {
+                    ring.add(guid, AesKey::parse(key)?);
+                }
+                Ok(())
+            };
+            if let Some(main) = json.get("EncryptionKey") {
+                add(main)?;
+            }
+            if let Some(list) = json
+                .get("SecondaryEncryptionKeys")
+                .and_then(|l| l.as_array())
+            {
+                for entry in list {
+                    add(entry)?;
+                }
+            }
+            if ring.is_empty() {
+                return Err(Error::usage("the JSON names no EncryptionKey.Key"));
+            }
+            return Ok(ring);
+        }
+        for line in text
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        {
+            ring.add_spec(line)?;
+        }
+        if ring.is_empty() {
+            return Err(Error::usage("the file holds no key"));
+        }
+        Ok(ring)
+    }
+
+    /// The key from `ZENPAK_AES_KEY` (same forms as `--aes-key`), if set.
+    pub fn from_env() -> Result<Self> {
+        let mut ring = KeyRing::default();
+        if let Ok(v) = std::env::var(AES_KEY_ENV) {
+            if !v.trim().is_empty() {
+                ring.add_spec(&v)
+                    .map_err(|e| Error::usage(format!("{AES_KEY_ENV}: {}", e.message())))?;
+            }
+        }
+        Ok(ring)
+    }
+}
+
+/// A GUID as 32 hex digits (dashes and braces ignored) → the bytes of an
+/// `FGuid` on disk (four little-endian u32 A, B, C, D; the text is A B C D).
+pub fn parse_guid(text: &str) -> Option<[u8; 16]> {
+    let digits: String = text
+        .chars()
+        .filter(|c| !matches!(c, '-' | '{' | '}'))
+        .collect();
+    if digits.len() != 32 || !digits.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    let mut out = [0u8; 16];
+    for i in 0..4 {
+        let word = u32::from_str_radix(&digits[i * 8..i * 8 + 8], 16).ok()?;
+        out[i * 4..i * 4 + 4].copy_from_slice(&word.to_le_bytes());
+    }
+    Some(out)
+}
+
 /// Pads `data` to a multiple of 16 the way the engine does before
 /// encrypting: the pad repeats the data from its start.
 pub fn pad_like_engine(data: &mut Vec<u8>) {
@@ -132,6 +296,23 @@ mod tests {
             0x1f
         );
         assert!(AesKey::parse("abcd").is_err());
+    }
+
+    #[test]
+    fn key_ring_forms() {
+        let hex = "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f";
+        let guid = "0123456789ABCDEF0123456789ABCDEF";
+        let mut ring = KeyRing::default();
+        ring.add_spec(&format!("{guid}:{hex}")).unwrap();
+        let g = parse_guid(guid).unwrap();
+        assert_eq!(g[..4], [0x67, 0x45, 0x23, 0x01]);
+        assert!(ring.key_for(&g).is_some());
+        assert!(ring.key_for(&[0; 16]).is_none());
+        let json = r#"{"EncryptionKey":{"Guid":"00000000000000000000000000000000","Key":"AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8="},"SecondaryEncryptionKeys":[]}"#;
+        let ring = KeyRing::parse_file_text(json).unwrap();
+        assert_eq!(ring.key_for(&[9; 16]), Some(AesKey::parse(hex).unwrap()));
+        assert!(KeyRing::parse_file_text("{}").is_err());
+        assert!(KeyRing::parse_file_text("nonsense").is_err());
     }
 
     #[test]

@@ -1,73 +1,126 @@
-//! The pak's index records, each with its `read` and `write` together:
-//! the footer, the primary index (version 10+), the path-hash index and
-//! the full directory index.
+//! The pak's index records, each with its `read` and `write` together: the
+//! footer (`FPakInfo`, per version), the flat index of versions before 10,
+//! and the primary index, path-hash index and full directory index of
+//! version 10+.
 
-use std::collections::BTreeMap;
-
-use super::{FOOTER_SIZE_V11, PAK_MAGIC};
+use super::entry::PakEntry;
+use super::{PakVersion, PAK_MAGIC};
 use crate::binary::{Reader, Writer};
-use crate::error::{Context, Result};
+use crate::error::{Context, Error, Result};
 
-/// `FPakInfo`, the footer (versions 8, 10, 11: 221 bytes).
+/// `FPakInfo`, the footer. Its size depends on the version
+/// ([`PakVersion::footer_size`]); [`PakFooter::find`] tries each layout.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PakFooter {
+    pub version: PakVersion,
     pub encryption_key_guid: [u8; 16],
     pub encrypted_index: bool,
-    pub version: u32,
     pub index_offset: u64,
     pub index_size: u64,
     pub index_hash: [u8; 20],
-    /// Up to five method names; entry method `n` is `compression_methods[n - 1]`.
+    /// Version 9's frozen-index flag (a memory image of the index; zenpak
+    /// refuses it).
+    pub frozen_index: bool,
+    /// Method names of version 8+; entry method `n` is `compression_methods[n - 1]`.
+    /// Empty names are kept so that indices stay right.
     pub compression_methods: Vec<String>,
 }
 
 impl PakFooter {
-    pub fn read(r: &mut Reader) -> Result<Self> {
-        let encryption_key_guid = r.array::<16>()?;
-        let encrypted_index = r.u8()? != 0;
+    /// Finds the footer at the end of `tail` (the last bytes of the file,
+    /// `tail_start` being the file offset of `tail[0]`): the first version,
+    /// newest first, whose magic and version number sit where its layout
+    /// puts them.
+    pub fn find(tail: &[u8], tail_start: u64) -> Result<Self> {
+        for version in PakVersion::ALL {
+            let size = version.footer_size();
+            if tail.len() < size {
+                continue;
+            }
+            let at = tail.len() - size;
+            let mut magic_at = at;
+            if version.has_encryption_key_guid() {
+                magic_at += 16;
+            }
+            if version.has_encrypted_index_flag() {
+                magic_at += 1;
+            }
+            let word =
+                |i: usize| u32::from_le_bytes([tail[i], tail[i + 1], tail[i + 2], tail[i + 3]]);
+            if word(magic_at) == PAK_MAGIC && word(magic_at + 4) == version.number() {
+                let mut r = Reader::with_base(&tail[at..], tail_start + at as u64);
+                return PakFooter::read(&mut r, version);
+            }
+        }
+        Err(Error::format(
+            tail_start + tail.len() as u64,
+            "no pak footer at the end of the file (not a pak, a truncated one, or a pak version zenpak does not know)",
+        )
+        .with_hint("zenpak reads pak versions 1 to 11 as the engine writes them"))
+    }
+
+    pub fn read(r: &mut Reader, version: PakVersion) -> Result<Self> {
+        let encryption_key_guid = if version.has_encryption_key_guid() {
+            r.array::<16>()?
+        } else {
+            [0; 16]
+        };
+        let encrypted_index = version.has_encrypted_index_flag() && r.u8()? != 0;
         let at = r.pos();
         if r.u32()? != PAK_MAGIC {
-            return Err(r.error_at(at, "pak footer magic is missing (not a pak, or truncated)"));
+            return Err(r.error_at(at, "pak footer magic is missing"));
         }
-        let version = r.u32()?;
-        if !(8..=11).contains(&version) || version == 9 {
-            return Err(r.error_at(
-                at + 4,
-                format!("pak version {version} is not supported (8, 10 and 11 are)"),
-            ));
+        let at = r.pos();
+        let number = r.u32()?;
+        if number != version.number() {
+            return Err(r.error_at(at, format!("pak version {number}, expected {version}")));
         }
         let index_offset = r.u64()?;
         let index_size = r.u64()?;
         let index_hash = r.array::<20>()?;
+        let frozen_index = version.has_frozen_index_flag() && r.u8()? != 0;
         let mut compression_methods = Vec::new();
-        for _ in 0..5 {
+        for _ in 0..version.compression_method_names() {
             let raw = r.bytes(32)?;
             let end = raw.iter().position(|&b| b == 0).unwrap_or(32);
-            if end > 0 {
-                compression_methods.push(raw[..end].iter().map(|&b| b as char).collect());
-            }
+            compression_methods.push(raw[..end].iter().map(|&b| b as char).collect());
+        }
+        while compression_methods
+            .last()
+            .is_some_and(|m: &String| m.is_empty())
+        {
+            compression_methods.pop();
         }
         Ok(PakFooter {
+            version,
             encryption_key_guid,
             encrypted_index,
-            version,
             index_offset,
             index_size,
             index_hash,
+            frozen_index,
             compression_methods,
         })
     }
 
     pub fn write(&self, w: &mut Writer) {
         let start = w.pos();
-        w.bytes(&self.encryption_key_guid);
-        w.u8(self.encrypted_index as u8);
+        let version = self.version;
+        if version.has_encryption_key_guid() {
+            w.bytes(&self.encryption_key_guid);
+        }
+        if version.has_encrypted_index_flag() {
+            w.u8(self.encrypted_index as u8);
+        }
         w.u32(PAK_MAGIC);
-        w.u32(self.version);
+        w.u32(version.number());
         w.u64(self.index_offset);
         w.u64(self.index_size);
         w.bytes(&self.index_hash);
-        for i in 0..5 {
+        if version.has_frozen_index_flag() {
+            w.u8(self.frozen_index as u8);
+        }
+        for i in 0..version.compression_method_names() {
             let mut name = [0u8; 32];
             if let Some(m) = self.compression_methods.get(i) {
                 let n = m.len().min(31);
@@ -75,7 +128,43 @@ impl PakFooter {
             }
             w.bytes(&name);
         }
-        debug_assert_eq!(w.pos() - start, FOOTER_SIZE_V11);
+        debug_assert_eq!(w.pos() - start, version.footer_size());
+    }
+}
+
+/// The index of versions before 10: mount point, then each entry's path
+/// and full record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FlatIndex {
+    pub mount_point: String,
+    pub entries: Vec<(String, PakEntry)>,
+}
+
+impl FlatIndex {
+    pub fn read(r: &mut Reader, version: PakVersion) -> Result<Self> {
+        let mount_point = r.fstring().context("mount point")?;
+        let min_record = 4 + PakEntry::record_size(version, 0, false) as usize;
+        let count = r.count_u32(min_record).context("entry count")?;
+        let mut entries = Vec::with_capacity(count);
+        for i in 0..count {
+            let name = r.fstring().with_context(|| format!("entry {i} > path"))?;
+            let entry =
+                PakEntry::read_full(r, version).with_context(|| format!("entry `{name}`"))?;
+            entries.push((name, entry));
+        }
+        Ok(FlatIndex {
+            mount_point,
+            entries,
+        })
+    }
+
+    pub fn write(&self, w: &mut Writer, version: PakVersion) {
+        w.fstring(&self.mount_point);
+        w.u32(self.entries.len() as u32);
+        for (name, entry) in &self.entries {
+            w.fstring(name);
+            entry.write_full(w, version, false);
+        }
     }
 }
 
@@ -97,10 +186,13 @@ pub struct PrimaryIndex {
     pub full_directory_index: Option<IndexLocation>,
     /// The encoded `FPakEntry` records the secondary indexes point into.
     pub encoded_entries: Vec<u8>,
+    /// Entries the encoded form cannot hold, as full records; a directory
+    /// index location `-(i + 1)` means `unencoded_entries[i]`.
+    pub unencoded_entries: Vec<PakEntry>,
 }
 
 impl PrimaryIndex {
-    pub fn read(r: &mut Reader) -> Result<Self> {
+    pub fn read(r: &mut Reader, version: PakVersion) -> Result<Self> {
         let mount_point = r.fstring().context("mount point")?;
         let entry_count = r.u32()?;
         let path_hash_seed = r.u64()?;
@@ -118,13 +210,13 @@ impl PrimaryIndex {
         let full_directory_index = location(r).context("full directory index location")?;
         let n = r.count_u32(1).context("encoded entries")?;
         let encoded_entries = r.bytes(n)?.to_vec();
-        let at = r.pos();
-        let unencoded = r.u32()?;
-        if unencoded != 0 {
-            return Err(r.error_at(
-                at,
-                format!("{unencoded} unencoded entries are not supported"),
-            ));
+        let min_record = PakEntry::record_size(version, 0, false) as usize;
+        let unencoded = r.count_u32(min_record).context("unencoded entries")?;
+        let mut unencoded_entries = Vec::with_capacity(unencoded);
+        for i in 0..unencoded {
+            unencoded_entries.push(
+                PakEntry::read_full(r, version).with_context(|| format!("unencoded entry {i}"))?,
+            );
         }
         Ok(PrimaryIndex {
             mount_point,
@@ -133,10 +225,11 @@ impl PrimaryIndex {
             path_hash_index,
             full_directory_index,
             encoded_entries,
+            unencoded_entries,
         })
     }
 
-    pub fn write(&self, w: &mut Writer) {
+    pub fn write(&self, w: &mut Writer, version: PakVersion) {
         w.fstring(&self.mount_point);
         w.u32(self.entry_count);
         w.u64(self.path_hash_seed);
@@ -153,21 +246,24 @@ impl PrimaryIndex {
         }
         w.u32(self.encoded_entries.len() as u32);
         w.bytes(&self.encoded_entries);
-        w.u32(0);
+        w.u32(self.unencoded_entries.len() as u32);
+        for e in &self.unencoded_entries {
+            e.write_full(w, version, false);
+        }
     }
 }
 
-/// `(path hash, encoded entry offset)` pairs, then an (empty) pruned
-/// directory count.
+/// `(path hash, entry location)` pairs in the order the pak lists its
+/// entries, then an (empty) pruned directory count.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PathHashIndex(pub Vec<(u64, u32)>);
+pub struct PathHashIndex(pub Vec<(u64, i32)>);
 
 impl PathHashIndex {
     pub fn read(r: &mut Reader) -> Result<Self> {
         let n = r.count_u32(12)?;
         let mut entries = Vec::with_capacity(n);
         for _ in 0..n {
-            entries.push((r.u64()?, r.u32()?));
+            entries.push((r.u64()?, r.i32()?));
         }
         r.u32()?;
         Ok(PathHashIndex(entries))
@@ -175,31 +271,33 @@ impl PathHashIndex {
 
     pub fn write(&self, w: &mut Writer) {
         w.u32(self.0.len() as u32);
-        for (hash, offset) in &self.0 {
+        for (hash, location) in &self.0 {
             w.u64(*hash);
-            w.u32(*offset);
+            w.i32(*location);
         }
         w.u32(0);
     }
 }
 
-/// Directory (with trailing `/`, root `/`) → file name → encoded entry offset.
+/// Directories (with trailing `/`, root `/`) and their files with entry
+/// locations, kept in stored order: the engine writes its `TMap`s in
+/// insertion order, which a sorted map would not reproduce.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct FullDirectoryIndex(pub BTreeMap<String, BTreeMap<String, u32>>);
+pub struct FullDirectoryIndex(pub Vec<(String, Vec<(String, i32)>)>);
 
 impl FullDirectoryIndex {
     pub fn read(r: &mut Reader) -> Result<Self> {
         let dirs = r.count_u32(8)?;
-        let mut out = BTreeMap::new();
+        let mut out = Vec::with_capacity(dirs);
         for _ in 0..dirs {
             let dir = r.fstring().context("directory name")?;
             let files = r.count_u32(8)?;
-            let mut map = BTreeMap::new();
+            let mut list = Vec::with_capacity(files);
             for _ in 0..files {
                 let name = r.fstring().context("file name")?;
-                map.insert(name, r.u32()?);
+                list.push((name, r.i32()?));
             }
-            out.insert(dir, map);
+            out.push((dir, list));
         }
         Ok(FullDirectoryIndex(out))
     }
@@ -209,10 +307,87 @@ impl FullDirectoryIndex {
         for (dir, files) in &self.0 {
             w.fstring(dir);
             w.u32(files.len() as u32);
-            for (name, offset) in files {
+            for (name, location) in files {
                 w.fstring(name);
-                w.u32(*offset);
+                w.i32(*location);
             }
         }
+    }
+
+    /// Adds a file, creating its directory and (as the engine does, parents
+    /// first, the root `/` always) every parent directory.
+    pub fn add_file(&mut self, path: &str, location: i32) {
+        let (dir, file) = super::split_directory(path);
+        self.ensure_directory("/");
+        if dir != "/" {
+            let mut parent = String::new();
+            for part in dir.trim_end_matches('/').split('/') {
+                parent.push_str(part);
+                parent.push('/');
+                self.ensure_directory(&parent);
+            }
+        }
+        let index = self.ensure_directory(&dir);
+        self.0[index].1.push((file, location));
+    }
+
+    fn ensure_directory(&mut self, dir: &str) -> usize {
+        match self.0.iter().position(|(d, _)| d == dir) {
+            Some(i) => i,
+            None => {
+                self.0.push((dir.to_string(), Vec::new()));
+                self.0.len() - 1
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn footer_round_trips_and_is_found_for_every_version() {
+        for version in PakVersion::ALL {
+            let footer = PakFooter {
+                version,
+                encryption_key_guid: if version.has_encryption_key_guid() {
+                    [3; 16]
+                } else {
+                    [0; 16]
+                },
+                encrypted_index: version.has_encrypted_index_flag(),
+                index_offset: 1234,
+                index_size: 99,
+                index_hash: [7; 20],
+                frozen_index: false,
+                compression_methods: if version.compression_method_names() > 0 {
+                    vec!["Zlib".into()]
+                } else {
+                    vec![]
+                },
+            };
+            let mut w = Writer::new();
+            w.zeros(300);
+            footer.write(&mut w);
+            let bytes = w.into_inner();
+            assert_eq!(PakFooter::find(&bytes, 0).unwrap(), footer, "{version}");
+        }
+    }
+
+    #[test]
+    fn directory_index_keeps_insertion_order() {
+        let mut fdi = FullDirectoryIndex::default();
+        fdi.add_file("b/x.txt", 0);
+        fdi.add_file("a/y.txt", 12);
+        fdi.add_file("top.txt", 24);
+        let dirs: Vec<&str> = fdi.0.iter().map(|(d, _)| d.as_str()).collect();
+        assert_eq!(dirs, ["/", "b/", "a/"]);
+        let mut w = Writer::new();
+        fdi.write(&mut w);
+        assert_eq!(
+            FullDirectoryIndex::read(&mut Reader::new(w.as_slice())).unwrap(),
+            fdi
+        );
     }
 }

@@ -1,25 +1,30 @@
-//! Pak files (`.pak`): the companion pak of an IoStore container. It holds
-//! the mod's loose, non-package files under the container's mount point,
-//! and must exist (even empty) with the container's base name.
+//! Pak files (`.pak`): the engine's archive of loose files. zenpak writes
+//! the companion pak of an IoStore container (the mod's non-package files
+//! under the container's mount point; it must exist, even empty, with the
+//! container's base name) and reads every pak version the engine has
+//! written since UE 4.0 (format versions 3 … 11; 1 and 2 uncompressed).
 //!
-//! Format facts from the engine's pak sources as published and
-//! trumank/repak. Layout of a version 11 (`Fnv64BugFix`) pak, which every
-//! supported engine (4.26 .. 5.7) uses:
+//! Format facts from the engine's pak sources as published
+//! (`IPlatformFilePak.h` `FPakInfo`/`FPakEntry`, `PakFileUtilities.cpp`),
+//! trumank/repak, and the UnrealPak-written paks of the corpus
+//! (`paks/unrealpak/`, versions 5, 7, 8a, 8b, 9 and 11). Layout:
 //!
-//! * entries, each an inline `FPakEntry` header (offset written as 0)
-//!   followed by its data (compressed blocks, each padded to 16 bytes when
+//! * entries, each an inline `FPakEntry` record (offset written as 0)
+//!   followed by its data (compression blocks, each padded to 16 bytes when
 //!   encrypted);
-//! * the primary index: mount point, entry count, path hash seed, the
-//!   location/size/SHA-1 of the path-hash index and of the full directory
-//!   index, the encoded entries, and a zero count of unencoded entries;
-//! * the path-hash index: `(FNV-64 of lowercased UTF-16 path + seed,
-//!   encoded entry offset)` pairs, then an empty pruned-directory count;
-//! * the full directory index: every directory (with trailing `/`, the
-//!   root as `/`) and its files with their encoded entry offsets;
-//! * the 221-byte footer: key GUID, encrypted-index flag, magic, version,
-//!   index offset/size/SHA-1 and five 32-byte compression method names.
+//! * the index. Before version 10: mount point, entry count, then per entry
+//!   its path and full `FPakEntry` record. From version 10 the primary index
+//!   (mount point, entry count, path hash seed, location/size/SHA-1 of the
+//!   path-hash index and of the full directory index, the encoded entries,
+//!   then entries that could not be encoded), the path-hash index
+//!   (`(FNV-64 of the lowercased UTF-16 path + seed, encoded entry offset)`
+//!   pairs, then an empty pruned-directory count) and the full directory
+//!   index (every directory, with trailing `/` and the root as `/`, and its
+//!   files with their entry locations);
+//! * the footer (`FPakInfo`), whose size depends on the version
+//!   ([`PakVersion::footer_size`]).
 //!
-//! With AES, entry data and all three index parts are encrypted; each
+//! With AES, entry data and the index parts are encrypted; each index
 //! part's size and SHA-1 are those of its zero-padded plain text.
 
 pub mod crypto;
@@ -28,17 +33,177 @@ pub mod index;
 pub mod reader;
 pub mod writer;
 
+use serde::Serialize;
+
 pub use reader::{PakEntryInfo, PakReader};
-pub use writer::PakWriter;
+pub use writer::{PakWriter, PakWriterOptions};
 
 /// Footer magic.
 pub const PAK_MAGIC: u32 = 0x5A6F_12E1;
 
-/// Footer size of versions 8, 10 and 11 (version 9 has one more byte).
-pub const FOOTER_SIZE_V11: usize = 16 + 1 + 4 + 4 + 8 + 8 + 20 + 5 * 32;
+/// Footer size of versions 8b, 10 and 11 (version 9 has one more byte).
+pub const FOOTER_SIZE_V11: usize = PakVersion::V11.footer_size();
 
-/// `FPakFile::HashPath`: FNV-64 (offset basis + seed) over the lowercased
-/// path as UTF-16LE.
+/// `FPakInfo::EPakVersion`, with the two layouts that share the number 8:
+/// UE 4.22 wrote four compression method names (`8a`, and a one-byte method
+/// in each entry), 4.23+ five (`8b`). Every layout difference is one
+/// predicate below, shared by the reader and the writer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub enum PakVersion {
+    V1,
+    V2,
+    V3,
+    V4,
+    V5,
+    V6,
+    V7,
+    V8A,
+    V8B,
+    V9,
+    V10,
+    V11,
+}
+
+impl PakVersion {
+    /// Every version, newest first (the order footers are tried in).
+    pub const ALL: [PakVersion; 12] = [
+        PakVersion::V11,
+        PakVersion::V10,
+        PakVersion::V9,
+        PakVersion::V8B,
+        PakVersion::V8A,
+        PakVersion::V7,
+        PakVersion::V6,
+        PakVersion::V5,
+        PakVersion::V4,
+        PakVersion::V3,
+        PakVersion::V2,
+        PakVersion::V1,
+    ];
+
+    /// The number stored in the footer.
+    pub const fn number(self) -> u32 {
+        match self {
+            PakVersion::V1 => 1,
+            PakVersion::V2 => 2,
+            PakVersion::V3 => 3,
+            PakVersion::V4 => 4,
+            PakVersion::V5 => 5,
+            PakVersion::V6 => 6,
+            PakVersion::V7 => 7,
+            PakVersion::V8A | PakVersion::V8B => 8,
+            PakVersion::V9 => 9,
+            PakVersion::V10 => 10,
+            PakVersion::V11 => 11,
+        }
+    }
+
+    /// `1` … `11`, with `8a`/`8b` for the two layouts of version 8.
+    pub fn name(self) -> &'static str {
+        match self {
+            PakVersion::V1 => "1",
+            PakVersion::V2 => "2",
+            PakVersion::V3 => "3",
+            PakVersion::V4 => "4",
+            PakVersion::V5 => "5",
+            PakVersion::V6 => "6",
+            PakVersion::V7 => "7",
+            PakVersion::V8A => "8a",
+            PakVersion::V8B => "8b",
+            PakVersion::V9 => "9",
+            PakVersion::V10 => "10",
+            PakVersion::V11 => "11",
+        }
+    }
+
+    /// `Initial`: entries carry a timestamp.
+    pub const fn has_entry_timestamp(self) -> bool {
+        matches!(self, PakVersion::V1)
+    }
+
+    /// `CompressionEncryption` (3): entries list their compression blocks
+    /// and carry an encryption flag byte and the block size.
+    pub const fn has_block_records(self) -> bool {
+        self.number() >= 3
+    }
+
+    /// `IndexEncryption` (4): the footer has the encrypted-index flag.
+    pub const fn has_encrypted_index_flag(self) -> bool {
+        self.number() >= 4
+    }
+
+    /// `RelativeChunkOffsets` (5): block offsets are relative to the entry.
+    pub const fn has_relative_block_offsets(self) -> bool {
+        self.number() >= 5
+    }
+
+    /// `DeleteRecords` (6): the entry flag byte also marks deleted records.
+    pub const fn has_delete_records(self) -> bool {
+        self.number() >= 6
+    }
+
+    /// `EncryptionKeyGuid` (7): the footer names the key by GUID.
+    pub const fn has_encryption_key_guid(self) -> bool {
+        self.number() >= 7
+    }
+
+    /// `FNameBasedCompressionMethod` (8): compression methods are named in
+    /// the footer (four names in 8a, five from 8b); before, an entry's method
+    /// is a set of `ECompressionFlags`.
+    pub const fn compression_method_names(self) -> usize {
+        match self {
+            PakVersion::V8A => 4,
+            v if v.number() >= 8 => 5,
+            _ => 0,
+        }
+    }
+
+    /// Only 8a stores an entry's method index in one byte.
+    pub const fn has_byte_method_index(self) -> bool {
+        matches!(self, PakVersion::V8A)
+    }
+
+    /// `FrozenIndex` (9): one more footer byte (a frozen index is not read).
+    pub const fn has_frozen_index_flag(self) -> bool {
+        matches!(self, PakVersion::V9)
+    }
+
+    /// `PathHashIndex` (10): primary index with encoded entries, path-hash
+    /// index and full directory index.
+    pub const fn has_path_hash_index(self) -> bool {
+        self.number() >= 10
+    }
+
+    /// Bytes of the footer.
+    pub const fn footer_size(self) -> usize {
+        let mut size = 4 + 4 + 8 + 8 + 20;
+        if self.has_encryption_key_guid() {
+            size += 16;
+        }
+        if self.has_encrypted_index_flag() {
+            size += 1;
+        }
+        if self.has_frozen_index_flag() {
+            size += 1;
+        }
+        size + 32 * self.compression_method_names()
+    }
+}
+
+impl std::fmt::Display for PakVersion {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl PartialEq<u32> for PakVersion {
+    fn eq(&self, other: &u32) -> bool {
+        self.number() == *other
+    }
+}
+
+/// `FPakFile::HashPath` from version 11: FNV-64 (offset basis + seed) over
+/// the lowercased path as UTF-16LE.
 pub fn path_hash(relative_path: &str, seed: u64) -> u64 {
     let mut hash = 0xcbf2_9ce4_8422_2325u64.wrapping_add(seed);
     for unit in crate::hash::engine_lowercase(relative_path).encode_utf16() {
@@ -48,6 +213,27 @@ pub fn path_hash(relative_path: &str, seed: u64) -> u64 {
         }
     }
     hash
+}
+
+/// The seed UnrealPak gives the path-hash index: `FCrc::StrCrc32` of the
+/// lowercased pak file name as it was passed to UnrealPak
+/// (`PakFileUtilities.cpp`), i.e. the standard CRC-32 over the name's
+/// characters, each fed as four little-endian bytes.
+pub fn engine_path_hash_seed(pak_file_name: &str) -> u64 {
+    let mut crc = !0u32;
+    for c in pak_file_name.to_lowercase().chars() {
+        for byte in (c as u32).to_le_bytes() {
+            crc ^= byte as u32;
+            for _ in 0..8 {
+                crc = if crc & 1 != 0 {
+                    (crc >> 1) ^ 0xEDB8_8320
+                } else {
+                    crc >> 1
+                };
+            }
+        }
+    }
+    (!crc) as u64
 }
 
 /// SHA-1 of bytes.
@@ -61,5 +247,32 @@ pub(crate) fn split_directory(path: &str) -> (String, String) {
     match path.rfind('/') {
         Some(i) => (path[..=i].to_string(), path[i + 1..].to_string()),
         None => ("/".to_string(), path.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn footer_sizes_per_version() {
+        assert_eq!(PakVersion::V11.footer_size(), 221);
+        assert_eq!(PakVersion::V9.footer_size(), 222);
+        assert_eq!(PakVersion::V8A.footer_size(), 189);
+        assert_eq!(PakVersion::V7.footer_size(), 61);
+        assert_eq!(PakVersion::V5.footer_size(), 45);
+        assert_eq!(PakVersion::V3.footer_size(), 44);
+    }
+
+    #[test]
+    fn path_hash_seed_is_the_engine_crc() {
+        // FCrc::StrCrc32 over 4-byte characters equals CRC-32 of UTF-32LE.
+        assert_eq!(engine_path_hash_seed(""), 0);
+        assert_eq!(engine_path_hash_seed("A"), 0xA2DE_4F7A);
+        // repak's check value for a path UnrealPak was given.
+        assert_eq!(
+            engine_path_hash_seed("/home/jieyouxu/repos/unpak/tests/packs/pack_v11.pak"),
+            0x285A_9081
+        );
     }
 }

@@ -1,7 +1,14 @@
-//! Writes a version 11 pak, streaming entry data to the file as files are
-//! added; the index is built at the end.
+//! Writes a version 11 pak the way UnrealPak lays one out, streaming entry
+//! data to the file as files are added; the index is built at the end.
+//!
+//! Checked byte for byte against the corpus's UnrealPak (4.27) paks: for
+//! the same files, in the same order, with the same mount point and path
+//! hash seed, an uncompressed pak is identical, encrypted or not (entry
+//! data and index parts are padded to 16 bytes with their own first bytes
+//! before encryption). Compressed entries match in layout; their zlib bytes
+//! match only where the deflate encoder gives the same output (zenpak uses
+//! flate2's, UnrealPak the zlib library's).
 
-use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -9,28 +16,58 @@ use std::path::{Path, PathBuf};
 use super::crypto::{pad_like_engine, AesKey};
 use super::entry::{PakBlock, PakEntry};
 use super::index::{FullDirectoryIndex, IndexLocation, PakFooter, PathHashIndex, PrimaryIndex};
-use super::{path_hash, sha1, split_directory};
+use super::{path_hash, sha1, PakVersion};
 use crate::binary::Writer;
 use crate::compression::Compression;
 use crate::error::{Error, Result};
 
-/// Block size of compressed pak entries.
+/// Block size of compressed pak entries (UnrealPak's default).
 pub const PAK_BLOCK_SIZE: u32 = 64 * 1024;
+
+/// How a pak is written.
+#[derive(Debug, Clone)]
+pub struct PakWriterOptions {
+    pub mount_point: String,
+    pub compression: Compression,
+    pub key: Option<AesKey>,
+    pub encryption_key_guid: [u8; 16],
+    /// The path-hash index seed. UnrealPak derives it from the pak's file
+    /// name as it was given ([`super::engine_path_hash_seed`]); the engine
+    /// reads it from the index, so any value works in game. zenpak uses 0
+    /// unless told otherwise, so output does not depend on file names.
+    pub path_hash_seed: u64,
+    /// With a key: whether the entries' data is encrypted (UnrealPak's `-encrypt`).
+    pub encrypt_entries: bool,
+    /// With a key: whether the index is encrypted (UnrealPak's `-encryptindex`).
+    pub encrypt_index: bool,
+}
+
+impl Default for PakWriterOptions {
+    fn default() -> Self {
+        PakWriterOptions {
+            mount_point: "../../../".into(),
+            compression: Compression::None,
+            key: None,
+            encryption_key_guid: [0; 16],
+            path_hash_seed: 0,
+            encrypt_entries: true,
+            encrypt_index: true,
+        }
+    }
+}
 
 /// A pak being written.
 pub struct PakWriter {
     path: PathBuf,
     file: BufWriter<File>,
     position: u64,
-    version: u32,
-    mount_point: String,
-    compression: Compression,
-    key: Option<AesKey>,
-    encryption_key_guid: [u8; 16],
+    options: PakWriterOptions,
     /// Entries in the order they were added, with their path.
     entries: Vec<(String, PakEntry)>,
-    paths: BTreeMap<String, usize>,
+    paths: std::collections::BTreeSet<String>,
 }
+
+const VERSION: PakVersion = PakVersion::V11;
 
 impl PakWriter {
     /// Creates (truncates) `path`. Files are added relative to `mount_point`.
@@ -42,23 +79,36 @@ impl PakWriter {
         key: Option<AesKey>,
         encryption_key_guid: [u8; 16],
     ) -> Result<Self> {
-        if version != 11 {
+        if version != VERSION.number() {
             return Err(Error::usage(format!(
                 "pak version {version} cannot be written; zenpak writes version 11"
             )));
         }
+        Self::create_with(
+            path,
+            PakWriterOptions {
+                mount_point: mount_point.to_string(),
+                compression,
+                key,
+                encryption_key_guid,
+                path_hash_seed: 0,
+                encrypt_entries: true,
+                encrypt_index: true,
+            },
+        )
+    }
+
+    /// Creates (truncates) `path` with the given options.
+    pub fn create_with(path: &Path, options: PakWriterOptions) -> Result<Self> {
+        options.compression.check_writable()?;
         let file = File::create(path).map_err(|e| Error::io(path, e))?;
         Ok(PakWriter {
             path: path.to_path_buf(),
             file: BufWriter::new(file),
             position: 0,
-            version,
-            mount_point: mount_point.to_string(),
-            compression,
-            key,
-            encryption_key_guid,
+            options,
             entries: Vec::new(),
-            paths: BTreeMap::new(),
+            paths: Default::default(),
         })
     }
 
@@ -73,84 +123,107 @@ impl PakWriter {
     /// Adds a file by its path relative to the mount point.
     pub fn add_file(&mut self, relative_path: &str, data: &[u8]) -> Result<()> {
         crate::iostore::validate_relative_path(relative_path)?;
-        if self.paths.contains_key(&relative_path.to_lowercase()) {
+        if !self.paths.insert(relative_path.to_lowercase()) {
             return Err(Error::usage(format!(
                 "`{relative_path}` is added to the pak twice"
             )));
         }
         let offset = self.position;
-        let encrypted = self.key.is_some();
+        let entry_key = self.entry_key().cloned();
+        let encrypted = entry_key.is_some();
+        let compression = self.options.compression;
         // Compress per block; keep the blocks only if they save space.
-        let mut method_index = 0;
-        let mut payload: Vec<Vec<u8>> = vec![data.to_vec()];
-        if self.compression != Compression::None && !data.is_empty() {
+        let mut blocks_data: Option<Vec<Vec<u8>>> = None;
+        if compression != Compression::None && !data.is_empty() {
             let blocks: Vec<Vec<u8>> = data
                 .chunks(PAK_BLOCK_SIZE as usize)
-                .map(|c| self.compression.compress(c))
+                .map(|c| compression.compress(c))
                 .collect::<Result<_>>()?;
             if blocks.iter().map(Vec::len).sum::<usize>() < data.len() {
-                payload = blocks;
-                method_index = 1;
+                blocks_data = Some(blocks);
             }
         }
-        let stored: Vec<u8> = payload.concat();
-        let hash = sha1(&stored);
-        let header_size = PakEntry::inline_size(payload.len(), method_index != 0);
-        let mut blocks = Vec::new();
-        if method_index != 0 {
-            let mut at = header_size;
-            for b in &payload {
-                blocks.push(PakBlock {
-                    start: at,
-                    end: at + b.len() as u64,
-                });
-                at += if encrypted {
-                    (b.len() as u64).next_multiple_of(16)
-                } else {
-                    b.len() as u64
-                };
+        // The stored bytes as they go to disk (padded and encrypted per
+        // block, or as one run when uncompressed).
+        let mut on_disk: Vec<u8> = Vec::new();
+        let mut block_lens = Vec::new();
+        let method;
+        match blocks_data {
+            Some(blocks) => {
+                method = 1;
+                for mut b in blocks {
+                    block_lens.push(b.len() as u64);
+                    if let Some(key) = &entry_key {
+                        pad_like_engine(&mut b);
+                        key.encrypt(&mut b);
+                    }
+                    on_disk.extend_from_slice(&b);
+                }
             }
+            None => {
+                method = 0;
+                on_disk.extend_from_slice(data);
+                if let Some(key) = &entry_key {
+                    pad_like_engine(&mut on_disk);
+                    key.encrypt(&mut on_disk);
+                }
+            }
+        }
+        // UnrealPak's size: the stored bytes, padding included for
+        // compressed encrypted entries (whose blocks are padded one by
+        // one), not for an uncompressed one. The SHA-1 covers `size` bytes
+        // of what is on disk (checked against the corpus).
+        let size = if method != 0 {
+            on_disk.len() as u64
+        } else {
+            data.len() as u64
+        };
+        let hash = sha1(&on_disk[..size as usize]);
+        let record_size = PakEntry::record_size(VERSION, block_lens.len(), method != 0);
+        let mut blocks = Vec::new();
+        let mut at = record_size;
+        for &len in &block_lens {
+            blocks.push(PakBlock {
+                start: at,
+                end: at + len,
+            });
+            at += if encrypted {
+                len.next_multiple_of(16)
+            } else {
+                len
+            };
         }
         let entry = PakEntry {
             offset,
-            size: stored.len() as u64,
+            size,
             uncompressed_size: data.len() as u64,
-            method_index,
+            method,
+            timestamp: 0,
             hash,
             blocks,
             encrypted,
-            block_size: if method_index != 0 {
+            deleted: false,
+            block_size: if method != 0 {
                 PAK_BLOCK_SIZE.min(data.len() as u32)
             } else {
                 0
             },
         };
-        let mut header = Writer::new();
-        entry.write_full(&mut header, true);
-        self.emit(header.as_slice())?;
-        match self.key.clone() {
-            Some(key) => {
-                // Each compressed block is padded and encrypted on its own;
-                // an uncompressed entry is one padded run.
-                for mut b in payload {
-                    pad_like_engine(&mut b);
-                    key.encrypt(&mut b);
-                    self.emit(&b)?;
-                }
-            }
-            None => self.emit(&stored)?,
-        }
-        self.paths
-            .insert(relative_path.to_lowercase(), self.entries.len());
+        let mut record = Writer::new();
+        entry.write_full(&mut record, VERSION, true);
+        self.emit(record.as_slice())?;
+        self.emit(&on_disk)?;
         self.entries.push((relative_path.to_string(), entry));
         Ok(())
     }
 
-    /// Seals a part of the index: pads and encrypts it when the pak is
-    /// encrypted; returns the bytes to store and the SHA-1 the index records.
+    /// Seals a part of the index: pads it (with its own first bytes, as
+    /// UnrealPak does) and encrypts it when the index is encrypted; returns
+    /// the bytes to store and the SHA-1 the index records (of the padded
+    /// plain text).
     fn seal(&self, mut part: Vec<u8>) -> (Vec<u8>, [u8; 20]) {
-        if let Some(key) = &self.key {
-            part.resize(part.len().next_multiple_of(16), 0);
+        if let Some(key) = self.index_key() {
+            pad_like_engine(&mut part);
             let hash = sha1(&part);
             key.encrypt(&mut part);
             (part, hash)
@@ -160,42 +233,50 @@ impl PakWriter {
         }
     }
 
+    fn entry_key(&self) -> Option<&AesKey> {
+        self.options
+            .key
+            .as_ref()
+            .filter(|_| self.options.encrypt_entries)
+    }
+
+    fn index_key(&self) -> Option<&AesKey> {
+        self.options
+            .key
+            .as_ref()
+            .filter(|_| self.options.encrypt_index)
+    }
+
     /// Writes the index and footer and flushes the file.
     pub fn finish(mut self) -> Result<()> {
         let index_offset = self.position;
-        let path_hash_seed = 0u64;
+        let seed = self.options.path_hash_seed;
         let mut encoded = Writer::new();
-        let mut encoded_offsets = Vec::with_capacity(self.entries.len());
+        let mut unencoded = Vec::new();
+        let mut locations = Vec::with_capacity(self.entries.len());
         for (_, entry) in &self.entries {
-            encoded_offsets.push(encoded.pos() as u32);
-            entry.write_encoded(&mut encoded);
+            if entry.is_encodable() {
+                locations.push(encoded.pos() as i32);
+                entry.write_encoded(&mut encoded);
+            } else {
+                unencoded.push(entry.clone());
+                locations.push(-(unencoded.len() as i32));
+            }
         }
 
-        // Path hash index, sorted by hash for a stable order.
-        let mut hashed: Vec<(u64, u32)> = self
+        // Both secondary indexes list entries in the order they were added,
+        // as UnrealPak's do.
+        let hashed = self
             .entries
             .iter()
-            .zip(&encoded_offsets)
-            .map(|((path, _), &off)| (path_hash(path, path_hash_seed), off))
+            .zip(&locations)
+            .map(|((path, _), &loc)| (path_hash(path, seed), loc))
             .collect();
-        hashed.sort();
         let mut phi = Writer::new();
         PathHashIndex(hashed).write(&mut phi);
-
-        // Full directory index, with the root and every parent directory listed.
         let mut fdi = FullDirectoryIndex::default();
-        fdi.0.entry("/".to_string()).or_default();
-        for ((path, _), &off) in self.entries.iter().zip(&encoded_offsets) {
-            let (dir, file) = split_directory(path);
-            if dir != "/" {
-                let mut parent = String::new();
-                for part in dir.trim_end_matches('/').split('/') {
-                    parent.push_str(part);
-                    parent.push('/');
-                    fdi.0.entry(parent.clone()).or_default();
-                }
-            }
-            fdi.0.entry(dir).or_default().insert(file, off);
+        for ((path, _), &loc) in self.entries.iter().zip(&locations) {
+            fdi.add_file(path, loc);
         }
         let mut fdi_bytes = Writer::new();
         fdi.write(&mut fdi_bytes);
@@ -206,9 +287,9 @@ impl PakWriter {
         // The primary index's size does not depend on the secondary
         // offsets it records, so measure it with placeholders first.
         let mut primary = PrimaryIndex {
-            mount_point: self.mount_point.clone(),
+            mount_point: self.options.mount_point.clone(),
             entry_count: self.entries.len() as u32,
-            path_hash_seed,
+            path_hash_seed: seed,
             path_hash_index: Some(IndexLocation {
                 offset: 0,
                 size: phi.len() as u64,
@@ -220,10 +301,11 @@ impl PakWriter {
                 hash: fdi_hash,
             }),
             encoded_entries: encoded.into_inner(),
+            unencoded_entries: unencoded,
         };
         let mut probe = Writer::new();
-        primary.write(&mut probe);
-        let primary_len = if self.key.is_some() {
+        primary.write(&mut probe, VERSION);
+        let primary_len = if self.index_key().is_some() {
             probe.pos().next_multiple_of(16)
         } else {
             probe.pos()
@@ -236,7 +318,7 @@ impl PakWriter {
             l.offset = phi_offset + phi.len() as u64;
         }
         let mut primary_bytes = Writer::new();
-        primary.write(&mut primary_bytes);
+        primary.write(&mut primary_bytes, VERSION);
         let (primary_bytes, primary_hash) = self.seal(primary_bytes.into_inner());
 
         self.emit(&primary_bytes)?;
@@ -244,14 +326,15 @@ impl PakWriter {
         self.emit(&fdi)?;
 
         let footer = PakFooter {
-            encryption_key_guid: self.encryption_key_guid,
-            encrypted_index: self.key.is_some(),
-            version: self.version,
+            version: VERSION,
+            encryption_key_guid: self.options.encryption_key_guid,
+            encrypted_index: self.index_key().is_some(),
             index_offset,
             index_size: primary_bytes.len() as u64,
             index_hash: primary_hash,
-            compression_methods: if self.entries.iter().any(|(_, e)| e.method_index != 0) {
-                vec![self.compression.engine_name().to_string()]
+            frozen_index: false,
+            compression_methods: if self.entries.iter().any(|(_, e)| e.method != 0) {
+                vec![self.options.compression.engine_name().to_string()]
             } else {
                 Vec::new()
             },

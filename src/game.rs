@@ -1,0 +1,788 @@
+//! A game's `Paks/` folder (or one container, or one pak) as one view: every
+//! `.pak` with its `.utoc`/`.ucas`, plus `global.utoc`, mounted in the
+//! engine's order, so that a path or a chunk id resolves to the copy the
+//! game itself would load. `list`, `verify`, `unpack`, `get` and `inspect`
+//! read through it, and `extract` (Zen → legacy) builds on it.
+//!
+//! The mount order, from the engine source (`IPlatformFilePak.cpp`,
+//! `IoDispatcherFileBackend.cpp`, `FilePackageStore.cpp`; see
+//! ARCHITECTURE.md "Game folders"):
+//!
+//! * `global.utoc` is mounted first, with order 0;
+//! * every `*.pak` under the folder (recursively, `~mods/` included) is
+//!   mounted in **descending** case-insensitive order of its path
+//!   (`MountAllPakFiles`: `FoundPakFiles.Sort(TGreater<FString>())`), with
+//!   the order `GetPakOrderFromPakFilePath` gives (4 for
+//!   `Content/Paks/<Project>-*.pak`, 3 for the rest of the project's
+//!   content), plus, for a name ending in `_P.pak`, `100 × (N + 1)` when it
+//!   ends in `_N_P.pak` with a number N ≥ 1, else 100 (`FPakPlatformFile::Mount`);
+//!   its `.utoc` (if any) is mounted with the same order;
+//! * a **file** of the paks resolves to the pak with the highest order,
+//!   and among equal orders to the one mounted first (the pak list is
+//!   stable-sorted by descending order);
+//! * a **chunk** resolves to the container with the highest order, and
+//!   among equal orders to the one mounted last (IoStore readers are
+//!   sorted by descending order, then descending container instance id,
+//!   which grows with each mount); package store entries follow the same
+//!   rule (`FFilePackageStoreBackend::Mount`, 5.2+).
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::diagnostic::Diagnostic;
+use crate::error::{Error, Result};
+use crate::iostore::chunk::{ChunkId, ChunkType};
+use crate::iostore::container_header::ContainerHeader;
+use crate::iostore::reader::{
+    refuse_layout, unpacked_chunk_name, verify_pak_entries, write_inside_with, VerifyReport,
+};
+use crate::iostore::Container;
+use crate::pak::crypto::KeyRing;
+use crate::pak::PakReader;
+
+/// Order `GetPakOrderFromPakFilePath` gives paks in the project's
+/// `Content/Paks/` folder.
+pub const PROJECT_CONTENT_ORDER: u32 = 3;
+/// Order of `Content/Paks/<Project>-*.pak`.
+pub const PROJECT_MAIN_PAK_ORDER: u32 = 4;
+
+/// The order the engine gives a pak: its folder's base order plus the
+/// patch bonus of a `_P.pak` name.
+pub fn pak_order(base: u32, file_name: &str) -> u32 {
+    base + patch_bonus(file_name)
+}
+
+/// `FPakPlatformFile::Mount`: `X_P.pak` +100; `X_N_P.pak` with N ≥ 1 a
+/// number, +100 × (N + 1). The name comparison is case-sensitive, as the
+/// engine's `EndsWith` default is not: `EndsWith` ignores case, so `_p.pak`
+/// counts too.
+pub fn patch_bonus(file_name: &str) -> u32 {
+    let lower = file_name.to_ascii_lowercase();
+    let Some(stem) = lower.strip_suffix("_p.pak") else {
+        return 0;
+    };
+    let mut version = 1u32;
+    if let Some(underscore) = stem.rfind('_') {
+        let digits = &stem[underscore + 1..];
+        if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+            if let Ok(n) = digits.parse::<u32>() {
+                if n >= 1 {
+                    version = n.saturating_add(1);
+                }
+            }
+        }
+    }
+    100u32.saturating_mul(version)
+}
+
+/// The engine's `FString` ordering (`Stricmp`): ASCII letters compared
+/// lowercased, everything else by UTF-16 code unit.
+pub fn engine_compare(a: &str, b: &str) -> std::cmp::Ordering {
+    let fold = |c: u16| {
+        if (b'A' as u16..=b'Z' as u16).contains(&c) {
+            c + 32
+        } else {
+            c
+        }
+    };
+    a.encode_utf16().map(fold).cmp(b.encode_utf16().map(fold))
+}
+
+/// One mounted pak and/or container.
+pub struct MountedSource {
+    /// The `.pak` (or the `.utoc` of a container without one, e.g. `global.utoc`).
+    pub path: PathBuf,
+    /// The engine's read order (higher wins).
+    pub order: u32,
+    /// Position in the engine's mount sequence (0 is mounted first).
+    pub sequence: usize,
+    pub pak: Option<PakReader>,
+    pub container: Option<Container>,
+}
+
+impl MountedSource {
+    /// The file name, for messages.
+    pub fn name(&self) -> String {
+        self.path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    }
+}
+
+/// A chunk of one of the view's containers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ChunkRef {
+    /// Index into [`GameView::sources`].
+    pub source: usize,
+    /// TOC index in that source's container.
+    pub index: usize,
+}
+
+/// Where a file of the view comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileOrigin {
+    /// A container chunk (with or without a directory-index path).
+    Chunk(ChunkRef),
+    /// A pak entry: source, index into the pak's `entries`.
+    PakEntry { source: usize, entry: usize },
+}
+
+/// A file of the view: what `unpack` writes, what `get` finds.
+#[derive(Debug, Clone, Serialize)]
+pub struct GameFile {
+    /// The path `unpack` writes it at: its mount point + path with the
+    /// leading `../../../` removed (`Game/Content/Maps/Entry.uzenmap`), or
+    /// `_chunks/<id>.<type>` for a chunk without a path.
+    pub path: String,
+    /// The path as stored (mount point + relative path), if it has one.
+    pub stored_path: Option<String>,
+    /// `pak` for a pak entry, else the chunk type.
+    pub kind: String,
+    pub size: u64,
+    /// The pak or container it comes from.
+    pub source: String,
+    #[serde(skip)]
+    pub origin: FileOrigin,
+}
+
+/// A package of the view: a winning `ExportBundleData` chunk.
+#[derive(Debug, Clone)]
+pub struct PackageChunk {
+    pub package_id: u64,
+    /// Stored path (mount point + relative, `../../../` removed), when indexed.
+    pub path: Option<String>,
+    pub chunk: ChunkRef,
+}
+
+/// What `unpack` did.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct UnpackSummary {
+    pub files: usize,
+    pub bytes: u64,
+    pub output: String,
+}
+
+/// What `inspect` shows of a view: each source in mount sequence with its
+/// order, and the totals.
+#[derive(Debug, Clone, Serialize)]
+pub struct ViewSummary {
+    pub kind: &'static str,
+    pub sources: Vec<SourceSummary>,
+    pub files: usize,
+    pub packages: usize,
+    pub shadowed: usize,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// One mounted source in a [`ViewSummary`].
+#[derive(Debug, Clone, Serialize)]
+pub struct SourceSummary {
+    pub path: String,
+    pub order: u32,
+    pub sequence: usize,
+    pub pak_version: Option<String>,
+    pub pak_entries: usize,
+    pub container_chunks: Option<usize>,
+    pub mount_point: String,
+    pub encrypted: bool,
+}
+
+/// A mounted game folder, container or pak.
+pub struct GameView {
+    sources: Vec<MountedSource>,
+    chunks: BTreeMap<ChunkId, ChunkRef>,
+    files: Vec<GameFile>,
+    /// Files hidden by a higher-priority copy (path, hidden source).
+    shadowed: Vec<(String, String)>,
+    /// What the view noticed while mounting (e.g. a `.utoc` without its `.pak`).
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// Joins a mount point and a relative path into the path the view uses:
+/// `../../../Game/Content/` + `X.uasset` → `Game/Content/X.uasset`.
+pub fn virtual_path(mount_point: &str, relative: &str) -> String {
+    let mut mount = mount_point.replace('\\', "/");
+    while let Some(rest) = mount.strip_prefix("../") {
+        mount = rest.to_string();
+    }
+    let mount = mount.trim_start_matches('/');
+    let mut out = String::with_capacity(mount.len() + relative.len() + 1);
+    out.push_str(mount);
+    if !out.is_empty() && !out.ends_with('/') {
+        out.push('/');
+    }
+    out.push_str(relative.trim_start_matches('/'));
+    out
+}
+
+impl GameView {
+    /// Opens `path`: a folder (every `.pak` below it and their containers,
+    /// plus `global.utoc`), a `.utoc` (with its companion `.pak` if present)
+    /// or a `.pak` (with its `.utoc` if present).
+    pub fn open(path: &Path, keys: &KeyRing) -> Result<Self> {
+        let mut view = GameView {
+            sources: Vec::new(),
+            chunks: BTreeMap::new(),
+            files: Vec::new(),
+            shadowed: Vec::new(),
+            diagnostics: Vec::new(),
+        };
+        if path.is_dir() {
+            view.mount_folder(path, keys)?;
+        } else {
+            let base = path.with_extension("");
+            let ext = path
+                .extension()
+                .map(|e| e.to_string_lossy().to_ascii_lowercase())
+                .unwrap_or_default();
+            if ext != "utoc" && ext != "pak" && ext != "ucas" {
+                return Err(Error::usage(format!(
+                    "{}: expected a .utoc, a .pak or a folder of them",
+                    path.display()
+                )));
+            }
+            let pak = base.with_extension("pak");
+            let utoc = base.with_extension("utoc");
+            if !path.exists() {
+                return Err(Error::io(
+                    path,
+                    std::io::Error::new(std::io::ErrorKind::NotFound, "no such file"),
+                ));
+            }
+            let name = pak
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            view.mount(
+                if pak.is_file() { &pak } else { &utoc },
+                pak.is_file().then_some(pak.as_path()),
+                utoc.is_file().then_some(utoc.as_path()),
+                pak_order(PROJECT_CONTENT_ORDER, &name),
+                keys,
+            )?;
+        }
+        view.resolve();
+        Ok(view)
+    }
+
+    fn mount_folder(&mut self, root: &Path, keys: &KeyRing) -> Result<()> {
+        let mut paks = Vec::new();
+        let mut tocs = Vec::new();
+        for entry in walkdir::WalkDir::new(root).follow_links(false) {
+            let entry = entry.map_err(|e| {
+                let at = e.path().unwrap_or(root).to_path_buf();
+                Error::io(
+                    at,
+                    e.into_io_error()
+                        .unwrap_or_else(|| std::io::Error::other("cannot walk the folder")),
+                )
+            })?;
+            if !entry.file_type().is_file() {
+                continue;
+            }
+            let rel = entry
+                .path()
+                .strip_prefix(root)
+                .unwrap_or(entry.path())
+                .to_string_lossy()
+                .replace('\\', "/");
+            let lower = rel.to_ascii_lowercase();
+            if lower.ends_with(".pak") {
+                paks.push(rel);
+            } else if lower.ends_with(".utoc") {
+                tocs.push(rel);
+            }
+        }
+        // global.utoc first, order 0.
+        if let Some(global) = tocs.iter().find(|t| t.eq_ignore_ascii_case("global.utoc")) {
+            let utoc = root.join(global);
+            self.mount(&utoc, None, Some(&utoc), 0, keys)?;
+        }
+        let project = project_name(root);
+        paks.sort_by(|a, b| engine_compare(b, a));
+        for rel in &paks {
+            let pak = root.join(rel);
+            let utoc = pak.with_extension("utoc");
+            let file_name = rel.rsplit('/').next().unwrap_or(rel);
+            let main_pak = project.as_deref().is_some_and(|p| {
+                !rel.contains('/')
+                    && file_name.len() > p.len()
+                    && file_name[..p.len()].eq_ignore_ascii_case(p)
+                    && file_name.as_bytes()[p.len()] == b'-'
+            });
+            let base = if main_pak {
+                PROJECT_MAIN_PAK_ORDER
+            } else {
+                PROJECT_CONTENT_ORDER
+            };
+            self.mount(
+                &pak,
+                Some(&pak),
+                utoc.is_file().then_some(utoc.as_path()),
+                pak_order(base, file_name),
+                keys,
+            )?;
+        }
+        for rel in &tocs {
+            let has_pak = paks
+                .iter()
+                .any(|p| p[..p.len() - 4].eq_ignore_ascii_case(&rel[..rel.len() - 5]));
+            if !has_pak && !rel.eq_ignore_ascii_case("global.utoc") {
+                self.diagnostics.push(
+                    Diagnostic::warning(
+                        "container-without-pak",
+                        format!("`{rel}` has no .pak beside it; the engine does not mount it, so it is left out"),
+                    )
+                    .with_file(root.join(rel)),
+                );
+            }
+        }
+        if self.sources.is_empty() {
+            return Err(Error::usage(format!(
+                "{}: no .pak or .utoc files in this folder",
+                root.display()
+            ))
+            .with_hint("give a game's Content/Paks folder, a .utoc or a .pak"));
+        }
+        Ok(())
+    }
+
+    fn mount(
+        &mut self,
+        path: &Path,
+        pak: Option<&Path>,
+        utoc: Option<&Path>,
+        order: u32,
+        keys: &KeyRing,
+    ) -> Result<()> {
+        let pak = pak
+            .map(|p| PakReader::open_with_keys(p, keys))
+            .transpose()?;
+        let container = utoc
+            .map(|u| Container::open_with_keys(u, keys))
+            .transpose()?;
+        self.sources.push(MountedSource {
+            path: path.to_path_buf(),
+            order,
+            sequence: self.sources.len(),
+            pak,
+            container,
+        });
+        Ok(())
+    }
+
+    /// Decides which copy of each chunk and file wins.
+    fn resolve(&mut self) {
+        // Chunks: highest order, then the last mounted.
+        let mut by_chunk_priority: Vec<usize> = (0..self.sources.len()).collect();
+        by_chunk_priority.sort_by_key(|&s| {
+            (
+                std::cmp::Reverse(self.sources[s].order),
+                std::cmp::Reverse(s),
+            )
+        });
+        // Pak files: highest order, then the first mounted.
+        let mut by_file_priority: Vec<usize> = (0..self.sources.len()).collect();
+        by_file_priority.sort_by_key(|&s| (std::cmp::Reverse(self.sources[s].order), s));
+
+        let mut files: BTreeMap<String, GameFile> = BTreeMap::new();
+        for &s in &by_chunk_priority {
+            let source = &self.sources[s];
+            let Some(container) = &source.container else {
+                continue;
+            };
+            let mount = container.mount_point().to_string();
+            for index in 0..container.toc.chunk_ids.len() {
+                let id = container.toc.chunk_ids[index];
+                let stored = container.paths.get(&index).map(|p| virtual_path(&mount, p));
+                let chunk_type = container.chunk_type(index);
+                let name = unpacked_chunk_name(stored.as_deref(), chunk_type, &id.to_hex());
+                if self.chunks.contains_key(&id) {
+                    self.shadowed.push((name, source.name()));
+                    continue;
+                }
+                let chunk = ChunkRef { source: s, index };
+                self.chunks.insert(id, chunk);
+                files.insert(
+                    name.to_ascii_lowercase(),
+                    GameFile {
+                        path: name,
+                        stored_path: stored,
+                        kind: format!("{chunk_type:?}"),
+                        size: container.toc.offsets[index].length,
+                        source: source.name(),
+                        origin: FileOrigin::Chunk(chunk),
+                    },
+                );
+            }
+        }
+        let mut pak_files: BTreeMap<String, GameFile> = BTreeMap::new();
+        for &s in &by_file_priority {
+            let source = &self.sources[s];
+            let Some(pak) = &source.pak else { continue };
+            for (entry, info) in pak.entries.iter().enumerate() {
+                let path = virtual_path(&pak.mount_point, &info.path);
+                let key = path.to_ascii_lowercase();
+                if pak_files.contains_key(&key) {
+                    self.shadowed.push((path, source.name()));
+                    continue;
+                }
+                pak_files.insert(
+                    key,
+                    GameFile {
+                        path: path.clone(),
+                        stored_path: Some(path),
+                        kind: "pak".into(),
+                        size: info.uncompressed_size,
+                        source: source.name(),
+                        origin: FileOrigin::PakEntry { source: s, entry },
+                    },
+                );
+            }
+        }
+        // A pak file and a chunk never share a name in practice (chunks of
+        // packages are renamed `.uzen*`); if they do, the chunk is kept.
+        for (key, file) in pak_files {
+            files.entry(key).or_insert(file);
+        }
+        self.files = files.into_values().collect();
+    }
+
+    /// The mounted paks and containers, in mount sequence.
+    pub fn sources(&self) -> &[MountedSource] {
+        &self.sources
+    }
+
+    /// Every file the game would see (winning copies only), sorted by path.
+    pub fn files(&self) -> &[GameFile] {
+        &self.files
+    }
+
+    /// The sources in mount sequence with their orders, and the totals.
+    pub fn summary(&self) -> ViewSummary {
+        ViewSummary {
+            kind: "game-view",
+            sources: self
+                .sources
+                .iter()
+                .map(|s| SourceSummary {
+                    path: s.path.display().to_string(),
+                    order: s.order,
+                    sequence: s.sequence,
+                    pak_version: s.pak.as_ref().map(|p| p.version.to_string()),
+                    pak_entries: s.pak.as_ref().map_or(0, |p| p.entries.len()),
+                    container_chunks: s.container.as_ref().map(|c| c.toc.chunk_ids.len()),
+                    mount_point: s
+                        .pak
+                        .as_ref()
+                        .map(|p| p.mount_point.clone())
+                        .or_else(|| s.container.as_ref().map(|c| c.mount_point().to_string()))
+                        .unwrap_or_default(),
+                    encrypted: s
+                        .pak
+                        .as_ref()
+                        .is_some_and(|p| p.encrypted_index || p.has_encrypted_entries())
+                        || s.container.as_ref().is_some_and(|c| {
+                            c.toc.header.container_flags
+                                & crate::iostore::toc::container_flags::ENCRYPTED
+                                != 0
+                        }),
+                })
+                .collect(),
+            files: self.files.len(),
+            packages: self.packages().len(),
+            shadowed: self.shadowed.len(),
+            diagnostics: self.diagnostics.clone(),
+        }
+    }
+
+    /// Copies hidden by a higher-priority one: (path, source that lost).
+    pub fn shadowed(&self) -> &[(String, String)] {
+        &self.shadowed
+    }
+
+    /// A file by its view path (case-insensitive); also finds a package by
+    /// its stored `.uasset`/`.umap` path.
+    pub fn find_file(&self, path: &str) -> Option<&GameFile> {
+        let path = path.trim_start_matches('/');
+        self.files
+            .iter()
+            .find(|f| f.path.eq_ignore_ascii_case(path))
+            .or_else(|| {
+                self.files.iter().find(|f| {
+                    f.stored_path
+                        .as_deref()
+                        .is_some_and(|s| s.eq_ignore_ascii_case(path))
+                })
+            })
+    }
+
+    /// The winning copy of a chunk.
+    pub fn find_chunk(&self, id: &ChunkId) -> Option<ChunkRef> {
+        self.chunks.get(id).copied()
+    }
+
+    /// The container a chunk reference points into.
+    pub fn container(&self, chunk: ChunkRef) -> &Container {
+        self.sources[chunk.source]
+            .container
+            .as_ref()
+            .expect("chunk references always point at containers")
+    }
+
+    /// Every package (winning `ExportBundleData` chunk), by package id.
+    pub fn packages(&self) -> Vec<PackageChunk> {
+        let mut out: Vec<PackageChunk> = self
+            .chunks
+            .values()
+            .filter_map(|&chunk| {
+                let container = self.container(chunk);
+                if container.chunk_type(chunk.index) != ChunkType::ExportBundleData {
+                    return None;
+                }
+                Some(PackageChunk {
+                    package_id: container.toc.chunk_ids[chunk.index].id(),
+                    path: container
+                        .paths
+                        .get(&chunk.index)
+                        .map(|p| virtual_path(container.mount_point(), p)),
+                    chunk,
+                })
+            })
+            .collect();
+        out.sort_by_key(|p| p.package_id);
+        out
+    }
+
+    /// Streams a chunk into `sink` (hash checked at the end).
+    pub fn read_chunk_to(&self, chunk: ChunkRef, sink: &mut dyn Write) -> Result<u64> {
+        self.container(chunk).read_chunk_to(chunk.index, sink)
+    }
+
+    /// Reads a whole chunk.
+    pub fn read_chunk(&self, chunk: ChunkRef) -> Result<Vec<u8>> {
+        self.container(chunk).read_chunk(chunk.index)
+    }
+
+    /// Streams a file into `sink` (hash checked at the end).
+    pub fn read_file_to(&self, file: &GameFile, sink: &mut dyn Write) -> Result<u64> {
+        match file.origin {
+            FileOrigin::Chunk(chunk) => self.read_chunk_to(chunk, sink),
+            FileOrigin::PakEntry { source, entry } => {
+                let pak = self.sources[source]
+                    .pak
+                    .as_ref()
+                    .expect("pak entries always point at paks");
+                pak.read_to(&pak.entries[entry], sink)
+            }
+        }
+    }
+
+    /// The ScriptObjects chunk of `global.utoc` (UE5), when the view has one.
+    pub fn script_objects(&self) -> Result<Option<Vec<u8>>> {
+        for (id, &chunk) in &self.chunks {
+            let container = self.container(chunk);
+            if container.is_ue5() && id.chunk_type(true) == ChunkType::ScriptObjects {
+                return self.read_chunk(chunk).map(Some);
+            }
+        }
+        Ok(None)
+    }
+
+    /// The container header of a source, if it has a container with one.
+    pub fn container_header(&self, source: usize) -> Result<Option<ContainerHeader>> {
+        match &self.sources[source].container {
+            Some(c) => c.container_header(),
+            None => Ok(None),
+        }
+    }
+
+    /// Checks every container (layout, chunks, headers) and every pak
+    /// entry of the view, including shadowed copies.
+    pub fn verify(&self) -> VerifyReport {
+        let mut report = VerifyReport {
+            warnings: self.diagnostics.clone(),
+            ..VerifyReport::default()
+        };
+        for source in &self.sources {
+            match (&source.container, &source.pak) {
+                // The container's verify reads its companion pak as well
+                // (and reports it missing); global.utoc has none by design.
+                (Some(c), _) => {
+                    let global = c
+                        .utoc_path
+                        .file_name()
+                        .is_some_and(|n| n.eq_ignore_ascii_case("global.utoc"));
+                    report.merge(c.verify_with(!global))
+                }
+                (None, Some(p)) => report.merge(verify_pak_entries(p)),
+                (None, None) => {}
+            }
+        }
+        report
+    }
+
+    /// Writes every file `keep` accepts (by view path) under `dir`. Every
+    /// container's layout is checked first (an unsound one is refused
+    /// before anything is written); every chunk hash and pak SHA-1 is
+    /// checked before its file appears.
+    pub fn unpack(&self, dir: &Path, keep: &dyn Fn(&str) -> bool) -> Result<UnpackSummary> {
+        let selected: Vec<&GameFile> = self.files.iter().filter(|f| keep(&f.path)).collect();
+        let mut checked = std::collections::BTreeSet::new();
+        for f in &selected {
+            if let FileOrigin::Chunk(chunk) = f.origin {
+                if checked.insert(chunk.source) {
+                    refuse_layout(self.container(chunk).layout_errors())?;
+                }
+            }
+        }
+        let mut summary = UnpackSummary {
+            output: dir.display().to_string(),
+            ..UnpackSummary::default()
+        };
+        for f in selected {
+            let mut bytes = 0;
+            write_inside_with(dir, &f.path, &mut |w| {
+                bytes = self.read_file_to(f, w)?;
+                Ok(())
+            })?;
+            summary.files += 1;
+            summary.bytes += bytes;
+        }
+        Ok(summary)
+    }
+
+    /// Writes one file (found by [`GameView::find_file`]) to `out`
+    /// (a file path; its folder must exist), through a temporary renamed
+    /// into place only once the data checked out.
+    pub fn get(&self, path: &str, out: &Path) -> Result<u64> {
+        let file = self.find_file(path).ok_or_else(|| {
+            Error::usage(format!("no file `{path}` in the view")).with_hint(
+                "`zenpak list` shows the paths; a package's .uasset is listed as .uzenasset",
+            )
+        })?;
+        if let FileOrigin::Chunk(chunk) = file.origin {
+            refuse_layout(self.container(chunk).layout_errors())?;
+        }
+        let dir = out
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        let name = out
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .ok_or_else(|| Error::usage(format!("{}: not a file name", out.display())))?;
+        let mut bytes = 0;
+        write_inside_with(dir, &name, &mut |w| {
+            bytes = self.read_file_to(file, w)?;
+            Ok(())
+        })?;
+        Ok(bytes)
+    }
+}
+
+/// The project name of a `<Project>/Content/Paks` folder.
+fn project_name(paks: &Path) -> Option<String> {
+    let paks = paks.canonicalize().ok()?;
+    let content = paks.parent()?;
+    if !content
+        .file_name()?
+        .to_string_lossy()
+        .eq_ignore_ascii_case("content")
+    {
+        return None;
+    }
+    Some(
+        content
+            .parent()?
+            .file_name()?
+            .to_string_lossy()
+            .into_owned(),
+    )
+}
+
+/// A predicate over view paths.
+pub type PathFilter = Box<dyn Fn(&str) -> bool>;
+
+/// A `--filter` glob: matched against the view path, case-insensitively;
+/// `*` stays within a folder, `**` crosses folders; a pattern without `/`
+/// matches the file name at any depth.
+pub fn path_filter(patterns: &[String]) -> Result<PathFilter> {
+    if patterns.is_empty() {
+        return Ok(Box::new(|_| true));
+    }
+    let mut builder = globset::GlobSetBuilder::new();
+    for p in patterns {
+        let pattern = p.trim_start_matches('/');
+        let pattern = if pattern.contains('/') {
+            pattern.to_string()
+        } else {
+            format!("**/{pattern}")
+        };
+        let glob = globset::GlobBuilder::new(&pattern)
+            .case_insensitive(true)
+            .literal_separator(true)
+            .build()
+            .map_err(|e| Error::usage(format!("--filter `{p}`: {e}")))?;
+        builder.add(glob);
+    }
+    let set = builder
+        .build()
+        .map_err(|e| Error::usage(format!("--filter: {e}")))?;
+    Ok(Box::new(move |path: &str| set.is_match(path)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn patch_bonus_follows_the_engine() {
+        assert_eq!(patch_bonus("pakchunk0-Windows.pak"), 0);
+        assert_eq!(patch_bonus("MyMod_P.pak"), 100);
+        assert_eq!(patch_bonus("pakchunk0-Windows_0_P.pak"), 100);
+        assert_eq!(patch_bonus("pakchunk0-Windows_1_P.pak"), 200);
+        assert_eq!(patch_bonus("pakchunk0-Windows_3_P.pak"), 400);
+        assert_eq!(patch_bonus("Mod_x_P.pak"), 100);
+        assert_eq!(pak_order(3, "z_9_p.pak"), 1003);
+    }
+
+    #[test]
+    fn engine_compare_ignores_ascii_case_only() {
+        use std::cmp::Ordering::*;
+        assert_eq!(engine_compare("ABC", "abc"), Equal);
+        assert_eq!(engine_compare("a_b", "aB"), Less); // '_' (95) < 'b' (98)
+        assert_eq!(engine_compare("~mods/x.pak", "pakchunk0.pak"), Greater);
+    }
+
+    #[test]
+    fn virtual_paths() {
+        assert_eq!(virtual_path("../../../", "Game/X.uasset"), "Game/X.uasset");
+        assert_eq!(
+            virtual_path("../../../Game/Content/", "Maps/X.umap"),
+            "Game/Content/Maps/X.umap"
+        );
+        assert_eq!(virtual_path("", "a.txt"), "a.txt");
+        assert_eq!(
+            virtual_path("../mount/point/root/", "a.txt"),
+            "mount/point/root/a.txt"
+        );
+    }
+
+    #[test]
+    fn filters() {
+        let f = path_filter(&["Game/Content/Maps/**".into(), "*.ini".into()]).unwrap();
+        assert!(f("Game/Content/Maps/A/B.uzenmap"));
+        assert!(f("game/content/maps/x.ubulk"));
+        assert!(f("Game/Config/DefaultGame.ini"));
+        assert!(!f("Game/Content/Other/X.uzenasset"));
+        let star = path_filter(&["Game/*.txt".into()]).unwrap();
+        assert!(star("Game/a.txt"));
+        assert!(!star("Game/sub/a.txt"));
+        assert!(path_filter(&["[".into()]).is_err());
+    }
+}
