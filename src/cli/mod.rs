@@ -7,6 +7,7 @@ use zenpak::Result;
 
 mod build;
 mod check;
+mod classic;
 mod convert;
 mod deps;
 mod diff;
@@ -84,6 +85,8 @@ pub enum Command {
     Deps(deps::Args),
     /// Convert a cooked legacy package into a Zen package.
     Convert(convert::Args),
+    /// Commands on classic Unreal packages (.unr, .u, .utx, ...): consolidate.
+    Classic(classic::Args),
 }
 
 pub fn run(cli: Cli) -> Result<()> {
@@ -102,6 +105,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Diff(args) => diff::run(args, &cli.global),
         Command::Deps(args) => deps::run(args, &cli.global),
         Command::Convert(args) => convert::run(args, &cli.global),
+        Command::Classic(args) => classic::run(args, &cli.global),
     }
 }
 
