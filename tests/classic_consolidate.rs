@@ -689,17 +689,11 @@ fn cli_refuses_unresolvable_objects_and_writes_nothing() {
     assert_eq!(std::fs::read(&map).unwrap(), map_bytes);
 
     // Usage errors exit with 2.
-    let status = Command::new(env!("CARGO_BIN_EXE_zenpak"))
-        .args([
-            "classic",
-            "consolidate",
-            s(&map),
-            "--retarget",
-            "--package",
-            "MyTex",
-        ])
-        .args(["--search", s(dir.path()), "--dry-run"])
-        .status()
+    let output = Command::new(env!("CARGO_BIN_EXE_zenpak"))
+        .args(["classic", "consolidate", s(&map), "--retarget"])
+        .args(["--package", "MyTex", "--search", s(dir.path()), "--dry-run"])
+        .output()
         .unwrap();
-    assert_eq!(status.code(), Some(2));
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("FROM=TO"));
 }
