@@ -1,14 +1,21 @@
 //! Hostile input: truncated files, flipped bytes and absurd counts give
 //! clean errors with offsets, never a panic, never an allocation sized by
-//! an unchecked number, and quickly.
+//! an unchecked number, and quickly. The object-data decoder, the writer and
+//! the consolidator get the same treatment: whatever parses must decode,
+//! write and consolidate without panicking, and refusals name offsets.
 
+mod classic_maps;
 mod common;
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+use classic_maps::{external_package, test_map, MapKind};
+use zenpak::classic::consolidate::{consolidate, Mode, PackageSpec, Problem, Request};
 use zenpak::classic::deps::{dependency_report, PackageCache};
+use zenpak::classic::object_data::ObjectData;
 use zenpak::classic::report::PackageReport;
+use zenpak::classic::writer::{write_edited, ExportData};
 use zenpak::classic::{Package, PACKAGE_TAG};
 
 fn small_corpus_files() -> Vec<PathBuf> {
@@ -39,6 +46,23 @@ fn parse_and_use(bytes: &[u8]) -> Result<(), zenpak::Error> {
     dependency_report(&package, &[], &mut PackageCache::new());
     let regions = package.write_tables();
     assert!(!regions.is_empty());
+    // Every export's data decodes (perhaps not completely), and undecoded
+    // parts say where in the file decoding stopped.
+    for (index, export) in package.exports.iter().enumerate() {
+        let range = export
+            .serial_range()
+            .map_or(0..0, |r| r.start as usize..r.end as usize);
+        let decoded = ObjectData::decode(&package, index, &bytes[range.clone()]);
+        if let Some(why) = decoded.undecoded() {
+            assert!(why.offset <= bytes.len() as u64, "{why:?}");
+        }
+        let rewritten = decoded.rewrite(&bytes[range.clone()], &|_| None)?;
+        assert_eq!(rewritten.bytes.len(), range.len());
+    }
+    // The writer takes whatever parsed, and what it writes parses.
+    let unchanged = vec![ExportData::Unchanged; package.exports.len()];
+    let written = write_edited(bytes, &package, &package, &unchanged)?;
+    Package::parse(&written.bytes, "Mutant")?;
     Ok(())
 }
 
@@ -295,4 +319,107 @@ fn large_corpus_files_truncated_at_sampled_points() {
         "took {:?}",
         started.elapsed()
     );
+}
+
+fn assert_clean_refusal(error: &zenpak::Error, len: usize, what: &str) {
+    if error.is_format() {
+        assert_clean_error(error, len, what);
+    } else {
+        assert!(
+            matches!(error.code(), "usage" | "limit" | "many"),
+            "{what}: unexpected error kind: {error}"
+        );
+    }
+}
+
+/// Consolidates `map` against the external package `external` (written to
+/// a temporary folder); checks that nothing panics and that every refusal
+/// is an error naming an offset, or a list of problems that do.
+fn consolidate_mutant(
+    map: &[u8],
+    external: Option<&[u8]>,
+    folder: &std::path::Path,
+    what: &str,
+) -> usize {
+    let Ok(package) = Package::parse(map, "DM-Test") else {
+        return 0;
+    };
+    if let Some(external) = external {
+        std::fs::write(folder.join("MyTex.utx"), external).unwrap();
+    }
+    let request = Request {
+        mode: Mode::Embedded,
+        packages: vec![PackageSpec::parse("MyTex").unwrap()],
+        search: vec![folder.to_path_buf()],
+    };
+    match consolidate(map, &package, &request, &mut PackageCache::new()) {
+        Err(error) => {
+            assert_clean_refusal(&error, map.len(), what);
+            1
+        }
+        Ok(result) => {
+            if let Some(error) = result.report.problems_error() {
+                assert!(result.bytes.is_none(), "{what}: written despite problems");
+                for (problem, failure) in result.report.problems.iter().zip(error.failures()) {
+                    if matches!(problem.problem, Problem::UndecodedData { .. }) {
+                        let offset = failure.offset().expect("undecoded data names an offset");
+                        assert!(offset <= map.len() as u64, "{what}: {failure}");
+                    }
+                    if let Problem::PackageUnreadable { offset, .. } = &problem.problem {
+                        assert!(offset.is_some(), "{what}: {failure}");
+                    }
+                }
+                1
+            } else {
+                let bytes = result.bytes.expect("no problems, so written");
+                Package::parse(&bytes, "DM-Test").expect("consolidated map parses");
+                0
+            }
+        }
+    }
+}
+
+#[test]
+fn mutated_maps_and_external_packages_consolidate_or_are_refused_cleanly() {
+    let map = test_map(MapKind::Embedded);
+    let external = external_package();
+    let folder = tempfile::tempdir().unwrap();
+    let mut refused = 0;
+    std::fs::write(folder.path().join("MyTex.utx"), &external).unwrap();
+    // Every byte of the map's header and tables flipped, object data sampled.
+    let regions = Package::parse(&map, "DM-Test").unwrap().write_tables();
+    let in_tables = |pos: usize| {
+        regions
+            .iter()
+            .any(|r| (r.offset as usize..r.offset as usize + r.bytes.len()).contains(&pos))
+    };
+    let mut mutant = map.clone();
+    for pos in (0..map.len()).filter(|&pos| in_tables(pos) || pos % 5 == 0) {
+        for flip in [0xFF, 0x01] {
+            mutant[pos] = map[pos] ^ flip;
+            let what = format!("map byte {pos} ^ {flip:#x}");
+            refused += consolidate_mutant(&mutant, None, folder.path(), &what);
+        }
+        mutant[pos] = map[pos];
+    }
+    // Every byte of the external package flipped, and every truncation of it.
+    let mut mutant = external.clone();
+    for pos in 0..external.len() {
+        for flip in [0xFF, 0x01] {
+            mutant[pos] = external[pos] ^ flip;
+            let what = format!("external byte {pos} ^ {flip:#x}");
+            refused += consolidate_mutant(&map, Some(&mutant), folder.path(), &what);
+        }
+        mutant[pos] = external[pos];
+    }
+    for len in 0..external.len() {
+        let what = format!("external cut at {len}");
+        refused += consolidate_mutant(&map, Some(&external[..len]), folder.path(), &what);
+    }
+    // Every truncation of the map is a parse error with an offset.
+    for len in 0..map.len() {
+        let error = Package::parse(&map[..len], "DM-Test").expect_err("truncated map parses");
+        assert_clean_error(&error, len, &format!("map cut at {len}"));
+    }
+    assert!(refused > 500, "{refused} refusals");
 }

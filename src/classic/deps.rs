@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use super::flags::{RF_NATIVE, RF_PUBLIC};
+use super::flags::{RF_LOAD_CONTEXT, RF_NATIVE, RF_PUBLIC};
 use super::{ObjectRef, Package, Target};
 
 /// File extensions of classic packages, in the order the engine's default paths list them.
@@ -364,6 +364,46 @@ pub struct DependencyReport {
     pub unattributed: Vec<RequiredObject>,
     /// See [`Requirements::own_objects`].
     pub own_objects: Vec<RequiredObject>,
+    /// Packages the package carries copies of (see [`embedded_packages`]).
+    pub embedded: Vec<EmbeddedPackage>,
+}
+
+/// A package a package carries a copy of: a top-level export of class
+/// `Core.Package` (the map's own objects live directly in the map, so in a
+/// map such an export is an embedded copy of another package, or the
+/// mapper's own "MyLevel"-style package).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct EmbeddedPackage {
+    pub package: String,
+    /// Exports inside it, groups included.
+    pub exports: usize,
+    /// False when the loader no longer creates it (no `RF_LoadFor*` flag),
+    /// as after `zenpak classic consolidate`.
+    pub loaded: bool,
+}
+
+/// The packages `package` embeds, in export order.
+pub fn embedded_packages(package: &Package) -> Vec<EmbeddedPackage> {
+    let is_package = |i: usize| {
+        package
+            .class_path(ObjectRef::export(i))
+            .eq_ignore_ascii_case("Core.Package")
+    };
+    let roots: Vec<usize> = (0..package.exports.len())
+        .filter(|&i| package.exports[i].outer.is_null() && is_package(i))
+        .collect();
+    roots
+        .iter()
+        .map(|&root| EmbeddedPackage {
+            package: package.object_name(ObjectRef::export(root)).to_string(),
+            exports: (0..package.exports.len())
+                .filter(|&i| {
+                    i != root && top_of(package, ObjectRef::export(i)) == ObjectRef::export(root)
+                })
+                .count(),
+            loaded: package.exports[root].flags & RF_LOAD_CONTEXT != 0,
+        })
+        .collect()
 }
 
 impl DependencyReport {
@@ -413,6 +453,7 @@ pub fn dependency_report(
         required,
         unattributed: requirements.unattributed,
         own_objects: requirements.own_objects,
+        embedded: embedded_packages(package),
     }
 }
 

@@ -51,6 +51,17 @@ pub const OBJECT_FLAGS: &[(u32, &str)] = &[
 /// `RF_Public`: visible to other packages (only public objects can be imported).
 pub const RF_PUBLIC: u32 = 0x0000_0004;
 
+/// `RF_HasStack`: the object's data starts with its execution state.
+pub const RF_HAS_STACK: u32 = 0x0200_0000;
+
+/// `RF_LoadForClient`, `RF_LoadForServer`, `RF_LoadForEdit`: the loader
+/// creates an export (and keeps a name) only when one of these matches
+/// what it is loading for (`ULinkerLoad`'s context flags).
+pub const RF_LOAD_CONTEXT: u32 = 0x0007_0000;
+
+/// `RF_TagExp`: set on every name and export the engine's save writes.
+pub const RF_TAG_EXP: u32 = 0x0000_0010;
+
 /// `RF_Native`: a class with native (C++) code.
 pub const RF_NATIVE: u32 = 0x0400_0000;
 

@@ -51,6 +51,61 @@ impl FileVersion {
             5
         }
     }
+
+    /// Lazy arrays (texture mipmaps, sound and music data) start with the
+    /// absolute file position of their end (after 61); before, with their
+    /// element count only. Engine: `TLazyArray` serializer, `Ar.Ver() <= 61`.
+    pub fn has_lazy_array_end_positions(self) -> bool {
+        self.0 > 61
+    }
+
+    /// A model's vectors, points, nodes, surfaces and vertices are arrays
+    /// inside the model (after 61); before, they were separate objects.
+    /// Engine: `UModel::Serialize`, `Ar.Ver() <= 61`.
+    pub fn has_inline_model_arrays(self) -> bool {
+        self.0 > 61
+    }
+
+    /// A level ends with its travel information as a string-to-string map
+    /// (after 62) or as two string lists (61 and 62); older levels have
+    /// none. Engine: `ULevel::Serialize`.
+    pub fn level_travel_info(self) -> TravelInfo {
+        match self.0 {
+            63.. => TravelInfo::Map,
+            61..=62 => TravelInfo::Lists,
+            _ => TravelInfo::None,
+        }
+    }
+
+    /// The limits the engine's loader puts on a package of this version.
+    pub fn limits(self) -> Limits {
+        Limits {
+            // Offsets, sizes and counts are signed 32-bit numbers in every version.
+            max_file_size: i32::MAX as u64,
+            max_table_entries: i32::MAX as u64,
+            // `NAME_SIZE` is 64 characters including the terminator.
+            max_name_len: 63,
+        }
+    }
+}
+
+/// How a level stores its travel information (see [`FileVersion::level_travel_info`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TravelInfo {
+    None,
+    Lists,
+    Map,
+}
+
+/// What a package of one file version can hold (see [`FileVersion::limits`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Limits {
+    /// Largest file: every offset is a signed 32-bit number.
+    pub max_file_size: u64,
+    /// Most entries in one table.
+    pub max_table_entries: u64,
+    /// Longest name, in bytes, without its terminator.
+    pub max_name_len: usize,
 }
 
 /// One generation record: the export and name counts the package had when

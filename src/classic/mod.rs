@@ -4,21 +4,27 @@
 //!
 //! This module owns the compact index ([`compact`]), the header and its
 //! version facts ([`header`]), the name/import/export/heritage tables and
-//! object references ([`tables`]), flag names ([`flags`]), the writer that
-//! puts the tables back byte for byte ([`Package::write_tables`],
-//! [`Package::to_bytes`]) and dependency analysis ([`deps`]).
+//! object references ([`tables`]), flag names ([`flags`]), writing the
+//! tables back byte for byte ([`Package::write_tables`]), the package writer
+//! ([`writer`]: fresh layouts and in-place rewrites with a new GUID), the
+//! object-data decoder that finds the references inside each export's data
+//! ([`object_data`]), dependency analysis ([`deps`]) and map consolidation
+//! ([`consolidate`]).
 //!
 //! Formats: reference documents 000–003 under `docs/reference/` (003 walks
-//! through `CTF-Face.unr` byte by byte). Only the tables are read: object
-//! data (`serial_offset .. serial_offset + serial_size`) is located but not
-//! decoded.
+//! through `CTF-Face.unr` byte by byte); object data layouts from the UE1
+//! engine's serializers, checked against the UT99 corpus (see
+//! [`object_data`]).
 
 pub mod compact;
+pub mod consolidate;
 pub mod deps;
 pub mod flags;
 pub mod header;
+pub mod object_data;
 pub mod report;
 pub mod tables;
+pub mod writer;
 
 use std::path::Path;
 
@@ -28,7 +34,7 @@ pub use tables::{
     ExportEntry, HeritageEntry, ImportEntry, NameEntry, ObjectRef, TableCounts, Target,
 };
 
-use crate::binary::{is_latin1, Reader, Writer};
+use crate::binary::{Reader, Writer};
 use crate::error::{Context, Error, Result};
 
 /// The deepest nesting of objects accepted (package, groups, object, and
@@ -430,79 +436,6 @@ impl Package {
             });
         }
         regions
-    }
-
-    /// Writes a complete package with a fresh layout: header, heritage
-    /// table (before version 68), name table, the objects' data (one entry
-    /// of `object_data` per export, or none at all for data-less exports),
-    /// import table, export table — the order the engine itself uses.
-    /// Counts, offsets and serial sizes/offsets are recomputed; the result
-    /// is parsed again before it is returned, so it is always readable.
-    pub fn to_bytes(&self, object_data: &[Vec<u8>]) -> Result<Vec<u8>> {
-        if !object_data.is_empty() && object_data.len() != self.exports.len() {
-            return Err(Error::usage(format!(
-                "{} blocks of object data given for {} exports",
-                object_data.len(),
-                self.exports.len()
-            )));
-        }
-        if let Some(bad) = self
-            .names
-            .iter()
-            .find(|n| !is_latin1(&n.name) || n.name.contains('\0'))
-        {
-            return Err(Error::usage(format!(
-                "name {:?} cannot be stored in a classic package",
-                bad.name
-            )));
-        }
-        let version = self.version();
-        let mut header = self.header.clone();
-        header.name_count = self.names.len() as i32;
-        header.import_count = self.imports.len() as i32;
-        header.export_count = self.exports.len() as i32;
-        if let Lineage::Heritage { count, .. } = &mut header.lineage {
-            *count = self.heritage.len() as i32;
-        }
-
-        let mut writer = Writer::new();
-        header.write(&mut writer); // placeholder, rewritten once offsets are known
-        if let Lineage::Heritage { offset, .. } = &mut header.lineage {
-            *offset = writer.pos() as i32;
-        }
-        for entry in &self.heritage {
-            entry.write(&mut writer);
-        }
-        header.name_offset = writer.pos() as i32;
-        for name in &self.names {
-            name.write(&mut writer, version);
-        }
-        let mut exports = self.exports.clone();
-        for (export, data) in exports.iter_mut().zip(object_data) {
-            export.serial_size = data.len() as i32;
-            export.serial_offset = (!data.is_empty()).then_some(writer.pos() as i32);
-            writer.bytes(data);
-        }
-        if object_data.is_empty() {
-            for export in &mut exports {
-                export.serial_size = 0;
-                export.serial_offset = None;
-            }
-        }
-        header.import_offset = writer.pos() as i32;
-        for import in &self.imports {
-            import.write(&mut writer);
-        }
-        header.export_offset = writer.pos() as i32;
-        for export in &exports {
-            export.write(&mut writer);
-        }
-        let mut bytes = writer.into_inner();
-        let mut header_writer = Writer::new();
-        header.write(&mut header_writer);
-        bytes[..header_writer.pos()].copy_from_slice(header_writer.as_slice());
-        Package::parse(&bytes, &self.name).context("package just written")?;
-        Ok(bytes)
     }
 }
 

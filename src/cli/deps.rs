@@ -184,6 +184,22 @@ fn render(file: &str, report: &DependencyReport, searched: bool, objects: bool) 
             }
         }
     }
+    for embedded in &report.embedded {
+        if embedded.loaded {
+            writeln!(
+                o,
+                "  embeds a copy of package {} ({} object(s)); `zenpak classic consolidate` can make it use the real one",
+                embedded.package, embedded.exports
+            )
+        } else {
+            writeln!(
+                o,
+                "  keeps an unloaded copy of package {} ({} object(s)), no longer used",
+                embedded.package, embedded.exports
+            )
+        }
+        .ok();
+    }
     for object in &report.unattributed {
         writeln!(
             o,

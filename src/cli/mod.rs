@@ -11,6 +11,7 @@ use zenpak::Result;
 pub mod args;
 mod build;
 mod check;
+mod classic;
 mod convert;
 mod deps;
 mod diff;
@@ -82,6 +83,9 @@ pub enum Command {
     )]
     Unpack(unpack::Args),
     /// Write one file of a container, a pak or a game's Paks folder.
+    #[command(
+        after_help = "Examples:\n  zenpak get Game/Content/Paks Game/Config/DefaultGame.ini -o DefaultGame.ini"
+    )]
     Get(get::Args),
     /// Create a new mod repository in a new folder.
     #[command(
@@ -134,6 +138,11 @@ pub enum Command {
     /// Write man pages for zenpak and each command into a folder.
     #[command(after_help = "Examples:\n  zenpak man --out-dir ~/.local/share/man/man1")]
     Man(shell::ManArgs),
+    /// Commands on classic Unreal packages (.unr, .u, .utx, ...): consolidate.
+    #[command(
+        after_help = "Examples:\n  zenpak classic consolidate Maps/DM-Mine.unr --package MyTex --search Textures -o DM-Mine-fixed.unr\n  zenpak classic consolidate Maps/DM-Mine.unr --package MyTex --search Textures --dry-run"
+    )]
+    Classic(classic::Args),
 }
 
 impl Command {
@@ -158,6 +167,7 @@ impl Command {
             Command::Convert(_) => "convert",
             Command::Completions(_) => "completions",
             Command::Man(_) => "man",
+            Command::Classic(_) => "classic",
         }
     }
 }
@@ -192,6 +202,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Diff(args) => diff::run(args, &out),
         Command::Deps(args) => deps::run(args, global),
         Command::Convert(args) => convert::run(args, &out),
+        Command::Classic(args) => classic::run(args, global),
         Command::Completions(args) => shell::run_completions(args),
         Command::Man(args) => shell::run_man(args, &out),
     };
