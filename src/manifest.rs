@@ -28,6 +28,9 @@ pub struct Manifest {
     pub content: ContentSection,
     #[serde(default)]
     pub output: OutputSection,
+    /// `[marvel-rivals]`: settings of the `marvel-rivals` profile (its module documents them).
+    #[serde(default, rename = "marvel-rivals")]
+    pub marvel_rivals: Option<crate::fixups::MarvelRivalsSection>,
     /// The folder holding `mod.toml`; every relative path is resolved against it.
     #[serde(skip)]
     pub dir: PathBuf,
@@ -219,6 +222,11 @@ impl Manifest {
         }
         if let Err(e) = crate::fixups::Profile::from_name(&self.game.profile) {
             return bad("profile", e.to_string());
+        }
+        if let Some(section) = &self.marvel_rivals {
+            section
+                .validate()
+                .map_err(|e| e.with_hint(format!("in {}", path.display())))?;
         }
         if !self.game.mount_point.ends_with('/') {
             return bad(

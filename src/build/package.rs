@@ -22,6 +22,8 @@ use crate::zen::{BulkDataKind, StoreEntryInfo};
 pub struct Settings {
     pub engine: EngineVersion,
     pub profile: Profile,
+    /// The profile's settings from the manifest (`[marvel-rivals]`).
+    pub profile_options: crate::fixups::ProfileOptions,
     /// The `.usmap` file; parsed by [`load_mappings`](Self::load_mappings) only
     /// when something is converted, so an up-to-date build never pays for it.
     pub mappings_file: Option<(std::path::PathBuf, Vec<u8>)>,
@@ -40,6 +42,9 @@ impl Settings {
         hasher.update(&[0]);
         hasher.update(manifest.game.profile.as_bytes());
         hasher.update(&[0]);
+        let profile_options = crate::fixups::ProfileOptions::from_manifest(manifest);
+        hasher.update(&profile_options.fingerprint());
+        hasher.update(&[0]);
         let mappings_file = match manifest.mappings_path() {
             Some(path) => {
                 let bytes = std::fs::read(&path).map_err(|e| Error::io(&path, e))?;
@@ -51,6 +56,7 @@ impl Settings {
         Ok(Settings {
             engine: manifest.game.engine,
             profile: Profile::from_name(&manifest.game.profile)?,
+            profile_options,
             mappings_file,
             mappings: None,
             key: *hasher.finalize().as_bytes(),
@@ -250,9 +256,12 @@ impl BuiltPackage {
 /// Reads, fixes up and converts one package.
 pub fn convert(source: &PackageSource, settings: &Settings) -> Result<BuiltPackage> {
     let mut files = PackageFiles::load(&source.header)?;
-    let fixups = settings
-        .profile
-        .apply(&mut files, settings.engine, settings.mappings.as_ref())?;
+    let fixups = settings.profile.apply_with(
+        &mut files,
+        settings.engine,
+        settings.mappings.as_ref(),
+        &settings.profile_options,
+    )?;
     let package = files.read_package(Some(settings.engine))?;
     files.check_exports(&package)?;
     if let Some(own) = package.package_name() {

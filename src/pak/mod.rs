@@ -29,7 +29,7 @@ pub mod reader;
 pub mod writer;
 
 pub use reader::{PakEntryInfo, PakReader};
-pub use writer::PakWriter;
+pub use writer::{PakCipher, PakWriter};
 
 /// Footer magic.
 pub const PAK_MAGIC: u32 = 0x5A6F_12E1;

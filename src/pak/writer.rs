@@ -17,6 +17,18 @@ use crate::error::{Error, Result};
 /// Block size of compressed pak entries.
 pub const PAK_BLOCK_SIZE: u32 = 64 * 1024;
 
+/// A game's own pak encryption, used instead of the engine's AES for the
+/// entries and the index (Marvel Rivals': `fixups::marvel_rivals::pak_cipher`).
+pub trait PakCipher: Send + Sync {
+    /// The stored bytes of the entry at `path` (relative to `mount_point`;
+    /// compressed blocks each zero-padded to 16 bytes), as they go to disk.
+    fn seal_entry(&self, mount_point: &str, path: &str, stored: Vec<u8>) -> Vec<u8>;
+    /// Encrypts an index part, already zero-padded to 16 bytes, in place.
+    fn encrypt_index(&self, part: &mut [u8]);
+    /// Bytes written between the index and the footer.
+    fn footer_prefix(&self) -> &[u8];
+}
+
 /// A pak being written.
 pub struct PakWriter {
     path: PathBuf,
@@ -30,6 +42,7 @@ pub struct PakWriter {
     /// Entries in the order they were added, with their path.
     entries: Vec<(String, PakEntry)>,
     paths: BTreeMap<String, usize>,
+    cipher: Option<std::sync::Arc<dyn PakCipher>>,
 }
 
 impl PakWriter {
@@ -59,7 +72,15 @@ impl PakWriter {
             encryption_key_guid,
             entries: Vec::new(),
             paths: BTreeMap::new(),
+            cipher: None,
         })
+    }
+
+    /// Encrypts entries and index with a game's own cipher instead of the
+    /// engine's AES (any AES key given at `create` is then not used).
+    pub fn with_cipher(mut self, cipher: std::sync::Arc<dyn PakCipher>) -> Self {
+        self.cipher = Some(cipher);
+        self
     }
 
     fn emit(&mut self, bytes: &[u8]) -> Result<()> {
@@ -79,7 +100,7 @@ impl PakWriter {
             )));
         }
         let offset = self.position;
-        let encrypted = self.key.is_some();
+        let encrypted = self.key.is_some() || self.cipher.is_some();
         // Compress per block; keep the blocks only if they save space.
         let mut method_index = 0;
         let mut payload: Vec<Vec<u8>> = vec![data.to_vec()];
@@ -125,6 +146,33 @@ impl PakWriter {
                 0
             },
         };
+        if let Some(cipher) = self.cipher.clone() {
+            let padded: Vec<u8> = if method_index != 0 {
+                payload
+                    .iter()
+                    .flat_map(|b| {
+                        let mut b = b.clone();
+                        b.resize(b.len().next_multiple_of(16), 0);
+                        b
+                    })
+                    .collect()
+            } else {
+                stored
+            };
+            let sealed = cipher.seal_entry(&self.mount_point, relative_path, padded);
+            let entry = PakEntry {
+                size: sealed.len() as u64,
+                ..entry
+            };
+            let mut header = Writer::new();
+            entry.write_full(&mut header, true);
+            self.emit(header.as_slice())?;
+            self.emit(&sealed)?;
+            self.paths
+                .insert(relative_path.to_lowercase(), self.entries.len());
+            self.entries.push((relative_path.to_string(), entry));
+            return Ok(());
+        }
         let mut header = Writer::new();
         entry.write_full(&mut header, true);
         self.emit(header.as_slice())?;
@@ -149,7 +197,12 @@ impl PakWriter {
     /// Seals a part of the index: pads and encrypts it when the pak is
     /// encrypted; returns the bytes to store and the SHA-1 the index records.
     fn seal(&self, mut part: Vec<u8>) -> (Vec<u8>, [u8; 20]) {
-        if let Some(key) = &self.key {
+        if let Some(cipher) = &self.cipher {
+            part.resize(part.len().next_multiple_of(16), 0);
+            let hash = sha1(&part);
+            cipher.encrypt_index(&mut part);
+            (part, hash)
+        } else if let Some(key) = &self.key {
             part.resize(part.len().next_multiple_of(16), 0);
             let hash = sha1(&part);
             key.encrypt(&mut part);
@@ -223,7 +276,7 @@ impl PakWriter {
         };
         let mut probe = Writer::new();
         primary.write(&mut probe);
-        let primary_len = if self.key.is_some() {
+        let primary_len = if self.key.is_some() || self.cipher.is_some() {
             probe.pos().next_multiple_of(16)
         } else {
             probe.pos()
@@ -242,10 +295,13 @@ impl PakWriter {
         self.emit(&primary_bytes)?;
         self.emit(&phi)?;
         self.emit(&fdi)?;
+        if let Some(cipher) = self.cipher.clone() {
+            self.emit(cipher.footer_prefix())?;
+        }
 
         let footer = PakFooter {
             encryption_key_guid: self.encryption_key_guid,
-            encrypted_index: self.key.is_some(),
+            encrypted_index: self.key.is_some() || self.cipher.is_some(),
             version: self.version,
             index_offset,
             index_size: primary_bytes.len() as u64,
