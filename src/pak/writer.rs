@@ -160,8 +160,14 @@ impl PakWriter {
                 stored
             };
             let sealed = cipher.seal_entry(&self.mount_point, relative_path, padded);
+            // An uncompressed entry records its plain size (the encoded index
+            // cannot hold another); compressed ones the padded blocks'.
             let entry = PakEntry {
-                size: sealed.len() as u64,
+                size: if method_index != 0 {
+                    sealed.len() as u64
+                } else {
+                    entry.size
+                },
                 ..entry
             };
             let mut header = Writer::new();

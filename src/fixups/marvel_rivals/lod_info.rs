@@ -214,7 +214,6 @@ fn lod_elements(recording: &Recording) -> Vec<&StructVisit> {
 /// Plans the LOD info changes of SkeletalMesh export `index` (in stock layout).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn plan(
-    files: &PackageFiles,
     package: &LegacyPackage,
     index: usize,
     views: &Views,
@@ -224,7 +223,6 @@ pub(crate) fn plan(
     package_name: &str,
     carrier: Option<&Carrier>,
 ) -> Result<LodPlan> {
-    let _ = files;
     let (Some(field), Some(recording)) = (views.field, recording) else {
         let message = if views.game.is_none() {
             "its LOD infos need the game's `DefaultHiddenMaterials` layout, which only the game's mappings can place"
@@ -276,12 +274,9 @@ pub(crate) fn plan(
 /// each holds exactly the flags written (none where none were).
 pub(crate) fn verify(
     files: &PackageFiles,
-    package: &LegacyPackage,
     recording: &Recording,
-    field: &FieldSlot,
     expected: &[Option<Vec<bool>>],
 ) -> Result<()> {
-    let _ = (package, field);
     let elements = lod_elements(recording);
     if elements.len() != expected.len() {
         return Err(Error::internal(format!(

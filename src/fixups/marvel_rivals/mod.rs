@@ -229,7 +229,6 @@ impl GameProfile for MarvelRivals {
                     check.tags.push(names);
                 }
             }
-            let export = &package.exports[insertion.export_index];
             changes.push(Change {
                 export_index: insertion.export_index,
                 what: format!(
@@ -239,7 +238,6 @@ impl GameProfile for MarvelRivals {
                 located_by: insertion.located_by,
                 edits,
             });
-            let _ = export;
         }
         if remap_carriers {
             report.header.extend(carrier::remap_imports(&mut package)?);

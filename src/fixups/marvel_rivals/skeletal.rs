@@ -308,7 +308,6 @@ pub(crate) fn plan(
                 };
                 if settings.hidden_materials {
                     let lod = lod_info::plan(
-                        files,
                         package,
                         index,
                         &views,
@@ -402,8 +401,8 @@ impl MeshCheck {
                 "SkeletalMesh export {index}: after the change its properties end at {native_start}, not before the materials at {at}"
             )));
         }
-        if let (Some(expected), Some(field)) = (&self.hidden, &views.field) {
-            lod_info::verify(files, package, &recording, field, expected)
+        if let (Some(expected), Some(_)) = (&self.hidden, &views.field) {
+            lod_info::verify(files, &recording, expected)
                 .map_err(|e| e.within(format!("SkeletalMesh export {index}")))?;
         }
         Ok(())
