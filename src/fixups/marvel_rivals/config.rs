@@ -169,6 +169,32 @@ mod tests {
         s.validate().unwrap();
     }
 
+    /// `mod.toml.example` documents the table with its defaults, and the
+    /// commented `[[marvel-rivals.mesh]]` example is valid too.
+    #[test]
+    fn the_documented_table_is_the_default_and_its_mesh_example_parses() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("mod.toml.example");
+        let text = std::fs::read_to_string(path).unwrap();
+        let m = crate::manifest::Manifest::parse(&text, std::path::Path::new("mod.toml")).unwrap();
+        assert_eq!(m.marvel_rivals, Some(MarvelRivalsSection::default()));
+        let mesh: String = text
+            .lines()
+            .skip_while(|l| !l.starts_with("# [[marvel-rivals.mesh]]"))
+            .filter_map(|l| l.strip_prefix("# "))
+            .filter(|l| !l.starts_with('#'))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        let parsed: toml::Value = toml::from_str(&mesh).unwrap();
+        let section: MarvelRivalsSection =
+            toml::from_str(&toml::to_string(&parsed["marvel-rivals"]).unwrap()).unwrap();
+        section.validate().unwrap();
+        assert_eq!(
+            section.meshes[0].hidden_materials,
+            [0x0FFF_0000, 0x0FFF_0000, 0x0EFB_0000]
+        );
+        assert_eq!(section.meshes[0].tags["MI_Weapon"], ["MaterialTag.Weapon"]);
+    }
+
     #[test]
     fn meshes_match_by_package_glob() {
         let s: MarvelRivalsSection = toml::from_str(

@@ -253,7 +253,7 @@ impl GameProfile for MarvelRivals {
         }
         report.inserted_bytes = all.iter().map(|e| e.bytes.len() as u64).sum();
         report.removed_bytes = all.iter().map(|e| e.removed).sum();
-        checks.verify(files, engine, mappings, settings, &shift)?;
+        checks.verify(files, engine, mappings, &shift)?;
         Ok(report)
     }
 }
@@ -294,14 +294,13 @@ impl Checks {
         files: &PackageFiles,
         engine: EngineVersion,
         mappings: Option<&Mappings>,
-        settings: &MarvelRivalsSection,
         shift: &Shift,
     ) -> Result<()> {
         let package = files.read_package(Some(engine))?;
         let cx = PackageContext::of(&package);
         for check in &self.meshes {
             check
-                .verify(files, &package, &cx, mappings, settings, shift)
+                .verify(files, &package, &cx, mappings, shift)
                 .map_err(|e| {
                     e.with_hint(
                         "the changed SkeletalMesh does not read back in the game's layout; this is a zenpak bug or the mappings are not the game's",

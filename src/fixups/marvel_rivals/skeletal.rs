@@ -358,7 +358,6 @@ impl MeshCheck {
         package: &LegacyPackage,
         cx: &PackageContext,
         mappings: Option<&Mappings>,
-        settings: &MarvelRivalsSection,
         shift: &Shift,
     ) -> Result<()> {
         let index = self.export_index;
@@ -387,21 +386,16 @@ impl MeshCheck {
         let Some(game) = mappings else {
             return Ok(());
         };
-        // The game's schema (the stock view when LOD infos were left alone) must walk to the materials.
-        let views = Views::new(Some(game), settings)?;
-        let schema = if self.hidden.is_some() {
-            game
-        } else {
-            views.stock.as_deref().unwrap_or(game)
-        };
+        // The game's schema must now walk to the materials (with LOD infos
+        // left alone, the mappings are taken as they are).
         let (recording, native_start, _) =
-            walk_export_recorded(files, package, cx, Some(schema), index)?;
+            walk_export_recorded(files, package, cx, Some(game), index)?;
         if native_start + (STRIP_FLAGS_SIZE + bounds_size(cx)) as u64 != at {
             return Err(Error::internal(format!(
                 "SkeletalMesh export {index}: after the change its properties end at {native_start}, not before the materials at {at}"
             )));
         }
-        if let (Some(expected), Some(_)) = (&self.hidden, &views.field) {
+        if let Some(expected) = &self.hidden {
             lod_info::verify(files, &recording, expected)
                 .map_err(|e| e.within(format!("SkeletalMesh export {index}")))?;
         }
