@@ -330,3 +330,30 @@ fn the_suffix_sorts_the_mod_above_the_games_patches() {
     let unknown = text.replace("encrypt-pak = false", "encrypt = true");
     assert!(zenpak::manifest::Manifest::parse(&unknown, Path::new("/m/mod.toml")).is_err());
 }
+
+#[test]
+fn the_profile_hooks_for_the_build() {
+    use zenpak::fixups::{Profile, ProfileOptions};
+    let o = ProfileOptions::default();
+    let paths = vec!["Marvel/Content/A.uasset".to_string()];
+    assert!(Profile::Generic.companion_pak_files(&o, &paths).is_empty());
+    assert_eq!(
+        Profile::MarvelRivals.companion_pak_files(&o, &paths),
+        [(CHUNKNAMES.to_string(), b"Marvel/Content/A.uasset".to_vec())]
+    );
+    let key = AesKey::from_bytes([3; 32]);
+    assert!(Profile::MarvelRivals.requires_pak_key(&o));
+    assert!(Profile::MarvelRivals.pak_cipher(&o, &key).is_some());
+    assert!(Profile::Generic.pak_cipher(&o, &key).is_none());
+    let off = fixups_support::options(|s| s.encrypt_pak = false);
+    assert!(!Profile::MarvelRivals.requires_pak_key(&off));
+    assert!(Profile::MarvelRivals.pak_cipher(&off, &key).is_none());
+    let text =
+        "[mod]\nname = \"Skin\"\nversion = \"1\"\n[game]\nengine = \"5.3\"\nproject = \"Marvel\"\n";
+    let m = zenpak::manifest::Manifest::parse(text, Path::new("/m/mod.toml")).unwrap();
+    assert_eq!(Profile::Generic.artifact_stem(&o, &m), "Skin_P");
+    assert_eq!(
+        Profile::MarvelRivals.artifact_stem(&o, &m),
+        "Skin_9999999_P"
+    );
+}

@@ -126,6 +126,71 @@ impl Profile {
     }
 }
 
+/// What a profile adds to a build besides changing packages (hooks for the
+/// build and `check`; the generic profile adds nothing).
+impl Profile {
+    /// Files the companion pak must hold besides the mod's loose files,
+    /// given the container's paths (Marvel Rivals: `chunknames`).
+    pub fn companion_pak_files(
+        self,
+        options: &ProfileOptions,
+        container_paths: &[String],
+    ) -> Vec<(String, Vec<u8>)> {
+        match self {
+            Profile::Generic => Vec::new(),
+            Profile::MarvelRivals => options.marvel_rivals.companion_pak_files(container_paths),
+        }
+    }
+
+    /// Base name of the output files (Marvel Rivals: the `_9999999_P` suffix).
+    pub fn artifact_stem(
+        self,
+        options: &ProfileOptions,
+        manifest: &crate::manifest::Manifest,
+    ) -> String {
+        match self {
+            Profile::Generic => manifest.artifact_stem(),
+            Profile::MarvelRivals => options.marvel_rivals.artifact_stem(manifest),
+        }
+    }
+
+    /// The game's own cipher for the companion pak, if it needs one and the
+    /// options ask for it (`None`: the engine's AES or none, as `[output]` says).
+    pub fn pak_cipher(
+        self,
+        options: &ProfileOptions,
+        key: &crate::pak::crypto::AesKey,
+    ) -> Option<std::sync::Arc<dyn crate::pak::PakCipher>> {
+        match self {
+            Profile::MarvelRivals if options.marvel_rivals.encrypt_pak => Some(
+                std::sync::Arc::new(marvel_rivals::pak_cipher::RivalsPakCipher::new(key)),
+            ),
+            _ => None,
+        }
+    }
+
+    /// Whether the companion pak must be encrypted (so a build needs a key).
+    pub fn requires_pak_key(self, options: &ProfileOptions) -> bool {
+        self == Profile::MarvelRivals && options.marvel_rivals.encrypt_pak
+    }
+
+    /// Warnings `check` and `build` give about one package (Marvel Rivals:
+    /// classes that get a container unmounted).
+    pub fn package_warnings(
+        self,
+        options: &ProfileOptions,
+        file: &std::path::Path,
+        package: &crate::legacy::LegacyPackage,
+    ) -> Result<Vec<crate::diagnostic::Diagnostic>> {
+        match self {
+            Profile::Generic => Ok(Vec::new()),
+            Profile::MarvelRivals => {
+                marvel_rivals::unmounted::warnings(&options.marvel_rivals, file, package)
+            }
+        }
+    }
+}
+
 impl std::str::FromStr for Profile {
     type Err = Error;
     fn from_str(s: &str) -> Result<Self> {
