@@ -211,34 +211,11 @@ impl GameProfile for MarvelRivals {
         }
         // Header changes: tag names the export data will refer to, then the
         // carrier's plugin imports.
-        for insertion in tag_insertions {
-            let mut edits = Vec::new();
-            let mut tags_total = 0;
-            for (offset, tags) in &insertion.containers {
-                let names: Vec<FName> = tags
-                    .iter()
-                    .map(|t| resolve_tag(&mut package, t))
-                    .collect::<Result<_>>()?;
-                tags_total += names.len();
-                edits.push(Edit::insert(*offset, tag_container(&names)));
-                if let Some(check) = checks
-                    .meshes
-                    .iter_mut()
-                    .find(|c| c.export_index == insertion.export_index)
-                {
-                    check.tags.push(names);
-                }
-            }
-            changes.push(Change {
-                export_index: insertion.export_index,
-                what: format!(
-                    "FGameplayTagContainer after each of {} FSkeletalMaterial entries ({tags_total} tags)",
-                    insertion.containers.len()
-                ),
-                located_by: insertion.located_by,
-                edits,
-            });
-        }
+        changes.extend(tag_changes(
+            &mut package,
+            tag_insertions,
+            &mut checks.meshes,
+        )?);
         if remap_carriers {
             report.header.extend(carrier::remap_imports(&mut package)?);
         }
@@ -256,6 +233,44 @@ impl GameProfile for MarvelRivals {
         checks.verify(files, engine, mappings, &shift)?;
         Ok(report)
     }
+}
+
+/// The tag container insertions as edits, their tags resolved to FNames
+/// (text tags get name-map entries); each mesh's check learns its tags.
+fn tag_changes(
+    package: &mut LegacyPackage,
+    insertions: Vec<TagInsertions>,
+    checks: &mut [skeletal::MeshCheck],
+) -> Result<Vec<Change>> {
+    let mut changes = Vec::new();
+    for insertion in insertions {
+        let mut edits = Vec::new();
+        let mut tags_total = 0;
+        for (offset, tags) in &insertion.containers {
+            let names: Vec<FName> = tags
+                .iter()
+                .map(|t| resolve_tag(package, t))
+                .collect::<Result<_>>()?;
+            tags_total += names.len();
+            edits.push(Edit::insert(*offset, tag_container(&names)));
+            if let Some(check) = checks
+                .iter_mut()
+                .find(|c| c.export_index == insertion.export_index)
+            {
+                check.tags.push(names);
+            }
+        }
+        changes.push(Change {
+            export_index: insertion.export_index,
+            what: format!(
+                "FGameplayTagContainer after each of {} FSkeletalMaterial entries ({tags_total} tags)",
+                insertion.containers.len()
+            ),
+            located_by: insertion.located_by,
+            edits,
+        });
+    }
+    Ok(changes)
 }
 
 fn fixup_record(package: &LegacyPackage, change: Change, shift: &Shift) -> ExportFixup {
