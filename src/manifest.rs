@@ -34,6 +34,9 @@ pub struct Manifest {
     pub content: ContentSection,
     #[serde(default)]
     pub output: OutputSection,
+    /// `[marvel-rivals]`: settings of the `marvel-rivals` profile (its module documents them).
+    #[serde(default, rename = "marvel-rivals")]
+    pub marvel_rivals: Option<crate::fixups::MarvelRivalsSection>,
     /// The folder holding `mod.toml`; every relative path is resolved against it.
     #[serde(skip)]
     pub dir: PathBuf,
@@ -43,7 +46,7 @@ pub struct Manifest {
 }
 
 /// Every key the manifest knows, by table (for unknown-key suggestions).
-const KNOWN_KEYS: [(&str, &[&str]); 4] = [
+const KNOWN_KEYS: [(&str, &[&str]); 5] = [
     ("mod", &["name", "version", "authors", "description"]),
     (
         "game",
@@ -59,6 +62,20 @@ const KNOWN_KEYS: [(&str, &[&str]); 4] = [
             "compression",
             "encrypt",
             "key-file",
+        ],
+    ),
+    (
+        "marvel-rivals",
+        &[
+            "carrier",
+            "hidden-materials",
+            "screen-sizes",
+            "string-tables",
+            "chunknames",
+            "suffix",
+            "encrypt-pak",
+            "unmounted-classes",
+            "mesh",
         ],
     ),
 ];
@@ -339,6 +356,11 @@ impl Manifest {
                 None => error,
             };
         }
+        if let Some(section) = &self.marvel_rivals {
+            section
+                .validate()
+                .map_err(|e| e.with_hint(format!("in {}", path.display())))?;
+        }
         if !self.game.mount_point.ends_with('/') {
             return bad(
                 "mount-point",
@@ -366,8 +388,20 @@ impl Manifest {
         Ok(())
     }
 
-    /// Base name of the three output files, e.g. `MyMod_P`.
+    /// Base name of the three output files, e.g. `MyMod_P`: the game
+    /// profile's naming (Marvel Rivals sorts mods above its patches with
+    /// `_9999999_P`), else [`plain_artifact_stem`](Self::plain_artifact_stem).
     pub fn artifact_stem(&self) -> String {
+        match crate::fixups::Profile::from_name(&self.game.profile) {
+            Ok(profile) => {
+                profile.artifact_stem(&crate::fixups::ProfileOptions::from_manifest(self), self)
+            }
+            Err(_) => self.plain_artifact_stem(),
+        }
+    }
+
+    /// `<prefix><name><suffix>` as the manifest writes them.
+    pub fn plain_artifact_stem(&self) -> String {
         format!(
             "{}{}{}",
             self.output.prefix, self.package.name, self.output.suffix

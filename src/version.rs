@@ -424,6 +424,32 @@ impl EngineVersion {
         self >= EngineVersion::UE5_6
     }
 
+    /// Bytes of one cooked `FStaticMaterial` at the end of a StaticMesh's
+    /// native data: `MaterialInterface` (4), `MaterialSlotName` (8),
+    /// `FMeshUVChannelInfo` (24) = 36; from 5.6 an `OverlayMaterialInterface`
+    /// FPackageIndex follows = 40 (the same custom version as
+    /// [`skeletal_material_has_overlay`](Self::skeletal_material_has_overlay)).
+    /// Checked on the corpus's `SM_Cube` (5.5: 36, 5.6: 40) and `SM_BlueCube` (5.4: 36).
+    pub fn static_material_size(self) -> usize {
+        if self.skeletal_material_has_overlay() {
+            40
+        } else {
+            36
+        }
+    }
+
+    /// `FStaticMeshRenderData` keeps `bLODsShareStaticLighting` in a flags
+    /// byte from 5.6 (before: a 32-bit bool); corpus `SM_Cube` 5.5 vs 5.6.
+    pub fn static_mesh_render_flags_are_a_byte(self) -> bool {
+        self >= EngineVersion::UE5_6
+    }
+
+    /// `FStaticMeshRenderData` ends with an `FStripDataFlags` (2 bytes) after
+    /// the screen sizes from 5.4 (corpus `SM_BlueCube` 5.4, `SM_Cube` 5.5/5.6).
+    pub fn static_mesh_render_data_ends_with_strip_flags(self) -> bool {
+        self >= EngineVersion::UE5_4
+    }
+
     /// Bytes of one engine "real" (`FVector` component etc.): doubles with
     /// large world coordinates.
     pub fn real_size(self) -> usize {

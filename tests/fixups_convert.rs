@@ -2,8 +2,9 @@
 //! the Zen package differs only by the inserted bytes and the sizes/offsets
 //! that follow them.
 
-mod common;
+mod fixups_support;
 
+use fixups_support::common;
 use zenpak::fixups::Profile;
 use zenpak::legacy::PackageFiles;
 use zenpak::mappings::Mappings;
@@ -22,34 +23,34 @@ fn quinn_converted_with_marvel_rivals_is_the_generic_conversion_plus_padding() {
     let legacy = files.read_package(Some(engine)).unwrap();
     let generic = convert(&files, &legacy, engine, "").unwrap();
 
+    // With the game's mappings: LOD infos renumbered (+2 bytes each) and an
+    // empty tag container after each material (+4 each); the exact legacy
+    // bytes are checked in fixups_marvel_rivals.rs.
+    let game = fixups_support::game_mappings(&mappings);
     let mut padded_files = files.clone();
     let report = Profile::MarvelRivals
-        .apply(&mut padded_files, engine, Some(&mappings))
+        .apply(&mut padded_files, engine, Some(&game))
         .unwrap();
     let padded_legacy = padded_files.read_package(Some(engine)).unwrap();
     let padded = convert(&padded_files, &padded_legacy, engine, "").unwrap();
+    let grown = 14;
+    assert_eq!(report.inserted_bytes - report.removed_bytes, grown);
 
     let g = ZenPackage::read(&generic.package_bytes, engine).unwrap();
     let p = ZenPackage::read(&padded.package_bytes, engine).unwrap();
-    // Export data: the generic one with 4 zero bytes after each material entry.
-    let export_start = legacy.exports[0].serial_offset as u64;
-    let mut expected = g.export_data.clone();
-    for &at in report.exports[0].insertions.iter().rev() {
-        let i = (at - export_start) as usize;
-        expected.splice(i..i, [0u8; 4]);
-    }
-    assert_eq!(report.inserted_bytes, 8);
-    assert_eq!(p.export_data, expected);
-    // Header: the same, apart from the export's size and what lies after the insertions.
+    // Export data (5.3+): the changed .uexp as it is.
+    assert_eq!(g.export_data, files.uexp);
+    assert_eq!(p.export_data, padded_files.uexp);
+    // Header: the same, apart from the export's size and what lies after the changes.
     let mut g_header = g.clone();
     g_header.export_data.clear();
-    g_header.exports[0].cooked_serial_size += 8;
+    g_header.exports[0].cooked_serial_size += grown;
     // Inline bulk data inside the export, after the materials, moved with it
     // (the legacy data resource offsets are carried over unchanged).
-    let first_insertion = report.exports[0].insertions[0] as i64;
+    let first_tag = report.exports[1].insertions[0] as i64;
     for entry in &mut g_header.bulk_data {
-        if entry.serial_offset >= first_insertion {
-            entry.serial_offset += 8;
+        if entry.serial_offset >= first_tag {
+            entry.serial_offset += grown as i64;
         }
     }
     let mut p_header = p.clone();
@@ -62,7 +63,10 @@ fn quinn_converted_with_marvel_rivals_is_the_generic_conversion_plus_padding() {
         differences.is_empty(),
         "unexpected header differences: {differences:#?}"
     );
-    assert_eq!(generic.package_bytes.len() + 8, padded.package_bytes.len());
+    assert_eq!(
+        generic.package_bytes.len() + grown as usize,
+        padded.package_bytes.len()
+    );
 }
 
 fn diff(path: &str, a: &serde_json::Value, b: &serde_json::Value, out: &mut Vec<String>) {

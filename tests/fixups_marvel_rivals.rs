@@ -1,153 +1,387 @@
-//! The marvel-rivals profile: exact padding of SkeletalMesh materials, and
-//! nothing else changes.
+//! The marvel-rivals profile on SkeletalMeshes (issue 15, rows 1–3): the
+//! exact bytes it inserts (tag containers, the game's LOD info numbering,
+//! hidden-material flags, tags from the manifest), everything else
+//! unchanged once shifted, on the corpus's 5.6 `SKM_Quinn_Simple` and the
+//! same mesh rebuilt in 5.3's layout; meshes already in the game's layout
+//! pass through; what it refuses.
 
-mod common;
+mod fixups_support;
 
+use fixups_support::{edited, game_mappings, options, quinn, quinn_53, V53, V56};
 use zenpak::fixups::skeletal_mesh::parse_at;
-use zenpak::fixups::{FixupReport, Profile};
-use zenpak::legacy::{LegacyPackage, PackageFiles, PackageIndex, ResolvedIndex};
+use zenpak::fixups::{FixupReport, MeshSettings, Profile, ProfileOptions};
+use zenpak::legacy::{LegacyPackage, PackageFiles};
 use zenpak::mappings::Mappings;
 use zenpak::properties::PackageContext;
 use zenpak::EngineVersion;
 
-const V56: EngineVersion = EngineVersion::UE5_6;
+/// Where SKM_Quinn_Simple's structures are (from `zenpak inspect
+/// --properties` and the walk): its three LOD info headers (offset, bytes)
+/// and where the value of stock slot 3 (`BuildSettings`) starts in each.
+const LOD_HEADERS: [(usize, [u8; 6]); 3] = [
+    (3292, [0x80, 0x29, 0x00, 0x0e, 0x00, 0x00]),
+    (3422, [0x80, 0x29, 0x02, 0x0e, 0x00, 0x00]),
+    (3553, [0x80, 0x29, 0x02, 0x0e, 0x00, 0x00]),
+];
+const SLOT3_STARTS: [usize; 3] = [3314, 3440, 3571];
+/// The materials count (5.6: 44-byte entries follow).
+const MATERIALS_AT: usize = 3274 + 528;
 
-fn quinn() -> Option<(PackageFiles, Mappings)> {
-    let corpus = common::corpus()?;
-    let dir = corpus.join("uassetapi/TestUE5_6/BpThirdPerson");
-    let files = PackageFiles::load(dir.join("SKM_Quinn_Simple.uasset")).unwrap();
-    let mappings = Mappings::load(dir.join("ExplicitEnumValuesExample.usmap")).unwrap();
-    Some((files, mappings))
+/// The game's numbering of each LOD info without a hidden-materials value:
+/// slots 0–2, slot 3 skipped, 4–20 (stock 3–19). LOD 0 has zero values at
+/// stock 9–11 only; LODs 1 and 2 also at slot 1.
+const GAME_HEADERS: [&[u8]; 3] = [
+    &[0x00, 0x06, 0x81, 0x23, 0xc0, 0x01, 0x00, 0x00],
+    &[0x80, 0x06, 0x81, 0x23, 0x02, 0x0e, 0x00, 0x00],
+    &[0x80, 0x06, 0x81, 0x23, 0x02, 0x0e, 0x00, 0x00],
+];
+/// With a value at slot 3: one run of 21 slots.
+const GAME_HEADERS_WITH_VALUE: [&[u8]; 3] = [
+    &[0x80, 0x2b, 0x00, 0x1c, 0x00, 0x00],
+    &[0x80, 0x2b, 0x02, 0x1c, 0x00, 0x00],
+    &[0x80, 0x2b, 0x02, 0x1c, 0x00, 0x00],
+];
+
+fn apply(
+    files: &PackageFiles,
+    engine: EngineVersion,
+    mappings: Option<&Mappings>,
+    o: &ProfileOptions,
+) -> (PackageFiles, FixupReport) {
+    let mut out = files.clone();
+    let report = Profile::MarvelRivals
+        .apply_with(&mut out, engine, mappings, o)
+        .unwrap_or_else(|e| panic!("{e}"));
+    (out, report)
 }
 
-/// `original` with `insert` (uexp offset → bytes) applied.
-fn with_insertions(original: &[u8], points: &[usize], bytes: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(original.len() + points.len() * bytes.len());
-    let mut last = 0;
-    for &p in points {
-        out.extend_from_slice(&original[last..p]);
-        out.extend_from_slice(bytes);
-        last = p;
-    }
-    out.extend_from_slice(&original[last..]);
-    out
-}
-
-/// The header fields a padding may change; everything else must be equal.
+/// The header fields a change may alter; everything else must be equal.
 fn assert_header_shifted(
     before: &LegacyPackage,
     after: &LegacyPackage,
-    grown: &[(usize, i64)],
-    shift_after: &dyn Fn(i64) -> i64,
+    grown: i64,
+    shift: &dyn Fn(i64) -> i64,
 ) {
     let mut expected = before.clone();
     for e in expected.exports.iter_mut() {
-        e.serial_offset += shift_after(e.serial_offset);
+        e.serial_offset += shift(e.serial_offset);
     }
-    for &(index, by) in grown {
-        expected.exports[index].serial_size += by;
-    }
-    let total: i64 = grown.iter().map(|g| g.1).sum();
-    expected.summary.bulk_data_start_offset += total;
+    expected.exports[0].serial_size += grown;
+    expected.summary.bulk_data_start_offset += grown;
     if let Some(r) = expected.data_resources.as_mut() {
         for entry in &mut r.entries {
             if entry.legacy_bulk_data_flags & 0x101 == 0 && entry.serial_offset >= 0 {
-                entry.serial_offset += shift_after(entry.serial_offset);
+                entry.serial_offset += shift(entry.serial_offset);
             }
         }
     }
     assert_eq!(&expected, after);
 }
 
-fn apply(files: &PackageFiles, mappings: Option<&Mappings>) -> (PackageFiles, FixupReport) {
-    let mut out = files.clone();
-    let report = Profile::MarvelRivals
-        .apply(&mut out, V56, mappings)
-        .unwrap();
-    (out, report)
+/// The edits of the default run: LOD headers renumbered, one empty tag
+/// container after each material (`entry` bytes each).
+fn default_edits(entry: usize, shift_lod: usize) -> Vec<(usize, usize, Vec<u8>)> {
+    let mut edits: Vec<(usize, usize, Vec<u8>)> = LOD_HEADERS
+        .iter()
+        .zip(GAME_HEADERS)
+        .map(|((at, old), new)| (*at, old.len(), new.to_vec()))
+        .collect();
+    let first = MATERIALS_AT - shift_lod + 4;
+    edits.push((first + entry, 0, vec![0; 4]));
+    edits.push((first + 2 * entry, 0, vec![0; 4]));
+    edits
 }
 
 #[test]
-fn quinn_gets_one_empty_tag_container_after_each_material() {
-    let Some((files, mappings)) = quinn() else {
+fn quinn_56_gets_tag_containers_and_the_games_lod_info_numbering() {
+    let Some((files, stock)) = quinn() else {
         return;
     };
+    let game = game_mappings(&stock);
     let before = files.read_package(Some(V56)).unwrap();
-    let (padded, report) = apply(&files, Some(&mappings));
-    // Two materials of 44 bytes (5.6) at .uexp offset 528: 8 bytes inserted, one after each entry.
-    assert_eq!(V56.skeletal_material_size(), 44);
-    assert_eq!(report.inserted_bytes, 8);
-    assert_eq!(report.exports.len(), 1);
-    assert_eq!(report.exports[0].located_by, "mappings and structure");
-    let header_len = files.header.len();
-    let materials = header_len + 528;
-    let entry_ends = [materials + 4 + 44, materials + 4 + 88];
-    assert_eq!(
-        report.exports[0].insertions,
-        entry_ends.iter().map(|&e| e as u64).collect::<Vec<_>>()
-    );
-    // The 89-bone reference skeleton (root parent -1) follows the materials.
-    let cx = PackageContext::of(&before);
-    let layout = parse_at(
-        files.export_data(&before, 0).unwrap(),
-        before.exports[0].serial_offset as u64,
-        materials - header_len,
-        &cx,
-        false,
-    )
-    .unwrap();
-    assert_eq!(layout.bone_count, 89);
-    assert_eq!(layout.material_count(), 2);
-    // .uexp: the original with 4 zero bytes at each entry end, nothing else.
-    let points: Vec<usize> = entry_ends.iter().map(|e| e - header_len).collect();
-    assert_eq!(
-        padded.uexp,
-        with_insertions(&files.uexp, &points, &[0, 0, 0, 0])
-    );
-    // Header: only the sizes and offsets that follow the insertions moved.
-    let after = padded.read_package(Some(V56)).unwrap();
-    let first = entry_ends[0] as i64;
-    assert_header_shifted(&before, &after, &[(0, 8)], &|o| {
-        if o >= first {
-            8
+    let (out, report) = apply(&files, V56, Some(&game), &ProfileOptions::default());
+    let header = files.header.len();
+    // The LOD header as stored: 6 bytes each, exactly what LOD_HEADERS says.
+    for (at, bytes) in LOD_HEADERS {
+        assert_eq!(files.uexp[at - header..at - header + 6], bytes);
+    }
+    let edits = default_edits(44, 0);
+    assert_eq!(out.uexp, edited(&files.uexp, header, &edits));
+    assert_eq!(report.inserted_bytes, 3 * 8 + 8);
+    assert_eq!(report.removed_bytes, 3 * 6);
+    assert_eq!(report.exports.len(), 2, "{report:#?}");
+    assert_eq!(report.exports[1].located_by, "mappings and structure");
+    // Header: only sizes and offsets behind the changes moved (+6 +8).
+    let after = out.read_package(Some(V56)).unwrap();
+    assert_header_shifted(&before, &after, 14, &|o| {
+        if o >= MATERIALS_AT as i64 {
+            14
         } else {
             0
         }
     });
-    // The padded export re-parses with the padded layout.
-    let relayout = parse_at(
-        padded.export_data(&after, 0).unwrap(),
-        after.exports[0].serial_offset as u64,
-        materials - header_len,
-        &PackageContext::of(&after),
-        true,
-    )
-    .unwrap();
-    assert_eq!(relayout.bone_count, 89);
+    // inspect's before/after offsets: the second tag container lands 4 + 6 bytes later.
+    let last = report.exports[1].edits.last().unwrap();
+    assert_eq!(last.before, (MATERIALS_AT + 4 + 88) as u64);
+    assert_eq!(last.after, last.before + 6 + 4);
 }
 
 #[test]
-fn quinn_structure_search_alone_gives_the_same_bytes() {
-    let Some((files, mappings)) = quinn() else {
+fn quinn_53_layout_gets_the_same_changes_with_40_byte_materials() {
+    let Some((files, stock)) = quinn_53() else {
         return;
     };
-    let (with_mappings, a) = apply(&files, Some(&mappings));
-    let (without, b) = apply(&files, None);
-    assert_eq!(b.exports[0].located_by, "structure");
-    assert_eq!(a.exports[0].insertions, b.exports[0].insertions);
-    assert_eq!(with_mappings.header, without.header);
-    assert_eq!(with_mappings.uexp, without.uexp);
+    assert_eq!(V53.skeletal_material_size(), 40);
+    let game = game_mappings(&stock);
+    let (out, report) = apply(&files, V53, Some(&game), &ProfileOptions::default());
+    let header = files.header.len();
+    // The 5.3 header is laid out by the writer; the export data starts the .uexp as before.
+    let base = header - 3274;
+    let edits: Vec<(usize, usize, Vec<u8>)> = default_edits(40, 0)
+        .into_iter()
+        .map(|(at, removed, bytes)| (at + base, removed, bytes))
+        .collect();
+    assert_eq!(out.uexp, edited(&files.uexp, header, &edits));
+    assert_eq!(report.inserted_bytes, 32);
+    // The padded 5.3 mesh reads with 44-byte entries (40 + empty container).
+    let p = out.read_package(Some(V53)).unwrap();
+    let layout = parse_at(
+        out.export_data(&p, 0).unwrap(),
+        p.exports[0].serial_offset as u64,
+        528 + 6,
+        &PackageContext::of(&p),
+        true,
+    )
+    .unwrap();
+    assert_eq!((layout.material_count(), layout.bone_count), (2, 89));
+    // It converts to a Zen package.
+    zenpak::zen::convert(&out, &p, V53, "/Game/SKM_Quinn_Simple").unwrap();
+}
+
+#[test]
+fn hidden_material_masks_are_written_into_each_lod_info() {
+    let Some((files, stock)) = quinn() else {
+        return;
+    };
+    let game = game_mappings(&stock);
+    // Bit i hides slot i; the last mask repeats for LOD 2.
+    let o = options(|s| {
+        s.meshes.push(MeshSettings {
+            package: "/Game/**".into(),
+            tags: Default::default(),
+            hidden_materials: vec![0b01, 0b10],
+        })
+    });
+    let (out, report) = apply(&files, V56, Some(&game), &o);
+    let header = files.header.len();
+    let values: [[u8; 6]; 3] = [[2, 0, 0, 0, 1, 0], [2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 1]];
+    let mut edits: Vec<(usize, usize, Vec<u8>)> = Vec::new();
+    for lod in 0..3 {
+        let (at, old) = LOD_HEADERS[lod];
+        edits.push((at, old.len(), GAME_HEADERS_WITH_VALUE[lod].to_vec()));
+        edits.push((SLOT3_STARTS[lod], 0, values[lod].to_vec()));
+    }
+    edits.push((MATERIALS_AT + 4 + 44, 0, vec![0; 4]));
+    edits.push((MATERIALS_AT + 4 + 88, 0, vec![0; 4]));
+    assert_eq!(out.uexp, edited(&files.uexp, header, &edits));
+    assert!(report.exports[0]
+        .what
+        .contains("hidden materials written for 3 LODs"));
+    // More masks than LODs, or bits past the material slots: refused.
+    for masks in [vec![1, 1, 1, 1], vec![0b100]] {
+        let o = options(|s| {
+            s.meshes.push(MeshSettings {
+                package: "/Game/**".into(),
+                tags: Default::default(),
+                hidden_materials: masks,
+            })
+        });
+        let mut copy = files.clone();
+        let e = Profile::MarvelRivals
+            .apply_with(&mut copy, V56, Some(&game), &o)
+            .unwrap_err();
+        assert_eq!(copy.uexp, files.uexp, "{e}");
+    }
+}
+
+#[test]
+fn manifest_tags_add_names_and_fill_the_slot_containers() {
+    let Some((files, stock)) = quinn() else {
+        return;
+    };
+    let game = game_mappings(&stock);
+    let package = files.read_package(Some(V56)).unwrap();
+    let cx = PackageContext::of(&package);
+    let layout = parse_at(
+        files.export_data(&package, 0).unwrap(),
+        package.exports[0].serial_offset as u64,
+        528,
+        &cx,
+        false,
+    )
+    .unwrap();
+    let slot1 = package.name(layout.slot_names[1]).unwrap();
+    let o = options(|s| {
+        s.meshes.push(MeshSettings {
+            package: "/Game/Characters/**".into(),
+            tags: [(
+                slot1.to_uppercase(),
+                vec!["MaterialTag.Weapon".into(), "MaterialTag.Equip_2".into()],
+            )]
+            .into_iter()
+            .collect(),
+            hidden_materials: Vec::new(),
+        })
+    });
+    assert!(package
+        .package_name()
+        .unwrap()
+        .starts_with("/Game/Characters/"));
+    let (out, report) = apply(&files, V56, Some(&game), &o);
+    let after = out.read_package(Some(V56)).unwrap();
+    // Two names at the end of the export-data names (91 before), `_2` as number 3.
+    assert_eq!(
+        after.summary.names_referenced_from_export_data_count,
+        Some(93)
+    );
+    assert_eq!(after.names[91].text, "MaterialTag.Weapon");
+    assert_eq!(after.names[92].text, "MaterialTag.Equip");
+    assert_eq!(after.names.len(), package.names.len() + 2);
+    // Header names after them moved up by two; the import paths are the same.
+    for i in 0..package.imports.len() {
+        assert_eq!(
+            after.import_path(i).unwrap(),
+            package.import_path(i).unwrap()
+        );
+    }
+    let container = [
+        2u32.to_le_bytes(),
+        91u32.to_le_bytes(),
+        0u32.to_le_bytes(),
+        92u32.to_le_bytes(),
+        3u32.to_le_bytes(),
+    ]
+    .concat();
+    let header = files.header.len();
+    let mut edits = default_edits(44, 0);
+    edits.pop();
+    edits.push((MATERIALS_AT + 4 + 88, 0, container));
+    assert_eq!(out.uexp, edited(&files.uexp, header, &edits));
+    assert!(report.exports[1].what.contains("(2 tags)"));
+    // The header grew by the two names (each: length, text + NUL, two hashes).
+    assert_eq!(
+        out.header.len(),
+        header + (4 + 19 + 4) + (4 + 18 + 4),
+        "{report:#?}"
+    );
+    // A slot the mesh does not have is refused.
+    let o = options(|s| {
+        s.meshes.push(MeshSettings {
+            package: "/Game/**".into(),
+            tags: [("NoSuchSlot".to_string(), vec!["A.B".to_string()])]
+                .into_iter()
+                .collect(),
+            hidden_materials: Vec::new(),
+        })
+    });
+    let e = Profile::MarvelRivals
+        .apply_with(&mut files.clone(), V56, Some(&game), &o)
+        .unwrap_err();
+    assert!(e.to_string().contains("NoSuchSlot"), "{e}");
+}
+
+#[test]
+fn a_mesh_in_the_games_layout_goes_through_unchanged() {
+    let Some((files, stock)) = quinn() else {
+        return;
+    };
+    let game = game_mappings(&stock);
+    let (padded, _) = apply(&files, V56, Some(&game), &ProfileOptions::default());
+    for (mappings, by) in [(Some(&game), "mappings and structure"), (None, "structure")] {
+        let (again, report) = apply(&padded, V56, mappings, &ProfileOptions::default());
+        assert!(!report.changed(), "{report:#?}");
+        assert_eq!(again.header, padded.header);
+        assert_eq!(again.uexp, padded.uexp);
+        assert!(
+            report.unchanged[0].contains(&format!("located by {by}")),
+            "{report:#?}"
+        );
+    }
+    // Also with tags in the containers and hidden-material flags.
+    let slot0 = {
+        let package = files.read_package(Some(V56)).unwrap();
+        let layout = parse_at(
+            files.export_data(&package, 0).unwrap(),
+            package.exports[0].serial_offset as u64,
+            528,
+            &PackageContext::of(&package),
+            false,
+        )
+        .unwrap();
+        package.name(layout.slot_names[0]).unwrap()
+    };
+    let o = options(|s| {
+        s.meshes.push(MeshSettings {
+            package: "/Game/**".into(),
+            tags: [(slot0, vec!["A.B".to_string(), "A.C".to_string()])]
+                .into_iter()
+                .collect(),
+            hidden_materials: vec![3],
+        })
+    });
+    let (with_flags, _) = apply(&files, V56, Some(&game), &o);
+    let (again, report) = apply(&with_flags, V56, Some(&game), &o);
+    assert!(!report.changed());
+    assert_eq!(again.uexp, with_flags.uexp);
+}
+
+#[test]
+fn without_the_games_mappings_a_stock_mesh_is_refused_unless_lod_info_is_left_alone() {
+    let Some((files, stock)) = quinn() else {
+        return;
+    };
+    for mappings in [None, Some(&stock)] {
+        let mut copy = files.clone();
+        let e = Profile::MarvelRivals
+            .apply_with(&mut copy, V56, mappings, &ProfileOptions::default())
+            .unwrap_err();
+        assert!(
+            e.hint().unwrap().contains("hidden-materials = false"),
+            "{e}"
+        );
+        assert_eq!(copy.uexp, files.uexp);
+    }
+    // Left alone: only the empty containers, by mappings or structure, same bytes.
+    let o = options(|s| s.hidden_materials = false);
+    let (a, ra) = apply(&files, V56, Some(&stock), &o);
+    let (b, rb) = apply(&files, V56, None, &o);
+    assert_eq!(ra.exports[0].located_by, "mappings and structure");
+    assert_eq!(rb.exports[0].located_by, "structure");
+    assert_eq!(a.uexp, b.uexp);
+    assert_eq!(a.header, b.header);
+    let header = files.header.len();
+    assert_eq!(
+        a.uexp,
+        edited(
+            &files.uexp,
+            header,
+            &[
+                (MATERIALS_AT + 4 + 44, 0, vec![0; 4]),
+                (MATERIALS_AT + 4 + 88, 0, vec![0; 4])
+            ]
+        )
+    );
 }
 
 #[test]
 fn generic_profile_changes_nothing() {
-    let Some((files, mappings)) = quinn() else {
+    let Some((files, stock)) = quinn() else {
         return;
     };
     let mut out = files.clone();
     let report = Profile::from_name("generic")
         .unwrap()
-        .apply(&mut out, V56, Some(&mappings))
+        .apply(&mut out, V56, Some(&stock))
         .unwrap();
     assert!(!report.changed());
     assert_eq!(out.header, files.header);
@@ -156,35 +390,17 @@ fn generic_profile_changes_nothing() {
 }
 
 #[test]
-fn padding_twice_is_refused() {
-    let Some((files, mappings)) = quinn() else {
-        return;
-    };
-    let (padded, _) = apply(&files, Some(&mappings));
-    let mut again = padded.clone();
-    let e = Profile::MarvelRivals
-        .apply(&mut again, V56, Some(&mappings))
-        .unwrap_err();
-    eprintln!("{e}");
-    assert_eq!(again.uexp, padded.uexp);
-    let mut again = padded.clone();
-    let e = Profile::MarvelRivals
-        .apply(&mut again, V56, None)
-        .unwrap_err();
-    assert!(e.hint().is_some_and(|h| h.contains("--mappings")), "{e}");
-}
-
-#[test]
 fn mappings_of_another_game_fail_cleanly() {
     let Some((files, _)) = quinn() else { return };
-    let corpus = common::corpus().unwrap();
+    let corpus = fixups_support::common::corpus().unwrap();
     for other in [
         "uassetapi/TestManyAssets/Clay/Clay.usmap",
         "uassetapi/TestUE5_4/BlankGame/BlankGame_Dumper-7.usmap",
     ] {
         let m = Mappings::load(corpus.join(other)).unwrap();
         let mut out = files.clone();
-        match Profile::MarvelRivals.apply(&mut out, V56, Some(&m)) {
+        let o = options(|s| s.hidden_materials = false);
+        match Profile::MarvelRivals.apply_with(&mut out, V56, Some(&m), &o) {
             // Either the walk fails, or it lands on the same (only) valid position.
             Ok(r) => assert_eq!(r.exports[0].located_by, "mappings and structure"),
             Err(e) => {
@@ -196,215 +412,11 @@ fn mappings_of_another_game_fail_cleanly() {
 }
 
 #[test]
-fn packages_without_skeletal_mesh_are_byte_identical() {
-    let Some(corpus) = common::corpus() else {
-        return;
-    };
-    let mut checked = 0;
-    for (path, engine) in common::legacy_packages(&corpus) {
-        let files = PackageFiles::load(&path).unwrap();
-        let mut out = files.clone();
-        let report = Profile::MarvelRivals.apply(&mut out, engine, None).unwrap();
-        if path.ends_with("SKM_Quinn_Simple.uasset") {
-            assert!(report.changed());
-            continue;
-        }
-        assert!(!report.changed(), "{}", path.display());
-        assert_eq!(out.header, files.header, "{}", path.display());
-        assert_eq!(out.uexp, files.uexp, "{}", path.display());
-        checked += 1;
-    }
-    eprintln!("{checked} packages without a SkeletalMesh come out byte-identical");
-    assert!(checked > 200);
-}
-
-// ---------------------------------------------------------------------------
-// Synthetic packages made with the legacy writer from SKM_Quinn_Simple.
-// ---------------------------------------------------------------------------
-
-/// An export data blob for a plain object: empty unversioned header, no object GUID.
-fn plain_object_data(payload: &[u8]) -> Vec<u8> {
-    let mut d = vec![0x00, 0x01, 0, 0, 0, 0];
-    d.extend_from_slice(payload);
-    d
-}
-
-/// Rebuilds `files` with `package` and the given export data blobs (in
-/// export order), recomputing serial offsets and the bulk data start.
-fn rebuild(
-    files: &PackageFiles,
-    mut package: LegacyPackage,
-    datas: &[Vec<u8>],
-    data_resource_shift: i64,
-) -> PackageFiles {
-    let old_header = files.header.len() as i64;
-    let header_len = package.write().unwrap().len() as i64;
-    let mut offset = header_len;
-    for (e, d) in package.exports.iter_mut().zip(datas) {
-        e.serial_offset = offset;
-        e.serial_size = d.len() as i64;
-        offset += d.len() as i64;
-    }
-    let mut uexp: Vec<u8> = datas.concat();
-    uexp.extend_from_slice(&[0xC1, 0x83, 0x2A, 0x9E]);
-    package.summary.bulk_data_start_offset = header_len + uexp.len() as i64 - 4;
-    if let Some(r) = package.data_resources.as_mut() {
-        for entry in &mut r.entries {
-            entry.serial_offset += header_len - old_header + data_resource_shift;
-        }
-    }
-    let header = package.write().unwrap();
-    assert_eq!(header.len() as i64, header_len);
-    let out = PackageFiles {
-        header,
-        uexp,
-        ..files.clone()
-    };
-    out.read_package(Some(V56))
-        .expect("synthetic package reads back");
-    out
-}
-
-/// Adds the class import `/Script/Engine.Skeleton` (modelled on the
-/// package's `/Script/Engine.SkeletalMesh` class import) and returns it.
-fn add_skeleton_class(package: &mut LegacyPackage) -> PackageIndex {
-    let mesh_class = package.imports[0].clone();
-    assert_eq!(
-        package.name(mesh_class.object_name).unwrap(),
-        "SkeletalMesh"
-    );
-    let skeleton_name = package
-        .imports
-        .iter()
-        .map(|i| i.class_name)
-        .find(|n| package.name(*n).unwrap() == "Skeleton")
-        .expect("the name Skeleton is in the name map");
-    let mut import = mesh_class;
-    import.object_name = skeleton_name;
-    package.imports.push(import);
-    PackageIndex::from_import(package.imports.len() - 1)
-}
-
-#[test]
-fn synthetic_mesh_with_three_materials_not_last() {
-    let Some((files, mappings)) = quinn() else {
-        return;
-    };
-    let package = files.read_package(Some(V56)).unwrap();
-    let mesh = files.export_data(&package, 0).unwrap().to_vec();
-    // Third material: a copy of the second, inserted after it; count 2 → 3.
-    let at = 528; // .uexp offset of the count; the mesh data starts at .uexp 0
-    let mut mesh3 = mesh[..at].to_vec();
-    mesh3.extend_from_slice(&3i32.to_le_bytes());
-    mesh3.extend_from_slice(&mesh[at + 4..at + 4 + 88]);
-    mesh3.extend_from_slice(&mesh[at + 4 + 44..at + 4 + 88]);
-    mesh3.extend_from_slice(&mesh[at + 4 + 88..]);
-    // Two more exports after the mesh, of another class, named like the mesh with suffixes.
-    let mut synthetic = package.clone();
-    let other_class = add_skeleton_class(&mut synthetic);
-    for k in 1..=2u32 {
-        let mut e = package.exports[0].clone();
-        e.class_index = other_class;
-        e.object_name.number = k;
-        e.outer_index = PackageIndex::NULL;
-        e.is_asset = false;
-        e.first_export_dependency = -1;
-        e.serialization_before_serialization_dependencies = 0;
-        e.create_before_serialization_dependencies = 0;
-        e.serialization_before_create_dependencies = 0;
-        e.create_before_create_dependencies = 0;
-        synthetic.exports.push(e);
-        if synthetic.depends_map.len() == synthetic.exports.len() - 1 {
-            synthetic.depends_map.push(Vec::new());
-        }
-    }
-    let a = plain_object_data(&[1, 2, 3, 4, 5, 6, 7, 8]);
-    let b = plain_object_data(&[9; 13]);
-    let built = rebuild(&files, synthetic, &[mesh3, a.clone(), b.clone()], 44);
-    let before = built.read_package(Some(V56)).unwrap();
-    for maps in [Some(&mappings), None] {
-        let mut out = built.clone();
-        let report = Profile::MarvelRivals.apply(&mut out, V56, maps).unwrap();
-        assert_eq!(report.inserted_bytes, 12);
-        assert_eq!(report.exports.len(), 1);
-        let expected_route = if maps.is_some() {
-            "mappings and structure"
-        } else {
-            "structure"
-        };
-        assert_eq!(report.exports[0].located_by, expected_route);
-        let header_len = built.header.len();
-        let first_entry = header_len + at + 4;
-        let ends: Vec<usize> = (1..=3).map(|k| first_entry + 44 * k).collect();
-        assert_eq!(
-            report.exports[0].insertions,
-            ends.iter().map(|&e| e as u64).collect::<Vec<_>>()
-        );
-        let points: Vec<usize> = ends.iter().map(|e| e - header_len).collect();
-        assert_eq!(
-            out.uexp,
-            with_insertions(&built.uexp, &points, &[0, 0, 0, 0])
-        );
-        let after = out.read_package(Some(V56)).unwrap();
-        let first = ends[0] as i64;
-        assert_header_shifted(&before, &after, &[(0, 12)], &|o| {
-            if o >= first {
-                12
-            } else {
-                0
-            }
-        });
-        // The later exports moved by 12 bytes and kept their data.
-        assert_eq!(out.export_data(&after, 1).unwrap(), &a[..]);
-        assert_eq!(out.export_data(&after, 2).unwrap(), &b[..]);
-        assert_eq!(
-            after.exports[1].serial_offset,
-            before.exports[1].serial_offset + 12
-        );
-    }
-}
-
-#[test]
-fn synthetic_skeleton_asset_is_untouched() {
-    let Some((files, _)) = quinn() else { return };
-    let package = files.read_package(Some(V56)).unwrap();
-    let cx = PackageContext::of(&package);
-    let mesh = files.export_data(&package, 0).unwrap();
-    let base = package.exports[0].serial_offset as u64;
-    let layout = parse_at(mesh, base, 528, &cx, false).unwrap();
-    // A Skeleton's data: its (empty) property block, then a reference skeleton
-    // (here the mesh's own) and more native data.
-    let skeleton_start = (*layout.entry_ends.last().unwrap() - base) as usize;
-    let skeleton_end = (layout.skeleton_end - base) as usize;
-    let data = plain_object_data(&mesh[skeleton_start..skeleton_end + 64]);
-    let mut synthetic = package.clone();
-    synthetic.exports[0].class_index = add_skeleton_class(&mut synthetic);
-    let built = rebuild(&files, synthetic, &[data], 0);
-    let p = built.read_package(Some(V56)).unwrap();
-    assert!(matches!(
-        p.exports[0].class_index.resolve(),
-        ResolvedIndex::Import(_)
-    ));
-    // Its reference skeleton alone is not mistaken for a mesh's materials chain.
-    let data = built.export_data(&p, 0).unwrap();
-    let found = zenpak::fixups::skeletal_mesh::search_by_structure(
-        data,
-        p.exports[0].serial_offset as u64,
-        &PackageContext::of(&p),
-    );
-    assert!(found.is_empty());
-    let mut out = built.clone();
-    let report = Profile::MarvelRivals.apply(&mut out, V56, None).unwrap();
-    assert!(!report.changed());
-    assert_eq!(out.header, built.header);
-    assert_eq!(out.uexp, built.uexp);
-}
-
-#[test]
 fn mutated_mesh_data_never_panics() {
-    let Some((files, mappings)) = quinn() else {
+    let Some((files, stock)) = quinn() else {
         return;
     };
+    let game = game_mappings(&stock);
     let mut seed = 0x9E3779B97F4A7C15u64;
     // Bytes of the property block, native header, materials and the start of the skeleton.
     for round in 0..60 {
@@ -417,11 +429,7 @@ fn mutated_mesh_data_never_panics() {
         if round % 3 == 0 {
             m.uexp.truncate(at + 1);
         }
-        let maps = if round % 2 == 0 {
-            Some(&mappings)
-        } else {
-            None
-        };
+        let maps = if round % 2 == 0 { Some(&game) } else { None };
         let _ = Profile::MarvelRivals.apply(&mut m, V56, maps);
     }
 }

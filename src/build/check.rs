@@ -32,6 +32,16 @@ impl CheckReport {
     }
 }
 
+/// What checking one package found.
+struct PackageCheck {
+    problems: Vec<Diagnostic>,
+    /// Packages it imports (by name).
+    imported: Vec<String>,
+    /// Its header did not read at the manifest's engine version.
+    unreadable: bool,
+    warnings: Vec<Diagnostic>,
+}
+
 /// Checks the mod of `manifest`. Content-level problems are listed in the
 /// report; only an unreadable manifest or content root is an `Err`.
 pub fn check(manifest: &Manifest) -> Result<CheckReport> {
@@ -86,16 +96,24 @@ pub fn check(manifest: &Manifest) -> Result<CheckReport> {
     }
 
     let engine = manifest.game.engine;
-    let results: Vec<(Vec<Diagnostic>, Vec<String>, bool)> = content
+    let profile = crate::fixups::Profile::from_name(&manifest.game.profile)?;
+    let profile_options = crate::fixups::ProfileOptions::from_manifest(manifest);
+    let results: Vec<PackageCheck> = content
         .packages
         .par_iter()
         .map(|source| {
             let mut problems = Vec::new();
             let mut imported = Vec::new();
+            let mut warnings = Vec::new();
             let result = PackageFiles::load(&source.header).and_then(|files| {
                 let package = files.read_package(Some(engine))?;
                 files.check_exports(&package)?;
                 files.check_bulk_data(&package)?;
+                warnings.extend(profile.package_warnings(
+                    &profile_options,
+                    &files.path,
+                    &package,
+                )?);
                 if let Some(own) = package.package_name() {
                     if !own.eq_ignore_ascii_case(&source.package_name) {
                         problems.push(
@@ -119,9 +137,19 @@ pub fn check(manifest: &Manifest) -> Result<CheckReport> {
             });
             if let Err(e) = result {
                 problems.extend(Diagnostic::from_error(&Error::in_file(e, &source.header)));
-                return (problems, imported, true);
+                return PackageCheck {
+                    problems,
+                    imported,
+                    unreadable: true,
+                    warnings,
+                };
             }
-            (problems, imported, false)
+            PackageCheck {
+                problems,
+                imported,
+                unreadable: false,
+                warnings,
+            }
         })
         .collect();
 
@@ -130,7 +158,7 @@ pub fn check(manifest: &Manifest) -> Result<CheckReport> {
         .packages
         .iter()
         .zip(&results)
-        .filter(|(_, (_, _, failed))| *failed)
+        .filter(|(_, check)| check.unreadable)
         .map(|(p, _)| p.header.as_path())
         .collect();
     if unreadable.len() * 2 > content.packages.len() {
@@ -160,9 +188,10 @@ pub fn check(manifest: &Manifest) -> Result<CheckReport> {
         .map(|p| p.package_name.to_lowercase())
         .collect();
     let mut needed = BTreeSet::new();
-    for (problems, imported, _) in results {
-        report.problems.extend(problems);
-        for name in imported {
+    for check in results {
+        report.problems.extend(check.problems);
+        report.warnings.extend(check.warnings);
+        for name in check.imported {
             // Script packages are the game's code, always there; content packages must be found.
             if !name.starts_with("/Script/") && !contained.contains(&name.to_lowercase()) {
                 needed.insert(name);

@@ -77,6 +77,9 @@ pub struct BuildOptions {
     pub force: bool,
     /// The AES key when `[output] encrypt` is on (see [`aes_key`]).
     pub aes_key: Option<AesKey>,
+    /// The game's key when the profile encrypts the companion pak its own way
+    /// (see [`pak_key`]).
+    pub pak_key: Option<AesKey>,
 }
 
 /// What a build did.
@@ -243,8 +246,12 @@ pub fn build_locked(
     });
 
     let stem = manifest.artifact_stem();
-    let mut writer =
-        package::ContainerWriter::create(manifest, &settings, options.aes_key.as_ref())?;
+    let mut writer = package::ContainerWriter::create(
+        manifest,
+        &settings,
+        options.aes_key.as_ref(),
+        options.pak_key.as_ref(),
+    )?;
     let converted = convert_into(
         &content,
         &keys,
@@ -427,6 +434,22 @@ fn build_key(
         hasher.update(&stamp.hash);
     }
     *hasher.finalize().as_bytes()
+}
+
+/// The key a profile's own pak cipher needs (Marvel Rivals), from the same
+/// places as [`aes_key`]: `ZENPAK_AES_KEY`, else `[output] key-file`.
+pub fn pak_key(manifest: &Manifest) -> Result<Option<AesKey>> {
+    let profile = crate::fixups::Profile::from_name(&manifest.game.profile)?;
+    if !profile.requires_pak_key(&crate::fixups::ProfileOptions::from_manifest(manifest)) {
+        return Ok(None);
+    }
+    if let Some(key) = AesKey::from_env()? {
+        return Ok(Some(key));
+    }
+    manifest
+        .key_file_path()
+        .map(|path| AesKey::from_file(&path))
+        .transpose()
 }
 
 /// The AES key of an encrypted build: `None` when `[output] encrypt` is off.

@@ -28,6 +28,8 @@ use crate::zen::{BulkDataKind, StoreEntryInfo};
 pub struct Settings {
     pub engine: EngineVersion,
     pub profile: Profile,
+    /// The profile's settings from the manifest (`[marvel-rivals]`).
+    pub profile_options: crate::fixups::ProfileOptions,
     /// The `.usmap` file; parsed by [`load_mappings`](Self::load_mappings) only
     /// when something is converted, so an up-to-date build never pays for it.
     pub mappings_file: Option<(PathBuf, Vec<u8>)>,
@@ -41,6 +43,7 @@ impl Settings {
     pub fn new(
         engine: EngineVersion,
         profile: Profile,
+        profile_options: crate::fixups::ProfileOptions,
         mappings: Option<&Path>,
     ) -> Result<Settings> {
         let mut hasher = blake3::Hasher::new();
@@ -50,6 +53,8 @@ impl Settings {
         hasher.update(engine.as_str().as_bytes());
         hasher.update(&[0]);
         hasher.update(profile.name().as_bytes());
+        hasher.update(&[0]);
+        hasher.update(&profile_options.fingerprint());
         hasher.update(&[0]);
         let mappings_file = match mappings {
             Some(path) => {
@@ -62,6 +67,7 @@ impl Settings {
         Ok(Settings {
             engine,
             profile,
+            profile_options,
             mappings_file,
             mappings: None,
             key: *hasher.finalize().as_bytes(),
@@ -81,7 +87,12 @@ impl Settings {
                 .with_hint("fix the path (relative to mod.toml), or remove the key to build without mappings"));
             }
         }
-        Settings::new(manifest.game.engine, profile, mappings.as_deref())
+        Settings::new(
+            manifest.game.engine,
+            profile,
+            crate::fixups::ProfileOptions::from_manifest(manifest),
+            mappings.as_deref(),
+        )
     }
 
     /// Parses the mappings file (once), before packages are converted.
@@ -359,12 +370,19 @@ pub fn convert_files(
     package_name: &str,
     settings: &Settings,
 ) -> Result<BuiltPackage> {
-    let fixups = settings
-        .profile
-        .apply(&mut files, settings.engine, settings.mappings.as_ref())?;
+    let fixups = settings.profile.apply_with(
+        &mut files,
+        settings.engine,
+        settings.mappings.as_ref(),
+        &settings.profile_options,
+    )?;
     let package = files.read_package(Some(settings.engine))?;
     files.check_exports(&package)?;
     files.check_bulk_data(&package)?;
+    let warnings =
+        settings
+            .profile
+            .package_warnings(&settings.profile_options, &files.path, &package)?;
     if let Some(own) = package.package_name() {
         if !package_name.is_empty() && !own.eq_ignore_ascii_case(package_name) {
             return Err(Error::invalid(format!(
@@ -402,7 +420,7 @@ pub fn convert_files(
                 )
             })
             .collect(),
-        warnings: Vec::new(),
+        warnings,
         package_id: converted.package_id,
         package_name: converted.package_name,
         head: converted.package_bytes,
@@ -421,13 +439,20 @@ pub fn convert_files(
 /// The container triplet being written: packages in content order, then the loose files.
 pub struct ContainerWriter {
     builder: ContainerBuilder,
+    profile: Profile,
+    profile_options: crate::fixups::ProfileOptions,
+    /// Paths of the container's chunks, for the profile's companion files.
+    container_paths: Vec<String>,
 }
 
 impl ContainerWriter {
+    /// `aes_key` encrypts the container (`[output] encrypt`); `pak_key` is the
+    /// key a profile's own pak cipher needs.
     pub fn create(
         manifest: &Manifest,
         settings: &Settings,
         aes_key: Option<&AesKey>,
+        pak_key: Option<&AesKey>,
     ) -> Result<ContainerWriter> {
         let options = ContainerOptions {
             compression: manifest.output.compression,
@@ -435,13 +460,31 @@ impl ContainerWriter {
             mount_point: manifest.game.mount_point.clone(),
             ..ContainerOptions::default()
         };
-        let builder = ContainerBuilder::create(
+        let mut builder = ContainerBuilder::create(
             &manifest.output_dir(),
             &manifest.artifact_stem(),
             settings.engine,
             options,
         )?;
-        Ok(ContainerWriter { builder })
+        if settings.profile.requires_pak_key(&settings.profile_options) {
+            let key = pak_key.ok_or_else(|| {
+                Error::usage(format!(
+                    "the `{}` profile encrypts the companion pak with the game's key, and none is given",
+                    settings.profile.name()
+                ))
+                .in_file(manifest.manifest_path())
+                .with_hint("set ZENPAK_AES_KEY or `[output] key-file` (the game's AES key), or turn it off in the profile's table")
+            })?;
+            if let Some(cipher) = settings.profile.pak_cipher(&settings.profile_options, key) {
+                builder.set_pak_cipher(cipher);
+            }
+        }
+        Ok(ContainerWriter {
+            builder,
+            profile: settings.profile,
+            profile_options: settings.profile_options.clone(),
+            container_paths: Vec::new(),
+        })
     }
 
     /// Adds a package's chunk, store entry and bulk-data chunks, visible by path.
@@ -455,6 +498,7 @@ impl ContainerWriter {
                 .container_store_entry(built.package_len(), 0),
             &source.relative_path,
         )?;
+        self.container_paths.push(source.relative_path.clone());
         let path = &source.relative_path;
         let stem = &path[..path.rfind('.').unwrap_or(path.len())];
         for bulk in &built.bulk {
@@ -479,6 +523,7 @@ impl ContainerWriter {
                 &pieces,
                 Some(&bulk_path),
             )?;
+            self.container_paths.push(bulk_path);
         }
         Ok(())
     }
@@ -492,6 +537,12 @@ impl ContainerWriter {
     /// Completes all three files and publishes them (see
     /// [`ContainerBuilder::finish`] for the order).
     pub fn finish(mut self) -> Result<WrittenContainer> {
+        for (path, data) in self
+            .profile
+            .companion_pak_files(&self.profile_options, &self.container_paths)
+        {
+            self.builder.add_loose_file(&path, &data)?;
+        }
         if !self.builder.engine().is_ue5() {
             assign_load_order(&mut self.builder.header_mut().packages);
         }

@@ -164,6 +164,7 @@ pub fn build_and_report(
     let options = BuildOptions {
         force,
         aes_key: zenpak::build::aes_key(manifest)?,
+        pak_key: zenpak::build::pak_key(manifest)?,
     };
     out.status(
         "Building",

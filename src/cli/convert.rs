@@ -107,7 +107,12 @@ pub fn run(args: Args, out: &Output) -> Result<()> {
     };
     let files = PackageFiles::load(&args.path)?;
     check_output(&args.output, &files)?;
-    let mut settings = Settings::new(engine, args.profile, args.mappings.as_deref())?;
+    let mut settings = Settings::new(
+        engine,
+        args.profile,
+        zenpak::fixups::ProfileOptions::default(),
+        args.mappings.as_deref(),
+    )?;
     settings.load_mappings()?;
     let built = convert_files(files, args.package_name.as_deref().unwrap_or(""), &settings)?;
     let pieces = built.package_pieces();

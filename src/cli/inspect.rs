@@ -26,6 +26,9 @@ pub struct Args {
     /// With --mappings: also list the properties read (names, types, values).
     #[arg(long, requires = "mappings")]
     pub properties: bool,
+    /// Show what a game profile would change in a legacy package (offsets before/after).
+    #[arg(long, requires = "engine")]
+    pub profile: Option<zenpak::fixups::Profile>,
 }
 
 /// What kind of file `inspect` was given.
@@ -87,6 +90,7 @@ pub fn run(args: Args, global: &GlobalOptions) -> Result<()> {
     match kind {
         Kind::Toc => inspect_toc(&args, json),
         Kind::Pak => inspect_pak(&args, json),
+        Kind::LegacyPackage if args.profile.is_some() => inspect_profile(&args, json),
         Kind::LegacyPackage if args.mappings.is_some() => inspect_package_properties(&args),
         Kind::LegacyPackage => inspect_legacy(&args, global),
         Kind::ZenPackage => {
@@ -326,6 +330,31 @@ fn inspect_package_properties(args: &Args) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// Legacy package with `--profile`: what the profile would change.
+fn inspect_profile(args: &Args, json: Option<JsonStyle>) -> Result<()> {
+    let (Some(profile), Some(engine)) = (args.profile, args.engine) else {
+        return Err(Error::usage("--profile needs --engine"));
+    };
+    let mappings = match &args.mappings {
+        Some(path) => Some(zenpak::mappings::Mappings::load(path)?),
+        None => None,
+    };
+    let files = zenpak::legacy::PackageFiles::load(&args.path)?;
+    let preview = profile.preview(
+        &files,
+        engine,
+        mappings.as_ref(),
+        &zenpak::fixups::ProfileOptions::default(),
+    )?;
+    match json {
+        Some(style) => style.print(&preview),
+        None => {
+            print!("{}", preview.to_text());
+            Ok(())
+        }
+    }
 }
 
 fn read_head(path: &Path) -> Result<Vec<u8>> {

@@ -1,15 +1,48 @@
-//! Inserting bytes into a legacy package's export data, and recomputing
-//! every size and offset that depends on them.
+//! Editing a legacy package's export data and header: byte edits
+//! (insertions and replacements) inside exports, names added to the name
+//! map, and every size and offset that depends on them recomputed.
 
-use crate::legacy::{LegacyPackage, PackageFiles};
+use crate::legacy::{FName, LegacyPackage, NameEntry, PackageFiles, Section};
 use crate::{Error, Result};
 
-/// Bytes to insert at an absolute offset of the header + .uexp stream
-/// (before any insertion is applied).
+/// Replaces `removed` bytes at an absolute offset of the header + .uexp
+/// stream (before any edit is applied) with `bytes`; `removed` 0 inserts.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Insertion {
+pub struct Edit {
     pub offset: u64,
+    pub removed: u64,
     pub bytes: Vec<u8>,
+}
+
+/// An insertion (an [`Edit`] that removes nothing), kept for callers that only insert.
+pub type Insertion = Edit;
+
+impl Edit {
+    pub fn insert(offset: u64, bytes: Vec<u8>) -> Self {
+        Edit {
+            offset,
+            removed: 0,
+            bytes,
+        }
+    }
+
+    pub fn replace(offset: u64, removed: u64, bytes: Vec<u8>) -> Self {
+        Edit {
+            offset,
+            removed,
+            bytes,
+        }
+    }
+
+    /// First offset after the replaced range.
+    pub fn end(&self) -> u64 {
+        self.offset + self.removed
+    }
+
+    /// How much the stream grows (negative: shrinks).
+    pub fn delta(&self) -> i64 {
+        self.bytes.len() as i64 - self.removed as i64
+    }
 }
 
 /// `BULKDATA_PayloadAtEndOfFile`: the payload sits after the exports, at an
@@ -18,73 +51,114 @@ const BULKDATA_PAYLOAD_AT_END_OF_FILE: u32 = 0x0001;
 /// `BULKDATA_PayloadInSeperateFile`: the payload is in a `.ubulk`; its offset is in that file.
 const BULKDATA_PAYLOAD_IN_SEPARATE_FILE: u32 = 0x0100;
 
-/// Applies insertions (all inside export data in the .uexp) to `files`,
-/// updating `package` (already read from `files.header`) and rewriting the
-/// header. An insertion at an export's end belongs to that export.
-pub fn apply_insertions(
+/// Where original stream offsets end up once a set of edits is applied.
+#[derive(Debug, Clone)]
+pub struct Shift {
+    /// Sorted, non-overlapping edits: (offset, end, delta).
+    edits: Vec<(u64, u64, i64)>,
+    /// Growth of the header (names added): moves everything after it.
+    header_growth: i64,
+    header_len: u64,
+}
+
+impl Shift {
+    /// The new position of original offset `p`. An insertion exactly at `p`
+    /// moves `p` when `inclusive` (the start of what follows it), not
+    /// otherwise (the end of what precedes it).
+    pub fn position(&self, p: u64, inclusive: bool) -> u64 {
+        let mut delta: i64 = if p >= self.header_len {
+            self.header_growth
+        } else {
+            0
+        };
+        for &(offset, end, d) in &self.edits {
+            let before = if offset == end {
+                offset < p || (inclusive && offset == p)
+            } else {
+                end <= p
+            };
+            if before {
+                delta += d;
+            }
+        }
+        (p as i64 + delta) as u64
+    }
+}
+
+/// Applies `edits` (all inside export data in the .uexp) to `files`, with
+/// `package` (read from `files.header`, possibly given new names or changed
+/// imports since) written as the new header. Updates every export's serial
+/// size and offset, the bulk data start offset and inline data resource
+/// offsets. An insertion at an export's end belongs to that export; a
+/// replacement must lie inside one export. Returns the position map.
+pub fn apply_edits(
     files: &mut PackageFiles,
     package: &mut LegacyPackage,
-    insertions: &[Insertion],
-) -> Result<()> {
-    if insertions.is_empty() {
-        return Ok(());
-    }
+    edits: &[Edit],
+) -> Result<Shift> {
     let header_len = files.header.len() as u64;
-    let mut sorted: Vec<&Insertion> = insertions.iter().collect();
-    sorted.sort_by_key(|i| i.offset);
-    // Every insertion must fall inside (or at the end of) an export that lives in the .uexp.
+    let mut sorted: Vec<&Edit> = edits.iter().collect();
+    sorted.sort_by_key(|e| (e.offset, e.removed));
+    for pair in sorted.windows(2) {
+        if pair[1].offset < pair[0].end() {
+            return Err(Error::internal(format!(
+                "edits at {} (+{}) and {} overlap",
+                pair[0].offset, pair[0].removed, pair[1].offset
+            )));
+        }
+    }
+    // Which export each edit changes.
     let mut owners = Vec::with_capacity(sorted.len());
-    for ins in &sorted {
+    for edit in &sorted {
         let owner = package.exports.iter().position(|e| {
             let (Ok(start), Ok(size)) =
                 (u64::try_from(e.serial_offset), u64::try_from(e.serial_size))
             else {
                 return false;
             };
-            ins.offset > start && ins.offset <= start.saturating_add(size)
+            let end = start.saturating_add(size);
+            if edit.removed == 0 {
+                edit.offset > start && edit.offset <= end
+            } else {
+                edit.offset >= start && edit.end() <= end
+            }
         });
         match owner {
-            Some(i) if ins.offset > header_len => owners.push(i),
+            Some(i) if edit.offset >= header_len => owners.push(i),
             _ => {
                 return Err(Error::internal(format!(
-                    "insertion at offset {} is not inside the export data",
-                    ins.offset
+                    "edit at offset {} (+{}) is not inside one export's data",
+                    edit.offset, edit.removed
                 )))
             }
         }
     }
-    // Shift everything that lies after each insertion point (original coordinates).
-    let shift_of = |offset: u64, inclusive: bool| -> u64 {
-        sorted
+    let new_header_len = package.header_size()? as u64;
+    let shift = Shift {
+        edits: sorted
             .iter()
-            .filter(|i| {
-                if inclusive {
-                    i.offset <= offset
-                } else {
-                    i.offset < offset
-                }
-            })
-            .map(|i| i.bytes.len() as u64)
-            .sum()
+            .map(|e| (e.offset, e.end(), e.delta()))
+            .collect(),
+        header_growth: new_header_len as i64 - header_len as i64,
+        header_len,
     };
     for (i, export) in package.exports.iter_mut().enumerate() {
         let Ok(start) = u64::try_from(export.serial_offset) else {
             continue;
         };
-        let grown: u64 = sorted
+        let grown: i64 = sorted
             .iter()
             .zip(&owners)
             .filter(|(_, &owner)| owner == i)
-            .map(|(ins, _)| ins.bytes.len() as u64)
+            .map(|(e, _)| e.delta())
             .sum();
-        export.serial_offset += shift_of(start, true) as i64;
-        export.serial_size += grown as i64;
+        export.serial_offset = shift.position(start, true) as i64;
+        export.serial_size += grown;
     }
-    let total: u64 = sorted.iter().map(|i| i.bytes.len() as u64).sum();
     // The bulk data start follows the last export (the .uexp's tag precedes it).
     let bulk_start = package.summary.bulk_data_start_offset;
-    if bulk_start >= 0 && bulk_start as u64 >= sorted[0].offset {
-        package.summary.bulk_data_start_offset += total as i64;
+    if bulk_start >= 0 {
+        package.summary.bulk_data_start_offset = shift.position(bulk_start as u64, true) as i64;
     }
     if let Some(resources) = package.data_resources.as_mut() {
         for r in &mut resources.entries {
@@ -94,32 +168,133 @@ pub fn apply_insertions(
             }
             // Inline payloads: absolute offsets in the header + .uexp stream.
             if r.serial_offset >= 0 {
-                r.serial_offset += shift_of(r.serial_offset as u64, false) as i64;
+                r.serial_offset = shift.position(r.serial_offset as u64, false) as i64;
             }
             if r.duplicate_serial_offset >= 0 {
-                r.duplicate_serial_offset +=
-                    shift_of(r.duplicate_serial_offset as u64, false) as i64;
+                r.duplicate_serial_offset =
+                    shift.position(r.duplicate_serial_offset as u64, false) as i64;
             }
         }
     }
-    // The .uexp bytes, insertions applied back to front so earlier offsets stay valid.
-    for ins in sorted.iter().rev() {
-        let at = (ins.offset - header_len) as usize;
-        if at > files.uexp.len() {
+    // The .uexp bytes, edits applied back to front so earlier offsets stay valid.
+    for edit in sorted.iter().rev() {
+        let at = (edit.offset - header_len) as usize;
+        let end = at + edit.removed as usize;
+        if end > files.uexp.len() {
             return Err(Error::internal(format!(
-                "insertion at {} is past the .uexp",
-                ins.offset
+                "edit at {} (+{}) is past the .uexp",
+                edit.offset, edit.removed
             )));
         }
-        files.uexp.splice(at..at, ins.bytes.iter().copied());
+        files.uexp.splice(at..end, edit.bytes.iter().copied());
     }
     let header = package.write()?;
-    if header.len() as u64 != header_len {
+    if header.len() as u64 != new_header_len {
         return Err(Error::internal(format!(
-            "the rewritten header is {} bytes, the original {header_len}",
+            "the rewritten header is {} bytes, expected {new_header_len}",
             header.len()
         )));
     }
     files.header = header;
-    Ok(())
+    Ok(shift)
+}
+
+/// Insertions only (see [`apply_edits`]).
+pub fn apply_insertions(
+    files: &mut PackageFiles,
+    package: &mut LegacyPackage,
+    insertions: &[Insertion],
+) -> Result<()> {
+    if insertions.is_empty() {
+        return Ok(());
+    }
+    apply_edits(files, package, insertions).map(|_| ())
+}
+
+/// The index of name `text` (number 0), appended to the name map if the
+/// package lacks it. For names only the header refers to (import and
+/// export names): they come after the names export data refers to.
+pub fn header_name(package: &mut LegacyPackage, text: &str) -> FName {
+    let index = match package.names.iter().position(|n| n.text == text) {
+        Some(i) => i,
+        None => {
+            package.names.push(NameEntry::new(text));
+            package.names.len() - 1
+        }
+    };
+    FName::new(index as u32, 0)
+}
+
+/// The index of name `text` among the names export data may refer to. A
+/// cooked UE5 package lists those first (its summary counts them), and the
+/// Zen package keeps exactly that prefix, so a new one is inserted at the end
+/// of the prefix and every header reference to a later name is renumbered.
+pub fn export_data_name(package: &mut LegacyPackage, text: &str) -> Result<u32> {
+    let referenced = match package.summary.names_referenced_from_export_data_count {
+        Some(n) => usize::try_from(n)
+            .ok()
+            .filter(|&n| n <= package.names.len())
+            .ok_or_else(|| {
+                Error::invalid(format!(
+                    "the summary says {n} names are referenced from export data, but the package has {}",
+                    package.names.len()
+                ))
+            })?,
+        None => package.names.len(),
+    };
+    if let Some(i) = package.names[..referenced]
+        .iter()
+        .position(|n| n.text == text)
+    {
+        return Ok(i as u32);
+    }
+    for section in [
+        Section::SearchableNames,
+        Section::ImportTypeHierarchies,
+        Section::CellImports,
+        Section::CellExports,
+    ] {
+        if package
+            .raw_sections
+            .get(&section)
+            .is_some_and(|b| !b.is_empty())
+        {
+            return Err(Error::unsupported(format!(
+                "adding the name `{text}` to a package with a {} section (which may refer to names) is not supported",
+                section.label()
+            )));
+        }
+    }
+    package.names.insert(referenced, NameEntry::new(text));
+    if let Some(n) = package
+        .summary
+        .names_referenced_from_export_data_count
+        .as_mut()
+    {
+        *n += 1;
+    }
+    let bump = |name: &mut FName| {
+        if name.index as usize >= referenced {
+            name.index += 1;
+        }
+    };
+    for import in &mut package.imports {
+        bump(&mut import.class_package);
+        bump(&mut import.class_name);
+        bump(&mut import.object_name);
+        if let Some(p) = import.package_name.as_mut() {
+            bump(p);
+        }
+    }
+    for export in &mut package.exports {
+        bump(&mut export.object_name);
+    }
+    for path in &mut package.soft_object_paths {
+        bump(&mut path.package_name);
+        bump(&mut path.asset_name);
+    }
+    for name in &mut package.soft_package_references {
+        bump(name);
+    }
+    Ok(referenced as u32)
 }

@@ -5,7 +5,7 @@ use crate::mappings::Mappings;
 use crate::version::EngineVersion;
 use crate::Result;
 
-use super::{FixupReport, GameProfile};
+use super::{FixupReport, GameProfile, ProfileOptions};
 
 pub struct Generic;
 
@@ -19,6 +19,7 @@ impl GameProfile for Generic {
         _files: &mut PackageFiles,
         _engine: EngineVersion,
         _mappings: Option<&Mappings>,
+        _options: &ProfileOptions,
     ) -> Result<FixupReport> {
         Ok(FixupReport {
             profile: self.name().to_string(),

@@ -10,21 +10,21 @@
 //! Each game is one file implementing [`GameProfile`]; [`Profile::from_name`]
 //! lists them. Adding a game means adding a file and a line there.
 
-mod edit;
+pub mod edit;
 mod generic;
-mod marvel_rivals;
+pub mod marvel_rivals;
 pub mod skeletal_mesh;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::legacy::PackageFiles;
 use crate::mappings::Mappings;
 use crate::version::EngineVersion;
 use crate::{Error, Result};
 
-pub use edit::{apply_insertions, Insertion};
+pub use edit::{apply_edits, apply_insertions, Edit, Insertion};
 pub use generic::Generic;
-pub use marvel_rivals::MarvelRivals;
+pub use marvel_rivals::{MarvelRivals, MarvelRivalsSection, MeshSettings};
 
 /// What a game needs done to its packages.
 pub trait GameProfile {
@@ -39,7 +39,29 @@ pub trait GameProfile {
         files: &mut PackageFiles,
         engine: EngineVersion,
         mappings: Option<&Mappings>,
+        options: &ProfileOptions,
     ) -> Result<FixupReport>;
+}
+
+/// The modder's settings of the profiles (manifest tables such as
+/// `[marvel-rivals]`); the defaults are what each game requires.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize)]
+pub struct ProfileOptions {
+    pub marvel_rivals: MarvelRivalsSection,
+}
+
+impl ProfileOptions {
+    /// The options a manifest gives.
+    pub fn from_manifest(manifest: &crate::manifest::Manifest) -> Self {
+        ProfileOptions {
+            marvel_rivals: manifest.marvel_rivals.clone().unwrap_or_default(),
+        }
+    }
+
+    /// Bytes that change when any option changes (part of build cache keys).
+    pub fn fingerprint(&self) -> Vec<u8> {
+        serde_json::to_vec(self).unwrap_or_default()
+    }
 }
 
 /// The known profiles.
@@ -80,15 +102,92 @@ impl Profile {
         self.implementation().name()
     }
 
+    /// Applies the profile with its default options.
     pub fn apply(
         self,
         files: &mut PackageFiles,
         engine: EngineVersion,
         mappings: Option<&Mappings>,
     ) -> Result<FixupReport> {
+        self.apply_with(files, engine, mappings, &ProfileOptions::default())
+    }
+
+    /// Applies the profile with the modder's options.
+    pub fn apply_with(
+        self,
+        files: &mut PackageFiles,
+        engine: EngineVersion,
+        mappings: Option<&Mappings>,
+        options: &ProfileOptions,
+    ) -> Result<FixupReport> {
         self.implementation()
-            .apply(files, engine, mappings)
+            .apply(files, engine, mappings, options)
             .map_err(|e| e.in_file(&files.path))
+    }
+}
+
+/// What a profile adds to a build besides changing packages (hooks for the
+/// build and `check`; the generic profile adds nothing).
+impl Profile {
+    /// Files the companion pak must hold besides the mod's loose files,
+    /// given the container's paths (Marvel Rivals: `chunknames`).
+    pub fn companion_pak_files(
+        self,
+        options: &ProfileOptions,
+        container_paths: &[String],
+    ) -> Vec<(String, Vec<u8>)> {
+        match self {
+            Profile::Generic => Vec::new(),
+            Profile::MarvelRivals => options.marvel_rivals.companion_pak_files(container_paths),
+        }
+    }
+
+    /// Base name of the output files (Marvel Rivals: the `_9999999_P` suffix).
+    pub fn artifact_stem(
+        self,
+        options: &ProfileOptions,
+        manifest: &crate::manifest::Manifest,
+    ) -> String {
+        match self {
+            Profile::Generic => manifest.plain_artifact_stem(),
+            Profile::MarvelRivals => options.marvel_rivals.artifact_stem(manifest),
+        }
+    }
+
+    /// The game's own cipher for the companion pak, if it needs one and the
+    /// options ask for it (`None`: the engine's AES or none, as `[output]` says).
+    pub fn pak_cipher(
+        self,
+        options: &ProfileOptions,
+        key: &crate::pak::crypto::AesKey,
+    ) -> Option<std::sync::Arc<dyn crate::pak::PakCipher>> {
+        match self {
+            Profile::MarvelRivals if options.marvel_rivals.encrypt_pak => Some(
+                std::sync::Arc::new(marvel_rivals::pak_cipher::RivalsPakCipher::new(key)),
+            ),
+            _ => None,
+        }
+    }
+
+    /// Whether the companion pak must be encrypted (so a build needs a key).
+    pub fn requires_pak_key(self, options: &ProfileOptions) -> bool {
+        self == Profile::MarvelRivals && options.marvel_rivals.encrypt_pak
+    }
+
+    /// Warnings `check` and `build` give about one package (Marvel Rivals:
+    /// classes that get a container unmounted).
+    pub fn package_warnings(
+        self,
+        options: &ProfileOptions,
+        file: &std::path::Path,
+        package: &crate::legacy::LegacyPackage,
+    ) -> Result<Vec<crate::diagnostic::Diagnostic>> {
+        match self {
+            Profile::Generic => Ok(Vec::new()),
+            Profile::MarvelRivals => {
+                marvel_rivals::unmounted::warnings(&options.marvel_rivals, file, package)
+            }
+        }
     }
 }
 
@@ -103,19 +202,33 @@ impl std::str::FromStr for Profile {
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct FixupReport {
     pub profile: String,
-    /// One entry per export that was changed.
+    /// One entry per change to an export (an export may have several).
     pub exports: Vec<ExportFixup>,
-    /// Bytes inserted in total.
+    /// Changes to the header alone (names added, imports remapped).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub header: Vec<String>,
+    /// Structures found already in the game's layout and left as they are.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unchanged: Vec<String>,
+    /// Bytes inserted in total (replaced bytes count here as inserted).
     pub inserted_bytes: u64,
+    /// Bytes replaced in total.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub removed_bytes: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl FixupReport {
+    /// Whether the package's bytes changed.
     pub fn changed(&self) -> bool {
-        self.inserted_bytes > 0
+        !self.exports.is_empty() || !self.header.is_empty()
     }
 }
 
-/// One changed export.
+/// One change to an export.
 #[derive(Debug, Clone, Serialize)]
 pub struct ExportFixup {
     pub export_index: usize,
@@ -123,7 +236,131 @@ pub struct ExportFixup {
     pub what: String,
     /// Where the change was located and how (`mappings`, `structure`, or both agreeing).
     pub located_by: String,
-    /// Absolute offsets (header + .uexp stream, before the change) where bytes were inserted.
+    /// Absolute offsets (header + .uexp stream, before the change) of each edit.
     pub insertions: Vec<u64>,
+    /// Bytes written (inserted or replacing others).
     pub inserted_bytes: u64,
+    /// Each edit with its offset before and after the whole profile ran.
+    pub edits: Vec<EditRecord>,
+}
+
+/// One edit as `zenpak inspect --profile` shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct EditRecord {
+    /// Offset in the original header + .uexp stream.
+    pub before: u64,
+    /// Offset of the same bytes in the changed stream.
+    pub after: u64,
+    /// Original bytes replaced (0 for an insertion).
+    pub removed: u64,
+    /// Bytes written there.
+    pub inserted: u64,
+}
+
+/// What `zenpak inspect PKG --profile P` shows: what the profile would
+/// change in a package, without writing anything.
+#[derive(Debug, Clone, Serialize)]
+pub struct ProfilePreview {
+    pub kind: &'static str,
+    pub file: String,
+    pub profile: String,
+    pub engine: EngineVersion,
+    /// Header and `.uexp` sizes before and after.
+    pub header_bytes: [u64; 2],
+    pub uexp_bytes: [u64; 2],
+    /// Every export's serial offset and size before and after.
+    pub exports: Vec<ExportMove>,
+    /// The changes, each edit with its offset before and after.
+    pub report: FixupReport,
+}
+
+/// One export's place before and after the profile.
+#[derive(Debug, Clone, Serialize)]
+pub struct ExportMove {
+    pub index: usize,
+    pub name: String,
+    pub before: [i64; 2],
+    pub after: [i64; 2],
+}
+
+impl Profile {
+    /// Applies the profile to a copy of `files` and reports what moved.
+    pub fn preview(
+        self,
+        files: &PackageFiles,
+        engine: EngineVersion,
+        mappings: Option<&Mappings>,
+        options: &ProfileOptions,
+    ) -> Result<ProfilePreview> {
+        let before = files.read_package(Some(engine))?;
+        let mut changed = files.clone();
+        let report = self.apply_with(&mut changed, engine, mappings, options)?;
+        let after = changed.read_package(Some(engine))?;
+        let exports = before
+            .exports
+            .iter()
+            .zip(&after.exports)
+            .enumerate()
+            .map(|(index, (b, a))| ExportMove {
+                index,
+                name: b.object_name.display(&before.names).to_string(),
+                before: [b.serial_offset, b.serial_size],
+                after: [a.serial_offset, a.serial_size],
+            })
+            .collect();
+        Ok(ProfilePreview {
+            kind: "profile-preview",
+            file: files.path.display().to_string(),
+            profile: self.name().to_string(),
+            engine,
+            header_bytes: [files.header.len() as u64, changed.header.len() as u64],
+            uexp_bytes: [files.uexp.len() as u64, changed.uexp.len() as u64],
+            exports,
+            report,
+        })
+    }
+}
+
+impl ProfilePreview {
+    /// The preview as text, one line per change and per edit.
+    pub fn to_text(&self) -> String {
+        let mut out = format!(
+            "{}: profile {} ({}); header {} -> {} bytes, .uexp {} -> {} bytes\n",
+            self.file,
+            self.profile,
+            self.engine,
+            self.header_bytes[0],
+            self.header_bytes[1],
+            self.uexp_bytes[0],
+            self.uexp_bytes[1]
+        );
+        if !self.report.changed() {
+            out.push_str("  no change\n");
+        }
+        for line in &self.report.header {
+            out.push_str(&format!("  header: {line}\n"));
+        }
+        for fix in &self.report.exports {
+            out.push_str(&format!(
+                "  export {} {}: {} (located by {})\n",
+                fix.export_index, fix.export_name, fix.what, fix.located_by
+            ));
+            for e in &fix.edits {
+                out.push_str(&format!(
+                    "    at {} -> {}: {} bytes replaced by {}\n",
+                    e.before, e.after, e.removed, e.inserted
+                ));
+            }
+        }
+        for line in &self.report.unchanged {
+            out.push_str(&format!("  unchanged: {line}\n"));
+        }
+        for m in self.exports.iter().filter(|m| m.before != m.after) {
+            out.push_str(&format!(
+                "  export {} {}: offset {} size {} -> offset {} size {}\n",
+                m.index, m.name, m.before[0], m.before[1], m.after[0], m.after[1]
+            ));
+        }
+        out
+    }
 }

@@ -11,6 +11,7 @@ use serde::Serialize;
 
 use crate::binary::Reader;
 use crate::error::{Context, Result};
+use crate::legacy::FName;
 use crate::properties::PackageContext;
 
 /// Bytes of `FStripDataFlags`.
@@ -20,6 +21,8 @@ pub const STRIP_FLAGS_SIZE: usize = 2;
 /// structure search rejects larger counts at once.
 const MAX_MATERIALS: usize = 4096;
 const MAX_BONES: usize = 65536;
+/// Tags in one material slot's container; real containers hold a handful.
+const MAX_TAGS: usize = 256;
 
 /// `FBoxSphereBounds`: origin, box extent, sphere radius.
 pub fn bounds_size(cx: &PackageContext) -> usize {
@@ -32,8 +35,13 @@ pub fn bounds_size(cx: &PackageContext) -> usize {
 pub struct MeshLayout {
     /// Offset of the materials count.
     pub materials_offset: u64,
-    /// End offset of each material entry (where a tag container goes).
+    /// End offset of each material entry (where a tag container goes, or
+    /// starts in a package already in the game's layout).
     pub entry_ends: Vec<u64>,
+    /// Each material's `MaterialSlotName`.
+    pub slot_names: Vec<FName>,
+    /// In a package already in the game's layout: each entry's tags.
+    pub tags: Vec<Vec<FName>>,
     pub bone_count: usize,
     /// End of the reference skeleton's name → index map.
     pub skeleton_end: u64,
@@ -47,7 +55,8 @@ impl MeshLayout {
 
 /// Parses materials + reference skeleton at slice position `pos` of an
 /// export's data (`data` starts at absolute offset `base`). `tagged` says
-/// each entry is followed by an `FGameplayTagContainer` (a padded package).
+/// each entry is followed by an `FGameplayTagContainer` (a package already
+/// in Marvel Rivals' layout).
 pub fn parse_at(
     data: &[u8],
     base: u64,
@@ -63,24 +72,41 @@ pub fn parse_at(
         return Err(r.error(format!("implausible material count {count}")));
     }
     let mut entry_ends = Vec::with_capacity(count);
+    let mut slot_names = Vec::with_capacity(count);
+    let mut tags = Vec::new();
     for i in 0..count {
-        material(&mut r, cx, tagged).with_context(|| format!("material {i}"))?;
-        // With tag containers, the entry proper ends before its (empty, 4-byte) container.
-        entry_ends.push(r.offset() - if tagged { 4 } else { 0 });
+        slot_names.push(material(&mut r, cx).with_context(|| format!("material {i}"))?);
+        entry_ends.push(r.offset());
+        if tagged {
+            tags.push(tag_container(&mut r, cx).with_context(|| format!("material {i} tags"))?);
+        }
     }
     let bone_count = reference_skeleton(&mut r, cx).context("reference skeleton")?;
     Ok(MeshLayout {
         materials_offset,
         entry_ends,
+        slot_names,
+        tags,
         bone_count,
         skeleton_end: r.offset(),
     })
 }
 
-/// One cooked `FSkeletalMaterial` (see `EngineVersion::skeletal_material_size`).
-fn material(r: &mut Reader, cx: &PackageContext, tagged: bool) -> Result<()> {
+/// An `FGameplayTagContainer`: `i32` count, then that many tag FNames.
+fn tag_container(r: &mut Reader, cx: &PackageContext) -> Result<Vec<FName>> {
+    let at = r.pos();
+    let n = r.count_i32(8).context("gameplay tag count")?;
+    if n > MAX_TAGS {
+        return Err(r.error_at(at, format!("implausible gameplay tag count {n}")));
+    }
+    (0..n).map(|_| name(r, cx)).collect()
+}
+
+/// One cooked `FSkeletalMaterial` (see `EngineVersion::skeletal_material_size`);
+/// returns its slot name.
+fn material(r: &mut Reader, cx: &PackageContext) -> Result<FName> {
     package_index(r, cx).context("material interface")?;
-    name(r, cx).context("material slot name")?;
+    let slot_name = name(r, cx).context("material slot name")?;
     if r.bool32().context("has imported slot name")? {
         name(r, cx).context("imported material slot name")?;
     }
@@ -93,17 +119,7 @@ fn material(r: &mut Reader, cx: &PackageContext, tagged: bool) -> Result<()> {
     if cx.engine.skeletal_material_has_overlay() {
         package_index(r, cx).context("overlay material interface")?;
     }
-    if tagged {
-        let at = r.pos();
-        let tags = r.count_i32(8).context("gameplay tag container")?;
-        if tags != 0 {
-            return Err(r.error_at(
-                at,
-                format!("gameplay tag container holds {tags} tags; zenpak writes empty ones"),
-            ));
-        }
-    }
-    Ok(())
+    Ok(slot_name)
 }
 
 /// `FReferenceSkeleton`; returns the bone count.
@@ -176,8 +192,14 @@ pub fn bounds_plausible(data: &[u8], pos: usize, cx: &PackageContext) -> bool {
 }
 
 /// Every position of `data` where the chain strip flags → bounds →
-/// materials → reference skeleton parses. A real mesh has exactly one.
-pub fn search_by_structure(data: &[u8], base: u64, cx: &PackageContext) -> Vec<MeshLayout> {
+/// materials (with tag containers when `tagged`) → reference skeleton
+/// parses. A real mesh has exactly one in its own layout.
+pub fn search_by_structure(
+    data: &[u8],
+    base: u64,
+    cx: &PackageContext,
+    tagged: bool,
+) -> Vec<MeshLayout> {
     let first = STRIP_FLAGS_SIZE + bounds_size(cx);
     let mut found = Vec::new();
     if data.len() < first + 4 {
@@ -191,7 +213,7 @@ pub fn search_by_structure(data: &[u8], base: u64, cx: &PackageContext) -> Vec<M
         if !bounds_plausible(data, pos, cx) {
             continue;
         }
-        if let Ok(layout) = parse_at(data, base, pos, cx, false) {
+        if let Ok(layout) = parse_at(data, base, pos, cx, tagged) {
             found.push(layout);
         }
     }
@@ -215,7 +237,7 @@ fn package_index(r: &mut Reader, cx: &PackageContext) -> Result<i32> {
     Ok(v)
 }
 
-fn name(r: &mut Reader, cx: &PackageContext) -> Result<()> {
+fn name(r: &mut Reader, cx: &PackageContext) -> Result<FName> {
     let at = r.pos();
     let index = r.i32()?;
     let number = r.i32()?;
@@ -225,7 +247,7 @@ fn name(r: &mut Reader, cx: &PackageContext) -> Result<()> {
             format!("FName ({index}, {number}) is not a valid name of this package"),
         ));
     }
-    Ok(())
+    Ok(FName::new(index as u32, number as u32))
 }
 
 fn real_f32(r: &mut Reader) -> Result<f32> {

@@ -350,6 +350,12 @@ impl ContainerBuilder {
         })
     }
 
+    /// Seals the companion pak with a game's own cipher instead of the
+    /// engine's AES (call before adding loose files).
+    pub fn set_pak_cipher(&mut self, cipher: std::sync::Arc<dyn crate::pak::PakCipher>) {
+        self.pak = self.pak.take().map(|pak| pak.with_cipher(cipher));
+    }
+
     /// The container id (from the base name).
     pub fn container_id(&self) -> u64 {
         self.container_id

@@ -36,7 +36,7 @@ pub mod writer;
 use serde::Serialize;
 
 pub use reader::{PakEntryInfo, PakReader};
-pub use writer::{PakWriter, PakWriterOptions};
+pub use writer::{PakCipher, PakWriter, PakWriterOptions};
 
 /// Footer magic.
 pub const PAK_MAGIC: u32 = 0x5A6F_12E1;

@@ -56,6 +56,18 @@ impl Default for PakWriterOptions {
     }
 }
 
+/// A game's own pak encryption, used instead of the engine's AES for the
+/// entries and the index (Marvel Rivals': `fixups::marvel_rivals::pak_cipher`).
+pub trait PakCipher: Send + Sync {
+    /// The stored bytes of the entry at `path` (relative to `mount_point`;
+    /// compressed blocks each zero-padded to 16 bytes), as they go to disk.
+    fn seal_entry(&self, mount_point: &str, path: &str, stored: Vec<u8>) -> Vec<u8>;
+    /// Encrypts an index part, already zero-padded to 16 bytes, in place.
+    fn encrypt_index(&self, part: &mut [u8]);
+    /// Bytes written between the index and the footer.
+    fn footer_prefix(&self) -> &[u8];
+}
+
 /// A pak being written.
 pub struct PakWriter {
     path: PathBuf,
@@ -65,6 +77,7 @@ pub struct PakWriter {
     /// Entries in the order they were added, with their path.
     entries: Vec<(String, PakEntry)>,
     paths: std::collections::BTreeSet<String>,
+    cipher: Option<std::sync::Arc<dyn PakCipher>>,
 }
 
 const VERSION: PakVersion = PakVersion::V11;
@@ -109,7 +122,15 @@ impl PakWriter {
             options,
             entries: Vec::new(),
             paths: Default::default(),
+            cipher: None,
         })
+    }
+
+    /// Encrypts entries and index with a game's own cipher instead of the
+    /// engine's AES (any AES key in the options is then not used).
+    pub fn with_cipher(mut self, cipher: std::sync::Arc<dyn PakCipher>) -> Self {
+        self.cipher = Some(cipher);
+        self
     }
 
     fn emit(&mut self, bytes: &[u8]) -> Result<()> {
@@ -129,6 +150,9 @@ impl PakWriter {
             )));
         }
         let offset = self.position;
+        if let Some(cipher) = self.cipher.clone() {
+            return self.add_sealed_file(relative_path, data, cipher.as_ref());
+        }
         let entry_key = self.entry_key().cloned();
         let encrypted = entry_key.is_some();
         let compression = self.options.compression;
@@ -217,12 +241,99 @@ impl PakWriter {
         Ok(())
     }
 
+    /// [`add_file`](Self::add_file) with a game's own cipher: blocks are
+    /// zero-padded to 16 bytes and the cipher seals the stored bytes.
+    fn add_sealed_file(
+        &mut self,
+        relative_path: &str,
+        data: &[u8],
+        cipher: &dyn PakCipher,
+    ) -> Result<()> {
+        let offset = self.position;
+        let compression = self.options.compression;
+        let mut payload: Vec<Vec<u8>> = vec![data.to_vec()];
+        let mut method = 0;
+        if compression != Compression::None && !data.is_empty() {
+            let blocks: Vec<Vec<u8>> = data
+                .chunks(PAK_BLOCK_SIZE as usize)
+                .map(|c| compression.compress(c))
+                .collect::<Result<_>>()?;
+            if blocks.iter().map(Vec::len).sum::<usize>() < data.len() {
+                payload = blocks;
+                method = 1;
+            }
+        }
+        let hash = sha1(&payload.concat());
+        let record_size = PakEntry::record_size(
+            VERSION,
+            if method != 0 { payload.len() } else { 0 },
+            method != 0,
+        );
+        let mut blocks = Vec::new();
+        if method != 0 {
+            let mut at = record_size;
+            for b in &payload {
+                blocks.push(PakBlock {
+                    start: at,
+                    end: at + b.len() as u64,
+                });
+                at += (b.len() as u64).next_multiple_of(16);
+            }
+        }
+        let stored: Vec<u8> = if method != 0 {
+            payload
+                .iter()
+                .flat_map(|b| {
+                    let mut b = b.clone();
+                    b.resize(b.len().next_multiple_of(16), 0);
+                    b
+                })
+                .collect()
+        } else {
+            payload.concat()
+        };
+        let sealed = cipher.seal_entry(&self.options.mount_point, relative_path, stored);
+        // An uncompressed entry records its plain size (the encoded index
+        // cannot hold another); compressed ones the padded blocks'.
+        let entry = PakEntry {
+            offset,
+            size: if method != 0 {
+                sealed.len() as u64
+            } else {
+                data.len() as u64
+            },
+            uncompressed_size: data.len() as u64,
+            method,
+            timestamp: 0,
+            hash,
+            blocks,
+            encrypted: true,
+            deleted: false,
+            block_size: if method != 0 {
+                PAK_BLOCK_SIZE.min(data.len() as u32)
+            } else {
+                0
+            },
+        };
+        let mut record = Writer::new();
+        entry.write_full(&mut record, VERSION, true);
+        self.emit(record.as_slice())?;
+        self.emit(&sealed)?;
+        self.entries.push((relative_path.to_string(), entry));
+        Ok(())
+    }
+
     /// Seals a part of the index: pads it (with its own first bytes, as
     /// UnrealPak does) and encrypts it when the index is encrypted; returns
     /// the bytes to store and the SHA-1 the index records (of the padded
     /// plain text).
     fn seal(&self, mut part: Vec<u8>) -> (Vec<u8>, [u8; 20]) {
-        if let Some(key) = self.index_key() {
+        if let Some(cipher) = &self.cipher {
+            part.resize(part.len().next_multiple_of(16), 0);
+            let hash = sha1(&part);
+            cipher.encrypt_index(&mut part);
+            (part, hash)
+        } else if let Some(key) = self.index_key() {
             pad_like_engine(&mut part);
             let hash = sha1(&part);
             key.encrypt(&mut part);
@@ -305,7 +416,7 @@ impl PakWriter {
         };
         let mut probe = Writer::new();
         primary.write(&mut probe, VERSION);
-        let primary_len = if self.index_key().is_some() {
+        let primary_len = if self.index_key().is_some() || self.cipher.is_some() {
             probe.pos().next_multiple_of(16)
         } else {
             probe.pos()
@@ -324,11 +435,14 @@ impl PakWriter {
         self.emit(&primary_bytes)?;
         self.emit(&phi)?;
         self.emit(&fdi)?;
+        if let Some(cipher) = self.cipher.clone() {
+            self.emit(cipher.footer_prefix())?;
+        }
 
         let footer = PakFooter {
             version: VERSION,
             encryption_key_guid: self.options.encryption_key_guid,
-            encrypted_index: self.index_key().is_some(),
+            encrypted_index: self.index_key().is_some() || self.cipher.is_some(),
             index_offset,
             index_size: primary_bytes.len() as u64,
             index_hash: primary_hash,

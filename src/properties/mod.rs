@@ -22,6 +22,9 @@
 mod class_schema;
 mod native;
 mod package;
+pub mod record;
+
+use std::cell::RefCell;
 
 use serde::Serialize;
 
@@ -33,8 +36,10 @@ use crate::version::EngineVersion;
 pub use class_schema::{mappings_with_package_classes, package_class_schemas};
 pub use native::{native_struct, NativeLayout};
 pub use package::{
-    export_class_name, walk_export, walk_package, AfterBlock, ExportWalk, WalkOutcome,
+    export_class_name, walk_export, walk_export_recorded, walk_package, AfterBlock, ExportWalk,
+    WalkOutcome,
 };
+pub use record::{Recording, StructVisit, ValueVisit};
 
 /// What the walker needs to know about the package the data comes from.
 #[derive(Debug, Clone)]
@@ -125,11 +130,31 @@ const MAX_DEPTH: usize = 48;
 pub struct Walker<'a> {
     pub cx: &'a PackageContext<'a>,
     pub mappings: Option<&'a Mappings>,
+    /// Where struct blocks and FNames are, when asked for (see [`record`]).
+    recording: Option<&'a RefCell<Recording>>,
 }
 
 impl<'a> Walker<'a> {
     pub fn new(cx: &'a PackageContext<'a>, mappings: Option<&'a Mappings>) -> Self {
-        Walker { cx, mappings }
+        Walker {
+            cx,
+            mappings,
+            recording: None,
+        }
+    }
+
+    /// Also records the struct blocks and FNames the walk meets into `recording`.
+    pub fn recording_into(mut self, recording: &'a RefCell<Recording>) -> Self {
+        self.recording = Some(recording);
+        self
+    }
+
+    /// Reads an FName value, noting where it is when recording.
+    fn name_value(&self, r: &mut Reader) -> Result<String> {
+        if let Some(rec) = self.recording {
+            rec.borrow_mut().names.push(r.offset());
+        }
+        self.cx.name(r)
     }
 
     /// Walks the property block at the reader's position for an object of
@@ -179,8 +204,26 @@ impl<'a> Walker<'a> {
         if depth > MAX_DEPTH {
             return Err(r.error(format!("structs nest deeper than {MAX_DEPTH} levels")));
         }
+        let header_start = r.offset();
         let header =
             UnversionedHeader::read(r).with_context(|| format!("unversioned header of {name}"))?;
+        let visit = self.recording.map(|rec| {
+            let mut rec = rec.borrow_mut();
+            rec.structs.push(record::StructVisit {
+                name: name.to_string(),
+                depth,
+                header_start,
+                header: header.clone(),
+                header_end: r.offset(),
+                slot_count: self
+                    .mappings
+                    .and_then(|m| m.chain(name).ok())
+                    .map(|chain| chain.iter().map(|s| s.property_count as usize).sum()),
+                values: Vec::new(),
+                end: r.offset(),
+            });
+            rec.structs.len() - 1
+        });
         if !header.has_values() {
             return Ok(());
         }
@@ -216,6 +259,20 @@ impl<'a> Walker<'a> {
                     )
                 })?
             };
+            if let (Some(rec), Some(i)) = (self.recording, visit) {
+                let mut rec = rec.borrow_mut();
+                let end = r.offset();
+                let s = &mut rec.structs[i];
+                s.values.push(record::ValueVisit {
+                    slot,
+                    property: prop.name.clone(),
+                    ty: prop.ty.clone(),
+                    zero,
+                    start: at,
+                    end,
+                });
+                s.end = end;
+            }
             if let Some(out) = out.as_deref_mut() {
                 out.push(PropertyInfo {
                     name: prop.name.clone(),
@@ -260,7 +317,7 @@ impl<'a> Walker<'a> {
                     None => format!("{enum_name}({raw})"),
                 }
             }
-            PropertyType::Name => self.cx.name(r)?,
+            PropertyType::Name => self.name_value(r)?,
             PropertyType::Str | PropertyType::Utf8Str | PropertyType::AnsiStr => {
                 format!("{:?}", r.fstring()?)
             }
@@ -688,6 +745,91 @@ impl UnversionedHeader {
             }
             w.bytes(&raw);
         }
+    }
+
+    /// The header of a block holding values for `slots` (slot, is-zero),
+    /// encoded as the cooker does: runs of skipped and present slots, at most
+    /// 127 of each per fragment (a longer skip takes a fragment of its own
+    /// with no values), zero-mask bits only for fragments that have a zero
+    /// value, no fragment after the last value. `slots` must be ascending and
+    /// unique. Checked against the engine's headers in
+    /// `tests/properties_header_encoding.rs` (every struct block of the corpus).
+    ///
+    /// A block with no values skips `slot_count` slots (at most 127) in its
+    /// one fragment: `slot_count` is the number of slots of the struct and its supers.
+    pub fn from_values(slots: &[(usize, bool)], slot_count: usize) -> Result<Self> {
+        const RUN_MAX: u8 = 0x7f;
+        if slots.is_empty() {
+            return Ok(UnversionedHeader {
+                fragments: vec![Fragment {
+                    skip: slot_count.min(RUN_MAX as usize) as u8,
+                    values: 0,
+                    has_zeroes: false,
+                    is_last: true,
+                }],
+                zero_mask: Vec::new(),
+            });
+        }
+        let mut fragments = vec![Fragment {
+            skip: 0,
+            values: 0,
+            has_zeroes: false,
+            is_last: false,
+        }];
+        let mut zero_bits: Vec<Vec<bool>> = vec![Vec::new()];
+        let mut next = 0usize;
+        for &(slot, zero) in slots {
+            if slot < next {
+                return Err(Error::internal(format!(
+                    "unversioned header slots are not ascending at slot {slot}"
+                )));
+            }
+            for _ in next..slot {
+                let last = fragments.last().expect("one fragment at least");
+                if last.values > 0 || last.skip == RUN_MAX {
+                    fragments.push(Fragment {
+                        skip: 0,
+                        values: 0,
+                        has_zeroes: false,
+                        is_last: false,
+                    });
+                    zero_bits.push(Vec::new());
+                }
+                fragments.last_mut().expect("pushed").skip += 1;
+            }
+            if fragments.last().expect("one fragment").values == RUN_MAX {
+                fragments.push(Fragment {
+                    skip: 0,
+                    values: 0,
+                    has_zeroes: false,
+                    is_last: false,
+                });
+                zero_bits.push(Vec::new());
+            }
+            let last = fragments.last_mut().expect("one fragment");
+            last.values += 1;
+            last.has_zeroes |= zero;
+            zero_bits.last_mut().expect("one per fragment").push(zero);
+            next = slot + 1;
+        }
+        fragments.last_mut().expect("one fragment").is_last = true;
+        let zero_mask = fragments
+            .iter()
+            .zip(zero_bits)
+            .filter(|(f, _)| f.has_zeroes)
+            .flat_map(|(_, bits)| bits)
+            .collect();
+        Ok(UnversionedHeader {
+            fragments,
+            zero_mask,
+        })
+    }
+
+    /// The serialized bytes of this header.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut w = crate::binary::Writer::new();
+        self.write(&mut w);
+        w.into_inner()
     }
 
     /// Whether any value (zero or not) is present.

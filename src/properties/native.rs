@@ -168,7 +168,7 @@ pub(super) fn read(
             let n = r.count_i32(8).context("gameplay tag container")?;
             let mut tags = Vec::with_capacity(n);
             for _ in 0..n {
-                tags.push(cx.name(r)?);
+                tags.push(walker.name_value(r)?);
             }
             Ok(format!("({})", tags.join(", ")))
         }

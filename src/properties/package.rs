@@ -1,6 +1,8 @@
 //! Walking every export of a legacy package: the glue between the legacy
 //! reader (where each export's data is, what its class is) and the walker.
 
+use std::cell::RefCell;
+
 use serde::Serialize;
 
 use crate::binary::Reader;
@@ -8,7 +10,7 @@ use crate::legacy::{LegacyPackage, PackageFiles, PackageIndex, ResolvedIndex};
 use crate::mappings::Mappings;
 use crate::{Error, Result};
 
-use super::{PackageContext, PropertyBlock, PropertyInfo, Walker};
+use super::{PackageContext, PropertyBlock, PropertyInfo, Recording, Walker};
 
 impl<'a> PackageContext<'a> {
     /// The context of a legacy package.
@@ -88,13 +90,43 @@ pub fn walk_export(
     index: usize,
     collect: bool,
 ) -> Result<(PropertyBlock, u64, AfterBlock)> {
+    walk_export_with(files, package, cx, mappings, index, collect, None)
+}
+
+/// [`walk_export`], also recording where each struct block, value and FName
+/// of the export's property data is (see [`Recording`]).
+pub fn walk_export_recorded(
+    files: &PackageFiles,
+    package: &LegacyPackage,
+    cx: &PackageContext,
+    mappings: Option<&Mappings>,
+    index: usize,
+) -> Result<(Recording, u64, AfterBlock)> {
+    let recording = RefCell::new(Recording::default());
+    let (_, native_start, after) =
+        walk_export_with(files, package, cx, mappings, index, false, Some(&recording))?;
+    Ok((recording.into_inner(), native_start, after))
+}
+
+fn walk_export_with(
+    files: &PackageFiles,
+    package: &LegacyPackage,
+    cx: &PackageContext,
+    mappings: Option<&Mappings>,
+    index: usize,
+    collect: bool,
+    recording: Option<&RefCell<Recording>>,
+) -> Result<(PropertyBlock, u64, AfterBlock)> {
     let export = &package.exports[index];
     let data = files.export_data(package, index)?;
     let class = export_class_name(package, index)?;
     let object = package.name(export.object_name)?;
     let base = export.serial_offset as u64;
     let mut r = Reader::with_base(data, base);
-    let walker = Walker::new(cx, mappings);
+    let mut walker = Walker::new(cx, mappings);
+    if let Some(recording) = recording {
+        walker = walker.recording_into(recording);
+    }
     let describe = || format!("export {index} `{object}` (class {class})");
     // Blueprint classes (defined in this package or in another content
     // package) have schemas only if the dumper loaded them.
