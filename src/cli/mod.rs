@@ -10,6 +10,7 @@ mod check;
 mod convert;
 mod deps;
 mod diff;
+mod extract;
 mod inspect;
 mod inspect_classic;
 mod inspect_zen;
@@ -84,6 +85,8 @@ pub enum Command {
     Deps(deps::Args),
     /// Convert a cooked legacy package into a Zen package.
     Convert(convert::Args),
+    /// Write a container's packages as legacy .uasset/.uexp (Zen to legacy).
+    Extract(extract::Args),
 }
 
 pub fn run(cli: Cli) -> Result<()> {
@@ -102,6 +105,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Diff(args) => diff::run(args, &cli.global),
         Command::Deps(args) => deps::run(args, &cli.global),
         Command::Convert(args) => convert::run(args, &cli.global),
+        Command::Extract(args) => extract::run(args, &cli.global),
     }
 }
 
