@@ -180,8 +180,12 @@ fn why_not_carried(difference: &str) -> Option<&'static str> {
 /// Extracts every package of `game` and converts it back; returns
 /// (failures of the Zen identity, per-package uasset results).
 fn run_folder(game: &Game) -> (Vec<String>, Vec<(String, Option<String>)>) {
+    let mut stripped = game.script_objects.clone();
+    if std::env::var_os("EXTRACT_FORGET_CLASSES").is_some() {
+        stripped.forget_classes();
+    }
     let cx = ExtractContext {
-        script_objects: Some(&game.script_objects),
+        script_objects: Some(&stripped),
         headers: &game.headers,
         options: ExtractOptions {
             allow_unresolved: false,

@@ -44,8 +44,10 @@ pub struct Args {
     /// Convert each extracted package back and warn when it differs from the original.
     #[arg(long)]
     pub verify: bool,
-    /// The game's script objects as a file (the ScriptObjects chunk of global.utoc).
-    #[arg(long, value_name = "FILE")]
+    /// The game's script objects: a file (the ScriptObjects chunk of
+    /// global.utoc), or a folder of cooked legacy packages whose /Script/
+    /// imports name them (with their classes).
+    #[arg(long, value_name = "FILE|DIR")]
     pub script_objects: Option<PathBuf>,
     /// Print the summary as JSON.
     #[arg(long)]
@@ -58,6 +60,7 @@ pub fn run(args: Args, global: &GlobalOptions) -> Result<()> {
     let key = args.key.key()?;
     let source = Containers::open(&args.utoc, args.game.as_deref(), key)?;
     let script_objects = match &args.script_objects {
+        Some(dir) if dir.is_dir() => Some(ScriptObjects::from_legacy_folder(dir, args.engine)?),
         Some(path) => {
             let data = std::fs::read(path).map_err(|e| Error::io(path, e))?;
             Some(ScriptObjects::read_ue5(&data).map_err(|e| e.in_file(path))?)

@@ -227,7 +227,11 @@ pub(super) fn assign_script_classes(
                 package: Name::from_full(&package),
                 name: Name::from_full(&class),
             })
-        } else if let Some(cdo_class) = object.and_then(|o| o.cdo_class) {
+        } else if let Some(cdo_class) = object.and_then(|o| o.cdo_class).filter(
+            |_| matches!(import.outer, Outer::Import(o) if imports.imports[o].outer == Outer::None),
+        ) {
+            // A class default object (the engine's chunk also names the
+            // class for the default object's subobjects; those are not of it).
             script_class_ref(table, cdo_class)
         } else if is_class(i, imports) {
             Some(ClassRef::class())

@@ -36,6 +36,8 @@ pub(super) struct ExportDependencies {
     pub serialize_before_create: Vec<i32>,
     pub create_before_serialize: Vec<i32>,
     pub serialize_before_serialize: Vec<i32>,
+    /// What [`add`](Self::add) has put in each list, to add nothing twice.
+    added: std::collections::BTreeSet<(u8, i32)>,
 }
 
 impl ExportDependencies {
@@ -51,9 +53,8 @@ impl ExportDependencies {
     }
 
     fn add(&mut self, own: ExportCommand, dependency: ExportCommand, index: i32) {
-        let list = self.list(own, dependency);
-        if !list.contains(&index) {
-            list.push(index);
+        if self.added.insert((own as u8 * 2 + dependency as u8, index)) {
+            self.list(own, dependency).push(index);
         }
     }
 
@@ -241,13 +242,18 @@ fn from_graph_data(
     // goes where it keeps that order: with `first_command`, on the first
     // command of its bundle when it can (the command an arc must hold
     // back), else wherever the conversion meets it earliest.
+    // Which command of a bundle an arc starts from matters only for its
+    // type (and for not naming the dependent's own export): two candidates
+    // of each type, from the end of the bundle.
+    let sources: Vec<Vec<ExportBundleEntry>> = bundles.iter().map(|b| arc_sources(b)).collect();
     let mut last = None;
     for arc in &zen.internal_arcs {
         let from = bundle(arc.from_bundle, "an internal arc")?;
         let to = bundle(arc.to_bundle, "an internal arc")?;
+        let from_sources = &sources[arc.from_bundle as usize];
         let mut candidates = Vec::new();
         for &d in to.iter() {
-            for &s in from.iter().rev() {
+            for &s in from_sources {
                 let valid = s.export_index != d.export_index
                     || (s.command == ExportCommand::Create
                         && d.command == ExportCommand::Serialize);
@@ -289,6 +295,26 @@ fn from_graph_data(
         }
     }
     Ok(())
+}
+
+/// Up to two entries of each command type from the end of a bundle, of
+/// different exports, last entry first.
+fn arc_sources(bundle: &[ExportBundleEntry]) -> Vec<ExportBundleEntry> {
+    let mut picked: Vec<(usize, ExportBundleEntry)> = Vec::new();
+    for command in [ExportCommand::Create, ExportCommand::Serialize] {
+        let mut exports: Vec<u32> = Vec::new();
+        for (i, e) in bundle.iter().enumerate().rev() {
+            if e.command == command && !exports.contains(&e.export_index) {
+                exports.push(e.export_index);
+                picked.push((i, *e));
+                if exports.len() == 2 {
+                    break;
+                }
+            }
+        }
+    }
+    picked.sort_by_key(|(i, _)| std::cmp::Reverse(*i));
+    picked.into_iter().map(|(_, e)| e).collect()
 }
 
 /// When the conversion would meet a dependency appended now to `to`'s list

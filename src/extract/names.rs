@@ -107,24 +107,31 @@ pub(super) fn build(zen: &ZenPackage, needs: &NameNeeds<'_>) -> NameMap {
 
 /// The smallest count of leading Zen names that, with the export names and
 /// the package name appended as the conversion appends them, gives the Zen
-/// name map.
+/// name map. The names appended for a count are those of the export names
+/// (then the package name) not among the leading ones, in that order; so
+/// the count is where the longest run at the end of the Zen map starts whose
+/// names are all appended names in appending order.
 fn converted_prefix(zen_names: &[&str], needs: &NameNeeds<'_>) -> usize {
-    let appended = |n: usize| -> bool {
-        let mut seen: BTreeSet<&str> = zen_names[..n].iter().copied().collect();
-        let mut next = n;
-        for name in needs.export_names.iter().chain([&needs.package_name]) {
-            if seen.insert(name) {
-                if zen_names.get(next) != Some(name) {
-                    return false;
-                }
-                next += 1;
-            }
+    let mut order: BTreeMap<&str, usize> = BTreeMap::new();
+    for name in needs.export_names.iter().chain([&needs.package_name]) {
+        let next = order.len();
+        order.entry(name).or_insert(next);
+    }
+    let mut start = zen_names.len();
+    while start > 0 {
+        let Some(&rank) = order.get(zen_names[start - 1]) else {
+            break;
+        };
+        let follows = zen_names
+            .get(start)
+            .and_then(|n| order.get(n))
+            .is_none_or(|&next| rank < next);
+        if !follows {
+            break;
         }
-        next == zen_names.len()
-    };
-    (0..=zen_names.len())
-        .find(|&n| appended(n))
-        .unwrap_or(zen_names.len())
+        start -= 1;
+    }
+    start
 }
 
 /// The order cooks sort name maps in: by lowercase text.

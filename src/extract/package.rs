@@ -348,6 +348,17 @@ fn place_exports(
             .within("export map")
         })?;
         let at = uexp.len() as u64;
+        // A gap can hold no more than the whole export data (cooks leave none).
+        if relative > at && relative - at > zen.export_data.len() as u64 {
+            return Err(Error::invalid(format!(
+                "its serial offset {} leaves a gap of {} bytes, more than the {}-byte export data",
+                e.cooked_offset,
+                relative - at,
+                zen.export_data.len()
+            ))
+            .within(format!("export {i}"))
+            .within("export map"));
+        }
         if relative > at {
             notes.push(format!(
                 "export {i}: {} bytes between the previous export and this one are not in the Zen package; zeros written",

@@ -98,6 +98,56 @@ impl ScriptObjects {
         Self::read_entries(&mut r, &names).context("initial load meta")
     }
 
+    /// Writes the table as a UE5 ScriptObjects chunk (names in first-use
+    /// order, entries by global index). Classes from legacy imports are not
+    /// part of the chunk.
+    pub fn write_ue5(&self) -> Vec<u8> {
+        // The chunk says "X is a class" by a default object naming X; add
+        // one for classes known otherwise (as the engine has for each).
+        let mut objects = self.objects.clone();
+        let has_default: BTreeSet<PackageObjectIndex> =
+            self.objects.values().filter_map(|o| o.cdo_class).collect();
+        for class in self.classes.difference(&has_default) {
+            let (Some(object), Some(path)) = (self.get(*class), self.path(*class)) else {
+                continue;
+            };
+            let Some((module, _)) = path.split_once('.') else {
+                continue;
+            };
+            let name = format!("Default__{}", object.full_name());
+            let (base, number) = crate::zen::names::split_name_number(&name);
+            objects
+                .entry(script_index(&[module.to_string(), name.clone()]))
+                .or_insert(ScriptObject {
+                    name: base.to_string(),
+                    number,
+                    outer: object.outer,
+                    cdo_class: Some(*class),
+                    class: None,
+                });
+        }
+        let mut names: Vec<ZenName> = Vec::new();
+        let mut index: BTreeMap<&str, u32> = BTreeMap::new();
+        for object in objects.values() {
+            index.entry(object.name.as_str()).or_insert_with(|| {
+                names.push(ZenName::new(object.name.clone()));
+                names.len() as u32 - 1
+            });
+        }
+        let mut w = crate::binary::Writer::new();
+        crate::zen::names::write_name_batch(&mut w, &names);
+        w.i32(objects.len() as i32);
+        let null = PackageObjectIndex::NULL;
+        for (global, object) in &objects {
+            w.u32(index[object.name.as_str()]);
+            w.u32(object.number);
+            w.u64(global.0);
+            w.u64(object.outer.unwrap_or(null).0);
+            w.u64(object.cdo_class.unwrap_or(null).0);
+        }
+        w.into_inner()
+    }
+
     fn read_entries(r: &mut Reader, names: &[ZenName]) -> Result<Self> {
         let count = r.count_i32(ENTRY_SIZE).context("script object count")?;
         let mut table = ScriptObjects::new();
@@ -176,6 +226,11 @@ impl ScriptObjects {
                 .get(import.object_name.index as usize)
                 .map(|n| n.text.clone())
                 .ok_or_else(|| Error::invalid(format!("import {i}: name index out of range")))?;
+            // The engine's chunk has a default object for every native
+            // class; an import that is a class stands for that evidence.
+            if class_package == "/Script/CoreUObject" && class_name == "Class" {
+                self.classes.insert(global);
+            }
             let object = ScriptObject {
                 name: base,
                 number: import.object_name.number,
@@ -201,6 +256,36 @@ impl ScriptObjects {
         Ok(())
     }
 
+    /// The script objects the cooked legacy packages under `dir`
+    /// (`.uasset`/`.umap` with their `.uexp`, cooked for `engine`) import.
+    /// Files that are no legacy package are passed over; a package that
+    /// does not read is an error naming it.
+    pub fn from_legacy_folder(dir: &std::path::Path, engine: crate::EngineVersion) -> Result<Self> {
+        let mut table = ScriptObjects::new();
+        let mut paths = Vec::new();
+        for entry in walkdir::WalkDir::new(dir).sort_by_file_name() {
+            let entry = entry.map_err(|e| Error::io(dir, std::io::Error::other(e.to_string())))?;
+            let path = entry.path();
+            let is_header = path.extension().is_some_and(|x| {
+                x.eq_ignore_ascii_case("uasset") || x.eq_ignore_ascii_case("umap")
+            });
+            if is_header && entry.file_type().is_file() {
+                paths.push(path.to_path_buf());
+            }
+        }
+        for path in paths {
+            let head = std::fs::read(&path).map_err(|e| Error::io(&path, e))?;
+            if !head.starts_with(&crate::legacy::PACKAGE_FILE_TAG.to_le_bytes()) {
+                continue;
+            }
+            let package = LegacyPackage::read(&head, Some(engine)).map_err(|e| e.in_file(&path))?;
+            table
+                .add_legacy_package(&package)
+                .map_err(|e| e.in_file(&path))?;
+        }
+        Ok(table)
+    }
+
     /// Adds the native class `/Script/Module.Class` (and its package) unless known.
     fn add_native_class(&mut self, module: &str, class: &str) {
         let package_index = script_index(&[module.to_string()]);
@@ -217,6 +302,7 @@ impl ScriptObjects {
             );
         }
         let class_index = script_index(&[module.to_string(), class.to_string()]);
+        self.classes.insert(class_index);
         if !self.objects.contains_key(&class_index) {
             let (base, number) = crate::zen::names::split_name_number(class);
             self.insert(
@@ -237,6 +323,15 @@ impl ScriptObjects {
             self.classes.insert(class);
         }
         self.objects.insert(global, object);
+    }
+
+    /// Forgets the classes legacy imports gave, keeping what the engine's
+    /// chunk holds (names, outers, default objects' classes): imports are
+    /// then classed by inference, as with the game's own chunk.
+    pub fn forget_classes(&mut self) {
+        for object in self.objects.values_mut() {
+            object.class = None;
+        }
     }
 
     pub fn len(&self) -> usize {

@@ -40,8 +40,8 @@ pub struct Game {
     pub packages: Vec<GamePackage>,
     pub script_objects: ScriptObjects,
     pub headers: PackageHeaders,
-    /// Names of the packages made up from imports.
-    pub stubs: Vec<String>,
+    /// The packages made up from imports: (name, Zen package chunk, imported package ids).
+    pub stubs: Vec<(String, Vec<u8>, Vec<u64>)>,
 }
 
 /// An object another package imports: its names from the package down, and its class.
@@ -139,8 +139,8 @@ impl Game {
         let mut stubs = Vec::new();
         for (name, objects) in &wanted {
             let (bytes, imported) = stub_package(name, objects, engine);
-            headers.insert(&bytes, imported).unwrap();
-            stubs.push(name.clone());
+            headers.insert(&bytes, imported.clone()).unwrap();
+            stubs.push((name.clone(), bytes, imported));
         }
         Game {
             engine,
