@@ -501,6 +501,7 @@ pub fn extract(
     on_event: &mut dyn FnMut(&ExtractEvent),
 ) -> Result<ExtractSummary> {
     check_output(&request.output, request.force)?;
+    let mut output = OutputDir::new(&request.output)?;
     let chunks = source.chunks()?;
     let store = source.store_entries()?;
     let mut skipped = Vec::new();
@@ -538,7 +539,7 @@ pub fn extract(
     let bulk = bulk_chunks(&chunks);
     let total = plan.len();
     for (done, p) in plan.iter().enumerate() {
-        let result = write_package(source, request, &cx, p, &store, &bulk);
+        let result = write_package(source, &mut output, (request.engine, &cx), p, &store, &bulk);
         let ok = result.is_ok();
         match result {
             Ok((report, bytes)) => {
@@ -566,9 +567,9 @@ pub fn extract(
         let bytes = match what {
             FileSource::Pak(f) => {
                 let data = source.read_file(f)?;
-                write_file(&request.output, path, |w| write_all(w, &data, path))?
+                output.write(path, |w| write_all(w, &data, path))?
             }
-            FileSource::Chunk(c) => write_file(&request.output, path, |w| source.copy_chunk(c, w))?,
+            FileSource::Chunk(c) => output.write(path, |w| source.copy_chunk(c, w))?,
         };
         summary.files += 1;
         summary.bytes_written += bytes;
@@ -809,8 +810,8 @@ fn plan_files(
 /// Converts one package and writes its files; returns its report and the bytes written.
 fn write_package(
     source: &dyn ChunkSource,
-    request: &ExtractRequest,
-    cx: &ExtractContext<'_>,
+    output: &mut OutputDir,
+    (engine, cx): (EngineVersion, &ExtractContext<'_>),
     p: &Planned,
     store: &BTreeMap<u64, Vec<u64>>,
     bulk: &BTreeMap<(u64, ChunkType), SourceChunk>,
@@ -818,7 +819,7 @@ fn write_package(
     let bytes = source.read_chunk(&p.chunk)?;
     let out = extract_package(
         ZenInput {
-            engine: request.engine,
+            engine,
             package: &bytes,
             imported_packages: store.get(&p.chunk.id).map(Vec::as_slice),
         },
@@ -837,13 +838,9 @@ fn write_package(
         .rsplit_once('.')
         .map_or(header_path.as_str(), |(stem, _)| stem)
         .to_string();
-    let mut written = write_file(&request.output, &header_path, |w| {
-        write_all(w, &out.header, &header_path)
-    })?;
+    let mut written = output.write(&header_path, |w| write_all(w, &out.header, &header_path))?;
     let uexp = format!("{stem}.uexp");
-    written += write_file(&request.output, &uexp, |w| {
-        write_all(w, &out.export_data, &uexp)
-    })?;
+    written += output.write(&uexp, |w| write_all(w, &out.export_data, &uexp))?;
     for t in [
         ChunkType::BulkData,
         ChunkType::OptionalBulkData,
@@ -851,59 +848,79 @@ fn write_package(
     ] {
         if let (Some(chunk), Some(ext)) = (bulk.get(&(p.chunk.id, t)), bulk_extension(t)) {
             let path = format!("{stem}.{ext}");
-            written += write_file(&request.output, &path, |w| source.copy_chunk(chunk, w))?;
+            written += output.write(&path, |w| source.copy_chunk(chunk, w))?;
         }
     }
     Ok((out.report, written))
 }
 
-/// Writes `relative` inside `root` through a temporary file renamed when
-/// complete. Refuses paths that would leave `root` (see
-/// [`crate::iostore::reader::write_inside`]).
-pub fn write_file(
-    root: &Path,
-    relative: &str,
-    fill: impl FnOnce(&mut dyn Write) -> Result<u64>,
-) -> Result<u64> {
-    validate_relative_path(relative).map_err(|_| {
-        Error::invalid(format!(
-            "refusing to write `{relative}`: the path would leave the output folder"
-        ))
-    })?;
-    let root = root.canonicalize().map_err(|e| Error::io(root, e))?;
-    let target = root.join(relative);
-    let parent = target.parent().unwrap_or(&root).to_path_buf();
-    std::fs::create_dir_all(&parent).map_err(|e| Error::io(&parent, e))?;
-    let real_parent = parent.canonicalize().map_err(|e| Error::io(&parent, e))?;
-    if !real_parent.starts_with(&root) {
-        return Err(Error::invalid(format!(
-            "refusing to write `{relative}`: it resolves outside the output folder"
-        )));
+/// The output folder: files are written inside it only, each through a
+/// temporary file renamed when complete. Folders already checked are
+/// remembered, so a file costs a create, its writes and a rename.
+pub struct OutputDir {
+    root: PathBuf,
+    checked: BTreeSet<PathBuf>,
+}
+
+impl OutputDir {
+    /// The folder `root` (created if missing).
+    pub fn new(root: &Path) -> Result<Self> {
+        std::fs::create_dir_all(root).map_err(|e| Error::io(root, e))?;
+        Ok(OutputDir {
+            root: root.canonicalize().map_err(|e| Error::io(root, e))?,
+            checked: BTreeSet::new(),
+        })
     }
-    if target
-        .symlink_metadata()
-        .is_ok_and(|m| m.file_type().is_symlink())
-    {
-        return Err(Error::invalid(format!(
-            "refusing to write `{relative}`: it is a symbolic link"
-        )));
+
+    /// Writes `relative` (a `/`-separated path). Refuses paths that would
+    /// leave the folder (see [`crate::iostore::reader::write_inside`]).
+    pub fn write(
+        &mut self,
+        relative: &str,
+        fill: impl FnOnce(&mut dyn Write) -> Result<u64>,
+    ) -> Result<u64> {
+        validate_relative_path(relative).map_err(|_| {
+            Error::invalid(format!(
+                "refusing to write `{relative}`: the path would leave the output folder"
+            ))
+        })?;
+        let target = self.root.join(relative);
+        let parent = target.parent().unwrap_or(&self.root).to_path_buf();
+        if !self.checked.contains(&parent) {
+            std::fs::create_dir_all(&parent).map_err(|e| Error::io(&parent, e))?;
+            let real = parent.canonicalize().map_err(|e| Error::io(&parent, e))?;
+            if !real.starts_with(&self.root) {
+                return Err(Error::invalid(format!(
+                    "refusing to write `{relative}`: it resolves outside the output folder"
+                )));
+            }
+            self.checked.insert(parent.clone());
+        }
+        if target
+            .symlink_metadata()
+            .is_ok_and(|m| m.file_type().is_symlink())
+        {
+            return Err(Error::invalid(format!(
+                "refusing to write `{relative}`: it is a symbolic link"
+            )));
+        }
+        let name = target
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("file");
+        let temp = parent.join(format!(".{name}.{}.zenpak-tmp", std::process::id()));
+        let result = (|| {
+            let file = File::create(&temp).map_err(|e| Error::io(&temp, e))?;
+            let mut w = std::io::BufWriter::with_capacity(1 << 16, file);
+            let n = fill(&mut w)?;
+            w.flush().map_err(|e| Error::io(&temp, e))?;
+            drop(w);
+            std::fs::rename(&temp, &target).map_err(|e| Error::io(&target, e))?;
+            Ok(n)
+        })();
+        if result.is_err() {
+            let _ = std::fs::remove_file(&temp);
+        }
+        result
     }
-    let name = target
-        .file_name()
-        .and_then(|n| n.to_str())
-        .unwrap_or("file");
-    let temp = real_parent.join(format!(".{name}.{}.zenpak-tmp", std::process::id()));
-    let result = (|| {
-        let file = File::create(&temp).map_err(|e| Error::io(&temp, e))?;
-        let mut w = std::io::BufWriter::new(file);
-        let n = fill(&mut w)?;
-        w.flush().map_err(|e| Error::io(&temp, e))?;
-        drop(w);
-        std::fs::rename(&temp, &target).map_err(|e| Error::io(&target, e))?;
-        Ok(n)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&temp);
-    }
-    result
 }

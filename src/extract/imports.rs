@@ -238,8 +238,13 @@ impl Resolver<'_> {
             }
         };
         let Some(exports) = self.export_index(id)? else {
-            let why = "its package is not among the packages given";
-            return Ok(self.placeholder(index, name, hash, why));
+            let why = match &name {
+                Some(_) => "its package is not among the packages given".to_string(),
+                None => format!(
+                    "its package (id 0x{id:016x}, public export hash 0x{hash:016x}) is not among the packages given"
+                ),
+            };
+            return Ok(self.placeholder(index, name, hash, &why));
         };
         match exports.hashes.iter().position(|(h, _)| *h == hash) {
             Some(export) => Ok(Target::PackageExport {
