@@ -341,3 +341,24 @@ fn is_map(zen: &ZenPackage, imports: &imports::Imports) -> bool {
             })
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Name;
+
+    #[test]
+    fn names_split_their_number_as_the_engine_does() {
+        assert_eq!(Name::from_full("BodySetup_1"), Name::new("BodySetup", 2));
+        assert_eq!(
+            Name::from_full("Level_01").number,
+            0,
+            "a leading zero is text"
+        );
+        assert_eq!(
+            Name::from_full("/Game/Maps/Level_2").base,
+            "/Game/Maps/Level"
+        );
+        assert_eq!(Name::new("Cube", 3).full(), "Cube_2");
+        assert_eq!(Name::new("Cube", 0).full(), "Cube");
+    }
+}

@@ -401,6 +401,14 @@ mod tests {
     }
 
     #[test]
+    fn package_source_is_the_deprecated_string_crc() {
+        // `PackageSource` of the corpus's engine cooks retoc/UE5.5 and
+        // UE5.6 SM_Cube and BP_ThirdPersonCharacter.
+        assert_eq!(str_crc_deprecated("SM_CUBE"), 3_728_387_022);
+        assert_eq!(str_crc_deprecated("BP_THIRDPERSONCHARACTER"), 1_825_978_960);
+    }
+
+    #[test]
     fn fname_display_adds_number_suffix() {
         let names = vec![NameEntry {
             text: "Cube".into(),
