@@ -12,6 +12,7 @@ pub mod classic;
 pub mod compression;
 pub mod diagnostic;
 pub mod error;
+pub mod extract;
 pub mod fixups;
 pub mod game;
 pub mod hash;

@@ -376,6 +376,18 @@ impl EngineVersion {
             ue5,
         }
     }
+
+    /// The `FObjectDataResource::EVersion` a cook of this release writes in
+    /// the data resource table (5.2+): 1 (`Initial`) up to 5.4, 2
+    /// (`AddedCookedIndex`) from 5.5. Corpus: the 5.3 and 5.4 tables say 1,
+    /// every 5.5, 5.6 and 5.7 table says 2.
+    pub fn legacy_data_resource_version(self) -> u32 {
+        if self >= EngineVersion::UE5_5 {
+            2
+        } else {
+            1
+        }
+    }
 }
 
 // ---------------------------------------------------------------------------

@@ -162,9 +162,12 @@ fn ctrl_c_and_kill_never_leave_a_mixed_or_half_written_triplet() {
         } else {
             assert_eq!(out.status.code(), Some(130), "{}", text(&out));
             assert!(text(&out).contains("interrupted"), "{}", text(&out));
+            // Either the previous triplet, untouched, or (when the signal came
+            // while the new one was being published, which an interrupt
+            // waits for) the complete new one.
             assert!(
-                after == before,
-                "Ctrl-C after {millis} ms changed the previous triplet"
+                after == before || (after.iter().all(Option::is_some) && verify_ok(&root)),
+                "Ctrl-C after {millis} ms left a triplet that is neither the old nor a whole new one"
             );
         }
         assert!(

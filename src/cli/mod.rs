@@ -15,6 +15,7 @@ mod classic;
 mod convert;
 mod deps;
 mod diff;
+mod extract;
 mod get;
 mod inspect;
 mod inspect_classic;
@@ -143,6 +144,11 @@ pub enum Command {
         after_help = "Examples:\n  zenpak classic consolidate Maps/DM-Mine.unr --package MyTex --search Textures -o DM-Mine-fixed.unr\n  zenpak classic consolidate Maps/DM-Mine.unr --package MyTex --search Textures --dry-run"
     )]
     Classic(classic::Args),
+    /// Write a container's or a game's packages as legacy .uasset/.uexp (Zen to legacy).
+    #[command(
+        after_help = "Examples:\n  zenpak extract Game/Content/Paks/pakchunk0-Windows.utoc -o out/ --engine 5.3 --filter \"/Game/Characters/**\" --with-deps\n  zenpak extract MyMod_P.utoc -o out/ --engine 5.6 --game Game/Content/Paks --force"
+    )]
+    Extract(extract::Args),
 }
 
 impl Command {
@@ -168,6 +174,7 @@ impl Command {
             Command::Completions(_) => "completions",
             Command::Man(_) => "man",
             Command::Classic(_) => "classic",
+            Command::Extract(_) => "extract",
         }
     }
 }
@@ -203,6 +210,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Deps(args) => deps::run(args, global),
         Command::Convert(args) => convert::run(args, &out),
         Command::Classic(args) => classic::run(args, global),
+        Command::Extract(args) => extract::run(args, global),
         Command::Completions(args) => shell::run_completions(args),
         Command::Man(args) => shell::run_man(args, &out),
     };

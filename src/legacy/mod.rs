@@ -29,7 +29,8 @@ use crate::version::{ue4_object_version as ue4, EngineVersion};
 
 pub use files::{BulkCompanion, BulkKind, PackageFiles};
 pub use names::{
-    name_map_hashes, DisplayName, EngineString, FName, NameEntry, PackageIndex, ResolvedIndex,
+    name_map_hashes, str_crc_deprecated, DisplayName, EngineString, FName, NameEntry, PackageIndex,
+    ResolvedIndex,
 };
 pub use report::{ExportReport, ImportReport, PackageReport, SectionReport};
 pub use summary::{

@@ -141,6 +141,20 @@ pub fn name_map_hashes(text: &str, utf16: bool) -> (u16, u16) {
     ((insensitive & 0xffff) as u16, (!sensitive & 0xffff) as u16)
 }
 
+/// The engine's `StrCrc_DEPRECATED`: the MSB-first CRC-32 of the text's
+/// UTF-16 units, low byte then high byte, started at all ones and inverted.
+/// Cooks store it of the upper-cased file base name as the summary's
+/// `PackageSource` (checked against the corpus's engine-cooked packages).
+pub fn str_crc_deprecated(text: &str) -> u32 {
+    let mut crc: u32 = !0;
+    for unit in text.encode_utf16() {
+        for byte in [unit & 0xff, unit >> 8] {
+            crc = (crc << 8) ^ CRC_TABLE_MSB[((crc >> 24) ^ u32::from(byte)) as usize & 0xff];
+        }
+    }
+    !crc
+}
+
 /// CRC-32 (polynomial 0x04C11DB7) table, most significant bit first, as the
 /// engine's `CRCTable_DEPRECATED` indexes it.
 static CRC_TABLE_MSB: [u32; 256] = {
@@ -384,6 +398,14 @@ mod tests {
         );
         assert!(NameEntry::new("BlockAll").hashes_match());
         assert!(NameEntry::new("日本").utf16);
+    }
+
+    #[test]
+    fn package_source_is_the_deprecated_string_crc() {
+        // `PackageSource` of the corpus's engine cooks retoc/UE5.5 and
+        // UE5.6 SM_Cube and BP_ThirdPersonCharacter.
+        assert_eq!(str_crc_deprecated("SM_CUBE"), 3_728_387_022);
+        assert_eq!(str_crc_deprecated("BP_THIRDPERSONCHARACTER"), 1_825_978_960);
     }
 
     #[test]

@@ -1,0 +1,926 @@
+//! Extracting whole containers: choose the packages (globs over package
+//! names, plus what they import), convert them one at a time, stream their
+//! bulk data to files, write the other files as they are, report progress.
+//!
+//! The packages come from a [`ChunkSource`]: any set of containers that can
+//! list its chunks and read them. [`Containers`] is one over `.utoc` files
+//! opened with [`crate::iostore::Container`] (a mod container plus the
+//! game's); a view over a whole `Paks/` folder plugs in the same way.
+//!
+//! Memory holds one package chunk at a time, the chunk list, and a bounded
+//! cache of the headers imports are resolved against; bulk data goes from
+//! the container to its file block by block. Every file is written under a
+//! temporary name in its folder and renamed when complete, never outside the
+//! output folder.
+
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use globset::{Glob, GlobSet, GlobSetBuilder};
+use serde::Serialize;
+
+use crate::compression::Compression;
+use crate::diagnostic::Diagnostic;
+use crate::error::{Error, ErrorKind, Result};
+use crate::hash::package_id;
+use crate::iostore::chunk::ChunkType;
+use crate::iostore::toc::container_flags;
+use crate::iostore::{validate_relative_path, Container};
+use crate::pak::crypto::AesKey;
+use crate::pak::PakReader;
+use crate::version::EngineVersion;
+
+use super::provider::{read_header, HeaderProvider, ProvidedPackage};
+use super::script_objects::ScriptObjects;
+use super::{extract_package, ExtractContext, ExtractOptions, PackageReport, ZenInput};
+
+/// One chunk a source can read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SourceChunk {
+    /// The source's handle for the chunk.
+    pub handle: usize,
+    /// The chunk id's 64-bit id (the package id for package and bulk chunks).
+    pub id: u64,
+    pub index: u16,
+    pub chunk_type: ChunkType,
+    /// Path from the directory index, relative to the mount point.
+    pub path: Option<String>,
+    pub size: u64,
+    /// Whether the chunk is in what the user asked to extract (not only in
+    /// the game it imports from).
+    pub selected: bool,
+}
+
+/// A file of a companion pak.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SourceFile {
+    pub handle: usize,
+    pub path: String,
+    pub size: u64,
+    pub selected: bool,
+}
+
+/// Containers (and their paks) seen as one: every chunk once (the last
+/// container that has it wins), the store entries of their headers.
+pub trait ChunkSource {
+    fn chunks(&self) -> Result<Vec<SourceChunk>>;
+    fn read_chunk(&self, chunk: &SourceChunk) -> Result<Vec<u8>>;
+    /// Writes a chunk to `out`, in pieces where the source can; returns its size.
+    fn copy_chunk(&self, chunk: &SourceChunk, out: &mut dyn Write) -> Result<u64> {
+        let data = self.read_chunk(chunk)?;
+        out.write_all(&data)
+            .map_err(|e| Error::io(chunk.path.as_deref().unwrap_or("chunk"), e))?;
+        Ok(data.len() as u64)
+    }
+    /// Package id → imported package ids, from the container headers.
+    fn store_entries(&self) -> Result<BTreeMap<u64, Vec<u64>>>;
+    fn files(&self) -> Result<Vec<SourceFile>>;
+    fn read_file(&self, file: &SourceFile) -> Result<Vec<u8>>;
+}
+
+/// `.utoc` containers opened with zenpak's reader: a game's, then the ones to extract.
+pub struct Containers {
+    containers: Vec<(Container, Option<PakReader>, bool)>,
+    key: Option<AesKey>,
+}
+
+impl Containers {
+    /// Opens `selected` (the containers to extract) and every `.utoc` under
+    /// `game` (for what they import), with their companion paks.
+    pub fn open(selected: &[PathBuf], game: Option<&Path>, key: Option<AesKey>) -> Result<Self> {
+        let mut game_tocs = Vec::new();
+        if let Some(dir) = game {
+            for entry in walkdir::WalkDir::new(dir).sort_by_file_name() {
+                let entry = entry.map_err(|e| {
+                    Error::io(dir, std::io::Error::other(e.to_string()))
+                        .with_hint("check that the game folder exists and can be read")
+                })?;
+                let path = entry.path();
+                let is_toc = path
+                    .extension()
+                    .is_some_and(|x| x.eq_ignore_ascii_case("utoc"));
+                if is_toc && !selected.iter().any(|s| same_file(s, path)) {
+                    game_tocs.push(path.to_path_buf());
+                }
+            }
+        }
+        let mut containers = Vec::new();
+        for (path, is_selected) in game_tocs
+            .iter()
+            .map(|p| (p, false))
+            .chain(selected.iter().map(|p| (p, true)))
+        {
+            let container = Container::open(path, key.clone())?;
+            let pak_path = path.with_extension("pak");
+            let pak = if pak_path.is_file() {
+                Some(PakReader::open(&pak_path, key.clone())?)
+            } else {
+                None
+            };
+            containers.push((container, pak, is_selected));
+        }
+        Ok(Containers { containers, key })
+    }
+}
+
+fn same_file(a: &Path, b: &Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => a == b,
+    }
+}
+
+/// Handles pack (container index, TOC index).
+const HANDLE_SHIFT: u32 = 32;
+
+impl ChunkSource for Containers {
+    fn chunks(&self) -> Result<Vec<SourceChunk>> {
+        let mut by_id: BTreeMap<[u8; 12], SourceChunk> = BTreeMap::new();
+        for (c, (container, _, selected)) in self.containers.iter().enumerate() {
+            for info in container.chunks() {
+                let id = container.toc.chunk_ids[info.index];
+                by_id.insert(
+                    id.0,
+                    SourceChunk {
+                        handle: (c << HANDLE_SHIFT) | info.index,
+                        id: id.id(),
+                        index: id.index(),
+                        chunk_type: info.chunk_type,
+                        path: info.path,
+                        size: info.size,
+                        selected: *selected,
+                    },
+                );
+            }
+        }
+        let mut chunks: Vec<SourceChunk> = by_id.into_values().collect();
+        chunks.sort_by_key(|c| c.handle);
+        Ok(chunks)
+    }
+
+    fn read_chunk(&self, chunk: &SourceChunk) -> Result<Vec<u8>> {
+        let (container, index) = self.locate(chunk.handle)?;
+        container.read_chunk(index)
+    }
+
+    fn copy_chunk(&self, chunk: &SourceChunk, out: &mut dyn Write) -> Result<u64> {
+        let (container, index) = self.locate(chunk.handle)?;
+        stream_chunk(container, index, self.key.as_ref(), out).map_err(|e| {
+            e.within(format!("chunk {index}"))
+                .in_file(&container.ucas_path)
+        })
+    }
+
+    fn store_entries(&self) -> Result<BTreeMap<u64, Vec<u64>>> {
+        let mut entries = BTreeMap::new();
+        for (container, _, _) in &self.containers {
+            if let Some(header) = container.container_header()? {
+                for (id, entry) in header.packages {
+                    entries.insert(id, entry.imported_packages);
+                }
+            }
+        }
+        Ok(entries)
+    }
+
+    fn files(&self) -> Result<Vec<SourceFile>> {
+        let mut by_path: BTreeMap<String, SourceFile> = BTreeMap::new();
+        for (c, (_, pak, selected)) in self.containers.iter().enumerate() {
+            let Some(pak) = pak else { continue };
+            for (i, entry) in pak.entries.iter().enumerate() {
+                by_path.insert(
+                    entry.path.clone(),
+                    SourceFile {
+                        handle: (c << HANDLE_SHIFT) | i,
+                        path: entry.path.clone(),
+                        size: entry.uncompressed_size,
+                        selected: *selected,
+                    },
+                );
+            }
+        }
+        Ok(by_path.into_values().collect())
+    }
+
+    fn read_file(&self, file: &SourceFile) -> Result<Vec<u8>> {
+        let (c, i) = (
+            file.handle >> HANDLE_SHIFT,
+            file.handle & ((1 << HANDLE_SHIFT) - 1),
+        );
+        let pak = self
+            .containers
+            .get(c)
+            .and_then(|(_, pak, _)| pak.as_ref())
+            .ok_or_else(|| Error::internal("file handle names no pak"))?;
+        let entry = pak
+            .entries
+            .get(i)
+            .ok_or_else(|| Error::internal("file handle names no pak entry"))?;
+        pak.read(entry)
+    }
+}
+
+impl Containers {
+    fn locate(&self, handle: usize) -> Result<(&Container, usize)> {
+        let (c, i) = (handle >> HANDLE_SHIFT, handle & ((1 << HANDLE_SHIFT) - 1));
+        let container = self
+            .containers
+            .get(c)
+            .map(|(container, _, _)| container)
+            .ok_or_else(|| Error::internal("chunk handle names no container"))?;
+        Ok((container, i))
+    }
+}
+
+/// Reads a chunk block by block (decrypting and decompressing each) into `out`.
+fn stream_chunk(
+    container: &Container,
+    index: usize,
+    key: Option<&AesKey>,
+    out: &mut dyn Write,
+) -> Result<u64> {
+    let toc = &container.toc;
+    let length = toc
+        .offsets
+        .get(index)
+        .ok_or_else(|| Error::internal(format!("chunk index {index} is out of range")))?
+        .length;
+    let key = key.filter(|_| toc.header.container_flags & container_flags::ENCRYPTED != 0);
+    let mut methods = vec![Compression::None];
+    for name in &toc.compression_methods {
+        methods.push(Compression::from_engine_name(name)?);
+    }
+    let partition_size = if toc.header.version.has_partitions() && toc.header.partition_size != 0 {
+        toc.header.partition_size
+    } else {
+        u64::MAX
+    };
+    let mut file: Option<(u64, File)> = None;
+    let mut written = 0u64;
+    for b in &toc.blocks[toc.chunk_blocks(index)?] {
+        let partition = b.offset / partition_size;
+        if file.as_ref().is_none_or(|(p, _)| *p != partition) {
+            let path = partition_path(&container.ucas_path, partition);
+            file = Some((
+                partition,
+                File::open(&path).map_err(|e| Error::io(&path, e))?,
+            ));
+        }
+        let (_, f) = file.as_mut().expect("opened above");
+        let mut data = vec![0u8; b.stored_size() as usize];
+        f.seek(SeekFrom::Start(b.offset - partition * partition_size))
+            .and_then(|_| f.read_exact(&mut data))
+            .map_err(|e| Error::io(&container.ucas_path, e).at(b.offset))?;
+        if let Some(key) = key {
+            key.decrypt(&mut data)?;
+        }
+        data.truncate(b.compressed_size as usize);
+        let method = methods.get(b.method_index as usize).ok_or_else(|| {
+            Error::format(
+                b.offset,
+                format!(
+                    "block uses compression method {}, which the TOC does not name",
+                    b.method_index
+                ),
+            )
+        })?;
+        let block = method.decompress(&data, b.uncompressed_size as usize)?;
+        let take = (length - written).min(block.len() as u64) as usize;
+        out.write_all(&block[..take])
+            .map_err(|e| Error::io(&container.ucas_path, e))?;
+        written += take as u64;
+    }
+    if written != length {
+        return Err(Error::invalid(format!(
+            "chunk has {written} bytes, the TOC says {length}"
+        )));
+    }
+    Ok(written)
+}
+
+fn partition_path(ucas: &Path, partition: u64) -> PathBuf {
+    if partition == 0 {
+        return ucas.to_path_buf();
+    }
+    let stem = ucas.file_stem().and_then(|s| s.to_str()).unwrap_or("");
+    ucas.with_file_name(format!("{stem}_s{partition}.ucas"))
+}
+
+/// Package headers read from a [`ChunkSource`] when an import needs them,
+/// keeping the most recently used ones.
+pub struct SourceHeaders<'a> {
+    source: &'a dyn ChunkSource,
+    engine: EngineVersion,
+    packages: BTreeMap<u64, SourceChunk>,
+    store: &'a BTreeMap<u64, Vec<u64>>,
+    cache: RefCell<VecDeque<(u64, Option<Arc<ProvidedPackage>>)>>,
+}
+
+/// How many headers [`SourceHeaders`] keeps.
+const HEADER_CACHE: usize = 256;
+
+impl<'a> SourceHeaders<'a> {
+    pub fn new(
+        source: &'a dyn ChunkSource,
+        engine: EngineVersion,
+        chunks: &[SourceChunk],
+        store: &'a BTreeMap<u64, Vec<u64>>,
+    ) -> Self {
+        let packages = chunks
+            .iter()
+            .filter(|c| c.chunk_type == ChunkType::ExportBundleData && c.index == 0)
+            .map(|c| (c.id, c.clone()))
+            .collect();
+        SourceHeaders {
+            source,
+            engine,
+            packages,
+            store,
+            cache: RefCell::new(VecDeque::new()),
+        }
+    }
+}
+
+impl HeaderProvider for SourceHeaders<'_> {
+    fn package(&self, package_id: u64) -> Result<Option<Arc<ProvidedPackage>>> {
+        let cached = self
+            .cache
+            .borrow()
+            .iter()
+            .position(|(id, _)| *id == package_id);
+        if let Some(pos) = cached {
+            let mut cache = self.cache.borrow_mut();
+            let entry = cache.remove(pos).expect("position is in range");
+            let found = entry.1.clone();
+            cache.push_front(entry);
+            return Ok(found);
+        }
+        let found = match self.packages.get(&package_id) {
+            // A package that does not read is not a resolution source.
+            Some(chunk) => self.source.read_chunk(chunk).ok().and_then(|bytes| {
+                read_header(&bytes, self.engine).ok().map(|header| {
+                    Arc::new(ProvidedPackage {
+                        header,
+                        imported_packages: self.store.get(&package_id).cloned().unwrap_or_default(),
+                    })
+                })
+            }),
+            None => None,
+        };
+        let mut cache = self.cache.borrow_mut();
+        cache.push_front((package_id, found.clone()));
+        cache.truncate(HEADER_CACHE);
+        Ok(found)
+    }
+}
+
+/// The game's script objects from the source's global chunks, if it has them.
+pub fn script_objects(
+    source: &dyn ChunkSource,
+    chunks: &[SourceChunk],
+) -> Result<Option<ScriptObjects>> {
+    let find = |t: ChunkType| chunks.iter().find(|c| c.chunk_type == t);
+    if let Some(chunk) = find(ChunkType::ScriptObjects) {
+        return ScriptObjects::read_ue5(&source.read_chunk(chunk)?).map(Some);
+    }
+    if let (Some(meta), Some(names), Some(hashes)) = (
+        find(ChunkType::LoaderInitialLoadMeta),
+        find(ChunkType::LoaderGlobalNames),
+        find(ChunkType::LoaderGlobalNameHashes),
+    ) {
+        return ScriptObjects::read_ue4(
+            &source.read_chunk(meta)?,
+            &source.read_chunk(names)?,
+            &source.read_chunk(hashes)?,
+        )
+        .map(Some);
+    }
+    Ok(None)
+}
+
+/// What to extract and where.
+#[derive(Debug, Clone)]
+pub struct ExtractRequest {
+    pub engine: EngineVersion,
+    pub output: PathBuf,
+    /// Globs over package names (`/Game/Characters/**`); empty: every package.
+    pub filters: Vec<String>,
+    /// Also extract the packages the selected ones import (transitively).
+    pub with_dependencies: bool,
+    /// Write into an output folder that is not empty.
+    pub force: bool,
+    pub options: ExtractOptions,
+}
+
+/// Progress, as extraction goes.
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum ExtractEvent {
+    /// What will be done.
+    Planned {
+        packages: usize,
+        files: usize,
+        skipped: usize,
+    },
+    /// A package is done (written or failed).
+    Package {
+        done: usize,
+        total: usize,
+        package_name: String,
+        ok: bool,
+    },
+}
+
+/// Something in the containers that is not extracted, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Skipped {
+    pub what: String,
+    pub reason: String,
+}
+
+/// What an extraction did.
+#[derive(Debug, Clone, Serialize)]
+pub struct ExtractSummary {
+    pub output: PathBuf,
+    /// Legacy packages written.
+    pub packages: usize,
+    /// Other files written (pak files, container files with a path).
+    pub files: usize,
+    pub bytes_written: u64,
+    /// Script objects imports were resolved against.
+    pub script_objects: usize,
+    pub skipped: Vec<Skipped>,
+    /// Packages written with warnings (unresolved imports, approximations).
+    pub warnings: Vec<PackageReport>,
+    /// Packages that could not be extracted.
+    pub failures: Vec<Diagnostic>,
+}
+
+impl ExtractSummary {
+    /// An error listing the failed packages, if any failed.
+    pub fn failure_error(&self) -> Option<Error> {
+        (!self.failures.is_empty()).then(|| {
+            let failures = self
+                .failures
+                .iter()
+                .map(|d| {
+                    let mut e = Error::invalid(d.message.clone());
+                    for s in &d.structure {
+                        e = e.within(s.clone());
+                    }
+                    e
+                })
+                .collect();
+            Error::new(ErrorKind::Many {
+                what: "packages that could not be extracted",
+                total: self.failures.len(),
+                failures,
+            })
+        })
+    }
+}
+
+/// A package chosen for extraction.
+struct Planned {
+    chunk: SourceChunk,
+    name: String,
+    /// Output path of its header, relative to the output folder.
+    path: Option<String>,
+}
+
+/// Extracts the selected packages of `source` (and their other files) into
+/// `request.output`. `script_objects` overrides the source's own.
+pub fn extract(
+    source: &dyn ChunkSource,
+    request: &ExtractRequest,
+    script_objects_given: Option<&ScriptObjects>,
+    on_event: &mut dyn FnMut(&ExtractEvent),
+) -> Result<ExtractSummary> {
+    check_output(&request.output, request.force)?;
+    let mut output = OutputDir::new(&request.output)?;
+    let chunks = source.chunks()?;
+    let store = source.store_entries()?;
+    let mut skipped = Vec::new();
+    let plan = plan_packages(source, request, &chunks, &store, &mut skipped)?;
+    let files = plan_files(source, request, &chunks, &mut skipped)?;
+    on_event(&ExtractEvent::Planned {
+        packages: plan.len(),
+        files: files.len(),
+        skipped: skipped.len(),
+    });
+    let own_script_objects;
+    let table = match script_objects_given {
+        Some(t) => Some(t),
+        None => {
+            own_script_objects = script_objects(source, &chunks)?;
+            own_script_objects.as_ref()
+        }
+    };
+    let headers = SourceHeaders::new(source, request.engine, &chunks, &store);
+    let cx = ExtractContext {
+        script_objects: table,
+        headers: &headers,
+        options: request.options,
+    };
+    let mut summary = ExtractSummary {
+        output: request.output.clone(),
+        packages: 0,
+        files: 0,
+        bytes_written: 0,
+        script_objects: table.map_or(0, ScriptObjects::len),
+        skipped,
+        warnings: Vec::new(),
+        failures: Vec::new(),
+    };
+    let bulk = bulk_chunks(&chunks);
+    let total = plan.len();
+    for (done, p) in plan.iter().enumerate() {
+        let result = write_package(source, &mut output, (request.engine, &cx), p, &store, &bulk);
+        let ok = result.is_ok();
+        match result {
+            Ok((report, bytes)) => {
+                summary.packages += 1;
+                summary.bytes_written += bytes;
+                if !report.warnings.is_empty() {
+                    summary.warnings.push(report);
+                }
+            }
+            Err(e) => {
+                for mut d in Diagnostic::from_error(&e) {
+                    d.structure.insert(0, format!("package {}", p.name));
+                    summary.failures.push(d);
+                }
+            }
+        }
+        on_event(&ExtractEvent::Package {
+            done: done + 1,
+            total,
+            package_name: p.name.clone(),
+            ok,
+        });
+    }
+    for (path, what) in &files {
+        let bytes = match what {
+            FileSource::Pak(f) => {
+                let data = source.read_file(f)?;
+                output.write(path, |w| write_all(w, &data, path))?
+            }
+            FileSource::Chunk(c) => output.write(path, |w| source.copy_chunk(c, w))?,
+        };
+        summary.files += 1;
+        summary.bytes_written += bytes;
+    }
+    Ok(summary)
+}
+
+fn write_all(w: &mut dyn Write, data: &[u8], path: &str) -> Result<u64> {
+    w.write_all(data).map_err(|e| Error::io(path, e))?;
+    Ok(data.len() as u64)
+}
+
+/// An existing output folder must be empty unless `force`.
+fn check_output(output: &Path, force: bool) -> Result<()> {
+    if output.is_file() {
+        return Err(Error::usage(format!(
+            "the output `{}` is a file, not a folder",
+            output.display()
+        )));
+    }
+    if output.is_dir() && !force {
+        let mut entries = std::fs::read_dir(output).map_err(|e| Error::io(output, e))?;
+        if entries.next().is_some() {
+            return Err(Error::usage(format!(
+                "the output folder `{}` is not empty",
+                output.display()
+            ))
+            .with_hint(
+                "pass --force to write into it (existing files with the same names are replaced)",
+            ));
+        }
+    }
+    std::fs::create_dir_all(output).map_err(|e| Error::io(output, e))
+}
+
+/// Bulk-data chunks by (package id, type).
+fn bulk_chunks(chunks: &[SourceChunk]) -> BTreeMap<(u64, ChunkType), SourceChunk> {
+    chunks
+        .iter()
+        .filter(|c| c.index == 0 && bulk_extension(c.chunk_type).is_some())
+        .map(|c| ((c.id, c.chunk_type), c.clone()))
+        .collect()
+}
+
+/// The companion file extension of a bulk-data chunk type.
+fn bulk_extension(t: ChunkType) -> Option<&'static str> {
+    match t {
+        ChunkType::BulkData => Some("ubulk"),
+        ChunkType::OptionalBulkData => Some("uptnl"),
+        ChunkType::MemoryMappedBulkData => Some("m.ubulk"),
+        _ => None,
+    }
+}
+
+/// The package name of a package chunk: from its path when the path maps
+/// to the chunk's id, else from its header.
+fn package_name_of(
+    source: &dyn ChunkSource,
+    chunk: &SourceChunk,
+    engine: EngineVersion,
+) -> Result<String> {
+    if let Some(path) = &chunk.path {
+        let project = path.split('/').next().unwrap_or_default();
+        if let Some(name) = crate::build::discover::package_name_for(path, project) {
+            if package_id(&name) == chunk.id {
+                return Ok(name);
+            }
+        }
+    }
+    let bytes = source.read_chunk(chunk)?;
+    Ok(read_header(&bytes, engine)?.package_name())
+}
+
+fn glob_set(filters: &[String]) -> Result<Option<GlobSet>> {
+    if filters.is_empty() {
+        return Ok(None);
+    }
+    let mut b = GlobSetBuilder::new();
+    for f in filters {
+        b.add(Glob::new(f).map_err(|e| {
+            Error::usage(format!("`{f}` is not a valid glob: {e}"))
+                .with_hint("globs look like /Game/Characters/** or /Game/Maps/*")
+        })?);
+    }
+    b.build()
+        .map(Some)
+        .map_err(|e| Error::usage(format!("the filters do not form a glob set: {e}")))
+}
+
+/// The packages to extract: the selected ones the filters match, plus (with
+/// dependencies) what they import, sorted by output path.
+fn plan_packages(
+    source: &dyn ChunkSource,
+    request: &ExtractRequest,
+    chunks: &[SourceChunk],
+    store: &BTreeMap<u64, Vec<u64>>,
+    skipped: &mut Vec<Skipped>,
+) -> Result<Vec<Planned>> {
+    let globs = glob_set(&request.filters)?;
+    let packages: BTreeMap<u64, &SourceChunk> = chunks
+        .iter()
+        .filter(|c| c.chunk_type == ChunkType::ExportBundleData && c.index == 0)
+        .map(|c| (c.id, c))
+        .collect();
+    let mut chosen: BTreeMap<u64, Planned> = BTreeMap::new();
+    for chunk in packages.values().filter(|c| c.selected) {
+        let name = package_name_of(source, chunk, request.engine)?;
+        if globs.as_ref().is_none_or(|g| g.is_match(&name)) {
+            chosen.insert(chunk.id, planned(chunk, name));
+        }
+    }
+    if request.with_dependencies {
+        let mut queue: VecDeque<u64> = chosen.keys().copied().collect();
+        let mut missing: BTreeSet<u64> = BTreeSet::new();
+        while let Some(id) = queue.pop_front() {
+            let imported = match store.get(&id) {
+                Some(list) => list.clone(),
+                None => imported_from_header(source, packages.get(&id).copied(), request.engine),
+            };
+            for dep in imported {
+                if chosen.contains_key(&dep) {
+                    continue;
+                }
+                match packages.get(&dep) {
+                    Some(chunk) => {
+                        let name = package_name_of(source, chunk, request.engine)?;
+                        chosen.insert(dep, planned(chunk, name));
+                        queue.push_back(dep);
+                    }
+                    None => {
+                        missing.insert(dep);
+                    }
+                }
+            }
+        }
+        for id in missing {
+            skipped.push(Skipped {
+                what: format!("package 0x{id:016x}"),
+                reason: "a selected package imports it, but no container given has it".into(),
+            });
+        }
+    }
+    let mut plan: Vec<Planned> = chosen.into_values().collect();
+    plan.sort_by(|a, b| (&a.path, &a.name).cmp(&(&b.path, &b.name)));
+    Ok(plan)
+}
+
+fn planned(chunk: &SourceChunk, name: String) -> Planned {
+    Planned {
+        chunk: chunk.clone(),
+        name,
+        path: chunk.path.clone(),
+    }
+}
+
+/// Imported package ids from a 5.3+ header, when there is no store entry.
+fn imported_from_header(
+    source: &dyn ChunkSource,
+    chunk: Option<&SourceChunk>,
+    engine: EngineVersion,
+) -> Vec<u64> {
+    let Some(header) = chunk
+        .and_then(|c| source.read_chunk(c).ok())
+        .and_then(|bytes| read_header(&bytes, engine).ok())
+    else {
+        return Vec::new();
+    };
+    let names = &header.imported_package_names;
+    names
+        .names
+        .iter()
+        .zip(&names.numbers)
+        .map(|(n, number)| {
+            package_id(&super::Name::new(n.text.clone(), (*number).max(0) as u32).full())
+        })
+        .collect()
+}
+
+/// Where a non-package file comes from.
+enum FileSource {
+    Pak(SourceFile),
+    Chunk(SourceChunk),
+}
+
+/// The other files to write (pak files, chunks with a path that are no
+/// package data), and what is skipped.
+fn plan_files(
+    source: &dyn ChunkSource,
+    request: &ExtractRequest,
+    chunks: &[SourceChunk],
+    skipped: &mut Vec<Skipped>,
+) -> Result<Vec<(String, FileSource)>> {
+    let globs = glob_set(&request.filters)?;
+    let wanted = |path: &str| globs.as_ref().is_none_or(|g| g.is_match(path));
+    let mut out = Vec::new();
+    for c in chunks.iter().filter(|c| c.selected) {
+        let label = c
+            .path
+            .clone()
+            .unwrap_or_else(|| format!("chunk {:016x} ({:?})", c.id, c.chunk_type));
+        let reason = match c.chunk_type {
+            ChunkType::ExportBundleData => continue,
+            t if bulk_extension(t).is_some() => continue,
+            ChunkType::ContainerHeader => Some("the container header is not a package"),
+            ChunkType::ShaderCodeLibrary | ChunkType::ShaderCode => {
+                Some("shader libraries are not packages (they stay in the container)")
+            }
+            ChunkType::ScriptObjects
+            | ChunkType::LoaderGlobalMeta
+            | ChunkType::LoaderInitialLoadMeta
+            | ChunkType::LoaderGlobalNames
+            | ChunkType::LoaderGlobalNameHashes => {
+                Some("global data of the game (used to resolve imports), not a package")
+            }
+            _ if c.path.is_none() => Some("the chunk has no path in the directory index"),
+            _ => None,
+        };
+        match (reason, &c.path) {
+            (Some(reason), _) => skipped.push(Skipped {
+                what: label,
+                reason: reason.into(),
+            }),
+            (None, Some(path)) if wanted(path) => {
+                out.push((path.clone(), FileSource::Chunk(c.clone())))
+            }
+            _ => {}
+        }
+    }
+    for f in source.files()?.into_iter().filter(|f| f.selected) {
+        if wanted(&f.path) {
+            out.push((f.path.clone(), FileSource::Pak(f)));
+        }
+    }
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(out)
+}
+
+/// Converts one package and writes its files; returns its report and the bytes written.
+fn write_package(
+    source: &dyn ChunkSource,
+    output: &mut OutputDir,
+    (engine, cx): (EngineVersion, &ExtractContext<'_>),
+    p: &Planned,
+    store: &BTreeMap<u64, Vec<u64>>,
+    bulk: &BTreeMap<(u64, ChunkType), SourceChunk>,
+) -> Result<(PackageReport, u64)> {
+    let bytes = source.read_chunk(&p.chunk)?;
+    let out = extract_package(
+        ZenInput {
+            engine,
+            package: &bytes,
+            imported_packages: store.get(&p.chunk.id).map(Vec::as_slice),
+        },
+        cx,
+    )?;
+    drop(bytes);
+    let header_path = match &p.path {
+        Some(path) => path.clone(),
+        None => format!(
+            "_packages/{}.{}",
+            out.package_name.trim_start_matches('/'),
+            if out.is_map { "umap" } else { "uasset" }
+        ),
+    };
+    let stem = header_path
+        .rsplit_once('.')
+        .map_or(header_path.as_str(), |(stem, _)| stem)
+        .to_string();
+    let mut written = output.write(&header_path, |w| write_all(w, &out.header, &header_path))?;
+    let uexp = format!("{stem}.uexp");
+    written += output.write(&uexp, |w| write_all(w, &out.export_data, &uexp))?;
+    for t in [
+        ChunkType::BulkData,
+        ChunkType::OptionalBulkData,
+        ChunkType::MemoryMappedBulkData,
+    ] {
+        if let (Some(chunk), Some(ext)) = (bulk.get(&(p.chunk.id, t)), bulk_extension(t)) {
+            let path = format!("{stem}.{ext}");
+            written += output.write(&path, |w| source.copy_chunk(chunk, w))?;
+        }
+    }
+    Ok((out.report, written))
+}
+
+/// The output folder: files are written inside it only, each through a
+/// temporary file renamed when complete. Folders already checked are
+/// remembered, so a file costs a create, its writes and a rename.
+pub struct OutputDir {
+    root: PathBuf,
+    checked: BTreeSet<PathBuf>,
+}
+
+impl OutputDir {
+    /// The folder `root` (created if missing).
+    pub fn new(root: &Path) -> Result<Self> {
+        std::fs::create_dir_all(root).map_err(|e| Error::io(root, e))?;
+        Ok(OutputDir {
+            root: root.canonicalize().map_err(|e| Error::io(root, e))?,
+            checked: BTreeSet::new(),
+        })
+    }
+
+    /// Writes `relative` (a `/`-separated path). Refuses paths that would
+    /// leave the folder (see [`crate::iostore::reader::write_inside`]).
+    pub fn write(
+        &mut self,
+        relative: &str,
+        fill: impl FnOnce(&mut dyn Write) -> Result<u64>,
+    ) -> Result<u64> {
+        validate_relative_path(relative).map_err(|_| {
+            Error::invalid(format!(
+                "refusing to write `{relative}`: the path would leave the output folder"
+            ))
+        })?;
+        let target = self.root.join(relative);
+        let parent = target.parent().unwrap_or(&self.root).to_path_buf();
+        if !self.checked.contains(&parent) {
+            std::fs::create_dir_all(&parent).map_err(|e| Error::io(&parent, e))?;
+            let real = parent.canonicalize().map_err(|e| Error::io(&parent, e))?;
+            if !real.starts_with(&self.root) {
+                return Err(Error::invalid(format!(
+                    "refusing to write `{relative}`: it resolves outside the output folder"
+                )));
+            }
+            self.checked.insert(parent.clone());
+        }
+        if target
+            .symlink_metadata()
+            .is_ok_and(|m| m.file_type().is_symlink())
+        {
+            return Err(Error::invalid(format!(
+                "refusing to write `{relative}`: it is a symbolic link"
+            )));
+        }
+        let name = target
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("file");
+        let temp = parent.join(format!(".{name}.{}.zenpak-tmp", std::process::id()));
+        let result = (|| {
+            let file = File::create(&temp).map_err(|e| Error::io(&temp, e))?;
+            let mut w = std::io::BufWriter::with_capacity(1 << 16, file);
+            let n = fill(&mut w)?;
+            w.flush().map_err(|e| Error::io(&temp, e))?;
+            drop(w);
+            std::fs::rename(&temp, &target).map_err(|e| Error::io(&target, e))?;
+            Ok(n)
+        })();
+        if result.is_err() {
+            let _ = std::fs::remove_file(&temp);
+        }
+        result
+    }
+}

@@ -1,0 +1,364 @@
+//! Zen → legacy: turns a Zen package (the package chunk of an IoStore
+//! container) back into a cooked legacy package — `.uasset`/`.umap` header
+//! and `.uexp` export data; bulk-data chunks become `.ubulk`, `.uptnl` and
+//! `.m.ubulk` unchanged — for every layout zenpak reads (4.26–5.7). It is
+//! the inverse of [`crate::zen::convert`]: converting the result back gives
+//! the Zen package it came from (see `tests/extract_round_trip.rs`).
+//!
+//! [`extract_package`] runs the stages, one module each:
+//! 1. [`imports`] — the import map, resolved through the game's
+//!    [`ScriptObjects`] and the headers of the imported packages
+//!    ([`HeaderProvider`]); [`classes`] gives each import its class;
+//! 2. [`exports`] — the export map;
+//! 3. [`dependencies`] — the preload dependencies;
+//! 4. [`names`] — the name map;
+//! 5. [`package`] — summary, header size, `.uexp`.
+//!
+//! [`container`] extracts whole containers (selection, dependencies,
+//! streaming bulk data to files, progress events).
+//!
+//! What a Zen package does not carry is chosen the way engine cooks write
+//! it (each choice is documented where it is made, with its evidence);
+//! what cannot be resolved is reported by name, and with
+//! [`ExtractOptions::allow_unresolved`] replaced by placeholders.
+
+mod classes;
+pub mod container;
+mod dependencies;
+mod exports;
+mod imports;
+mod names;
+mod package;
+pub mod provider;
+pub mod script_objects;
+
+use std::collections::BTreeSet;
+
+use serde::Serialize;
+
+use crate::diagnostic::Diagnostic;
+use crate::error::{Error, ErrorKind, Result};
+use crate::version::{EngineVersion, ZenLayout};
+use crate::zen::names::split_name_number;
+use crate::zen::ZenPackage;
+
+use dependencies::ArcPlacement;
+
+pub use provider::{HeaderProvider, NoPackages, PackageHeaders, ProvidedPackage};
+pub use script_objects::{ScriptObject, ScriptObjects};
+
+/// An `FName` as the stages carry it: the text the name map stores and the number.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(crate) struct Name {
+    pub base: String,
+    pub number: u32,
+}
+
+impl Name {
+    pub fn new(base: impl Into<String>, number: u32) -> Self {
+        Name {
+            base: base.into(),
+            number,
+        }
+    }
+
+    /// Splits `Name_3` into `Name` and number 4, as the engine stores FNames.
+    pub fn from_full(full: &str) -> Self {
+        let (base, number) = split_name_number(full);
+        Name::new(base, number)
+    }
+
+    /// The text with its number suffix.
+    pub fn full(&self) -> String {
+        if self.number > 0 {
+            format!("{}_{}", self.base, self.number - 1)
+        } else {
+            self.base.clone()
+        }
+    }
+}
+
+/// An import that could not be resolved.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Unresolved {
+    /// Index in the Zen import map.
+    pub import: usize,
+    /// What the entry is known to be.
+    pub what: String,
+    /// Why it could not be resolved.
+    pub reason: String,
+    /// The placeholder written in its place (with `allow_unresolved`).
+    pub placeholder: String,
+}
+
+/// How to extract.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ExtractOptions {
+    /// Write placeholders for imports that cannot be resolved (and report
+    /// them) instead of failing.
+    pub allow_unresolved: bool,
+    /// Convert each extracted package back and warn when the result is not
+    /// the Zen package it came from.
+    pub verify: bool,
+}
+
+/// What imports are resolved against.
+#[derive(Clone, Copy)]
+pub struct ExtractContext<'a> {
+    pub script_objects: Option<&'a ScriptObjects>,
+    pub headers: &'a dyn HeaderProvider,
+    pub options: ExtractOptions,
+}
+
+/// One Zen package to extract.
+#[derive(Debug, Clone, Copy)]
+pub struct ZenInput<'a> {
+    pub engine: EngineVersion,
+    /// The package chunk: Zen header followed by the export data.
+    pub package: &'a [u8],
+    /// The imported package ids of its store entry (the container header),
+    /// when known. UE 4.26–5.2 packages name their imported packages only there.
+    pub imported_packages: Option<&'a [u64]>,
+}
+
+/// What happened to one package.
+#[derive(Debug, Clone, Serialize)]
+pub struct PackageReport {
+    pub package_name: String,
+    pub imports: usize,
+    pub exports: usize,
+    /// Imports replaced by placeholders.
+    pub unresolved: Vec<Unresolved>,
+    /// Approximations the output had to make.
+    pub warnings: Vec<Diagnostic>,
+}
+
+/// A legacy package made from a Zen package.
+#[derive(Debug, Clone)]
+pub struct LegacyOutput {
+    pub package_name: String,
+    /// `.uasset` / `.umap` bytes.
+    pub header: Vec<u8>,
+    /// `.uexp` bytes.
+    pub export_data: Vec<u8>,
+    /// Whether the package holds a world (a map: `.umap`).
+    pub is_map: bool,
+    pub report: PackageReport,
+}
+
+/// Converts one Zen package into a legacy package.
+pub fn extract_package(input: ZenInput<'_>, cx: &ExtractContext<'_>) -> Result<LegacyOutput> {
+    let zen = ZenPackage::read(input.package, input.engine)?;
+    let package_name = zen.package_name();
+    extract_parsed(&zen, input.imported_packages.unwrap_or(&[]), cx)
+        .map_err(|e| e.within(format!("package {package_name}")))
+}
+
+fn extract_parsed(
+    zen: &ZenPackage,
+    store_imports: &[u64],
+    cx: &ExtractContext<'_>,
+) -> Result<LegacyOutput> {
+    let package_name = zen.package_name();
+    if !package_name.starts_with('/') {
+        return Err(Error::invalid(format!(
+            "the summary names the package `{package_name}`, not a long package name"
+        ))
+        .within("summary"));
+    }
+    if !zen.cell_imports.is_empty() || !zen.cell_exports.is_empty() {
+        return Err(Error::unsupported(format!(
+            "the package has {} Verse cell imports and {} cell exports; zenpak does not convert Verse cells",
+            zen.cell_imports.len(),
+            zen.cell_exports.len()
+        )));
+    }
+    let (imports, unresolved) = imports::resolve(imports::ImportSources {
+        zen,
+        store_imports,
+        script_objects: cx.script_objects,
+        provider: cx.headers,
+    })?;
+    if !unresolved.is_empty() && !cx.options.allow_unresolved {
+        return Err(unresolved_error(&unresolved));
+    }
+    let exports = exports::build(zen, &imports)?;
+    let mut result = build_legacy(zen, &imports, &exports, ArcPlacement::FirstCommand)?;
+    let mut difference = None;
+    if zen.engine.zen_layout() == ZenLayout::GraphData || cx.options.verify {
+        difference = round_trip_difference(zen, &package_name, &result)?;
+        if difference.is_some() && zen.engine.zen_layout() == ZenLayout::GraphData {
+            let other = build_legacy(zen, &imports, &exports, ArcPlacement::EarliestVisit)?;
+            if round_trip_difference(zen, &package_name, &other)?.is_none() {
+                result = other;
+                difference = None;
+            }
+        }
+    }
+    let mut warnings: Vec<Diagnostic> = unresolved
+        .iter()
+        .map(|u| {
+            Diagnostic::warning(
+                "unresolved-import",
+                format!(
+                    "import {} ({}) is written as `{}`: {}",
+                    u.import, u.what, u.placeholder, u.reason
+                ),
+            )
+        })
+        .collect();
+    warnings.extend(
+        result
+            .notes
+            .iter()
+            .map(|n| Diagnostic::warning("approximated", n.clone())),
+    );
+    // Placeholders never convert back to the same hashes; they are reported already.
+    if let Some(d) = difference.filter(|_| unresolved.is_empty()) {
+        warnings.push(
+            Diagnostic::warning(
+                "round-trip",
+                format!(
+                    "converting the extracted package back does not give the same Zen package: {d}"
+                ),
+            )
+            .with_hint(
+                "the legacy package is usable, but building it gives a different container entry",
+            ),
+        );
+    }
+    let is_map = is_map(zen, &imports);
+    Ok(LegacyOutput {
+        header: result.header,
+        export_data: result.export_data,
+        is_map,
+        report: PackageReport {
+            package_name: package_name.clone(),
+            imports: imports.imports.len(),
+            exports: exports.len(),
+            unresolved,
+            warnings,
+        },
+        package_name,
+    })
+}
+
+/// Stages 3–5 for resolved imports and exports.
+fn build_legacy(
+    zen: &ZenPackage,
+    imports: &imports::Imports,
+    exports: &[exports::DraftExport],
+    placement: ArcPlacement,
+) -> Result<package::Assembled> {
+    let package_name = zen.package_name();
+    let dependencies = dependencies::rebuild(zen, imports, exports, placement)?;
+    let export_names: Vec<String> = exports.iter().map(|e| e.name.base.clone()).collect();
+    let package_fname = Name::from_full(&package_name);
+    let mut header_names: BTreeSet<&str> = BTreeSet::new();
+    for d in &imports.imports {
+        header_names.extend([
+            d.class.package.base.as_str(),
+            d.class.name.base.as_str(),
+            d.object_name.base.as_str(),
+        ]);
+    }
+    header_names.extend(export_names.iter().map(String::as_str));
+    if zen.engine.is_ue5() {
+        header_names.insert(&package_fname.base);
+    }
+    let names = names::build(
+        zen,
+        &names::NameNeeds {
+            header: header_names,
+            export_names: export_names.iter().map(String::as_str).collect(),
+            package_name: &package_fname.base,
+        },
+    );
+    package::assemble(package::Parts {
+        zen,
+        package_name: &package_name,
+        imports,
+        exports,
+        dependencies: &dependencies,
+        names: &names,
+    })
+}
+
+/// Converts the extracted package back and says where it differs from the
+/// Zen package it came from (`None`: identical).
+fn round_trip_difference(
+    zen: &ZenPackage,
+    package_name: &str,
+    legacy: &package::Assembled,
+) -> Result<Option<String>> {
+    let files = crate::legacy::PackageFiles {
+        path: format!("{package_name}.uasset").into(),
+        header: legacy.header.clone(),
+        uexp_path: format!("{package_name}.uexp").into(),
+        uexp: legacy.export_data.clone(),
+        bulk: Vec::new(),
+    };
+    let read = files.read_package(Some(zen.engine))?;
+    let converted = crate::zen::convert(&files, &read, zen.engine, package_name)?;
+    if converted.package == *zen {
+        return Ok(None);
+    }
+    Ok(Some(
+        crate::zen::diff::first_difference(zen, &converted.package)
+            .map(|d| d.to_string())
+            .unwrap_or_else(|| "the bytes differ".into()),
+    ))
+}
+
+/// The error listing every unresolved import by name.
+fn unresolved_error(unresolved: &[Unresolved]) -> Error {
+    let failures = unresolved
+        .iter()
+        .map(|u| {
+            Error::invalid(format!("{}: {}", u.what, u.reason))
+                .within(format!("import {}", u.import))
+                .within("import map")
+                .with_hint(UNRESOLVED_HINT)
+        })
+        .collect();
+    Error::new(ErrorKind::Many {
+        what: "imports that cannot be resolved",
+        total: unresolved.len(),
+        failures,
+    })
+    .with_hint(UNRESOLVED_HINT)
+}
+
+const UNRESOLVED_HINT: &str = "give the game's script objects (--game with global.utoc, or --script-objects) and the packages it imports from (--game), or pass --allow-unresolved to write placeholders";
+
+/// A package whose top-level export is a `World` is a map (`.umap`).
+fn is_map(zen: &ZenPackage, imports: &imports::Imports) -> bool {
+    zen.exports.iter().any(|e| {
+        e.outer_index.is_null()
+            && imports.index_of(e.class_index).is_some_and(|i| {
+                imports.imports[i].object_name.full() == "World"
+                    && imports.package_of(i).as_deref() == Some("/Script/Engine")
+            })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Name;
+
+    #[test]
+    fn names_split_their_number_as_the_engine_does() {
+        assert_eq!(Name::from_full("BodySetup_1"), Name::new("BodySetup", 2));
+        assert_eq!(
+            Name::from_full("Level_01").number,
+            0,
+            "a leading zero is text"
+        );
+        assert_eq!(
+            Name::from_full("/Game/Maps/Level_2").base,
+            "/Game/Maps/Level"
+        );
+        assert_eq!(Name::new("Cube", 3).full(), "Cube_2");
+        assert_eq!(Name::new("Cube", 0).full(), "Cube");
+    }
+}

@@ -1,0 +1,468 @@
+//! Stage 5: the legacy package itself — summary, tables, header size, the
+//! `.uexp` — from the stages before.
+//!
+//! Summary values the Zen package does not carry (each as the engine's
+//! cook writes it, checked against the engine-cooked packages of the corpus):
+//! - file versions: the Zen versioning info when the package is versioned,
+//!   else 0 (unversioned) with the release's legacy file version;
+//! - `PackageName`: the package name (UE5), `None` (UE4 cooks);
+//! - `PackageSource`: `StrCrc_DEPRECATED` of the upper-cased file base name,
+//!   as non-shipping editors cook it (every engine cook of the corpus);
+//! - `SavedHash` (5.6+): BLAKE3-160 of the header (hash field zeroed) and the
+//!   `.uexp` without its closing tag (every 5.6/5.7 engine cook of the corpus);
+//! - `Guid` (before 5.6): the engine writes a fresh random GUID per save;
+//!   zenpak writes the first 16 bytes of the same BLAKE3 hash, so it is
+//!   unique per package and the output stays reproducible;
+//! - one generation (export count, name count), empty engine versions, no
+//!   chunk ids, payload TOC -1, asset registry data `0` (no tags), an empty
+//!   depends list per export — as in every cooked package of the corpus;
+//! - the header is padded with zeros to the size the package was cooked
+//!   with (`CookedHeaderSize`, or for UE4 the first export's offset) when it
+//!   comes out shorter, so serial offsets and the Zen summary match again;
+//! - data resources (5.2+): the Zen bulk-data map with flags 0, raw size =
+//!   serial size and the release's table version; the owning export is not
+//!   carried and becomes the package's asset export.
+
+use crate::error::{Error, Result};
+use crate::legacy::{
+    str_crc_deprecated, DataResource, DataResources, FileVersions, Generation, LegacyPackage,
+    ObjectExport, ObjectImport, PackageIndex, Section, PACKAGE_FILE_TAG,
+};
+use crate::version::{ue5_object_version as ue5, EngineVersion, ZenLayout};
+use crate::zen::{ExportCommand, ZenPackage};
+
+use super::dependencies::ExportDependencies;
+use super::exports::DraftExport;
+use super::imports::{Imports, Outer};
+use super::names::NameMap;
+
+/// The finished legacy package.
+pub(super) struct Assembled {
+    pub header: Vec<u8>,
+    pub export_data: Vec<u8>,
+    /// Things the output had to approximate.
+    pub notes: Vec<String>,
+}
+
+/// The header sections in the order UE 4.26–5.7 cooks write them (corpus:
+/// every cooked package). Data resources follow when there are any.
+fn section_layout(engine: EngineVersion) -> Vec<Section> {
+    let mut layout = vec![Section::Names];
+    if engine.legacy_file_versions().ue5 >= ue5::ADD_SOFTOBJECTPATH_LIST {
+        layout.push(Section::SoftObjectPaths);
+    }
+    layout.extend([Section::Imports, Section::Exports]);
+    if engine.legacy_file_versions().ue5 >= ue5::VERSE_CELLS {
+        layout.extend([Section::CellImports, Section::CellExports]);
+    }
+    layout.extend([
+        Section::Depends,
+        Section::AssetRegistryData,
+        Section::PreloadDependencies,
+    ]);
+    layout
+}
+
+pub(super) struct Parts<'a> {
+    pub zen: &'a ZenPackage,
+    pub package_name: &'a str,
+    pub imports: &'a Imports,
+    pub exports: &'a [DraftExport],
+    pub dependencies: &'a [ExportDependencies],
+    pub names: &'a NameMap,
+}
+
+pub(super) fn assemble(parts: Parts<'_>) -> Result<Assembled> {
+    let zen = parts.zen;
+    let engine = zen.engine;
+    let layout = engine.zen_layout();
+    let mut notes = Vec::new();
+    let mut package = LegacyPackage::new_cooked(
+        engine,
+        (layout != ZenLayout::Ue4).then_some(parts.package_name),
+    );
+    apply_versioning(&mut package, zen);
+    let s = &mut package.summary;
+    s.package_flags = zen.summary.package_flags;
+    s.package_source = str_crc_deprecated(
+        &parts
+            .package_name
+            .rsplit('/')
+            .next()
+            .unwrap_or_default()
+            .to_uppercase(),
+    );
+    if layout != ZenLayout::Ue4 {
+        s.names_referenced_from_export_data_count =
+            Some(parts.names.referenced_from_export_data as i32);
+    }
+    package.names = parts.names.entries.clone();
+    package.imports = legacy_imports(&parts);
+    package.exports = legacy_exports(&parts);
+    package.depends_map = vec![Vec::new(); package.exports.len()];
+    flatten_dependencies(&mut package, parts.dependencies);
+    package.data_resources = data_resources(zen, parts.exports);
+    package.layout = section_layout(engine);
+    package
+        .raw_sections
+        .insert(Section::AssetRegistryData, vec![0; 4]);
+    package.summary.generations = vec![Generation {
+        export_count: package.exports.len() as i32,
+        name_count: package.names.len() as i32,
+    }];
+
+    let natural = package.header_size()?;
+    let target = cooked_header_size(zen, parts.exports);
+    match target {
+        Some(t) if t > natural => package.header_padding = t - natural,
+        Some(t) if t < natural => notes.push(format!(
+            "the rebuilt header is {} bytes longer than the {t}-byte header the package was cooked with",
+            natural - t
+        )),
+        _ => {}
+    }
+    let header_size = natural + package.header_padding;
+    let export_data = place_exports(
+        &mut package,
+        zen,
+        parts.exports,
+        header_size,
+        target,
+        &mut notes,
+    )?;
+    let header = seal(&mut package, &export_data)?;
+    Ok(Assembled {
+        header,
+        export_data,
+        notes,
+    })
+}
+
+fn apply_versioning(package: &mut LegacyPackage, zen: &ZenPackage) {
+    let Some(v) = &zen.versioning else {
+        return;
+    };
+    let s = &mut package.summary;
+    s.file_version_ue4 = v.file_version_ue4;
+    if s.file_version_ue5.is_some() {
+        s.file_version_ue5 = Some(v.file_version_ue5);
+    }
+    s.file_version_licensee_ue4 = v.licensee_version;
+    s.custom_versions = v
+        .custom_versions
+        .iter()
+        .map(|(key, version)| crate::legacy::CustomVersion {
+            key: *key,
+            version: *version,
+        })
+        .collect();
+    package.versions = FileVersions {
+        legacy: s.legacy_file_version,
+        ue4: v.file_version_ue4,
+        ue5: v.file_version_ue5,
+        licensee: v.licensee_version,
+    };
+}
+
+fn legacy_imports(parts: &Parts<'_>) -> Vec<ObjectImport> {
+    let optional = parts.zen.engine.is_ue5().then_some(false);
+    parts
+        .imports
+        .imports
+        .iter()
+        .map(|d| ObjectImport {
+            class_package: parts.names.fname(&d.class.package),
+            class_name: parts.names.fname(&d.class.name),
+            outer_index: match d.outer {
+                Outer::Import(o) => PackageIndex::from_import(o),
+                _ => PackageIndex::NULL,
+            },
+            object_name: parts.names.fname(&d.object_name),
+            package_name: None,
+            import_optional: optional,
+        })
+        .collect()
+}
+
+fn legacy_exports(parts: &Parts<'_>) -> Vec<ObjectExport> {
+    let engine = parts.zen.engine;
+    let v5 = engine.legacy_file_versions().ue5;
+    parts
+        .exports
+        .iter()
+        .map(|e| ObjectExport {
+            class_index: PackageIndex(e.class),
+            super_index: PackageIndex(e.super_index),
+            template_index: PackageIndex(e.template),
+            outer_index: PackageIndex(e.outer),
+            object_name: parts.names.fname(&e.name),
+            object_flags: e.flags,
+            serial_size: e.serial_size,
+            serial_offset: 0,
+            forced_export: false,
+            not_for_client: e.not_for_client,
+            not_for_server: e.not_for_server,
+            package_guid: (v5 < ue5::REMOVE_OBJECT_EXPORT_PACKAGE_GUID).then_some([0; 16]),
+            is_inherited_instance: (v5 >= ue5::TRACK_OBJECT_EXPORT_IS_INHERITED)
+                .then_some(e.inherited_instance),
+            package_flags: 0,
+            not_always_loaded_for_editor_game: e.not_always_loaded_for_editor_game,
+            is_asset: e.is_asset,
+            generate_public_hash: (v5 >= ue5::OPTIONAL_RESOURCES).then_some(e.generate_public_hash),
+            first_export_dependency: -1,
+            serialization_before_serialization_dependencies: 0,
+            create_before_serialization_dependencies: 0,
+            serialization_before_create_dependencies: 0,
+            create_before_create_dependencies: 0,
+            // Only versioned-property packages have them; the Zen package
+            // does not say where the property block ends, so it spans the export.
+            script_serialization_start_offset: Some(0),
+            script_serialization_end_offset: Some(e.serial_size),
+        })
+        .collect()
+}
+
+/// Lays the four lists of each export out in the flat preload list, in the
+/// order the legacy format stores them.
+fn flatten_dependencies(package: &mut LegacyPackage, deps: &[ExportDependencies]) {
+    for (export, d) in package.exports.iter_mut().zip(deps) {
+        if d.is_empty() {
+            continue;
+        }
+        export.first_export_dependency = package.preload_dependencies.len() as i32;
+        export.serialization_before_serialization_dependencies =
+            d.serialize_before_serialize.len() as i32;
+        export.create_before_serialization_dependencies = d.create_before_serialize.len() as i32;
+        export.serialization_before_create_dependencies = d.serialize_before_create.len() as i32;
+        export.create_before_create_dependencies = d.create_before_create.len() as i32;
+        for list in [
+            &d.serialize_before_serialize,
+            &d.create_before_serialize,
+            &d.serialize_before_create,
+            &d.create_before_create,
+        ] {
+            package
+                .preload_dependencies
+                .extend(list.iter().map(|&i| PackageIndex(i)));
+        }
+    }
+}
+
+fn data_resources(zen: &ZenPackage, exports: &[DraftExport]) -> Option<DataResources> {
+    if !zen.engine.zen_has_bulk_data_map() || zen.bulk_data.is_empty() {
+        return None;
+    }
+    let version = zen.engine.legacy_data_resource_version();
+    let owner = exports
+        .iter()
+        .position(|e| e.is_asset)
+        .map_or(PackageIndex::NULL, PackageIndex::from_export);
+    Some(DataResources {
+        version,
+        entries: zen
+            .bulk_data
+            .iter()
+            .map(|b| DataResource {
+                flags: 0,
+                cooked_index: (version >= 2).then_some(b.cooked_index),
+                serial_offset: b.serial_offset,
+                duplicate_serial_offset: b.duplicate_serial_offset,
+                serial_size: b.serial_size,
+                raw_size: b.serial_size,
+                outer_index: owner,
+                legacy_bulk_data_flags: b.flags,
+            })
+            .collect(),
+    })
+}
+
+/// The legacy header size the package was cooked with, when the Zen
+/// package says it: `CookedHeaderSize`, or for UE4 (whose export offsets
+/// are absolute) the first export's offset.
+fn cooked_header_size(zen: &ZenPackage, exports: &[DraftExport]) -> Option<usize> {
+    if zen.summary.cooked_header_size > 0 {
+        return Some(zen.summary.cooked_header_size as usize);
+    }
+    if zen.engine.zen_layout() == ZenLayout::Ue4 {
+        return exports
+            .iter()
+            .filter(|e| e.serial_size > 0)
+            .map(|e| e.cooked_offset as usize)
+            .min();
+    }
+    None
+}
+
+/// Sets every export's serial offset and builds the `.uexp`: 5.3+ export
+/// data is the `.uexp` as it was; before, the exports come in load order
+/// and go back to the places their serial offsets give, followed by what
+/// came after them and the package tag.
+fn place_exports(
+    package: &mut LegacyPackage,
+    zen: &ZenPackage,
+    exports: &[DraftExport],
+    header_size: usize,
+    cooked_header: Option<usize>,
+    notes: &mut Vec<String>,
+) -> Result<Vec<u8>> {
+    let header_size = header_size as i64;
+    if zen.engine.zen_layout() == ZenLayout::DependencyBundles {
+        let mut end = 0u64;
+        for (i, e) in exports.iter().enumerate() {
+            let stop = e.cooked_offset.checked_add(e.serial_size as u64);
+            if stop.is_none_or(|s| s > zen.export_data.len() as u64) {
+                return Err(Error::invalid(format!(
+                    "its data {}..+{} is outside the {}-byte export data",
+                    e.cooked_offset,
+                    e.serial_size,
+                    zen.export_data.len()
+                ))
+                .within(format!("export {i}"))
+                .within("export map"));
+            }
+            package.exports[i].serial_offset = header_size + e.cooked_offset as i64;
+            end = end.max(stop.unwrap_or(0));
+        }
+        package.summary.bulk_data_start_offset = header_size + end as i64;
+        return Ok(zen.export_data.clone());
+    }
+    let blobs = blobs_in_load_order(zen, exports)?;
+    let consumed: usize = blobs.iter().flatten().map(|b| b.len()).sum();
+    let tail = &zen.export_data[consumed..];
+    // UE4 offsets count from the start of the header the package was cooked with.
+    let base = match zen.engine.zen_layout() {
+        ZenLayout::Ue4 => cooked_header.unwrap_or(header_size as usize) as u64,
+        _ => 0,
+    };
+    let mut order: Vec<usize> = (0..exports.len()).collect();
+    order.sort_by_key(|&i| (exports[i].cooked_offset, i));
+    let mut uexp = Vec::with_capacity(zen.export_data.len() + 4);
+    for i in order {
+        let e = &exports[i];
+        let relative = e.cooked_offset.checked_sub(base).ok_or_else(|| {
+            Error::invalid(format!(
+                "its serial offset {} lies inside the {base}-byte header",
+                e.cooked_offset
+            ))
+            .within(format!("export {i}"))
+            .within("export map")
+        })?;
+        let at = uexp.len() as u64;
+        // A gap can hold no more than the whole export data (cooks leave none).
+        if relative > at && relative - at > zen.export_data.len() as u64 {
+            return Err(Error::invalid(format!(
+                "its serial offset {} leaves a gap of {} bytes, more than the {}-byte export data",
+                e.cooked_offset,
+                relative - at,
+                zen.export_data.len()
+            ))
+            .within(format!("export {i}"))
+            .within("export map"));
+        }
+        if relative > at {
+            notes.push(format!(
+                "export {i}: {} bytes between the previous export and this one are not in the Zen package; zeros written",
+                relative - at
+            ));
+            uexp.resize(relative as usize, 0);
+        } else if relative < at && e.serial_size > 0 {
+            return Err(Error::invalid(format!(
+                "its data at {relative} overlaps the export before it (which ends at {at})"
+            ))
+            .within(format!("export {i}"))
+            .within("export map"));
+        }
+        package.exports[i].serial_offset = header_size + uexp.len() as i64;
+        if let Some(blob) = blobs[i] {
+            uexp.extend_from_slice(blob);
+        }
+    }
+    package.summary.bulk_data_start_offset = header_size + uexp.len() as i64;
+    uexp.extend_from_slice(tail);
+    uexp.extend_from_slice(&PACKAGE_FILE_TAG.to_le_bytes());
+    Ok(uexp)
+}
+
+/// Each export's data, cut from the export data in load order (4.26–5.2).
+fn blobs_in_load_order<'z>(
+    zen: &'z ZenPackage,
+    exports: &[DraftExport],
+) -> Result<Vec<Option<&'z [u8]>>> {
+    let mut blobs: Vec<Option<&[u8]>> = vec![None; exports.len()];
+    let mut position = 0usize;
+    for entry in &zen.export_bundle_entries {
+        if entry.command != ExportCommand::Serialize {
+            continue;
+        }
+        let i = entry.export_index as usize;
+        let size = exports
+            .get(i)
+            .map(|e| e.serial_size as usize)
+            .ok_or_else(|| {
+                Error::invalid(format!(
+                    "a bundle entry names export {i}, but there are {}",
+                    exports.len()
+                ))
+                .within("export bundles")
+            })?;
+        let end = position
+            .checked_add(size)
+            .filter(|&end| end <= zen.export_data.len())
+            .ok_or_else(|| {
+                Error::invalid(format!(
+                    "its {size} bytes at {position} run past the {}-byte export data",
+                    zen.export_data.len()
+                ))
+                .within(format!("export {i}"))
+                .within("export bundles")
+            })?;
+        if blobs[i].replace(&zen.export_data[position..end]).is_some() {
+            return Err(
+                Error::invalid(format!("export {i} is serialized twice")).within("export bundles")
+            );
+        }
+        position = end;
+    }
+    if let Some(i) = (0..exports.len()).find(|&i| blobs[i].is_none() && exports[i].serial_size > 0)
+    {
+        return Err(Error::invalid(format!(
+            "export {i} has {} bytes of data but no bundle serializes it",
+            exports[i].serial_size
+        ))
+        .within("export bundles"));
+    }
+    Ok(blobs)
+}
+
+/// Writes the header with its content hash: the saved hash (5.6+) or the
+/// package GUID (before), over the header and the `.uexp` without its tag.
+fn seal(package: &mut LegacyPackage, export_data: &[u8]) -> Result<Vec<u8>> {
+    let saved_hash = package.versions.ue5 >= ue5::PACKAGE_SAVED_HASH;
+    if saved_hash {
+        package.summary.saved_hash = Some([0; 20]);
+    } else {
+        package.summary.guid = Some([0; 16]);
+    }
+    let unsealed = package.write()?;
+    let tagged = export_data.ends_with(&PACKAGE_FILE_TAG.to_le_bytes());
+    let body = &export_data[..export_data.len() - if tagged { 4 } else { 0 }];
+    let mut hasher = blake3::Hasher::new();
+    hasher.update(&unsealed);
+    hasher.update(body);
+    let hash = hasher.finalize();
+    let bytes = hash.as_bytes();
+    if saved_hash {
+        let mut h = [0u8; 20];
+        h.copy_from_slice(&bytes[..20]);
+        package.summary.saved_hash = Some(h);
+    } else {
+        let mut g = [0u8; 16];
+        g.copy_from_slice(&bytes[..16]);
+        package.summary.guid = Some(g);
+    }
+    let header = package.write()?;
+    if header.len() != unsealed.len() {
+        return Err(Error::internal("sealing changed the header size"));
+    }
+    Ok(header)
+}

@@ -1,0 +1,421 @@
+//! The game's script objects: every native object (`/Script/...`) a Zen
+//! package can import, keyed by the `FPackageObjectIndex` its import map
+//! stores for it (the object path hash with the script-import bits).
+//!
+//! Three sources give the same table:
+//! - UE5: the ScriptObjects chunk of `global.utoc` — a name batch, then an
+//!   `i32` count and one 32-byte `FScriptObjectEntry` per object (object
+//!   name as `FMappedName` into that batch, global index, outer index, CDO
+//!   class index). Checked on `retoc/UE5.3/ScriptObjects.bin`: 30,977
+//!   entries that end exactly at the end of the chunk.
+//! - UE4: the LoaderInitialLoadMeta chunk (same count + entries) with the
+//!   global name map in LoaderGlobalNames / LoaderGlobalNameHashes (the UE4
+//!   split name form). Checked on `retoc/UE4.27/Loader*_1.bin`.
+//! - The `/Script/` imports of legacy packages ([`ScriptObjects::add_legacy_package`]):
+//!   the engine's ids are hashes of the paths, so the table can be rebuilt
+//!   from any packages that import the objects. These imports also state
+//!   each object's class, which the engine's chunk does not carry.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::binary::Reader;
+use crate::error::{Context, Error, Result};
+use crate::hash::object_path_hash;
+use crate::legacy::{LegacyPackage, ResolvedIndex};
+use crate::zen::names::{read_name_batch, read_split_names};
+use crate::zen::{PackageObjectIndex, ZenName};
+
+/// One script object.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScriptObject {
+    /// The object's name without its number, and the FName number (0: none).
+    pub name: String,
+    pub number: u32,
+    /// The outer object (`None` for a script package such as `/Script/Engine`).
+    pub outer: Option<PackageObjectIndex>,
+    /// For a class default object: its class.
+    pub cdo_class: Option<PackageObjectIndex>,
+    /// The object's class as (class package, class name), when the source
+    /// says it (legacy imports do; the engine's chunk does not).
+    pub class: Option<(String, String)>,
+}
+
+impl ScriptObject {
+    /// The name with its number suffix (`Name_2` for number 3).
+    pub fn full_name(&self) -> String {
+        if self.number > 0 {
+            format!("{}_{}", self.name, self.number - 1)
+        } else {
+            self.name.clone()
+        }
+    }
+}
+
+/// The table of script objects, by global index.
+#[derive(Debug, Clone, Default)]
+pub struct ScriptObjects {
+    objects: BTreeMap<PackageObjectIndex, ScriptObject>,
+    /// Objects some class default object names as its class.
+    classes: BTreeSet<PackageObjectIndex>,
+}
+
+/// Size of one `FScriptObjectEntry`.
+const ENTRY_SIZE: usize = 32;
+/// Outer chains longer than this are treated as loops.
+const MAX_DEPTH: usize = 64;
+
+impl ScriptObjects {
+    /// An empty table.
+    pub fn new() -> Self {
+        ScriptObjects::default()
+    }
+
+    /// Parses the UE5 ScriptObjects chunk.
+    pub fn read_ue5(chunk: &[u8]) -> Result<Self> {
+        let mut r = Reader::new(chunk);
+        let names = read_name_batch(&mut r).context("script objects > name batch")?;
+        let table = Self::read_entries(&mut r, &names).context("script objects")?;
+        if !r.at_end() {
+            return Err(r
+                .error(format!("{} bytes left after the entries", r.remaining()))
+                .within("script objects"));
+        }
+        Ok(table)
+    }
+
+    /// Parses the UE4 initial load meta chunk, naming its objects from the
+    /// global name map (the LoaderGlobalNames and LoaderGlobalNameHashes chunks).
+    pub fn read_ue4(initial_load_meta: &[u8], names: &[u8], name_hashes: &[u8]) -> Result<Self> {
+        let mut joined = Vec::with_capacity(names.len() + name_hashes.len());
+        joined.extend_from_slice(names);
+        joined.extend_from_slice(name_hashes);
+        let mut r = Reader::new(&joined);
+        let names = read_split_names(&mut r, 0, names.len(), names.len(), name_hashes.len())
+            .context("global name map")?;
+        let mut r = Reader::new(initial_load_meta);
+        // The script objects come first; the rest of the chunk (initial
+        // load packages) is not needed here.
+        Self::read_entries(&mut r, &names).context("initial load meta")
+    }
+
+    /// Writes the table as a UE5 ScriptObjects chunk (names in first-use
+    /// order, entries by global index). Classes from legacy imports are not
+    /// part of the chunk.
+    pub fn write_ue5(&self) -> Vec<u8> {
+        // The chunk says "X is a class" by a default object naming X; add
+        // one for classes known otherwise (as the engine has for each).
+        let mut objects = self.objects.clone();
+        let has_default: BTreeSet<PackageObjectIndex> =
+            self.objects.values().filter_map(|o| o.cdo_class).collect();
+        for class in self.classes.difference(&has_default) {
+            let (Some(object), Some(path)) = (self.get(*class), self.path(*class)) else {
+                continue;
+            };
+            let Some((module, _)) = path.split_once('.') else {
+                continue;
+            };
+            let name = format!("Default__{}", object.full_name());
+            let (base, number) = crate::zen::names::split_name_number(&name);
+            objects
+                .entry(script_index(&[module.to_string(), name.clone()]))
+                .or_insert(ScriptObject {
+                    name: base.to_string(),
+                    number,
+                    outer: object.outer,
+                    cdo_class: Some(*class),
+                    class: None,
+                });
+        }
+        let mut names: Vec<ZenName> = Vec::new();
+        let mut index: BTreeMap<&str, u32> = BTreeMap::new();
+        for object in objects.values() {
+            index.entry(object.name.as_str()).or_insert_with(|| {
+                names.push(ZenName::new(object.name.clone()));
+                names.len() as u32 - 1
+            });
+        }
+        let mut w = crate::binary::Writer::new();
+        crate::zen::names::write_name_batch(&mut w, &names);
+        w.i32(objects.len() as i32);
+        let null = PackageObjectIndex::NULL;
+        for (global, object) in &objects {
+            w.u32(index[object.name.as_str()]);
+            w.u32(object.number);
+            w.u64(global.0);
+            w.u64(object.outer.unwrap_or(null).0);
+            w.u64(object.cdo_class.unwrap_or(null).0);
+        }
+        w.into_inner()
+    }
+
+    fn read_entries(r: &mut Reader, names: &[ZenName]) -> Result<Self> {
+        let count = r.count_i32(ENTRY_SIZE).context("script object count")?;
+        let mut table = ScriptObjects::new();
+        for i in 0..count {
+            let at = r.pos();
+            let index = r.u32()?;
+            let number = r.u32()?;
+            let global = PackageObjectIndex(r.u64()?);
+            let outer = PackageObjectIndex(r.u64()?);
+            let cdo_class = PackageObjectIndex(r.u64()?);
+            let name = names
+                .get((index & ((1 << 30) - 1)) as usize)
+                .ok_or_else(|| {
+                    r.error_at(
+                        at,
+                        format!(
+                            "script object {i} names entry {} of a {}-name map",
+                            index & ((1 << 30) - 1),
+                            names.len()
+                        ),
+                    )
+                })?
+                .text
+                .clone();
+            if global.kind() != crate::zen::ObjectIndexKind::ScriptImport {
+                return Err(r.error_at(
+                    at + 8,
+                    format!(
+                        "script object {i} (`{name}`) has global index {}, not a script import",
+                        global.describe()
+                    ),
+                ));
+            }
+            table.insert(
+                global,
+                ScriptObject {
+                    name,
+                    number,
+                    outer: (!outer.is_null()).then_some(outer),
+                    cdo_class: (!cdo_class.is_null()).then_some(cdo_class),
+                    class: None,
+                },
+            );
+        }
+        Ok(table)
+    }
+
+    /// Adds the `/Script/` imports of a legacy package: each object with its
+    /// outer, its class and (for a class default object) the class it is the
+    /// default of. An object already in the table keeps what it has, but
+    /// gains a class it did not know.
+    pub fn add_legacy_package(&mut self, package: &LegacyPackage) -> Result<()> {
+        for i in 0..package.imports.len() {
+            let path = import_chain(package, i)?;
+            let import = &package.imports[i];
+            // The class an import names is a script object too (a native class).
+            let class_package = package.name(import.class_package)?;
+            if class_package.starts_with("/Script/") {
+                let class_name = package.name(import.class_name)?;
+                self.add_native_class(&class_package, &class_name);
+            }
+            if !path[0].starts_with("/Script/") {
+                continue;
+            }
+            let global = script_index(&path);
+            let outer = (path.len() > 1).then(|| script_index(&path[..path.len() - 1]));
+            let class_package = package.name(import.class_package)?;
+            let class_name = package.name(import.class_name)?;
+            let cdo_class = (path.len() == 2 && path[1].starts_with("Default__")).then(|| {
+                // The class of a default object is `/Script/Module.Class`.
+                let class_path = [class_package.clone(), class_name.clone()];
+                script_index(&class_path)
+            });
+            let base = package
+                .names
+                .get(import.object_name.index as usize)
+                .map(|n| n.text.clone())
+                .ok_or_else(|| Error::invalid(format!("import {i}: name index out of range")))?;
+            // The engine's chunk has a default object for every native
+            // class; an import that is a class stands for that evidence.
+            if class_package == "/Script/CoreUObject" && class_name == "Class" {
+                self.classes.insert(global);
+            }
+            let object = ScriptObject {
+                name: base,
+                number: import.object_name.number,
+                outer,
+                cdo_class,
+                class: Some((class_package, class_name)),
+            };
+            match self.objects.get_mut(&global) {
+                Some(known) => {
+                    if known.class.is_none() {
+                        known.class = object.class;
+                    }
+                    if known.cdo_class.is_none() {
+                        if let Some(c) = object.cdo_class {
+                            known.cdo_class = Some(c);
+                            self.classes.insert(c);
+                        }
+                    }
+                }
+                None => self.insert(global, object),
+            }
+        }
+        Ok(())
+    }
+
+    /// The script objects the cooked legacy packages under `dir`
+    /// (`.uasset`/`.umap` with their `.uexp`, cooked for `engine`) import.
+    /// Files that are no legacy package are passed over; a package that
+    /// does not read is an error naming it.
+    pub fn from_legacy_folder(dir: &std::path::Path, engine: crate::EngineVersion) -> Result<Self> {
+        let mut table = ScriptObjects::new();
+        let mut paths = Vec::new();
+        for entry in walkdir::WalkDir::new(dir).sort_by_file_name() {
+            let entry = entry.map_err(|e| Error::io(dir, std::io::Error::other(e.to_string())))?;
+            let path = entry.path();
+            let is_header = path.extension().is_some_and(|x| {
+                x.eq_ignore_ascii_case("uasset") || x.eq_ignore_ascii_case("umap")
+            });
+            if is_header && entry.file_type().is_file() {
+                paths.push(path.to_path_buf());
+            }
+        }
+        for path in paths {
+            let head = std::fs::read(&path).map_err(|e| Error::io(&path, e))?;
+            if !head.starts_with(&crate::legacy::PACKAGE_FILE_TAG.to_le_bytes()) {
+                continue;
+            }
+            let package = LegacyPackage::read(&head, Some(engine)).map_err(|e| e.in_file(&path))?;
+            table
+                .add_legacy_package(&package)
+                .map_err(|e| e.in_file(&path))?;
+        }
+        Ok(table)
+    }
+
+    /// Adds the native class `/Script/Module.Class` (and its package) unless known.
+    fn add_native_class(&mut self, module: &str, class: &str) {
+        let package_index = script_index(&[module.to_string()]);
+        if !self.objects.contains_key(&package_index) {
+            self.insert(
+                package_index,
+                ScriptObject {
+                    name: module.to_string(),
+                    number: 0,
+                    outer: None,
+                    cdo_class: None,
+                    class: Some(("/Script/CoreUObject".into(), "Package".into())),
+                },
+            );
+        }
+        let class_index = script_index(&[module.to_string(), class.to_string()]);
+        self.classes.insert(class_index);
+        if !self.objects.contains_key(&class_index) {
+            let (base, number) = crate::zen::names::split_name_number(class);
+            self.insert(
+                class_index,
+                ScriptObject {
+                    name: base.to_string(),
+                    number,
+                    outer: Some(package_index),
+                    cdo_class: None,
+                    class: Some(("/Script/CoreUObject".into(), "Class".into())),
+                },
+            );
+        }
+    }
+
+    fn insert(&mut self, global: PackageObjectIndex, object: ScriptObject) {
+        if let Some(class) = object.cdo_class {
+            self.classes.insert(class);
+        }
+        self.objects.insert(global, object);
+    }
+
+    /// Forgets the classes legacy imports gave, keeping what the engine's
+    /// chunk holds (names, outers, default objects' classes): imports are
+    /// then classed by inference, as with the game's own chunk.
+    pub fn forget_classes(&mut self) {
+        for object in self.objects.values_mut() {
+            object.class = None;
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.objects.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.objects.is_empty()
+    }
+
+    pub fn get(&self, index: PackageObjectIndex) -> Option<&ScriptObject> {
+        self.objects.get(&index)
+    }
+
+    /// Whether a class default object names this object as its class.
+    pub fn is_class(&self, index: PackageObjectIndex) -> bool {
+        self.classes.contains(&index)
+    }
+
+    /// The chain of objects from the script package down to `index`
+    /// (package first), or `None` if an object of the chain is unknown or
+    /// the chain loops.
+    pub fn chain(&self, index: PackageObjectIndex) -> Option<Vec<PackageObjectIndex>> {
+        let mut chain = vec![index];
+        let mut current = self.get(index)?;
+        while let Some(outer) = current.outer {
+            if chain.len() > MAX_DEPTH {
+                return None;
+            }
+            chain.push(outer);
+            current = self.get(outer)?;
+        }
+        chain.reverse();
+        Some(chain)
+    }
+
+    /// The object's path as the engine prints it (`/Script/Engine.Actor:Sub`).
+    pub fn path(&self, index: PackageObjectIndex) -> Option<String> {
+        let chain = self.chain(index)?;
+        let mut path = String::new();
+        for (depth, i) in chain.iter().enumerate() {
+            match depth {
+                0 => {}
+                1 => path.push('.'),
+                _ => path.push(':'),
+            }
+            path.push_str(&self.get(*i)?.full_name());
+        }
+        Some(path)
+    }
+}
+
+/// The global index of a script object from its path (package first), as
+/// the Zen conversion computes it.
+fn script_index(path: &[String]) -> PackageObjectIndex {
+    PackageObjectIndex::script_import(object_path_hash(&path.join("/")))
+}
+
+/// Names (with number suffixes) from the outermost import down to import `index`.
+fn import_chain(package: &LegacyPackage, index: usize) -> Result<Vec<String>> {
+    let mut chain = Vec::new();
+    let mut current = index;
+    loop {
+        let import = package.imports.get(current).ok_or_else(|| {
+            Error::invalid(format!(
+                "import {index}: outer chain refers to a missing import"
+            ))
+        })?;
+        chain.push(package.name(import.object_name)?);
+        if chain.len() > package.imports.len() {
+            return Err(Error::invalid(format!(
+                "import {index}: the outer chain loops"
+            )));
+        }
+        match import.outer_index.resolve() {
+            ResolvedIndex::Null => break,
+            ResolvedIndex::Import(outer) => current = outer,
+            ResolvedIndex::Export(_) => {
+                return Err(Error::invalid(format!(
+                    "import {index} has an export of its own package as outer"
+                )))
+            }
+        }
+    }
+    chain.reverse();
+    Ok(chain)
+}
