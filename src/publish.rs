@@ -57,11 +57,13 @@ pub fn check_interrupted() -> Result<()> {
 
 /// What an interrupt handler does: marks the process interrupted, waits for
 /// a publication under way to complete, and removes every temporary file.
-/// Returns with the publication lock held by nobody; the caller then exits.
+/// It keeps the publication lock for good, so no publication can start
+/// between its return and the process's exit, which the caller does next.
 pub fn on_interrupt() {
     INTERRUPTED.store(true, Ordering::SeqCst);
-    let _publishing = PUBLISHING.lock().unwrap_or_else(|e| e.into_inner());
+    let publishing = PUBLISHING.lock().unwrap_or_else(|e| e.into_inner());
     remove_temporaries();
+    std::mem::forget(publishing);
 }
 
 /// Removes every registered temporary file (all of this process's unpublished outputs).
@@ -231,6 +233,8 @@ pub fn write_file(
 /// folders. Runs as one critical section: an interrupt waits for it.
 pub fn publish(remove_first: Vec<PathBuf>, staged: Vec<Staged>) -> Result<()> {
     let _publishing = PUBLISHING.lock().unwrap_or_else(|e| e.into_inner());
+    // Stopped while waiting: publish nothing (the staged files are dropped, so removed).
+    check_interrupted()?;
     for path in &remove_first {
         match std::fs::remove_file(path) {
             Ok(()) => {}
