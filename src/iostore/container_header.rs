@@ -26,17 +26,19 @@
 
 use serde::Serialize;
 
-use crate::binary::{is_latin1, Reader, Writer};
+use strum::FromRepr;
+
+use crate::binary::{Reader, Writer};
 use crate::error::{Context, Error, Result};
+use crate::names::{read_name_batch, write_name_batch, NAME_HASH_ALGORITHM_ID};
+pub use crate::names::{BatchName, MappedName, MappedNameKind};
 
 /// `'nCoI'` little-endian: the UE5 container header magic.
 pub const CONTAINER_HEADER_MAGIC: u32 = 0x496F_436E;
 
-/// The FName hash algorithm id that name batches carry.
-const NAME_HASH_ALGORITHM_ID: u64 = 0xC164_0000;
-
 /// `EIoContainerHeaderVersion`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, FromRepr)]
+#[repr(i32)]
 pub enum ContainerHeaderVersion {
     /// Some UE4 games: 16-byte store entries without bundle size or load order.
     PreInitial = -1,
@@ -56,17 +58,7 @@ pub enum ContainerHeaderVersion {
 
 impl ContainerHeaderVersion {
     pub fn from_i32(value: i32) -> Option<Self> {
-        use ContainerHeaderVersion::*;
-        Some(match value {
-            -1 => PreInitial,
-            0 => Initial,
-            1 => LocalizedPackages,
-            2 => OptionalSegmentPackages,
-            3 => NoExportInfo,
-            4 => SoftPackageReferences,
-            5 => SoftPackageReferencesOffset,
-            _ => return None,
-        })
+        Self::from_repr(value)
     }
 
     /// Whether the header starts with the magic and the version (UE5).
@@ -109,21 +101,6 @@ pub struct StoreEntry {
     pub imported_packages: Vec<u64>,
     /// SHA-1 hashes of the shader maps the package uses (UE5).
     pub shader_map_hashes: Vec<[u8; 20]>,
-}
-
-/// A name as a name batch stores it: the text and whether it was UTF-16.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct BatchName {
-    pub text: String,
-    pub utf16: bool,
-}
-
-/// An `FMappedName` as stored: index (with the name-map kind in its top
-/// bits) and number.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct MappedName {
-    pub index: u32,
-    pub number: u32,
 }
 
 /// A localized package (UE5): the source package and its name in the
@@ -283,7 +260,7 @@ impl ContainerHeader {
             for _ in 0..n {
                 header.localized_packages.push(LocalizedPackage {
                     source_package_id: r.u64()?,
-                    source_package_name: read_mapped_name(r)?,
+                    source_package_name: MappedName::read(r)?,
                 });
             }
             let n = r.count_u32(24).context("package redirects")?;
@@ -291,7 +268,7 @@ impl ContainerHeader {
                 header.package_redirects.push(PackageRedirect {
                     source_package_id: r.u64()?,
                     target_package_id: r.u64()?,
-                    source_package_name: Some(read_mapped_name(r)?),
+                    source_package_name: Some(MappedName::read(r)?),
                 });
             }
         } else {
@@ -409,7 +386,7 @@ impl ContainerHeader {
             w.u32(self.localized_packages.len() as u32);
             for p in &self.localized_packages {
                 w.u64(p.source_package_id);
-                write_mapped_name(&mut w, p.source_package_name);
+                p.source_package_name.write(&mut w);
             }
             w.u32(self.package_redirects.len() as u32);
             for p in &self.package_redirects {
@@ -418,7 +395,7 @@ impl ContainerHeader {
                 let name = p.source_package_name.ok_or_else(|| {
                     Error::usage("a UE5 package redirect needs its source package name")
                 })?;
-                write_mapped_name(&mut w, name);
+                name.write(&mut w);
             }
         } else {
             w.u32(self.culture_packages.len() as u32);
@@ -481,18 +458,6 @@ fn write_u64_array(w: &mut Writer, values: &[u64]) {
     for v in values {
         w.u64(*v);
     }
-}
-
-fn read_mapped_name(r: &mut Reader) -> Result<MappedName> {
-    Ok(MappedName {
-        index: r.u32()?,
-        number: r.u32()?,
-    })
-}
-
-fn write_mapped_name(w: &mut Writer, name: MappedName) {
-    w.u32(name.index);
-    w.u32(name.number);
 }
 
 /// Reads the store entry buffer: `count` fixed entries, each with array
@@ -623,95 +588,6 @@ fn write_store_entries<'a>(
     out
 }
 
-/// Reads a UE5 name batch: count, string bytes, hash algorithm id, hashes,
-/// big-endian length words (top bit = UTF-16), then the strings.
-fn read_name_batch(r: &mut Reader) -> Result<Vec<BatchName>> {
-    let count = r.count_u32(10)?;
-    if count == 0 {
-        return Ok(Vec::new());
-    }
-    let string_bytes = r.u32()? as usize;
-    let at = r.pos();
-    let algorithm = r.u64()?;
-    if algorithm != NAME_HASH_ALGORITHM_ID {
-        return Err(r.error_at(at, format!("unknown name hash algorithm 0x{algorithm:x}")));
-    }
-    r.skip(count * 8)?; // hashes: recomputed from the text when writing
-    let mut lengths = Vec::with_capacity(count);
-    for _ in 0..count {
-        lengths.push(r.u16()?.swap_bytes());
-    }
-    let strings_start = r.pos();
-    let mut names = Vec::with_capacity(count);
-    for word in lengths {
-        let utf16 = word & 0x8000 != 0;
-        let len = (word & 0x7FFF) as usize;
-        if utf16 {
-            let bytes = r.bytes(len * 2)?;
-            let units: Vec<u16> = bytes
-                .chunks_exact(2)
-                .map(|c| u16::from_le_bytes([c[0], c[1]]))
-                .collect();
-            let text =
-                String::from_utf16(&units).map_err(|_| r.error("name is not valid UTF-16"))?;
-            names.push(BatchName { text, utf16 });
-        } else {
-            let text = r.bytes(len)?.iter().map(|&b| b as char).collect();
-            names.push(BatchName { text, utf16 });
-        }
-    }
-    if r.pos() - strings_start != string_bytes {
-        return Err(r.error(format!(
-            "name batch says {string_bytes} string bytes, its strings take {}",
-            r.pos() - strings_start
-        )));
-    }
-    Ok(names)
-}
-
-fn write_name_batch(w: &mut Writer, names: &[BatchName]) {
-    w.u32(names.len() as u32);
-    if names.is_empty() {
-        return;
-    }
-    let utf16 = |n: &BatchName| n.utf16 || !is_latin1(&n.text);
-    let string_bytes: usize = names
-        .iter()
-        .map(|n| {
-            if utf16(n) {
-                n.text.encode_utf16().count() * 2
-            } else {
-                n.text.chars().count()
-            }
-        })
-        .sum();
-    w.u32(string_bytes as u32);
-    w.u64(NAME_HASH_ALGORITHM_ID);
-    for n in names {
-        w.u64(crate::hash::name_hash(&n.text));
-    }
-    for n in names {
-        let len = if utf16(n) {
-            n.text.encode_utf16().count()
-        } else {
-            n.text.chars().count()
-        };
-        let word = (len as u16 & 0x7FFF) | if utf16(n) { 0x8000 } else { 0 };
-        w.bytes(&word.to_be_bytes());
-    }
-    for n in names {
-        if utf16(n) {
-            for u in n.text.encode_utf16() {
-                w.u16(u);
-            }
-        } else {
-            for c in n.text.chars() {
-                w.u8(c as u32 as u8);
-            }
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -750,17 +626,11 @@ mod tests {
                 });
             }
             if version >= LocalizedPackages {
-                h.redirect_names.push(BatchName {
-                    text: "/Game/A".into(),
-                    utf16: false,
-                });
+                h.redirect_names.push(BatchName::new("/Game/A"));
                 h.package_redirects.push(PackageRedirect {
                     source_package_id: 1,
                     target_package_id: 2,
-                    source_package_name: Some(MappedName {
-                        index: 0,
-                        number: 0,
-                    }),
+                    source_package_name: Some(MappedName::new(MappedNameKind::Container, 0, 0)),
                 });
             }
             let bytes = h.write().unwrap();

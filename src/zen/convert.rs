@@ -16,9 +16,10 @@ use crate::error::{Error, Result};
 use crate::hash::{object_path_hash, package_id, public_export_hash};
 use crate::version::{EngineVersion, ZenLayout};
 
-use super::names::{split_name_number, ImportedPackageNames, ZenName};
+use super::names::{ImportedPackageNames, ZenName};
 use super::package::{PackageArcs, ZenPackage, ZenSummary};
 use super::records::*;
+use crate::names::{split_number, with_number};
 
 /// `RF_Public`.
 const OBJECT_FLAG_PUBLIC: u32 = 0x1;
@@ -234,7 +235,7 @@ impl Resolver<'_> {
                 Error::invalid(format!("outer chain refers to missing export {current}"))
                     .within(format!("export {export}"))
             })?;
-            path.push(full_name(&entry.object_name, entry.object_name_number));
+            path.push(with_number(&entry.object_name, entry.object_name_number).into_owned());
             if path.len() > self.source.exports.len() {
                 return Err(Error::invalid("outer chain loops").within(format!("export {export}")));
             }
@@ -250,14 +251,6 @@ impl Resolver<'_> {
         }
         path.reverse();
         Ok(path)
-    }
-}
-
-fn full_name(base: &str, number: u32) -> String {
-    if number > 0 {
-        format!("{base}_{}", number - 1)
-    } else {
-        base.to_string()
     }
 }
 
@@ -453,7 +446,7 @@ pub fn convert_source(
     }
 
     // The package name is added to the name map last.
-    let (pkg_base, pkg_number) = split_name_number(package_name);
+    let (pkg_base, pkg_number) = split_number(package_name);
     let summary_name = names.map(pkg_base, pkg_number);
 
     // Preload dependencies of each command.
@@ -539,7 +532,7 @@ pub fn convert_source(
             build_dependency_bundles(&mut package, &deps);
             let mut ipn = ImportedPackageNames::default();
             for name in &imported_package_names {
-                let (base, number) = split_name_number(name);
+                let (base, number) = split_number(name);
                 ipn.names.push(ZenName::new(base));
                 ipn.numbers.push(number as i32);
             }

@@ -9,10 +9,11 @@ use crate::error::{Context, Result};
 use crate::version::{EngineVersion, ZenLayout};
 
 use super::names::{
-    read_name_batch, read_split_names, split_hash_block, split_name_block, write_name_batch,
-    ImportedPackageNames, ZenName,
+    read_name_batch, read_split_names, write_name_batch, write_split_names, ImportedPackageNames,
+    ZenName,
 };
 use super::records::*;
+use crate::names::MappedNameKind;
 
 /// `FZenPackageSummary`. Offsets are relative to the start of the package.
 /// Fields a layout does not have are 0 (and are not written).
@@ -582,15 +583,11 @@ impl ZenPackage {
 
     /// Resolves a mapped name against the package's name map (`Name_N` for numbered names).
     pub fn name_text(&self, name: MappedName) -> String {
-        let base = match self.names.get(name.index() as usize) {
-            Some(n) if name.kind() == 0 => n.text.clone(),
-            _ => return format!("<name {} kind {}>", name.index(), name.kind()),
-        };
-        if name.number > 0 {
-            format!("{base}_{}", name.number - 1)
-        } else {
-            base
+        match name.kind() {
+            Some(MappedNameKind::Package) => name.resolve(&self.names).map(|t| t.into_owned()),
+            _ => None,
         }
+        .unwrap_or_else(|| format!("<name {} kind {:?}>", name.index(), name.kind()))
     }
 
     /// The package name the summary names.
@@ -613,12 +610,11 @@ impl ZenPackage {
         s.write(&mut w, layout);
         let mut cell_offsets_at = None;
         if layout == ZenLayout::Ue4 {
-            let names = split_name_block(&self.names);
+            let (names, hashes) = write_split_names(&self.names);
             s.name_map_names_offset = w.pos() as i32;
             s.name_map_names_size = names.len() as i32;
             w.bytes(&names);
             w.align(8);
-            let hashes = split_hash_block(&self.names);
             s.name_map_hashes_offset = w.pos() as i32;
             s.name_map_hashes_size = hashes.len() as i32;
             w.bytes(&hashes);
