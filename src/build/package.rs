@@ -16,7 +16,7 @@ use crate::legacy::PackageFiles;
 use crate::manifest::Manifest;
 use crate::pak::crypto::AesKey;
 use crate::version::EngineVersion;
-use crate::zen::{BulkDataKind, StoreEntryInfo};
+use crate::zen::BulkDataKind;
 
 /// Everything outside a package's own files that its conversion depends on.
 pub struct Settings {
@@ -99,7 +99,9 @@ pub struct BuiltPackage {
     pub uexp_tail: Option<usize>,
     /// Bulk-data chunks: the companions' bytes as they are on disk.
     pub bulk_data: Vec<(BulkDataKind, Vec<u8>)>,
-    pub store_entry: StoreEntryInfo,
+    pub store_entry: StoreEntry,
+    /// Names of the packages the package references softly.
+    pub soft_package_references: Vec<String>,
 }
 
 /// Marks a cached package file and its layout; bump when the layout changes.
@@ -151,8 +153,8 @@ impl BuiltPackage {
             w.u64(data.len() as u64);
         }
         let entry = &self.store_entry;
-        w.u32(entry.export_count);
-        w.u32(entry.export_bundle_count);
+        w.u32(entry.export_count as u32);
+        w.u32(entry.export_bundle_count as u32);
         w.u32(entry.imported_packages.len() as u32);
         for id in &entry.imported_packages {
             w.u64(*id);
@@ -161,8 +163,8 @@ impl BuiltPackage {
         for hash in &entry.shader_map_hashes {
             w.bytes(hash);
         }
-        w.u32(entry.soft_package_references.len() as u32);
-        for name in &entry.soft_package_references {
+        w.u32(self.soft_package_references.len() as u32);
+        for name in &self.soft_package_references {
             w.fstring(name);
         }
         // Written in place, without a temporary name: renames are costly in a
@@ -229,19 +231,18 @@ impl BuiltPackage {
         let built = BuiltPackage {
             fixups: Vec::new(),
             package_id,
-            package_name: package_name.clone(),
+            package_name,
             package_bytes,
             uexp_tail: (tail > 0).then_some(tail),
             bulk_data: Vec::new(),
-            store_entry: StoreEntryInfo {
-                package_id,
-                package_name,
-                export_count,
-                export_bundle_count,
+            store_entry: StoreEntry {
+                export_count: export_count as i32,
+                export_bundle_count: export_bundle_count as i32,
                 imported_packages,
                 shader_map_hashes,
-                soft_package_references,
+                ..StoreEntry::default()
             },
+            soft_package_references,
         };
         Ok((built, bulk_lengths))
     }
@@ -286,6 +287,7 @@ pub fn convert(source: &PackageSource, settings: &Settings) -> Result<BuiltPacka
         package_bytes: converted.package_bytes,
         bulk_data: converted.bulk_data,
         store_entry: converted.store_entry,
+        soft_package_references: converted.soft_package_references,
     })
 }
 
@@ -321,9 +323,7 @@ impl ContainerWriter {
             built.package_id,
             &built.package_bytes,
             // UE4 load orders are assigned in `finish`, once every package is known.
-            built
-                .store_entry
-                .container_store_entry(built.package_bytes.len() as u64, 0),
+            built.store_entry.clone(),
             &source.relative_path,
         )?;
         let path = &source.relative_path;

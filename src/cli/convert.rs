@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 use zenpak::legacy::PackageFiles;
-use zenpak::zen::{convert, StoreEntryInfo};
+use zenpak::zen::{convert, StoreEntryReport};
 use zenpak::{EngineVersion, Error, Result};
 
 use super::{GlobalOptions, MessageFormat};
@@ -44,7 +44,7 @@ struct Report<'a> {
     output: &'a PathBuf,
     bytes: usize,
     bulk_data: Vec<(String, usize)>,
-    store_entry: &'a StoreEntryInfo,
+    store_entry: StoreEntryReport<'a>,
     fixups: &'a zenpak::fixups::FixupReport,
 }
 
@@ -76,7 +76,8 @@ pub fn run(args: Args, global: &GlobalOptions) -> Result<()> {
         bulk.push((path.display().to_string(), bytes.len()));
     }
     if let Some(path) = &args.store_entry {
-        let text = serde_json::to_string_pretty(&converted.store_entry).map_err(Error::json)?;
+        let text =
+            serde_json::to_string_pretty(&converted.store_entry_report()).map_err(Error::json)?;
         write(path, text.as_bytes())?;
     }
     let report = Report {
@@ -85,7 +86,7 @@ pub fn run(args: Args, global: &GlobalOptions) -> Result<()> {
         output: &args.output,
         bytes: converted.package_bytes.len(),
         bulk_data: bulk,
-        store_entry: &converted.store_entry,
+        store_entry: converted.store_entry_report(),
         fixups: &fixups,
     };
     if global.message_format == MessageFormat::Json {

@@ -239,13 +239,15 @@ impl ContainerBuilder {
 
     /// Adds a package: its export bundle chunk (Zen header + exports), its
     /// store entry and its path in the directory index (`.uasset`/`.umap`).
+    /// The entry's bundle size is the chunk's length, as the engine records it.
     pub fn add_package(
         &mut self,
         package_id: u64,
         export_bundle: &[u8],
-        store_entry: StoreEntry,
+        mut store_entry: StoreEntry,
         path: &str,
     ) -> Result<()> {
+        store_entry.export_bundles_size = export_bundle.len() as u64;
         if self.package_ids.contains(&package_id) {
             return Err(Error::usage(format!(
                 "package id 0x{package_id:016x} ({path}) is added twice"

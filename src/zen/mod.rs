@@ -18,7 +18,7 @@ pub mod names;
 pub mod package;
 pub mod records;
 
-pub use convert::{convert, BulkDataKind, ConvertedPackage, SourcePackage, StoreEntryInfo};
+pub use convert::{convert, BulkDataKind, ConvertedPackage, SourcePackage, StoreEntryReport};
 pub use names::{ImportedPackageNames, ZenName};
 pub use package::{PackageArcs, ZenPackage, ZenSummary};
 pub use records::*;

@@ -7,6 +7,7 @@ use strum::FromRepr;
 
 use crate::binary::{Reader, Writer};
 use crate::error::Result;
+use crate::legacy::PackageIndex;
 pub use crate::names::MappedName;
 
 /// What an [`PackageObjectIndex`] refers to (its top two bits).
@@ -323,6 +324,15 @@ pub struct DependencyBundleEntry {
 
 impl DependencyBundleEntry {
     pub const SIZE: usize = 4;
+    /// What the entry refers to, decoded.
+    pub fn index(self) -> PackageIndex {
+        PackageIndex(self.package_index)
+    }
+    pub fn new(index: PackageIndex) -> Self {
+        DependencyBundleEntry {
+            package_index: index.0,
+        }
+    }
     pub fn read(r: &mut Reader) -> Result<Self> {
         Ok(DependencyBundleEntry {
             package_index: r.i32()?,
