@@ -23,6 +23,7 @@ pub mod pak;
 pub mod properties;
 pub mod release;
 pub mod scaffold;
+pub mod sniff;
 pub mod version;
 pub mod zen;
 
