@@ -141,10 +141,23 @@ fn package_cut_inside_its_tag_is_a_truncation() {
             }
             let output = command.output().unwrap();
             let stderr = String::from_utf8_lossy(&output.stderr).to_string();
-            assert_eq!(output.status.code(), Some(1), "{name} cut at {cut}: {stderr}");
-            assert!(stderr.contains("truncated"), "{name} cut at {cut}: {stderr}");
-            assert!(stderr.contains("byte offset"), "{name} cut at {cut}: {stderr}");
-            assert!(!stderr.contains("recognises"), "{name} cut at {cut}: {stderr}");
+            assert_eq!(
+                output.status.code(),
+                Some(1),
+                "{name} cut at {cut}: {stderr}"
+            );
+            assert!(
+                stderr.contains("truncated"),
+                "{name} cut at {cut}: {stderr}"
+            );
+            assert!(
+                stderr.contains("byte offset"),
+                "{name} cut at {cut}: {stderr}"
+            );
+            assert!(
+                !stderr.contains("recognises"),
+                "{name} cut at {cut}: {stderr}"
+            );
         }
     }
 }

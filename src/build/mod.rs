@@ -227,6 +227,11 @@ pub fn build(
                         reused: false,
                         fixups: &built.fixups,
                     });
+                    for warning in &built.warnings {
+                        let file = warning.file.as_deref().unwrap_or_default();
+                        let message = format!("{file}: {}", warning.message);
+                        reporter.event(Event::Warning { message });
+                    }
                 }
                 (result, true)
             })

@@ -88,6 +88,9 @@ impl Settings {
 pub struct BuiltPackage {
     /// What the game profile changed (one line per export; not kept in the cache).
     pub fixups: Vec<String>,
+    /// Warnings about the package (a versioned package of another release;
+    /// not kept in the cache).
+    pub warnings: Vec<crate::diagnostic::Diagnostic>,
     pub package_id: u64,
     pub package_name: String,
     /// Zen header followed by the export data: the package's export-bundle chunk.
@@ -230,6 +233,7 @@ impl BuiltPackage {
         }
         let built = BuiltPackage {
             fixups: Vec::new(),
+            warnings: Vec::new(),
             package_id,
             package_name,
             package_bytes,
@@ -276,6 +280,11 @@ pub fn convert(source: &PackageSource, settings: &Settings) -> Result<BuiltPacka
         && converted.package_bytes.ends_with(&files.uexp))
     .then_some(files.uexp.len());
     Ok(BuiltPackage {
+        warnings: package
+            .version_warning
+            .iter()
+            .map(|w| w.clone().with_file(&source.header))
+            .collect(),
         uexp_tail,
         fixups: fixups
             .exports

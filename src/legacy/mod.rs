@@ -23,6 +23,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::binary::{Reader, Writer};
+use crate::diagnostic::Diagnostic;
 use crate::error::{Context, Error, Result};
 use crate::version::{ue4_object_version as ue4, EngineVersion};
 
@@ -33,8 +34,8 @@ pub use names::{
 pub use report::{ExportReport, ImportReport, PackageReport, SectionReport};
 pub use summary::{
     CustomVersion, FieldPositions, FileVersions, Generation, SavedEngineVersion, Summary,
-    PACKAGE_FILE_TAG, PKG_COOKED, PKG_FILTER_EDITOR_ONLY, PKG_REQUIRES_LOCALIZATION_GATHER,
-    PKG_UNVERSIONED_PROPERTIES,
+    SummaryRead, PACKAGE_FILE_TAG, PKG_COOKED, PKG_FILTER_EDITOR_ONLY,
+    PKG_REQUIRES_LOCALIZATION_GATHER, PKG_UNVERSIONED_PROPERTIES,
 };
 pub use tables::{DataResource, ObjectExport, ObjectImport, SoftObjectPath, TableContext};
 
@@ -203,6 +204,10 @@ pub struct LegacyPackage {
     /// Bytes of the `.uasset` after `TotalHeaderSize` (cooked packages: none).
     #[serde(skip)]
     pub after_header: Vec<u8>,
+    /// A versioned package whose versions are not the given release's: read
+    /// with its own versions; callers report this warning.
+    #[serde(skip)]
+    pub version_warning: Option<Diagnostic>,
 }
 
 impl LegacyPackage {
@@ -211,9 +216,13 @@ impl LegacyPackage {
     pub fn read(header: &[u8], engine: Option<EngineVersion>) -> Result<LegacyPackage> {
         let mut r = Reader::new(header);
         let mut positions = FieldPositions::default();
-        let (summary, engine, versions) =
-            Summary::read_with_positions(&mut r, engine, &mut positions)
-                .context("package summary")?;
+        let SummaryRead {
+            summary,
+            engine,
+            versions,
+            warning: version_warning,
+        } = Summary::read_with_positions(&mut r, engine, &mut positions)
+            .context("package summary")?;
         let summary_end = r.pos();
 
         let header_size = summary.total_header_size;
@@ -280,6 +289,7 @@ impl LegacyPackage {
             header_padding: 0,
             after_header: header[header_size..].to_vec(),
             summary,
+            version_warning,
         };
 
         // Names first: every other table refers into them. Imports and
@@ -328,72 +338,45 @@ impl LegacyPackage {
     /// [`assign_export_offsets`](Self::assign_export_offsets) and
     /// [`write`](Self::write).
     pub fn new_cooked(engine: EngineVersion, package_name: Option<&str>) -> LegacyPackage {
-        use crate::version::ue5_object_version as ue5;
         let table = engine.legacy_file_versions();
-        let versions = FileVersions {
+        let v = FileVersions {
             legacy: table.legacy,
             ue4: table.ue4,
             ue5: table.ue5,
             licensee: 0,
         };
-        let v5 = |since: i32| table.ue5 >= since;
+        let versions = v;
+        // Present fields start at 0, absent ones are None; UE5 offsets of
+        // sections a cook leaves out are -1.
+        let zero = |present: bool| present.then_some(0);
         let summary = Summary {
             legacy_file_version: table.legacy,
-            legacy_ue3_version: Some(0),
-            file_version_ue4: 0,
-            file_version_ue5: (table.legacy <= -8).then_some(0),
-            file_version_licensee_ue4: 0,
-            saved_hash: v5(ue5::PACKAGE_SAVED_HASH).then_some([0; 20]),
-            custom_versions: Vec::new(),
-            total_header_size: 0,
+            legacy_ue3_version: zero(v.has_legacy_ue3_version()),
+            file_version_ue5: zero(v.has_ue5_version()),
+            saved_hash: v.has_saved_hash().then_some([0; 20]),
             package_name: EngineString::new(package_name.unwrap_or("None")),
             package_flags: PKG_COOKED | PKG_FILTER_EDITOR_ONLY | PKG_UNVERSIONED_PROPERTIES,
-            name_count: 0,
-            name_offset: 0,
-            soft_object_paths_count: v5(ue5::ADD_SOFTOBJECTPATH_LIST).then_some(0),
-            soft_object_paths_offset: v5(ue5::ADD_SOFTOBJECTPATH_LIST).then_some(0),
-            localization_id: None,
-            gatherable_text_data_count: 0,
-            gatherable_text_data_offset: 0,
-            export_count: 0,
-            export_offset: 0,
-            import_count: 0,
-            import_offset: 0,
-            cell_export_count: v5(ue5::VERSE_CELLS).then_some(0),
-            cell_export_offset: v5(ue5::VERSE_CELLS).then_some(0),
-            cell_import_count: v5(ue5::VERSE_CELLS).then_some(0),
-            cell_import_offset: v5(ue5::VERSE_CELLS).then_some(0),
-            metadata_offset: v5(ue5::METADATA_SERIALIZATION_OFFSET).then_some(0),
-            depends_offset: 0,
-            soft_package_references_count: 0,
-            soft_package_references_offset: 0,
-            searchable_names_offset: 0,
-            thumbnail_table_offset: 0,
-            import_type_hierarchies_count: v5(ue5::IMPORT_TYPE_HIERARCHIES).then_some(0),
-            import_type_hierarchies_offset: v5(ue5::IMPORT_TYPE_HIERARCHIES).then_some(0),
-            guid: (!v5(ue5::PACKAGE_SAVED_HASH)).then_some([0; 16]),
-            persistent_guid: None,
-            owner_persistent_guid: None,
+            soft_object_paths_count: zero(v.has_soft_object_path_list()),
+            soft_object_paths_offset: zero(v.has_soft_object_path_list()),
+            cell_export_count: zero(v.has_verse_cells()),
+            cell_export_offset: zero(v.has_verse_cells()),
+            cell_import_count: zero(v.has_verse_cells()),
+            cell_import_offset: zero(v.has_verse_cells()),
+            metadata_offset: zero(v.has_metadata_offset()),
+            import_type_hierarchies_count: zero(v.has_import_type_hierarchies()),
+            import_type_hierarchies_offset: zero(v.has_import_type_hierarchies()),
+            guid: (!v.has_saved_hash()).then_some([0; 16]),
             generations: vec![Generation {
                 export_count: 0,
                 name_count: 0,
             }],
-            saved_by_engine_version: SavedEngineVersion::default(),
-            compatible_with_engine_version: SavedEngineVersion::default(),
-            compression_flags: 0,
-            package_source: 0,
-            additional_packages_to_cook: Vec::new(),
-            num_texture_allocations: None,
-            asset_registry_data_offset: 0,
-            bulk_data_start_offset: 0,
-            world_tile_info_data_offset: 0,
-            chunk_ids: Vec::new(),
-            preload_dependency_count: 0,
-            preload_dependency_offset: 0,
-            names_referenced_from_export_data_count: v5(ue5::NAMES_REFERENCED_FROM_EXPORT_DATA)
-                .then_some(0),
-            payload_toc_offset: v5(ue5::PAYLOAD_TOC).then_some(-1),
-            data_resource_offset: v5(ue5::DATA_RESOURCES).then_some(-1),
+            num_texture_allocations: zero(v.has_texture_allocations()),
+            names_referenced_from_export_data_count: zero(
+                v.has_names_referenced_from_export_data(),
+            ),
+            payload_toc_offset: v.has_payload_toc().then_some(-1),
+            data_resource_offset: v.has_data_resources().then_some(-1),
+            ..Summary::default()
         };
         LegacyPackage {
             engine,
@@ -411,6 +394,7 @@ impl LegacyPackage {
             layout: Vec::new(),
             header_padding: 0,
             after_header: Vec::new(),
+            version_warning: None,
         }
     }
 
