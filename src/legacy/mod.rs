@@ -25,7 +25,7 @@ use serde::Serialize;
 use crate::binary::{Reader, Writer};
 use crate::diagnostic::Diagnostic;
 use crate::error::{Context, Error, Result};
-use crate::version::{ue4_object_version as ue4, EngineVersion};
+use crate::version::EngineVersion;
 
 pub use files::{BulkCompanion, BulkKind, PackageFiles};
 pub use names::{
@@ -416,7 +416,7 @@ impl LegacyPackage {
                 let count = r
                     .check_count(s.name_count as i64, 5)
                     .context("name count")?;
-                let hashes = self.versions.ue4_at_least(ue4::NAME_HASHES_SERIALIZED);
+                let hashes = self.versions.has_name_hashes();
                 self.names.reserve(count);
                 for i in 0..count {
                     self.names
@@ -714,7 +714,7 @@ impl LegacyPackage {
         let mut w = Writer::new();
         match section {
             Section::Names => {
-                let hashes = self.versions.ue4_at_least(ue4::NAME_HASHES_SERIALIZED);
+                let hashes = self.versions.has_name_hashes();
                 for name in &self.names {
                     name.write(&mut w, hashes);
                 }

@@ -268,6 +268,10 @@ impl FileVersions {
         self.has_persistent_guid(filter_editor_only)
             && !self.ue4_at_least(ue4::NON_OUTER_PACKAGE_IMPORT)
     }
+    /// Name map entries carry their two hashes (`NAME_HASHES_SERIALIZED`).
+    pub fn has_name_hashes(&self) -> bool {
+        self.ue4_at_least(ue4::NAME_HASHES_SERIALIZED)
+    }
     /// `WorldTileInfoDataOffset`.
     pub fn has_world_tile_info(&self) -> bool {
         self.ue4_at_least(ue4::WORLD_LEVEL_INFO)
