@@ -18,6 +18,7 @@ pub mod iostore;
 pub mod legacy;
 pub mod manifest;
 pub mod mappings;
+pub mod mount;
 pub mod names;
 pub mod pak;
 pub mod properties;

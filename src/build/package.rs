@@ -314,7 +314,9 @@ impl ContainerWriter {
         let options = ContainerOptions {
             compression: manifest.output.compression,
             aes_key: aes_key.cloned(),
-            mount_point: manifest.game.mount_point.clone(),
+            // Content paths are below the engine root; the container's mount
+            // point is their common root, as the engine writes it.
+            mount_point: crate::mount::ENGINE_ROOT.to_string(),
             ..ContainerOptions::default()
         };
         let builder = ContainerBuilder::create(

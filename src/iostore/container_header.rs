@@ -26,8 +26,6 @@
 
 use serde::Serialize;
 
-use strum::FromRepr;
-
 use crate::binary::{Reader, Writer};
 use crate::error::{Context, Error, Result};
 use crate::names::{read_name_batch, write_name_batch, NAME_HASH_ALGORITHM_ID};
@@ -36,31 +34,9 @@ pub use crate::names::{BatchName, MappedName, MappedNameKind};
 /// `'nCoI'` little-endian: the UE5 container header magic.
 pub const CONTAINER_HEADER_MAGIC: u32 = 0x496F_436E;
 
-/// `EIoContainerHeaderVersion`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, FromRepr)]
-#[repr(i32)]
-pub enum ContainerHeaderVersion {
-    /// Some UE4 games: 16-byte store entries without bundle size or load order.
-    PreInitial = -1,
-    /// UE 4.26 and 4.27.
-    Initial = 0,
-    /// UE 5.0.
-    LocalizedPackages = 1,
-    /// UE 5.1, 5.2.
-    OptionalSegmentPackages = 2,
-    /// UE 5.3, 5.4.
-    NoExportInfo = 3,
-    /// UE 5.5.
-    SoftPackageReferences = 4,
-    /// UE 5.6, 5.7.
-    SoftPackageReferencesOffset = 5,
-}
+pub use crate::version::ContainerHeaderVersion;
 
 impl ContainerHeaderVersion {
-    pub fn from_i32(value: i32) -> Option<Self> {
-        Self::from_repr(value)
-    }
-
     /// Whether the header starts with the magic and the version (UE5).
     fn has_magic(self) -> bool {
         self > ContainerHeaderVersion::Initial

@@ -106,7 +106,15 @@ impl Container {
                     e
                 }
             })?;
+            // Paths are listed below the engine root (`SN2/Content/X.uasset`),
+            // whatever common root the writer chose as mount point.
+            let below_root = index
+                .mount_point
+                .strip_prefix(crate::mount::ENGINE_ROOT)
+                .unwrap_or("")
+                .to_string();
             for (path, toc_index) in index.files_with_paths().map_err(|e| e.in_file(utoc))? {
+                let path = format!("{below_root}{path}");
                 if toc_index as usize >= container.toc.chunk_ids.len() {
                     return Err(Error::invalid(format!(
                         "file `{path}` points at chunk {toc_index}, but the TOC has {}",
@@ -413,7 +421,11 @@ impl Container {
             match PakReader::open(&pak, self.pak_key.clone()) {
                 Ok(reader) => {
                     report.pak_entries = reader.entries.len();
-                    if reader.mount_point != self.mount_point() && !self.mount_point().is_empty() {
+                    // Each file's mount point is the common root of its own
+                    // entries, so one lies below the other unless they disagree.
+                    let (pak, utoc) = (reader.mount_point.as_str(), self.mount_point());
+                    let related = pak.starts_with(utoc) || utoc.starts_with(pak);
+                    if !related && !utoc.is_empty() {
                         report.warnings.push(format!(
                             "the pak's mount point `{}` differs from the container's `{}`",
                             reader.mount_point,

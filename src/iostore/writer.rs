@@ -47,10 +47,12 @@ use super::container_header::{ContainerHeader, StoreEntry};
 use super::directory_index::DirectoryIndex;
 use super::toc::{
     build_perfect_hash, container_flags, meta_flags, ChunkMeta, CompressionBlock, OffsetAndLength,
-    Toc, TocHeader, MAX_BLOCK_SIZE,
+    Toc, TocHeader, TocVersion, MAX_BLOCK_SIZE,
 };
 use crate::compression::Compression;
 use crate::error::{Error, Result};
+pub use crate::mount::validate_relative_path;
+use crate::mount::{common_root, normalize_mount_point};
 use crate::pak::crypto::{pad_like_engine, AesKey};
 use crate::pak::PakWriter;
 use crate::version::{ChunkHashKind, EngineVersion};
@@ -96,22 +98,13 @@ pub struct WrittenContainer {
     pub ucas_bytes: u64,
 }
 
-/// Checks a path relative to the mount point: non-empty segments, no `.`
-/// or `..`, no backslash, not absolute.
-pub fn validate_relative_path(path: &str) -> Result<()> {
-    let bad = path.is_empty()
-        || path.starts_with('/')
-        || path.contains('\\')
-        || path.contains(':')
-        || path
-            .split('/')
-            .any(|s| s.is_empty() || s == "." || s == "..");
-    if bad {
-        return Err(Error::usage(format!(
-            "`{path}` is not a valid path relative to the mount point (use `Folder/File.ext`, no `..`, no backslashes)"
-        )));
+impl EngineVersion {
+    /// `EIoStoreTocVersion` of the `.utoc` this release writes (the number
+    /// comes from the version table, [`EngineVersion::toc_version_number`]).
+    pub fn toc_version(self) -> TocVersion {
+        TocVersion::from_u8(self.toc_version_number())
+            .unwrap_or(TocVersion::ReplaceIoChunkHashWithIoHash)
     }
-    Ok(())
 }
 
 struct PendingChunk {
@@ -229,12 +222,22 @@ impl ContainerBuilder {
         &mut self.header
     }
 
-    fn relative(&self, path: &str) -> Result<String> {
+    /// A path below the paths' root (`options.mount_point`), checked.
+    fn relative<'p>(&self, path: &'p str) -> Result<&'p str> {
         let rel = path
             .strip_prefix(self.options.mount_point.as_str())
             .unwrap_or(path);
         validate_relative_path(rel)?;
-        Ok(rel.to_string())
+        Ok(rel)
+    }
+
+    /// The full path of a chunk file (`../../../Game/Content/X.uasset`).
+    fn full_path(&self, path: &str) -> Result<String> {
+        Ok(format!(
+            "{}{}",
+            self.options.mount_point,
+            self.relative(path)?
+        ))
     }
 
     /// Adds a package: its export bundle chunk (Zen header + exports), its
@@ -281,7 +284,7 @@ impl ContainerBuilder {
 
     /// Adds any chunk, optionally visible by path in the directory index.
     pub fn add_chunk(&mut self, id: ChunkId, data: &[u8], path: Option<&str>) -> Result<()> {
-        let path = path.map(|p| self.relative(p)).transpose()?;
+        let path = path.map(|p| self.full_path(p)).transpose()?;
         if let Some(p) = &path {
             if self.paths.contains(&p.to_lowercase()) {
                 return Err(Error::usage(format!(
@@ -400,7 +403,7 @@ impl ContainerBuilder {
 
     /// Adds a loose (non-package) file to the companion pak.
     pub fn add_loose_file(&mut self, path: &str, data: &[u8]) -> Result<()> {
-        let rel = self.relative(path)?;
+        let rel = self.relative(path)?.to_string();
         self.pak
             .as_mut()
             .ok_or_else(|| Error::internal("container is already finished"))?
@@ -412,6 +415,9 @@ impl ContainerBuilder {
     /// Writes the container header chunk, the TOC and the pak index, then
     /// renames the three files into place.
     pub fn finish(mut self) -> Result<WrittenContainer> {
+        // The engine lists packages by id (`CreateContainerHeader` sorts its
+        // store entries with `Algo::Sort` on the package id).
+        self.header.packages.sort_by_key(|(id, _)| *id);
         let header = self.header.write()?;
         self.add_chunk(
             ChunkId::container_header(self.container_id, self.engine),
@@ -439,10 +445,12 @@ impl ContainerBuilder {
             ((0..chunks.len()).collect(), Vec::new(), Vec::new())
         };
 
-        let mut index = DirectoryIndex::new(&self.options.mount_point);
+        // The engine's mount point: the indexed files' common root.
+        let mount_point = common_root(chunks.iter().filter_map(|c| c.path.as_deref()));
+        let mut index = DirectoryIndex::new(&mount_point);
         for (toc_index, &original) in ordered.iter().enumerate() {
             if let Some(p) = &chunks[original].path {
-                index.add_file(p, toc_index as u32)?;
+                index.add_file(&p[mount_point.len()..], toc_index as u32)?;
             }
         }
         let mut directory_index = index.write();
@@ -536,16 +544,14 @@ impl Drop for ContainerBuilder {
     }
 }
 
-/// Mount points end with `/` and use `/`.
-fn normalize_mount_point(mount: &str) -> Result<String> {
-    if mount.contains('\\') || mount.is_empty() {
-        return Err(Error::usage(format!(
-            "mount point `{mount}` must be non-empty and use `/`"
-        )));
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_release_names_a_known_toc_version() {
+        for engine in EngineVersion::ALL {
+            assert_eq!(engine.toc_version() as u8, engine.toc_version_number());
+        }
     }
-    Ok(if mount.ends_with('/') {
-        mount.to_string()
-    } else {
-        format!("{mount}/")
-    })
 }
