@@ -18,7 +18,10 @@ pub mod names;
 pub mod package;
 pub mod records;
 
-pub use convert::{convert, BulkDataKind, ConvertedPackage, SourcePackage, StoreEntryReport};
+pub use convert::{
+    convert, optimize_export_bundles, BulkDataKind, ConvertedPackage, SourcePackage,
+    StoreEntryReport,
+};
 pub use names::{ImportedPackageNames, ZenName};
 pub use package::{PackageArcs, ZenPackage, ZenSummary};
 pub use records::*;

@@ -67,96 +67,118 @@ pub(super) fn dependency_bundles(
     }
 }
 
-/// Splits the load order into export bundles: a bundle closes after a public
-/// export when `close_after_public`. Returns each node's bundle (by slot).
-fn split_bundles(package: &mut ZenPackage, order: &[Node], close_after_public: bool) -> Vec<usize> {
-    let mut bundle_of = vec![0usize; package.exports.len() * 2];
-    let mut open = false;
-    let mut offset = 0u64;
-    for n in order {
-        if !open {
-            package.export_bundle_headers.push(ExportBundleHeader {
-                serial_offset: Some(offset),
-                first_entry_index: package.export_bundle_entries.len() as u32,
-                entry_count: 0,
-            });
-            open = true;
-        }
-        let bundle = package.export_bundle_headers.len() - 1;
-        package.export_bundle_entries.push(ExportBundleEntry {
-            export_index: n.export as u32,
-            command: n.command,
-        });
-        package.export_bundle_headers[bundle].entry_count += 1;
-        bundle_of[n.slot()] = bundle;
-        if n.command == ExportCommand::Serialize {
-            offset += package.exports[n.export].cooked_serial_size;
-        }
-        if close_after_public && package.exports[n.export].public_export_hash != 0 {
-            open = false;
-        }
-    }
-    bundle_of
-}
-
 /// 5.0–5.2: export bundles, internal arcs between them and external arcs
-/// from imports, one list per imported package.
+/// from imports, one list per imported package, as the engine's optimizer
+/// makes them.
+///
+/// Bundles: `FPackageStoreOptimizer::CreateExportBundles` starts a new
+/// bundle for every command (its `CurrentBundle` local is never set), then
+/// `OptimizeExportBundles` orders the bundles of all the container's
+/// packages together (packages in import order, each drained while it has
+/// ready bundles) and merges consecutive bundles of one package. A package
+/// whose commands no other package's commands interleave with ends up with
+/// one bundle holding its whole load order; the engine's 5.0 container
+/// header in the corpus shows 22,343 of 22,559 packages so.
+///
+/// Arcs: `FinalizePackage` visits the commands in export order (create,
+/// serialize) and, for each, its internal dependencies (its own create
+/// first for a serialize, then its preload dependencies on exports), adding
+/// an arc from the dependency's bundle to the command's bundle when they
+/// differ and that command has not added it yet (the set is per command,
+/// so two commands of one bundle add the same arc twice); external arcs are
+/// kept once per imported package. `SerializeGraphData` then sorts internal
+/// arcs by (to, from) and each external list by (to, import, command).
 pub(super) fn graph_data(
     package: &mut ZenPackage,
-    order: &[Node],
+    bundles: &[&[Node]],
     deps: &ExportDependencies,
     imported_packages: usize,
 ) {
-    let bundle_of = split_bundles(package, order, true);
-    let mut internal = BTreeSet::new();
-    let mut internal_list = Vec::new();
+    package.export_bundle_headers.clear();
+    package.export_bundle_entries.clear();
+    let bundle_of = write_bundles(package, bundles);
+    let mut internal = Vec::new();
     let mut external: Vec<Vec<ExternalArc>> = vec![Vec::new(); imported_packages];
-    let mut seen_external = BTreeSet::new();
     for (export, (create, serialize)) in deps.iter().enumerate() {
         for (list, command) in [
             (create, ExportCommand::Create),
             (serialize, ExportCommand::Serialize),
         ] {
-            let to_bundle = bundle_of[Node { export, command }.slot()] as i32;
+            let node = Node { export, command };
+            let to_bundle = bundle_of[node.slot()] as i32;
+            let own_create = (command == ExportCommand::Serialize).then_some(Node {
+                export,
+                command: ExportCommand::Create,
+            });
+            let mut added = BTreeSet::new();
+            let internal_from = own_create.into_iter().chain(list.iter().filter_map(|d| {
+                d.index.export().map(|export| Node {
+                    export,
+                    command: d.command,
+                })
+            }));
+            for from in internal_from {
+                let from_bundle = bundle_of[from.slot()] as i32;
+                if from_bundle != to_bundle && added.insert(from_bundle) {
+                    internal.push(BundleArc {
+                        from_bundle,
+                        to_bundle,
+                    });
+                }
+            }
             for d in list {
-                match d.index.resolve() {
-                    ResolvedIndex::Export(from) => {
-                        let from = Node {
-                            export: from,
-                            command: d.command,
-                        };
-                        let arc = BundleArc {
-                            from_bundle: bundle_of[from.slot()] as i32,
-                            to_bundle,
-                        };
-                        if arc.from_bundle != to_bundle && internal.insert(arc) {
-                            internal_list.push(arc);
-                        }
+                let Some(import) = d.index.import() else {
+                    continue;
+                };
+                // Script imports and package objects have no bundles to wait for.
+                let Some((package_index, _)) = package.imports[import].package_import_parts()
+                else {
+                    continue;
+                };
+                let arc = ExternalArc {
+                    from_import: import as i32,
+                    from_command: d.command,
+                    to_bundle,
+                };
+                if let Some(arcs) = external.get_mut(package_index as usize) {
+                    if !arcs.contains(&arc) {
+                        arcs.push(arc);
                     }
-                    ResolvedIndex::Import(import) => {
-                        let Some((package_index, _)) =
-                            package.imports[import].package_import_parts()
-                        else {
-                            continue;
-                        };
-                        let arc = ExternalArc {
-                            from_import: import as i32,
-                            from_command: d.command,
-                            to_bundle,
-                        };
-                        if seen_external.insert(arc) {
-                            if let Some(list) = external.get_mut(package_index as usize) {
-                                list.push(arc);
-                            }
-                        }
-                    }
-                    ResolvedIndex::Null => {}
                 }
             }
         }
     }
-    package.internal_arcs = internal_list;
+    internal.sort_by_key(|a| (a.to_bundle, a.from_bundle));
+    for arcs in &mut external {
+        arcs.sort_by_key(|a| (a.to_bundle, a.from_import, a.from_command));
+    }
+    package.internal_arcs = internal;
     package.external_arcs = external;
+}
+
+/// Writes the given bundles (each a run of the load order) as bundle
+/// headers with their serial offsets and entries; returns each node's bundle.
+fn write_bundles(package: &mut ZenPackage, bundles: &[&[Node]]) -> Vec<usize> {
+    let mut bundle_of = vec![0usize; package.exports.len() * 2];
+    let mut offset = 0u64;
+    for (bundle, nodes) in bundles.iter().enumerate() {
+        package.export_bundle_headers.push(ExportBundleHeader {
+            serial_offset: Some(offset),
+            first_entry_index: package.export_bundle_entries.len() as u32,
+            entry_count: nodes.len() as u32,
+        });
+        for n in nodes.iter() {
+            package.export_bundle_entries.push(ExportBundleEntry {
+                export_index: n.export as u32,
+                command: n.command,
+            });
+            bundle_of[n.slot()] = bundle;
+            if n.command == ExportCommand::Serialize {
+                offset += package.exports[n.export].cooked_serial_size;
+            }
+        }
+    }
+    bundle_of
 }
 
 /// UE4: one bundle for the package (the engine closes bundles only where
@@ -169,7 +191,7 @@ pub(super) fn ue4_graph(
     deps: &ExportDependencies,
     import_package_ids: &[Option<u64>],
 ) {
-    let bundle_of = split_bundles(package, order, false);
+    let bundle_of = write_bundles(package, &[order]);
     for h in &mut package.export_bundle_headers {
         h.serial_offset = None;
     }

@@ -11,14 +11,19 @@
 //! 4. [`bundles`]: export bundles and the graph data of each layout;
 //! 5. [`layout`]: the export data after the header;
 //! 6. [`store_entry`]: the package's container store entry.
+//!
+//! For 5.0–5.2 the engine settles export bundles across all packages of a
+//! container: [`optimize`] does that for a set of converted packages.
 
 mod bundles;
 mod layout;
 mod load_order;
 mod objects;
+mod optimize;
 mod source;
 mod store_entry;
 
+pub use optimize::{optimize_export_bundles, ExportGraph};
 pub use source::{SourceDataResource, SourceExport, SourceImport, SourcePackage, SourceVersioning};
 pub use store_entry::StoreEntryReport;
 
@@ -50,6 +55,9 @@ pub struct ConvertedPackage {
     pub store_entry: StoreEntry,
     /// Names of the packages the legacy package references softly.
     pub soft_package_references: Vec<String>,
+    /// 5.0–5.2: what [`optimize_export_bundles`] needs to give the package
+    /// the bundles the engine gives it among the container's other packages.
+    pub export_graph: Option<ExportGraph>,
 }
 
 impl ConvertedPackage {
@@ -104,7 +112,7 @@ pub fn convert_source(
             package.imported_package_names = imported_package_names(&imports);
         }
         ZenLayout::GraphData => {
-            bundles::graph_data(&mut package, &order, &deps, imported_package_ids.len())
+            bundles::graph_data(&mut package, &[&order], &deps, imported_package_ids.len())
         }
         ZenLayout::Ue4 => {
             bundles::ue4_graph(&mut package, &order, &deps, &imports.import_package_ids)
@@ -126,6 +134,7 @@ pub fn convert_source(
         bulk_data,
         store_entry,
         soft_package_references: source.soft_package_references.clone(),
+        export_graph: (layout == ZenLayout::GraphData).then_some(ExportGraph { order, deps }),
     })
 }
 
