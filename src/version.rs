@@ -130,12 +130,18 @@ impl EngineVersion {
         self >= EngineVersion::UE5_4
     }
 
-    /// The summary's `CookedHeaderSize` carries the legacy header size. In
-    /// the 5.7 engine headers the field is renamed `_Unused` (nothing sets
-    /// it), so 5.7 writes 0 there. Not checked against 5.7 engine output
-    /// (the corpus has none).
-    pub fn zen_writes_cooked_header_size(self) -> bool {
-        self < EngineVersion::UE5_7
+    /// The value of the summary's `CookedHeaderSize` field for a legacy
+    /// header of `total_header_size` bytes. 5.7 renamed it `_Unused` and
+    /// writes the size minus 8 (`FPackageStoreOptimizer::FinalizePackageHeader`:
+    /// `CookedHeaderSizeOffsetToMinimizePatchSize`, because
+    /// `IMPORT_TYPE_HIERARCHIES` made every summary 8 bytes longer and the
+    /// value is frozen at its 5.6 size); earlier releases write the size.
+    pub fn zen_cooked_header_size(self, total_header_size: u32) -> u32 {
+        if self >= EngineVersion::UE5_7 {
+            total_header_size.wrapping_sub(8)
+        } else {
+            total_header_size
+        }
     }
 
     /// The summary is followed by the cell import/export map offsets

@@ -176,11 +176,7 @@ fn new_package(
                 MappedName::default()
             },
             package_flags: source.package_flags,
-            cooked_header_size: if engine.zen_writes_cooked_header_size() {
-                source.total_header_size
-            } else {
-                0
-            },
+            cooked_header_size: engine.zen_cooked_header_size(source.total_header_size),
             ..ZenSummary::default()
         },
         // UE4 Zen packages have no versioning info.
