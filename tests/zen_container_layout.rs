@@ -95,3 +95,67 @@ fn sn2_mounts_at_its_common_root_with_ids_sorted() {
     }
     assert!(container.verify().errors.is_empty());
 }
+
+/// Builds a 4.27 mod holding TestModUI in each of `folders` (its summary
+/// does not carry its name, so it can go anywhere) and returns the header.
+fn build_loc_mod(folders: &[&str]) -> Option<ContainerHeader> {
+    use zenpak::build::{build, BuildOptions, Silent};
+    use zenpak::manifest::Manifest;
+    use zenpak::scaffold::{write_mod, NewMod};
+    let corpus = common::corpus()?;
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("LocMod");
+    write_mod(
+        &repo,
+        &NewMod {
+            name: "LocMod".into(),
+            engine: EngineVersion::UE4_27,
+            project: "LocGame".into(),
+        },
+    )
+    .unwrap();
+    for folder in folders {
+        let to = repo.join("Cooked/LocGame/Content").join(folder);
+        std::fs::create_dir_all(&to).unwrap();
+        for ext in ["uasset", "uexp"] {
+            let from = corpus.join(format!("retoc/UE4.27/TestModUI.{ext}"));
+            std::fs::copy(from, to.join(format!("TestModUI.{ext}"))).unwrap();
+        }
+    }
+    let manifest = Manifest::load(&repo.join("mod.toml")).unwrap();
+    build(&manifest, &BuildOptions::default(), &Silent).unwrap();
+    let container = Container::open(&zenpak::release::artifact_paths(&manifest)[0], None).unwrap();
+    assert!(container.verify().errors.is_empty());
+    Some(container.container_header().unwrap().unwrap())
+}
+
+/// A mod with a localized package and its source, built as a user builds
+/// it: the public exports match (`VerifyRedirect`), so the culture map lists
+/// `(source, localized)` for `fr`.
+#[test]
+fn a_localized_package_is_registered_by_the_build() {
+    let Some(header) = build_loc_mod(&["UI", "L10N/fr/UI"]) else {
+        return;
+    };
+    let source = zenpak::hash::package_id("/Game/UI/TestModUI");
+    let localized = zenpak::hash::package_id("/Game/L10N/fr/UI/TestModUI");
+    assert_eq!(header.packages.len(), 2);
+    assert_eq!(header.culture_packages.len(), 1);
+    assert_eq!(header.culture_packages[0].culture, "fr");
+    assert_eq!(
+        header.culture_packages[0].packages,
+        vec![(source, localized)]
+    );
+}
+
+/// Without its source in the mod, a localized package that defines a class
+/// (TestModUI is a widget blueprint) is not a redirect: the engine skips it
+/// ("presence of UStruct"), and so does zenpak.
+#[test]
+fn a_localized_class_without_its_source_is_not_registered() {
+    let Some(header) = build_loc_mod(&["L10N/fr/UI"]) else {
+        return;
+    };
+    assert_eq!(header.packages.len(), 1);
+    assert!(header.culture_packages.is_empty());
+}

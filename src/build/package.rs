@@ -303,6 +303,7 @@ pub fn convert(source: &PackageSource, settings: &Settings) -> Result<BuiltPacka
 /// The container triplet being written: packages in content order, then the loose files.
 pub struct ContainerWriter {
     builder: ContainerBuilder,
+    localized: crate::zen::localization::LocalizedPackages,
 }
 
 impl ContainerWriter {
@@ -325,7 +326,10 @@ impl ContainerWriter {
             settings.engine,
             options,
         )?;
-        Ok(ContainerWriter { builder })
+        Ok(ContainerWriter {
+            builder,
+            localized: Default::default(),
+        })
     }
 
     /// Adds a package's chunk, store entry and bulk-data chunks, visible by path.
@@ -337,6 +341,9 @@ impl ContainerWriter {
             built.store_entry.clone(),
             &source.relative_path,
         )?;
+        let engine = self.builder.engine();
+        let (id, name) = (built.package_id, &built.package_name);
+        self.localized.add(id, name, &built.package_bytes, engine)?;
         let path = &source.relative_path;
         let stem = &path[..path.rfind('.').unwrap_or(path.len())];
         for (kind, data) in &built.bulk_data {
@@ -360,6 +367,9 @@ impl ContainerWriter {
 
     /// Completes all three files and renames them into place. Returns the chunk count.
     pub fn finish(mut self) -> Result<usize> {
+        for (id, culture, source) in self.localized.redirects() {
+            self.builder.add_localized_package(id, &culture, &source);
+        }
         if !self.builder.engine().is_ue5() {
             assign_load_order(&mut self.builder.header_mut().packages);
         }

@@ -137,6 +137,8 @@ pub struct ContainerBuilder {
     blocks: Vec<CompressionBlock>,
     methods_used: Vec<Compression>,
     loose_files: usize,
+    /// (localized package id, culture, source package name), applied in `finish`.
+    localized: Vec<(u64, String, String)>,
     finished: bool,
 }
 
@@ -204,6 +206,7 @@ impl ContainerBuilder {
             blocks: Vec::new(),
             methods_used: Vec::new(),
             loose_files: 0,
+            localized: Vec::new(),
             finished: false,
         })
     }
@@ -264,6 +267,22 @@ impl ContainerBuilder {
         self.package_ids.insert(package_id);
         self.header.packages.push((package_id, store_entry));
         Ok(())
+    }
+
+    /// Registers an added package as the localized variant of
+    /// `source_package_name` for `culture` (see
+    /// [`crate::zen::localization`]); the container header lists it.
+    pub fn add_localized_package(
+        &mut self,
+        package_id: u64,
+        culture: &str,
+        source_package_name: &str,
+    ) {
+        self.localized.push((
+            package_id,
+            culture.to_string(),
+            source_package_name.to_string(),
+        ));
     }
 
     /// Adds a bulk data chunk (`.ubulk`, `.uptnl`, `.m.ubulk`) of a package.
@@ -418,6 +437,11 @@ impl ContainerBuilder {
         // The engine lists packages by id (`CreateContainerHeader` sorts its
         // store entries with `Algo::Sort` on the package id).
         self.header.packages.sort_by_key(|(id, _)| *id);
+        // Localized packages in the same order, by their own id.
+        self.localized.sort();
+        for (id, culture, source) in std::mem::take(&mut self.localized) {
+            self.header.add_localized_package(&culture, &source, id);
+        }
         let header = self.header.write()?;
         self.add_chunk(
             ChunkId::container_header(self.container_id, self.engine),

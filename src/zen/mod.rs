@@ -14,6 +14,7 @@
 
 pub mod convert;
 pub mod diff;
+pub mod localization;
 pub mod names;
 pub mod package;
 pub mod records;

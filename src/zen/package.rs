@@ -229,6 +229,18 @@ impl ZenPackage {
         Self::read_inner(data, engine).context("zen package")
     }
 
+    /// Reads the header only (the model's export data stays empty), for
+    /// callers that need the tables of a whole package chunk without copying
+    /// its exports.
+    pub fn read_header(data: &[u8], engine: EngineVersion) -> Result<Self> {
+        let mut r = Reader::new(data);
+        let summary = ZenSummary::read(&mut r, engine.zen_layout())
+            .context("summary")
+            .context("zen package")?;
+        let end = (summary.header_size as usize).min(data.len());
+        Self::read(&data[..end], engine)
+    }
+
     fn read_inner(data: &[u8], engine: EngineVersion) -> Result<Self> {
         let layout = engine.zen_layout();
         let mut r = Reader::new(data);
