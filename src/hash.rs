@@ -19,6 +19,11 @@ pub fn engine_lowercase(s: &str) -> String {
     s.chars().map(|c| c.to_ascii_lowercase()).collect()
 }
 
+/// Bytes as lowercase hexadecimal (how hashes and ids are shown).
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
 /// The UTF-16LE bytes of a string (how the engine's `TCHAR` text is hashed).
 pub fn utf16_le_bytes(s: &str) -> Vec<u8> {
     let mut bytes = Vec::with_capacity(s.len() * 2);

@@ -263,7 +263,11 @@ pub fn build(
 
     reporter.event(Event::Writing { stem: &stem });
     for file in &content.loose_files {
-        writer.add_loose_file(file)?;
+        for warning in writer.add_loose_file(file)? {
+            let file = warning.file.as_deref().unwrap_or_default();
+            let message = format!("{file}: {}", warning.message);
+            reporter.event(Event::Warning { message });
+        }
     }
     let chunks = writer.finish()?;
 

@@ -304,6 +304,8 @@ pub fn convert(source: &PackageSource, settings: &Settings) -> Result<BuiltPacka
 pub struct ContainerWriter {
     builder: ContainerBuilder,
     localized: crate::zen::localization::LocalizedPackages,
+    /// Files a conversion has read (shader asset info), not packed.
+    consumed: std::collections::BTreeSet<std::path::PathBuf>,
 }
 
 impl ContainerWriter {
@@ -329,6 +331,7 @@ impl ContainerWriter {
         Ok(ContainerWriter {
             builder,
             localized: Default::default(),
+            consumed: Default::default(),
         })
     }
 
@@ -359,10 +362,28 @@ impl ContainerWriter {
         Ok(())
     }
 
-    /// Adds a file to the companion pak.
-    pub fn add_loose_file(&mut self, file: &LooseFile) -> Result<()> {
+    /// Adds a file to the companion pak; a UE5 shader library becomes shader
+    /// chunks instead (its asset info, read beside it, is then not packed:
+    /// loose files come sorted, the library before its asset info).
+    /// Returns the warnings to report.
+    pub fn add_loose_file(
+        &mut self,
+        file: &LooseFile,
+    ) -> Result<Vec<crate::diagnostic::Diagnostic>> {
+        use crate::iostore::shader_library;
+        if self.consumed.contains(&file.path) {
+            return Ok(Vec::new());
+        }
+        let shaders = shader_library::convert_file(&file.path, self.builder.engine())?;
+        if let Some(library) = &shaders.library {
+            self.builder
+                .add_shader_library(library, &file.relative_path)?;
+            self.consumed.extend(shaders.asset_info);
+            return Ok(shaders.warnings);
+        }
         let data = std::fs::read(&file.path).map_err(|e| Error::io(&file.path, e))?;
-        self.builder.add_loose_file(&file.relative_path, &data)
+        self.builder.add_loose_file(&file.relative_path, &data)?;
+        Ok(shaders.warnings)
     }
 
     /// Completes all three files and renames them into place. Returns the chunk count.

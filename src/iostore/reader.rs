@@ -385,6 +385,14 @@ impl Container {
                         ));
                     }
                 }
+                let shaders = super::shader_library::check_store_entries(
+                    &h.packages,
+                    &self.toc.chunk_ids,
+                    ue5,
+                    |i| self.read_chunk(i),
+                );
+                report.errors.extend(shaders.errors);
+                report.warnings.extend(shaders.warnings);
             }
             Ok(None) => report
                 .warnings

@@ -35,7 +35,7 @@
 //!   (`FIoContainerId::FromName`), so the files must keep that name.
 //! * The container header chunk is written last and never compressed.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -45,6 +45,7 @@ use serde::Serialize;
 use super::chunk::{ChunkId, ChunkType};
 use super::container_header::{ContainerHeader, StoreEntry};
 use super::directory_index::DirectoryIndex;
+use super::shader_library::{ConvertedLibrary, ShaHash};
 use super::toc::{
     build_perfect_hash, container_flags, meta_flags, ChunkMeta, CompressionBlock, OffsetAndLength,
     Toc, TocHeader, TocVersion, MAX_BLOCK_SIZE,
@@ -139,6 +140,11 @@ pub struct ContainerBuilder {
     loose_files: usize,
     /// (localized package id, culture, source package name), applied in `finish`.
     localized: Vec<(u64, String, String)>,
+    /// Package id → the shader maps it uses, from the added shader libraries.
+    shader_maps: BTreeMap<u64, BTreeSet<ShaHash>>,
+    /// Shader group chunks added, with a hash of their bytes: libraries of
+    /// one container may share a group, which is stored once.
+    shader_groups: BTreeMap<ChunkId, [u8; 32]>,
     finished: bool,
 }
 
@@ -207,6 +213,8 @@ impl ContainerBuilder {
             methods_used: Vec::new(),
             loose_files: 0,
             localized: Vec::new(),
+            shader_maps: BTreeMap::new(),
+            shader_groups: BTreeMap::new(),
             finished: false,
         })
     }
@@ -285,6 +293,46 @@ impl ContainerBuilder {
         ));
     }
 
+    /// Adds a converted shader library (UE5 only; see
+    /// [`super::shader_library`]): its header chunk, visible by `path`, and
+    /// its group chunks, each id once (two libraries may share a group, as
+    /// the engine's `ProcessShaderLibraries` shares it). The packages that
+    /// use its shader maps list them in their store entries.
+    pub fn add_shader_library(&mut self, library: &ConvertedLibrary, path: &str) -> Result<()> {
+        if !self.engine.is_ue5() {
+            return Err(Error::unsupported(format!(
+                "{} containers hold no shader libraries",
+                self.engine
+            ))
+            .with_hint("keep the library in the companion pak"));
+        }
+        self.add_chunk(library.library_chunk_id, &library.header_bytes, Some(path))?;
+        for (id, data) in &library.group_chunks {
+            let hash = *blake3::hash(data).as_bytes();
+            match self.shader_groups.get(id) {
+                Some(known) if *known == hash => continue,
+                Some(_) => {
+                    return Err(Error::invalid(format!(
+                        "shader group chunk {} of `{path}` has other bytes than the group of that id already added",
+                        id.to_hex()
+                    ))
+                    .with_hint("rebuild the shader libraries from one cook"))
+                }
+                None => {}
+            }
+            self.add_chunk(*id, data, None)?;
+            self.shader_groups.insert(*id, hash);
+        }
+        for (package, maps) in &library.package_shader_maps {
+            let id = crate::hash::package_id(package);
+            self.shader_maps
+                .entry(id)
+                .or_default()
+                .extend(maps.iter().copied());
+        }
+        Ok(())
+    }
+
     /// Adds a bulk data chunk (`.ubulk`, `.uptnl`, `.m.ubulk`) of a package.
     pub fn add_bulk_chunk(
         &mut self,
@@ -332,8 +380,13 @@ impl ContainerBuilder {
         if let Some(p) = &path {
             self.paths.insert(p.to_lowercase());
         }
-        let force_uncompressed =
-            id.chunk_type(self.engine.uses_ue5_chunk_types()) == ChunkType::ContainerHeader;
+        // The container header is read before any decompressor is set up;
+        // shader groups are compressed by the shader library itself (the
+        // engine adds them with `bForceUncompressed`).
+        let force_uncompressed = matches!(
+            id.chunk_type(self.engine.uses_ue5_chunk_types()),
+            ChunkType::ContainerHeader | ChunkType::ShaderCode
+        );
         let meta = self.write_chunk_data(data, force_uncompressed)?;
         let offset = OffsetAndLength {
             offset: self.uncompressed_position,
@@ -437,6 +490,13 @@ impl ContainerBuilder {
         // The engine lists packages by id (`CreateContainerHeader` sorts its
         // store entries with `Algo::Sort` on the package id).
         self.header.packages.sort_by_key(|(id, _)| *id);
+        // Each package's shader maps, sorted (`ProcessShaderLibraries` sorts
+        // `ShaderMapHashes`).
+        for (id, entry) in &mut self.header.packages {
+            if let Some(maps) = self.shader_maps.get(id) {
+                entry.shader_map_hashes = maps.iter().copied().collect();
+            }
+        }
         // Localized packages in the same order, by their own id.
         self.localized.sort();
         for (id, culture, source) in std::mem::take(&mut self.localized) {

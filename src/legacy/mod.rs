@@ -907,7 +907,7 @@ pub(crate) fn serialize_guid<S: serde::Serializer>(
     g: &[u8; 16],
     s: S,
 ) -> std::result::Result<S::Ok, S::Error> {
-    s.serialize_str(&hex(g))
+    s.serialize_str(&crate::hash::hex(g))
 }
 
 pub(crate) fn serialize_opt_hex<S: serde::Serializer, const N: usize>(
@@ -915,11 +915,7 @@ pub(crate) fn serialize_opt_hex<S: serde::Serializer, const N: usize>(
     s: S,
 ) -> std::result::Result<S::Ok, S::Error> {
     match g {
-        Some(b) => s.serialize_str(&hex(b)),
+        Some(b) => s.serialize_str(&crate::hash::hex(b)),
         None => s.serialize_none(),
     }
-}
-
-pub(crate) fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }

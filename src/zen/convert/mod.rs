@@ -5,15 +5,16 @@
 //! The conversion runs in named stages, each in its own module, in the
 //! order [`convert_source`] calls them:
 //!
-//! 1. [`source`]: the source model, what the conversion needs of the legacy package;
-//! 2. [`objects`]: object mapping — name map, import map, export map;
-//! 3. [`load_order`]: preload dependencies as commands, and their order;
-//! 4. [`bundles`]: export bundles and the graph data of each layout;
-//! 5. [`layout`]: the export data after the header;
-//! 6. [`store_entry`]: the package's container store entry.
+//! 1. `source`: the source model, what the conversion needs of the legacy package;
+//! 2. `objects`: object mapping — name map, import map, export map;
+//! 3. `load_order`: preload dependencies as commands, and their order;
+//! 4. `bundles`: export bundles and the graph data of each layout;
+//! 5. `layout`: the export data after the header;
+//! 6. `store_entry`: the package's container store entry.
 //!
 //! For 5.0–5.2 the engine settles export bundles across all packages of a
-//! container: [`optimize`] does that for a set of converted packages.
+//! container: `optimize` ([`optimize_export_bundles`]) does that for a set
+//! of converted packages.
 
 mod bundles;
 mod layout;
