@@ -417,85 +417,60 @@ impl LegacyPackage {
                     .check_count(s.name_count as i64, 5)
                     .context("name count")?;
                 let hashes = self.versions.has_name_hashes();
-                self.names.reserve(count);
-                for i in 0..count {
-                    self.names
-                        .push(NameEntry::read(r, hashes).with_context(|| format!("name {i}"))?);
-                }
+                self.names = r.records(count, "name", |r| NameEntry::read(r, hashes))?;
             }
             Section::Imports => {
                 let count = r
                     .check_count(s.import_count as i64, 28)
                     .context("import count")?;
                 let cx = self.table_context();
-                self.imports.reserve(count);
-                for i in 0..count {
-                    self.imports
-                        .push(ObjectImport::read(r, &cx).with_context(|| format!("import {i}"))?);
-                }
+                self.imports = r.records(count, "import", |r| ObjectImport::read(r, &cx))?;
             }
             Section::Exports => {
                 let count = r
                     .check_count(s.export_count as i64, 64)
                     .context("export count")?;
                 let cx = self.table_context();
-                self.exports.reserve(count);
-                for i in 0..count {
-                    self.exports
-                        .push(ObjectExport::read(r, &cx).with_context(|| format!("export {i}"))?);
-                }
+                self.exports = r.records(count, "export", |r| ObjectExport::read(r, &cx))?;
             }
             Section::SoftObjectPaths => {
-                let count = r
-                    .check_count(s.soft_object_paths_count.unwrap_or(0) as i64, 20)
-                    .context("soft object path count")?;
+                let count = s.soft_object_paths_count.unwrap_or(0) as i64;
+                let count = r.check_count(count, 20).context("soft object path count")?;
                 let cx = self.table_context();
-                for i in 0..count {
-                    self.soft_object_paths.push(
-                        SoftObjectPath::read(r, &cx)
-                            .with_context(|| format!("soft object path {i}"))?,
-                    );
-                }
+                self.soft_object_paths =
+                    r.records(count, "soft object path", |r| SoftObjectPath::read(r, &cx))?;
             }
             Section::Depends => {
                 let cx = self.table_context();
                 let count = r
                     .check_count(s.export_count as i64, 4)
                     .context("export count")?;
-                for i in 0..count {
-                    let n = r.count_i32(4).with_context(|| format!("export {i}"))?;
-                    let mut list = Vec::with_capacity(n);
-                    for _ in 0..n {
-                        list.push(
-                            PackageIndex::read_checked(r, cx.import_count, cx.export_count)
-                                .with_context(|| format!("export {i}"))?,
-                        );
-                    }
-                    self.depends_map.push(list);
-                }
+                let read_index = |r: &mut Reader| {
+                    PackageIndex::read_checked(r, cx.import_count, cx.export_count)
+                };
+                self.depends_map = r.records(count, "export", |r| {
+                    let n = r.count_i32(4)?;
+                    r.records(n, "dependency", read_index)
+                })?;
             }
             Section::SoftPackageReferences => {
+                let count = s.soft_package_references_count as i64;
                 let count = r
-                    .check_count(s.soft_package_references_count as i64, 8)
+                    .check_count(count, 8)
                     .context("soft package reference count")?;
-                for i in 0..count {
-                    self.soft_package_references.push(
-                        FName::read(r, self.names.len())
-                            .with_context(|| format!("reference {i}"))?,
-                    );
-                }
+                let names = self.names.len();
+                self.soft_package_references =
+                    r.records(count, "reference", |r| FName::read(r, names))?;
             }
             Section::PreloadDependencies => {
                 let cx = self.table_context();
+                let count = s.preload_dependency_count as i64;
                 let count = r
-                    .check_count(s.preload_dependency_count as i64, 4)
+                    .check_count(count, 4)
                     .context("preload dependency count")?;
-                for i in 0..count {
-                    self.preload_dependencies.push(
-                        PackageIndex::read_checked(r, cx.import_count, cx.export_count)
-                            .with_context(|| format!("dependency {i}"))?,
-                    );
-                }
+                self.preload_dependencies = r.records(count, "dependency", |r| {
+                    PackageIndex::read_checked(r, cx.import_count, cx.export_count)
+                })?;
             }
             Section::DataResources => {
                 let cx = self.table_context();
@@ -508,13 +483,8 @@ impl LegacyPackage {
                     ));
                 }
                 let count = r.count_i32(44).context("count")?;
-                let mut entries = Vec::with_capacity(count);
-                for i in 0..count {
-                    entries.push(
-                        DataResource::read(r, version, &cx)
-                            .with_context(|| format!("resource {i}"))?,
-                    );
-                }
+                let entries =
+                    r.records(count, "resource", |r| DataResource::read(r, version, &cx))?;
                 self.data_resources = Some(DataResources { version, entries });
             }
             raw => {

@@ -128,13 +128,10 @@ fn read_array<T>(
     r: &mut Reader,
     size: usize,
     what: &str,
-    read: impl Fn(&mut Reader) -> Result<T>,
+    read: impl FnMut(&mut Reader) -> Result<T>,
 ) -> Result<Vec<T>> {
     let count = r.count_i32(size).context(what.to_string())?;
-    (0..count)
-        .map(|_| read(r))
-        .collect::<Result<_>>()
-        .context(what.to_string())
+    r.records(count, what, read).context(what.to_string())
 }
 
 fn write_array<T>(w: &mut Writer, items: &[T], write: impl Fn(&mut Writer, &T)) {

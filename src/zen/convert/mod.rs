@@ -166,20 +166,19 @@ fn new_package(
     } else {
         Vec::new()
     };
-    ZenPackage {
-        engine,
-        summary: ZenSummary {
-            name: summary_name,
-            // Only UE4 summaries have a source name.
-            source_name: if layout == ZenLayout::Ue4 {
-                summary_name
-            } else {
-                MappedName::default()
-            },
-            package_flags: source.package_flags,
-            cooked_header_size: engine.zen_cooked_header_size(source.total_header_size),
-            ..ZenSummary::default()
+    let summary = ZenSummary {
+        name: summary_name,
+        // Only UE4 summaries have a source name.
+        source_name: if layout == ZenLayout::Ue4 {
+            summary_name
+        } else {
+            MappedName::default()
         },
+        package_flags: source.package_flags,
+        cooked_header_size: engine.zen_cooked_header_size(source.total_header_size),
+        ..ZenSummary::default()
+    };
+    ZenPackage {
         // UE4 Zen packages have no versioning info.
         versioning: source
             .versioning
@@ -197,17 +196,7 @@ fn new_package(
         imported_public_export_hashes: imports.imported_public_export_hashes.clone(),
         imports: imports.imports.clone(),
         exports,
-        cell_imports: Vec::new(),
-        cell_exports: Vec::new(),
-        export_bundle_headers: Vec::new(),
-        export_bundle_entries: Vec::new(),
-        dependency_bundle_headers: Vec::new(),
-        dependency_bundle_entries: Vec::new(),
-        imported_package_names: ImportedPackageNames::default(),
-        internal_arcs: Vec::new(),
-        external_arcs: Vec::new(),
-        package_arcs: Vec::new(),
-        export_data: Vec::new(),
+        ..ZenPackage::new(engine, summary)
     }
 }
 
