@@ -1,12 +1,13 @@
 //! Little-endian reader and writer over byte slices.
 //!
 //! Every read knows its absolute file offset (`base + pos`), so errors can
-//! name it. Every count taken from a file goes through [`Reader::count`],
+//! name it. Every count taken from a file goes through [`Reader::count_i32`]
+//! (or its siblings),
 //! which checks it against the bytes that remain before anything is
 //! allocated: a hostile length field can never make us allocate more than
 //! the file itself holds.
 
-use crate::error::{Error, Result};
+use crate::error::{Context, Error, Result};
 
 /// A bounds-checked little-endian cursor over a byte slice.
 #[derive(Clone)]
@@ -221,6 +222,21 @@ impl<'a> Reader<'a> {
     /// Checks a count that is not stored right here (e.g. from a header) against the bytes remaining.
     pub fn check_count(&self, n: i64, min_element_size: usize) -> Result<usize> {
         self.check_count_at(self.pos, n, min_element_size)
+    }
+
+    /// `count` records (a checked count), each read with `read`; an error
+    /// names the record as `<what> <index>`.
+    pub fn records<T>(
+        &mut self,
+        count: usize,
+        what: &str,
+        mut read: impl FnMut(&mut Self) -> Result<T>,
+    ) -> Result<Vec<T>> {
+        let mut out = Vec::with_capacity(count.min(self.remaining()));
+        for i in 0..count {
+            out.push(read(self).with_context(|| format!("{what} {i}"))?);
+        }
+        Ok(out)
     }
 
     /// An engine `FString`: i32 length including the terminator; negative

@@ -202,22 +202,7 @@ pub struct GameView {
     pub diagnostics: Vec<Diagnostic>,
 }
 
-/// Joins a mount point and a relative path into the path the view uses:
-/// `../../../Game/Content/` + `X.uasset` → `Game/Content/X.uasset`.
-pub fn virtual_path(mount_point: &str, relative: &str) -> String {
-    let mut mount = mount_point.replace('\\', "/");
-    while let Some(rest) = mount.strip_prefix("../") {
-        mount = rest.to_string();
-    }
-    let mount = mount.trim_start_matches('/');
-    let mut out = String::with_capacity(mount.len() + relative.len() + 1);
-    out.push_str(mount);
-    if !out.is_empty() && !out.ends_with('/') {
-        out.push('/');
-    }
-    out.push_str(relative.trim_start_matches('/'));
-    out
-}
+pub use crate::mount::virtual_path;
 
 impl GameView {
     /// Opens `path`: a folder (every `.pak` below it and their containers,
@@ -395,10 +380,9 @@ impl GameView {
             let Some(container) = &source.container else {
                 continue;
             };
-            let mount = container.mount_point().to_string();
             for index in 0..container.toc.chunk_ids.len() {
                 let id = container.toc.chunk_ids[index];
-                let stored = container.paths.get(&index).map(|p| virtual_path(&mount, p));
+                let stored = container.paths.get(&index).cloned();
                 let chunk_type = container.chunk_type(index);
                 let name = unpacked_chunk_name(stored.as_deref(), chunk_type, &id.to_hex());
                 if self.chunks.contains_key(&id) {
@@ -546,10 +530,7 @@ impl GameView {
                 }
                 Some(PackageChunk {
                     package_id: container.toc.chunk_ids[chunk.index].id(),
-                    path: container
-                        .paths
-                        .get(&chunk.index)
-                        .map(|p| virtual_path(container.mount_point(), p)),
+                    path: container.paths.get(&chunk.index).cloned(),
                     chunk,
                 })
             })

@@ -1,8 +1,8 @@
 //! The engine's 64-bit hashes: CityHash64 (via the `cityhasher` crate) over
 //! strings normalised the way the engine normalises them.
 //!
-//! Used for package ids, script-import and public-export hashes, name-batch
-//! hashes and container ids.
+//! Used for package ids, script-import and public-export hashes and
+//! container ids; name-batch hashes are [`crate::names::BatchName::hash`].
 //!
 //! The engine lowercases with `TChar::ToLower`, which only maps `A`–`Z`;
 //! every other character (including Latin-1 and other non-ASCII letters) is
@@ -19,7 +19,13 @@ pub fn engine_lowercase(s: &str) -> String {
     s.chars().map(|c| c.to_ascii_lowercase()).collect()
 }
 
-fn utf16_le_bytes(s: &str) -> Vec<u8> {
+/// Bytes as lowercase hexadecimal (how hashes and ids are shown).
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The UTF-16LE bytes of a string (how the engine's `TCHAR` text is hashed).
+pub fn utf16_le_bytes(s: &str) -> Vec<u8> {
     let mut bytes = Vec::with_capacity(s.len() * 2);
     for unit in s.encode_utf16() {
         bytes.extend_from_slice(&unit.to_le_bytes());
@@ -37,18 +43,6 @@ pub fn hash_lower_utf16(s: &str) -> u64 {
 /// (e.g. `/Game/Maps/Entry`) as UTF-16.
 pub fn package_id(package_name: &str) -> u64 {
     hash_lower_utf16(package_name)
-}
-
-/// Name-batch hash of one name: CityHash64 of its lowercased text, as one
-/// byte per character when the name is pure ASCII (an ANSI name entry),
-/// else as UTF-16LE (a wide entry).
-pub fn name_hash(name: &str) -> u64 {
-    let lower = engine_lowercase(name);
-    if lower.is_ascii() {
-        city_hash64(lower.as_bytes())
-    } else {
-        city_hash64(&utf16_le_bytes(&lower))
-    }
 }
 
 /// The 62-bit hash of an object path used by `FPackageObjectIndex` for
@@ -80,8 +74,8 @@ mod tests {
     #[test]
     fn lowercase_is_ascii_only() {
         assert_eq!(engine_lowercase("ÄbC"), "Äbc");
-        assert_ne!(name_hash("Ä"), name_hash("ä"));
-        assert_eq!(name_hash("ABC"), name_hash("abc"));
+        assert_ne!(package_id("/Game/Ä"), package_id("/Game/ä"));
+        assert_eq!(package_id("/Game/ABC"), package_id("/game/abc"));
     }
 
     #[test]

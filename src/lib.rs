@@ -20,11 +20,14 @@ pub mod iostore;
 pub mod legacy;
 pub mod manifest;
 pub mod mappings;
+pub mod mount;
+pub mod names;
 pub mod pak;
 pub mod properties;
 pub mod publish;
 pub mod release;
 pub mod scaffold;
+pub mod sniff;
 pub mod version;
 pub mod zen;
 

@@ -130,12 +130,28 @@ impl EngineVersion {
         self >= EngineVersion::UE5_4
     }
 
-    /// The summary's `CookedHeaderSize` carries the legacy header size. In
-    /// the 5.7 engine headers the field is renamed `_Unused` (nothing sets
-    /// it), so 5.7 writes 0 there. Not checked against 5.7 engine output
-    /// (the corpus has none).
-    pub fn zen_writes_cooked_header_size(self) -> bool {
-        self < EngineVersion::UE5_7
+    /// The value of the summary's `CookedHeaderSize` field for a legacy
+    /// header of `total_header_size` bytes. 5.7 renamed it `_Unused` and
+    /// writes the size minus 8 (`FPackageStoreOptimizer::FinalizePackageHeader`:
+    /// `CookedHeaderSizeOffsetToMinimizePatchSize`, because
+    /// `IMPORT_TYPE_HIERARCHIES` made every summary 8 bytes longer and the
+    /// value is frozen at its 5.6 size); earlier releases write the size.
+    pub fn zen_cooked_header_size(self, total_header_size: u32) -> u32 {
+        if self >= EngineVersion::UE5_7 {
+            total_header_size.wrapping_sub(8)
+        } else {
+            total_header_size
+        }
+    }
+
+    /// The legacy header size a stored `CookedHeaderSize` value stands for:
+    /// the inverse of [`zen_cooked_header_size`](Self::zen_cooked_header_size).
+    pub fn legacy_header_size_from_cooked(self, cooked_header_size: u32) -> u32 {
+        if self >= EngineVersion::UE5_7 {
+            cooked_header_size.wrapping_add(8)
+        } else {
+            cooked_header_size
+        }
     }
 
     /// The summary is followed by the cell import/export map offsets
@@ -203,29 +219,53 @@ pub enum ChunkHashKind {
     Blake3_160,
 }
 
+/// `EIoContainerHeaderVersion`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, strum::FromRepr)]
+#[repr(i32)]
+pub enum ContainerHeaderVersion {
+    /// Some UE4 games: 16-byte store entries without bundle size or load order.
+    PreInitial = -1,
+    /// UE 4.26 and 4.27.
+    Initial = 0,
+    /// UE 5.0.
+    LocalizedPackages = 1,
+    /// UE 5.1, 5.2.
+    OptionalSegmentPackages = 2,
+    /// UE 5.3, 5.4.
+    NoExportInfo = 3,
+    /// UE 5.5.
+    SoftPackageReferences = 4,
+    /// UE 5.6, 5.7.
+    SoftPackageReferencesOffset = 5,
+}
+
+impl ContainerHeaderVersion {
+    pub fn from_i32(value: i32) -> Option<Self> {
+        Self::from_repr(value)
+    }
+}
+
 impl EngineVersion {
-    /// `EIoStoreTocVersion` of the `.utoc` this release writes.
-    pub fn toc_version(self) -> crate::iostore::toc::TocVersion {
-        use crate::iostore::toc::TocVersion::*;
+    /// `EIoStoreTocVersion` of the `.utoc` this release writes, as its number
+    /// (2 `DirectoryIndex`, 3 `PartitionSize`, 5 `PerfectHashWithOverflow`,
+    /// 6 `OnDemandMetaData`, 8 `ReplaceIoChunkHashWithIoHash`); the typed
+    /// value is `EngineVersion::toc_version` beside the TOC writer.
+    pub fn toc_version_number(self) -> u8 {
         match self {
-            EngineVersion::UE4_26 => DirectoryIndex,
-            EngineVersion::UE4_27 => PartitionSize,
+            EngineVersion::UE4_26 => 2,
+            EngineVersion::UE4_27 => 3,
             EngineVersion::UE5_0
             | EngineVersion::UE5_1
             | EngineVersion::UE5_2
-            | EngineVersion::UE5_3 => PerfectHashWithOverflow,
-            EngineVersion::UE5_4 => OnDemandMetaData,
-            EngineVersion::UE5_5 | EngineVersion::UE5_6 | EngineVersion::UE5_7 => {
-                ReplaceIoChunkHashWithIoHash
-            }
+            | EngineVersion::UE5_3 => 5,
+            EngineVersion::UE5_4 => 6,
+            EngineVersion::UE5_5 | EngineVersion::UE5_6 | EngineVersion::UE5_7 => 8,
         }
     }
 
     /// `EIoContainerHeaderVersion` of the container header chunk.
-    pub fn container_header_version(
-        self,
-    ) -> crate::iostore::container_header::ContainerHeaderVersion {
-        use crate::iostore::container_header::ContainerHeaderVersion::*;
+    pub fn container_header_version(self) -> ContainerHeaderVersion {
+        use ContainerHeaderVersion::*;
         match self {
             EngineVersion::UE4_26 | EngineVersion::UE4_27 => Initial,
             EngineVersion::UE5_0 => LocalizedPackages,

@@ -82,7 +82,10 @@ fn build(dir: &Path, game: &Game) -> (PathBuf, PathBuf, PathBuf) {
         b.add_package(
             p.converted.package_id,
             &p.converted.package_bytes,
-            p.converted.container_store_entry(i as u32),
+            zenpak::iostore::container_header::StoreEntry {
+                load_order: i as u32,
+                ..p.converted.store_entry.clone()
+            },
             &path,
         )
         .unwrap();

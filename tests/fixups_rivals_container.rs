@@ -61,8 +61,7 @@ fn build_container(dir: &Path) -> Option<std::path::PathBuf> {
         b.add_package(
             c.package_id,
             &c.package_bytes,
-            c.store_entry
-                .container_store_entry(c.package_bytes.len() as u64, 0),
+            c.store_entry.clone(),
             &format!("{path}.uasset"),
         )
         .unwrap();

@@ -111,3 +111,53 @@ fn inspect_truncated_package_names_file_structure_and_offset() {
     assert!(stderr.contains("byte offset"), "{stderr}");
     assert!(stderr.contains("total header size"), "{stderr}");
 }
+
+/// A package cut inside its header, even inside its four-byte tag, is a
+/// truncated package (exit 1, offset named), not an unknown file (exit 2):
+/// classic maps and UE packages alike (issue 18).
+#[test]
+fn package_cut_inside_its_tag_is_a_truncation() {
+    let Some(corpus) = common::corpus() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let cases = [
+        ("classic/ut99/Maps/CTF-Face.unr", "CTF-Face.unr", None),
+        ("retoc/UE5.6/SM_Cube.uasset", "SM_Cube.uasset", Some("5.6")),
+    ];
+    for (source, name, engine) in cases {
+        let source = corpus.join(source);
+        let bytes = std::fs::read(&source).unwrap();
+        let target = dir.path().join(name);
+        if engine.is_some() {
+            std::fs::copy(source.with_extension("uexp"), target.with_extension("uexp")).unwrap();
+        }
+        for cut in [0, 1, 2, 3, 5, 7] {
+            std::fs::write(&target, &bytes[..cut]).unwrap();
+            let mut command = Command::new(env!("CARGO_BIN_EXE_zenpak"));
+            command.arg("inspect").arg(&target);
+            if let Some(engine) = engine {
+                command.args(["--engine", engine]);
+            }
+            let output = command.output().unwrap();
+            let stderr = String::from_utf8_lossy(&output.stderr).to_string();
+            assert_eq!(
+                output.status.code(),
+                Some(1),
+                "{name} cut at {cut}: {stderr}"
+            );
+            assert!(
+                stderr.contains("truncated"),
+                "{name} cut at {cut}: {stderr}"
+            );
+            assert!(
+                stderr.contains("byte offset"),
+                "{name} cut at {cut}: {stderr}"
+            );
+            assert!(
+                !stderr.contains("recognises"),
+                "{name} cut at {cut}: {stderr}"
+            );
+        }
+    }
+}

@@ -38,13 +38,21 @@ fn versioned_package_gives_its_engine() {
     assert_eq!(read.write().unwrap(), bytes);
     assert_eq!(read.exports, package.exports);
     assert!(LegacyPackage::read(&bytes, Some(EngineVersion::UE5_6)).is_ok());
-    let mismatch = LegacyPackage::read(&bytes, Some(EngineVersion::UE5_7))
-        .unwrap_err()
-        .to_string();
+    // Given another release (a 5.6 package in a 5.7 game), the package is read
+    // with its own versions, as the engine reads it, and that is a warning.
+    let other = LegacyPackage::read(&bytes, Some(EngineVersion::UE5_7)).unwrap();
+    assert_eq!(other.engine, EngineVersion::UE5_6);
+    assert_eq!(other.versions, read.versions);
+    assert_eq!(other.exports, package.exports);
+    let warning = other.version_warning.as_ref().expect("a warning");
+    assert_eq!(warning.level, zenpak::diagnostic::Level::Warning);
+    assert_eq!(warning.code, "versioned-package");
     assert!(
-        mismatch.contains("5.7") && mismatch.contains("1017"),
-        "{mismatch}"
+        warning.message.contains("5.7") && warning.message.contains("1017"),
+        "{}",
+        warning.message
     );
+    assert!(read.version_warning.is_none());
 }
 
 #[test]

@@ -125,3 +125,36 @@ fn every_layout_reads_back_what_it_writes() {
         }
     }
 }
+
+/// The summary field that was `CookedHeaderSize`: the legacy header size up
+/// to 5.6 (the engine pairs of 5.4–5.6 match byte for byte with it), the size
+/// minus 8 in 5.7 (`FinalizePackageHeader`'s
+/// `CookedHeaderSizeOffsetToMinimizePatchSize`: the 5.7 summary grew by the
+/// two import-type-hierarchy fields and the value stays at its 5.6 size).
+#[test]
+fn former_cooked_header_size_per_release() {
+    let Some(corpus) = common::corpus() else {
+        return;
+    };
+    let packages = common::legacy_packages(&corpus);
+    let sevens: Vec<_> = packages
+        .iter()
+        .filter(|(_, v)| *v == zenpak::EngineVersion::UE5_7)
+        .collect();
+    assert_eq!(sevens.len(), 38);
+    for (path, engine) in sevens {
+        let files = PackageFiles::load(path).unwrap();
+        let legacy = files.read_package(Some(*engine)).unwrap();
+        let size = legacy.summary.total_header_size as u32;
+        let converted = zenpak::zen::convert(&files, &legacy, *engine, "").unwrap();
+        assert_eq!(
+            converted.package.summary.cooked_header_size,
+            size - 8,
+            "{}",
+            path.display()
+        );
+        let as_56 =
+            zenpak::zen::convert(&files, &legacy, zenpak::EngineVersion::UE5_6, "").unwrap();
+        assert_eq!(as_56.package.summary.cooked_header_size, size);
+    }
+}

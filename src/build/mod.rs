@@ -266,7 +266,9 @@ pub fn build_locked(
     crate::publish::check_interrupted()?;
     reporter.event(Event::Writing { stem: &stem });
     for file in &content.loose_files {
-        writer.add_loose_file(file)?;
+        for warning in writer.add_loose_file(file)? {
+            reporter.event(Event::Diagnostic(warning));
+        }
     }
     let written = writer.finish()?;
 

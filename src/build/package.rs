@@ -18,11 +18,11 @@ use crate::fixups::Profile;
 use crate::iostore::chunk::ChunkType;
 use crate::iostore::container_header::StoreEntry;
 use crate::iostore::{ChunkPiece, ContainerBuilder, ContainerOptions, WrittenContainer};
-use crate::legacy::{BulkKind, PackageFiles};
+use crate::legacy::PackageFiles;
 use crate::manifest::Manifest;
 use crate::pak::crypto::AesKey;
 use crate::version::EngineVersion;
-use crate::zen::{BulkDataKind, StoreEntryInfo};
+use crate::zen::BulkDataKind;
 
 /// Everything outside a package's own files that its conversion depends on.
 pub struct Settings {
@@ -147,7 +147,9 @@ pub struct BuiltPackage {
     pub uexp_tail: Option<(PathBuf, u64)>,
     /// Bulk-data chunks: the companions as they are on disk.
     pub bulk: Vec<BulkChunk>,
-    pub store_entry: StoreEntryInfo,
+    pub store_entry: StoreEntry,
+    /// Names of the packages the package references softly.
+    pub soft_package_references: Vec<String>,
 }
 
 impl BuiltPackage {
@@ -199,14 +201,6 @@ fn bulk_file_kind(kind: BulkDataKind) -> PackageFileKind {
     }
 }
 
-fn bulk_data_kind(kind: BulkKind) -> BulkDataKind {
-    match kind {
-        BulkKind::Bulk => BulkDataKind::Bulk,
-        BulkKind::Optional => BulkDataKind::Optional,
-        BulkKind::MemoryMapped => BulkDataKind::MemoryMapped,
-    }
-}
-
 /// The companion of `kind` of a package, if it still has length `len`.
 fn companion_with_len(source: &PackageSource, kind: PackageFileKind, len: u64) -> Option<PathBuf> {
     let (_, path) = source.companions.iter().find(|(k, _)| *k == kind)?;
@@ -234,8 +228,8 @@ impl BuiltPackage {
             w.u64(bulk.len);
         }
         let entry = &self.store_entry;
-        w.u32(entry.export_count);
-        w.u32(entry.export_bundle_count);
+        w.u32(entry.export_count as u32);
+        w.u32(entry.export_bundle_count as u32);
         w.u32(entry.imported_packages.len() as u32);
         for id in &entry.imported_packages {
             w.u64(*id);
@@ -244,8 +238,8 @@ impl BuiltPackage {
         for hash in &entry.shader_map_hashes {
             w.bytes(hash);
         }
-        w.u32(entry.soft_package_references.len() as u32);
-        for name in &entry.soft_package_references {
+        w.u32(self.soft_package_references.len() as u32);
+        for name in &self.soft_package_references {
             w.fstring(name);
         }
         let checksum = blake3::hash(w.as_slice());
@@ -333,19 +327,18 @@ impl BuiltPackage {
             fixups: Vec::new(),
             warnings: Vec::new(),
             package_id,
-            package_name: package_name.clone(),
+            package_name,
             head,
             uexp_tail: None,
             bulk: Vec::new(),
-            store_entry: StoreEntryInfo {
-                package_id,
-                package_name,
-                export_count,
-                export_bundle_count,
+            store_entry: StoreEntry {
+                export_count: export_count as i32,
+                export_bundle_count: export_bundle_count as i32,
                 imported_packages,
                 shader_map_hashes,
-                soft_package_references,
+                ..StoreEntry::default()
             },
+            soft_package_references,
         };
         Ok((built, tail, bulk_lengths))
     }
@@ -379,10 +372,16 @@ pub fn convert_files(
     let package = files.read_package(Some(settings.engine))?;
     files.check_exports(&package)?;
     files.check_bulk_data(&package)?;
-    let warnings =
+    let mut warnings =
         settings
             .profile
             .package_warnings(&settings.profile_options, &files.path, &package)?;
+    warnings.extend(
+        package
+            .version_warning
+            .iter()
+            .map(|w| w.clone().with_file(&files.path)),
+    );
     if let Some(own) = package.package_name() {
         if !package_name.is_empty() && !own.eq_ignore_ascii_case(package_name) {
             return Err(Error::invalid(format!(
@@ -427,12 +426,13 @@ pub fn convert_files(
         bulk: companions
             .into_iter()
             .map(|c| BulkChunk {
-                kind: bulk_data_kind(c.kind),
+                kind: c.kind,
                 path: c.path,
                 len: c.size,
             })
             .collect(),
         store_entry: converted.store_entry,
+        soft_package_references: converted.soft_package_references,
     })
 }
 
@@ -443,6 +443,9 @@ pub struct ContainerWriter {
     profile_options: crate::fixups::ProfileOptions,
     /// Paths of the container's chunks, for the profile's companion files.
     container_paths: Vec<String>,
+    localized: crate::zen::localization::LocalizedPackages,
+    /// Files a conversion has read (shader asset info), not packed.
+    consumed: std::collections::BTreeSet<std::path::PathBuf>,
 }
 
 impl ContainerWriter {
@@ -457,7 +460,9 @@ impl ContainerWriter {
         let options = ContainerOptions {
             compression: manifest.output.compression,
             aes_key: aes_key.cloned(),
-            mount_point: manifest.game.mount_point.clone(),
+            // Content paths are below the engine root; the container's mount
+            // point is their common root, as the engine writes it.
+            mount_point: crate::mount::ENGINE_ROOT.to_string(),
             ..ContainerOptions::default()
         };
         let mut builder = ContainerBuilder::create(
@@ -484,6 +489,8 @@ impl ContainerWriter {
             profile: settings.profile,
             profile_options: settings.profile_options.clone(),
             container_paths: Vec::new(),
+            localized: Default::default(),
+            consumed: Default::default(),
         })
     }
 
@@ -493,12 +500,16 @@ impl ContainerWriter {
             built.package_id,
             &built.package_pieces(),
             // UE4 load orders are assigned in `finish`, once every package is known.
-            built
-                .store_entry
-                .container_store_entry(built.package_len(), 0),
+            StoreEntry {
+                export_bundles_size: built.package_len(),
+                ..built.store_entry.clone()
+            },
             &source.relative_path,
         )?;
         self.container_paths.push(source.relative_path.clone());
+        let engine = self.builder.engine();
+        let (id, name) = (built.package_id, &built.package_name);
+        self.localized.add(id, name, &built.head, engine)?;
         let path = &source.relative_path;
         let stem = &path[..path.rfind('.').unwrap_or(path.len())];
         for bulk in &built.bulk {
@@ -528,10 +539,28 @@ impl ContainerWriter {
         Ok(())
     }
 
-    /// Adds a file to the companion pak.
-    pub fn add_loose_file(&mut self, file: &LooseFile) -> Result<()> {
+    /// Adds a file to the companion pak; a UE5 shader library becomes shader
+    /// chunks instead (its asset info, read beside it, is then not packed:
+    /// loose files come sorted, the library before its asset info).
+    /// Returns the warnings to report.
+    pub fn add_loose_file(
+        &mut self,
+        file: &LooseFile,
+    ) -> Result<Vec<crate::diagnostic::Diagnostic>> {
+        use crate::iostore::shader_library;
+        if self.consumed.contains(&file.path) {
+            return Ok(Vec::new());
+        }
+        let shaders = shader_library::convert_file(&file.path, self.builder.engine())?;
+        if let Some(library) = &shaders.library {
+            self.builder
+                .add_shader_library(library, &file.relative_path)?;
+            self.consumed.extend(shaders.asset_info);
+            return Ok(shaders.warnings);
+        }
         let data = std::fs::read(&file.path).map_err(|e| Error::io(&file.path, e))?;
-        self.builder.add_loose_file(&file.relative_path, &data)
+        self.builder.add_loose_file(&file.relative_path, &data)?;
+        Ok(shaders.warnings)
     }
 
     /// Completes all three files and publishes them (see
@@ -542,6 +571,9 @@ impl ContainerWriter {
             .companion_pak_files(&self.profile_options, &self.container_paths)
         {
             self.builder.add_loose_file(&path, &data)?;
+        }
+        for (id, culture, source) in self.localized.redirects() {
+            self.builder.add_localized_package(id, &culture, &source);
         }
         if !self.builder.engine().is_ue5() {
             assign_load_order(&mut self.builder.header_mut().packages);

@@ -12,8 +12,9 @@ use serde::Serialize;
 use crate::binary::{Reader, Writer};
 use crate::error::{Context, Result};
 
-/// The tag every package starts with (`C1 83 2A 9E` on disk).
-pub const PACKAGE_TAG: u32 = 0x9E2A_83C1;
+/// The tag every package starts with (`C1 83 2A 9E` on disk): the same tag
+/// as UE4/UE5 packages, defined once in [`crate::legacy`].
+pub use crate::legacy::PACKAGE_FILE_TAG as PACKAGE_TAG;
 
 /// Where the header stores the table counts (each followed by its offset).
 pub const NAME_COUNT_AT: usize = 12;

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use zenpak::build::package::{convert_files, Settings};
 use zenpak::legacy::PackageFiles;
-use zenpak::zen::StoreEntryInfo;
+use zenpak::zen::StoreEntryReport;
 use zenpak::{EngineVersion, Error, Result};
 
 use super::args::{engine_from_nearest_manifest, engine_parser};
@@ -48,7 +48,7 @@ struct Report<'a> {
     output: &'a PathBuf,
     bytes: u64,
     bulk_data: Vec<(String, u64)>,
-    store_entry: &'a StoreEntryInfo,
+    store_entry: StoreEntryReport<'a>,
     fixups: &'a [String],
 }
 
@@ -82,6 +82,15 @@ fn check_output(output: &Path, input: &PackageFiles) -> Result<()> {
         }
     }
     Ok(())
+}
+
+fn store_entry_report(built: &zenpak::build::package::BuiltPackage) -> StoreEntryReport<'_> {
+    StoreEntryReport {
+        package_id: built.package_id,
+        package_name: &built.package_name,
+        entry: &built.store_entry,
+        soft_package_references: &built.soft_package_references,
+    }
 }
 
 fn write_to(
@@ -135,7 +144,8 @@ pub fn run(args: Args, out: &Output) -> Result<()> {
         bulk.push((path.display().to_string(), chunk.len));
     }
     if let Some(path) = &args.store_entry {
-        let text = serde_json::to_string_pretty(&built.store_entry).map_err(Error::json)?;
+        let text =
+            serde_json::to_string_pretty(&store_entry_report(&built)).map_err(Error::json)?;
         write_to(path, |f| {
             use std::io::Write;
             f.write_all(text.as_bytes())
@@ -148,7 +158,7 @@ pub fn run(args: Args, out: &Output) -> Result<()> {
         output: &args.output,
         bytes: built.package_len(),
         bulk_data: bulk,
-        store_entry: &built.store_entry,
+        store_entry: store_entry_report(&built),
         fixups: &built.fixups,
     };
     out.data("converted", &report, || {

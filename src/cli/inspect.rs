@@ -1,8 +1,9 @@
 //! `zenpak inspect FILE`: recognises the kind of file by its magic and
 //! extension, then prints it (text, or JSON with `--json`).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
+use zenpak::sniff::FileKind;
 use zenpak::{EngineVersion, Error, Result};
 
 use super::{GlobalOptions, JsonStyle};
@@ -31,73 +32,23 @@ pub struct Args {
     pub profile: Option<zenpak::fixups::Profile>,
 }
 
-/// What kind of file `inspect` was given.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    LegacyPackage,
-    ZenPackage,
-    ClassicPackage,
-    Toc,
-    Pak,
-    Mappings,
-}
-
-/// The legacy/classic package tag `C1 83 2A 9E`.
-const PACKAGE_TAG: u32 = 0x9E2A_83C1;
-
-/// Decides the kind of file from its first bytes and its extension.
-pub fn sniff(path: &Path, head: &[u8]) -> Result<Kind> {
-    let ext = path
-        .extension()
-        .and_then(|e| e.to_str())
-        .unwrap_or("")
-        .to_ascii_lowercase();
-    let word = |at: usize| {
-        head.get(at..at + 4)
-            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-    };
-    if word(0) == Some(PACKAGE_TAG) {
-        // Classic packages follow the tag with a small positive 16-bit file
-        // version; UE4/UE5 packages with a negative legacy version.
-        return match word(4).map(|v| v as i32) {
-            Some(v) if v < 0 => Ok(Kind::LegacyPackage),
-            _ => Ok(Kind::ClassicPackage),
-        };
-    }
-    if head.starts_with(b"-==--==--==--==-") || ext == "utoc" {
-        return Ok(Kind::Toc);
-    }
-    if head.len() >= 2 && head[0] == 0xC4 && head[1] == 0x30 {
-        return Ok(Kind::Mappings);
-    }
-    match ext.as_str() {
-        "pak" => Ok(Kind::Pak),
-        "uzenasset" | "uzenmap" | "uasset" | "umap" => Ok(Kind::ZenPackage),
-        _ => Err(Error::usage(format!(
-            "{}: not a file zenpak recognises (expected a package, .utoc, .pak or .usmap)",
-            path.display()
-        ))),
-    }
-}
-
 pub fn run(args: Args, global: &GlobalOptions) -> Result<()> {
     if args.path.is_dir() {
         return inspect_folder(&args, JsonStyle::choose(global, args.json));
     }
-    let head = read_head(&args.path)?;
-    let kind = sniff(&args.path, &head)?;
+    let kind = zenpak::sniff::sniff_file(&args.path)?;
     let json = JsonStyle::choose(global, args.json);
     match kind {
-        Kind::Toc => inspect_toc(&args, json),
-        Kind::Pak => inspect_pak(&args, json),
-        Kind::LegacyPackage if args.profile.is_some() => inspect_profile(&args, json),
-        Kind::LegacyPackage if args.mappings.is_some() => inspect_package_properties(&args),
-        Kind::LegacyPackage => inspect_legacy(&args, global),
-        Kind::ZenPackage => {
+        FileKind::Toc => inspect_toc(&args, json),
+        FileKind::Pak => inspect_pak(&args, json),
+        FileKind::LegacyPackage if args.profile.is_some() => inspect_profile(&args, json),
+        FileKind::LegacyPackage if args.mappings.is_some() => inspect_package_properties(&args),
+        FileKind::LegacyPackage => inspect_legacy(&args, global),
+        FileKind::ZenPackage => {
             super::inspect_zen::run(&args.path, args.engine, json.is_some(), global)
         }
-        Kind::ClassicPackage => super::inspect_classic::run(&args, global),
-        Kind::Mappings => inspect_mappings(&args),
+        FileKind::ClassicPackage => super::inspect_classic::run(&args, global),
+        FileKind::Mappings => inspect_mappings(&args),
     }
 }
 
@@ -355,19 +306,4 @@ fn inspect_profile(args: &Args, json: Option<JsonStyle>) -> Result<()> {
             Ok(())
         }
     }
-}
-
-fn read_head(path: &Path) -> Result<Vec<u8>> {
-    use std::io::Read;
-    let mut file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
-    let mut head = vec![0u8; 64];
-    let mut n = 0;
-    while n < head.len() {
-        match file.read(&mut head[n..]).map_err(|e| Error::io(path, e))? {
-            0 => break,
-            k => n += k,
-        }
-    }
-    head.truncate(n);
-    Ok(head)
 }

@@ -100,7 +100,7 @@ pub(super) fn build(zen: &ZenPackage, imports: &Imports) -> Result<Vec<DraftExpo
         let base = zen
             .names
             .get(e.object_name.index() as usize)
-            .filter(|_| e.object_name.kind() == 0)
+            .filter(|_| e.object_name.kind() == Some(crate::names::MappedNameKind::Package))
             .ok_or_else(|| {
                 Error::invalid(format!(
                     "its name refers to entry {} of a {}-name map",

@@ -38,8 +38,8 @@ use serde::Serialize;
 
 use crate::diagnostic::Diagnostic;
 use crate::error::{Error, ErrorKind, Result};
+use crate::names::split_number;
 use crate::version::{EngineVersion, ZenLayout};
-use crate::zen::names::split_name_number;
 use crate::zen::ZenPackage;
 
 use dependencies::ArcPlacement;
@@ -64,7 +64,7 @@ impl Name {
 
     /// Splits `Name_3` into `Name` and number 4, as the engine stores FNames.
     pub fn from_full(full: &str) -> Self {
-        let (base, number) = split_name_number(full);
+        let (base, number) = split_number(full);
         Name::new(base, number)
     }
 

@@ -281,7 +281,10 @@ fn data_resources(zen: &ZenPackage, exports: &[DraftExport]) -> Option<DataResou
 /// are absolute) the first export's offset.
 fn cooked_header_size(zen: &ZenPackage, exports: &[DraftExport]) -> Option<usize> {
     if zen.summary.cooked_header_size > 0 {
-        return Some(zen.summary.cooked_header_size as usize);
+        let size = zen
+            .engine
+            .legacy_header_size_from_cooked(zen.summary.cooked_header_size);
+        return Some(size as usize);
     }
     if zen.engine.zen_layout() == ZenLayout::Ue4 {
         return exports

@@ -115,7 +115,7 @@ impl ScriptObjects {
                 continue;
             };
             let name = format!("Default__{}", object.full_name());
-            let (base, number) = crate::zen::names::split_name_number(&name);
+            let (base, number) = crate::names::split_number(&name);
             objects
                 .entry(script_index(&[module.to_string(), name.clone()]))
                 .or_insert(ScriptObject {
@@ -304,7 +304,7 @@ impl ScriptObjects {
         let class_index = script_index(&[module.to_string(), class.to_string()]);
         self.classes.insert(class_index);
         if !self.objects.contains_key(&class_index) {
-            let (base, number) = crate::zen::names::split_name_number(class);
+            let (base, number) = crate::names::split_number(class);
             self.insert(
                 class_index,
                 ScriptObject {

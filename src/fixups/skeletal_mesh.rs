@@ -221,20 +221,8 @@ pub fn search_by_structure(
 }
 
 fn package_index(r: &mut Reader, cx: &PackageContext) -> Result<i32> {
-    let at = r.pos();
-    let v = r.i32()?;
-    let ok = match v {
-        0 => true,
-        v if v < 0 => (-(v as i64) as usize) <= cx.import_count,
-        v => v as usize <= cx.export_count,
-    };
-    if !ok {
-        return Err(r.error_at(
-            at,
-            format!("object reference {v} is outside the import/export maps"),
-        ));
-    }
-    Ok(v)
+    let index = crate::legacy::PackageIndex::read_checked(r, cx.import_count, cx.export_count)?;
+    Ok(index.0)
 }
 
 fn name(r: &mut Reader, cx: &PackageContext) -> Result<FName> {

@@ -168,7 +168,7 @@ impl ChunkId {
     }
 
     pub fn to_hex(&self) -> String {
-        self.0.iter().map(|b| format!("{b:02x}")).collect()
+        crate::hash::hex(&self.0)
     }
 }
 

@@ -26,52 +26,49 @@
 
 use serde::Serialize;
 
-use crate::binary::{is_latin1, Reader, Writer};
+use crate::binary::{Reader, Writer};
 use crate::error::{Context, Error, Result};
+use crate::names::{read_name_batch, write_name_batch, NAME_HASH_ALGORITHM_ID};
+pub use crate::names::{BatchName, MappedName, MappedNameKind};
 
 /// `'nCoI'` little-endian: the UE5 container header magic.
 pub const CONTAINER_HEADER_MAGIC: u32 = 0x496F_436E;
 
-/// The FName hash algorithm id that name batches carry.
-const NAME_HASH_ALGORITHM_ID: u64 = 0xC164_0000;
-
-/// `EIoContainerHeaderVersion`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-pub enum ContainerHeaderVersion {
-    /// Some UE4 games: 16-byte store entries without bundle size or load order.
-    PreInitial = -1,
-    /// UE 4.26 and 4.27.
-    Initial = 0,
-    /// UE 5.0.
-    LocalizedPackages = 1,
-    /// UE 5.1, 5.2.
-    OptionalSegmentPackages = 2,
-    /// UE 5.3, 5.4.
-    NoExportInfo = 3,
-    /// UE 5.5.
-    SoftPackageReferences = 4,
-    /// UE 5.6, 5.7.
-    SoftPackageReferencesOffset = 5,
-}
+pub use crate::version::ContainerHeaderVersion;
 
 impl ContainerHeaderVersion {
-    pub fn from_i32(value: i32) -> Option<Self> {
-        use ContainerHeaderVersion::*;
-        Some(match value {
-            -1 => PreInitial,
-            0 => Initial,
-            1 => LocalizedPackages,
-            2 => OptionalSegmentPackages,
-            3 => NoExportInfo,
-            4 => SoftPackageReferences,
-            5 => SoftPackageReferencesOffset,
-            _ => return None,
-        })
-    }
-
-    /// Whether the header starts with the magic and the version (UE5).
+    /// The header starts with the magic and the version, and has the UE5
+    /// tables (redirect names, localized packages, named redirects).
     fn has_magic(self) -> bool {
         self > ContainerHeaderVersion::Initial
+    }
+    /// A package count precedes the package ids (before `OptionalSegmentPackages`).
+    fn has_package_count(self) -> bool {
+        self < ContainerHeaderVersion::OptionalSegmentPackages
+    }
+    /// The UE4 name batch byte arrays (names, hashes).
+    fn has_legacy_names(self) -> bool {
+        self <= ContainerHeaderVersion::Initial
+    }
+    /// Optional-segment package ids and store entries (5.1+).
+    fn has_optional_segments(self) -> bool {
+        self >= ContainerHeaderVersion::OptionalSegmentPackages
+    }
+    /// Store entries carry the bundle size and load order (UE4 `Initial`).
+    fn has_store_sizes(self) -> bool {
+        self == ContainerHeaderVersion::Initial
+    }
+    /// Store entries carry export and bundle counts (before `NoExportInfo`).
+    fn has_export_info(self) -> bool {
+        self < ContainerHeaderVersion::NoExportInfo
+    }
+    /// Soft package references after the tables (5.5+).
+    fn has_soft_references(self) -> bool {
+        self >= ContainerHeaderVersion::SoftPackageReferences
+    }
+    /// The soft package references come with an offset/size record (5.6+).
+    fn has_soft_references_record(self) -> bool {
+        self >= ContainerHeaderVersion::SoftPackageReferencesOffset
     }
 
     /// Size of one fixed store entry and the offsets of its array views
@@ -109,21 +106,6 @@ pub struct StoreEntry {
     pub imported_packages: Vec<u64>,
     /// SHA-1 hashes of the shader maps the package uses (UE5).
     pub shader_map_hashes: Vec<[u8; 20]>,
-}
-
-/// A name as a name batch stores it: the text and whether it was UTF-16.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct BatchName {
-    pub text: String,
-    pub utf16: bool,
-}
-
-/// An `FMappedName` as stored: index (with the name-map kind in its top
-/// bits) and number.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct MappedName {
-    pub index: u32,
-    pub number: u32,
 }
 
 /// A localized package (UE5): the source package and its name in the
@@ -197,7 +179,7 @@ impl ContainerHeader {
             packages: Vec::new(),
             legacy_names: Vec::new(),
             // UE4 writes the hash algorithm id even for an empty batch.
-            legacy_name_hashes: if version <= ContainerHeaderVersion::Initial {
+            legacy_name_hashes: if version.has_legacy_names() {
                 NAME_HASH_ALGORITHM_ID.to_le_bytes().to_vec()
             } else {
                 Vec::new()
@@ -222,146 +204,16 @@ impl ContainerHeader {
     }
 
     fn read_from(r: &mut Reader, version_hint: Option<ContainerHeaderVersion>) -> Result<Self> {
-        let magic = r.peek_u32();
-        let (version, container_id) = if magic == Some(CONTAINER_HEADER_MAGIC)
-            && version_hint.is_none_or(|v| v.has_magic())
-        {
-            r.u32()?;
-            let at = r.pos();
-            let raw = r.i32()?;
-            let version = ContainerHeaderVersion::from_i32(raw)
-                .filter(|v| v.has_magic())
-                .ok_or_else(|| r.error_at(at, format!("unknown container header version {raw}")))?;
-            (version, r.u64().context("container id")?)
-        } else {
-            let version = version_hint.unwrap_or(ContainerHeaderVersion::Initial);
-            if version.has_magic() {
-                return Err(r.error("container header magic is missing"));
-            }
-            (version, r.u64().context("container id")?)
-        };
+        let (version, container_id) = read_prologue(r, version_hint)?;
         let mut header = ContainerHeader::new(version, container_id);
-        header.legacy_name_hashes.clear();
-
-        let legacy_count = if version < ContainerHeaderVersion::OptionalSegmentPackages {
-            Some(r.u32().context("package count")?)
+        header.read_packages(r)?;
+        if version.has_magic() {
+            header.read_ue5_tables(r)?;
         } else {
-            None
-        };
-        if version <= ContainerHeaderVersion::Initial {
-            let n = r.count_u32(1).context("names")?;
-            header.legacy_names = r.bytes(n)?.to_vec();
-            let n = r.count_u32(1).context("name hashes")?;
-            header.legacy_name_hashes = r.bytes(n)?.to_vec();
+            header.read_ue4_tables(r)?;
         }
-
-        let ids = read_u64_array(r).context("package ids")?;
-        if let Some(count) = legacy_count {
-            if count as usize != ids.len() {
-                return Err(r.error(format!(
-                    "package count {count} disagrees with {} package ids",
-                    ids.len()
-                )));
-            }
-        }
-        let store_len = r.count_u32(1).context("store entries")?;
-        let store_at = r.offset();
-        let store = r.bytes(store_len)?;
-        let entries =
-            read_store_entries(store, store_at, version, ids.len()).context("store entries")?;
-        header.packages = ids.into_iter().zip(entries).collect();
-
-        if version > ContainerHeaderVersion::Initial {
-            if version >= ContainerHeaderVersion::OptionalSegmentPackages {
-                header.optional_segment_package_ids =
-                    read_u64_array(r).context("optional segment package ids")?;
-                let n = r.count_u32(1).context("optional segment store entries")?;
-                header.optional_segment_store_entries = r.bytes(n)?.to_vec();
-            }
-            header.redirect_names = read_name_batch(r).context("redirect names")?;
-            let n = r.count_u32(16).context("localized packages")?;
-            for _ in 0..n {
-                header.localized_packages.push(LocalizedPackage {
-                    source_package_id: r.u64()?,
-                    source_package_name: read_mapped_name(r)?,
-                });
-            }
-            let n = r.count_u32(24).context("package redirects")?;
-            for _ in 0..n {
-                header.package_redirects.push(PackageRedirect {
-                    source_package_id: r.u64()?,
-                    target_package_id: r.u64()?,
-                    source_package_name: Some(read_mapped_name(r)?),
-                });
-            }
-        } else {
-            let n = r.count_u32(8).context("culture package map")?;
-            for _ in 0..n {
-                let culture = r.fstring().context("culture name")?;
-                let k = r.count_u32(16).context("culture packages")?;
-                let mut packages = Vec::with_capacity(k);
-                for _ in 0..k {
-                    packages.push((r.u64()?, r.u64()?));
-                }
-                header
-                    .culture_packages
-                    .push(CulturePackages { culture, packages });
-            }
-            let n = r.count_u32(16).context("package redirects")?;
-            for _ in 0..n {
-                header.package_redirects.push(PackageRedirect {
-                    source_package_id: r.u64()?,
-                    target_package_id: r.u64()?,
-                    source_package_name: None,
-                });
-            }
-        }
-
-        if version >= ContainerHeaderVersion::SoftPackageReferences {
-            let mut present = true;
-            let mut expected_end = None;
-            if version >= ContainerHeaderVersion::SoftPackageReferencesOffset {
-                let at = r.pos();
-                let offset = r.i64()?;
-                let size = r.i64()?;
-                // The engine skips the references when the size is 0 (its
-                // own writer always writes at least the flag); otherwise
-                // they must follow the record directly.
-                if size < 0 || (size > 0 && offset as u64 != r.offset()) {
-                    return Err(r.error_at(
-                        at,
-                        format!("soft package references at {offset} size {size} do not follow their record"),
-                    ));
-                }
-                present = size > 0;
-                if !present {
-                    header.empty_soft_references_offset = Some(offset);
-                }
-                expected_end = Some(r.pos() + size as usize);
-            }
-            if present {
-                let at = r.pos();
-                let has = r.u32()?;
-                if has > 1 {
-                    return Err(r.error_at(at, format!("soft package references flag is {has}")));
-                }
-                if has == 1 {
-                    let package_ids = read_u64_array(r).context("soft package ids")?;
-                    let n = r.count_i32(1).context("soft package indices")?;
-                    let package_indices = r.bytes(n)?.to_vec();
-                    header.soft_package_references = Some(SoftPackageReferences {
-                        package_ids,
-                        package_indices,
-                    });
-                }
-            }
-            if let Some(end) = expected_end {
-                if r.pos() != end {
-                    return Err(
-                        r.error("soft package references end where their record says they do not")
-                    );
-                }
-            }
+        if version.has_soft_references() {
+            header.read_soft_references(r)?;
         }
         if r.rest().iter().any(|&b| b != 0) {
             return Err(r.error(format!(
@@ -373,6 +225,131 @@ impl ContainerHeader {
         Ok(header)
     }
 
+    /// Package count (older versions), UE4 name arrays, ids and store entries.
+    fn read_packages(&mut self, r: &mut Reader) -> Result<()> {
+        let version = self.version;
+        let count = version
+            .has_package_count()
+            .then(|| r.u32().context("package count"))
+            .transpose()?;
+        if version.has_legacy_names() {
+            let n = r.count_u32(1).context("names")?;
+            self.legacy_names = r.bytes(n)?.to_vec();
+            let n = r.count_u32(1).context("name hashes")?;
+            self.legacy_name_hashes = r.bytes(n)?.to_vec();
+        }
+        let ids = read_u64_array(r).context("package ids")?;
+        if let Some(count) = count.filter(|&c| c as usize != ids.len()) {
+            return Err(r.error(format!(
+                "package count {count} disagrees with {} package ids",
+                ids.len()
+            )));
+        }
+        let store_len = r.count_u32(1).context("store entries")?;
+        let store_at = r.offset();
+        let store = r.bytes(store_len)?;
+        let entries =
+            read_store_entries(store, store_at, version, ids.len()).context("store entries")?;
+        self.packages = ids.into_iter().zip(entries).collect();
+        Ok(())
+    }
+
+    /// Optional segments, redirect names, localized packages, named redirects.
+    fn read_ue5_tables(&mut self, r: &mut Reader) -> Result<()> {
+        if self.version.has_optional_segments() {
+            self.optional_segment_package_ids =
+                read_u64_array(r).context("optional segment package ids")?;
+            let n = r.count_u32(1).context("optional segment store entries")?;
+            self.optional_segment_store_entries = r.bytes(n)?.to_vec();
+        }
+        self.redirect_names = read_name_batch(r).context("redirect names")?;
+        let n = r.count_u32(16).context("localized packages")?;
+        for _ in 0..n {
+            self.localized_packages.push(LocalizedPackage {
+                source_package_id: r.u64()?,
+                source_package_name: MappedName::read(r)?,
+            });
+        }
+        let n = r.count_u32(24).context("package redirects")?;
+        for _ in 0..n {
+            self.package_redirects.push(PackageRedirect {
+                source_package_id: r.u64()?,
+                target_package_id: r.u64()?,
+                source_package_name: Some(MappedName::read(r)?),
+            });
+        }
+        Ok(())
+    }
+
+    /// The culture package map and id-only redirects.
+    fn read_ue4_tables(&mut self, r: &mut Reader) -> Result<()> {
+        let n = r.count_u32(8).context("culture package map")?;
+        for _ in 0..n {
+            let culture = r.fstring().context("culture name")?;
+            let k = r.count_u32(16).context("culture packages")?;
+            let mut packages = Vec::with_capacity(k);
+            for _ in 0..k {
+                packages.push((r.u64()?, r.u64()?));
+            }
+            self.culture_packages
+                .push(CulturePackages { culture, packages });
+        }
+        let n = r.count_u32(16).context("package redirects")?;
+        for _ in 0..n {
+            self.package_redirects.push(PackageRedirect {
+                source_package_id: r.u64()?,
+                target_package_id: r.u64()?,
+                source_package_name: None,
+            });
+        }
+        Ok(())
+    }
+
+    /// 5.5+: the soft package references (5.6+: behind an offset/size record).
+    fn read_soft_references(&mut self, r: &mut Reader) -> Result<()> {
+        let mut present = true;
+        let mut expected_end = None;
+        if self.version.has_soft_references_record() {
+            let at = r.pos();
+            let offset = r.i64()?;
+            let size = r.i64()?;
+            // The engine skips the references when the size is 0 (its own
+            // writer always writes at least the flag); otherwise they must
+            // follow the record directly.
+            if size < 0 || (size > 0 && offset as u64 != r.offset()) {
+                return Err(r.error_at(
+                    at,
+                    format!("soft package references at {offset} size {size} do not follow their record"),
+                ));
+            }
+            present = size > 0;
+            if !present {
+                self.empty_soft_references_offset = Some(offset);
+            }
+            expected_end = Some(r.pos() + size as usize);
+        }
+        if present {
+            let at = r.pos();
+            let has = r.u32()?;
+            if has > 1 {
+                return Err(r.error_at(at, format!("soft package references flag is {has}")));
+            }
+            if has == 1 {
+                let package_ids = read_u64_array(r).context("soft package ids")?;
+                let n = r.count_i32(1).context("soft package indices")?;
+                let package_indices = r.bytes(n)?.to_vec();
+                self.soft_package_references = Some(SoftPackageReferences {
+                    package_ids,
+                    package_indices,
+                });
+            }
+        }
+        if expected_end.is_some_and(|end| r.pos() != end) {
+            return Err(r.error("soft package references end where their record says they do not"));
+        }
+        Ok(())
+    }
+
     /// Serializes the header chunk.
     pub fn write(&self) -> Result<Vec<u8>> {
         let version = self.version;
@@ -382,10 +359,24 @@ impl ContainerHeader {
             w.i32(version as i32);
         }
         w.u64(self.container_id);
-        if version < ContainerHeaderVersion::OptionalSegmentPackages {
+        self.write_packages(&mut w);
+        if version.has_magic() {
+            self.write_ue5_tables(&mut w)?;
+        } else {
+            self.write_ue4_tables(&mut w);
+        }
+        if version.has_soft_references() {
+            self.write_soft_references(&mut w);
+        }
+        w.zeros(self.trailing_zeros);
+        Ok(w.into_inner())
+    }
+
+    fn write_packages(&self, w: &mut Writer) {
+        if self.version.has_package_count() {
             w.u32(self.packages.len() as u32);
         }
-        if version <= ContainerHeaderVersion::Initial {
+        if self.version.has_legacy_names() {
             w.u32(self.legacy_names.len() as u32);
             w.bytes(&self.legacy_names);
             w.u32(self.legacy_name_hashes.len() as u32);
@@ -395,80 +386,171 @@ impl ContainerHeader {
         for (id, _) in &self.packages {
             w.u64(*id);
         }
-        let store = write_store_entries(version, self.packages.iter().map(|(_, e)| e));
+        let store = write_store_entries(self.version, self.packages.iter().map(|(_, e)| e));
         w.u32(store.len() as u32);
         w.bytes(&store);
+    }
 
-        if version > ContainerHeaderVersion::Initial {
-            if version >= ContainerHeaderVersion::OptionalSegmentPackages {
-                write_u64_array(&mut w, &self.optional_segment_package_ids);
-                w.u32(self.optional_segment_store_entries.len() as u32);
-                w.bytes(&self.optional_segment_store_entries);
-            }
-            write_name_batch(&mut w, &self.redirect_names);
-            w.u32(self.localized_packages.len() as u32);
-            for p in &self.localized_packages {
-                w.u64(p.source_package_id);
-                write_mapped_name(&mut w, p.source_package_name);
-            }
-            w.u32(self.package_redirects.len() as u32);
-            for p in &self.package_redirects {
-                w.u64(p.source_package_id);
-                w.u64(p.target_package_id);
-                let name = p.source_package_name.ok_or_else(|| {
-                    Error::usage("a UE5 package redirect needs its source package name")
-                })?;
-                write_mapped_name(&mut w, name);
-            }
-        } else {
-            w.u32(self.culture_packages.len() as u32);
-            for c in &self.culture_packages {
-                w.fstring(&c.culture);
-                w.u32(c.packages.len() as u32);
-                for (a, b) in &c.packages {
-                    w.u64(*a);
-                    w.u64(*b);
-                }
-            }
-            w.u32(self.package_redirects.len() as u32);
-            for p in &self.package_redirects {
-                w.u64(p.source_package_id);
-                w.u64(p.target_package_id);
+    fn write_ue5_tables(&self, w: &mut Writer) -> Result<()> {
+        if self.version.has_optional_segments() {
+            write_u64_array(w, &self.optional_segment_package_ids);
+            w.u32(self.optional_segment_store_entries.len() as u32);
+            w.bytes(&self.optional_segment_store_entries);
+        }
+        write_name_batch(w, &self.redirect_names);
+        w.u32(self.localized_packages.len() as u32);
+        for p in &self.localized_packages {
+            w.u64(p.source_package_id);
+            p.source_package_name.write(w);
+        }
+        w.u32(self.package_redirects.len() as u32);
+        for p in &self.package_redirects {
+            w.u64(p.source_package_id);
+            w.u64(p.target_package_id);
+            let name = p.source_package_name.ok_or_else(|| {
+                Error::usage("a UE5 package redirect needs its source package name")
+            })?;
+            name.write(w);
+        }
+        Ok(())
+    }
+
+    fn write_ue4_tables(&self, w: &mut Writer) {
+        w.u32(self.culture_packages.len() as u32);
+        for c in &self.culture_packages {
+            w.fstring(&c.culture);
+            w.u32(c.packages.len() as u32);
+            for (a, b) in &c.packages {
+                w.u64(*a);
+                w.u64(*b);
             }
         }
+        w.u32(self.package_redirects.len() as u32);
+        for p in &self.package_redirects {
+            w.u64(p.source_package_id);
+            w.u64(p.target_package_id);
+        }
+    }
 
-        let empty_record = self.empty_soft_references_offset.filter(|_| {
-            version >= ContainerHeaderVersion::SoftPackageReferencesOffset
-                && self.soft_package_references.is_none()
-        });
-        if let Some(offset) = empty_record {
+    fn write_soft_references(&self, w: &mut Writer) {
+        let with_record = self.version.has_soft_references_record();
+        if let Some(offset) = self
+            .empty_soft_references_offset
+            .filter(|_| with_record && self.soft_package_references.is_none())
+        {
             w.i64(offset);
             w.i64(0);
-        } else if version >= ContainerHeaderVersion::SoftPackageReferences {
-            let record = w.pos();
-            if version >= ContainerHeaderVersion::SoftPackageReferencesOffset {
-                w.i64(0);
-                w.i64(0);
-            }
-            let start = w.pos();
-            match &self.soft_package_references {
-                Some(refs) => {
-                    w.u32(1);
-                    write_u64_array(&mut w, &refs.package_ids);
-                    w.i32(refs.package_indices.len() as i32);
-                    w.bytes(&refs.package_indices);
-                }
-                None => w.u32(0),
-            }
-            if version >= ContainerHeaderVersion::SoftPackageReferencesOffset {
-                let size = (w.pos() - start) as i64;
-                w.patch_i64(record, start as i64);
-                w.patch_i64(record + 8, size);
-            }
+            return;
         }
-        w.zeros(self.trailing_zeros);
-        Ok(w.into_inner())
+        let record = w.pos();
+        if with_record {
+            w.i64(0);
+            w.i64(0);
+        }
+        let start = w.pos();
+        match &self.soft_package_references {
+            Some(refs) => {
+                w.u32(1);
+                write_u64_array(w, &refs.package_ids);
+                w.i32(refs.package_indices.len() as i32);
+                w.bytes(&refs.package_indices);
+            }
+            None => w.u32(0),
+        }
+        if with_record {
+            let size = (w.pos() - start) as i64;
+            w.patch_i64(record, start as i64);
+            w.patch_i64(record + 8, size);
+        }
     }
+
+    /// Registers a localized package as the engine's `CreateContainerHeader`
+    /// does for a redirected package with a culture: UE5 lists the source
+    /// package once (its id and its name in the header's name map, a
+    /// container-kind `FMappedName`); UE4 adds `(source, localized)` to the
+    /// culture's list. Call in ascending localized package id order (the
+    /// engine walks its entries sorted by id), so cultures appear in the
+    /// order their first package does.
+    pub fn add_localized_package(
+        &mut self,
+        culture: &str,
+        source_package_name: &str,
+        localized_package_id: u64,
+    ) {
+        let source_package_id = crate::hash::package_id(source_package_name);
+        if self.version.has_magic() {
+            if self
+                .localized_packages
+                .iter()
+                .any(|p| p.source_package_id == source_package_id)
+            {
+                return;
+            }
+            let (base, number) = crate::names::split_number(source_package_name);
+            let index = match self.redirect_names.iter().position(|n| n.text == base) {
+                Some(i) => i,
+                None => {
+                    self.redirect_names.push(BatchName::new(base));
+                    self.redirect_names.len() - 1
+                }
+            };
+            self.localized_packages.push(LocalizedPackage {
+                source_package_id,
+                source_package_name: MappedName::new(
+                    MappedNameKind::Container,
+                    index as u32,
+                    number,
+                ),
+            });
+        } else {
+            self.add_culture_package(culture, source_package_id, localized_package_id);
+        }
+    }
+
+    /// UE4: adds `(source, localized)` to a culture's list in the culture
+    /// map, the culture after those already there (the engine's `TMap`
+    /// keeps insertion order).
+    pub fn add_culture_package(
+        &mut self,
+        culture: &str,
+        source_package_id: u64,
+        localized_package_id: u64,
+    ) {
+        let pair = (source_package_id, localized_package_id);
+        match self
+            .culture_packages
+            .iter_mut()
+            .find(|c| c.culture == culture)
+        {
+            Some(c) => c.packages.push(pair),
+            None => self.culture_packages.push(CulturePackages {
+                culture: culture.to_string(),
+                packages: vec![pair],
+            }),
+        }
+    }
+}
+
+/// Magic and version (UE5) or the version a UE4 header is said to have, and the container id.
+fn read_prologue(
+    r: &mut Reader,
+    version_hint: Option<ContainerHeaderVersion>,
+) -> Result<(ContainerHeaderVersion, u64)> {
+    let magic = r.peek_u32();
+    if magic == Some(CONTAINER_HEADER_MAGIC) && version_hint.is_none_or(|v| v.has_magic()) {
+        r.u32()?;
+        let at = r.pos();
+        let raw = r.i32()?;
+        let version = ContainerHeaderVersion::from_i32(raw)
+            .filter(|v| v.has_magic())
+            .ok_or_else(|| r.error_at(at, format!("unknown container header version {raw}")))?;
+        return Ok((version, r.u64().context("container id")?));
+    }
+    let version = version_hint.unwrap_or(ContainerHeaderVersion::Initial);
+    if version.has_magic() {
+        return Err(r.error("container header magic is missing"));
+    }
+    Ok((version, r.u64().context("container id")?))
 }
 
 fn read_u64_array(r: &mut Reader) -> Result<Vec<u64>> {
@@ -481,18 +563,6 @@ fn write_u64_array(w: &mut Writer, values: &[u64]) {
     for v in values {
         w.u64(*v);
     }
-}
-
-fn read_mapped_name(r: &mut Reader) -> Result<MappedName> {
-    Ok(MappedName {
-        index: r.u32()?,
-        number: r.u32()?,
-    })
-}
-
-fn write_mapped_name(w: &mut Writer, name: MappedName) {
-    w.u32(name.index);
-    w.u32(name.number);
 }
 
 /// Reads the store entry buffer: `count` fixed entries, each with array
@@ -511,14 +581,14 @@ fn read_store_entries(
         let base = index * entry_size;
         r.seek(base)?;
         let mut entry = StoreEntry::default();
-        if version == ContainerHeaderVersion::Initial {
+        if version.has_store_sizes() {
             entry.export_bundles_size = r.u64()?;
         }
-        if version < ContainerHeaderVersion::NoExportInfo {
+        if version.has_export_info() {
             entry.export_count = r.i32()?;
             entry.export_bundle_count = r.i32()?;
         }
-        if version == ContainerHeaderVersion::Initial {
+        if version.has_store_sizes() {
             entry.load_order = r.u32()?;
             r.u32()?; // padding
         }
@@ -584,14 +654,14 @@ fn write_store_entries<'a>(
         |view_pos: usize, array_pos: usize| (arrays_start + array_pos - view_pos) as u32;
     for (index, entry) in entries.enumerate() {
         let base = index * entry_size;
-        if version == ContainerHeaderVersion::Initial {
+        if version.has_store_sizes() {
             table.u64(entry.export_bundles_size);
         }
-        if version < ContainerHeaderVersion::NoExportInfo {
+        if version.has_export_info() {
             table.i32(entry.export_count);
             table.i32(entry.export_bundle_count);
         }
-        if version == ContainerHeaderVersion::Initial {
+        if version.has_store_sizes() {
             table.u32(entry.load_order);
             table.u32(0);
         }
@@ -621,95 +691,6 @@ fn write_store_entries<'a>(
     let mut out = table.into_inner();
     out.extend_from_slice(arrays.as_slice());
     out
-}
-
-/// Reads a UE5 name batch: count, string bytes, hash algorithm id, hashes,
-/// big-endian length words (top bit = UTF-16), then the strings.
-fn read_name_batch(r: &mut Reader) -> Result<Vec<BatchName>> {
-    let count = r.count_u32(10)?;
-    if count == 0 {
-        return Ok(Vec::new());
-    }
-    let string_bytes = r.u32()? as usize;
-    let at = r.pos();
-    let algorithm = r.u64()?;
-    if algorithm != NAME_HASH_ALGORITHM_ID {
-        return Err(r.error_at(at, format!("unknown name hash algorithm 0x{algorithm:x}")));
-    }
-    r.skip(count * 8)?; // hashes: recomputed from the text when writing
-    let mut lengths = Vec::with_capacity(count);
-    for _ in 0..count {
-        lengths.push(r.u16()?.swap_bytes());
-    }
-    let strings_start = r.pos();
-    let mut names = Vec::with_capacity(count);
-    for word in lengths {
-        let utf16 = word & 0x8000 != 0;
-        let len = (word & 0x7FFF) as usize;
-        if utf16 {
-            let bytes = r.bytes(len * 2)?;
-            let units: Vec<u16> = bytes
-                .chunks_exact(2)
-                .map(|c| u16::from_le_bytes([c[0], c[1]]))
-                .collect();
-            let text =
-                String::from_utf16(&units).map_err(|_| r.error("name is not valid UTF-16"))?;
-            names.push(BatchName { text, utf16 });
-        } else {
-            let text = r.bytes(len)?.iter().map(|&b| b as char).collect();
-            names.push(BatchName { text, utf16 });
-        }
-    }
-    if r.pos() - strings_start != string_bytes {
-        return Err(r.error(format!(
-            "name batch says {string_bytes} string bytes, its strings take {}",
-            r.pos() - strings_start
-        )));
-    }
-    Ok(names)
-}
-
-fn write_name_batch(w: &mut Writer, names: &[BatchName]) {
-    w.u32(names.len() as u32);
-    if names.is_empty() {
-        return;
-    }
-    let utf16 = |n: &BatchName| n.utf16 || !is_latin1(&n.text);
-    let string_bytes: usize = names
-        .iter()
-        .map(|n| {
-            if utf16(n) {
-                n.text.encode_utf16().count() * 2
-            } else {
-                n.text.chars().count()
-            }
-        })
-        .sum();
-    w.u32(string_bytes as u32);
-    w.u64(NAME_HASH_ALGORITHM_ID);
-    for n in names {
-        w.u64(crate::hash::name_hash(&n.text));
-    }
-    for n in names {
-        let len = if utf16(n) {
-            n.text.encode_utf16().count()
-        } else {
-            n.text.chars().count()
-        };
-        let word = (len as u16 & 0x7FFF) | if utf16(n) { 0x8000 } else { 0 };
-        w.bytes(&word.to_be_bytes());
-    }
-    for n in names {
-        if utf16(n) {
-            for u in n.text.encode_utf16() {
-                w.u16(u);
-            }
-        } else {
-            for c in n.text.chars() {
-                w.u8(c as u32 as u8);
-            }
-        }
-    }
 }
 
 #[cfg(test)]
@@ -750,17 +731,11 @@ mod tests {
                 });
             }
             if version >= LocalizedPackages {
-                h.redirect_names.push(BatchName {
-                    text: "/Game/A".into(),
-                    utf16: false,
-                });
+                h.redirect_names.push(BatchName::new("/Game/A"));
                 h.package_redirects.push(PackageRedirect {
                     source_package_id: 1,
                     target_package_id: 2,
-                    source_package_name: Some(MappedName {
-                        index: 0,
-                        number: 0,
-                    }),
+                    source_package_name: Some(MappedName::new(MappedNameKind::Container, 0, 0)),
                 });
             }
             let bytes = h.write().unwrap();

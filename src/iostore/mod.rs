@@ -15,6 +15,7 @@ pub mod chunk;
 pub mod container_header;
 pub mod directory_index;
 pub mod reader;
+pub mod shader_library;
 pub mod toc;
 pub mod writer;
 

@@ -247,7 +247,10 @@ impl Container {
                 e
             }
         })?;
+        // Paths are kept as the view sees them (`SN2/Content/X.uasset`),
+        // whatever common root the writer chose as mount point.
         for (path, toc_index) in index.files_with_paths().map_err(|e| e.in_file(utoc))? {
+            let path = crate::mount::virtual_path(&index.mount_point, &path);
             if toc_index as usize >= self.toc.chunk_ids.len() {
                 return Err(Error::invalid(format!(
                     "file `{path}` points at chunk {toc_index}, but the TOC has {}",
@@ -720,6 +723,18 @@ impl Container {
                         );
                     }
                 }
+                let shaders = super::shader_library::check_store_entries(
+                    &h.packages,
+                    &self.toc.chunk_ids,
+                    self.is_ue5(),
+                    |i| self.read_chunk(i),
+                );
+                for message in shaders.errors {
+                    report.error(&Error::invalid(message).in_file(&self.utoc_path));
+                }
+                for message in shaders.warnings {
+                    report.warn("shader-map", message, &self.utoc_path);
+                }
             }
             Ok(None) => report.warn(
                 "no-container-header",
@@ -774,7 +789,12 @@ impl Container {
         }
         match PakReader::open_with_keys(&pak, &self.keys) {
             Ok(reader) => {
-                if reader.mount_point != self.mount_point() && !self.mount_point().is_empty() {
+                // Each file's mount point is the common root of its own
+                // entries, so one lies below the other unless they disagree.
+                let (pak_mount, utoc_mount) = (reader.mount_point.as_str(), self.mount_point());
+                let related =
+                    pak_mount.starts_with(utoc_mount) || utoc_mount.starts_with(pak_mount);
+                if !related && !utoc_mount.is_empty() {
                     report.warn(
                         "mount-point",
                         format!(

@@ -40,7 +40,7 @@
 //!   (`FIoContainerId::FromName`), so the files must keep that name.
 //! * The container header chunk is written last and never compressed.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
@@ -49,12 +49,15 @@ use serde::Serialize;
 use super::chunk::{ChunkId, ChunkType};
 use super::container_header::{ContainerHeader, StoreEntry};
 use super::directory_index::DirectoryIndex;
+use super::shader_library::{ConvertedLibrary, ShaHash};
 use super::toc::{
     build_perfect_hash, container_flags, meta_flags, ChunkMeta, CompressionBlock, OffsetAndLength,
-    Toc, TocHeader, MAX_BLOCK_SIZE,
+    Toc, TocHeader, TocVersion, MAX_BLOCK_SIZE,
 };
 use crate::compression::Compression;
 use crate::error::{Error, Result};
+pub use crate::mount::validate_relative_path;
+use crate::mount::{common_root, normalize_mount_point};
 use crate::pak::crypto::{pad_like_engine, AesKey};
 use crate::pak::PakWriter;
 use crate::publish::{Staged, TempFile};
@@ -101,22 +104,13 @@ pub struct WrittenContainer {
     pub ucas_bytes: u64,
 }
 
-/// Checks a path relative to the mount point: non-empty segments, no `.`
-/// or `..`, no backslash, not absolute.
-pub fn validate_relative_path(path: &str) -> Result<()> {
-    let bad = path.is_empty()
-        || path.starts_with('/')
-        || path.contains('\\')
-        || path.contains(':')
-        || path
-            .split('/')
-            .any(|s| s.is_empty() || s == "." || s == "..");
-    if bad {
-        return Err(Error::usage(format!(
-            "`{path}` is not a valid path relative to the mount point (use `Folder/File.ext`, no `..`, no backslashes)"
-        )));
+impl EngineVersion {
+    /// `EIoStoreTocVersion` of the `.utoc` this release writes (the number
+    /// comes from the version table, [`EngineVersion::toc_version_number`]).
+    pub fn toc_version(self) -> TocVersion {
+        TocVersion::from_u8(self.toc_version_number())
+            .unwrap_or(TocVersion::ReplaceIoChunkHashWithIoHash)
     }
-    Ok(())
 }
 
 /// A part of a chunk's data: bytes in memory, or a range of a file that is
@@ -282,6 +276,13 @@ pub struct ContainerBuilder {
     loose_files: usize,
     /// Reused block buffers, so streaming a chunk allocates nothing per block.
     block_buffers: Vec<Vec<u8>>,
+    /// (localized package id, culture, source package name), applied in `finish`.
+    localized: Vec<(u64, String, String)>,
+    /// Package id → the shader maps it uses, from the added shader libraries.
+    shader_maps: BTreeMap<u64, BTreeSet<ShaHash>>,
+    /// Shader group chunks added, with a hash of their bytes: libraries of
+    /// one container may share a group, which is stored once.
+    shader_groups: BTreeMap<ChunkId, [u8; 32]>,
 }
 
 impl ContainerBuilder {
@@ -347,6 +348,9 @@ impl ContainerBuilder {
             methods_used: Vec::new(),
             loose_files: 0,
             block_buffers: Vec::new(),
+            localized: Vec::new(),
+            shader_maps: BTreeMap::new(),
+            shader_groups: BTreeMap::new(),
         })
     }
 
@@ -370,23 +374,35 @@ impl ContainerBuilder {
         &mut self.header
     }
 
-    fn relative(&self, path: &str) -> Result<String> {
+    /// A path below the paths' root (`options.mount_point`), checked.
+    fn relative<'p>(&self, path: &'p str) -> Result<&'p str> {
         let rel = path
             .strip_prefix(self.options.mount_point.as_str())
             .unwrap_or(path);
         validate_relative_path(rel)?;
-        Ok(rel.to_string())
+        Ok(rel)
+    }
+
+    /// The full path of a chunk file (`../../../Game/Content/X.uasset`).
+    fn full_path(&self, path: &str) -> Result<String> {
+        Ok(format!(
+            "{}{}",
+            self.options.mount_point,
+            self.relative(path)?
+        ))
     }
 
     /// Adds a package: its export bundle chunk (Zen header + exports), its
     /// store entry and its path in the directory index (`.uasset`/`.umap`).
+    /// The entry's bundle size is the chunk's length, as the engine records it.
     pub fn add_package(
         &mut self,
         package_id: u64,
         export_bundle: &[u8],
-        store_entry: StoreEntry,
+        mut store_entry: StoreEntry,
         path: &str,
     ) -> Result<()> {
+        store_entry.export_bundles_size = export_bundle.len() as u64;
         if self.package_ids.contains(&package_id) {
             return Err(Error::usage(format!(
                 "package id 0x{package_id:016x} ({path}) is added twice"
@@ -425,6 +441,62 @@ impl ContainerBuilder {
         Ok(())
     }
 
+    /// Registers an added package as the localized variant of
+    /// `source_package_name` for `culture` (see
+    /// [`crate::zen::localization`]); the container header lists it.
+    pub fn add_localized_package(
+        &mut self,
+        package_id: u64,
+        culture: &str,
+        source_package_name: &str,
+    ) {
+        self.localized.push((
+            package_id,
+            culture.to_string(),
+            source_package_name.to_string(),
+        ));
+    }
+
+    /// Adds a converted shader library (UE5 only; see
+    /// [`super::shader_library`]): its header chunk, visible by `path`, and
+    /// its group chunks, each id once (two libraries may share a group, as
+    /// the engine's `ProcessShaderLibraries` shares it). The packages that
+    /// use its shader maps list them in their store entries.
+    pub fn add_shader_library(&mut self, library: &ConvertedLibrary, path: &str) -> Result<()> {
+        if !self.engine.is_ue5() {
+            return Err(Error::unsupported(format!(
+                "{} containers hold no shader libraries",
+                self.engine
+            ))
+            .with_hint("keep the library in the companion pak"));
+        }
+        self.add_chunk(library.library_chunk_id, &library.header_bytes, Some(path))?;
+        for (id, data) in &library.group_chunks {
+            let hash = *blake3::hash(data).as_bytes();
+            match self.shader_groups.get(id) {
+                Some(known) if *known == hash => continue,
+                Some(_) => {
+                    return Err(Error::invalid(format!(
+                        "shader group chunk {} of `{path}` has other bytes than the group of that id already added",
+                        id.to_hex()
+                    ))
+                    .with_hint("rebuild the shader libraries from one cook"))
+                }
+                None => {}
+            }
+            self.add_chunk(*id, data, None)?;
+            self.shader_groups.insert(*id, hash);
+        }
+        for (package, maps) in &library.package_shader_maps {
+            let id = crate::hash::package_id(package);
+            self.shader_maps
+                .entry(id)
+                .or_default()
+                .extend(maps.iter().copied());
+        }
+        Ok(())
+    }
+
     /// Adds a bulk data chunk (`.ubulk`, `.uptnl`, `.m.ubulk`) of a package.
     pub fn add_bulk_chunk(
         &mut self,
@@ -454,7 +526,7 @@ impl ContainerBuilder {
         pieces: &[ChunkPiece<'_>],
         path: Option<&str>,
     ) -> Result<()> {
-        let path = path.map(|p| self.relative(p)).transpose()?;
+        let path = path.map(|p| self.full_path(p)).transpose()?;
         if let Some(p) = &path {
             if self.paths.contains(&p.to_lowercase()) {
                 return Err(Error::usage(format!(
@@ -484,8 +556,13 @@ impl ContainerBuilder {
         if let Some(p) = &path {
             self.paths.insert(p.to_lowercase());
         }
-        let force_uncompressed =
-            id.chunk_type(self.engine.uses_ue5_chunk_types()) == ChunkType::ContainerHeader;
+        // The container header is read before any decompressor is set up;
+        // shader groups are compressed by the shader library itself (the
+        // engine adds them with `bForceUncompressed`).
+        let force_uncompressed = matches!(
+            id.chunk_type(self.engine.uses_ue5_chunk_types()),
+            ChunkType::ContainerHeader | ChunkType::ShaderCode
+        );
         let meta = self.write_chunk_data(pieces, length, force_uncompressed)?;
         let offset = OffsetAndLength {
             offset: self.uncompressed_position,
@@ -600,7 +677,7 @@ impl ContainerBuilder {
 
     /// Adds a loose (non-package) file to the companion pak.
     pub fn add_loose_file(&mut self, path: &str, data: &[u8]) -> Result<()> {
-        let rel = self.relative(path)?;
+        let rel = self.relative(path)?.to_string();
         self.pak
             .as_mut()
             .ok_or_else(|| Error::internal("container is already finished"))?
@@ -612,6 +689,21 @@ impl ContainerBuilder {
     /// Writes the container header chunk, the TOC and the pak index, then
     /// renames the three files into place.
     pub fn finish(mut self) -> Result<WrittenContainer> {
+        // The engine lists packages by id (`CreateContainerHeader` sorts its
+        // store entries with `Algo::Sort` on the package id).
+        self.header.packages.sort_by_key(|(id, _)| *id);
+        // Each package's shader maps, sorted (`ProcessShaderLibraries` sorts
+        // `ShaderMapHashes`).
+        for (id, entry) in &mut self.header.packages {
+            if let Some(maps) = self.shader_maps.get(id) {
+                entry.shader_map_hashes = maps.iter().copied().collect();
+            }
+        }
+        // Localized packages in the same order, by their own id.
+        self.localized.sort();
+        for (id, culture, source) in std::mem::take(&mut self.localized) {
+            self.header.add_localized_package(&culture, &source, id);
+        }
         let header = self.header.write()?;
         self.add_chunk(
             ChunkId::container_header(self.container_id, self.engine),
@@ -638,10 +730,12 @@ impl ContainerBuilder {
             ((0..chunks.len()).collect(), Vec::new(), Vec::new())
         };
 
-        let mut index = DirectoryIndex::new(&self.options.mount_point);
+        // The engine's mount point: the indexed files' common root.
+        let mount_point = common_root(chunks.iter().filter_map(|c| c.path.as_deref()));
+        let mut index = DirectoryIndex::new(&mount_point);
         for (toc_index, &original) in ordered.iter().enumerate() {
             if let Some(p) = &chunks[original].path {
-                index.add_file(p, toc_index as u32)?;
+                index.add_file(&p[mount_point.len()..], toc_index as u32)?;
             }
         }
         let mut directory_index = index.write();
@@ -744,16 +838,14 @@ pub fn publish_triplet(pak_path: &Path, staged: [Staged; 3]) -> Result<()> {
     crate::publish::publish(vec![pak_path.to_path_buf()], staged.into())
 }
 
-/// Mount points end with `/` and use `/`.
-fn normalize_mount_point(mount: &str) -> Result<String> {
-    if mount.contains('\\') || mount.is_empty() {
-        return Err(Error::usage(format!(
-            "mount point `{mount}` must be non-empty and use `/`"
-        )));
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_release_names_a_known_toc_version() {
+        for engine in EngineVersion::ALL {
+            assert_eq!(engine.toc_version() as u8, engine.toc_version_number());
+        }
     }
-    Ok(if mount.ends_with('/') {
-        mount.to_string()
-    } else {
-        format!("{mount}/")
-    })
 }

@@ -24,8 +24,9 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::binary::{Reader, Writer};
+use crate::diagnostic::Diagnostic;
 use crate::error::{Context, Error, Result};
-use crate::version::{ue4_object_version as ue4, EngineVersion};
+use crate::version::EngineVersion;
 
 pub use files::{BulkCompanion, BulkKind, PackageFiles};
 pub use names::{
@@ -35,8 +36,8 @@ pub use names::{
 pub use report::{ExportReport, ImportReport, PackageReport, SectionReport};
 pub use summary::{
     CustomVersion, FieldPositions, FileVersions, Generation, SavedEngineVersion, Summary,
-    PACKAGE_FILE_TAG, PKG_COOKED, PKG_FILTER_EDITOR_ONLY, PKG_REQUIRES_LOCALIZATION_GATHER,
-    PKG_UNVERSIONED_PROPERTIES,
+    SummaryRead, PACKAGE_FILE_TAG, PKG_COOKED, PKG_FILTER_EDITOR_ONLY,
+    PKG_REQUIRES_LOCALIZATION_GATHER, PKG_UNVERSIONED_PROPERTIES,
 };
 pub use tables::{DataResource, ObjectExport, ObjectImport, SoftObjectPath, TableContext};
 
@@ -205,6 +206,10 @@ pub struct LegacyPackage {
     /// Bytes of the `.uasset` after `TotalHeaderSize` (cooked packages: none).
     #[serde(skip)]
     pub after_header: Vec<u8>,
+    /// A versioned package whose versions are not the given release's: read
+    /// with its own versions; callers report this warning.
+    #[serde(skip)]
+    pub version_warning: Option<Diagnostic>,
 }
 
 impl LegacyPackage {
@@ -213,9 +218,13 @@ impl LegacyPackage {
     pub fn read(header: &[u8], engine: Option<EngineVersion>) -> Result<LegacyPackage> {
         let mut r = Reader::new(header);
         let mut positions = FieldPositions::default();
-        let (summary, engine, versions) =
-            Summary::read_with_positions(&mut r, engine, &mut positions)
-                .context("package summary")?;
+        let SummaryRead {
+            summary,
+            engine,
+            versions,
+            warning: version_warning,
+        } = Summary::read_with_positions(&mut r, engine, &mut positions)
+            .context("package summary")?;
         let summary_end = r.pos();
 
         let header_size = summary.total_header_size;
@@ -282,6 +291,7 @@ impl LegacyPackage {
             header_padding: 0,
             after_header: header[header_size..].to_vec(),
             summary,
+            version_warning,
         };
 
         // Names first: every other table refers into them. Imports and
@@ -330,72 +340,45 @@ impl LegacyPackage {
     /// [`assign_export_offsets`](Self::assign_export_offsets) and
     /// [`write`](Self::write).
     pub fn new_cooked(engine: EngineVersion, package_name: Option<&str>) -> LegacyPackage {
-        use crate::version::ue5_object_version as ue5;
         let table = engine.legacy_file_versions();
-        let versions = FileVersions {
+        let v = FileVersions {
             legacy: table.legacy,
             ue4: table.ue4,
             ue5: table.ue5,
             licensee: 0,
         };
-        let v5 = |since: i32| table.ue5 >= since;
+        let versions = v;
+        // Present fields start at 0, absent ones are None; UE5 offsets of
+        // sections a cook leaves out are -1.
+        let zero = |present: bool| present.then_some(0);
         let summary = Summary {
             legacy_file_version: table.legacy,
-            legacy_ue3_version: Some(0),
-            file_version_ue4: 0,
-            file_version_ue5: (table.legacy <= -8).then_some(0),
-            file_version_licensee_ue4: 0,
-            saved_hash: v5(ue5::PACKAGE_SAVED_HASH).then_some([0; 20]),
-            custom_versions: Vec::new(),
-            total_header_size: 0,
+            legacy_ue3_version: zero(v.has_legacy_ue3_version()),
+            file_version_ue5: zero(v.has_ue5_version()),
+            saved_hash: v.has_saved_hash().then_some([0; 20]),
             package_name: EngineString::new(package_name.unwrap_or("None")),
             package_flags: PKG_COOKED | PKG_FILTER_EDITOR_ONLY | PKG_UNVERSIONED_PROPERTIES,
-            name_count: 0,
-            name_offset: 0,
-            soft_object_paths_count: v5(ue5::ADD_SOFTOBJECTPATH_LIST).then_some(0),
-            soft_object_paths_offset: v5(ue5::ADD_SOFTOBJECTPATH_LIST).then_some(0),
-            localization_id: None,
-            gatherable_text_data_count: 0,
-            gatherable_text_data_offset: 0,
-            export_count: 0,
-            export_offset: 0,
-            import_count: 0,
-            import_offset: 0,
-            cell_export_count: v5(ue5::VERSE_CELLS).then_some(0),
-            cell_export_offset: v5(ue5::VERSE_CELLS).then_some(0),
-            cell_import_count: v5(ue5::VERSE_CELLS).then_some(0),
-            cell_import_offset: v5(ue5::VERSE_CELLS).then_some(0),
-            metadata_offset: v5(ue5::METADATA_SERIALIZATION_OFFSET).then_some(0),
-            depends_offset: 0,
-            soft_package_references_count: 0,
-            soft_package_references_offset: 0,
-            searchable_names_offset: 0,
-            thumbnail_table_offset: 0,
-            import_type_hierarchies_count: v5(ue5::IMPORT_TYPE_HIERARCHIES).then_some(0),
-            import_type_hierarchies_offset: v5(ue5::IMPORT_TYPE_HIERARCHIES).then_some(0),
-            guid: (!v5(ue5::PACKAGE_SAVED_HASH)).then_some([0; 16]),
-            persistent_guid: None,
-            owner_persistent_guid: None,
+            soft_object_paths_count: zero(v.has_soft_object_path_list()),
+            soft_object_paths_offset: zero(v.has_soft_object_path_list()),
+            cell_export_count: zero(v.has_verse_cells()),
+            cell_export_offset: zero(v.has_verse_cells()),
+            cell_import_count: zero(v.has_verse_cells()),
+            cell_import_offset: zero(v.has_verse_cells()),
+            metadata_offset: zero(v.has_metadata_offset()),
+            import_type_hierarchies_count: zero(v.has_import_type_hierarchies()),
+            import_type_hierarchies_offset: zero(v.has_import_type_hierarchies()),
+            guid: (!v.has_saved_hash()).then_some([0; 16]),
             generations: vec![Generation {
                 export_count: 0,
                 name_count: 0,
             }],
-            saved_by_engine_version: SavedEngineVersion::default(),
-            compatible_with_engine_version: SavedEngineVersion::default(),
-            compression_flags: 0,
-            package_source: 0,
-            additional_packages_to_cook: Vec::new(),
-            num_texture_allocations: None,
-            asset_registry_data_offset: 0,
-            bulk_data_start_offset: 0,
-            world_tile_info_data_offset: 0,
-            chunk_ids: Vec::new(),
-            preload_dependency_count: 0,
-            preload_dependency_offset: 0,
-            names_referenced_from_export_data_count: v5(ue5::NAMES_REFERENCED_FROM_EXPORT_DATA)
-                .then_some(0),
-            payload_toc_offset: v5(ue5::PAYLOAD_TOC).then_some(-1),
-            data_resource_offset: v5(ue5::DATA_RESOURCES).then_some(-1),
+            num_texture_allocations: zero(v.has_texture_allocations()),
+            names_referenced_from_export_data_count: zero(
+                v.has_names_referenced_from_export_data(),
+            ),
+            payload_toc_offset: v.has_payload_toc().then_some(-1),
+            data_resource_offset: v.has_data_resources().then_some(-1),
+            ..Summary::default()
         };
         LegacyPackage {
             engine,
@@ -413,6 +396,7 @@ impl LegacyPackage {
             layout: Vec::new(),
             header_padding: 0,
             after_header: Vec::new(),
+            version_warning: None,
         }
     }
 
@@ -434,86 +418,61 @@ impl LegacyPackage {
                 let count = r
                     .check_count(s.name_count as i64, 5)
                     .context("name count")?;
-                let hashes = self.versions.ue4_at_least(ue4::NAME_HASHES_SERIALIZED);
-                self.names.reserve(count);
-                for i in 0..count {
-                    self.names
-                        .push(NameEntry::read(r, hashes).with_context(|| format!("name {i}"))?);
-                }
+                let hashes = self.versions.has_name_hashes();
+                self.names = r.records(count, "name", |r| NameEntry::read(r, hashes))?;
             }
             Section::Imports => {
                 let count = r
                     .check_count(s.import_count as i64, 28)
                     .context("import count")?;
                 let cx = self.table_context();
-                self.imports.reserve(count);
-                for i in 0..count {
-                    self.imports
-                        .push(ObjectImport::read(r, &cx).with_context(|| format!("import {i}"))?);
-                }
+                self.imports = r.records(count, "import", |r| ObjectImport::read(r, &cx))?;
             }
             Section::Exports => {
                 let count = r
                     .check_count(s.export_count as i64, 64)
                     .context("export count")?;
                 let cx = self.table_context();
-                self.exports.reserve(count);
-                for i in 0..count {
-                    self.exports
-                        .push(ObjectExport::read(r, &cx).with_context(|| format!("export {i}"))?);
-                }
+                self.exports = r.records(count, "export", |r| ObjectExport::read(r, &cx))?;
             }
             Section::SoftObjectPaths => {
-                let count = r
-                    .check_count(s.soft_object_paths_count.unwrap_or(0) as i64, 20)
-                    .context("soft object path count")?;
+                let count = s.soft_object_paths_count.unwrap_or(0) as i64;
+                let count = r.check_count(count, 20).context("soft object path count")?;
                 let cx = self.table_context();
-                for i in 0..count {
-                    self.soft_object_paths.push(
-                        SoftObjectPath::read(r, &cx)
-                            .with_context(|| format!("soft object path {i}"))?,
-                    );
-                }
+                self.soft_object_paths =
+                    r.records(count, "soft object path", |r| SoftObjectPath::read(r, &cx))?;
             }
             Section::Depends => {
                 let cx = self.table_context();
                 let count = r
                     .check_count(s.export_count as i64, 4)
                     .context("export count")?;
-                for i in 0..count {
-                    let n = r.count_i32(4).with_context(|| format!("export {i}"))?;
-                    let mut list = Vec::with_capacity(n);
-                    for _ in 0..n {
-                        list.push(
-                            PackageIndex::read_checked(r, cx.import_count, cx.export_count)
-                                .with_context(|| format!("export {i}"))?,
-                        );
-                    }
-                    self.depends_map.push(list);
-                }
+                let read_index = |r: &mut Reader| {
+                    PackageIndex::read_checked(r, cx.import_count, cx.export_count)
+                };
+                self.depends_map = r.records(count, "export", |r| {
+                    let n = r.count_i32(4)?;
+                    r.records(n, "dependency", read_index)
+                })?;
             }
             Section::SoftPackageReferences => {
+                let count = s.soft_package_references_count as i64;
                 let count = r
-                    .check_count(s.soft_package_references_count as i64, 8)
+                    .check_count(count, 8)
                     .context("soft package reference count")?;
-                for i in 0..count {
-                    self.soft_package_references.push(
-                        FName::read(r, self.names.len())
-                            .with_context(|| format!("reference {i}"))?,
-                    );
-                }
+                let names = self.names.len();
+                self.soft_package_references =
+                    r.records(count, "reference", |r| FName::read(r, names))?;
             }
             Section::PreloadDependencies => {
                 let cx = self.table_context();
+                let count = s.preload_dependency_count as i64;
                 let count = r
-                    .check_count(s.preload_dependency_count as i64, 4)
+                    .check_count(count, 4)
                     .context("preload dependency count")?;
-                for i in 0..count {
-                    self.preload_dependencies.push(
-                        PackageIndex::read_checked(r, cx.import_count, cx.export_count)
-                            .with_context(|| format!("dependency {i}"))?,
-                    );
-                }
+                self.preload_dependencies = r.records(count, "dependency", |r| {
+                    PackageIndex::read_checked(r, cx.import_count, cx.export_count)
+                })?;
             }
             Section::DataResources => {
                 let cx = self.table_context();
@@ -526,13 +485,8 @@ impl LegacyPackage {
                     ));
                 }
                 let count = r.count_i32(44).context("count")?;
-                let mut entries = Vec::with_capacity(count);
-                for i in 0..count {
-                    entries.push(
-                        DataResource::read(r, version, &cx)
-                            .with_context(|| format!("resource {i}"))?,
-                    );
-                }
+                let entries =
+                    r.records(count, "resource", |r| DataResource::read(r, version, &cx))?;
                 self.data_resources = Some(DataResources { version, entries });
             }
             raw => {
@@ -732,7 +686,7 @@ impl LegacyPackage {
         let mut w = Writer::new();
         match section {
             Section::Names => {
-                let hashes = self.versions.ue4_at_least(ue4::NAME_HASHES_SERIALIZED);
+                let hashes = self.versions.has_name_hashes();
                 for name in &self.names {
                     name.write(&mut w, hashes);
                 }
@@ -925,7 +879,7 @@ pub(crate) fn serialize_guid<S: serde::Serializer>(
     g: &[u8; 16],
     s: S,
 ) -> std::result::Result<S::Ok, S::Error> {
-    s.serialize_str(&hex(g))
+    s.serialize_str(&crate::hash::hex(g))
 }
 
 pub(crate) fn serialize_opt_hex<S: serde::Serializer, const N: usize>(
@@ -933,11 +887,7 @@ pub(crate) fn serialize_opt_hex<S: serde::Serializer, const N: usize>(
     s: S,
 ) -> std::result::Result<S::Ok, S::Error> {
     match g {
-        Some(b) => s.serialize_str(&hex(b)),
+        Some(b) => s.serialize_str(&crate::hash::hex(b)),
         None => s.serialize_none(),
     }
-}
-
-pub(crate) fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }

@@ -19,7 +19,9 @@ pub struct EngineString {
 impl EngineString {
     pub fn new(text: impl Into<String>) -> Self {
         let text = text.into();
-        let utf16 = !crate::binary::is_latin1(&text);
+        // The engine writes an FString wide when any character is above 0x7F
+        // (`TCString<WIDECHAR>::IsPureAnsi`).
+        let utf16 = !text.is_ascii();
         EngineString { text, utf16 }
     }
 
@@ -51,10 +53,10 @@ pub struct NameEntry {
 
 impl NameEntry {
     /// A new entry with the hashes the engine would store for `text`
-    /// (wide when the text is not Latin-1).
+    /// (wide when the text is not pure ASCII, as the engine's name pool decides).
     pub fn new(text: impl Into<String>) -> Self {
         let text = text.into();
-        let utf16 = !crate::binary::is_latin1(&text);
+        let utf16 = !text.is_ascii();
         let (non_case_preserving_hash, case_preserving_hash) = name_map_hashes(&text, utf16);
         NameEntry {
             text,
@@ -239,10 +241,7 @@ impl FName {
                 names.len()
             ))
         })?;
-        Ok(match self.number {
-            0 => entry.text.clone(),
-            n => format!("{}_{}", entry.text, n - 1),
-        })
+        Ok(crate::names::with_number(&entry.text, self.number).into_owned())
     }
 
     /// A displayable form that never fails (`<bad name 12>` for a bad index).
@@ -260,8 +259,7 @@ pub struct DisplayName<'a> {
 impl fmt::Display for DisplayName<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.names.get(self.name.index as usize) {
-            Some(entry) if self.name.number == 0 => f.write_str(&entry.text),
-            Some(entry) => write!(f, "{}_{}", entry.text, self.name.number - 1),
+            Some(entry) => f.write_str(&crate::names::with_number(&entry.text, self.name.number)),
             None => write!(f, "<bad name {}>", self.name.index),
         }
     }

@@ -7,6 +7,7 @@
 use serde::Serialize;
 
 use crate::binary::{Reader, Writer};
+use crate::diagnostic::Diagnostic;
 use crate::error::{Context, Result};
 use crate::version::{ue4_object_version as ue4, ue5_object_version as ue5};
 use crate::version::{EngineVersion, LegacyFileVersions};
@@ -94,7 +95,7 @@ impl SavedEngineVersion {
 
 /// The package summary. Fields absent from a file version are `None`
 /// (or empty); offsets are absolute positions in the `.uasset`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
 pub struct Summary {
     /// -7 (UE4), -8 (UE5), -9 (5.6+).
     pub legacy_file_version: i32,
@@ -173,8 +174,11 @@ pub struct Summary {
     pub data_resource_offset: Option<i32>,
 }
 
-/// The object versions a package is read with (its own, or the engine's when unversioned).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+/// The object versions a package is read with (its own, or the engine's when
+/// unversioned). The summary's field conditions are named predicates on it,
+/// shared by [`Summary::read`] and [`Summary::write`]; those that look at the
+/// package flags take `filter_editor_only`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 pub struct FileVersions {
     pub legacy: i32,
     pub ue4: i32,
@@ -196,11 +200,284 @@ impl FileVersions {
             ue5: self.ue5,
         }
     }
+
+    /// Only the legacy file version is known yet (the start of the summary).
+    fn of_legacy(legacy: i32) -> Self {
+        FileVersions {
+            legacy,
+            ..FileVersions::default()
+        }
+    }
+
+    /// `LegacyUE3Version` is stored (every version but -4).
+    pub fn has_legacy_ue3_version(&self) -> bool {
+        self.legacy != -4
+    }
+    /// `FileVersionUE5` is stored (legacy -8 on).
+    pub fn has_ue5_version(&self) -> bool {
+        self.legacy <= -8
+    }
+    /// `NumTextureAllocations` is stored (before legacy -7).
+    pub fn has_texture_allocations(&self) -> bool {
+        self.legacy > -7
+    }
+    /// `SavedHash` then `TotalHeaderSize` right after the versions, and no
+    /// package GUID (UE5 `PACKAGE_SAVED_HASH`).
+    pub fn has_saved_hash(&self) -> bool {
+        self.ue5_at_least(ue5::PACKAGE_SAVED_HASH)
+    }
+    /// Soft object path count/offset (UE5 `ADD_SOFTOBJECTPATH_LIST`).
+    pub fn has_soft_object_path_list(&self) -> bool {
+        self.ue5_at_least(ue5::ADD_SOFTOBJECTPATH_LIST)
+    }
+    /// `LocalizationId`, only with editor-only data.
+    pub fn has_localization_id(&self, filter_editor_only: bool) -> bool {
+        !filter_editor_only && self.ue4_at_least(ue4::ADDED_PACKAGE_SUMMARY_LOCALIZATION_ID)
+    }
+    /// Gatherable text data count/offset.
+    pub fn has_gatherable_text(&self) -> bool {
+        self.ue4_at_least(ue4::SERIALIZE_TEXT_IN_PACKAGES)
+    }
+    /// Cell export/import counts and offsets (UE5 `VERSE_CELLS`).
+    pub fn has_verse_cells(&self) -> bool {
+        self.ue5_at_least(ue5::VERSE_CELLS)
+    }
+    /// `MetaDataOffset` (UE5 `METADATA_SERIALIZATION_OFFSET`).
+    pub fn has_metadata_offset(&self) -> bool {
+        self.ue5_at_least(ue5::METADATA_SERIALIZATION_OFFSET)
+    }
+    /// Soft package reference count/offset.
+    pub fn has_soft_package_references(&self) -> bool {
+        self.ue4_at_least(ue4::ADD_STRING_ASSET_REFERENCES_MAP)
+    }
+    /// `SearchableNamesOffset`.
+    pub fn has_searchable_names(&self) -> bool {
+        self.ue4_at_least(ue4::ADDED_SEARCHABLE_NAMES)
+    }
+    /// Import type hierarchy count/offset (UE5 `IMPORT_TYPE_HIERARCHIES`, 5.7).
+    pub fn has_import_type_hierarchies(&self) -> bool {
+        self.ue5_at_least(ue5::IMPORT_TYPE_HIERARCHIES)
+    }
+    /// `PersistentGuid`, only with editor-only data.
+    pub fn has_persistent_guid(&self, filter_editor_only: bool) -> bool {
+        !filter_editor_only && self.ue4_at_least(ue4::ADDED_PACKAGE_OWNER)
+    }
+    /// `OwnerPersistentGuid`, only with editor-only data, between
+    /// `ADDED_PACKAGE_OWNER` and `NON_OUTER_PACKAGE_IMPORT`.
+    pub fn has_owner_persistent_guid(&self, filter_editor_only: bool) -> bool {
+        self.has_persistent_guid(filter_editor_only)
+            && !self.ue4_at_least(ue4::NON_OUTER_PACKAGE_IMPORT)
+    }
+    /// Name map entries carry their two hashes (`NAME_HASHES_SERIALIZED`).
+    pub fn has_name_hashes(&self) -> bool {
+        self.ue4_at_least(ue4::NAME_HASHES_SERIALIZED)
+    }
+    /// `WorldTileInfoDataOffset`.
+    pub fn has_world_tile_info(&self) -> bool {
+        self.ue4_at_least(ue4::WORLD_LEVEL_INFO)
+    }
+    /// Preload dependency count/offset.
+    pub fn has_preload_dependencies(&self) -> bool {
+        self.ue4_at_least(ue4::PRELOAD_DEPENDENCIES_IN_COOKED_EXPORTS)
+    }
+    /// `NamesReferencedFromExportDataCount` (UE5 1001).
+    pub fn has_names_referenced_from_export_data(&self) -> bool {
+        self.ue5_at_least(ue5::NAMES_REFERENCED_FROM_EXPORT_DATA)
+    }
+    /// `PayloadTocOffset` (UE5 `PAYLOAD_TOC`).
+    pub fn has_payload_toc(&self) -> bool {
+        self.ue5_at_least(ue5::PAYLOAD_TOC)
+    }
+    /// `DataResourceOffset` (UE5 `DATA_RESOURCES`).
+    pub fn has_data_resources(&self) -> bool {
+        self.ue5_at_least(ue5::DATA_RESOURCES)
+    }
 }
 
 /// Oldest UE4 object version this reader accepts (4.26 writes 522; older
 /// layouts are not part of zenpak's scope).
 const OLDEST_SUPPORTED_UE4: i32 = ue4::NAME_HASHES_SERIALIZED;
+
+/// What reading a summary gives.
+#[derive(Debug, Clone)]
+pub struct SummaryRead {
+    pub summary: Summary,
+    /// The release the package was cooked with (given, or found from its versions).
+    pub engine: EngineVersion,
+    /// The versions the rest of the package is read with.
+    pub versions: FileVersions,
+    /// Set when a versioned package's own versions differ from the given
+    /// release's: it is read with its own (as the engine does) and the caller
+    /// should say so.
+    pub warning: Option<Diagnostic>,
+}
+
+/// The file versions as stored, before they are resolved against a release.
+struct StoredVersions {
+    legacy: i32,
+    ue4: i32,
+    ue5: Option<i32>,
+    licensee: i32,
+    /// Where the legacy file version sits (errors about versions point there).
+    at: usize,
+}
+
+impl StoredVersions {
+    fn is_unversioned(&self) -> bool {
+        self.ue4 == 0 && self.ue5.unwrap_or(0) == 0 && self.licensee == 0
+    }
+
+    fn found(&self) -> FileVersions {
+        FileVersions {
+            legacy: self.legacy,
+            ue4: self.ue4,
+            ue5: self.ue5.unwrap_or(0),
+            licensee: self.licensee,
+        }
+    }
+
+    /// An unversioned package is read with the given release's versions.
+    fn resolve_unversioned(
+        &self,
+        r: &Reader,
+        engine: Option<EngineVersion>,
+    ) -> Result<(EngineVersion, FileVersions)> {
+        let engine = engine.ok_or_else(|| {
+            r.error_at(self.at, "the package is unversioned (its file versions are 0), so its engine version must be given")
+                .with_hint("pass --engine (e.g. --engine 5.6) or set the engine version in the manifest")
+        })?;
+        let table = engine.legacy_file_versions();
+        if table.legacy != self.legacy {
+            return Err(r
+                .error_at(
+                    self.at,
+                    format!(
+                        "legacy file version {} does not match engine {engine} (which writes {})",
+                        self.legacy, table.legacy
+                    ),
+                )
+                .with_hint("check the engine version given for this package"));
+        }
+        let versions = FileVersions {
+            legacy: table.legacy,
+            ue4: table.ue4,
+            ue5: table.ue5,
+            licensee: 0,
+        };
+        Ok((engine, versions))
+    }
+
+    /// A versioned package is read with its own versions. Its release is the
+    /// one whose versions they are; when they are not the given release's,
+    /// that is a warning (the engine loads such packages with their own
+    /// versions and the Zen package is written for the given release).
+    fn resolve_versioned(
+        &self,
+        r: &Reader,
+        engine: Option<EngineVersion>,
+    ) -> Result<(EngineVersion, FileVersions, Option<Diagnostic>)> {
+        let found = self.found();
+        if found.ue4 < OLDEST_SUPPORTED_UE4 {
+            return Err(r.error_at(
+                self.at,
+                format!(
+                    "UE4 file version {} is older than UE 4.26 packages",
+                    found.ue4
+                ),
+            ));
+        }
+        let describe = format!(
+            "legacy {} / UE4 {} / UE5 {}",
+            found.legacy, found.ue4, found.ue5
+        );
+        let matching: Vec<EngineVersion> = EngineVersion::ALL
+            .iter()
+            .copied()
+            .filter(|e| e.legacy_file_versions() == found.as_table())
+            .collect();
+        match (engine, matching.as_slice()) {
+            (Some(given), m) if m.contains(&given) => Ok((given, found, None)),
+            (Some(given), m) => {
+                // The package's own release when its versions name one (the newest
+                // of those that share them), else the given one.
+                let own = m.last().copied().unwrap_or(given);
+                let table = given.legacy_file_versions();
+                let warning = Diagnostic::warning(
+                    "versioned-package",
+                    format!(
+                        "the package was saved with file versions {describe} ({}), not those of engine {given} ({} / {} / {}); it is read with its own versions and written for {given}",
+                        if m.is_empty() { "no supported release".to_string() } else { format!("UE {own}") },
+                        table.legacy, table.ue4, table.ue5
+                    ),
+                )
+                .with_hint("recook the package with the game's engine version if it does not load");
+                Ok((own, found, Some(warning)))
+            }
+            (None, [one]) => Ok((*one, found, None)),
+            (None, []) => Err(r
+                .error_at(
+                    self.at,
+                    format!("file versions {describe} match no supported engine release"),
+                )
+                .with_hint("pass --engine with the release the package was cooked with")),
+            (None, several) => {
+                let list: Vec<&str> = several.iter().map(|e| e.as_str()).collect();
+                Err(r
+                    .error_at(
+                        self.at,
+                        format!(
+                            "file versions {describe} are shared by releases {}",
+                            list.join(", ")
+                        ),
+                    )
+                    .with_hint("pass --engine to say which one"))
+            }
+        }
+    }
+}
+
+fn read_custom_versions(r: &mut Reader) -> Result<Vec<CustomVersion>> {
+    let count = r.count_i32(20).context("custom versions")?;
+    let mut list = Vec::with_capacity(count);
+    for _ in 0..count {
+        list.push(CustomVersion {
+            key: r.guid()?,
+            version: r.i32()?,
+        });
+    }
+    Ok(list)
+}
+
+/// An `i32` count followed by that many elements.
+fn read_list<T>(
+    r: &mut Reader,
+    what: &str,
+    min_size: usize,
+    read: impl Fn(&mut Reader) -> Result<T>,
+) -> Result<Vec<T>> {
+    let count = r.count_i32(min_size).context(what.to_string())?;
+    let mut list = Vec::with_capacity(count);
+    for _ in 0..count {
+        list.push(read(r).context(what.to_string())?);
+    }
+    Ok(list)
+}
+
+/// A count/offset pair present when `present`.
+fn read_pair(r: &mut Reader, present: bool) -> Result<(Option<i32>, Option<i32>)> {
+    Ok(if present {
+        (Some(r.i32()?), Some(r.i32()?))
+    } else {
+        (None, None)
+    })
+}
+
+/// An `i32` present when `present`.
+fn read_if(r: &mut Reader, present: bool, what: &str) -> Result<Option<i32>> {
+    present
+        .then(|| r.i32().context(what.to_string()))
+        .transpose()
+}
 
 impl Summary {
     /// Whether all stored object versions are 0.
@@ -225,13 +502,10 @@ impl Summary {
     }
 
     /// Reads the summary. `engine` is the release the user says the package
-    /// was cooked with; an unversioned package needs it, a versioned one must
-    /// agree with it. Returns the summary, the release, and the versions to
-    /// read the rest of the package with.
-    pub fn read(
-        r: &mut Reader,
-        engine: Option<EngineVersion>,
-    ) -> Result<(Summary, EngineVersion, FileVersions)> {
+    /// was cooked with; an unversioned package needs it; a versioned one is
+    /// read with its own versions (with a warning when they are another
+    /// release's).
+    pub fn read(r: &mut Reader, engine: Option<EngineVersion>) -> Result<SummaryRead> {
         Summary::read_with_positions(r, engine, &mut FieldPositions::default())
     }
 
@@ -240,7 +514,28 @@ impl Summary {
         r: &mut Reader,
         engine: Option<EngineVersion>,
         positions: &mut FieldPositions,
-    ) -> Result<(Summary, EngineVersion, FileVersions)> {
+    ) -> Result<SummaryRead> {
+        let mut s = Summary::default();
+        let stored = s.read_file_versions(r)?;
+        let (engine, versions, warning) = if stored.is_unversioned() {
+            let (engine, versions) = stored.resolve_unversioned(r, engine)?;
+            (engine, versions, None)
+        } else {
+            stored.resolve_versioned(r, engine)?
+        };
+        s.read_custom_versions_and_sizes(r, &versions, positions)?;
+        s.read_table_offsets(r, &versions, positions)?;
+        s.read_trailer(r, &versions, positions)?;
+        Ok(SummaryRead {
+            summary: s,
+            engine,
+            versions,
+            warning,
+        })
+    }
+
+    /// Tag, legacy file version and the object versions as stored.
+    fn read_file_versions(&mut self, r: &mut Reader) -> Result<StoredVersions> {
         let tag_at = r.pos();
         let tag = r.u32().context("tag")?;
         if tag != PACKAGE_FILE_TAG {
@@ -249,270 +544,138 @@ impl Summary {
                 format!("not a package: tag is {tag:08x}, expected {PACKAGE_FILE_TAG:08x}"),
             ));
         }
-        let legacy_at = r.pos();
-        let legacy_file_version = r.i32().context("legacy file version")?;
-        if !(-9..=-7).contains(&legacy_file_version) {
+        let at = r.pos();
+        let legacy = r.i32().context("legacy file version")?;
+        if !(-9..=-7).contains(&legacy) {
             return Err(r
                 .error_at(
-                    legacy_at,
-                    format!(
-                        "legacy file version {legacy_file_version} is not one of UE 4.26-5.7 (-7, -8, -9)"
-                    ),
+                    at,
+                    format!("legacy file version {legacy} is not one of UE 4.26-5.7 (-7, -8, -9)"),
                 )
                 .within("legacy file version"));
         }
-        let legacy_ue3_version = if legacy_file_version != -4 {
-            Some(r.i32().context("legacy UE3 version")?)
-        } else {
-            None
-        };
-        let file_version_ue4 = r.i32().context("UE4 file version")?;
-        let file_version_ue5 = if legacy_file_version <= -8 {
-            Some(r.i32().context("UE5 file version")?)
-        } else {
-            None
-        };
-        let file_version_licensee_ue4 = r.i32().context("licensee file version")?;
+        let early = FileVersions::of_legacy(legacy);
+        self.legacy_file_version = legacy;
+        self.legacy_ue3_version = read_if(r, early.has_legacy_ue3_version(), "legacy UE3 version")?;
+        self.file_version_ue4 = r.i32().context("UE4 file version")?;
+        self.file_version_ue5 = read_if(r, early.has_ue5_version(), "UE5 file version")?;
+        self.file_version_licensee_ue4 = r.i32().context("licensee file version")?;
+        Ok(StoredVersions {
+            legacy,
+            ue4: self.file_version_ue4,
+            ue5: self.file_version_ue5,
+            licensee: self.file_version_licensee_ue4,
+            at,
+        })
+    }
 
-        let unversioned = file_version_ue4 == 0
-            && file_version_ue5.unwrap_or(0) == 0
-            && file_version_licensee_ue4 == 0;
-        let (engine, versions) = if unversioned {
-            let engine = engine.ok_or_else(|| {
-                r.error_at(legacy_at, "the package is unversioned (its file versions are 0), so its engine version must be given")
-                    .with_hint("pass --engine (e.g. --engine 5.6) or set the engine version in the manifest")
-            })?;
-            let table = engine.legacy_file_versions();
-            if table.legacy != legacy_file_version {
-                return Err(r
-                    .error_at(
-                        legacy_at,
-                        format!(
-                            "legacy file version {legacy_file_version} does not match engine {engine} (which writes {})",
-                            table.legacy
-                        ),
-                    )
-                    .with_hint("check the engine version given for this package"));
-            }
-            (
-                engine,
-                FileVersions {
-                    legacy: table.legacy,
-                    ue4: table.ue4,
-                    ue5: table.ue5,
-                    licensee: 0,
-                },
-            )
-        } else {
-            let found = FileVersions {
-                legacy: legacy_file_version,
-                ue4: file_version_ue4,
-                ue5: file_version_ue5.unwrap_or(0),
-                licensee: file_version_licensee_ue4,
-            };
-            if found.ue4 < OLDEST_SUPPORTED_UE4 {
-                return Err(r.error_at(
-                    legacy_at,
-                    format!(
-                        "UE4 file version {} is older than UE 4.26 packages",
-                        found.ue4
-                    ),
-                ));
-            }
-            let engine = match engine {
-                Some(engine) => {
-                    let table = engine.legacy_file_versions();
-                    if table != found.as_table() {
-                        return Err(r
-                            .error_at(
-                                legacy_at,
-                                format!(
-                                    "the package says it was saved with file versions legacy {} / UE4 {} / UE5 {}, but engine {engine} writes {} / {} / {}",
-                                    found.legacy, found.ue4, found.ue5, table.legacy, table.ue4, table.ue5
-                                ),
-                            )
-                            .with_hint("the package's own versions win: drop --engine or give the release it was cooked with"));
-                    }
-                    engine
-                }
-                None => {
-                    let matching: Vec<EngineVersion> = EngineVersion::ALL
-                        .iter()
-                        .copied()
-                        .filter(|e| e.legacy_file_versions() == found.as_table())
-                        .collect();
-                    match matching.as_slice() {
-                        [one] => *one,
-                        [] => {
-                            return Err(r.error_at(
-                                legacy_at,
-                                format!(
-                                    "file versions legacy {} / UE4 {} / UE5 {} match no supported engine release",
-                                    found.legacy, found.ue4, found.ue5
-                                ),
-                            ).with_hint("pass --engine with the release the package was cooked with"))
-                        }
-                        several => {
-                            let list: Vec<&str> = several.iter().map(|e| e.as_str()).collect();
-                            return Err(r
-                                .error_at(
-                                    legacy_at,
-                                    format!(
-                                        "file versions legacy {} / UE4 {} / UE5 {} are shared by releases {}",
-                                        found.legacy,
-                                        found.ue4,
-                                        found.ue5,
-                                        list.join(", ")
-                                    ),
-                                )
-                                .with_hint("pass --engine to say which one"));
-                        }
-                    }
-                }
-            };
-            (engine, found)
-        };
-
-        let mut total_header_size = 0;
-        let saved_hash = if versions.ue5_at_least(ue5::PACKAGE_SAVED_HASH) {
-            let hash = r.array::<20>().context("saved hash")?;
+    /// Saved hash, custom versions and the total header size (which moved
+    /// before the custom versions with the saved hash).
+    fn read_custom_versions_and_sizes(
+        &mut self,
+        r: &mut Reader,
+        v: &FileVersions,
+        positions: &mut FieldPositions,
+    ) -> Result<()> {
+        if v.has_saved_hash() {
+            self.saved_hash = Some(r.array::<20>().context("saved hash")?);
             positions.total_header_size = r.pos();
-            total_header_size = r.i32().context("total header size")?;
-            Some(hash)
-        } else {
-            None
-        };
-
-        let custom_versions = {
-            let count = r.count_i32(20).context("custom versions")?;
-            let mut list = Vec::with_capacity(count);
-            for _ in 0..count {
-                list.push(CustomVersion {
-                    key: r.guid()?,
-                    version: r.i32()?,
-                });
-            }
-            list
-        };
-        if saved_hash.is_none() {
-            positions.total_header_size = r.pos();
-            total_header_size = r.i32().context("total header size")?;
+            self.total_header_size = r.i32().context("total header size")?;
         }
-        let package_name = EngineString::read(r).context("package name")?;
-        let package_flags = r.u32().context("package flags")?;
-        let filter_editor_only = package_flags & PKG_FILTER_EDITOR_ONLY != 0;
+        self.custom_versions = read_custom_versions(r)?;
+        if !v.has_saved_hash() {
+            positions.total_header_size = r.pos();
+            self.total_header_size = r.i32().context("total header size")?;
+        }
+        Ok(())
+    }
+
+    /// From the package name to the import type hierarchies: the flags and
+    /// the count/offset pairs of the tables.
+    fn read_table_offsets(
+        &mut self,
+        r: &mut Reader,
+        v: &FileVersions,
+        positions: &mut FieldPositions,
+    ) -> Result<()> {
+        self.package_name = EngineString::read(r).context("package name")?;
+        self.package_flags = r.u32().context("package flags")?;
+        let editor_only_stripped = self.filter_editor_only();
         positions.mark(Section::Names, r.pos() + 4);
-        let name_count = r.i32().context("name count")?;
-        let name_offset = r.i32().context("name offset")?;
+        self.name_count = r.i32().context("name count")?;
+        self.name_offset = r.i32().context("name offset")?;
         positions.mark(Section::SoftObjectPaths, r.pos() + 4);
-        let (soft_object_paths_count, soft_object_paths_offset) =
-            if versions.ue5_at_least(ue5::ADD_SOFTOBJECTPATH_LIST) {
-                (Some(r.i32()?), Some(r.i32()?))
-            } else {
-                (None, None)
-            };
-        let localization_id = if !filter_editor_only
-            && versions.ue4_at_least(ue4::ADDED_PACKAGE_SUMMARY_LOCALIZATION_ID)
-        {
-            Some(EngineString::read(r).context("localization id")?)
-        } else {
-            None
-        };
+        (self.soft_object_paths_count, self.soft_object_paths_offset) =
+            read_pair(r, v.has_soft_object_path_list())?;
+        if v.has_localization_id(editor_only_stripped) {
+            self.localization_id = Some(EngineString::read(r).context("localization id")?);
+        }
         positions.mark(Section::GatherableText, r.pos() + 4);
-        let (gatherable_text_data_count, gatherable_text_data_offset) =
-            if versions.ue4_at_least(ue4::SERIALIZE_TEXT_IN_PACKAGES) {
-                (r.i32()?, r.i32()?)
-            } else {
-                (0, 0)
-            };
+        if v.has_gatherable_text() {
+            self.gatherable_text_data_count = r.i32()?;
+            self.gatherable_text_data_offset = r.i32()?;
+        }
         positions.mark(Section::Exports, r.pos() + 4);
         positions.mark(Section::Imports, r.pos() + 12);
-        let export_count = r.i32().context("export count")?;
-        let export_offset = r.i32().context("export offset")?;
-        let import_count = r.i32().context("import count")?;
-        let import_offset = r.i32().context("import offset")?;
+        self.export_count = r.i32().context("export count")?;
+        self.export_offset = r.i32().context("export offset")?;
+        self.import_count = r.i32().context("import count")?;
+        self.import_offset = r.i32().context("import offset")?;
         positions.mark(Section::CellExports, r.pos() + 4);
         positions.mark(Section::CellImports, r.pos() + 12);
-        let (cell_export_count, cell_export_offset, cell_import_count, cell_import_offset) =
-            if versions.ue5_at_least(ue5::VERSE_CELLS) {
-                (
-                    Some(r.i32()?),
-                    Some(r.i32()?),
-                    Some(r.i32()?),
-                    Some(r.i32()?),
-                )
-            } else {
-                (None, None, None, None)
-            };
+        (self.cell_export_count, self.cell_export_offset) = read_pair(r, v.has_verse_cells())?;
+        (self.cell_import_count, self.cell_import_offset) = read_pair(r, v.has_verse_cells())?;
         positions.mark(Section::Metadata, r.pos());
-        let metadata_offset = if versions.ue5_at_least(ue5::METADATA_SERIALIZATION_OFFSET) {
-            Some(r.i32().context("metadata offset")?)
-        } else {
-            None
-        };
+        self.metadata_offset = read_if(r, v.has_metadata_offset(), "metadata offset")?;
         positions.mark(Section::Depends, r.pos());
-        let depends_offset = r.i32().context("depends offset")?;
+        self.depends_offset = r.i32().context("depends offset")?;
         positions.mark(Section::SoftPackageReferences, r.pos() + 4);
-        let (soft_package_references_count, soft_package_references_offset) =
-            if versions.ue4_at_least(ue4::ADD_STRING_ASSET_REFERENCES_MAP) {
-                (r.i32()?, r.i32()?)
-            } else {
-                (0, 0)
-            };
+        if v.has_soft_package_references() {
+            self.soft_package_references_count = r.i32()?;
+            self.soft_package_references_offset = r.i32()?;
+        }
         positions.mark(Section::SearchableNames, r.pos());
-        let searchable_names_offset = if versions.ue4_at_least(ue4::ADDED_SEARCHABLE_NAMES) {
-            r.i32().context("searchable names offset")?
-        } else {
-            0
-        };
+        self.searchable_names_offset =
+            read_if(r, v.has_searchable_names(), "searchable names offset")?.unwrap_or(0);
         positions.mark(Section::Thumbnails, r.pos());
-        let thumbnail_table_offset = r.i32().context("thumbnail table offset")?;
+        self.thumbnail_table_offset = r.i32().context("thumbnail table offset")?;
         positions.mark(Section::ImportTypeHierarchies, r.pos() + 4);
-        let (import_type_hierarchies_count, import_type_hierarchies_offset) =
-            if versions.ue5_at_least(ue5::IMPORT_TYPE_HIERARCHIES) {
-                (Some(r.i32()?), Some(r.i32()?))
-            } else {
-                (None, None)
-            };
-        let guid = if saved_hash.is_none() {
-            Some(r.guid().context("package guid")?)
-        } else {
-            None
-        };
-        let (persistent_guid, owner_persistent_guid) = if !filter_editor_only {
-            let persistent = if versions.ue4_at_least(ue4::ADDED_PACKAGE_OWNER) {
-                Some(r.guid().context("persistent guid")?)
-            } else {
-                None
-            };
-            let owner = if versions.ue4_at_least(ue4::ADDED_PACKAGE_OWNER)
-                && !versions.ue4_at_least(ue4::NON_OUTER_PACKAGE_IMPORT)
-            {
-                Some(r.guid().context("owner persistent guid")?)
-            } else {
-                None
-            };
-            (persistent, owner)
-        } else {
-            (None, None)
-        };
-        let generations = {
-            let count = r.count_i32(8).context("generations")?;
-            let mut list = Vec::with_capacity(count);
-            for _ in 0..count {
-                list.push(Generation {
-                    export_count: r.i32()?,
-                    name_count: r.i32()?,
-                });
-            }
-            list
-        };
+        (
+            self.import_type_hierarchies_count,
+            self.import_type_hierarchies_offset,
+        ) = read_pair(r, v.has_import_type_hierarchies())?;
+        Ok(())
+    }
+
+    /// From the package GUID to the data resource offset.
+    fn read_trailer(
+        &mut self,
+        r: &mut Reader,
+        v: &FileVersions,
+        positions: &mut FieldPositions,
+    ) -> Result<()> {
+        let editor_only_stripped = self.filter_editor_only();
+        if !v.has_saved_hash() {
+            self.guid = Some(r.guid().context("package guid")?);
+        }
+        if v.has_persistent_guid(editor_only_stripped) {
+            self.persistent_guid = Some(r.guid().context("persistent guid")?);
+        }
+        if v.has_owner_persistent_guid(editor_only_stripped) {
+            self.owner_persistent_guid = Some(r.guid().context("owner persistent guid")?);
+        }
+        self.generations = read_list(r, "generations", 8, |r| {
+            Ok(Generation {
+                export_count: r.i32()?,
+                name_count: r.i32()?,
+            })
+        })?;
         // Every supported version has ENGINE_VERSION_OBJECT and the compatible version.
-        let saved_by_engine_version =
+        self.saved_by_engine_version =
             SavedEngineVersion::read(r).context("saved-by engine version")?;
-        let compatible_with_engine_version =
+        self.compatible_with_engine_version =
             SavedEngineVersion::read(r).context("compatible-with engine version")?;
-        let compression_flags = r.u32().context("compression flags")?;
+        self.compression_flags = r.u32().context("compression flags")?;
         let chunks_at = r.pos();
         let compressed_chunks = r.i32().context("compressed chunks")?;
         if compressed_chunks != 0 {
@@ -523,134 +686,55 @@ impl Summary {
                 )
                 .within("compressed chunks"));
         }
-        let package_source = r.u32().context("package source")?;
-        let additional_packages_to_cook = {
-            let count = r.count_i32(4).context("additional packages to cook")?;
-            let mut list = Vec::with_capacity(count);
-            for _ in 0..count {
-                list.push(EngineString::read(r).context("additional packages to cook")?);
-            }
-            list
-        };
-        let num_texture_allocations = if legacy_file_version > -7 {
-            Some(r.i32()?)
-        } else {
-            None
-        };
+        self.package_source = r.u32().context("package source")?;
+        self.additional_packages_to_cook =
+            read_list(r, "additional packages to cook", 4, EngineString::read)?;
+        self.num_texture_allocations =
+            read_if(r, v.has_texture_allocations(), "texture allocations")?;
         positions.mark(Section::AssetRegistryData, r.pos());
-        let asset_registry_data_offset = r.i32().context("asset registry data offset")?;
-        let bulk_data_start_offset = r.i64().context("bulk data start offset")?;
+        self.asset_registry_data_offset = r.i32().context("asset registry data offset")?;
+        self.bulk_data_start_offset = r.i64().context("bulk data start offset")?;
         positions.mark(Section::WorldTileInfo, r.pos());
-        let world_tile_info_data_offset = if versions.ue4_at_least(ue4::WORLD_LEVEL_INFO) {
-            r.i32().context("world tile info offset")?
-        } else {
-            0
-        };
-        let chunk_ids = {
-            let count = r.count_i32(4).context("chunk ids")?;
-            let mut list = Vec::with_capacity(count);
-            for _ in 0..count {
-                list.push(r.i32()?);
-            }
-            list
-        };
+        self.world_tile_info_data_offset =
+            read_if(r, v.has_world_tile_info(), "world tile info offset")?.unwrap_or(0);
+        self.chunk_ids = read_list(r, "chunk ids", 4, |r| r.i32())?;
         positions.mark(Section::PreloadDependencies, r.pos() + 4);
-        let (preload_dependency_count, preload_dependency_offset) =
-            if versions.ue4_at_least(ue4::PRELOAD_DEPENDENCIES_IN_COOKED_EXPORTS) {
-                (r.i32()?, r.i32()?)
-            } else {
-                (-1, 0)
-            };
-        let names_referenced_from_export_data_count =
-            if versions.ue5_at_least(ue5::NAMES_REFERENCED_FROM_EXPORT_DATA) {
-                Some(r.i32().context("names referenced from export data")?)
-            } else {
-                None
-            };
-        let payload_toc_offset = if versions.ue5_at_least(ue5::PAYLOAD_TOC) {
-            Some(r.i64().context("payload TOC offset")?)
+        (
+            self.preload_dependency_count,
+            self.preload_dependency_offset,
+        ) = if v.has_preload_dependencies() {
+            (r.i32()?, r.i32()?)
         } else {
-            None
+            (-1, 0)
         };
+        self.names_referenced_from_export_data_count = read_if(
+            r,
+            v.has_names_referenced_from_export_data(),
+            "names referenced from export data",
+        )?;
+        if v.has_payload_toc() {
+            self.payload_toc_offset = Some(r.i64().context("payload TOC offset")?);
+        }
         positions.mark(Section::DataResources, r.pos());
-        let data_resource_offset = if versions.ue5_at_least(ue5::DATA_RESOURCES) {
-            Some(r.i32().context("data resource offset")?)
-        } else {
-            None
-        };
-
-        let summary = Summary {
-            legacy_file_version,
-            legacy_ue3_version,
-            file_version_ue4,
-            file_version_ue5,
-            file_version_licensee_ue4,
-            saved_hash,
-            custom_versions,
-            total_header_size,
-            package_name,
-            package_flags,
-            name_count,
-            name_offset,
-            soft_object_paths_count,
-            soft_object_paths_offset,
-            localization_id,
-            gatherable_text_data_count,
-            gatherable_text_data_offset,
-            export_count,
-            export_offset,
-            import_count,
-            import_offset,
-            cell_export_count,
-            cell_export_offset,
-            cell_import_count,
-            cell_import_offset,
-            metadata_offset,
-            depends_offset,
-            soft_package_references_count,
-            soft_package_references_offset,
-            searchable_names_offset,
-            thumbnail_table_offset,
-            import_type_hierarchies_count,
-            import_type_hierarchies_offset,
-            guid,
-            persistent_guid,
-            owner_persistent_guid,
-            generations,
-            saved_by_engine_version,
-            compatible_with_engine_version,
-            compression_flags,
-            package_source,
-            additional_packages_to_cook,
-            num_texture_allocations,
-            asset_registry_data_offset,
-            bulk_data_start_offset,
-            world_tile_info_data_offset,
-            chunk_ids,
-            preload_dependency_count,
-            preload_dependency_offset,
-            names_referenced_from_export_data_count,
-            payload_toc_offset,
-            data_resource_offset,
-        };
-        Ok((summary, engine, versions))
+        self.data_resource_offset = read_if(r, v.has_data_resources(), "data resource offset")?;
+        Ok(())
     }
 
     /// Writes the summary as stored; fields a version lacks are skipped,
     /// fields it needs but the model lacks are written as zero.
-    pub fn write(&self, w: &mut Writer, versions: &FileVersions) {
+    pub fn write(&self, w: &mut Writer, v: &FileVersions) {
+        let stored = FileVersions::of_legacy(self.legacy_file_version);
         w.u32(PACKAGE_FILE_TAG);
         w.i32(self.legacy_file_version);
-        if self.legacy_file_version != -4 {
+        if stored.has_legacy_ue3_version() {
             w.i32(self.legacy_ue3_version.unwrap_or(0));
         }
         w.i32(self.file_version_ue4);
-        if self.legacy_file_version <= -8 {
+        if stored.has_ue5_version() {
             w.i32(self.file_version_ue5.unwrap_or(0));
         }
         w.i32(self.file_version_licensee_ue4);
-        let saved_hash = versions.ue5_at_least(ue5::PACKAGE_SAVED_HASH);
-        if saved_hash {
+        if v.has_saved_hash() {
             w.bytes(&self.saved_hash.unwrap_or([0; 20]));
             w.i32(self.total_header_size);
         }
@@ -659,23 +743,34 @@ impl Summary {
             w.guid(&custom.key);
             w.i32(custom.version);
         }
-        if !saved_hash {
+        if !v.has_saved_hash() {
             w.i32(self.total_header_size);
         }
+        self.write_table_offsets(w, v);
+        self.write_trailer(w, v, stored);
+    }
+
+    fn write_table_offsets(&self, w: &mut Writer, v: &FileVersions) {
+        let pair = |w: &mut Writer, present: bool, count: Option<i32>, offset: Option<i32>| {
+            if present {
+                w.i32(count.unwrap_or(0));
+                w.i32(offset.unwrap_or(0));
+            }
+        };
         self.package_name.write(w);
         w.u32(self.package_flags);
         w.i32(self.name_count);
         w.i32(self.name_offset);
-        if versions.ue5_at_least(ue5::ADD_SOFTOBJECTPATH_LIST) {
-            w.i32(self.soft_object_paths_count.unwrap_or(0));
-            w.i32(self.soft_object_paths_offset.unwrap_or(0));
-        }
-        if !self.filter_editor_only()
-            && versions.ue4_at_least(ue4::ADDED_PACKAGE_SUMMARY_LOCALIZATION_ID)
-        {
+        pair(
+            w,
+            v.has_soft_object_path_list(),
+            self.soft_object_paths_count,
+            self.soft_object_paths_offset,
+        );
+        if v.has_localization_id(self.filter_editor_only()) {
             self.localization_id.clone().unwrap_or_default().write(w);
         }
-        if versions.ue4_at_least(ue4::SERIALIZE_TEXT_IN_PACKAGES) {
+        if v.has_gatherable_text() {
             w.i32(self.gatherable_text_data_count);
             w.i32(self.gatherable_text_data_offset);
         }
@@ -683,36 +778,48 @@ impl Summary {
         w.i32(self.export_offset);
         w.i32(self.import_count);
         w.i32(self.import_offset);
-        if versions.ue5_at_least(ue5::VERSE_CELLS) {
-            w.i32(self.cell_export_count.unwrap_or(0));
-            w.i32(self.cell_export_offset.unwrap_or(0));
-            w.i32(self.cell_import_count.unwrap_or(0));
-            w.i32(self.cell_import_offset.unwrap_or(0));
-        }
-        if versions.ue5_at_least(ue5::METADATA_SERIALIZATION_OFFSET) {
+        pair(
+            w,
+            v.has_verse_cells(),
+            self.cell_export_count,
+            self.cell_export_offset,
+        );
+        pair(
+            w,
+            v.has_verse_cells(),
+            self.cell_import_count,
+            self.cell_import_offset,
+        );
+        if v.has_metadata_offset() {
             w.i32(self.metadata_offset.unwrap_or(0));
         }
         w.i32(self.depends_offset);
-        if versions.ue4_at_least(ue4::ADD_STRING_ASSET_REFERENCES_MAP) {
+        if v.has_soft_package_references() {
             w.i32(self.soft_package_references_count);
             w.i32(self.soft_package_references_offset);
         }
-        if versions.ue4_at_least(ue4::ADDED_SEARCHABLE_NAMES) {
+        if v.has_searchable_names() {
             w.i32(self.searchable_names_offset);
         }
         w.i32(self.thumbnail_table_offset);
-        if versions.ue5_at_least(ue5::IMPORT_TYPE_HIERARCHIES) {
-            w.i32(self.import_type_hierarchies_count.unwrap_or(0));
-            w.i32(self.import_type_hierarchies_offset.unwrap_or(0));
-        }
-        if !saved_hash {
+        pair(
+            w,
+            v.has_import_type_hierarchies(),
+            self.import_type_hierarchies_count,
+            self.import_type_hierarchies_offset,
+        );
+    }
+
+    fn write_trailer(&self, w: &mut Writer, v: &FileVersions, stored: FileVersions) {
+        let editor_only_stripped = self.filter_editor_only();
+        if !v.has_saved_hash() {
             w.guid(&self.guid.unwrap_or([0; 16]));
         }
-        if !self.filter_editor_only() && versions.ue4_at_least(ue4::ADDED_PACKAGE_OWNER) {
+        if v.has_persistent_guid(editor_only_stripped) {
             w.guid(&self.persistent_guid.unwrap_or([0; 16]));
-            if !versions.ue4_at_least(ue4::NON_OUTER_PACKAGE_IMPORT) {
-                w.guid(&self.owner_persistent_guid.unwrap_or([0; 16]));
-            }
+        }
+        if v.has_owner_persistent_guid(editor_only_stripped) {
+            w.guid(&self.owner_persistent_guid.unwrap_or([0; 16]));
         }
         w.i32(self.generations.len() as i32);
         for generation in &self.generations {
@@ -728,32 +835,32 @@ impl Summary {
         for package in &self.additional_packages_to_cook {
             package.write(w);
         }
-        if self.legacy_file_version > -7 {
+        if stored.has_texture_allocations() {
             w.i32(self.num_texture_allocations.unwrap_or(0));
         }
         w.i32(self.asset_registry_data_offset);
         w.i64(self.bulk_data_start_offset);
-        if versions.ue4_at_least(ue4::WORLD_LEVEL_INFO) {
+        if v.has_world_tile_info() {
             w.i32(self.world_tile_info_data_offset);
         }
         w.i32(self.chunk_ids.len() as i32);
         for id in &self.chunk_ids {
             w.i32(*id);
         }
-        if versions.ue4_at_least(ue4::PRELOAD_DEPENDENCIES_IN_COOKED_EXPORTS) {
+        if v.has_preload_dependencies() {
             w.i32(self.preload_dependency_count);
             w.i32(self.preload_dependency_offset);
         }
-        if versions.ue5_at_least(ue5::NAMES_REFERENCED_FROM_EXPORT_DATA) {
+        if v.has_names_referenced_from_export_data() {
             w.i32(
                 self.names_referenced_from_export_data_count
                     .unwrap_or(self.name_count),
             );
         }
-        if versions.ue5_at_least(ue5::PAYLOAD_TOC) {
+        if v.has_payload_toc() {
             w.i64(self.payload_toc_offset.unwrap_or(-1));
         }
-        if versions.ue5_at_least(ue5::DATA_RESOURCES) {
+        if v.has_data_resources() {
             w.i32(self.data_resource_offset.unwrap_or(-1));
         }
     }

@@ -36,6 +36,34 @@ impl TableContext {
     fn export_has_script_offsets(&self) -> bool {
         !self.unversioned_properties && self.versions.ue5_at_least(ue5::SCRIPT_SERIALIZATION_OFFSET)
     }
+    /// `bImportOptional` on imports and `bGeneratePublicHash` on exports.
+    fn has_optional_resources(&self) -> bool {
+        self.versions.ue5_at_least(ue5::OPTIONAL_RESOURCES)
+    }
+    fn export_has_template_index(&self) -> bool {
+        self.versions
+            .ue4_at_least(ue4::TEMPLATE_INDEX_IN_COOKED_EXPORTS)
+    }
+    fn export_has_64_bit_serial_range(&self) -> bool {
+        self.versions
+            .ue4_at_least(ue4::SIXTY_FOUR_BIT_EXPORTMAP_SERIALSIZES)
+    }
+    fn export_has_package_guid(&self) -> bool {
+        !self
+            .versions
+            .ue5_at_least(ue5::REMOVE_OBJECT_EXPORT_PACKAGE_GUID)
+    }
+    fn export_has_inherited_instance(&self) -> bool {
+        self.versions
+            .ue5_at_least(ue5::TRACK_OBJECT_EXPORT_IS_INHERITED)
+    }
+    fn export_has_not_always_loaded_for_editor_game(&self) -> bool {
+        self.versions.ue4_at_least(ue4::LOAD_FOR_EDITOR_GAME)
+    }
+    fn export_has_is_asset(&self) -> bool {
+        self.versions
+            .ue4_at_least(ue4::COOKED_ASSETS_IN_EDITOR_SUPPORT)
+    }
 }
 
 /// `FObjectImport`: an object this package uses from another package (or a
@@ -65,7 +93,7 @@ impl ObjectImport {
             } else {
                 None
             },
-            import_optional: if cx.versions.ue5_at_least(ue5::OPTIONAL_RESOURCES) {
+            import_optional: if cx.has_optional_resources() {
                 Some(r.bool32()?)
             } else {
                 None
@@ -81,7 +109,7 @@ impl ObjectImport {
         if cx.import_has_package_name() {
             self.package_name.unwrap_or(self.object_name).write(w);
         }
-        if cx.versions.ue5_at_least(ue5::OPTIONAL_RESOURCES) {
+        if cx.has_optional_resources() {
             w.bool32(self.import_optional.unwrap_or(false));
         }
     }
@@ -127,10 +155,9 @@ pub struct ObjectExport {
 
 impl ObjectExport {
     pub fn read(r: &mut Reader, cx: &TableContext) -> Result<Self> {
-        let v = &cx.versions;
         let class_index = cx.index(r)?;
         let super_index = cx.index(r)?;
-        let template_index = if v.ue4_at_least(ue4::TEMPLATE_INDEX_IN_COOKED_EXPORTS) {
+        let template_index = if cx.export_has_template_index() {
             cx.index(r)?
         } else {
             PackageIndex::NULL
@@ -138,42 +165,42 @@ impl ObjectExport {
         let outer_index = cx.index(r)?;
         let object_name = cx.name(r)?;
         let object_flags = r.u32()?;
-        let (serial_size, serial_offset) =
-            if v.ue4_at_least(ue4::SIXTY_FOUR_BIT_EXPORTMAP_SERIALSIZES) {
-                (r.i64()?, r.i64()?)
-            } else {
-                (r.i32()? as i64, r.i32()? as i64)
-            };
+        let (serial_size, serial_offset) = if cx.export_has_64_bit_serial_range() {
+            (r.i64()?, r.i64()?)
+        } else {
+            (r.i32()? as i64, r.i32()? as i64)
+        };
         let forced_export = r.bool32()?;
         let not_for_client = r.bool32()?;
         let not_for_server = r.bool32()?;
-        let package_guid = if !v.ue5_at_least(ue5::REMOVE_OBJECT_EXPORT_PACKAGE_GUID) {
+        let package_guid = if cx.export_has_package_guid() {
             Some(r.guid()?)
         } else {
             None
         };
-        let is_inherited_instance = if v.ue5_at_least(ue5::TRACK_OBJECT_EXPORT_IS_INHERITED) {
+        let is_inherited_instance = if cx.export_has_inherited_instance() {
             Some(r.bool32()?)
         } else {
             None
         };
         let package_flags = r.u32()?;
-        let not_always_loaded_for_editor_game = if v.ue4_at_least(ue4::LOAD_FOR_EDITOR_GAME) {
+        let not_always_loaded_for_editor_game = if cx.export_has_not_always_loaded_for_editor_game()
+        {
             r.bool32()?
         } else {
             true
         };
-        let is_asset = if v.ue4_at_least(ue4::COOKED_ASSETS_IN_EDITOR_SUPPORT) {
+        let is_asset = if cx.export_has_is_asset() {
             r.bool32()?
         } else {
             false
         };
-        let generate_public_hash = if v.ue5_at_least(ue5::OPTIONAL_RESOURCES) {
+        let generate_public_hash = if cx.has_optional_resources() {
             Some(r.bool32()?)
         } else {
             None
         };
-        let deps = if v.ue4_at_least(ue4::PRELOAD_DEPENDENCIES_IN_COOKED_EXPORTS) {
+        let deps = if cx.versions.has_preload_dependencies() {
             [r.i32()?, r.i32()?, r.i32()?, r.i32()?, r.i32()?]
         } else {
             [-1, 0, 0, 0, 0]
@@ -213,16 +240,15 @@ impl ObjectExport {
     }
 
     pub fn write(&self, w: &mut Writer, cx: &TableContext) {
-        let v = &cx.versions;
         self.class_index.write(w);
         self.super_index.write(w);
-        if v.ue4_at_least(ue4::TEMPLATE_INDEX_IN_COOKED_EXPORTS) {
+        if cx.export_has_template_index() {
             self.template_index.write(w);
         }
         self.outer_index.write(w);
         self.object_name.write(w);
         w.u32(self.object_flags);
-        if v.ue4_at_least(ue4::SIXTY_FOUR_BIT_EXPORTMAP_SERIALSIZES) {
+        if cx.export_has_64_bit_serial_range() {
             w.i64(self.serial_size);
             w.i64(self.serial_offset);
         } else {
@@ -232,23 +258,23 @@ impl ObjectExport {
         w.bool32(self.forced_export);
         w.bool32(self.not_for_client);
         w.bool32(self.not_for_server);
-        if !v.ue5_at_least(ue5::REMOVE_OBJECT_EXPORT_PACKAGE_GUID) {
+        if cx.export_has_package_guid() {
             w.guid(&self.package_guid.unwrap_or([0; 16]));
         }
-        if v.ue5_at_least(ue5::TRACK_OBJECT_EXPORT_IS_INHERITED) {
+        if cx.export_has_inherited_instance() {
             w.bool32(self.is_inherited_instance.unwrap_or(false));
         }
         w.u32(self.package_flags);
-        if v.ue4_at_least(ue4::LOAD_FOR_EDITOR_GAME) {
+        if cx.export_has_not_always_loaded_for_editor_game() {
             w.bool32(self.not_always_loaded_for_editor_game);
         }
-        if v.ue4_at_least(ue4::COOKED_ASSETS_IN_EDITOR_SUPPORT) {
+        if cx.export_has_is_asset() {
             w.bool32(self.is_asset);
         }
-        if v.ue5_at_least(ue5::OPTIONAL_RESOURCES) {
+        if cx.has_optional_resources() {
             w.bool32(self.generate_public_hash.unwrap_or(false));
         }
-        if v.ue4_at_least(ue4::PRELOAD_DEPENDENCIES_IN_COOKED_EXPORTS) {
+        if cx.versions.has_preload_dependencies() {
             w.i32(self.first_export_dependency);
             w.i32(self.serialization_before_serialization_dependencies);
             w.i32(self.create_before_serialization_dependencies);

@@ -143,7 +143,7 @@ impl PakWriter {
 
     /// Adds a file by its path relative to the mount point.
     pub fn add_file(&mut self, relative_path: &str, data: &[u8]) -> Result<()> {
-        crate::iostore::validate_relative_path(relative_path)?;
+        crate::mount::validate_relative_path(relative_path)?;
         if !self.paths.insert(relative_path.to_lowercase()) {
             return Err(Error::usage(format!(
                 "`{relative_path}` is added to the pak twice"

@@ -70,31 +70,13 @@ impl PackageContext<'_> {
                 ),
             ));
         };
-        Ok(if number > 0 {
-            format!("{base}_{}", number - 1)
-        } else {
-            base.to_string()
-        })
+        Ok(crate::names::with_number(base, number.max(0) as u32).into_owned())
     }
 
     fn package_index(&self, r: &mut Reader) -> Result<i32> {
-        let at = r.pos();
-        let v = r.i32()?;
-        let ok = match v {
-            0 => true,
-            v if v < 0 => (-(v as i64) as usize) <= self.import_count,
-            v => (v as usize) <= self.export_count,
-        };
-        if !ok {
-            return Err(r.error_at(
-                at,
-                format!(
-                    "object reference {v} is outside the import map ({}) / export map ({})",
-                    self.import_count, self.export_count
-                ),
-            ));
-        }
-        Ok(v)
+        let index =
+            crate::legacy::PackageIndex::read_checked(r, self.import_count, self.export_count)?;
+        Ok(index.0)
     }
 }
 

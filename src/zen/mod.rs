@@ -14,11 +14,15 @@
 
 pub mod convert;
 pub mod diff;
+pub mod localization;
 pub mod names;
 pub mod package;
 pub mod records;
 
-pub use convert::{convert, BulkDataKind, ConvertedPackage, SourcePackage, StoreEntryInfo};
+pub use convert::{
+    convert, optimize_export_bundles, BulkDataKind, ConvertedPackage, SourcePackage,
+    StoreEntryReport,
+};
 pub use names::{ImportedPackageNames, ZenName};
 pub use package::{PackageArcs, ZenPackage, ZenSummary};
 pub use records::*;

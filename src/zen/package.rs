@@ -9,10 +9,11 @@ use crate::error::{Context, Result};
 use crate::version::{EngineVersion, ZenLayout};
 
 use super::names::{
-    read_name_batch, read_split_names, split_hash_block, split_name_block, write_name_batch,
-    ImportedPackageNames, ZenName,
+    read_name_batch, read_split_names, write_name_batch, write_split_names, ImportedPackageNames,
+    ZenName,
 };
 use super::records::*;
+use crate::names::MappedNameKind;
 
 /// `FZenPackageSummary`. Offsets are relative to the start of the package.
 /// Fields a layout does not have are 0 (and are not written).
@@ -187,8 +188,10 @@ fn serialize_len<S: serde::Serializer>(v: &[u8], s: S) -> std::result::Result<S:
 }
 
 /// Number of `element_size` records between two offsets of a header, checked.
-fn span(
-    r: &Reader,
+/// The count of `element_size`-byte records of a header section from
+/// `start` to `end`, with the reader moved to its start.
+fn seek_section(
+    r: &mut Reader,
     start: i32,
     end: i32,
     header_size: usize,
@@ -206,26 +209,77 @@ fn span(
             "{what}: section of {bytes} bytes is not a whole number of {element_size}-byte entries"
         )));
     }
+    r.seek(start as usize)?;
     Ok(bytes / element_size)
 }
 
-fn read_many<T>(
-    r: &mut Reader,
-    count: usize,
-    what: &str,
-    read: impl Fn(&mut Reader) -> Result<T>,
-) -> Result<Vec<T>> {
-    let mut out = Vec::with_capacity(count.min(r.remaining()));
-    for i in 0..count {
-        out.push(read(r).with_context(|| format!("{what} {i}"))?);
+/// The bulk data map: its size in bytes (after padding to 8 where the
+/// layout aligns it), then the entries.
+fn read_bulk_data_map(r: &mut Reader, engine: EngineVersion) -> Result<Vec<BulkDataMapEntry>> {
+    if engine.zen_bulk_data_map_is_aligned() {
+        let at = r.pos();
+        let pad = r.u64().context("bulk data map padding")?;
+        if pad > 7 {
+            return Err(r.error_at(
+                at,
+                format!("bulk data map padding {pad} is more than 7 bytes"),
+            ));
+        }
+        r.skip(pad as usize).context("bulk data map padding")?;
     }
-    Ok(out)
+    let at = r.pos();
+    let size = r.i64().context("bulk data map size")?;
+    if size < 0 || !(size as u64).is_multiple_of(BulkDataMapEntry::SIZE as u64) {
+        return Err(r.error_at(
+            at,
+            format!("bulk data map size {size} is not a multiple of 32"),
+        ));
+    }
+    let count = r.check_count(size / BulkDataMapEntry::SIZE as i64, BulkDataMapEntry::SIZE)?;
+    r.records(count, "bulk data map entry", BulkDataMapEntry::read)
 }
 
 impl ZenPackage {
+    /// A package with `summary` and every table empty.
+    pub fn new(engine: EngineVersion, summary: ZenSummary) -> Self {
+        ZenPackage {
+            engine,
+            summary,
+            versioning: None,
+            names: Vec::new(),
+            bulk_data: Vec::new(),
+            imported_public_export_hashes: Vec::new(),
+            imports: Vec::new(),
+            exports: Vec::new(),
+            cell_imports: Vec::new(),
+            cell_exports: Vec::new(),
+            export_bundle_headers: Vec::new(),
+            export_bundle_entries: Vec::new(),
+            dependency_bundle_headers: Vec::new(),
+            dependency_bundle_entries: Vec::new(),
+            imported_package_names: ImportedPackageNames::default(),
+            internal_arcs: Vec::new(),
+            external_arcs: Vec::new(),
+            package_arcs: Vec::new(),
+            export_data: Vec::new(),
+        }
+    }
+
     /// Reads a Zen package (header, and export data if present) written by `engine`.
     pub fn read(data: &[u8], engine: EngineVersion) -> Result<Self> {
         Self::read_inner(data, engine).context("zen package")
+    }
+
+    /// Reads the header only (the model's export data stays empty), for
+    /// callers that need the tables of a whole package chunk without copying
+    /// its exports.
+    pub fn read_header(data: &[u8], engine: EngineVersion) -> Result<Self> {
+        let mut r = Reader::new(data);
+        let summary = ZenSummary::read(&mut r, engine.zen_layout())
+            .context("summary")
+            .context("zen package")?;
+        let end = (summary.header_size as usize).min(data.len());
+        Self::read(&data[..end], engine)
     }
 
     fn read_inner(data: &[u8], engine: EngineVersion) -> Result<Self> {
@@ -249,33 +303,14 @@ impl ZenPackage {
             ));
         }
         let mut p = ZenPackage {
-            engine,
-            summary,
-            versioning: None,
-            names: Vec::new(),
-            bulk_data: Vec::new(),
-            imported_public_export_hashes: Vec::new(),
-            imports: Vec::new(),
-            exports: Vec::new(),
-            cell_imports: Vec::new(),
-            cell_exports: Vec::new(),
-            export_bundle_headers: Vec::new(),
-            export_bundle_entries: Vec::new(),
-            dependency_bundle_headers: Vec::new(),
-            dependency_bundle_entries: Vec::new(),
-            imported_package_names: ImportedPackageNames::default(),
-            internal_arcs: Vec::new(),
-            external_arcs: Vec::new(),
-            package_arcs: Vec::new(),
             export_data: data[header_size..].to_vec(),
+            ..ZenPackage::new(engine, summary)
         };
         // Everything below reads inside the header only.
         let mut r = Reader::new(&data[..header_size]);
         r.seek(ZenSummary::size(layout))?;
-        let mut s = summary;
-
-        let export_map_end;
-        if layout == ZenLayout::Ue4 {
+        let export_map_end = if layout == ZenLayout::Ue4 {
+            let s = &p.summary;
             p.names = read_split_names(
                 &mut r,
                 s.name_map_names_offset.max(0) as usize,
@@ -284,112 +319,11 @@ impl ZenPackage {
                 s.name_map_hashes_size.max(0) as usize,
             )
             .context("name map")?;
-            export_map_end = s.export_bundle_entries_offset;
+            s.export_bundle_entries_offset
         } else {
-            if s.has_versioning_info > 1 {
-                return Err(r.error_at(
-                    0,
-                    format!(
-                        "has_versioning_info is {}, expected 0 or 1",
-                        s.has_versioning_info
-                    ),
-                ));
-            }
-            if s.has_versioning_info == 1 {
-                p.versioning = Some(VersioningInfo::read(&mut r).context("versioning info")?);
-            }
-            if engine.zen_has_cell_maps() {
-                s.cell_import_map_offset = r.i32().context("cell import map offset")?;
-                s.cell_export_map_offset = r.i32().context("cell export map offset")?;
-                p.summary = s;
-                export_map_end = s.cell_import_map_offset;
-            } else {
-                export_map_end = s.export_bundle_entries_offset;
-            }
-            p.names = read_name_batch(&mut r).context("name map")?;
-            if engine.zen_has_bulk_data_map() {
-                if engine.zen_bulk_data_map_is_aligned() {
-                    let at = r.pos();
-                    let pad = r.u64().context("bulk data map padding")?;
-                    if pad > 7 {
-                        return Err(r.error_at(
-                            at,
-                            format!("bulk data map padding {pad} is more than 7 bytes"),
-                        ));
-                    }
-                    r.skip(pad as usize).context("bulk data map padding")?;
-                }
-                let at = r.pos();
-                let size = r.i64().context("bulk data map size")?;
-                if size < 0 || !(size as u64).is_multiple_of(BulkDataMapEntry::SIZE as u64) {
-                    return Err(r.error_at(
-                        at,
-                        format!("bulk data map size {size} is not a multiple of 32"),
-                    ));
-                }
-                let count =
-                    r.check_count(size / BulkDataMapEntry::SIZE as i64, BulkDataMapEntry::SIZE)?;
-                p.bulk_data =
-                    read_many(&mut r, count, "bulk data map entry", BulkDataMapEntry::read)?;
-            }
-            let count = span(
-                &r,
-                s.imported_public_export_hashes_offset,
-                s.import_map_offset,
-                header_size,
-                8,
-                "imported public export hashes",
-            )?;
-            r.seek(s.imported_public_export_hashes_offset as usize)?;
-            p.imported_public_export_hashes =
-                read_many(&mut r, count, "imported public export hash", |r| r.u64())?;
-        }
-
-        let count = span(
-            &r,
-            s.import_map_offset,
-            s.export_map_offset,
-            header_size,
-            8,
-            "import map",
-        )?;
-        r.seek(s.import_map_offset as usize)?;
-        p.imports = read_many(&mut r, count, "import", PackageObjectIndex::read)?;
-
-        let count = span(
-            &r,
-            s.export_map_offset,
-            export_map_end,
-            header_size,
-            ExportMapEntry::SIZE,
-            "export map",
-        )?;
-        r.seek(s.export_map_offset as usize)?;
-        p.exports = read_many(&mut r, count, "export", ExportMapEntry::read)?;
-
-        if layout != ZenLayout::Ue4 && engine.zen_has_cell_maps() {
-            let count = span(
-                &r,
-                s.cell_import_map_offset,
-                s.cell_export_map_offset,
-                header_size,
-                8,
-                "cell import map",
-            )?;
-            r.seek(s.cell_import_map_offset as usize)?;
-            p.cell_imports = read_many(&mut r, count, "cell import", PackageObjectIndex::read)?;
-            let count = span(
-                &r,
-                s.cell_export_map_offset,
-                s.export_bundle_entries_offset,
-                header_size,
-                CellExportMapEntry::SIZE,
-                "cell export map",
-            )?;
-            r.seek(s.cell_export_map_offset as usize)?;
-            p.cell_exports = read_many(&mut r, count, "cell export", CellExportMapEntry::read)?;
-        }
-
+            p.read_ue5_front(&mut r, header_size)?
+        };
+        p.read_object_maps(&mut r, header_size, export_map_end)?;
         match layout {
             ZenLayout::Ue4 => p.read_ue4_bundles_and_graph(&mut r, header_size)?,
             ZenLayout::GraphData => p.read_graph_data(&mut r, header_size)?,
@@ -398,11 +332,93 @@ impl ZenPackage {
         Ok(p)
     }
 
+    /// UE5: versioning, cell map offsets, the name batch, the bulk data map
+    /// and the imported public export hashes. Returns where the export map ends.
+    fn read_ue5_front(&mut self, r: &mut Reader, header_size: usize) -> Result<i32> {
+        let engine = self.engine;
+        let s = &mut self.summary;
+        if s.has_versioning_info > 1 {
+            return Err(r.error_at(
+                0,
+                format!(
+                    "has_versioning_info is {}, expected 0 or 1",
+                    s.has_versioning_info
+                ),
+            ));
+        }
+        if s.has_versioning_info == 1 {
+            self.versioning = Some(VersioningInfo::read(r).context("versioning info")?);
+        }
+        let export_map_end = if engine.zen_has_cell_maps() {
+            s.cell_import_map_offset = r.i32().context("cell import map offset")?;
+            s.cell_export_map_offset = r.i32().context("cell export map offset")?;
+            s.cell_import_map_offset
+        } else {
+            s.export_bundle_entries_offset
+        };
+        let s = *s;
+        self.names = read_name_batch(r).context("name map")?;
+        if engine.zen_has_bulk_data_map() {
+            self.bulk_data = read_bulk_data_map(r, engine)?;
+        }
+        let (start, end) = (s.imported_public_export_hashes_offset, s.import_map_offset);
+        let count = seek_section(
+            r,
+            start,
+            end,
+            header_size,
+            8,
+            "imported public export hashes",
+        )?;
+        self.imported_public_export_hashes =
+            r.records(count, "imported public export hash", |r| r.u64())?;
+        Ok(export_map_end)
+    }
+
+    /// The import and export maps, and the cell maps where the layout has them.
+    fn read_object_maps(
+        &mut self,
+        r: &mut Reader,
+        header_size: usize,
+        export_map_end: i32,
+    ) -> Result<()> {
+        let s = self.summary;
+        let count = seek_section(
+            r,
+            s.import_map_offset,
+            s.export_map_offset,
+            header_size,
+            8,
+            "import map",
+        )?;
+        self.imports = r.records(count, "import", PackageObjectIndex::read)?;
+        let size = ExportMapEntry::SIZE;
+        let count = seek_section(
+            r,
+            s.export_map_offset,
+            export_map_end,
+            header_size,
+            size,
+            "export map",
+        )?;
+        self.exports = r.records(count, "export", ExportMapEntry::read)?;
+        if self.engine.zen_layout() != ZenLayout::Ue4 && self.engine.zen_has_cell_maps() {
+            let (start, end) = (s.cell_import_map_offset, s.cell_export_map_offset);
+            let count = seek_section(r, start, end, header_size, 8, "cell import map")?;
+            self.cell_imports = r.records(count, "cell import", PackageObjectIndex::read)?;
+            let (start, end) = (s.cell_export_map_offset, s.export_bundle_entries_offset);
+            let size = CellExportMapEntry::SIZE;
+            let count = seek_section(r, start, end, header_size, size, "cell export map")?;
+            self.cell_exports = r.records(count, "cell export", CellExportMapEntry::read)?;
+        }
+        Ok(())
+    }
+
     /// UE4: bundle headers then entries between the bundle and graph offsets;
     /// the header count is where headers and the entries they claim fill the span.
     fn read_ue4_bundles_and_graph(&mut self, r: &mut Reader, header_size: usize) -> Result<()> {
         let s = self.summary;
-        let slots = span(
+        let slots = seek_section(
             r,
             s.export_bundle_entries_offset,
             s.graph_data_offset,
@@ -410,7 +426,6 @@ impl ZenPackage {
             8,
             "export bundles",
         )?;
-        r.seek(s.export_bundle_entries_offset as usize)?;
         let mut claimed: usize = 0;
         while self.export_bundle_headers.len() + claimed < slots {
             let i = self.export_bundle_headers.len();
@@ -429,7 +444,7 @@ impl ZenPackage {
             return Err(r.error("export bundle headers claim more entries than the section holds"));
         }
         self.export_bundle_entries =
-            read_many(r, claimed, "export bundle entry", ExportBundleEntry::read)?;
+            r.records(claimed, "export bundle entry", ExportBundleEntry::read)?;
 
         r.seek(s.graph_data_offset as usize)?;
         let mut graph = r.sub(s.graph_data_size as usize).context("graph data")?;
@@ -441,7 +456,8 @@ impl ZenPackage {
             let n = graph
                 .count_i32(BundleArc::SIZE)
                 .with_context(|| format!("graph data > package {i}"))?;
-            let arcs = read_many(&mut graph, n, "arc", BundleArc::read)
+            let arcs = graph
+                .records(n, "arc", BundleArc::read)
                 .with_context(|| format!("graph data > package {i}"))?;
             self.package_arcs.push(PackageArcs { package_id, arcs });
         }
@@ -463,7 +479,7 @@ impl ZenPackage {
         header_size: usize,
     ) -> Result<usize> {
         let start = self.summary.export_bundle_entries_offset;
-        let count = span(
+        let count = seek_section(
             r,
             start,
             end,
@@ -471,9 +487,8 @@ impl ZenPackage {
             ExportBundleEntry::SIZE,
             "export bundle entries",
         )?;
-        r.seek(start as usize)?;
         self.export_bundle_entries =
-            read_many(r, count, "export bundle entry", ExportBundleEntry::read)?;
+            r.records(count, "export bundle entry", ExportBundleEntry::read)?;
         Ok(count)
     }
 
@@ -503,14 +518,14 @@ impl ZenPackage {
         let n = r
             .count_i32(BundleArc::SIZE)
             .context("graph data > internal arcs")?;
-        self.internal_arcs = read_many(r, n, "internal arc", BundleArc::read)?;
+        self.internal_arcs = r.records(n, "internal arc", BundleArc::read)?;
         while !r.at_end() {
             let i = self.external_arcs.len();
             let n = r
                 .count_i32(ExternalArc::SIZE)
                 .with_context(|| format!("graph data > external arcs of imported package {i}"))?;
             self.external_arcs
-                .push(read_many(r, n, "external arc", ExternalArc::read)?);
+                .push(r.records(n, "external arc", ExternalArc::read)?);
         }
         Ok(())
     }
@@ -518,7 +533,7 @@ impl ZenPackage {
     fn read_dependency_bundles(&mut self, r: &mut Reader, header_size: usize) -> Result<()> {
         let s = self.summary;
         self.read_export_bundle_entries(r, s.dependency_bundle_headers_offset, header_size)?;
-        let count = span(
+        let count = seek_section(
             r,
             s.dependency_bundle_headers_offset,
             s.dependency_bundle_entries_offset,
@@ -526,14 +541,12 @@ impl ZenPackage {
             DependencyBundleHeader::SIZE,
             "dependency bundle headers",
         )?;
-        r.seek(s.dependency_bundle_headers_offset as usize)?;
-        self.dependency_bundle_headers = read_many(
-            r,
+        self.dependency_bundle_headers = r.records(
             count,
             "dependency bundle header",
             DependencyBundleHeader::read,
         )?;
-        let count = span(
+        let count = seek_section(
             r,
             s.dependency_bundle_entries_offset,
             s.imported_package_names_offset,
@@ -541,9 +554,7 @@ impl ZenPackage {
             DependencyBundleEntry::SIZE,
             "dependency bundle entries",
         )?;
-        r.seek(s.dependency_bundle_entries_offset as usize)?;
-        self.dependency_bundle_entries = read_many(
-            r,
+        self.dependency_bundle_entries = r.records(
             count,
             "dependency bundle entry",
             DependencyBundleEntry::read,
@@ -560,7 +571,7 @@ impl ZenPackage {
                 ));
             }
         }
-        span(
+        seek_section(
             r,
             s.imported_package_names_offset,
             header_size as i32,
@@ -568,7 +579,6 @@ impl ZenPackage {
             1,
             "imported package names",
         )?;
-        r.seek(s.imported_package_names_offset as usize)?;
         self.imported_package_names =
             ImportedPackageNames::read(r).context("imported package names")?;
         if !r.at_end() {
@@ -582,15 +592,11 @@ impl ZenPackage {
 
     /// Resolves a mapped name against the package's name map (`Name_N` for numbered names).
     pub fn name_text(&self, name: MappedName) -> String {
-        let base = match self.names.get(name.index() as usize) {
-            Some(n) if name.kind() == 0 => n.text.clone(),
-            _ => return format!("<name {} kind {}>", name.index(), name.kind()),
-        };
-        if name.number > 0 {
-            format!("{base}_{}", name.number - 1)
-        } else {
-            base
+        match name.kind() {
+            Some(MappedNameKind::Package) => name.resolve(&self.names).map(|t| t.into_owned()),
+            _ => None,
         }
+        .unwrap_or_else(|| format!("<name {} kind {:?}>", name.index(), name.kind()))
     }
 
     /// The package name the summary names.
@@ -613,12 +619,11 @@ impl ZenPackage {
         s.write(&mut w, layout);
         let mut cell_offsets_at = None;
         if layout == ZenLayout::Ue4 {
-            let names = split_name_block(&self.names);
+            let (names, hashes) = write_split_names(&self.names);
             s.name_map_names_offset = w.pos() as i32;
             s.name_map_names_size = names.len() as i32;
             w.bytes(&names);
             w.align(8);
-            let hashes = split_hash_block(&self.names);
             s.name_map_hashes_offset = w.pos() as i32;
             s.name_map_hashes_size = hashes.len() as i32;
             w.bytes(&hashes);

@@ -3,54 +3,21 @@
 
 use serde::Serialize;
 
+use strum::FromRepr;
+
 use crate::binary::{Reader, Writer};
 use crate::error::Result;
-
-/// `FMappedName`: an index into a name map (low 30 bits), the map kind (top
-/// 2 bits: 0 package, 1 container, 2 global) and the name's number suffix
-/// (`Name_3` is stored as number 4; 0 means no suffix).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
-pub struct MappedName {
-    pub index_and_kind: u32,
-    pub number: u32,
-}
-
-impl MappedName {
-    pub const SIZE: usize = 8;
-    const INDEX_MASK: u32 = (1 << 30) - 1;
-
-    pub fn package(index: u32, number: u32) -> Self {
-        MappedName {
-            index_and_kind: index & Self::INDEX_MASK,
-            number,
-        }
-    }
-    pub fn index(self) -> u32 {
-        self.index_and_kind & Self::INDEX_MASK
-    }
-    /// 0 package name map, 1 container, 2 global.
-    pub fn kind(self) -> u32 {
-        self.index_and_kind >> 30
-    }
-    pub fn read(r: &mut Reader) -> Result<Self> {
-        Ok(MappedName {
-            index_and_kind: r.u32()?,
-            number: r.u32()?,
-        })
-    }
-    pub fn write(&self, w: &mut Writer) {
-        w.u32(self.index_and_kind);
-        w.u32(self.number);
-    }
-}
+use crate::legacy::PackageIndex;
+pub use crate::names::MappedName;
 
 /// What an [`PackageObjectIndex`] refers to (its top two bits).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, FromRepr)]
+#[repr(u64)]
 pub enum ObjectIndexKind {
-    Export,
-    ScriptImport,
-    PackageImport,
-    Null,
+    Export = 0,
+    ScriptImport = 1,
+    PackageImport = 2,
+    Null = 3,
 }
 
 /// `FPackageObjectIndex`: a 64-bit reference to an export of this package,
@@ -89,12 +56,8 @@ impl PackageObjectIndex {
         PackageObjectIndex((2u64 << 62) | (path_hash & Self::INDEX_MASK))
     }
     pub fn kind(self) -> ObjectIndexKind {
-        match self.0 >> 62 {
-            0 => ObjectIndexKind::Export,
-            1 => ObjectIndexKind::ScriptImport,
-            2 => ObjectIndexKind::PackageImport,
-            _ => ObjectIndexKind::Null,
-        }
+        // Two bits hold every value of the enum.
+        ObjectIndexKind::from_repr(self.0 >> 62).unwrap_or(ObjectIndexKind::Null)
     }
     pub fn is_null(self) -> bool {
         self.kind() == ObjectIndexKind::Null
@@ -241,21 +204,12 @@ impl CellExportMapEntry {
     }
 }
 
-/// The two commands the loader runs per export.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+/// The two commands the loader runs per export (`EExportCommandType`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, FromRepr)]
+#[repr(u32)]
 pub enum ExportCommand {
     Create = 0,
     Serialize = 1,
-}
-
-impl ExportCommand {
-    fn from_u32(v: u32) -> Option<Self> {
-        match v {
-            0 => Some(ExportCommand::Create),
-            1 => Some(ExportCommand::Serialize),
-            _ => None,
-        }
-    }
 }
 
 /// `FExportBundleEntry`: one command in an export bundle.
@@ -271,7 +225,7 @@ impl ExportBundleEntry {
         let export_index = r.u32()?;
         let at = r.pos();
         let raw = r.u32()?;
-        let command = ExportCommand::from_u32(raw)
+        let command = ExportCommand::from_repr(raw)
             .ok_or_else(|| r.error_at(at, format!("unknown export command type {raw}")))?;
         Ok(ExportBundleEntry {
             export_index,
@@ -370,6 +324,15 @@ pub struct DependencyBundleEntry {
 
 impl DependencyBundleEntry {
     pub const SIZE: usize = 4;
+    /// What the entry refers to, decoded.
+    pub fn index(self) -> PackageIndex {
+        PackageIndex(self.package_index)
+    }
+    pub fn new(index: PackageIndex) -> Self {
+        DependencyBundleEntry {
+            package_index: index.0,
+        }
+    }
     pub fn read(r: &mut Reader) -> Result<Self> {
         Ok(DependencyBundleEntry {
             package_index: r.i32()?,
@@ -417,7 +380,7 @@ impl ExternalArc {
         let from_import = r.i32()?;
         let at = r.pos();
         let raw = r.u8()?;
-        let from_command = ExportCommand::from_u32(raw as u32)
+        let from_command = ExportCommand::from_repr(raw as u32)
             .ok_or_else(|| r.error_at(at, format!("unknown export command type {raw}")))?;
         Ok(ExternalArc {
             from_import,

@@ -158,7 +158,7 @@ struct Names(Vec<String>);
 
 impl Names {
     fn fname(&mut self, text: &str) -> zenpak::legacy::FName {
-        let (base, number) = zenpak::zen::names::split_name_number(text);
+        let (base, number) = zenpak::names::split_number(text);
         let index = match self.0.iter().position(|n| n == base) {
             Some(i) => i,
             None => {

@@ -107,7 +107,7 @@ fn resolve_tag(package: &mut LegacyPackage, tag: &Tag) -> Result<FName> {
     match tag {
         Tag::Existing(name) => Ok(*name),
         Tag::Text(text) => {
-            let (base, number) = crate::zen::names::split_name_number(text);
+            let (base, number) = crate::names::split_number(text);
             let index = export_data_name(package, base)?;
             Ok(FName::new(index, number))
         }

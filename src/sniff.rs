@@ -1,0 +1,167 @@
+//! Which kind of file zenpak was given: decided from the first bytes and
+//! the extension, before any reader runs. `zenpak inspect` dispatches on it.
+//!
+//! A file that starts like a package (the tag `C1 83 2A 9E`, or a file too
+//! short to hold the whole tag whose bytes are a prefix of it) is a package:
+//! its own reader then reports how it is cut short. Classic (UE1) and
+//! UE4/UE5 packages share the tag; the word after it tells them apart (a
+//! small positive file version, or a negative legacy file version), and the
+//! extension decides when the file ends before that word.
+
+use std::io::Read;
+use std::path::Path;
+
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+use crate::legacy::PACKAGE_FILE_TAG;
+
+/// A kind of file zenpak reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FileKind {
+    /// A cooked UE4/UE5 package (`.uasset`/`.umap` + `.uexp`).
+    LegacyPackage,
+    /// A Zen package (header + export data) cut out of a container.
+    ZenPackage,
+    /// A UE1-era package (`.u`, `.unr`, `.utx`, …).
+    ClassicPackage,
+    /// An IoStore table of contents.
+    Toc,
+    /// A pak file.
+    Pak,
+    /// A `.usmap` mappings file.
+    Mappings,
+}
+
+/// How many leading bytes [`sniff`] looks at.
+pub const HEAD_LEN: usize = 64;
+
+/// The `.utoc` magic.
+const TOC_MAGIC: &[u8] = b"-==--==--==--==-";
+/// The `.usmap` magic (`0x30C4` little-endian).
+const MAPPINGS_MAGIC: [u8; 2] = [0xC4, 0x30];
+
+/// Decides the kind of `path` from its first bytes `head` and its extension.
+pub fn sniff(path: &Path, head: &[u8]) -> Result<FileKind> {
+    let ext = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    let tag = PACKAGE_FILE_TAG.to_le_bytes();
+    let starts_with_tag = head.len() >= 4 && head[..4] == tag;
+    // An empty file of a package extension is a package cut at its first byte.
+    let package_ext = crate::classic::deps::PACKAGE_EXTENSIONS.contains(&ext.as_str())
+        || matches!(ext.as_str(), "uasset" | "umap");
+    let cut_inside_tag =
+        head.len() < 4 && tag.starts_with(head) && (package_ext || !head.is_empty());
+    if starts_with_tag || cut_inside_tag {
+        return Ok(package_kind(head, &ext));
+    }
+    if head.starts_with(TOC_MAGIC) || ext == "utoc" {
+        return Ok(FileKind::Toc);
+    }
+    if head.starts_with(&MAPPINGS_MAGIC) {
+        return Ok(FileKind::Mappings);
+    }
+    match ext.as_str() {
+        "pak" => Ok(FileKind::Pak),
+        "uzenasset" | "uasset" | "umap" => Ok(FileKind::ZenPackage),
+        _ => Err(Error::usage(format!(
+            "{}: not a file zenpak recognises (expected a package, .utoc, .pak or .usmap)",
+            path.display()
+        ))),
+    }
+}
+
+/// A file that starts with (a prefix of) the package tag.
+fn package_kind(head: &[u8], ext: &str) -> FileKind {
+    let version = head
+        .get(4..8)
+        .map(|b| i32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+    match version {
+        // UE4/UE5 legacy file versions are negative; classic ones small and positive.
+        Some(v) if v < 0 => FileKind::LegacyPackage,
+        Some(_) => FileKind::ClassicPackage,
+        None if crate::classic::deps::PACKAGE_EXTENSIONS.contains(&ext) => FileKind::ClassicPackage,
+        None => FileKind::LegacyPackage,
+    }
+}
+
+/// Reads the first [`HEAD_LEN`] bytes of `path` and sniffs it.
+pub fn sniff_file(path: &Path) -> Result<FileKind> {
+    let mut file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    let mut head = Vec::with_capacity(HEAD_LEN);
+    file.by_ref()
+        .take(HEAD_LEN as u64)
+        .read_to_end(&mut head)
+        .map_err(|e| Error::io(path, e))?;
+    sniff(path, &head)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn packages_cut_inside_the_tag_stay_packages() {
+        let tag = PACKAGE_FILE_TAG.to_le_bytes();
+        for n in 1..4 {
+            assert_eq!(
+                sniff(Path::new("Map.unr"), &tag[..n]).unwrap(),
+                FileKind::ClassicPackage
+            );
+            assert_eq!(
+                sniff(Path::new("A.uasset"), &tag[..n]).unwrap(),
+                FileKind::LegacyPackage
+            );
+        }
+        assert_eq!(
+            sniff(
+                Path::new("A.uasset"),
+                &[tag[0], tag[1], tag[2], tag[3], 0xF7]
+            )
+            .unwrap(),
+            FileKind::LegacyPackage
+        );
+        let mut legacy = tag.to_vec();
+        legacy.extend_from_slice(&(-8i32).to_le_bytes());
+        assert_eq!(
+            sniff(Path::new("x.bin"), &legacy).unwrap(),
+            FileKind::LegacyPackage
+        );
+        let mut classic = tag.to_vec();
+        classic.extend_from_slice(&69i32.to_le_bytes());
+        assert_eq!(
+            sniff(Path::new("x.bin"), &classic).unwrap(),
+            FileKind::ClassicPackage
+        );
+    }
+
+    #[test]
+    fn other_kinds() {
+        assert_eq!(sniff(Path::new("a.utoc"), b"").unwrap(), FileKind::Toc);
+        assert_eq!(
+            sniff(Path::new("a.usmap"), &[0xC4, 0x30, 3]).unwrap(),
+            FileKind::Mappings
+        );
+        assert_eq!(sniff(Path::new("a.pak"), b"xx").unwrap(), FileKind::Pak);
+        assert_eq!(
+            sniff(Path::new("a.uzenasset"), b"zz").unwrap(),
+            FileKind::ZenPackage
+        );
+        let e = sniff(Path::new("a.txt"), b"hello").unwrap_err();
+        assert!(e.is_usage());
+        assert_eq!(sniff(Path::new("a.txt"), b"").unwrap_err().exit_code(), 2);
+        // An empty file of a package extension is a package cut at byte 0.
+        assert_eq!(
+            sniff(Path::new("a.unr"), b"").unwrap(),
+            FileKind::ClassicPackage
+        );
+        assert_eq!(
+            sniff(Path::new("a.umap"), b"").unwrap(),
+            FileKind::LegacyPackage
+        );
+    }
+}

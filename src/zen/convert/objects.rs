@@ -1,0 +1,214 @@
+//! Stage 2, object mapping: the Zen name map, the import map (script
+//! imports, imports of other packages' exports, the imported packages and
+//! public export hashes) and the export map, as the engine's
+//! `FPackageStoreOptimizer::ProcessImports` / `ProcessExports` build them.
+
+use std::collections::BTreeMap;
+
+use crate::error::{Error, Result};
+use crate::hash::{object_path_hash, package_id, public_export_hash};
+use crate::legacy::{PackageIndex, ResolvedIndex};
+use crate::names::{BatchName, MappedName};
+use crate::version::ZenLayout;
+
+use super::super::records::{ExportMapEntry, PackageObjectIndex};
+use super::source::SourcePackage;
+
+/// `RF_Public`.
+const OBJECT_FLAG_PUBLIC: u32 = 0x1;
+
+/// Builds the Zen name map: adds names as the optimizer meets them.
+pub(super) struct NameMapBuilder {
+    pub names: Vec<BatchName>,
+    lookup: BTreeMap<String, u32>,
+}
+
+impl NameMapBuilder {
+    /// UE5 starts from the names referenced from export data (the rest of
+    /// the legacy name map served only the legacy header); UE4 keeps all.
+    pub fn for_source(source: &SourcePackage, layout: ZenLayout) -> Self {
+        let initial = match (layout, source.names_referenced_from_export_data) {
+            (ZenLayout::Ue4, _) | (_, None) => &source.names[..],
+            (_, Some(n)) => &source.names[..n.min(source.names.len())],
+        };
+        let mut builder = NameMapBuilder {
+            names: Vec::new(),
+            lookup: BTreeMap::new(),
+        };
+        for name in initial {
+            builder.add(name);
+        }
+        builder
+    }
+
+    fn add(&mut self, base: &str) -> u32 {
+        if let Some(&i) = self.lookup.get(base) {
+            return i;
+        }
+        let i = self.names.len() as u32;
+        self.names.push(BatchName::new(base));
+        self.lookup.insert(base.to_string(), i);
+        i
+    }
+
+    pub fn map(&mut self, base: &str, number: u32) -> MappedName {
+        MappedName::package(self.add(base), number)
+    }
+}
+
+/// The import map and what it refers to.
+pub(super) struct ImportMap {
+    pub imports: Vec<PackageObjectIndex>,
+    /// Imported packages in header order (UE5: by id; UE4: first seen).
+    pub imported_package_names: Vec<String>,
+    /// UE5: one hash per import of another package's export, in import order.
+    pub imported_public_export_hashes: Vec<u64>,
+    /// UE4: the package id of each import's package (by import index).
+    pub import_package_ids: Vec<Option<u64>>,
+}
+
+impl ImportMap {
+    pub fn build(source: &SourcePackage, layout: ZenLayout) -> Result<ImportMap> {
+        let mut map = ImportMap {
+            imports: Vec::with_capacity(source.imports.len()),
+            imported_package_names: Vec::new(),
+            imported_public_export_hashes: Vec::new(),
+            import_package_ids: vec![None; source.imports.len()],
+        };
+        let paths = (0..source.imports.len())
+            .map(|i| source.import_path(i))
+            .collect::<Result<Vec<_>>>()?;
+        if layout != ZenLayout::Ue4 {
+            // The engine lists every non-script package it imports, sorted by id.
+            let mut packages: Vec<&str> = paths
+                .iter()
+                .filter(|p| p.len() == 1 && !p[0].starts_with("/Script/"))
+                .map(|p| p[0])
+                .collect();
+            // FNames compare without case: one entry per package id.
+            packages.sort_by_key(|p| package_id(p));
+            packages.dedup_by_key(|p| package_id(p));
+            map.imported_package_names = packages.iter().map(|p| p.to_string()).collect();
+        }
+        for (i, path) in paths.iter().enumerate() {
+            let index = map
+                .map_import(path, layout)
+                .map_err(|e| e.within(format!("import {i}")))?;
+            if let Some(id) = index.1 {
+                map.import_package_ids[i] = Some(id);
+            }
+            map.imports.push(index.0);
+        }
+        Ok(map)
+    }
+
+    /// One import: its Zen index and (for imports of other packages'
+    /// objects) its package id.
+    fn map_import(
+        &mut self,
+        path: &[&str],
+        layout: ZenLayout,
+    ) -> Result<(PackageObjectIndex, Option<u64>)> {
+        let package = path[0];
+        if package.starts_with("/Script/") {
+            let hash = object_path_hash(&path.join("/"));
+            return Ok((PackageObjectIndex::script_import(hash), None));
+        }
+        if path.len() == 1 {
+            // The package object itself has no Zen representation.
+            return Ok((PackageObjectIndex::NULL, None));
+        }
+        let id = package_id(package);
+        if layout == ZenLayout::Ue4 {
+            if !self.imported_package_names.iter().any(|p| p == package) {
+                self.imported_package_names.push(package.to_string());
+            }
+            let hash = object_path_hash(&path.join("/"));
+            return Ok((PackageObjectIndex::package_import_from_hash(hash), Some(id)));
+        }
+        let package_index = self
+            .imported_package_names
+            .iter()
+            .position(|p| package_id(p) == id)
+            .ok_or_else(|| Error::invalid(format!("package `{package}` is not imported")))?;
+        // One hash per import, in import order (no sharing between imports).
+        let hash_index = self.imported_public_export_hashes.len();
+        self.imported_public_export_hashes
+            .push(public_export_hash(&path[1..].join("/")));
+        Ok((
+            PackageObjectIndex::package_import(package_index as u32, hash_index as u32),
+            Some(id),
+        ))
+    }
+
+    /// The Zen index of a legacy package index used by an export.
+    fn zen_index(&self, index: PackageIndex, export_count: usize) -> Result<PackageObjectIndex> {
+        match index.resolve() {
+            ResolvedIndex::Null => Ok(PackageObjectIndex::NULL),
+            ResolvedIndex::Export(e) if e < export_count => {
+                Ok(PackageObjectIndex::export(e as u32))
+            }
+            ResolvedIndex::Import(i) if i < self.imports.len() => Ok(self.imports[i]),
+            _ => Err(Error::invalid(format!("{index} does not exist"))),
+        }
+    }
+}
+
+/// The export map.
+pub(super) fn export_map(
+    source: &SourcePackage,
+    imports: &ImportMap,
+    names: &mut NameMapBuilder,
+    layout: ZenLayout,
+    package_name: &str,
+) -> Result<Vec<ExportMapEntry>> {
+    let count = source.exports.len();
+    let mut exports = Vec::with_capacity(count);
+    for (i, e) in source.exports.iter().enumerate() {
+        let within = |err: Error| err.within(format!("export {i}"));
+        let cooked_serial_offset = match layout {
+            ZenLayout::Ue4 => e.serial_offset,
+            _ => e.serial_offset - source.total_header_size as i64,
+        };
+        if cooked_serial_offset < 0 || e.serial_size < 0 {
+            return Err(within(Error::invalid("serial offset/size out of range")));
+        }
+        let object_name = names.map(&e.object_name, e.object_name_number);
+        let public = e.object_flags & OBJECT_FLAG_PUBLIC != 0 || e.generate_public_hash;
+        let public_export_hash = match (layout, public) {
+            (ZenLayout::Ue4, true) => {
+                let path = format!("{package_name}/{}", source.export_path(i)?.join("/"));
+                PackageObjectIndex::package_import_from_hash(object_path_hash(&path)).0
+            }
+            (ZenLayout::Ue4, false) => PackageObjectIndex::NULL.0,
+            (_, true) => public_export_hash(&source.export_path(i)?.join("/")),
+            (_, false) => 0,
+        };
+        let filter_flags = if e.not_for_server {
+            2
+        } else if e.not_for_client {
+            1
+        } else {
+            0
+        };
+        let index = |p: PackageIndex, what: &str| {
+            imports
+                .zen_index(p, count)
+                .map_err(|err| within(err.within(what.to_string())))
+        };
+        exports.push(ExportMapEntry {
+            cooked_serial_offset: cooked_serial_offset as u64,
+            cooked_serial_size: e.serial_size as u64,
+            object_name,
+            outer_index: index(e.outer_index, "outer")?,
+            class_index: index(e.class_index, "class")?,
+            super_index: index(e.super_index, "super")?,
+            template_index: index(e.template_index, "template")?,
+            public_export_hash,
+            object_flags: e.object_flags,
+            filter_flags,
+            padding: [0; 3],
+        });
+    }
+    Ok(exports)
+}
