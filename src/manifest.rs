@@ -18,6 +18,9 @@ use crate::diagnostic::Diagnostic;
 use crate::error::{Error, Result};
 use crate::version::EngineVersion;
 
+/// Extensions of the three files of a built mod, in the order they are listed.
+pub const ARTIFACT_EXTENSIONS: [&str; 3] = ["utoc", "ucas", "pak"];
+
 /// The manifest's file name.
 pub const MANIFEST_NAME: &str = "mod.toml";
 
@@ -393,19 +396,37 @@ impl Manifest {
     /// `_9999999_P`), else [`plain_artifact_stem`](Self::plain_artifact_stem).
     pub fn artifact_stem(&self) -> String {
         match crate::fixups::Profile::from_name(&self.game.profile) {
-            Ok(profile) => {
-                profile.artifact_stem(&crate::fixups::ProfileOptions::from_manifest(self), self)
-            }
+            Ok(profile) => profile.artifact_stem(&self.profile_options(), &self.artifact_name()),
             Err(_) => self.plain_artifact_stem(),
         }
     }
 
     /// `<prefix><name><suffix>` as the manifest writes them.
     pub fn plain_artifact_stem(&self) -> String {
-        format!(
-            "{}{}{}",
-            self.output.prefix, self.package.name, self.output.suffix
-        )
+        self.artifact_name().plain()
+    }
+
+    /// The three output files of the build, in [`ARTIFACT_EXTENSIONS`] order.
+    pub fn artifact_paths(&self) -> [PathBuf; 3] {
+        let dir = self.output_dir();
+        let stem = self.artifact_stem();
+        ARTIFACT_EXTENSIONS.map(|ext| dir.join(format!("{stem}.{ext}")))
+    }
+
+    /// The parts of the output files' base name.
+    pub fn artifact_name(&self) -> crate::fixups::ArtifactName<'_> {
+        crate::fixups::ArtifactName {
+            prefix: &self.output.prefix,
+            name: &self.package.name,
+            suffix: &self.output.suffix,
+        }
+    }
+
+    /// The game profiles' settings (tables such as `[marvel-rivals]`).
+    pub fn profile_options(&self) -> crate::fixups::ProfileOptions {
+        crate::fixups::ProfileOptions {
+            marvel_rivals: self.marvel_rivals.clone().unwrap_or_default(),
+        }
     }
 
     /// The cooked content root, resolved against the manifest's folder.

@@ -227,6 +227,71 @@ pub fn write_file(
     publish(Vec::new(), vec![staged])
 }
 
+/// Writes `data` to `dir/relative`, refusing any path that could leave
+/// `dir` (see [`write_inside_with`]).
+pub fn write_inside(dir: &Path, relative: &str, data: &[u8]) -> Result<PathBuf> {
+    write_inside_with(dir, relative, &mut |w| {
+        w.write_all(data)
+            .map_err(|e| Error::new(crate::error::ErrorKind::Io(e)))
+    })
+}
+
+/// Streams a file into `dir/relative`: `fill` writes the data into a
+/// uniquely named temporary beside the target, which is renamed into place
+/// only when `fill` succeeds (and deleted otherwise), so a failed or
+/// corrupt read never leaves a file behind. Refuses any path that could
+/// leave `dir` (absolute paths, `..`, drive letters, backslashes, parents
+/// that resolve through symlinks elsewhere, a target that is a symlink).
+pub fn write_inside_with(
+    dir: &Path,
+    relative: &str,
+    fill: &mut dyn FnMut(&mut dyn Write) -> Result<()>,
+) -> Result<PathBuf> {
+    crate::mount::validate_relative_path(relative).map_err(|_| {
+        Error::invalid(format!(
+            "refusing to write `{relative}`: the path would leave the output folder"
+        ))
+    })?;
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    let root = dir.canonicalize().map_err(|e| Error::io(dir, e))?;
+    let target = root.join(relative);
+    let parent = target.parent().unwrap_or(&root);
+    std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
+    let real_parent = parent.canonicalize().map_err(|e| Error::io(parent, e))?;
+    if !real_parent.starts_with(&root) {
+        return Err(Error::invalid(format!(
+            "refusing to write `{relative}`: it resolves outside the output folder"
+        )));
+    }
+    if target
+        .symlink_metadata()
+        .map(|m| m.file_type().is_symlink())
+        .unwrap_or(false)
+    {
+        return Err(Error::invalid(format!(
+            "refusing to write `{relative}`: it is a symbolic link"
+        )));
+    }
+    // No sync per file: an extracted tree is re-creatable, and thousands of
+    // fsyncs would dominate an unpack; the rename alone keeps files whole.
+    let temp = temporary_path_for(&target);
+    let result = (|| {
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&temp)
+            .map_err(|e| Error::io(&temp, e))?;
+        let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
+        fill(&mut out).map_err(|e| e.in_file(&target))?;
+        out.flush().map_err(|e| Error::io(&temp, e))?;
+        std::fs::rename(&temp, &target).map_err(|e| Error::io(&target, e))
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&temp);
+    }
+    result.map(|_| target)
+}
+
 /// Publishes staged files: first removes `remove_first` (files being
 /// replaced whose absence must come before the new files appear), then
 /// renames each staged file into place in the order given, then syncs the

@@ -22,20 +22,15 @@ use crate::error::{Error, Result};
 use crate::manifest::Manifest;
 use crate::publish::{OwnedFiles, Removal, Staged, TempFile};
 
-/// Extensions of the three files of a built mod, in the order they are listed.
-pub const ARTIFACT_EXTENSIONS: [&str; 3] = ["utoc", "ucas", "pak"];
-
-/// Name of the build cache folder inside the output folder.
-pub const CACHE_DIR: &str = ".zenpak-cache";
+pub use crate::build::cache::CACHE_DIR;
+pub use crate::manifest::ARTIFACT_EXTENSIONS;
 
 /// Name of the release archive folder inside the output folder.
 pub const PACKAGE_DIR: &str = "package";
 
 /// The three output files of a manifest's build.
 pub fn artifact_paths(manifest: &Manifest) -> [PathBuf; 3] {
-    let dir = manifest.output_dir();
-    let stem = manifest.artifact_stem();
-    ARTIFACT_EXTENSIONS.map(|ext| dir.join(format!("{stem}.{ext}")))
+    manifest.artifact_paths()
 }
 
 /// Hex SHA-256 of a file, read in blocks.
@@ -46,10 +41,7 @@ pub fn sha256_file(path: &Path) -> Result<String> {
     Ok(hex(&hasher.finalize()))
 }
 
-/// Lowercase hex of bytes.
-pub fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
+pub use crate::hash::hex;
 
 /// The identity of a mod in ownership records: its manifest's absolute path.
 pub fn owner_of(manifest: &Manifest) -> String {

@@ -322,7 +322,7 @@ fn the_suffix_sorts_the_mod_above_the_games_patches() {
     let m = zenpak::manifest::Manifest::parse(text, Path::new("/m/mod.toml")).unwrap();
     let section = m.marvel_rivals.clone().unwrap();
     assert!(!section.encrypt_pak && section.chunknames);
-    assert_eq!(section.artifact_stem(&m), "Skin_9999999_P");
+    assert_eq!(section.artifact_stem(&m.artifact_name()), "Skin_9999999_P");
     // Bad values name the key.
     let bad = text.replace("encrypt-pak = false", "suffix = \"a b\"");
     let e = zenpak::manifest::Manifest::parse(&bad, Path::new("/m/mod.toml")).unwrap_err();
@@ -351,9 +351,12 @@ fn the_profile_hooks_for_the_build() {
     let text =
         "[mod]\nname = \"Skin\"\nversion = \"1\"\n[game]\nengine = \"5.3\"\nproject = \"Marvel\"\n";
     let m = zenpak::manifest::Manifest::parse(text, Path::new("/m/mod.toml")).unwrap();
-    assert_eq!(Profile::Generic.artifact_stem(&o, &m), "Skin_P");
     assert_eq!(
-        Profile::MarvelRivals.artifact_stem(&o, &m),
+        Profile::Generic.artifact_stem(&o, &m.artifact_name()),
+        "Skin_P"
+    );
+    assert_eq!(
+        Profile::MarvelRivals.artifact_stem(&o, &m.artifact_name()),
         "Skin_9999999_P"
     );
 }

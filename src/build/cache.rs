@@ -27,6 +27,9 @@ use serde::{Deserialize, Serialize};
 use crate::binary::{Reader, Writer};
 use crate::error::{Error, Result};
 
+/// Name of the build cache folder inside the output folder.
+pub const CACHE_DIR: &str = ".zenpak-cache";
+
 /// A BLAKE3 hash.
 pub type Hash = [u8; 32];
 
@@ -181,14 +184,14 @@ impl ArtifactRecord {
         Ok(ArtifactRecord {
             path: path.to_path_buf(),
             stamp,
-            blake3: crate::release::hex(&hash_file(path)?),
+            blake3: crate::hash::hex(&hash_file(path)?),
         })
     }
 
     /// Checks that `bytes_hash` (BLAKE3 of what was just read from the file)
     /// is what the build wrote.
     pub fn check_hash(&self, bytes_hash: &Hash) -> Result<()> {
-        let actual = crate::release::hex(bytes_hash);
+        let actual = crate::hash::hex(bytes_hash);
         if actual == self.blake3 {
             return Ok(());
         }
@@ -233,7 +236,7 @@ impl Cache {
     /// keep separate caches.
     pub fn new(output_dir: &Path, stem: &str) -> Cache {
         Cache {
-            dir: output_dir.join(crate::release::CACHE_DIR).join(stem),
+            dir: output_dir.join(CACHE_DIR).join(stem),
         }
     }
 
@@ -296,7 +299,7 @@ impl Cache {
     pub fn package_path(&self, key: &Hash) -> PathBuf {
         self.dir
             .join("packages")
-            .join(format!("{}.zpc", crate::release::hex(key)))
+            .join(format!("{}.zpc", crate::hash::hex(key)))
     }
 
     pub fn load_build_record(&self) -> Option<BuildRecord> {
@@ -317,7 +320,7 @@ impl Cache {
         };
         let keep: std::collections::BTreeSet<String> = keep
             .iter()
-            .map(|k| format!("{}.zpc", crate::release::hex(k)))
+            .map(|k| format!("{}.zpc", crate::hash::hex(k)))
             .collect();
         for entry in entries.flatten() {
             let name = entry.file_name().to_string_lossy().into_owned();
@@ -346,7 +349,7 @@ mod hex_hash {
     use serde::{Deserialize, Deserializer, Serializer};
 
     pub fn serialize<S: Serializer>(hash: &[u8; 32], s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&crate::release::hex(hash))
+        s.serialize_str(&crate::hash::hex(hash))
     }
 
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<[u8; 32], D::Error> {

@@ -97,7 +97,7 @@ pub fn check(manifest: &Manifest) -> Result<CheckReport> {
 
     let engine = manifest.game.engine;
     let profile = crate::fixups::Profile::from_name(&manifest.game.profile)?;
-    let profile_options = crate::fixups::ProfileOptions::from_manifest(manifest);
+    let profile_options = manifest.profile_options();
     let results: Vec<PackageCheck> = content
         .packages
         .par_iter()

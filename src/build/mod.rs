@@ -209,7 +209,7 @@ pub fn build_locked(
         &files.stamps[loose_start..],
         options,
     );
-    let artifacts = crate::release::artifact_paths(manifest);
+    let artifacts = manifest.artifact_paths();
 
     // Nothing changed since the last build, and the files on disk are the
     // ones it wrote: leave every file as it is.
@@ -442,7 +442,7 @@ fn build_key(
 /// places as [`aes_key`]: `ZENPAK_AES_KEY`, else `[output] key-file`.
 pub fn pak_key(manifest: &Manifest) -> Result<Option<AesKey>> {
     let profile = crate::fixups::Profile::from_name(&manifest.game.profile)?;
-    if !profile.requires_pak_key(&crate::fixups::ProfileOptions::from_manifest(manifest)) {
+    if !profile.requires_pak_key(&manifest.profile_options()) {
         return Ok(None);
     }
     if let Some(key) = AesKey::from_env()? {

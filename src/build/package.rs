@@ -90,7 +90,7 @@ impl Settings {
         Settings::new(
             manifest.game.engine,
             profile,
-            crate::fixups::ProfileOptions::from_manifest(manifest),
+            manifest.profile_options(),
             mappings.as_deref(),
         )
     }
@@ -264,7 +264,7 @@ impl BuiltPackage {
             return Cached::Damaged(
                 Error::new(crate::error::ErrorKind::HashMismatch {
                     algorithm: "BLAKE3",
-                    expected: crate::release::hex(checksum),
+                    expected: crate::hash::hex(checksum),
                     actual: blake3::hash(body).to_hex().to_string(),
                 })
                 .within("build cache entry")

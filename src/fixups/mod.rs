@@ -50,14 +50,23 @@ pub struct ProfileOptions {
     pub marvel_rivals: MarvelRivalsSection,
 }
 
-impl ProfileOptions {
-    /// The options a manifest gives.
-    pub fn from_manifest(manifest: &crate::manifest::Manifest) -> Self {
-        ProfileOptions {
-            marvel_rivals: manifest.marvel_rivals.clone().unwrap_or_default(),
-        }
-    }
+/// The parts of the output files' base name the manifest gives, for
+/// profiles that name their output their own way.
+#[derive(Debug, Clone, Copy)]
+pub struct ArtifactName<'a> {
+    pub prefix: &'a str,
+    pub name: &'a str,
+    pub suffix: &'a str,
+}
 
+impl ArtifactName<'_> {
+    /// `<prefix><name><suffix>` as the manifest writes them.
+    pub fn plain(&self) -> String {
+        format!("{}{}{}", self.prefix, self.name, self.suffix)
+    }
+}
+
+impl ProfileOptions {
     /// Bytes that change when any option changes (part of build cache keys).
     pub fn fingerprint(&self) -> Vec<u8> {
         serde_json::to_vec(self).unwrap_or_default()
@@ -143,14 +152,10 @@ impl Profile {
     }
 
     /// Base name of the output files (Marvel Rivals: the `_9999999_P` suffix).
-    pub fn artifact_stem(
-        self,
-        options: &ProfileOptions,
-        manifest: &crate::manifest::Manifest,
-    ) -> String {
+    pub fn artifact_stem(self, options: &ProfileOptions, artifact: &ArtifactName) -> String {
         match self {
-            Profile::Generic => manifest.plain_artifact_stem(),
-            Profile::MarvelRivals => options.marvel_rivals.artifact_stem(manifest),
+            Profile::Generic => artifact.plain(),
+            Profile::MarvelRivals => options.marvel_rivals.artifact_stem(artifact),
         }
     }
 

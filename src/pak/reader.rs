@@ -463,7 +463,7 @@ impl PakReader {
     pub fn unpack_filtered(&self, dir: &Path, keep: &dyn Fn(&str) -> bool) -> Result<usize> {
         let mut count = 0;
         for entry in self.entries.iter().filter(|e| keep(&e.path)) {
-            crate::iostore::reader::write_inside_with(dir, &entry.path, &mut |w| {
+            crate::publish::write_inside_with(dir, &entry.path, &mut |w| {
                 self.read_to(entry, w).map(|_| ())
             })?;
             count += 1;

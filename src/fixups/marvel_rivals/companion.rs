@@ -5,7 +5,7 @@
 //! functions (see ARCHITECTURE.md, "Marvel Rivals", for where each fact
 //! comes from).
 
-use crate::manifest::Manifest;
+use crate::fixups::ArtifactName;
 
 use super::MarvelRivalsSection;
 
@@ -36,15 +36,15 @@ impl MarvelRivalsSection {
     /// this table's `suffix` while `[output] suffix` is left at `_P` (the
     /// default), the manifest's own stem otherwise. A name that already ends
     /// with the suffix does not get it twice.
-    pub fn artifact_stem(&self, manifest: &Manifest) -> String {
-        if manifest.output.suffix != "_P" {
-            return manifest.plain_artifact_stem();
+    pub fn artifact_stem(&self, artifact: &ArtifactName) -> String {
+        if artifact.suffix != "_P" {
+            return artifact.plain();
         }
-        let name = &manifest.package.name;
+        let (prefix, name) = (artifact.prefix, artifact.name);
         if name.ends_with(&self.suffix) {
-            format!("{}{name}", manifest.output.prefix)
+            format!("{prefix}{name}")
         } else {
-            format!("{}{name}{}", manifest.output.prefix, self.suffix)
+            format!("{prefix}{name}{}", self.suffix)
         }
     }
 }
@@ -52,6 +52,7 @@ impl MarvelRivalsSection {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::manifest::Manifest;
 
     fn manifest(extra: &str) -> Manifest {
         let text = format!(
@@ -63,14 +64,20 @@ mod tests {
     #[test]
     fn the_suffix_replaces_the_default_one() {
         let section = MarvelRivalsSection::default();
-        assert_eq!(section.artifact_stem(&manifest("")), "Skin_9999999_P");
+        assert_eq!(
+            section.artifact_stem(&manifest("").artifact_name()),
+            "Skin_9999999_P"
+        );
         let m = manifest("[output]\nprefix = \"z-\"\n");
-        assert_eq!(section.artifact_stem(&m), "z-Skin_9999999_P");
+        assert_eq!(
+            section.artifact_stem(&m.artifact_name()),
+            "z-Skin_9999999_P"
+        );
         let m = manifest("[output]\nsuffix = \"_5_P\"\n");
-        assert_eq!(section.artifact_stem(&m), "Skin_5_P");
+        assert_eq!(section.artifact_stem(&m.artifact_name()), "Skin_5_P");
         let mut m = manifest("");
         m.package.name = "Skin_9999999_P".into();
-        assert_eq!(section.artifact_stem(&m), "Skin_9999999_P");
+        assert_eq!(section.artifact_stem(&m.artifact_name()), "Skin_9999999_P");
     }
 
     #[test]
