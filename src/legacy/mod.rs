@@ -276,22 +276,10 @@ impl LegacyPackage {
         }
 
         let mut package = LegacyPackage {
-            engine,
-            versions,
-            names: Vec::new(),
-            soft_object_paths: Vec::new(),
-            imports: Vec::new(),
-            exports: Vec::new(),
-            depends_map: Vec::new(),
-            soft_package_references: Vec::new(),
-            preload_dependencies: Vec::new(),
-            data_resources: None,
-            raw_sections: BTreeMap::new(),
             layout: placed.iter().map(|p| p.1).collect(),
-            header_padding: 0,
             after_header: header[header_size..].to_vec(),
-            summary,
             version_warning,
+            ..LegacyPackage::without_tables(engine, versions, summary)
         };
 
         // Names first: every other table refers into them. Imports and
@@ -380,6 +368,15 @@ impl LegacyPackage {
             data_resource_offset: v.has_data_resources().then_some(-1),
             ..Summary::default()
         };
+        LegacyPackage::without_tables(engine, versions, summary)
+    }
+
+    /// A package of `summary` with every table empty.
+    fn without_tables(
+        engine: EngineVersion,
+        versions: FileVersions,
+        summary: Summary,
+    ) -> LegacyPackage {
         LegacyPackage {
             engine,
             versions,

@@ -16,6 +16,31 @@ pub struct PakBlock {
 }
 
 impl PakBlock {
+    /// Blocks of the given stored lengths laid out one after another from
+    /// `start`; encrypted blocks each take a whole number of AES blocks.
+    pub fn consecutive(
+        start: u64,
+        lens: impl IntoIterator<Item = u64>,
+        encrypted: bool,
+    ) -> Vec<Self> {
+        let mut at = start;
+        lens.into_iter()
+            .map(|len| {
+                let block = PakBlock {
+                    start: at,
+                    end: at.saturating_add(len),
+                };
+                let stored = if encrypted {
+                    len.next_multiple_of(16)
+                } else {
+                    len
+                };
+                at = at.saturating_add(stored);
+                block
+            })
+            .collect()
+    }
+
     pub fn len(&self) -> u64 {
         self.end.saturating_sub(self.start)
     }
@@ -269,20 +294,11 @@ impl PakEntry {
                 });
             } else {
                 r.check_count(block_count as i64, 4)?;
-                blocks.reserve(block_count);
-                let mut at = data_start;
+                let mut lens = Vec::with_capacity(block_count);
                 for _ in 0..block_count {
-                    let len = r.u32()? as u64;
-                    blocks.push(PakBlock {
-                        start: at,
-                        end: at + len,
-                    });
-                    at += if encrypted {
-                        len.next_multiple_of(16)
-                    } else {
-                        len
-                    };
+                    lens.push(r.u32()? as u64);
                 }
+                blocks = PakBlock::consecutive(data_start, lens, encrypted);
             }
         }
         Ok(PakEntry {
@@ -305,19 +321,8 @@ mod tests {
     use super::*;
 
     fn entry(method: u32, block_lens: &[u64], encrypted: bool) -> PakEntry {
-        let mut at = PakEntry::record_size(PakVersion::V11, block_lens.len(), method != 0);
-        let mut blocks = Vec::new();
-        for &len in block_lens {
-            blocks.push(PakBlock {
-                start: at,
-                end: at + len,
-            });
-            at += if encrypted {
-                len.next_multiple_of(16)
-            } else {
-                len
-            };
-        }
+        let start = PakEntry::record_size(PakVersion::V11, block_lens.len(), method != 0);
+        let blocks = PakBlock::consecutive(start, block_lens.iter().copied(), encrypted);
         let stored: u64 = block_lens.iter().sum();
         PakEntry {
             offset: 1234,

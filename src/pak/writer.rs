@@ -204,19 +204,7 @@ impl PakWriter {
         };
         let hash = sha1(&on_disk[..size as usize]);
         let record_size = PakEntry::record_size(VERSION, block_lens.len(), method != 0);
-        let mut blocks = Vec::new();
-        let mut at = record_size;
-        for &len in &block_lens {
-            blocks.push(PakBlock {
-                start: at,
-                end: at + len,
-            });
-            at += if encrypted {
-                len.next_multiple_of(16)
-            } else {
-                len
-            };
-        }
+        let blocks = PakBlock::consecutive(record_size, block_lens.iter().copied(), encrypted);
         let entry = PakEntry {
             offset,
             size,
@@ -227,18 +215,9 @@ impl PakWriter {
             blocks,
             encrypted,
             deleted: false,
-            block_size: if method != 0 {
-                PAK_BLOCK_SIZE.min(data.len() as u32)
-            } else {
-                0
-            },
+            block_size: entry_block_size(method, data.len()),
         };
-        let mut record = Writer::new();
-        entry.write_full(&mut record, VERSION, true);
-        self.emit(record.as_slice())?;
-        self.emit(&on_disk)?;
-        self.entries.push((relative_path.to_string(), entry));
-        Ok(())
+        self.push_entry(relative_path, entry, &on_disk)
     }
 
     /// [`add_file`](Self::add_file) with a game's own cipher: blocks are
@@ -269,17 +248,12 @@ impl PakWriter {
             if method != 0 { payload.len() } else { 0 },
             method != 0,
         );
-        let mut blocks = Vec::new();
-        if method != 0 {
-            let mut at = record_size;
-            for b in &payload {
-                blocks.push(PakBlock {
-                    start: at,
-                    end: at + b.len() as u64,
-                });
-                at += (b.len() as u64).next_multiple_of(16);
-            }
-        }
+        // The game's cipher pads every block to 16 bytes, like AES.
+        let blocks = if method != 0 {
+            PakBlock::consecutive(record_size, payload.iter().map(|b| b.len() as u64), true)
+        } else {
+            Vec::new()
+        };
         let stored: Vec<u8> = if method != 0 {
             payload
                 .iter()
@@ -309,16 +283,17 @@ impl PakWriter {
             blocks,
             encrypted: true,
             deleted: false,
-            block_size: if method != 0 {
-                PAK_BLOCK_SIZE.min(data.len() as u32)
-            } else {
-                0
-            },
+            block_size: entry_block_size(method, data.len()),
         };
+        self.push_entry(relative_path, entry, &sealed)
+    }
+
+    /// Writes an entry's record and its stored bytes, and lists it for the index.
+    fn push_entry(&mut self, relative_path: &str, entry: PakEntry, stored: &[u8]) -> Result<()> {
         let mut record = Writer::new();
         entry.write_full(&mut record, VERSION, true);
         self.emit(record.as_slice())?;
-        self.emit(&sealed)?;
+        self.emit(stored)?;
         self.entries.push((relative_path.to_string(), entry));
         Ok(())
     }
@@ -462,5 +437,15 @@ impl PakWriter {
             .sync_all()
             .map_err(|e| Error::io(&self.path, e))?;
         Ok(())
+    }
+}
+
+/// The block size an entry records: the pak's block size capped at the
+/// file's length when compressed, 0 when stored as is.
+fn entry_block_size(method: u32, len: usize) -> u32 {
+    if method != 0 {
+        PAK_BLOCK_SIZE.min(len as u32)
+    } else {
+        0
     }
 }
