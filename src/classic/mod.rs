@@ -81,137 +81,11 @@ impl Package {
     pub fn parse(data: &[u8], name: &str) -> Result<Package> {
         let mut reader = Reader::new(data);
         let header = Header::read(&mut reader).context("header")?;
-        let version = header.file_version();
-
-        let heritage = match header.lineage {
-            Lineage::Heritage { count, offset } => {
-                let mut entries = Vec::new();
-                if count != 0 {
-                    seek_table(
-                        &mut reader,
-                        offset,
-                        header::HERITAGE_OFFSET_AT,
-                        "heritage offset",
-                    )?;
-                    let count = reader
-                        .check_count_at(
-                            header::HERITAGE_OFFSET_AT - 4,
-                            count as i64,
-                            HeritageEntry::SIZE,
-                        )
-                        .context("header > heritage count")?;
-                    entries.reserve(count);
-                    for index in 0..count {
-                        entries.push(
-                            HeritageEntry::read(&mut reader)
-                                .with_context(|| format!("heritage table > entry {index}"))?,
-                        );
-                    }
-                }
-                entries
-            }
-            Lineage::Generations { .. } => Vec::new(),
-        };
-
-        // Every count is checked against the bytes after its table's offset
-        // before anything is allocated for it.
-        let name_count = table_count(
-            &mut reader,
-            header.name_count,
-            header.name_offset,
-            header::NAME_COUNT_AT,
-            version.min_name_entry_size(),
-            "name table",
-        )?;
-        let import_count = table_count(
-            &mut reader,
-            header.import_count,
-            header.import_offset,
-            header::IMPORT_COUNT_AT,
-            ImportEntry::MIN_SIZE,
-            "import table",
-        )?;
-        let export_count = table_count(
-            &mut reader,
-            header.export_count,
-            header.export_offset,
-            header::EXPORT_COUNT_AT,
-            ExportEntry::MIN_SIZE,
-            "export table",
-        )?;
-        let counts = TableCounts {
-            names: name_count,
-            imports: import_count,
-            exports: export_count,
-        };
-
-        let mut names = Vec::with_capacity(name_count);
-        if name_count != 0 {
-            seek_table(
-                &mut reader,
-                header.name_offset,
-                header::NAME_COUNT_AT + 4,
-                "name offset",
-            )?;
-            for index in 0..name_count {
-                names.push(
-                    NameEntry::read(&mut reader, version)
-                        .with_context(|| format!("name table > name {index}"))?,
-                );
-            }
-        }
-
-        let mut imports = Vec::with_capacity(import_count);
-        let mut import_offsets = Vec::with_capacity(import_count);
-        if import_count != 0 {
-            seek_table(
-                &mut reader,
-                header.import_offset,
-                header::IMPORT_COUNT_AT + 4,
-                "import offset",
-            )?;
-            for index in 0..import_count {
-                import_offsets.push(reader.pos());
-                imports.push(
-                    ImportEntry::read(&mut reader, &counts)
-                        .with_context(|| format!("import table > import {index}"))?,
-                );
-            }
-        }
-
-        let mut exports = Vec::with_capacity(export_count);
-        let mut export_offsets = Vec::with_capacity(export_count);
-        if export_count != 0 {
-            seek_table(
-                &mut reader,
-                header.export_offset,
-                header::EXPORT_COUNT_AT + 4,
-                "export offset",
-            )?;
-            for index in 0..export_count {
-                let at = reader.pos();
-                let export = ExportEntry::read(&mut reader, &counts)
-                    .with_context(|| format!("export table > export {index}"))?;
-                if let Some(range) = export.serial_range() {
-                    if range.end > data.len() as u64 {
-                        return Err(reader
-                            .error_at(
-                                at,
-                                format!(
-                                    "object data {}..{} lies past the end of the file ({} bytes)",
-                                    range.start,
-                                    range.end,
-                                    data.len()
-                                ),
-                            )
-                            .within(format!("export table > export {index}")));
-                    }
-                }
-                export_offsets.push(at);
-                exports.push(export);
-            }
-        }
-
+        let heritage = read_heritage(&mut reader, &header)?;
+        let counts = table_counts(&mut reader, &header)?;
+        let names = read_names(&mut reader, &header, counts.names)?;
+        let (imports, import_offsets) = read_imports(&mut reader, &header, &counts)?;
+        let (exports, export_offsets) = read_exports(&mut reader, &header, &counts)?;
         let package = Package {
             name: name.to_string(),
             header,
@@ -460,6 +334,154 @@ fn table_count(
 }
 
 /// Moves to a table; `field_at` is where the header stores its offset.
+/// The heritage table of packages before generations (empty otherwise).
+fn read_heritage(reader: &mut Reader, header: &Header) -> Result<Vec<HeritageEntry>> {
+    let Lineage::Heritage { count, offset } = header.lineage else {
+        return Ok(Vec::new());
+    };
+    if count == 0 {
+        return Ok(Vec::new());
+    }
+    seek_table(
+        reader,
+        offset,
+        header::HERITAGE_OFFSET_AT,
+        "heritage offset",
+    )?;
+    let count = reader
+        .check_count_at(
+            header::HERITAGE_OFFSET_AT - 4,
+            count as i64,
+            HeritageEntry::SIZE,
+        )
+        .context("header > heritage count")?;
+    let mut entries = Vec::with_capacity(count);
+    for index in 0..count {
+        entries.push(
+            HeritageEntry::read(reader)
+                .with_context(|| format!("heritage table > entry {index}"))?,
+        );
+    }
+    Ok(entries)
+}
+
+/// The three table counts, each checked against the bytes after its
+/// table's offset before anything is allocated for it.
+fn table_counts(reader: &mut Reader, header: &Header) -> Result<TableCounts> {
+    let version = header.file_version();
+    Ok(TableCounts {
+        names: table_count(
+            reader,
+            header.name_count,
+            header.name_offset,
+            header::NAME_COUNT_AT,
+            version.min_name_entry_size(),
+            "name table",
+        )?,
+        imports: table_count(
+            reader,
+            header.import_count,
+            header.import_offset,
+            header::IMPORT_COUNT_AT,
+            ImportEntry::MIN_SIZE,
+            "import table",
+        )?,
+        exports: table_count(
+            reader,
+            header.export_count,
+            header.export_offset,
+            header::EXPORT_COUNT_AT,
+            ExportEntry::MIN_SIZE,
+            "export table",
+        )?,
+    })
+}
+
+fn read_names(reader: &mut Reader, header: &Header, count: usize) -> Result<Vec<NameEntry>> {
+    let mut names = Vec::with_capacity(count);
+    if count != 0 {
+        seek_table(
+            reader,
+            header.name_offset,
+            header::NAME_COUNT_AT + 4,
+            "name offset",
+        )?;
+        for index in 0..count {
+            names.push(
+                NameEntry::read(reader, header.file_version())
+                    .with_context(|| format!("name table > name {index}"))?,
+            );
+        }
+    }
+    Ok(names)
+}
+
+/// The imports, with the byte offset of each (for errors about them later).
+fn read_imports(
+    reader: &mut Reader,
+    header: &Header,
+    counts: &TableCounts,
+) -> Result<(Vec<ImportEntry>, Vec<usize>)> {
+    let mut imports = Vec::with_capacity(counts.imports);
+    let mut offsets = Vec::with_capacity(counts.imports);
+    if counts.imports != 0 {
+        seek_table(
+            reader,
+            header.import_offset,
+            header::IMPORT_COUNT_AT + 4,
+            "import offset",
+        )?;
+        for index in 0..counts.imports {
+            offsets.push(reader.pos());
+            imports.push(
+                ImportEntry::read(reader, counts)
+                    .with_context(|| format!("import table > import {index}"))?,
+            );
+        }
+    }
+    Ok((imports, offsets))
+}
+
+/// The exports, with the byte offset of each; object data must lie inside the file.
+fn read_exports(
+    reader: &mut Reader,
+    header: &Header,
+    counts: &TableCounts,
+) -> Result<(Vec<ExportEntry>, Vec<usize>)> {
+    let file_len = reader.len() as u64;
+    let mut exports = Vec::with_capacity(counts.exports);
+    let mut offsets = Vec::with_capacity(counts.exports);
+    if counts.exports != 0 {
+        seek_table(
+            reader,
+            header.export_offset,
+            header::EXPORT_COUNT_AT + 4,
+            "export offset",
+        )?;
+        for index in 0..counts.exports {
+            let at = reader.pos();
+            let export = ExportEntry::read(reader, counts)
+                .with_context(|| format!("export table > export {index}"))?;
+            if let Some(range) = export.serial_range() {
+                if range.end > file_len {
+                    return Err(reader
+                        .error_at(
+                            at,
+                            format!(
+                                "object data {}..{} lies past the end of the file ({file_len} bytes)",
+                                range.start, range.end
+                            ),
+                        )
+                        .within(format!("export table > export {index}")));
+                }
+            }
+            offsets.push(at);
+            exports.push(export);
+        }
+    }
+    Ok((exports, offsets))
+}
+
 fn seek_table(reader: &mut Reader, offset: i32, field_at: usize, what: &str) -> Result<()> {
     if offset < 0 || offset as usize > reader.len() {
         return Err(reader
