@@ -628,31 +628,7 @@ impl ZenPackage {
             s.name_map_hashes_size = hashes.len() as i32;
             w.bytes(&hashes);
         } else {
-            if let Some(v) = &self.versioning {
-                v.write(&mut w);
-            }
-            if self.engine.zen_has_cell_maps() {
-                cell_offsets_at = Some(w.pos());
-                w.i32(0);
-                w.i32(0);
-            }
-            write_name_batch(&mut w, &self.names);
-            if self.engine.zen_has_bulk_data_map() {
-                if self.engine.zen_bulk_data_map_is_aligned() {
-                    // The pad count itself is 8 bytes, so the size after it stays aligned.
-                    let pad = (8 - w.pos() % 8) % 8;
-                    w.u64(pad as u64);
-                    w.zeros(pad);
-                }
-                w.i64((self.bulk_data.len() * BulkDataMapEntry::SIZE) as i64);
-                for e in &self.bulk_data {
-                    e.write(&mut w);
-                }
-            }
-            s.imported_public_export_hashes_offset = w.pos() as i32;
-            for h in &self.imported_public_export_hashes {
-                w.u64(*h);
-            }
+            cell_offsets_at = self.write_ue5_front(&mut w, &mut s);
         }
         s.import_map_offset = w.pos() as i32;
         for i in &self.imports {
@@ -677,60 +653,7 @@ impl ZenPackage {
             s.cell_export_map_offset = cell_exports as i32;
         }
         s.export_bundle_entries_offset = w.pos() as i32;
-        match layout {
-            ZenLayout::Ue4 => {
-                for h in &self.export_bundle_headers {
-                    h.write(&mut w, false);
-                }
-                for e in &self.export_bundle_entries {
-                    e.write(&mut w);
-                }
-                s.graph_data_offset = w.pos() as i32;
-                w.i32(self.package_arcs.len() as i32);
-                for p in &self.package_arcs {
-                    w.u64(p.package_id);
-                    w.i32(p.arcs.len() as i32);
-                    for a in &p.arcs {
-                        a.write(&mut w);
-                    }
-                }
-                s.graph_data_size = w.pos() as i32 - s.graph_data_offset;
-            }
-            ZenLayout::GraphData => {
-                for e in &self.export_bundle_entries {
-                    e.write(&mut w);
-                }
-                s.graph_data_offset = w.pos() as i32;
-                for h in &self.export_bundle_headers {
-                    h.write(&mut w, true);
-                }
-                w.i32(self.internal_arcs.len() as i32);
-                for a in &self.internal_arcs {
-                    a.write(&mut w);
-                }
-                for arcs in &self.external_arcs {
-                    w.i32(arcs.len() as i32);
-                    for a in arcs {
-                        a.write(&mut w);
-                    }
-                }
-            }
-            ZenLayout::DependencyBundles => {
-                for e in &self.export_bundle_entries {
-                    e.write(&mut w);
-                }
-                s.dependency_bundle_headers_offset = w.pos() as i32;
-                for h in &self.dependency_bundle_headers {
-                    h.write(&mut w);
-                }
-                s.dependency_bundle_entries_offset = w.pos() as i32;
-                for e in &self.dependency_bundle_entries {
-                    e.write(&mut w);
-                }
-                s.imported_package_names_offset = w.pos() as i32;
-                self.imported_package_names.write(&mut w);
-            }
-        }
+        self.write_bundles_and_graph(&mut w, &mut s);
         s.header_size = w.pos() as u32;
         let mut bytes = w.into_inner();
         let mut head = Writer::new();
@@ -738,6 +661,97 @@ impl ZenPackage {
         let head = head.into_inner();
         bytes[..head.len()].copy_from_slice(&head);
         (bytes, s)
+    }
+
+    /// The UE5 part between the summary and the import map: versioning,
+    /// cell map offsets (filled in later; returns where), names, bulk-data
+    /// map and imported public export hashes.
+    fn write_ue5_front(&self, w: &mut Writer, s: &mut ZenSummary) -> Option<usize> {
+        let mut cell_offsets_at = None;
+        if let Some(v) = &self.versioning {
+            v.write(w);
+        }
+        if self.engine.zen_has_cell_maps() {
+            cell_offsets_at = Some(w.pos());
+            w.i32(0);
+            w.i32(0);
+        }
+        write_name_batch(w, &self.names);
+        if self.engine.zen_has_bulk_data_map() {
+            if self.engine.zen_bulk_data_map_is_aligned() {
+                // The pad count itself is 8 bytes, so the size after it stays aligned.
+                let pad = (8 - w.pos() % 8) % 8;
+                w.u64(pad as u64);
+                w.zeros(pad);
+            }
+            w.i64((self.bulk_data.len() * BulkDataMapEntry::SIZE) as i64);
+            for e in &self.bulk_data {
+                e.write(w);
+            }
+        }
+        s.imported_public_export_hashes_offset = w.pos() as i32;
+        for h in &self.imported_public_export_hashes {
+            w.u64(*h);
+        }
+        cell_offsets_at
+    }
+
+    /// Export bundles and graph data (or dependency bundles) as the layout has them.
+    fn write_bundles_and_graph(&self, w: &mut Writer, s: &mut ZenSummary) {
+        match self.engine.zen_layout() {
+            ZenLayout::Ue4 => {
+                for h in &self.export_bundle_headers {
+                    h.write(w, false);
+                }
+                for e in &self.export_bundle_entries {
+                    e.write(w);
+                }
+                s.graph_data_offset = w.pos() as i32;
+                w.i32(self.package_arcs.len() as i32);
+                for p in &self.package_arcs {
+                    w.u64(p.package_id);
+                    w.i32(p.arcs.len() as i32);
+                    for a in &p.arcs {
+                        a.write(w);
+                    }
+                }
+                s.graph_data_size = w.pos() as i32 - s.graph_data_offset;
+            }
+            ZenLayout::GraphData => {
+                for e in &self.export_bundle_entries {
+                    e.write(w);
+                }
+                s.graph_data_offset = w.pos() as i32;
+                for h in &self.export_bundle_headers {
+                    h.write(w, true);
+                }
+                w.i32(self.internal_arcs.len() as i32);
+                for a in &self.internal_arcs {
+                    a.write(w);
+                }
+                for arcs in &self.external_arcs {
+                    w.i32(arcs.len() as i32);
+                    for a in arcs {
+                        a.write(w);
+                    }
+                }
+            }
+            ZenLayout::DependencyBundles => {
+                for e in &self.export_bundle_entries {
+                    e.write(w);
+                }
+                s.dependency_bundle_headers_offset = w.pos() as i32;
+                for h in &self.dependency_bundle_headers {
+                    h.write(w);
+                }
+                s.dependency_bundle_entries_offset = w.pos() as i32;
+                for e in &self.dependency_bundle_entries {
+                    e.write(w);
+                }
+                s.imported_package_names_offset = w.pos() as i32;
+                self.imported_package_names.write(w);
+            }
+        }
     }
 
     /// Writes the whole package: header, then export data.
