@@ -637,92 +637,8 @@ impl Mappings {
                 }
             }
         }
-        let at = r.pos();
-        let method = r.u8().context("usmap header")?;
-        let compressed_size = r.u32().context("usmap header")? as usize;
-        let decompressed_size = r.u32().context("usmap header")? as usize;
-        let body_at = r.offset();
         let mut diagnostics = Vec::new();
-        let (compression, body): (Compression, std::borrow::Cow<[u8]>) = match method {
-            0 => {
-                // The reference readers take the rest of the file as the
-                // body whatever the header says; shipped mappings exist
-                // whose declared size is larger than what follows.
-                let rest = r.rest();
-                if compressed_size != rest.len() || decompressed_size != rest.len() {
-                    diagnostics.push(
-                        Diagnostic::warning(
-                            "usmap-size-mismatch",
-                            format!(
-                                "the header declares a {compressed_size}-byte body ({decompressed_size} decompressed), \
-                                 but {} bytes follow; the rest of the file was read as the body",
-                                rest.len()
-                            ),
-                        )
-                        .with_hint("the mappings were written by a dumper that records the size wrongly; re-export them if anything is missing"),
-                    );
-                }
-                (Compression::None, rest.into())
-            }
-            1 => {
-                return Err(Error::format(
-                    at as u64,
-                    "the body is Oodle-compressed, which zenpak does not support",
-                )
-                .within("usmap header")
-                .with_hint("re-export the mappings without compression (or with zstd)"))
-            }
-            2 => {
-                return Err(Error::format(
-                    at as u64,
-                    "the body is Brotli-compressed, which zenpak does not support",
-                )
-                .within("usmap header")
-                .with_hint("re-export the mappings without compression (or with zstd)"))
-            }
-            3 => {
-                let stored = r.bytes(compressed_size).context("usmap body")?;
-                if !r.at_end() {
-                    return Err(r
-                        .error(format!(
-                            "{} bytes follow the compressed body",
-                            r.remaining()
-                        ))
-                        .within("usmap body"));
-                }
-                let limit = (stored.len() * MAX_BODY_RATIO + BODY_RATIO_SLACK).min(MAX_BODY);
-                if decompressed_size > limit {
-                    return Err(Error::limit(
-                        "the declared decompressed size of the body",
-                        decompressed_size as u64,
-                        limit as u64,
-                    )
-                    .at(at as u64 + 5)
-                    .within("usmap header")
-                    .with_hint("the file is corrupt: real mappings compress about 3.5:1"));
-                }
-                let body = zstd::bulk::decompress(stored, decompressed_size).map_err(|e| {
-                    Error::format(body_at, format!("zstd body does not decompress: {e}"))
-                        .within("usmap body")
-                })?;
-                if body.len() != decompressed_size {
-                    return Err(Error::format(
-                        body_at,
-                        format!(
-                            "zstd body decompresses to {} bytes, header says {decompressed_size}",
-                            body.len()
-                        ),
-                    )
-                    .within("usmap body"));
-                }
-                (Compression::Zstd, body.into())
-            }
-            other => {
-                return Err(r
-                    .error_at(at, format!("unknown compression method {other}"))
-                    .within("usmap header"))
-            }
-        };
+        let (compression, body) = read_stored_body(&mut r, &mut diagnostics)?;
         let mut mappings = Mappings::read_body(&body, version)?;
         mappings.package_versioning = package_versioning;
         mappings.compression = compression;
@@ -1026,6 +942,100 @@ fn read_extension_ids(r: &mut Reader) -> Result<Vec<String>> {
         return Err(r.error(format!("{} bytes follow the last extension", r.remaining())));
     }
     Ok(ids)
+}
+
+/// The body as stored after the header: its compression and its bytes
+/// (decompressed, within the size limits).
+fn read_stored_body<'a>(
+    r: &mut Reader<'a>,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Result<(Compression, std::borrow::Cow<'a, [u8]>)> {
+    let at = r.pos();
+    let method = r.u8().context("usmap header")?;
+    let compressed_size = r.u32().context("usmap header")? as usize;
+    let decompressed_size = r.u32().context("usmap header")? as usize;
+    let body_at = r.offset();
+    let body = match method {
+        0 => {
+            // The reference readers take the rest of the file as the
+            // body whatever the header says; shipped mappings exist
+            // whose declared size is larger than what follows.
+            let rest = r.rest();
+            if compressed_size != rest.len() || decompressed_size != rest.len() {
+                diagnostics.push(
+                        Diagnostic::warning(
+                            "usmap-size-mismatch",
+                            format!(
+                                "the header declares a {compressed_size}-byte body ({decompressed_size} decompressed), \
+                                 but {} bytes follow; the rest of the file was read as the body",
+                                rest.len()
+                            ),
+                        )
+                        .with_hint("the mappings were written by a dumper that records the size wrongly; re-export them if anything is missing"),
+                    );
+            }
+            (Compression::None, rest.into())
+        }
+        1 => {
+            return Err(Error::format(
+                at as u64,
+                "the body is Oodle-compressed, which zenpak does not support",
+            )
+            .within("usmap header")
+            .with_hint("re-export the mappings without compression (or with zstd)"))
+        }
+        2 => {
+            return Err(Error::format(
+                at as u64,
+                "the body is Brotli-compressed, which zenpak does not support",
+            )
+            .within("usmap header")
+            .with_hint("re-export the mappings without compression (or with zstd)"))
+        }
+        3 => {
+            let stored = r.bytes(compressed_size).context("usmap body")?;
+            if !r.at_end() {
+                return Err(r
+                    .error(format!(
+                        "{} bytes follow the compressed body",
+                        r.remaining()
+                    ))
+                    .within("usmap body"));
+            }
+            let limit = (stored.len() * MAX_BODY_RATIO + BODY_RATIO_SLACK).min(MAX_BODY);
+            if decompressed_size > limit {
+                return Err(Error::limit(
+                    "the declared decompressed size of the body",
+                    decompressed_size as u64,
+                    limit as u64,
+                )
+                .at(at as u64 + 5)
+                .within("usmap header")
+                .with_hint("the file is corrupt: real mappings compress about 3.5:1"));
+            }
+            let body = zstd::bulk::decompress(stored, decompressed_size).map_err(|e| {
+                Error::format(body_at, format!("zstd body does not decompress: {e}"))
+                    .within("usmap body")
+            })?;
+            if body.len() != decompressed_size {
+                return Err(Error::format(
+                    body_at,
+                    format!(
+                        "zstd body decompresses to {} bytes, header says {decompressed_size}",
+                        body.len()
+                    ),
+                )
+                .within("usmap body"));
+            }
+            (Compression::Zstd, body.into())
+        }
+        other => {
+            return Err(r
+                .error_at(at, format!("unknown compression method {other}"))
+                .within("usmap header"))
+        }
+    };
+    Ok(body)
 }
 
 #[cfg(test)]
