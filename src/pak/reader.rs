@@ -209,7 +209,31 @@ impl PakReader {
                 listed.push((name, entry));
             }
         }
-        let methods = &footer.compression_methods;
+        let (mut entries, mut deleted) =
+            Self::entry_infos(listed, version, &footer.compression_methods)?;
+        check_layout(&entries, version, footer.index_offset)?;
+        entries.sort_by(|a, b| a.path.cmp(&b.path));
+        deleted.sort();
+        Ok(PakReader {
+            path: path.to_path_buf(),
+            version,
+            mount_point,
+            encrypted_index,
+            encryption_key_guid: footer.encryption_key_guid,
+            compression_methods: footer.compression_methods.clone(),
+            path_hash_seed,
+            entries,
+            deleted,
+            key,
+        })
+    }
+
+    /// The listed entries as the reader keeps them (deleted ones by name only).
+    fn entry_infos(
+        listed: Vec<(String, PakEntry)>,
+        version: PakVersion,
+        methods: &[String],
+    ) -> Result<(Vec<PakEntryInfo>, Vec<String>)> {
         let mut entries = Vec::with_capacity(listed.len());
         let mut deleted = Vec::new();
         for (path, entry) in listed {
@@ -229,21 +253,7 @@ impl PakReader {
                 entry,
             });
         }
-        check_layout(&entries, version, footer.index_offset)?;
-        entries.sort_by(|a, b| a.path.cmp(&b.path));
-        deleted.sort();
-        Ok(PakReader {
-            path: path.to_path_buf(),
-            version,
-            mount_point,
-            encrypted_index,
-            encryption_key_guid: footer.encryption_key_guid,
-            compression_methods: footer.compression_methods.clone(),
-            path_hash_seed,
-            entries,
-            deleted,
-            key,
-        })
+        Ok((entries, deleted))
     }
 
     /// The entries the directory index names, each decoded from its location.
