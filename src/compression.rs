@@ -215,16 +215,9 @@ fn decompress_oodle(data: &[u8], uncompressed_size: usize) -> Result<Vec<u8>> {
 }
 
 fn adler32(data: &[u8]) -> u32 {
-    let (mut a, mut b) = (1u32, 0u32);
-    for chunk in data.chunks(5552) {
-        for &x in chunk {
-            a += x as u32;
-            b += a;
-        }
-        a %= 65521;
-        b %= 65521;
-    }
-    (b << 16) | a
+    let mut adler = adler2::Adler32::new();
+    adler.write_slice(data);
+    adler.checksum()
 }
 
 impl std::str::FromStr for Compression {
