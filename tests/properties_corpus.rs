@@ -38,6 +38,7 @@ fn walker_finds_every_property_block_end() {
     let mut cache = BTreeMap::new();
     let (mut total, mut handled, mut exact_end, mut native) = (0, 0, 0, 0);
     let mut failures: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let mut unexpected = Vec::new();
     for (path, engine) in common::legacy_packages(&corpus)
         .into_iter()
         .filter(|(p, _)| p.starts_with(corpus.join("uassetapi")))
@@ -56,7 +57,10 @@ fn walker_finds_every_property_block_end() {
                         AfterBlock::NativeData { .. } => native += 1,
                     }
                 }
-                WalkOutcome::Failed { error } => {
+                WalkOutcome::Failed { code, error } => {
+                    if code != "unsupported" {
+                        unexpected.push(format!("{}: {error}", path.display()));
+                    }
                     let rel = path.strip_prefix(&corpus).unwrap().display().to_string();
                     failures
                         .entry(walk.class.clone())
@@ -82,24 +86,18 @@ fn walker_finds_every_property_block_end() {
     // package does not define), and structs with a native serializer whose
     // layout zenpak does not step over.
     let skipped: usize = failures.values().map(|l| l.len()).sum();
-    let unexpected: Vec<&String> = failures
-        .values()
-        .flatten()
-        .filter(|e| {
-            !e.contains("is a blueprint class")
-                && !e.contains("does not know its layout")
-                && !e.contains("nor in the mappings")
-                && !e.contains("the mappings have no schema for")
-        })
-        .collect();
     eprintln!("skipped (reason stated): {skipped}");
     assert!(
         unexpected.is_empty(),
-        "unexpected failures: {unexpected:#?}"
+        "failures other than an unknown layout: {unexpected:#?}"
     );
     assert_eq!(handled + skipped, total);
-    assert!(
-        handled * 100 / total >= 94,
-        "only {handled} of {total} walked"
+    // Pinned: a change in either count is a change in what the walker
+    // can do, to be explained in ARCHITECTURE.md (section "src/properties/").
+    assert_eq!(
+        (handled, total),
+        (1814, 1850),
+        "exports walked of all uassetapi exports"
     );
+    assert_eq!((exact_end, native), (985, 829));
 }

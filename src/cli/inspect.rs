@@ -277,7 +277,7 @@ fn inspect_package_properties(args: &Args) -> Result<()> {
                     );
                 }
             }
-            WalkOutcome::Failed { error } => println!("  not walked: {error}"),
+            WalkOutcome::Failed { error, .. } => println!("  not walked: {error}"),
         }
     }
     Ok(())

@@ -855,8 +855,9 @@ impl Mappings {
         let mut out: Vec<&StructSchema> = Vec::new();
         let mut current = Some(name.to_string());
         while let Some(n) = current {
+            // Not the file's fault: the dumper did not record that struct.
             let s = self.struct_schema(&n).ok_or_else(|| {
-                Error::invalid(match out.last() {
+                Error::unsupported(match out.last() {
                     None => format!("the mappings have no schema for `{n}`"),
                     Some(child) => format!(
                         "the mappings have no schema for `{n}`, super struct of `{}`",

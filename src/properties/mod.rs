@@ -211,7 +211,8 @@ impl<'a> Walker<'a> {
         }
         let mappings = self.mappings(name)?;
         let chain = mappings.chain(name).map_err(|e| {
-            r.error(format!("{e}; cannot read its unversioned properties"))
+            e.at(r.offset())
+                .within(format!("unversioned properties of `{name}`"))
                 .with_hint("use the mappings (.usmap) dumped from the game this package belongs to")
         })?;
         let total: usize = chain.iter().map(|s| s.property_count as usize).sum();
@@ -407,9 +408,10 @@ impl<'a> Walker<'a> {
             .mappings
             .is_some_and(|m| m.struct_schema(name).is_none())
         {
-            return Err(r.error(format!(
+            return Err(Error::unsupported(format!(
                 "struct `{name}` is neither natively serialized (known to zenpak) nor in the mappings"
-            )));
+            ))
+            .at(r.offset()));
         }
         self.unversioned_struct(r, name, depth, None)?;
         Ok(format!("{name} {{..}}"))

@@ -208,9 +208,10 @@ pub(super) fn read(
             }
             Ok(name.to_string())
         }
-        NativeLayout::Unsupported => Err(r.error(format!(
+        NativeLayout::Unsupported => Err(crate::error::Error::unsupported(format!(
             "struct `{name}` is serialized natively and zenpak does not know its layout"
-        ))),
+        ))
+        .at(r.offset())),
         NativeLayout::UniqueNetIdRepl => {
             let size = r.i32()?;
             if size > 0 {

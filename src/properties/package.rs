@@ -74,6 +74,9 @@ pub enum WalkOutcome {
         properties: Vec<PropertyInfo>,
     },
     Failed {
+        /// The error's kind ([`crate::error::ErrorKind::code`]): `unsupported`
+        /// when the layout cannot be known here, `format` for bad bytes.
+        code: &'static str,
         error: String,
     },
 }
@@ -193,6 +196,7 @@ pub fn walk_package(
                     properties: block.properties,
                 },
                 Err(e) => WalkOutcome::Failed {
+                    code: e.code(),
                     error: e.to_string(),
                 },
             };
