@@ -62,21 +62,36 @@ pub fn check_interrupted() -> Result<()> {
 pub fn on_interrupt() {
     INTERRUPTED.store(true, Ordering::SeqCst);
     let publishing = PUBLISHING.lock().unwrap_or_else(|e| e.into_inner());
-    remove_temporaries();
+    // Kept too: a temporary being created waits, then sees the interrupt.
+    let temporaries = TEMPORARIES.lock().unwrap_or_else(|e| e.into_inner());
+    for path in temporaries.iter() {
+        let _ = std::fs::remove_file(path);
+    }
+    std::mem::forget(temporaries);
     std::mem::forget(publishing);
 }
 
 /// Removes every registered temporary file (all of this process's unpublished outputs).
 pub fn remove_temporaries() {
-    let paths: Vec<PathBuf> = TEMPORARIES
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .iter()
-        .cloned()
-        .collect();
-    for path in paths {
-        let _ = std::fs::remove_file(&path);
+    let temporaries = TEMPORARIES.lock().unwrap_or_else(|e| e.into_inner());
+    for path in temporaries.iter() {
+        let _ = std::fs::remove_file(path);
     }
+}
+
+/// Creates the temporary file `path` and registers it, as one step an
+/// interrupt cannot split: after an interrupt, nothing more is created.
+fn create_registered(path: &Path) -> Result<File> {
+    let mut temporaries = TEMPORARIES.lock().unwrap_or_else(|e| e.into_inner());
+    check_interrupted()?;
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .read(true)
+        .create_new(true)
+        .open(path)
+        .map_err(|e| Error::io(path, e))?;
+    temporaries.insert(path.to_path_buf());
+    Ok(file)
 }
 
 /// Whether a file name is one of zenpak's temporaries.
@@ -120,19 +135,7 @@ impl TempFile {
     /// Creates the temporary for `final_path` (its folder must exist).
     pub fn create(final_path: &Path) -> Result<TempFile> {
         let path = temporary_path_for(final_path);
-        TEMPORARIES
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(path.clone());
-        let file = std::fs::OpenOptions::new()
-            .write(true)
-            .read(true)
-            .create_new(true)
-            .open(&path)
-            .map_err(|e| {
-                unregister(&path);
-                Error::io(&path, e)
-            })?;
+        let file = create_registered(&path)?;
         Ok(TempFile {
             path,
             final_path: final_path.to_path_buf(),
@@ -275,12 +278,8 @@ pub fn write_inside_with(
     // No sync per file: an extracted tree is re-creatable, and thousands of
     // fsyncs would dominate an unpack; the rename alone keeps files whole.
     let temp = temporary_path_for(&target);
+    let file = create_registered(&temp)?;
     let result = (|| {
-        let file = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&temp)
-            .map_err(|e| Error::io(&temp, e))?;
         let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
         fill(&mut out).map_err(|e| e.in_file(&target))?;
         out.flush().map_err(|e| Error::io(&temp, e))?;
@@ -289,6 +288,7 @@ pub fn write_inside_with(
     if result.is_err() {
         let _ = std::fs::remove_file(&temp);
     }
+    unregister(&temp);
     result.map(|_| target)
 }
 
