@@ -7,11 +7,13 @@ use std::collections::{BTreeMap, BTreeSet};
 use rayon::prelude::*;
 use serde::Serialize;
 
+use crate::build::discover::PackageSource;
 use crate::build::discover::{self, Selection};
 use crate::diagnostic::Diagnostic;
 use crate::error::{Error, Result};
 use crate::legacy::PackageFiles;
 use crate::manifest::Manifest;
+use crate::version::EngineVersion;
 
 /// What `check` found.
 #[derive(Debug, Clone, Default, Serialize)]
@@ -65,35 +67,8 @@ pub fn check(manifest: &Manifest) -> Result<CheckReport> {
         ..CheckReport::default()
     };
     report.warnings.extend(content.warnings.iter().cloned());
-    if let Some(path) = manifest.mappings_path() {
-        let result = match crate::build::package::Settings::from_manifest(manifest) {
-            Ok(_) => crate::mappings::Mappings::load(&path).map(|_| ()),
-            Err(e) => Err(e),
-        };
-        if let Err(e) = result {
-            report
-                .problems
-                .extend(Diagnostic::from_error(&e.within("[game] mappings")));
-        }
-    }
-
-    // Package names must be unique even ignoring case: the engine's ids are case-blind.
-    let mut by_lower: BTreeMap<String, Vec<&str>> = BTreeMap::new();
-    for package in &content.packages {
-        by_lower
-            .entry(package.package_name.to_lowercase())
-            .or_default()
-            .push(&package.relative_path);
-    }
-    for paths in by_lower.values().filter(|p| p.len() > 1) {
-        report.problems.push(Diagnostic::error(
-            "case-clash",
-            format!(
-                "{} are one package to the engine (names differ only in case); keep one",
-                paths.join(" and ")
-            ),
-        ));
-    }
+    report.problems.extend(mappings_problems(manifest));
+    report.problems.extend(case_clashes(&content.packages));
 
     let engine = manifest.game.engine;
     let profile = crate::fixups::Profile::from_name(&manifest.game.profile)?;
@@ -101,85 +76,12 @@ pub fn check(manifest: &Manifest) -> Result<CheckReport> {
     let results: Vec<PackageCheck> = content
         .packages
         .par_iter()
-        .map(|source| {
-            let mut problems = Vec::new();
-            let mut imported = Vec::new();
-            let mut warnings = Vec::new();
-            let result = PackageFiles::load(&source.header).and_then(|files| {
-                let package = files.read_package(Some(engine))?;
-                files.check_exports(&package)?;
-                files.check_bulk_data(&package)?;
-                warnings.extend(profile.package_warnings(
-                    &profile_options,
-                    &files.path,
-                    &package,
-                )?);
-                if let Some(own) = package.package_name() {
-                    if !own.eq_ignore_ascii_case(&source.package_name) {
-                        problems.push(
-                            Diagnostic::error(
-                                "package-path-mismatch",
-                                format!(
-                                    "the package calls itself `{own}` but its path makes it `{}`",
-                                    source.package_name
-                                ),
-                            )
-                            .with_file(&source.header),
-                        );
-                    }
-                }
-                for index in 0..package.imports.len() {
-                    if package.imports[index].outer_index.is_null() {
-                        imported.push(package.import_package_name(index)?);
-                    }
-                }
-                Ok(())
-            });
-            if let Err(e) = result {
-                problems.extend(Diagnostic::from_error(&Error::in_file(e, &source.header)));
-                return PackageCheck {
-                    problems,
-                    imported,
-                    unreadable: true,
-                    warnings,
-                };
-            }
-            PackageCheck {
-                problems,
-                imported,
-                unreadable: false,
-                warnings,
-            }
-        })
+        .map(|source| check_package(source, engine, profile, &profile_options))
         .collect();
 
-    // Many packages that do not read at all: usually the wrong engine version.
-    let unreadable: Vec<&std::path::Path> = content
-        .packages
-        .iter()
-        .zip(&results)
-        .filter(|(_, check)| check.unreadable)
-        .map(|(p, _)| p.header.as_path())
-        .collect();
-    if unreadable.len() * 2 > content.packages.len() {
-        let fits = crate::build::engine_guess::versions_that_read(&unreadable, engine);
-        if let Some(best) = fits.first() {
-            report.problems.push(
-                Diagnostic::error(
-                    "engine-version",
-                    format!(
-                        "{} of {} packages do not read as UE {engine}; they read as UE {best}",
-                        unreadable.len(),
-                        content.packages.len()
-                    ),
-                )
-                .with_file(manifest.manifest_path())
-                .with_hint(format!(
-                    "cooked packages do not say which engine wrote them: set `[game] engine = \"{best}\"` in mod.toml"
-                )),
-            );
-            return Ok(report);
-        }
+    if let Some(problem) = engine_problem(manifest, &content.packages, &results) {
+        report.problems.push(problem);
+        return Ok(report);
     }
 
     let contained: BTreeSet<String> = content
@@ -200,4 +102,126 @@ pub fn check(manifest: &Manifest) -> Result<CheckReport> {
     }
     report.must_exist_in_game = needed.into_iter().collect();
     Ok(report)
+}
+
+/// The manifest's mappings must load (they are parsed only when named).
+fn mappings_problems(manifest: &Manifest) -> Vec<Diagnostic> {
+    let Some(path) = manifest.mappings_path() else {
+        return Vec::new();
+    };
+    let result = match crate::build::package::Settings::from_manifest(manifest) {
+        Ok(_) => crate::mappings::Mappings::load(&path).map(|_| ()),
+        Err(e) => Err(e),
+    };
+    match result {
+        Ok(()) => Vec::new(),
+        Err(e) => Diagnostic::from_error(&e.within("[game] mappings")),
+    }
+}
+
+/// Package names must be unique even ignoring case: the engine's ids are case-blind.
+fn case_clashes(packages: &[PackageSource]) -> Vec<Diagnostic> {
+    let mut by_lower: BTreeMap<String, Vec<&str>> = BTreeMap::new();
+    for package in packages {
+        by_lower
+            .entry(package.package_name.to_lowercase())
+            .or_default()
+            .push(&package.relative_path);
+    }
+    by_lower
+        .values()
+        .filter(|p| p.len() > 1)
+        .map(|paths| {
+            Diagnostic::error(
+                "case-clash",
+                format!(
+                    "{} are one package to the engine (names differ only in case); keep one",
+                    paths.join(" and ")
+                ),
+            )
+        })
+        .collect()
+}
+
+/// Reads one package as the build would and lists what it imports.
+fn check_package(
+    source: &PackageSource,
+    engine: EngineVersion,
+    profile: crate::fixups::Profile,
+    profile_options: &crate::fixups::ProfileOptions,
+) -> PackageCheck {
+    let mut problems = Vec::new();
+    let mut imported = Vec::new();
+    let mut warnings = Vec::new();
+    let result = PackageFiles::load(&source.header).and_then(|files| {
+        let package = files.read_package(Some(engine))?;
+        files.check_exports(&package)?;
+        files.check_bulk_data(&package)?;
+        warnings.extend(profile.package_warnings(profile_options, &files.path, &package)?);
+        if let Some(own) = package.package_name() {
+            if !own.eq_ignore_ascii_case(&source.package_name) {
+                problems.push(
+                    Diagnostic::error(
+                        "package-path-mismatch",
+                        format!(
+                            "the package calls itself `{own}` but its path makes it `{}`",
+                            source.package_name
+                        ),
+                    )
+                    .with_file(&source.header),
+                );
+            }
+        }
+        for index in 0..package.imports.len() {
+            if package.imports[index].outer_index.is_null() {
+                imported.push(package.import_package_name(index)?);
+            }
+        }
+        Ok(())
+    });
+    let unreadable = result.is_err();
+    if let Err(e) = result {
+        problems.extend(Diagnostic::from_error(&Error::in_file(e, &source.header)));
+    }
+    PackageCheck {
+        problems,
+        imported,
+        unreadable,
+        warnings,
+    }
+}
+
+/// When most packages do not read at all it is usually the wrong engine
+/// version: one problem naming the version they read as.
+fn engine_problem(
+    manifest: &Manifest,
+    packages: &[PackageSource],
+    results: &[PackageCheck],
+) -> Option<Diagnostic> {
+    let engine = manifest.game.engine;
+    let unreadable: Vec<&std::path::Path> = packages
+        .iter()
+        .zip(results)
+        .filter(|(_, check)| check.unreadable)
+        .map(|(p, _)| p.header.as_path())
+        .collect();
+    if unreadable.len() * 2 <= packages.len() {
+        return None;
+    }
+    let fits = crate::build::engine_guess::versions_that_read(&unreadable, engine);
+    let best = fits.first()?;
+    Some(
+        Diagnostic::error(
+            "engine-version",
+            format!(
+                "{} of {} packages do not read as UE {engine}; they read as UE {best}",
+                unreadable.len(),
+                packages.len()
+            ),
+        )
+        .with_file(manifest.manifest_path())
+        .with_hint(format!(
+            "cooked packages do not say which engine wrote them: set `[game] engine = \"{best}\"` in mod.toml"
+        )),
+    )
 }
