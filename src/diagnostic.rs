@@ -117,6 +117,25 @@ impl Diagnostic {
         }
     }
 
+    /// An error that says what this diagnostic says, with its context (for
+    /// reports kept as data that end a command as a failure).
+    pub fn to_error(&self) -> Error {
+        let mut error = Error::invalid(self.message.clone());
+        for structure in self.structure.iter().rev() {
+            error = error.within(structure.clone());
+        }
+        if let Some(file) = &self.file {
+            error = error.in_file(file);
+        }
+        if let Some(offset) = self.offset {
+            error = error.at(offset);
+        }
+        if let Some(hint) = &self.hint {
+            error = error.with_hint(hint.clone());
+        }
+        error
+    }
+
     /// `file:line:col: structure > path: at byte offset N (0xN)`, empty when nothing is known.
     pub fn location(&self) -> String {
         let mut out = String::new();

@@ -115,8 +115,13 @@ fn deps_reports_missing_packages() {
         .collect();
     let mut args = vec!["deps", map.to_str().unwrap(), "--search"];
     args.extend(folders.iter().map(String::as_str));
+    // Missing packages fail the check (exit 1), after the full report.
     let (ok, stdout, stderr) = zenpak(&args);
-    assert!(ok, "{stderr}");
+    assert!(!ok, "{stderr}");
+    assert!(
+        stderr.contains("16 required package(s) are in no search folder"),
+        "{stderr}"
+    );
     assert!(stdout.contains("needs 18 package(s)"), "{stdout}");
     assert!(
         stdout
@@ -133,7 +138,7 @@ fn deps_reports_missing_packages() {
 
     args.push("--json");
     let (ok, stdout, _) = zenpak(&args);
-    assert!(ok);
+    assert!(!ok);
     let json: serde_json::Value = serde_json::from_str(&stdout).unwrap();
     let required = json["packages"][0]["required"].as_array().unwrap();
     let botpack = required.iter().find(|r| r["package"] == "Botpack").unwrap();
@@ -150,7 +155,7 @@ fn deps_reports_missing_packages() {
     recursive.pop();
     recursive.push("--recursive");
     let (ok, stdout, _) = zenpak(&recursive);
-    assert!(ok);
+    assert!(!ok, "the map's missing packages are still missing");
     assert!(
         stdout.contains("package Engine (file version 69) needs 1 package(s)"),
         "{stdout}"

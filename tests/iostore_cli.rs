@@ -58,8 +58,8 @@ fn list_verify_inspect_unpack() {
 
     let (code, out, err) = zenpak(&["list", u, "--json"]);
     assert_eq!(code, 0, "{err}");
-    let files: serde_json::Value = serde_json::from_str(&out).unwrap();
-    let files = files.as_array().unwrap();
+    let listing: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let files = listing["files"].as_array().unwrap();
     // The package, the container header chunk and the pak's file.
     assert_eq!(files.len(), 3, "{out}");
     assert!(files

@@ -186,8 +186,8 @@ fn filter_get_and_unpack_on_a_folder() {
     let p = paks.to_str().unwrap();
     let (code, out, err) = zenpak(&["list", p, "--filter", "Game/Config/**", "--json"]);
     assert_eq!(code, 0, "{err}");
-    let files: serde_json::Value = serde_json::from_str(&out).unwrap();
-    let paths: Vec<&str> = files
+    let listing: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let paths: Vec<&str> = listing["files"]
         .as_array()
         .unwrap()
         .iter()
@@ -204,8 +204,7 @@ fn filter_get_and_unpack_on_a_folder() {
     let (code, out, _) = zenpak(&["list", p, "--filter", "*.uzenasset", "--json"]);
     assert_eq!(code, 0);
     assert_eq!(
-        serde_json::from_str::<serde_json::Value>(&out)
-            .unwrap()
+        serde_json::from_str::<serde_json::Value>(&out).unwrap()["files"]
             .as_array()
             .unwrap()
             .len(),

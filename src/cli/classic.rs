@@ -15,7 +15,7 @@ use zenpak::classic::deps::PackageCache;
 use zenpak::classic::Package;
 use zenpak::{Error, Result};
 
-use super::{GlobalOptions, JsonStyle};
+use super::Output;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -56,13 +56,23 @@ pub struct ConsolidateArgs {
     pub json: bool,
 }
 
-pub fn run(args: Args, global: &GlobalOptions) -> Result<()> {
+pub fn run(args: Args, out: &Output) -> Result<()> {
     match args.command {
-        ClassicCommand::Consolidate(args) => run_consolidate(args, global),
+        ClassicCommand::Consolidate(args) => run_consolidate(args, out),
     }
 }
 
-fn run_consolidate(args: ConsolidateArgs, global: &GlobalOptions) -> Result<()> {
+/// What `classic consolidate` did, with the file it read and what it wrote.
+#[derive(serde::Serialize)]
+struct Consolidated<'a> {
+    file: String,
+    dry_run: bool,
+    written: Option<String>,
+    #[serde(flatten)]
+    report: &'a ConsolidationReport,
+}
+
+fn run_consolidate(args: ConsolidateArgs, out: &Output) -> Result<()> {
     let bytes = std::fs::read(&args.map).map_err(|e| Error::io(&args.map, e))?;
     let name = args
         .map
@@ -93,23 +103,18 @@ fn run_consolidate(args: ConsolidateArgs, global: &GlobalOptions) -> Result<()> 
         }
         _ => None,
     };
-    if let Some(style) = JsonStyle::choose(global, args.json) {
-        let mut value = serde_json::to_value(report).map_err(Error::json)?;
-        if let Some(object) = value.as_object_mut() {
-            object.insert("file".into(), args.map.display().to_string().into());
-            object.insert("dry_run".into(), args.dry_run.into());
-            object.insert(
-                "written".into(),
-                written.as_ref().map(|p| p.display().to_string()).into(),
-            );
-        }
-        style.print(&value)?;
-    } else if !global.quiet {
+    let consolidated = Consolidated {
+        file: args.map.display().to_string(),
+        dry_run: args.dry_run,
+        written: written.as_ref().map(|p| p.display().to_string()),
+        report,
+    };
+    out.report(args.json, "consolidated", &consolidated, || {
         print!(
             "{}",
             render(&args.map.display().to_string(), report, written.as_ref())
-        );
-    }
+        )
+    });
     match report.problems_error() {
         Some(error) => Err(error.in_file(&args.map)),
         None => Ok(()),

@@ -12,7 +12,9 @@ use zenpak::classic::deps::{
 use zenpak::classic::Package;
 use zenpak::Result;
 
-use super::GlobalOptions;
+use serde::Serialize;
+
+use super::Output;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -35,7 +37,21 @@ pub struct Args {
     pub json: bool,
 }
 
-pub fn run(args: Args, global: &GlobalOptions) -> Result<()> {
+/// One checked package, with the file it was read from.
+#[derive(Serialize)]
+struct PackageDependencies<'a> {
+    file: String,
+    #[serde(flatten)]
+    report: &'a DependencyReport,
+}
+
+#[derive(Serialize)]
+struct Dependencies<'a> {
+    kind: &'static str,
+    packages: Vec<PackageDependencies<'a>>,
+}
+
+pub fn run(args: Args, out: &Output) -> Result<()> {
     let mut cache = PackageCache::new();
     let reports = if args.recursive {
         dependency_closure(&args.files, &args.search, &mut cache)?
@@ -50,20 +66,17 @@ pub fn run(args: Args, global: &GlobalOptions) -> Result<()> {
         }
         reports
     };
-    if args.json {
-        let mut list = Vec::new();
-        for (file, report) in &reports {
-            let mut value = serde_json::to_value(report).map_err(zenpak::Error::json)?;
-            if let Some(map) = value.as_object_mut() {
-                map.insert("file".into(), file.display().to_string().into());
-            }
-            list.push(value);
-        }
-        return super::print_json(
-            &serde_json::json!({ "kind": "classic-dependencies", "packages": list }),
-        );
-    }
-    if !global.quiet {
+    let dependencies = Dependencies {
+        kind: "classic-dependencies",
+        packages: reports
+            .iter()
+            .map(|(file, report)| PackageDependencies {
+                file: file.display().to_string(),
+                report,
+            })
+            .collect(),
+    };
+    out.report(args.json, "dependencies", &dependencies, || {
         for (file, report) in &reports {
             print!(
                 "{}",
@@ -75,6 +88,18 @@ pub fn run(args: Args, global: &GlobalOptions) -> Result<()> {
                 )
             );
         }
+    });
+    // A map whose packages are not all found does not load: the check failed.
+    let missing: usize = reports
+        .iter()
+        .flat_map(|(_, report)| &report.required)
+        .filter(|r| matches!(r.availability, Some(Availability::Missing)))
+        .count();
+    if missing > 0 {
+        return Err(zenpak::Error::invalid(format!(
+            "{missing} required package(s) are in no search folder"
+        ))
+        .with_hint("add the folders that hold them with --search, or install them"));
     }
     Ok(())
 }

@@ -3,16 +3,14 @@
 //! packages as legacy `.uasset`/`.umap` + `.uexp` (+ bulk companions) and
 //! its other files as they are. Logic lives in `zenpak::extract::container`.
 
-use std::io::IsTerminal;
 use std::path::PathBuf;
 
-use indicatif::{ProgressBar, ProgressStyle};
 use zenpak::extract::container::{extract, Containers, ExtractEvent, ExtractRequest};
 use zenpak::extract::{ExtractOptions, ScriptObjects};
 use zenpak::{EngineVersion, Error, Result};
 
 use super::key::KeyArgs;
-use super::{GlobalOptions, JsonStyle, MessageFormat};
+use super::Output;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -56,7 +54,7 @@ pub struct Args {
     pub key: KeyArgs,
 }
 
-pub fn run(args: Args, global: &GlobalOptions) -> Result<()> {
+pub fn run(args: Args, out: &Output) -> Result<()> {
     let key = args.key.keys()?.default_key();
     let source = Containers::open(&args.utoc, args.game.as_deref(), key)?;
     let script_objects = match &args.script_objects {
@@ -78,58 +76,47 @@ pub fn run(args: Args, global: &GlobalOptions) -> Result<()> {
             verify: args.verify,
         },
     };
-    let show_bar = global.message_format == MessageFormat::Human
-        && !global.quiet
-        && std::io::stderr().is_terminal();
-    let mut bar: Option<ProgressBar> = None;
+    let mut progress = None;
     let summary = extract(
         &source,
         &request,
         script_objects.as_ref(),
         &mut |event| match event {
-            ExtractEvent::Planned { packages, .. } if show_bar => {
-                let b = ProgressBar::new(*packages as u64);
-                b.set_style(
-                    ProgressStyle::with_template("  Extracting [{bar:40}] {pos}/{len} {wide_msg}")
-                        .unwrap_or_else(|_| ProgressStyle::default_bar())
-                        .progress_chars("=> "),
-                );
-                bar = Some(b);
+            ExtractEvent::Planned { packages, .. } => {
+                progress = Some(out.progress("Extracting", *packages as u64));
             }
             ExtractEvent::Package { package_name, .. } => {
-                if let Some(b) = &bar {
-                    b.inc(1);
-                    b.set_message(package_name.clone());
+                if let Some(p) = &progress {
+                    p.step(package_name);
                 }
             }
-            _ => {}
         },
     )?;
-    if let Some(b) = bar.take() {
-        b.finish_and_clear();
-    }
-    if let Some(style) = JsonStyle::choose(global, args.json) {
-        style.print(&summary)?;
-    } else if !global.quiet {
-        for report in &summary.warnings {
-            for w in &report.warnings {
-                eprintln!("warning: {}: {}", report.package_name, w.message);
+    drop(progress);
+    for report in &summary.warnings {
+        for warning in &report.warnings {
+            let mut warning = warning.clone();
+            if warning.file.is_none() {
+                warning.file = Some(report.package_name.clone());
             }
+            out.diagnostic(&warning);
         }
-        for s in &summary.skipped {
-            eprintln!("skipped: {}: {}", s.what, s.reason);
-        }
-        for f in &summary.failures {
-            eprintln!("error: {}: {}", f.location(), f.message);
-        }
+    }
+    for skipped in &summary.skipped {
+        out.note(
+            "skipped",
+            format!("skipped {}: {}", skipped.what, skipped.reason),
+        );
+    }
+    out.report(args.json, "extracted", &summary, || {
         println!(
             "extracted {} packages and {} files ({} bytes) into {}",
             summary.packages,
             summary.files,
             summary.bytes_written,
             summary.output.display()
-        );
-    }
+        )
+    });
     match summary.failure_error() {
         Some(e) => Err(e),
         None => Ok(()),

@@ -7,7 +7,7 @@ use zenpak::game::GameView;
 use zenpak::Result;
 
 use super::key::KeyArgs;
-use super::GlobalOptions;
+use super::Output;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -23,17 +23,30 @@ pub struct Args {
     pub key: KeyArgs,
 }
 
-pub fn run(args: Args, global: &GlobalOptions) -> Result<()> {
+#[derive(serde::Serialize)]
+struct Written<'a> {
+    file: &'a str,
+    output: &'a std::path::Path,
+    bytes: u64,
+}
+
+pub fn run(args: Args, out: &Output) -> Result<()> {
     let view = GameView::open(&args.path, &args.key.keys()?)?;
+    out.diagnostics(&view.diagnostics);
     let found = view.find_file(&args.file).map(|f| f.path.clone());
-    let out = match (&args.output, &found) {
+    let output = match (&args.output, &found) {
         (Some(o), _) => o.clone(),
         (None, Some(p)) => PathBuf::from(p.rsplit('/').next().unwrap_or(p)),
         (None, None) => PathBuf::from(args.file.rsplit('/').next().unwrap_or(&args.file)),
     };
-    let bytes = view.get(&args.file, &out)?;
-    if !global.quiet {
-        println!("wrote {} ({bytes} bytes)", out.display());
-    }
+    let bytes = view.get(&args.file, &output)?;
+    let written = Written {
+        file: found.as_deref().unwrap_or(&args.file),
+        output: &output,
+        bytes,
+    };
+    out.data("written", &written, || {
+        println!("wrote {} ({bytes} bytes)", output.display())
+    });
     Ok(())
 }

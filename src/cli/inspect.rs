@@ -6,14 +6,15 @@ use std::path::PathBuf;
 use zenpak::sniff::FileKind;
 use zenpak::{EngineVersion, Error, Result};
 
-use super::{GlobalOptions, JsonStyle};
+use super::Output;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The file to inspect.
     pub path: PathBuf,
-    /// Engine version the file was cooked with (needed for unversioned packages).
-    #[arg(long)]
+    /// Engine version the file was cooked with (needed for unversioned
+    /// packages; default: the nearest mod.toml's `[game] engine`).
+    #[arg(long, value_parser = super::args::engine_parser())]
     pub engine: Option<EngineVersion>,
     /// Print stable JSON instead of text.
     #[arg(long)]
@@ -32,52 +33,58 @@ pub struct Args {
     pub profile: Option<zenpak::fixups::Profile>,
 }
 
-pub fn run(args: Args, global: &GlobalOptions) -> Result<()> {
+pub fn run(mut args: Args, out: &Output) -> Result<()> {
     if args.path.is_dir() {
-        return inspect_folder(&args, JsonStyle::choose(global, args.json));
+        return inspect_folder(&args, out);
     }
     let kind = zenpak::sniff::sniff_file(&args.path)?;
-    let json = JsonStyle::choose(global, args.json);
-    match kind {
-        FileKind::Toc => inspect_toc(&args, json),
-        FileKind::Pak => inspect_pak(&args, json),
-        FileKind::LegacyPackage if args.profile.is_some() => inspect_profile(&args, json),
-        FileKind::LegacyPackage if args.mappings.is_some() => inspect_package_properties(&args),
-        FileKind::LegacyPackage => inspect_legacy(&args, global),
-        FileKind::ZenPackage => {
-            super::inspect_zen::run(&args.path, args.engine, json.is_some(), global)
+    if matches!(kind, FileKind::LegacyPackage | FileKind::ZenPackage) && args.engine.is_none() {
+        if let Some((engine, manifest)) = super::args::engine_from_nearest_manifest() {
+            out.verbose_status("Using", format!("UE {engine} from {}", manifest.display()));
+            args.engine = Some(engine);
         }
-        FileKind::ClassicPackage => super::inspect_classic::run(&args, global),
-        FileKind::Mappings => inspect_mappings(&args),
+    }
+    match kind {
+        FileKind::Toc => inspect_toc(&args, out),
+        FileKind::Pak => inspect_pak(&args, out),
+        FileKind::LegacyPackage if args.profile.is_some() => inspect_profile(&args, out),
+        FileKind::LegacyPackage if args.mappings.is_some() => {
+            inspect_package_properties(&args, out)
+        }
+        FileKind::LegacyPackage => inspect_legacy(&args, out),
+        FileKind::ZenPackage => super::inspect_zen::run(&args.path, args.engine, args.json, out),
+        FileKind::ClassicPackage => super::inspect_classic::run(&args, out),
+        FileKind::Mappings => inspect_mappings(&args, out),
     }
 }
 
-fn inspect_legacy(args: &Args, global: &GlobalOptions) -> Result<()> {
+fn inspect_legacy(args: &Args, out: &Output) -> Result<()> {
     let files = zenpak::legacy::PackageFiles::load(&args.path)?;
     let package = files.read_package(args.engine)?;
+    if let Some(warning) = &package.version_warning {
+        out.diagnostic(&warning.clone().with_file(&args.path));
+    }
     files.check_exports(&package)?;
     let report =
         zenpak::legacy::PackageReport::new(&files, &package).map_err(|e| e.in_file(&args.path))?;
-    if args.json {
-        super::print_json(&report)
-    } else {
-        if !global.quiet {
-            print!("{}", report.to_text());
-        }
-        Ok(())
-    }
+    out.report(args.json, "inspected", &report, || {
+        print!("{}", report.to_text())
+    });
+    Ok(())
 }
 
 /// `.usmap` branch: counts (and with `--json` the same as an object).
-fn inspect_mappings(args: &Args) -> Result<()> {
+fn inspect_mappings(args: &Args, out: &Output) -> Result<()> {
     let mappings = zenpak::mappings::Mappings::load(&args.path)?;
     let summary = mappings.summary();
-    if args.json {
-        return super::print_json(&summary);
-    }
-    for d in &summary.diagnostics {
-        eprintln!("warning: {d}");
-    }
+    out.diagnostics(&mappings.diagnostics);
+    out.report(args.json, "inspected", &summary, || {
+        print_mappings(args, &summary)
+    });
+    Ok(())
+}
+
+fn print_mappings(args: &Args, summary: &zenpak::mappings::MappingsSummary) {
     println!(
         "{}: .usmap mappings, version {}",
         args.path.display(),
@@ -95,16 +102,19 @@ fn inspect_mappings(args: &Args) -> Result<()> {
     if !summary.extensions.is_empty() {
         println!("  extensions: {}", summary.extensions.join(", "));
     }
-    Ok(())
 }
 
 /// The `.utoc` branch: TOC header, flags, chunks by type, container header.
-fn inspect_toc(args: &Args, json: Option<JsonStyle>) -> Result<()> {
+fn inspect_toc(args: &Args, out: &Output) -> Result<()> {
     let container = zenpak::iostore::Container::open_with_keys(&args.path, &args.key.keys()?)?;
     let summary = container.summary()?;
-    if let Some(style) = json {
-        return style.print(&summary);
-    }
+    out.report(args.json, "inspected", &summary, || {
+        print_toc(args, &summary)
+    });
+    Ok(())
+}
+
+fn print_toc(args: &Args, summary: &zenpak::iostore::reader::ContainerSummary) {
     println!("{}", args.path.display());
     println!("  TOC version:          {:?}", summary.toc_version);
     println!(
@@ -145,29 +155,31 @@ fn inspect_toc(args: &Args, json: Option<JsonStyle>) -> Result<()> {
             h.version, h.packages, h.localized_packages, h.package_redirects
         );
     }
-    Ok(())
 }
 
 /// The `.pak` branch: footer, index and entries.
-fn inspect_pak(args: &Args, json: Option<JsonStyle>) -> Result<()> {
+fn inspect_pak(args: &Args, out: &Output) -> Result<()> {
     let pak = zenpak::pak::PakReader::open_with_keys(&args.path, &args.key.keys()?)?;
-    if let Some(style) = json {
-        #[derive(serde::Serialize)]
-        struct PakSummary<'a> {
-            version: String,
-            mount_point: &'a str,
-            encrypted_index: bool,
-            compression_methods: &'a [String],
-            entries: &'a [zenpak::pak::PakEntryInfo],
-        }
-        return style.print(&PakSummary {
-            version: pak.version.to_string(),
-            mount_point: &pak.mount_point,
-            encrypted_index: pak.encrypted_index,
-            compression_methods: &pak.compression_methods,
-            entries: &pak.entries,
-        });
+    #[derive(serde::Serialize)]
+    struct PakSummary<'a> {
+        version: String,
+        mount_point: &'a str,
+        encrypted_index: bool,
+        compression_methods: &'a [String],
+        entries: &'a [zenpak::pak::PakEntryInfo],
     }
+    let summary = PakSummary {
+        version: pak.version.to_string(),
+        mount_point: &pak.mount_point,
+        encrypted_index: pak.encrypted_index,
+        compression_methods: &pak.compression_methods,
+        entries: &pak.entries,
+    };
+    out.report(args.json, "inspected", &summary, || print_pak(args, &pak));
+    Ok(())
+}
+
+fn print_pak(args: &Args, pak: &zenpak::pak::PakReader) {
     println!("{}", args.path.display());
     println!("  pak version:      {}", pak.version);
     println!("  mount point:      {}", pak.mount_point);
@@ -183,16 +195,20 @@ fn inspect_pak(args: &Args, json: Option<JsonStyle>) -> Result<()> {
             if e.encrypted { "  (encrypted)" } else { "" }
         );
     }
-    Ok(())
 }
 
 /// A game's `Paks` folder: the mounted sources in the engine's order.
-fn inspect_folder(args: &Args, json: Option<JsonStyle>) -> Result<()> {
+fn inspect_folder(args: &Args, out: &Output) -> Result<()> {
     let view = zenpak::game::GameView::open(&args.path, &args.key.keys()?)?;
     let summary = view.summary();
-    if let Some(style) = json {
-        return style.print(&summary);
-    }
+    out.diagnostics(&summary.diagnostics);
+    out.report(args.json, "inspected", &summary, || {
+        print_folder(args, &summary)
+    });
+    Ok(())
+}
+
+fn print_folder(args: &Args, summary: &zenpak::game::ViewSummary) {
     println!("{}", args.path.display());
     println!(
         "  {:>4} {:>6}  {:<4} {:>8} {:>8}  source",
@@ -215,40 +231,47 @@ fn inspect_folder(args: &Args, json: Option<JsonStyle>) -> Result<()> {
         "  files: {}, packages: {}, shadowed copies: {}",
         summary.files, summary.packages, summary.shadowed
     );
-    for d in &summary.diagnostics {
-        println!("  warning: {d}");
-    }
-    Ok(())
 }
 
 /// Legacy package with `--mappings`: where each export's property block ends.
-fn inspect_package_properties(args: &Args) -> Result<()> {
-    use zenpak::properties::{walk_package, AfterBlock, WalkOutcome};
+fn inspect_package_properties(args: &Args, out: &Output) -> Result<()> {
+    use zenpak::properties::walk_package;
     let mappings_path = args.mappings.as_ref().expect("checked by the caller");
     let mappings = zenpak::mappings::Mappings::load(mappings_path)?;
     let files = zenpak::legacy::PackageFiles::load(&args.path)?;
     let package = files.read_package(args.engine)?;
     let walks = walk_package(&files, &package, Some(&mappings), args.properties);
-    if args.json {
-        #[derive(serde::Serialize)]
-        struct Out<'a> {
-            kind: &'static str,
-            engine: EngineVersion,
-            exports: &'a [zenpak::properties::ExportWalk],
-        }
-        return super::print_json(&Out {
-            kind: "package-properties",
-            engine: package.engine,
-            exports: &walks,
-        });
+    #[derive(serde::Serialize)]
+    struct Walked<'a> {
+        kind: &'static str,
+        engine: EngineVersion,
+        exports: &'a [zenpak::properties::ExportWalk],
     }
+    let walked = Walked {
+        kind: "package-properties",
+        engine: package.engine,
+        exports: &walks,
+    };
+    out.report(args.json, "inspected", &walked, || {
+        print_walks(args, mappings_path, package.engine, &walks)
+    });
+    Ok(())
+}
+
+fn print_walks(
+    args: &Args,
+    mappings_path: &std::path::Path,
+    engine: EngineVersion,
+    walks: &[zenpak::properties::ExportWalk],
+) {
+    use zenpak::properties::{AfterBlock, WalkOutcome};
     println!(
         "{} ({}), mappings {}",
         args.path.display(),
-        package.engine,
+        engine,
         mappings_path.display()
     );
-    for w in &walks {
+    for w in walks {
         println!(
             "export {} {} (class {}), serial {}+{}",
             w.index, w.name, w.class, w.serial_offset, w.serial_size
@@ -280,11 +303,10 @@ fn inspect_package_properties(args: &Args) -> Result<()> {
             WalkOutcome::Failed { error, .. } => println!("  not walked: {error}"),
         }
     }
-    Ok(())
 }
 
 /// Legacy package with `--profile`: what the profile would change.
-fn inspect_profile(args: &Args, json: Option<JsonStyle>) -> Result<()> {
+fn inspect_profile(args: &Args, out: &Output) -> Result<()> {
     let (Some(profile), Some(engine)) = (args.profile, args.engine) else {
         return Err(Error::usage("--profile needs --engine"));
     };
@@ -299,11 +321,8 @@ fn inspect_profile(args: &Args, json: Option<JsonStyle>) -> Result<()> {
         mappings.as_ref(),
         &zenpak::fixups::ProfileOptions::default(),
     )?;
-    match json {
-        Some(style) => style.print(&preview),
-        None => {
-            print!("{}", preview.to_text());
-            Ok(())
-        }
-    }
+    out.report(args.json, "inspected", &preview, || {
+        print!("{}", preview.to_text())
+    });
+    Ok(())
 }

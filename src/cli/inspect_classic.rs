@@ -9,17 +9,14 @@ use zenpak::classic::Package;
 use zenpak::Result;
 
 use super::inspect::Args;
-use super::GlobalOptions;
+use super::Output;
 
-pub fn run(args: &Args, global: &GlobalOptions) -> Result<()> {
+pub fn run(args: &Args, out: &Output) -> Result<()> {
     let package = Package::read_file(&args.path)?;
     let report = PackageReport::new(&package);
-    if args.json {
-        return super::print_json(&report);
-    }
-    if !global.quiet {
-        print!("{}", render(&args.path.display().to_string(), &report));
-    }
+    out.report(args.json, "inspected", &report, || {
+        print!("{}", render(&args.path.display().to_string(), &report))
+    });
     Ok(())
 }
 

@@ -6,7 +6,7 @@ use serde::Serialize;
 use zenpak::zen::ZenPackage;
 use zenpak::{EngineVersion, Error, Result};
 
-use super::GlobalOptions;
+use super::Output;
 
 #[derive(Serialize)]
 struct ZenReport<'a> {
@@ -19,34 +19,30 @@ struct ZenReport<'a> {
     package: &'a ZenPackage,
 }
 
-pub fn run(
-    path: &Path,
-    engine: Option<EngineVersion>,
-    json: bool,
-    global: &GlobalOptions,
-) -> Result<()> {
+pub fn run(path: &Path, engine: Option<EngineVersion>, json: bool, out: &Output) -> Result<()> {
     let engine = engine.ok_or_else(|| {
-        Error::usage(format!(
-            "{}: a Zen package does not say which engine wrote it; pass --engine (e.g. --engine 5.6)",
-            path.display()
-        ))
+        Error::usage("a Zen package does not say which engine wrote it")
+            .in_file(path)
+            .with_hint("pass --engine (e.g. --engine 5.6), or run inside a mod whose mod.toml sets `[game] engine`")
     })?;
     let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
     let package = ZenPackage::read(&bytes, engine).map_err(|e| e.in_file(path))?;
     let header_size = bytes.len() - package.export_data.len();
-    if json {
-        return super::print_json(&ZenReport {
-            kind: "zen-package",
-            engine,
-            package_name: package.package_name(),
-            header_size,
-            names_text: package.names.iter().map(|n| n.text.as_str()).collect(),
-            package: &package,
-        });
-    }
-    if global.quiet {
-        return Ok(());
-    }
+    let report = ZenReport {
+        kind: "zen-package",
+        engine,
+        package_name: package.package_name(),
+        header_size,
+        names_text: package.names.iter().map(|n| n.text.as_str()).collect(),
+        package: &package,
+    };
+    out.report(json, "inspected", &report, || {
+        print_package(path, engine, &package, header_size)
+    });
+    Ok(())
+}
+
+fn print_package(path: &Path, engine: EngineVersion, package: &ZenPackage, header_size: usize) {
     let s = &package.summary;
     println!("zen package {} ({engine})", path.display());
     println!("  name              {}", package.package_name());
@@ -153,5 +149,4 @@ pub fn run(
             println!("  {n} ({:#018x})", zenpak::hash::package_id(&n));
         }
     }
-    Ok(())
 }

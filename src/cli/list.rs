@@ -1,11 +1,12 @@
 //! `zenpak list PATH [--filter GLOB] [--json]`: the files a container, pak
 //! or game folder holds (winning copies, as the game sees them).
 
-use zenpak::game::{path_filter, GameView};
+use serde::Serialize;
+use zenpak::game::{path_filter, GameFile, GameView};
 use zenpak::Result;
 
 use super::key::SourceArgs;
-use super::{GlobalOptions, JsonStyle};
+use super::Output;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -17,25 +18,26 @@ pub struct Args {
     pub filter: Vec<String>,
 }
 
-pub fn run(args: Args, global: &GlobalOptions) -> Result<()> {
+#[derive(Serialize)]
+struct Listing<'a> {
+    files: Vec<&'a GameFile>,
+}
+
+pub fn run(args: Args, out: &Output) -> Result<()> {
     let view = GameView::open(&args.source.path, &args.source.key.keys()?)?;
     let keep = path_filter(&args.filter)?;
-    let files: Vec<_> = view.files().iter().filter(|f| keep(&f.path)).collect();
-    if let Some(style) = JsonStyle::choose(global, args.source.json) {
-        return style.print(&files);
-    }
-    for d in &view.diagnostics {
-        eprintln!("warning: {d}");
-    }
-    if global.quiet {
-        return Ok(());
-    }
-    println!("{:>12}  {:<22}  {:<28}  path", "size", "kind", "source");
-    for f in &files {
-        println!(
-            "{:>12}  {:<22}  {:<28}  {}",
-            f.size, f.kind, f.source, f.path
-        );
-    }
+    out.diagnostics(&view.diagnostics);
+    let listing = Listing {
+        files: view.files().iter().filter(|f| keep(&f.path)).collect(),
+    };
+    out.report(args.source.json, "files", &listing, || {
+        println!("{:>12}  {:<22}  {:<28}  path", "size", "kind", "source");
+        for f in &listing.files {
+            println!(
+                "{:>12}  {:<22}  {:<28}  {}",
+                f.size, f.kind, f.source, f.path
+            );
+        }
+    });
     Ok(())
 }

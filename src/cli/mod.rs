@@ -6,8 +6,6 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-use zenpak::Result;
-
 pub mod args;
 mod build;
 mod check;
@@ -29,7 +27,7 @@ mod shell;
 mod unpack;
 mod verify;
 
-pub use output::{GlobalOptions, MessageFormat, Output};
+pub use output::{GlobalOptions, Output};
 
 const ABOUT: &str = "Build Unreal Engine mods into IoStore containers (.utoc/.ucas/.pak)";
 
@@ -191,15 +189,14 @@ pub fn run(cli: Cli) -> ExitCode {
         return out.finish(Ok(()));
     };
     let out = Output::new(&cli.global, command.name());
-    let global = &cli.global;
     let result = match command {
         Command::Build(args) => build::run(args, &out),
         Command::Check(args) => check::run(args, &out),
-        Command::Inspect(args) => inspect::run(args, global),
-        Command::List(args) => list::run(args, global),
-        Command::Verify(args) => verify::run(args, global),
-        Command::Unpack(args) => unpack::run(args, global),
-        Command::Get(args) => get::run(args, global),
+        Command::Inspect(args) => inspect::run(args, &out),
+        Command::List(args) => list::run(args, &out),
+        Command::Verify(args) => verify::run(args, &out),
+        Command::Unpack(args) => unpack::run(args, &out),
+        Command::Get(args) => get::run(args, &out),
         Command::New(args) => new::run_new(args, &out),
         Command::Init(args) => new::run_init(args, &out),
         Command::Package(args) => release::run_package(args, &out),
@@ -207,50 +204,12 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Uninstall(args) => release::run_uninstall(args, &out),
         Command::Clean(args) => release::run_clean(args, &out),
         Command::Diff(args) => diff::run(args, &out),
-        Command::Deps(args) => deps::run(args, global),
+        Command::Deps(args) => deps::run(args, &out),
         Command::Convert(args) => convert::run(args, &out),
-        Command::Classic(args) => classic::run(args, global),
-        Command::Extract(args) => extract::run(args, global),
+        Command::Classic(args) => classic::run(args, &out),
+        Command::Extract(args) => extract::run(args, &out),
         Command::Completions(args) => shell::run_completions(args),
         Command::Man(args) => shell::run_man(args, &out),
     };
     out.finish(result)
-}
-
-/// How a command prints JSON, if at all: `--message-format json` asks for
-/// one line, a command's own `--json` for pretty JSON.
-#[derive(Debug, Clone, Copy)]
-pub enum JsonStyle {
-    Line,
-    Pretty,
-}
-
-impl JsonStyle {
-    pub fn choose(global: &GlobalOptions, json_flag: bool) -> Option<JsonStyle> {
-        match (global.message_format, json_flag) {
-            (MessageFormat::Json, _) => Some(JsonStyle::Line),
-            (_, true) => Some(JsonStyle::Pretty),
-            _ => None,
-        }
-    }
-
-    pub fn print<T: serde::Serialize>(self, value: &T) -> Result<()> {
-        match self {
-            JsonStyle::Line => print_json_line(value),
-            JsonStyle::Pretty => print_json(value),
-        }
-    }
-}
-
-/// Prints one JSON object on one line of stdout.
-pub fn print_json_line<T: serde::Serialize>(value: &T) -> Result<()> {
-    output::print_json_line(value);
-    Ok(())
-}
-
-/// Prints a value as pretty JSON on stdout.
-pub fn print_json<T: serde::Serialize>(value: &T) -> Result<()> {
-    let text = serde_json::to_string_pretty(value).map_err(zenpak::Error::json)?;
-    output::write_stdout(&format!("{text}\n"));
-    Ok(())
 }

@@ -329,6 +329,26 @@ impl Output {
         }
     }
 
+    /// [`data`](Self::data) for a command that also has its own `--json`:
+    /// with it (and human messages) the same value is printed as pretty JSON,
+    /// without the `reason`.
+    pub fn report<T: Serialize>(
+        &self,
+        pretty: bool,
+        reason: &str,
+        value: &T,
+        human: impl FnOnce(),
+    ) {
+        if pretty && !self.is_json() {
+            match serde_json::to_string_pretty(value) {
+                Ok(text) => write_stdout(&format!("{text}\n")),
+                Err(e) => self.error(&Error::json(e)),
+            }
+            return;
+        }
+        self.data(reason, value, human)
+    }
+
     /// Runs `f` with the progress bar (if any) out of the way. The lock is
     /// not held while `f` runs: `f` may print through this output again.
     fn with_bar_suspended(&self, f: impl FnOnce()) {

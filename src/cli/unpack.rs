@@ -8,7 +8,7 @@ use zenpak::game::{path_filter, GameView};
 use zenpak::Result;
 
 use super::key::KeyArgs;
-use super::{GlobalOptions, JsonStyle};
+use super::Output;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -26,20 +26,18 @@ pub struct Args {
     pub key: KeyArgs,
 }
 
-pub fn run(args: Args, global: &GlobalOptions) -> Result<()> {
+pub fn run(args: Args, out: &Output) -> Result<()> {
     let view = GameView::open(&args.path, &args.key.keys()?)?;
+    out.diagnostics(&view.diagnostics);
     let keep = path_filter(&args.filter)?;
     let summary = view.unpack(&args.dir, &keep)?;
-    if let Some(style) = JsonStyle::choose(global, args.json) {
-        return style.print(&summary);
-    }
-    if !global.quiet {
+    out.report(args.json, "unpacked", &summary, || {
         println!(
             "unpacked {} files ({} bytes) into {}",
             summary.files,
             summary.bytes,
             args.dir.display()
         );
-    }
+    });
     Ok(())
 }

@@ -7,23 +7,18 @@ use zenpak::game::GameView;
 use zenpak::{Error, Result};
 
 use super::key::SourceArgs;
-use super::{GlobalOptions, JsonStyle};
+use super::Output;
 
 pub type Args = SourceArgs;
 
-pub fn run(args: Args, global: &GlobalOptions) -> Result<()> {
+pub fn run(args: Args, out: &Output) -> Result<()> {
     let view = GameView::open(&args.path, &args.key.keys()?)?;
+    out.diagnostics(&view.diagnostics);
     let report = view.verify();
-    if let Some(style) = JsonStyle::choose(global, args.json) {
-        style.print(&report)?;
-    } else {
-        for w in &report.warnings {
-            eprintln!("warning: {w}");
-        }
-        for e in &report.errors {
-            eprintln!("error: {e}");
-        }
-        if !global.quiet && report.is_ok() {
+    out.diagnostics(&report.warnings);
+    out.diagnostics(&report.errors);
+    out.report(args.json, "verified", &report, || {
+        if report.is_ok() {
             println!(
                 "{}: ok — {} chunks, {} packages, {} pak entries",
                 args.path.display(),
@@ -32,14 +27,14 @@ pub fn run(args: Args, global: &GlobalOptions) -> Result<()> {
                 report.pak_entries
             );
         }
-    }
+    });
     if report.is_ok() {
         Ok(())
     } else {
         Err(Error::invalid(format!(
-            "{}: verification failed with {} error(s)",
-            args.path.display(),
+            "verification failed with {} error(s)",
             report.errors.len()
-        )))
+        ))
+        .in_file(&args.path))
     }
 }

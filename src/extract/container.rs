@@ -464,17 +464,7 @@ impl ExtractSummary {
     /// An error listing the failed packages, if any failed.
     pub fn failure_error(&self) -> Option<Error> {
         (!self.failures.is_empty()).then(|| {
-            let failures = self
-                .failures
-                .iter()
-                .map(|d| {
-                    let mut e = Error::invalid(d.message.clone());
-                    for s in &d.structure {
-                        e = e.within(s.clone());
-                    }
-                    e
-                })
-                .collect();
+            let failures = self.failures.iter().map(Diagnostic::to_error).collect();
             Error::new(ErrorKind::Many {
                 what: "packages that could not be extracted",
                 total: self.failures.len(),
