@@ -642,7 +642,7 @@ impl GameView {
     /// into place only once the data checked out.
     pub fn get(&self, path: &str, out: &Path) -> Result<u64> {
         let file = self.find_file(path).ok_or_else(|| {
-            Error::usage(format!("no file `{path}` in the view")).with_hint(
+            Error::invalid(format!("no file `{path}` in the view")).with_hint(
                 "`zenpak list` shows the paths; a package's .uasset is listed as .uzenasset",
             )
         })?;

@@ -68,10 +68,12 @@ pub fn sniff(path: &Path, head: &[u8]) -> Result<FileKind> {
     match ext.as_str() {
         "pak" => Ok(FileKind::Pak),
         "uzenasset" | "uasset" | "umap" => Ok(FileKind::ZenPackage),
-        _ => Err(Error::usage(format!(
-            "{}: not a file zenpak recognises (expected a package, .utoc, .pak or .usmap)",
-            path.display()
-        ))),
+        // The argument was fine; the file is not one zenpak reads.
+        _ => Err(
+            Error::unsupported("not a file zenpak recognises by its first bytes or extension")
+                .in_file(path)
+                .with_hint("inspect reads packages (.uasset/.umap/.uzenasset, classic .unr/.u/...), .utoc, .pak and .usmap files"),
+        ),
     }
 }
 

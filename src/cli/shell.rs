@@ -31,12 +31,7 @@ pub fn run_completions(args: CompletionsArgs) -> Result<()> {
 }
 
 pub fn run_man(args: ManArgs, out: &Output) -> Result<()> {
-    if !args.out_dir.is_dir() {
-        return Err(Error::usage(format!(
-            "{} is not a folder",
-            args.out_dir.display()
-        )));
-    }
+    std::fs::create_dir_all(&args.out_dir).map_err(|e| Error::io(&args.out_dir, e))?;
     let command = Cli::command();
     let mut written = Vec::new();
     let mut pages = vec![("zenpak".to_string(), command.clone())];
