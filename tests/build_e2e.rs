@@ -434,3 +434,103 @@ fn packages_whose_bulk_data_is_missing_are_refused() {
         assert!(String::from_utf8_lossy(&check.stderr).contains(".ubulk"));
     }
 }
+
+/// Writes `files` as the package `/Game/<folder>/<stem>` under `content`
+/// (its own name rewritten so that it matches its path).
+fn place_renamed(
+    files: &zenpak::legacy::PackageFiles,
+    package: &zenpak::legacy::LegacyPackage,
+    content: &Path,
+    folder: &str,
+    stem: &str,
+) {
+    let mut renamed = package.clone();
+    renamed.summary.package_name =
+        zenpak::legacy::EngineString::new(format!("/Game/{folder}/{stem}"));
+    let shift =
+        renamed.write().unwrap().len() as i64 - i64::from(package.summary.total_header_size);
+    // Export offsets count from the start of the header: they move with it.
+    for export in &mut renamed.exports {
+        export.serial_offset += shift;
+    }
+    renamed.summary.bulk_data_start_offset += shift;
+    let dir = content.join(folder);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join(format!("{stem}.uasset")), renamed.write().unwrap()).unwrap();
+    std::fs::write(dir.join(format!("{stem}.uexp")), &files.uexp).unwrap();
+}
+
+/// A 1,000-package mod of UE 5.1 packages built as 5.2: one error that
+/// names 5.1 and `[game] engine`, not a thousand; the same in JSON.
+#[test]
+fn a_thousand_packages_at_the_wrong_engine_give_one_summary() {
+    let Some(corpus) = common::corpus() else {
+        return;
+    };
+    let source = corpus.join(
+        "uassetapi/TestManyAssets/Clay/Clay/Content/FirstPerson/Blueprints/Camera_Shakes/Head_Bobbing_Walk.uasset",
+    );
+    let files = PackageFiles::load(&source).unwrap();
+    let package = files.read_package(Some(EngineVersion::UE5_1)).unwrap();
+    assert!(
+        files.read_package(Some(EngineVersion::UE5_2)).is_err(),
+        "the package must not read as 5.2 for this test"
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("WrongEngine");
+    let content = root.join("Cooked/Clay/Content");
+    for i in 0..1000 {
+        place_renamed(
+            &files,
+            &package,
+            &content,
+            &format!("Shakes/D{:02}", i / 100),
+            &format!("Shake_{i}"),
+        );
+    }
+    std::fs::write(
+        root.join("mod.toml"),
+        "[mod]\nname = \"WrongEngine\"\nversion = \"1.0.0\"\n[game]\nengine = \"5.2\"\nproject = \"Clay\"\n",
+    )
+    .unwrap();
+    let run = |json: bool| {
+        let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_zenpak"));
+        command.current_dir(&root).env("NO_COLOR", "1").arg("build");
+        if json {
+            command.args(["--message-format", "json"]);
+        }
+        command.output().unwrap()
+    };
+
+    let human = run(false);
+    let stderr = String::from_utf8_lossy(&human.stderr);
+    assert_eq!(human.status.code(), Some(2), "a manifest error: {stderr}");
+    let errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("error")).collect();
+    assert_eq!(
+        errors.len(),
+        1,
+        "one summary, not one line per package:\n{stderr}"
+    );
+    assert!(
+        errors[0].contains("1000 of 1000 packages do not read as UE 5.2")
+            && errors[0].contains("they read as UE 5.1"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("[game] engine = \"5.1\""), "{stderr}");
+    assert!(stderr.lines().count() < 10, "{stderr}");
+
+    let json = run(true);
+    let stdout = String::from_utf8_lossy(&json.stdout);
+    let diagnostics: Vec<serde_json::Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .filter(|l: &serde_json::Value| l["reason"] == "diagnostic" && l["level"] == "error")
+        .collect();
+    assert_eq!(diagnostics.len(), 1, "{stdout}");
+    assert!(
+        diagnostics[0]["hint"]
+            .as_str()
+            .is_some_and(|h| h.contains("[game] engine = \"5.1\"")),
+        "{stdout}"
+    );
+}
