@@ -153,9 +153,11 @@ mod tests {
             sniff(Path::new("a.uzenasset"), b"zz").unwrap(),
             FileKind::ZenPackage
         );
+        // A file zenpak does not read is bad input (exit 1), not a usage error.
         let e = sniff(Path::new("a.txt"), b"hello").unwrap_err();
-        assert!(e.is_usage());
-        assert_eq!(sniff(Path::new("a.txt"), b"").unwrap_err().exit_code(), 2);
+        assert_eq!(e.code(), "unsupported");
+        assert_eq!(e.file(), Some(Path::new("a.txt")));
+        assert_eq!(sniff(Path::new("a.txt"), b"").unwrap_err().exit_code(), 1);
         // An empty file of a package extension is a package cut at byte 0.
         assert_eq!(
             sniff(Path::new("a.unr"), b"").unwrap(),
