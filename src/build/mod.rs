@@ -311,65 +311,84 @@ fn convert_into(
     writer: &mut package::ContainerWriter,
 ) -> Result<usize> {
     let batch_size = (rayon::current_num_threads() * 8).max(1);
-    let mut converted = 0;
-    let mut failures: Vec<(usize, Error)> = Vec::new();
-    for batch_start in (0..content.packages.len()).step_by(batch_size) {
-        crate::publish::check_interrupted()?;
-        let batch_end = (batch_start + batch_size).min(content.packages.len());
-        let results: Vec<(Result<package::BuiltPackage>, bool)> = (batch_start..batch_end)
-            .into_par_iter()
-            .map(|i| {
-                let source = &content.packages[i];
-                let path = cache.package_path(&keys[i]);
-                if !options.force {
-                    match package::BuiltPackage::load_cached(&path, source) {
-                        Cached::Hit(built) => {
-                            reporter.event(Event::Package {
-                                source,
-                                reused: true,
-                                fixups: &[],
-                            });
-                            return (Ok(*built), false);
-                        }
-                        Cached::Damaged(e) => reporter.event(Event::Diagnostic(
-                            Diagnostic {
-                                code: "cache-damaged".into(),
-                                level: crate::diagnostic::Level::Warning,
-                                ..Diagnostic::of(&e)
-                            }
-                            .with_hint("the package is converted again; nothing damaged reaches the output"),
-                        )),
-                        Cached::Miss => {}
-                    }
-                }
-                let result = package::convert(source, settings).and_then(|built| {
-                    built.save(&path)?;
-                    Ok(built)
-                });
-                if let Ok(built) = &result {
-                    for warning in &built.warnings {
-                        reporter.event(Event::Diagnostic(warning.clone()));
-                    }
+    let batches: Vec<std::ops::Range<usize>> = (0..content.packages.len())
+        .step_by(batch_size)
+        .map(|start| start..(start + batch_size).min(content.packages.len()))
+        .collect();
+    let convert_one = |i| {
+        let source = &content.packages[i];
+        let path = cache.package_path(&keys[i]);
+        if !options.force {
+            match package::BuiltPackage::load_cached(&path, source) {
+                Cached::Hit(built) => {
                     reporter.event(Event::Package {
                         source,
-                        reused: false,
-                        fixups: &built.fixups,
+                        reused: true,
+                        fixups: &[],
                     });
+                    return (Ok(*built), false);
                 }
-                (result, true)
-            })
-            .collect();
-        for (offset, (result, fresh)) in results.into_iter().enumerate() {
-            let i = batch_start + offset;
-            converted += usize::from(fresh && result.is_ok());
-            match result {
-                Ok(built) if failures.is_empty() => {
-                    writer.add_package(&content.packages[i], &built)?;
-                }
-                Ok(_) => {}
-                Err(e) => failures.push((i, e)),
+                Cached::Damaged(e) => reporter.event(Event::Diagnostic(
+                    Diagnostic {
+                        code: "cache-damaged".into(),
+                        level: crate::diagnostic::Level::Warning,
+                        ..Diagnostic::of(&e)
+                    }
+                    .with_hint(
+                        "the package is converted again; nothing damaged reaches the output",
+                    ),
+                )),
+                Cached::Miss => {}
             }
         }
+        let result = package::convert(source, settings).and_then(|built| {
+            built.save(&path)?;
+            Ok(built)
+        });
+        if let Ok(built) = &result {
+            for warning in &built.warnings {
+                reporter.event(Event::Diagnostic(warning.clone()));
+            }
+            reporter.event(Event::Package {
+                source,
+                reused: false,
+                fixups: &built.fixups,
+            });
+        }
+        (result, true)
+    };
+    let convert_batch =
+        |range: std::ops::Range<usize>| -> Vec<(Result<package::BuiltPackage>, bool)> {
+            range.into_par_iter().map(&convert_one).collect()
+        };
+    let mut converted = 0;
+    let mut failures: Vec<(usize, Error)> = Vec::new();
+    // Batch N is written (one thread, in content order) while the pool
+    // converts batch N+1: both cores stay busy, and memory holds two batches.
+    let mut pending = batches.first().cloned().map(&convert_batch);
+    for (n, range) in batches.iter().enumerate() {
+        crate::publish::check_interrupted()?;
+        let results = pending.take().unwrap_or_default();
+        let next = batches.get(n + 1).cloned();
+        let (next_results, written) = rayon::join(
+            || next.map(&convert_batch),
+            || -> Result<()> {
+                for (offset, (result, fresh)) in results.into_iter().enumerate() {
+                    let i = range.start + offset;
+                    converted += usize::from(fresh && result.is_ok());
+                    match result {
+                        Ok(built) if failures.is_empty() => {
+                            writer.add_package(&content.packages[i], &built)?;
+                        }
+                        Ok(_) => {}
+                        Err(e) => failures.push((i, e)),
+                    }
+                }
+                Ok(())
+            },
+        );
+        written?;
+        pending = next_results;
     }
     if failures.is_empty() {
         return Ok(converted);
