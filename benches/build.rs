@@ -10,17 +10,20 @@
 //! - a rebuild with nothing changed;
 //! - a rebuild after one `.uexp` changed;
 //!
-//! and reports wall time, peak resident memory of each phase (VmHWM, reset
-//! between phases), and bytes in/out. `ZENPAK_BENCH_DIR` keeps the
-//! generated mod in a folder of your choice instead of a temporary one.
+//! each phase running the real `zenpak build` binary as a user does, and
+//! reports per phase wall time, CPU time (user + system), minor page faults
+//! and peak resident memory of that process (from `wait4`), and how many
+//! cores were kept busy (CPU / wall). `ZENPAK_BENCH_DIR` keeps the generated
+//! mod in a folder of your choice instead of a temporary one;
+//! `RAYON_NUM_THREADS=1` measures one thread; `ZENPAK_BENCH_PEER` names a
+//! peer's binary run as `PEER to-zen <content folder> <out.utoc>` on the
+//! same tree (first full build of the peer, timed like zenpak's).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use zenpak::build::{build, BuildOptions, BuildSummary, Silent};
 use zenpak::legacy::{EngineString, PackageFiles};
-use zenpak::manifest::Manifest;
 use zenpak::EngineVersion;
 
 const ENGINE: EngineVersion = EngineVersion::UE5_6;
@@ -117,20 +120,62 @@ fn peak_memory_mib() -> f64 {
         .map_or(f64::NAN, |kb| kb / 1024.0)
 }
 
-fn phase(name: &str, manifest: &Manifest, options: &BuildOptions) -> (Duration, BuildSummary) {
-    reset_peak_memory();
+/// What one run of a process cost.
+struct Measured {
+    wall: Duration,
+    cpu: Duration,
+    minor_faults: i64,
+    peak_mib: f64,
+}
+
+/// Runs `program args` in `dir` and measures it with `wait4` (its own
+/// rusage, not this process's).
+fn measure(program: &Path, args: &[&str], dir: &Path) -> Measured {
     let started = Instant::now();
-    let summary = build(manifest, options, &Silent).unwrap_or_else(|e| panic!("{name}: {e}"));
-    let elapsed = started.elapsed();
-    println!(
-        "{name:<28} {:>10.1} ms  peak {:>7.1} MiB  converted {:>6}  in {:>8.1} MiB  out {:>8.1} MiB",
-        elapsed.as_secs_f64() * 1000.0,
-        peak_memory_mib(),
-        summary.converted,
-        summary.bytes_in as f64 / 1048576.0,
-        summary.bytes_out as f64 / 1048576.0
+    let child = std::process::Command::new(program)
+        .args(args)
+        .current_dir(dir)
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{}: {e}", program.display()));
+    let mut status = 0;
+    // SAFETY: an all-zero rusage is valid; wait4 fills it for our own child.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let pid = unsafe { libc::wait4(child.id() as libc::pid_t, &mut status, 0, &mut usage) };
+    let wall = started.elapsed();
+    assert_eq!(pid, child.id() as libc::pid_t, "wait4 failed");
+    assert!(
+        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+        "{} {args:?} failed",
+        program.display()
     );
-    (elapsed, summary)
+    let time = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+    Measured {
+        wall,
+        cpu: time(usage.ru_utime) + time(usage.ru_stime),
+        minor_faults: usage.ru_minflt,
+        peak_mib: usage.ru_maxrss as f64 / 1024.0,
+    }
+}
+
+fn report(name: &str, m: &Measured) {
+    println!(
+        "{name:<28} {:>9.1} ms  cpu {:>8.1} ms  cores busy {:>4.2}  faults {:>8}  peak {:>6.1} MiB",
+        m.wall.as_secs_f64() * 1000.0,
+        m.cpu.as_secs_f64() * 1000.0,
+        m.cpu.as_secs_f64() / m.wall.as_secs_f64(),
+        m.minor_faults,
+        m.peak_mib
+    );
+}
+
+fn phase(name: &str, root: &Path, args: &[&str]) -> Measured {
+    let zenpak = Path::new(env!("CARGO_BIN_EXE_zenpak"));
+    let mut all = vec!["build", "--quiet"];
+    all.extend_from_slice(args);
+    let measured = measure(zenpak, &all, root);
+    report(name, &measured);
+    measured
 }
 
 fn main() {
@@ -186,7 +231,6 @@ fn main() {
         "[mod]\nname = \"Bench\"\nversion = \"1.0.0\"\n[game]\nengine = \"5.6\"\nproject = \"BenchGame\"\n",
     )
     .unwrap();
-    let manifest = Manifest::load(&manifest_path).unwrap();
 
     // The I/O floor: every input byte read once and written once.
     let inputs: Vec<PathBuf> = walkdir::WalkDir::new(root.join("Cooked"))
@@ -218,9 +262,9 @@ fn main() {
         copied as f64 / 1048576.0
     );
 
-    let options = BuildOptions::default();
-    let (full, _) = phase("full build", &manifest, &options);
-    let (fresh, _) = phase("no-change rebuild", &manifest, &options);
+    let full = phase("first build", &root, &[]);
+    let forced = phase("build --force", &root, &["--force"]);
+    let fresh = phase("no-change rebuild", &root, &[]);
     let changed = inputs
         .iter()
         .find(|p| p.extension().is_some_and(|e| e == "uexp"))
@@ -229,11 +273,29 @@ fn main() {
     let at = bytes.len() - 5;
     bytes[at] ^= 1;
     std::fs::write(changed, bytes).unwrap();
-    let (one, _) = phase("one-file-changed rebuild", &manifest, &options);
+    let one = phase("one-file-changed rebuild", &root, &[]);
+    let ratio = |a: &Measured, b: Duration| a.wall.as_secs_f64() / b.as_secs_f64();
     println!(
-        "full build / copy floor = {:.2}x; no-change rebuild {:.1} ms; one-file-changed rebuild {:.1} ms",
-        full.as_secs_f64() / floor_time.as_secs_f64(),
-        fresh.as_secs_f64() * 1000.0,
-        one.as_secs_f64() * 1000.0
+        "threads {}: first build / copy floor = {:.2}x; --force / floor = {:.2}x; one-file-changed / --force = {:.0}%; no-change rebuild {:.1} ms",
+        std::env::var("RAYON_NUM_THREADS").unwrap_or_else(|_| "all".into()),
+        ratio(&full, floor_time),
+        ratio(&forced, floor_time),
+        100.0 * ratio(&one, forced.wall),
+        fresh.wall.as_secs_f64() * 1000.0
     );
+    if let Some(peer) = std::env::var_os("ZENPAK_BENCH_PEER") {
+        let out = root.join("peer/Bench_P.utoc");
+        std::fs::create_dir_all(out.parent().unwrap()).unwrap();
+        let content = root.join("Cooked/BenchGame");
+        let peer = measure(
+            Path::new(&peer),
+            &["to-zen", content.to_str().unwrap(), out.to_str().unwrap()],
+            &root,
+        );
+        report("peer to-zen", &peer);
+        println!(
+            "zenpak build --force / peer = {:.2}x",
+            forced.wall.as_secs_f64() / peer.wall.as_secs_f64()
+        );
+    }
 }
