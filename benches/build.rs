@@ -132,6 +132,8 @@ struct Measured {
 /// rusage, not this process's).
 fn measure(program: &Path, args: &[&str], dir: &Path) -> Measured {
     let started = Instant::now();
+    // Reaped by `wait4` below, which also gives its rusage.
+    #[allow(clippy::zombie_processes)]
     let child = std::process::Command::new(program)
         .args(args)
         .current_dir(dir)
