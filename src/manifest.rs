@@ -55,7 +55,7 @@ const KNOWN_KEYS: [(&str, &[&str]); 5] = [
         "game",
         &["engine", "project", "profile", "mappings", "mount-point"],
     ),
-    ("content", &["root", "include", "exclude"]),
+    ("content", &["root", "include", "exclude", "paks"]),
     (
         "output",
         &[
@@ -126,6 +126,11 @@ pub struct ContentSection {
     /// Globs (relative to `root`) of files to leave out.
     #[serde(default)]
     pub exclude: Vec<String>,
+    /// Legacy `.pak` files (relative to the manifest's folder) whose
+    /// packages are converted and whose other files go into the companion
+    /// pak, as if they were cooked content under `root`.
+    #[serde(default)]
+    pub paks: Vec<PathBuf>,
 }
 
 impl Default for ContentSection {
@@ -134,6 +139,7 @@ impl Default for ContentSection {
             root: default_root(),
             include: Vec::new(),
             exclude: Vec::new(),
+            paks: Vec::new(),
         }
     }
 }
@@ -432,6 +438,11 @@ impl Manifest {
     /// The cooked content root, resolved against the manifest's folder.
     pub fn content_root(&self) -> PathBuf {
         self.dir.join(&self.content.root)
+    }
+
+    /// `[content] paks`, resolved against the manifest's folder.
+    pub fn content_paks(&self) -> Vec<PathBuf> {
+        self.content.paks.iter().map(|p| self.dir.join(p)).collect()
     }
 
     /// The output folder, resolved against the manifest's folder.

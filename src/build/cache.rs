@@ -248,6 +248,7 @@ impl Cache {
         if !real_dir(&self.dir) {
             return Ok(());
         }
+        super::pak_input::clean(&self.dir, removed)?;
         let packages = self.dir.join("packages");
         let mut remove_file = |path: PathBuf| -> Result<()> {
             if std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file()) {
@@ -280,6 +281,11 @@ impl Cache {
             }
         }
         Ok(())
+    }
+
+    /// The cache's folder.
+    pub fn dir(&self) -> &Path {
+        &self.dir
     }
 
     pub fn create(&self) -> Result<()> {

@@ -60,6 +60,21 @@ pub fn check(manifest: &Manifest) -> Result<CheckReport> {
             }
             Err(e) => return Err(e),
         };
+    let mut content = content;
+    if !manifest.content.paks.is_empty() {
+        // Unpacking into the build cache needs the output folder's lock.
+        let _lock = crate::build::lock_output(manifest, &crate::build::Silent)?;
+        let cache =
+            crate::build::cache::Cache::new(&manifest.output_dir(), &manifest.artifact_stem());
+        cache.create()?;
+        crate::build::pak_input::add_paks(
+            &mut content,
+            &manifest.content_paks(),
+            &manifest.game.project,
+            cache.dir(),
+            &crate::pak::crypto::KeyRing::from_env()?,
+        )?;
+    }
     let mut report = CheckReport {
         packages: content.packages.len(),
         loose_files: content.loose_files.len(),

@@ -18,6 +18,7 @@ pub mod check;
 pub mod discover;
 pub mod engine_guess;
 pub mod package;
+pub mod pak_input;
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -180,6 +181,13 @@ pub fn build_locked(
     let mut settings = package::Settings::from_manifest(manifest)?;
     let cache = Cache::new(&output_dir, &manifest.artifact_stem());
     cache.create()?;
+    pak_input::add_paks(
+        &mut content,
+        &manifest.content_paks(),
+        &manifest.game.project,
+        cache.dir(),
+        &input_keys(options)?,
+    )?;
 
     // Fingerprint every input file; unchanged files are not read again.
     // Packages' files first (each package's as one run), then the loose files.
@@ -402,6 +410,15 @@ fn convert_into(
             .map(|(i, e)| e.in_file(&content.packages[i].header))
             .collect(),
     }))
+}
+
+/// Keys for encrypted input paks: the environment's, and the build's own key.
+fn input_keys(options: &BuildOptions) -> Result<crate::pak::crypto::KeyRing> {
+    let mut keys = crate::pak::crypto::KeyRing::from_env()?;
+    if let Some(key) = &options.aes_key {
+        keys.add(None, key.clone());
+    }
+    Ok(keys)
 }
 
 /// Removes temporaries that a killed zenpak left in the output folder. Only
