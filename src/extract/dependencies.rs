@@ -15,7 +15,7 @@
 //!   the first command of the later bundle on the last command of the
 //!   earlier one; an external arc a dependency of the bundle's first
 //!   command on the import. Converting the result gives the same bundles
-//!   and arcs (see `tests/extract_round_trip.rs`).
+//!   and arcs (see `tests/extract/extract_round_trip.rs`).
 //! - 4.26/4.27 (graph data of package arcs): each command depends on the one
 //!   before it; each imported package with arcs gets a dependency of the
 //!   bundle's first command on one of its imports.

@@ -3,7 +3,7 @@
 //! and `.uexp` export data; bulk-data chunks become `.ubulk`, `.uptnl` and
 //! `.m.ubulk` unchanged — for every layout zenpak reads (4.26–5.7). It is
 //! the inverse of [`crate::zen::convert`]: converting the result back gives
-//! the Zen package it came from (see `tests/extract_round_trip.rs`).
+//! the Zen package it came from (see `tests/extract/extract_round_trip.rs`).
 //!
 //! [`extract_package`] runs the stages, one module each:
 //! 1. [`imports`] — the import map, resolved through the game's

@@ -737,7 +737,7 @@ impl UnversionedHeader {
     /// with no values), zero-mask bits only for fragments that have a zero
     /// value, no fragment after the last value. `slots` must be ascending and
     /// unique. Checked against the engine's headers in
-    /// `tests/properties_header_encoding.rs` (every struct block of the corpus).
+    /// `tests/profiles/properties_header_encoding.rs` (every struct block of the corpus).
     ///
     /// A block with no values skips `slot_count` slots (at most 127) in its
     /// one fragment: `slot_count` is the number of slots of the struct and its supers.

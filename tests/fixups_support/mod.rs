@@ -10,8 +10,7 @@ use zenpak::legacy::{LegacyPackage, PackageFiles};
 use zenpak::mappings::{Mappings, PropertySchema, PropertyType};
 use zenpak::EngineVersion;
 
-#[path = "../common/mod.rs"]
-pub mod common;
+pub(crate) use crate::common;
 
 pub const V53: EngineVersion = EngineVersion::UE5_3;
 pub const V56: EngineVersion = EngineVersion::UE5_6;

@@ -1,0 +1,571 @@
+//! Containers made by hand, to test what a writer would never produce: real
+//! Oodle streams (Kraken, Mermaid, Selkie, Leviathan) as compression blocks,
+//! a corrupt Oodle block, decompression bombs (chunks sharing blocks, blocks
+//! sharing `.ucas` bytes, hostile counts), a flipped `.ucas` byte, a wrong
+//! key, and a 2 GiB chunk read in bounded memory. Peak memory is measured
+//! on the real binary (`wait4`'s `ru_maxrss`).
+
+use crate::common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use zenpak::iostore::chunk::{ChunkId, ChunkType};
+use zenpak::iostore::directory_index::DirectoryIndex;
+use zenpak::iostore::toc::{
+    build_perfect_hash, container_flags, ChunkMeta, CompressionBlock, OffsetAndLength, Toc,
+    TocHeader, TocVersion,
+};
+use zenpak::pak::crypto::{pad_like_engine, AesKey};
+use zenpak::pak::PakWriter;
+use zenpak::EngineVersion;
+
+const MIB: u64 = 1 << 20;
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("zenpak-bounded-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Runs the real binary and returns (exit code, stderr, peak RSS in bytes).
+///
+/// The peak is measured by `/usr/bin/time` (GNU time's `%M`), which forks
+/// the binary from a small process: a child forked from this test process
+/// would report the test's own memory as its high-water mark, because
+/// Linux carries the pre-`exec` peak into `ru_maxrss`. Without GNU time the
+/// peak is sampled from `/proc/<pid>/status` (`VmHWM`) while it runs.
+fn run_measured(args: &[&str]) -> (i32, String, u64) {
+    static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let base = std::env::temp_dir().join(format!("zenpak-run-{}-{n}", std::process::id()));
+    let err_path = base.with_extension("stderr");
+    let peak_path = base.with_extension("peak");
+    let time = Path::new("/usr/bin/time");
+    let mut command = if time.is_file() {
+        let mut c = Command::new(time);
+        c.arg("-f").arg("%M").arg("-o").arg(&peak_path);
+        c.arg(env!("CARGO_BIN_EXE_zenpak"));
+        c
+    } else {
+        Command::new(env!("CARGO_BIN_EXE_zenpak"))
+    };
+    let mut child = command
+        .args(args)
+        .env_remove("ZENPAK_AES_KEY")
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&err_path).unwrap())
+        .spawn()
+        .unwrap();
+    let mut sampled = 0u64;
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if let Ok(s) = std::fs::read_to_string(format!("/proc/{}/status", child.id())) {
+            if let Some(kb) = s
+                .lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+            {
+                sampled = sampled.max(kb * 1024);
+            }
+        }
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    };
+    let peak = std::fs::read_to_string(&peak_path)
+        .ok()
+        .and_then(|t| t.lines().last().and_then(|l| l.trim().parse::<u64>().ok()))
+        .map(|kb| kb * 1024)
+        .unwrap_or(sampled);
+    let mut stderr = std::fs::read_to_string(&err_path).unwrap_or_default();
+    // GNU time reports a non-zero exit on stderr; that line is its, not ours.
+    stderr = stderr
+        .lines()
+        .filter(|l| !l.starts_with("Command exited with non-zero status"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let _ = std::fs::remove_file(&err_path);
+    let _ = std::fs::remove_file(&peak_path);
+    (status.code().unwrap_or(-1), stderr, peak)
+}
+
+/// A chunk of a hand-made container: its blocks' `.ucas` offsets are given.
+struct HandChunk {
+    id: ChunkId,
+    path: Option<String>,
+    length: u64,
+    hash: [u8; 20],
+    blocks: Vec<CompressionBlock>,
+}
+
+fn blake3_20(data: &[u8]) -> [u8; 20] {
+    blake3::hash(data).as_bytes()[..20].try_into().unwrap()
+}
+
+/// Writes `name.utoc` (TOC version 8, UE 5.5 layout) and an empty
+/// companion pak; the caller writes `name.ucas`.
+fn write_toc(
+    dir: &Path,
+    name: &str,
+    block_size: u32,
+    methods: &[&str],
+    chunks: Vec<HandChunk>,
+    flags: u8,
+) -> PathBuf {
+    let ids: Vec<ChunkId> = chunks.iter().map(|c| c.id).collect();
+    let ph = build_perfect_hash(&ids);
+    let mut blocks = Vec::new();
+    let mut offsets = Vec::new();
+    let mut metas = Vec::new();
+    let mut index = DirectoryIndex::new("../../../");
+    for (slot, &original) in ph.order.iter().enumerate() {
+        let c = &chunks[original];
+        offsets.push(OffsetAndLength {
+            offset: blocks.len() as u64 * block_size as u64,
+            length: c.length,
+        });
+        blocks.extend_from_slice(&c.blocks);
+        metas.push(ChunkMeta {
+            hash: c.hash,
+            flags: 0,
+        });
+        if let Some(p) = &c.path {
+            index.add_file(p, slot as u32).unwrap();
+        }
+    }
+    let directory_index = index.write();
+    let toc = Toc {
+        header: TocHeader {
+            version: TocVersion::ReplaceIoChunkHashWithIoHash,
+            entry_count: ids.len() as u32,
+            compressed_block_entry_count: blocks.len() as u32,
+            compression_method_name_count: methods.len() as u32,
+            compression_block_size: block_size,
+            directory_index_size: directory_index.len() as u32,
+            partition_count: 1,
+            container_id: zenpak::hash::hash_lower_utf16(name),
+            encryption_key_guid: [0; 16],
+            container_flags: container_flags::INDEXED | flags,
+            perfect_hash_seeds_count: ph.seeds.len() as u32,
+            partition_size: u64::MAX,
+            chunks_without_perfect_hash_count: ph.overflow.len() as u32,
+        },
+        chunk_ids: ph.order.iter().map(|&i| ids[i]).collect(),
+        offsets,
+        perfect_hash_seeds: ph.seeds,
+        chunks_without_perfect_hash: ph.overflow,
+        blocks,
+        compression_methods: methods.iter().map(|m| m.to_string()).collect(),
+        directory_index,
+        metas,
+    };
+    let utoc = dir.join(format!("{name}.utoc"));
+    std::fs::write(&utoc, toc.write()).unwrap();
+    let pak = PakWriter::create(
+        &dir.join(format!("{name}.pak")),
+        11,
+        "../../../",
+        zenpak::compression::Compression::None,
+        None,
+        [0; 16],
+    )
+    .unwrap();
+    pak.finish().unwrap();
+    utoc
+}
+
+fn bulk_id(n: u64) -> ChunkId {
+    ChunkId::new(
+        0x1234_0000 + n,
+        0,
+        ChunkType::BulkData,
+        EngineVersion::UE5_5,
+    )
+}
+
+/// The corpus's Oodle streams: (file, bytes before the stream, expected output).
+fn oodle_streams(corpus: &Path) -> Vec<(String, Vec<u8>, Vec<u8>)> {
+    let dir = corpus.join("oodle");
+    let xml_of = |name: &str, prefix: usize| {
+        let raw = std::fs::read(dir.join(name)).unwrap();
+        (name.to_string(), raw[prefix..].to_vec())
+    };
+    let mut out = Vec::new();
+    let mut xml = None;
+    for (name, prefix) in [
+        ("xml.kraken", 4),
+        ("xml.mermaid", 4),
+        ("xml.selkie", 4),
+        ("xml.leviathan", 8),
+    ] {
+        let (name, stream) = xml_of(name, prefix);
+        let expected = xml.get_or_insert_with(|| {
+            // Decoded once with the library and checked against the
+            // manifest's SHA-256 prefix, then used for the other codecs.
+            let out = zenpak::compression::Compression::Oodle
+                .decompress(&stream, 5_345_280)
+                .unwrap();
+            use sha2::Digest;
+            let sha = sha2::Sha256::digest(&out);
+            assert!(sha.starts_with(&[0x0e, 0x82, 0xe5, 0x4e, 0x69, 0x5c, 0x19, 0x38]));
+            out
+        });
+        out.push((name, stream, expected.clone()));
+    }
+    let bundle = std::fs::read(dir.join("sample.bundle")).unwrap();
+    out.push((
+        "sample.bundle".into(),
+        bundle[8..].to_vec(),
+        std::fs::read(dir.join("sample.raw")).unwrap(),
+    ));
+    out
+}
+
+/// A container whose chunk i is Oodle stream i as one block.
+fn oodle_container(dir: &Path, streams: &[(String, Vec<u8>, Vec<u8>)]) -> PathBuf {
+    let mut ucas = Vec::new();
+    let mut chunks = Vec::new();
+    for (i, (name, stream, expected)) in streams.iter().enumerate() {
+        let offset = ucas.len() as u64;
+        let mut stored = stream.clone();
+        pad_like_engine(&mut stored);
+        ucas.extend_from_slice(&stored);
+        chunks.push(HandChunk {
+            id: bulk_id(i as u64),
+            path: Some(format!("Game/Oodle/{name}.bin")),
+            length: expected.len() as u64,
+            hash: blake3_20(expected),
+            blocks: vec![CompressionBlock {
+                offset,
+                compressed_size: stream.len() as u32,
+                uncompressed_size: expected.len() as u32,
+                method_index: 1,
+            }],
+        });
+    }
+    std::fs::write(dir.join("Oodle_P.ucas"), &ucas).unwrap();
+    write_toc(
+        dir,
+        "Oodle_P",
+        8 << 20,
+        &["Oodle"],
+        chunks,
+        container_flags::COMPRESSED,
+    )
+}
+
+#[test]
+fn oodle_blocks_decompress_inside_a_container() {
+    let Some(corpus) = common::corpus() else {
+        return;
+    };
+    let streams = oodle_streams(&corpus);
+    let dir = temp_dir("oodle");
+    let utoc = oodle_container(&dir, &streams);
+    let (code, err, _) = run_measured(&["verify", utoc.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let out = dir.join("out");
+    let (code, err, _) = run_measured(&["unpack", utoc.to_str().unwrap(), out.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    for (name, _, expected) in &streams {
+        let got = std::fs::read(out.join(format!("Game/Oodle/{name}.bin"))).unwrap();
+        assert!(&got == expected, "{name} decoded differently");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_corrupt_oodle_block_names_its_chunk_and_block() {
+    let Some(corpus) = common::corpus() else {
+        return;
+    };
+    let streams = oodle_streams(&corpus);
+    let dir = temp_dir("oodle-corrupt");
+    let utoc = oodle_container(&dir, &streams);
+    let container = zenpak::iostore::Container::open(&utoc, None).unwrap();
+    let victim = container
+        .find_path("Game/Oodle/xml.kraken.bin")
+        .expect("indexed");
+    let block = container.toc.blocks[container.toc.chunk_blocks(victim).unwrap().start];
+    // Overwrite the stream's first block header: the decoder must refuse it.
+    let ucas_path = dir.join("Oodle_P.ucas");
+    let mut ucas = std::fs::read(&ucas_path).unwrap();
+    for b in &mut ucas[block.offset as usize..block.offset as usize + 8] {
+        *b = 0xff;
+    }
+    std::fs::write(&ucas_path, &ucas).unwrap();
+    let container = zenpak::iostore::Container::open(&utoc, None).unwrap();
+    let e = container.read_chunk(victim).unwrap_err();
+    assert_eq!(e.code(), "decompress", "{e}");
+    let structure = e.context().structure.join(" > ");
+    assert!(
+        structure.contains(&format!("chunk {victim} (")),
+        "{structure}"
+    );
+    assert!(structure.contains("xml.kraken.bin"), "{structure}");
+    assert!(structure.contains("block 0 (TOC block"), "{structure}");
+    assert_eq!(e.offset(), Some(block.offset));
+    // The CLI says the same and writes nothing for it.
+    let out = dir.join("out");
+    let (code, err, _) = run_measured(&["unpack", utoc.to_str().unwrap(), out.to_str().unwrap()]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("Oodle") && err.contains("block 0"), "{err}");
+    assert!(!out.join("Game/Oodle/xml.kraken.bin").exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A 1-chunk container of `blocks` zlib blocks of 64 KiB of zeros, all
+/// stored once (about 100 bytes) and then listed again and again.
+fn bomb_container(
+    dir: &Path,
+    name: &str,
+    chunks: usize,
+    blocks_per_chunk: usize,
+    share_chunks: bool,
+) -> PathBuf {
+    let block = vec![0u8; 64 << 10];
+    let packed = zenpak::compression::Compression::Zlib
+        .compress(&block)
+        .unwrap();
+    let mut stored = packed.clone();
+    pad_like_engine(&mut stored);
+    std::fs::write(dir.join(format!("{name}.ucas")), &stored).unwrap();
+    let one = CompressionBlock {
+        offset: 0,
+        compressed_size: packed.len() as u32,
+        uncompressed_size: block.len() as u32,
+        method_index: 1,
+    };
+    let length = (blocks_per_chunk * block.len()) as u64;
+    let hash = {
+        let mut h = blake3::Hasher::new();
+        for _ in 0..blocks_per_chunk {
+            h.update(&block);
+        }
+        h.finalize().as_bytes()[..20].try_into().unwrap()
+    };
+    let list: Vec<HandChunk> = (0..chunks)
+        .map(|i| HandChunk {
+            id: bulk_id(i as u64),
+            path: Some(format!("Game/Bomb/{i}.ubulk")),
+            length,
+            hash,
+            blocks: vec![one; blocks_per_chunk],
+        })
+        .collect();
+    let utoc = write_toc(
+        dir,
+        name,
+        64 << 10,
+        &["Zlib"],
+        list,
+        container_flags::COMPRESSED,
+    );
+    if share_chunks {
+        // Every chunk starts at block 0: they all share the same blocks.
+        let mut toc = Toc::read(&std::fs::read(&utoc).unwrap()).unwrap();
+        toc.blocks.truncate(blocks_per_chunk);
+        toc.header.compressed_block_entry_count = blocks_per_chunk as u32;
+        for o in &mut toc.offsets {
+            o.offset = 0;
+        }
+        std::fs::write(&utoc, toc.write()).unwrap();
+    }
+    utoc
+}
+
+fn assert_refused(utoc: &Path, dir: &Path, what: &str) {
+    let u = utoc.to_str().unwrap();
+    let (code, err, peak) = run_measured(&["verify", u]);
+    assert_eq!(code, 1, "{what}: verify accepted it: {err}");
+    assert!(
+        peak < 64 * MIB,
+        "{what}: verify peaked at {} MiB",
+        peak / MIB
+    );
+    let out = dir.join(format!("out-{what}"));
+    let (code, err, peak) = run_measured(&["unpack", u, out.to_str().unwrap()]);
+    assert_eq!(code, 1, "{what}: unpack accepted it: {err}");
+    assert!(
+        peak < 64 * MIB,
+        "{what}: unpack peaked at {} MiB",
+        peak / MIB
+    );
+    let written = walkdir::WalkDir::new(&out)
+        .into_iter()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_type().is_file())
+        .count();
+    assert_eq!(written, 0, "{what}: unpack wrote {written} files");
+    eprintln!("{what}: refused, verify/unpack peak under 64 MiB");
+}
+
+#[test]
+fn chunks_sharing_blocks_are_refused_in_bounded_memory() {
+    // 400 chunks × 64 MiB each = 25 GiB claimed from a tiny .ucas.
+    let dir = temp_dir("bomb-shared-chunks");
+    let utoc = bomb_container(&dir, "Bomb_P", 400, 1024, true);
+    assert!(std::fs::metadata(&utoc).unwrap().len() < 64 << 10);
+    assert_refused(&utoc, &dir, "chunks sharing blocks");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn blocks_sharing_ucas_bytes_are_refused_in_bounded_memory() {
+    // 8 chunks of 4096 blocks each, every block the same 100 stored bytes.
+    let dir = temp_dir("bomb-shared-bytes");
+    let utoc = bomb_container(&dir, "Bomb_P", 8, 4096, false);
+    assert_refused(&utoc, &dir, "blocks sharing bytes");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn hostile_toc_counts_fail_fast_in_bounded_memory() {
+    let dir = temp_dir("bomb-counts");
+    let utoc = bomb_container(&dir, "Bomb_P", 2, 2, false);
+    let good = std::fs::read(&utoc).unwrap();
+    // entry count, block count, method count, directory index size, seeds, overflow.
+    for (field, at) in [
+        ("entry count", 24),
+        ("block count", 28),
+        ("method count", 36),
+        ("directory index size", 48),
+        ("perfect hash seeds", 84),
+        ("chunks without perfect hash", 96),
+    ] {
+        let mut bytes = good.clone();
+        bytes[at..at + 4].copy_from_slice(&0x7fff_fff0u32.to_le_bytes());
+        std::fs::write(&utoc, &bytes).unwrap();
+        for cmd in ["list", "verify"] {
+            let (code, err, peak) = run_measured(&[cmd, utoc.to_str().unwrap()]);
+            assert_eq!(code, 1, "{field}: {cmd} accepted it: {err}");
+            assert!(
+                peak < 64 * MIB,
+                "{field}: {cmd} peaked at {} MiB",
+                peak / MIB
+            );
+            assert!(err.contains("Bomb_P.utoc"), "{field}: {err}");
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A one-chunk container of `blocks` blocks of `block_len` bytes in a
+/// container written by the real writer, to corrupt afterwards.
+fn real_container(dir: &Path, key: Option<AesKey>) -> zenpak::iostore::WrittenContainer {
+    let mut b = zenpak::iostore::ContainerBuilder::create(
+        dir,
+        "Real_P",
+        EngineVersion::UE5_5,
+        zenpak::iostore::ContainerOptions {
+            compression: zenpak::compression::Compression::Zlib,
+            block_size: 65536,
+            aes_key: key,
+            encryption_key_guid: [0; 16],
+            mount_point: "../../../".into(),
+        },
+    )
+    .unwrap();
+    let data: Vec<u8> = (0..300_000u32)
+        .map(|i| (i % 251) as u8 ^ (i >> 11) as u8)
+        .collect();
+    let id = zenpak::hash::package_id("/Game/Real");
+    b.add_bulk_chunk(id, ChunkType::BulkData, 0, &data, "Game/Content/Real.ubulk")
+        .unwrap();
+    b.add_loose_file("Game/Config/Real.ini", b"[Real]\nvalue=1\n")
+        .unwrap();
+    b.finish().unwrap()
+}
+
+#[test]
+fn unpack_fails_on_a_flipped_ucas_byte_and_on_a_wrong_key() {
+    let dir = temp_dir("corrupt");
+    let written = real_container(&dir, None);
+    let u = written.utoc.to_str().unwrap().to_string();
+    let mut ucas = std::fs::read(&written.ucas).unwrap();
+    let mid = ucas.len() / 2;
+    ucas[mid] ^= 0x10;
+    std::fs::write(&written.ucas, &ucas).unwrap();
+    let out = dir.join("out");
+    let (code, err, _) = run_measured(&["unpack", &u, out.to_str().unwrap()]);
+    assert_eq!(code, 1, "{err}");
+    assert!(!out.join("Game/Content/Real.ubulk").exists());
+    let temps = walkdir::WalkDir::new(&dir)
+        .into_iter()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().contains("zenpak-tmp"))
+        .count();
+    assert_eq!(temps, 0);
+
+    let enc = temp_dir("wrong-key");
+    let key = AesKey::from_bytes([0x42; 32]);
+    let written = real_container(&enc, Some(key));
+    let u = written.utoc.to_str().unwrap().to_string();
+    let good_key = "42".repeat(32);
+    let bad_key = "43".repeat(32);
+    let out = enc.join("out");
+    let (code, err, _) =
+        run_measured(&["unpack", &u, out.to_str().unwrap(), "--aes-key", &bad_key]);
+    assert_eq!(code, 1, "wrong key accepted: {err}");
+    assert!(!out.join("Game/Content/Real.ubulk").exists());
+    let (code, err, _) =
+        run_measured(&["unpack", &u, out.to_str().unwrap(), "--aes-key", &good_key]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.join("Game/Content/Real.ubulk").exists());
+    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir_all(&enc);
+}
+
+#[test]
+fn a_2_gib_chunk_verifies_and_unpacks_under_256_mib() {
+    const BLOCK: u64 = 64 << 10;
+    const SIZE: u64 = 2 << 30;
+    let dir = temp_dir("2gib");
+    // The .ucas is a sparse file of zeros; the chunk is 32768 stored blocks.
+    let ucas = std::fs::File::create(dir.join("Big_P.ucas")).unwrap();
+    ucas.set_len(SIZE).unwrap();
+    drop(ucas);
+    let zeros = vec![0u8; 1 << 20];
+    let mut hasher = blake3::Hasher::new();
+    for _ in 0..SIZE / zeros.len() as u64 {
+        hasher.update(&zeros);
+    }
+    let hash: [u8; 20] = hasher.finalize().as_bytes()[..20].try_into().unwrap();
+    let blocks = (0..SIZE / BLOCK)
+        .map(|i| CompressionBlock {
+            offset: i * BLOCK,
+            compressed_size: BLOCK as u32,
+            uncompressed_size: BLOCK as u32,
+            method_index: 0,
+        })
+        .collect();
+    let utoc = write_toc(
+        &dir,
+        "Big_P",
+        BLOCK as u32,
+        &[],
+        vec![HandChunk {
+            id: bulk_id(7),
+            path: Some("Game/Content/Huge.ubulk".into()),
+            length: SIZE,
+            hash,
+            blocks,
+        }],
+        0,
+    );
+    let u = utoc.to_str().unwrap();
+    let (code, err, peak) = run_measured(&["verify", u]);
+    assert_eq!(code, 0, "{err}");
+    eprintln!("verify of a 2 GiB chunk: peak RSS {} MiB", peak / MIB);
+    assert!(peak < 256 * MIB, "verify peaked at {} MiB", peak / MIB);
+    let out = dir.join("out");
+    let (code, err, peak) = run_measured(&["unpack", u, out.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    eprintln!("unpack of a 2 GiB chunk: peak RSS {} MiB", peak / MIB);
+    assert!(peak < 256 * MIB, "unpack peaked at {} MiB", peak / MIB);
+    let written = out.join("Game/Content/Huge.ubulk");
+    assert_eq!(std::fs::metadata(&written).unwrap().len(), SIZE);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -1,0 +1,14 @@
+//! Integration tests: containers (one binary, one module per area).
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod iostore_bounded;
+mod iostore_cli;
+mod iostore_container_header;
+mod iostore_corpus;
+mod iostore_game_folder;
+mod iostore_hostile;
+mod iostore_round_trip;
+mod pak_bounded;
+mod pak_unrealpak;

@@ -1,0 +1,526 @@
+//! `zenpak extract` as a user runs it: containers zenpak builds from the
+//! corpus's packages (with the game beside them: a `global.utoc` holding
+//! the script objects, and a container with the packages they import),
+//! extracted by the real binary.
+
+use crate::common;
+use crate::extract_game;
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use zenpak::compression::Compression;
+use zenpak::extract::container::{extract, Containers, ExtractEvent, ExtractRequest};
+use zenpak::extract::ExtractOptions;
+use zenpak::iostore::chunk::ChunkType;
+use zenpak::iostore::directory_index::DirectoryIndex;
+use zenpak::iostore::toc::Toc;
+use zenpak::iostore::{ContainerBuilder, ContainerOptions};
+use zenpak::legacy::PackageFiles;
+use zenpak::zen::{convert, BulkDataKind};
+use zenpak::EngineVersion;
+
+use extract_game::{fallback_name, Game};
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("zenpak-extract-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn zenpak(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_zenpak"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Where a package of `name` lives in a container (as a cook lays it out).
+fn container_path(name: &str, is_map: bool) -> String {
+    let ext = if is_map { "umap" } else { "uasset" };
+    match name.strip_prefix("/Game/") {
+        Some(rest) => format!("TestGame/Content/{rest}.{ext}"),
+        None => {
+            let (mount, rest) = name[1..].split_once('/').unwrap();
+            match mount {
+                "Engine" => format!("Engine/Content/{rest}.{ext}"),
+                plugin => format!("TestGame/Plugins/{plugin}/Content/{rest}.{ext}"),
+            }
+        }
+    }
+}
+
+fn options() -> ContainerOptions {
+    ContainerOptions {
+        compression: Compression::Zlib,
+        block_size: 65536,
+        aes_key: None,
+        encryption_key_guid: [0; 16],
+        mount_point: "../../../".into(),
+    }
+}
+
+/// Builds `Mod_P` from the game's corpus packages, and the game folder: the
+/// script objects in `global.utoc`, the made-up imported packages in `Game_0_P`.
+fn build(dir: &Path, game: &Game) -> (PathBuf, PathBuf, PathBuf) {
+    let engine = game.engine;
+    let mut b = ContainerBuilder::create(dir, "Mod_P", engine, options()).unwrap();
+    let mut packages: Vec<_> = game.packages.iter().collect();
+    packages.sort_by_key(|p| p.converted.package_name.clone());
+    // One package per name (a corpus folder may hold two versions of one).
+    packages.dedup_by_key(|p| p.converted.package_id);
+    for (i, p) in packages.iter().enumerate() {
+        let is_map = p.path.extension().is_some_and(|x| x == "umap");
+        let path = container_path(&p.converted.package_name, is_map);
+        b.add_package(
+            p.converted.package_id,
+            &p.converted.package_bytes,
+            zenpak::iostore::container_header::StoreEntry {
+                load_order: i as u32,
+                ..p.converted.store_entry.clone()
+            },
+            &path,
+        )
+        .unwrap();
+        for (kind, data) in &p.converted.bulk_data {
+            let t = match kind {
+                BulkDataKind::Bulk => ChunkType::BulkData,
+                BulkDataKind::Optional => ChunkType::OptionalBulkData,
+                BulkDataKind::MemoryMapped => ChunkType::MemoryMappedBulkData,
+            };
+            let stem = path.rsplit_once('.').unwrap().0;
+            b.add_bulk_chunk(
+                p.converted.package_id,
+                t,
+                0,
+                data,
+                &format!("{stem}.{}", kind.extension()),
+            )
+            .unwrap();
+        }
+    }
+    b.add_loose_file("TestGame/Config/DefaultMod.ini", b"[Mod]\nEnabled=True\n")
+        .unwrap();
+    let mod_toc = b.finish().unwrap().utoc;
+
+    let game_dir = dir.join("Paks");
+    std::fs::create_dir_all(&game_dir).unwrap();
+    let mut g = ContainerBuilder::create(&game_dir, "Game_0_P", engine, options()).unwrap();
+    for (i, (name, bytes, imported)) in game.stubs.iter().enumerate() {
+        let entry = zenpak::iostore::container_header::StoreEntry {
+            export_bundles_size: bytes.len() as u64,
+            load_order: i as u32,
+            export_count: 0,
+            export_bundle_count: 1,
+            imported_packages: imported.clone(),
+            shader_map_hashes: Vec::new(),
+        };
+        g.add_package(
+            zenpak::hash::package_id(name),
+            bytes,
+            entry,
+            &container_path(name, false),
+        )
+        .unwrap();
+    }
+    g.finish().unwrap();
+    let script_objects = dir.join("ScriptObjects.bin");
+    std::fs::write(&script_objects, game.script_objects.write_ue5()).unwrap();
+    if engine.is_ue5() {
+        let mut global = ContainerBuilder::create(&game_dir, "global", engine, options()).unwrap();
+        global
+            .add_bulk_chunk(
+                0,
+                ChunkType::ScriptObjects,
+                0,
+                &game.script_objects.write_ue5(),
+                "Engine/ScriptObjects.bin",
+            )
+            .unwrap();
+        global.finish().unwrap();
+    }
+    (mod_toc, game_dir, script_objects)
+}
+
+/// Every corpus folder: build, extract with the binary (script objects from
+/// the folder's legacy packages, as the tests' stand-in for the game),
+/// compare with the cooked files, convert back.
+#[test]
+fn extracts_every_corpus_container() {
+    let Some(corpus) = common::corpus() else {
+        return;
+    };
+    for (folder, engine, paths) in extract_game::corpus_folders(&corpus) {
+        let folder_path = corpus.join(&folder);
+        let game = Game::load(&paths, engine);
+        let dir = temp_dir(&folder.replace('/', "_"));
+        let (mod_toc, game_dir, script_objects) = build(&dir, &game);
+        let out = dir.join("out");
+        let mut args = vec![
+            "extract",
+            mod_toc.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+            "--engine",
+            engine.as_str(),
+            "--game",
+            game_dir.to_str().unwrap(),
+        ];
+        args.extend(["--script-objects", folder_path.to_str().unwrap()]);
+        let _ = &script_objects;
+        let (code, stdout, stderr) = zenpak(&args);
+        assert_eq!(code, 0, "{folder}: {stderr}");
+        let names: BTreeSet<u64> = game
+            .packages
+            .iter()
+            .map(|p| p.converted.package_id)
+            .collect();
+        assert!(
+            stdout.contains(&format!("extracted {} packages", names.len())),
+            "{stdout}"
+        );
+        assert!(
+            stderr.contains("the container header is not a package"),
+            "{stderr}"
+        );
+        assert!(!stderr.contains("warning"), "{folder}: {stderr}");
+        assert_eq!(
+            std::fs::read(out.join("TestGame/Config/DefaultMod.ini")).unwrap(),
+            b"[Mod]\nEnabled=True\n"
+        );
+        let mut seen = BTreeSet::new();
+        for p in game
+            .packages
+            .iter()
+            .filter(|p| seen.insert(p.converted.package_id))
+        {
+            let is_map = p.path.extension().is_some_and(|x| x == "umap");
+            let header = out.join(container_path(&p.converted.package_name, is_map));
+            let files = PackageFiles::load(&header).unwrap();
+            assert_eq!(files.uexp, p.files.uexp, "{}: .uexp", p.path.display());
+            for companion in &p.files.bulk {
+                let written = header.with_extension(companion.kind.extension());
+                assert_eq!(
+                    std::fs::read(&written).unwrap(),
+                    companion.read().unwrap(),
+                    "{}",
+                    written.display()
+                );
+            }
+            let legacy = files.read_package(Some(engine)).unwrap();
+            let back = convert(&files, &legacy, engine, fallback_name(&p.path)).unwrap();
+            assert!(
+                back.package_bytes == p.converted.package_bytes,
+                "{}: converting the extracted package back differs",
+                p.path.display()
+            );
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+/// An engine-cooked folder with the script objects only from `global.utoc`
+/// (no classes: every import class is inferred) round-trips as well.
+#[test]
+fn engine_cooks_extract_with_the_global_chunk_alone() {
+    let Some(corpus) = common::corpus() else {
+        return;
+    };
+    let (_, engine, paths) = extract_game::corpus_folders(&corpus)
+        .into_iter()
+        .find(|(f, _, _)| f.ends_with("NanosWorld"))
+        .unwrap();
+    let game = Game::load(&paths, engine);
+    let dir = temp_dir("global");
+    let (mod_toc, game_dir, _) = build(&dir, &game);
+    let out = dir.join("out");
+    let (code, _, err) = zenpak(&[
+        "extract",
+        mod_toc.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--engine",
+        engine.as_str(),
+        "--game",
+        game_dir.to_str().unwrap(),
+        "--verify",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!err.contains("warning"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+fn clay(corpus: &Path) -> Game {
+    let (_, engine, paths) = extract_game::corpus_folders(corpus)
+        .into_iter()
+        .find(|(f, _, _)| f.ends_with("Clay"))
+        .unwrap();
+    Game::load(&paths, engine)
+}
+
+fn listed(dir: &Path) -> BTreeSet<String> {
+    walkdir::WalkDir::new(dir)
+        .into_iter()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_type().is_file())
+        .map(|e| {
+            e.path()
+                .strip_prefix(dir)
+                .unwrap()
+                .to_string_lossy()
+                .replace('\\', "/")
+        })
+        .collect()
+}
+
+#[test]
+fn filters_and_dependencies_select_packages() {
+    let Some(corpus) = common::corpus() else {
+        return;
+    };
+    let game = clay(&corpus);
+    let dir = temp_dir("filter");
+    let (mod_toc, game_dir, _) = build(&dir, &game);
+    let out = dir.join("widgets");
+    let base = [
+        "extract",
+        mod_toc.to_str().unwrap(),
+        "--engine",
+        "5.1",
+        "--game",
+        game_dir.to_str().unwrap(),
+        "--filter",
+        "/Game/FirstPerson/Blueprints/Widgets/**",
+    ];
+    let (code, _, err) = zenpak(&[&base[..], &["-o", out.to_str().unwrap()]].concat());
+    assert_eq!(code, 0, "{err}");
+    let files = listed(&out);
+    let headers: Vec<&String> = files.iter().filter(|f| f.ends_with(".uasset")).collect();
+    assert!(!headers.is_empty());
+    assert!(
+        headers
+            .iter()
+            .all(|f| f.starts_with("TestGame/Content/FirstPerson/Blueprints/Widgets/")),
+        "{headers:?}"
+    );
+    // The filter also keeps other files out.
+    assert!(!files.contains("TestGame/Config/DefaultMod.ini"));
+
+    let with = dir.join("with-deps");
+    let (code, _, err) =
+        zenpak(&[&base[..], &["-o", with.to_str().unwrap(), "--with-deps"]].concat());
+    assert_eq!(code, 0, "{err}");
+    let more = listed(&with);
+    assert!(more.len() > files.len(), "dependencies add packages");
+    // Exactly the selection's imports, transitively, among the container's packages.
+    let mut wanted: BTreeSet<u64> = game
+        .packages
+        .iter()
+        .filter(|p| {
+            p.converted
+                .package_name
+                .starts_with("/Game/FirstPerson/Blueprints/Widgets/")
+        })
+        .map(|p| p.converted.package_id)
+        .collect();
+    loop {
+        let before = wanted.len();
+        for p in &game.packages {
+            if wanted.contains(&p.converted.package_id) {
+                wanted.extend(p.converted.store_entry.imported_packages.iter().copied());
+            }
+        }
+        let stubs: BTreeSet<u64> = game
+            .stubs
+            .iter()
+            .map(|s| zenpak::hash::package_id(&s.0))
+            .collect();
+        for (name, _, imported) in &game.stubs {
+            if wanted.contains(&zenpak::hash::package_id(name)) {
+                wanted.extend(imported.iter().copied());
+            }
+        }
+        let _ = stubs;
+        if wanted.len() == before {
+            break;
+        }
+    }
+    let mut expected: BTreeSet<String> = BTreeSet::new();
+    for p in &game.packages {
+        if wanted.contains(&p.converted.package_id) {
+            expected.insert(container_path(&p.converted.package_name, false));
+        }
+    }
+    for (name, _, _) in &game.stubs {
+        if wanted.contains(&zenpak::hash::package_id(name)) {
+            expected.insert(container_path(name, false));
+        }
+    }
+    let got: BTreeSet<String> = more
+        .iter()
+        .filter(|f| f.ends_with(".uasset"))
+        .cloned()
+        .collect();
+    assert_eq!(got, expected);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn unresolved_imports_are_named_and_can_be_allowed() {
+    let Some(corpus) = common::corpus() else {
+        return;
+    };
+    let game = clay(&corpus);
+    let dir = temp_dir("unresolved");
+    let (mod_toc, _, _) = build(&dir, &game);
+    let out = dir.join("out");
+    let args = [
+        "extract",
+        mod_toc.to_str().unwrap(),
+        "--engine",
+        "5.1",
+        "-o",
+        out.to_str().unwrap(),
+    ];
+    let (code, _, err) = zenpak(&args);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("import map > import"), "{err}");
+    assert!(err.contains("no script objects were given"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    let (code, out_text, err) = zenpak(&[&args[..], &["--allow-unresolved", "--force"]].concat());
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("is written as"), "{err}");
+    assert!(out_text.contains("extracted 167 packages"), "{out_text}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn output_folder_rules() {
+    let Some(corpus) = common::corpus() else {
+        return;
+    };
+    let game = clay(&corpus);
+    let dir = temp_dir("output");
+    let (mod_toc, game_dir, _) = build(&dir, &game);
+    let out = dir.join("out");
+    std::fs::create_dir_all(&out).unwrap();
+    std::fs::write(out.join("mine.txt"), b"keep me").unwrap();
+    let args = [
+        "extract",
+        mod_toc.to_str().unwrap(),
+        "--engine",
+        "5.1",
+        "--game",
+        game_dir.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ];
+    let (code, _, err) = zenpak(&args);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("not empty") && err.contains("--force"),
+        "{err}"
+    );
+    let (code, _, err) = zenpak(&[&args[..], &["--force", "--json"]].concat());
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(std::fs::read(out.join("mine.txt")).unwrap(), b"keep me");
+    assert!(
+        !listed(&out).iter().any(|f| f.contains("zenpak-tmp")),
+        "no temporary files are left"
+    );
+    let file = dir.join("a-file");
+    std::fs::write(&file, b"x").unwrap();
+    let (code, _, err) = zenpak(&[
+        "extract",
+        mod_toc.to_str().unwrap(),
+        "--engine",
+        "5.1",
+        "-o",
+        file.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2, "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn paths_never_leave_the_output_folder() {
+    let Some(corpus) = common::corpus() else {
+        return;
+    };
+    let game = clay(&corpus);
+    let dir = temp_dir("escape");
+    let (mod_toc, game_dir, _) = build(&dir, &game);
+    // A directory index whose first package claims a path that climbs out.
+    let mut toc = Toc::read(&std::fs::read(&mod_toc).unwrap()).unwrap();
+    let package = (0..toc.chunk_ids.len())
+        .find(|&i| toc.chunk_ids[i].chunk_type(true) == ChunkType::ExportBundleData)
+        .unwrap();
+    let mut index = DirectoryIndex::new("../../../");
+    index
+        .add_file("../../escaped.uasset", package as u32)
+        .unwrap();
+    toc.directory_index = index.write();
+    toc.header.directory_index_size = toc.directory_index.len() as u32;
+    std::fs::write(&mod_toc, toc.write()).unwrap();
+    let out = dir.join("a/b/out");
+    let (code, _, err) = zenpak(&[
+        "extract",
+        mod_toc.to_str().unwrap(),
+        "--engine",
+        "5.1",
+        "--game",
+        game_dir.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("refusing"), "{err}");
+    assert!(!dir.join("a/escaped.uasset").exists() && !dir.join("a/b/escaped.uasset").exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The library reports progress: one plan, then one event per package.
+#[test]
+fn progress_events() {
+    let Some(corpus) = common::corpus() else {
+        return;
+    };
+    let game = clay(&corpus);
+    let dir = temp_dir("events");
+    let (mod_toc, game_dir, _) = build(&dir, &game);
+    let source = Containers::open(&[mod_toc], Some(&game_dir), None).unwrap();
+    let request = ExtractRequest {
+        engine: EngineVersion::UE5_1,
+        output: dir.join("out"),
+        filters: Vec::new(),
+        with_dependencies: false,
+        force: false,
+        options: ExtractOptions::default(),
+    };
+    let mut events = Vec::new();
+    let summary = extract(&source, &request, None, &mut |e| events.push(e.clone())).unwrap();
+    assert!(summary.failures.is_empty(), "{:?}", summary.failures);
+    assert!(
+        matches!(events[0], ExtractEvent::Planned { packages: 167, .. }),
+        "{:?}",
+        events[0]
+    );
+    let done: Vec<usize> = events
+        .iter()
+        .filter_map(|e| match e {
+            ExtractEvent::Package { done, .. } => Some(*done),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(done, (1..=167).collect::<Vec<_>>());
+    assert_eq!(summary.packages, 167);
+    assert!(summary.script_objects > 0);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -1,0 +1,11 @@
+//! Integration tests: extract (one binary, one module per area).
+
+#[path = "../common/mod.rs"]
+mod common;
+#[path = "../extract_game/mod.rs"]
+mod extract_game;
+
+mod extract_cli;
+mod extract_mutation;
+mod extract_round_trip;
+mod extract_script_objects;

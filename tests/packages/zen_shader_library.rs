@@ -1,0 +1,421 @@
+//! Shader libraries in a container (issue 18): a cooked
+//! `ShaderArchive-<library>-<format>.ushaderbytecode` becomes a library
+//! header chunk and shader group chunks as the engine's IoStore tool makes
+//! them (`ConvertToIoStoreShaderLibrary`, `CreateIoStoreShaderCodeArchiveHeader`),
+//! the packages that use its shader maps list them in their store entries,
+//! and `verify` checks that each listed shader map has its chunks.
+//!
+//! Evidence: `retoc/UE5.4/ShaderArchive-NuclearNightmare-PCD3D_SM6-PCD3D_SM6`
+//! (a cooked archive's header, without code, and the engine-written library
+//! header of the same library) and the engine-written global library
+//! `ShaderArchive-Global-PCD3D_SM6-PCD3D_SM6.ushaderbytecode` (already in
+//! the IoStore layout).
+
+use crate::common;
+
+use std::path::Path;
+
+use zenpak::compression::Compression;
+use zenpak::iostore::chunk::{ChunkId, ChunkType};
+use zenpak::iostore::container_header::StoreEntry;
+use zenpak::iostore::shader_library::{
+    convert, io_store_header, IoStoreShaderArchive, ShaHash, ShaderArchive, ShaderAssetInfo,
+    ShaderCodeEntry, ShaderMapEntry,
+};
+use zenpak::iostore::{Container, ContainerBuilder, ContainerOptions};
+use zenpak::EngineVersion;
+
+const LIBRARY: &str = "ShaderArchive-NuclearNightmare-PCD3D_SM6-PCD3D_SM6";
+
+/// The engine's grouping of the corpus library, from its cooked header:
+/// the same groups (chunk ids from the shaders' hashes and sizes), the same
+/// packed shader entries and the same shader index table as the library
+/// header the engine wrote. Only compressed sizes differ in kind (the
+/// engine recompresses groups with Oodle).
+#[test]
+fn grouping_matches_the_engine_written_library() {
+    let Some(corpus) = common::corpus() else {
+        return;
+    };
+    let dir = corpus.join("retoc/UE5.4");
+    let cooked = std::fs::read(dir.join(format!("{LIBRARY}.ushaderbytecode"))).unwrap();
+    let engine = std::fs::read(dir.join(format!("{LIBRARY}.uzenshaderbytecode"))).unwrap();
+    let archive = ShaderArchive::read(&cooked).unwrap();
+    let expected = IoStoreShaderArchive::read(&engine).unwrap();
+    let (ours, groups) = io_store_header(&archive, "PCD3D_SM6", EngineVersion::UE5_4).unwrap();
+    assert_eq!(archive.shader_hashes.len(), 29_285);
+    assert_eq!(expected.group_entries.len(), 2_423);
+    assert_eq!(groups.len(), 2_423);
+    assert_eq!(ours.group_chunk_ids, expected.group_chunk_ids);
+    assert_eq!(ours.shader_entries, expected.shader_entries);
+    assert_eq!(ours.shader_indices, expected.shader_indices);
+    assert_eq!(ours.shader_map_entries, expected.shader_map_entries);
+    let layout = |h: &IoStoreShaderArchive| -> Vec<(u32, u32, u32)> {
+        h.group_entries
+            .iter()
+            .map(|g| (g.shader_indices_offset, g.num_shaders, g.uncompressed_size))
+            .collect()
+    };
+    assert_eq!(layout(&ours), layout(&expected));
+}
+
+/// The engine-written library headers read and write back byte for byte.
+#[test]
+fn engine_library_headers_rewrite_identically() {
+    let Some(corpus) = common::corpus() else {
+        return;
+    };
+    let dir = corpus.join("retoc/UE5.4");
+    for name in [
+        format!("{LIBRARY}.uzenshaderbytecode"),
+        "ShaderArchive-Global-PCD3D_SM6-PCD3D_SM6.ushaderbytecode".to_string(),
+    ] {
+        let bytes = std::fs::read(dir.join(&name)).unwrap();
+        let library = IoStoreShaderArchive::read(&bytes).unwrap();
+        assert_eq!(library.write(), bytes, "{name}");
+    }
+}
+
+/// How a synthetic shader is stored in the cooked archive.
+#[derive(Clone, Copy)]
+enum Stored {
+    Raw,
+    Zstd,
+    Lz4,
+    /// Shorter than the code and no method zenpak knows decodes it (as
+    /// Oodle-compressed shaders are to zenpak).
+    Opaque,
+}
+
+/// A synthetic shader: code, how the cook stored it, frequency.
+type Shader = (Vec<u8>, Stored, u8);
+
+/// A shader's code: `size` bytes that compress well, distinct per `seed`.
+fn code(seed: u8, size: usize) -> Vec<u8> {
+    (0..size)
+        .map(|i| seed.wrapping_add((i / 7) as u8))
+        .collect()
+}
+
+fn hash(tag: u8, seed: u8) -> ShaHash {
+    let mut h = [tag; 20];
+    h[0] = seed;
+    h
+}
+
+/// A cooked archive of `shaders` (code, storage, frequency) used by
+/// `maps` (shader indices per map), laid out as `Finalize` lays it out.
+fn cooked_archive(shaders: &[Shader], maps: &[Vec<u32>]) -> Vec<u8> {
+    let mut archive_code = Vec::new();
+    let mut entries = Vec::new();
+    for (code, stored, frequency) in shaders {
+        let bytes = match stored {
+            Stored::Raw => code.clone(),
+            Stored::Zstd => Compression::Zstd.compress(code).unwrap(),
+            Stored::Lz4 => Compression::Lz4.compress(code).unwrap(),
+            Stored::Opaque => vec![0xFF; code.len() / 2],
+        };
+        entries.push(ShaderCodeEntry {
+            offset: archive_code.len() as u64,
+            size: bytes.len() as u32,
+            uncompressed_size: code.len() as u32,
+            frequency: *frequency,
+        });
+        archive_code.extend_from_slice(&bytes);
+    }
+    let mut indices = Vec::new();
+    let mut map_entries = Vec::new();
+    for shaders in maps {
+        map_entries.push(ShaderMapEntry {
+            shader_indices_offset: indices.len() as u32,
+            num_shaders: shaders.len() as u32,
+            first_preload_index: 0,
+            num_preload_entries: 0,
+        });
+        indices.extend_from_slice(shaders);
+    }
+    let mut archive = ShaderArchive {
+        shader_map_hashes: (0..maps.len() as u8).map(|m| hash(0xAA, m)).collect(),
+        shader_hashes: (0..shaders.len() as u8).map(|s| hash(0x55, s)).collect(),
+        shader_map_entries: map_entries,
+        shader_entries: entries,
+        preload_entries: Vec::new(),
+        shader_indices: indices,
+        code_offset: 0,
+    };
+    archive.set_preload_entries();
+    archive.write(&archive_code)
+}
+
+/// Five shaders: two maps sharing shader 0; raw, zstd and LZ4 storage.
+fn sample_shaders() -> (Vec<Shader>, Vec<Vec<u32>>) {
+    let shaders = vec![
+        (code(1, 3000), Stored::Zstd, 0),
+        (code(2, 1200), Stored::Raw, 5),
+        (code(3, 4000), Stored::Lz4, 0),
+        (code(4, 900), Stored::Zstd, 5),
+        (code(5, 2500), Stored::Raw, 5),
+    ];
+    let maps = vec![vec![0, 1, 2], vec![0, 3, 4]];
+    (shaders, maps)
+}
+
+fn asset_info(maps: &[(ShaHash, &str)]) -> String {
+    let entries: Vec<String> = maps
+        .iter()
+        .map(|(h, package)| {
+            let hex: String = h.iter().map(|b| format!("{b:02X}")).collect();
+            format!(r#"{{"ShaderMapHash":"{hex}","Assets":["{package}"]}}"#)
+        })
+        .collect();
+    format!(
+        r#"{{"AssetInfoVersion":2,"ShaderCodeToAssets":[{}]}}"#,
+        entries.join(",")
+    )
+}
+
+/// Each shader's code back from a library and its groups.
+fn shaders_back(
+    library: &IoStoreShaderArchive,
+    group: impl Fn(&ChunkId) -> Vec<u8>,
+) -> Vec<Vec<u8>> {
+    let (archive, code) = ShaderArchive::from_io_store(library, |_, id| Ok(group(id))).unwrap();
+    archive
+        .shader_entries
+        .iter()
+        .map(|e| {
+            let bytes = &code[e.offset as usize..(e.offset + e.size as u64) as usize];
+            if e.size == e.uncompressed_size {
+                bytes.to_vec()
+            } else {
+                // Kept as the cook compressed it (a group of one).
+                [Compression::Zstd, Compression::Lz4]
+                    .iter()
+                    .find_map(|m| m.decompress(bytes, e.uncompressed_size as usize).ok())
+                    .unwrap()
+            }
+        })
+        .collect()
+}
+
+/// A UE 5.4 mod with a package and a shader library the package uses,
+/// built as a user builds it: the library becomes chunks (the asset info is
+/// not packed), the package's store entry lists its shader maps sorted,
+/// `zenpak verify` passes, and the shaders come back from the container.
+#[test]
+fn a_library_goes_through_a_build_and_back() {
+    use zenpak::build::{build, BuildOptions, Silent};
+    use zenpak::manifest::Manifest;
+    use zenpak::scaffold::{write_mod, NewMod};
+    let Some(corpus) = common::corpus() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("LampMod");
+    let new = NewMod {
+        name: "LampMod".into(),
+        engine: EngineVersion::UE5_4,
+        project: "LampGame".into(),
+        git: false,
+    };
+    write_mod(&repo, &new).unwrap();
+    let content = repo.join("Cooked/LampGame/Content");
+    let blueprints = content.join("Billiards/Blueprints");
+    std::fs::create_dir_all(&blueprints).unwrap();
+    for ext in ["uasset", "uexp"] {
+        let from = corpus.join(format!("retoc/UE5.4/BP_Table_Lamp.{ext}"));
+        std::fs::copy(from, blueprints.join(format!("BP_Table_Lamp.{ext}"))).unwrap();
+    }
+    let (shaders, maps) = sample_shaders();
+    let library_name = "ShaderArchive-LampGame-PCD3D_SM6.ushaderbytecode";
+    std::fs::write(content.join(library_name), cooked_archive(&shaders, &maps)).unwrap();
+    let package = "/Game/Billiards/Blueprints/BP_Table_Lamp";
+    // Listed out of order: the store entry sorts them.
+    let info = asset_info(&[(hash(0xAA, 1), package), (hash(0xAA, 0), package)]);
+    std::fs::write(
+        content.join("ShaderAssetInfo-LampGame-PCD3D_SM6.assetinfo.json"),
+        info,
+    )
+    .unwrap();
+
+    let manifest = Manifest::load(&repo.join("mod.toml")).unwrap();
+    build(&manifest, &BuildOptions::default(), &Silent).unwrap();
+    let utoc = &zenpak::release::artifact_paths(&manifest)[0];
+    let status = std::process::Command::new(env!("CARGO_BIN_EXE_zenpak"))
+        .arg("verify")
+        .arg(utoc)
+        .status()
+        .unwrap();
+    assert!(status.success(), "zenpak verify failed");
+
+    let container = Container::open(utoc, None).unwrap();
+    let header = container.container_header().unwrap().unwrap();
+    let (_, entry) = header
+        .packages
+        .iter()
+        .find(|(id, _)| *id == zenpak::hash::package_id(package))
+        .unwrap();
+    assert_eq!(entry.shader_map_hashes, vec![hash(0xAA, 0), hash(0xAA, 1)]);
+    let chunks = container.chunks();
+    let library_chunk = chunks
+        .iter()
+        .find(|c| c.chunk_type == ChunkType::ShaderCodeLibrary)
+        .unwrap();
+    assert_eq!(
+        library_chunk.path.as_deref(),
+        Some(format!("LampGame/Content/{library_name}").as_str())
+    );
+    let pak = zenpak::pak::PakReader::open(&utoc.with_extension("pak"), None).unwrap();
+    assert!(pak
+        .entries
+        .iter()
+        .all(|e| !e.path.contains("ShaderAssetInfo")));
+    assert!(pak
+        .entries
+        .iter()
+        .all(|e| !e.path.contains("ShaderArchive")));
+
+    let library =
+        IoStoreShaderArchive::read(&container.read_chunk(library_chunk.index).unwrap()).unwrap();
+    let back = shaders_back(&library, |id| {
+        container.read_chunk(container.find(id).unwrap()).unwrap()
+    });
+    let original: Vec<Vec<u8>> = shaders.iter().map(|(c, _, _)| c.clone()).collect();
+    assert_eq!(back, original);
+}
+
+/// Builds a 5.4 container holding the sample library (with `drop_group`
+/// group chunks left out) and one package that uses both shader maps;
+/// returns what `verify` reports.
+fn container_with_library(dir: &Path, drop_group: Option<usize>) -> (Vec<String>, Vec<String>) {
+    let (shaders, maps) = sample_shaders();
+    let engine = EngineVersion::UE5_4;
+    let name = "ShaderArchive-Lib-PCD3D_SM6.ushaderbytecode";
+    let package = "/Game/Lib";
+    let info = ShaderAssetInfo::read(
+        asset_info(&[(hash(0xAA, 0), package), (hash(0xAA, 1), package)]).as_bytes(),
+    )
+    .unwrap();
+    let mut library = convert(name, &cooked_archive(&shaders, &maps), Some(&info), engine).unwrap();
+    if let Some(group) = drop_group {
+        library.group_chunks.remove(group);
+    }
+    let mut builder =
+        ContainerBuilder::create(dir, "Lib_P", engine, ContainerOptions::default()).unwrap();
+    let id = zenpak::hash::package_id(package);
+    builder
+        .add_package(
+            id,
+            b"zen package",
+            StoreEntry::default(),
+            "Game/Content/Lib.uasset",
+        )
+        .unwrap();
+    builder
+        .add_shader_library(&library, &format!("Game/Content/{name}"))
+        .unwrap();
+    let written = builder.finish().unwrap();
+    let report = Container::open(&written.utoc, None).unwrap().verify();
+    let text = |list: Vec<zenpak::diagnostic::Diagnostic>| -> Vec<String> {
+        list.into_iter().map(|d| d.message).collect()
+    };
+    (text(report.errors), text(report.warnings))
+}
+
+/// `verify` checks every shader map a store entry lists: with all groups
+/// present it reports nothing; without one group, the shader maps using it
+/// are reported.
+#[test]
+fn verify_checks_each_listed_shader_map_has_its_chunks() {
+    let dir = tempfile::tempdir().unwrap();
+    let (errors, warnings) = container_with_library(&dir.path().join("whole"), None);
+    assert!(errors.is_empty(), "{errors:?}");
+    assert!(
+        warnings.iter().all(|w| !w.contains("shader")),
+        "{warnings:?}"
+    );
+    let (errors, _) = container_with_library(&dir.path().join("cut"), Some(0));
+    let missing: Vec<&String> = errors
+        .iter()
+        .filter(|e| e.contains("shader group chunk"))
+        .collect();
+    assert!(!missing.is_empty(), "{errors:?}");
+}
+
+/// The groups, fewest shader maps first: {1, 2} (map 0 only), {3, 4}
+/// (map 1 only), then shader 0 (both maps) alone; each sorted by size. A
+/// group of one keeps the cook's compressed bytes; a larger group holds
+/// its shaders uncompressed.
+#[test]
+fn groups_follow_the_shader_maps_that_use_them() {
+    let (shaders, maps) = sample_shaders();
+    let bytes = cooked_archive(&shaders, &maps);
+    let library = convert(
+        "ShaderArchive-L-PCD3D_SM6.ushaderbytecode",
+        &bytes,
+        None,
+        EngineVersion::UE5_4,
+    )
+    .unwrap();
+    let groups: Vec<Vec<u32>> = library
+        .header
+        .group_entries
+        .iter()
+        .map(|g| {
+            let start = g.shader_indices_offset as usize;
+            library.header.shader_indices[start..start + g.num_shaders as usize].to_vec()
+        })
+        .collect();
+    assert_eq!(groups, vec![vec![1, 2], vec![3, 4], vec![0]]);
+    let zstd = Compression::Zstd.compress(&shaders[0].0).unwrap();
+    assert_eq!(library.group_chunks[2].1, zstd);
+    let compressed = library.header.group_entries[2].compressed_size;
+    assert_eq!(compressed as usize, zstd.len());
+    let group_0 = [shaders[1].0.clone(), shaders[2].0.clone()].concat();
+    assert_eq!(library.group_chunks[0].1, group_0);
+    let compressed = library.header.group_entries[0].compressed_size;
+    assert_eq!(compressed as usize, group_0.len());
+    assert_eq!(library.split_groups, 0);
+}
+
+/// A group holding a shader no known method decodes (Oodle, to zenpak) is
+/// stored one shader per group, each as the cook stored it.
+#[test]
+fn undecodable_groups_are_stored_one_shader_per_group() {
+    let (mut shaders, maps) = sample_shaders();
+    shaders[2].1 = Stored::Opaque;
+    let bytes = cooked_archive(&shaders, &maps);
+    let library = convert(
+        "ShaderArchive-L-PCD3D_SM6.ushaderbytecode",
+        &bytes,
+        None,
+        EngineVersion::UE5_4,
+    )
+    .unwrap();
+    assert_eq!(library.split_groups, 1);
+    assert_eq!(library.header.group_entries.len(), 4);
+    let opaque = library
+        .group_chunks
+        .iter()
+        .find(|(_, data)| data.iter().all(|&b| b == 0xFF))
+        .unwrap();
+    assert_eq!(opaque.1.len(), 2000);
+}
+
+/// Preload ranges as `Finalize` computes them: a shader map's code merged
+/// across gaps of at most 1 KiB, split beyond.
+#[test]
+fn preload_ranges_merge_small_gaps() {
+    let shaders = vec![
+        (code(1, 100), Stored::Raw, 0),
+        (code(2, 1024), Stored::Raw, 0),
+        (code(3, 100), Stored::Raw, 0),
+        (code(4, 1025), Stored::Raw, 0),
+        (code(5, 100), Stored::Raw, 0),
+    ];
+    let bytes = cooked_archive(&shaders, &[vec![4, 2, 0]]);
+    let archive = ShaderArchive::read(&bytes).unwrap();
+    // 0 at 0..100, 2 at 1124..1224 (gap 1024: merged), 4 at 2249..2349 (gap 1025).
+    assert_eq!(archive.preload_entries, vec![(0, 1224), (2249, 100)]);
+    assert_eq!(archive.shader_map_entries[0].num_preload_entries, 2);
+}

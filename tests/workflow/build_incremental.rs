@@ -1,0 +1,265 @@
+//! Reproducible and incremental builds, and failing builds that leave no
+//! partial output. Driven through the `zenpak` binary, as CI drives it.
+
+use crate::common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn zenpak(dir: &Path, args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_zenpak"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("run zenpak")
+}
+
+/// A mod made by `zenpak new` holding the 5.6 packages of the shared corpus.
+fn corpus_mod(corpus: &Path, parent: &Path) -> PathBuf {
+    let out = zenpak(
+        parent,
+        &["new", "Repro", "--engine", "5.6", "--project", "Proj"],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let repo = parent.join("Repro");
+    let content = repo.join("Cooked/Proj/Content");
+    // Each where the package says it was cooked.
+    for (folder, name) in [
+        ("LevelPrototyping/Meshes", "SM_Cube"),
+        ("Characters/Mannequins/Textures/Quinn", "T_Quinn_01_D"),
+        ("ThirdPerson/Blueprints", "BP_ThirdPersonCharacter"),
+    ] {
+        let to = content.join(folder);
+        std::fs::create_dir_all(&to).unwrap();
+        for ext in ["uasset", "uexp", "ubulk"] {
+            let from = corpus.join(format!("retoc/UE5.6/{name}.{ext}"));
+            if from.exists() {
+                std::fs::copy(&from, to.join(format!("{name}.{ext}"))).unwrap();
+            }
+        }
+    }
+    repo
+}
+
+fn json_lines(out: &std::process::Output) -> Vec<serde_json::Value> {
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON: {l}: {e}")))
+        .collect()
+}
+
+fn finished(lines: &[serde_json::Value]) -> &serde_json::Value {
+    lines
+        .iter()
+        .find(|l| l["reason"] == "build-finished")
+        .expect("a build-finished line")
+}
+
+fn artifact_sums(line: &serde_json::Value) -> Vec<String> {
+    line["artifacts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["blake3"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn builds_are_reproducible_and_incremental() {
+    let Some(corpus) = common::corpus() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let repo = corpus_mod(&corpus, dir.path());
+
+    let first = zenpak(&repo, &["build", "--message-format", "json"]);
+    assert!(
+        first.status.success(),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+    let first = json_lines(&first);
+    let done = finished(&first);
+    assert_eq!(done["converted"], 3);
+    assert_eq!(first.iter().filter(|l| l["reason"] == "package").count(), 3);
+    let sums = artifact_sums(done);
+    assert_eq!(sums.len(), 3);
+
+    // Nothing changed: nothing converted, nothing rewritten.
+    let utoc = repo.join("target/Repro_P.utoc");
+    let written_at = std::fs::metadata(&utoc).unwrap().modified().unwrap();
+    let again = json_lines(&zenpak(&repo, &["build", "--message-format", "json"]));
+    assert_eq!(finished(&again)["converted"], 0);
+    assert_eq!(finished(&again)["up_to_date"], true);
+    assert_eq!(
+        std::fs::metadata(&utoc).unwrap().modified().unwrap(),
+        written_at
+    );
+
+    // A clean rebuild from scratch gives the same bytes.
+    assert!(zenpak(&repo, &["clean", "--quiet"]).status.success());
+    assert!(!repo.join("target").exists());
+    let fresh = json_lines(&zenpak(&repo, &["build", "--message-format", "json"]));
+    assert_eq!(artifact_sums(finished(&fresh)), sums);
+    let forced = json_lines(&zenpak(
+        &repo,
+        &["build", "--force", "--message-format", "json"],
+    ));
+    assert_eq!(finished(&forced)["converted"], 3);
+    assert_eq!(artifact_sums(finished(&forced)), sums);
+
+    // One file changed: only its package is converted again.
+    let uexp = repo.join("Cooked/Proj/Content/LevelPrototyping/Meshes/SM_Cube.uexp");
+    let mut bytes = std::fs::read(&uexp).unwrap();
+    let last = bytes.len() - 5;
+    bytes[last] ^= 0x01;
+    std::fs::write(&uexp, &bytes).unwrap();
+    let changed = json_lines(&zenpak(&repo, &["build", "--message-format", "json"]));
+    assert_eq!(finished(&changed)["converted"], 1);
+    let reconverted: Vec<&serde_json::Value> = changed
+        .iter()
+        .filter(|l| l["reason"] == "package" && l["reused"] == false)
+        .collect();
+    assert_eq!(reconverted.len(), 1);
+    assert!(reconverted[0]["package"]
+        .as_str()
+        .unwrap()
+        .ends_with("/SM_Cube"));
+    assert_ne!(artifact_sums(finished(&changed)), sums);
+    // What came from the cache (export and bulk data kept by reference) is
+    // exactly what converting everything again gives.
+    let reconverted_all = json_lines(&zenpak(
+        &repo,
+        &["build", "--force", "--message-format", "json"],
+    ));
+    assert_eq!(finished(&reconverted_all)["converted"], 3);
+    assert_eq!(
+        artifact_sums(finished(&reconverted_all)),
+        artifact_sums(finished(&changed))
+    );
+
+    // The release archive holds the triplet under ~mods/ with its sums.
+    let package = json_lines(&zenpak(&repo, &["package", "--message-format", "json"]));
+    let package = package
+        .iter()
+        .find(|l| l["reason"] == "release-archive")
+        .expect("a release-archive line");
+    let archive = PathBuf::from(package["path"].as_str().unwrap());
+    assert!(archive.is_file());
+    let names: Vec<&str> = package["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "~mods/Repro_P.utoc",
+            "~mods/Repro_P.ucas",
+            "~mods/Repro_P.pak"
+        ]
+    );
+
+    // Installing copies the triplet into the game's ~mods folder.
+    let game = dir.path().join("Game");
+    std::fs::create_dir_all(game.join("Proj/Content/Paks")).unwrap();
+    assert!(
+        zenpak(&repo, &["install", "--game-dir", game.to_str().unwrap()])
+            .status
+            .success()
+    );
+    assert!(game.join("Proj/Content/Paks/~mods/Repro_P.ucas").is_file());
+}
+
+#[test]
+fn a_broken_package_fails_the_build_without_partial_output() {
+    let Some(corpus) = common::corpus() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let repo = corpus_mod(&corpus, dir.path());
+    let uexp = repo.join("Cooked/Proj/Content/ThirdPerson/Blueprints/BP_ThirdPersonCharacter.uexp");
+    let bytes = std::fs::read(&uexp).unwrap();
+    std::fs::write(&uexp, &bytes[..bytes.len() / 3]).unwrap();
+
+    let out = zenpak(&repo, &["build"]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("BP_ThirdPersonCharacter"), "{stderr}");
+    let leftovers: Vec<String> = std::fs::read_dir(repo.join("target"))
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    assert!(
+        leftovers
+            .iter()
+            .all(|name| name == ".zenpak-cache" || name == ".zenpak-lock"),
+        "no triplet or temporary file may be left: {leftovers:?}"
+    );
+
+    // Usage errors exit with 2.
+    let bad = zenpak(&repo, &["build", "--manifest-path", "does-not-exist.toml"]);
+    assert_eq!(bad.status.code(), Some(2));
+}
+
+#[test]
+fn check_lists_problems_and_what_the_game_must_have() {
+    let Some(corpus) = common::corpus() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let repo = corpus_mod(&corpus, dir.path());
+    let ok = zenpak(&repo, &["check", "--message-format", "json"]);
+    assert!(
+        ok.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ok.stdout)
+    );
+    let lines = json_lines(&ok);
+    let report = lines.iter().find(|l| l["reason"] == "check").unwrap();
+    assert_eq!(report["packages"], 3);
+    // The character imports the mannequin meshes and animations of the template: not in the mod.
+    let needed: Vec<&str> = report["must_exist_in_game"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert!(!needed.is_empty());
+    assert!(
+        needed
+            .iter()
+            .all(|n| n.starts_with('/') && !n.starts_with("/Script/")),
+        "{needed:?}"
+    );
+
+    let meshes = repo.join("Cooked/Proj/Content/LevelPrototyping/Meshes");
+    std::fs::remove_file(meshes.join("SM_Cube.uexp")).unwrap();
+    let textures = repo.join("Cooked/Proj/Content/Characters/Mannequins/Textures/Quinn");
+    for ext in ["uasset", "uexp", "ubulk"] {
+        std::fs::copy(
+            textures.join(format!("T_Quinn_01_D.{ext}")),
+            textures.join(format!("t_quinn_01_d.{ext}")),
+        )
+        .unwrap();
+    }
+    let bad = zenpak(&repo, &["check", "--message-format", "json"]);
+    assert_eq!(bad.status.code(), Some(1));
+    let problems: String = json_lines(&bad)
+        .iter()
+        .filter(|l| l["reason"] == "diagnostic" && l["level"] == "error")
+        .map(|l| l.to_string())
+        .collect();
+    assert!(problems.contains("SM_Cube.uexp"), "{problems}");
+    assert!(problems.contains("is missing"), "{problems}");
+    assert!(problems.contains("differ only in case"), "{problems}");
+    assert!(!repo.join("target").exists(), "check writes nothing");
+}

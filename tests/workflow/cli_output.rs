@@ -1,0 +1,520 @@
+//! One output policy for every command, checked on the real binary: with
+//! `--message-format json` every stdout line is one JSON object of the one
+//! schema below (errors included), the last one `finished` with the exit
+//! code; exit codes are 0 ok / 1 failed / 2 usage or manifest error; and
+//! `--quiet` prints nothing on stdout for a success.
+
+use crate::common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+/// Every `reason` a JSON line may have.
+const REASONS: &[&str] = &[
+    "diagnostic",
+    "finished",
+    "package",
+    "build-finished",
+    "check",
+    "mod-created",
+    "diff",
+    "converted",
+    "inspected",
+    "files",
+    "verified",
+    "unpacked",
+    "written",
+    "dependencies",
+    "consolidated",
+    "extracted",
+    "release-archive",
+    "installed",
+    "uninstalled",
+    "cleaned",
+    "man-pages",
+    "version",
+];
+
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+fn zenpak(dir: &Path, args: &[&str]) -> Run {
+    let out = Command::new(env!("CARGO_BIN_EXE_zenpak"))
+        .args(args)
+        .current_dir(dir)
+        .env_remove("ZENPAK_GAME_DIR")
+        .env("ZENPAK_CONFIG", dir.join("no-user-config.toml"))
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("run zenpak");
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+fn optional_string(line: &Value, key: &str) {
+    let value = &line[key];
+    assert!(
+        value.is_null() || value.is_string(),
+        "`{key}` must be a string when present: {line}"
+    );
+}
+
+/// Checks one diagnostic line's fields and their JSON types.
+fn check_diagnostic(line: &Value) {
+    let level = line["level"].as_str().unwrap_or_default();
+    assert!(
+        ["error", "warning", "note"].contains(&level),
+        "diagnostic level: {line}"
+    );
+    assert!(
+        line["code"].as_str().is_some_and(|c| !c.is_empty()),
+        "diagnostic code: {line}"
+    );
+    assert!(
+        line["message"].as_str().is_some_and(|m| !m.is_empty()),
+        "diagnostic message: {line}"
+    );
+    optional_string(line, "file");
+    optional_string(line, "hint");
+    assert!(
+        line["structure"].is_null() || line["structure"].is_array(),
+        "diagnostic structure: {line}"
+    );
+    for key in ["offset", "line", "column"] {
+        assert!(
+            line[key].is_null() || line[key].is_u64(),
+            "diagnostic {key}: {line}"
+        );
+    }
+}
+
+/// Parses and checks every stdout line of a `--message-format json` run;
+/// returns the lines.
+fn json_lines(run: &Run, command: &str, expected_code: i32) -> Vec<Value> {
+    assert_eq!(
+        run.code, expected_code,
+        "{command}: exit code\nstdout:\n{}\nstderr:\n{}",
+        run.stdout, run.stderr
+    );
+    let lines: Vec<Value> = run
+        .stdout
+        .lines()
+        .map(|l| {
+            serde_json::from_str(l)
+                .unwrap_or_else(|e| panic!("{command}: not a JSON line ({e}): {l}"))
+        })
+        .collect();
+    assert!(!lines.is_empty(), "{command}: no JSON output");
+    for line in &lines {
+        let reason = line["reason"].as_str().unwrap_or_default();
+        assert!(
+            REASONS.contains(&reason),
+            "{command}: unknown reason `{reason}`: {line}"
+        );
+        if reason == "diagnostic" {
+            check_diagnostic(line);
+        }
+    }
+    let last = lines.last().unwrap();
+    assert_eq!(last["reason"], "finished", "{command}: last line: {last}");
+    assert_eq!(last["exit_code"], expected_code, "{command}: {last}");
+    assert_eq!(last["success"], expected_code == 0, "{command}: {last}");
+    assert!(last["warnings"].is_u64() && last["errors"].is_u64());
+    if expected_code != 0 {
+        assert!(
+            lines
+                .iter()
+                .any(|l| l["reason"] == "diagnostic" && l["level"] == "error"),
+            "{command}: a failure says why as an error diagnostic: {}",
+            run.stdout
+        );
+    }
+    lines
+}
+
+/// Runs `args` with `--message-format json` and checks the stream.
+fn json(dir: &Path, args: &[&str], expected_code: i32) -> Vec<Value> {
+    let mut all = vec!["--message-format", "json"];
+    all.extend_from_slice(args);
+    json_lines(&zenpak(dir, &all), &args.join(" "), expected_code)
+}
+
+/// Runs `args` with `--quiet`: success, nothing on stdout.
+fn quiet(dir: &Path, args: &[&str]) {
+    let mut all = vec!["--quiet"];
+    all.extend_from_slice(args);
+    let run = zenpak(dir, &all);
+    assert_eq!(run.code, 0, "{args:?}: {}", run.stderr);
+    assert!(
+        run.stdout.is_empty(),
+        "{args:?} --quiet printed: {}",
+        run.stdout
+    );
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    for entry in walkdir::WalkDir::new(from) {
+        let entry = entry.unwrap();
+        let rel = entry.path().strip_prefix(from).unwrap();
+        if rel.starts_with("target") {
+            continue;
+        }
+        let dest = to.join(rel);
+        if entry.file_type().is_dir() {
+            std::fs::create_dir_all(&dest).unwrap();
+        } else {
+            std::fs::copy(entry.path(), &dest).unwrap();
+        }
+    }
+}
+
+/// A copy of the example mod, built.
+fn built_example(root: &Path) -> PathBuf {
+    let repo = root.join("hello-mod");
+    copy_dir(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/hello-mod"),
+        &repo,
+    );
+    repo
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+#[test]
+fn mod_workflow_commands_follow_the_policy() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = built_example(tmp.path());
+
+    // build: success (a line per package, then the summary), then the same quiet.
+    let lines = json(&repo, &["build", "--force"], 0);
+    assert!(lines.iter().any(|l| l["reason"] == "package"));
+    assert!(lines.iter().any(|l| l["reason"] == "build-finished"));
+    quiet(&repo, &["build"]);
+    json(&repo, &["check"], 0);
+    quiet(&repo, &["check"]);
+    json(&repo, &["build", "--no-such-flag"], 2);
+    json(&repo, &["check", "--manifest-path", "missing/mod.toml"], 2);
+
+    // list / verify / unpack / get / inspect on the built container.
+    let utoc = repo.join("target/HelloMod_P.utoc");
+    let files = json(&repo, &["list", s(&utoc)], 0);
+    let listed = files.iter().find(|l| l["reason"] == "files").unwrap();
+    assert!(!listed["files"].as_array().unwrap().is_empty());
+    quiet(&repo, &["list", s(&utoc)]);
+    json(&repo, &["verify", s(&utoc)], 0);
+    quiet(&repo, &["verify", s(&utoc)]);
+    let unpacked = tmp.path().join("unpacked");
+    json(&repo, &["unpack", s(&utoc), s(&unpacked)], 0);
+    let first = listed["files"][0]["path"].as_str().unwrap();
+    let got = tmp.path().join("got.bin");
+    json(&repo, &["get", s(&utoc), first, "-o", s(&got)], 0);
+    json(&repo, &["get", s(&utoc), "No/Such/File.txt"], 1);
+    json(&repo, &["inspect", s(&utoc)], 0);
+    quiet(&repo, &["inspect", s(&utoc)]);
+    json(&repo, &["list"], 2);
+
+    // A damaged container: verify fails with exit 1 and says where.
+    let ucas = repo.join("target/HelloMod_P.ucas");
+    let mut bytes = std::fs::read(&ucas).unwrap();
+    let middle = bytes.len() / 2;
+    bytes[middle] ^= 0xff;
+    let damaged = tmp.path().join("damaged");
+    std::fs::create_dir_all(&damaged).unwrap();
+    for ext in ["utoc", "pak"] {
+        std::fs::copy(
+            repo.join(format!("target/HelloMod_P.{ext}")),
+            damaged.join(format!("HelloMod_P.{ext}")),
+        )
+        .unwrap();
+    }
+    std::fs::write(damaged.join("HelloMod_P.ucas"), bytes).unwrap();
+    let lines = json(&repo, &["verify", s(&damaged.join("HelloMod_P.utoc"))], 1);
+    assert!(lines
+        .iter()
+        .any(|l| l["level"] == "error" && l["file"].is_string()));
+
+    // package / install / uninstall / clean.
+    json(&repo, &["package"], 0);
+    let game = tmp.path().join("Game");
+    std::fs::create_dir_all(game.join("HelloGame/Content/Paks")).unwrap();
+    json(&repo, &["install", "--game-dir", s(&game), "--dry-run"], 0);
+    json(&repo, &["install", "--game-dir", s(&game)], 0);
+    json(&repo, &["uninstall", "--game-dir", s(&game)], 0);
+    json(&repo, &["install"], 2);
+    json(&repo, &["clean"], 0);
+    quiet(&repo, &["clean"]);
+
+    // A build that fails: a package's export data cut short.
+    let uexp = walkdir::WalkDir::new(repo.join("Cooked"))
+        .into_iter()
+        .map(|e| e.unwrap().into_path())
+        .find(|p| p.extension().is_some_and(|x| x == "uexp"))
+        .unwrap();
+    std::fs::write(&uexp, b"short").unwrap();
+    let lines = json(&repo, &["build"], 1);
+    assert!(lines
+        .iter()
+        .any(|l| l["level"] == "error" && l["offset"].is_u64() && l["file"].is_string()));
+    json(&repo, &["package"], 1);
+    json(&repo, &["check"], 1);
+}
+
+#[test]
+fn new_init_and_shell_commands_follow_the_policy() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let lines = json(
+        dir,
+        &[
+            "new",
+            "JsonMod",
+            "--engine",
+            "5.6",
+            "--project",
+            "Game",
+            "--vcs",
+            "none",
+        ],
+        0,
+    );
+    assert!(lines.iter().any(|l| l["reason"] == "mod-created"));
+    // The folder exists now.
+    json(
+        dir,
+        &["new", "JsonMod", "--engine", "5.6", "--project", "Game"],
+        2,
+    );
+    json(
+        dir,
+        &["new", "Bad", "--engine", "9.9", "--project", "Game"],
+        2,
+    );
+    let empty = dir.join("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    json(
+        &empty,
+        &[
+            "init",
+            "--name",
+            "InitMod",
+            "--engine",
+            "5.4",
+            "--project",
+            "Game",
+            "--vcs",
+            "none",
+        ],
+        0,
+    );
+    json(dir, &["man", "--out-dir", s(&dir.join("man"))], 0);
+    quiet(dir, &["man", "--out-dir", s(&dir.join("man2"))]);
+    json(dir, &["--version"], 0);
+    json(dir, &["no-such-command"], 2);
+}
+
+#[test]
+fn package_commands_follow_the_policy() {
+    let Some(corpus) = common::corpus() else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let cube = corpus.join("retoc/UE5.6/SM_Cube.uasset");
+    let zen = corpus.join("retoc/UE5.6/SM_Cube.uzenasset");
+    let out = dir.join("SM_Cube.uzenasset");
+    json(
+        dir,
+        &["convert", s(&cube), "--engine", "5.6", "-o", s(&out)],
+        0,
+    );
+    quiet(
+        dir,
+        &[
+            "convert",
+            s(&cube),
+            "--engine",
+            "5.6",
+            "-o",
+            s(&dir.join("q.uzenasset")),
+        ],
+    );
+    json(
+        dir,
+        &[
+            "convert",
+            s(&dir.join("missing.uasset")),
+            "--engine",
+            "5.6",
+            "-o",
+            s(&out),
+        ],
+        1,
+    );
+    json(dir, &["convert", s(&cube), "-o", s(&out)], 2);
+
+    let lines = json(dir, &["diff", s(&zen), s(&out), "--engine", "5.6"], 0);
+    let diff = lines.iter().find(|l| l["reason"] == "diff").unwrap();
+    assert_eq!(diff["identical"], true, "zenpak equals the engine: {diff}");
+    let other = corpus.join("retoc/UE5.6/T_Quinn_01_D.uzenasset");
+    json(dir, &["diff", s(&zen), s(&other), "--engine", "5.6"], 1);
+
+    json(dir, &["inspect", s(&cube), "--engine", "5.6"], 0);
+    json(dir, &["inspect", s(&zen), "--engine", "5.6"], 0);
+    quiet(dir, &["inspect", s(&zen), "--engine", "5.6"]);
+    // A file zenpak does not know is bad input (1), not a usage error.
+    let unknown = dir.join("notes.txt");
+    std::fs::write(&unknown, b"hello").unwrap();
+    json(dir, &["inspect", s(&unknown)], 1);
+    // A Zen package needs its engine: a usage error.
+    json(dir, &["inspect", s(&zen)], 2);
+    let usmap = corpus.join("uassetapi/TestUE5_6/BpThirdPerson/ExplicitEnumValuesExample.usmap");
+    json(dir, &["inspect", s(&usmap)], 0);
+
+    // Classic packages: dependencies found and missing.
+    let ut99 = corpus.join("classic/ut99");
+    if ut99.is_dir() {
+        let map = ut99.join("Maps/Entry.unr");
+        json(dir, &["inspect", s(&map)], 0);
+        json(dir, &["deps", s(&map)], 0);
+        json(
+            dir,
+            &["deps", s(&map), "--search", s(&ut99.join("Textures"))],
+            1,
+        );
+    }
+}
+
+#[test]
+fn extract_follows_the_policy() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = built_example(tmp.path());
+    json(&repo, &["build"], 0);
+    let utoc = repo.join("target/HelloMod_P.utoc");
+    let out = tmp.path().join("extracted");
+    // Script imports cannot be resolved without the game: exit 1, named.
+    let lines = json(
+        &repo,
+        &["extract", s(&utoc), "-o", s(&out), "--engine", "5.6"],
+        1,
+    );
+    assert!(lines.iter().any(|l| l["level"] == "error"));
+    let lines = json(
+        &repo,
+        &[
+            "extract",
+            s(&utoc),
+            "-o",
+            s(&out),
+            "--engine",
+            "5.6",
+            "--allow-unresolved",
+            "--force",
+        ],
+        0,
+    );
+    assert!(lines.iter().any(|l| l["reason"] == "extracted"));
+    json(&repo, &["extract", s(&utoc)], 2);
+}
+
+#[test]
+fn completions_and_man_pages_are_generated() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let bash = zenpak(dir, &["completions", "bash"]);
+    assert_eq!(bash.code, 0, "{}", bash.stderr);
+    for command in ["build", "package", "install", "extract", "verify"] {
+        assert!(
+            bash.stdout.contains(command),
+            "bash completion lacks {command}"
+        );
+    }
+    assert!(
+        bash.stdout.contains("complete -F"),
+        "not a bash completion script"
+    );
+    for shell in ["zsh", "fish", "powershell", "elvish"] {
+        let run = zenpak(dir, &["completions", shell]);
+        assert_eq!(run.code, 0, "{shell}: {}", run.stderr);
+        assert!(run.stdout.contains("build"), "{shell}");
+    }
+    assert_eq!(zenpak(dir, &["completions", "tcsh"]).code, 2);
+
+    let man = dir.join("man");
+    let run = zenpak(dir, &["man", "--out-dir", s(&man)]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let page = std::fs::read_to_string(man.join("zenpak.1")).unwrap();
+    assert!(
+        page.starts_with(".ie") || page.contains(".TH zenpak"),
+        "{page}"
+    );
+    assert!(page.contains(".TH"), "a man page has a title header");
+    let build = std::fs::read_to_string(man.join("zenpak-build.1")).unwrap();
+    assert!(build.contains(".TH") && build.contains("deny"), "{build}");
+}
+
+/// `git` is needed to test `new`'s repository; CI machines have it.
+fn git_available() -> bool {
+    let found = Command::new("git").arg("--version").output().is_ok();
+    if !found {
+        assert!(
+            std::env::var_os("CI").is_none_or(|v| v != "true"),
+            "git is missing on CI"
+        );
+        eprintln!("skipping: git is not installed");
+    }
+    found
+}
+
+#[test]
+fn new_makes_a_git_repository_unless_inside_one() {
+    if !git_available() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let run = zenpak(
+        dir,
+        &["new", "GitMod", "--engine", "5.6", "--project", "Game"],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(dir.join("GitMod/.git").is_dir(), "new runs git init");
+    // Inside that repository, a second mod is not a repository of its own.
+    let inner = dir.join("GitMod/mods");
+    std::fs::create_dir_all(&inner).unwrap();
+    let run = zenpak(
+        &inner,
+        &["new", "Inner", "--engine", "5.6", "--project", "Game"],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(inner.join("Inner/mod.toml").is_file());
+    assert!(
+        !inner.join("Inner/.git").exists(),
+        "no repository inside a repository"
+    );
+    // --vcs none: no repository.
+    let run = zenpak(
+        dir,
+        &[
+            "new",
+            "Plain",
+            "--engine",
+            "5.6",
+            "--project",
+            "Game",
+            "--vcs",
+            "none",
+        ],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(!dir.join("Plain/.git").exists());
+}

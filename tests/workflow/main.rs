@@ -1,0 +1,13 @@
+//! Integration tests: workflow (one binary, one module per area).
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod architecture;
+mod build_e2e;
+mod build_incremental;
+mod build_pak_input;
+mod cli_output;
+mod example_mod;
+mod reliability;
+mod workflows;

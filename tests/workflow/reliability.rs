@@ -1,0 +1,479 @@
+//! zenpak as a modder's machine runs it: several builds at once, Ctrl-C and
+//! kills at any moment, a mod folder beside other work, damaged caches and
+//! huge bulk data. Every test drives the real binary.
+
+use crate::common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn zenpak_command(dir: &Path, args: &[&str]) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_zenpak"));
+    command.args(args).current_dir(dir).env("NO_COLOR", "1");
+    command
+}
+
+fn zenpak(dir: &Path, args: &[&str]) -> std::process::Output {
+    zenpak_command(dir, args).output().expect("run zenpak")
+}
+
+fn text(out: &std::process::Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+const MANIFEST: &str =
+    "[mod]\nname = \"Big\"\nversion = \"1.0.0\"\n[game]\nengine = \"5.6\"\nproject = \"Game\"\n";
+
+/// A mod with the corpus's 5.6 texture whose `.ubulk` is grown (sparsely) to
+/// `bulk_size` bytes, plus the 5.6 SM_Cube and a config file.
+fn big_mod(corpus: &Path, dir: &Path, bulk_size: u64) -> PathBuf {
+    let content = dir.join("Cooked/Game/Content");
+    // Each package where it was cooked (its name says where).
+    for (folder, name) in [
+        ("Characters/Mannequins/Textures/Quinn", "T_Quinn_01_D"),
+        ("LevelPrototyping/Meshes", "SM_Cube"),
+    ] {
+        std::fs::create_dir_all(content.join(folder)).unwrap();
+        for ext in ["uasset", "uexp", "ubulk"] {
+            let from = corpus.join(format!("retoc/UE5.6/{name}.{ext}"));
+            std::fs::copy(&from, content.join(folder).join(format!("{name}.{ext}"))).unwrap();
+        }
+    }
+    let bulk = std::fs::OpenOptions::new()
+        .write(true)
+        .open(content.join("Characters/Mannequins/Textures/Quinn/T_Quinn_01_D.ubulk"))
+        .unwrap();
+    bulk.set_len(bulk_size).unwrap();
+    std::fs::create_dir_all(dir.join("Cooked/Game/Config")).unwrap();
+    std::fs::write(dir.join("Cooked/Game/Config/DefaultGame.ini"), "[x]\ny=1\n").unwrap();
+    std::fs::write(dir.join("mod.toml"), MANIFEST).unwrap();
+    dir.to_path_buf()
+}
+
+fn file_names(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    names
+}
+
+fn temporaries(dir: &Path) -> Vec<String> {
+    file_names(dir)
+        .into_iter()
+        .filter(|n| n.ends_with(".zenpak-tmp"))
+        .collect()
+}
+
+fn triplet(dir: &Path) -> Vec<Option<Vec<u8>>> {
+    ["utoc", "ucas", "pak"]
+        .iter()
+        .map(|ext| std::fs::read(dir.join(format!("target/Big_P.{ext}"))).ok())
+        .collect()
+}
+
+fn verify_ok(dir: &Path) -> bool {
+    zenpak(dir, &["verify", "target/Big_P.utoc"])
+        .status
+        .success()
+}
+
+#[test]
+fn two_builds_at_once_never_interleave() {
+    let Some(corpus) = common::corpus() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let root = big_mod(&corpus, dir.path(), 256 << 20);
+    let children: Vec<_> = (0..2)
+        .map(|_| {
+            zenpak_command(&root, &["build", "--force"])
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let outputs: Vec<_> = children
+        .into_iter()
+        .map(|c| c.wait_with_output().unwrap())
+        .collect();
+    for out in &outputs {
+        assert!(out.status.success(), "{}", text(out));
+    }
+    let waited = outputs
+        .iter()
+        .any(|o| text(o).contains("Waiting for another zenpak"));
+    assert!(waited, "one of the builds must have waited for the other");
+    assert!(verify_ok(&root));
+    assert!(temporaries(&root.join("target")).is_empty());
+    let again = zenpak(&root, &["build"]);
+    assert!(text(&again).contains("Fresh"), "{}", text(&again));
+}
+
+/// Starts a build, lets it run for `after`, then sends `signal`.
+fn interrupted_build(root: &Path, after: Duration, signal: libc::c_int) -> std::process::Output {
+    let child = zenpak_command(root, &["build", "--force"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(after);
+    // SAFETY: signalling our own child.
+    unsafe {
+        libc::kill(child.id() as libc::pid_t, signal);
+    }
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn ctrl_c_and_kill_never_leave_a_mixed_or_half_written_triplet() {
+    let Some(corpus) = common::corpus() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let root = big_mod(&corpus, dir.path(), 384 << 20);
+    assert!(zenpak(&root, &["build"]).status.success());
+    let before = triplet(&root);
+    assert!(before.iter().all(Option::is_some));
+    // The next build makes other bytes: a changed config file.
+    std::fs::write(
+        root.join("Cooked/Game/Config/DefaultGame.ini"),
+        "[x]\ny=2\n",
+    )
+    .unwrap();
+
+    // Ctrl-C at several points: the previous triplet stays as it was, no temporaries.
+    for millis in [50, 300, 800, 1500] {
+        let out = interrupted_build(&root, Duration::from_millis(millis), libc::SIGINT);
+        let after = triplet(&root);
+        if out.status.success() {
+            // The build finished before the signal: a complete new triplet.
+            assert!(verify_ok(&root));
+        } else {
+            assert_eq!(out.status.code(), Some(130), "{}", text(&out));
+            assert!(text(&out).contains("interrupted"), "{}", text(&out));
+            // Either the previous triplet, untouched, or (when the signal came
+            // while the new one was being published, which an interrupt
+            // waits for) the complete new one.
+            assert!(
+                after == before || (after.iter().all(Option::is_some) && verify_ok(&root)),
+                "Ctrl-C after {millis} ms left a triplet that is neither the old nor a whole new one"
+            );
+        }
+        assert!(
+            temporaries(&root.join("target")).is_empty(),
+            "Ctrl-C after {millis} ms left {:?}",
+            temporaries(&root.join("target"))
+        );
+        // Put the old triplet back for the next round if a build got through.
+        if out.status.success() {
+            for (ext, bytes) in ["utoc", "ucas", "pak"].iter().zip(&before) {
+                std::fs::write(
+                    root.join(format!("target/Big_P.{ext}")),
+                    bytes.as_ref().unwrap(),
+                )
+                .unwrap();
+            }
+        }
+    }
+
+    // SIGKILL at several points: temporaries may stay behind, but the files
+    // the game would load (a .pak and its .utoc/.ucas) always belong together.
+    for millis in [100, 400, 900, 1600, 2500] {
+        let out = interrupted_build(&root, Duration::from_millis(millis), libc::SIGKILL);
+        let now = triplet(&root);
+        if now[2].is_some() {
+            assert!(
+                verify_ok(&root),
+                "kill after {millis} ms left a pak beside a mismatched container"
+            );
+        }
+        let _ = out;
+        // The next build recovers: removes stale temporaries, rebuilds, verifies.
+        let next = zenpak(&root, &["build"]);
+        assert!(next.status.success(), "{}", text(&next));
+        assert!(temporaries(&root.join("target")).is_empty());
+        assert!(verify_ok(&root));
+    }
+}
+
+#[test]
+fn a_damaged_cache_entry_is_rebuilt_with_a_warning() {
+    let Some(corpus) = common::corpus() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let root = big_mod(&corpus, dir.path(), 1 << 20);
+    assert!(zenpak(&root, &["build"]).status.success());
+    let good = triplet(&root);
+    // Flip one byte in every cache entry, and make the outputs stale.
+    let entries = root.join("target/.zenpak-cache/Big_P/packages");
+    for entry in std::fs::read_dir(&entries).unwrap().flatten() {
+        let mut bytes = std::fs::read(entry.path()).unwrap();
+        let middle = bytes.len() / 2;
+        bytes[middle] ^= 0x20;
+        std::fs::write(entry.path(), bytes).unwrap();
+    }
+    std::fs::remove_file(root.join("target/Big_P.utoc")).unwrap();
+    let out = zenpak(&root, &["build"]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(text(&out).contains("warning:"), "{}", text(&out));
+    assert!(text(&out).contains("cache entry"), "{}", text(&out));
+    assert_eq!(
+        triplet(&root),
+        good,
+        "a damaged cache must never change the output"
+    );
+    assert!(verify_ok(&root));
+}
+
+#[test]
+fn a_2_gib_bulk_file_builds_in_bounded_memory() {
+    let Some(corpus) = common::corpus() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let root = big_mod(&corpus, dir.path(), 2 << 30);
+    let (status, peak_kib, out) = common::run_measuring_memory(
+        zenpak_command(&root, &["build", "--quiet"]).stdin(Stdio::null()),
+    );
+    assert!(status.success(), "{}", text(&out));
+    eprintln!("build of a 2 GiB .ubulk: peak RSS {} MiB", peak_kib / 1024);
+    assert!(peak_kib < 256 * 1024, "peak RSS {} MiB", peak_kib / 1024);
+    let ucas = std::fs::metadata(root.join("target/Big_P.ucas"))
+        .unwrap()
+        .len();
+    assert!(ucas > 2 << 30);
+}
+
+#[test]
+fn clean_removes_only_what_zenpak_wrote() {
+    let Some(corpus) = common::corpus() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    // Two mods sharing one output folder outside both, next to a user's own files.
+    let shared = dir.path().join("shared-out");
+    std::fs::create_dir_all(shared.join("package")).unwrap();
+    std::fs::write(shared.join("package/notes.txt"), "mine").unwrap();
+    std::fs::write(shared.join("keep.txt"), "mine").unwrap();
+    let mut roots = Vec::new();
+    for name in ["A", "B"] {
+        let root = dir.path().join(name);
+        big_mod(&corpus, &root, 1 << 20);
+        let manifest = MANIFEST.replace("\"Big\"", &format!("\"{name}\""));
+        std::fs::write(
+            root.join("mod.toml"),
+            format!("{manifest}[output]\ndir = \"../shared-out\"\n"),
+        )
+        .unwrap();
+        let out = zenpak(&root, &["package"]);
+        assert!(out.status.success(), "{}", text(&out));
+        roots.push(root);
+    }
+    assert!(shared.join("package/A-1.0.0.zip").is_file());
+    assert!(shared.join("package/B-1.0.0.zip").is_file());
+
+    let out = zenpak(&roots[0], &["clean"]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(!shared.join("A_P.utoc").exists() && !shared.join("package/A-1.0.0.zip").exists());
+    assert!(
+        shared.join("B_P.utoc").is_file(),
+        "mod A's clean removed mod B's build"
+    );
+    assert!(
+        shared.join("package/B-1.0.0.zip").is_file(),
+        "mod A's clean removed mod B's release"
+    );
+    assert_eq!(
+        std::fs::read_to_string(shared.join("keep.txt")).unwrap(),
+        "mine"
+    );
+    assert_eq!(
+        std::fs::read_to_string(shared.join("package/notes.txt")).unwrap(),
+        "mine"
+    );
+    // B still builds fresh: its cache was not touched.
+    assert!(text(&zenpak(&roots[1], &["build"])).contains("Fresh"));
+
+    // A file replaced by the user after zenpak wrote it is left alone, with a warning.
+    std::fs::write(shared.join("B_P.pak"), "the user's own").unwrap();
+    let out = zenpak(&roots[1], &["clean"]);
+    assert!(text(&out).contains("warning:"), "{}", text(&out));
+    assert_eq!(
+        std::fs::read_to_string(shared.join("B_P.pak")).unwrap(),
+        "the user's own"
+    );
+}
+
+#[test]
+fn clean_through_a_symlinked_target_removes_only_zenpaks_files() {
+    let Some(corpus) = common::corpus() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let root = big_mod(&corpus, &dir.path().join("mod"), 1 << 20);
+    let elsewhere = dir.path().join("elsewhere");
+    std::fs::create_dir_all(elsewhere.join("package")).unwrap();
+    std::fs::write(elsewhere.join("package/mine.txt"), "mine").unwrap();
+    std::fs::write(elsewhere.join("mine.txt"), "mine").unwrap();
+    std::os::unix::fs::symlink(&elsewhere, root.join("target")).unwrap();
+    assert!(zenpak(&root, &["build"]).status.success());
+    assert!(elsewhere.join("Big_P.utoc").is_file());
+    assert!(zenpak(&root, &["clean"]).status.success());
+    assert!(!elsewhere.join("Big_P.utoc").exists());
+    assert_eq!(file_names(&elsewhere), ["mine.txt", "package"]);
+    assert_eq!(file_names(&elsewhere.join("package")), ["mine.txt"]);
+}
+
+#[test]
+fn output_folders_that_would_mix_with_the_users_files_are_refused() {
+    let Some(corpus) = common::corpus() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let root = big_mod(&corpus, dir.path(), 1 << 20);
+    std::fs::create_dir_all(root.join("package")).unwrap();
+    std::fs::write(root.join("package/mine.txt"), "mine").unwrap();
+    for (output, content) in [(".", "Cooked"), ("Cooked/out", "Cooked"), ("target", ".")] {
+        std::fs::write(
+            root.join("mod.toml"),
+            format!("{MANIFEST}[content]\nroot = \"{content}\"\n[output]\ndir = \"{output}\"\n"),
+        )
+        .unwrap();
+        for command in ["build", "check", "clean"] {
+            let out = zenpak(&root, &[command]);
+            if command == "clean" {
+                // clean never needs to refuse: it removes only recorded files.
+                assert!(out.status.success(), "{}", text(&out));
+                continue;
+            }
+            assert_eq!(
+                out.status.code(),
+                Some(2),
+                "{output}/{content} {command}: {}",
+                text(&out)
+            );
+            assert!(text(&out).contains("[output] dir"), "{}", text(&out));
+        }
+    }
+    assert_eq!(
+        std::fs::read_to_string(root.join("package/mine.txt")).unwrap(),
+        "mine"
+    );
+    assert!(root.join("mod.toml").is_file());
+}
+
+#[test]
+fn manifest_values_are_data_not_paths() {
+    let Some(corpus) = common::corpus() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let root = big_mod(&corpus, &dir.path().join("mod"), 1 << 20);
+    for (key, value) in [
+        ("version", "1/../../../x"),
+        ("name", "../Evil"),
+        ("version", "C:\\\\x"),
+    ] {
+        let manifest = MANIFEST.replace(
+            &format!(
+                "{key} = \"{}\"",
+                if key == "name" { "Big" } else { "1.0.0" }
+            ),
+            &format!("{key} = \"{value}\""),
+        );
+        std::fs::write(root.join("mod.toml"), &manifest).unwrap();
+        let out = zenpak(&root, &["package"]);
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{key} = {value}: {}",
+            text(&out)
+        );
+        assert!(text(&out).contains(&format!("`{key}`")), "{}", text(&out));
+    }
+    assert_eq!(
+        file_names(dir.path()),
+        ["mod"],
+        "nothing may be written outside the mod"
+    );
+}
+
+#[test]
+fn convert_never_overwrites_its_input_and_says_which_folder_is_missing() {
+    let Some(corpus) = common::corpus() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let root = big_mod(&corpus, dir.path(), 1 << 20);
+    let input = root.join("Cooked/Game/Content/LevelPrototyping/Meshes/SM_Cube.uasset");
+    let original = std::fs::read(&input).unwrap();
+    let input_text = input.to_str().unwrap();
+    for output in [
+        input_text.to_string(),
+        input.with_extension("uexp").display().to_string(),
+    ] {
+        let out = zenpak(
+            &root,
+            &["convert", input_text, "--engine", "5.6", "-o", &output],
+        );
+        assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+        assert!(text(&out).contains("overwrite"), "{}", text(&out));
+    }
+    assert_eq!(std::fs::read(&input).unwrap(), original);
+    let out = zenpak(
+        &root,
+        &[
+            "convert",
+            input_text,
+            "--engine",
+            "5.6",
+            "-o",
+            "missing/dir/x.uzenasset",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out).contains("output folder missing/dir does not exist"),
+        "{}",
+        text(&out)
+    );
+}
+
+#[test]
+fn a_symlinked_content_folder_is_followed() {
+    let Some(corpus) = common::corpus() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let real = big_mod(&corpus, &dir.path().join("real"), 1 << 20);
+    let root = dir.path().join("linked");
+    std::fs::create_dir_all(&root).unwrap();
+    std::os::unix::fs::symlink(real.join("Cooked"), root.join("Cooked")).unwrap();
+    std::fs::write(root.join("mod.toml"), MANIFEST).unwrap();
+    let out = zenpak(&root, &["build", "--message-format", "json"]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(text(&out).contains("\"packages\":2"), "{}", text(&out));
+    // A link back to a parent is a clear error, not a hang.
+    std::os::unix::fs::symlink(
+        real.join("Cooked"),
+        real.join("Cooked/Game/Content/LevelPrototyping/loop"),
+    )
+    .unwrap();
+    let started = Instant::now();
+    let out = zenpak(&root, &["build"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(text(&out).contains("symbolic link"), "{}", text(&out));
+    assert!(started.elapsed() < Duration::from_secs(30));
+}
