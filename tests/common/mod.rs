@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
 
 /// The corpus folder: `$ZENPAK_CORPUS`, else `../shared/corpus` beside the repo.
 /// Returns `None` (after saying so) when it is missing; under `CI=true` a
@@ -159,4 +160,89 @@ pub fn run_measuring_memory(
     };
     // Linux reports ru_maxrss in KiB.
     (exit, usage.ru_maxrss as u64, output)
+}
+
+/// Runs the real binary and returns (exit code, stderr, peak RSS in bytes).
+///
+/// The peak is measured by `/usr/bin/time` (GNU time's `%M`), which forks
+/// the binary from a small process: a child forked from this test process
+/// would report the test's own memory as its high-water mark, because
+/// Linux carries the pre-`exec` peak into `ru_maxrss`. Without GNU time the
+/// peak is sampled from `/proc/<pid>/status` (`VmHWM`) while it runs.
+pub fn run_measured(args: &[&str]) -> (i32, String, u64) {
+    static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let base = std::env::temp_dir().join(format!("zenpak-run-{}-{n}", std::process::id()));
+    let err_path = base.with_extension("stderr");
+    let peak_path = base.with_extension("peak");
+    let time = Path::new("/usr/bin/time");
+    let mut command = if time.is_file() {
+        let mut c = Command::new(time);
+        c.arg("-f").arg("%M").arg("-o").arg(&peak_path);
+        c.arg(env!("CARGO_BIN_EXE_zenpak"));
+        c
+    } else {
+        Command::new(env!("CARGO_BIN_EXE_zenpak"))
+    };
+    let mut child = command
+        .args(args)
+        .env_remove("ZENPAK_AES_KEY")
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&err_path).unwrap())
+        .spawn()
+        .unwrap();
+    let mut sampled = 0u64;
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if let Ok(s) = std::fs::read_to_string(format!("/proc/{}/status", child.id())) {
+            if let Some(kb) = s
+                .lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+            {
+                sampled = sampled.max(kb * 1024);
+            }
+        }
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    };
+    let peak = std::fs::read_to_string(&peak_path)
+        .ok()
+        .and_then(|t| t.lines().last().and_then(|l| l.trim().parse::<u64>().ok()))
+        .map(|kb| kb * 1024)
+        .unwrap_or(sampled);
+    let mut stderr = std::fs::read_to_string(&err_path).unwrap_or_default();
+    // GNU time reports a non-zero exit on stderr; that line is its, not ours.
+    stderr = stderr
+        .lines()
+        .filter(|l| !l.starts_with("Command exited with non-zero status"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let _ = std::fs::remove_file(&err_path);
+    let _ = std::fs::remove_file(&peak_path);
+    (status.code().unwrap_or(-1), stderr, peak)
+}
+
+/// The `.usmap` of a package's corpus folder (the nearest folder that holds one), loaded once into `cache`.
+pub fn mappings_for(
+    package: &Path,
+    cache: &mut std::collections::BTreeMap<PathBuf, zenpak::mappings::Mappings>,
+) -> Option<PathBuf> {
+    let mut dir = package.parent();
+    while let Some(d) = dir {
+        let found = std::fs::read_dir(d)
+            .ok()?
+            .filter_map(|e| e.ok())
+            .map(|e| e.path())
+            .find(|p| p.extension().is_some_and(|x| x == "usmap"));
+        if let Some(p) = found {
+            if !cache.contains_key(&p) {
+                cache.insert(p.clone(), zenpak::mappings::Mappings::load(&p).unwrap());
+            }
+            return Some(p);
+        }
+        dir = d.parent();
+    }
+    None
 }

@@ -8,7 +8,6 @@
 use crate::common;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
 use zenpak::iostore::chunk::{ChunkId, ChunkType};
 use zenpak::iostore::directory_index::DirectoryIndex;
@@ -27,68 +26,6 @@ fn temp_dir(name: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
-}
-
-/// Runs the real binary and returns (exit code, stderr, peak RSS in bytes).
-///
-/// The peak is measured by `/usr/bin/time` (GNU time's `%M`), which forks
-/// the binary from a small process: a child forked from this test process
-/// would report the test's own memory as its high-water mark, because
-/// Linux carries the pre-`exec` peak into `ru_maxrss`. Without GNU time the
-/// peak is sampled from `/proc/<pid>/status` (`VmHWM`) while it runs.
-fn run_measured(args: &[&str]) -> (i32, String, u64) {
-    static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-    let n = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let base = std::env::temp_dir().join(format!("zenpak-run-{}-{n}", std::process::id()));
-    let err_path = base.with_extension("stderr");
-    let peak_path = base.with_extension("peak");
-    let time = Path::new("/usr/bin/time");
-    let mut command = if time.is_file() {
-        let mut c = Command::new(time);
-        c.arg("-f").arg("%M").arg("-o").arg(&peak_path);
-        c.arg(env!("CARGO_BIN_EXE_zenpak"));
-        c
-    } else {
-        Command::new(env!("CARGO_BIN_EXE_zenpak"))
-    };
-    let mut child = command
-        .args(args)
-        .env_remove("ZENPAK_AES_KEY")
-        .stdout(Stdio::null())
-        .stderr(std::fs::File::create(&err_path).unwrap())
-        .spawn()
-        .unwrap();
-    let mut sampled = 0u64;
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if let Ok(s) = std::fs::read_to_string(format!("/proc/{}/status", child.id())) {
-            if let Some(kb) = s
-                .lines()
-                .find_map(|l| l.strip_prefix("VmHWM:"))
-                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-            {
-                sampled = sampled.max(kb * 1024);
-            }
-        }
-        std::thread::sleep(std::time::Duration::from_millis(2));
-    };
-    let peak = std::fs::read_to_string(&peak_path)
-        .ok()
-        .and_then(|t| t.lines().last().and_then(|l| l.trim().parse::<u64>().ok()))
-        .map(|kb| kb * 1024)
-        .unwrap_or(sampled);
-    let mut stderr = std::fs::read_to_string(&err_path).unwrap_or_default();
-    // GNU time reports a non-zero exit on stderr; that line is its, not ours.
-    stderr = stderr
-        .lines()
-        .filter(|l| !l.starts_with("Command exited with non-zero status"))
-        .collect::<Vec<_>>()
-        .join("\n");
-    let _ = std::fs::remove_file(&err_path);
-    let _ = std::fs::remove_file(&peak_path);
-    (status.code().unwrap_or(-1), stderr, peak)
 }
 
 /// A chunk of a hand-made container: its blocks' `.ucas` offsets are given.
@@ -264,10 +201,11 @@ fn oodle_blocks_decompress_inside_a_container() {
     let streams = oodle_streams(&corpus);
     let dir = temp_dir("oodle");
     let utoc = oodle_container(&dir, &streams);
-    let (code, err, _) = run_measured(&["verify", utoc.to_str().unwrap()]);
+    let (code, err, _) = common::run_measured(&["verify", utoc.to_str().unwrap()]);
     assert_eq!(code, 0, "{err}");
     let out = dir.join("out");
-    let (code, err, _) = run_measured(&["unpack", utoc.to_str().unwrap(), out.to_str().unwrap()]);
+    let (code, err, _) =
+        common::run_measured(&["unpack", utoc.to_str().unwrap(), out.to_str().unwrap()]);
     assert_eq!(code, 0, "{err}");
     for (name, _, expected) in &streams {
         let got = std::fs::read(out.join(format!("Game/Oodle/{name}.bin"))).unwrap();
@@ -309,7 +247,8 @@ fn a_corrupt_oodle_block_names_its_chunk_and_block() {
     assert_eq!(e.offset(), Some(block.offset));
     // The CLI says the same and writes nothing for it.
     let out = dir.join("out");
-    let (code, err, _) = run_measured(&["unpack", utoc.to_str().unwrap(), out.to_str().unwrap()]);
+    let (code, err, _) =
+        common::run_measured(&["unpack", utoc.to_str().unwrap(), out.to_str().unwrap()]);
     assert_eq!(code, 1, "{err}");
     assert!(err.contains("Oodle") && err.contains("block 0"), "{err}");
     assert!(!out.join("Game/Oodle/xml.kraken.bin").exists());
@@ -378,7 +317,7 @@ fn bomb_container(
 
 fn assert_refused(utoc: &Path, dir: &Path, what: &str) {
     let u = utoc.to_str().unwrap();
-    let (code, err, peak) = run_measured(&["verify", u]);
+    let (code, err, peak) = common::run_measured(&["verify", u]);
     assert_eq!(code, 1, "{what}: verify accepted it: {err}");
     assert!(
         peak < 64 * MIB,
@@ -386,7 +325,7 @@ fn assert_refused(utoc: &Path, dir: &Path, what: &str) {
         peak / MIB
     );
     let out = dir.join(format!("out-{what}"));
-    let (code, err, peak) = run_measured(&["unpack", u, out.to_str().unwrap()]);
+    let (code, err, peak) = common::run_measured(&["unpack", u, out.to_str().unwrap()]);
     assert_eq!(code, 1, "{what}: unpack accepted it: {err}");
     assert!(
         peak < 64 * MIB,
@@ -439,7 +378,7 @@ fn hostile_toc_counts_fail_fast_in_bounded_memory() {
         bytes[at..at + 4].copy_from_slice(&0x7fff_fff0u32.to_le_bytes());
         std::fs::write(&utoc, &bytes).unwrap();
         for cmd in ["list", "verify"] {
-            let (code, err, peak) = run_measured(&[cmd, utoc.to_str().unwrap()]);
+            let (code, err, peak) = common::run_measured(&[cmd, utoc.to_str().unwrap()]);
             assert_eq!(code, 1, "{field}: {cmd} accepted it: {err}");
             assert!(
                 peak < 64 * MIB,
@@ -489,7 +428,7 @@ fn unpack_fails_on_a_flipped_ucas_byte_and_on_a_wrong_key() {
     ucas[mid] ^= 0x10;
     std::fs::write(&written.ucas, &ucas).unwrap();
     let out = dir.join("out");
-    let (code, err, _) = run_measured(&["unpack", &u, out.to_str().unwrap()]);
+    let (code, err, _) = common::run_measured(&["unpack", &u, out.to_str().unwrap()]);
     assert_eq!(code, 1, "{err}");
     assert!(!out.join("Game/Content/Real.ubulk").exists());
     let temps = walkdir::WalkDir::new(&dir)
@@ -507,11 +446,11 @@ fn unpack_fails_on_a_flipped_ucas_byte_and_on_a_wrong_key() {
     let bad_key = "43".repeat(32);
     let out = enc.join("out");
     let (code, err, _) =
-        run_measured(&["unpack", &u, out.to_str().unwrap(), "--aes-key", &bad_key]);
+        common::run_measured(&["unpack", &u, out.to_str().unwrap(), "--aes-key", &bad_key]);
     assert_eq!(code, 1, "wrong key accepted: {err}");
     assert!(!out.join("Game/Content/Real.ubulk").exists());
     let (code, err, _) =
-        run_measured(&["unpack", &u, out.to_str().unwrap(), "--aes-key", &good_key]);
+        common::run_measured(&["unpack", &u, out.to_str().unwrap(), "--aes-key", &good_key]);
     assert_eq!(code, 0, "{err}");
     assert!(out.join("Game/Content/Real.ubulk").exists());
     let _ = std::fs::remove_dir_all(&dir);
@@ -556,12 +495,12 @@ fn a_2_gib_chunk_verifies_and_unpacks_under_256_mib() {
         0,
     );
     let u = utoc.to_str().unwrap();
-    let (code, err, peak) = run_measured(&["verify", u]);
+    let (code, err, peak) = common::run_measured(&["verify", u]);
     assert_eq!(code, 0, "{err}");
     eprintln!("verify of a 2 GiB chunk: peak RSS {} MiB", peak / MIB);
     assert!(peak < 256 * MIB, "verify peaked at {} MiB", peak / MIB);
     let out = dir.join("out");
-    let (code, err, peak) = run_measured(&["unpack", u, out.to_str().unwrap()]);
+    let (code, err, peak) = common::run_measured(&["unpack", u, out.to_str().unwrap()]);
     assert_eq!(code, 0, "{err}");
     eprintln!("unpack of a 2 GiB chunk: peak RSS {} MiB", peak / MIB);
     assert!(peak < 256 * MIB, "unpack peaked at {} MiB", peak / MIB);

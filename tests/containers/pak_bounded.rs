@@ -6,7 +6,6 @@
 use crate::common;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
 use zenpak::binary::Writer;
 use zenpak::pak::entry::{PakBlock, PakEntry};
@@ -22,68 +21,6 @@ fn temp_dir(name: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
-}
-
-/// Runs the real binary and returns (exit code, stderr, peak RSS in bytes).
-///
-/// The peak is measured by `/usr/bin/time` (GNU time's `%M`), which forks
-/// the binary from a small process: a child forked from this test process
-/// would report the test's own memory as its high-water mark, because
-/// Linux carries the pre-`exec` peak into `ru_maxrss`. Without GNU time the
-/// peak is sampled from `/proc/<pid>/status` (`VmHWM`) while it runs.
-fn run_measured(args: &[&str]) -> (i32, String, u64) {
-    static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-    let n = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let base = std::env::temp_dir().join(format!("zenpak-run-{}-{n}", std::process::id()));
-    let err_path = base.with_extension("stderr");
-    let peak_path = base.with_extension("peak");
-    let time = Path::new("/usr/bin/time");
-    let mut command = if time.is_file() {
-        let mut c = Command::new(time);
-        c.arg("-f").arg("%M").arg("-o").arg(&peak_path);
-        c.arg(env!("CARGO_BIN_EXE_zenpak"));
-        c
-    } else {
-        Command::new(env!("CARGO_BIN_EXE_zenpak"))
-    };
-    let mut child = command
-        .args(args)
-        .env_remove("ZENPAK_AES_KEY")
-        .stdout(Stdio::null())
-        .stderr(std::fs::File::create(&err_path).unwrap())
-        .spawn()
-        .unwrap();
-    let mut sampled = 0u64;
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if let Ok(s) = std::fs::read_to_string(format!("/proc/{}/status", child.id())) {
-            if let Some(kb) = s
-                .lines()
-                .find_map(|l| l.strip_prefix("VmHWM:"))
-                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-            {
-                sampled = sampled.max(kb * 1024);
-            }
-        }
-        std::thread::sleep(std::time::Duration::from_millis(2));
-    };
-    let peak = std::fs::read_to_string(&peak_path)
-        .ok()
-        .and_then(|t| t.lines().last().and_then(|l| l.trim().parse::<u64>().ok()))
-        .map(|kb| kb * 1024)
-        .unwrap_or(sampled);
-    let mut stderr = std::fs::read_to_string(&err_path).unwrap_or_default();
-    // GNU time reports a non-zero exit on stderr; that line is its, not ours.
-    stderr = stderr
-        .lines()
-        .filter(|l| !l.starts_with("Command exited with non-zero status"))
-        .collect::<Vec<_>>()
-        .join("\n");
-    let _ = std::fs::remove_file(&err_path);
-    let _ = std::fs::remove_file(&peak_path);
-    (status.code().unwrap_or(-1), stderr, peak)
 }
 
 /// One entry of a hand-made pak: its stored blocks (already compressed)
@@ -248,7 +185,8 @@ fn oodle_entries_decompress_inside_a_pak() {
     let pak = out_dir.join("Oodle.pak");
     write_pak(&pak, "Oodle", &entries, 0);
     let out = out_dir.join("out");
-    let (code, err, _) = run_measured(&["unpack", pak.to_str().unwrap(), out.to_str().unwrap()]);
+    let (code, err, _) =
+        common::run_measured(&["unpack", pak.to_str().unwrap(), out.to_str().unwrap()]);
     assert_eq!(code, 0, "{err}");
     let xml = std::fs::read(out.join("Oodle/xml.kraken.bin")).unwrap();
     {
@@ -289,7 +227,7 @@ fn overlapping_entries_are_refused_in_bounded_memory() {
     assert!(std::fs::metadata(&pak).unwrap().len() < 200 << 10);
     let p = pak.to_str().unwrap();
     for cmd in ["verify", "list"] {
-        let (code, err, peak) = run_measured(&[cmd, p]);
+        let (code, err, peak) = common::run_measured(&[cmd, p]);
         assert_eq!(code, 1, "{cmd} accepted it: {err}");
         assert!(err.contains("overlap"), "{err}");
         assert!(peak < 64 * MIB, "{cmd} peaked at {} MiB", peak / MIB);
@@ -299,7 +237,7 @@ fn overlapping_entries_are_refused_in_bounded_memory() {
         );
     }
     let out = dir.join("out");
-    let (code, err, peak) = run_measured(&["unpack", p, out.to_str().unwrap()]);
+    let (code, err, peak) = common::run_measured(&["unpack", p, out.to_str().unwrap()]);
     assert_eq!(code, 1, "{err}");
     assert!(peak < 64 * MIB, "unpack peaked at {} MiB", peak / MIB);
     assert!(!out.exists());
@@ -322,7 +260,7 @@ fn blocks_repeating_within_an_entry_are_refused() {
     );
     let e = zenpak::pak::PakReader::open(&pak, None).unwrap_err();
     assert!(e.to_string().contains("block 1"), "{e}");
-    let (code, err, peak) = run_measured(&["verify", pak.to_str().unwrap()]);
+    let (code, err, peak) = common::run_measured(&["verify", pak.to_str().unwrap()]);
     assert_eq!(code, 1, "{err}");
     assert!(peak < 64 * MIB, "verify peaked at {} MiB", peak / MIB);
     let _ = std::fs::remove_dir_all(&dir);
@@ -365,7 +303,7 @@ fn hostile_pak_counts_fail_fast_in_bounded_memory() {
         bytes[at..at + value.len()].copy_from_slice(&value);
         std::fs::write(&pak, &bytes).unwrap();
         for cmd in ["list", "verify"] {
-            let (code, err, peak) = run_measured(&[cmd, pak.to_str().unwrap()]);
+            let (code, err, peak) = common::run_measured(&[cmd, pak.to_str().unwrap()]);
             assert_eq!(code, 1, "{what}: {cmd} accepted it: {err}");
             assert!(
                 peak < 64 * MIB,

@@ -7,7 +7,6 @@
 use crate::fixups_support;
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
 
 use fixups_support::common;
 use zenpak::fixups::marvel_rivals::is_skeletal_mesh;
@@ -20,25 +19,6 @@ fn class_of(package: &LegacyPackage, index: usize) -> String {
         ResolvedIndex::Import(i) => package.import_path(i).unwrap_or_default(),
         _ => String::new(),
     }
-}
-
-fn mappings_for(package: &Path, cache: &mut BTreeMap<PathBuf, Mappings>) -> Option<PathBuf> {
-    let mut dir = package.parent();
-    while let Some(d) = dir {
-        let found = std::fs::read_dir(d)
-            .ok()?
-            .filter_map(|e| e.ok())
-            .map(|e| e.path())
-            .find(|p| p.extension().is_some_and(|x| x == "usmap"));
-        if let Some(p) = found {
-            if !cache.contains_key(&p) {
-                cache.insert(p.clone(), Mappings::load(&p).unwrap());
-            }
-            return Some(p);
-        }
-        dir = d.parent();
-    }
-    None
 }
 
 #[test]
@@ -60,7 +40,7 @@ fn only_the_targets_change() {
                 is_skeletal_mesh(&package, i)
                     || class_of(&package, i) == "/Script/Engine.StringTable"
             });
-        let usmap = mappings_for(&path, &mut cache);
+        let usmap = common::mappings_for(&path, &mut cache);
         let maps: Vec<Option<&Mappings>> = match &usmap {
             Some(p) => vec![None, Some(&cache[p])],
             None => vec![None],

@@ -4,31 +4,9 @@
 use crate::common;
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
 
 use zenpak::legacy::PackageFiles;
-use zenpak::mappings::Mappings;
 use zenpak::properties::{walk_package, AfterBlock, WalkOutcome};
-
-/// The `.usmap` of a package's corpus folder (the folder that holds one).
-fn mappings_for(package: &Path, cache: &mut BTreeMap<PathBuf, Mappings>) -> Option<PathBuf> {
-    let mut dir = package.parent();
-    while let Some(d) = dir {
-        let found = std::fs::read_dir(d)
-            .ok()?
-            .filter_map(|e| e.ok())
-            .map(|e| e.path())
-            .find(|p| p.extension().is_some_and(|x| x == "usmap"));
-        if let Some(p) = found {
-            if !cache.contains_key(&p) {
-                cache.insert(p.clone(), Mappings::load(&p).unwrap());
-            }
-            return Some(p);
-        }
-        dir = d.parent();
-    }
-    None
-}
 
 #[test]
 fn walker_finds_every_property_block_end() {
@@ -43,7 +21,8 @@ fn walker_finds_every_property_block_end() {
         .into_iter()
         .filter(|(p, _)| p.starts_with(corpus.join("uassetapi")))
     {
-        let usmap = mappings_for(&path, &mut cache).expect("every uassetapi folder has mappings");
+        let usmap =
+            common::mappings_for(&path, &mut cache).expect("every uassetapi folder has mappings");
         let mappings = &cache[&usmap];
         let files = PackageFiles::load(&path).unwrap();
         let package = files.read_package(Some(engine)).unwrap();

@@ -6,30 +6,9 @@
 use crate::common;
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
 
 use zenpak::legacy::PackageFiles;
-use zenpak::mappings::Mappings;
 use zenpak::properties::{walk_export_recorded, PackageContext, UnversionedHeader};
-
-fn mappings_for(package: &Path, cache: &mut BTreeMap<PathBuf, Mappings>) -> Option<PathBuf> {
-    let mut dir = package.parent();
-    while let Some(d) = dir {
-        let found = std::fs::read_dir(d)
-            .ok()?
-            .filter_map(|e| e.ok())
-            .map(|e| e.path())
-            .find(|p| p.extension().is_some_and(|x| x == "usmap"));
-        if let Some(p) = found {
-            if !cache.contains_key(&p) {
-                cache.insert(p.clone(), Mappings::load(&p).unwrap());
-            }
-            return Some(p);
-        }
-        dir = d.parent();
-    }
-    None
-}
 
 #[test]
 fn every_corpus_header_re_encodes_to_the_engine_bytes() {
@@ -43,7 +22,7 @@ fn every_corpus_header_re_encodes_to_the_engine_bytes() {
         .into_iter()
         .filter(|(p, _)| p.starts_with(corpus.join("uassetapi")))
     {
-        let usmap = mappings_for(&path, &mut cache).unwrap();
+        let usmap = common::mappings_for(&path, &mut cache).unwrap();
         let mappings = &cache[&usmap];
         let files = PackageFiles::load(&path).unwrap();
         let package = files.read_package(Some(engine)).unwrap();
