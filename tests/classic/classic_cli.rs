@@ -179,7 +179,7 @@ fn deps_reports_missing_packages() {
 
 #[test]
 fn bad_files_give_errors_with_offsets() {
-    let dir = std::env::temp_dir().join(format!("zenpak-classic-cli-{}", std::process::id()));
+    let dir = common::temp_dir("classic-cli");
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("Broken.u");
     let mut bytes = vec![0xC1, 0x83, 0x2A, 0x9E, 69, 0, 0, 0, 1, 0, 0, 0];

@@ -297,13 +297,13 @@ fn writer_output_reads_back_identically() {
 fn missing_objects_in_a_present_package_are_reported() {
     let Some(ut99) = ut99() else { return };
     let (package, data) = synthetic_logo();
-    let folder = std::env::temp_dir().join(format!("zenpak-classic-deps-{}", std::process::id()));
+    let folder = common::temp_dir("classic-deps");
     std::fs::create_dir_all(&folder).unwrap();
     std::fs::write(folder.join("Logo.utx"), package.to_bytes(&data).unwrap()).unwrap();
 
     let entry = Package::read_file(&ut99.join("Maps/Entry.unr")).unwrap();
     let mut search = search_folders(&ut99);
-    search.push(folder.clone());
+    search.push(folder.to_path_buf());
     let report = dependency_report(&entry, &search, &mut PackageCache::new());
     std::fs::remove_dir_all(&folder).ok();
 

@@ -246,3 +246,30 @@ pub fn mappings_for(
     }
     None
 }
+
+/// A temporary folder from `tempfile`, removed when dropped (also when the
+/// test fails); it derefs to its path.
+pub struct TestDir(tempfile::TempDir);
+
+impl std::ops::Deref for TestDir {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        self.0.path()
+    }
+}
+
+impl AsRef<Path> for TestDir {
+    fn as_ref(&self) -> &Path {
+        self.0.path()
+    }
+}
+
+/// A new temporary folder named after the test's `name`.
+pub fn temp_dir(name: &str) -> TestDir {
+    TestDir(
+        tempfile::Builder::new()
+            .prefix(&format!("zenpak-{name}-"))
+            .tempdir()
+            .expect("create a temporary folder"),
+    )
+}

@@ -21,13 +21,6 @@ use zenpak::EngineVersion;
 
 const MIB: u64 = 1 << 20;
 
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("zenpak-bounded-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
 /// A chunk of a hand-made container: its blocks' `.ucas` offsets are given.
 struct HandChunk {
     id: ChunkId,
@@ -199,7 +192,7 @@ fn oodle_blocks_decompress_inside_a_container() {
         return;
     };
     let streams = oodle_streams(&corpus);
-    let dir = temp_dir("oodle");
+    let dir = common::temp_dir("oodle");
     let utoc = oodle_container(&dir, &streams);
     let (code, err, _) = common::run_measured(&["verify", utoc.to_str().unwrap()]);
     assert_eq!(code, 0, "{err}");
@@ -220,7 +213,7 @@ fn a_corrupt_oodle_block_names_its_chunk_and_block() {
         return;
     };
     let streams = oodle_streams(&corpus);
-    let dir = temp_dir("oodle-corrupt");
+    let dir = common::temp_dir("oodle-corrupt");
     let utoc = oodle_container(&dir, &streams);
     let container = zenpak::iostore::Container::open(&utoc, None).unwrap();
     let victim = container
@@ -344,7 +337,7 @@ fn assert_refused(utoc: &Path, dir: &Path, what: &str) {
 #[test]
 fn chunks_sharing_blocks_are_refused_in_bounded_memory() {
     // 400 chunks × 64 MiB each = 25 GiB claimed from a tiny .ucas.
-    let dir = temp_dir("bomb-shared-chunks");
+    let dir = common::temp_dir("bomb-shared-chunks");
     let utoc = bomb_container(&dir, "Bomb_P", 400, 1024, true);
     assert!(std::fs::metadata(&utoc).unwrap().len() < 64 << 10);
     assert_refused(&utoc, &dir, "chunks sharing blocks");
@@ -354,7 +347,7 @@ fn chunks_sharing_blocks_are_refused_in_bounded_memory() {
 #[test]
 fn blocks_sharing_ucas_bytes_are_refused_in_bounded_memory() {
     // 8 chunks of 4096 blocks each, every block the same 100 stored bytes.
-    let dir = temp_dir("bomb-shared-bytes");
+    let dir = common::temp_dir("bomb-shared-bytes");
     let utoc = bomb_container(&dir, "Bomb_P", 8, 4096, false);
     assert_refused(&utoc, &dir, "blocks sharing bytes");
     let _ = std::fs::remove_dir_all(&dir);
@@ -362,7 +355,7 @@ fn blocks_sharing_ucas_bytes_are_refused_in_bounded_memory() {
 
 #[test]
 fn hostile_toc_counts_fail_fast_in_bounded_memory() {
-    let dir = temp_dir("bomb-counts");
+    let dir = common::temp_dir("bomb-counts");
     let utoc = bomb_container(&dir, "Bomb_P", 2, 2, false);
     let good = std::fs::read(&utoc).unwrap();
     // entry count, block count, method count, directory index size, seeds, overflow.
@@ -420,7 +413,7 @@ fn real_container(dir: &Path, key: Option<AesKey>) -> zenpak::iostore::WrittenCo
 
 #[test]
 fn unpack_fails_on_a_flipped_ucas_byte_and_on_a_wrong_key() {
-    let dir = temp_dir("corrupt");
+    let dir = common::temp_dir("corrupt");
     let written = real_container(&dir, None);
     let u = written.utoc.to_str().unwrap().to_string();
     let mut ucas = std::fs::read(&written.ucas).unwrap();
@@ -438,7 +431,7 @@ fn unpack_fails_on_a_flipped_ucas_byte_and_on_a_wrong_key() {
         .count();
     assert_eq!(temps, 0);
 
-    let enc = temp_dir("wrong-key");
+    let enc = common::temp_dir("wrong-key");
     let key = AesKey::from_bytes([0x42; 32]);
     let written = real_container(&enc, Some(key));
     let u = written.utoc.to_str().unwrap().to_string();
@@ -461,7 +454,7 @@ fn unpack_fails_on_a_flipped_ucas_byte_and_on_a_wrong_key() {
 fn a_2_gib_chunk_verifies_and_unpacks_under_256_mib() {
     const BLOCK: u64 = 64 << 10;
     const SIZE: u64 = 2 << 30;
-    let dir = temp_dir("2gib");
+    let dir = common::temp_dir("2gib");
     // The .ucas is a sparse file of zeros; the chunk is 32768 stored blocks.
     let ucas = std::fs::File::create(dir.join("Big_P.ucas")).unwrap();
     ucas.set_len(SIZE).unwrap();

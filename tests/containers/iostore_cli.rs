@@ -1,5 +1,6 @@
 //! The `list`, `verify`, `unpack` and `inspect` commands on real files.
 
+use crate::common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -8,13 +9,6 @@ use zenpak::iostore::directory_index::DirectoryIndex;
 use zenpak::iostore::toc::Toc;
 use zenpak::iostore::{ContainerBuilder, ContainerOptions};
 use zenpak::EngineVersion;
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("zenpak-cli-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
 
 fn zenpak(args: &[&str]) -> (i32, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_zenpak"))
@@ -52,7 +46,7 @@ fn build(dir: &Path) -> PathBuf {
 
 #[test]
 fn list_verify_inspect_unpack() {
-    let dir = temp_dir("ok");
+    let dir = common::temp_dir("ok");
     let utoc = build(&dir);
     let u = utoc.to_str().unwrap();
 
@@ -109,7 +103,7 @@ fn list_verify_inspect_unpack() {
 
 #[test]
 fn verify_fails_with_exit_code_1_and_a_clear_message() {
-    let dir = temp_dir("bad");
+    let dir = common::temp_dir("bad");
     let utoc = build(&dir);
     let u = utoc.to_str().unwrap();
     let ucas = dir.join("Cli_P.ucas");
@@ -141,7 +135,7 @@ fn verify_fails_with_exit_code_1_and_a_clear_message() {
 
 #[test]
 fn unpack_never_writes_outside_the_folder() {
-    let dir = temp_dir("escape");
+    let dir = common::temp_dir("escape");
     let utoc = build(&dir);
     // Rewrite the directory index so a file claims a path that climbs out.
     let mut toc = Toc::read(&std::fs::read(&utoc).unwrap()).unwrap();

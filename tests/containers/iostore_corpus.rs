@@ -14,7 +14,7 @@ fn ue4_27_package_and_global_chunks() {
     let Some(corpus) = common::corpus() else {
         return;
     };
-    let dir = std::env::temp_dir().join(format!("zenpak-corpus-{}-ue427", std::process::id()));
+    let dir = common::temp_dir("corpus-ue427");
     let _ = std::fs::remove_dir_all(&dir);
     let folder = corpus.join("retoc/UE4.27");
     let engine = EngineVersion::UE4_27;
@@ -100,7 +100,7 @@ fn ue5_3_script_objects_chunk() {
     let Some(corpus) = common::corpus() else {
         return;
     };
-    let dir = std::env::temp_dir().join(format!("zenpak-corpus-{}-ue53", std::process::id()));
+    let dir = common::temp_dir("corpus-ue53");
     let _ = std::fs::remove_dir_all(&dir);
     let data = std::fs::read(corpus.join("retoc/UE5.3/ScriptObjects.bin")).unwrap();
     let engine = EngineVersion::UE5_3;

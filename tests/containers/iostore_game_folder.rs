@@ -4,6 +4,7 @@
 //! without `.pak` left out, and `list --filter`, `get`, `unpack --filter`
 //! on the real binary.
 
+use crate::common;
 use std::path::{Path, PathBuf};
 
 use zenpak::game::GameView;
@@ -12,13 +13,6 @@ use zenpak::iostore::container_header::StoreEntry;
 use zenpak::iostore::{ContainerBuilder, ContainerOptions};
 use zenpak::pak::crypto::KeyRing;
 use zenpak::EngineVersion;
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("zenpak-game-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
 
 /// Writes `dir/name.{utoc,ucas,pak}` with the given packages (path, bytes)
 /// and loose files (path, bytes).
@@ -47,8 +41,8 @@ fn container(dir: &Path, name: &str, packages: &[(&str, &[u8])], loose: &[(&str,
 
 /// `Proj/Content/Paks` with a base pak, a patch pak, three mods, the
 /// project's main pak, a container without pak and a global container.
-fn game(name: &str) -> (PathBuf, PathBuf) {
-    let root = temp_dir(name);
+fn game(name: &str) -> (common::TestDir, PathBuf) {
+    let root = common::temp_dir(name);
     let paks = root.join("Proj/Content/Paks");
     let mods = paks.join("~mods");
     const X: &str = "Game/Content/X.uasset";

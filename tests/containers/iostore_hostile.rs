@@ -1,20 +1,13 @@
 //! Damaged files give errors, never panics or huge allocations: every byte
 //! of a small `.utoc` and `.pak` flipped, and every truncation.
 
-use std::path::PathBuf;
+use crate::common;
 
 use zenpak::compression::Compression;
 use zenpak::iostore::container_header::StoreEntry;
 use zenpak::iostore::{Container, ContainerBuilder, ContainerOptions};
 use zenpak::pak::PakReader;
 use zenpak::EngineVersion;
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("zenpak-hostile-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
 
 fn build(
     dir: &std::path::Path,
@@ -47,7 +40,7 @@ fn build(
 #[test]
 fn every_flipped_byte_and_truncation_of_the_utoc_is_handled() {
     for engine in [EngineVersion::UE4_26, EngineVersion::UE5_6] {
-        let dir = temp_dir(&format!("utoc-{engine}"));
+        let dir = common::temp_dir(&format!("utoc-{engine}"));
         let written = build(&dir, engine, Compression::Zlib);
         let original = std::fs::read(&written.utoc).unwrap();
         for i in 0..original.len() {
@@ -74,7 +67,7 @@ fn every_flipped_byte_and_truncation_of_the_utoc_is_handled() {
 
 #[test]
 fn every_flipped_byte_and_truncation_of_the_pak_is_handled() {
-    let dir = temp_dir("pak");
+    let dir = common::temp_dir("pak");
     let written = build(&dir, EngineVersion::UE5_3, Compression::Zlib);
     let original = std::fs::read(&written.pak).unwrap();
     for i in 0..original.len() {
@@ -101,7 +94,7 @@ fn every_flipped_byte_and_truncation_of_the_pak_is_handled() {
 
 #[test]
 fn every_flipped_byte_of_the_ucas_is_caught_by_verify() {
-    let dir = temp_dir("ucas");
+    let dir = common::temp_dir("ucas");
     // Uncompressed, so every data byte matters (a flipped padding bit at the
     // end of a deflate stream changes nothing, for the engine either).
     let written = build(&dir, EngineVersion::UE5_4, Compression::None);

@@ -2,7 +2,8 @@
 //! engine (TOC version), every compression, with and without AES; writing
 //! twice gives identical bytes; `verify` catches corruption.
 
-use std::path::{Path, PathBuf};
+use crate::common;
+use std::path::Path;
 
 use zenpak::compression::Compression;
 use zenpak::iostore::chunk::{ChunkId, ChunkType};
@@ -13,13 +14,6 @@ use zenpak::pak::PakReader;
 use zenpak::EngineVersion;
 
 const BLOCK: usize = 64 * 1024;
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("zenpak-iostore-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
 
 /// Deterministic, partly compressible test data.
 fn data(len: usize, seed: u64) -> Vec<u8> {
@@ -132,7 +126,7 @@ fn every_engine_every_compression_with_and_without_aes() {
         ] {
             for aes in [false, true] {
                 let label = format!("{engine} {compression:?} aes={aes}");
-                let dir = temp_dir(&format!("rt-{engine}-{compression:?}-{aes}"));
+                let dir = common::temp_dir(&format!("rt-{engine}-{compression:?}-{aes}"));
                 let written = build(&dir, engine, compression, aes);
                 let container = Container::open(&written.utoc, aes.then(key))
                     .unwrap_or_else(|e| panic!("{label}: {e}"));
@@ -223,8 +217,8 @@ fn writing_twice_gives_identical_bytes() {
         (EngineVersion::UE5_6, Compression::Zstd, true),
         (EngineVersion::UE4_27, Compression::Zlib, false),
     ] {
-        let a = temp_dir(&format!("det-a-{engine}"));
-        let b = temp_dir(&format!("det-b-{engine}"));
+        let a = common::temp_dir(&format!("det-a-{engine}"));
+        let b = common::temp_dir(&format!("det-b-{engine}"));
         let wa = build(&a, engine, compression, aes);
         let wb = build(&b, engine, compression, aes);
         for (x, y) in [
@@ -246,7 +240,7 @@ fn writing_twice_gives_identical_bytes() {
 
 #[test]
 fn empty_container_still_has_header_and_pak() {
-    let dir = temp_dir("empty");
+    let dir = common::temp_dir("empty");
     let written = ContainerBuilder::create(
         &dir,
         "Empty_P",
@@ -266,7 +260,7 @@ fn empty_container_still_has_header_and_pak() {
 
 #[test]
 fn verify_detects_flipped_byte_truncation_and_missing_pak() {
-    let dir = temp_dir("corrupt");
+    let dir = common::temp_dir("corrupt");
     let written = build(&dir, EngineVersion::UE5_5, Compression::None, false);
     assert!(Container::open(&written.utoc, None)
         .unwrap()
@@ -314,7 +308,7 @@ fn verify_detects_flipped_byte_truncation_and_missing_pak() {
 
 #[test]
 fn renamed_container_warns() {
-    let dir = temp_dir("renamed");
+    let dir = common::temp_dir("renamed");
     let written = build(&dir, EngineVersion::UE5_1, Compression::None, false);
     for ext in ["utoc", "ucas", "pak"] {
         std::fs::rename(
@@ -341,7 +335,7 @@ fn renamed_container_warns() {
 
 #[test]
 fn bad_paths_are_refused_and_nothing_is_left_behind() {
-    let dir = temp_dir("badpath");
+    let dir = common::temp_dir("badpath");
     let mut b = ContainerBuilder::create(
         &dir,
         "Bad_P",

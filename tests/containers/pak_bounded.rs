@@ -5,7 +5,7 @@
 
 use crate::common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use zenpak::binary::Writer;
 use zenpak::pak::entry::{PakBlock, PakEntry};
@@ -15,13 +15,6 @@ use zenpak::pak::index::{
 use zenpak::pak::PakVersion;
 
 const MIB: u64 = 1 << 20;
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("zenpak-pakb-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
 
 /// One entry of a hand-made pak: its stored blocks (already compressed)
 /// and sizes.
@@ -181,7 +174,7 @@ fn oodle_entries_decompress_inside_a_pak() {
         });
         expected.push((format!("Oodle/{name}.bin"), raw));
     }
-    let out_dir = temp_dir("oodle");
+    let out_dir = common::temp_dir("oodle");
     let pak = out_dir.join("Oodle.pak");
     write_pak(&pak, "Oodle", &entries, 0);
     let out = out_dir.join("out");
@@ -221,7 +214,7 @@ fn zeros_entry(path: &str, blocks: usize) -> HandEntry {
 fn overlapping_entries_are_refused_in_bounded_memory() {
     // One 16 MiB entry (about 25 KB stored) and 4000 more names pointing
     // at it: 64 GB claimed by a pak of under 200 KB.
-    let dir = temp_dir("overlap");
+    let dir = common::temp_dir("overlap");
     let pak = dir.join("Bomb.pak");
     write_pak(&pak, "Zlib", &[zeros_entry("Real/zeros.bin", 256)], 4000);
     assert!(std::fs::metadata(&pak).unwrap().len() < 200 << 10);
@@ -249,7 +242,7 @@ fn overlapping_entries_are_refused_in_bounded_memory() {
 fn blocks_repeating_within_an_entry_are_refused() {
     // One entry whose 4096 blocks (256 MiB claimed) all point at the same
     // 100 stored bytes.
-    let dir = temp_dir("repeat");
+    let dir = common::temp_dir("repeat");
     let pak = dir.join("Bomb.pak");
     write_pak_with(
         &pak,
@@ -268,7 +261,7 @@ fn blocks_repeating_within_an_entry_are_refused() {
 
 #[test]
 fn hostile_pak_counts_fail_fast_in_bounded_memory() {
-    let dir = temp_dir("counts");
+    let dir = common::temp_dir("counts");
     let pak = dir.join("Counts.pak");
     write_pak(
         &pak,

@@ -48,20 +48,13 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("zenpak-pak-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
 #[test]
 fn all_48_paks_unpack_byte_for_byte() {
     let Some(dir) = unrealpak() else { return };
     let keys = KeyRing::from_file(&dir.join("crypto.json")).unwrap();
     let all = paks(&dir);
     assert_eq!(all.len(), 48);
-    let out = temp_dir("unpack48");
+    let out = common::temp_dir("unpack48");
     for pak_path in &all {
         let name = pak_path.file_name().unwrap().to_string_lossy().into_owned();
         let pak =
@@ -93,7 +86,7 @@ fn all_48_paks_unpack_byte_for_byte() {
 #[test]
 fn the_cli_unpacks_with_the_crypto_json_and_refuses_without_a_key() {
     let Some(dir) = unrealpak() else { return };
-    let out = temp_dir("cli");
+    let out = common::temp_dir("cli");
     let zenpak = env!("CARGO_BIN_EXE_zenpak");
     let pak = dir.join("packs/pack_v9_compress_encrypt_encryptindex.pak");
     let status = std::process::Command::new(zenpak)
@@ -170,7 +163,7 @@ fn a_wrong_key_is_an_error_not_garbage() {
             }
         }
         // Unpack stops at the first entry that fails and leaves no partial file.
-        let out = temp_dir("wrongkey");
+        let out = common::temp_dir("wrongkey");
         assert!(pak.unpack(&out).is_err());
         let leftovers: Vec<_> = walk(&out)
             .into_iter()
@@ -191,7 +184,8 @@ fn write_like(
     encrypted: bool,
 ) -> Vec<u8> {
     let keys = KeyRing::from_file(&dir.join("crypto.json")).unwrap();
-    let out = temp_dir("writer").join("out.pak");
+    let folder = common::temp_dir("writer");
+    let out = folder.join("out.pak");
     let mut w = PakWriter::create_with(
         &out,
         PakWriterOptions {

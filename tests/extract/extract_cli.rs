@@ -23,13 +23,6 @@ use zenpak::EngineVersion;
 
 use extract_game::{fallback_name, Game};
 
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("zenpak-extract-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
 fn zenpak(args: &[&str]) -> (i32, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_zenpak"))
         .args(args)
@@ -160,7 +153,7 @@ fn extracts_every_corpus_container() {
     for (folder, engine, paths) in extract_game::corpus_folders(&corpus) {
         let folder_path = corpus.join(&folder);
         let game = Game::load(&paths, engine);
-        let dir = temp_dir(&folder.replace('/', "_"));
+        let dir = common::temp_dir(&folder.replace('/', "_"));
         let (mod_toc, game_dir, script_objects) = build(&dir, &game);
         let out = dir.join("out");
         let mut args = vec![
@@ -238,7 +231,7 @@ fn engine_cooks_extract_with_the_global_chunk_alone() {
         .find(|(f, _, _)| f.ends_with("NanosWorld"))
         .unwrap();
     let game = Game::load(&paths, engine);
-    let dir = temp_dir("global");
+    let dir = common::temp_dir("global");
     let (mod_toc, game_dir, _) = build(&dir, &game);
     let out = dir.join("out");
     let (code, _, err) = zenpak(&[
@@ -286,7 +279,7 @@ fn filters_and_dependencies_select_packages() {
         return;
     };
     let game = clay(&corpus);
-    let dir = temp_dir("filter");
+    let dir = common::temp_dir("filter");
     let (mod_toc, game_dir, _) = build(&dir, &game);
     let out = dir.join("widgets");
     let base = [
@@ -378,7 +371,7 @@ fn unresolved_imports_are_named_and_can_be_allowed() {
         return;
     };
     let game = clay(&corpus);
-    let dir = temp_dir("unresolved");
+    let dir = common::temp_dir("unresolved");
     let (mod_toc, _, _) = build(&dir, &game);
     let out = dir.join("out");
     let args = [
@@ -407,7 +400,7 @@ fn output_folder_rules() {
         return;
     };
     let game = clay(&corpus);
-    let dir = temp_dir("output");
+    let dir = common::temp_dir("output");
     let (mod_toc, game_dir, _) = build(&dir, &game);
     let out = dir.join("out");
     std::fs::create_dir_all(&out).unwrap();
@@ -455,7 +448,7 @@ fn paths_never_leave_the_output_folder() {
         return;
     };
     let game = clay(&corpus);
-    let dir = temp_dir("escape");
+    let dir = common::temp_dir("escape");
     let (mod_toc, game_dir, _) = build(&dir, &game);
     // A directory index whose first package claims a path that climbs out.
     let mut toc = Toc::read(&std::fs::read(&mod_toc).unwrap()).unwrap();
@@ -493,7 +486,7 @@ fn progress_events() {
         return;
     };
     let game = clay(&corpus);
-    let dir = temp_dir("events");
+    let dir = common::temp_dir("events");
     let (mod_toc, game_dir, _) = build(&dir, &game);
     let source = Containers::open(&[mod_toc], Some(&game_dir), None).unwrap();
     let request = ExtractRequest {

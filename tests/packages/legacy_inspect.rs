@@ -92,7 +92,7 @@ fn inspect_truncated_package_names_file_structure_and_offset() {
     let Some(corpus) = common::corpus() else {
         return;
     };
-    let dir = std::env::temp_dir().join(format!("zenpak-legacy-inspect-{}", std::process::id()));
+    let dir = common::temp_dir("legacy-inspect");
     std::fs::create_dir_all(&dir).unwrap();
     let source = corpus.join("retoc/UE5.6/SM_Cube.uasset");
     let bytes = std::fs::read(&source).unwrap();

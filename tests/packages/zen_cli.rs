@@ -14,7 +14,7 @@ fn convert_inspect_and_diff_from_the_command_line() {
     let Some(corpus) = common::corpus() else {
         return;
     };
-    let out = std::env::temp_dir().join(format!("zenpak-zen-cli-{}", std::process::id()));
+    let out = common::temp_dir("zen-cli");
     std::fs::create_dir_all(&out).unwrap();
 
     let packages: Vec<_> = common::complete_legacy_packages(&corpus)

@@ -70,7 +70,7 @@ fn convert_with_marvel_rivals_profile() {
     let dir = corpus.join("uassetapi/TestUE5_6/BpThirdPerson");
     let pkg = dir.join("SKM_Quinn_Simple.uasset");
     let usmap = dir.join("ExplicitEnumValuesExample.usmap");
-    let tmp = std::env::temp_dir().join(format!("zenpak-fixups-cli-{}", std::process::id()));
+    let tmp = common::temp_dir("fixups-cli");
     std::fs::create_dir_all(&tmp).unwrap();
     let generic = tmp.join("generic.uzenasset");
     let padded = tmp.join("padded.uzenasset");

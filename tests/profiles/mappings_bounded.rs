@@ -10,13 +10,6 @@ use std::process::{Command, Stdio};
 
 use zenpak::mappings::{Compression, Mappings};
 
-fn temp_dir(name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("zenpak-usmap-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
 /// Offset of the compression byte: after magic, version and (version ≥ 1)
 /// the versioning flag and block.
 fn compression_at(bytes: &[u8]) -> usize {
@@ -85,7 +78,7 @@ fn a_declared_size_larger_than_the_file_is_read_with_a_warning() {
     assert_eq!(got.enums, want.enums);
     assert_eq!(got.diagnostics.len(), 1);
     assert_eq!(got.diagnostics[0].code, "usmap-size-mismatch");
-    let dir = temp_dir("grown");
+    let dir = common::temp_dir("grown");
     let file = dir.join("Grown.usmap");
     std::fs::write(&file, &grown).unwrap();
     let (code, err, _) = inspect_measured(&file);
@@ -111,7 +104,7 @@ fn a_small_usmap_cannot_claim_gigabytes() {
     file.extend_from_slice(&(1u32 << 30).to_le_bytes());
     file.extend_from_slice(&body);
     assert!(file.len() < 100_000, "{} bytes", file.len());
-    let dir = temp_dir("bomb");
+    let dir = common::temp_dir("bomb");
     let path = dir.join("Bomb.usmap");
     std::fs::write(&path, &file).unwrap();
     let e = Mappings::read(&file).unwrap_err();
