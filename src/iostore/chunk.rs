@@ -172,6 +172,44 @@ impl ChunkId {
     }
 }
 
+/// Incremental chunk hash of the engine's kind.
+pub(crate) enum ChunkHasher {
+    Sha1(sha1::Sha1),
+    Blake3(Box<blake3::Hasher>),
+}
+
+impl ChunkHasher {
+    pub(crate) fn new(kind: crate::version::ChunkHashKind) -> Self {
+        match kind {
+            crate::version::ChunkHashKind::Sha1 => {
+                ChunkHasher::Sha1(<sha1::Sha1 as sha1::Digest>::new())
+            }
+            crate::version::ChunkHashKind::Blake3_160 => ChunkHasher::Blake3(Box::default()),
+        }
+    }
+
+    pub(crate) fn update(&mut self, data: &[u8]) {
+        match self {
+            ChunkHasher::Sha1(h) => sha1::Digest::update(h, data),
+            ChunkHasher::Blake3(h) => {
+                h.update(data);
+            }
+        }
+    }
+
+    pub(crate) fn finish(self) -> [u8; 20] {
+        match self {
+            ChunkHasher::Sha1(h) => sha1::Digest::finalize(h).into(),
+            ChunkHasher::Blake3(h) => {
+                let full = h.finalize();
+                let mut out = [0; 20];
+                out.copy_from_slice(&full.as_bytes()[..20]);
+                out
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

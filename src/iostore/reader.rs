@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use super::chunk::{ChunkId, ChunkType};
+use super::chunk::{ChunkHasher, ChunkId, ChunkType};
 use super::container_header::ContainerHeader;
 use super::directory_index::DirectoryIndex;
 use super::toc::{container_flags, CompressionBlock, Toc, TocVersion};
@@ -129,47 +129,6 @@ impl PartitionFiles<'_> {
             .map_err(|e| io_at(path, in_file, e))?;
         Ok((buf, path.clone(), in_file))
     }
-}
-
-/// The hash a TOC records for chunk data: SHA-1 in UE4 containers, BLAKE3
-/// truncated to 20 bytes in UE5 ones.
-enum ChunkHasher {
-    Sha1(sha1::Sha1),
-    Blake3(Box<blake3::Hasher>),
-}
-
-impl ChunkHasher {
-    fn new(ue5: bool) -> Self {
-        if ue5 {
-            ChunkHasher::Blake3(Box::new(blake3::Hasher::new()))
-        } else {
-            ChunkHasher::Sha1(<sha1::Sha1 as sha1::Digest>::new())
-        }
-    }
-
-    fn update(&mut self, data: &[u8]) {
-        match self {
-            ChunkHasher::Sha1(h) => sha1::Digest::update(h, data),
-            ChunkHasher::Blake3(h) => {
-                h.update(data);
-            }
-        }
-    }
-
-    fn finish(self) -> [u8; 20] {
-        match self {
-            ChunkHasher::Sha1(h) => sha1::Digest::finalize(h).into(),
-            ChunkHasher::Blake3(h) => {
-                let mut out = [0u8; 20];
-                out.copy_from_slice(&h.finalize().as_bytes()[..20]);
-                out
-            }
-        }
-    }
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 impl Container {
@@ -383,7 +342,11 @@ impl Container {
             container: self,
             open: BTreeMap::new(),
         };
-        let mut hasher = ChunkHasher::new(self.is_ue5());
+        let mut hasher = ChunkHasher::new(if self.is_ue5() {
+            crate::version::ChunkHashKind::Blake3_160
+        } else {
+            crate::version::ChunkHashKind::Sha1
+        });
         let mut remaining = length;
         for (i, b) in self.toc.blocks[range].iter().enumerate() {
             let global = first_block + i;
@@ -411,8 +374,8 @@ impl Container {
             if actual != recorded {
                 return Err(Error::new(ErrorKind::HashMismatch {
                     algorithm: if self.is_ue5() { "BLAKE3" } else { "SHA-1" },
-                    expected: hex(&recorded),
-                    actual: hex(&actual),
+                    expected: crate::hash::hex(&recorded),
+                    actual: crate::hash::hex(&actual),
                 })
                 .with_hint(if self.key.is_some() {
                     "the .ucas is corrupt or the AES key is wrong"

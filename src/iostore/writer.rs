@@ -46,7 +46,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use super::chunk::{ChunkId, ChunkType};
+use super::chunk::{ChunkHasher, ChunkId, ChunkType};
 use super::container_header::{ContainerHeader, StoreEntry};
 use super::directory_index::DirectoryIndex;
 use super::shader_library::{ConvertedLibrary, ShaHash};
@@ -61,7 +61,7 @@ use crate::mount::{common_root, normalize_mount_point};
 use crate::pak::crypto::{pad_like_engine, AesKey};
 use crate::pak::PakWriter;
 use crate::publish::{Staged, TempFile};
-use crate::version::{ChunkHashKind, EngineVersion};
+use crate::version::EngineVersion;
 
 /// Settings of a container.
 #[derive(Debug, Clone)]
@@ -203,42 +203,6 @@ impl<'a> PieceReader<'a> {
             filled += take;
         }
         Ok(())
-    }
-}
-
-/// Incremental chunk hash of the engine's kind.
-enum ChunkHasher {
-    Sha1(sha1::Sha1),
-    Blake3(Box<blake3::Hasher>),
-}
-
-impl ChunkHasher {
-    fn new(kind: ChunkHashKind) -> Self {
-        match kind {
-            ChunkHashKind::Sha1 => ChunkHasher::Sha1(<sha1::Sha1 as sha1::Digest>::new()),
-            ChunkHashKind::Blake3_160 => ChunkHasher::Blake3(Box::default()),
-        }
-    }
-
-    fn update(&mut self, data: &[u8]) {
-        match self {
-            ChunkHasher::Sha1(h) => sha1::Digest::update(h, data),
-            ChunkHasher::Blake3(h) => {
-                h.update(data);
-            }
-        }
-    }
-
-    fn finish(self) -> [u8; 20] {
-        match self {
-            ChunkHasher::Sha1(h) => sha1::Digest::finalize(h).into(),
-            ChunkHasher::Blake3(h) => {
-                let full = h.finalize();
-                let mut out = [0; 20];
-                out.copy_from_slice(&full.as_bytes()[..20]);
-                out
-            }
-        }
     }
 }
 
