@@ -9,7 +9,7 @@ use zenpak::extract::container::{extract, Containers, ExtractEvent, ExtractReque
 use zenpak::extract::{ExtractOptions, ScriptObjects};
 use zenpak::{EngineVersion, Error, Result};
 
-use super::key::KeyArgs;
+use super::args::KeyArgs;
 use super::Output;
 
 #[derive(Debug, clap::Args)]

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use zenpak::game::GameView;
 use zenpak::Result;
 
-use super::key::KeyArgs;
+use super::args::KeyArgs;
 use super::Output;
 
 #[derive(Debug, clap::Args)]

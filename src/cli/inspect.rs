@@ -21,7 +21,7 @@ pub struct Args {
     pub json: bool,
     /// AES key for encrypted containers and paks.
     #[command(flatten)]
-    pub key: super::key::KeyArgs,
+    pub key: super::args::KeyArgs,
     /// Mappings (.usmap) of the game: walks each export's property block.
     #[arg(long, value_name = "M.usmap")]
     pub mappings: Option<PathBuf>,

@@ -5,7 +5,7 @@ use serde::Serialize;
 use zenpak::game::{path_filter, GameFile, GameView};
 use zenpak::Result;
 
-use super::key::SourceArgs;
+use super::args::SourceArgs;
 use super::Output;
 
 #[derive(Debug, clap::Args)]

@@ -18,7 +18,6 @@ mod get;
 mod inspect;
 mod inspect_classic;
 mod inspect_zen;
-mod key;
 mod list;
 mod new;
 pub mod output;

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use zenpak::game::{path_filter, GameView};
 use zenpak::Result;
 
-use super::key::KeyArgs;
+use super::args::KeyArgs;
 use super::Output;
 
 #[derive(Debug, clap::Args)]

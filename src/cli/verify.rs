@@ -6,7 +6,7 @@
 use zenpak::game::GameView;
 use zenpak::{Error, Result};
 
-use super::key::SourceArgs;
+use super::args::SourceArgs;
 use super::Output;
 
 pub type Args = SourceArgs;
