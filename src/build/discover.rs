@@ -237,13 +237,42 @@ pub fn discover(root: &Path, project: &str, selection: &Selection) -> Result<Con
             root.display()
         )));
     }
-    struct Group {
-        header: Option<(String, PathBuf)>,
-        companions: Vec<(PackageFileKind, String, PathBuf)>,
-    }
+    let Walked {
+        groups,
+        mut loose_files,
+        strays,
+    } = walk(root, selection)?;
+    let mut packages = packages_of(groups, root, project, selection)?;
+    packages.sort_by(|a, b| a.relative_path.cmp(&b.relative_path));
+    loose_files.sort_by(|a, b| a.relative_path.cmp(&b.relative_path));
+    let mut warnings = content_warnings(root, project, strays, &packages, &loose_files);
+    warnings.extend(selection.unused_patterns());
+    Ok(Content {
+        packages,
+        loose_files,
+        warnings,
+    })
+}
+
+/// A package's files found by the walk, by their path without extension.
+struct Group {
+    header: Option<(String, PathBuf)>,
+    companions: Vec<(PackageFileKind, String, PathBuf)>,
+}
+
+/// What the walk of a content root found.
+struct Walked {
+    groups: BTreeMap<String, Group>,
+    loose_files: Vec<LooseFile>,
+    /// Containers, signatures and mappings found among the files: left out.
+    strays: Vec<String>,
+}
+
+/// Walks the content root: package files grouped by package, the other
+/// selected files, and the strays.
+fn walk(root: &Path, selection: &Selection) -> Result<Walked> {
     let mut groups: BTreeMap<String, Group> = BTreeMap::new();
     let mut loose_files = Vec::new();
-    let mut warnings = Vec::new();
     let mut strays = Vec::new();
     // Symbolic links are followed (a content folder linked into the mod is
     // common); walkdir refuses a link back to one of its own parents.
@@ -303,6 +332,21 @@ pub fn discover(root: &Path, project: &str, selection: &Selection) -> Result<Con
         }
     }
 
+    Ok(Walked {
+        groups,
+        loose_files,
+        strays,
+    })
+}
+
+/// The packages of the walked groups; every file that cannot be a package
+/// of the mod is a problem, all reported at once.
+fn packages_of(
+    groups: BTreeMap<String, Group>,
+    root: &Path,
+    project: &str,
+    selection: &Selection,
+) -> Result<Vec<PackageSource>> {
     let mut problems = Vec::new();
     let mut packages = Vec::new();
     for (_, group) in groups {
@@ -356,8 +400,19 @@ pub fn discover(root: &Path, project: &str, selection: &Selection) -> Result<Con
             failures: problems,
         }));
     }
-    packages.sort_by(|a, b| a.relative_path.cmp(&b.relative_path));
-    loose_files.sort_by(|a, b| a.relative_path.cmp(&b.relative_path));
+    Ok(packages)
+}
+
+/// Warnings about what was found: strays left out, files the game will not
+/// mount, a mod with nothing in it.
+fn content_warnings(
+    root: &Path,
+    project: &str,
+    mut strays: Vec<String>,
+    packages: &[PackageSource],
+    loose_files: &[LooseFile],
+) -> Vec<Diagnostic> {
+    let mut warnings = Vec::new();
     strays.sort();
     for stray in strays {
         warnings.push(
@@ -369,7 +424,7 @@ pub fn discover(root: &Path, project: &str, selection: &Selection) -> Result<Con
             .with_hint("move it out of the content folder, or exclude it with `[content] exclude`"),
         );
     }
-    for file in &loose_files {
+    for file in loose_files {
         if !is_mounted_path(&file.relative_path, project) {
             warnings.push(
                 Diagnostic::warning(
@@ -386,7 +441,6 @@ pub fn discover(root: &Path, project: &str, selection: &Selection) -> Result<Con
             );
         }
     }
-    warnings.extend(selection.unused_patterns());
     if packages.is_empty() && loose_files.is_empty() {
         warnings.push(
             Diagnostic::warning("empty-mod", "the mod has no packages and no files")
@@ -397,11 +451,7 @@ pub fn discover(root: &Path, project: &str, selection: &Selection) -> Result<Con
                 )),
         );
     }
-    Ok(Content {
-        packages,
-        loose_files,
-        warnings,
-    })
+    warnings
 }
 
 fn relative_slash_path(root: &Path, path: &Path) -> Result<String> {
