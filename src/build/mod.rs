@@ -227,18 +227,13 @@ pub fn build_locked(
                 if !files.unchanged {
                     FileIndex::save(&cache.files_path(), &all_files, &files.stamps)?;
                 }
-                return Ok(BuildSummary {
-                    packages: content.packages.len(),
-                    converted: 0,
-                    loose_files: content.loose_files.len(),
-                    chunks: 0,
+                return Ok(up_to_date_summary(
+                    &content,
                     bytes_in,
-                    bytes_out: record.artifacts.iter().map(|a| a.stamp.size).sum(),
-                    up_to_date: true,
-                    warnings: reporter.warnings.into_inner(),
-                    artifacts: record.artifacts,
-                    elapsed: started.elapsed(),
-                });
+                    record,
+                    reporter.warnings.into_inner(),
+                    started,
+                ));
             }
         }
     }
@@ -410,6 +405,28 @@ fn convert_into(
             .map(|(i, e)| e.in_file(&content.packages[i].header))
             .collect(),
     }))
+}
+
+/// The summary of a build that found its outputs current.
+fn up_to_date_summary(
+    content: &Content,
+    bytes_in: u64,
+    record: cache::BuildRecord,
+    warnings: usize,
+    started: Instant,
+) -> BuildSummary {
+    BuildSummary {
+        packages: content.packages.len(),
+        converted: 0,
+        loose_files: content.loose_files.len(),
+        chunks: 0,
+        bytes_in,
+        bytes_out: record.artifacts.iter().map(|a| a.stamp.size).sum(),
+        up_to_date: true,
+        warnings,
+        artifacts: record.artifacts,
+        elapsed: started.elapsed(),
+    }
 }
 
 /// Keys for encrypted input paks: the environment's, and the build's own key.

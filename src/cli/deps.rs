@@ -104,6 +104,7 @@ pub fn run(args: Args, out: &Output) -> Result<()> {
     Ok(())
 }
 
+// Long on purpose: one linear text layout of the report, top to bottom.
 fn render(file: &str, report: &DependencyReport, searched: bool, objects: bool) -> String {
     let mut out = String::new();
     let o = &mut out;

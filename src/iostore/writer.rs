@@ -652,6 +652,8 @@ impl ContainerBuilder {
 
     /// Writes the container header chunk, the TOC and the pak index, then
     /// renames the three files into place.
+    // Long on purpose: the TOC is assembled field by field in the order the
+    // engine lays it out, and the three files are published in one place.
     pub fn finish(mut self) -> Result<WrittenContainer> {
         // The engine lists packages by id (`CreateContainerHeader` sorts its
         // store entries with `Algo::Sort` on the package id).
