@@ -156,6 +156,8 @@ impl Reporter for Counting<'_> {
 
 /// [`build`] for a caller that already holds the output folder's lock
 /// (`package` and `install` build, then ship, under one lock).
+// Long on purpose: the pipeline driver, read top to bottom as the build
+// flows (ARCHITECTURE.md, "How a build flows"); each step is a call.
 pub fn build_locked(
     manifest: &Manifest,
     options: &BuildOptions,
