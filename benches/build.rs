@@ -9,6 +9,9 @@
 //! - a full build (empty cache);
 //! - a rebuild with nothing changed;
 //! - a rebuild after one `.uexp` changed;
+//! - reading the built container back: `zenpak unpack` (Zen packages as
+//!   they are) and `zenpak extract` (Zen → legacy, script objects taken
+//!   from the generated packages' `/Script/` imports), with their ratio;
 //!
 //! each phase running the real `zenpak build` binary as a user does, and
 //! reports per phase wall time, CPU time (user + system), minor page faults
@@ -131,6 +134,10 @@ struct Measured {
 /// Runs `program args` in `dir` and measures it with `wait4` (its own
 /// rusage, not this process's).
 fn measure(program: &Path, args: &[&str], dir: &Path) -> Measured {
+    // Kept in a file, shown only if the command fails (an extract without
+    // the game warns once per unresolved import).
+    let stderr_path = dir.join("bench-stderr.txt");
+    let stderr = std::fs::File::create(&stderr_path).unwrap();
     let started = Instant::now();
     // Reaped by `wait4` below, which also gives its rusage.
     #[allow(clippy::zombie_processes)]
@@ -138,6 +145,7 @@ fn measure(program: &Path, args: &[&str], dir: &Path) -> Measured {
         .args(args)
         .current_dir(dir)
         .stdout(std::process::Stdio::null())
+        .stderr(stderr)
         .spawn()
         .unwrap_or_else(|e| panic!("{}: {e}", program.display()));
     let mut status = 0;
@@ -146,10 +154,13 @@ fn measure(program: &Path, args: &[&str], dir: &Path) -> Measured {
     let pid = unsafe { libc::wait4(child.id() as libc::pid_t, &mut status, 0, &mut usage) };
     let wall = started.elapsed();
     assert_eq!(pid, child.id() as libc::pid_t, "wait4 failed");
+    let output = std::fs::read_to_string(&stderr_path).unwrap_or_default();
+    let _ = std::fs::remove_file(&stderr_path);
     assert!(
         libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
-        "{} {args:?} failed",
-        program.display()
+        "{} {args:?} failed:\n{}",
+        program.display(),
+        output.lines().rev().take(20).collect::<Vec<_>>().join("\n")
     );
     let time = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
     Measured {
@@ -172,12 +183,64 @@ fn report(name: &str, m: &Measured) {
 }
 
 fn phase(name: &str, root: &Path, args: &[&str]) -> Measured {
+    command_phase(name, root, "build", args)
+}
+
+fn command_phase(name: &str, root: &Path, command: &str, args: &[&str]) -> Measured {
     let zenpak = Path::new(env!("CARGO_BIN_EXE_zenpak"));
-    let mut all = vec!["build", "--quiet"];
+    let mut all = vec![command, "--quiet"];
     all.extend_from_slice(args);
     let measured = measure(zenpak, &all, root);
     report(name, &measured);
     measured
+}
+
+/// Reads the built container back with `unpack` and `extract`.
+fn read_back(root: &Path) {
+    let utoc = walkdir::WalkDir::new(root.join("target"))
+        .sort_by_file_name()
+        .into_iter()
+        .filter_map(|e| e.ok())
+        .map(|e| e.into_path())
+        .find(|p| p.extension().is_some_and(|e| e == "utoc"))
+        .expect("the build wrote a .utoc");
+    let ucas_mib =
+        std::fs::metadata(utoc.with_extension("ucas")).map_or(0.0, |m| m.len() as f64 / 1048576.0);
+    let unpacked = root.join("read-back/unpacked");
+    let extracted = root.join("read-back/extracted");
+    let _ = std::fs::remove_dir_all(root.join("read-back"));
+    let utoc_arg = utoc.to_str().unwrap();
+    let unpack = command_phase(
+        "unpack",
+        root,
+        "unpack",
+        &[utoc_arg, unpacked.to_str().unwrap()],
+    );
+    let content = root.join("Cooked");
+    let extract = command_phase(
+        "extract (Zen -> legacy)",
+        root,
+        "extract",
+        &[
+            utoc_arg,
+            "-o",
+            extracted.to_str().unwrap(),
+            "--engine",
+            ENGINE.as_str(),
+            "--script-objects",
+            content.to_str().unwrap(),
+            // The generated packages import the game's, which are not there.
+            "--allow-unresolved",
+        ],
+    );
+    println!(
+        "container {ucas_mib:.0} MiB: extract / unpack = {:.2}x wall; unpack {:.0} MiB/s, extract {:.0} MiB/s; extract peak {:.1} MiB",
+        extract.wall.as_secs_f64() / unpack.wall.as_secs_f64(),
+        ucas_mib / unpack.wall.as_secs_f64(),
+        ucas_mib / extract.wall.as_secs_f64(),
+        extract.peak_mib
+    );
+    let _ = std::fs::remove_dir_all(root.join("read-back"));
 }
 
 fn main() {
@@ -285,6 +348,7 @@ fn main() {
         100.0 * ratio(&one, forced.wall),
         fresh.wall.as_secs_f64() * 1000.0
     );
+    read_back(&root);
     if let Some(peer) = std::env::var_os("ZENPAK_BENCH_PEER") {
         let out = root.join("peer/Bench_P.utoc");
         std::fs::create_dir_all(out.parent().unwrap()).unwrap();

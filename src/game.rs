@@ -200,6 +200,8 @@ pub struct GameView {
     shadowed: Vec<(String, String)>,
     /// What the view noticed while mounting (e.g. a `.utoc` without its `.pak`).
     pub diagnostics: Vec<Diagnostic>,
+    /// Canonical path of each mounted source → its index.
+    mounted: BTreeMap<PathBuf, usize>,
 }
 
 pub use crate::mount::virtual_path;
@@ -209,52 +211,74 @@ impl GameView {
     /// plus `global.utoc`), a `.utoc` (with its companion `.pak` if present)
     /// or a `.pak` (with its `.utoc` if present).
     pub fn open(path: &Path, keys: &KeyRing) -> Result<Self> {
+        Ok(Self::open_all(&[path.to_path_buf()], keys)?.0)
+    }
+
+    /// Opens several folders, containers or paks as one view, mounted in
+    /// the order given (a game's `Paks/` folder first, then a mod's
+    /// container, as the engine mounts `~mods` after the base game). A pak
+    /// or container named twice (a mod inside the game folder, also named
+    /// on its own) is mounted once. Returns, for each path, the sources it
+    /// stands for.
+    pub fn open_all(paths: &[PathBuf], keys: &KeyRing) -> Result<(Self, Vec<Vec<usize>>)> {
         let mut view = GameView {
             sources: Vec::new(),
             chunks: BTreeMap::new(),
             files: Vec::new(),
             shadowed: Vec::new(),
             diagnostics: Vec::new(),
+            mounted: BTreeMap::new(),
         };
-        if path.is_dir() {
-            view.mount_folder(path, keys)?;
-        } else {
-            let base = path.with_extension("");
-            let ext = path
-                .extension()
-                .map(|e| e.to_string_lossy().to_ascii_lowercase())
-                .unwrap_or_default();
-            if ext != "utoc" && ext != "pak" && ext != "ucas" {
-                return Err(Error::usage(format!(
-                    "{}: expected a .utoc, a .pak or a folder of them",
-                    path.display()
-                )));
-            }
-            let pak = base.with_extension("pak");
-            let utoc = base.with_extension("utoc");
-            if !path.exists() {
-                return Err(Error::io(
-                    path,
-                    std::io::Error::new(std::io::ErrorKind::NotFound, "no such file"),
-                ));
-            }
-            let name = pak
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            view.mount(
-                if pak.is_file() { &pak } else { &utoc },
-                pak.is_file().then_some(pak.as_path()),
-                utoc.is_file().then_some(utoc.as_path()),
-                pak_order(PROJECT_CONTENT_ORDER, &name),
-                keys,
-            )?;
+        let mut mounted = Vec::new();
+        for path in paths {
+            let mut named = Vec::new();
+            view.add(path, keys, &mut named)?;
+            mounted.push(named);
         }
         view.resolve();
-        Ok(view)
+        Ok((view, mounted))
     }
 
-    fn mount_folder(&mut self, root: &Path, keys: &KeyRing) -> Result<()> {
+    /// Mounts one folder, container or pak; pushes the sources it stands for.
+    fn add(&mut self, path: &Path, keys: &KeyRing, named: &mut Vec<usize>) -> Result<()> {
+        if path.is_dir() {
+            return self.mount_folder(path, keys, named);
+        }
+        let base = path.with_extension("");
+        let ext = path
+            .extension()
+            .map(|e| e.to_string_lossy().to_ascii_lowercase())
+            .unwrap_or_default();
+        if ext != "utoc" && ext != "pak" && ext != "ucas" {
+            return Err(Error::usage(format!(
+                "{}: expected a .utoc, a .pak or a folder of them",
+                path.display()
+            )));
+        }
+        let pak = base.with_extension("pak");
+        let utoc = base.with_extension("utoc");
+        if !path.exists() {
+            return Err(Error::io(
+                path,
+                std::io::Error::new(std::io::ErrorKind::NotFound, "no such file"),
+            ));
+        }
+        let name = pak
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let source = self.mount(
+            if pak.is_file() { &pak } else { &utoc },
+            pak.is_file().then_some(pak.as_path()),
+            utoc.is_file().then_some(utoc.as_path()),
+            pak_order(PROJECT_CONTENT_ORDER, &name),
+            keys,
+        )?;
+        named.push(source);
+        Ok(())
+    }
+
+    fn mount_folder(&mut self, root: &Path, keys: &KeyRing, named: &mut Vec<usize>) -> Result<()> {
         let mut paks = Vec::new();
         let mut tocs = Vec::new();
         for entry in walkdir::WalkDir::new(root).follow_links(false) {
@@ -285,7 +309,7 @@ impl GameView {
         // global.utoc first, order 0.
         if let Some(global) = tocs.iter().find(|t| t.eq_ignore_ascii_case("global.utoc")) {
             let utoc = root.join(global);
-            self.mount(&utoc, None, Some(&utoc), 0, keys)?;
+            named.push(self.mount(&utoc, None, Some(&utoc), 0, keys)?);
         }
         let project = project_name(root);
         paks.sort_by(|a, b| engine_compare(b, a));
@@ -304,13 +328,13 @@ impl GameView {
             } else {
                 PROJECT_CONTENT_ORDER
             };
-            self.mount(
+            named.push(self.mount(
                 &pak,
                 Some(&pak),
                 utoc.is_file().then_some(utoc.as_path()),
                 pak_order(base, file_name),
                 keys,
-            )?;
+            )?);
         }
         for rel in &tocs {
             let has_pak = paks
@@ -326,7 +350,7 @@ impl GameView {
                 );
             }
         }
-        if self.sources.is_empty() {
+        if named.is_empty() {
             return Err(Error::usage(format!(
                 "{}: no .pak or .utoc files in this folder",
                 root.display()
@@ -336,6 +360,8 @@ impl GameView {
         Ok(())
     }
 
+    /// Mounts a pak and/or container, unless the same files are mounted
+    /// already; returns its source index.
     fn mount(
         &mut self,
         path: &Path,
@@ -343,7 +369,12 @@ impl GameView {
         utoc: Option<&Path>,
         order: u32,
         keys: &KeyRing,
-    ) -> Result<()> {
+    ) -> Result<usize> {
+        let canonical = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+        if let Some(&existing) = self.mounted.get(&canonical) {
+            return Ok(existing);
+        }
+        self.mounted.insert(canonical, self.sources.len());
         let pak = pak
             .map(|p| PakReader::open_with_keys(p, keys))
             .transpose()?;
@@ -357,7 +388,7 @@ impl GameView {
             pak,
             container,
         });
-        Ok(())
+        Ok(self.sources.len() - 1)
     }
 
     /// Decides which copy of each chunk and file wins.
@@ -503,6 +534,11 @@ impl GameView {
                         .is_some_and(|s| s.eq_ignore_ascii_case(path))
                 })
             })
+    }
+
+    /// Every chunk id with its winning copy, by id.
+    pub fn chunks(&self) -> impl Iterator<Item = (&ChunkId, ChunkRef)> + '_ {
+        self.chunks.iter().map(|(id, &chunk)| (id, chunk))
     }
 
     /// The winning copy of a chunk.

@@ -1,11 +1,12 @@
-//! `zenpak extract X.utoc -o DIR --engine V [--game PAKS] [--filter GLOB]...
-//! [--with-deps] [--allow-unresolved] [--force]`: writes the container's
-//! packages as legacy `.uasset`/`.umap` + `.uexp` (+ bulk companions) and
-//! its other files as they are. Logic lives in `zenpak::extract::container`.
+//! `zenpak extract PATH... -o DIR --engine V [--game PAKS] [--filter GLOB]...
+//! [--with-deps] [--allow-unresolved] [--force]`: writes the packages of the
+//! named containers, paks or `Paks/` folders as legacy `.uasset`/`.umap` +
+//! `.uexp` (+ bulk companions) and their other files as they are. Logic
+//! lives in `zenpak::extract::container`.
 
 use std::path::PathBuf;
 
-use zenpak::extract::container::{extract, Containers, ExtractEvent, ExtractRequest};
+use zenpak::extract::container::{extract, ExtractEvent, ExtractRequest, ViewSource};
 use zenpak::extract::{ExtractOptions, ScriptObjects};
 use zenpak::{EngineVersion, Error, Result};
 
@@ -14,17 +15,20 @@ use super::Output;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The container(s) to extract (`.utoc`, with `.ucas` and `.pak` beside it).
-    #[arg(required = true)]
-    pub utoc: Vec<PathBuf>,
+    /// What to extract: a `.utoc` (with its `.ucas` and `.pak`), a `.pak`
+    /// (with its container, if any), or a game's `Paks` folder (every pak
+    /// and container, in the engine's mount order). Repeatable.
+    #[arg(required = true, value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
     /// Output folder (created; must be empty unless --force).
     #[arg(short, long)]
     pub output: PathBuf,
     /// Engine release the containers were written for.
     #[arg(long)]
     pub engine: EngineVersion,
-    /// The game's Paks folder: its containers resolve imports (and global.utoc
-    /// gives the script objects). Not extracted unless --with-deps needs them.
+    /// The game's Paks folder, mounted first: its containers resolve imports
+    /// (and global.utoc gives the script objects). Not extracted unless
+    /// --with-deps needs them.
     #[arg(long, value_name = "DIR")]
     pub game: Option<PathBuf>,
     /// Extract only packages whose name matches (e.g. `/Game/Characters/**`); repeatable.
@@ -55,8 +59,8 @@ pub struct Args {
 }
 
 pub fn run(args: Args, out: &Output) -> Result<()> {
-    let key = args.key.keys()?.default_key();
-    let source = Containers::open(&args.utoc, args.game.as_deref(), key)?;
+    let source = ViewSource::open(&args.paths, args.game.as_deref(), &args.key.keys()?)?;
+    out.diagnostics(&source.view().diagnostics);
     let script_objects = match &args.script_objects {
         Some(dir) if dir.is_dir() => Some(ScriptObjects::from_legacy_folder(dir, args.engine)?),
         Some(path) => {

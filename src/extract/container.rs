@@ -2,10 +2,10 @@
 //! names, plus what they import), convert them one at a time, stream their
 //! bulk data to files, write the other files as they are, report progress.
 //!
-//! The packages come from a [`ChunkSource`]: any set of containers that can
-//! list its chunks and read them. [`Containers`] is one over `.utoc` files
-//! opened with [`crate::iostore::Container`] (a mod container plus the
-//! game's); a view over a whole `Paks/` folder plugs in the same way.
+//! The packages come from a [`ChunkSource`]: anything that can list its
+//! chunks and read them. [`ViewSource`] is one over a [`GameView`]: a
+//! game's `Paks/` folder, a mod's `.utoc`/`.pak`, or both, with the
+//! engine's mount order deciding which copy of a chunk or file counts.
 //!
 //! Memory holds one package chunk at a time, the chunk list, and a bounded
 //! cache of the headers imports are resolved against; bulk data goes from
@@ -16,21 +16,20 @@
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::fs::File;
-use std::io::{Read, Seek, SeekFrom, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use globset::{Glob, GlobSet, GlobSetBuilder};
 use serde::Serialize;
 
-use crate::compression::Compression;
 use crate::diagnostic::Diagnostic;
 use crate::error::{Error, ErrorKind, Result};
+use crate::game::{ChunkRef, FileOrigin, GameView};
 use crate::hash::package_id;
 use crate::iostore::chunk::ChunkType;
-use crate::iostore::toc::container_flags;
-use crate::iostore::{validate_relative_path, Container};
-use crate::pak::crypto::AesKey;
+use crate::iostore::validate_relative_path;
+use crate::pak::crypto::KeyRing;
 use crate::pak::PakReader;
 use crate::version::EngineVersion;
 
@@ -80,105 +79,133 @@ pub trait ChunkSource {
     fn store_entries(&self) -> Result<BTreeMap<u64, Vec<u64>>>;
     fn files(&self) -> Result<Vec<SourceFile>>;
     fn read_file(&self, file: &SourceFile) -> Result<Vec<u8>>;
+    /// Writes a file to `out`, in pieces where the source can; returns its size.
+    fn copy_file(&self, file: &SourceFile, out: &mut dyn Write) -> Result<u64> {
+        let data = self.read_file(file)?;
+        out.write_all(&data).map_err(|e| Error::io(&file.path, e))?;
+        Ok(data.len() as u64)
+    }
 }
 
-/// `.utoc` containers opened with zenpak's reader: a game's, then the ones to extract.
-pub struct Containers {
-    containers: Vec<(Container, Option<PakReader>, bool)>,
-    key: Option<AesKey>,
+/// A [`GameView`] (a game's `Paks/` folder, a mod's containers, or both)
+/// as a chunk source: each chunk and file is the copy the game would load;
+/// what the user named (rather than the game it imports from) is selected.
+pub struct ViewSource {
+    view: GameView,
+    /// Per mounted source: whether its chunks and files are to be extracted.
+    selected: Vec<bool>,
 }
 
-impl Containers {
-    /// Opens `selected` (the containers to extract) and every `.utoc` under
-    /// `game` (for what they import), with their companion paks.
-    pub fn open(selected: &[PathBuf], game: Option<&Path>, key: Option<AesKey>) -> Result<Self> {
-        let mut game_tocs = Vec::new();
-        if let Some(dir) = game {
-            for entry in walkdir::WalkDir::new(dir).sort_by_file_name() {
-                let entry = entry.map_err(|e| {
-                    Error::io(dir, std::io::Error::other(e.to_string()))
-                        .with_hint("check that the game folder exists and can be read")
-                })?;
-                let path = entry.path();
-                let is_toc = path
-                    .extension()
-                    .is_some_and(|x| x.eq_ignore_ascii_case("utoc"));
-                if is_toc && !selected.iter().any(|s| same_file(s, path)) {
-                    game_tocs.push(path.to_path_buf());
-                }
+impl ViewSource {
+    /// Opens `selected` (folders, `.utoc` or `.pak` files to extract) on top
+    /// of `game` (the game's `Paks/` folder, mounted first, for what they
+    /// import). Without `game`, everything named is both extracted and
+    /// resolved against.
+    pub fn open(selected: &[PathBuf], game: Option<&Path>, keys: &KeyRing) -> Result<Self> {
+        let paths: Vec<PathBuf> = game
+            .map(Path::to_path_buf)
+            .into_iter()
+            .chain(selected.iter().cloned())
+            .collect();
+        let (view, named) = GameView::open_all(&paths, keys)?;
+        let mut flags = vec![false; view.sources().len()];
+        let skip = usize::from(game.is_some());
+        for &source in named.iter().skip(skip).flatten() {
+            flags[source] = true;
+        }
+        Ok(ViewSource {
+            view,
+            selected: flags,
+        })
+    }
+
+    /// The view underneath (its diagnostics, its sources).
+    pub fn view(&self) -> &GameView {
+        &self.view
+    }
+
+    fn chunk_ref(handle: usize) -> ChunkRef {
+        ChunkRef {
+            source: handle >> HANDLE_SHIFT,
+            index: handle & ((1 << HANDLE_SHIFT) - 1),
+        }
+    }
+
+    fn checked_chunk(&self, handle: usize) -> Result<ChunkRef> {
+        let chunk = Self::chunk_ref(handle);
+        match self.view.sources().get(chunk.source) {
+            Some(s)
+                if s.container
+                    .as_ref()
+                    .is_some_and(|c| chunk.index < c.toc.chunk_ids.len()) =>
+            {
+                Ok(chunk)
             }
+            _ => Err(Error::internal("chunk handle names no container chunk")),
         }
-        let mut containers = Vec::new();
-        for (path, is_selected) in game_tocs
-            .iter()
-            .map(|p| (p, false))
-            .chain(selected.iter().map(|p| (p, true)))
-        {
-            let container = Container::open(path, key.clone())?;
-            let pak_path = path.with_extension("pak");
-            let pak = if pak_path.is_file() {
-                Some(PakReader::open(&pak_path, key.clone())?)
-            } else {
-                None
-            };
-            containers.push((container, pak, is_selected));
-        }
-        Ok(Containers { containers, key })
+    }
+
+    fn pak_entry(&self, file: &SourceFile) -> Result<(&PakReader, &crate::pak::PakEntryInfo)> {
+        let (source, entry) = (
+            file.handle >> HANDLE_SHIFT,
+            file.handle & ((1 << HANDLE_SHIFT) - 1),
+        );
+        let pak = self
+            .view
+            .sources()
+            .get(source)
+            .and_then(|s| s.pak.as_ref())
+            .ok_or_else(|| Error::internal("file handle names no pak"))?;
+        let entry = pak
+            .entries
+            .get(entry)
+            .ok_or_else(|| Error::internal("file handle names no pak entry"))?;
+        Ok((pak, entry))
     }
 }
 
-fn same_file(a: &Path, b: &Path) -> bool {
-    match (a.canonicalize(), b.canonicalize()) {
-        (Ok(x), Ok(y)) => x == y,
-        _ => a == b,
-    }
-}
-
-/// Handles pack (container index, TOC index).
+/// Handles pack (source index, TOC or pak entry index).
 const HANDLE_SHIFT: u32 = 32;
 
-impl ChunkSource for Containers {
+impl ChunkSource for ViewSource {
     fn chunks(&self) -> Result<Vec<SourceChunk>> {
-        let mut by_id: BTreeMap<[u8; 12], SourceChunk> = BTreeMap::new();
-        for (c, (container, _, selected)) in self.containers.iter().enumerate() {
-            for info in container.chunks() {
-                let id = container.toc.chunk_ids[info.index];
-                by_id.insert(
-                    id.0,
-                    SourceChunk {
-                        handle: (c << HANDLE_SHIFT) | info.index,
-                        id: id.id(),
-                        index: id.index(),
-                        chunk_type: info.chunk_type,
-                        path: info.path,
-                        size: info.size,
-                        selected: *selected,
-                    },
-                );
-            }
-        }
-        let mut chunks: Vec<SourceChunk> = by_id.into_values().collect();
+        let mut chunks: Vec<SourceChunk> = self
+            .view
+            .chunks()
+            .map(|(id, chunk)| {
+                let container = self.view.container(chunk);
+                SourceChunk {
+                    handle: (chunk.source << HANDLE_SHIFT) | chunk.index,
+                    id: id.id(),
+                    index: id.index(),
+                    chunk_type: container.chunk_type(chunk.index),
+                    path: container.paths.get(&chunk.index).cloned(),
+                    size: container.toc.offsets[chunk.index].length,
+                    selected: self.selected[chunk.source],
+                }
+            })
+            .collect();
         chunks.sort_by_key(|c| c.handle);
         Ok(chunks)
     }
 
     fn read_chunk(&self, chunk: &SourceChunk) -> Result<Vec<u8>> {
-        let (container, index) = self.locate(chunk.handle)?;
-        container.read_chunk(index)
+        self.view.read_chunk(self.checked_chunk(chunk.handle)?)
     }
 
     fn copy_chunk(&self, chunk: &SourceChunk, out: &mut dyn Write) -> Result<u64> {
-        let (container, index) = self.locate(chunk.handle)?;
-        stream_chunk(container, index, self.key.as_ref(), out).map_err(|e| {
-            e.within(format!("chunk {index}"))
-                .in_file(&container.ucas_path)
-        })
+        self.view
+            .read_chunk_to(self.checked_chunk(chunk.handle)?, out)
     }
 
     fn store_entries(&self) -> Result<BTreeMap<u64, Vec<u64>>> {
+        // Lowest priority first, so that the copy the game loads is the
+        // one left in the map (highest order, then the last mounted).
+        let mut order: Vec<usize> = (0..self.view.sources().len()).collect();
+        order.sort_by_key(|&s| (self.view.sources()[s].order, s));
         let mut entries = BTreeMap::new();
-        for (container, _, _) in &self.containers {
-            if let Some(header) = container.container_header()? {
+        for source in order {
+            if let Some(header) = self.view.container_header(source)? {
                 for (id, entry) in header.packages {
                     entries.insert(id, entry.imported_packages);
                 }
@@ -188,126 +215,31 @@ impl ChunkSource for Containers {
     }
 
     fn files(&self) -> Result<Vec<SourceFile>> {
-        let mut by_path: BTreeMap<String, SourceFile> = BTreeMap::new();
-        for (c, (_, pak, selected)) in self.containers.iter().enumerate() {
-            let Some(pak) = pak else { continue };
-            for (i, entry) in pak.entries.iter().enumerate() {
-                by_path.insert(
-                    entry.path.clone(),
-                    SourceFile {
-                        handle: (c << HANDLE_SHIFT) | i,
-                        path: entry.path.clone(),
-                        size: entry.uncompressed_size,
-                        selected: *selected,
-                    },
-                );
-            }
-        }
-        Ok(by_path.into_values().collect())
+        Ok(self
+            .view
+            .files()
+            .iter()
+            .filter_map(|f| match f.origin {
+                FileOrigin::PakEntry { source, entry } => Some(SourceFile {
+                    handle: (source << HANDLE_SHIFT) | entry,
+                    path: f.path.clone(),
+                    size: f.size,
+                    selected: self.selected[source],
+                }),
+                FileOrigin::Chunk(_) => None,
+            })
+            .collect())
     }
 
     fn read_file(&self, file: &SourceFile) -> Result<Vec<u8>> {
-        let (c, i) = (
-            file.handle >> HANDLE_SHIFT,
-            file.handle & ((1 << HANDLE_SHIFT) - 1),
-        );
-        let pak = self
-            .containers
-            .get(c)
-            .and_then(|(_, pak, _)| pak.as_ref())
-            .ok_or_else(|| Error::internal("file handle names no pak"))?;
-        let entry = pak
-            .entries
-            .get(i)
-            .ok_or_else(|| Error::internal("file handle names no pak entry"))?;
+        let (pak, entry) = self.pak_entry(file)?;
         pak.read(entry)
     }
-}
 
-impl Containers {
-    fn locate(&self, handle: usize) -> Result<(&Container, usize)> {
-        let (c, i) = (handle >> HANDLE_SHIFT, handle & ((1 << HANDLE_SHIFT) - 1));
-        let container = self
-            .containers
-            .get(c)
-            .map(|(container, _, _)| container)
-            .ok_or_else(|| Error::internal("chunk handle names no container"))?;
-        Ok((container, i))
+    fn copy_file(&self, file: &SourceFile, out: &mut dyn Write) -> Result<u64> {
+        let (pak, entry) = self.pak_entry(file)?;
+        pak.read_to(entry, out)
     }
-}
-
-/// Reads a chunk block by block (decrypting and decompressing each) into `out`.
-fn stream_chunk(
-    container: &Container,
-    index: usize,
-    key: Option<&AesKey>,
-    out: &mut dyn Write,
-) -> Result<u64> {
-    let toc = &container.toc;
-    let length = toc
-        .offsets
-        .get(index)
-        .ok_or_else(|| Error::internal(format!("chunk index {index} is out of range")))?
-        .length;
-    let key = key.filter(|_| toc.header.container_flags & container_flags::ENCRYPTED != 0);
-    let mut methods = vec![Compression::None];
-    for name in &toc.compression_methods {
-        methods.push(Compression::from_engine_name(name)?);
-    }
-    let partition_size = if toc.header.version.has_partitions() && toc.header.partition_size != 0 {
-        toc.header.partition_size
-    } else {
-        u64::MAX
-    };
-    let mut file: Option<(u64, File)> = None;
-    let mut written = 0u64;
-    for b in &toc.blocks[toc.chunk_blocks(index)?] {
-        let partition = b.offset / partition_size;
-        if file.as_ref().is_none_or(|(p, _)| *p != partition) {
-            let path = partition_path(&container.ucas_path, partition);
-            file = Some((
-                partition,
-                File::open(&path).map_err(|e| Error::io(&path, e))?,
-            ));
-        }
-        let (_, f) = file.as_mut().expect("opened above");
-        let mut data = vec![0u8; b.stored_size() as usize];
-        f.seek(SeekFrom::Start(b.offset - partition * partition_size))
-            .and_then(|_| f.read_exact(&mut data))
-            .map_err(|e| Error::io(&container.ucas_path, e).at(b.offset))?;
-        if let Some(key) = key {
-            key.decrypt(&mut data)?;
-        }
-        data.truncate(b.compressed_size as usize);
-        let method = methods.get(b.method_index as usize).ok_or_else(|| {
-            Error::format(
-                b.offset,
-                format!(
-                    "block uses compression method {}, which the TOC does not name",
-                    b.method_index
-                ),
-            )
-        })?;
-        let block = method.decompress(&data, b.uncompressed_size as usize)?;
-        let take = (length - written).min(block.len() as u64) as usize;
-        out.write_all(&block[..take])
-            .map_err(|e| Error::io(&container.ucas_path, e))?;
-        written += take as u64;
-    }
-    if written != length {
-        return Err(Error::invalid(format!(
-            "chunk has {written} bytes, the TOC says {length}"
-        )));
-    }
-    Ok(written)
-}
-
-fn partition_path(ucas: &Path, partition: u64) -> PathBuf {
-    if partition == 0 {
-        return ucas.to_path_buf();
-    }
-    let stem = ucas.file_stem().and_then(|s| s.to_str()).unwrap_or("");
-    ucas.with_file_name(format!("{stem}_s{partition}.ucas"))
 }
 
 /// Package headers read from a [`ChunkSource`] when an import needs them,
@@ -456,21 +388,54 @@ pub struct ExtractSummary {
     pub skipped: Vec<Skipped>,
     /// Packages written with warnings (unresolved imports, approximations).
     pub warnings: Vec<PackageReport>,
+    /// Packages chosen for extraction.
+    pub planned: usize,
     /// Packages that could not be extracted.
+    pub failed_packages: usize,
+    /// What went wrong with them (a package may have several problems).
     pub failures: Vec<Diagnostic>,
 }
 
 impl ExtractSummary {
-    /// An error listing the failed packages, if any failed.
+    /// An error listing the failed packages, if any failed: one entry per
+    /// package (its first problem; the JSON summary lists them all).
     pub fn failure_error(&self) -> Option<Error> {
-        (!self.failures.is_empty()).then(|| {
-            let failures = self.failures.iter().map(Diagnostic::to_error).collect();
-            Error::new(ErrorKind::Many {
-                what: "packages that could not be extracted",
-                total: self.failures.len(),
-                failures,
+        if self.failures.is_empty() {
+            return None;
+        }
+        let mut by_package: Vec<(&str, Vec<&Diagnostic>)> = Vec::new();
+        for d in &self.failures {
+            let package = d.structure.first().map_or("", String::as_str);
+            match by_package.last_mut() {
+                Some((p, list)) if *p == package => list.push(d),
+                _ => by_package.push((package, vec![d])),
+            }
+        }
+        let failures = by_package
+            .into_iter()
+            .map(|(_, list)| {
+                let error = list[0].to_error();
+                match list.len() {
+                    1 => error,
+                    n => {
+                        let more = format!(
+                            "{} more problems in this package; `--json` lists them all",
+                            n - 1
+                        );
+                        let hint = match error.hint() {
+                            Some(h) => format!("{h}\n  {more}"),
+                            None => more,
+                        };
+                        error.with_hint(hint)
+                    }
+                }
             })
-        })
+            .collect();
+        Some(Error::new(ErrorKind::Many {
+            what: "packages",
+            total: self.planned,
+            failures,
+        }))
     }
 }
 
@@ -524,6 +489,8 @@ pub fn extract(
         script_objects: table.map_or(0, ScriptObjects::len),
         skipped,
         warnings: Vec::new(),
+        planned: plan.len(),
+        failed_packages: 0,
         failures: Vec::new(),
     };
     let bulk = bulk_chunks(&chunks);
@@ -540,6 +507,7 @@ pub fn extract(
                 }
             }
             Err(e) => {
+                summary.failed_packages += 1;
                 for mut d in Diagnostic::from_error(&e) {
                     d.structure.insert(0, format!("package {}", p.name));
                     summary.failures.push(d);
@@ -555,10 +523,7 @@ pub fn extract(
     }
     for (path, what) in &files {
         let bytes = match what {
-            FileSource::Pak(f) => {
-                let data = source.read_file(f)?;
-                output.write(path, |w| write_all(w, &data, path))?
-            }
+            FileSource::Pak(f) => output.write(path, |w| source.copy_file(f, w))?,
             FileSource::Chunk(c) => output.write(path, |w| source.copy_chunk(c, w))?,
         };
         summary.files += 1;
