@@ -19,7 +19,7 @@
 //!   unchanged. Only files in the record whose stamp still matches are ever
 //!   deleted.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -35,6 +35,8 @@ pub const TEMPORARY_SUFFIX: &str = ".zenpak-tmp";
 
 /// Temporaries that exist now (registered on creation, removed on publish or drop).
 static TEMPORARIES: Mutex<BTreeSet<PathBuf>> = Mutex::new(BTreeSet::new());
+/// Files being extended in place, with the length each had (see [`Extension`]).
+static EXTENDED: Mutex<BTreeMap<PathBuf, u64>> = Mutex::new(BTreeMap::new());
 /// Held while a publication renames files; an interrupt waits for it.
 static PUBLISHING: Mutex<()> = Mutex::new(());
 /// Set by the interrupt handler; long work checks it between steps.
@@ -67,8 +69,103 @@ pub fn on_interrupt() {
     for path in temporaries.iter() {
         let _ = std::fs::remove_file(path);
     }
+    let extended = EXTENDED.lock().unwrap_or_else(|e| e.into_inner());
+    for (path, len) in extended.iter() {
+        cut_back(path, *len);
+    }
+    std::mem::forget(extended);
     std::mem::forget(temporaries);
     std::mem::forget(publishing);
+}
+
+fn cut_back(path: &Path, len: u64) {
+    if let Ok(file) = std::fs::OpenOptions::new().write(true).open(path) {
+        let _ = file.set_len(len);
+    }
+}
+
+/// A published file being extended at its end (a development build adding
+/// chunks to its previous `.ucas`). Until it is committed by
+/// [`publish_with_extensions`], dropping it — or an interrupt — cuts the
+/// file back to its old length, so it is again byte for byte the file its
+/// old companions describe.
+#[derive(Debug)]
+pub struct Extension {
+    path: PathBuf,
+    original_len: u64,
+    file: Option<File>,
+}
+
+impl Extension {
+    /// Opens `path` to append after its `expected_len` bytes (refused when
+    /// the file has another length: it is not the file the caller knows).
+    pub fn open(path: &Path, expected_len: u64) -> Result<Extension> {
+        let mut extended = EXTENDED.lock().unwrap_or_else(|e| e.into_inner());
+        check_interrupted()?;
+        let mut file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(path)
+            .map_err(|e| Error::io(path, e))?;
+        let len = file.metadata().map_err(|e| Error::io(path, e))?.len();
+        if len != expected_len {
+            return Err(Error::invalid(format!(
+                "the file has {len} bytes, {expected_len} were expected"
+            ))
+            .in_file(path));
+        }
+        std::io::Seek::seek(&mut file, std::io::SeekFrom::End(0))
+            .map_err(|e| Error::io(path, e))?;
+        extended.insert(path.to_path_buf(), len);
+        Ok(Extension {
+            path: path.to_path_buf(),
+            original_len: len,
+            file: Some(file),
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The length the file had before it was extended.
+    pub fn original_len(&self) -> u64 {
+        self.original_len
+    }
+
+    pub fn file(&mut self) -> &mut File {
+        self.file
+            .as_mut()
+            .expect("an Extension keeps its file until it is committed")
+    }
+
+    /// Makes the appended bytes durable.
+    pub fn sync(&mut self) -> Result<()> {
+        let path = self.path.clone();
+        self.file().sync_data().map_err(|e| Error::io(&path, e))
+    }
+}
+
+impl Write for Extension {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.file().write(buf)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.file().flush()
+    }
+}
+
+impl Drop for Extension {
+    fn drop(&mut self) {
+        if let Some(file) = self.file.take() {
+            let _ = file.set_len(self.original_len);
+            EXTENDED
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .remove(&self.path);
+        }
+    }
 }
 
 /// Removes every registered temporary file (all of this process's unpublished outputs).
@@ -297,9 +394,27 @@ pub fn write_inside_with(
 /// renames each staged file into place in the order given, then syncs the
 /// folders. Runs as one critical section: an interrupt waits for it.
 pub fn publish(remove_first: Vec<PathBuf>, staged: Vec<Staged>) -> Result<()> {
+    publish_with_extensions(remove_first, staged, Vec::new())
+}
+
+/// [`publish`], committing `extensions` first: from then on they are part
+/// of the published files and are no longer cut back.
+pub fn publish_with_extensions(
+    remove_first: Vec<PathBuf>,
+    staged: Vec<Staged>,
+    extensions: Vec<Extension>,
+) -> Result<()> {
     let _publishing = PUBLISHING.lock().unwrap_or_else(|e| e.into_inner());
-    // Stopped while waiting: publish nothing (the staged files are dropped, so removed).
+    // Stopped while waiting: publish nothing (the staged files are dropped,
+    // so removed; the extensions are cut back).
     check_interrupted()?;
+    {
+        let mut extended = EXTENDED.lock().unwrap_or_else(|e| e.into_inner());
+        for mut extension in extensions {
+            extended.remove(&extension.path);
+            extension.file = None;
+        }
+    }
     for path in &remove_first {
         match std::fs::remove_file(path) {
             Ok(()) => {}

@@ -14,8 +14,15 @@
 //!   still has its stamp, nothing is rewritten.
 //! - `packages/<key>.zpc` entries end with a BLAKE3 checksum: a damaged
 //!   entry is a cache miss (and a warning), never wrong output.
+//! - `container.bin` ([`ContainerRecord`]): the container the last build
+//!   wrote — the stamps of its `.utoc` and `.ucas`, the settings its chunk
+//!   bytes depend on, and each package's key. A development build extends
+//!   that `.ucas` with the chunks of changed packages only, when the stamps
+//!   show the files are still the ones recorded.
 //!
-//! The cache only ever saves work: output bytes never depend on it.
+//! A release build (`--release`, `package`) never reads `container.bin`:
+//! its bytes depend on the inputs only. A development build's `.ucas` may
+//! hold the earlier builds' replaced chunks, so its bytes depend on history.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -155,12 +162,43 @@ pub fn hash_file(path: &Path) -> Result<Hash> {
     Ok(*hasher.finalize().as_bytes())
 }
 
+/// [`hash_file`] for a large file (an output `.ucas`): read in pieces of a
+/// few MiB, each hashed on every core (BLAKE3 splits its input into
+/// independent subtrees), so memory stays bounded.
+pub fn hash_large_file(path: &Path) -> Result<Hash> {
+    use std::io::Read;
+    const PIECE: usize = 8 << 20;
+    let mut hasher = blake3::Hasher::new();
+    let mut file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    let mut buffer = vec![0u8; PIECE];
+    loop {
+        let mut filled = 0;
+        while filled < PIECE {
+            match file.read(&mut buffer[filled..]) {
+                Ok(0) => break,
+                Ok(n) => filled += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(Error::io(path, e)),
+            }
+        }
+        hasher.update_rayon(&buffer[..filled]);
+        if filled < PIECE {
+            break;
+        }
+    }
+    Ok(*hasher.finalize().as_bytes())
+}
+
 /// The record of the last build.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
 pub struct BuildRecord {
     #[serde(with = "hex_hash")]
     pub key: Hash,
     pub artifacts: Vec<ArtifactRecord>,
+    /// Whether the `.ucas` is a development build's extension of an earlier
+    /// one (not the canonical layout a release build must write).
+    #[serde(default)]
+    pub extended: bool,
 }
 
 /// One output file as the last build left it.
@@ -168,8 +206,10 @@ pub struct BuildRecord {
 pub struct ArtifactRecord {
     pub path: PathBuf,
     pub stamp: crate::publish::FileStamp,
-    /// Hex BLAKE3 of the contents.
-    pub blake3: String,
+    /// Hex BLAKE3 of the contents; `None` for the `.ucas` a development
+    /// build extended (hashing it again would cost as much as the build:
+    /// its stamp identifies it, and release builds record every hash).
+    pub blake3: Option<String>,
 }
 
 impl ArtifactRecord {
@@ -180,24 +220,35 @@ impl ArtifactRecord {
 
     /// Records `path` as just written: its stamp and BLAKE3.
     pub fn of(path: &Path) -> Result<ArtifactRecord> {
+        let mut record = Self::stamp_only(path)?;
+        record.blake3 = Some(crate::hash::hex(&hash_large_file(path)?));
+        Ok(record)
+    }
+
+    /// Records `path` as just written by its stamp alone.
+    pub fn stamp_only(path: &Path) -> Result<ArtifactRecord> {
         let stamp = crate::publish::FileStamp::of(path).map_err(|e| Error::io(path, e))?;
         Ok(ArtifactRecord {
             path: path.to_path_buf(),
             stamp,
-            blake3: crate::hash::hex(&hash_file(path)?),
+            blake3: None,
         })
     }
 
     /// Checks that `bytes_hash` (BLAKE3 of what was just read from the file)
-    /// is what the build wrote.
+    /// is what the build wrote; without a recorded hash, that the file still
+    /// has the stamp it was written with.
     pub fn check_hash(&self, bytes_hash: &Hash) -> Result<()> {
         let actual = crate::hash::hex(bytes_hash);
-        if actual == self.blake3 {
-            return Ok(());
-        }
+        let expected = match &self.blake3 {
+            Some(expected) if *expected == actual => return Ok(()),
+            Some(expected) => expected.clone(),
+            None if self.is_unchanged() => return Ok(()),
+            None => "the file as the build wrote it".to_string(),
+        };
         Err(Error::new(crate::error::ErrorKind::HashMismatch {
             algorithm: "BLAKE3",
-            expected: self.blake3.clone(),
+            expected,
             actual,
         })
         .in_file(&self.path)
@@ -301,6 +352,20 @@ impl Cache {
         self.dir.join("build.json")
     }
 
+    pub fn container_record_path(&self) -> PathBuf {
+        self.dir.join("container.bin")
+    }
+
+    /// The last build's container record; `None` when missing or unreadable.
+    pub fn load_container_record(&self) -> Option<ContainerRecord> {
+        let bytes = std::fs::read(self.container_record_path()).ok()?;
+        ContainerRecord::decode(&bytes).ok()
+    }
+
+    pub fn save_container_record(&self, record: &ContainerRecord) -> Result<()> {
+        write_cache_file(&self.container_record_path(), &record.encode())
+    }
+
     /// Where the converted package with this key is kept.
     pub fn package_path(&self, key: &Hash) -> PathBuf {
         self.dir
@@ -349,7 +414,84 @@ pub fn is_entry_name(name: &str) -> bool {
 }
 
 /// The cache's own bookkeeping files, by name.
-pub const BOOKKEEPING_FILES: [&str; 2] = ["files.json", "build.json"];
+pub const BOOKKEEPING_FILES: [&str; 3] = ["files.json", "build.json", "container.bin"];
+
+/// Marks the container record and its layout; bump when the layout changes.
+const CONTAINER_MAGIC: &[u8; 8] = b"ZPKCR\x00\x00\x01";
+
+/// The container the last build wrote, as a development build needs it to
+/// extend that container (see the module documentation).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ContainerRecord {
+    /// Hash of every setting the container's chunk bytes depend on.
+    pub settings: Hash,
+    pub utoc: crate::publish::FileStamp,
+    pub ucas: crate::publish::FileStamp,
+    /// Package id → the package key its chunks were made from.
+    pub packages: std::collections::BTreeMap<u64, Hash>,
+}
+
+impl ContainerRecord {
+    /// Whether `utoc` and `ucas` on disk are the files recorded.
+    pub fn matches(&self, utoc: &Path, ucas: &Path) -> bool {
+        crate::publish::FileStamp::of(utoc).is_ok_and(|s| s == self.utoc)
+            && crate::publish::FileStamp::of(ucas).is_ok_and(|s| s == self.ucas)
+    }
+
+    fn write_stamp(w: &mut Writer, stamp: &crate::publish::FileStamp) {
+        w.u64(stamp.size);
+        w.u64(stamp.modified_ns as u64);
+        w.u64((stamp.modified_ns >> 64) as u64);
+        w.u64(stamp.inode);
+        w.u64(stamp.changed_ns as u64);
+        w.u64((stamp.changed_ns >> 64) as u64);
+    }
+
+    fn read_stamp(r: &mut Reader) -> Result<crate::publish::FileStamp> {
+        Ok(crate::publish::FileStamp {
+            size: r.u64()?,
+            modified_ns: u128::from(r.u64()?) | (u128::from(r.u64()?) << 64),
+            inode: r.u64()?,
+            changed_ns: (u128::from(r.u64()?) | (u128::from(r.u64()?) << 64)) as i128,
+        })
+    }
+
+    fn encode(&self) -> Vec<u8> {
+        let mut w = Writer::with_capacity(128 + self.packages.len() * 40);
+        w.bytes(CONTAINER_MAGIC);
+        w.bytes(&self.settings);
+        Self::write_stamp(&mut w, &self.utoc);
+        Self::write_stamp(&mut w, &self.ucas);
+        w.u32(self.packages.len() as u32);
+        for (id, key) in &self.packages {
+            w.u64(*id);
+            w.bytes(key);
+        }
+        w.as_slice().to_vec()
+    }
+
+    fn decode(bytes: &[u8]) -> Result<ContainerRecord> {
+        let mut r = Reader::new(bytes);
+        if r.bytes(CONTAINER_MAGIC.len())? != CONTAINER_MAGIC {
+            return Err(r.error_at(0, "not a zenpak container record of this version"));
+        }
+        let settings = r.array::<32>()?;
+        let utoc = Self::read_stamp(&mut r)?;
+        let ucas = Self::read_stamp(&mut r)?;
+        let count = r.count_u32(40)?;
+        let mut packages = std::collections::BTreeMap::new();
+        for _ in 0..count {
+            let id = r.u64()?;
+            packages.insert(id, r.array::<32>()?);
+        }
+        Ok(ContainerRecord {
+            settings,
+            utoc,
+            ucas,
+            packages,
+        })
+    }
+}
 
 mod hex_hash {
     use serde::{Deserialize, Deserializer, Serializer};

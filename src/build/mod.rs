@@ -76,6 +76,9 @@ impl Reporter for Silent {
 pub struct BuildOptions {
     /// Convert everything and rewrite the outputs even when the cache says they are current.
     pub force: bool,
+    /// Write the canonical, reproducible container layout even when the
+    /// previous container could be extended (`build --release`, `package`).
+    pub release: bool,
     /// The AES key when `[output] encrypt` is on (see [`aes_key`]).
     pub aes_key: Option<AesKey>,
     /// The game's key when the profile encrypts the companion pak its own way
@@ -102,6 +105,12 @@ pub struct BuildSummary {
     /// Warnings reported during the build.
     pub warnings: usize,
     pub artifacts: Vec<ArtifactRecord>,
+    /// `canonical` (written anew, reproducible) or `extended` (a development
+    /// build that appended changed chunks to the previous `.ucas`); `null`
+    /// when nothing was written.
+    pub layout: Option<&'static str>,
+    /// Chunks kept where the previous container had them (extended layout).
+    pub reused_chunks: usize,
     #[serde(rename = "elapsed_ms", serialize_with = "serialize_millis")]
     pub elapsed: Duration,
 }
@@ -225,7 +234,8 @@ pub fn build_locked(
     // ones it wrote: leave every file as it is.
     if !options.force {
         if let Some(record) = cache.load_build_record() {
-            if record.key == build_key && record.matches_disk(&artifacts) {
+            let layout_ok = !(options.release && record.extended);
+            if record.key == build_key && layout_ok && record.matches_disk(&artifacts) {
                 if !files.unchanged {
                     FileIndex::save(&cache.files_path(), &all_files, &files.stamps)?;
                 }
@@ -251,15 +261,24 @@ pub fn build_locked(
     });
 
     let stem = manifest.artifact_stem();
+    let container_settings = container_settings(manifest, &settings, options);
+    // A development build extends the container the last build wrote, if
+    // the files are still the ones recorded and were made the same way.
+    let previous = (!options.force && !options.release)
+        .then(|| cache.load_container_record())
+        .flatten()
+        .filter(|r| r.settings == container_settings && r.matches(&artifacts[0], &artifacts[1]));
     let mut writer = package::ContainerWriter::create(
         manifest,
         &settings,
         options.aes_key.as_ref(),
         options.pak_key.as_ref(),
+        previous.as_ref().map(|r| r.ucas.size),
     )?;
-    let converted = convert_into(
+    let unchanged = previous.map(|r| r.packages).unwrap_or_default();
+    let (converted, package_keys) = convert_into(
         &content,
-        &keys,
+        (&keys, &unchanged),
         &cache,
         &settings,
         options,
@@ -279,11 +298,23 @@ pub fn build_locked(
 
     let mut records = Vec::new();
     for path in &artifacts {
-        records.push(ArtifactRecord::of(path)?);
+        let extended_ucas = written.appended && *path == written.ucas;
+        records.push(if extended_ucas {
+            ArtifactRecord::stamp_only(path)?
+        } else {
+            ArtifactRecord::of(path)?
+        });
     }
     cache.save_build_record(&BuildRecord {
         key: build_key,
         artifacts: records.clone(),
+        extended: written.appended,
+    })?;
+    cache.save_container_record(&cache::ContainerRecord {
+        settings: container_settings,
+        utoc: records[0].stamp,
+        ucas: records[1].stamp,
+        packages: package_keys,
     })?;
     FileIndex::save(&cache.files_path(), &all_files, &files.stamps)?;
     cache.prune(&keys.iter().copied().collect::<BTreeSet<_>>())?;
@@ -298,23 +329,31 @@ pub fn build_locked(
         up_to_date: false,
         warnings: reporter.warnings.into_inner(),
         artifacts: records,
+        layout: Some(if written.appended {
+            "extended"
+        } else {
+            "canonical"
+        }),
+        reused_chunks: written.reused_chunks,
         elapsed: started.elapsed(),
     })
 }
 
 /// Converts (or takes from the cache) every package in batches, in content
 /// order, and streams each batch into the container. Memory holds one
-/// batch's headers, never bulk data. Returns how many were converted; every
-/// failure is collected into one error.
+/// batch's headers, never bulk data. A package whose key is the one
+/// `unchanged` records for its id keeps its chunks in the container being
+/// extended. Returns how many were converted and each package's key by id;
+/// every failure is collected into one error.
 fn convert_into(
     content: &Content,
-    keys: &[Hash],
+    (keys, unchanged): (&[Hash], &std::collections::BTreeMap<u64, Hash>),
     cache: &Cache,
     settings: &package::Settings,
     options: &BuildOptions,
     reporter: &dyn Reporter,
     writer: &mut package::ContainerWriter,
-) -> Result<usize> {
+) -> Result<(usize, std::collections::BTreeMap<u64, Hash>)> {
     let batch_size = (rayon::current_num_threads() * 8).max(1);
     let batches: Vec<std::ops::Range<usize>> = (0..content.packages.len())
         .step_by(batch_size)
@@ -367,6 +406,7 @@ fn convert_into(
             range.into_par_iter().map(&convert_one).collect()
         };
     let mut converted = 0;
+    let mut package_keys = std::collections::BTreeMap::new();
     let mut failures: Vec<(usize, Error)> = Vec::new();
     // Batch N is written (one thread, in content order) while the pool
     // converts batch N+1: both cores stay busy, and memory holds two batches.
@@ -383,7 +423,9 @@ fn convert_into(
                     converted += usize::from(fresh && result.is_ok());
                     match result {
                         Ok(built) if failures.is_empty() => {
-                            writer.add_package(&content.packages[i], &built)?;
+                            let same = unchanged.get(&built.package_id) == Some(&keys[i]);
+                            writer.add_package(&content.packages[i], &built, same)?;
+                            package_keys.insert(built.package_id, keys[i]);
                         }
                         Ok(_) => {}
                         Err(e) => failures.push((i, e)),
@@ -396,7 +438,7 @@ fn convert_into(
         pending = next_results;
     }
     if failures.is_empty() {
-        return Ok(converted);
+        return Ok((converted, package_keys));
     }
     // The writer's temporaries go when it is dropped: no partial triplet.
     Err(Error::new(ErrorKind::Many {
@@ -427,6 +469,8 @@ fn up_to_date_summary(
         up_to_date: true,
         warnings,
         artifacts: record.artifacts,
+        layout: None,
+        reused_chunks: 0,
         elapsed: started.elapsed(),
     }
 }
@@ -489,6 +533,23 @@ fn build_key(
         hasher.update(file.relative_path.as_bytes());
         hasher.update(&[0]);
         hasher.update(&stamp.hash);
+    }
+    *hasher.finalize().as_bytes()
+}
+
+/// What a container's chunk bytes depend on besides the packages' own
+/// keys: the engine and profile settings, the compression and the key.
+fn container_settings(
+    manifest: &Manifest,
+    settings: &package::Settings,
+    options: &BuildOptions,
+) -> Hash {
+    let mut hasher = blake3::Hasher::new();
+    hasher.update(b"zenpak container settings\0");
+    hasher.update(&settings.key);
+    hasher.update(format!("{:?}\0", manifest.output.compression).as_bytes());
+    if let Some(key) = &options.aes_key {
+        hasher.update(blake3::keyed_hash(key.as_bytes(), b"zenpak container key").as_bytes());
     }
     *hasher.finalize().as_bytes()
 }

@@ -17,7 +17,9 @@ use crate::error::{Error, Result};
 use crate::fixups::Profile;
 use crate::iostore::chunk::ChunkType;
 use crate::iostore::container_header::StoreEntry;
-use crate::iostore::{ChunkPiece, ContainerBuilder, ContainerOptions, WrittenContainer};
+use crate::iostore::{
+    ChunkPiece, ContainerBuilder, ContainerOptions, PreviousContainer, WrittenContainer,
+};
 use crate::legacy::PackageFiles;
 use crate::manifest::Manifest;
 use crate::pak::crypto::AesKey;
@@ -451,11 +453,16 @@ pub struct ContainerWriter {
 impl ContainerWriter {
     /// `aes_key` encrypts the container (`[output] encrypt`); `pak_key` is the
     /// key a profile's own pak cipher needs.
+    /// `previous_ucas_len`: extend the container already in the output
+    /// folder, whose `.ucas` has that length (a development build; see
+    /// [`ContainerBuilder::create_appending`]) — when it was written with
+    /// the same options and holds few replaced chunks; else it is written anew.
     pub fn create(
         manifest: &Manifest,
         settings: &Settings,
         aes_key: Option<&AesKey>,
         pak_key: Option<&AesKey>,
+        previous_ucas_len: Option<u64>,
     ) -> Result<ContainerWriter> {
         let options = ContainerOptions {
             compression: manifest.output.compression,
@@ -465,12 +472,23 @@ impl ContainerWriter {
             mount_point: crate::mount::ENGINE_ROOT.to_string(),
             ..ContainerOptions::default()
         };
-        let mut builder = ContainerBuilder::create(
-            &manifest.output_dir(),
-            &manifest.artifact_stem(),
-            settings.engine,
-            options,
-        )?;
+        let (dir, stem) = (manifest.output_dir(), manifest.artifact_stem());
+        let previous = match previous_ucas_len {
+            Some(len) => PreviousContainer::open(
+                &dir.join(format!("{stem}.utoc")),
+                len,
+                settings.engine,
+                &options,
+            )?
+            .filter(|p| p.dead_bytes() <= p.ucas_len() / MAX_DEAD_FRACTION),
+            None => None,
+        };
+        let mut builder = match previous {
+            Some(previous) => {
+                ContainerBuilder::create_appending(&dir, &stem, settings.engine, options, previous)?
+            }
+            None => ContainerBuilder::create(&dir, &stem, settings.engine, options)?,
+        };
         if settings.profile.requires_pak_key(&settings.profile_options) {
             let key = pak_key.ok_or_else(|| {
                 Error::usage(format!(
@@ -494,18 +512,30 @@ impl ContainerWriter {
         })
     }
 
-    /// Adds a package's chunk, store entry and bulk-data chunks, visible by path.
-    pub fn add_package(&mut self, source: &PackageSource, built: &BuiltPackage) -> Result<()> {
-        self.builder.add_package_pieces(
-            built.package_id,
-            &built.package_pieces(),
-            // UE4 load orders are assigned in `finish`, once every package is known.
-            StoreEntry {
-                export_bundles_size: built.package_len(),
-                ..built.store_entry.clone()
-            },
-            &source.relative_path,
-        )?;
+    /// Adds a package's chunk, store entry and bulk-data chunks, visible by
+    /// path. `unchanged`: its chunks are the ones the container being
+    /// extended holds (same package key), so they are kept where they are.
+    pub fn add_package(
+        &mut self,
+        source: &PackageSource,
+        built: &BuiltPackage,
+        unchanged: bool,
+    ) -> Result<()> {
+        // UE4 load orders are assigned in `finish`, once every package is known.
+        let entry = StoreEntry {
+            export_bundles_size: built.package_len(),
+            ..built.store_entry.clone()
+        };
+        let path = &source.relative_path;
+        let (id, len) = (built.package_id, built.package_len());
+        if !(unchanged
+            && self
+                .builder
+                .add_package_reused(id, len, entry.clone(), path)?)
+        {
+            self.builder
+                .add_package_pieces(id, &built.package_pieces(), entry, path)?;
+        }
         self.container_paths.push(source.relative_path.clone());
         let engine = self.builder.engine();
         let (id, name) = (built.package_id, &built.package_name);
@@ -524,16 +554,20 @@ impl ContainerWriter {
                 offset: 0,
                 len: bulk.len,
             }];
-            self.builder.add_chunk_pieces(
-                crate::iostore::chunk::ChunkId::new(
-                    built.package_id,
-                    0,
-                    chunk_type,
-                    self.builder.engine(),
-                ),
-                &pieces,
-                Some(&bulk_path),
-            )?;
+            let id = crate::iostore::chunk::ChunkId::new(
+                built.package_id,
+                0,
+                chunk_type,
+                self.builder.engine(),
+            );
+            if !(unchanged
+                && self
+                    .builder
+                    .add_chunk_reused(id, bulk.len, Some(&bulk_path))?)
+            {
+                self.builder
+                    .add_chunk_pieces(id, &pieces, Some(&bulk_path))?;
+            }
             self.container_paths.push(bulk_path);
         }
         Ok(())
@@ -581,6 +615,10 @@ impl ContainerWriter {
         self.builder.finish()
     }
 }
+
+/// A development build extends the previous `.ucas` only while at most
+/// 1/this of it is chunks replaced since; past that it is written anew.
+pub const MAX_DEAD_FRACTION: u64 = 4;
 
 /// UE4 store entries carry a load order: packages load after the packages
 /// they import. Numbers the container's packages in that order (a depth-first

@@ -17,6 +17,11 @@ pub struct Args {
     /// Convert every package again and rewrite the outputs, ignoring the cache.
     #[arg(long)]
     pub force: bool,
+    /// Write the canonical, reproducible layout. Without it, a rebuild
+    /// appends the changed packages' chunks to the previous .ucas (fast;
+    /// bytes depend on earlier builds). `package` always builds this way.
+    #[arg(long)]
+    pub release: bool,
 }
 
 /// Shows build events through the output layer.
@@ -118,6 +123,9 @@ pub struct Finished<'a> {
     pub bytes_out: u64,
     pub warnings: usize,
     pub elapsed_ms: f64,
+    /// `canonical`, `extended` (development layout), or null when up to date.
+    pub layout: Option<&'static str>,
+    pub reused_chunks: usize,
     pub artifacts: Vec<Artifact<'a>>,
 }
 
@@ -125,7 +133,8 @@ pub struct Finished<'a> {
 pub struct Artifact<'a> {
     pub path: String,
     pub size: u64,
-    pub blake3: &'a str,
+    /// Null for the `.ucas` of an extended (development) build.
+    pub blake3: Option<&'a str>,
 }
 
 impl<'a> Finished<'a> {
@@ -140,13 +149,15 @@ impl<'a> Finished<'a> {
             bytes_out: summary.bytes_out,
             warnings: summary.warnings,
             elapsed_ms: summary.elapsed.as_secs_f64() * 1000.0,
+            layout: summary.layout,
+            reused_chunks: summary.reused_chunks,
             artifacts: summary
                 .artifacts
                 .iter()
                 .map(|a| Artifact {
                     path: a.path.display().to_string(),
                     size: a.stamp.size,
-                    blake3: &a.blake3,
+                    blake3: a.blake3.as_deref(),
                 })
                 .collect(),
         }
@@ -157,12 +168,13 @@ impl<'a> Finished<'a> {
 /// reports the result; shared by `build`, `package` and `install`.
 pub fn build_and_report(
     manifest: &Manifest,
-    force: bool,
+    (force, release): (bool, bool),
     out: &Output,
     lock: &zenpak::publish::OutputLock,
 ) -> Result<BuildSummary> {
     let options = BuildOptions {
         force,
+        release,
         aes_key: zenpak::build::aes_key(manifest)?,
         pak_key: zenpak::build::pak_key(manifest)?,
     };
@@ -189,7 +201,7 @@ pub fn build_and_report(
 pub fn run(args: Args, out: &Output) -> Result<()> {
     let manifest = args.manifest.load()?;
     let lock = lock(&manifest, out)?;
-    build_and_report(&manifest, args.force, out, &lock).map(|_| ())
+    build_and_report(&manifest, (args.force, args.release), out, &lock).map(|_| ())
 }
 
 /// Takes the output folder's lock, saying so while it waits.
@@ -228,6 +240,15 @@ fn print_summary(out: &Output, summary: &BuildSummary) {
                 summary.elapsed.as_secs_f64()
             ),
         );
+        if summary.layout == Some("extended") {
+            out.verbose_status(
+                "Extended",
+                format!(
+                    "the previous .ucas: {} chunks kept where they were, the changed ones appended (`--release` writes the canonical layout)",
+                    summary.reused_chunks
+                ),
+            );
+        }
     }
     for artifact in &summary.artifacts {
         out.status(

@@ -32,7 +32,8 @@ pub struct CleanArgs {
 pub fn run_package(args: PackageArgs, out: &Output) -> Result<()> {
     let manifest = args.manifest.load()?;
     let lock = super::build::lock(&manifest, out)?;
-    let summary = build_and_report(&manifest, false, out, &lock)?;
+    // A release archive holds the canonical, reproducible layout.
+    let summary = build_and_report(&manifest, (false, true), out, &lock)?;
     out.check_warnings_denied()?;
     let archive = zenpak::release::package(&manifest, &summary)?;
     out.data("release-archive", &archive, || {
@@ -48,7 +49,7 @@ pub fn run_install(args: InstallArgs, out: &Output) -> Result<()> {
     let manifest = args.manifest.load()?;
     let game_dirs = args.games.resolve(&manifest)?;
     let lock = super::build::lock(&manifest, out)?;
-    let summary = build_and_report(&manifest, false, out, &lock)?;
+    let summary = build_and_report(&manifest, (false, false), out, &lock)?;
     out.check_warnings_denied()?;
     for game_dir in &game_dirs {
         let report = zenpak::release::install(&manifest, &summary, game_dir, args.games.dry_run)?;

@@ -22,5 +22,5 @@ pub mod writer;
 pub use reader::Container;
 pub use writer::{
     validate_relative_path, write_pieces, ChunkPiece, ContainerBuilder, ContainerOptions,
-    WrittenContainer,
+    PreviousContainer, WrittenContainer,
 };

@@ -60,7 +60,7 @@ pub use crate::mount::validate_relative_path;
 use crate::mount::{common_root, normalize_mount_point};
 use crate::pak::crypto::{pad_like_engine, AesKey};
 use crate::pak::PakWriter;
-use crate::publish::{Staged, TempFile};
+use crate::publish::{Extension, Staged, TempFile};
 use crate::version::EngineVersion;
 
 /// Settings of a container.
@@ -102,6 +102,11 @@ pub struct WrittenContainer {
     pub loose_file_count: usize,
     pub uncompressed_bytes: u64,
     pub ucas_bytes: u64,
+    /// Whether the previous `.ucas` was extended (a development build)
+    /// rather than written anew in the canonical layout.
+    pub appended: bool,
+    /// Chunks taken from the previous container as they were.
+    pub reused_chunks: usize,
 }
 
 impl EngineVersion {
@@ -206,6 +211,128 @@ impl<'a> PieceReader<'a> {
     }
 }
 
+/// Where the `.ucas` bytes go.
+enum UcasOut {
+    /// A new file under a temporary name, published with the triplet.
+    Fresh(BufWriter<TempFile>),
+    /// The previous build's `.ucas`, extended at its end.
+    Appending(BufWriter<Extension>),
+    Finished,
+}
+
+/// A `.ucas` ready to publish.
+enum CompletedUcas {
+    Staged(Staged),
+    Extended(Extension),
+}
+
+impl UcasOut {
+    fn writer(&mut self) -> Result<&mut dyn Write> {
+        match self {
+            UcasOut::Fresh(w) => Ok(w),
+            UcasOut::Appending(w) => Ok(w),
+            UcasOut::Finished => Err(Error::internal("container is already finished")),
+        }
+    }
+
+    /// Flushes and syncs the data.
+    fn complete(self, path: &Path) -> Result<CompletedUcas> {
+        match self {
+            UcasOut::Fresh(w) => Ok(CompletedUcas::Staged(
+                w.into_inner()
+                    .map_err(|e| Error::io(path, e.into_error()))?
+                    .stage()?,
+            )),
+            UcasOut::Appending(w) => {
+                let mut extension = w
+                    .into_inner()
+                    .map_err(|e| Error::io(path, e.into_error()))?;
+                extension.sync()?;
+                Ok(CompletedUcas::Extended(extension))
+            }
+            UcasOut::Finished => Err(Error::internal("container is already finished")),
+        }
+    }
+}
+
+/// The container a previous build wrote, opened to be extended (see
+/// [`ContainerBuilder::create_appending`]).
+pub struct PreviousContainer {
+    toc: Toc,
+    /// Old TOC index of each chunk id.
+    index: BTreeMap<ChunkId, usize>,
+    /// The TOC's compression methods, in order (block method index − 1).
+    methods: Vec<Compression>,
+    ucas_len: u64,
+}
+
+impl PreviousContainer {
+    /// Reads the `.utoc` at `utoc` (its `.ucas` beside it must have
+    /// `ucas_len` bytes, as the caller recorded). `None` when it was not
+    /// written for `engine` with `options` (block size, compression,
+    /// encryption) as one partition: then it cannot be extended.
+    pub fn open(
+        utoc: &Path,
+        ucas_len: u64,
+        engine: EngineVersion,
+        options: &ContainerOptions,
+    ) -> Result<Option<Self>> {
+        let bytes = std::fs::read(utoc).map_err(|e| Error::io(utoc, e))?;
+        let toc = Toc::read(&bytes).map_err(|e| e.in_file(utoc))?;
+        let header = &toc.header;
+        let encrypted = header.container_flags & container_flags::ENCRYPTED != 0;
+        let mut methods = Vec::new();
+        for name in &toc.compression_methods {
+            match Compression::from_engine_name(name) {
+                Ok(m) if m == options.compression => methods.push(m),
+                _ => return Ok(None),
+            }
+        }
+        let fits = toc
+            .blocks
+            .iter()
+            .all(|b| b.offset.saturating_add(b.stored_size()) <= ucas_len);
+        if header.version != engine.toc_version()
+            || header.compression_block_size != options.block_size
+            || encrypted != options.aes_key.is_some()
+            || header.encryption_key_guid != options.encryption_key_guid
+            || header.partition_count > 1
+            || !fits
+        {
+            return Ok(None);
+        }
+        let index = toc
+            .chunk_ids
+            .iter()
+            .enumerate()
+            .map(|(i, id)| (*id, i))
+            .collect();
+        Ok(Some(PreviousContainer {
+            toc,
+            index,
+            methods,
+            ucas_len,
+        }))
+    }
+
+    /// Length of the `.ucas`.
+    pub fn ucas_len(&self) -> u64 {
+        self.ucas_len
+    }
+
+    /// Bytes of the `.ucas` no chunk of the container uses (chunks replaced
+    /// by earlier extensions).
+    pub fn dead_bytes(&self) -> u64 {
+        let live: u64 = self
+            .toc
+            .blocks
+            .iter()
+            .map(CompressionBlock::stored_size)
+            .sum();
+        self.ucas_len.saturating_sub(live)
+    }
+}
+
 /// Blocks compressed together in parallel: bounds memory to this many blocks.
 const BLOCKS_PER_BATCH: usize = 16;
 
@@ -224,9 +351,13 @@ pub struct ContainerBuilder {
     utoc_path: PathBuf,
     ucas_path: PathBuf,
     pak_path: PathBuf,
-    temp_ucas: Option<BufWriter<TempFile>>,
+    ucas: UcasOut,
     temp_pak: Option<TempFile>,
-    temp_ucas_path: PathBuf,
+    /// The file the `.ucas` bytes go to (a temporary, or the extended `.ucas`).
+    ucas_write_path: PathBuf,
+    /// The previous container, when this one extends it.
+    previous: Option<PreviousContainer>,
+    reused_chunks: usize,
     ucas_position: u64,
     uncompressed_position: u64,
     pak: Option<PakWriter>,
@@ -257,6 +388,33 @@ impl ContainerBuilder {
         engine: EngineVersion,
         options: ContainerOptions,
     ) -> Result<Self> {
+        Self::create_with(output_dir, base_name, engine, options, None)
+    }
+
+    /// Like [`ContainerBuilder::create`], but extending `previous` (the
+    /// container at the same place, opened with [`PreviousContainer::open`]
+    /// for the same options): its `.ucas` keeps its bytes, new chunk data is
+    /// appended, and [`ContainerBuilder::add_chunk_reused`] takes an
+    /// unchanged chunk's blocks where they are. The `.utoc` and `.pak` are
+    /// written anew. The result reads like any container but is not the
+    /// canonical layout; an unfinished build cuts the `.ucas` back.
+    pub fn create_appending(
+        output_dir: &Path,
+        base_name: &str,
+        engine: EngineVersion,
+        options: ContainerOptions,
+        previous: PreviousContainer,
+    ) -> Result<Self> {
+        Self::create_with(output_dir, base_name, engine, options, Some(previous))
+    }
+
+    fn create_with(
+        output_dir: &Path,
+        base_name: &str,
+        engine: EngineVersion,
+        options: ContainerOptions,
+        previous: Option<PreviousContainer>,
+    ) -> Result<Self> {
         if base_name.is_empty() || base_name.contains(['/', '\\']) {
             return Err(Error::usage(format!(
                 "`{base_name}` is not a valid container base name"
@@ -278,9 +436,24 @@ impl ContainerBuilder {
         };
         std::fs::create_dir_all(output_dir).map_err(|e| Error::io(output_dir, e))?;
         let path = |ext: &str| output_dir.join(format!("{base_name}.{ext}"));
-        let temp_ucas = TempFile::create(&path("ucas"))?;
+        let (ucas, ucas_write_path, ucas_position) = match &previous {
+            Some(previous) => {
+                let extension = Extension::open(&path("ucas"), previous.ucas_len)?;
+                let at = extension.path().to_path_buf();
+                let out = UcasOut::Appending(BufWriter::with_capacity(1 << 20, extension));
+                (out, at, previous.ucas_len)
+            }
+            None => {
+                let temp = TempFile::create(&path("ucas"))?;
+                let at = temp.path().to_path_buf();
+                (
+                    UcasOut::Fresh(BufWriter::with_capacity(1 << 20, temp)),
+                    at,
+                    0,
+                )
+            }
+        };
         let temp_pak = TempFile::create(&path("pak"))?;
-        let temp_ucas_path = temp_ucas.path().to_path_buf();
         let pak = PakWriter::create(
             temp_pak.path(),
             engine.pak_version(),
@@ -298,10 +471,12 @@ impl ContainerBuilder {
             utoc_path: path("utoc"),
             ucas_path: path("ucas"),
             pak_path: path("pak"),
-            temp_ucas: Some(BufWriter::with_capacity(1 << 20, temp_ucas)),
+            ucas,
             temp_pak: Some(temp_pak),
-            temp_ucas_path,
-            ucas_position: 0,
+            ucas_write_path,
+            previous,
+            reused_chunks: 0,
+            ucas_position,
             uncompressed_position: 0,
             pak: Some(pak),
             chunks: Vec::new(),
@@ -490,36 +665,9 @@ impl ContainerBuilder {
         pieces: &[ChunkPiece<'_>],
         path: Option<&str>,
     ) -> Result<()> {
-        let path = path.map(|p| self.full_path(p)).transpose()?;
-        if let Some(p) = &path {
-            if self.paths.contains(&p.to_lowercase()) {
-                return Err(Error::usage(format!(
-                    "`{p}` is added to the container twice"
-                )));
-            }
-        }
-        if self.chunk_ids.contains(&id) {
-            return Err(Error::usage(format!(
-                "chunk {} is added twice",
-                id.to_hex()
-            )));
-        }
         let length: u64 = pieces.iter().map(ChunkPiece::len).sum();
-        // Offsets and lengths are 40-bit fields in the TOC.
+        let path = self.register_chunk(id, path, length)?;
         let aligned = length.next_multiple_of(self.options.block_size as u64);
-        if self.uncompressed_position + aligned >= 1 << 40
-            || self.ucas_position + aligned + aligned / 8 >= 1 << 40
-        {
-            return Err(Error::usage(
-                "a container must stay below 1 TiB; split the mod into several containers",
-            ));
-        }
-        // Once data is written the chunk is committed: a failure below
-        // (disk full) leaves the builder unusable, and dropping it cleans up.
-        self.chunk_ids.insert(id);
-        if let Some(p) = &path {
-            self.paths.insert(p.to_lowercase());
-        }
         // The container header is read before any decompressor is set up;
         // shader groups are compressed by the shader library itself (the
         // engine adds them with `bForceUncompressed`).
@@ -540,6 +688,122 @@ impl ContainerBuilder {
             path,
         });
         Ok(())
+    }
+
+    /// Checks a chunk about to be added (its id and path are new, the
+    /// container stays below the TOC's 40-bit offsets) and records its id
+    /// and path; returns its full path. From here the chunk is committed: a
+    /// failure while writing it (disk full) leaves the builder unusable, and
+    /// dropping it cleans up.
+    fn register_chunk(
+        &mut self,
+        id: ChunkId,
+        path: Option<&str>,
+        length: u64,
+    ) -> Result<Option<String>> {
+        let path = path.map(|p| self.full_path(p)).transpose()?;
+        if let Some(p) = &path {
+            if self.paths.contains(&p.to_lowercase()) {
+                return Err(Error::usage(format!(
+                    "`{p}` is added to the container twice"
+                )));
+            }
+        }
+        if self.chunk_ids.contains(&id) {
+            return Err(Error::usage(format!(
+                "chunk {} is added twice",
+                id.to_hex()
+            )));
+        }
+        let aligned = length.next_multiple_of(self.options.block_size as u64);
+        if self.uncompressed_position + aligned >= 1 << 40
+            || self.ucas_position + aligned + aligned / 8 >= 1 << 40
+        {
+            return Err(Error::usage(
+                "a container must stay below 1 TiB; split the mod into several containers",
+            ));
+        }
+        self.chunk_ids.insert(id);
+        if let Some(p) = &path {
+            self.paths.insert(p.to_lowercase());
+        }
+        Ok(path)
+    }
+
+    /// Adds a chunk of the previous container (see
+    /// [`ContainerBuilder::create_appending`]) without touching its data:
+    /// its blocks stay where they are in the `.ucas`, its hash is the one
+    /// recorded. The caller vouches that the chunk's content is unchanged;
+    /// `length` is checked. Returns `false`, adding nothing, when there is
+    /// no previous container or it has no such chunk of that length: add
+    /// the chunk's data instead.
+    pub fn add_chunk_reused(
+        &mut self,
+        id: ChunkId,
+        length: u64,
+        path: Option<&str>,
+    ) -> Result<bool> {
+        let Some(previous) = &self.previous else {
+            return Ok(false);
+        };
+        let Some(&old) = previous.index.get(&id) else {
+            return Ok(false);
+        };
+        if previous.toc.offsets[old].length != length {
+            return Ok(false);
+        }
+        let Ok(range) = previous.toc.chunk_blocks(old) else {
+            return Ok(false);
+        };
+        let old_blocks = previous.toc.blocks[range].to_vec();
+        let meta = previous.toc.metas[old];
+        let methods = previous.methods.clone();
+        let path = self.register_chunk(id, path, length)?;
+        for block in old_blocks {
+            let method_index = match block.method_index {
+                0 => 0,
+                n => self.method_index(methods[n as usize - 1]),
+            };
+            self.blocks.push(CompressionBlock {
+                method_index,
+                ..block
+            });
+        }
+        self.chunks.push(PendingChunk {
+            id,
+            offset: OffsetAndLength {
+                offset: self.uncompressed_position,
+                length,
+            },
+            meta,
+            path,
+        });
+        self.uncompressed_position += length.next_multiple_of(self.options.block_size as u64);
+        self.reused_chunks += 1;
+        Ok(true)
+    }
+
+    /// [`ContainerBuilder::add_chunk_reused`] for a package's export-bundle
+    /// chunk, with its store entry.
+    pub fn add_package_reused(
+        &mut self,
+        package_id: u64,
+        length: u64,
+        store_entry: StoreEntry,
+        path: &str,
+    ) -> Result<bool> {
+        if self.package_ids.contains(&package_id) {
+            return Err(Error::usage(format!(
+                "package id 0x{package_id:016x} ({path}) is added twice"
+            )));
+        }
+        let id = ChunkId::package_data(package_id, self.engine);
+        if !self.add_chunk_reused(id, length, Some(path))? {
+            return Ok(false);
+        }
+        self.package_ids.insert(package_id);
+        self.header.packages.push((package_id, store_entry));
+        Ok(true)
     }
 
     /// Splits a chunk into blocks, compresses, pads, encrypts and writes them,
@@ -610,12 +874,10 @@ impl ContainerBuilder {
                         uncompressed_size: block.len() as u32,
                         method_index,
                     });
-                    let ucas = self
-                        .temp_ucas
-                        .as_mut()
-                        .ok_or_else(|| Error::internal("container is already finished"))?;
-                    ucas.write_all(&stored)
-                        .map_err(|e| Error::io(&self.temp_ucas_path, e))?;
+                    self.ucas
+                        .writer()?
+                        .write_all(&stored)
+                        .map_err(|e| Error::io(&self.ucas_write_path, e))?;
                     self.ucas_position += stored.len() as u64;
                 }
             }
@@ -677,14 +939,8 @@ impl ContainerBuilder {
             None,
         )?;
 
-        let ucas = self
-            .temp_ucas
-            .take()
-            .ok_or_else(|| Error::internal("container is already finished"))?;
-        let ucas = ucas
-            .into_inner()
-            .map_err(|e| Error::io(&self.temp_ucas_path, e.into_error()))?
-            .stage()?;
+        let ucas =
+            std::mem::replace(&mut self.ucas, UcasOut::Finished).complete(&self.ucas_write_path)?;
 
         let toc_version = self.engine.toc_version();
         let chunks = std::mem::take(&mut self.chunks);
@@ -767,8 +1023,23 @@ impl ContainerBuilder {
             .stage()?;
 
         // The old `.pak` goes first and the new one comes last: at no instant
-        // does the folder hold a `.pak` beside a `.utoc`/`.ucas` of another build.
-        publish_triplet(&self.pak_path, [ucas, utoc, pak])?;
+        // does the folder hold a `.pak` beside a `.utoc`/`.ucas` of another
+        // build. An extended `.ucas` is in place already: its old bytes are
+        // untouched, so it serves the old `.utoc` until the new one replaces it.
+        let appended = match ucas {
+            CompletedUcas::Staged(ucas) => {
+                publish_triplet(&self.pak_path, [ucas, utoc, pak])?;
+                false
+            }
+            CompletedUcas::Extended(extension) => {
+                crate::publish::publish_with_extensions(
+                    vec![self.pak_path.clone()],
+                    vec![utoc, pak],
+                    vec![extension],
+                )?;
+                true
+            }
+        };
         Ok(WrittenContainer {
             utoc: self.utoc_path.clone(),
             ucas: self.ucas_path.clone(),
@@ -779,6 +1050,8 @@ impl ContainerBuilder {
             loose_file_count: self.loose_files,
             uncompressed_bytes: chunks.iter().map(|c| c.offset.length).sum(),
             ucas_bytes: self.ucas_position,
+            appended,
+            reused_chunks: self.reused_chunks,
         })
     }
 }

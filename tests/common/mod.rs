@@ -273,3 +273,20 @@ pub fn temp_dir(name: &str) -> TestDir {
             .expect("create a temporary folder"),
     )
 }
+
+/// Every file under `dir` (relative `/`-separated path → contents).
+pub fn files_under(dir: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    walkdir::WalkDir::new(dir)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_type().is_file())
+        .map(|e| {
+            let relative = e.path().strip_prefix(dir).unwrap().to_string_lossy();
+            (
+                relative.replace('\\', "/"),
+                std::fs::read(e.path()).unwrap(),
+            )
+        })
+        .collect()
+}

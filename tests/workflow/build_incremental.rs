@@ -129,9 +129,46 @@ fn builds_are_reproducible_and_incremental() {
         .as_str()
         .unwrap()
         .ends_with("/SM_Cube"));
-    assert_ne!(artifact_sums(finished(&changed)), sums);
-    // What came from the cache (export and bulk data kept by reference) is
-    // exactly what converting everything again gives.
+    // A development rebuild extends the previous .ucas: the unchanged
+    // chunks stay where they were, the changed package's are appended.
+    let done = finished(&changed);
+    assert_eq!(done["layout"], "extended");
+    assert_eq!(done["artifacts"][1]["blake3"], serde_json::Value::Null);
+    let ucas = repo.join("target/Repro_P.ucas");
+    let extended_len = std::fs::metadata(&ucas).unwrap().len();
+    assert!(done["reused_chunks"].as_u64().unwrap() > 0, "{done}");
+    let verify = zenpak(&repo, &["verify", "target/Repro_P.utoc"]);
+    assert!(
+        verify.status.success(),
+        "{}",
+        String::from_utf8_lossy(&verify.stderr)
+    );
+    let unpack = |name: &str| {
+        let to = dir.path().join(name);
+        let out = zenpak(
+            &repo,
+            &["unpack", "target/Repro_P.utoc", to.to_str().unwrap()],
+        );
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        common::files_under(&to)
+    };
+    let extended_files = unpack("unpacked-extended");
+
+    // `--release` writes the canonical layout, though nothing changed: the
+    // bytes a full conversion gives (what came from the cache, export and
+    // bulk data kept by reference, is exactly what converting again gives),
+    // holding the same files as the extended container.
+    let release = json_lines(&zenpak(
+        &repo,
+        &["build", "--release", "--message-format", "json"],
+    ));
+    assert_eq!(finished(&release)["layout"], "canonical");
+    assert_eq!(finished(&release)["converted"], 0);
+    assert!(std::fs::metadata(&ucas).unwrap().len() < extended_len);
     let reconverted_all = json_lines(&zenpak(
         &repo,
         &["build", "--force", "--message-format", "json"],
@@ -139,8 +176,16 @@ fn builds_are_reproducible_and_incremental() {
     assert_eq!(finished(&reconverted_all)["converted"], 3);
     assert_eq!(
         artifact_sums(finished(&reconverted_all)),
-        artifact_sums(finished(&changed))
+        artifact_sums(finished(&release))
     );
+    assert_ne!(artifact_sums(finished(&release)), sums);
+    assert_eq!(unpack("unpacked-canonical"), extended_files);
+    // And a release build is fresh only over the canonical layout.
+    let again = json_lines(&zenpak(
+        &repo,
+        &["build", "--release", "--message-format", "json"],
+    ));
+    assert_eq!(finished(&again)["up_to_date"], true);
 
     // The release archive holds the triplet under ~mods/ with its sums.
     let package = json_lines(&zenpak(&repo, &["package", "--message-format", "json"]));
@@ -262,4 +307,74 @@ fn check_lists_problems_and_what_the_game_must_have() {
     assert!(problems.contains("is missing"), "{problems}");
     assert!(problems.contains("differ only in case"), "{problems}");
     assert!(!repo.join("target").exists(), "check writes nothing");
+}
+
+/// A development build that fails after appending a changed package's
+/// chunks cuts the `.ucas` back: the previous triplet is left byte for byte
+/// as it was. Cutting back changes the file's times, so the next build
+/// writes the canonical layout, and the one after extends again. An
+/// extended `.ucas` installs (checked by its stamp: it has no recorded hash).
+#[test]
+fn a_failed_development_build_leaves_the_previous_container_as_it_was() {
+    let Some(corpus) = common::corpus() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let repo = corpus_mod(&corpus, dir.path());
+    assert!(zenpak(&repo, &["build", "--quiet"]).status.success());
+    let target = repo.join("target");
+    let before = common::files_under(&target);
+
+    // SM_Cube changes (converted and appended), then the Blueprint after it
+    // in content order is broken: the build fails.
+    let content = repo.join("Cooked/Proj/Content");
+    let uexp = content.join("LevelPrototyping/Meshes/SM_Cube.uexp");
+    let original_uexp = std::fs::read(&uexp).unwrap();
+    let mut changed = original_uexp.clone();
+    let last = changed.len() - 5;
+    changed[last] ^= 0x01;
+    std::fs::write(&uexp, &changed).unwrap();
+    let blueprint = content.join("ThirdPerson/Blueprints/BP_ThirdPersonCharacter.uasset");
+    let original_blueprint = std::fs::read(&blueprint).unwrap();
+    std::fs::write(&blueprint, &original_blueprint[..200]).unwrap();
+    let failed = zenpak(&repo, &["build", "--quiet"]);
+    assert_eq!(failed.status.code(), Some(1));
+    let after = common::files_under(&target);
+    for name in ["Repro_P.utoc", "Repro_P.ucas", "Repro_P.pak"] {
+        assert!(
+            before[name] == after[name],
+            "{name} changed after a failed build"
+        );
+    }
+    assert!(
+        !after.keys().any(|k| k.ends_with(".zenpak-tmp")),
+        "{:?}",
+        after.keys()
+    );
+
+    std::fs::write(&blueprint, &original_blueprint).unwrap();
+    let fixed = json_lines(&zenpak(&repo, &["build", "--message-format", "json"]));
+    assert_eq!(finished(&fixed)["layout"], "canonical");
+    assert_eq!(
+        finished(&fixed)["converted"],
+        0,
+        "the failed build cached SM_Cube"
+    );
+    std::fs::write(&uexp, &original_uexp).unwrap();
+    let extended = json_lines(&zenpak(&repo, &["build", "--message-format", "json"]));
+    assert_eq!(finished(&extended)["layout"], "extended");
+    assert_eq!(finished(&extended)["converted"], 1);
+
+    let game = dir.path().join("Game");
+    std::fs::create_dir_all(game.join("Proj/Content/Paks")).unwrap();
+    let install = zenpak(&repo, &["install", "--game-dir", game.to_str().unwrap()]);
+    assert!(
+        install.status.success(),
+        "{}",
+        String::from_utf8_lossy(&install.stderr)
+    );
+    assert_eq!(
+        std::fs::read(game.join("Proj/Content/Paks/~mods/Repro_P.ucas")).unwrap(),
+        std::fs::read(target.join("Repro_P.ucas")).unwrap()
+    );
 }
