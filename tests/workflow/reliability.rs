@@ -122,7 +122,17 @@ fn two_builds_at_once_never_interleave() {
 
 /// Starts a build, lets it run for `after`, then sends `signal`.
 fn interrupted_build(root: &Path, after: Duration, signal: libc::c_int) -> std::process::Output {
-    let child = zenpak_command(root, &["build", "--force"])
+    interrupted(root, &["build", "--force"], after, signal)
+}
+
+/// Starts `zenpak args`, lets it run for `after`, then sends `signal`.
+fn interrupted(
+    root: &Path,
+    args: &[&str],
+    after: Duration,
+    signal: libc::c_int,
+) -> std::process::Output {
+    let child = zenpak_command(root, args)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -133,6 +143,66 @@ fn interrupted_build(root: &Path, after: Duration, signal: libc::c_int) -> std::
         libc::kill(child.id() as libc::pid_t, signal);
     }
     child.wait_with_output().unwrap()
+}
+
+/// A development build extends the previous `.ucas` in place: Ctrl-C
+/// while it appends leaves the old triplet byte for byte (the `.ucas` is cut
+/// back), and SIGKILL leaves a triplet that still verifies (the old `.utoc`
+/// never describes the appended bytes).
+#[test]
+fn interrupting_a_development_build_leaves_the_previous_triplet() {
+    let Some(corpus) = common::corpus() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let root = big_mod(&corpus, dir.path(), 384 << 20);
+    let bulk =
+        root.join("Cooked/Game/Content/Characters/Mannequins/Textures/Quinn/T_Quinn_01_D.ubulk");
+    // Writes `value` in the middle of the texture's bulk data: the package
+    // changes, and a development build appends its 384 MiB again.
+    let set_bulk_byte = |value: u8| {
+        use std::io::{Seek, SeekFrom, Write};
+        let mut f = std::fs::OpenOptions::new().write(true).open(&bulk).unwrap();
+        f.seek(SeekFrom::Start(200 << 20)).unwrap();
+        f.write_all(&[value]).unwrap();
+    };
+    for (round, (millis, signal)) in [
+        (400, libc::SIGINT),
+        (900, libc::SIGINT),
+        (500, libc::SIGKILL),
+        (1000, libc::SIGKILL),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        set_bulk_byte(round as u8 * 2);
+        assert!(zenpak(&root, &["build", "--quiet"]).status.success());
+        let before = triplet(&root);
+        set_bulk_byte(round as u8 * 2 + 1);
+        let out = interrupted(&root, &["build"], Duration::from_millis(millis), signal);
+        let after = triplet(&root);
+        if out.status.success() {
+            assert!(verify_ok(&root));
+            continue;
+        }
+        if signal == libc::SIGINT {
+            assert_eq!(out.status.code(), Some(130), "{}", text(&out));
+            assert!(
+                after == before || verify_ok(&root),
+                "Ctrl-C after {millis} ms left a triplet that is neither the old nor a whole new one"
+            );
+            assert!(temporaries(&root.join("target")).is_empty());
+        } else {
+            assert!(
+                after[2].is_none() || verify_ok(&root),
+                "kill after {millis} ms left a pak beside a container it does not describe"
+            );
+        }
+        // The next build recovers.
+        let next = zenpak(&root, &["build"]);
+        assert!(next.status.success(), "{}", text(&next));
+        assert!(verify_ok(&root));
+    }
 }
 
 #[test]
