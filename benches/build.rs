@@ -21,8 +21,8 @@
 //! cores were kept busy (CPU / wall). `ZENPAK_BENCH_DIR` keeps the generated
 //! mod in a folder of your choice instead of a temporary one;
 //! `RAYON_NUM_THREADS=1` measures one thread; `ZENPAK_BENCH_PEER` names a
-//! peer's binary run as `PEER to-zen <content folder> <out.utoc>` on the
-//! same tree (first full build of the peer, timed like zenpak's).
+//! peer's binary run as `PEER to-zen <content folder> <out.utoc> --version
+//! UE5_6` (retoc's command line) on the same tree, timed like zenpak's.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -367,7 +367,13 @@ fn main() {
         let content = root.join("Cooked/BenchGame");
         let peer = measure(
             Path::new(&peer),
-            &["to-zen", content.to_str().unwrap(), out.to_str().unwrap()],
+            &[
+                "to-zen",
+                content.to_str().unwrap(),
+                out.to_str().unwrap(),
+                "--version",
+                "UE5_6",
+            ],
             &root,
         );
         report("peer to-zen", &peer);

@@ -246,6 +246,13 @@ impl BuiltPackage {
         }
         let checksum = blake3::hash(w.as_slice());
         w.bytes(checksum.as_bytes());
+        // A new file rather than the old one truncated: ext4 flushes a file
+        // that was truncated and rewritten when it is closed, which made
+        // `--force` wait on the disk once per package.
+        match std::fs::remove_file(path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(Error::io(path, e)),
+            _ => {}
+        }
         std::fs::write(path, w.as_slice()).map_err(|e| Error::io(path, e))
     }
 
