@@ -105,6 +105,8 @@ pub struct WrittenContainer {
     /// Whether the previous `.ucas` was extended (a development build)
     /// rather than written anew in the canonical layout.
     pub appended: bool,
+    /// BLAKE3 of the `.ucas` written anew (`None` when it was extended).
+    pub ucas_blake3: Option<[u8; 32]>,
     /// Chunks taken from the previous container as they were.
     pub reused_chunks: usize,
 }
@@ -213,8 +215,10 @@ impl<'a> PieceReader<'a> {
 
 /// Where the `.ucas` bytes go.
 enum UcasOut {
-    /// A new file under a temporary name, published with the triplet.
-    Fresh(BufWriter<TempFile>),
+    /// A new file under a temporary name, published with the triplet; the
+    /// BLAKE3 of every byte written, so the build record need not read the
+    /// file back to hash it.
+    Fresh(BufWriter<TempFile>, Box<blake3::Hasher>),
     /// The previous build's `.ucas`, extended at its end.
     Appending(BufWriter<Extension>),
     Finished,
@@ -222,15 +226,19 @@ enum UcasOut {
 
 /// A `.ucas` ready to publish.
 enum CompletedUcas {
-    Staged(Staged),
+    /// A new file, with the BLAKE3 of its contents.
+    Staged(Staged, [u8; 32]),
     Extended(Extension),
 }
 
 impl UcasOut {
-    fn writer(&mut self) -> Result<&mut dyn Write> {
+    fn write_all(&mut self, bytes: &[u8]) -> Result<std::io::Result<()>> {
         match self {
-            UcasOut::Fresh(w) => Ok(w),
-            UcasOut::Appending(w) => Ok(w),
+            UcasOut::Fresh(w, hasher) => {
+                hasher.update(bytes);
+                Ok(w.write_all(bytes))
+            }
+            UcasOut::Appending(w) => Ok(w.write_all(bytes)),
             UcasOut::Finished => Err(Error::internal("container is already finished")),
         }
     }
@@ -238,10 +246,11 @@ impl UcasOut {
     /// Flushes and syncs the data.
     fn complete(self, path: &Path) -> Result<CompletedUcas> {
         match self {
-            UcasOut::Fresh(w) => Ok(CompletedUcas::Staged(
+            UcasOut::Fresh(w, hasher) => Ok(CompletedUcas::Staged(
                 w.into_inner()
                     .map_err(|e| Error::io(path, e.into_error()))?
                     .stage()?,
+                *hasher.finalize().as_bytes(),
             )),
             UcasOut::Appending(w) => {
                 let mut extension = w
@@ -447,7 +456,7 @@ impl ContainerBuilder {
                 let temp = TempFile::create(&path("ucas"))?;
                 let at = temp.path().to_path_buf();
                 (
-                    UcasOut::Fresh(BufWriter::with_capacity(1 << 20, temp)),
+                    UcasOut::Fresh(BufWriter::with_capacity(1 << 20, temp), Box::default()),
                     at,
                     0,
                 )
@@ -875,8 +884,7 @@ impl ContainerBuilder {
                         method_index,
                     });
                     self.ucas
-                        .writer()?
-                        .write_all(&stored)
+                        .write_all(&stored)?
                         .map_err(|e| Error::io(&self.ucas_write_path, e))?;
                     self.ucas_position += stored.len() as u64;
                 }
@@ -1026,10 +1034,10 @@ impl ContainerBuilder {
         // does the folder hold a `.pak` beside a `.utoc`/`.ucas` of another
         // build. An extended `.ucas` is in place already: its old bytes are
         // untouched, so it serves the old `.utoc` until the new one replaces it.
-        let appended = match ucas {
-            CompletedUcas::Staged(ucas) => {
+        let ucas_blake3 = match ucas {
+            CompletedUcas::Staged(ucas, hash) => {
                 publish_triplet(&self.pak_path, [ucas, utoc, pak])?;
-                false
+                Some(hash)
             }
             CompletedUcas::Extended(extension) => {
                 crate::publish::publish_with_extensions(
@@ -1037,7 +1045,7 @@ impl ContainerBuilder {
                     vec![utoc, pak],
                     vec![extension],
                 )?;
-                true
+                None
             }
         };
         Ok(WrittenContainer {
@@ -1050,7 +1058,8 @@ impl ContainerBuilder {
             loose_file_count: self.loose_files,
             uncompressed_bytes: chunks.iter().map(|c| c.offset.length).sum(),
             ucas_bytes: self.ucas_position,
-            appended,
+            appended: ucas_blake3.is_none(),
+            ucas_blake3,
             reused_chunks: self.reused_chunks,
         })
     }
