@@ -225,13 +225,6 @@ impl ArtifactRecord {
         Ok(record)
     }
 
-    /// Records `path` as just written, with the BLAKE3 its writer computed.
-    pub fn with_hash(path: &Path, blake3: &Hash) -> Result<ArtifactRecord> {
-        let mut record = Self::stamp_only(path)?;
-        record.blake3 = Some(crate::hash::hex(blake3));
-        Ok(record)
-    }
-
     /// Records `path` as just written by its stamp alone.
     pub fn stamp_only(path: &Path) -> Result<ArtifactRecord> {
         let stamp = crate::publish::FileStamp::of(path).map_err(|e| Error::io(path, e))?;

@@ -298,11 +298,11 @@ pub fn build_locked(
 
     let mut records = Vec::new();
     for path in &artifacts {
-        records.push(match (*path == written.ucas, &written.ucas_blake3) {
-            (true, Some(hash)) => ArtifactRecord::with_hash(path, hash)?,
-            // Extended: identified by its stamp (see ArtifactRecord::blake3).
-            (true, None) => ArtifactRecord::stamp_only(path)?,
-            (false, _) => ArtifactRecord::of(path)?,
+        records.push(if written.appended && *path == written.ucas {
+            // Identified by its stamp (see ArtifactRecord::blake3).
+            ArtifactRecord::stamp_only(path)?
+        } else {
+            ArtifactRecord::of(path)?
         });
     }
     cache.save_build_record(&BuildRecord {

@@ -105,8 +105,6 @@ pub struct WrittenContainer {
     /// Whether the previous `.ucas` was extended (a development build)
     /// rather than written anew in the canonical layout.
     pub appended: bool,
-    /// BLAKE3 of the `.ucas` written anew (`None` when it was extended).
-    pub ucas_blake3: Option<[u8; 32]>,
     /// Chunks taken from the previous container as they were.
     pub reused_chunks: usize,
 }
@@ -215,10 +213,8 @@ impl<'a> PieceReader<'a> {
 
 /// Where the `.ucas` bytes go.
 enum UcasOut {
-    /// A new file under a temporary name, published with the triplet; the
-    /// BLAKE3 of every byte written, so the build record need not read the
-    /// file back to hash it.
-    Fresh(BufWriter<TempFile>, Box<blake3::Hasher>),
+    /// A new file under a temporary name, published with the triplet.
+    Fresh(BufWriter<TempFile>),
     /// The previous build's `.ucas`, extended at its end.
     Appending(BufWriter<Extension>),
     Finished,
@@ -226,18 +222,14 @@ enum UcasOut {
 
 /// A `.ucas` ready to publish.
 enum CompletedUcas {
-    /// A new file, with the BLAKE3 of its contents.
-    Staged(Staged, [u8; 32]),
+    Staged(Staged),
     Extended(Extension),
 }
 
 impl UcasOut {
     fn write_all(&mut self, bytes: &[u8]) -> Result<std::io::Result<()>> {
         match self {
-            UcasOut::Fresh(w, hasher) => {
-                hasher.update(bytes);
-                Ok(w.write_all(bytes))
-            }
+            UcasOut::Fresh(w) => Ok(w.write_all(bytes)),
             UcasOut::Appending(w) => Ok(w.write_all(bytes)),
             UcasOut::Finished => Err(Error::internal("container is already finished")),
         }
@@ -246,11 +238,10 @@ impl UcasOut {
     /// Flushes and syncs the data.
     fn complete(self, path: &Path) -> Result<CompletedUcas> {
         match self {
-            UcasOut::Fresh(w, hasher) => Ok(CompletedUcas::Staged(
+            UcasOut::Fresh(w) => Ok(CompletedUcas::Staged(
                 w.into_inner()
                     .map_err(|e| Error::io(path, e.into_error()))?
                     .stage()?,
-                *hasher.finalize().as_bytes(),
             )),
             UcasOut::Appending(w) => {
                 let mut extension = w
@@ -342,6 +333,14 @@ impl PreviousContainer {
     }
 }
 
+/// A block's bytes in the `.ucas`.
+enum StoredPiece {
+    /// Bytes of the batch stored as they are.
+    Range(std::ops::Range<usize>),
+    /// A block stored compressed, padded or encrypted.
+    Owned(Vec<u8>),
+}
+
 /// Blocks compressed together in parallel: bounds memory to this many blocks.
 const BLOCKS_PER_BATCH: usize = 16;
 
@@ -378,8 +377,9 @@ pub struct ContainerBuilder {
     blocks: Vec<CompressionBlock>,
     methods_used: Vec<Compression>,
     loose_files: usize,
-    /// Reused block buffers, so streaming a chunk allocates nothing per block.
-    block_buffers: Vec<Vec<u8>>,
+    /// The reused buffer a batch of blocks is read into, so streaming a
+    /// chunk allocates nothing per block.
+    batch_buffer: Vec<u8>,
     /// (localized package id, culture, source package name), applied in `finish`.
     localized: Vec<(u64, String, String)>,
     /// Package id → the shader maps it uses, from the added shader libraries.
@@ -456,7 +456,7 @@ impl ContainerBuilder {
                 let temp = TempFile::create(&path("ucas"))?;
                 let at = temp.path().to_path_buf();
                 (
-                    UcasOut::Fresh(BufWriter::with_capacity(1 << 20, temp), Box::default()),
+                    UcasOut::Fresh(BufWriter::with_capacity(1 << 20, temp)),
                     at,
                     0,
                 )
@@ -495,7 +495,7 @@ impl ContainerBuilder {
             blocks: Vec::new(),
             methods_used: Vec::new(),
             loose_files: 0,
-            block_buffers: Vec::new(),
+            batch_buffer: Vec::new(),
             localized: Vec::new(),
             shader_maps: BTreeMap::new(),
             shader_groups: BTreeMap::new(),
@@ -815,8 +815,10 @@ impl ContainerBuilder {
         Ok(true)
     }
 
-    /// Splits a chunk into blocks, compresses, pads, encrypts and writes them,
-    /// a batch of blocks at a time.
+    /// Splits a chunk into blocks, compresses, pads, encrypts and writes
+    /// them, a batch of blocks at a time; blocks stored as they are (no
+    /// compression, encryption or padding) go straight from the batch's
+    /// buffer, several at once (no copy of them is made).
     fn write_chunk_data(
         &mut self,
         pieces: &[ChunkPiece<'_>],
@@ -830,32 +832,25 @@ impl ContainerBuilder {
         } else {
             self.options.compression
         };
-        let block_size = self.options.block_size as u64;
+        let block_size = self.options.block_size as usize;
         let mut reader = PieceReader::new(pieces);
-        let mut buffers = std::mem::take(&mut self.block_buffers);
         let mut remaining = length;
-        let result: Result<()> = (|| {
+        let mut batch = std::mem::take(&mut self.batch_buffer);
+        let result = (|| -> Result<()> {
             while remaining > 0 {
-                // Fill up to a batch of blocks from the pieces.
-                let blocks = remaining.div_ceil(block_size).min(BLOCKS_PER_BATCH as u64) as usize;
-                if buffers.len() < blocks {
-                    buffers.resize_with(blocks, Vec::new);
-                }
-                for buffer in &mut buffers[..blocks] {
-                    let take = remaining.min(block_size) as usize;
-                    buffer.resize(take, 0);
-                    reader.fill(buffer)?;
-                    hasher.update(buffer);
-                    remaining -= take as u64;
-                }
-                let batch = &buffers[..blocks];
+                let take = remaining.min((block_size * BLOCKS_PER_BATCH) as u64) as usize;
+                batch.resize(take, 0);
+                reader.fill(&mut batch)?;
+                hasher.update(&batch);
+                remaining -= take as u64;
+                let blocks: Vec<&[u8]> = batch.chunks(block_size).collect();
                 // Blocks compress independently, so a batch uses every core;
                 // results come back in block order, keeping output stable.
                 let packed: Vec<Option<Vec<u8>>> = if method == Compression::None {
-                    vec![None; blocks]
+                    vec![None; blocks.len()]
                 } else {
                     use rayon::prelude::*;
-                    batch
+                    blocks
                         .par_iter()
                         .map(|block| {
                             method
@@ -864,34 +859,64 @@ impl ContainerBuilder {
                         })
                         .collect::<Result<_>>()?
                 };
-                for (block, packed) in batch.iter().zip(packed) {
-                    let (mut stored, method_index) = match packed {
-                        Some(p) => {
-                            flags |= meta_flags::COMPRESSED;
-                            (p, self.method_index(method))
+                let mut stored_pieces: Vec<StoredPiece> = Vec::new();
+                let mut at = 0;
+                for (block, packed) in blocks.iter().zip(packed) {
+                    let range = at..at + block.len();
+                    at = range.end;
+                    let as_is = packed.is_none()
+                        && self.options.aes_key.is_none()
+                        && block.len().is_multiple_of(crate::pak::crypto::AES_BLOCK);
+                    let (compressed_size, method_index, piece) = if as_is {
+                        (block.len(), 0u8, StoredPiece::Range(range))
+                    } else {
+                        let (mut stored, method_index) = match packed {
+                            Some(p) => {
+                                flags |= meta_flags::COMPRESSED;
+                                (p, self.method_index(method))
+                            }
+                            None => (block.to_vec(), 0u8),
+                        };
+                        let compressed_size = stored.len();
+                        pad_like_engine(&mut stored);
+                        if let Some(key) = &self.options.aes_key {
+                            key.encrypt(&mut stored);
                         }
-                        None => (block.clone(), 0u8),
+                        (compressed_size, method_index, StoredPiece::Owned(stored))
                     };
-                    let compressed_size = stored.len() as u32;
-                    pad_like_engine(&mut stored);
-                    if let Some(key) = &self.options.aes_key {
-                        key.encrypt(&mut stored);
-                    }
                     self.blocks.push(CompressionBlock {
                         offset: self.ucas_position,
-                        compressed_size,
+                        compressed_size: compressed_size as u32,
                         uncompressed_size: block.len() as u32,
                         method_index,
                     });
+                    self.ucas_position += match &piece {
+                        StoredPiece::Range(r) => r.len(),
+                        StoredPiece::Owned(bytes) => bytes.len(),
+                    } as u64;
+                    // Neighbouring ranges are written (and hashed) as one.
+                    match (stored_pieces.last_mut(), piece) {
+                        (Some(StoredPiece::Range(last)), StoredPiece::Range(r))
+                            if last.end == r.start =>
+                        {
+                            last.end = r.end;
+                        }
+                        (_, piece) => stored_pieces.push(piece),
+                    }
+                }
+                for piece in &stored_pieces {
+                    let bytes = match piece {
+                        StoredPiece::Range(r) => &batch[r.clone()],
+                        StoredPiece::Owned(bytes) => bytes.as_slice(),
+                    };
                     self.ucas
-                        .write_all(&stored)?
+                        .write_all(bytes)?
                         .map_err(|e| Error::io(&self.ucas_write_path, e))?;
-                    self.ucas_position += stored.len() as u64;
                 }
             }
             Ok(())
         })();
-        self.block_buffers = buffers;
+        self.batch_buffer = batch;
         result?;
         Ok(ChunkMeta {
             hash: hasher.finish(),
@@ -1034,10 +1059,10 @@ impl ContainerBuilder {
         // does the folder hold a `.pak` beside a `.utoc`/`.ucas` of another
         // build. An extended `.ucas` is in place already: its old bytes are
         // untouched, so it serves the old `.utoc` until the new one replaces it.
-        let ucas_blake3 = match ucas {
-            CompletedUcas::Staged(ucas, hash) => {
+        let appended = match ucas {
+            CompletedUcas::Staged(ucas) => {
                 publish_triplet(&self.pak_path, [ucas, utoc, pak])?;
-                Some(hash)
+                false
             }
             CompletedUcas::Extended(extension) => {
                 crate::publish::publish_with_extensions(
@@ -1045,7 +1070,7 @@ impl ContainerBuilder {
                     vec![utoc, pak],
                     vec![extension],
                 )?;
-                None
+                true
             }
         };
         Ok(WrittenContainer {
@@ -1058,8 +1083,7 @@ impl ContainerBuilder {
             loose_file_count: self.loose_files,
             uncompressed_bytes: chunks.iter().map(|c| c.offset.length).sum(),
             ucas_bytes: self.ucas_position,
-            appended: ucas_blake3.is_none(),
-            ucas_blake3,
+            appended,
             reused_chunks: self.reused_chunks,
         })
     }
