@@ -89,7 +89,18 @@ pub fn run(args: Args, out: &Output) -> Result<()> {
             ExtractEvent::Planned { packages, .. } => {
                 progress = Some(out.progress("Extracting", *packages as u64));
             }
-            ExtractEvent::Package { package_name, .. } => {
+            ExtractEvent::Package {
+                package_name,
+                warnings,
+                ..
+            } => {
+                for warning in warnings {
+                    let mut warning = warning.clone();
+                    if warning.file.is_none() {
+                        warning.file = Some(package_name.clone());
+                    }
+                    out.diagnostic(&warning);
+                }
                 if let Some(p) = &progress {
                     p.step(package_name);
                 }
@@ -97,15 +108,6 @@ pub fn run(args: Args, out: &Output) -> Result<()> {
         },
     )?;
     drop(progress);
-    for report in &summary.warnings {
-        for warning in &report.warnings {
-            let mut warning = warning.clone();
-            if warning.file.is_none() {
-                warning.file = Some(report.package_name.clone());
-            }
-            out.diagnostic(&warning);
-        }
-    }
     for skipped in &summary.skipped {
         out.note(
             "skipped",

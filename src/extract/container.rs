@@ -13,7 +13,6 @@
 //! temporary name in its folder and renamed when complete, never outside the
 //! output folder.
 
-use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::fs::File;
 use std::io::Write;
@@ -35,7 +34,9 @@ use crate::version::EngineVersion;
 
 use super::provider::{read_header, HeaderProvider, ProvidedPackage};
 use super::script_objects::ScriptObjects;
-use super::{extract_package, ExtractContext, ExtractOptions, PackageReport, ZenInput};
+use super::{
+    extract_package, ExtractContext, ExtractOptions, LegacyOutput, PackageReport, ZenInput,
+};
 
 /// One chunk a source can read.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -65,7 +66,7 @@ pub struct SourceFile {
 
 /// Containers (and their paks) seen as one: every chunk once (the last
 /// container that has it wins), the store entries of their headers.
-pub trait ChunkSource {
+pub trait ChunkSource: Sync {
     fn chunks(&self) -> Result<Vec<SourceChunk>>;
     fn read_chunk(&self, chunk: &SourceChunk) -> Result<Vec<u8>>;
     /// Writes a chunk to `out`, in pieces where the source can; returns its size.
@@ -249,7 +250,7 @@ pub struct SourceHeaders<'a> {
     engine: EngineVersion,
     packages: BTreeMap<u64, SourceChunk>,
     store: &'a BTreeMap<u64, Vec<u64>>,
-    cache: RefCell<VecDeque<(u64, Option<Arc<ProvidedPackage>>)>>,
+    cache: std::sync::Mutex<VecDeque<(u64, Option<Arc<ProvidedPackage>>)>>,
 }
 
 /// How many headers [`SourceHeaders`] keeps.
@@ -272,24 +273,21 @@ impl<'a> SourceHeaders<'a> {
             engine,
             packages,
             store,
-            cache: RefCell::new(VecDeque::new()),
+            cache: std::sync::Mutex::new(VecDeque::new()),
         }
     }
 }
 
 impl HeaderProvider for SourceHeaders<'_> {
     fn package(&self, package_id: u64) -> Result<Option<Arc<ProvidedPackage>>> {
-        let cached = self
-            .cache
-            .borrow()
-            .iter()
-            .position(|(id, _)| *id == package_id);
-        if let Some(pos) = cached {
-            let mut cache = self.cache.borrow_mut();
-            let entry = cache.remove(pos).expect("position is in range");
-            let found = entry.1.clone();
-            cache.push_front(entry);
-            return Ok(found);
+        {
+            let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(pos) = cache.iter().position(|(id, _)| *id == package_id) {
+                let entry = cache.remove(pos).expect("position is in range");
+                let found = entry.1.clone();
+                cache.push_front(entry);
+                return Ok(found);
+            }
         }
         let found = match self.packages.get(&package_id) {
             // A package that does not read is not a resolution source.
@@ -303,9 +301,11 @@ impl HeaderProvider for SourceHeaders<'_> {
             }),
             None => None,
         };
-        let mut cache = self.cache.borrow_mut();
-        cache.push_front((package_id, found.clone()));
-        cache.truncate(HEADER_CACHE);
+        let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+        if !cache.iter().any(|(id, _)| *id == package_id) {
+            cache.push_front((package_id, found.clone()));
+            cache.truncate(HEADER_CACHE);
+        }
         Ok(found)
     }
 }
@@ -358,12 +358,15 @@ pub enum ExtractEvent {
         files: usize,
         skipped: usize,
     },
-    /// A package is done (written or failed).
+    /// A package is done (written or failed), with the warnings about it
+    /// (given here as they come, not kept: memory stays flat however many
+    /// packages warn).
     Package {
         done: usize,
         total: usize,
         package_name: String,
         ok: bool,
+        warnings: Vec<Diagnostic>,
     },
 }
 
@@ -386,8 +389,11 @@ pub struct ExtractSummary {
     /// Script objects imports were resolved against.
     pub script_objects: usize,
     pub skipped: Vec<Skipped>,
-    /// Packages written with warnings (unresolved imports, approximations).
-    pub warnings: Vec<PackageReport>,
+    /// Packages written with warnings (unresolved imports, approximations;
+    /// the warnings themselves come with [`ExtractEvent::Package`]).
+    pub warned_packages: usize,
+    /// Warnings about those packages.
+    pub warnings: usize,
     /// Packages chosen for extraction.
     pub planned: usize,
     /// Packages that could not be extracted.
@@ -456,7 +462,7 @@ pub fn extract(
     on_event: &mut dyn FnMut(&ExtractEvent),
 ) -> Result<ExtractSummary> {
     check_output(&request.output, request.force)?;
-    let mut output = OutputDir::new(&request.output)?;
+    let output = OutputDir::new(&request.output)?;
     let chunks = source.chunks()?;
     let store = source.store_entries()?;
     let mut skipped = Vec::new();
@@ -488,38 +494,61 @@ pub fn extract(
         bytes_written: 0,
         script_objects: table.map_or(0, ScriptObjects::len),
         skipped,
-        warnings: Vec::new(),
+        warned_packages: 0,
+        warnings: 0,
         planned: plan.len(),
         failed_packages: 0,
         failures: Vec::new(),
     };
     let bulk = bulk_chunks(&chunks);
     let total = plan.len();
-    for (done, p) in plan.iter().enumerate() {
-        let result = write_package(source, &mut output, (request.engine, &cx), p, &store, &bulk);
-        let ok = result.is_ok();
-        match result {
-            Ok((report, bytes)) => {
-                summary.packages += 1;
-                summary.bytes_written += bytes;
-                if !report.warnings.is_empty() {
-                    summary.warnings.push(report);
+    // Packages are converted and written on the pool a group at a time
+    // (every file goes to its own path, so the order of writing does not
+    // matter); results and events come back in plan order. Memory holds
+    // one group: at most GROUP_PACKAGES packages and GROUP_BYTES of chunks.
+    let mut done = 0;
+    for range in package_groups(&plan) {
+        crate::publish::check_interrupted()?;
+        let results: Vec<Result<(PackageReport, u64)>> = {
+            use rayon::prelude::*;
+            plan[range.clone()]
+                .par_iter()
+                .map(|p| {
+                    let out = convert_planned(source, (request.engine, &cx), p, &store)?;
+                    write_converted(source, &output, p, out, &bulk)
+                })
+                .collect()
+        };
+        for (p, result) in plan[range].iter().zip(results) {
+            let ok = result.is_ok();
+            let mut warnings = Vec::new();
+            match result {
+                Ok((report, bytes)) => {
+                    summary.packages += 1;
+                    summary.bytes_written += bytes;
+                    if !report.warnings.is_empty() {
+                        summary.warned_packages += 1;
+                        summary.warnings += report.warnings.len();
+                        warnings = report.warnings;
+                    }
+                }
+                Err(e) => {
+                    summary.failed_packages += 1;
+                    for mut d in Diagnostic::from_error(&e) {
+                        d.structure.insert(0, format!("package {}", p.name));
+                        summary.failures.push(d);
+                    }
                 }
             }
-            Err(e) => {
-                summary.failed_packages += 1;
-                for mut d in Diagnostic::from_error(&e) {
-                    d.structure.insert(0, format!("package {}", p.name));
-                    summary.failures.push(d);
-                }
-            }
+            done += 1;
+            on_event(&ExtractEvent::Package {
+                done,
+                total,
+                package_name: p.name.clone(),
+                ok,
+                warnings,
+            });
         }
-        on_event(&ExtractEvent::Package {
-            done: done + 1,
-            total,
-            package_name: p.name.clone(),
-            ok,
-        });
     }
     for (path, what) in &files {
         let bytes = match what {
@@ -762,25 +791,33 @@ fn plan_files(
     Ok(out)
 }
 
-/// Converts one package and writes its files; returns its report and the bytes written.
-fn write_package(
+/// Converts one planned package (its chunk read from `source`).
+fn convert_planned(
     source: &dyn ChunkSource,
-    output: &mut OutputDir,
     (engine, cx): (EngineVersion, &ExtractContext<'_>),
     p: &Planned,
     store: &BTreeMap<u64, Vec<u64>>,
-    bulk: &BTreeMap<(u64, ChunkType), SourceChunk>,
-) -> Result<(PackageReport, u64)> {
+) -> Result<LegacyOutput> {
     let bytes = source.read_chunk(&p.chunk)?;
-    let out = extract_package(
+    extract_package(
         ZenInput {
             engine,
             package: &bytes,
             imported_packages: store.get(&p.chunk.id).map(Vec::as_slice),
         },
         cx,
-    )?;
-    drop(bytes);
+    )
+}
+
+/// Writes a converted package's files (its bulk data streamed from
+/// `source`); returns its report and the bytes written.
+fn write_converted(
+    source: &dyn ChunkSource,
+    output: &OutputDir,
+    p: &Planned,
+    out: LegacyOutput,
+    bulk: &BTreeMap<(u64, ChunkType), SourceChunk>,
+) -> Result<(PackageReport, u64)> {
     let header_path = match &p.path {
         Some(path) => path.clone(),
         None => format!(
@@ -809,12 +846,34 @@ fn write_package(
     Ok((out.report, written))
 }
 
+/// Packages converted together: at most this many...
+const GROUP_PACKAGES: usize = 16;
+/// ...and at most this many bytes of package chunks (unless one is larger).
+const GROUP_BYTES: u64 = 16 << 20;
+
+/// The plan cut into groups of consecutive packages (see [`extract`]).
+fn package_groups(plan: &[Planned]) -> Vec<std::ops::Range<usize>> {
+    let mut groups = Vec::new();
+    let (mut start, mut bytes) = (0, 0u64);
+    for (i, p) in plan.iter().enumerate() {
+        if i > start && (i - start >= GROUP_PACKAGES || bytes + p.chunk.size > GROUP_BYTES) {
+            groups.push(start..i);
+            (start, bytes) = (i, 0);
+        }
+        bytes += p.chunk.size;
+    }
+    if start < plan.len() {
+        groups.push(start..plan.len());
+    }
+    groups
+}
+
 /// The output folder: files are written inside it only, each through a
 /// temporary file renamed when complete. Folders already checked are
 /// remembered, so a file costs a create, its writes and a rename.
 pub struct OutputDir {
     root: PathBuf,
-    checked: BTreeSet<PathBuf>,
+    checked: std::sync::Mutex<BTreeSet<PathBuf>>,
 }
 
 impl OutputDir {
@@ -823,14 +882,14 @@ impl OutputDir {
         std::fs::create_dir_all(root).map_err(|e| Error::io(root, e))?;
         Ok(OutputDir {
             root: root.canonicalize().map_err(|e| Error::io(root, e))?,
-            checked: BTreeSet::new(),
+            checked: std::sync::Mutex::new(BTreeSet::new()),
         })
     }
 
     /// Writes `relative` (a `/`-separated path). Refuses paths that would
     /// leave the folder (see [`crate::iostore::reader::write_inside`]).
     pub fn write(
-        &mut self,
+        &self,
         relative: &str,
         fill: impl FnOnce(&mut dyn Write) -> Result<u64>,
     ) -> Result<u64> {
@@ -841,7 +900,13 @@ impl OutputDir {
         })?;
         let target = self.root.join(relative);
         let parent = target.parent().unwrap_or(&self.root).to_path_buf();
-        if !self.checked.contains(&parent) {
+        let known = |checked: &std::sync::Mutex<BTreeSet<PathBuf>>| {
+            checked
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .contains(&parent)
+        };
+        if !known(&self.checked) {
             std::fs::create_dir_all(&parent).map_err(|e| Error::io(&parent, e))?;
             let real = parent.canonicalize().map_err(|e| Error::io(&parent, e))?;
             if !real.starts_with(&self.root) {
@@ -849,7 +914,10 @@ impl OutputDir {
                     "refusing to write `{relative}`: it resolves outside the output folder"
                 )));
             }
-            self.checked.insert(parent.clone());
+            self.checked
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert(parent.clone());
         }
         if target
             .symlink_metadata()

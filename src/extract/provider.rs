@@ -22,7 +22,7 @@ pub struct ProvidedPackage {
 }
 
 /// Gives the Zen header of a package by id.
-pub trait HeaderProvider {
+pub trait HeaderProvider: Sync {
     /// The package with id `package_id`, or `None` when it is not known here.
     fn package(&self, package_id: u64) -> Result<Option<Arc<ProvidedPackage>>>;
 }
