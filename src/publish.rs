@@ -128,11 +128,6 @@ impl Extension {
         &self.path
     }
 
-    /// The length the file had before it was extended.
-    pub fn original_len(&self) -> u64 {
-        self.original_len
-    }
-
     pub fn file(&mut self) -> &mut File {
         self.file
             .as_mut()

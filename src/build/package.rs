@@ -484,16 +484,16 @@ impl ContainerWriter {
             ..ContainerOptions::default()
         };
         let (dir, stem) = (manifest.output_dir(), manifest.artifact_stem());
-        let previous = match previous_ucas_len {
-            Some(len) => PreviousContainer::open(
-                &dir.join(format!("{stem}.utoc")),
-                len,
-                settings.engine,
-                &options,
-            )?
-            .filter(|p| p.dead_bytes() <= p.ucas_len() / MAX_DEAD_FRACTION),
-            None => None,
-        };
+        // A previous `.utoc` that does not read is simply not extended:
+        // writing the container anew is always correct.
+        let previous = previous_ucas_len
+            .and_then(|len| {
+                let utoc = dir.join(format!("{stem}.utoc"));
+                PreviousContainer::open(&utoc, len, settings.engine, &options)
+                    .ok()
+                    .flatten()
+            })
+            .filter(|p| p.dead_bytes() <= p.ucas_len() / MAX_DEAD_FRACTION);
         let mut builder = match previous {
             Some(previous) => {
                 ContainerBuilder::create_appending(&dir, &stem, settings.engine, options, previous)?

@@ -261,8 +261,6 @@ pub struct PreviousContainer {
     toc: Toc,
     /// Old TOC index of each chunk id.
     index: BTreeMap<ChunkId, usize>,
-    /// The TOC's compression methods, in order (block method index − 1).
-    methods: Vec<Compression>,
     ucas_len: u64,
 }
 
@@ -281,13 +279,11 @@ impl PreviousContainer {
         let toc = Toc::read(&bytes).map_err(|e| e.in_file(utoc))?;
         let header = &toc.header;
         let encrypted = header.container_flags & container_flags::ENCRYPTED != 0;
-        let mut methods = Vec::new();
-        for name in &toc.compression_methods {
-            match Compression::from_engine_name(name) {
-                Ok(m) if m == options.compression => methods.push(m),
-                _ => return Ok(None),
-            }
-        }
+        // Every method it names is the one this build compresses with, so a
+        // kept block's method index maps to this container's for that method.
+        let same_method = toc.compression_methods.iter().all(|name| {
+            Compression::from_engine_name(name).is_ok_and(|m| m == options.compression)
+        });
         let fits = toc
             .blocks
             .iter()
@@ -297,6 +293,7 @@ impl PreviousContainer {
             || encrypted != options.aes_key.is_some()
             || header.encryption_key_guid != options.encryption_key_guid
             || header.partition_count > 1
+            || !same_method
             || !fits
         {
             return Ok(None);
@@ -310,7 +307,6 @@ impl PreviousContainer {
         Ok(Some(PreviousContainer {
             toc,
             index,
-            methods,
             ucas_len,
         }))
     }
@@ -766,12 +762,11 @@ impl ContainerBuilder {
         };
         let old_blocks = previous.toc.blocks[range].to_vec();
         let meta = previous.toc.metas[old];
-        let methods = previous.methods.clone();
         let path = self.register_chunk(id, path, length)?;
         for block in old_blocks {
             let method_index = match block.method_index {
                 0 => 0,
-                n => self.method_index(methods[n as usize - 1]),
+                _ => self.method_index(self.options.compression),
             };
             self.blocks.push(CompressionBlock {
                 method_index,
