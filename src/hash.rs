@@ -24,19 +24,50 @@ pub fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// The UTF-16LE bytes of a string (how the engine's `TCHAR` text is hashed).
-pub fn utf16_le_bytes(s: &str) -> Vec<u8> {
-    let mut bytes = Vec::with_capacity(s.len() * 2);
-    for unit in s.encode_utf16() {
-        bytes.extend_from_slice(&unit.to_le_bytes());
+/// CityHash64 of `text` after mapping each character with `map` (which
+/// must map ASCII to ASCII), encoded as the engine hashes it: UTF-16LE when
+/// `wide`, else one byte per character (Latin-1). Short text (nearly every
+/// name and path) is encoded on the stack: these hashes run for every name,
+/// import and export of every package.
+pub fn city_hash_mapped(text: &str, wide: bool, map: impl Fn(char) -> char) -> u64 {
+    const INLINE: usize = 512;
+    let mut inline = [0u8; INLINE];
+    let mut heap = Vec::new();
+    // UTF-16 needs at most two bytes per UTF-8 byte, Latin-1 at most one.
+    let most = if wide { text.len() * 2 } else { text.len() };
+    let buffer: &mut [u8] = if most <= INLINE {
+        &mut inline
+    } else {
+        heap.resize(most, 0);
+        &mut heap
+    };
+    let mut len = 0;
+    if text.is_ascii() {
+        for byte in text.bytes() {
+            buffer[len] = map(byte as char) as u8;
+            len += if wide { 2 } else { 1 };
+        }
+    } else {
+        for c in text.chars().map(map) {
+            if wide {
+                let mut units = [0u16; 2];
+                for unit in c.encode_utf16(&mut units) {
+                    buffer[len..len + 2].copy_from_slice(&unit.to_le_bytes());
+                    len += 2;
+                }
+            } else {
+                buffer[len] = c as u32 as u8;
+                len += 1;
+            }
+        }
     }
-    bytes
+    city_hash64(&buffer[..len])
 }
 
 /// Hash of a string as the engine hashes `FString`/`TCHAR` text for ids:
 /// CityHash64 over the UTF-16LE bytes of the lowercased string.
 pub fn hash_lower_utf16(s: &str) -> u64 {
-    city_hash64(&utf16_le_bytes(&engine_lowercase(s)))
+    city_hash_mapped(s, true, |c| c.to_ascii_lowercase())
 }
 
 /// The id of a package (`FPackageId::FromName`): hash of its lowercased name
@@ -50,21 +81,18 @@ pub fn package_id(package_name: &str) -> u64 {
 /// exports): `.` and `:` become `/`, ASCII is lowercased, CityHash64 of the
 /// UTF-16LE bytes, top two bits cleared (they hold the index type).
 pub fn object_path_hash(path: &str) -> u64 {
-    let normalised: String = path
-        .chars()
-        .map(|c| match c {
-            '.' | ':' => '/',
-            c => c.to_ascii_lowercase(),
-        })
-        .collect();
-    city_hash64(&utf16_le_bytes(&normalised)) & !(3u64 << 62)
+    let normalised = |c: char| match c {
+        '.' | ':' => '/',
+        c => c.to_ascii_lowercase(),
+    };
+    city_hash_mapped(path, true, normalised) & !(3u64 << 62)
 }
 
 /// Public export hash (UE5): CityHash64 of the UTF-16LE bytes of the
 /// export's package-relative path, lowercased, `/`-separated, without the
 /// leading slash (e.g. `default__bp_c` or `bp_c/node_1`).
 pub fn public_export_hash(relative_path: &str) -> u64 {
-    city_hash64(&utf16_le_bytes(&engine_lowercase(relative_path)))
+    hash_lower_utf16(relative_path)
 }
 
 #[cfg(test)]
@@ -76,6 +104,24 @@ mod tests {
         assert_eq!(engine_lowercase("ÄbC"), "Äbc");
         assert_ne!(package_id("/Game/Ä"), package_id("/Game/ä"));
         assert_eq!(package_id("/Game/ABC"), package_id("/game/abc"));
+    }
+
+    /// The stack encoding gives the bytes a plain encoding gives, for
+    /// ASCII, Latin-1, other UTF-16 and text too long for the stack.
+    #[test]
+    fn mapped_hash_is_the_hash_of_the_encoded_text() {
+        let long = "/Game/ÄÖ/".repeat(100);
+        for text in ["", "/Game/Maps/Entry", "Título", "名前/𝄞", long.as_str()] {
+            let lower = engine_lowercase(text);
+            let utf16: Vec<u8> = lower.encode_utf16().flat_map(u16::to_le_bytes).collect();
+            assert_eq!(hash_lower_utf16(text), city_hash64(&utf16), "{text}");
+            let latin1: Vec<u8> = lower.chars().map(|c| c as u32 as u8).collect();
+            assert_eq!(
+                city_hash_mapped(text, false, |c| c.to_ascii_lowercase()),
+                city_hash64(&latin1),
+                "{text}"
+            );
+        }
     }
 
     #[test]

@@ -8,7 +8,6 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
-    keep_freed_memory();
     // Die quietly when stdout is a closed pipe (`zenpak list X.utoc | head`), as
     // Unix tools do, instead of panicking on the failed write.
     #[cfg(unix)]
@@ -68,21 +67,4 @@ fn usage_error(error: clap::Error) -> ExitCode {
         "reason": "finished", "command": null, "success": false, "exit_code": 2, "warnings": 0, "errors": 1,
     }));
     ExitCode::from(2)
-}
-
-/// A build allocates and frees buffers of a few MiB per package. glibc
-/// serves those from fresh mappings and hands them back to the kernel on
-/// free, so every package pays page faults for memory it had a moment ago:
-/// on a 2,000-package mod, 107,000 minor faults and 40% more system time.
-/// Raising the mapping and trimming thresholds keeps that memory for reuse
-/// (7,500 faults, same peak memory). mimalloc cut the faults too but nearly
-/// tripled peak memory, so it is not used (ARCHITECTURE.md, "Where the time goes").
-fn keep_freed_memory() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: mallopt only changes allocator parameters; called before any
-    // other thread exists.
-    unsafe {
-        libc::mallopt(libc::M_MMAP_THRESHOLD, 32 << 20);
-        libc::mallopt(libc::M_TRIM_THRESHOLD, 128 << 20);
-    }
 }

@@ -18,7 +18,7 @@ use strum::FromRepr;
 
 use crate::binary::{Reader, Writer};
 use crate::error::{Context, Result};
-use crate::hash::{city_hash64, engine_lowercase, utf16_le_bytes};
+use crate::hash::city_hash_mapped;
 
 /// The algorithm id the engine writes before the name hashes.
 pub const NAME_HASH_ALGORITHM_ID: u64 = 0xC164_0000;
@@ -90,13 +90,7 @@ impl BatchName {
 
     /// The batch hash: CityHash64 of the ASCII-lowercased text in its stored form.
     pub fn hash(&self) -> u64 {
-        let lower = engine_lowercase(&self.text);
-        if self.stored_wide() {
-            city_hash64(&utf16_le_bytes(&lower))
-        } else {
-            let bytes: Vec<u8> = lower.chars().map(|c| c as u32 as u8).collect();
-            city_hash64(&bytes)
-        }
+        city_hash_mapped(&self.text, self.stored_wide(), |c| c.to_ascii_lowercase())
     }
 
     /// `FSerializedNameHeader`: big-endian, top bit set for UTF-16, 15-bit length.
@@ -349,6 +343,7 @@ impl MappedName {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::hash::city_hash64;
 
     #[test]
     fn name_numbers() {

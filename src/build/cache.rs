@@ -1,9 +1,10 @@
 //! The incremental build cache, under `<output>/.zenpak-cache/`.
 //!
-//! - `files.json`: for every input file, its size, modification time and
-//!   BLAKE3 hash. A file whose size and time are unchanged is not read again;
-//!   one whose time changed is hashed again, so touching a file without
-//!   changing it costs a hash, not a conversion.
+//! - `files.json` ([`FileIndex`], binary): for every input file, its size,
+//!   modification time and BLAKE3 hash, sorted by path. A file whose size
+//!   and time are unchanged is not read again; one whose time changed is
+//!   hashed again, so touching a file without changing it costs a hash, not
+//!   a conversion.
 //! - `packages/<key>.zpc`: a converted package, under a key that hashes
 //!   everything its conversion depends on (its files' contents, its name, the
 //!   engine version, the profile, the mappings and zenpak's version).
@@ -24,7 +25,6 @@
 //! its bytes depend on the inputs only. A development build's `.ucas` may
 //! hold the earlier builds' replaced chunks, so its bytes depend on history.
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::UNIX_EPOCH;
 
@@ -49,15 +49,22 @@ pub struct FileStamp {
 }
 
 /// Marks the file index and its layout; bump when the layout changes.
-const INDEX_MAGIC: &[u8; 8] = b"ZPKFI\x00\x00\x01";
+const INDEX_MAGIC: &[u8; 8] = b"ZPKFI\x00\x00\x02";
+
+/// The longest path an index entry may hold; a longer one means the file is
+/// damaged (and it is then not used further).
+const MAX_INDEX_PATH: usize = 64 * 1024;
 
 /// Size, modification time and content hash of every input file seen by the
-/// last build. Kept in a small binary file: a no-change rebuild reads it for
-/// every input, so it must load fast.
-#[derive(Debug, Default, PartialEq, Eq)]
-pub struct FileIndex {
-    files: HashMap<String, FileStamp>,
-}
+/// last build (`files.json`, binary despite its historical name). A
+/// no-change rebuild consults it for every input, so it is small; its
+/// entries are sorted by path, so it is read as a stream merged with this
+/// build's sorted paths and never held in memory whole.
+///
+/// Layout: magic, entry count (u32), then per entry the path's length (u32)
+/// and UTF-8 bytes, size (u64), modification time in ns (u128 as two u64,
+/// low first) and BLAKE3 hash (32 bytes); all little-endian.
+pub struct FileIndex;
 
 /// Stamps of one build's input files, in the order they were asked for.
 #[derive(Debug)]
@@ -68,60 +75,26 @@ pub struct Stamps {
     pub unchanged: bool,
 }
 
+/// Stamp of a file the index did not know: its time never matches, so the
+/// file is hashed.
+const UNKNOWN: FileStamp = FileStamp {
+    size: 0,
+    modified_ns: 0,
+    hash: [0; 32],
+};
+
 impl FileIndex {
-    /// Loads the index; a missing or unreadable one is empty (everything gets hashed).
-    pub fn load(path: &Path) -> FileIndex {
-        std::fs::read(path)
-            .ok()
-            .and_then(|bytes| Self::decode(&bytes).ok())
-            .unwrap_or_default()
-    }
-
-    fn decode(bytes: &[u8]) -> Result<FileIndex> {
-        let mut r = Reader::new(bytes);
-        if r.bytes(INDEX_MAGIC.len())? != INDEX_MAGIC {
-            return Err(r.error_at(0, "not a zenpak file index of this version"));
-        }
-        let count = r.count_u32(4 + 8 + 16 + 32)?;
-        let mut files = HashMap::with_capacity(count);
-        for _ in 0..count {
-            let path = r.fstring()?;
-            let size = r.u64()?;
-            let modified_ns = u128::from(r.u64()?) | (u128::from(r.u64()?) << 64);
-            let hash = r.array::<32>()?;
-            files.insert(
-                path,
-                FileStamp {
-                    size,
-                    modified_ns,
-                    hash,
-                },
-            );
-        }
-        Ok(FileIndex { files })
-    }
-
-    /// Writes the index for `paths` with their `stamps` (same order).
-    pub fn save(path: &Path, paths: &[&Path], stamps: &[FileStamp]) -> Result<()> {
-        let mut w = Writer::with_capacity(paths.len() * 128);
-        w.bytes(INDEX_MAGIC);
-        w.u32(paths.len() as u32);
-        for (file, stamp) in paths.iter().zip(stamps) {
-            w.fstring(&file.to_string_lossy());
-            w.u64(stamp.size);
-            w.u64(stamp.modified_ns as u64);
-            w.u64((stamp.modified_ns >> 64) as u64);
-            w.bytes(&stamp.hash);
-        }
-        write_cache_file(path, w.as_slice())
-    }
-
-    /// Stamps of `paths` (in parallel), reusing the content hash of every file
-    /// whose size and modification time are unchanged.
-    pub fn refresh(&self, paths: &[&Path]) -> Result<Stamps> {
-        let results: Vec<(FileStamp, bool)> = paths
-            .par_iter()
-            .map(|path| {
+    /// Stamps of `paths` (in parallel), reusing the content hash the index
+    /// at `index` recorded for every file whose size and modification time
+    /// are unchanged. A missing or damaged index only means more hashing.
+    pub fn refresh(index: &Path, paths: &[&Path]) -> Result<Stamps> {
+        let keys: Vec<std::borrow::Cow<'_, str>> =
+            paths.iter().map(|p| p.to_string_lossy()).collect();
+        let mut stamps = vec![UNKNOWN; paths.len()];
+        let (indexed, found) = Self::merge(index, &keys, &mut stamps);
+        let all_reused = std::sync::atomic::AtomicBool::new(true);
+        stamps.par_iter_mut().zip(paths.par_iter()).try_for_each(
+            |(stamp, path)| -> Result<()> {
                 let meta = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
                 let modified_ns = meta
                     .modified()
@@ -129,29 +102,126 @@ impl FileIndex {
                     .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
                     .map_or(0, |d| d.as_nanos());
                 let size = meta.len();
-                if let Some(old) = self.files.get(&*path.to_string_lossy()) {
-                    if old.size == size && old.modified_ns == modified_ns && modified_ns != 0 {
-                        return Ok((*old, true));
-                    }
+                if stamp.size == size && stamp.modified_ns == modified_ns && modified_ns != 0 {
+                    return Ok(());
                 }
-                let hash = hash_file(path)?;
-                Ok((
-                    FileStamp {
-                        size,
-                        modified_ns,
-                        hash,
-                    },
-                    false,
-                ))
-            })
-            .collect::<Result<_>>()?;
-        let unchanged =
-            results.len() == self.files.len() && results.iter().all(|(_, reused)| *reused);
+                all_reused.store(false, std::sync::atomic::Ordering::Relaxed);
+                *stamp = FileStamp {
+                    size,
+                    modified_ns,
+                    hash: hash_file(path)?,
+                };
+                Ok(())
+            },
+        )?;
         Ok(Stamps {
-            stamps: results.into_iter().map(|(stamp, _)| stamp).collect(),
-            unchanged,
+            stamps,
+            unchanged: all_reused.into_inner() && indexed == paths.len() && found == paths.len(),
         })
     }
+
+    /// Fills `stamps[i]` with the indexed stamp of `keys[i]`, walking the
+    /// index (sorted by path) beside the keys in sorted order. Returns the
+    /// number of entries the index holds and how many keys it had. Reading
+    /// stops at the first damaged or out-of-order entry.
+    fn merge(
+        index: &Path,
+        keys: &[std::borrow::Cow<'_, str>],
+        stamps: &mut [FileStamp],
+    ) -> (usize, usize) {
+        let Ok(file) = std::fs::File::open(index) else {
+            return (0, 0);
+        };
+        let mut reader = std::io::BufReader::with_capacity(1 << 16, file);
+        let Some(count) = read_index_header(&mut reader) else {
+            return (0, 0);
+        };
+        let mut order: Vec<u32> = (0..keys.len() as u32).collect();
+        order.sort_unstable_by(|&a, &b| keys[a as usize].cmp(&keys[b as usize]));
+        let (mut path, mut previous) = (Vec::new(), Vec::new());
+        let mut entry = None;
+        let mut remaining = count;
+        let mut found = 0;
+        for i in order {
+            let key = keys[i as usize].as_bytes();
+            // Advance to the first entry not below the key.
+            loop {
+                match &entry {
+                    Some(stamp) if path.as_slice() >= key => {
+                        if path.as_slice() == key {
+                            stamps[i as usize] = *stamp;
+                            found += 1;
+                        }
+                        break;
+                    }
+                    _ if remaining == 0 => break,
+                    _ => {
+                        std::mem::swap(&mut path, &mut previous);
+                        entry = read_index_entry(&mut reader, &mut path)
+                            .filter(|_| entry.is_none() || previous <= path);
+                        remaining = if entry.is_some() { remaining - 1 } else { 0 };
+                    }
+                }
+            }
+        }
+        (count, found)
+    }
+
+    /// Writes the index of `paths` with their `stamps` (same order) to `index`.
+    pub fn save(index: &Path, paths: &[&Path], stamps: &[FileStamp]) -> Result<()> {
+        use std::io::Write;
+        let keys: Vec<std::borrow::Cow<'_, str>> =
+            paths.iter().map(|p| p.to_string_lossy()).collect();
+        let mut order: Vec<usize> = (0..keys.len()).collect();
+        order.sort_unstable_by(|&a, &b| keys[a].cmp(&keys[b]));
+        crate::publish::write_file(index, |file| {
+            let at = file.path().to_path_buf();
+            let mut out = std::io::BufWriter::with_capacity(1 << 16, file);
+            let write = || -> std::io::Result<()> {
+                out.write_all(INDEX_MAGIC)?;
+                out.write_all(&(keys.len() as u32).to_le_bytes())?;
+                for i in order {
+                    let (key, stamp) = (keys[i].as_bytes(), &stamps[i]);
+                    out.write_all(&(key.len() as u32).to_le_bytes())?;
+                    out.write_all(key)?;
+                    out.write_all(&stamp.size.to_le_bytes())?;
+                    out.write_all(&(stamp.modified_ns as u64).to_le_bytes())?;
+                    out.write_all(&((stamp.modified_ns >> 64) as u64).to_le_bytes())?;
+                    out.write_all(&stamp.hash)?;
+                }
+                out.flush()
+            };
+            write().map_err(|e| Error::io(&at, e))
+        })
+    }
+}
+
+/// The entry count of an index, after checking its magic.
+fn read_index_header(reader: &mut impl std::io::Read) -> Option<usize> {
+    let mut header = [0u8; 12];
+    reader.read_exact(&mut header).ok()?;
+    (&header[..8] == INDEX_MAGIC)
+        .then(|| u32::from_le_bytes(header[8..].try_into().unwrap()) as usize)
+}
+
+/// The next index entry: its path into `path`, and its stamp.
+fn read_index_entry(reader: &mut impl std::io::Read, path: &mut Vec<u8>) -> Option<FileStamp> {
+    let mut len = [0u8; 4];
+    reader.read_exact(&mut len).ok()?;
+    let len = u32::from_le_bytes(len) as usize;
+    if len > MAX_INDEX_PATH {
+        return None;
+    }
+    path.resize(len, 0);
+    reader.read_exact(path).ok()?;
+    let mut fields = [0u8; 8 + 16 + 32];
+    reader.read_exact(&mut fields).ok()?;
+    let u64_at = |at: usize| u64::from_le_bytes(fields[at..at + 8].try_into().unwrap());
+    Some(FileStamp {
+        size: u64_at(0),
+        modified_ns: u128::from(u64_at(8)) | (u128::from(u64_at(16)) << 64),
+        hash: fields[24..].try_into().unwrap(),
+    })
 }
 
 /// BLAKE3 of a file's contents.
@@ -222,6 +292,14 @@ impl ArtifactRecord {
     pub fn of(path: &Path) -> Result<ArtifactRecord> {
         let mut record = Self::stamp_only(path)?;
         record.blake3 = Some(crate::hash::hex(&hash_large_file(path)?));
+        Ok(record)
+    }
+
+    /// Records `path` as just written, with the BLAKE3 `hash` of the bytes
+    /// written to it (taken by the writer).
+    pub fn with_hash(path: &Path, hash: &Hash) -> Result<ArtifactRecord> {
+        let mut record = Self::stamp_only(path)?;
+        record.blake3 = Some(crate::hash::hex(hash));
         Ok(record)
     }
 
@@ -511,5 +589,119 @@ mod hex_hash {
                 .map_err(serde::de::Error::custom)?;
         }
         Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Files `a`..`e` with their real stamps, except a made-up hash: a
+    /// stamp that comes back with it was taken from the index, not hashed.
+    fn files(dir: &Path) -> Vec<(PathBuf, FileStamp)> {
+        ["c", "a", "e", "b", "d"]
+            .iter()
+            .map(|name| {
+                let path = dir.join(name);
+                std::fs::write(&path, name.as_bytes()).unwrap();
+                let meta = std::fs::metadata(&path).unwrap();
+                let modified_ns = meta
+                    .modified()
+                    .unwrap()
+                    .duration_since(UNIX_EPOCH)
+                    .unwrap()
+                    .as_nanos();
+                let stamp = FileStamp {
+                    size: meta.len(),
+                    modified_ns,
+                    hash: [name.as_bytes()[0]; 32],
+                };
+                (path, stamp)
+            })
+            .collect()
+    }
+
+    fn real_hash(path: &Path) -> Hash {
+        *blake3::hash(&std::fs::read(path).unwrap()).as_bytes()
+    }
+
+    #[test]
+    fn the_index_is_merged_in_any_order_of_paths() {
+        let dir = tempfile::tempdir().unwrap();
+        let index = dir.path().join("files.bin");
+        let files = files(dir.path());
+        let paths: Vec<&Path> = files.iter().map(|(p, _)| p.as_path()).collect();
+        let stamps: Vec<FileStamp> = files.iter().map(|(_, s)| *s).collect();
+        FileIndex::save(&index, &paths, &stamps).unwrap();
+
+        let same = FileIndex::refresh(&index, &paths).unwrap();
+        assert_eq!(same.stamps, stamps);
+        assert!(same.unchanged);
+
+        // Another order, one file fewer, one the index does not know.
+        let extra = dir.path().join("0-new");
+        std::fs::write(&extra, b"new").unwrap();
+        let asked = [paths[4], extra.as_path(), paths[0], paths[2], paths[1]];
+        let refreshed = FileIndex::refresh(&index, &asked).unwrap();
+        assert!(!refreshed.unchanged);
+        assert_eq!(refreshed.stamps[0], stamps[4]);
+        assert_eq!(refreshed.stamps[1].hash, real_hash(&extra));
+        assert_eq!(refreshed.stamps[2], stamps[0]);
+        assert_eq!(refreshed.stamps[3], stamps[2]);
+        assert_eq!(refreshed.stamps[4], stamps[1]);
+    }
+
+    #[test]
+    fn a_damaged_index_only_costs_hashing() {
+        let dir = tempfile::tempdir().unwrap();
+        let index = dir.path().join("files.bin");
+        let files = files(dir.path());
+        let paths: Vec<&Path> = files.iter().map(|(p, _)| p.as_path()).collect();
+        let stamps: Vec<FileStamp> = files.iter().map(|(_, s)| *s).collect();
+        let rehashed = |refreshed: &Stamps| {
+            refreshed
+                .stamps
+                .iter()
+                .zip(&paths)
+                .filter(|(stamp, path)| stamp.hash == real_hash(path))
+                .count()
+        };
+
+        FileIndex::save(&index, &paths, &stamps).unwrap();
+        let whole = std::fs::read(&index).unwrap();
+        // Cut in the middle of an entry: the entries before it still count.
+        std::fs::write(&index, &whole[..whole.len() - 30]).unwrap();
+        let cut = FileIndex::refresh(&index, &paths).unwrap();
+        assert!(!cut.unchanged);
+        assert_eq!(rehashed(&cut), 1);
+
+        // Another version's magic, a path length past the limit, garbage:
+        // nothing is taken from the index, every file is hashed.
+        let mut other_version = whole.clone();
+        other_version[7] ^= 0xff;
+        let mut long_path = whole.clone();
+        long_path[12..16].copy_from_slice(&u32::MAX.to_le_bytes());
+        for bytes in [other_version, long_path, vec![0x5a; 300], Vec::new()] {
+            std::fs::write(&index, &bytes).unwrap();
+            let refreshed = FileIndex::refresh(&index, &paths).unwrap();
+            assert!(!refreshed.unchanged);
+            assert_eq!(rehashed(&refreshed), paths.len());
+        }
+
+        // Entries out of order (not written by zenpak): reading stops there.
+        let (first, second) = (&paths[1], &paths[3]); // `a`, `b`
+        FileIndex::save(&index, &[*first, *second], &[stamps[1], stamps[3]]).unwrap();
+        let written = std::fs::read(&index).unwrap();
+        let entry = 4 + first.to_string_lossy().len() + 8 + 16 + 32;
+        let (header, entries) = written.split_at(12);
+        let (one, two) = entries.split_at(entry);
+        std::fs::write(&index, [header, two, one].concat()).unwrap();
+        let refreshed = FileIndex::refresh(&index, &[*first, *second]).unwrap();
+        assert_eq!(refreshed.stamps[1], stamps[3], "the first entry counts");
+        assert_eq!(
+            refreshed.stamps[0].hash,
+            real_hash(first),
+            "the one out of order does not"
+        );
     }
 }

@@ -222,6 +222,7 @@ pub fn package_name_for(relative_path: &str, project: &str) -> Option<String> {
     }
     name.push('/');
     name.push_str(stem);
+    name.shrink_to_fit();
     Some(name)
 }
 
@@ -295,6 +296,13 @@ fn walk(root: &Path, selection: &Selection) -> Result<Walked> {
         }
         let relative = relative_slash_path(root, entry.path())?;
         let name = entry.file_name().to_string_lossy();
+        // Every path found is kept for the whole build: at their exact size
+        // (walkdir's have room to spare), a big mod's list takes a third.
+        let owned_path = || {
+            let mut path = entry.path().to_path_buf();
+            path.shrink_to_fit();
+            path
+        };
         match PackageFileKind::classify(&name) {
             Some((file_stem, kind)) => {
                 let extension_len = name.len() - file_stem.len();
@@ -309,9 +317,9 @@ fn walk(root: &Path, selection: &Selection) -> Result<Walked> {
                             "`{other}` and `{relative}` are two headers of one package; keep one"
                         )));
                     }
-                    group.header = Some((relative, entry.into_path()));
+                    group.header = Some((relative, owned_path()));
                 } else {
-                    group.companions.push((kind, relative, entry.into_path()));
+                    group.companions.push((kind, relative, owned_path()));
                 }
             }
             None => {
@@ -325,7 +333,7 @@ fn walk(root: &Path, selection: &Selection) -> Result<Walked> {
                     }
                     loose_files.push(LooseFile {
                         relative_path: relative,
-                        path: entry.into_path(),
+                        path: owned_path(),
                     });
                 }
             }
@@ -462,7 +470,7 @@ fn relative_slash_path(root: &Path, path: &Path) -> Result<String> {
             root.display()
         ))
     })?;
-    let mut out = String::new();
+    let mut out = String::with_capacity(relative.as_os_str().len());
     for component in relative.components() {
         let part = component
             .as_os_str()

@@ -211,7 +211,7 @@ pub fn build_locked(
     }
     let loose_start = all_files.len();
     all_files.extend(content.loose_files.iter().map(|f| f.path.as_path()));
-    let files = FileIndex::load(&cache.files_path()).refresh(&all_files)?;
+    let files = FileIndex::refresh(&cache.files_path(), &all_files)?;
     let bytes_in: u64 = files.stamps.iter().map(|s| s.size).sum();
 
     let keys: Vec<Hash> = content
@@ -228,6 +228,13 @@ pub fn build_locked(
         &files.stamps[loose_start..],
         options,
     );
+    // The index only maps paths to what the files held when stamped, true
+    // whatever this build does next: kept now, it frees the stamps (and
+    // the list of every input path) for the rest of the build.
+    if !files.unchanged {
+        FileIndex::save(&cache.files_path(), &all_files, &files.stamps)?;
+    }
+    drop((files, all_files, package_files));
     let artifacts = manifest.artifact_paths();
 
     // Nothing changed since the last build, and the files on disk are the
@@ -236,9 +243,6 @@ pub fn build_locked(
         if let Some(record) = cache.load_build_record() {
             let layout_ok = !(options.release && record.extended);
             if record.key == build_key && layout_ok && record.matches_disk(&artifacts) {
-                if !files.unchanged {
-                    FileIndex::save(&cache.files_path(), &all_files, &files.stamps)?;
-                }
                 return Ok(up_to_date_summary(
                     &content,
                     bytes_in,
@@ -275,6 +279,7 @@ pub fn build_locked(
         options.pak_key.as_ref(),
         previous.as_ref().map(|r| r.ucas.size),
     )?;
+    writer.expect_packages(&content.packages);
     let unchanged = previous.map(|r| r.packages).unwrap_or_default();
     let (converted, package_keys) = convert_into(
         &content,
@@ -298,11 +303,14 @@ pub fn build_locked(
 
     let mut records = Vec::new();
     for path in &artifacts {
-        records.push(if written.appended && *path == written.ucas {
-            // Identified by its stamp (see ArtifactRecord::blake3).
-            ArtifactRecord::stamp_only(path)?
-        } else {
+        records.push(if *path != written.ucas {
             ArtifactRecord::of(path)?
+        } else if let Some(hash) = &written.ucas_blake3 {
+            // Hashed as it was written.
+            ArtifactRecord::with_hash(path, hash)?
+        } else {
+            // An extended `.ucas`: identified by its stamp (see ArtifactRecord::blake3).
+            ArtifactRecord::stamp_only(path)?
         });
     }
     cache.save_build_record(&BuildRecord {
@@ -316,7 +324,6 @@ pub fn build_locked(
         ucas: records[1].stamp,
         packages: package_keys,
     })?;
-    FileIndex::save(&cache.files_path(), &all_files, &files.stamps)?;
     cache.prune(&keys.iter().copied().collect::<BTreeSet<_>>())?;
 
     Ok(BuildSummary {

@@ -362,7 +362,18 @@ impl BuiltPackage {
 type DecodedEntry = (BuiltPackage, u64, Vec<(BulkDataKind, u64)>);
 
 /// Reads, fixes up and converts the package of a discovered source.
+///
+/// When the chunk keeps the `.uexp` as it is (5.3+) and the profile never
+/// touches export data, the `.uexp` is not read at all: the container
+/// writer streams it from disk after the converted header, so most of a
+/// mod's bytes are read once, by the writer.
 pub fn convert(source: &PackageSource, settings: &Settings) -> Result<BuiltPackage> {
+    if settings.engine.zen_layout() == crate::version::ZenLayout::DependencyBundles
+        && !settings.profile.reads_export_data()
+    {
+        let (files, uexp_len) = PackageFiles::load_header_only(&source.header)?;
+        return convert_loaded(files, Some(uexp_len), &source.package_name, settings);
+    }
     let files = PackageFiles::load(&source.header)?;
     convert_files(files, &source.package_name, settings)
 }
@@ -372,7 +383,19 @@ pub fn convert(source: &PackageSource, settings: &Settings) -> Result<BuiltPacka
 /// conversion to a Zen package, store entry and bulk chunks.
 /// `package_name` may be empty for packages that carry their own name.
 pub fn convert_files(
+    files: PackageFiles,
+    package_name: &str,
+    settings: &Settings,
+) -> Result<BuiltPackage> {
+    convert_loaded(files, None, package_name, settings)
+}
+
+/// [`convert_files`]; `unread_uexp` is the length of a `.uexp` that was
+/// not read ([`PackageFiles::load_header_only`]), which the chunk then
+/// ends with unchanged.
+fn convert_loaded(
     mut files: PackageFiles,
+    unread_uexp: Option<u64>,
     package_name: &str,
     settings: &Settings,
 ) -> Result<BuiltPackage> {
@@ -383,7 +406,7 @@ pub fn convert_files(
         &settings.profile_options,
     )?;
     let package = files.read_package(Some(settings.engine))?;
-    files.check_exports(&package)?;
+    files.check_export_ranges(&package, unread_uexp.unwrap_or(files.uexp.len() as u64))?;
     files.check_bulk_data(&package)?;
     let mut warnings =
         settings
@@ -409,17 +432,26 @@ pub fn convert_files(
     }
     // Bulk data passes through the conversion unchanged: stream it, never read it.
     let companions = std::mem::take(&mut files.bulk);
-    let mut converted = crate::zen::convert(&files, &package, settings.engine, package_name)?;
-    // Only what is on disk can be read back later: not a `.uexp` a fixup changed.
-    let uexp_tail = (!fixups.changed()
+    let export_data = match unread_uexp {
+        Some(len) => crate::zen::ExportData::Unread { len },
+        None => (&files.uexp).into(),
+    };
+    let mut converted =
+        crate::zen::convert_with(&files, &package, settings.engine, package_name, export_data)?;
+    let uexp_tail = if converted.unread_export_data > 0 {
+        Some((files.uexp_path.clone(), converted.unread_export_data))
+    } else if !fixups.changed()
         && !files.uexp.is_empty()
-        && converted.package_bytes.ends_with(&files.uexp))
-    .then(|| (files.uexp_path.clone(), files.uexp.len() as u64));
-    if let Some((_, len)) = &uexp_tail {
-        let head_len = converted.package_bytes.len() - *len as usize;
+        && converted.package_bytes.ends_with(&files.uexp)
+    {
+        // Only what is on disk can be read back later: not a `.uexp` a fixup changed.
+        let head_len = converted.package_bytes.len() - files.uexp.len();
         converted.package_bytes.truncate(head_len);
         converted.package_bytes.shrink_to_fit();
-    }
+        Some((files.uexp_path.clone(), files.uexp.len() as u64))
+    } else {
+        None
+    };
     Ok(BuiltPackage {
         uexp_tail,
         fixups: fixups
@@ -523,6 +555,30 @@ impl ContainerWriter {
         })
     }
 
+    /// Tells the writer every package it will be given, before the first:
+    /// then only localized packages and their sources are read for the
+    /// container header's redirects.
+    pub fn expect_packages(&mut self, packages: &[PackageSource]) {
+        let bulk_chunks = packages
+            .iter()
+            .flat_map(|p| &p.companions)
+            .filter(|(kind, _)| {
+                matches!(
+                    kind,
+                    PackageFileKind::Bulk
+                        | PackageFileKind::OptionalBulk
+                        | PackageFileKind::MemoryMappedBulk
+                )
+            })
+            .count();
+        // The packages, their bulk data and the container header.
+        self.builder
+            .reserve(packages.len() + bulk_chunks + 1, packages.len());
+        self.localized = crate::zen::localization::LocalizedPackages::for_packages(
+            packages.iter().map(|p| p.package_name.as_str()),
+        );
+    }
+
     /// Adds a package's chunk, store entry and bulk-data chunks, visible by
     /// path. `unchanged`: its chunks are the ones the container being
     /// extended holds (same package key), so they are kept where they are.
@@ -547,7 +603,9 @@ impl ContainerWriter {
             self.builder
                 .add_package_pieces(id, &built.package_pieces(), entry, path)?;
         }
-        self.container_paths.push(source.relative_path.clone());
+        if self.profile.needs_container_paths() {
+            self.container_paths.push(source.relative_path.clone());
+        }
         let engine = self.builder.engine();
         let (id, name) = (built.package_id, &built.package_name);
         self.localized.add(id, name, &built.head, engine)?;
@@ -579,7 +637,9 @@ impl ContainerWriter {
                 self.builder
                     .add_chunk_pieces(id, &pieces, Some(&bulk_path))?;
             }
-            self.container_paths.push(bulk_path);
+            if self.profile.needs_container_paths() {
+                self.container_paths.push(bulk_path);
+            }
         }
         Ok(())
     }

@@ -138,6 +138,15 @@ impl Profile {
 /// What a profile adds to a build besides changing packages (hooks for the
 /// build and `check`; the generic profile adds nothing).
 impl Profile {
+    /// Whether [`companion_pak_files`](Self::companion_pak_files) looks at
+    /// the container's paths (a build keeps them only then).
+    pub fn needs_container_paths(self) -> bool {
+        match self {
+            Profile::Generic => false,
+            Profile::MarvelRivals => true,
+        }
+    }
+
     /// Files the companion pak must hold besides the mod's loose files,
     /// given the container's paths (Marvel Rivals: `chunknames`).
     pub fn companion_pak_files(
@@ -171,6 +180,16 @@ impl Profile {
                 std::sync::Arc::new(marvel_rivals::pak_cipher::RivalsPakCipher::new(key)),
             ),
             _ => None,
+        }
+    }
+
+    /// Whether [`GameProfile::apply`] may read or change a package's export
+    /// data. When it cannot, a build passes each `.uexp` through without
+    /// reading it (5.3+, where the chunk keeps the `.uexp` as it is).
+    pub fn reads_export_data(self) -> bool {
+        match self {
+            Profile::Generic => false,
+            Profile::MarvelRivals => true,
         }
     }
 

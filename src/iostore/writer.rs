@@ -105,6 +105,9 @@ pub struct WrittenContainer {
     /// Whether the previous `.ucas` was extended (a development build)
     /// rather than written anew in the canonical layout.
     pub appended: bool,
+    /// BLAKE3 of the `.ucas`, taken as it was written (`None` when the
+    /// previous one was extended: only its new bytes passed through).
+    pub ucas_blake3: Option<[u8; 32]>,
     /// Chunks taken from the previous container as they were.
     pub reused_chunks: usize,
 }
@@ -214,7 +217,7 @@ impl<'a> PieceReader<'a> {
 /// Where the `.ucas` bytes go.
 enum UcasOut {
     /// A new file under a temporary name, published with the triplet.
-    Fresh(BufWriter<TempFile>),
+    Fresh(BufWriter<FreshUcas>),
     /// The previous build's `.ucas`, extended at its end.
     Appending(BufWriter<Extension>),
     Finished,
@@ -222,8 +225,40 @@ enum UcasOut {
 
 /// A `.ucas` ready to publish.
 enum CompletedUcas {
-    Staged(Staged),
+    /// Written anew, with the BLAKE3 hash of its bytes.
+    Staged(Staged, [u8; 32]),
     Extended(Extension),
+}
+
+/// A new `.ucas` as it is written: its BLAKE3 hash is taken on the way
+/// (a build records it; reading a GiB back to hash it costs more), and the
+/// kernel is asked every [`WRITE_BEHIND`] bytes to start writing it to
+/// disk, so the sync before publishing waits for the last stretch only.
+struct FreshUcas {
+    file: TempFile,
+    // Boxed: the hasher's state is 2 KiB, the other outputs are small.
+    hasher: Box<blake3::Hasher>,
+    not_yet_flushed: u64,
+}
+
+/// How much of a new `.ucas` may wait in memory before it is sent to disk.
+const WRITE_BEHIND: u64 = 32 << 20;
+
+impl Write for FreshUcas {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        let written = self.file.write(bytes)?;
+        self.hasher.update(&bytes[..written]);
+        self.not_yet_flushed += written as u64;
+        if self.not_yet_flushed >= WRITE_BEHIND {
+            self.not_yet_flushed = 0;
+            self.file.start_writeback();
+        }
+        Ok(written)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.file.flush()
+    }
 }
 
 impl UcasOut {
@@ -238,11 +273,13 @@ impl UcasOut {
     /// Flushes and syncs the data.
     fn complete(self, path: &Path) -> Result<CompletedUcas> {
         match self {
-            UcasOut::Fresh(w) => Ok(CompletedUcas::Staged(
-                w.into_inner()
-                    .map_err(|e| Error::io(path, e.into_error()))?
-                    .stage()?,
-            )),
+            UcasOut::Fresh(w) => {
+                let fresh = w
+                    .into_inner()
+                    .map_err(|e| Error::io(path, e.into_error()))?;
+                let hash = *fresh.hasher.finalize().as_bytes();
+                Ok(CompletedUcas::Staged(fresh.file.stage()?, hash))
+            }
             UcasOut::Appending(w) => {
                 let mut extension = w
                     .into_inner()
@@ -344,7 +381,7 @@ struct PendingChunk {
     id: ChunkId,
     offset: OffsetAndLength,
     meta: ChunkMeta,
-    path: Option<String>,
+    path: Option<Box<str>>,
 }
 
 /// Builds a container triplet. See the module documentation.
@@ -369,7 +406,8 @@ pub struct ContainerBuilder {
     chunks: Vec<PendingChunk>,
     chunk_ids: BTreeSet<ChunkId>,
     package_ids: BTreeSet<u64>,
-    paths: BTreeSet<String>,
+    /// Hashes of the chunks' lowercased paths ([`Self::is_path_taken`]).
+    path_hashes: BTreeSet<u64>,
     blocks: Vec<CompressionBlock>,
     methods_used: Vec<Compression>,
     loose_files: usize,
@@ -451,8 +489,13 @@ impl ContainerBuilder {
             None => {
                 let temp = TempFile::create(&path("ucas"))?;
                 let at = temp.path().to_path_buf();
+                let fresh = FreshUcas {
+                    file: temp,
+                    hasher: Box::default(),
+                    not_yet_flushed: 0,
+                };
                 (
-                    UcasOut::Fresh(BufWriter::with_capacity(1 << 20, temp)),
+                    UcasOut::Fresh(BufWriter::with_capacity(1 << 20, fresh)),
                     at,
                     0,
                 )
@@ -487,7 +530,7 @@ impl ContainerBuilder {
             chunks: Vec::new(),
             chunk_ids: BTreeSet::new(),
             package_ids: BTreeSet::new(),
-            paths: BTreeSet::new(),
+            path_hashes: BTreeSet::new(),
             blocks: Vec::new(),
             methods_used: Vec::new(),
             loose_files: 0,
@@ -657,6 +700,14 @@ impl ContainerBuilder {
         )
     }
 
+    /// Makes room for what is about to be added (`chunks` chunks, of which
+    /// `packages` are packages), so the builder's tables are allocated
+    /// once at their size instead of growing to up to twice it.
+    pub fn reserve(&mut self, chunks: usize, packages: usize) {
+        self.chunks.reserve(chunks);
+        self.header.packages.reserve(packages);
+    }
+
     /// Adds any chunk, optionally visible by path in the directory index.
     pub fn add_chunk(&mut self, id: ChunkId, data: &[u8], path: Option<&str>) -> Result<()> {
         self.add_chunk_pieces(id, &[ChunkPiece::Bytes(data)], path)
@@ -705,10 +756,10 @@ impl ContainerBuilder {
         id: ChunkId,
         path: Option<&str>,
         length: u64,
-    ) -> Result<Option<String>> {
+    ) -> Result<Option<Box<str>>> {
         let path = path.map(|p| self.full_path(p)).transpose()?;
         if let Some(p) = &path {
-            if self.paths.contains(&p.to_lowercase()) {
+            if self.is_path_taken(p) {
                 return Err(Error::usage(format!(
                     "`{p}` is added to the container twice"
                 )));
@@ -730,9 +781,23 @@ impl ContainerBuilder {
         }
         self.chunk_ids.insert(id);
         if let Some(p) = &path {
-            self.paths.insert(p.to_lowercase());
+            self.path_hashes
+                .insert(crate::hash::hash_lower_utf16(&p.to_lowercase()));
         }
-        Ok(path)
+        Ok(path.map(String::into_boxed_str))
+    }
+
+    /// Whether a chunk already has `path` (compared case-insensitively).
+    /// Only a hash of each path is kept; a match is confirmed against the
+    /// paths themselves, so two paths that merely share a hash never clash.
+    fn is_path_taken(&self, path: &str) -> bool {
+        let lower = path.to_lowercase();
+        self.path_hashes
+            .contains(&crate::hash::hash_lower_utf16(&lower))
+            && self
+                .chunks
+                .iter()
+                .any(|c| c.path.as_deref().is_some_and(|p| p.to_lowercase() == lower))
     }
 
     /// Adds a chunk of the previous container (see
@@ -989,6 +1054,16 @@ impl ContainerBuilder {
             }
         }
         let mut directory_index = index.write();
+        drop(index);
+        // From here each chunk's id, place and hash are copied into the
+        // TOC in its order; the paths are in the directory index.
+        let chunk_count = chunks.len();
+        let uncompressed_bytes = chunks.iter().map(|c| c.offset.length).sum();
+        let chunk_ids = ordered.iter().map(|&i| chunks[i].id).collect();
+        let offsets = ordered.iter().map(|&i| chunks[i].offset).collect();
+        let metas = ordered.iter().map(|&i| chunks[i].meta).collect();
+        drop(chunks);
+        drop(ordered);
         if let Some(key) = &self.options.aes_key {
             pad_like_engine(&mut directory_index);
             key.encrypt(&mut directory_index);
@@ -1004,7 +1079,7 @@ impl ContainerBuilder {
         let toc = Toc {
             header: TocHeader {
                 version: toc_version,
-                entry_count: chunks.len() as u32,
+                entry_count: chunk_count as u32,
                 compressed_block_entry_count: self.blocks.len() as u32,
                 compression_method_name_count: self.methods_used.len() as u32,
                 compression_block_size: self.options.block_size,
@@ -1021,8 +1096,8 @@ impl ContainerBuilder {
                 },
                 chunks_without_perfect_hash_count: overflow.len() as u32,
             },
-            chunk_ids: ordered.iter().map(|&i| chunks[i].id).collect(),
-            offsets: ordered.iter().map(|&i| chunks[i].offset).collect(),
+            chunk_ids,
+            offsets,
             perfect_hash_seeds: seeds,
             chunks_without_perfect_hash: overflow,
             blocks: std::mem::take(&mut self.blocks),
@@ -1032,9 +1107,10 @@ impl ContainerBuilder {
                 .map(|m| m.engine_name().to_string())
                 .collect(),
             directory_index,
-            metas: ordered.iter().map(|&i| chunks[i].meta).collect(),
+            metas,
         };
         let toc_bytes = toc.write();
+        drop(toc);
         let mut utoc = TempFile::create(&self.utoc_path)?;
         utoc.write_all(&toc_bytes)
             .map_err(|e| Error::io(utoc.path(), e))?;
@@ -1054,10 +1130,10 @@ impl ContainerBuilder {
         // does the folder hold a `.pak` beside a `.utoc`/`.ucas` of another
         // build. An extended `.ucas` is in place already: its old bytes are
         // untouched, so it serves the old `.utoc` until the new one replaces it.
-        let appended = match ucas {
-            CompletedUcas::Staged(ucas) => {
+        let (appended, ucas_blake3) = match ucas {
+            CompletedUcas::Staged(ucas, hash) => {
                 publish_triplet(&self.pak_path, [ucas, utoc, pak])?;
-                false
+                (false, Some(hash))
             }
             CompletedUcas::Extended(extension) => {
                 crate::publish::publish_with_extensions(
@@ -1065,7 +1141,7 @@ impl ContainerBuilder {
                     vec![utoc, pak],
                     vec![extension],
                 )?;
-                true
+                (true, None)
             }
         };
         Ok(WrittenContainer {
@@ -1073,12 +1149,13 @@ impl ContainerBuilder {
             ucas: self.ucas_path.clone(),
             pak: self.pak_path.clone(),
             container_id: self.container_id,
-            chunk_count: chunks.len(),
+            chunk_count,
             package_count: self.header.packages.len(),
             loose_file_count: self.loose_files,
-            uncompressed_bytes: chunks.iter().map(|c| c.offset.length).sum(),
+            uncompressed_bytes,
             ucas_bytes: self.ucas_position,
             appended,
+            ucas_blake3,
             reused_chunks: self.reused_chunks,
         })
     }
@@ -1108,6 +1185,31 @@ pub fn publish_triplet(pak_path: &Path, staged: [Staged; 3]) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_path_is_added_once_whatever_its_case() {
+        let dir = tempfile::tempdir().unwrap();
+        let engine = EngineVersion::UE5_6;
+        let mut builder =
+            ContainerBuilder::create(dir.path(), "Paths_P", engine, ContainerOptions::default())
+                .unwrap();
+        let chunk = |n| ChunkId::new(n, 0, ChunkType::BulkData, engine);
+        builder
+            .add_chunk(chunk(1), b"one", Some("Game/Content/\u{c4}/One.ubulk"))
+            .unwrap();
+        builder
+            .add_chunk(chunk(2), b"two", Some("Game/Content/\u{c4}/Two.ubulk"))
+            .unwrap();
+        let twice = builder
+            .add_chunk(chunk(3), b"again", Some("game/CONTENT/\u{e4}/one.ubulk"))
+            .unwrap_err();
+        assert!(twice.to_string().contains("twice"), "{twice}");
+        let written = builder.finish().unwrap();
+        assert_eq!(
+            written.chunk_count, 3,
+            "two chunks and the container header"
+        );
+    }
 
     #[test]
     fn every_release_names_a_known_toc_version() {

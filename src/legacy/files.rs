@@ -66,27 +66,23 @@ impl PackageFiles {
     /// Loads `X.uasset`/`X.umap`, `X.uexp` (required) and whichever of
     /// `X.ubulk`, `X.uptnl`, `X.m.ubulk` exist.
     pub fn load(path: impl AsRef<Path>) -> Result<PackageFiles> {
+        let (mut files, _) = Self::load_header_only(path)?;
+        files.uexp = std::fs::read(&files.uexp_path)
+            .map_err(|e| missing_uexp(&files.path, &files.uexp_path, e))?;
+        Ok(files)
+    }
+
+    /// Like [`load`](Self::load), but the `.uexp` is not read: `uexp` is
+    /// left empty and its length on disk is returned. For a caller that
+    /// passes the export data through unchanged (see
+    /// [`crate::zen::convert::ExportData::Unread`]).
+    pub fn load_header_only(path: impl AsRef<Path>) -> Result<(PackageFiles, u64)> {
         let path = path.as_ref().to_path_buf();
         let header = std::fs::read(&path).map_err(|e| Error::io(&path, e))?;
         let uexp_path = path.with_extension("uexp");
-        let uexp = match std::fs::read(&uexp_path) {
-            Ok(bytes) => bytes,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                let _ = e;
-                return Err(Error::io(
-                    &uexp_path,
-                    std::io::Error::new(
-                        std::io::ErrorKind::NotFound,
-                        "the export data file (.uexp) is missing",
-                    ),
-                )
-                    .with_hint(format!(
-                        "cooked packages come as .uasset + .uexp; copy the .uexp that the editor wrote beside {}",
-                        path.display()
-                    )));
-            }
-            Err(e) => return Err(Error::io(&uexp_path, e)),
-        };
+        let uexp_len = std::fs::metadata(&uexp_path)
+            .map_err(|e| missing_uexp(&path, &uexp_path, e))?
+            .len();
         let mut bulk = Vec::new();
         for kind in BulkKind::ALL {
             let companion = path.with_extension(kind.extension());
@@ -99,13 +95,14 @@ impl PackageFiles {
                 _ => {}
             }
         }
-        Ok(PackageFiles {
+        let files = PackageFiles {
             path,
             header,
             uexp_path,
-            uexp,
+            uexp: Vec::new(),
             bulk,
-        })
+        };
+        Ok((files, uexp_len))
     }
 
     /// Parses the header (errors name the file).
@@ -133,6 +130,22 @@ impl PackageFiles {
     /// position in the combined `.uasset` + `.uexp` stream; the range must
     /// lie wholly in one of the two files.
     pub fn export_data<'a>(&'a self, package: &LegacyPackage, index: usize) -> Result<&'a [u8]> {
+        Ok(
+            match self.locate_export(package, index, self.uexp.len() as u64)? {
+                ExportBytes::Header(range) => &self.header[range],
+                ExportBytes::Uexp(range) => &self.uexp[range],
+            },
+        )
+    }
+
+    /// Where export `index`'s bytes lie, given a `.uexp` of `uexp_len`
+    /// bytes (which need not have been read).
+    fn locate_export(
+        &self,
+        package: &LegacyPackage,
+        index: usize,
+        uexp_len: u64,
+    ) -> Result<ExportBytes> {
         let export = package.exports.get(index).ok_or_else(|| {
             Error::invalid(format!(
                 "export {index} does not exist ({} exports)",
@@ -156,7 +169,7 @@ impl PackageFiles {
         }
         let end = offset.checked_add(size).unwrap_or(i64::MAX);
         if end <= header_len {
-            return Ok(&self.header[offset as usize..end as usize]);
+            return Ok(ExportBytes::Header(offset as usize..end as usize));
         }
         if offset < header_len {
             return Err(fail(
@@ -166,16 +179,15 @@ impl PackageFiles {
         }
         let start = (offset - header_len) as u64;
         let stop = (end - header_len) as u64;
-        if stop > self.uexp.len() as u64 {
+        if stop > uexp_len {
             return Err(fail(
                 &self.uexp_path,
                 format!(
-                    "serial range {offset}..{end} (in .uexp: {start}..{stop}) runs past the end of the export data ({} bytes)",
-                    self.uexp.len()
+                    "serial range {offset}..{end} (in .uexp: {start}..{stop}) runs past the end of the export data ({uexp_len} bytes)"
                 ),
             ));
         }
-        Ok(&self.uexp[start as usize..stop as usize])
+        Ok(ExportBytes::Uexp(start as usize..stop as usize))
     }
 
     /// Builds `.uexp` bytes from each export's data (indexed like the
@@ -221,9 +233,39 @@ impl PackageFiles {
 
     /// Checks every export's range (see [`export_data`](Self::export_data)).
     pub fn check_exports(&self, package: &LegacyPackage) -> Result<()> {
+        self.check_export_ranges(package, self.uexp.len() as u64)
+    }
+
+    /// [`check_exports`](Self::check_exports) against a `.uexp` of
+    /// `uexp_len` bytes that was not read ([`load_header_only`](Self::load_header_only)).
+    pub fn check_export_ranges(&self, package: &LegacyPackage, uexp_len: u64) -> Result<()> {
         for index in 0..package.exports.len() {
-            self.export_data(package, index)?;
+            self.locate_export(package, index, uexp_len)?;
         }
         Ok(())
     }
+}
+
+/// Which file an export's bytes are in, and where.
+enum ExportBytes {
+    Header(std::ops::Range<usize>),
+    Uexp(std::ops::Range<usize>),
+}
+
+/// The error for a `.uexp` that cannot be read (or stat'ed).
+fn missing_uexp(header: &Path, uexp: &Path, error: std::io::Error) -> Error {
+    if error.kind() != std::io::ErrorKind::NotFound {
+        return Error::io(uexp, error);
+    }
+    Error::io(
+        uexp,
+        std::io::Error::new(
+            std::io::ErrorKind::NotFound,
+            "the export data file (.uexp) is missing",
+        ),
+    )
+    .with_hint(format!(
+        "cooked packages come as .uasset + .uexp; copy the .uexp that the editor wrote beside {}",
+        header.display()
+    ))
 }

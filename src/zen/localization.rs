@@ -115,11 +115,32 @@ pub fn is_redirect(localized: &RedirectExports, source: Option<&RedirectExports>
 /// (the source of one may come before or after it).
 #[derive(Debug, Default)]
 pub struct LocalizedPackages {
+    /// Ids of the packages whose exports redirects need (localized packages
+    /// and their sources), when the container's package names were given
+    /// up front ([`LocalizedPackages::for_packages`]); `None`: every package.
+    wanted: Option<std::collections::BTreeSet<u64>>,
     candidates: Vec<(u64, Localization, RedirectExports)>,
     all: BTreeMap<u64, RedirectExports>,
 }
 
 impl LocalizedPackages {
+    /// For a container whose package names are known before its packages
+    /// are added: only localized packages and the sources they name are
+    /// read (most containers have none, and then no package is).
+    pub fn for_packages<'a>(package_names: impl IntoIterator<Item = &'a str>) -> Self {
+        let mut wanted = std::collections::BTreeSet::new();
+        for name in package_names {
+            if let Some(localization) = localization_of(name) {
+                wanted.insert(crate::hash::package_id(name));
+                wanted.insert(crate::hash::package_id(&localization.source_package_name));
+            }
+        }
+        LocalizedPackages {
+            wanted: Some(wanted),
+            ..Default::default()
+        }
+    }
+
     /// Notes a package of the container (`package_bytes`: its Zen chunk).
     pub fn add(
         &mut self,
@@ -128,6 +149,13 @@ impl LocalizedPackages {
         package_bytes: &[u8],
         engine: EngineVersion,
     ) -> Result<()> {
+        if self
+            .wanted
+            .as_ref()
+            .is_some_and(|wanted| !wanted.contains(&package_id))
+        {
+            return Ok(());
+        }
         let exports = RedirectExports::of(&ZenPackage::read_header(package_bytes, engine)?);
         if let Some(localization) = localization_of(package_name) {
             self.candidates

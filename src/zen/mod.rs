@@ -20,8 +20,8 @@ pub mod package;
 pub mod records;
 
 pub use convert::{
-    convert, optimize_export_bundles, BulkDataKind, ConvertedPackage, SourcePackage,
-    StoreEntryReport,
+    convert, convert_with, optimize_export_bundles, BulkDataKind, ConvertedPackage, ExportData,
+    SourcePackage, StoreEntryReport,
 };
 pub use names::{ImportedPackageNames, ZenName};
 pub use package::{PackageArcs, ZenPackage, ZenSummary};

@@ -158,3 +158,43 @@ fn former_cooked_header_size_per_release() {
         assert_eq!(as_56.package.summary.cooked_header_size, size);
     }
 }
+
+/// A build converts a 5.3+ package without reading its `.uexp`
+/// (`ExportData::Unread`): the header it gives, followed by the `.uexp` as
+/// it is on disk, must be the very chunk the full conversion gives, with
+/// the same store entry. Checked on every corpus package of those engines
+/// (and refused for the layouts that reorder the export data).
+#[test]
+fn converting_without_reading_the_uexp_gives_the_same_chunk() {
+    use zenpak::version::ZenLayout;
+    use zenpak::zen::{convert_with, ExportData};
+    let Some(corpus) = common::corpus() else {
+        return;
+    };
+    let mut checked = 0;
+    for (path, engine) in common::legacy_packages(&corpus) {
+        let files = PackageFiles::load(&path).unwrap();
+        let legacy = files.read_package(Some(engine)).unwrap();
+        let Ok(full) = convert(&files, &legacy, engine, "") else {
+            continue;
+        };
+        let (header_only, uexp_len) = PackageFiles::load_header_only(&path).unwrap();
+        assert_eq!(uexp_len, files.uexp.len() as u64);
+        assert!(header_only.uexp.is_empty());
+        let unread = ExportData::Unread { len: uexp_len };
+        let result = convert_with(&header_only, &legacy, engine, "", unread);
+        if engine.zen_layout() != ZenLayout::DependencyBundles {
+            assert!(result.is_err(), "{}", path.display());
+            continue;
+        }
+        let lean = result.unwrap();
+        assert_eq!(lean.unread_export_data, uexp_len, "{}", path.display());
+        let mut chunk = lean.package_bytes.clone();
+        chunk.extend_from_slice(&files.uexp);
+        assert!(chunk == full.package_bytes, "{}", path.display());
+        assert_eq!(lean.store_entry, full.store_entry, "{}", path.display());
+        checked += 1;
+    }
+    eprintln!("{checked} packages of 5.3+ converted without reading their .uexp");
+    assert!(checked > 50, "only {checked} 5.3+ packages were checked");
+}

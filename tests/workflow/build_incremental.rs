@@ -88,6 +88,17 @@ fn builds_are_reproducible_and_incremental() {
     assert_eq!(first.iter().filter(|l| l["reason"] == "package").count(), 3);
     let sums = artifact_sums(done);
     assert_eq!(sums.len(), 3);
+    // Each reported hash is the BLAKE3 of the file's bytes (the `.ucas`'s is
+    // taken while it is written, the others' by reading the file).
+    for artifact in done["artifacts"].as_array().unwrap() {
+        let bytes = std::fs::read(artifact["path"].as_str().unwrap()).unwrap();
+        assert_eq!(
+            artifact["blake3"].as_str().unwrap(),
+            blake3::hash(&bytes).to_hex().as_str(),
+            "{}",
+            artifact["path"]
+        );
+    }
 
     // Nothing changed: nothing converted, nothing rewritten.
     let utoc = repo.join("target/Repro_P.utoc");

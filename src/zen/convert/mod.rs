@@ -59,6 +59,33 @@ pub struct ConvertedPackage {
     /// 5.0–5.2: what [`optimize_export_bundles`] needs to give the package
     /// the bundles the engine gives it among the container's other packages.
     pub export_graph: Option<ExportGraph>,
+    /// Bytes of the `.uexp` that follow `package_bytes` in the chunk but
+    /// were not read ([`ExportData::Unread`]); 0 when `package_bytes` is
+    /// the whole chunk.
+    pub unread_export_data: u64,
+}
+
+/// The export data a conversion is given.
+#[derive(Debug, Clone, Copy)]
+pub enum ExportData<'a> {
+    /// The `.uexp` bytes.
+    Bytes(&'a [u8]),
+    /// A `.uexp` of `len` bytes that was not read. Only for layouts that
+    /// keep the `.uexp` as it is (5.3+): the chunk is the Zen header
+    /// followed by the file unchanged, which the caller appends.
+    Unread { len: u64 },
+}
+
+impl<'a> From<&'a [u8]> for ExportData<'a> {
+    fn from(bytes: &'a [u8]) -> Self {
+        ExportData::Bytes(bytes)
+    }
+}
+
+impl<'a> From<&'a Vec<u8>> for ExportData<'a> {
+    fn from(bytes: &'a Vec<u8>) -> Self {
+        ExportData::Bytes(bytes)
+    }
 }
 
 impl ConvertedPackage {
@@ -76,12 +103,13 @@ impl ConvertedPackage {
 /// Converts a legacy package into a Zen package for `engine`: the driver
 /// that runs the stages in order.
 ///
-/// `export_data` is the `.uexp` content; `bulk_data` the companions found
-/// beside the package. `package_name` is the package's long name (e.g.
+/// `export_data` is the `.uexp` content (or its length, see
+/// [`ExportData::Unread`]); `bulk_data` the companions found beside the
+/// package. `package_name` is the package's long name (e.g.
 /// `/Game/Maps/Entry`).
-pub fn convert_source(
+pub fn convert_source<'a>(
     source: &SourcePackage,
-    export_data: &[u8],
+    export_data: impl Into<ExportData<'a>>,
     bulk_data: Vec<(BulkDataKind, Vec<u8>)>,
     engine: EngineVersion,
     package_name: &str,
@@ -119,14 +147,26 @@ pub fn convert_source(
             bundles::ue4_graph(&mut package, &order, &deps, &imports.import_package_ids)
         }
     }
-    package.export_data = layout::export_data(&package, source, export_data, layout)?;
+    let unread_export_data = match export_data.into() {
+        ExportData::Bytes(uexp) => {
+            package.export_data = layout::export_data(&package, source, uexp, layout)?;
+            0
+        }
+        ExportData::Unread { len } if layout == ZenLayout::DependencyBundles => len,
+        ExportData::Unread { .. } => {
+            return Err(Error::internal(format!(
+                "the {layout:?} layout reorders the export data, so the .uexp must be read"
+            )))
+        }
+    };
 
     // Keep the summary as written (offsets, header size) so the model
     // matches what reading the bytes back gives.
     let (mut package_bytes, written_summary) = package.write_header();
     package.summary = written_summary;
     package_bytes.extend_from_slice(&package.export_data);
-    let store_entry = store_entry::store_entry(&package, imported_package_ids, package_bytes.len());
+    let chunk_len = package_bytes.len() as u64 + unread_export_data;
+    let store_entry = store_entry::store_entry(&package, imported_package_ids, chunk_len);
     Ok(ConvertedPackage {
         package_name: package_name.to_string(),
         package_id: package_id(package_name),
@@ -136,6 +176,7 @@ pub fn convert_source(
         store_entry,
         soft_package_references: source.soft_package_references.clone(),
         export_graph: (layout == ZenLayout::GraphData).then_some(ExportGraph { order, deps }),
+        unread_export_data,
     })
 }
 
@@ -222,6 +263,19 @@ pub fn convert(
     engine: EngineVersion,
     package_name: &str,
 ) -> Result<ConvertedPackage> {
+    convert_with(files, package, engine, package_name, (&files.uexp).into())
+}
+
+/// [`convert`] with the export data given apart from `files`: a build
+/// whose `.uexp` passes through unchanged gives its length only
+/// ([`ExportData::Unread`]) and appends the file itself.
+pub fn convert_with(
+    files: &PackageFiles,
+    package: &LegacyPackage,
+    engine: EngineVersion,
+    package_name: &str,
+    export_data: ExportData<'_>,
+) -> Result<ConvertedPackage> {
     let name = match package.package_name() {
         Some(own) => own.to_string(),
         None if !package_name.is_empty() => package_name.to_string(),
@@ -257,5 +311,5 @@ pub fn convert(
     for companion in &files.bulk {
         bulk.push((companion.kind, companion.read()?));
     }
-    convert_source(&source, &files.uexp, bulk, engine, &name).map_err(|e| e.in_file(&files.path))
+    convert_source(&source, export_data, bulk, engine, &name).map_err(|e| e.in_file(&files.path))
 }

@@ -12,10 +12,10 @@ use super::super::package::ZenPackage;
 pub(super) fn store_entry(
     package: &ZenPackage,
     imported_packages: Vec<u64>,
-    chunk_len: usize,
+    chunk_len: u64,
 ) -> StoreEntry {
     StoreEntry {
-        export_bundles_size: chunk_len as u64,
+        export_bundles_size: chunk_len,
         load_order: 0,
         export_count: package.exports.len() as i32,
         export_bundle_count: match package.engine.zen_layout() {
