@@ -141,6 +141,11 @@ fn measure(program: &Path, args: &[&str], dir: &Path) -> Measured {
     // the game warns once per unresolved import).
     let stderr_path = dir.join("bench-stderr.txt");
     let stderr = std::fs::File::create(&stderr_path).unwrap();
+    // Each run starts with nothing waiting to be written: otherwise a run
+    // that leaves a GiB for the kernel to write later (the peer does not
+    // sync its output) slows down whichever run comes next.
+    // SAFETY: sync takes no arguments and cannot fail.
+    unsafe { libc::sync() };
     let started = Instant::now();
     // Reaped by `wait4` below, which also gives its rusage.
     #[allow(clippy::zombie_processes)]
@@ -309,6 +314,8 @@ fn main() {
         .map(|e| e.into_path())
         .collect();
     reset_peak_memory();
+    // SAFETY: as in `measure`.
+    unsafe { libc::sync() };
     let started = Instant::now();
     let floor_path = root.join("copy-floor.bin");
     let mut floor = std::io::BufWriter::new(std::fs::File::create(&floor_path).unwrap());

@@ -21,7 +21,13 @@ pub fn engine_lowercase(s: &str) -> String {
 
 /// Bytes as lowercase hexadecimal (how hashes and ids are shown).
 pub fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut text = String::with_capacity(bytes.len() * 2);
+    for &byte in bytes {
+        text.push(DIGITS[usize::from(byte >> 4)] as char);
+        text.push(DIGITS[usize::from(byte & 0xf)] as char);
+    }
+    text
 }
 
 /// CityHash64 of `text` after mapping each character with `map` (which
@@ -122,6 +128,12 @@ mod tests {
                 "{text}"
             );
         }
+    }
+
+    #[test]
+    fn hex_is_lowercase_two_digits_a_byte() {
+        assert_eq!(hex(&[0x00, 0x0f, 0xa5, 0xff]), "000fa5ff");
+        assert_eq!(hex(&[]), "");
     }
 
     #[test]

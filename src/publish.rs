@@ -307,6 +307,26 @@ fn unregister(path: &Path) {
         .remove(path);
 }
 
+/// Asks the system to drop the cached pages of the file at `path` (if any),
+/// leaving the file itself as it is: for an output about to be replaced,
+/// whose cached bytes no one needs. Measured on a 2.9 GiB container, the
+/// new file's pages are then taken from those instead of from memory never
+/// touched before (the cost that dominated writing it). A hint: Linux only,
+/// and nothing happens when the file cannot be opened.
+pub fn drop_cached_pages(path: &Path) {
+    #[cfg(target_os = "linux")]
+    if let Ok(file) = File::open(path) {
+        use std::os::fd::AsRawFd;
+        // SAFETY: the descriptor is this open file's; the advice only
+        // affects the page cache, never the file's contents.
+        unsafe {
+            libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED);
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = path;
+}
+
 /// A complete, synced temporary waiting to be renamed into place.
 #[derive(Debug)]
 pub struct Staged {

@@ -462,6 +462,29 @@ impl Cache {
     }
 
     /// Removes cached packages whose keys are not in `keep`, so the cache holds one build's worth.
+    /// The keys of the package entries the cache holds: one listing of its
+    /// folder, cheaper than a look-up per package.
+    pub fn package_keys(&self) -> std::collections::BTreeSet<Hash> {
+        let Ok(entries) = std::fs::read_dir(self.dir.join("packages")) else {
+            return Default::default();
+        };
+        entries
+            .flatten()
+            .filter_map(|entry| {
+                let name = entry.file_name();
+                let name = name.to_str()?;
+                if !is_entry_name(name) {
+                    return None;
+                }
+                let mut key = [0u8; 32];
+                for (byte, pair) in key.iter_mut().zip(name.as_bytes().chunks_exact(2)) {
+                    *byte = u8::from_str_radix(std::str::from_utf8(pair).ok()?, 16).ok()?;
+                }
+                Some(key)
+            })
+            .collect()
+    }
+
     pub fn prune(&self, keep: &std::collections::BTreeSet<Hash>) -> Result<()> {
         let dir = self.dir.join("packages");
         let Ok(entries) = std::fs::read_dir(&dir) else {

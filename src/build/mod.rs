@@ -255,9 +255,13 @@ pub fn build_locked(
     }
 
     settings.load_mappings()?;
-    let to_convert = (0..content.packages.len())
-        .filter(|&i| options.force || !cache.package_path(&keys[i]).is_file())
-        .count();
+    let cached = if options.force {
+        BTreeSet::new()
+    } else {
+        cache.package_keys()
+    };
+    let to_convert = keys.iter().filter(|key| !cached.contains(*key)).count();
+    drop(cached);
     reporter.event(Event::Started {
         packages: content.packages.len(),
         loose_files: content.loose_files.len(),

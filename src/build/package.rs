@@ -203,11 +203,12 @@ fn bulk_file_kind(kind: BulkDataKind) -> PackageFileKind {
     }
 }
 
-/// The companion of `kind` of a package, if it still has length `len`.
-fn companion_with_len(source: &PackageSource, kind: PackageFileKind, len: u64) -> Option<PathBuf> {
+/// The companion of `kind` of a package. Its length is not looked at
+/// again: the cache entry's key covers the contents (and so the lengths)
+/// the companions had when the build fingerprinted them.
+fn companion_path(source: &PackageSource, kind: PackageFileKind) -> Option<PathBuf> {
     let (_, path) = source.companions.iter().find(|(k, _)| *k == kind)?;
-    let size = std::fs::metadata(path).ok()?.len();
-    (size == len).then(|| path.clone())
+    Some(path.clone())
 }
 
 impl BuiltPackage {
@@ -289,13 +290,13 @@ impl BuiltPackage {
             Err(e) => return Cached::Damaged(e.in_file(path)),
         };
         if tail > 0 {
-            match companion_with_len(source, PackageFileKind::Exports, tail) {
+            match companion_path(source, PackageFileKind::Exports) {
                 Some(uexp) => built.uexp_tail = Some((uexp, tail)),
                 None => return Cached::Miss,
             }
         }
         for (kind, len) in bulk_lengths {
-            match companion_with_len(source, bulk_file_kind(kind), len) {
+            match companion_path(source, bulk_file_kind(kind)) {
                 Some(path) => built.bulk.push(BulkChunk { kind, path, len }),
                 None => return Cached::Miss,
             }

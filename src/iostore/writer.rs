@@ -245,15 +245,18 @@ struct FreshUcas {
 const WRITE_BEHIND: u64 = 32 << 20;
 
 impl Write for FreshUcas {
+    /// Writes all of `bytes` (so the hash covers exactly what was written),
+    /// hashing them on another core meanwhile when one is free.
     fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        let written = self.file.write(bytes)?;
-        self.hasher.update(&bytes[..written]);
-        self.not_yet_flushed += written as u64;
+        let FreshUcas { file, hasher, .. } = self;
+        let (_, written) = rayon::join(|| hasher.update(bytes), || file.write_all(bytes));
+        written?;
+        self.not_yet_flushed += bytes.len() as u64;
         if self.not_yet_flushed >= WRITE_BEHIND {
             self.not_yet_flushed = 0;
             self.file.start_writeback();
         }
-        Ok(written)
+        Ok(bytes.len())
     }
 
     fn flush(&mut self) -> std::io::Result<()> {
@@ -487,6 +490,10 @@ impl ContainerBuilder {
                 (out, at, previous.ucas_len)
             }
             None => {
+                // The previous `.ucas` stays whole until the new one replaces
+                // it, but its cached pages are of no more use: handing them
+                // back first lets the new file's pages reuse them.
+                crate::publish::drop_cached_pages(&path("ucas"));
                 let temp = TempFile::create(&path("ucas"))?;
                 let at = temp.path().to_path_buf();
                 let fresh = FreshUcas {
@@ -901,78 +908,14 @@ impl ContainerBuilder {
                 let take = remaining.min((block_size * BLOCKS_PER_BATCH) as u64) as usize;
                 batch.resize(take, 0);
                 reader.fill(&mut batch)?;
-                hasher.update(&batch);
                 remaining -= take as u64;
-                let blocks: Vec<&[u8]> = batch.chunks(block_size).collect();
-                // Blocks compress independently, so a batch uses every core;
-                // results come back in block order, keeping output stable.
-                let packed: Vec<Option<Vec<u8>>> = if method == Compression::None {
-                    vec![None; blocks.len()]
-                } else {
-                    use rayon::prelude::*;
-                    blocks
-                        .par_iter()
-                        .map(|block| {
-                            method
-                                .compress(block)
-                                .map(|p| (p.len() < block.len()).then_some(p))
-                        })
-                        .collect::<Result<_>>()?
-                };
-                let mut stored_pieces: Vec<StoredPiece> = Vec::new();
-                let mut at = 0;
-                for (block, packed) in blocks.iter().zip(packed) {
-                    let range = at..at + block.len();
-                    at = range.end;
-                    let as_is = packed.is_none()
-                        && self.options.aes_key.is_none()
-                        && block.len().is_multiple_of(crate::pak::crypto::AES_BLOCK);
-                    let (compressed_size, method_index, piece) = if as_is {
-                        (block.len(), 0u8, StoredPiece::Range(range))
-                    } else {
-                        let (mut stored, method_index) = match packed {
-                            Some(p) => {
-                                flags |= meta_flags::COMPRESSED;
-                                (p, self.method_index(method))
-                            }
-                            None => (block.to_vec(), 0u8),
-                        };
-                        let compressed_size = stored.len();
-                        pad_like_engine(&mut stored);
-                        if let Some(key) = &self.options.aes_key {
-                            key.encrypt(&mut stored);
-                        }
-                        (compressed_size, method_index, StoredPiece::Owned(stored))
-                    };
-                    self.blocks.push(CompressionBlock {
-                        offset: self.ucas_position,
-                        compressed_size: compressed_size as u32,
-                        uncompressed_size: block.len() as u32,
-                        method_index,
-                    });
-                    self.ucas_position += match &piece {
-                        StoredPiece::Range(r) => r.len(),
-                        StoredPiece::Owned(bytes) => bytes.len(),
-                    } as u64;
-                    // Neighbouring ranges are written (and hashed) as one.
-                    match (stored_pieces.last_mut(), piece) {
-                        (Some(StoredPiece::Range(last)), StoredPiece::Range(r))
-                            if last.end == r.start =>
-                        {
-                            last.end = r.end;
-                        }
-                        (_, piece) => stored_pieces.push(piece),
-                    }
-                }
-                for piece in &stored_pieces {
-                    let bytes = match piece {
-                        StoredPiece::Range(r) => &batch[r.clone()],
-                        StoredPiece::Owned(bytes) => bytes.as_slice(),
-                    };
-                    self.ucas
-                        .write_all(bytes)?
-                        .map_err(|e| Error::io(&self.ucas_write_path, e))?;
-                }
+                // The chunk hash is taken on another core (when one is
+                // free) while the blocks are stored.
+                let (stored, ()) = rayon::join(
+                    || self.store_batch(&batch, method, &mut flags),
+                    || hasher.update(&batch),
+                );
+                stored?;
             }
             Ok(())
         })();
@@ -982,6 +925,83 @@ impl ContainerBuilder {
             hash: hasher.finish(),
             flags,
         })
+    }
+
+    /// Stores one batch of a chunk's blocks in the `.ucas`: each block
+    /// compressed when that makes it smaller, padded and encrypted as the
+    /// container needs, its entry added to the block table. `flags` gets
+    /// the chunk's COMPRESSED flag when a block is compressed.
+    fn store_batch(&mut self, batch: &[u8], method: Compression, flags: &mut u8) -> Result<()> {
+        let block_size = self.options.block_size as usize;
+        let blocks: Vec<&[u8]> = batch.chunks(block_size).collect();
+        // Blocks compress independently, so a batch uses every core;
+        // results come back in block order, keeping output stable.
+        let packed: Vec<Option<Vec<u8>>> = if method == Compression::None {
+            vec![None; blocks.len()]
+        } else {
+            use rayon::prelude::*;
+            blocks
+                .par_iter()
+                .map(|block| {
+                    method
+                        .compress(block)
+                        .map(|p| (p.len() < block.len()).then_some(p))
+                })
+                .collect::<Result<_>>()?
+        };
+        let mut stored_pieces: Vec<StoredPiece> = Vec::new();
+        let mut at = 0;
+        for (block, packed) in blocks.iter().zip(packed) {
+            let range = at..at + block.len();
+            at = range.end;
+            let as_is = packed.is_none()
+                && self.options.aes_key.is_none()
+                && block.len().is_multiple_of(crate::pak::crypto::AES_BLOCK);
+            let (compressed_size, method_index, piece) = if as_is {
+                (block.len(), 0u8, StoredPiece::Range(range))
+            } else {
+                let (mut stored, method_index) = match packed {
+                    Some(p) => {
+                        *flags |= meta_flags::COMPRESSED;
+                        (p, self.method_index(method))
+                    }
+                    None => (block.to_vec(), 0u8),
+                };
+                let compressed_size = stored.len();
+                pad_like_engine(&mut stored);
+                if let Some(key) = &self.options.aes_key {
+                    key.encrypt(&mut stored);
+                }
+                (compressed_size, method_index, StoredPiece::Owned(stored))
+            };
+            self.blocks.push(CompressionBlock {
+                offset: self.ucas_position,
+                compressed_size: compressed_size as u32,
+                uncompressed_size: block.len() as u32,
+                method_index,
+            });
+            self.ucas_position += match &piece {
+                StoredPiece::Range(r) => r.len(),
+                StoredPiece::Owned(bytes) => bytes.len(),
+            } as u64;
+            // Neighbouring ranges are written (and hashed) as one.
+            match (stored_pieces.last_mut(), piece) {
+                (Some(StoredPiece::Range(last)), StoredPiece::Range(r)) if last.end == r.start => {
+                    last.end = r.end;
+                }
+                (_, piece) => stored_pieces.push(piece),
+            }
+        }
+        for piece in &stored_pieces {
+            let bytes = match piece {
+                StoredPiece::Range(r) => &batch[r.clone()],
+                StoredPiece::Owned(bytes) => bytes.as_slice(),
+            };
+            self.ucas
+                .write_all(bytes)?
+                .map_err(|e| Error::io(&self.ucas_write_path, e))?;
+        }
+        Ok(())
     }
 
     fn method_index(&mut self, method: Compression) -> u8 {
