@@ -299,8 +299,8 @@ impl UcasOut {
 /// [`ContainerBuilder::create_appending`]).
 pub struct PreviousContainer {
     toc: Toc,
-    /// Old TOC index of each chunk id.
-    index: BTreeMap<ChunkId, usize>,
+    /// Each chunk id with its old TOC index, sorted by id.
+    index: Vec<(ChunkId, u32)>,
     ucas_len: u64,
 }
 
@@ -338,12 +338,17 @@ impl PreviousContainer {
         {
             return Ok(None);
         }
-        let index = toc
-            .chunk_ids
-            .iter()
-            .enumerate()
-            .map(|(i, id)| (*id, i))
+        let mut toc = toc;
+        let mut index: Vec<(ChunkId, u32)> = std::mem::take(&mut toc.chunk_ids)
+            .into_iter()
+            .zip(0..)
             .collect();
+        index.sort_unstable();
+        // Only the chunks' places, blocks and hashes are needed from here;
+        // the rest of a big container's TOC is let go.
+        toc.directory_index = Vec::new();
+        toc.perfect_hash_seeds = Vec::new();
+        toc.chunks_without_perfect_hash = Vec::new();
         Ok(Some(PreviousContainer {
             toc,
             index,
@@ -823,9 +828,10 @@ impl ContainerBuilder {
         let Some(previous) = &self.previous else {
             return Ok(false);
         };
-        let Some(&old) = previous.index.get(&id) else {
+        let Ok(at) = previous.index.binary_search_by(|(chunk, _)| chunk.cmp(&id)) else {
             return Ok(false);
         };
+        let old = previous.index[at].1 as usize;
         if previous.toc.offsets[old].length != length {
             return Ok(false);
         }
