@@ -30,6 +30,21 @@ pub fn hex(bytes: &[u8]) -> String {
     text
 }
 
+/// Bytes from exactly `2 × N` hexadecimal digits (either case); `None`
+/// for any other text.
+pub fn from_hex<const N: usize>(text: &str) -> Option<[u8; N]> {
+    let digits = text.as_bytes();
+    if digits.len() != N * 2 {
+        return None;
+    }
+    let value = |digit: u8| char::from(digit).to_digit(16);
+    let mut bytes = [0u8; N];
+    for (byte, pair) in bytes.iter_mut().zip(digits.chunks_exact(2)) {
+        *byte = (value(pair[0])? << 4 | value(pair[1])?) as u8;
+    }
+    Some(bytes)
+}
+
 /// CityHash64 of `text` after mapping each character with `map` (which
 /// must map ASCII to ASCII), encoded as the engine hashes it: UTF-16LE when
 /// `wide`, else one byte per character (Latin-1). Short text (nearly every
@@ -134,6 +149,10 @@ mod tests {
     fn hex_is_lowercase_two_digits_a_byte() {
         assert_eq!(hex(&[0x00, 0x0f, 0xa5, 0xff]), "000fa5ff");
         assert_eq!(hex(&[]), "");
+        assert_eq!(from_hex::<4>("000FA5ff"), Some([0x00, 0x0f, 0xa5, 0xff]));
+        for bad in ["000fa5f", "000fa5fff", "+00fa5ff", "000fa5fg", "é0fa5ff"] {
+            assert_eq!(from_hex::<4>(bad), None, "{bad}");
+        }
     }
 
     #[test]

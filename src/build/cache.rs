@@ -461,7 +461,6 @@ impl Cache {
         write_cache_file(&self.build_record_path(), &bytes)
     }
 
-    /// Removes cached packages whose keys are not in `keep`, so the cache holds one build's worth.
     /// The keys of the package entries the cache holds: one listing of its
     /// folder, cheaper than a look-up per package.
     pub fn package_keys(&self) -> std::collections::BTreeSet<Hash> {
@@ -472,19 +471,12 @@ impl Cache {
             .flatten()
             .filter_map(|entry| {
                 let name = entry.file_name();
-                let name = name.to_str()?;
-                if !is_entry_name(name) {
-                    return None;
-                }
-                let mut key = [0u8; 32];
-                for (byte, pair) in key.iter_mut().zip(name.as_bytes().chunks_exact(2)) {
-                    *byte = u8::from_str_radix(std::str::from_utf8(pair).ok()?, 16).ok()?;
-                }
-                Some(key)
+                crate::hash::from_hex(name.to_str()?.strip_suffix(".zpc")?)
             })
             .collect()
     }
 
+    /// Removes cached packages whose keys are not in `keep`, so the cache holds one build's worth.
     pub fn prune(&self, keep: &std::collections::BTreeSet<Hash>) -> Result<()> {
         let dir = self.dir.join("packages");
         let Ok(entries) = std::fs::read_dir(&dir) else {
@@ -603,15 +595,8 @@ mod hex_hash {
 
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<[u8; 32], D::Error> {
         let text = String::deserialize(d)?;
-        let mut out = [0u8; 32];
-        if text.len() != 64 {
-            return Err(serde::de::Error::custom("hash must be 64 hex digits"));
-        }
-        for (i, byte) in out.iter_mut().enumerate() {
-            *byte = u8::from_str_radix(&text[i * 2..i * 2 + 2], 16)
-                .map_err(serde::de::Error::custom)?;
-        }
-        Ok(out)
+        crate::hash::from_hex(&text)
+            .ok_or_else(|| serde::de::Error::custom("hash must be 64 hex digits"))
     }
 }
 

@@ -563,14 +563,8 @@ impl ContainerWriter {
         let bulk_chunks = packages
             .iter()
             .flat_map(|p| &p.companions)
-            .filter(|(kind, _)| {
-                matches!(
-                    kind,
-                    PackageFileKind::Bulk
-                        | PackageFileKind::OptionalBulk
-                        | PackageFileKind::MemoryMappedBulk
-                )
-            })
+            // Companions are the `.uexp` and the bulk-data files.
+            .filter(|(kind, _)| *kind != PackageFileKind::Exports)
             .count();
         // The packages, their bulk data and the container header.
         self.builder

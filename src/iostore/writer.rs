@@ -770,8 +770,13 @@ impl ContainerBuilder {
         length: u64,
     ) -> Result<Option<Box<str>>> {
         let path = path.map(|p| self.full_path(p)).transpose()?;
-        if let Some(p) = &path {
-            if self.is_path_taken(p) {
+        // Paths are compared case-insensitively, by the hash of the
+        // lowercased path (see `path_hashes`).
+        let path_hash = path
+            .as_deref()
+            .map(|p| crate::hash::hash_lower_utf16(&p.to_lowercase()));
+        if let (Some(p), Some(hash)) = (&path, path_hash) {
+            if self.is_path_taken(p, hash) {
                 return Err(Error::usage(format!(
                     "`{p}` is added to the container twice"
                 )));
@@ -792,24 +797,20 @@ impl ContainerBuilder {
             ));
         }
         self.chunk_ids.insert(id);
-        if let Some(p) = &path {
-            self.path_hashes
-                .insert(crate::hash::hash_lower_utf16(&p.to_lowercase()));
-        }
+        self.path_hashes.extend(path_hash);
         Ok(path.map(String::into_boxed_str))
     }
 
-    /// Whether a chunk already has `path` (compared case-insensitively).
-    /// Only a hash of each path is kept; a match is confirmed against the
+    /// Whether a chunk already has `path` (whose lowercased form hashes to
+    /// `hash`). Only the hashes are kept; a match is confirmed against the
     /// paths themselves, so two paths that merely share a hash never clash.
-    fn is_path_taken(&self, path: &str) -> bool {
-        let lower = path.to_lowercase();
-        self.path_hashes
-            .contains(&crate::hash::hash_lower_utf16(&lower))
-            && self
-                .chunks
+    fn is_path_taken(&self, path: &str, hash: u64) -> bool {
+        self.path_hashes.contains(&hash) && {
+            let lower = path.to_lowercase();
+            self.chunks
                 .iter()
                 .any(|c| c.path.as_deref().is_some_and(|p| p.to_lowercase() == lower))
+        }
     }
 
     /// Adds a chunk of the previous container (see

@@ -48,12 +48,7 @@ impl AesKey {
             .strip_prefix("0x")
             .or_else(|| t.strip_prefix("0X"))
             .unwrap_or(t);
-        if hex.len() == 64 && hex.bytes().all(|b| b.is_ascii_hexdigit()) {
-            let mut key = [0u8; 32];
-            for (i, byte) in key.iter_mut().enumerate() {
-                *byte = u8::from_str_radix(&hex[i * 2..i * 2 + 2], 16)
-                    .map_err(|_| Error::usage("AES key is not valid hex"))?;
-            }
+        if let Some(key) = crate::hash::from_hex(hex) {
             return Ok(AesKey(key));
         }
         let bytes = base64::Engine::decode(&base64::engine::general_purpose::STANDARD, t)

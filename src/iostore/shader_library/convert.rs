@@ -39,15 +39,7 @@ impl ShaderAssetInfo {
 }
 
 fn parse_hash(text: &str) -> Option<ShaHash> {
-    let text = text.trim();
-    if text.len() != 40 {
-        return None;
-    }
-    let mut hash = [0u8; 20];
-    for (i, byte) in hash.iter_mut().enumerate() {
-        *byte = u8::from_str_radix(text.get(i * 2..i * 2 + 2)?, 16).ok()?;
-    }
-    Some(hash)
+    crate::hash::from_hex(text.trim())
 }
 
 /// A converted library: its header chunk, its group chunks, and each
