@@ -276,15 +276,28 @@ pub fn build_locked(
         .then(|| cache.load_container_record())
         .flatten()
         .filter(|r| r.settings == container_settings && r.matches(&artifacts[0], &artifacts[1]));
+    let (previous_ucas_len, unchanged) = match previous {
+        Some(record) => (Some(record.ucas.size), record.packages),
+        None => (None, Default::default()),
+    };
+    // The packages whose chunks an extension would keep: same key as then.
+    let kept: BTreeSet<u64> = content
+        .packages
+        .iter()
+        .zip(&keys)
+        .map(|(p, key)| (crate::hash::package_id(&p.package_name), key))
+        .filter(|(id, key)| unchanged.get(id) == Some(*key))
+        .map(|(id, _)| id)
+        .collect();
     let mut writer = package::ContainerWriter::create(
         manifest,
         &settings,
         options.aes_key.as_ref(),
         options.pak_key.as_ref(),
-        previous.as_ref().map(|r| r.ucas.size),
+        previous_ucas_len.map(|len| (len, &kept)),
     )?;
+    drop(kept);
     writer.expect_packages(&content.packages);
-    let unchanged = previous.map(|r| r.packages).unwrap_or_default();
     let (converted, package_keys) = convert_into(
         &content,
         (&keys, &unchanged),

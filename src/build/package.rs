@@ -497,16 +497,18 @@ pub struct ContainerWriter {
 impl ContainerWriter {
     /// `aes_key` encrypts the container (`[output] encrypt`); `pak_key` is the
     /// key a profile's own pak cipher needs.
-    /// `previous_ucas_len`: extend the container already in the output
-    /// folder, whose `.ucas` has that length (a development build; see
-    /// [`ContainerBuilder::create_appending`]) — when it was written with
-    /// the same options and holds few replaced chunks; else it is written anew.
+    /// `previous`: extend the container already in the output folder, whose
+    /// `.ucas` has that length, keeping the chunks of the given packages (a
+    /// development build; see [`ContainerBuilder::create_appending`]) —
+    /// when it was written with the same options and at most
+    /// 1/[`MAX_DEAD_FRACTION`] of it would be chunks no longer used; else it
+    /// is written anew.
     pub fn create(
         manifest: &Manifest,
         settings: &Settings,
         aes_key: Option<&AesKey>,
         pak_key: Option<&AesKey>,
-        previous_ucas_len: Option<u64>,
+        previous: Option<(u64, &std::collections::BTreeSet<u64>)>,
     ) -> Result<ContainerWriter> {
         let options = ContainerOptions {
             compression: manifest.output.compression,
@@ -519,14 +521,13 @@ impl ContainerWriter {
         let (dir, stem) = (manifest.output_dir(), manifest.artifact_stem());
         // A previous `.utoc` that does not read is simply not extended:
         // writing the container anew is always correct.
-        let previous = previous_ucas_len
-            .and_then(|len| {
-                let utoc = dir.join(format!("{stem}.utoc"));
-                PreviousContainer::open(&utoc, len, settings.engine, &options)
-                    .ok()
-                    .flatten()
-            })
-            .filter(|p| p.dead_bytes() <= p.ucas_len() / MAX_DEAD_FRACTION);
+        let previous = previous.and_then(|(len, kept)| {
+            let utoc = dir.join(format!("{stem}.utoc"));
+            PreviousContainer::open(&utoc, len, settings.engine, &options)
+                .ok()
+                .flatten()
+                .filter(|p| p.dead_bytes_keeping(kept) <= p.ucas_len() / MAX_DEAD_FRACTION)
+        });
         let mut builder = match previous {
             Some(previous) => {
                 ContainerBuilder::create_appending(&dir, &stem, settings.engine, options, previous)?
@@ -683,7 +684,8 @@ impl ContainerWriter {
 }
 
 /// A development build extends the previous `.ucas` only while at most
-/// 1/this of it is chunks replaced since; past that it is written anew.
+/// 1/this of it would then be chunks no longer used (replaced by earlier
+/// extensions, or changed or removed now); past that it is written anew.
 pub const MAX_DEAD_FRACTION: u64 = 4;
 
 /// UE4 store entries carry a load order: packages load after the packages

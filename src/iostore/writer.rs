@@ -361,13 +361,16 @@ impl PreviousContainer {
         self.ucas_len
     }
 
-    /// Bytes of the `.ucas` no chunk of the container uses (chunks replaced
-    /// by earlier extensions).
-    pub fn dead_bytes(&self) -> u64 {
+    /// Bytes of the `.ucas` that would be dead once extended by a build
+    /// that keeps the chunks of `kept_packages` only: chunks replaced by
+    /// earlier extensions, and every other chunk of the container.
+    pub fn dead_bytes_keeping(&self, kept_packages: &BTreeSet<u64>) -> u64 {
         let live: u64 = self
-            .toc
-            .blocks
+            .index
             .iter()
+            .filter(|(id, _)| kept_packages.contains(&id.id()))
+            .filter_map(|&(_, old)| self.toc.chunk_blocks(old as usize).ok())
+            .flat_map(|blocks| &self.toc.blocks[blocks])
             .map(CompressionBlock::stored_size)
             .sum();
         self.ucas_len.saturating_sub(live)

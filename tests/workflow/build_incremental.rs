@@ -232,6 +232,57 @@ fn builds_are_reproducible_and_incremental() {
     assert!(game.join("Proj/Content/Paks/~mods/Repro_P.ucas").is_file());
 }
 
+/// A development build extends the previous `.ucas` only while little of
+/// it would be left unused: removing a small package extends it, removing
+/// the package that holds most of its bytes writes it anew (an extension
+/// would keep the removed bytes in the file).
+#[test]
+fn removing_most_of_a_container_writes_it_anew() {
+    let Some(corpus) = common::corpus() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let repo = corpus_mod(&corpus, dir.path());
+    let build = || {
+        let out = zenpak(&repo, &["build", "--message-format", "json"]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let verify = zenpak(&repo, &["verify", "target/Repro_P.utoc"]);
+        assert!(verify.status.success());
+        finished(&json_lines(&out)).clone()
+    };
+    let remove = |folder: &str, name: &str| {
+        for ext in ["uasset", "uexp", "ubulk"] {
+            let path = repo.join(format!("Cooked/Proj/Content/{folder}/{name}.{ext}"));
+            if path.exists() {
+                std::fs::remove_file(path).unwrap();
+            }
+        }
+    };
+    let ucas = repo.join("target/Repro_P.ucas");
+    assert_eq!(build()["layout"], "canonical");
+    let full_len = std::fs::metadata(&ucas).unwrap().len();
+
+    // SM_Cube is a few percent of the `.ucas`: it stays in the file, unused
+    // (only the new container header is appended).
+    remove("LevelPrototyping/Meshes", "SM_Cube");
+    let small = build();
+    assert_eq!(small["layout"], "extended", "{small}");
+    assert_eq!(small["packages"], 2);
+    let extended_len = std::fs::metadata(&ucas).unwrap().len();
+    assert!((full_len..full_len + 4096).contains(&extended_len));
+
+    // The texture is most of it: the container is written anew, without it.
+    remove("Characters/Mannequins/Textures/Quinn", "T_Quinn_01_D");
+    let large = build();
+    assert_eq!(large["layout"], "canonical", "{large}");
+    assert_eq!(large["packages"], 1);
+    assert!(std::fs::metadata(&ucas).unwrap().len() < full_len / 4);
+}
+
 #[test]
 fn a_broken_package_fails_the_build_without_partial_output() {
     let Some(corpus) = common::corpus() else {
