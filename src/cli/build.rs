@@ -209,19 +209,28 @@ pub fn lock(manifest: &Manifest, out: &Output) -> Result<zenpak::publish::Output
     zenpak::build::lock_output(manifest, &BuildPrinter::new(out))
 }
 
+/// `1 package`, `2 packages`.
+fn count(n: usize, noun: &str) -> String {
+    match n {
+        1 => format!("1 {noun}"),
+        n => format!("{n} {noun}s"),
+    }
+}
+
 fn print_summary(out: &Output, summary: &BuildSummary) {
     let warnings = match summary.warnings {
         0 => String::new(),
-        1 => ", 1 warning".to_string(),
-        n => format!(", {n} warnings"),
+        n => format!(", {}", count(n, "warning")),
     };
+    let (packages, loose_files) = (
+        count(summary.packages, "package"),
+        count(summary.loose_files, "loose file"),
+    );
     if summary.up_to_date {
         out.status(
             "Fresh",
             format!(
-                "{} packages, {} loose files: nothing to do ({:.0} ms{warnings})",
-                summary.packages,
-                summary.loose_files,
+                "{packages}, {loose_files}: nothing to do ({:.0} ms{warnings})",
                 summary.elapsed.as_secs_f64() * 1000.0
             ),
         );
@@ -229,12 +238,10 @@ fn print_summary(out: &Output, summary: &BuildSummary) {
         out.status(
             "Finished",
             format!(
-                "{} packages ({} converted, {} from cache), {} loose files, {} chunks, {} → {} in {:.2} s{warnings}",
-                summary.packages,
+                "{packages} ({} converted, {} from cache), {loose_files}, {}, {} → {} in {:.2} s{warnings}",
                 summary.converted,
                 summary.packages - summary.converted,
-                summary.loose_files,
-                summary.chunks,
+                count(summary.chunks, "chunk"),
                 human_bytes(summary.bytes_in),
                 human_bytes(summary.bytes_out),
                 summary.elapsed.as_secs_f64()
