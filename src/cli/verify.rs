@@ -1,7 +1,8 @@
 //! `zenpak verify PATH`: every chunk decompresses and matches its hash, no
 //! two chunks or pak entries share bytes, the container headers and
 //! directory indexes parse, every pak entry matches its SHA-1. Exit code 1
-//! when anything is wrong.
+//! when anything is wrong; `--verbose` adds notes on what is unusual but
+//! loads in the game.
 
 use zenpak::game::GameView;
 use zenpak::{Error, Result};
@@ -15,6 +16,10 @@ pub fn run(args: Args, out: &Output) -> Result<()> {
     let view = GameView::open(&args.path, &args.key.keys()?)?;
     out.diagnostics(&view.diagnostics);
     let report = view.verify();
+    // Notes (what loads in the game but is unusual) with --verbose, and always in JSON.
+    if out.verbose || out.is_json() {
+        out.diagnostics(&report.notes);
+    }
     out.diagnostics(&report.warnings);
     out.diagnostics(&report.errors);
     out.report(args.json, "verified", &report, || {

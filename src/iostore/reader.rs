@@ -9,6 +9,15 @@
 //! block entry), and [`Container::layout_errors`] refuses containers whose
 //! chunks share blocks or whose blocks share `.ucas` bytes, which is what
 //! lets a tiny `.utoc` claim gigabytes of output.
+//!
+//! Where a block's bytes lie is one policy, set by what the engine loads:
+//! a block needs [`CompressionBlock::data_size`] bytes at its offset (its
+//! compressed size, or the whole 16-byte-aligned size when encrypted). The
+//! alignment padding beyond that may belong to the next block or lie past
+//! the end of the file, as in containers written by retoc; `verify -v`
+//! notes it ([`Container::layout_notes`]). Every command reads through
+//! [`Container::read_chunk_to`] and checks through
+//! [`Container::layout_errors`], so all of them take the same files.
 
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -61,6 +70,8 @@ pub struct VerifyReport {
     pub pak_entries: usize,
     pub errors: Vec<Diagnostic>,
     pub warnings: Vec<Diagnostic>,
+    /// What is unusual but loads in the game (shown by `verify -v`).
+    pub notes: Vec<Diagnostic>,
 }
 
 impl VerifyReport {
@@ -84,7 +95,15 @@ impl VerifyReport {
         self.pak_entries += other.pak_entries;
         self.errors.extend(other.errors);
         self.warnings.extend(other.warnings);
+        self.notes.extend(other.notes);
     }
+}
+
+/// What [`Container::check_layout`] found.
+#[derive(Default)]
+struct LayoutCheck {
+    errors: Vec<Error>,
+    notes: Vec<Diagnostic>,
 }
 
 /// Largest block a block entry can describe: its sizes are 24-bit.
@@ -222,6 +241,11 @@ impl Container {
         }
         self.directory_index = Some(index);
         Ok(())
+    }
+
+    /// Whether the container's blocks are AES-encrypted.
+    pub fn is_encrypted(&self) -> bool {
+        self.toc.header.container_flags & container_flags::ENCRYPTED != 0
     }
 
     /// Whether chunk types use UE5 numbering (TOC versions of UE5 releases).
@@ -389,7 +413,7 @@ impl Container {
 
     /// One block: read, decrypted, decompressed.
     fn read_block(&self, files: &mut PartitionFiles, b: &CompressionBlock) -> Result<Vec<u8>> {
-        let (mut data, path, in_file) = files.read(b.offset, b.stored_size())?;
+        let (mut data, path, in_file) = files.read(b.offset, b.data_size(self.is_encrypted()))?;
         let located = |e: Error| e.in_file(&path).at(in_file);
         if let Some(key) = &self.key {
             key.decrypt(&mut data).map_err(located)?;
@@ -465,10 +489,23 @@ impl Container {
     /// Container-wide structure that reading every chunk relies on, checked
     /// without reading any data: every chunk's blocks fit its length, no
     /// two chunks share blocks, no two blocks share `.ucas` bytes, and every
-    /// block lies inside its partition file. `verify` reports these,
-    /// `unpack` refuses a container that has any.
+    /// block lies inside its partition file (each block's bytes being its
+    /// [`CompressionBlock::data_size`]: the alignment slack is not shared
+    /// bytes). `verify` reports these, `unpack` refuses a container that
+    /// has any.
     pub fn layout_errors(&self) -> Vec<Error> {
-        let mut errors = Vec::new();
+        self.check_layout().errors
+    }
+
+    /// What is unusual in the layout but loads in the game: blocks stored
+    /// back to back without their alignment padding. For `verify -v`.
+    pub fn layout_notes(&self) -> Vec<Diagnostic> {
+        self.check_layout().notes
+    }
+
+    fn check_layout(&self) -> LayoutCheck {
+        let mut check = LayoutCheck::default();
+        let errors = &mut check.errors;
         let in_toc = |e: Error| e.in_file(&self.utoc_path).within("TOC");
         // Chunks: each its own run of blocks.
         let mut runs = Vec::new();
@@ -502,11 +539,12 @@ impl Container {
                     ),
                 ));
                 if errors.len() > 100 {
-                    return errors;
+                    return check;
                 }
             }
         }
         // Blocks: each its own bytes of the .ucas.
+        let encrypted = self.is_encrypted();
         let size = self.partition_size();
         let mut spans: Vec<(u64, u64, usize)> = self
             .toc
@@ -514,9 +552,10 @@ impl Container {
             .iter()
             .enumerate()
             .filter(|(_, b)| b.compressed_size > 0)
-            .map(|(i, b)| (b.offset, b.offset.saturating_add(b.stored_size()), i))
+            .map(|(i, b)| (b.offset, b.offset.saturating_add(b.data_size(encrypted)), i))
             .collect();
         spans.sort();
+        let mut slack_into_next = 0usize;
         for pair in spans.windows(2) {
             let (a, b) = (pair[0], pair[1]);
             if b.0 < a.1 {
@@ -530,10 +569,13 @@ impl Container {
                     ),
                 ));
                 if errors.len() > 100 {
-                    return errors;
+                    return check;
                 }
+            } else if a.0.saturating_add(self.toc.blocks[a.2].stored_size()) > b.0 {
+                slack_into_next += 1;
             }
         }
+        let mut slack_past_end = 0usize;
         let mut lengths: BTreeMap<u64, Option<u64>> = BTreeMap::new();
         for &(start, end, i) in &spans {
             let partition = start / size;
@@ -549,7 +591,7 @@ impl Container {
                         "compression block {i} lies in partition {partition}, whose file {} is missing",
                         self.partition_path(partition).display()
                     ))));
-                    return errors;
+                    return check;
                 }
                 Some(len) if in_file_end > len || (end - 1) / size != partition => {
                     errors.push(in_toc(
@@ -560,13 +602,31 @@ impl Container {
                         .with_hint("the .ucas is truncated, or belongs to another .utoc"),
                     ));
                     if errors.len() > 100 {
-                        return errors;
+                        return check;
                     }
                 }
-                Some(_) => {}
+                Some(len) => {
+                    let stored_end = start.saturating_add(self.toc.blocks[i].stored_size());
+                    if stored_end - partition * size > len {
+                        slack_past_end += 1;
+                    }
+                }
             }
         }
-        errors
+        if check.errors.is_empty() && slack_into_next + slack_past_end > 0 {
+            check.notes.push(
+                Diagnostic::note(
+                    "unpadded-blocks",
+                    format!(
+                        "compression blocks are stored back to back without their 16-byte alignment \
+                         padding ({slack_into_next} reach into the next block, {slack_past_end} past \
+                         the end of the .ucas), as retoc writes them; the engine loads this layout"
+                    ),
+                )
+                .with_file(&self.utoc_path),
+            );
+        }
+        check
     }
 
     pub fn find(&self, id: &ChunkId) -> Option<usize> {
@@ -616,11 +676,12 @@ impl Container {
     /// (for `global.utoc`, which has none).
     pub fn verify_with(&self, companion_pak: bool) -> VerifyReport {
         let mut report = VerifyReport::default();
-        let layout = self.layout_errors();
-        let layout_ok = layout.is_empty();
-        for e in &layout {
+        let layout = self.check_layout();
+        let layout_ok = layout.errors.is_empty();
+        for e in &layout.errors {
             report.error(e);
         }
+        report.notes.extend(layout.notes);
         for i in 0..self.toc.chunk_ids.len() {
             report.chunks_checked += 1;
             // A container whose blocks overlap is not inflated: that is the bomb.

@@ -265,9 +265,28 @@ impl CompressionBlock {
         w.u8(self.method_index);
     }
 
-    /// Bytes the block occupies in the `.ucas` (padded to the AES block size).
+    /// Bytes the engine reads for the block: its compressed size aligned
+    /// to 16 (the AES block), whether or not the container is encrypted.
+    /// zenpak's writer pads every block to this size.
     pub fn stored_size(&self) -> u64 {
         (self.compressed_size as u64).next_multiple_of(16)
+    }
+
+    /// Bytes of the `.ucas` the block's data needs, the reader policy in one
+    /// place: all of [`stored_size`](Self::stored_size) when the container
+    /// is encrypted (AES decrypts whole 16-byte blocks), only the compressed
+    /// size otherwise. The rest of the aligned range is slack: retoc, the
+    /// tool most mods are built with, writes blocks back to back without
+    /// padding, so a block's aligned range reaches into the next block's
+    /// first bytes or up to 15 bytes past the end of the file, and games
+    /// load such containers (the engine's read of the padding finds the
+    /// next block's bytes or nothing, and decompression never looks there).
+    pub fn data_size(&self, encrypted: bool) -> u64 {
+        if encrypted {
+            self.stored_size()
+        } else {
+            self.compressed_size as u64
+        }
     }
 }
 

@@ -501,3 +501,91 @@ fn a_2_gib_chunk_verifies_and_unpacks_under_256_mib() {
     assert_eq!(std::fs::metadata(&written).unwrap().len(), SIZE);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Two zlib chunks stored back to back without alignment padding, as retoc
+/// writes them: block 0's aligned range reaches into block 1, block 1's
+/// past the end of the `.ucas`. `overlap` moves block 1 back by that many
+/// bytes onto block 0's data; `cut` removes bytes from the end.
+fn unpadded_container(dir: &Path, name: &str, overlap: u64, cut: u64) -> PathBuf {
+    let data: Vec<Vec<u8>> = (0..2u8)
+        .map(|n| (0..5000u32).map(|i| (i % 251) as u8 ^ n).collect())
+        .collect();
+    let packed: Vec<Vec<u8>> = data
+        .iter()
+        .map(|d| zenpak::compression::Compression::Zlib.compress(d).unwrap())
+        .collect();
+    assert!(packed.iter().all(|p| p.len() % 16 != 0));
+    let mut ucas = packed.concat();
+    ucas.truncate(ucas.len() - cut as usize);
+    std::fs::write(dir.join(format!("{name}.ucas")), &ucas).unwrap();
+    let chunks = (0..2)
+        .map(|n| HandChunk {
+            id: bulk_id(n as u64),
+            path: Some(format!("Game/Unpadded/{n}.ubulk")),
+            length: data[n].len() as u64,
+            hash: blake3_20(&data[n]),
+            blocks: vec![CompressionBlock {
+                offset: if n == 0 {
+                    0
+                } else {
+                    packed[0].len() as u64 - overlap
+                },
+                compressed_size: packed[n].len() as u32,
+                uncompressed_size: data[n].len() as u32,
+                method_index: 1,
+            }],
+        })
+        .collect();
+    write_toc(
+        dir,
+        name,
+        64 << 10,
+        &["Zlib"],
+        chunks,
+        container_flags::COMPRESSED,
+    )
+}
+
+/// The reader policy: a block's alignment slack may reach into the next
+/// block or past the end of the file (the peers' layout, which games
+/// load), its data may not.
+#[test]
+fn alignment_slack_is_read_and_shared_data_is_refused() {
+    let dir = common::temp_dir("unpadded");
+    let utoc = unpadded_container(&dir, "Slack_P", 0, 0);
+    let container = zenpak::iostore::Container::open(&utoc, None).unwrap();
+    assert!(container.layout_errors().is_empty());
+    assert_eq!(container.layout_notes().len(), 1);
+    let u = utoc.to_str().unwrap();
+    let (code, err, _) = common::run_measured(&["verify", u]);
+    assert_eq!(code, 0, "{err}");
+    let out = dir.join("out");
+    let (code, err, _) = common::run_measured(&["unpack", u, out.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(common::files_under(&out).len(), 2);
+
+    // One byte of data shared by two blocks, or one byte of data missing.
+    for (what, overlap, cut) in [("shared data byte", 1, 0), ("data past the end", 0, 1)] {
+        let sub = dir.join(what.replace(' ', "-"));
+        std::fs::create_dir_all(&sub).unwrap();
+        let utoc = unpadded_container(&sub, "Slack_P", overlap, cut);
+        let container = zenpak::iostore::Container::open(&utoc, None).unwrap();
+        assert_eq!(container.layout_errors().len(), 1, "{what}");
+        assert_refused(&utoc, &sub, what);
+    }
+}
+
+/// Blocks that each start 15 bytes after the previous one (inside the
+/// alignment slack of a 16-byte step, but sharing data) are the bomb the
+/// slack must not reopen.
+#[test]
+fn blocks_stepping_inside_the_slack_are_refused_in_bounded_memory() {
+    let dir = common::temp_dir("bomb-slack-step");
+    let utoc = bomb_container(&dir, "Bomb_P", 8, 4096, false);
+    let mut toc = Toc::read(&std::fs::read(&utoc).unwrap()).unwrap();
+    for (i, b) in toc.blocks.iter_mut().enumerate() {
+        b.offset = i as u64 * 15 % 64;
+    }
+    std::fs::write(&utoc, toc.write()).unwrap();
+    assert_refused(&utoc, &dir, "blocks stepping by 15 bytes");
+}

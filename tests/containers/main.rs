@@ -12,3 +12,4 @@ mod iostore_hostile;
 mod iostore_round_trip;
 mod pak_bounded;
 mod pak_unrealpak;
+mod peers_retoc;
