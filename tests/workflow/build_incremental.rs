@@ -15,7 +15,7 @@ fn zenpak(dir: &Path, args: &[&str]) -> std::process::Output {
 }
 
 /// A mod made by `zenpak new` holding the 5.6 packages of the shared corpus.
-fn corpus_mod(corpus: &Path, parent: &Path) -> PathBuf {
+pub(crate) fn corpus_mod(corpus: &Path, parent: &Path) -> PathBuf {
     let out = zenpak(
         parent,
         &["new", "Repro", "--engine", "5.6", "--project", "Proj"],
