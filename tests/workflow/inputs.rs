@@ -3,7 +3,7 @@
 //! folder, a loose file larger than memory should hold. Every test drives
 //! the real binary.
 
-use crate::build_incremental::corpus_mod;
+use crate::build_incremental::{corpus_mod, finished, json_lines};
 use crate::common;
 
 use std::path::{Path, PathBuf};
@@ -33,17 +33,7 @@ fn json(dir: &Path, args: &[&str], code: i32) -> Vec<serde_json::Value> {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON: {l}: {e}")))
-        .collect()
-}
-
-fn finished(lines: &[serde_json::Value]) -> &serde_json::Value {
-    lines
-        .iter()
-        .find(|l| l["reason"] == "build-finished")
-        .expect("a build-finished line")
+    json_lines(&out)
 }
 
 /// The error diagnostics of a run.
@@ -102,15 +92,21 @@ fn unpacked(
 const INI: &str = "Cooked/Proj/Config/DefaultGame.ini";
 const UEXP: &str = "Cooked/Proj/Content/LevelPrototyping/Meshes/SM_Cube.uexp";
 
+/// [`corpus_mod`] with a config file holding `ini`.
+fn corpus_mod_with_ini(corpus: &Path, dir: &Path, ini: &str) -> PathBuf {
+    let repo = corpus_mod(corpus, dir);
+    std::fs::create_dir_all(repo.join("Cooked/Proj/Config")).unwrap();
+    std::fs::write(repo.join(INI), ini).unwrap();
+    repo
+}
+
 #[test]
 fn an_edit_that_keeps_size_and_time_is_built() {
     let Some(corpus) = common::corpus() else {
         return;
     };
     let dir = common::temp_dir("stale");
-    let repo = corpus_mod(&corpus, &dir);
-    std::fs::create_dir_all(repo.join("Cooked/Proj/Config")).unwrap();
-    std::fs::write(repo.join(INI), "[x]\ny=1\n").unwrap();
+    let repo = corpus_mod_with_ini(&corpus, &dir, "[x]\ny=1\n");
     let flip_last = |bytes: &mut Vec<u8>| {
         let at = bytes.len() - 5;
         bytes[at] ^= 0x01;
@@ -496,9 +492,7 @@ mod links {
             return;
         };
         let dir = common::temp_dir("planted");
-        let repo = corpus_mod(&corpus, &dir);
-        std::fs::create_dir_all(repo.join("Cooked/Proj/Config")).unwrap();
-        std::fs::write(repo.join(INI), "[x]\n").unwrap();
+        let repo = corpus_mod_with_ini(&corpus, &dir, "[x]\n");
         json(&repo, &["build"], 0);
         let elsewhere = dir.join("elsewhere");
         std::fs::create_dir_all(&elsewhere).unwrap();
