@@ -55,7 +55,10 @@ const KNOWN_KEYS: [(&str, &[&str]); 5] = [
         "game",
         &["engine", "project", "profile", "mappings", "mount-point"],
     ),
-    ("content", &["root", "include", "exclude", "paks"]),
+    (
+        "content",
+        &["root", "include", "exclude", "paks", "follow-links"],
+    ),
     (
         "output",
         &[
@@ -131,6 +134,12 @@ pub struct ContentSection {
     /// pak, as if they were cooked content under `root`.
     #[serde(default)]
     pub paks: Vec<PathBuf>,
+    /// Whether a symbolic link inside `root` may point outside it (what it
+    /// points to is then packed). Off, such a link is an error: a cloned
+    /// mod must not pack a file from elsewhere on the machine. `root`
+    /// itself may always be a link.
+    #[serde(default, rename = "follow-links")]
+    pub follow_links: bool,
 }
 
 impl Default for ContentSection {
@@ -140,6 +149,7 @@ impl Default for ContentSection {
             include: Vec::new(),
             exclude: Vec::new(),
             paks: Vec::new(),
+            follow_links: false,
         }
     }
 }

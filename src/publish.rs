@@ -373,8 +373,9 @@ pub fn write_inside(dir: &Path, relative: &str, data: &[u8]) -> Result<PathBuf> 
 /// uniquely named temporary beside the target, which is renamed into place
 /// only when `fill` succeeds (and deleted otherwise), so a failed or
 /// corrupt read never leaves a file behind. Refuses any path that could
-/// leave `dir` (absolute paths, `..`, drive letters, backslashes, parents
-/// that resolve through symlinks elsewhere, a target that is a symlink).
+/// leave `dir` (absolute paths, `..`, drive letters, backslashes, a folder
+/// below `dir` that is a symlink, a target that is a symlink); folders are
+/// created one at a time, none through a link ([`create_folders_inside`]).
 pub fn write_inside_with(
     dir: &Path,
     relative: &str,
@@ -389,7 +390,7 @@ pub fn write_inside_with(
     let root = dir.canonicalize().map_err(|e| Error::io(dir, e))?;
     let target = root.join(relative);
     let parent = target.parent().unwrap_or(&root);
-    std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
+    create_folders_inside(&root, parent, relative)?;
     let real_parent = parent.canonicalize().map_err(|e| Error::io(parent, e))?;
     if !real_parent.starts_with(&root) {
         return Err(Error::invalid(format!(
@@ -420,6 +421,49 @@ pub fn write_inside_with(
     }
     unregister(&temp);
     result.map(|_| target)
+}
+
+/// Creates the folders from `root` down to `folder` (inside it) one at a
+/// time, never through a symbolic link: a component that is a link (or a
+/// file) is refused before anything is created below it. `root` is the
+/// output folder as the user named it, links resolved.
+pub fn create_folders_inside(root: &Path, folder: &Path, relative: &str) -> Result<()> {
+    let below = folder.strip_prefix(root).map_err(|_| {
+        Error::internal(format!(
+            "{} is not inside {}",
+            folder.display(),
+            root.display()
+        ))
+    })?;
+    let mut at = root.to_path_buf();
+    for component in below.components() {
+        at.push(component);
+        let refuse = |what: &str| {
+            Err(Error::invalid(format!(
+                "refusing to write `{relative}`: `{}` is {what}",
+                at.display()
+            ))
+            .with_hint("remove it, or write into another folder"))
+        };
+        match std::fs::symlink_metadata(&at) {
+            Ok(meta) if meta.is_dir() => continue,
+            Ok(meta) if meta.file_type().is_symlink() => return refuse("a symbolic link"),
+            Ok(_) => return refuse("a file, not a folder"),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(Error::io(&at, e)),
+        }
+        match std::fs::create_dir(&at) {
+            Ok(()) => {}
+            // Made meanwhile by another thread: fine if it is a real folder.
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                if !std::fs::symlink_metadata(&at).is_ok_and(|m| m.is_dir()) {
+                    return refuse("not a folder");
+                }
+            }
+            Err(e) => return Err(Error::io(&at, e)),
+        }
+    }
+    Ok(())
 }
 
 /// Publishes staged files: first removes `remove_first` (files being
@@ -541,6 +585,10 @@ impl Drop for OutputLock {
 /// Identity of a file as written: size, modification time, and (on Unix)
 /// inode and change time. Rewriting, truncating or replacing the file
 /// changes the change time or the inode, which no user tool can set back.
+/// On Windows, where std has no stable file index or change time, the
+/// creation time takes the change time's place and the inode is 0: an edit
+/// in place that keeps the size and sets the modification time back goes
+/// unseen there by development builds (release builds hash every input).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FileStamp {
     pub size: u64,
@@ -570,8 +618,17 @@ impl FileStamp {
                 i128::from(meta.ctime()) * 1_000_000_000 + i128::from(meta.ctime_nsec()),
             )
         };
+        // Elsewhere (Windows) std offers no stable file index or change
+        // time: the creation time stands in for the change time (a file
+        // written anew under the name gets a new one), the inode stays 0.
         #[cfg(not(unix))]
-        let (inode, changed_ns) = (0, 0);
+        let (inode, changed_ns) = (
+            0,
+            meta.created()
+                .ok()
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                .map_or(0, |d| d.as_nanos() as i128),
+        );
         FileStamp {
             size: meta.len(),
             modified_ns,

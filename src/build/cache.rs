@@ -1,10 +1,15 @@
 //! The incremental build cache, under `<output>/.zenpak-cache/`.
 //!
-//! - `files.json` ([`FileIndex`], binary): for every input file, its size,
-//!   modification time and BLAKE3 hash, sorted by path. A file whose size
-//!   and time are unchanged is not read again; one whose time changed is
-//!   hashed again, so touching a file without changing it costs a hash, not
-//!   a conversion.
+//! - `files.json` ([`FileIndex`], binary): for every input file, its stamp
+//!   ([`crate::publish::FileStamp`]: size, modification time, change time
+//!   and inode number) and BLAKE3 hash, sorted by path. A development build
+//!   does not read again a file whose whole stamp is unchanged; one whose
+//!   stamp differs in anything is hashed again, so touching a file without
+//!   changing it costs a hash, not a conversion. Copy tools and archives can
+//!   set a file's size and modification time back, never its change time or
+//!   inode, so an edit is always seen. A release build (`--release`,
+//!   `package`) and a `--force` build hash every input and never read the
+//!   index: their output depends on the bytes alone.
 //! - `packages/<key>.zpc`: a converted package, under a key that hashes
 //!   everything its conversion depends on (its files' contents, its name, the
 //!   engine version, the profile, the mappings and zenpak's version).
@@ -26,7 +31,6 @@
 //! hold the earlier builds' replaced chunks, so its bytes depend on history.
 
 use std::path::{Path, PathBuf};
-use std::time::UNIX_EPOCH;
 
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -40,30 +44,86 @@ pub const CACHE_DIR: &str = ".zenpak-cache";
 /// A BLAKE3 hash.
 pub type Hash = [u8; 32];
 
-/// What the cache remembers of one input file.
+/// How much a build takes from the cache on its stamps alone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Trust {
+    /// A development build: what the stamps say is unchanged is not read again.
+    Stamps,
+    /// A release build: every cached thing is checked against the hash of
+    /// what it was made from.
+    Contents,
+    /// A `--force` build: nothing cached is read.
+    Nothing,
+}
+
+impl Trust {
+    pub fn of(force: bool, release: bool) -> Trust {
+        match (force, release) {
+            (true, _) => Trust::Nothing,
+            (false, true) => Trust::Contents,
+            (false, false) => Trust::Stamps,
+        }
+    }
+}
+
+/// What the cache remembers of one input file: its stamp on disk and the
+/// BLAKE3 of its contents.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FileStamp {
-    pub size: u64,
-    pub modified_ns: u128,
+    pub file: crate::publish::FileStamp,
     pub hash: Hash,
 }
 
 /// Marks the file index and its layout; bump when the layout changes.
-const INDEX_MAGIC: &[u8; 8] = b"ZPKFI\x00\x00\x02";
+const INDEX_MAGIC: &[u8; 8] = b"ZPKFI\x00\x00\x03";
+
+/// Bytes of a [`crate::publish::FileStamp`] as the cache stores it.
+const STAMP_BYTES: usize = 48;
+
+/// A disk stamp as the cache stores it: size, modification time (u128 as
+/// two u64, low first), inode, change time (i128 the same way); all
+/// little-endian.
+fn encode_stamp(stamp: &crate::publish::FileStamp) -> [u8; STAMP_BYTES] {
+    let mut out = [0u8; STAMP_BYTES];
+    let fields = [
+        stamp.size,
+        stamp.modified_ns as u64,
+        (stamp.modified_ns >> 64) as u64,
+        stamp.inode,
+        stamp.changed_ns as u64,
+        (stamp.changed_ns >> 64) as u64,
+    ];
+    for (slot, field) in out.chunks_exact_mut(8).zip(fields) {
+        slot.copy_from_slice(&field.to_le_bytes());
+    }
+    out
+}
+
+/// The stamp [`encode_stamp`] wrote.
+fn decode_stamp(bytes: &[u8; STAMP_BYTES]) -> crate::publish::FileStamp {
+    let u64_at = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap());
+    let wide = |at: usize| u128::from(u64_at(at)) | (u128::from(u64_at(at + 8)) << 64);
+    crate::publish::FileStamp {
+        size: u64_at(0),
+        modified_ns: wide(8),
+        inode: u64_at(24),
+        changed_ns: wide(32) as i128,
+    }
+}
 
 /// The longest path an index entry may hold; a longer one means the file is
 /// damaged (and it is then not used further).
 const MAX_INDEX_PATH: usize = 64 * 1024;
 
-/// Size, modification time and content hash of every input file seen by the
-/// last build (`files.json`, binary despite its historical name). A
+/// Stamp and content hash of every input file seen by the last build
+/// (`files.json`, binary despite its historical name). A
 /// no-change rebuild consults it for every input, so it is small; its
 /// entries are sorted by path, so it is read as a stream merged with this
 /// build's sorted paths and never held in memory whole.
 ///
 /// Layout: magic, entry count (u32), then per entry the path's length (u32)
-/// and UTF-8 bytes, size (u64), modification time in ns (u128 as two u64,
-/// low first) and BLAKE3 hash (32 bytes); all little-endian.
+/// and UTF-8 bytes, the stamp ([`encode_stamp`], 48 bytes) and BLAKE3 hash
+/// (32 bytes); all little-endian.
 pub struct FileIndex;
 
 /// Stamps of one build's input files, in the order they were asked for.
@@ -78,39 +138,44 @@ pub struct Stamps {
 /// Stamp of a file the index did not know: its time never matches, so the
 /// file is hashed.
 const UNKNOWN: FileStamp = FileStamp {
-    size: 0,
-    modified_ns: 0,
+    file: crate::publish::FileStamp {
+        size: 0,
+        modified_ns: 0,
+        inode: 0,
+        changed_ns: 0,
+    },
     hash: [0; 32],
 };
 
 impl FileIndex {
-    /// Stamps of `paths` (in parallel), reusing the content hash the index
-    /// at `index` recorded for every file whose size and modification time
-    /// are unchanged. A missing or damaged index only means more hashing.
-    pub fn refresh(index: &Path, paths: &[&Path]) -> Result<Stamps> {
+    /// Stamps of `paths` (in parallel). With `index` (a development build),
+    /// the content hash that index recorded is reused for every file whose
+    /// whole stamp is unchanged; without it (`--release`, `package`,
+    /// `--force`), every file is hashed. A missing or damaged index only
+    /// means more hashing.
+    pub fn refresh(index: Option<&Path>, paths: &[&Path]) -> Result<Stamps> {
         let keys: Vec<std::borrow::Cow<'_, str>> =
             paths.iter().map(|p| p.to_string_lossy()).collect();
         let mut stamps = vec![UNKNOWN; paths.len()];
-        let (indexed, found) = Self::merge(index, &keys, &mut stamps);
-        let all_reused = std::sync::atomic::AtomicBool::new(true);
+        let (indexed, found) = match index {
+            Some(index) => Self::merge(index, &keys, &mut stamps),
+            None => (0, 0),
+        };
+        let all_reused = std::sync::atomic::AtomicBool::new(index.is_some());
         stamps.par_iter_mut().zip(paths.par_iter()).try_for_each(
             |(stamp, path)| -> Result<()> {
                 let meta = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
-                let modified_ns = meta
-                    .modified()
-                    .ok()
-                    .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
-                    .map_or(0, |d| d.as_nanos());
-                let size = meta.len();
-                if stamp.size == size && stamp.modified_ns == modified_ns && modified_ns != 0 {
+                let file = crate::publish::FileStamp::from_metadata(&meta);
+                if stamp.file == file && file.modified_ns != 0 {
                     return Ok(());
                 }
                 all_reused.store(false, std::sync::atomic::Ordering::Relaxed);
-                *stamp = FileStamp {
-                    size,
-                    modified_ns,
-                    hash: hash_file(path)?,
+                let hash = if file.size > LARGE_FILE {
+                    hash_large_file(path)?
+                } else {
+                    hash_file(path)?
                 };
+                *stamp = FileStamp { file, hash };
                 Ok(())
             },
         )?;
@@ -184,9 +249,7 @@ impl FileIndex {
                     let (key, stamp) = (keys[i].as_bytes(), &stamps[i]);
                     out.write_all(&(key.len() as u32).to_le_bytes())?;
                     out.write_all(key)?;
-                    out.write_all(&stamp.size.to_le_bytes())?;
-                    out.write_all(&(stamp.modified_ns as u64).to_le_bytes())?;
-                    out.write_all(&((stamp.modified_ns >> 64) as u64).to_le_bytes())?;
+                    out.write_all(&encode_stamp(&stamp.file))?;
                     out.write_all(&stamp.hash)?;
                 }
                 out.flush()
@@ -214,15 +277,16 @@ fn read_index_entry(reader: &mut impl std::io::Read, path: &mut Vec<u8>) -> Opti
     }
     path.resize(len, 0);
     reader.read_exact(path).ok()?;
-    let mut fields = [0u8; 8 + 16 + 32];
+    let mut fields = [0u8; STAMP_BYTES + 32];
     reader.read_exact(&mut fields).ok()?;
-    let u64_at = |at: usize| u64::from_le_bytes(fields[at..at + 8].try_into().unwrap());
     Some(FileStamp {
-        size: u64_at(0),
-        modified_ns: u128::from(u64_at(8)) | (u128::from(u64_at(16)) << 64),
-        hash: fields[24..].try_into().unwrap(),
+        file: decode_stamp(fields[..STAMP_BYTES].try_into().unwrap()),
+        hash: fields[STAMP_BYTES..].try_into().unwrap(),
     })
 }
+
+/// Files larger than this are hashed in pieces on every core ([`hash_large_file`]).
+const LARGE_FILE: u64 = 8 << 20;
 
 /// BLAKE3 of a file's contents.
 pub fn hash_file(path: &Path) -> Result<Hash> {
@@ -532,21 +596,11 @@ impl ContainerRecord {
     }
 
     fn write_stamp(w: &mut Writer, stamp: &crate::publish::FileStamp) {
-        w.u64(stamp.size);
-        w.u64(stamp.modified_ns as u64);
-        w.u64((stamp.modified_ns >> 64) as u64);
-        w.u64(stamp.inode);
-        w.u64(stamp.changed_ns as u64);
-        w.u64((stamp.changed_ns >> 64) as u64);
+        w.bytes(&encode_stamp(stamp));
     }
 
     fn read_stamp(r: &mut Reader) -> Result<crate::publish::FileStamp> {
-        Ok(crate::publish::FileStamp {
-            size: r.u64()?,
-            modified_ns: u128::from(r.u64()?) | (u128::from(r.u64()?) << 64),
-            inode: r.u64()?,
-            changed_ns: (u128::from(r.u64()?) | (u128::from(r.u64()?) << 64)) as i128,
-        })
+        Ok(decode_stamp(&r.array::<STAMP_BYTES>()?))
     }
 
     fn encode(&self) -> Vec<u8> {
@@ -612,16 +666,8 @@ mod tests {
             .map(|name| {
                 let path = dir.join(name);
                 std::fs::write(&path, name.as_bytes()).unwrap();
-                let meta = std::fs::metadata(&path).unwrap();
-                let modified_ns = meta
-                    .modified()
-                    .unwrap()
-                    .duration_since(UNIX_EPOCH)
-                    .unwrap()
-                    .as_nanos();
                 let stamp = FileStamp {
-                    size: meta.len(),
-                    modified_ns,
+                    file: crate::publish::FileStamp::of(&path).unwrap(),
                     hash: [name.as_bytes()[0]; 32],
                 };
                 (path, stamp)
@@ -642,7 +688,7 @@ mod tests {
         let stamps: Vec<FileStamp> = files.iter().map(|(_, s)| *s).collect();
         FileIndex::save(&index, &paths, &stamps).unwrap();
 
-        let same = FileIndex::refresh(&index, &paths).unwrap();
+        let same = FileIndex::refresh(Some(&index), &paths).unwrap();
         assert_eq!(same.stamps, stamps);
         assert!(same.unchanged);
 
@@ -650,7 +696,7 @@ mod tests {
         let extra = dir.path().join("0-new");
         std::fs::write(&extra, b"new").unwrap();
         let asked = [paths[4], extra.as_path(), paths[0], paths[2], paths[1]];
-        let refreshed = FileIndex::refresh(&index, &asked).unwrap();
+        let refreshed = FileIndex::refresh(Some(&index), &asked).unwrap();
         assert!(!refreshed.unchanged);
         assert_eq!(refreshed.stamps[0], stamps[4]);
         assert_eq!(refreshed.stamps[1].hash, real_hash(&extra));
@@ -679,7 +725,7 @@ mod tests {
         let whole = std::fs::read(&index).unwrap();
         // Cut in the middle of an entry: the entries before it still count.
         std::fs::write(&index, &whole[..whole.len() - 30]).unwrap();
-        let cut = FileIndex::refresh(&index, &paths).unwrap();
+        let cut = FileIndex::refresh(Some(&index), &paths).unwrap();
         assert!(!cut.unchanged);
         assert_eq!(rehashed(&cut), 1);
 
@@ -691,7 +737,7 @@ mod tests {
         long_path[12..16].copy_from_slice(&u32::MAX.to_le_bytes());
         for bytes in [other_version, long_path, vec![0x5a; 300], Vec::new()] {
             std::fs::write(&index, &bytes).unwrap();
-            let refreshed = FileIndex::refresh(&index, &paths).unwrap();
+            let refreshed = FileIndex::refresh(Some(&index), &paths).unwrap();
             assert!(!refreshed.unchanged);
             assert_eq!(rehashed(&refreshed), paths.len());
         }
@@ -700,11 +746,11 @@ mod tests {
         let (first, second) = (&paths[1], &paths[3]); // `a`, `b`
         FileIndex::save(&index, &[*first, *second], &[stamps[1], stamps[3]]).unwrap();
         let written = std::fs::read(&index).unwrap();
-        let entry = 4 + first.to_string_lossy().len() + 8 + 16 + 32;
+        let entry = 4 + first.to_string_lossy().len() + STAMP_BYTES + 32;
         let (header, entries) = written.split_at(12);
         let (one, two) = entries.split_at(entry);
         std::fs::write(&index, [header, two, one].concat()).unwrap();
-        let refreshed = FileIndex::refresh(&index, &[*first, *second]).unwrap();
+        let refreshed = FileIndex::refresh(Some(&index), &[*first, *second]).unwrap();
         assert_eq!(refreshed.stamps[1], stamps[3], "the first entry counts");
         assert_eq!(
             refreshed.stamps[0].hash,

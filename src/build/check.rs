@@ -49,17 +49,21 @@ struct PackageCheck {
 pub fn check(manifest: &Manifest) -> Result<CheckReport> {
     manifest.check_output_location()?;
     let selection = Selection::new(&manifest.content.include, &manifest.content.exclude)?;
-    let content =
-        match discover::discover(&manifest.content_root(), &manifest.game.project, &selection) {
-            Ok(content) => content,
-            Err(e) if matches!(e.kind(), crate::error::ErrorKind::Many { .. }) => {
-                return Ok(CheckReport {
-                    problems: Diagnostic::from_error(&e),
-                    ..CheckReport::default()
-                })
-            }
-            Err(e) => return Err(e),
-        };
+    let content = match discover::discover(
+        &manifest.content_root(),
+        &manifest.game.project,
+        &selection,
+        manifest.content.follow_links,
+    ) {
+        Ok(content) => content,
+        Err(e) if matches!(e.kind(), crate::error::ErrorKind::Many { .. }) => {
+            return Ok(CheckReport {
+                problems: Diagnostic::from_error(&e),
+                ..CheckReport::default()
+            })
+        }
+        Err(e) => return Err(e),
+    };
     let mut content = content;
     if !manifest.content.paks.is_empty() {
         // Unpacking into the build cache needs the output folder's lock.
@@ -73,6 +77,7 @@ pub fn check(manifest: &Manifest) -> Result<CheckReport> {
             &manifest.game.project,
             cache.dir(),
             &crate::pak::crypto::KeyRing::from_env()?,
+            crate::build::cache::Trust::Stamps,
         )?;
     }
     let mut report = CheckReport {

@@ -229,8 +229,15 @@ pub fn package_name_for(relative_path: &str, project: &str) -> Option<String> {
 /// Walks `root` and returns the selected packages and loose files.
 ///
 /// Errors list every problem found (unmappable package paths, companions
-/// without a header), not just the first.
-pub fn discover(root: &Path, project: &str, selection: &Selection) -> Result<Content> {
+/// without a header), not just the first. `root` may itself be a symbolic
+/// link; a link inside it whose target lies outside it is an error unless
+/// `follow_links` (the manifest's `[content] follow-links`).
+pub fn discover(
+    root: &Path,
+    project: &str,
+    selection: &Selection,
+    follow_links: bool,
+) -> Result<Content> {
     if !root.is_dir() {
         return Err(Error::usage(format!(
             "content root `{}` is not a folder; set `[content] root` in mod.toml to the folder \
@@ -242,7 +249,7 @@ pub fn discover(root: &Path, project: &str, selection: &Selection) -> Result<Con
         groups,
         mut loose_files,
         strays,
-    } = walk(root, selection)?;
+    } = walk(root, selection, follow_links)?;
     let mut packages = packages_of(groups, root, project, selection)?;
     packages.sort_by(|a, b| a.relative_path.cmp(&b.relative_path));
     loose_files.sort_by(|a, b| a.relative_path.cmp(&b.relative_path));
@@ -271,13 +278,19 @@ struct Walked {
 
 /// Walks the content root: package files grouped by package, the other
 /// selected files, and the strays.
-fn walk(root: &Path, selection: &Selection) -> Result<Walked> {
+fn walk(root: &Path, selection: &Selection, follow_links: bool) -> Result<Walked> {
     let mut groups: BTreeMap<String, Group> = BTreeMap::new();
     let mut loose_files = Vec::new();
     let mut strays = Vec::new();
     // Symbolic links are followed (a content folder linked into the mod is
-    // common); walkdir refuses a link back to one of its own parents.
+    // common) while they stay inside the root, or anywhere when the manifest
+    // says so; walkdir refuses a link back to one of its own parents.
     // Walk order does not matter: packages and loose files are sorted by path below.
+    let real_root = if follow_links {
+        None
+    } else {
+        Some(root.canonicalize().map_err(|e| Error::io(root, e))?)
+    };
     for entry in walkdir::WalkDir::new(root).follow_links(true) {
         let entry = entry.map_err(|e| {
             let path = e.path().unwrap_or(root).to_path_buf();
@@ -291,6 +304,9 @@ fn walk(root: &Path, selection: &Selection) -> Result<Walked> {
                 None => Error::usage("cannot read this entry of the content folder").in_file(&path),
             }
         })?;
+        if let Some(real_root) = real_root.as_deref().filter(|_| entry.path_is_symlink()) {
+            check_link_inside(entry.path(), real_root)?;
+        }
         if !entry.file_type().is_file() {
             continue;
         }
@@ -345,6 +361,24 @@ fn walk(root: &Path, selection: &Selection) -> Result<Walked> {
         loose_files,
         strays,
     })
+}
+
+/// Refuses the symbolic link `link` when what it points to lies outside
+/// `real_root` (the content root, links resolved).
+fn check_link_inside(link: &Path, real_root: &Path) -> Result<()> {
+    let target = link.canonicalize().map_err(|e| Error::io(link, e))?;
+    if target.starts_with(real_root) {
+        return Ok(());
+    }
+    Err(Error::usage(format!(
+        "this symbolic link points outside the content root, to `{}`",
+        target.display()
+    ))
+    .in_file(link)
+    .with_hint(
+        "copy what it points to into the content root, remove the link, or set \
+         `[content] follow-links = true` in mod.toml to pack it",
+    ))
 }
 
 /// The packages of the walked groups; every file that cannot be a package

@@ -31,7 +31,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::manifest::Manifest;
 use crate::pak::crypto::AesKey;
 use crate::publish::OutputLock;
-use cache::{ArtifactRecord, BuildRecord, Cache, FileIndex, FileStamp, Hash};
+use cache::{ArtifactRecord, BuildRecord, Cache, FileIndex, FileStamp, Hash, Trust};
 use discover::{Content, PackageSource, Selection};
 use package::Cached;
 
@@ -184,13 +184,18 @@ pub fn build_locked(
         reporter.event(Event::Diagnostic(warning));
     }
     let selection = Selection::new(&manifest.content.include, &manifest.content.exclude)?;
-    let mut content =
-        discover::discover(&manifest.content_root(), &manifest.game.project, &selection)?;
+    let mut content = discover::discover(
+        &manifest.content_root(),
+        &manifest.game.project,
+        &selection,
+        manifest.content.follow_links,
+    )?;
     for warning in std::mem::take(&mut content.warnings) {
         reporter.event(Event::Diagnostic(warning));
     }
     let mut settings = package::Settings::from_manifest(manifest)?;
     let cache = Cache::new(&output_dir, &manifest.artifact_stem());
+    let trust = Trust::of(options.force, options.release);
     cache.create()?;
     pak_input::add_paks(
         &mut content,
@@ -198,6 +203,7 @@ pub fn build_locked(
         &manifest.game.project,
         cache.dir(),
         &input_keys(options)?,
+        trust,
     )?;
 
     // Fingerprint every input file; unchanged files are not read again.
@@ -211,8 +217,12 @@ pub fn build_locked(
     }
     let loose_start = all_files.len();
     all_files.extend(content.loose_files.iter().map(|f| f.path.as_path()));
-    let files = FileIndex::refresh(&cache.files_path(), &all_files)?;
-    let bytes_in: u64 = files.stamps.iter().map(|s| s.size).sum();
+    // A development build trusts the index for files whose whole stamp is
+    // unchanged; a release or forced build hashes every file.
+    let index_path = cache.files_path();
+    let trusted_index = (trust == Trust::Stamps).then_some(index_path.as_path());
+    let files = FileIndex::refresh(trusted_index, &all_files)?;
+    let bytes_in: u64 = files.stamps.iter().map(|s| s.file.size).sum();
 
     let keys: Vec<Hash> = content
         .packages
@@ -234,6 +244,8 @@ pub fn build_locked(
     if !files.unchanged {
         FileIndex::save(&cache.files_path(), &all_files, &files.stamps)?;
     }
+    // What the loose files held when stamped: checked as they are written.
+    let loose_hashes: Vec<Hash> = files.stamps[loose_start..].iter().map(|s| s.hash).collect();
     drop((files, all_files, package_files));
     let artifacts = manifest.artifact_paths();
 
@@ -311,8 +323,8 @@ pub fn build_locked(
 
     crate::publish::check_interrupted()?;
     reporter.event(Event::Writing { stem: &stem });
-    for file in &content.loose_files {
-        for warning in writer.add_loose_file(file)? {
+    for (file, expected) in content.loose_files.iter().zip(&loose_hashes) {
+        for warning in writer.add_loose_file(file, expected)? {
             reporter.event(Event::Diagnostic(warning));
         }
     }
@@ -387,7 +399,7 @@ fn convert_into(
         let source = &content.packages[i];
         let path = cache.package_path(&keys[i]);
         if !options.force {
-            match package::BuiltPackage::load_cached(&path, source) {
+            match package::BuiltPackage::load_cached(&path, &keys[i], source) {
                 Cached::Hit(built) => {
                     reporter.event(Event::Package {
                         source,
@@ -410,7 +422,7 @@ fn convert_into(
             }
         }
         let result = package::convert(source, settings).and_then(|built| {
-            built.save(&path)?;
+            built.save(&path, &keys[i])?;
             Ok(built)
         });
         if let Ok(built) = &result {

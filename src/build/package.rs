@@ -175,7 +175,7 @@ impl BuiltPackage {
 }
 
 /// Marks a cached package file and its layout; bump when the layout changes.
-const CACHE_MAGIC: &[u8; 8] = b"ZPKGC\x00\x00\x03";
+const CACHE_MAGIC: &[u8; 8] = b"ZPKGC\x00\x00\x04";
 
 /// What the cache has for a package.
 #[derive(Debug)]
@@ -212,14 +212,16 @@ fn companion_path(source: &PackageSource, kind: PackageFileKind) -> Option<PathB
 }
 
 impl BuiltPackage {
-    /// Writes the package to the cache, with a BLAKE3 checksum of the entry at
-    /// its end. Not synced to disk and written in place (renames are costly in
+    /// Writes the package to the cache under `key` (recorded in the entry,
+    /// so an entry found under another key's name is known for what it is),
+    /// with a BLAKE3 checksum of the entry at its end. Not synced to disk and written in place (renames are costly in
     /// a folder of thousands of files): a torn or damaged entry fails its
     /// checksum and is converted again. The output folder's lock keeps two
     /// builds from writing the same entry.
-    pub fn save(&self, path: &Path) -> Result<()> {
+    pub fn save(&self, path: &Path, key: &Hash) -> Result<()> {
         let mut w = Writer::with_capacity(self.head.len() + 256);
         w.bytes(CACHE_MAGIC);
+        w.bytes(key);
         w.u64(self.package_id);
         w.fstring_ext(&self.package_name, false);
         w.u64(self.head.len() as u64);
@@ -261,9 +263,12 @@ impl BuiltPackage {
         std::fs::write(path, w.as_slice()).map_err(|e| Error::io(path, e))
     }
 
-    /// Reads a package back from the cache. Its `.uexp` tail and bulk data
-    /// are taken from `source`'s files, which must still have their lengths.
-    pub fn load_cached(path: &Path, source: &PackageSource) -> Cached {
+    /// Reads the package with `key` back from the cache. Its `.uexp` tail
+    /// and bulk data are taken from `source`'s files, which must still have
+    /// their lengths. An entry that is not whole, holds another key, or is
+    /// another package (entries swapped or copied over each other) is
+    /// [`Cached::Damaged`].
+    pub fn load_cached(path: &Path, key: &Hash, source: &PackageSource) -> Cached {
         let Ok(bytes) = std::fs::read(path) else {
             return Cached::Miss;
         };
@@ -285,10 +290,20 @@ impl BuiltPackage {
                 .in_file(path),
             );
         }
-        let (mut built, tail, bulk_lengths) = match Self::decode(body) {
+        let (mut built, tail, bulk_lengths) = match Self::decode(body, key) {
             Ok(decoded) => decoded,
-            Err(e) => return Cached::Damaged(e.in_file(path)),
+            Err(e) => return Cached::Damaged(e.within("build cache entry").in_file(path)),
         };
+        if built.package_name != source.package_name {
+            return Cached::Damaged(
+                Error::invalid(format!(
+                    "the entry holds package `{}`, not `{}`",
+                    built.package_name, source.package_name
+                ))
+                .within("build cache entry")
+                .in_file(path),
+            );
+        }
         if tail > 0 {
             match companion_path(source, PackageFileKind::Exports) {
                 Some(uexp) => built.uexp_tail = Some((uexp, tail)),
@@ -305,9 +320,20 @@ impl BuiltPackage {
     }
 
     /// The cached record, the `.uexp` tail length, and each bulk chunk's kind and length.
-    fn decode(bytes: &[u8]) -> Result<DecodedEntry> {
+    fn decode(bytes: &[u8], key: &Hash) -> Result<DecodedEntry> {
         let mut r = Reader::new(bytes);
         r.bytes(CACHE_MAGIC.len())?;
+        let recorded = r.array::<32>()?;
+        if recorded != *key {
+            return Err(r.error_at(
+                CACHE_MAGIC.len(),
+                format!(
+                    "the entry was made for key {}, not for the key its name says ({})",
+                    crate::hash::hex(&recorded),
+                    crate::hash::hex(key)
+                ),
+            ));
+        }
         let package_id = r.u64()?;
         let package_name = r.fstring()?;
         let at = r.pos();
@@ -643,10 +669,13 @@ impl ContainerWriter {
     /// Adds a file to the companion pak; a UE5 shader library becomes shader
     /// chunks instead (its asset info, read beside it, is then not packed:
     /// loose files come sorted, the library before its asset info).
-    /// Returns the warnings to report.
+    /// Any other file is streamed from disk, hashed on the way: bytes that
+    /// are not the ones fingerprinted as `expected` (the file changed
+    /// during the build) fail the build. Returns the warnings to report.
     pub fn add_loose_file(
         &mut self,
         file: &LooseFile,
+        expected: &Hash,
     ) -> Result<Vec<crate::diagnostic::Diagnostic>> {
         use crate::iostore::shader_library;
         if self.consumed.contains(&file.path) {
@@ -659,8 +688,18 @@ impl ContainerWriter {
             self.consumed.extend(shaders.asset_info);
             return Ok(shaders.warnings);
         }
-        let data = std::fs::read(&file.path).map_err(|e| Error::io(&file.path, e))?;
-        self.builder.add_loose_file(&file.relative_path, &data)?;
+        let read = self
+            .builder
+            .add_loose_file_from(&file.relative_path, &file.path)?;
+        if read != *expected {
+            return Err(Error::new(crate::error::ErrorKind::HashMismatch {
+                algorithm: "BLAKE3",
+                expected: crate::hash::hex(expected),
+                actual: crate::hash::hex(&read),
+            })
+            .in_file(&file.path)
+            .with_hint("the file changed during the build; build again"));
+        }
         Ok(shaders.warnings)
     }
 

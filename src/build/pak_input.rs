@@ -5,9 +5,17 @@
 //! go through the normal conversion and its other files into the companion
 //! pak. Entries are streamed to disk, never held whole in memory, and every
 //! entry's SHA-1 is checked before its file appears (the pak reader's rule).
+//!
+//! The unpacked folder is a cache, and checked as one before it is used:
+//! its record names the pak it came from (stamp and BLAKE3) and every file
+//! written (stamp and BLAKE3). A development build compares stamps, a
+//! release build hashes the pak and every file, a `--force` build unpacks
+//! anew; a folder that differs in anything (a file edited, added, removed
+//! or swapped, a name listed twice) is removed and unpacked again.
 
 use std::path::{Path, PathBuf};
 
+use crate::build::cache::{hash_file, hash_large_file, Trust};
 use crate::build::discover::{self, Content, Selection};
 use crate::error::{Error, Result};
 use crate::pak::crypto::KeyRing;
@@ -25,7 +33,21 @@ fn record_path(dir: &Path) -> PathBuf {
 #[derive(serde::Serialize, serde::Deserialize)]
 struct UnpackRecord {
     pak: FileStamp,
+    /// Hex BLAKE3 of the pak the folder was unpacked from.
+    #[serde(default)]
+    pak_blake3: String,
     files: Vec<String>,
+    /// For each of `files`, what it was when written.
+    #[serde(default)]
+    written: Vec<WrittenFile>,
+}
+
+/// One unpacked file as zenpak wrote it.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct WrittenFile {
+    stamp: FileStamp,
+    /// Hex BLAKE3 of its contents.
+    blake3: String,
 }
 
 fn load_record(dir: &Path) -> Option<UnpackRecord> {
@@ -33,27 +55,154 @@ fn load_record(dir: &Path) -> Option<UnpackRecord> {
     serde_json::from_slice(&bytes).ok()
 }
 
-/// Unpacks `pak` into `dir` unless `dir` already holds this version of it.
-fn unpack_once(pak: &Path, dir: &Path, keys: &KeyRing) -> Result<()> {
-    let stamp = FileStamp::of(pak).map_err(|e| Error::io(pak, e))?;
-    if load_record(dir).is_some_and(|r| r.pak == stamp) {
-        return Ok(());
+/// Whether `dir` holds exactly what `record` says was unpacked there from
+/// `pak`: the record names each file once, each file is there as written
+/// (its stamp, or with [`Trust::Contents`] its hash) and nothing else is
+/// there; and the record was made from this pak (its stamp, or its hash).
+fn is_intact(record: &UnpackRecord, pak: &Path, dir: &Path, trust: Trust) -> Result<bool> {
+    let by_contents = match trust {
+        Trust::Nothing => return Ok(false),
+        Trust::Stamps => false,
+        Trust::Contents => true,
+    };
+    let made_from_pak = if by_contents {
+        crate::hash::hex(&hash_large_file(pak)?) == record.pak_blake3
+    } else {
+        FileStamp::of(pak).map_err(|e| Error::io(pak, e))? == record.pak
+    };
+    if !made_from_pak || record.files.len() != record.written.len() {
+        return Ok(false);
     }
-    remove_unpacked(dir, &mut Vec::new())?;
+    let names: std::collections::BTreeSet<&str> = record.files.iter().map(String::as_str).collect();
+    if names.len() != record.files.len()
+        || names
+            .iter()
+            .any(|n| crate::mount::validate_relative_path(n).is_err())
+    {
+        return Ok(false);
+    }
+    for (name, written) in record.files.iter().zip(&record.written) {
+        let path = dir.join(name);
+        let Ok(meta) = std::fs::symlink_metadata(&path) else {
+            return Ok(false);
+        };
+        let same = meta.is_file()
+            && if by_contents {
+                crate::hash::hex(&hash_file(&path)?) == written.blake3
+            } else {
+                FileStamp::from_metadata(&meta) == written.stamp
+            };
+        if !same {
+            return Ok(false);
+        }
+    }
+    // Nothing but those files: no file added, no link.
+    let mut found = 0;
+    for entry in walkdir::WalkDir::new(dir).min_depth(1) {
+        let Ok(entry) = entry else {
+            return Ok(false);
+        };
+        if entry.file_type().is_dir() {
+            continue;
+        }
+        found += 1;
+        if !entry.file_type().is_file() {
+            return Ok(false);
+        }
+    }
+    Ok(found == names.len())
+}
+
+/// Removes a folder zenpak unpacked a pak into, whatever it holds now
+/// (it is the cache's own); a link in its place is removed, not followed.
+fn remove_folder(dir: &Path) -> Result<()> {
+    match std::fs::symlink_metadata(dir) {
+        Ok(meta) if meta.is_dir() => std::fs::remove_dir_all(dir).map_err(|e| Error::io(dir, e)),
+        Ok(_) => std::fs::remove_file(dir).map_err(|e| Error::io(dir, e)),
+        Err(_) => Ok(()),
+    }
+}
+
+/// A writer that hashes what goes through it.
+struct Hashing<'a> {
+    inner: &'a mut dyn std::io::Write,
+    hasher: blake3::Hasher,
+}
+
+impl std::io::Write for Hashing<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.hasher.update(&buf[..n]);
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+/// Unpacks `pak` into `dir` unless `dir` already holds this version of it,
+/// whole and untouched (checked as far as `trust` says; with
+/// [`Trust::Nothing`] it is always unpacked anew). A pak that lists one
+/// path twice is refused: which of the two the game would read is not
+/// defined.
+fn unpack_once(pak: &Path, dir: &Path, keys: &KeyRing, trust: Trust) -> Result<()> {
+    if let Some(record) = load_record(dir) {
+        if is_intact(&record, pak, dir, trust)? {
+            return Ok(());
+        }
+    }
+    let record_file = record_path(dir);
+    if std::fs::symlink_metadata(&record_file).is_ok() {
+        std::fs::remove_file(&record_file).map_err(|e| Error::io(&record_file, e))?;
+    }
+    remove_folder(dir)?;
+    let stamp = FileStamp::of(pak).map_err(|e| Error::io(pak, e))?;
+    let pak_blake3 = crate::hash::hex(&hash_large_file(pak)?);
     let reader = PakReader::open_with_keys(pak, keys)?;
+    let mut seen = std::collections::BTreeMap::new();
+    for entry in &reader.entries {
+        if let Some(first) = seen.insert(entry.path.to_lowercase(), entry.offset) {
+            return Err(Error::invalid(format!(
+                "the pak lists `{}` twice (records at offsets {first} and {})",
+                entry.path, entry.offset
+            ))
+            .within("pak index")
+            .in_file(pak)
+            .with_hint("which of the two the game reads is not defined: make the pak again with one of them"));
+        }
+    }
+    drop(seen);
     let mut files = Vec::with_capacity(reader.entries.len());
+    let mut written = Vec::with_capacity(reader.entries.len());
     for entry in &reader.entries {
         crate::publish::check_interrupted()?;
         let path = crate::mount::virtual_path(&reader.mount_point, &entry.path);
-        crate::publish::write_inside_with(dir, &path, &mut |w| {
-            reader.read_to(entry, w).map(|_| ())
+        let mut hasher = blake3::Hasher::new();
+        let target = crate::publish::write_inside_with(dir, &path, &mut |w| {
+            let mut hashing = Hashing {
+                inner: w,
+                hasher: blake3::Hasher::new(),
+            };
+            reader.read_to(entry, &mut hashing)?;
+            hasher = hashing.hasher;
+            Ok(())
         })
         .map_err(|e| e.in_file(pak).within(format!("entry `{}`", entry.path)))?;
+        written.push(WrittenFile {
+            stamp: FileStamp::of(&target).map_err(|e| Error::io(&target, e))?,
+            blake3: crate::hash::hex(hasher.finalize().as_bytes()),
+        });
         files.push(path);
     }
-    let record = UnpackRecord { pak: stamp, files };
+    let record = UnpackRecord {
+        pak: stamp,
+        pak_blake3,
+        files,
+        written,
+    };
     let text = serde_json::to_vec(&record).map_err(Error::json)?;
-    crate::publish::write_file(&record_path(dir), |f| {
+    crate::publish::write_file(&record_file, |f| {
         use std::io::Write;
         f.write_all(&text).map_err(|e| Error::io(f.path(), e))
     })
@@ -82,6 +231,7 @@ pub fn add_paks(
     project: &str,
     cache_dir: &Path,
     keys: &KeyRing,
+    trust: Trust,
 ) -> Result<()> {
     if paks.is_empty() {
         return Ok(());
@@ -102,8 +252,8 @@ pub fn add_paks(
             );
         }
         let dir = unpacked_dir(cache_dir, pak);
-        unpack_once(pak, &dir, keys)?;
-        let found = discover::discover(&dir, project, &Selection::new(&[], &[])?)?;
+        unpack_once(pak, &dir, keys, trust)?;
+        let found = discover::discover(&dir, project, &Selection::new(&[], &[])?, false)?;
         let name = pak.display().to_string();
         let paths = found
             .packages

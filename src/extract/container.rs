@@ -907,7 +907,7 @@ impl OutputDir {
                 .contains(&parent)
         };
         if !known(&self.checked) {
-            std::fs::create_dir_all(&parent).map_err(|e| Error::io(&parent, e))?;
+            crate::publish::create_folders_inside(&self.root, &parent, relative)?;
             let real = parent.canonicalize().map_err(|e| Error::io(&parent, e))?;
             if !real.starts_with(&self.root) {
                 return Err(Error::invalid(format!(

@@ -1035,6 +1035,20 @@ impl ContainerBuilder {
         Ok(())
     }
 
+    /// Adds the file at `source` to the companion pak as the loose file
+    /// `path`, streamed from disk (see [`PakWriter::add_file_from`]).
+    /// Returns the BLAKE3 of the bytes read.
+    pub fn add_loose_file_from(&mut self, path: &str, source: &Path) -> Result<[u8; 32]> {
+        let rel = self.relative(path)?.to_string();
+        let hash = self
+            .pak
+            .as_mut()
+            .ok_or_else(|| Error::internal("container is already finished"))?
+            .add_file_from(&rel, source)?;
+        self.loose_files += 1;
+        Ok(hash)
+    }
+
     /// Writes the container header chunk, the TOC and the pak index, then
     /// renames the three files into place.
     // Long on purpose: the TOC is assembled field by field in the order the

@@ -266,15 +266,19 @@ pub fn parse_guid(text: &str) -> Option<[u8; 16]> {
 /// Pads `data` to a multiple of 16 the way the engine does before
 /// encrypting: the pad repeats the data from its start.
 pub fn pad_like_engine(data: &mut Vec<u8>) {
-    let len = data.len();
-    if len == 0 || len.is_multiple_of(AES_BLOCK) {
-        return;
+    let padding = engine_padding(&data[..data.len().min(AES_BLOCK)], data.len() as u64);
+    data.extend_from_slice(&padding);
+}
+
+/// The padding [`pad_like_engine`] appends to a run of `len` bytes whose
+/// first bytes (up to 16) are `first`: what a writer streaming the run
+/// needs at its end.
+pub fn engine_padding(first: &[u8], len: u64) -> Vec<u8> {
+    if len == 0 || len.is_multiple_of(AES_BLOCK as u64) {
+        return Vec::new();
     }
-    let target = len.next_multiple_of(AES_BLOCK);
-    for i in len..target {
-        let b = data[(i - len) % len];
-        data.push(b);
-    }
+    let pad = (len.next_multiple_of(AES_BLOCK as u64) - len) as usize;
+    (0..pad).map(|k| first[(k as u64 % len) as usize]).collect()
 }
 
 #[cfg(test)]

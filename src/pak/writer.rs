@@ -141,14 +141,21 @@ impl PakWriter {
         Ok(())
     }
 
-    /// Adds a file by its path relative to the mount point.
-    pub fn add_file(&mut self, relative_path: &str, data: &[u8]) -> Result<()> {
+    /// Checks a path to add and claims it: the same path (whatever its
+    /// case) cannot be added twice.
+    fn claim(&mut self, relative_path: &str) -> Result<()> {
         crate::mount::validate_relative_path(relative_path)?;
         if !self.paths.insert(relative_path.to_lowercase()) {
             return Err(Error::usage(format!(
                 "`{relative_path}` is added to the pak twice"
             )));
         }
+        Ok(())
+    }
+
+    /// Adds a file by its path relative to the mount point.
+    pub fn add_file(&mut self, relative_path: &str, data: &[u8]) -> Result<()> {
+        self.claim(relative_path)?;
         let offset = self.position;
         if let Some(cipher) = self.cipher.clone() {
             return self.add_sealed_file(relative_path, data, cipher.as_ref());
@@ -218,6 +225,185 @@ impl PakWriter {
             block_size: entry_block_size(method, data.len()),
         };
         self.push_entry(relative_path, entry, &on_disk)
+    }
+
+    /// [`add_file`](Self::add_file) with the contents of the file at
+    /// `source`, streamed: read, compressed, encrypted, hashed and written
+    /// a block at a time, so memory holds one block whatever the file's
+    /// size (the entry's record, written first in the pak, is filled in
+    /// once the data is written). The bytes are those `add_file` writes.
+    /// Returns the BLAKE3 of what was read. A file that does not have the
+    /// length it had when opened is an error. With a game's own cipher,
+    /// which seals an entry whole, the file is read into memory.
+    pub fn add_file_from(&mut self, relative_path: &str, source: &Path) -> Result<[u8; 32]> {
+        if self.cipher.is_some() {
+            let data = std::fs::read(source).map_err(|e| Error::io(source, e))?;
+            self.add_file(relative_path, &data)?;
+            return Ok(*blake3::hash(&data).as_bytes());
+        }
+        self.claim(relative_path)?;
+        let mut file = File::open(source).map_err(|e| Error::io(source, e))?;
+        let len = file.metadata().map_err(|e| Error::io(source, e))?.len();
+        let offset = self.position;
+        if self.options.compression != Compression::None && len > 0 {
+            if let Some(hash) = self.stream_compressed(relative_path, &mut file, source, len)? {
+                return Ok(hash);
+            }
+            // Compression saved nothing: the entry is stored as is, over
+            // what was written of the compressed one.
+            self.rewind_to(offset)?;
+            std::io::Seek::rewind(&mut file).map_err(|e| Error::io(source, e))?;
+        }
+        self.stream_stored(relative_path, &mut file, source, len)
+    }
+
+    /// Streams `len` bytes of `file` as compressed blocks. `None` (with
+    /// the pak left to be rewound) when they would not be smaller than the
+    /// data, which is then stored as is, as [`add_file`](Self::add_file) does.
+    fn stream_compressed(
+        &mut self,
+        relative_path: &str,
+        file: &mut File,
+        source: &Path,
+        len: u64,
+    ) -> Result<Option<[u8; 32]>> {
+        let offset = self.position;
+        let entry_key = self.entry_key().cloned();
+        let block_count = len.div_ceil(u64::from(PAK_BLOCK_SIZE)) as usize;
+        let record_size = PakEntry::record_size(VERSION, block_count, true);
+        self.emit(&vec![0; record_size as usize])?;
+        let mut content = blake3::Hasher::new();
+        let mut stored_hash = <sha1::Sha1 as sha1::Digest>::new();
+        let mut block_lens = Vec::with_capacity(block_count);
+        let (mut compressed_total, mut stored_total) = (0u64, 0u64);
+        let mut block = vec![0u8; PAK_BLOCK_SIZE as usize];
+        for i in 0..block_count {
+            let start = i as u64 * u64::from(PAK_BLOCK_SIZE);
+            let n = (len - start).min(u64::from(PAK_BLOCK_SIZE)) as usize;
+            read_exactly(file, &mut block[..n], source, len)?;
+            content.update(&block[..n]);
+            let mut compressed = self.options.compression.compress(&block[..n])?;
+            compressed_total += compressed.len() as u64;
+            if compressed_total >= len {
+                return Ok(None);
+            }
+            block_lens.push(compressed.len() as u64);
+            if let Some(key) = &entry_key {
+                pad_like_engine(&mut compressed);
+                key.encrypt(&mut compressed);
+            }
+            sha1::Digest::update(&mut stored_hash, &compressed);
+            stored_total += compressed.len() as u64;
+            self.emit(&compressed)?;
+        }
+        check_at_end(file, source, len)?;
+        let encrypted = entry_key.is_some();
+        let entry = PakEntry {
+            offset,
+            size: stored_total,
+            uncompressed_size: len,
+            method: 1,
+            timestamp: 0,
+            hash: sha1::Digest::finalize(stored_hash).into(),
+            blocks: PakBlock::consecutive(record_size, block_lens.iter().copied(), encrypted),
+            encrypted,
+            deleted: false,
+            block_size: entry_block_size(1, len as usize),
+        };
+        self.fill_record(relative_path, entry, record_size)?;
+        Ok(Some(*content.finalize().as_bytes()))
+    }
+
+    /// Streams `len` bytes of `file` stored as they are (encrypted with
+    /// the key, padded at the end the engine's way).
+    fn stream_stored(
+        &mut self,
+        relative_path: &str,
+        file: &mut File,
+        source: &Path,
+        len: u64,
+    ) -> Result<[u8; 32]> {
+        const PIECE: usize = 1 << 20;
+        let offset = self.position;
+        let entry_key = self.entry_key().cloned();
+        let record_size = PakEntry::record_size(VERSION, 0, false);
+        self.emit(&vec![0; record_size as usize])?;
+        let mut content = blake3::Hasher::new();
+        // The SHA-1 covers the file's length of stored bytes (not the padding).
+        let mut stored_hash = <sha1::Sha1 as sha1::Digest>::new();
+        let mut first = Vec::new();
+        let mut piece = vec![0u8; PIECE.min(len as usize)];
+        let mut done = 0u64;
+        while done < len {
+            let n = (len - done).min(PIECE as u64) as usize;
+            piece.truncate(n);
+            read_exactly(file, &mut piece, source, len)?;
+            content.update(&piece);
+            if first.is_empty() {
+                first = piece[..n.min(16)].to_vec();
+            }
+            done += n as u64;
+            let hashed = piece.len();
+            if let Some(key) = &entry_key {
+                if done == len {
+                    piece.extend_from_slice(&super::crypto::engine_padding(&first, len));
+                }
+                key.encrypt(&mut piece);
+            }
+            sha1::Digest::update(&mut stored_hash, &piece[..hashed]);
+            self.emit(&piece)?;
+        }
+        check_at_end(file, source, len)?;
+        let entry = PakEntry {
+            offset,
+            size: len,
+            uncompressed_size: len,
+            method: 0,
+            timestamp: 0,
+            hash: sha1::Digest::finalize(stored_hash).into(),
+            blocks: Vec::new(),
+            encrypted: entry_key.is_some(),
+            deleted: false,
+            block_size: entry_block_size(0, len as usize),
+        };
+        self.fill_record(relative_path, entry, record_size)?;
+        Ok(*content.finalize().as_bytes())
+    }
+
+    /// Writes `entry`'s record over the `record_size` bytes reserved for it
+    /// at its offset, and lists it for the index.
+    fn fill_record(
+        &mut self,
+        relative_path: &str,
+        entry: PakEntry,
+        record_size: u64,
+    ) -> Result<()> {
+        use std::io::{Seek, SeekFrom};
+        let mut record = Writer::new();
+        entry.write_full(&mut record, VERSION, true);
+        if record.as_slice().len() as u64 != record_size {
+            return Err(Error::internal(format!(
+                "a pak entry record is {} bytes, {record_size} were reserved",
+                record.as_slice().len()
+            )));
+        }
+        let io = |e| Error::io(&self.path, e);
+        self.file.seek(SeekFrom::Start(entry.offset)).map_err(io)?;
+        self.file.write_all(record.as_slice()).map_err(io)?;
+        self.file.seek(SeekFrom::Start(self.position)).map_err(io)?;
+        self.entries.push((relative_path.to_string(), entry));
+        Ok(())
+    }
+
+    /// Cuts the pak back to `offset`, dropping what was written after it.
+    fn rewind_to(&mut self, offset: u64) -> Result<()> {
+        use std::io::{Seek, SeekFrom};
+        let io = |e| Error::io(&self.path, e);
+        self.file.flush().map_err(io)?;
+        self.file.get_ref().set_len(offset).map_err(io)?;
+        self.file.seek(SeekFrom::Start(offset)).map_err(io)?;
+        self.position = offset;
+        Ok(())
     }
 
     /// [`add_file`](Self::add_file) with a game's own cipher: blocks are
@@ -440,6 +626,37 @@ impl PakWriter {
     }
 }
 
+/// Fills `buf` from `file`; the file ending first means it was cut while
+/// being read (it had `len` bytes when opened).
+fn read_exactly(file: &mut File, buf: &mut [u8], source: &Path, len: u64) -> Result<()> {
+    use std::io::Read;
+    file.read_exact(buf).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::UnexpectedEof {
+            changed_while_read(source, len)
+        } else {
+            Error::io(source, e)
+        }
+    })
+}
+
+/// Checks that `file` ends where it did when opened.
+fn check_at_end(file: &mut File, source: &Path, len: u64) -> Result<()> {
+    use std::io::Read;
+    match file.read(&mut [0u8; 1]) {
+        Ok(0) => Ok(()),
+        Ok(_) => Err(changed_while_read(source, len)),
+        Err(e) => Err(Error::io(source, e)),
+    }
+}
+
+fn changed_while_read(source: &Path, len: u64) -> Error {
+    Error::invalid(format!(
+        "the file no longer has the {len} bytes it had when the build opened it"
+    ))
+    .in_file(source)
+    .with_hint("the file changed during the build; build again")
+}
+
 /// The block size an entry records: the pak's block size capped at the
 /// file's length when compressed, 0 when stored as is.
 fn entry_block_size(method: u32, len: usize) -> u32 {
@@ -447,5 +664,112 @@ fn entry_block_size(method: u32, len: usize) -> u32 {
         PAK_BLOCK_SIZE.min(len as u32)
     } else {
         0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Bytes that compress (text), bytes that do not (a pseudo-random
+    /// run), lengths around the block size and the AES block.
+    fn samples() -> Vec<Vec<u8>> {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut noise = |len: usize| -> Vec<u8> {
+            (0..len)
+                .map(|_| {
+                    state ^= state << 13;
+                    state ^= state >> 7;
+                    state ^= state << 17;
+                    state as u8
+                })
+                .collect()
+        };
+        let text: Vec<u8> = b"[Script/Engine.Game]\nValue=1\n"
+            .iter()
+            .copied()
+            .cycle()
+            .take(PAK_BLOCK_SIZE as usize * 2 + 77)
+            .collect();
+        let mut mixed = text.clone();
+        mixed.extend(noise(PAK_BLOCK_SIZE as usize * 3));
+        vec![
+            Vec::new(),
+            b"abc".to_vec(),
+            text,
+            noise(PAK_BLOCK_SIZE as usize + 5),
+            noise(16 * 1000),
+            mixed,
+        ]
+    }
+
+    /// A pak of `files` written from memory and one streamed from disk are
+    /// the same bytes, whatever the compression and key.
+    #[test]
+    fn streamed_files_are_written_as_files_from_memory() {
+        let dir = tempfile::tempdir().unwrap();
+        let files = samples();
+        let sources: Vec<PathBuf> = files
+            .iter()
+            .enumerate()
+            .map(|(i, bytes)| {
+                let path = dir.path().join(format!("source-{i}"));
+                std::fs::write(&path, bytes).unwrap();
+                path
+            })
+            .collect();
+        let key = AesKey::parse(&"ab".repeat(32)).unwrap();
+        for compression in [Compression::None, Compression::Zlib] {
+            for key in [None, Some(key.clone())] {
+                let write = |name: &str, streamed: bool| {
+                    let path = dir.path().join(name);
+                    let options = PakWriterOptions {
+                        compression,
+                        key: key.clone(),
+                        ..PakWriterOptions::default()
+                    };
+                    let mut pak = PakWriter::create_with(&path, options).unwrap();
+                    for (i, (bytes, source)) in files.iter().zip(&sources).enumerate() {
+                        let name = format!("Game/File{i}.bin");
+                        if streamed {
+                            let hash = pak.add_file_from(&name, source).unwrap();
+                            assert_eq!(hash, *blake3::hash(bytes).as_bytes());
+                        } else {
+                            pak.add_file(&name, bytes).unwrap();
+                        }
+                    }
+                    pak.finish().unwrap();
+                    std::fs::read(path).unwrap()
+                };
+                let from_memory = write("memory.pak", false);
+                let streamed = write("streamed.pak", true);
+                assert!(
+                    from_memory == streamed,
+                    "{compression:?}, key: {}",
+                    key.is_some()
+                );
+                let reader = crate::pak::reader::PakReader::open(
+                    &dir.path().join("streamed.pak"),
+                    key.clone(),
+                )
+                .unwrap();
+                for (i, bytes) in files.iter().enumerate() {
+                    let entry = reader.entry(&format!("Game/File{i}.bin")).unwrap();
+                    assert_eq!(&reader.read(entry).unwrap(), bytes);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn an_unreadable_source_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut pak =
+            PakWriter::create_with(&dir.path().join("out.pak"), PakWriterOptions::default())
+                .unwrap();
+        // A source that is a folder cannot be read.
+        assert!(pak.add_file_from("Game/Dir", dir.path()).is_err());
+        let missing = dir.path().join("missing");
+        assert!(pak.add_file_from("Game/Missing", &missing).is_err());
     }
 }

@@ -229,6 +229,7 @@ fn build_game_folder(
             &manifest.content.exclude,
         )
         .unwrap(),
+        manifest.content.follow_links,
     )
     .unwrap();
     let ids: BTreeSet<u64> = header.packages.iter().map(|(id, _)| *id).collect();

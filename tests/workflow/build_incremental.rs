@@ -15,7 +15,7 @@ fn zenpak(dir: &Path, args: &[&str]) -> std::process::Output {
 }
 
 /// A mod made by `zenpak new` holding the 5.6 packages of the shared corpus.
-fn corpus_mod(corpus: &Path, parent: &Path) -> PathBuf {
+pub(crate) fn corpus_mod(corpus: &Path, parent: &Path) -> PathBuf {
     let out = zenpak(
         parent,
         &["new", "Repro", "--engine", "5.6", "--project", "Proj"],
@@ -45,14 +45,14 @@ fn corpus_mod(corpus: &Path, parent: &Path) -> PathBuf {
     repo
 }
 
-fn json_lines(out: &std::process::Output) -> Vec<serde_json::Value> {
+pub(crate) fn json_lines(out: &std::process::Output) -> Vec<serde_json::Value> {
     String::from_utf8_lossy(&out.stdout)
         .lines()
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON: {l}: {e}")))
         .collect()
 }
 
-fn finished(lines: &[serde_json::Value]) -> &serde_json::Value {
+pub(crate) fn finished(lines: &[serde_json::Value]) -> &serde_json::Value {
     lines
         .iter()
         .find(|l| l["reason"] == "build-finished")

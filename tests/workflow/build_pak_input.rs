@@ -59,7 +59,7 @@ fn write_loose(repo: &Path, files: &[(String, Vec<u8>)]) {
     }
 }
 
-fn write_pak(path: &Path, files: &[(String, Vec<u8>)]) {
+pub(crate) fn write_pak(path: &Path, files: &[(String, Vec<u8>)]) {
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
     let mut pak =
         PakWriter::create(path, 11, "../../../", Compression::Zlib, None, [0; 16]).unwrap();
@@ -69,7 +69,7 @@ fn write_pak(path: &Path, files: &[(String, Vec<u8>)]) {
     pak.finish().unwrap();
 }
 
-fn add_paks(manifest: &Path, paks: &[&str]) {
+pub(crate) fn add_paks(manifest: &Path, paks: &[&str]) {
     let text = std::fs::read_to_string(manifest).unwrap();
     let list: Vec<String> = paks.iter().map(|p| format!("\"{p}\"")).collect();
     let text = text.replacen(

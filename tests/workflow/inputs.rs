@@ -1,0 +1,591 @@
+//! What a build takes in is what it ships: an edit that keeps a file's size
+//! and time, a cache entry swapped or edited, a symlink out of the content
+//! folder, a loose file larger than memory should hold. Every test drives
+//! the real binary.
+
+use crate::build_incremental::{corpus_mod, finished, json_lines};
+use crate::common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn zenpak(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_zenpak"))
+        .args(args)
+        .current_dir(dir)
+        .env("NO_COLOR", "1")
+        .env_remove("ZENPAK_AES_KEY")
+        .output()
+        .expect("run zenpak")
+}
+
+/// Runs `args` with `--message-format json`, expecting exit code `code`;
+/// returns the JSON lines.
+fn json(dir: &Path, args: &[&str], code: i32) -> Vec<serde_json::Value> {
+    let mut all = vec!["--message-format", "json"];
+    all.extend_from_slice(args);
+    let out = zenpak(dir, &all);
+    assert_eq!(
+        out.status.code(),
+        Some(code),
+        "zenpak {}\nstdout:\n{}\nstderr:\n{}",
+        args.join(" "),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    json_lines(&out)
+}
+
+/// The error diagnostics of a run.
+fn errors(lines: &[serde_json::Value]) -> Vec<&serde_json::Value> {
+    lines
+        .iter()
+        .filter(|l| l["reason"] == "diagnostic" && l["level"] == "error")
+        .collect()
+}
+
+/// The warnings of a run with this code.
+fn warnings<'a>(lines: &'a [serde_json::Value], code: &str) -> Vec<&'a serde_json::Value> {
+    lines
+        .iter()
+        .filter(|l| l["reason"] == "diagnostic" && l["level"] == "warning" && l["code"] == code)
+        .collect()
+}
+
+/// The `.utoc`, `.ucas` and `.pak` of the mod `stem` in `repo/target`.
+fn triplet(repo: &Path, stem: &str) -> Vec<Vec<u8>> {
+    ["utoc", "ucas", "pak"]
+        .iter()
+        .map(|ext| std::fs::read(repo.join(format!("target/{stem}.{ext}"))).unwrap())
+        .collect()
+}
+
+/// Rewrites `path` in place with `edit` applied to its bytes, keeping its
+/// size and modification time (as `cp -p` or an archive that keeps times
+/// would leave it).
+fn edit_keeping_size_and_time(path: &Path, edit: impl FnOnce(&mut Vec<u8>)) {
+    let before = std::fs::metadata(path).unwrap();
+    let mut bytes = std::fs::read(path).unwrap();
+    let original = bytes.clone();
+    edit(&mut bytes);
+    assert_eq!(bytes.len(), original.len(), "the edit keeps the size");
+    assert_ne!(bytes, original, "the edit changes the bytes");
+    std::fs::write(path, &bytes).unwrap();
+    let file = std::fs::File::options().write(true).open(path).unwrap();
+    file.set_modified(before.modified().unwrap()).unwrap();
+    drop(file);
+    let after = std::fs::metadata(path).unwrap();
+    assert_eq!(after.len(), before.len());
+    assert_eq!(after.modified().unwrap(), before.modified().unwrap());
+}
+
+/// Every file of a container or pak, unpacked by the binary (relative path → bytes).
+fn unpacked(
+    repo: &Path,
+    container: &str,
+    to: &Path,
+) -> std::collections::BTreeMap<String, Vec<u8>> {
+    json(repo, &["unpack", container, to.to_str().unwrap()], 0);
+    common::files_under(to)
+}
+
+const INI: &str = "Cooked/Proj/Config/DefaultGame.ini";
+const UEXP: &str = "Cooked/Proj/Content/LevelPrototyping/Meshes/SM_Cube.uexp";
+
+/// [`corpus_mod`] with a config file holding `ini`.
+fn corpus_mod_with_ini(corpus: &Path, dir: &Path, ini: &str) -> PathBuf {
+    let repo = corpus_mod(corpus, dir);
+    std::fs::create_dir_all(repo.join("Cooked/Proj/Config")).unwrap();
+    std::fs::write(repo.join(INI), ini).unwrap();
+    repo
+}
+
+#[test]
+fn an_edit_that_keeps_size_and_time_is_built() {
+    let Some(corpus) = common::corpus() else {
+        return;
+    };
+    let dir = common::temp_dir("stale");
+    let repo = corpus_mod_with_ini(&corpus, &dir, "[x]\ny=1\n");
+    let flip_last = |bytes: &mut Vec<u8>| {
+        let at = bytes.len() - 5;
+        bytes[at] ^= 0x01;
+    };
+    let set_ini = |value: u8| {
+        let ini = repo.join(INI);
+        let mut bytes = std::fs::read(&ini).unwrap();
+        let at = bytes.len() - 2;
+        bytes[at] = value;
+        edit_keeping_size_and_time(&ini, |b| *b = bytes);
+    };
+
+    // A development build sees the edit: the package is converted again
+    // and the pak holds the new bytes.
+    json(&repo, &["build"], 0);
+    set_ini(b'2');
+    edit_keeping_size_and_time(&repo.join(UEXP), flip_last);
+    let dev = json(&repo, &["build"], 0);
+    assert_eq!(finished(&dev)["converted"], 1, "{}", finished(&dev));
+    let files = unpacked(&repo, "target/Repro_P.pak", &dir.join("dev-pak"));
+    assert_eq!(files["Proj/Config/DefaultGame.ini"], b"[x]\ny=2\n");
+
+    // A release build over a release build: what a forced one writes.
+    json(&repo, &["build", "--release"], 0);
+    set_ini(b'3');
+    edit_keeping_size_and_time(&repo.join(UEXP), flip_last);
+    let release = json(&repo, &["build", "--release"], 0);
+    assert_eq!(finished(&release)["up_to_date"], false);
+    let released = triplet(&repo, "Repro_P");
+    json(&repo, &["build", "--release", "--force"], 0);
+    assert!(
+        released == triplet(&repo, "Repro_P"),
+        "`build --release` after an edit writes what `--release --force` writes"
+    );
+
+    // `package` over a release build ships the edited bytes.
+    set_ini(b'4');
+    edit_keeping_size_and_time(&repo.join(UEXP), flip_last);
+    let package = json(&repo, &["package"], 0);
+    let archive = package
+        .iter()
+        .find(|l| l["reason"] == "release-archive")
+        .expect("a release-archive line");
+    let mut zip =
+        zip::ZipArchive::new(std::fs::File::open(archive["path"].as_str().unwrap()).unwrap())
+            .unwrap();
+    let shipped: Vec<Vec<u8>> = ["utoc", "ucas", "pak"]
+        .iter()
+        .map(|ext| {
+            let mut entry = zip.by_name(&format!("~mods/Repro_P.{ext}")).unwrap();
+            let mut bytes = Vec::new();
+            std::io::Read::read_to_end(&mut entry, &mut bytes).unwrap();
+            bytes
+        })
+        .collect();
+    json(&repo, &["build", "--release", "--force"], 0);
+    assert!(
+        shipped == triplet(&repo, "Repro_P"),
+        "the zip holds what `build --release --force` writes"
+    );
+    let files = unpacked(&repo, "target/Repro_P.pak", &dir.join("package-pak"));
+    assert_eq!(files["Proj/Config/DefaultGame.ini"], b"[x]\ny=4\n");
+}
+
+/// The package entries of the cache of `Repro_P`.
+fn cache_entries(repo: &Path) -> Vec<PathBuf> {
+    let mut entries: Vec<PathBuf> =
+        std::fs::read_dir(repo.join("target/.zenpak-cache/Repro_P/packages"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "zpc"))
+            .collect();
+    entries.sort();
+    entries
+}
+
+#[test]
+fn swapped_cache_entries_are_converted_again() {
+    let Some(corpus) = common::corpus() else {
+        return;
+    };
+    let dir = common::temp_dir("swapped");
+    let repo = corpus_mod(&corpus, &dir);
+    json(&repo, &["build", "--release"], 0);
+    let clean = triplet(&repo, "Repro_P");
+
+    // Two entries' files exchanged (each whole, checksum and all), and a
+    // third overwritten by a copy of the first.
+    let entries = cache_entries(&repo);
+    assert_eq!(entries.len(), 3);
+    let (a, b) = (
+        std::fs::read(&entries[0]).unwrap(),
+        std::fs::read(&entries[1]).unwrap(),
+    );
+    std::fs::write(&entries[0], &b).unwrap();
+    std::fs::write(&entries[1], &a).unwrap();
+    std::fs::write(&entries[2], &b).unwrap();
+    std::fs::remove_file(repo.join("target/Repro_P.utoc")).unwrap();
+
+    let rebuilt = json(&repo, &["build", "--release"], 0);
+    assert_eq!(finished(&rebuilt)["converted"], 3);
+    assert_eq!(warnings(&rebuilt, "cache-damaged").len(), 3);
+    assert!(
+        triplet(&repo, "Repro_P") == clean,
+        "the clean release build's bytes"
+    );
+    // The entries were written again under their keys: used as they are now.
+    let again = json(&repo, &["build", "--release", "--force"], 0);
+    assert!(warnings(&again, "cache-damaged").is_empty());
+    assert!(triplet(&repo, "Repro_P") == clean);
+}
+
+/// A mod whose `[content] paks` holds the corpus's SM_Cube and a config
+/// file; returns the repository.
+fn pak_mod(corpus: &Path, dir: &Path) -> PathBuf {
+    let repo = corpus_mod(corpus, dir);
+    let cube = repo.join("Cooked/Proj/Content/LevelPrototyping/Meshes");
+    let mut in_pak = Vec::new();
+    for ext in ["uasset", "uexp", "ubulk"] {
+        let file = cube.join(format!("SM_Cube.{ext}"));
+        in_pak.push((
+            format!("Proj/Content/LevelPrototyping/Meshes/SM_Cube.{ext}"),
+            std::fs::read(&file).unwrap(),
+        ));
+        std::fs::remove_file(file).unwrap();
+    }
+    in_pak.push((
+        "Proj/Config/FromPak.ini".to_string(),
+        b"[Mod]\nFromPak=1\n".to_vec(),
+    ));
+    crate::build_pak_input::write_pak(&repo.join("Legacy/Old_P.pak"), &in_pak);
+    crate::build_pak_input::add_paks(&repo.join("mod.toml"), &["Legacy/Old_P.pak"]);
+    repo
+}
+
+/// The folder the build unpacked `Legacy/Old_P.pak` into.
+fn unpacked_pak_dir(repo: &Path) -> PathBuf {
+    let paks = repo.join("target/.zenpak-cache/Repro_P/paks");
+    std::fs::read_dir(&paks)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.is_dir())
+        .expect("an unpacked pak")
+}
+
+#[test]
+fn a_tampered_unpacked_pak_is_unpacked_again() {
+    let Some(corpus) = common::corpus() else {
+        return;
+    };
+    let dir = common::temp_dir("pak-cache");
+    let repo = pak_mod(&corpus, &dir);
+    json(&repo, &["build", "--release"], 0);
+    let clean = triplet(&repo, "Repro_P");
+    let unpacked_ini = || unpacked_pak_dir(&repo).join("Proj/Config/FromPak.ini");
+    let unpacked_uexp =
+        || unpacked_pak_dir(&repo).join("Proj/Content/LevelPrototyping/Meshes/SM_Cube.uexp");
+    let flip = |bytes: &mut Vec<u8>| {
+        let at = bytes.len() - 3;
+        bytes[at] ^= 0x01;
+    };
+
+    // `--force` trusts nothing cached.
+    edit_keeping_size_and_time(&unpacked_ini(), flip);
+    edit_keeping_size_and_time(&unpacked_uexp(), flip);
+    json(&repo, &["build", "--release", "--force"], 0);
+    assert!(triplet(&repo, "Repro_P") == clean, "--release --force");
+
+    // A release build checks the folder's hashes.
+    edit_keeping_size_and_time(&unpacked_ini(), flip);
+    edit_keeping_size_and_time(&unpacked_uexp(), flip);
+    std::fs::remove_file(repo.join("target/Repro_P.utoc")).unwrap();
+    json(&repo, &["build", "--release"], 0);
+    assert!(triplet(&repo, "Repro_P") == clean, "--release");
+
+    // A file planted in the folder is not packed.
+    std::fs::write(
+        unpacked_pak_dir(&repo).join("Proj/Config/Planted.ini"),
+        "[x]\n",
+    )
+    .unwrap();
+    std::fs::remove_file(repo.join("target/Repro_P.utoc")).unwrap();
+    json(&repo, &["build", "--release"], 0);
+    assert!(
+        triplet(&repo, "Repro_P") == clean,
+        "nothing planted is packed"
+    );
+
+    // A development build checks the stamps: the pak's own bytes go in.
+    edit_keeping_size_and_time(&unpacked_ini(), flip);
+    json(&repo, &["build"], 0);
+    let files = unpacked(&repo, "target/Repro_P.pak", &dir.join("dev-pak"));
+    assert_eq!(files["Proj/Config/FromPak.ini"], b"[Mod]\nFromPak=1\n");
+    json(&repo, &["build", "--release", "--force"], 0);
+    assert!(triplet(&repo, "Repro_P") == clean);
+}
+
+/// Rewrites the pak at `path` (written by zenpak, version 11, index not
+/// encrypted) so that its directory index lists the entry named `from` as
+/// `to` (same length): the SHA-1s of the directory index and of the primary
+/// index that name it are updated, so the pak reads as well-formed.
+fn rename_in_directory_index(path: &Path, from: &str, to: &str) {
+    use sha1::Digest;
+    use zenpak::pak::index::{PakFooter, PrimaryIndex};
+    assert_eq!(from.len(), to.len());
+    let mut pak = std::fs::read(path).unwrap();
+    let sha1 = |bytes: &[u8]| -> [u8; 20] { sha1::Sha1::digest(bytes).into() };
+    let replace_once = |bytes: &mut [u8], old: &[u8], new: &[u8]| {
+        let hits: Vec<usize> = bytes
+            .windows(old.len())
+            .enumerate()
+            .filter(|(_, w)| *w == old)
+            .map(|(i, _)| i)
+            .collect();
+        assert_eq!(hits.len(), 1, "exactly one occurrence");
+        bytes[hits[0]..hits[0] + new.len()].copy_from_slice(new);
+    };
+    let tail_start = pak.len() - 256;
+    let footer = PakFooter::find(&pak[tail_start..], tail_start as u64).unwrap();
+    let primary_range =
+        footer.index_offset as usize..(footer.index_offset + footer.index_size) as usize;
+    let primary = PrimaryIndex::read(
+        &mut zenpak::binary::Reader::with_base(&pak[primary_range.clone()], footer.index_offset),
+        footer.version,
+    )
+    .unwrap();
+    let fdi = primary.full_directory_index.unwrap();
+    let fdi_range = fdi.offset as usize..(fdi.offset + fdi.size) as usize;
+    assert_eq!(sha1(&pak[fdi_range.clone()]), fdi.hash);
+    replace_once(&mut pak[fdi_range.clone()], from.as_bytes(), to.as_bytes());
+    let new_fdi_hash = sha1(&pak[fdi_range]);
+    replace_once(&mut pak[primary_range.clone()], &fdi.hash, &new_fdi_hash);
+    let new_primary_hash = sha1(&pak[primary_range]);
+    replace_once(
+        &mut pak[tail_start..],
+        &footer.index_hash,
+        &new_primary_hash,
+    );
+    std::fs::write(path, pak).unwrap();
+}
+
+#[test]
+fn a_pak_that_lists_a_path_twice_is_refused() {
+    let Some(corpus) = common::corpus() else {
+        return;
+    };
+    let dir = common::temp_dir("pak-twice");
+    let repo = corpus_mod(&corpus, &dir);
+    let pak = repo.join("Legacy/Old_P.pak");
+    crate::build_pak_input::write_pak(
+        &pak,
+        &[
+            ("Proj/Config/A.ini".to_string(), b"[A]\n".to_vec()),
+            ("Proj/Config/B.ini".to_string(), b"[B]\n".to_vec()),
+        ],
+    );
+    rename_in_directory_index(&pak, "B.ini", "A.ini");
+    // The pak reads as well-formed, with the one path listed twice.
+    json(&repo, &["list", pak.to_str().unwrap()], 0);
+    crate::build_pak_input::add_paks(&repo.join("mod.toml"), &["Legacy/Old_P.pak"]);
+    let lines = json(&repo, &["build"], 1);
+    let errors = errors(&lines);
+    assert_eq!(errors.len(), 1, "{lines:?}");
+    assert_eq!(errors[0]["code"], "format", "{}", errors[0]);
+    assert!(
+        errors[0]["file"].as_str().unwrap().ends_with("Old_P.pak"),
+        "{}",
+        errors[0]
+    );
+    assert!(!repo.join("target/Repro_P.pak").exists());
+}
+
+#[cfg(unix)]
+mod links {
+    use super::*;
+    use std::os::unix::fs::symlink;
+
+    /// A secret outside the mod, and a mod (a few loose files, no packages
+    /// needed) whose content root is `Cooked`.
+    fn linked_mod(dir: &Path) -> (PathBuf, PathBuf) {
+        let secret = dir.join("home/.ssh/id_rsa");
+        std::fs::create_dir_all(secret.parent().unwrap()).unwrap();
+        std::fs::write(&secret, "-----BEGIN PRIVATE KEY-----\n").unwrap();
+        let out = zenpak(
+            dir,
+            &["new", "Linked", "--engine", "5.6", "--project", "Proj"],
+        );
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let repo = dir.join("Linked");
+        std::fs::create_dir_all(repo.join("Cooked/Proj/Config")).unwrap();
+        std::fs::write(repo.join("Cooked/Proj/Config/DefaultGame.ini"), "[x]\n").unwrap();
+        (repo, secret)
+    }
+
+    #[test]
+    fn a_link_out_of_the_content_root_is_refused() {
+        let dir = common::temp_dir("link-out");
+        let (repo, secret) = linked_mod(&dir);
+        let link = repo.join("Cooked/Proj/Config/id_rsa");
+        symlink(&secret, &link).unwrap();
+        for command in ["build", "package"] {
+            let lines = json(&repo, &[command], 2);
+            let errors = errors(&lines);
+            assert_eq!(errors.len(), 1, "{command}: {lines:?}");
+            assert_eq!(errors[0]["code"], "usage");
+            assert_eq!(errors[0]["file"], link.to_str().unwrap(), "{}", errors[0]);
+            let real_secret = secret.canonicalize().unwrap();
+            assert!(
+                errors[0]["message"]
+                    .as_str()
+                    .unwrap()
+                    .contains(real_secret.to_str().unwrap()),
+                "names the target: {}",
+                errors[0]
+            );
+        }
+        assert!(!repo.join("target/Linked_P.pak").exists());
+        assert!(!repo.join("target/package").exists());
+
+        // A link to a folder outside is refused the same way.
+        std::fs::remove_file(&link).unwrap();
+        let folder_link = repo.join("Cooked/Proj/Keys");
+        symlink(secret.parent().unwrap(), &folder_link).unwrap();
+        let lines = json(&repo, &["build"], 2);
+        assert_eq!(errors(&lines)[0]["file"], folder_link.to_str().unwrap());
+        std::fs::remove_file(&folder_link).unwrap();
+
+        // The manifest opts in: the link is followed.
+        symlink(&secret, &link).unwrap();
+        let manifest = repo.join("mod.toml");
+        let text = std::fs::read_to_string(&manifest).unwrap();
+        std::fs::write(
+            &manifest,
+            text.replacen("[content]\n", "[content]\nfollow-links = true\n", 1),
+        )
+        .unwrap();
+        json(&repo, &["build"], 0);
+        let files = unpacked(&repo, "target/Linked_P.pak", &dir.join("followed"));
+        assert_eq!(files["Proj/Config/id_rsa"], std::fs::read(&secret).unwrap());
+
+        // A value of the wrong type names its line.
+        std::fs::write(
+            &manifest,
+            text.replacen("[content]\n", "[content]\nfollow-links = \"yes\"\n", 1),
+        )
+        .unwrap();
+        let lines = json(&repo, &["build"], 2);
+        let error = errors(&lines)[0];
+        let line = text.lines().position(|l| l == "[content]").unwrap() + 2;
+        assert_eq!(error["line"], line as u64, "{error}");
+    }
+
+    #[test]
+    fn links_inside_the_content_root_and_a_linked_root_build() {
+        let dir = common::temp_dir("link-in");
+        let (repo, _) = linked_mod(&dir);
+        // A link inside the root to a file inside it.
+        symlink(
+            repo.join("Cooked/Proj/Config/DefaultGame.ini"),
+            repo.join("Cooked/Proj/Config/Alias.ini"),
+        )
+        .unwrap();
+        json(&repo, &["build"], 0);
+        let files = unpacked(&repo, "target/Linked_P.pak", &dir.join("inside"));
+        assert_eq!(files["Proj/Config/Alias.ini"], b"[x]\n");
+
+        // The content root itself a link to a cooked folder elsewhere.
+        let cooked = dir.join("Editor/Saved/Cooked/Windows");
+        std::fs::create_dir_all(cooked.parent().unwrap()).unwrap();
+        std::fs::rename(repo.join("Cooked"), &cooked).unwrap();
+        symlink(&cooked, repo.join("Cooked")).unwrap();
+        let built = json(&repo, &["build", "--release"], 0);
+        assert_eq!(finished(&built)["loose_files"], 2);
+    }
+
+    #[test]
+    fn unpack_and_extract_create_nothing_through_a_planted_link() {
+        let Some(corpus) = common::corpus() else {
+            return;
+        };
+        let dir = common::temp_dir("planted");
+        let repo = corpus_mod_with_ini(&corpus, &dir, "[x]\n");
+        json(&repo, &["build"], 0);
+        let elsewhere = dir.join("elsewhere");
+        std::fs::create_dir_all(&elsewhere).unwrap();
+        let runs: [(&str, Vec<&str>); 3] = [
+            ("pak", vec!["unpack", "target/Repro_P.pak"]),
+            ("utoc", vec!["unpack", "target/Repro_P.utoc"]),
+            (
+                "extract",
+                vec![
+                    "extract",
+                    "target/Repro_P.utoc",
+                    "--engine",
+                    "5.6",
+                    "--force",
+                    "-o",
+                ],
+            ),
+        ];
+        for (name, args) in runs {
+            let out = dir.join(format!("out-{name}"));
+            std::fs::create_dir_all(&out).unwrap();
+            symlink(&elsewhere, out.join("Proj")).unwrap();
+            let mut args = args.clone();
+            let out_arg = out.to_str().unwrap().to_string();
+            args.push(&out_arg);
+            let lines = json(&repo, &args, 1);
+            assert!(!errors(&lines).is_empty(), "{name}: {lines:?}");
+            assert_eq!(
+                std::fs::read_dir(&elsewhere).unwrap().count(),
+                0,
+                "{name}: nothing created through the link"
+            );
+        }
+    }
+}
+
+/// A writer that only hashes.
+struct HashingSink(blake3::Hasher);
+
+impl std::io::Write for HashingSink {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.update(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_large_loose_file_streams_into_the_pak() {
+    const SIZE: u64 = 256 << 20;
+    let dir = common::temp_dir("large-loose");
+    let out = zenpak(
+        &dir,
+        &["new", "Big", "--engine", "5.6", "--project", "Proj"],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let repo = dir.join("Big");
+    let movie = repo.join("Cooked/Proj/Content/Movies/Intro.bk2");
+    std::fs::create_dir_all(movie.parent().unwrap()).unwrap();
+    // Sparse, with a few bytes written so it is not all zeros.
+    let file = std::fs::File::create(&movie).unwrap();
+    file.set_len(SIZE).unwrap();
+    for at in [0, SIZE / 3, SIZE - 7] {
+        std::os::unix::fs::FileExt::write_all_at(&file, b"zenpak!", at).unwrap();
+    }
+    drop(file);
+    let manifest = repo.join("mod.toml");
+    let (code, stderr, peak) = common::run_measured(&[
+        "build",
+        "--quiet",
+        "--manifest-path",
+        manifest.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    eprintln!("peak RSS building a 256 MiB loose file: {} MiB", peak >> 20);
+    assert!(peak < 128 << 20, "peak RSS {} MiB", peak >> 20);
+
+    let pak = zenpak::pak::reader::PakReader::open(&repo.join("target/Big_P.pak"), None).unwrap();
+    let entry = pak
+        .entry("Proj/Content/Movies/Intro.bk2")
+        .expect("the entry");
+    let mut sink = HashingSink(blake3::Hasher::new());
+    assert_eq!(pak.read_to(entry, &mut sink).unwrap(), SIZE);
+    let mut expected = blake3::Hasher::new();
+    expected
+        .update_reader(std::fs::File::open(&movie).unwrap())
+        .unwrap();
+    assert_eq!(sink.0.finalize(), expected.finalize());
+}
