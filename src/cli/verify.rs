@@ -14,7 +14,11 @@ pub type Args = SourceArgs;
 pub fn run(args: Args, out: &Output) -> Result<()> {
     let view = GameView::open(&args.path, &args.key.keys()?)?;
     out.diagnostics(&view.diagnostics);
-    let report = view.verify();
+    let mut report = view.verify();
+    // Inside the packages: export outer chains, 5.0–5.2 bundle cycles.
+    for container in view.sources().iter().filter_map(|s| s.container.as_ref()) {
+        report.merge(zenpak::zen::verify::verify_packages(container));
+    }
     out.diagnostics(&report.warnings);
     out.diagnostics(&report.errors);
     out.report(args.json, "verified", &report, || {

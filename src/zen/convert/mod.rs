@@ -24,7 +24,9 @@ mod optimize;
 mod source;
 mod store_entry;
 
-pub use optimize::{optimize_export_bundles, ExportGraph};
+pub use optimize::{
+    container_bundles, optimize_export_bundles, rebundle, BundleGraph, ExportBundles, ExportGraph,
+};
 pub use source::{SourceDataResource, SourceExport, SourceImport, SourcePackage, SourceVersioning};
 pub use store_entry::StoreEntryReport;
 
