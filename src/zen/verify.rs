@@ -96,22 +96,34 @@ pub fn verify_packages(container: &Container) -> VerifyReport {
 /// Refuses an export whose outer chain comes back to itself.
 pub fn check_export_outers(package: &ZenPackage) -> Result<()> {
     let count = package.exports.len();
+    let outer = |export: usize| {
+        let outer = package.exports[export].outer_index;
+        (outer.kind() == ObjectIndexKind::Export)
+            .then(|| usize::try_from(outer.0).ok().filter(|&o| o < count))
+            .flatten()
+    };
+    // 0 unseen, 1 on the walk, 2 done.
+    let mut state = vec![0u8; count];
+    let mut walk = Vec::new();
     for start in 0..count {
-        let mut current = start;
-        for _ in 0..=count {
-            let outer = package.exports[current].outer_index;
-            if outer.kind() != ObjectIndexKind::Export || outer.is_null() {
-                break;
+        let mut current = Some(start);
+        while let Some(at) = current {
+            match state[at] {
+                0 => {
+                    state[at] = 1;
+                    walk.push(at);
+                    current = outer(at);
+                }
+                1 => {
+                    return Err(
+                        Error::invalid("the outer chain loops").within(format!("export {at}"))
+                    )
+                }
+                _ => current = None,
             }
-            current = match usize::try_from(outer.0).ok().filter(|&o| o < count) {
-                Some(o) => o,
-                None => break,
-            };
-            if current == start {
-                return Err(
-                    Error::invalid("the outer chain loops").within(format!("export {start}"))
-                );
-            }
+        }
+        for at in walk.drain(..) {
+            state[at] = 2;
         }
     }
     Ok(())
@@ -240,7 +252,11 @@ fn bundle_cycles(packages: &[PackageBundles]) -> Vec<Vec<String>> {
         total += p.bundle_count;
     }
     base.push(total);
-    let by_id: BTreeMap<u64, usize> = packages.iter().enumerate().map(|(i, p)| (p.id, i)).collect();
+    let by_id: BTreeMap<u64, usize> = packages
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (p.id, i))
+        .collect();
     let mut edges: Vec<(usize, usize)> = Vec::new();
     for (i, p) in packages.iter().enumerate() {
         let node = |b: u32| base[i] + b as usize;

@@ -66,7 +66,11 @@ fn build(dir: &Path, extra: &[&str], threads: &str) {
     let out = zenpak()
         .current_dir(dir)
         .env("RAYON_NUM_THREADS", threads)
-        .args(["build", "--manifest-path", dir.join("mod.toml").to_str().unwrap()])
+        .args([
+            "build",
+            "--manifest-path",
+            dir.join("mod.toml").to_str().unwrap(),
+        ])
         .args(extra)
         .output()
         .unwrap();
@@ -185,7 +189,10 @@ fn clay_development_build_relays_packages_whose_bundles_change() {
         let stem = header.file_stem().unwrap().to_string_lossy().into_owned();
         for entry in std::fs::read_dir(header.parent().unwrap()).unwrap() {
             let path = entry.unwrap().path();
-            if path.file_stem().is_some_and(|s| s.to_string_lossy() == stem) {
+            if path
+                .file_stem()
+                .is_some_and(|s| s.to_string_lossy() == stem)
+            {
                 std::fs::copy(&path, to.join(path.file_name().unwrap())).unwrap();
             }
         }
@@ -289,9 +296,13 @@ fn verify_warns_about_a_bundle_cycle() {
     let root = clay_root(&corpus);
     let dir = tempfile::tempdir().unwrap();
     let engine = EngineVersion::UE5_1;
-    let mut builder =
-        ContainerBuilder::create(dir.path(), "ClayAlone_P", engine, ContainerOptions::default())
-            .unwrap();
+    let mut builder = ContainerBuilder::create(
+        dir.path(),
+        "ClayAlone_P",
+        engine,
+        ContainerOptions::default(),
+    )
+    .unwrap();
     for path in clay_headers(&corpus) {
         let files = PackageFiles::load(&path).unwrap();
         let legacy = files.read_package(Some(engine)).unwrap();
@@ -320,8 +331,105 @@ fn verify_warns_about_a_bundle_cycle() {
         .filter(|d| d["code"] == "bundle-cycle")
         .collect();
     assert!(!cycles.is_empty(), "{report}");
-    let named = cycles
-        .iter()
-        .any(|d| d["message"].as_str().unwrap().contains("/Game/FirstPerson/Blueprints/Boomerang"));
+    let named = cycles.iter().any(|d| {
+        d["message"]
+            .as_str()
+            .unwrap()
+            .contains("/Game/FirstPerson/Blueprints/Boomerang")
+    });
     assert!(named, "{report}");
+}
+
+/// The `diagnostic` lines of a `--message-format json` run.
+fn json_diagnostics(stdout: &[u8]) -> Vec<serde_json::Value> {
+    String::from_utf8_lossy(stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|v| v["reason"] == "diagnostic")
+        .collect()
+}
+
+/// Whether a diagnostic is the error of a looping outer chain at `export N`.
+fn is_outer_loop(d: &serde_json::Value, export: &str) -> bool {
+    d["level"] == "error"
+        && d["code"] == "format"
+        && d["structure"]
+            .as_array()
+            .is_some_and(|s| s.iter().any(|p| p == export))
+}
+
+/// An export whose outer chain loops (export 0's outer is export 1, and
+/// export 1's outer is export 0) is refused by `check` and `build` (exit
+/// 1, a format error at `export N`, no container written), and a container
+/// holding such a Zen package fails `verify`.
+#[test]
+fn export_outer_cycles_are_refused() {
+    let Some(corpus) = common::corpus() else {
+        return;
+    };
+    let root = clay_root(&corpus);
+    let relative = "Clay/Content/FirstPerson/Blueprints/BP_FirstPersonGameMode";
+    let source = root.join(format!("{relative}.uasset"));
+    let engine = EngineVersion::UE5_1;
+    let files = PackageFiles::load(&source).unwrap();
+    let mut legacy = files.read_package(Some(engine)).unwrap();
+    assert!(legacy.exports.len() >= 2);
+    legacy.exports[0].outer_index = zenpak::legacy::PackageIndex(2);
+    legacy.exports[1].outer_index = zenpak::legacy::PackageIndex(1);
+
+    let dir = tempfile::tempdir().unwrap();
+    let content = dir.path().join("content");
+    let target = content.join(relative);
+    std::fs::create_dir_all(target.parent().unwrap()).unwrap();
+    std::fs::write(target.with_extension("uasset"), legacy.write().unwrap()).unwrap();
+    std::fs::copy(source.with_extension("uexp"), target.with_extension("uexp")).unwrap();
+    write_manifest(dir.path(), &content);
+
+    for command in ["check", "build"] {
+        let out = zenpak()
+            .current_dir(dir.path())
+            .args([command, "--message-format", "json"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{command}");
+        let diagnostics = json_diagnostics(&out.stdout);
+        assert!(
+            diagnostics
+                .iter()
+                .any(|d| is_outer_loop(d, "export 0") || is_outer_loop(d, "export 1")),
+            "{command}: {diagnostics:?}"
+        );
+    }
+    assert!(!dir.path().join("target/ClayMod_P.utoc").exists());
+
+    // The same loop in a Zen package inside a container.
+    let good = PackageFiles::load(&source).unwrap();
+    let mut converted =
+        zenpak::zen::convert(&good, &good.read_package(Some(engine)).unwrap(), engine, "").unwrap();
+    let package = &mut converted.package;
+    package.exports[0].outer_index = zenpak::zen::PackageObjectIndex::export(1);
+    package.exports[1].outer_index = zenpak::zen::PackageObjectIndex::export(0);
+    let bytes = package.write();
+    let out_dir = dir.path().join("zen");
+    std::fs::create_dir_all(&out_dir).unwrap();
+    let mut builder =
+        ContainerBuilder::create(&out_dir, "Loop_P", engine, ContainerOptions::default()).unwrap();
+    builder
+        .add_package(
+            converted.package_id,
+            &bytes,
+            converted.store_entry.clone(),
+            &format!("{relative}.uasset"),
+        )
+        .unwrap();
+    builder.finish().unwrap();
+    let (code, report) = verify(&out_dir.join("Loop_P.utoc"));
+    assert_eq!(code, Some(1), "{report}");
+    let errors = report["errors"].as_array().unwrap();
+    assert!(
+        errors
+            .iter()
+            .any(|d| is_outer_loop(d, "export 0") || is_outer_loop(d, "export 1")),
+        "{report}"
+    );
 }

@@ -308,6 +308,9 @@ pub fn convert_with(
         ))
         .in_file(&files.path));
     }
+    package
+        .check_outer_chains()
+        .map_err(|e| e.in_file(&files.path))?;
     let source = SourcePackage::from_legacy(package).map_err(|e| e.in_file(&files.path))?;
     let mut bulk = Vec::new();
     for companion in &files.bulk {
