@@ -175,6 +175,7 @@ fn check_package(
     let mut warnings = Vec::new();
     let result = PackageFiles::load(&source.header).and_then(|files| {
         let package = files.read_package(Some(engine))?;
+        package.check_outer_chains()?;
         files.check_exports(&package)?;
         files.check_bulk_data(&package)?;
         warnings.extend(profile.package_warnings(profile_options, &files.path, &package)?);

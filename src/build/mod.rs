@@ -31,6 +31,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::manifest::Manifest;
 use crate::pak::crypto::AesKey;
 use crate::publish::OutputLock;
+use crate::version::ZenLayout;
 use cache::{ArtifactRecord, BuildRecord, Cache, FileIndex, FileStamp, Hash, Trust};
 use discover::{Content, PackageSource, Selection};
 use package::Cached;
@@ -282,6 +283,27 @@ pub fn build_locked(
 
     let stem = manifest.artifact_stem();
     let container_settings = container_settings(manifest, &settings, options);
+    // 5.0–5.2: the engine lays out the export bundles of all the container's
+    // packages together. Every package is converted (or found in the cache)
+    // first, keeping only its export graph; the pass then says which
+    // packages get other bundles than they have alone.
+    let (mut converted, bundles) = if settings.engine.zen_layout() == ZenLayout::GraphData {
+        let (converted, bundles) =
+            container_bundles(&content, &keys, &cache, &settings, options, &reporter)
+                .map_err(|e| engine_guess::explain_failures(e, &content, manifest))?;
+        (converted, Some(bundles))
+    } else {
+        (0, None)
+    };
+    // A package's chunk is its key's, laid out for its bundles.
+    let chunk_keys: Vec<Hash> = match &bundles {
+        Some(bundles) => keys
+            .iter()
+            .zip(bundles)
+            .map(|(key, b)| bundled_key(key, b.as_ref()))
+            .collect(),
+        None => keys.clone(),
+    };
     // A development build extends the container the last build wrote, if
     // the files are still the ones recorded and were made the same way.
     let previous = (!options.force && !options.release)
@@ -292,11 +314,11 @@ pub fn build_locked(
         Some(record) => (Some(record.ucas.size), record.packages),
         None => (None, Default::default()),
     };
-    // The packages whose chunks an extension would keep: same key as then.
+    // The packages whose chunks an extension would keep: same chunk as then.
     let kept: BTreeSet<u64> = content
         .packages
         .iter()
-        .zip(&keys)
+        .zip(&chunk_keys)
         .map(|(p, key)| (crate::hash::package_id(&p.package_name), key))
         .filter(|(id, key)| unchanged.get(id) == Some(*key))
         .map(|(id, _)| id)
@@ -310,16 +332,38 @@ pub fn build_locked(
     )?;
     drop(kept);
     writer.expect_packages(&content.packages);
-    let (converted, package_keys) = convert_into(
+    let mut package_keys = std::collections::BTreeMap::new();
+    let pass = match &bundles {
+        // Converted and reported already: taken from the cache, silently.
+        Some(_) => Pass::Cached,
+        None => Pass::First,
+    };
+    let engine = settings.engine;
+    let fresh = each_package(
         &content,
-        (&keys, &unchanged),
+        &keys,
         &cache,
         &settings,
         options,
         &reporter,
-        &mut writer,
+        pass,
+        &mut |i, mut built| {
+            if let Some(Some(b)) = bundles.as_ref().map(|b| &b[i]) {
+                built
+                    .rebundle(engine, b)
+                    .map_err(|e| e.in_file(&content.packages[i].header))?;
+            }
+            let same = unchanged.get(&built.package_id) == Some(&chunk_keys[i]);
+            writer.add_package(&content.packages[i], &built, same)?;
+            package_keys.insert(built.package_id, chunk_keys[i]);
+            Ok(())
+        },
     )
     .map_err(|e| engine_guess::explain_failures(e, &content, manifest))?;
+    if pass == Pass::First {
+        converted += fresh;
+    }
+    drop(bundles);
 
     crate::publish::check_interrupted()?;
     reporter.event(Event::Writing { stem: &stem });
@@ -375,40 +419,55 @@ pub fn build_locked(
     })
 }
 
+/// How [`each_package`] gets the packages.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Pass {
+    /// Converted, or taken from the cache unless the build is forced;
+    /// each reported.
+    First,
+    /// Taken from the cache that a first pass filled (converted again if
+    /// the entry is gone), not reported again.
+    Cached,
+}
+
 /// Converts (or takes from the cache) every package in batches, in content
-/// order, and streams each batch into the container. Memory holds one
-/// batch's headers, never bulk data. A package whose key is the one
-/// `unchanged` records for its id keeps its chunks in the container being
-/// extended. Returns how many were converted and each package's key by id;
-/// every failure is collected into one error.
-fn convert_into(
+/// order, and gives each to `sink` (one thread, in content order). Memory
+/// holds two batches' headers, never bulk data. Returns how many were
+/// converted; every failure (of conversion or of `sink`'s package) is
+/// collected into one error, and `sink` is given no package after the first.
+#[allow(clippy::too_many_arguments)]
+fn each_package(
     content: &Content,
-    (keys, unchanged): (&[Hash], &std::collections::BTreeMap<u64, Hash>),
+    keys: &[Hash],
     cache: &Cache,
     settings: &package::Settings,
     options: &BuildOptions,
     reporter: &dyn Reporter,
-    writer: &mut package::ContainerWriter,
-) -> Result<(usize, std::collections::BTreeMap<u64, Hash>)> {
+    pass: Pass,
+    sink: &mut (dyn FnMut(usize, package::BuiltPackage) -> Result<()> + Send),
+) -> Result<usize> {
     let batch_size = (rayon::current_num_threads() * 8).max(1);
     let batches: Vec<std::ops::Range<usize>> = (0..content.packages.len())
         .step_by(batch_size)
         .map(|start| start..(start + batch_size).min(content.packages.len()))
         .collect();
+    let report = pass == Pass::First;
     let convert_one = |i| {
         let source = &content.packages[i];
         let path = cache.package_path(&keys[i]);
-        if !options.force {
+        if !options.force || pass == Pass::Cached {
             match package::BuiltPackage::load_cached(&path, &keys[i], source) {
                 Cached::Hit(built) => {
-                    reporter.event(Event::Package {
-                        source,
-                        reused: true,
-                        fixups: &[],
-                    });
+                    if report {
+                        reporter.event(Event::Package {
+                            source,
+                            reused: true,
+                            fixups: &[],
+                        });
+                    }
                     return (Ok(*built), false);
                 }
-                Cached::Damaged(e) => reporter.event(Event::Diagnostic(
+                Cached::Damaged(e) if report => reporter.event(Event::Diagnostic(
                     Diagnostic {
                         code: "cache-damaged".into(),
                         level: crate::diagnostic::Level::Warning,
@@ -418,14 +477,14 @@ fn convert_into(
                         "the package is converted again; nothing damaged reaches the output",
                     ),
                 )),
-                Cached::Miss => {}
+                Cached::Damaged(_) | Cached::Miss => {}
             }
         }
         let result = package::convert(source, settings).and_then(|built| {
             built.save(&path, &keys[i])?;
             Ok(built)
         });
-        if let Ok(built) = &result {
+        if let (Ok(built), true) = (&result, report) {
             for warning in &built.warnings {
                 reporter.event(Event::Diagnostic(warning.clone()));
             }
@@ -442,10 +501,9 @@ fn convert_into(
             range.into_par_iter().map(&convert_one).collect()
         };
     let mut converted = 0;
-    let mut package_keys = std::collections::BTreeMap::new();
     let mut failures: Vec<(usize, Error)> = Vec::new();
-    // Batch N is written (one thread, in content order) while the pool
-    // converts batch N+1: both cores stay busy, and memory holds two batches.
+    // Batch N is given to the sink (one thread, in content order) while the
+    // pool converts batch N+1: both cores stay busy.
     let mut pending = batches.first().cloned().map(&convert_batch);
     for (n, range) in batches.iter().enumerate() {
         crate::publish::check_interrupted()?;
@@ -458,11 +516,7 @@ fn convert_into(
                     let i = range.start + offset;
                     converted += usize::from(fresh && result.is_ok());
                     match result {
-                        Ok(built) if failures.is_empty() => {
-                            let same = unchanged.get(&built.package_id) == Some(&keys[i]);
-                            writer.add_package(&content.packages[i], &built, same)?;
-                            package_keys.insert(built.package_id, keys[i]);
-                        }
+                        Ok(built) if failures.is_empty() => sink(i, built)?,
                         Ok(_) => {}
                         Err(e) => failures.push((i, e)),
                     }
@@ -474,7 +528,7 @@ fn convert_into(
         pending = next_results;
     }
     if failures.is_empty() {
-        return Ok((converted, package_keys));
+        return Ok(converted);
     }
     // The writer's temporaries go when it is dropped: no partial triplet.
     Err(Error::new(ErrorKind::Many {
@@ -485,6 +539,69 @@ fn convert_into(
             .map(|(i, e)| e.in_file(&content.packages[i].header))
             .collect(),
     }))
+}
+
+/// 5.0–5.2: converts (or takes from the cache) every package, keeping
+/// only what the container-wide bundle pass needs of it, and runs the pass
+/// over them all (`zen::container_bundles`). Returns how many were
+/// converted and each package's bundles when they are not its own alone.
+fn container_bundles(
+    content: &Content,
+    keys: &[Hash],
+    cache: &Cache,
+    settings: &package::Settings,
+    options: &BuildOptions,
+    reporter: &dyn Reporter,
+) -> Result<(usize, Vec<Option<crate::zen::ExportBundles>>)> {
+    let mut graphs = Vec::with_capacity(content.packages.len());
+    let mut members = Vec::with_capacity(content.packages.len());
+    let converted = each_package(
+        content,
+        keys,
+        cache,
+        settings,
+        options,
+        reporter,
+        Pass::First,
+        &mut |i, built| {
+            let graph = built
+                .bundle_graph(settings.engine)
+                .map_err(|e| e.in_file(&content.packages[i].header))?;
+            if let Some(graph) = graph {
+                graphs.push(graph);
+                members.push(i);
+            }
+            Ok(())
+        },
+    )?;
+    let found = crate::zen::container_bundles(&graphs)?;
+    drop(graphs);
+    let mut bundles = vec![None; content.packages.len()];
+    for (i, b) in members.into_iter().zip(found) {
+        bundles[i] = b;
+    }
+    Ok((converted, bundles))
+}
+
+/// The key of a package's chunk: its package key, and the bundles the
+/// container-wide pass gave it when they are not its own alone.
+fn bundled_key(key: &Hash, bundles: Option<&crate::zen::ExportBundles>) -> Hash {
+    match bundles {
+        None => *key,
+        Some(bundles) => {
+            let mut hasher = blake3::Hasher::new();
+            hasher.update(b"zenpak bundles\0");
+            hasher.update(key);
+            for bundle in bundles.entries() {
+                hasher.update(&(bundle.len() as u64).to_le_bytes());
+                for entry in bundle {
+                    hasher.update(&entry.export_index.to_le_bytes());
+                    hasher.update(&[entry.command as u8]);
+                }
+            }
+            *hasher.finalize().as_bytes()
+        }
+    }
 }
 
 /// The summary of a build that found its outputs current.

@@ -152,6 +152,9 @@ pub struct BuiltPackage {
     pub store_entry: StoreEntry,
     /// Names of the packages the package references softly.
     pub soft_package_references: Vec<String>,
+    /// 5.0–5.2: the package's commands and their dependencies, for the
+    /// container-wide bundle pass (`zen::container_bundles`).
+    pub export_graph: Option<crate::zen::ExportGraph>,
 }
 
 impl BuiltPackage {
@@ -171,6 +174,48 @@ impl BuiltPackage {
     /// Length of the export-bundle chunk.
     pub fn package_len(&self) -> u64 {
         self.head.len() as u64 + self.uexp_tail.as_ref().map_or(0, |(_, len)| *len)
+    }
+}
+
+impl BuiltPackage {
+    /// 5.0–5.2: what the container-wide bundle pass needs of the package
+    /// (`None` for other layouts).
+    pub fn bundle_graph(&self, engine: EngineVersion) -> Result<Option<crate::zen::BundleGraph>> {
+        let Some(graph) = &self.export_graph else {
+            return Ok(None);
+        };
+        let package = crate::zen::ZenPackage::read_header(&self.head, engine)?;
+        crate::zen::BundleGraph::new(
+            self.package_id,
+            &package,
+            graph,
+            &self.store_entry.imported_packages,
+        )
+        .map(Some)
+    }
+
+    /// Lays the package out for the bundles the container-wide pass gave
+    /// it (`zen::rebundle`): header, export data and store entry.
+    pub fn rebundle(
+        &mut self,
+        engine: EngineVersion,
+        bundles: &crate::zen::ExportBundles,
+    ) -> Result<()> {
+        let graph = self
+            .export_graph
+            .as_ref()
+            .ok_or_else(|| Error::internal("a package without an export graph was rebundled"))?;
+        let mut chunk = std::mem::take(&mut self.head);
+        if let Some((path, _)) = self.uexp_tail.take() {
+            let mut file = std::fs::File::open(&path).map_err(|e| Error::io(&path, e))?;
+            std::io::Read::read_to_end(&mut file, &mut chunk).map_err(|e| Error::io(&path, e))?;
+        }
+        let imported = self.store_entry.imported_packages.len();
+        let (bytes, bundle_count) = crate::zen::rebundle(&chunk, engine, graph, bundles, imported)?;
+        self.head = bytes;
+        self.store_entry.export_bundle_count = bundle_count as i32;
+        self.store_entry.export_bundles_size = self.head.len() as u64;
+        Ok(())
     }
 }
 
@@ -246,6 +291,10 @@ impl BuiltPackage {
         w.u32(self.soft_package_references.len() as u32);
         for name in &self.soft_package_references {
             w.fstring(name);
+        }
+        w.u8(u8::from(self.export_graph.is_some()));
+        if let Some(graph) = &self.export_graph {
+            graph.write(&mut w);
         }
         let checksum = blake3::hash(w.as_slice());
         w.bytes(checksum.as_bytes());
@@ -360,6 +409,10 @@ impl BuiltPackage {
         let shader_map_hashes = (0..n).map(|_| r.array::<20>()).collect::<Result<_>>()?;
         let n = r.count_u32(4)?;
         let soft_package_references = (0..n).map(|_| r.fstring()).collect::<Result<_>>()?;
+        let export_graph = match r.u8()? {
+            0 => None,
+            _ => Some(crate::zen::ExportGraph::read(&mut r)?),
+        };
         if !r.at_end() {
             return Err(r.error("unexpected bytes after the cached package"));
         }
@@ -379,6 +432,7 @@ impl BuiltPackage {
                 ..StoreEntry::default()
             },
             soft_package_references,
+            export_graph,
         };
         Ok((built, tail, bulk_lengths))
     }
@@ -505,6 +559,7 @@ fn convert_loaded(
             .collect(),
         store_entry: converted.store_entry,
         soft_package_references: converted.soft_package_references,
+        export_graph: converted.export_graph,
     })
 }
 

@@ -742,6 +742,49 @@ impl LegacyPackage {
         name.resolve(&self.names)
     }
 
+    /// Refuses an import or export whose outer chain loops back on itself
+    /// (import 1's outer is 2 and 2's outer is 1): its path has no end, and
+    /// the engine would never finish resolving it.
+    pub fn check_outer_chains(&self) -> Result<()> {
+        // Slots: imports, then exports. 0 unseen, 1 on the walk, 2 done.
+        let imports = self.imports.len();
+        let slot = |index: PackageIndex| match index.resolve() {
+            ResolvedIndex::Import(i) if i < imports => Some(i),
+            ResolvedIndex::Export(i) if i < self.exports.len() => Some(imports + i),
+            _ => None,
+        };
+        let outer = |slot: usize| match slot.checked_sub(imports) {
+            None => self.imports[slot].outer_index,
+            Some(e) => self.exports[e].outer_index,
+        };
+        let mut state = vec![0u8; imports + self.exports.len()];
+        let mut walk = Vec::new();
+        for start in 0..state.len() {
+            let mut current = Some(start);
+            while let Some(at) = current {
+                match state[at] {
+                    0 => {
+                        state[at] = 1;
+                        walk.push(at);
+                        current = slot(outer(at));
+                    }
+                    1 => {
+                        let what = match at.checked_sub(imports) {
+                            None => format!("import {at}"),
+                            Some(e) => format!("export {e}"),
+                        };
+                        return Err(Error::invalid("the outer chain loops").within(what));
+                    }
+                    _ => current = None,
+                }
+            }
+            for at in walk.drain(..) {
+                state[at] = 2;
+            }
+        }
+        Ok(())
+    }
+
     /// The package an import belongs to: the name of its outermost import.
     pub fn import_package_name(&self, index: usize) -> Result<String> {
         let mut current = index;

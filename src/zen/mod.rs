@@ -18,10 +18,12 @@ pub mod localization;
 pub mod names;
 pub mod package;
 pub mod records;
+pub mod verify;
 
 pub use convert::{
-    convert, convert_with, optimize_export_bundles, BulkDataKind, ConvertedPackage, ExportData,
-    SourcePackage, StoreEntryReport,
+    container_bundles, convert, convert_with, optimize_export_bundles, rebundle, BulkDataKind,
+    BundleGraph, ConvertedPackage, ExportBundles, ExportData, ExportGraph, SourcePackage,
+    StoreEntryReport,
 };
 pub use names::{ImportedPackageNames, ZenName};
 pub use package::{PackageArcs, ZenPackage, ZenSummary};

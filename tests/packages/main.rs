@@ -9,6 +9,7 @@ mod legacy_mutation;
 mod legacy_versions;
 mod zen_cli;
 mod zen_conformance;
+mod zen_container_bundles;
 mod zen_container_layout;
 mod zen_corpus;
 mod zen_diff;

@@ -24,7 +24,9 @@ mod optimize;
 mod source;
 mod store_entry;
 
-pub use optimize::{optimize_export_bundles, ExportGraph};
+pub use optimize::{
+    container_bundles, optimize_export_bundles, rebundle, BundleGraph, ExportBundles, ExportGraph,
+};
 pub use source::{SourceDataResource, SourceExport, SourceImport, SourcePackage, SourceVersioning};
 pub use store_entry::StoreEntryReport;
 
@@ -306,6 +308,9 @@ pub fn convert_with(
         ))
         .in_file(&files.path));
     }
+    package
+        .check_outer_chains()
+        .map_err(|e| e.in_file(&files.path))?;
     let source = SourcePackage::from_legacy(package).map_err(|e| e.in_file(&files.path))?;
     let mut bulk = Vec::new();
     for companion in &files.bulk {

@@ -4,29 +4,280 @@
 //! called by `CreateTarget` in `IoStoreUtilities.cpp` before
 //! `FinalizePackage`). A package whose commands interleave with another
 //! package's (import cycles inside the container) gets several bundles.
-//! [`optimize_export_bundles`] does that for a set of converted packages
-//! and rewrites those whose bundles change.
+//!
+//! The pass works on small per-package graphs ([`BundleGraph`]: load
+//! order and dependencies, no bytes), so a build can run it over all of a
+//! container's packages without holding them: [`container_bundles`] gives
+//! each package its bundles, [`rebundle`] rewrites a package's bytes for
+//! them. [`optimize_export_bundles`] does both for converted packages.
 
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
 
+use crate::binary::{Reader, Writer};
 use crate::error::{Error, Result};
-use crate::version::ZenLayout;
+use crate::legacy::PackageIndex;
+use crate::version::{EngineVersion, ZenLayout};
 
-use super::super::records::ExportCommand;
-use super::load_order::{ExportDependencies, Node};
+use super::super::package::ZenPackage;
+use super::super::records::{ExportBundleEntry, ExportCommand};
+use super::load_order::{Dependency, ExportDependencies, Node};
 use super::{bundles, ConvertedPackage};
 
-/// What the container-wide bundling needs of one 5.0–5.2 package: its
-/// per-package load order and each command's dependencies.
-#[derive(Debug, Clone)]
+/// What the conversion knows of a 5.0–5.2 package's commands and that its
+/// bytes do not keep: its per-package load order and each command's
+/// preload dependencies. Needed to lay the package out again for other
+/// bundles ([`rebundle`]); a build keeps it in its cache.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ExportGraph {
     pub(super) order: Vec<Node>,
     pub(super) deps: ExportDependencies,
 }
 
-/// A bundle node: (package position, index in that package's load order).
-type BundleNode = (usize, usize);
+impl ExportGraph {
+    /// Appends the graph: export count, load order (export, command), then
+    /// per export its create and serialize dependencies (index, command).
+    pub fn write(&self, w: &mut Writer) {
+        w.u32(self.deps.len() as u32);
+        w.u32(self.order.len() as u32);
+        for node in &self.order {
+            w.u32(node.export as u32);
+            w.u8(node.command as u8);
+        }
+        for (create, serialize) in &self.deps {
+            for list in [create, serialize] {
+                w.u32(list.len() as u32);
+                for d in list {
+                    d.index.write(w);
+                    w.u8(d.command as u8);
+                }
+            }
+        }
+    }
+
+    /// Reads what [`write`](Self::write) wrote, checking every export
+    /// index and that the order holds each command once.
+    pub fn read(r: &mut Reader) -> Result<Self> {
+        let exports = r.count_u32(10)?;
+        let at = r.pos();
+        let count = r.count_u32(5)?;
+        if count != exports * 2 {
+            return Err(r.error_at(
+                at,
+                format!("a load order of {count} commands for {exports} exports"),
+            ));
+        }
+        let command = |r: &mut Reader| -> Result<ExportCommand> {
+            let at = r.pos();
+            let raw = r.u8()?;
+            ExportCommand::from_repr(raw as u32)
+                .ok_or_else(|| r.error_at(at, format!("unknown export command {raw}")))
+        };
+        let mut seen = vec![false; count];
+        let mut order = Vec::with_capacity(count);
+        for _ in 0..count {
+            let at = r.pos();
+            let export = r.u32()? as usize;
+            let node = Node {
+                export,
+                command: command(r)?,
+            };
+            if export >= exports || std::mem::replace(&mut seen[node.slot()], true) {
+                return Err(r.error_at(at, format!("load order entry for export {export}")));
+            }
+            order.push(node);
+        }
+        let mut deps = Vec::with_capacity(exports);
+        for _ in 0..exports {
+            let mut lists: [Vec<Dependency>; 2] = Default::default();
+            for list in &mut lists {
+                let n = r.count_u32(5)?;
+                list.reserve(n);
+                for _ in 0..n {
+                    let at = r.pos();
+                    let index = PackageIndex::read(r)?;
+                    if index.is_null() || index.export().is_some_and(|e| e >= exports) {
+                        return Err(r.error_at(at, format!("dependency on {}", index.0)));
+                    }
+                    list.push(Dependency {
+                        index,
+                        command: command(r)?,
+                    });
+                }
+            }
+            let [create, serialize] = lists;
+            deps.push((create, serialize));
+        }
+        Ok(ExportGraph { order, deps })
+    }
+
+    /// Checks that the graph fits `package` (its export and import counts).
+    fn check_fits(&self, package: &ZenPackage) -> Result<()> {
+        let imports = package.imports.len();
+        let fits = self.deps.len() == package.exports.len()
+            && self.deps.iter().all(|(c, s)| {
+                c.iter()
+                    .chain(s)
+                    .all(|d| d.index.check(imports, self.deps.len()).is_ok())
+            });
+        if fits {
+            Ok(())
+        } else {
+            Err(Error::invalid(
+                "the export graph does not fit the package (export or import counts differ)",
+            ))
+        }
+    }
+}
+
+/// A dependency of a command on another package's export command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct ExternalDependency {
+    package_id: u64,
+    public_export_hash: u64,
+    command: ExportCommand,
+    /// The waiting command's position in the load order.
+    to: u32,
+}
+
+/// What the container-wide pass needs of one 5.0–5.2 package: its id, the
+/// packages it imports, its load order, the dependencies between its
+/// commands (by load-order position) and on other packages' exports, and
+/// its public exports. A few bytes per command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BundleGraph {
+    package_id: u64,
+    imported_packages: Vec<u64>,
+    order: Vec<Node>,
+    /// (from, to) load-order positions, own create → serialize included.
+    internal: Vec<(u32, u32)>,
+    external: Vec<ExternalDependency>,
+    /// (public export hash, export index), sorted.
+    public_exports: Vec<(u64, u32)>,
+}
+
+impl BundleGraph {
+    /// The graph of a package: `package` (its header is enough), the
+    /// conversion's `graph`, and its store entry's imported package ids.
+    pub fn new(
+        package_id: u64,
+        package: &ZenPackage,
+        graph: &ExportGraph,
+        imported_packages: &[u64],
+    ) -> Result<BundleGraph> {
+        graph.check_fits(package)?;
+        let mut position = vec![0u32; graph.order.len()];
+        for (at, node) in graph.order.iter().enumerate() {
+            position[node.slot()] = at as u32;
+        }
+        let mut internal = Vec::new();
+        let mut external = Vec::new();
+        for (export, (create, serialize)) in graph.deps.iter().enumerate() {
+            for (list, command) in [
+                (create, ExportCommand::Create),
+                (serialize, ExportCommand::Serialize),
+            ] {
+                let to = position[Node { export, command }.slot()];
+                if command == ExportCommand::Serialize {
+                    let own = Node {
+                        export,
+                        command: ExportCommand::Create,
+                    };
+                    internal.push((position[own.slot()], to));
+                }
+                for d in list {
+                    if let Some(e) = d.index.export() {
+                        let from = Node {
+                            export: e,
+                            command: d.command,
+                        };
+                        internal.push((position[from.slot()], to));
+                    } else if let Some((package_id, public_export_hash)) = d
+                        .index
+                        .import()
+                        .and_then(|i| import_target(package, imported_packages, i))
+                    {
+                        external.push(ExternalDependency {
+                            package_id,
+                            public_export_hash,
+                            command: d.command,
+                            to,
+                        });
+                    }
+                }
+            }
+        }
+        internal.sort_unstable();
+        internal.dedup();
+        let mut public_exports: Vec<(u64, u32)> = package
+            .exports
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| e.public_export_hash != 0)
+            .map(|(i, e)| (e.public_export_hash, i as u32))
+            .collect();
+        public_exports.sort_unstable();
+        Ok(BundleGraph {
+            package_id,
+            imported_packages: imported_packages.to_vec(),
+            order: graph.order.clone(),
+            internal,
+            external,
+            public_exports,
+        })
+    }
+
+    /// The package's export with this public export hash (the first, as
+    /// the engine finds it).
+    fn public_export(&self, hash: u64) -> Option<usize> {
+        let at = self.public_exports.partition_point(|(h, _)| *h < hash);
+        let (h, export) = *self.public_exports.get(at)?;
+        (h == hash).then_some(export as usize)
+    }
+}
+
+/// (package id, public export hash) of an import of another package's export.
+fn import_target(
+    package: &ZenPackage,
+    imported_packages: &[u64],
+    import: usize,
+) -> Option<(u64, u64)> {
+    let (package_index, hash_index) = package.imports.get(import)?.package_import_parts()?;
+    let id = imported_packages.get(package_index as usize)?;
+    let hash = package
+        .imported_public_export_hashes
+        .get(hash_index as usize)?;
+    Some((*id, *hash))
+}
+
+/// A package's export bundles: each a run of its load order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExportBundles(Vec<Vec<Node>>);
+
+impl ExportBundles {
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Each bundle's entries.
+    pub fn entries(&self) -> Vec<Vec<ExportBundleEntry>> {
+        self.0
+            .iter()
+            .map(|b| {
+                b.iter()
+                    .map(|n| ExportBundleEntry {
+                        export_index: n.export as u32,
+                        command: n.command,
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+}
 
 /// Gives the packages the bundles the engine gives them when it writes
 /// them into one container, and rewrites the ones that change (header,
@@ -36,39 +287,106 @@ pub fn optimize_export_bundles(packages: &mut [ConvertedPackage]) -> Result<()> 
         .filter(|&i| packages[i].export_graph.is_some())
         .filter(|&i| packages[i].package.engine.zen_layout() == ZenLayout::GraphData)
         .collect();
-    if members.is_empty() {
-        return Ok(());
-    }
-    let load_order = packages_in_load_order(packages, &members);
-    let edges = bundle_edges(packages, &load_order)?;
-    let runs = drain(packages, &load_order, &edges)?;
-    for (position, bundles) in runs.into_iter().enumerate() {
-        let package = &mut packages[load_order[position]];
-        if !has_bundles(&package.package, &bundles) {
-            refinalize(package, &bundles)?;
+    let graphs = members
+        .iter()
+        .map(|&i| {
+            let c = &packages[i];
+            let graph = c.export_graph.as_ref().expect("members have graphs");
+            BundleGraph::new(
+                c.package_id,
+                &c.package,
+                graph,
+                &c.store_entry.imported_packages,
+            )
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let bundles = container_bundles(&graphs)?;
+    for (&i, bundles) in members.iter().zip(bundles) {
+        let converted = &mut packages[i];
+        let Some(bundles) = bundles else { continue };
+        if has_bundles(&converted.package, &bundles) {
+            continue;
         }
+        let graph = converted
+            .export_graph
+            .as_ref()
+            .expect("members have graphs");
+        let imported = converted.store_entry.imported_packages.len();
+        let bytes = rebundle_package(&mut converted.package, graph, &bundles, imported)?;
+        converted.store_entry.export_bundle_count =
+            converted.package.export_bundle_headers.len() as i32;
+        converted.store_entry.export_bundles_size = bytes.len() as u64;
+        converted.package_bytes = bytes;
     }
     Ok(())
 }
 
+/// The bundles of each package (in the order given) among all of them;
+/// `None` for a package whose bundles are its one per-package bundle (its
+/// whole load order), as converted alone. Deterministic: the result depends
+/// only on the graphs, not on their order.
+pub fn container_bundles(graphs: &[BundleGraph]) -> Result<Vec<Option<ExportBundles>>> {
+    let load_order = packages_in_load_order(graphs);
+    let nodes = BundleNodes::new(graphs, &load_order)?;
+    let runs = drain(graphs, &load_order, &nodes)?;
+    let mut out = vec![None; graphs.len()];
+    for (position, bundles) in runs.into_iter().enumerate() {
+        let i = load_order[position];
+        let alone = bundles.len() == 1 && bundles[0] == graphs[i].order;
+        if !alone && !graphs[i].order.is_empty() {
+            out[i] = Some(ExportBundles(bundles));
+        }
+    }
+    Ok(out)
+}
+
+/// Rewrites a package's chunk (header and export data, as the conversion
+/// wrote it) for `bundles`: graph data, export data in the new bundle
+/// order. Returns the new chunk and its bundle count.
+pub fn rebundle(
+    chunk: &[u8],
+    engine: EngineVersion,
+    graph: &ExportGraph,
+    bundles: &ExportBundles,
+    imported_packages: usize,
+) -> Result<(Vec<u8>, usize)> {
+    let mut package = ZenPackage::read(chunk, engine)?;
+    graph.check_fits(&package)?;
+    check_bundles(graph, bundles)?;
+    let bytes = rebundle_package(&mut package, graph, bundles, imported_packages)?;
+    Ok((bytes, package.export_bundle_headers.len()))
+}
+
+/// The bundles hold each command of the graph's load order exactly once.
+fn check_bundles(graph: &ExportGraph, bundles: &ExportBundles) -> Result<()> {
+    let mut nodes: Vec<Node> = bundles.0.iter().flatten().copied().collect();
+    let mut order = graph.order.clone();
+    nodes.sort_unstable();
+    order.sort_unstable();
+    if nodes == order {
+        Ok(())
+    } else {
+        Err(Error::internal(
+            "the bundles do not hold the package's commands",
+        ))
+    }
+}
+
 /// `SortPackagesInLoadOrder`: packages by id, then a depth-first walk from
 /// each over "is imported by" (importers by id), reversed, so imported
-/// packages come first; import cycles are cut where they close.
-fn packages_in_load_order(packages: &[ConvertedPackage], members: &[usize]) -> Vec<usize> {
-    let mut by_id: Vec<usize> = members.to_vec();
-    by_id.sort_by_key(|&i| packages[i].package_id);
-    let position: BTreeMap<u64, usize> =
-        by_id.iter().map(|&i| (packages[i].package_id, i)).collect();
+/// packages come first; import cycles are cut where they close. Returns
+/// indices into `graphs`.
+fn packages_in_load_order(graphs: &[BundleGraph]) -> Vec<usize> {
+    let mut by_id: Vec<usize> = (0..graphs.len()).collect();
+    by_id.sort_by_key(|&i| (graphs[i].package_id, i));
+    let position: BTreeMap<u64, usize> = by_id.iter().map(|&i| (graphs[i].package_id, i)).collect();
     let mut importers: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
     for &i in &by_id {
-        for id in &packages[i].store_entry.imported_packages {
+        for id in &graphs[i].imported_packages {
             if let Some(&imported) = position.get(id) {
                 importers.entry(imported).or_default().push(i);
             }
         }
-    }
-    for list in importers.values_mut() {
-        list.sort_by_key(|&i| packages[i].package_id);
     }
     let mut done = BTreeSet::new();
     let mut on_path = BTreeSet::new();
@@ -99,118 +417,91 @@ fn packages_in_load_order(packages: &[ConvertedPackage], members: &[usize]) -> V
     result
 }
 
-/// The bundle nodes each bundle node waits for, within and across packages
+/// Every command of every package as one bundle node, numbered package by
+/// package in load order, and the nodes each node's dependants are
 /// (`OptimizeExportBundles`: internal dependencies, and external ones on
-/// exports of packages in the set, found by public export hash).
-fn bundle_edges(
-    packages: &[ConvertedPackage],
-    load_order: &[usize],
-) -> Result<BTreeMap<BundleNode, BTreeSet<BundleNode>>> {
-    let position: BTreeMap<u64, usize> = load_order
-        .iter()
-        .enumerate()
-        .map(|(p, &i)| (packages[i].package_id, p))
-        .collect();
-    // Each package's node slot → index in its load order.
-    let slot_index: Vec<Vec<usize>> = load_order
-        .iter()
-        .map(|&i| {
-            let graph = packages[i]
-                .export_graph
-                .as_ref()
-                .expect("members have graphs");
-            let mut index = vec![0; graph.order.len()];
-            for (at, node) in graph.order.iter().enumerate() {
-                index[node.slot()] = at;
-            }
-            index
-        })
-        .collect();
-    let mut edges: BTreeMap<BundleNode, BTreeSet<BundleNode>> = BTreeMap::new();
-    for (p, &i) in load_order.iter().enumerate() {
-        let converted = &packages[i];
-        let graph = converted
-            .export_graph
-            .as_ref()
-            .expect("members have graphs");
-        for (export, (create, serialize)) in graph.deps.iter().enumerate() {
-            for (list, command) in [
-                (create, ExportCommand::Create),
-                (serialize, ExportCommand::Serialize),
-            ] {
-                let to = (p, slot_index[p][Node { export, command }.slot()]);
-                if command == ExportCommand::Serialize {
-                    let own = Node {
-                        export,
-                        command: ExportCommand::Create,
-                    };
-                    edges
-                        .entry((p, slot_index[p][own.slot()]))
-                        .or_default()
-                        .insert(to);
-                }
-                for d in list {
-                    let from = match (d.index.export(), d.index.import()) {
-                        (Some(e), _) => Some((
-                            p,
-                            slot_index[p][Node {
-                                export: e,
-                                command: d.command,
-                            }
-                            .slot()],
-                        )),
-                        (_, Some(import)) => external_node(
-                            packages,
-                            load_order,
-                            &position,
-                            &slot_index,
-                            converted,
-                            import,
-                            d.command,
-                        ),
-                        _ => None,
-                    };
-                    if let Some(from) = from {
-                        edges.entry(from).or_default().insert(to);
-                    }
-                }
-            }
-        }
-    }
-    Ok(edges)
+/// exports of packages in the set, found by public export hash), as
+/// compact adjacency lists.
+struct BundleNodes {
+    /// First node of each package (by load-order position), then the total.
+    base: Vec<u32>,
+    /// `targets[first[n]..first[n + 1]]`: the nodes that wait for node n.
+    first: Vec<u32>,
+    targets: Vec<u32>,
 }
 
-/// The bundle node of an import's command when the import's package is in the set.
-fn external_node(
-    packages: &[ConvertedPackage],
-    load_order: &[usize],
-    position: &BTreeMap<u64, usize>,
-    slot_index: &[Vec<usize>],
-    importer: &ConvertedPackage,
-    import: usize,
-    command: ExportCommand,
-) -> Option<BundleNode> {
-    let (package_index, hash_index) = importer
-        .package
-        .imports
-        .get(import)?
-        .package_import_parts()?;
-    let id = importer
-        .store_entry
-        .imported_packages
-        .get(package_index as usize)?;
-    let hash = importer
-        .package
-        .imported_public_export_hashes
-        .get(hash_index as usize)?;
-    let &p = position.get(id)?;
-    let from = &packages[load_order[p]];
-    let export = from
-        .package
-        .exports
-        .iter()
-        .position(|e| e.public_export_hash == *hash)?;
-    Some((p, slot_index[p][Node { export, command }.slot()]))
+impl BundleNodes {
+    fn new(graphs: &[BundleGraph], load_order: &[usize]) -> Result<BundleNodes> {
+        let mut base = Vec::with_capacity(load_order.len() + 1);
+        let mut total = 0u64;
+        for &i in load_order {
+            base.push(total as u32);
+            total += graphs[i].order.len() as u64;
+            if total > u32::MAX as u64 {
+                return Err(Error::unsupported(
+                    "more than 4 billion export commands in one container",
+                ));
+            }
+        }
+        base.push(total as u32);
+        let position: BTreeMap<u64, usize> = load_order
+            .iter()
+            .enumerate()
+            .map(|(p, &i)| (graphs[i].package_id, p))
+            .collect();
+        // Each command slot's node (same numbering as the nodes).
+        let mut node_of_slot = vec![0u32; total as usize];
+        for (p, &i) in load_order.iter().enumerate() {
+            for (at, node) in graphs[i].order.iter().enumerate() {
+                node_of_slot[base[p] as usize + node.slot()] = base[p] + at as u32;
+            }
+        }
+        let mut edges: Vec<(u32, u32)> = Vec::new();
+        for (p, &i) in load_order.iter().enumerate() {
+            let g = &graphs[i];
+            edges.extend(g.internal.iter().map(|&(f, t)| (base[p] + f, base[p] + t)));
+            for d in &g.external {
+                let Some(&q) = position.get(&d.package_id) else {
+                    continue;
+                };
+                let Some(export) = graphs[load_order[q]].public_export(d.public_export_hash) else {
+                    continue;
+                };
+                let slot = Node {
+                    export,
+                    command: d.command,
+                }
+                .slot();
+                edges.push((node_of_slot[base[q] as usize + slot], base[p] + d.to));
+            }
+        }
+        drop(node_of_slot);
+        edges.sort_unstable();
+        edges.dedup();
+        let mut first = vec![0u32; total as usize + 1];
+        for &(from, _) in &edges {
+            first[from as usize + 1] += 1;
+        }
+        for n in 0..total as usize {
+            first[n + 1] += first[n];
+        }
+        let targets = edges.into_iter().map(|(_, to)| to).collect();
+        Ok(BundleNodes {
+            base,
+            first,
+            targets,
+        })
+    }
+
+    fn dependants(&self, node: u32) -> &[u32] {
+        &self.targets[self.first[node as usize] as usize..self.first[node as usize + 1] as usize]
+    }
+
+    /// (package position, index in its load order) of a node.
+    fn locate(&self, node: u32) -> (usize, usize) {
+        let p = self.base.partition_point(|&b| b <= node) - 1;
+        (p, (node - self.base[p]) as usize)
+    }
 }
 
 /// `SortExportBundleGraphNodesInLoadOrder` and the merge after it: packages
@@ -218,57 +509,44 @@ fn external_node(
 /// first) before the next; a package's consecutive nodes form one bundle.
 /// Returns each package's bundles (by load-order position).
 fn drain(
-    packages: &[ConvertedPackage],
+    graphs: &[BundleGraph],
     load_order: &[usize],
-    edges: &BTreeMap<BundleNode, BTreeSet<BundleNode>>,
+    nodes: &BundleNodes,
 ) -> Result<Vec<Vec<Vec<Node>>>> {
-    let orders: Vec<&[Node]> = load_order
-        .iter()
-        .map(|&i| {
-            packages[i]
-                .export_graph
-                .as_ref()
-                .expect("members have graphs")
-                .order
-                .as_slice()
-        })
-        .collect();
-    let mut incoming: BTreeMap<BundleNode, usize> = BTreeMap::new();
-    for targets in edges.values() {
-        for &to in targets {
-            *incoming.entry(to).or_default() += 1;
-        }
+    let total = *nodes.base.last().unwrap_or(&0) as usize;
+    let mut incoming = vec![0u32; total];
+    for &to in &nodes.targets {
+        incoming[to as usize] += 1;
     }
-    let mut ready: Vec<BinaryHeap<Reverse<usize>>> = orders
-        .iter()
-        .enumerate()
-        .map(|(p, order)| {
-            (0..order.len())
-                .filter(|&n| !incoming.contains_key(&(p, n)))
-                .map(Reverse)
+    let mut ready: Vec<BinaryHeap<Reverse<u32>>> = (0..load_order.len())
+        .map(|p| {
+            (nodes.base[p]..nodes.base[p + 1])
+                .filter(|&n| incoming[n as usize] == 0)
+                .map(|n| Reverse(n - nodes.base[p]))
                 .collect()
         })
         .collect();
-    let total: usize = orders.iter().map(|o| o.len()).sum();
-    let mut runs: Vec<Vec<Vec<Node>>> = vec![Vec::new(); orders.len()];
+    let mut runs: Vec<Vec<Vec<Node>>> = vec![Vec::new(); load_order.len()];
     let mut previous = None;
     let mut taken = 0;
     while taken < total {
         let mut progress = false;
-        for p in 0..orders.len() {
+        for p in 0..load_order.len() {
             while let Some(Reverse(n)) = ready[p].pop() {
                 progress = true;
                 taken += 1;
                 if previous != Some(p) || runs[p].is_empty() {
                     runs[p].push(Vec::new());
                 }
-                runs[p].last_mut().expect("just pushed").push(orders[p][n]);
+                let node = graphs[load_order[p]].order[n as usize];
+                runs[p].last_mut().expect("just pushed").push(node);
                 previous = Some(p);
-                for &to in edges.get(&(p, n)).into_iter().flatten() {
-                    let count = incoming.get_mut(&to).expect("counted");
+                for &to in nodes.dependants(nodes.base[p] + n) {
+                    let count = &mut incoming[to as usize];
                     *count -= 1;
                     if *count == 0 {
-                        ready[to.0].push(Reverse(to.1));
+                        let (q, at) = nodes.locate(to);
+                        ready[q].push(Reverse(at as u32));
                     }
                 }
             }
@@ -283,12 +561,12 @@ fn drain(
 }
 
 /// Whether the package already has exactly these bundles.
-fn has_bundles(package: &super::super::package::ZenPackage, bundles: &[Vec<Node>]) -> bool {
-    package.export_bundle_headers.len() == bundles.len()
+fn has_bundles(package: &ZenPackage, bundles: &ExportBundles) -> bool {
+    package.export_bundle_headers.len() == bundles.0.len()
         && package
             .export_bundle_headers
             .iter()
-            .zip(bundles)
+            .zip(&bundles.0)
             .all(|(header, nodes)| {
                 let first = header.first_entry_index as usize;
                 let entries = package
@@ -304,49 +582,48 @@ fn has_bundles(package: &super::super::package::ZenPackage, bundles: &[Vec<Node>
 }
 
 /// Rewrites a package for new bundles: graph data, export data in the new
-/// bundle order, header bytes and store entry.
-fn refinalize(converted: &mut ConvertedPackage, bundles: &[Vec<Node>]) -> Result<()> {
-    let graph = converted
-        .export_graph
-        .as_ref()
-        .expect("members have graphs");
-    let package = &mut converted.package;
+/// bundle order, header; returns the chunk (header and export data).
+fn rebundle_package(
+    package: &mut ZenPackage,
+    graph: &ExportGraph,
+    bundles: &ExportBundles,
+    imported_packages: usize,
+) -> Result<Vec<u8>> {
+    let short = || Error::invalid("the export data is shorter than its exports");
     // Each export's bytes where the current bundle order put them.
     let mut at = 0usize;
     let mut slices = vec![0..0; package.exports.len()];
     for entry in &package.export_bundle_entries {
         if entry.command == ExportCommand::Serialize {
-            let size = package.exports[entry.export_index as usize].cooked_serial_size as usize;
-            slices[entry.export_index as usize] = at..at + size;
-            at += size;
+            let export = entry.export_index as usize;
+            let size = package
+                .exports
+                .get(export)
+                .ok_or_else(|| Error::invalid(format!("bundle entry names export {export}")))?
+                .cooked_serial_size;
+            let end = usize::try_from(size)
+                .ok()
+                .and_then(|size| at.checked_add(size))
+                .filter(|&end| end <= package.export_data.len())
+                .ok_or_else(short)?;
+            slices[export] = at..end;
+            at = end;
         }
     }
-    let tail = package
-        .export_data
-        .get(at..)
-        .ok_or_else(|| Error::internal("export data is shorter than its exports"))?
-        .to_vec();
     let old_data = std::mem::take(&mut package.export_data);
-    let runs: Vec<&[Node]> = bundles.iter().map(|b| b.as_slice()).collect();
-    bundles::graph_data(
-        package,
-        &runs,
-        &graph.deps,
-        converted.store_entry.imported_packages.len(),
-    );
-    for node in bundles.iter().flatten() {
+    let tail = old_data.get(at..).ok_or_else(short)?;
+    let runs: Vec<&[Node]> = bundles.0.iter().map(|b| b.as_slice()).collect();
+    bundles::graph_data(package, &runs, &graph.deps, imported_packages);
+    let mut data = Vec::with_capacity(old_data.len());
+    for node in bundles.0.iter().flatten() {
         if node.command == ExportCommand::Serialize {
-            package
-                .export_data
-                .extend_from_slice(&old_data[slices[node.export].clone()]);
+            data.extend_from_slice(&old_data[slices[node.export].clone()]);
         }
     }
-    package.export_data.extend_from_slice(&tail);
+    data.extend_from_slice(tail);
+    package.export_data = data;
     let (mut bytes, summary) = package.write_header();
     package.summary = summary;
     bytes.extend_from_slice(&package.export_data);
-    converted.store_entry.export_bundle_count = package.export_bundle_headers.len() as i32;
-    converted.store_entry.export_bundles_size = bytes.len() as u64;
-    converted.package_bytes = bytes;
-    Ok(())
+    Ok(bytes)
 }
