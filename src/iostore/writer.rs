@@ -489,7 +489,7 @@ impl ContainerBuilder {
             ..options
         };
         std::fs::create_dir_all(output_dir).map_err(|e| Error::io(output_dir, e))?;
-        let path = |ext: &str| output_dir.join(format!("{base_name}.{ext}"));
+        let path = |ext: &str| super::container_file(output_dir, base_name, ext);
         let (ucas, ucas_write_path, ucas_position) = match &previous {
             Some(previous) => {
                 let extension = Extension::open(&path("ucas"), previous.ucas_len)?;
