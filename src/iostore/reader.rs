@@ -140,8 +140,7 @@ impl Container {
 
     /// Opens `X.utoc`, taking the key its TOC's GUID names from `keys`.
     pub fn open_with_keys(utoc: &Path, keys: &KeyRing) -> Result<Self> {
-        let data = std::fs::read(utoc).map_err(|e| Error::io(utoc, e))?;
-        let toc = Toc::read(&data).map_err(|e| e.in_file(utoc))?;
+        let toc = Toc::read_file(utoc)?;
         let ucas_path = super::companion(utoc, "ucas");
         if !ucas_path.is_file() {
             return Err(Error::io(
@@ -584,6 +583,20 @@ impl Container {
         else {
             return Ok(None);
         };
+        // Read whole, so only within its budget (see `crate::limits`).
+        let declared = self.toc.offsets[index].length;
+        let ucas_len = std::fs::metadata(&self.ucas_path).map_or(0, |m| m.len());
+        crate::limits::check_declared(
+            "container header chunk",
+            declared,
+            crate::limits::MAX_CONTAINER_HEADER_BYTES,
+            ucas_len,
+        )
+        .map_err(|e| {
+            e.in_file(&self.utoc_path)
+                .within(self.chunk_label(index))
+                .within("container header")
+        })?;
         let data = self.read_chunk(index)?;
         use super::container_header::ContainerHeaderVersion;
         if self.is_ue5() {

@@ -315,8 +315,7 @@ impl PreviousContainer {
         engine: EngineVersion,
         options: &ContainerOptions,
     ) -> Result<Option<Self>> {
-        let bytes = std::fs::read(utoc).map_err(|e| Error::io(utoc, e))?;
-        let toc = Toc::read(&bytes).map_err(|e| e.in_file(utoc))?;
+        let toc = Toc::read_file(utoc)?;
         let header = &toc.header;
         let encrypted = header.container_flags & container_flags::ENCRYPTED != 0;
         // Every method it names is the one this build compresses with, so a
