@@ -39,7 +39,7 @@ use crate::iostore::container_header::ContainerHeader;
 use crate::iostore::reader::{
     refuse_layout, unpacked_chunk_name, verify_pak_entries, write_inside_with, VerifyReport,
 };
-use crate::iostore::Container;
+use crate::iostore::{companion, Container};
 use crate::pak::crypto::KeyRing;
 use crate::pak::PakReader;
 
@@ -244,7 +244,6 @@ impl GameView {
         if path.is_dir() {
             return self.mount_folder(path, keys, named);
         }
-        let base = path.with_extension("");
         let ext = path
             .extension()
             .map(|e| e.to_string_lossy().to_ascii_lowercase())
@@ -255,13 +254,26 @@ impl GameView {
                 path.display()
             )));
         }
-        let pak = base.with_extension("pak");
-        let utoc = base.with_extension("utoc");
+        // The companions: the same file name, only the last extension
+        // replaced (`Mod.v2.pak` → `Mod.v2.utoc`).
+        let pak = companion(path, "pak");
+        let utoc = companion(path, "utoc");
         if !path.exists() {
             return Err(Error::io(
                 path,
                 std::io::Error::new(std::io::ErrorKind::NotFound, "no such file"),
             ));
+        }
+        // A `.ucas` is read through its `.utoc`; the `.utoc` must be there.
+        if ext == "ucas" && !utoc.is_file() {
+            return Err(Error::io(
+                &utoc,
+                std::io::Error::new(
+                    std::io::ErrorKind::NotFound,
+                    "the container's table of contents (.utoc) beside the .ucas is missing",
+                ),
+            )
+            .with_hint("give the .utoc, or put it back beside the .ucas"));
         }
         let name = pak
             .file_name()
@@ -315,7 +327,7 @@ impl GameView {
         paks.sort_by(|a, b| engine_compare(b, a));
         for rel in &paks {
             let pak = root.join(rel);
-            let utoc = pak.with_extension("utoc");
+            let utoc = companion(&pak, "utoc");
             let file_name = rel.rsplit('/').next().unwrap_or(rel);
             let main_pak = project.as_deref().is_some_and(|p| {
                 !rel.contains('/')
@@ -337,9 +349,11 @@ impl GameView {
             )?);
         }
         for rel in &tocs {
-            let has_pak = paks
-                .iter()
-                .any(|p| p[..p.len() - 4].eq_ignore_ascii_case(&rel[..rel.len() - 5]));
+            let has_pak = paks.iter().any(|p| {
+                companion(Path::new(p), "utoc")
+                    .to_string_lossy()
+                    .eq_ignore_ascii_case(rel)
+            });
             if !has_pak && !rel.eq_ignore_ascii_case("global.utoc") {
                 self.diagnostics.push(
                     Diagnostic::warning(

@@ -18,6 +18,7 @@ pub mod game;
 pub mod hash;
 pub mod iostore;
 pub mod legacy;
+pub mod limits;
 pub mod manifest;
 pub mod mappings;
 pub mod mount;

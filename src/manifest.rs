@@ -426,7 +426,7 @@ impl Manifest {
     pub fn artifact_paths(&self) -> [PathBuf; 3] {
         let dir = self.output_dir();
         let stem = self.artifact_stem();
-        ARTIFACT_EXTENSIONS.map(|ext| dir.join(format!("{stem}.{ext}")))
+        ARTIFACT_EXTENSIONS.map(|ext| crate::iostore::container_file(&dir, &stem, ext))
     }
 
     /// The parts of the output files' base name.

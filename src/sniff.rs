@@ -67,12 +67,13 @@ pub fn sniff(path: &Path, head: &[u8]) -> Result<FileKind> {
     }
     match ext.as_str() {
         "pak" => Ok(FileKind::Pak),
-        "uzenasset" | "uasset" | "umap" => Ok(FileKind::ZenPackage),
+        // `unpack` writes package chunks as `.uzenasset` / `.uzenmap` (maps).
+        "uzenasset" | "uzenmap" | "uasset" | "umap" => Ok(FileKind::ZenPackage),
         // The argument was fine; the file is not one zenpak reads.
         _ => Err(
             Error::unsupported("not a file zenpak recognises by its first bytes or extension")
                 .in_file(path)
-                .with_hint("inspect reads packages (.uasset/.umap/.uzenasset, classic .unr/.u/...), .utoc, .pak and .usmap files"),
+                .with_hint("inspect reads packages (.uasset/.umap/.uzenasset/.uzenmap, classic .unr/.u/...), .utoc, .pak and .usmap files"),
         ),
     }
 }

@@ -603,7 +603,7 @@ impl ContainerWriter {
         // A previous `.utoc` that does not read is simply not extended:
         // writing the container anew is always correct.
         let previous = previous.and_then(|(len, kept)| {
-            let utoc = dir.join(format!("{stem}.utoc"));
+            let utoc = crate::iostore::container_file(&dir, &stem, "utoc");
             PreviousContainer::open(&utoc, len, settings.engine, &options)
                 .ok()
                 .flatten()

@@ -211,10 +211,7 @@ fn unpack_once(pak: &Path, dir: &Path, keys: &KeyRing, trust: Trust) -> Result<(
 /// The folder a pak is unpacked into: its file name plus a hash of its
 /// path, so two paks of one name do not share a folder.
 fn unpacked_dir(cache_dir: &Path, pak: &Path) -> PathBuf {
-    let name = pak
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default();
+    let name = crate::iostore::container_stem(pak).unwrap_or_default();
     let hash = blake3::hash(pak.to_string_lossy().as_bytes());
     cache_dir.join("paks").join(format!(
         "{name}-{}",

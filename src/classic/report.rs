@@ -55,9 +55,11 @@ pub struct ExportReport {
     pub serial_offset: Option<i32>,
 }
 
-/// Everything `inspect` shows about a classic package.
+/// Everything `inspect` shows about a classic package. The table rows are
+/// made one at a time as they are written ([`Rows`]), so a package that
+/// declares a million exports is reported in bounded memory.
 #[derive(Debug, Clone, Serialize)]
-pub struct PackageReport {
+pub struct PackageReport<'a> {
     pub kind: &'static str,
     pub package: String,
     pub file_size: u64,
@@ -73,9 +75,51 @@ pub struct PackageReport {
     pub name_table: TableInfo,
     pub import_table: TableInfo,
     pub export_table: TableInfo,
-    pub names: Vec<NameReport>,
-    pub imports: Vec<ImportReport>,
-    pub exports: Vec<ExportReport>,
+    pub names: Rows<'a, NameReport>,
+    pub imports: Rows<'a, ImportReport>,
+    pub exports: Rows<'a, ExportReport>,
+}
+
+/// One table of a [`PackageReport`]: its rows, made from the package when
+/// they are iterated or serialized (a JSON array).
+pub struct Rows<'a, T> {
+    package: &'a Package,
+    len: usize,
+    row: fn(&Package, usize) -> T,
+}
+
+impl<T> Clone for Rows<'_, T> {
+    fn clone(&self) -> Self {
+        Rows { ..*self }
+    }
+}
+
+impl<T> std::fmt::Debug for Rows<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Rows({})", self.len)
+    }
+}
+
+impl<'a, T: 'a> Rows<'a, T> {
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The rows in table order, each made when it is reached.
+    pub fn iter(&self) -> impl Iterator<Item = T> + 'a {
+        let (package, row) = (self.package, self.row);
+        (0..self.len).map(move |i| row(package, i))
+    }
+}
+
+impl<T: Serialize> Serialize for Rows<'_, T> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.iter())
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -89,8 +133,8 @@ fn optional_path(package: &Package, reference: ObjectRef) -> Option<String> {
     (!reference.is_null()).then(|| package.path(reference))
 }
 
-impl PackageReport {
-    pub fn new(package: &Package) -> PackageReport {
+impl<'a> PackageReport<'a> {
+    pub fn new(package: &'a Package) -> PackageReport<'a> {
         let header = &package.header;
         let (guid, generations, heritage) = match &header.lineage {
             Lineage::Generations { guid, generations } => {
@@ -131,53 +175,63 @@ impl PackageReport {
                 count: header.export_count,
                 offset: header.export_offset,
             },
-            names: package
-                .names
-                .iter()
-                .enumerate()
-                .map(|(index, n)| NameReport {
-                    index,
-                    name: n.name.clone(),
-                    flags: Flags {
-                        value: n.flags,
-                        names: object_flag_names(n.flags),
-                    },
-                })
-                .collect(),
-            imports: (0..package.imports.len())
-                .map(|index| {
-                    let reference = ObjectRef::import(index);
-                    ImportReport {
-                        index,
-                        reference: reference.0,
-                        path: package.path(reference),
-                        class: package.class_path(reference),
-                        outer: optional_path(package, package.imports[index].outer),
-                    }
-                })
-                .collect(),
-            exports: package
-                .exports
-                .iter()
-                .enumerate()
-                .map(|(index, e)| {
-                    let reference = ObjectRef::export(index);
-                    ExportReport {
-                        index,
-                        reference: reference.0,
-                        path: package.path(reference),
-                        class: package.class_path(reference),
-                        super_field: optional_path(package, e.super_field),
-                        outer: optional_path(package, e.outer),
-                        flags: Flags {
-                            value: e.flags,
-                            names: object_flag_names(e.flags),
-                        },
-                        serial_size: e.serial_size,
-                        serial_offset: e.serial_offset,
-                    }
-                })
-                .collect(),
+            names: Rows {
+                package,
+                len: package.names.len(),
+                row: name_row,
+            },
+            imports: Rows {
+                package,
+                len: package.imports.len(),
+                row: import_row,
+            },
+            exports: Rows {
+                package,
+                len: package.exports.len(),
+                row: export_row,
+            },
         }
+    }
+}
+
+fn name_row(package: &Package, index: usize) -> NameReport {
+    let n = &package.names[index];
+    NameReport {
+        index,
+        name: n.name.clone(),
+        flags: Flags {
+            value: n.flags,
+            names: object_flag_names(n.flags),
+        },
+    }
+}
+
+fn import_row(package: &Package, index: usize) -> ImportReport {
+    let reference = ObjectRef::import(index);
+    ImportReport {
+        index,
+        reference: reference.0,
+        path: package.path(reference),
+        class: package.class_path(reference),
+        outer: optional_path(package, package.imports[index].outer),
+    }
+}
+
+fn export_row(package: &Package, index: usize) -> ExportReport {
+    let e = &package.exports[index];
+    let reference = ObjectRef::export(index);
+    ExportReport {
+        index,
+        reference: reference.0,
+        path: package.path(reference),
+        class: package.class_path(reference),
+        super_field: optional_path(package, e.super_field),
+        outer: optional_path(package, e.outer),
+        flags: Flags {
+            value: e.flags,
+            names: object_flag_names(e.flags),
+        },
+        serial_size: e.serial_size,
+        serial_offset: e.serial_offset,
     }
 }

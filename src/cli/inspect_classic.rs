@@ -2,7 +2,7 @@
 //! flags decoded, the name, import and export tables with every object
 //! reference as a full dotted path, and each export's data range.
 
-use std::fmt::Write as _;
+use std::io::Write;
 
 use zenpak::classic::report::{Flags, PackageReport};
 use zenpak::classic::Package;
@@ -15,7 +15,16 @@ pub fn run(args: &Args, out: &Output) -> Result<()> {
     let package = Package::read_file(&args.path)?;
     let report = PackageReport::new(&package);
     out.report(args.json, "inspected", &report, || {
-        print!("{}", render(&args.path.display().to_string(), &report))
+        // Streamed: a package may declare a million exports.
+        let mut stdout = std::io::BufWriter::new(anstream::stdout().lock());
+        let file = args.path.display().to_string();
+        if render(&mut stdout, &file, &report)
+            .and_then(|()| stdout.flush())
+            .is_err()
+        {
+            // A closed pipe ends the process quietly, as Unix tools do.
+            std::process::exit(0);
+        }
     });
     Ok(())
 }
@@ -28,21 +37,18 @@ fn flags(f: &Flags) -> String {
     }
 }
 
-/// The text form. `writeln!` into a String cannot fail, hence the `.ok()`s.
-fn render(file: &str, r: &PackageReport) -> String {
-    let mut out = String::new();
-    let o = &mut out;
-    writeln!(o, "{file}: classic Unreal package {}", r.package).ok();
+/// The text form, written to `o` row by row.
+fn render(o: &mut impl Write, file: &str, r: &PackageReport) -> std::io::Result<()> {
+    writeln!(o, "{file}: classic Unreal package {}", r.package)?;
     writeln!(
         o,
         "  file version   {} (licensee {})",
         r.file_version, r.licensee_version
-    )
-    .ok();
-    writeln!(o, "  file size      {} bytes", r.file_size).ok();
-    writeln!(o, "  package flags  {}", flags(&r.package_flags)).ok();
+    )?;
+    writeln!(o, "  file size      {} bytes", r.file_size)?;
+    writeln!(o, "  package flags  {}", flags(&r.package_flags))?;
     if let Some(guid) = &r.guid {
-        writeln!(o, "  guid           {guid}").ok();
+        writeln!(o, "  guid           {guid}")?;
     }
     if let Some(generations) = &r.generations {
         let list: Vec<String> = generations
@@ -54,8 +60,7 @@ fn render(file: &str, r: &PackageReport) -> String {
             "  generations    {}: {}",
             generations.len(),
             list.join(", ")
-        )
-        .ok();
+        )?;
     }
     if let Some(heritage) = &r.heritage {
         writeln!(
@@ -64,38 +69,34 @@ fn render(file: &str, r: &PackageReport) -> String {
             heritage.count,
             heritage.offset,
             heritage.guids.join(", ")
-        )
-        .ok();
+        )?;
     }
     writeln!(
         o,
         "  names          {} at offset {}",
         r.name_table.count, r.name_table.offset
-    )
-    .ok();
+    )?;
     writeln!(
         o,
         "  imports        {} at offset {}",
         r.import_table.count, r.import_table.offset
-    )
-    .ok();
+    )?;
     writeln!(
         o,
         "  exports        {} at offset {}",
         r.export_table.count, r.export_table.offset
-    )
-    .ok();
+    )?;
 
-    writeln!(o, "\nnames ({}):", r.names.len()).ok();
-    for n in &r.names {
-        writeln!(o, "  {:>5}  {:<32} {}", n.index, n.name, flags(&n.flags)).ok();
+    writeln!(o, "\nnames ({}):", r.names.len())?;
+    for n in r.names.iter() {
+        writeln!(o, "  {:>5}  {:<32} {}", n.index, n.name, flags(&n.flags))?;
     }
-    writeln!(o, "\nimports ({}):", r.imports.len()).ok();
-    for i in &r.imports {
-        writeln!(o, "  {:>6}  {}  [{}]", i.reference, i.path, i.class).ok();
+    writeln!(o, "\nimports ({}):", r.imports.len())?;
+    for i in r.imports.iter() {
+        writeln!(o, "  {:>6}  {}  [{}]", i.reference, i.path, i.class)?;
     }
-    writeln!(o, "\nexports ({}):", r.exports.len()).ok();
-    for e in &r.exports {
+    writeln!(o, "\nexports ({}):", r.exports.len())?;
+    for e in r.exports.iter() {
         let data = match e.serial_offset {
             Some(offset) => format!(
                 "{}..{} ({} bytes)",
@@ -109,12 +110,11 @@ fn render(file: &str, r: &PackageReport) -> String {
             o,
             "  {:>6}  {}  [{}]  {}",
             e.reference, e.path, e.class, data
-        )
-        .ok();
+        )?;
         if let Some(super_field) = &e.super_field {
-            writeln!(o, "          super {super_field}").ok();
+            writeln!(o, "          super {super_field}")?;
         }
-        writeln!(o, "          flags {}", flags(&e.flags)).ok();
+        writeln!(o, "          flags {}", flags(&e.flags))?;
     }
-    out
+    Ok(())
 }

@@ -340,9 +340,20 @@ impl Output {
         human: impl FnOnce(),
     ) {
         if pretty && !self.is_json() {
-            match serde_json::to_string_pretty(value) {
-                Ok(text) => write_stdout(&format!("{text}\n")),
-                Err(e) => self.error(&Error::json(e)),
+            // Streamed to stdout: a report may be far larger than its input.
+            // (No colour codes in JSON: the plain stdout, without the strip adapter.)
+            let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+            let written = serde_json::to_writer_pretty(&mut out, value);
+            if let Err(e) = &written {
+                if !e.is_io() {
+                    drop(out);
+                    self.error(&Error::json(written.unwrap_err()));
+                    return;
+                }
+            }
+            if written.is_err() || out.write_all(b"\n").and_then(|()| out.flush()).is_err() {
+                // A closed pipe ends the process quietly, as Unix tools do.
+                std::process::exit(0);
             }
             return;
         }

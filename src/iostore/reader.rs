@@ -159,9 +159,8 @@ impl Container {
 
     /// Opens `X.utoc`, taking the key its TOC's GUID names from `keys`.
     pub fn open_with_keys(utoc: &Path, keys: &KeyRing) -> Result<Self> {
-        let data = std::fs::read(utoc).map_err(|e| Error::io(utoc, e))?;
-        let toc = Toc::read(&data).map_err(|e| e.in_file(utoc))?;
-        let ucas_path = utoc.with_extension("ucas");
+        let toc = Toc::read_file(utoc)?;
+        let ucas_path = super::companion(utoc, "ucas");
         if !ucas_path.is_file() {
             return Err(Error::io(
                 &ucas_path,
@@ -310,11 +309,7 @@ impl Container {
         if partition == 0 {
             return self.ucas_path.clone();
         }
-        let stem = self
-            .ucas_path
-            .file_stem()
-            .and_then(|s| s.to_str())
-            .unwrap_or("");
+        let stem = super::container_stem(&self.ucas_path).unwrap_or("");
         self.ucas_path
             .with_file_name(format!("{stem}_s{partition}.ucas"))
     }
@@ -648,6 +643,20 @@ impl Container {
         else {
             return Ok(None);
         };
+        // Read whole, so only within its budget (see `crate::limits`).
+        let declared = self.toc.offsets[index].length;
+        let ucas_len = std::fs::metadata(&self.ucas_path).map_or(0, |m| m.len());
+        crate::limits::check_declared(
+            "container header chunk",
+            declared,
+            crate::limits::MAX_CONTAINER_HEADER_BYTES,
+            ucas_len,
+        )
+        .map_err(|e| {
+            e.in_file(&self.utoc_path)
+                .within(self.chunk_label(index))
+                .within("container header")
+        })?;
         let data = self.read_chunk(index)?;
         use super::container_header::ContainerHeaderVersion;
         if self.is_ue5() {
@@ -784,7 +793,7 @@ impl Container {
                 &self.utoc_path,
             );
         }
-        if let Some(stem) = self.utoc_path.file_stem().and_then(|s| s.to_str()) {
+        if let Some(stem) = super::container_stem(&self.utoc_path) {
             let expected = crate::hash::hash_lower_utf16(stem);
             if expected != self.toc.header.container_id {
                 report.warn(
@@ -801,7 +810,7 @@ impl Container {
     }
 
     fn verify_pak(&self, report: &mut VerifyReport) {
-        let pak = self.utoc_path.with_extension("pak");
+        let pak = super::companion(&self.utoc_path, "pak");
         if !pak.is_file() {
             report.error(
                 &Error::invalid(
@@ -903,11 +912,7 @@ impl Container {
                 .entry(format!("{:?}", c.chunk_type))
                 .or_insert(0) += 1;
         }
-        let stem = self
-            .utoc_path
-            .file_stem()
-            .and_then(|s| s.to_str())
-            .unwrap_or("");
+        let stem = super::container_stem(&self.utoc_path).unwrap_or("");
         let container_header = self.container_header()?.map(|c| ContainerHeaderSummary {
             version: c.version,
             packages: c.packages.len(),

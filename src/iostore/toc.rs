@@ -341,7 +341,75 @@ pub struct Toc {
     pub metas: Vec<ChunkMeta>,
 }
 
+impl TocHeader {
+    /// The bytes the sections after the header take, by the header's counts
+    /// (signatures, whose size only the file says, not counted): what the
+    /// `.utoc` must hold at least.
+    pub fn declared_len(&self) -> u64 {
+        let n = self.entry_count as u64;
+        let seeds = if self.version.has_perfect_hash() {
+            self.perfect_hash_seeds_count as u64
+        } else {
+            0
+        };
+        let overflow = if self.version.has_overflow_list() {
+            self.chunks_without_perfect_hash_count as u64
+        } else {
+            0
+        };
+        let directory_index = if self.container_flags & container_flags::INDEXED != 0 {
+            self.directory_index_size as u64
+        } else {
+            0
+        };
+        TOC_HEADER_SIZE as u64
+            + n * (12 + 10 + self.version.meta_size() as u64)
+            + (seeds + overflow) * 4
+            + self.compressed_block_entry_count as u64 * COMPRESSED_BLOCK_ENTRY_SIZE as u64
+            + self.compression_method_name_count as u64 * COMPRESSION_METHOD_NAME_LEN as u64
+            + directory_index
+    }
+}
+
 impl Toc {
+    /// Reads the `.utoc` at `path`: its header first, then the whole file
+    /// only when the sizes the header declares and the file's length are
+    /// within [`MAX_TOC_BYTES`](crate::limits::MAX_TOC_BYTES), so a sparse
+    /// or hostile multi-GiB `.utoc` fails at once. Errors name the file.
+    pub fn read_file(path: &std::path::Path) -> Result<Self> {
+        use std::io::Read;
+        let fail = |e: crate::Error| e.in_file(path);
+        let io = |e| crate::Error::io(path, e);
+        let mut file = std::fs::File::open(path).map_err(io)?;
+        let len = file.metadata().map_err(io)?.len();
+        let mut head = Vec::with_capacity(TOC_HEADER_SIZE as usize);
+        (&mut file)
+            .take(TOC_HEADER_SIZE as u64)
+            .read_to_end(&mut head)
+            .map_err(io)?;
+        let header = TocHeader::read(&mut Reader::new(&head))
+            .context("TOC header")
+            .map_err(fail)?;
+        let declared = header.declared_len();
+        let budget = crate::limits::MAX_TOC_BYTES;
+        crate::limits::check_declared("TOC header", declared, budget, len)
+            .map_err(|e| fail(e.within("TOC header")))?;
+        if len > budget {
+            return Err(fail(
+                crate::Error::invalid(format!(
+                    "the .utoc holds {len} bytes, more than the {} MiB zenpak reads for a TOC; its header declares {declared} bytes of sections",
+                    budget >> 20
+                ))
+                .within("TOC header")
+                .with_hint("the file is damaged (padded or overwritten past its end) or is not a .utoc"),
+            ));
+        }
+        let mut data = Vec::with_capacity(len as usize);
+        data.extend_from_slice(&head);
+        file.read_to_end(&mut data).map_err(io)?;
+        Toc::read(&data).map_err(fail)
+    }
+
     pub fn read(data: &[u8]) -> Result<Self> {
         let mut r = Reader::new(data);
         let header = TocHeader::read(&mut r).context("TOC header")?;

@@ -315,8 +315,7 @@ impl PreviousContainer {
         engine: EngineVersion,
         options: &ContainerOptions,
     ) -> Result<Option<Self>> {
-        let bytes = std::fs::read(utoc).map_err(|e| Error::io(utoc, e))?;
-        let toc = Toc::read(&bytes).map_err(|e| e.in_file(utoc))?;
+        let toc = Toc::read_file(utoc)?;
         let header = &toc.header;
         let encrypted = header.container_flags & container_flags::ENCRYPTED != 0;
         // Every method it names is the one this build compresses with, so a
@@ -489,7 +488,7 @@ impl ContainerBuilder {
             ..options
         };
         std::fs::create_dir_all(output_dir).map_err(|e| Error::io(output_dir, e))?;
-        let path = |ext: &str| output_dir.join(format!("{base_name}.{ext}"));
+        let path = |ext: &str| super::container_file(output_dir, base_name, ext);
         let (ucas, ucas_write_path, ucas_position) = match &previous {
             Some(previous) => {
                 let extension = Extension::open(&path("ucas"), previous.ucas_len)?;

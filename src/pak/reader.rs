@@ -142,6 +142,9 @@ impl PakReader {
         // Reads one part of the index: decrypts it and checks its SHA-1.
         let mut read_part =
             |offset: u64, size: u64, hash: [u8; 20], what: &str| -> Result<Vec<u8>> {
+                // Read whole, so only within its budget (see `crate::limits`).
+                crate::limits::check_declared(what, size, crate::limits::MAX_PAK_INDEX_BYTES, len)
+                    .map_err(|e| e.at(offset).within(what.to_string()))?;
                 let mut data = read_at(&mut file, len, offset, size, what)?;
                 if encrypted_index {
                     let key = key

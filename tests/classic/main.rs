@@ -5,6 +5,7 @@ mod classic_maps;
 #[path = "../common/mod.rs"]
 mod common;
 
+mod classic_bounded;
 mod classic_cli;
 mod classic_compact;
 mod classic_consolidate;

@@ -588,4 +588,106 @@ fn blocks_stepping_inside_the_slack_are_refused_in_bounded_memory() {
     }
     std::fs::write(&utoc, toc.write()).unwrap();
     assert_refused(&utoc, &dir, "blocks stepping by 15 bytes");
+
+/// Every read command on `path` (a `.utoc` or `.pak`): exit 1 within
+/// 20 s and under 256 MiB, the error naming the file.
+fn assert_every_command_fails_fast(path: &Path, dir: &Path, what: &str) {
+    let p = path.to_str().unwrap();
+    let name = path.file_name().unwrap().to_str().unwrap();
+    let out = dir.join(format!("out-{}", what.replace(' ', "-")));
+    let o = out.to_str().unwrap();
+    let commands: Vec<Vec<&str>> = vec![
+        vec!["inspect", p, "--json"],
+        vec!["list", p],
+        vec!["verify", p],
+        vec!["unpack", p, o],
+        vec!["get", p, "Game/Content/Real.ubulk", "-o", o],
+        vec!["extract", p, "--engine", "5.5", "-o", o],
+    ];
+    for args in commands {
+        let started = std::time::Instant::now();
+        let (code, err, peak) = common::run_measured(&args);
+        let took = started.elapsed();
+        eprintln!(
+            "{what}: {} exit {code}, peak RSS {} MiB, {:.2} s",
+            args[0],
+            peak / MIB,
+            took.as_secs_f64()
+        );
+        assert_eq!(code, 1, "{what}: {} accepted it: {err}", args[0]);
+        assert!(
+            peak < 256 * MIB,
+            "{what}: {} peaked at {} MiB",
+            args[0],
+            peak / MIB
+        );
+        assert!(
+            took < std::time::Duration::from_secs(20),
+            "{what}: {} took {took:?}",
+            args[0]
+        );
+        assert!(err.contains(name), "{what}: {}: {err}", args[0]);
+    }
+    assert!(!out.join("Game/Content/Real.ubulk").exists());
+}
+
+#[test]
+fn a_sparse_4_gib_utoc_fails_fast_in_bounded_memory() {
+    const SIZE: u64 = 4 << 30;
+    let dir = common::temp_dir("sparse-utoc");
+    let written = real_container(&dir, None);
+    let good = std::fs::read(&written.utoc).unwrap();
+    // A real TOC, then zeros up to 4 GiB (4 KiB on disk).
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .open(&written.utoc)
+        .unwrap();
+    file.set_len(SIZE).unwrap();
+    drop(file);
+    assert_every_command_fails_fast(&written.utoc, &dir, "padded TOC");
+    // A header whose counts declare gigabytes, in a file that big.
+    let mut header = good[..144].to_vec();
+    header[28..32].copy_from_slice(&0x1000_0000u32.to_le_bytes());
+    let file = std::fs::File::create(&written.utoc).unwrap();
+    std::io::Write::write_all(&mut &file, &header).unwrap();
+    file.set_len(SIZE).unwrap();
+    drop(file);
+    assert_every_command_fails_fast(&written.utoc, &dir, "TOC declaring 3 GiB of blocks");
+}
+
+#[test]
+fn a_container_header_chunk_declaring_1_gib_is_refused_in_bounded_memory() {
+    // The container header chunk: 16384 blocks of 64 KiB, every one the
+    // same 100 stored bytes of zeros.
+    let dir = common::temp_dir("bomb-header");
+    let utoc = bomb_container(&dir, "Header_P", 1, 16384, false);
+    let mut toc = Toc::read(&std::fs::read(&utoc).unwrap()).unwrap();
+    toc.chunk_ids[0] = ChunkId::new(
+        zenpak::hash::hash_lower_utf16("Header_P"),
+        0,
+        ChunkType::ContainerHeader,
+        EngineVersion::UE5_5,
+    );
+    assert_eq!(toc.offsets[0].length, 1 << 30);
+    std::fs::write(&utoc, toc.write()).unwrap();
+    let u = utoc.to_str().unwrap();
+    for args in [vec!["inspect", u, "--json"], vec!["verify", u]] {
+        let started = std::time::Instant::now();
+        let (code, err, peak) = common::run_measured(&args);
+        eprintln!(
+            "1 GiB container header: {} exit {code}, peak RSS {} MiB, {:.2} s",
+            args[0],
+            peak / MIB,
+            started.elapsed().as_secs_f64()
+        );
+        assert_eq!(code, 1, "{} accepted it: {err}", args[0]);
+        assert!(peak < 256 * MIB, "{} peaked at {} MiB", args[0], peak / MIB);
+        assert!(started.elapsed() < std::time::Duration::from_secs(20));
+        assert!(err.contains("Header_P.utoc"), "{err}");
+    }
+    let out = dir.join("out");
+    let (code, err, peak) =
+        common::run_measured(&["extract", u, "--engine", "5.5", "-o", out.to_str().unwrap()]);
+    assert_eq!(code, 1, "extract accepted it: {err}");
+    assert!(peak < 256 * MIB, "extract peaked at {} MiB", peak / MIB);
 }

@@ -152,3 +152,65 @@ fn unpack_never_writes_outside_the_folder() {
     assert!(!dir.join("a/escaped.txt").exists() && !dir.join("escaped.txt").exists());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A map built into a container is unpacked as `.uzenmap`, and `inspect`
+/// reads that file back as the Zen package of the map.
+#[test]
+fn inspect_reads_the_uzenmap_that_unpack_writes() {
+    let Some(corpus) = common::corpus() else {
+        return;
+    };
+    let map = corpus.join("uassetapi/TestManyAssets/Clay/Engine/Content/Maps/Entry.umap");
+    let dir = common::temp_dir("uzenmap");
+    let content = dir.join("Cooked/Engine/Content/Maps");
+    std::fs::create_dir_all(&content).unwrap();
+    for ext in ["umap", "uexp"] {
+        std::fs::copy(
+            map.with_extension(ext),
+            content.join(format!("Entry.{ext}")),
+        )
+        .unwrap();
+    }
+    std::fs::write(
+        dir.join("mod.toml"),
+        "[mod]\nname = \"Map\"\nversion = \"1\"\n[game]\nengine = \"5.1\"\nproject = \"Game\"\n",
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_zenpak"))
+        .args(["build", "--quiet"])
+        .current_dir(&*dir)
+        .env_remove("ZENPAK_AES_KEY")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let utoc = dir.join("target/Map_P.utoc");
+    let unpacked = dir.join("out");
+    let (code, _, err) = zenpak(&["unpack", utoc.to_str().unwrap(), unpacked.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let zenmap = unpacked.join("Engine/Content/Maps/Entry.uzenmap");
+    assert!(zenmap.is_file(), "unpack wrote no .uzenmap");
+    let (code, out, err) = zenpak(&[
+        "inspect",
+        zenmap.to_str().unwrap(),
+        "--engine",
+        "5.1",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let summary: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(summary["kind"], "zen-package", "{out}");
+    assert_eq!(summary["package_name"], "/Engine/Maps/Entry", "{out}");
+    assert!(summary["header_size"].as_u64().unwrap() > 0, "{out}");
+    assert!(
+        summary["names_text"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n == "PersistentLevel"),
+        "{out}"
+    );
+}

@@ -3,6 +3,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod dotted_names;
 mod iostore_bounded;
 mod iostore_cli;
 mod iostore_container_header;

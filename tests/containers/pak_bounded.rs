@@ -316,3 +316,53 @@ fn hostile_pak_counts_fail_fast_in_bounded_memory() {
     assert!(zenpak::pak::PakReader::open(&pak, None).is_err());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_sparse_4_gib_pak_fails_fast_in_bounded_memory() {
+    const SIZE: u64 = 4 << 30;
+    let dir = common::temp_dir("sparse-pak");
+    let pak = dir.join("Sparse.pak");
+    write_pak(&pak, "Zlib", &[zeros_entry("a.bin", 2)], 0);
+    let good = std::fs::read(&pak).unwrap();
+    let footer_size = PakVersion::V11.footer_size();
+    let footer_at = good.len() - footer_size;
+    let index_offset = u64::from_le_bytes(good[footer_at + 25..footer_at + 33].try_into().unwrap());
+    // The entries and index, zeros up to 4 GiB, and the footer at the end
+    // whose index runs to it: about 4 GiB declared, 4 KiB on disk.
+    let mut footer = good[footer_at..].to_vec();
+    let index_size = SIZE - footer_size as u64 - index_offset;
+    footer[33..41].copy_from_slice(&index_size.to_le_bytes());
+    let file = std::fs::File::create(&pak).unwrap();
+    std::io::Write::write_all(&mut &file, &good[..footer_at]).unwrap();
+    file.set_len(SIZE - footer_size as u64).unwrap();
+    std::io::Seek::seek(&mut &file, std::io::SeekFrom::End(0)).unwrap();
+    std::io::Write::write_all(&mut &file, &footer).unwrap();
+    drop(file);
+    assert_eq!(std::fs::metadata(&pak).unwrap().len(), SIZE);
+    let p = pak.to_str().unwrap();
+    let out = dir.join("out");
+    let o = out.to_str().unwrap();
+    for args in [
+        vec!["inspect", p, "--json"],
+        vec!["list", p],
+        vec!["verify", p],
+        vec!["unpack", p, o],
+        vec!["get", p, "a.bin", "-o", o],
+        vec!["extract", p, "--engine", "5.5", "-o", o],
+    ] {
+        let started = std::time::Instant::now();
+        let (code, err, peak) = common::run_measured(&args);
+        let took = started.elapsed();
+        eprintln!(
+            "4 GiB pak index: {} exit {code}, peak RSS {} MiB, {:.2} s",
+            args[0],
+            peak / MIB,
+            took.as_secs_f64()
+        );
+        assert_eq!(code, 1, "{} accepted it: {err}", args[0]);
+        assert!(peak < 256 * MIB, "{} peaked at {} MiB", args[0], peak / MIB);
+        assert!(took < std::time::Duration::from_secs(20), "{took:?}");
+        assert!(err.contains("Sparse.pak"), "{}: {err}", args[0]);
+    }
+    assert!(!out.join("a.bin").exists());
+}

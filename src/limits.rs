@@ -1,0 +1,68 @@
+//! Budgets on the sizes a file declares for the structures zenpak reads
+//! whole into memory. Each is checked against the declared size *before*
+//! anything is allocated or read, so a hostile or sparse file (a 4 GiB
+//! `.utoc` that holds 4 KiB on disk, a container header chunk claiming
+//! 1 GiB of blocks) fails in milliseconds with the size it declared and what
+//! the file holds, and every read path (`inspect`, `list`, `verify`,
+//! `unpack`, `get`, `extract`, `GameView`) stays far below 256 MiB of peak
+//! memory. Chunk and entry *data* is never read whole by these paths: it is
+//! streamed a block at a time (see `Container::read_chunk_to` and
+//! `PakReader::read_to`), so only the structures below need a budget.
+//!
+//! The budgets are set as strict as the engine needs, not stricter: each is
+//! several times the largest real file of its kind, and parsing a structure
+//! of that size takes at most about twice its bytes, which keeps the peak of
+//! a hostile file that fills a budget to the brim under 256 MiB.
+//!
+//! - [`MAX_TOC_BYTES`], 64 MiB: a whole `.utoc`. A real game's largest TOC
+//!   is tens of MiB at most (a container of a million chunks is about
+//!   46 MiB of chunk ids, offsets and metas; its blocks at 64 KiB each are
+//!   12 bytes per 64 KiB of data, 12 MiB for a 64 GiB container). The
+//!   engine reads the TOC whole too (`FIoStoreTocResource::Read`).
+//! - [`MAX_CONTAINER_HEADER_BYTES`], 32 MiB: the container header chunk
+//!   (the package store entries of a container). The largest real one in
+//!   the corpus is 3.6 MiB (a whole UE 4.27 game); a header lists about
+//!   40–100 bytes per package, so 32 MiB is several hundred thousand
+//!   packages in one container.
+//! - [`MAX_PAK_INDEX_BYTES`], 64 MiB: one part of a pak's index (the
+//!   primary index, the path-hash index or the full directory index; the
+//!   flat index before version 10). A real pak's index is about 100 bytes
+//!   per file before version 10 and less after, so 64 MiB is over half a
+//!   million files in one pak.
+
+use crate::error::{Error, Result};
+
+/// Largest `.utoc` read (see the module doc).
+pub const MAX_TOC_BYTES: u64 = 64 << 20;
+/// Largest container header chunk read (see the module doc).
+pub const MAX_CONTAINER_HEADER_BYTES: u64 = 32 << 20;
+/// Largest part of a pak index read (see the module doc).
+pub const MAX_PAK_INDEX_BYTES: u64 = 64 << 20;
+
+/// Checks that `what` (declared as `declared` bytes) fits `budget`; the
+/// error names both and what the file holds (`file_len`), and says the
+/// file is damaged or not what it claims.
+pub fn check_declared(what: &str, declared: u64, budget: u64, file_len: u64) -> Result<()> {
+    if declared <= budget {
+        return Ok(());
+    }
+    Err(Error::invalid(format!(
+        "the {what} declares {declared} bytes, more than the {} MiB zenpak reads for it (real files stay far below); the file holds {file_len} bytes",
+        budget >> 20
+    ))
+    .with_hint("the file is damaged or hostile, or was written with wrong sizes; no game writes one this large"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_declared_size_over_its_budget_is_refused() {
+        assert!(check_declared("TOC", MAX_TOC_BYTES, MAX_TOC_BYTES, 1).is_ok());
+        let e = check_declared("TOC", MAX_TOC_BYTES + 1, MAX_TOC_BYTES, 4096).unwrap_err();
+        let text = e.to_string();
+        assert!(text.contains(&(MAX_TOC_BYTES + 1).to_string()), "{text}");
+        assert!(text.contains("4096"), "{text}");
+    }
+}

@@ -1,0 +1,270 @@
+//! Containers and paks whose base name holds a dot (`Mod.v2.pak`,
+//! `Hello.Mod_P.utoc`): every command reads the companions named by the
+//! whole base name (only the last extension replaced), never a decoy whose
+//! name is cut at the first dot, and a missing companion is an error
+//! naming it. The binary is run for every case.
+
+use crate::common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use zenpak::iostore::container_header::StoreEntry;
+use zenpak::iostore::{ContainerBuilder, ContainerOptions};
+use zenpak::EngineVersion;
+
+/// Runs the binary in `cwd`: (exit code, stdout, stderr).
+fn zenpak_in(cwd: &Path, args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_zenpak"))
+        .args(args)
+        .current_dir(cwd)
+        .env_remove("ZENPAK_AES_KEY")
+        .env_remove("ZENPAK_GAME_DIR")
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn zenpak(args: &[&str]) -> (i32, String, String) {
+    zenpak_in(Path::new("."), args)
+}
+
+/// Writes `<stem>.utoc/.ucas/.pak` holding one package `A` and one loose
+/// file, both named after `tag`, so a reader that opened another
+/// container shows other paths.
+fn container(dir: &Path, stem: &str, tag: &str) -> PathBuf {
+    let mut b =
+        ContainerBuilder::create(dir, stem, EngineVersion::UE5_6, ContainerOptions::default())
+            .unwrap();
+    let package = format!("/Game/{tag}");
+    b.add_package(
+        zenpak::hash::package_id(&package),
+        &vec![7u8; 5000],
+        StoreEntry::default(),
+        &format!("MyGame/Content/{tag}.uasset"),
+    )
+    .unwrap();
+    b.add_loose_file(&format!("MyGame/Config/{tag}.ini"), b"[x]\n")
+        .unwrap();
+    b.finish().unwrap().utoc
+}
+
+/// The paths `list --json` shows for `path`.
+fn listed(path: &Path) -> Vec<String> {
+    let (code, out, err) = zenpak(&["list", path.to_str().unwrap(), "--json"]);
+    assert_eq!(code, 0, "list {}: {err}", path.display());
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let mut paths: Vec<String> = v["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["path"].as_str().unwrap().to_string())
+        .filter(|p| !p.starts_with("_chunks/"))
+        .collect();
+    paths.sort();
+    paths
+}
+
+fn expected(tag: &str) -> Vec<String> {
+    vec![
+        format!("MyGame/Config/{tag}.ini"),
+        format!("MyGame/Content/{tag}.uzenasset"),
+    ]
+}
+
+/// The `verify --json` report of `path` and the exit code.
+fn verified(path: &Path) -> (i32, serde_json::Value) {
+    let (code, out, err) = zenpak(&["verify", path.to_str().unwrap(), "--json"]);
+    let report = serde_json::from_str(&out).unwrap_or_else(|_| panic!("{out}{err}"));
+    (code, report)
+}
+
+#[test]
+fn a_dotted_pak_lists_unpacks_and_verifies_its_own_files() {
+    let dir = common::temp_dir("dotted-pak");
+    container(&dir, "Mod.v2", "Versioned");
+    // The decoy a stem cut at the first dot would read.
+    container(&dir, "Mod", "Decoy");
+    let pak = dir.join("Mod.v2.pak");
+    assert_eq!(listed(&pak), expected("Versioned"));
+    let (code, report) = verified(&pak);
+    assert_eq!(code, 0, "{report}");
+    assert_eq!(report["chunks_checked"], 2, "{report}");
+    assert_eq!(report["pak_entries"], 1, "{report}");
+    let out = dir.join("out");
+    let (code, _, err) = zenpak(&["unpack", pak.to_str().unwrap(), out.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.join("MyGame/Config/Versioned.ini").is_file());
+    assert!(out.join("MyGame/Content/Versioned.uzenasset").is_file());
+    assert!(!out.join("MyGame/Config/Decoy.ini").exists());
+    // The .ucas names its container too.
+    assert_eq!(listed(&dir.join("Mod.v2.ucas")), expected("Versioned"));
+}
+
+#[test]
+fn a_dotted_utoc_lists_unpacks_verifies_and_inspects_its_own_files() {
+    let dir = common::temp_dir("dotted-utoc");
+    let utoc = container(&dir, "Hello.Mod_P", "Dotted");
+    container(&dir, "Hello", "Decoy");
+    assert_eq!(utoc.file_name().unwrap(), "Hello.Mod_P.utoc");
+    assert_eq!(listed(&utoc), expected("Dotted"));
+    let (code, report) = verified(&utoc);
+    assert_eq!(code, 0, "{report}");
+    assert_eq!(report["chunks_checked"], 2, "{report}");
+    assert_eq!(report["warnings"], serde_json::json!([]), "{report}");
+    let out = dir.join("out");
+    let (code, _, err) = zenpak(&["unpack", utoc.to_str().unwrap(), out.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.join("MyGame/Content/Dotted.uzenasset").is_file());
+    assert!(!out.join("MyGame/Content/Decoy.uzenasset").exists());
+    // The container id is the hash of the whole base name.
+    let (code, out, err) = zenpak(&["inspect", utoc.to_str().unwrap(), "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let summary: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(summary["container_id_matches_file_name"], true, "{out}");
+
+    // A missing companion is an error naming it, not the decoy's.
+    std::fs::remove_file(dir.join("Hello.Mod_P.ucas")).unwrap();
+    let (code, out, _) = zenpak(&["list", utoc.to_str().unwrap(), "--message-format", "json"]);
+    assert_eq!(code, 1, "{out}");
+    let error = first_error(&out);
+    assert!(
+        error["file"]
+            .as_str()
+            .unwrap()
+            .ends_with("Hello.Mod_P.ucas"),
+        "{error}"
+    );
+    // Written again, then without its .utoc.
+    container(&dir, "Hello.Mod_P", "Dotted");
+    std::fs::remove_file(&utoc).unwrap();
+    let (code, out, _) = zenpak(&[
+        "list",
+        dir.join("Hello.Mod_P.pak").to_str().unwrap(),
+        "--message-format",
+        "json",
+    ]);
+    // The pak alone still lists (a pak without a container is a plain pak).
+    assert_eq!(code, 0, "{out}");
+    let (code, out, _) = zenpak(&[
+        "list",
+        dir.join("Hello.Mod_P.ucas").to_str().unwrap(),
+        "--message-format",
+        "json",
+    ]);
+    assert_eq!(code, 1, "{out}");
+    let error = first_error(&out);
+    assert!(
+        error["file"]
+            .as_str()
+            .unwrap()
+            .ends_with("Hello.Mod_P.utoc"),
+        "{error}"
+    );
+}
+
+/// The first error diagnostic of `--message-format json` output.
+fn first_error(stdout: &str) -> serde_json::Value {
+    stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .find(|l| l["reason"] == "diagnostic" && l["level"] == "error")
+        .unwrap_or_else(|| panic!("no error diagnostic in {stdout}"))
+}
+
+#[test]
+fn junk_named_with_a_dot_fails_verification() {
+    let dir = common::temp_dir("dotted-junk");
+    // A good `Junk.pak` beside: a stem cut at the first dot would verify it.
+    container(&dir, "Junk", "Decoy");
+    let junk = dir.join("Junk.v2.pak");
+    let bytes: Vec<u8> = (0..4096u32)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+        .collect();
+    std::fs::write(&junk, bytes).unwrap();
+    let (code, out, _) = zenpak(&["verify", junk.to_str().unwrap(), "--message-format", "json"]);
+    assert_eq!(code, 1, "{out}");
+    let error = first_error(&out);
+    assert!(
+        error["file"].as_str().unwrap().ends_with("Junk.v2.pak"),
+        "{error}"
+    );
+    let (code, _, _) = zenpak(&["list", junk.to_str().unwrap()]);
+    assert_eq!(code, 1);
+}
+
+#[test]
+fn a_mod_whose_name_has_a_dot_builds_verifies_installs_and_packages() {
+    let dir = common::temp_dir("dotted-mod");
+    let repo = dir.join("mod");
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/hello-mod");
+    for (relative, data) in common::files_under(&example) {
+        let to = repo.join(&relative);
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        std::fs::write(to, data).unwrap();
+    }
+    let manifest = repo.join("mod.toml");
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    assert!(text.contains("name = \"HelloMod\""));
+    std::fs::write(
+        &manifest,
+        text.replace("name = \"HelloMod\"", "name = \"Hello.Mod\""),
+    )
+    .unwrap();
+    let _ = std::fs::remove_dir_all(repo.join("target"));
+
+    let (code, _, err) = zenpak_in(&repo, &["build"]);
+    assert_eq!(code, 0, "{err}");
+    for ext in ["utoc", "ucas", "pak"] {
+        assert!(
+            repo.join(format!("target/Hello.Mod_P.{ext}")).is_file(),
+            "no Hello.Mod_P.{ext}"
+        );
+    }
+    let (code, report) = verified(&repo.join("target/Hello.Mod_P.utoc"));
+    assert_eq!(code, 0, "{report}");
+    // Two packages and the container header; the pak holds the .ini.
+    assert_eq!(report["chunks_checked"], 3, "{report}");
+    assert_eq!(report["packages"], 2, "{report}");
+    assert_eq!(report["pak_entries"], 1, "{report}");
+
+    let game = dir.join("Game");
+    let paks = game.join("HelloGame/Content/Paks");
+    std::fs::create_dir_all(&paks).unwrap();
+    let (code, _, err) = zenpak_in(&repo, &["install", "--game-dir", game.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    for ext in ["utoc", "ucas", "pak"] {
+        assert!(paks.join(format!("~mods/Hello.Mod_P.{ext}")).is_file());
+    }
+    // The game folder finds the container beside the dotted pak.
+    let (code, report) = verified(&paks);
+    assert_eq!(code, 0, "{report}");
+    assert_eq!(report["chunks_checked"], 3, "{report}");
+    assert_eq!(report["warnings"], serde_json::json!([]), "{report}");
+
+    let (code, out, err) = zenpak_in(&repo, &["package", "--message-format", "json"]);
+    assert_eq!(code, 0, "{err}");
+    let archive = out
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .find(|l| l["reason"] == "release-archive")
+        .expect("a release-archive line");
+    let names: Vec<&str> = archive["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "~mods/Hello.Mod_P.utoc",
+            "~mods/Hello.Mod_P.ucas",
+            "~mods/Hello.Mod_P.pak"
+        ]
+    );
+}
