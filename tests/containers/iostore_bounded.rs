@@ -588,6 +588,7 @@ fn blocks_stepping_inside_the_slack_are_refused_in_bounded_memory() {
     }
     std::fs::write(&utoc, toc.write()).unwrap();
     assert_refused(&utoc, &dir, "blocks stepping by 15 bytes");
+}
 
 /// Every read command on `path` (a `.utoc` or `.pak`): exit 1 within
 /// 20 s and under 256 MiB, the error naming the file.
