@@ -290,3 +290,31 @@ pub fn files_under(dir: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
         })
         .collect()
 }
+
+/// Runs the real binary in `cwd` with `args`, no AES key or game folder
+/// from the environment: exit code, stdout, stderr. A panic's text on
+/// stderr fails the test (zenpak never prints one, whatever the input).
+pub fn zenpak_in(cwd: &Path, args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_zenpak"))
+        .args(args)
+        .current_dir(cwd)
+        .env_remove("ZENPAK_AES_KEY")
+        .env_remove("ZENPAK_GAME_DIR")
+        .output()
+        .expect("run zenpak");
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(
+        !stderr.contains("panicked"),
+        "zenpak {args:?} panicked:\n{stderr}"
+    );
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr,
+    )
+}
+
+/// [`zenpak_in`] the current folder.
+pub fn zenpak(args: &[&str]) -> (i32, String, String) {
+    zenpak_in(Path::new("."), args)
+}

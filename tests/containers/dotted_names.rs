@@ -4,34 +4,15 @@
 //! name is cut at the first dot, and a missing companion is an error
 //! naming it. The binary is run for every case.
 
-use crate::common;
+use crate::common::{self, zenpak, zenpak_in};
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use zenpak::iostore::container_header::StoreEntry;
 use zenpak::iostore::{ContainerBuilder, ContainerOptions};
 use zenpak::EngineVersion;
 
 /// Runs the binary in `cwd`: (exit code, stdout, stderr).
-fn zenpak_in(cwd: &Path, args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_zenpak"))
-        .args(args)
-        .current_dir(cwd)
-        .env_remove("ZENPAK_AES_KEY")
-        .env_remove("ZENPAK_GAME_DIR")
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
-fn zenpak(args: &[&str]) -> (i32, String, String) {
-    zenpak_in(Path::new("."), args)
-}
 
 /// Writes `<stem>.utoc/.ucas/.pak` holding one package `A` and one loose
 /// file, both named after `tag`, so a reader that opened another

@@ -1,6 +1,6 @@
 //! The `list`, `verify`, `unpack` and `inspect` commands on real files.
 
-use crate::common;
+use crate::common::{self, zenpak};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -9,19 +9,6 @@ use zenpak::iostore::directory_index::DirectoryIndex;
 use zenpak::iostore::toc::Toc;
 use zenpak::iostore::{ContainerBuilder, ContainerOptions};
 use zenpak::EngineVersion;
-
-fn zenpak(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_zenpak"))
-        .args(args)
-        .env_remove("ZENPAK_AES_KEY")
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
 
 fn build(dir: &Path) -> PathBuf {
     let mut b = ContainerBuilder::create(

@@ -4,7 +4,7 @@
 //! without `.pak` left out, and `list --filter`, `get`, `unpack --filter`
 //! on the real binary.
 
-use crate::common;
+use crate::common::{self, zenpak};
 use std::path::{Path, PathBuf};
 
 use zenpak::game::GameView;
@@ -159,19 +159,6 @@ fn the_view_mounts_and_resolves_as_the_engine_does() {
     assert!(view.shadowed().len() >= 8);
     assert!(view.verify().is_ok(), "{:?}", view.verify().errors);
     let _ = std::fs::remove_dir_all(&root);
-}
-
-fn zenpak(args: &[&str]) -> (i32, String, String) {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_zenpak"))
-        .args(args)
-        .env_remove("ZENPAK_AES_KEY")
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
 }
 
 #[test]

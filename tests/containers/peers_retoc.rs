@@ -4,24 +4,8 @@
 //! aligned to 16 bytes but stores the blocks back to back, so an aligned
 //! range reaches into the next block or past the end of the `.ucas`.
 
-use crate::common;
+use crate::common::{self, zenpak};
 use std::path::{Path, PathBuf};
-use std::process::Command;
-
-fn zenpak(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_zenpak"))
-        .args(args)
-        .env_remove("ZENPAK_AES_KEY")
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert!(!stderr.contains("panicked"), "{stderr}");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr,
-    )
-}
 
 /// The JSON objects a `--message-format json` run printed, one per line.
 fn json_lines(stdout: &str) -> Vec<serde_json::Value> {

@@ -3,12 +3,11 @@
 //! the script objects, and a container with the packages they import),
 //! extracted by the real binary.
 
-use crate::common;
+use crate::common::{self, zenpak};
 use crate::extract_game;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use zenpak::compression::Compression;
 use zenpak::extract::container::{extract, ExtractEvent, ExtractRequest, ViewSource};
@@ -22,18 +21,6 @@ use zenpak::zen::{convert, BulkDataKind};
 use zenpak::EngineVersion;
 
 use extract_game::{fallback_name, Game};
-
-fn zenpak(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_zenpak"))
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
 
 /// Where a package of `name` lives in a container (as a cook lays it out).
 fn container_path(name: &str, is_map: bool) -> String {
