@@ -9,5 +9,6 @@ mod build_incremental;
 mod build_pak_input;
 mod cli_output;
 mod example_mod;
+mod game_folder;
 mod reliability;
 mod workflows;
