@@ -718,10 +718,9 @@ impl OwnedFiles {
                 }
             }
         };
-        let (good, bad): (Vec<OwnedFile>, Vec<OwnedFile>) =
-            std::mem::take(&mut record.files).into_iter().partition(|f| {
-                checked_record_path(dir, &f.name, RecordedName::FileName).is_ok()
-            });
+        let (good, bad): (Vec<OwnedFile>, Vec<OwnedFile>) = std::mem::take(&mut record.files)
+            .into_iter()
+            .partition(|f| checked_record_path(dir, &f.name, RecordedName::FileName).is_ok());
         record.files = good;
         record.damaged = bad
             .into_iter()
@@ -770,7 +769,10 @@ impl OwnedFiles {
     pub fn save(&self, dir: &Path) -> Result<()> {
         let path = Self::record_path(dir);
         if self.unreadable.is_some() && path.exists() {
-            let aside = dir.join(format!(".zenpak-owned.damaged-{:016x}.json", unique_number()));
+            let aside = dir.join(format!(
+                ".zenpak-owned.damaged-{:016x}.json",
+                unique_number()
+            ));
             std::fs::rename(&path, &aside).map_err(|e| Error::io(&path, e))?;
         }
         if self.files.is_empty() && self.damaged.is_empty() {

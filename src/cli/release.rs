@@ -38,7 +38,9 @@ pub struct UninstallArgs {
 /// Says once that another zenpak holds a game's `~mods` folder.
 fn waiting_for<'a>(out: &'a Output, mods: &'a std::path::Path) -> impl FnMut(Option<u32>) + 'a {
     move |pid| {
-        let who = pid.map_or("another zenpak".to_string(), |p| format!("zenpak (pid {p})"));
+        let who = pid.map_or("another zenpak".to_string(), |p| {
+            format!("zenpak (pid {p})")
+        });
         out.status(
             "Waiting",
             format!("for {who} to finish with {}", mods.display()),
@@ -107,10 +109,7 @@ pub fn run_install(args: InstallArgs, out: &Output) -> Result<()> {
                     "this mod installed it, but it changed since".to_string()
                 }
             };
-            out.warning(
-                code,
-                format!("{} {verb}: {owner}", conflict.path.display()),
-            );
+            out.warning(code, format!("{} {verb}: {owner}", conflict.path.display()));
         }
         out.data("installed", &report, || {
             let verb = if report.dry_run {

@@ -34,7 +34,10 @@ pub fn package_class_schemas(
         let ResolvedIndex::Export(class) = export.class_index.resolve() else {
             continue;
         };
-        let Some(Ok(name)) = package.exports.get(class).map(|e| package.name(e.object_name))
+        let Some(Ok(name)) = package
+            .exports
+            .get(class)
+            .map(|e| package.name(e.object_name))
         else {
             continue;
         };

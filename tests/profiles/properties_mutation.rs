@@ -98,8 +98,9 @@ fn damaged_mappings_through_the_binary_never_panic() {
     let Some(corpus) = common::corpus() else {
         return;
     };
-    let package = corpus
-        .join("uassetapi/TestUE5_7/NanosWorld/Content/NanosWorld/Core/Entities/BP_WorldWeapon.uasset");
+    let package = corpus.join(
+        "uassetapi/TestUE5_7/NanosWorld/Content/NanosWorld/Core/Entities/BP_WorldWeapon.uasset",
+    );
     let plain = Mappings::load(corpus.join("uassetapi/TestUE5_7/NanosWorld/NanosWorld.usmap"))
         .unwrap()
         .write(Compression::None)

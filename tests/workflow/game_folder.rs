@@ -114,7 +114,13 @@ fn install_never_replaces_a_file_it_did_not_write() {
     // The install itself is refused, naming each file; nothing changes.
     let out = zenpak(
         &second,
-        &["install", "--game-dir", game_arg, "--message-format", "json"],
+        &[
+            "install",
+            "--game-dir",
+            game_arg,
+            "--message-format",
+            "json",
+        ],
     );
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     let lines = json_lines(&out);
@@ -184,7 +190,13 @@ fn uninstall_removes_only_what_is_still_as_installed() {
     std::fs::write(&utoc, &same).unwrap();
     let out = zenpak(
         &root,
-        &["uninstall", "--game-dir", game_arg, "--message-format", "json"],
+        &[
+            "uninstall",
+            "--game-dir",
+            game_arg,
+            "--message-format",
+            "json",
+        ],
     );
     assert!(out.status.success(), "{}", text(&out));
     assert_eq!(diagnostics(&json_lines(&out), "uninstall-kept").len(), 1);
@@ -295,7 +307,13 @@ fn records_naming_paths_outside_their_folder_are_damaged() {
     });
     let out = zenpak(
         &root,
-        &["uninstall", "--game-dir", game_arg, "--message-format", "json"],
+        &[
+            "uninstall",
+            "--game-dir",
+            game_arg,
+            "--message-format",
+            "json",
+        ],
     );
     assert!(out.status.success(), "{}", text(&out));
     assert!(!diagnostics(&json_lines(&out), "damaged-record").is_empty());
@@ -314,7 +332,8 @@ fn records_naming_paths_outside_their_folder_are_damaged() {
         .expect("a build record")
         .into_path();
     edit_json(&build_record, |record| {
-        record["artifacts"][0]["path"] = target.join("../victim-build.txt").to_str().unwrap().into();
+        record["artifacts"][0]["path"] =
+            target.join("../victim-build.txt").to_str().unwrap().into();
         record["artifacts"][0]["stamp"] = stamp_of(&outside[0]);
     });
     edit_json(&target.join("package/.zenpak-owned.json"), |record| {
@@ -344,7 +363,8 @@ fn leftover_temporaries_are_never_packed_and_clean_removes_them() {
     };
     let dir = tempfile::tempdir().unwrap();
     let root = named_mod(&corpus, dir.path(), "mod", "Tmp");
-    let leftover = root.join("Cooked/Game/Config/.DefaultGame.ini.4242-00000000deadbeef.zenpak-tmp");
+    let leftover =
+        root.join("Cooked/Game/Config/.DefaultGame.ini.4242-00000000deadbeef.zenpak-tmp");
     std::fs::write(&leftover, "[x]\ny=half-writ").unwrap();
     let out = zenpak(&root, &["build", "--message-format", "json"]);
     assert!(out.status.success(), "{}", text(&out));
@@ -363,7 +383,10 @@ fn leftover_temporaries_are_never_packed_and_clean_removes_them() {
         .iter()
         .map(|f| f["path"].as_str().unwrap())
         .collect();
-    assert!(paths.iter().any(|p| p.ends_with("DefaultGame.ini")), "{paths:?}");
+    assert!(
+        paths.iter().any(|p| p.ends_with("DefaultGame.ini")),
+        "{paths:?}"
+    );
     assert!(
         paths.iter().all(|p| !p.contains("zenpak-tmp")),
         "a temporary was packed: {paths:?}"
