@@ -194,24 +194,48 @@ fn decompress_gzip(data: &[u8], uncompressed_size: usize) -> Result<Vec<u8>> {
 
 /// Decodes a bare Oodle stream (any of its codecs: the stream says which).
 /// The decoder is third-party code fed with file bytes; a panic inside it
-/// is turned into an error rather than taking the process down.
+/// is turned into an error rather than taking the process down, and prints
+/// nothing (see [`quietly`]).
 fn decompress_oodle(data: &[u8], uncompressed_size: usize) -> Result<Vec<u8>> {
     let mut out = vec![0u8; uncompressed_size];
-    let decoded = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        oozextract::Extractor::new().read_from_slice(data, &mut out)
-    }));
+    let decoded = quietly(|| oozextract::Extractor::new().read_from_slice(data, &mut out));
     match decoded {
-        Ok(Ok(n)) if n == uncompressed_size => Ok(out),
-        Ok(Ok(n)) => Err(Error::decompress(
+        Some(Ok(n)) if n == uncompressed_size => Ok(out),
+        Some(Ok(n)) => Err(Error::decompress(
             "Oodle",
             format!("decoded {n} bytes, expected {uncompressed_size}"),
         )),
-        Ok(Err(_)) => Err(Error::decompress("Oodle", "the stream is corrupt")),
-        Err(_) => Err(Error::decompress(
+        Some(Err(_)) => Err(Error::decompress("Oodle", "the stream is corrupt")),
+        None => Err(Error::decompress(
             "Oodle",
             "the stream is corrupt (the decoder gave up)",
         )),
     }
+}
+
+thread_local! {
+    /// Set while this thread runs third-party code whose panics are caught.
+    static QUIET_PANICS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `f`, turning a panic into `None` without printing it. The panic
+/// hook is process-wide, so it is replaced once by one that stays silent
+/// only on a thread inside `quietly` (decoders run on several threads at
+/// once) and otherwise does what the previous hook did.
+fn quietly<T>(f: impl FnOnce() -> T) -> Option<T> {
+    static HOOK: std::sync::Once = std::sync::Once::new();
+    HOOK.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if !QUIET_PANICS.with(|quiet| quiet.get()) {
+                previous(info);
+            }
+        }));
+    });
+    let was = QUIET_PANICS.with(|quiet| quiet.replace(true));
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+    QUIET_PANICS.with(|quiet| quiet.set(was));
+    result.ok()
 }
 
 fn adler32(data: &[u8]) -> u32 {

@@ -188,6 +188,28 @@ impl std::fmt::Display for Diagnostic {
     }
 }
 
+/// `text` as it may reach a terminal: every control character (escape,
+/// carriage return, newline, bell, …) and every bidirectional override is
+/// written as a `\u{…}` escape, so that a name read from a container or a
+/// pak cannot move the cursor, recolour, retitle or reorder what is
+/// printed. Text with none of them is returned as it is.
+pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
+    let unsafe_char =
+        |c: char| c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
+    if !text.chars().any(unsafe_char) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if unsafe_char(c) {
+            out.push_str(&format!("\\u{{{:x}}}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

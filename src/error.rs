@@ -81,6 +81,10 @@ pub enum ErrorKind {
     /// Another zenpak holds what this one needs (the output folder's lock).
     #[error("{0}")]
     Busy(String),
+    /// A file zenpak would replace or remove is not one it wrote for this
+    /// mod (another mod's, or nobody's): left alone unless forced.
+    #[error("{0}")]
+    NotOwned(String),
     /// The user stopped the command (Ctrl-C); nothing half-written was left behind.
     #[error("interrupted; the previous output was left as it was")]
     Interrupted,
@@ -113,6 +117,7 @@ impl ErrorKind {
             ErrorKind::Limit { .. } => "limit",
             ErrorKind::Key(_) => "key",
             ErrorKind::Busy(_) => "busy",
+            ErrorKind::NotOwned(_) => "not-owned",
             ErrorKind::Interrupted => "interrupted",
             ErrorKind::Many { .. } => "many",
             ErrorKind::Json(_) => "json",
@@ -392,6 +397,7 @@ impl Clone for ErrorKind {
             },
             ErrorKind::Key(m) => ErrorKind::Key(m.clone()),
             ErrorKind::Busy(m) => ErrorKind::Busy(m.clone()),
+            ErrorKind::NotOwned(m) => ErrorKind::NotOwned(m.clone()),
             ErrorKind::Interrupted => ErrorKind::Interrupted,
             ErrorKind::Many {
                 what,

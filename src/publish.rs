@@ -186,9 +186,34 @@ fn create_registered(path: &Path) -> Result<File> {
     Ok(file)
 }
 
-/// Whether a file name is one of zenpak's temporaries.
+/// Whether a file name is one of zenpak's temporaries (the one naming
+/// rule, [`temporary_path_for`]): discovery never takes such a file into a
+/// mod, and `clean` removes them.
 pub fn is_temporary_name(name: &str) -> bool {
     name.starts_with('.') && name.ends_with(TEMPORARY_SUFFIX)
+}
+
+/// Removes the temporaries a killed zenpak left directly in `dir` (files
+/// only, never through a link; not recursive) and returns their paths.
+/// Call with the folder locked, so that no live zenpak owns them.
+pub fn remove_leftover_temporaries(dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut removed = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Ok(removed);
+    };
+    for entry in entries.flatten() {
+        if is_temporary_name(&entry.file_name().to_string_lossy())
+            && entry.file_type().is_ok_and(|t| t.is_file())
+        {
+            let path = entry.path();
+            match std::fs::remove_file(&path) {
+                Ok(()) => removed.push(path),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(Error::io(&path, e)),
+            }
+        }
+    }
+    Ok(removed)
 }
 
 /// A random-enough 64-bit number without a dependency: std's hasher keys are
@@ -545,24 +570,35 @@ impl OutputLock {
     pub fn acquire(dir: &Path, waiting: impl FnOnce(Option<u32>)) -> Result<OutputLock> {
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
         let path = dir.join(LOCK_NAME);
-        let mut file = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&path)
-            .map_err(|e| Error::io(&path, e))?;
-        match file.try_lock() {
-            Ok(()) => {}
-            Err(std::fs::TryLockError::WouldBlock) => {
-                let holder = std::fs::read_to_string(&path)
-                    .ok()
-                    .and_then(|t| t.trim().parse().ok());
-                waiting(holder);
-                file.lock().map_err(|e| Error::io(&path, e))?;
+        let mut waiting = Some(waiting);
+        let mut file = loop {
+            let file = std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .open(&path)
+                .map_err(|e| Error::io(&path, e))?;
+            match file.try_lock() {
+                Ok(()) => {}
+                Err(std::fs::TryLockError::WouldBlock) => {
+                    if let Some(waiting) = waiting.take() {
+                        let holder = std::fs::read_to_string(&path)
+                            .ok()
+                            .and_then(|t| t.trim().parse().ok());
+                        waiting(holder);
+                    }
+                    file.lock().map_err(|e| Error::io(&path, e))?;
+                }
+                Err(std::fs::TryLockError::Error(e)) => return Err(Error::io(&path, e)),
             }
-            Err(std::fs::TryLockError::Error(e)) => return Err(Error::io(&path, e)),
-        }
+            // The holder before us may have removed the lock file
+            // ([`release_removing`](Self::release_removing)): a lock on a
+            // file that no longer has this name locks nothing; start over.
+            if is_same_file(&file, &path) {
+                break file;
+            }
+        };
         // Who holds it, for the message another zenpak prints while it waits.
         let _ = file.set_len(0);
         let _ = file.write_all(std::process::id().to_string().as_bytes());
@@ -572,6 +608,36 @@ impl OutputLock {
 
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Removes the lock file, then releases the lock: for a folder that
+    /// zenpak leaves with nothing of its own in it. A zenpak waiting for
+    /// the lock meanwhile sees that the file it locked lost its name, and
+    /// locks the new one.
+    pub fn release_removing(self) -> Result<()> {
+        match std::fs::remove_file(&self.path) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(Error::io(&self.path, e)),
+        }
+    }
+}
+
+/// Whether the open `file` is the file named `path` now.
+fn is_same_file(file: &File, path: &Path) -> bool {
+    let (Ok(open), Ok(named)) = (file.metadata(), std::fs::metadata(path)) else {
+        return false;
+    };
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        open.dev() == named.dev() && open.ino() == named.ino()
+    }
+    // Windows: no stable file id in std; two lock files created at
+    // different instants differ in their creation time (100 ns steps).
+    #[cfg(not(unix))]
+    {
+        open.created().ok() == named.created().ok()
     }
 }
 
@@ -655,6 +721,15 @@ pub struct OwnedFile {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct OwnedFiles {
     pub files: Vec<OwnedFile>,
+    /// Entries whose name is not a plain file name of the folder (see
+    /// [`checked_record_path`]), with why: never acted on, written back as
+    /// they were.
+    #[serde(skip)]
+    pub damaged: Vec<(OwnedFile, String)>,
+    /// Why the record file could not be read, when it exists but is not a
+    /// record (then nothing is known to be owned).
+    #[serde(skip)]
+    pub unreadable: Option<String>,
 }
 
 /// Name of the ownership record in a folder zenpak writes to.
@@ -675,17 +750,103 @@ impl OwnedFiles {
         dir.join(OWNED_RECORD_NAME)
     }
 
-    /// Loads the record of `dir`; missing or unreadable is empty (nothing is owned).
+    /// Loads the record of `dir`; missing is empty (nothing is owned). An
+    /// unreadable record is empty too, with [`unreadable`](Self::unreadable)
+    /// saying why; entries naming anything but a file of `dir` are set
+    /// aside as [`damaged`](Self::damaged).
     pub fn load(dir: &Path) -> OwnedFiles {
-        std::fs::read(Self::record_path(dir))
-            .ok()
-            .and_then(|b| serde_json::from_slice(&b).ok())
-            .unwrap_or_default()
+        let path = Self::record_path(dir);
+        let bytes = match std::fs::read(&path) {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return OwnedFiles::default(),
+            Err(e) => {
+                return OwnedFiles {
+                    unreadable: Some(e.to_string()),
+                    ..OwnedFiles::default()
+                }
+            }
+        };
+        let mut record: OwnedFiles = match serde_json::from_slice(&bytes) {
+            Ok(record) => record,
+            Err(e) => {
+                return OwnedFiles {
+                    unreadable: Some(format!("it is not an ownership record ({e})")),
+                    ..OwnedFiles::default()
+                }
+            }
+        };
+        let (good, bad): (Vec<OwnedFile>, Vec<OwnedFile>) = std::mem::take(&mut record.files)
+            .into_iter()
+            .partition(|f| checked_record_path(dir, &f.name, RecordedName::FileName).is_ok());
+        record.files = good;
+        record.damaged = bad
+            .into_iter()
+            .map(|f| {
+                let why = checked_record_path(dir, &f.name, RecordedName::FileName)
+                    .err()
+                    .unwrap_or_default();
+                (f, why)
+            })
+            .collect();
+        record
     }
 
+    /// What is wrong with the record as loaded, one line each (for warnings
+    /// that name the record): nothing it names in these ways is touched.
+    pub fn problems(&self, dir: &Path) -> Vec<String> {
+        let record = Self::record_path(dir);
+        let mut out = Vec::new();
+        if let Some(why) = &self.unreadable {
+            out.push(format!(
+                "the ownership record {} is damaged: {why}; nothing in it is trusted",
+                record.display()
+            ));
+        }
+        for (_, why) in &self.damaged {
+            out.push(format!(
+                "the ownership record {} is damaged: {why}; that entry is left alone",
+                record.display()
+            ));
+        }
+        out
+    }
+
+    /// The recorded files of `owner`, as paths inside `dir`.
+    pub fn paths_of(&self, dir: &Path, owner: &str) -> Vec<PathBuf> {
+        self.files
+            .iter()
+            .filter(|f| f.owner == owner)
+            .filter_map(|f| checked_record_path(dir, &f.name, RecordedName::FileName).ok())
+            .collect()
+    }
+
+    /// Writes the record (damaged entries as they were); an empty record
+    /// removes the file instead. A record file that could not be read is
+    /// first set aside as `.zenpak-owned.damaged-<n>.json`, never deleted.
     pub fn save(&self, dir: &Path) -> Result<()> {
-        let bytes = serde_json::to_vec_pretty(self).map_err(Error::json)?;
-        write_file(&Self::record_path(dir), |f| {
+        let path = Self::record_path(dir);
+        if self.unreadable.is_some() && path.exists() {
+            let aside = dir.join(format!(
+                ".zenpak-owned.damaged-{:016x}.json",
+                unique_number()
+            ));
+            std::fs::rename(&path, &aside).map_err(|e| Error::io(&path, e))?;
+        }
+        if self.files.is_empty() && self.damaged.is_empty() {
+            return match std::fs::remove_file(&path) {
+                Ok(()) => Ok(()),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+                Err(e) => Err(Error::io(&path, e)),
+            };
+        }
+        let mut all = self.files.clone();
+        all.extend(self.damaged.iter().map(|(f, _)| f.clone()));
+        let bytes = serde_json::to_vec_pretty(&OwnedFiles {
+            files: all,
+            ..OwnedFiles::default()
+        })
+        .map_err(Error::json)?;
+        write_file(&path, |f| {
             f.write_all(&bytes).map_err(|e| Error::io(f.path(), e))
         })
     }
@@ -720,7 +881,7 @@ impl OwnedFiles {
     /// True when `path` is recorded and still exactly as zenpak wrote it.
     pub fn is_unchanged(&self, dir: &Path, path: &Path) -> bool {
         self.get(dir, path)
-            .is_some_and(|owned| FileStamp::of(path).is_ok_and(|s| s == owned.stamp))
+            .is_some_and(|owned| owned.is_on_disk(path).unwrap_or(false))
     }
 
     /// Removes `path` if the record owns it and it is unchanged; forgets it either way.
@@ -736,17 +897,42 @@ impl OwnedFiles {
             });
         };
         let owned = self.files.remove(position);
-        match FileStamp::of(path) {
+        match owned.is_on_disk(path) {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 Ok(Removal::Missing(path.to_path_buf()))
             }
             Err(e) => Err(Error::io(path, e)),
-            Ok(stamp) if stamp != owned.stamp => Ok(Removal::KeptChanged(path.to_path_buf())),
-            Ok(_) => {
+            Ok(false) => Ok(Removal::KeptChanged(path.to_path_buf())),
+            Ok(true) => {
                 std::fs::remove_file(path).map_err(|e| Error::io(path, e))?;
                 Ok(Removal::Removed(path.to_path_buf()))
             }
         }
+    }
+}
+
+impl OwnedFile {
+    /// Whether the file at `path` is still the one zenpak wrote: the same
+    /// stamp (nothing touched it), or — after a copy, a restore, a move to
+    /// another disk, which change the inode and times — the same size and
+    /// SHA-256. A symbolic link or folder at the name is never it.
+    pub fn is_on_disk(&self, path: &Path) -> std::io::Result<bool> {
+        let meta = std::fs::symlink_metadata(path)?;
+        if !meta.is_file() {
+            return Ok(false);
+        }
+        let stamp = FileStamp::from_metadata(&meta);
+        if stamp == self.stamp {
+            return Ok(true);
+        }
+        if stamp.size != self.stamp.size {
+            return Ok(false);
+        }
+        use sha2::Digest;
+        let mut file = File::open(path)?;
+        let mut hasher = sha2::Sha256::new();
+        std::io::copy(&mut file, &mut hasher)?;
+        Ok(crate::hash::hex(&hasher.finalize()) == self.sha256)
     }
 }
 
@@ -757,6 +943,75 @@ fn relative_name(dir: &Path, path: &Path) -> Result<String> {
         .strip_prefix(dir)
         .map_err(|_| Error::internal(format!("{} is not in {}", path.display(), dir.display())))?;
     Ok(relative.to_string_lossy().replace('\\', "/"))
+}
+
+/// What a name read from a record must be: one file name, or a relative
+/// path that may go through sub-folders.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RecordedName {
+    FileName,
+    RelativePath,
+}
+
+/// The path inside `dir` that a record (an ownership record, a build
+/// record, a cache entry) names with `name`, once `name` is checked to be a
+/// plain relative name that cannot leave `dir`: not empty, not absolute, no
+/// drive or root, no `.` or `..` segment, no backslash, colon or control
+/// character, and no `/` at all where a file name is expected. A record is
+/// data written to disk, anyone can edit it: a name that fails is a
+/// damaged record, never a path to act on. The error says why.
+pub fn checked_record_path(
+    dir: &Path,
+    name: &str,
+    shape: RecordedName,
+) -> std::result::Result<PathBuf, String> {
+    let reason = if name.is_empty() {
+        Some("an empty name")
+    } else if name.starts_with('/') {
+        Some("an absolute path")
+    } else if name.contains('\\') || name.contains(':') {
+        Some("a backslash or colon")
+    } else if name.chars().any(char::is_control) {
+        Some("a control character")
+    } else if shape == RecordedName::FileName && name.contains('/') {
+        Some("a folder where a file name is expected")
+    } else if name
+        .split('/')
+        .any(|s| s.is_empty() || s == "." || s == "..")
+    {
+        Some("an empty, `.` or `..` segment")
+    } else if !Path::new(name)
+        .components()
+        .all(|c| matches!(c, std::path::Component::Normal(_)))
+    {
+        Some("a root or prefix component")
+    } else {
+        None
+    };
+    match reason {
+        Some(reason) => Err(format!(
+            "the recorded name `{}` has {reason}",
+            name.escape_debug()
+        )),
+        None => Ok(dir.join(name)),
+    }
+}
+
+/// [`checked_record_path`] for a record that stores full paths: `path` must
+/// be a plain file name directly inside `dir`.
+pub fn checked_recorded_file(dir: &Path, path: &Path) -> std::result::Result<PathBuf, String> {
+    let name = path
+        .strip_prefix(dir)
+        .ok()
+        .and_then(|p| p.to_str())
+        .ok_or_else(|| {
+            format!(
+                "the recorded path `{}` is not inside {}",
+                path.display(),
+                dir.display()
+            )
+        })?;
+    checked_record_path(dir, name, RecordedName::FileName)
 }
 
 #[cfg(test)]

@@ -20,7 +20,7 @@ use sha2::{Digest, Sha256};
 use crate::build::BuildSummary;
 use crate::error::{Error, Result};
 use crate::manifest::Manifest;
-use crate::publish::{OwnedFiles, Removal, Staged, TempFile};
+use crate::publish::{OutputLock, OwnedFiles, Removal, Staged, TempFile};
 
 pub use crate::build::cache::CACHE_DIR;
 pub use crate::manifest::ARTIFACT_EXTENSIONS;
@@ -225,6 +225,45 @@ fn check_game_dir(game_dir: &Path, project: &str) -> Result<()> {
     Ok(())
 }
 
+/// A file in `~mods` that `install` would replace but did not write for this mod.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Conflict {
+    pub path: PathBuf,
+    /// Whose it is: another mod's record, nobody's, or this mod's but changed since.
+    pub owner: FileOwner,
+}
+
+/// Who a file in a game's `~mods` belongs to, as the ownership record says.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum FileOwner {
+    /// Another mod's install wrote it (its manifest's path).
+    OtherMod { manifest: String },
+    /// No record names it: not written by `zenpak install`.
+    Nobody,
+    /// This mod's install wrote it, but it changed since.
+    ChangedSinceInstall,
+}
+
+impl Conflict {
+    fn describe(&self) -> String {
+        match &self.owner {
+            FileOwner::OtherMod { manifest } => format!(
+                "{} belongs to another mod (installed from {manifest})",
+                self.path.display()
+            ),
+            FileOwner::Nobody => format!(
+                "{} was not installed by zenpak (no ownership record names it)",
+                self.path.display()
+            ),
+            FileOwner::ChangedSinceInstall => format!(
+                "{} was installed by this mod but changed since",
+                self.path.display()
+            ),
+        }
+    }
+}
+
 /// What `install` did (or, with `dry_run`, would do) in one game.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct InstallReport {
@@ -235,50 +274,160 @@ pub struct InstallReport {
     pub removed: Vec<PathBuf>,
     /// Files of the previous install that changed since and were left in place.
     pub kept: Vec<PathBuf>,
+    /// Files in the way that this mod did not write: replaced with `force`,
+    /// otherwise the install is refused (a dry run says it would be).
+    pub conflicts: Vec<Conflict>,
+    /// Whether the install was (or would be) refused because of `conflicts`.
+    pub refused: bool,
+    /// What is wrong with the folder's ownership record (damaged entries are left alone).
+    pub damaged_record: Vec<String>,
     pub dry_run: bool,
 }
 
+/// How `install` and `uninstall` go about a game folder.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct InstallOptions {
+    /// Say what would be done, change nothing.
+    pub dry_run: bool,
+    /// Replace files in the way that this mod did not write.
+    pub force: bool,
+}
+
+/// Locks a game's `~mods` folder for this process (one `install` or
+/// `uninstall` at a time; the same lock as a build's output folder).
+fn lock_mods(mods: &Path, waiting: &mut dyn FnMut(Option<u32>)) -> Result<OutputLock> {
+    OutputLock::acquire(mods, waiting)
+}
+
+/// Releases the `~mods` lock, removing the lock file when zenpak leaves
+/// nothing else of its own there (the ownership record is gone).
+fn unlock_mods(mods: &Path, lock: OutputLock) -> Result<()> {
+    if OwnedFiles::record_path(mods).exists() {
+        drop(lock);
+        Ok(())
+    } else {
+        lock.release_removing()
+    }
+}
+
+/// Whose `path` (a file in `mods`) is, when it is in the way of this mod's install.
+fn conflict_at(owned: &OwnedFiles, mods: &Path, path: &Path, owner: &str) -> Option<Conflict> {
+    std::fs::symlink_metadata(path).ok()?;
+    let owner = match owned.get(mods, path) {
+        Some(f) if f.owner == owner => {
+            if f.is_on_disk(path).unwrap_or(false) {
+                return None;
+            }
+            FileOwner::ChangedSinceInstall
+        }
+        Some(f) => FileOwner::OtherMod {
+            manifest: f.owner.clone(),
+        },
+        None => FileOwner::Nobody,
+    };
+    Some(Conflict {
+        path: path.to_path_buf(),
+        owner,
+    })
+}
+
+/// The error for an install refused because of `conflicts`.
+fn refusal(conflicts: &[Conflict]) -> Error {
+    let hint = "remove or move the file yourself, or pass --force to replace it \
+                (`--dry-run` lists every file in the way)";
+    let one = |c: &Conflict| {
+        Error::new(crate::error::ErrorKind::NotOwned(format!(
+            "refusing to replace: {}",
+            c.describe()
+        )))
+        .in_file(&c.path)
+        .with_hint(hint)
+    };
+    match conflicts {
+        [c] => one(c),
+        _ => Error::new(crate::error::ErrorKind::Many {
+            what: "files to install",
+            total: conflicts.len(),
+            failures: conflicts.iter().map(one).collect(),
+        })
+        .with_hint(hint),
+    }
+}
+
 /// Installs the triplet of `summary` into `<game_dir>/<project>/Content/Paks/~mods/`,
-/// replacing this mod's previous install by record. Order: the new `.ucas`
-/// and `.utoc` are staged, the old `.pak` is removed, the new files are
-/// renamed into place `.pak` last, then the rest of the previous install goes.
+/// replacing this mod's previous install by record. A file in the way that
+/// this mod did not write (another mod's, nobody's, or this mod's changed
+/// since) is never replaced unless `options.force`: the install is refused
+/// first, nothing written. Runs under the `~mods` lock (`waiting` is called
+/// when another zenpak holds it). Order: the new `.ucas` and `.utoc` are
+/// staged, the old `.pak` is removed, the new files are renamed into place
+/// `.pak` last, then the rest of the previous install goes.
 pub fn install(
     manifest: &Manifest,
     summary: &BuildSummary,
     game_dir: &Path,
-    dry_run: bool,
+    options: InstallOptions,
+    waiting: &mut dyn FnMut(Option<u32>),
 ) -> Result<InstallReport> {
     let project = &manifest.game.project;
     check_game_dir(game_dir, project)?;
     let mods = mods_dir(game_dir, project);
+    let lock = if options.dry_run {
+        None
+    } else {
+        Some(lock_mods(&mods, waiting)?)
+    };
+    let report = install_locked(manifest, summary, game_dir, &mods, options);
+    if let Some(lock) = lock {
+        unlock_mods(&mods, lock)?;
+    }
+    report
+}
+
+fn install_locked(
+    manifest: &Manifest,
+    summary: &BuildSummary,
+    game_dir: &Path,
+    mods: &Path,
+    options: InstallOptions,
+) -> Result<InstallReport> {
     let owner = owner_of(manifest);
-    let mut owned = OwnedFiles::load(&mods);
-    let previous: Vec<PathBuf> = owned
-        .files
-        .iter()
-        .filter(|f| f.owner == owner)
-        .map(|f| mods.join(&f.name))
-        .collect();
+    let mut owned = OwnedFiles::load(mods);
+    let previous = owned.paths_of(mods, &owner);
     let targets: Vec<PathBuf> = summary
         .artifacts
         .iter()
         .map(|a| mods.join(a.path.file_name().unwrap_or_default()))
         .collect();
+    let conflicts: Vec<Conflict> = targets
+        .iter()
+        .filter_map(|t| conflict_at(&owned, mods, t, &owner))
+        .collect();
     let mut report = InstallReport {
         game_dir: game_dir.to_path_buf(),
-        mods_dir: mods.clone(),
+        mods_dir: mods.to_path_buf(),
         installed: targets.clone(),
-        dry_run,
+        refused: !conflicts.is_empty() && !options.force,
+        conflicts,
+        damaged_record: owned.problems(mods),
+        dry_run: options.dry_run,
         ..InstallReport::default()
     };
-    if dry_run {
-        report.removed = previous
-            .into_iter()
-            .filter(|p| !targets.contains(p))
-            .collect();
+    if options.dry_run {
+        if !report.refused {
+            report.removed = previous
+                .into_iter()
+                .filter(|p| !targets.contains(p))
+                .collect();
+        } else {
+            report.installed.clear();
+        }
         return Ok(report);
     }
-    std::fs::create_dir_all(&mods).map_err(|e| Error::io(&mods, e))?;
+    if report.refused {
+        return Err(refusal(&report.conflicts));
+    }
+    std::fs::create_dir_all(mods).map_err(|e| Error::io(mods, e))?;
     // Stage all three (checking each is what the build wrote), .pak last.
     let mut staged: Vec<Staged> = Vec::new();
     let mut hashes = Vec::new();
@@ -294,7 +443,7 @@ pub fn install(
     let mut remove_first: Vec<PathBuf> = previous
         .iter()
         .filter(|p| p.extension().is_some_and(|e| e.eq_ignore_ascii_case("pak")))
-        .filter(|p| owned.is_unchanged(&mods, p))
+        .filter(|p| owned.is_unchanged(mods, p))
         .cloned()
         .collect();
     remove_first.sort();
@@ -303,22 +452,23 @@ pub fn install(
         if !targets.contains(old) {
             report.removed.push(old.clone());
         }
-        owned.forget(&mods, old);
+        owned.forget(mods, old);
     }
     for old in previous
         .iter()
         .filter(|p| !targets.contains(p) && !remove_first.contains(p))
     {
-        match owned.remove(&mods, old)? {
+        match owned.remove(mods, old)? {
             Removal::Removed(p) => report.removed.push(p),
             Removal::KeptChanged(p) => report.kept.push(p),
             Removal::Missing(_) => {}
         }
     }
+    // A replaced file is this mod's now: the other mod's entry goes with it.
     for (target, sha256) in targets.iter().zip(hashes) {
-        owned.insert(&mods, target, sha256, &owner)?;
+        owned.insert(mods, target, sha256, &owner)?;
     }
-    owned.save(&mods)?;
+    owned.save(mods)?;
     Ok(report)
 }
 
@@ -328,41 +478,70 @@ pub struct UninstallReport {
     pub game_dir: PathBuf,
     pub removed: Vec<PathBuf>,
     pub kept: Vec<PathBuf>,
+    /// What is wrong with the folder's ownership record (damaged entries are left alone).
+    pub damaged_record: Vec<String>,
     pub dry_run: bool,
 }
 
-/// Removes what `install` recorded for this mod in a game (`.pak` first).
-pub fn uninstall(manifest: &Manifest, game_dir: &Path, dry_run: bool) -> Result<UninstallReport> {
+/// Removes what `install` recorded for this mod in a game (`.pak` first):
+/// only files still as the install wrote them; others are kept (and
+/// reported). Runs under the `~mods` lock.
+pub fn uninstall(
+    manifest: &Manifest,
+    game_dir: &Path,
+    dry_run: bool,
+    waiting: &mut dyn FnMut(Option<u32>),
+) -> Result<UninstallReport> {
     let project = &manifest.game.project;
     check_game_dir(game_dir, project)?;
     let mods = mods_dir(game_dir, project);
+    if dry_run || !is_real_dir(&mods) {
+        return uninstall_locked(manifest, game_dir, &mods, dry_run);
+    }
+    let lock = lock_mods(&mods, waiting)?;
+    let report = uninstall_locked(manifest, game_dir, &mods, dry_run);
+    unlock_mods(&mods, lock)?;
+    report
+}
+
+fn uninstall_locked(
+    manifest: &Manifest,
+    game_dir: &Path,
+    mods: &Path,
+    dry_run: bool,
+) -> Result<UninstallReport> {
     let owner = owner_of(manifest);
-    let mut owned = OwnedFiles::load(&mods);
-    let mut mine: Vec<PathBuf> = owned
-        .files
-        .iter()
-        .filter(|f| f.owner == owner)
-        .map(|f| mods.join(&f.name))
-        .collect();
+    let mut owned = OwnedFiles::load(mods);
+    let mut mine = owned.paths_of(mods, &owner);
     // `.pak` first: the game stops seeing the mod before its data goes.
     mine.sort_by_key(|p| !p.extension().is_some_and(|e| e.eq_ignore_ascii_case("pak")));
     let mut report = UninstallReport {
         game_dir: game_dir.to_path_buf(),
+        damaged_record: owned.problems(mods),
         dry_run,
         ..UninstallReport::default()
     };
     if dry_run {
-        report.removed = mine;
+        for path in mine {
+            if owned.is_unchanged(mods, &path) {
+                report.removed.push(path);
+            } else if path.exists() {
+                report.kept.push(path);
+            }
+        }
+        return Ok(report);
+    }
+    if mine.is_empty() {
         return Ok(report);
     }
     for path in mine {
-        match owned.remove(&mods, &path)? {
+        match owned.remove(mods, &path)? {
             Removal::Removed(p) => report.removed.push(p),
             Removal::KeptChanged(p) => report.kept.push(p),
             Removal::Missing(_) => {}
         }
     }
-    owned.save(&mods)?;
+    owned.save(mods)?;
     Ok(report)
 }
 
@@ -372,6 +551,9 @@ pub struct CleanReport {
     pub removed: Vec<PathBuf>,
     /// Files zenpak wrote that changed since: left in place.
     pub kept: Vec<PathBuf>,
+    /// Damaged records (a name that is not a plain file of its folder):
+    /// what they name was left alone.
+    pub damaged_record: Vec<String>,
 }
 
 /// Removes what `zenpak build` and `zenpak package` wrote for this mod: the
@@ -387,12 +569,16 @@ pub fn clean(manifest: &Manifest) -> Result<CleanReport> {
     if !dir.is_dir() {
         return Ok(report);
     }
-    let _lock = crate::publish::OutputLock::acquire(&dir, |_| {})?;
+    let lock = OutputLock::acquire(&dir, |_| {})?;
     let cache = crate::build::cache::Cache::new(&dir, &manifest.artifact_stem());
     // The triplet, as the last build recorded it.
     if let Some(record) = cache.load_build_record() {
         for artifact in &record.artifacts {
-            if !artifact.path.starts_with(&dir) {
+            if let Err(why) = crate::publish::checked_recorded_file(&dir, &artifact.path) {
+                report.damaged_record.push(format!(
+                    "the build record {} is damaged: {why}; it was left alone",
+                    cache.build_record_path().display()
+                ));
                 continue;
             }
             if artifact.is_unchanged() {
@@ -407,20 +593,17 @@ pub fn clean(manifest: &Manifest) -> Result<CleanReport> {
     if is_real_dir(&package_dir) {
         let owner = owner_of(manifest);
         let mut owned = OwnedFiles::load(&package_dir);
-        let mine: Vec<PathBuf> = owned
-            .files
-            .iter()
-            .filter(|f| f.owner == owner)
-            .map(|f| package_dir.join(&f.name))
-            .collect();
-        for path in mine {
+        report.damaged_record.extend(owned.problems(&package_dir));
+        for path in owned.paths_of(&package_dir, &owner) {
             match owned.remove(&package_dir, &path)? {
                 Removal::Removed(p) => report.removed.push(p),
                 Removal::KeptChanged(p) => report.kept.push(p),
                 Removal::Missing(_) => {}
             }
         }
-        if owned.files.is_empty() {
+        if owned.unreadable.is_some() {
+            // Left as it is: damaged, and nothing of it was acted on.
+        } else if owned.files.is_empty() && owned.damaged.is_empty() {
             remove(&OwnedFiles::record_path(&package_dir), &mut report)?;
         } else {
             owned.save(&package_dir)?;
@@ -430,12 +613,15 @@ pub fn clean(manifest: &Manifest) -> Result<CleanReport> {
     }
     cache.clean(&mut report.removed)?;
     remove_temporaries_in(&dir, &mut report)?;
-    drop(_lock);
     // The lock file goes when no zenpak build state is left (another mod
     // sharing the folder keeps its cache, and the lock with it); then the
     // folder goes if it is empty.
-    if !dir.join(CACHE_DIR).exists() {
-        remove(&dir.join(crate::publish::LOCK_NAME), &mut report)?;
+    if dir.join(CACHE_DIR).exists() {
+        drop(lock);
+    } else {
+        let lock_path = lock.path().to_path_buf();
+        lock.release_removing()?;
+        report.removed.push(lock_path);
     }
     remove_dir_if_empty(&dir, &mut report)?;
     Ok(report)
@@ -458,14 +644,9 @@ fn remove(path: &Path, report: &mut CleanReport) -> Result<()> {
 }
 
 fn remove_temporaries_in(dir: &Path, report: &mut CleanReport) -> Result<()> {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return Ok(());
-    };
-    for entry in entries.flatten() {
-        if crate::publish::is_temporary_name(&entry.file_name().to_string_lossy()) {
-            remove(&entry.path(), report)?;
-        }
-    }
+    report
+        .removed
+        .extend(crate::publish::remove_leftover_temporaries(dir)?);
     Ok(())
 }
 

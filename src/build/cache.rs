@@ -463,6 +463,9 @@ impl Cache {
         for name in BOOKKEEPING_FILES {
             remove_file(self.dir.join(name))?;
         }
+        for dir in [&self.dir, &packages] {
+            removed.extend(crate::publish::remove_leftover_temporaries(dir)?);
+        }
         let parent = self.dir.parent().map(Path::to_path_buf);
         for dir in [Some(packages), Some(self.dir.clone()), parent]
             .into_iter()

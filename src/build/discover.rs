@@ -249,12 +249,21 @@ pub fn discover(
         groups,
         mut loose_files,
         strays,
+        temporaries,
     } = walk(root, selection, follow_links)?;
     let mut packages = packages_of(groups, root, project, selection)?;
     packages.sort_by(|a, b| a.relative_path.cmp(&b.relative_path));
     loose_files.sort_by(|a, b| a.relative_path.cmp(&b.relative_path));
     let mut warnings = content_warnings(root, project, strays, &packages, &loose_files);
     warnings.extend(selection.unused_patterns());
+    warnings.extend(temporaries.into_iter().map(|path| {
+        Diagnostic::warning(
+            "leftover-temporary",
+            "a temporary file left by an interrupted zenpak; it was left out of the mod",
+        )
+        .with_file(path)
+        .with_hint("delete it (it is never part of a mod)")
+    }));
     Ok(Content {
         packages,
         loose_files,
@@ -274,6 +283,8 @@ struct Walked {
     loose_files: Vec<LooseFile>,
     /// Containers, signatures and mappings found among the files: left out.
     strays: Vec<String>,
+    /// zenpak's own temporaries (a killed zenpak's leftovers): never packed.
+    temporaries: Vec<PathBuf>,
 }
 
 /// Walks the content root: package files grouped by package, the other
@@ -282,6 +293,7 @@ fn walk(root: &Path, selection: &Selection, follow_links: bool) -> Result<Walked
     let mut groups: BTreeMap<String, Group> = BTreeMap::new();
     let mut loose_files = Vec::new();
     let mut strays = Vec::new();
+    let mut temporaries = Vec::new();
     // Symbolic links are followed (a content folder linked into the mod is
     // common) while they stay inside the root, or anywhere when the manifest
     // says so; walkdir refuses a link back to one of its own parents.
@@ -310,8 +322,12 @@ fn walk(root: &Path, selection: &Selection, follow_links: bool) -> Result<Walked
         if !entry.file_type().is_file() {
             continue;
         }
-        let relative = relative_slash_path(root, entry.path())?;
         let name = entry.file_name().to_string_lossy();
+        if crate::publish::is_temporary_name(&name) {
+            temporaries.push(entry.path().to_path_buf());
+            continue;
+        }
+        let relative = relative_slash_path(root, entry.path())?;
         // Every path found is kept for the whole build: at their exact size
         // (walkdir's have room to spare), a big mod's list takes a third.
         let owned_path = || {
@@ -360,6 +376,7 @@ fn walk(root: &Path, selection: &Selection, follow_links: bool) -> Result<Walked
         groups,
         loose_files,
         strays,
+        temporaries,
     })
 }
 

@@ -180,7 +180,8 @@ pub fn build_locked(
     };
     let started = Instant::now();
     let output_dir = manifest.output_dir();
-    remove_stale_temporaries(&output_dir);
+    // Temporaries a killed zenpak left (no live build owns them: the folder is locked).
+    let _ = crate::publish::remove_leftover_temporaries(&output_dir);
     for warning in manifest.warnings() {
         reporter.event(Event::Diagnostic(warning));
     }
@@ -635,22 +636,6 @@ fn input_keys(options: &BuildOptions) -> Result<crate::pak::crypto::KeyRing> {
         keys.add(None, key.clone());
     }
     Ok(keys)
-}
-
-/// Removes temporaries that a killed zenpak left in the output folder. Only
-/// called under the folder's lock, so no live build owns them.
-fn remove_stale_temporaries(dir: &Path) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let name = entry.file_name();
-        if crate::publish::is_temporary_name(&name.to_string_lossy())
-            && entry.file_type().is_ok_and(|t| t.is_file())
-        {
-            let _ = std::fs::remove_file(entry.path());
-        }
-    }
 }
 
 /// The key of a whole build: every package key with its path, every loose

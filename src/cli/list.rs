@@ -2,6 +2,7 @@
 //! or game folder holds (winning copies, as the game sees them).
 
 use serde::Serialize;
+use zenpak::diagnostic::printable;
 use zenpak::game::{path_filter, GameFile, GameView};
 use zenpak::Result;
 
@@ -33,9 +34,13 @@ pub fn run(args: Args, out: &Output) -> Result<()> {
     out.report(args.source.json, "files", &listing, || {
         println!("{:>12}  {:<22}  {:<28}  path", "size", "kind", "source");
         for f in &listing.files {
+            // Paths and sources are read from containers: printed escaped.
             println!(
                 "{:>12}  {:<22}  {:<28}  {}",
-                f.size, f.kind, f.source, f.path
+                f.size,
+                f.kind,
+                printable(&f.source.to_string()),
+                printable(&f.path)
             );
         }
     });

@@ -109,7 +109,7 @@ pub enum Command {
     #[command(
         after_help = "Examples:\n  zenpak uninstall --game-dir \"C:/Games/MyGame\"\n  zenpak uninstall --dry-run"
     )]
-    Uninstall(release::InstallArgs),
+    Uninstall(release::UninstallArgs),
     /// Remove the build output zenpak wrote for this mod (nothing else).
     #[command(after_help = "Examples:\n  zenpak clean")]
     Clean(release::CleanArgs),

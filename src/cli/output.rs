@@ -21,6 +21,7 @@ use std::process::ExitCode;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::Duration;
+use zenpak::diagnostic::printable;
 
 use anstyle::{AnsiColor, Style};
 use clap::ValueEnum;
@@ -150,9 +151,11 @@ impl Output {
     /// A cargo-style status line: `   Building MyMod v0.1.0`, right-aligned verb.
     pub fn status(&self, verb: &str, message: impl std::fmt::Display) {
         if self.is_human_verbose_enough() {
+            // Names in the message may come from a container: no raw control characters.
             self.eprint_line(&format!(
-                "{} {message}",
-                self.paint(VERB, &format!("{verb:>12}"))
+                "{} {}",
+                self.paint(VERB, &format!("{verb:>12}")),
+                printable(&message.to_string())
             ));
         }
     }
@@ -223,7 +226,7 @@ impl Output {
                         self.paint(DIM, "..."),
                         rest.len(),
                         members[0].level.as_str(),
-                        members[0].message
+                        printable(&members[0].message)
                     ));
                 }
             }
@@ -277,10 +280,10 @@ impl Output {
         } else {
             let location = d.location();
             if !location.is_empty() {
-                out.push_str(&location);
+                out.push_str(&printable(&location));
                 out.push_str(": ");
             }
-            out.push_str(&d.message);
+            out.push_str(&printable(&d.message));
         }
         if let Some(hint) = &d.hint {
             out.push_str(&format!("\n  {} {hint}", self.paint(NOTE, "hint:")));

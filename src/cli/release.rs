@@ -21,6 +21,31 @@ pub struct InstallArgs {
     pub manifest: ManifestArgs,
     #[command(flatten)]
     pub games: GameDirArgs,
+    /// Replace files in `~mods` that this mod did not install (another
+    /// mod's, or nobody's); without it, such a file stops the install.
+    #[arg(long)]
+    pub force: bool,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct UninstallArgs {
+    #[command(flatten)]
+    pub manifest: ManifestArgs,
+    #[command(flatten)]
+    pub games: GameDirArgs,
+}
+
+/// Says once that another zenpak holds a game's `~mods` folder.
+fn waiting_for<'a>(out: &'a Output, mods: &'a std::path::Path) -> impl FnMut(Option<u32>) + 'a {
+    move |pid| {
+        let who = pid.map_or("another zenpak".to_string(), |p| {
+            format!("zenpak (pid {p})")
+        });
+        out.status(
+            "Waiting",
+            format!("for {who} to finish with {}", mods.display()),
+        );
+    }
 }
 
 #[derive(Debug, clap::Args)]
@@ -51,8 +76,41 @@ pub fn run_install(args: InstallArgs, out: &Output) -> Result<()> {
     let lock = super::build::lock(&manifest, out)?;
     let summary = build_and_report(&manifest, (false, false), out, &lock)?;
     out.check_warnings_denied()?;
+    let options = zenpak::release::InstallOptions {
+        dry_run: args.games.dry_run,
+        force: args.force,
+    };
     for game_dir in &game_dirs {
-        let report = zenpak::release::install(&manifest, &summary, game_dir, args.games.dry_run)?;
+        let mods = zenpak::release::mods_dir(game_dir, &manifest.game.project);
+        let report = zenpak::release::install(
+            &manifest,
+            &summary,
+            game_dir,
+            options,
+            &mut waiting_for(out, &mods),
+        )?;
+        for problem in &report.damaged_record {
+            out.warning("damaged-record", problem.clone());
+        }
+        for conflict in &report.conflicts {
+            let (code, verb) = match (report.refused, report.dry_run) {
+                (true, _) => ("install-would-refuse", "would be refused"),
+                (false, true) => ("install-would-replace", "would be replaced (--force)"),
+                (false, false) => ("install-replaced", "was replaced (--force)"),
+            };
+            let owner = match &conflict.owner {
+                zenpak::release::FileOwner::OtherMod { manifest } => {
+                    format!("it belongs to another mod ({manifest})")
+                }
+                zenpak::release::FileOwner::Nobody => {
+                    "no ownership record names it (zenpak did not install it)".to_string()
+                }
+                zenpak::release::FileOwner::ChangedSinceInstall => {
+                    "this mod installed it, but it changed since".to_string()
+                }
+            };
+            out.warning(code, format!("{} {verb}: {owner}", conflict.path.display()));
+        }
         out.data("installed", &report, || {
             let verb = if report.dry_run {
                 "Would install"
@@ -84,10 +142,19 @@ pub fn run_install(args: InstallArgs, out: &Output) -> Result<()> {
     Ok(())
 }
 
-pub fn run_uninstall(args: InstallArgs, out: &Output) -> Result<()> {
+pub fn run_uninstall(args: UninstallArgs, out: &Output) -> Result<()> {
     let manifest = args.manifest.load()?;
     for game_dir in &args.games.resolve(&manifest)? {
-        let report = zenpak::release::uninstall(&manifest, game_dir, args.games.dry_run)?;
+        let mods = zenpak::release::mods_dir(game_dir, &manifest.game.project);
+        let report = zenpak::release::uninstall(
+            &manifest,
+            game_dir,
+            args.games.dry_run,
+            &mut waiting_for(out, &mods),
+        )?;
+        for problem in &report.damaged_record {
+            out.warning("damaged-record", problem.clone());
+        }
         out.data("uninstalled", &report, || {
             let verb = if report.dry_run {
                 "Would remove"
@@ -120,6 +187,9 @@ pub fn run_uninstall(args: InstallArgs, out: &Output) -> Result<()> {
 pub fn run_clean(args: CleanArgs, out: &Output) -> Result<()> {
     let manifest = args.manifest.load()?;
     let report = zenpak::release::clean(&manifest)?;
+    for problem in &report.damaged_record {
+        out.warning("damaged-record", problem.clone());
+    }
     out.data("cleaned", &report, || {
         for path in &report.removed {
             out.verbose_status("Removed", path.display());

@@ -927,11 +927,7 @@ impl OutputDir {
                 "refusing to write `{relative}`: it is a symbolic link"
             )));
         }
-        let name = target
-            .file_name()
-            .and_then(|n| n.to_str())
-            .unwrap_or("file");
-        let temp = parent.join(format!(".{name}.{}.zenpak-tmp", std::process::id()));
+        let temp = crate::publish::temporary_path_for(&target);
         let result = (|| {
             let file = File::create(&temp).map_err(|e| Error::io(&temp, e))?;
             let mut w = std::io::BufWriter::with_capacity(1 << 16, file);

@@ -34,7 +34,11 @@ pub fn package_class_schemas(
         let ResolvedIndex::Export(class) = export.class_index.resolve() else {
             continue;
         };
-        let Ok(name) = package.name(package.exports[class].object_name) else {
+        let Some(Ok(name)) = package
+            .exports
+            .get(class)
+            .map(|e| package.name(e.object_name))
+        else {
             continue;
         };
         if mappings.struct_schema(&name).is_some()
@@ -61,12 +65,16 @@ fn class_schema(
     let data = files.export_data(package, index)?;
     let base = package.exports[index].serial_offset as u64;
     let mut r = Reader::with_base(data, base);
-    r.seek((native_start - base) as usize)?;
-    let super_index = PackageIndex(r.i32().context("super struct")?);
-    let super_name = match super_index.resolve() {
-        ResolvedIndex::Null => None,
-        ResolvedIndex::Import(i) => Some(package.name(package.imports[i].object_name)?),
-        ResolvedIndex::Export(e) => Some(package.name(package.exports[e].object_name)?),
+    let start = native_start
+        .checked_sub(base)
+        .ok_or_else(|| Error::internal("the native data starts before its export"))?;
+    r.seek(usize::try_from(start).map_err(|_| r.error("native data offset"))?)?;
+    // Where the native data starts depends on the property block the
+    // mappings described: damaged mappings put it anywhere, so every
+    // reference read from here on is checked against the maps.
+    let super_name = match object_name(&mut r, package).context("super struct")? {
+        none if none == "None" => None,
+        other => Some(other),
     };
     let children = r.count_i32(4).context("children")?;
     r.skip(children * 4)?;

@@ -692,3 +692,30 @@ fn a_container_header_chunk_declaring_1_gib_is_refused_in_bounded_memory() {
     assert_eq!(code, 1, "extract accepted it: {err}");
     assert!(peak < 256 * MIB, "extract peaked at {} MiB", peak / MIB);
 }
+
+/// A damaged Oodle block that makes the third-party decoder panic (a
+/// flipped byte in the corpus's sample stream): the commands report a
+/// decompression error naming the block, exit 1, and print no panic text.
+#[test]
+fn a_block_the_oodle_decoder_panics_on_is_a_plain_error() {
+    let Some(corpus) = common::corpus() else {
+        return;
+    };
+    let mut streams = oodle_streams(&corpus);
+    streams.retain(|(name, _, _)| name == "sample.bundle");
+    streams[0].1[49] ^= 0xff;
+    let dir = common::temp_dir("oodle-panic");
+    let utoc = oodle_container(&dir, &streams);
+    let out = dir.join("out");
+    for args in [
+        vec!["verify", utoc.to_str().unwrap()],
+        vec!["unpack", utoc.to_str().unwrap(), out.to_str().unwrap()],
+    ] {
+        let (code, err, _) = common::run_measured(&args);
+        assert_eq!(code, 1, "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert!(err.contains("Oodle") && err.contains("block 0"), "{err}");
+    }
+    assert!(!out.join("Game/Oodle/sample.bundle.bin").exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}

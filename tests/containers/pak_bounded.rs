@@ -366,3 +366,37 @@ fn a_sparse_4_gib_pak_fails_fast_in_bounded_memory() {
     }
     assert!(!out.join("a.bin").exists());
 }
+
+/// A pak whose file names hold terminal control characters (an escape
+/// sequence, a carriage return): `list` prints them escaped, never raw.
+#[test]
+fn list_escapes_control_characters_in_names() {
+    let dir = common::temp_dir("pak-escape");
+    let pak = dir.join("Escape.pak");
+    let mut w = zenpak::pak::PakWriter::create(
+        &pak,
+        11,
+        "../../../",
+        zenpak::compression::Compression::None,
+        None,
+        [0; 16],
+    )
+    .unwrap();
+    w.add_file("Game/Content/\u{1b}[2J\u{1b}]0;owned\u{7}.txt", b"x")
+        .unwrap();
+    w.add_file("Game/Content/fake\rsafe.txt", b"y").unwrap();
+    w.finish().unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_zenpak"))
+        .args(["list", pak.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let printed = [out.stdout, out.stderr].concat();
+    let text = String::from_utf8_lossy(&printed);
+    assert!(
+        !text.chars().any(|c| c.is_control() && c != '\n'),
+        "raw control characters in: {text:?}"
+    );
+    assert!(text.contains("\\u{1b}[2J"), "{text}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -8,17 +8,17 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-fn zenpak_command(dir: &Path, args: &[&str]) -> Command {
+pub(crate) fn zenpak_command(dir: &Path, args: &[&str]) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_zenpak"));
     command.args(args).current_dir(dir).env("NO_COLOR", "1");
     command
 }
 
-fn zenpak(dir: &Path, args: &[&str]) -> std::process::Output {
+pub(crate) fn zenpak(dir: &Path, args: &[&str]) -> std::process::Output {
     zenpak_command(dir, args).output().expect("run zenpak")
 }
 
-fn text(out: &std::process::Output) -> String {
+pub(crate) fn text(out: &std::process::Output) -> String {
     format!(
         "{}{}",
         String::from_utf8_lossy(&out.stdout),
@@ -26,12 +26,12 @@ fn text(out: &std::process::Output) -> String {
     )
 }
 
-const MANIFEST: &str =
+pub(crate) const MANIFEST: &str =
     "[mod]\nname = \"Big\"\nversion = \"1.0.0\"\n[game]\nengine = \"5.6\"\nproject = \"Game\"\n";
 
 /// A mod with the corpus's 5.6 texture whose `.ubulk` is grown (sparsely) to
 /// `bulk_size` bytes, plus the 5.6 SM_Cube and a config file.
-fn big_mod(corpus: &Path, dir: &Path, bulk_size: u64) -> PathBuf {
+pub(crate) fn big_mod(corpus: &Path, dir: &Path, bulk_size: u64) -> PathBuf {
     let content = dir.join("Cooked/Game/Content");
     // Each package where it was cooked (its name says where).
     for (folder, name) in [
