@@ -12,8 +12,6 @@ use zenpak::iostore::container_header::StoreEntry;
 use zenpak::iostore::{ContainerBuilder, ContainerOptions};
 use zenpak::EngineVersion;
 
-/// Runs the binary in `cwd`: (exit code, stdout, stderr).
-
 /// Writes `<stem>.utoc/.ucas/.pak` holding one package `A` and one loose
 /// file, both named after `tag`, so a reader that opened another
 /// container shows other paths.
