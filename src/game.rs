@@ -364,6 +364,13 @@ impl GameView {
                 );
             }
         }
+        if named.is_empty() && !tocs.is_empty() {
+            return Err(Error::usage(format!(
+                "{}: the folder's .utoc files have no .pak beside them, so the engine mounts none of them",
+                root.display()
+            ))
+            .with_hint("copy each container's .pak beside its .utoc, or give the .utoc itself"));
+        }
         if named.is_empty() {
             return Err(Error::usage(format!(
                 "{}: no .pak or .utoc files in this folder",
@@ -632,8 +639,10 @@ impl GameView {
         }
     }
 
-    /// Checks every container (layout, chunks, headers) and every pak
-    /// entry of the view, including shadowed copies.
+    /// Checks every container (layout, chunks, headers, the packages'
+    /// outer chains and bundle order) and every pak entry of the view,
+    /// including shadowed copies; the report starts with what the view
+    /// noticed while mounting.
     pub fn verify(&self) -> VerifyReport {
         let mut report = VerifyReport {
             warnings: self.diagnostics.clone(),
@@ -648,7 +657,9 @@ impl GameView {
                         .utoc_path
                         .file_name()
                         .is_some_and(|n| n.eq_ignore_ascii_case("global.utoc"));
-                    report.merge(c.verify_with(!global))
+                    report.merge(c.verify_with(!global));
+                    // Inside the packages: export outer chains, 5.0–5.2 bundle cycles.
+                    report.merge(crate::zen::verify::verify_packages(c));
                 }
                 (None, Some(p)) => report.merge(verify_pak_entries(p)),
                 (None, None) => {}

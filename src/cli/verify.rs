@@ -14,12 +14,7 @@ pub type Args = SourceArgs;
 
 pub fn run(args: Args, out: &Output) -> Result<()> {
     let view = GameView::open(&args.path, &args.key.keys()?)?;
-    out.diagnostics(&view.diagnostics);
-    let mut report = view.verify();
-    // Inside the packages: export outer chains, 5.0–5.2 bundle cycles.
-    for container in view.sources().iter().filter_map(|s| s.container.as_ref()) {
-        report.merge(zenpak::zen::verify::verify_packages(container));
-    }
+    let report = view.verify();
     // Notes (what loads in the game but is unusual) with --verbose, and always in JSON.
     if out.verbose || out.is_json() {
         out.diagnostics(&report.notes);
