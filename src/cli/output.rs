@@ -21,7 +21,7 @@ use std::process::ExitCode;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::Duration;
-use zenpak::diagnostic::printable;
+use zenpak::diagnostic::{printable, PrintableWriter};
 
 use anstyle::{AnsiColor, Style};
 use clap::ValueEnum;
@@ -361,6 +361,28 @@ impl Output {
             return;
         }
         self.data(reason, value, human)
+    }
+
+    /// [`report`](Self::report) whose text is made of names read from
+    /// files: `human` writes it into a [`PrintableWriter`] over buffered
+    /// stdout, so no control character from a file reaches the terminal.
+    /// A closed pipe ends the process quietly, as Unix tools do.
+    pub fn report_text<T: Serialize>(
+        &self,
+        pretty: bool,
+        reason: &str,
+        value: &T,
+        human: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+    ) {
+        self.report(pretty, reason, value, || {
+            let mut out = PrintableWriter::new(std::io::BufWriter::with_capacity(
+                1 << 16,
+                std::io::stdout().lock(),
+            ));
+            if human(&mut out).and_then(|()| out.flush()).is_err() {
+                std::process::exit(0);
+            }
+        })
     }
 
     /// Runs `f` with the progress bar (if any) out of the way. The lock is
