@@ -309,24 +309,12 @@ impl Output {
 
     /// A command's data: one JSON line `{"reason": reason, ...value}` with
     /// `--message-format json`, else `human` prints it (on stdout) unless quiet.
+    /// The line is streamed to stdout as it is serialized (a report may be
+    /// far larger than its input), `reason` first, then the value's fields;
+    /// a value that is not an object is carried as `{"reason": …, "data": …}`.
     pub fn data<T: Serialize>(&self, reason: &str, value: &T, human: impl FnOnce()) {
         if self.is_json() {
-            let mut json = serde_json::to_value(value).unwrap_or(serde_json::Value::Null);
-            match json.as_object_mut() {
-                Some(map) => {
-                    map.insert("reason".into(), reason.into());
-                    // `reason` first, for people reading the stream.
-                    let mut ordered = serde_json::Map::new();
-                    ordered.insert("reason".into(), reason.into());
-                    for (k, v) in std::mem::take(map) {
-                        if k != "reason" {
-                            ordered.insert(k, v);
-                        }
-                    }
-                    print_json_line(&serde_json::Value::Object(ordered));
-                }
-                None => print_json_line(&serde_json::json!({ "reason": reason, "data": json })),
-            }
+            stream_json_line(reason, value);
         } else if !self.quiet {
             self.with_bar_suspended(human);
         }
@@ -515,6 +503,65 @@ struct Finished {
     exit_code: u8,
     warnings: usize,
     errors: usize,
+}
+
+/// `{"reason": reason, ...value}` as one line of stdout, written while it
+/// is serialized. A value that is not an object fails to flatten before a
+/// byte leaves the buffer, and is then printed as `{"reason", "data"}`.
+fn stream_json_line<T: Serialize>(reason: &str, value: &T) {
+    #[derive(Serialize)]
+    struct Line<'a, T> {
+        reason: &'a str,
+        #[serde(flatten)]
+        value: &'a T,
+    }
+    let mut out = std::io::BufWriter::with_capacity(
+        1 << 16,
+        Counted {
+            inner: std::io::stdout().lock(),
+            written: 0,
+        },
+    );
+    match serde_json::to_writer(&mut out, &Line { reason, value }) {
+        Ok(()) => {
+            if out.write_all(b"\n").and_then(|()| out.flush()).is_err() {
+                // A closed pipe ends the process quietly, as Unix tools do.
+                std::process::exit(0);
+            }
+        }
+        Err(e) if e.is_io() => std::process::exit(0),
+        Err(e) => {
+            let (counted, _unwritten) = out.into_parts();
+            let written = counted.written;
+            drop(counted);
+            if written == 0 {
+                let data = serde_json::to_value(value).unwrap_or(serde_json::Value::Null);
+                print_json_line(&serde_json::json!({ "reason": reason, "data": data }));
+            } else {
+                // Part of the line is out: end it, and say why it is cut.
+                write_stdout("\n");
+                eprint_raw(&format!("error: cannot encode JSON: {e}"));
+            }
+        }
+    }
+}
+
+/// A writer that counts the bytes it passed on.
+struct Counted<W> {
+    inner: W,
+    written: u64,
+}
+
+impl<W: Write> Write for Counted<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.written += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
 }
 
 /// One JSON object on one line of stdout.
