@@ -334,7 +334,7 @@ impl Output {
             // Streamed to stdout: a report may be far larger than its input.
             // (No colour codes in JSON: the plain stdout, without the strip adapter.)
             let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
-            let written = serde_json::to_writer_pretty(&mut out, value);
+            let written = write_json(&mut out, value, true);
             if let Err(e) = &written {
                 if !e.is_io() {
                     drop(out);
@@ -522,7 +522,7 @@ fn stream_json_line<T: Serialize>(reason: &str, value: &T) {
             written: 0,
         },
     );
-    match serde_json::to_writer(&mut out, &Line { reason, value }) {
+    match write_json(&mut out, &Line { reason, value }, false) {
         Ok(()) => {
             if out.write_all(b"\n").and_then(|()| out.flush()).is_err() {
                 // A closed pipe ends the process quietly, as Unix tools do.
@@ -566,9 +566,91 @@ impl<W: Write> Write for Counted<W> {
 
 /// One JSON object on one line of stdout.
 pub fn print_json_line<T: Serialize>(value: &T) {
-    match serde_json::to_string(value) {
-        Ok(text) => write_stdout(&format!("{text}\n")),
+    let mut line = Vec::new();
+    match write_json(&mut line, value, false) {
+        Ok(()) => {
+            line.push(b'\n');
+            write_stdout(&String::from_utf8_lossy(&line));
+        }
         Err(e) => eprint_raw(&format!("error: cannot encode JSON: {e}")),
+    }
+}
+
+/// `value` as JSON (compact, or pretty) into `out`. serde_json escapes the
+/// C0 controls; DEL, the C1 controls and the bidirectional overrides, which
+/// it would write raw, are written as `\uXXXX` too (the same strings to a
+/// JSON reader), so no name from a file acts on a terminal showing the JSON.
+fn write_json<W: Write, T: Serialize + ?Sized>(
+    out: W,
+    value: &T,
+    pretty: bool,
+) -> serde_json::Result<()> {
+    if pretty {
+        let formatter = TerminalSafe(serde_json::ser::PrettyFormatter::new());
+        value.serialize(&mut serde_json::Serializer::with_formatter(out, formatter))
+    } else {
+        let formatter = TerminalSafe(serde_json::ser::CompactFormatter);
+        value.serialize(&mut serde_json::Serializer::with_formatter(out, formatter))
+    }
+}
+
+/// A JSON formatter that writes what a terminal would act on escaped (see
+/// [`write_json`]); the layout is `F`'s.
+struct TerminalSafe<F>(F);
+
+impl<F: serde_json::ser::Formatter> serde_json::ser::Formatter for TerminalSafe<F> {
+    fn write_string_fragment<W: ?Sized + Write>(
+        &mut self,
+        writer: &mut W,
+        fragment: &str,
+    ) -> std::io::Result<()> {
+        let mut start = 0;
+        for (i, c) in fragment.char_indices() {
+            if zenpak::diagnostic::is_unprintable(c) {
+                writer.write_all(fragment[start..i].as_bytes())?;
+                // Every such character is in the Basic Multilingual Plane.
+                write!(writer, "\\u{:04x}", c as u32)?;
+                start = i + c.len_utf8();
+            }
+        }
+        writer.write_all(fragment[start..].as_bytes())
+    }
+
+    // The layout: what PrettyFormatter overrides, passed on.
+    fn begin_array<W: ?Sized + Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.begin_array(w)
+    }
+    fn end_array<W: ?Sized + Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.end_array(w)
+    }
+    fn begin_array_value<W: ?Sized + Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        self.0.begin_array_value(w, first)
+    }
+    fn end_array_value<W: ?Sized + Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.end_array_value(w)
+    }
+    fn begin_object<W: ?Sized + Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.begin_object(w)
+    }
+    fn end_object<W: ?Sized + Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.end_object(w)
+    }
+    fn begin_object_key<W: ?Sized + Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        self.0.begin_object_key(w, first)
+    }
+    fn begin_object_value<W: ?Sized + Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.begin_object_value(w)
+    }
+    fn end_object_value<W: ?Sized + Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.end_object_value(w)
     }
 }
 

@@ -11,17 +11,26 @@ use zenpak::iostore::{ContainerBuilder, ContainerOptions};
 use zenpak::legacy::{LegacyPackage, NameEntry};
 use zenpak::EngineVersion;
 
-/// Clears the screen, retitles the terminal, rings and returns the carriage.
-const HOSTILE: &str = "\u{1b}[2J\u{1b}]0;owned\u{7}\r";
+/// Clears the screen, retitles the terminal, rings and returns the
+/// carriage, then a DEL, a C1 control sequence introducer (which serde_json
+/// would write raw) and a right-to-left override.
+const HOSTILE: &str = "\u{1b}[2J\u{1b}]0;owned\u{7}\r\u{7f}\u{9b}31m\u{202e}";
+/// [`HOSTILE`] as far as a classic package's Latin-1 names can hold it.
+const HOSTILE_LATIN1: &str = "\u{1b}[2J\u{1b}]0;owned\u{7}\r\u{7f}\u{9b}31m";
 
 /// Asserts `text` holds no control character but line feeds, and shows
 /// the escape sequence escaped.
 fn assert_escaped(args: &[&str], text: &str) {
     assert!(
-        !text.chars().any(|c| c.is_control() && c != '\n'),
+        !text.chars().any(unsafe_char),
         "{args:?}: raw control characters in: {text:?}"
     );
     assert!(text.contains("\\u{1b}"), "{args:?}: {text}");
+}
+
+/// A character a terminal acts on (a line feed ends a line of the report).
+fn unsafe_char(c: char) -> bool {
+    (c.is_control() && c != '\n') || ('\u{202a}'..='\u{202e}').contains(&c)
 }
 
 /// `inspect` (text, `--json`, `--message-format json`) of `args`: exit 0,
@@ -36,7 +45,7 @@ fn inspect_everywhere(args: &[&str]) {
         assert_eq!(code, 0, "{args:?}: {err}");
         let text = format!("{out}{err}");
         assert!(
-            !text.chars().any(|c| c.is_control() && c != '\n'),
+            !text.chars().any(unsafe_char),
             "{args:?}: raw control characters in: {text:?}"
         );
         // The names are all there, escaped the JSON way.
@@ -146,9 +155,7 @@ fn inspect_escapes_names_from_packages_and_mappings() {
     let args = ["inspect", p, "--engine", "5.6", "--profile", "generic"];
     let (code, out, err) = zenpak(&args);
     assert_eq!(code, 0, "{err}");
-    assert!(!format!("{out}{err}")
-        .chars()
-        .any(|c| c.is_control() && c != '\n'));
+    assert!(!format!("{out}{err}").chars().any(unsafe_char));
 
     // The Zen package converted from it.
     let zen = dir.join("SM_Cube.uzenasset");
@@ -192,7 +199,7 @@ fn inspect_escapes_names_from_classic_packages() {
     let mut edited = package.clone();
     // The name of the first export (and of whatever else shares it).
     let first = edited.exports[0].object_name;
-    edited.names[first].name = format!("Entry{HOSTILE}");
+    edited.names[first].name = format!("Entry{HOSTILE_LATIN1}");
     let unchanged = vec![zenpak::classic::writer::ExportData::Unchanged; edited.exports.len()];
     let written =
         zenpak::classic::writer::write_edited(&bytes, &package, &edited, &unchanged).unwrap();
