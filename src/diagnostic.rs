@@ -331,7 +331,8 @@ mod tests {
     fn the_printable_writer_escapes_names_and_keeps_lines() {
         use std::io::Write;
         let mut w = PrintableWriter::new(Vec::new());
-        writeln!(w, "name {}", "a\u{1b}[2J\r\u{7}\u{202e}b").unwrap();
+        let name = "a\u{1b}[2J\r\u{7}\u{202e}b";
+        writeln!(w, "name {name}").unwrap();
         // A character cut between two writes, then a byte that is not UTF-8.
         let e_acute = "é".as_bytes();
         w.write_all(&e_acute[..1]).unwrap();

@@ -607,13 +607,13 @@ impl<F: serde_json::ser::Formatter> serde_json::ser::Formatter for TerminalSafe<
         let mut start = 0;
         for (i, c) in fragment.char_indices() {
             if zenpak::diagnostic::is_unprintable(c) {
-                writer.write_all(fragment[start..i].as_bytes())?;
+                writer.write_all(&fragment.as_bytes()[start..i])?;
                 // Every such character is in the Basic Multilingual Plane.
                 write!(writer, "\\u{:04x}", c as u32)?;
                 start = i + c.len_utf8();
             }
         }
-        writer.write_all(fragment[start..].as_bytes())
+        writer.write_all(&fragment.as_bytes()[start..])
     }
 
     // The layout: what PrettyFormatter overrides, passed on.

@@ -246,6 +246,9 @@ fn structurally_damaged_mappings_through_the_binary() {
     }
 }
 
+/// How a property holds a struct type (directly, in an array, …).
+type Holder = fn(PropertyType) -> PropertyType;
+
 /// A struct that contains itself, with data that really nests (each level
 /// an unversioned header naming slot 0): the walk stops at the nesting
 /// limit with an error, whether the struct is held directly, in an array
@@ -262,7 +265,7 @@ fn a_struct_that_contains_itself_stops_at_the_nesting_limit() {
     let uexp = std::fs::read(source.with_extension("uexp")).unwrap();
     // (how the struct is held, the bytes of one level: a header with one
     // value at slot 0, then what the holder reads before the struct)
-    let holders: [(fn(PropertyType) -> PropertyType, &[u8]); 3] = [
+    let holders: [(Holder, &[u8]); 3] = [
         (|t| t, &[0x00, 0x03]),
         (
             |t| PropertyType::Array(Box::new(t)),
