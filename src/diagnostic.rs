@@ -194,20 +194,98 @@ impl std::fmt::Display for Diagnostic {
 /// pak cannot move the cursor, recolour, retitle or reorder what is
 /// printed. Text with none of them is returned as it is.
 pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
-    let unsafe_char =
-        |c: char| c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
-    if !text.chars().any(unsafe_char) {
+    escape_unprintable(text, false)
+}
+
+/// Whether a terminal would act on `c` instead of showing it: a control
+/// character or a bidirectional override / isolate.
+pub fn is_unprintable(c: char) -> bool {
+    c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+/// [`printable`], keeping line feeds when `keep_newlines` (for whole
+/// reports, whose lines are their own).
+fn escape_unprintable(text: &str, keep_newlines: bool) -> std::borrow::Cow<'_, str> {
+    let escaped = |c: char| is_unprintable(c) && !(keep_newlines && c == '\n');
+    if !text.chars().any(escaped) {
         return std::borrow::Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len() + 8);
     for c in text.chars() {
-        if unsafe_char(c) {
+        if escaped(c) {
             out.push_str(&format!("\\u{{{:x}}}", c as u32));
         } else {
             out.push(c);
         }
     }
     std::borrow::Cow::Owned(out)
+}
+
+/// A writer for human text made of names read from files (a command's
+/// report): everything written passes through [`printable`], line feeds
+/// excepted, so no name can reach the terminal raw however the report is
+/// put together. Bytes that are not UTF-8 are written as U+FFFD; a
+/// character split across two writes is joined first.
+pub struct PrintableWriter<W: std::io::Write> {
+    inner: W,
+    /// The start of a UTF-8 sequence that the next write completes.
+    pending: Vec<u8>,
+}
+
+impl<W: std::io::Write> PrintableWriter<W> {
+    pub fn new(inner: W) -> Self {
+        PrintableWriter {
+            inner,
+            pending: Vec::new(),
+        }
+    }
+
+    fn put(&mut self, text: &str) -> std::io::Result<()> {
+        self.inner
+            .write_all(escape_unprintable(text, true).as_bytes())
+    }
+}
+
+impl<W: std::io::Write> std::io::Write for PrintableWriter<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let joined;
+        let mut rest: &[u8] = if self.pending.is_empty() {
+            buf
+        } else {
+            let mut j = std::mem::take(&mut self.pending);
+            j.extend_from_slice(buf);
+            joined = j;
+            &joined
+        };
+        loop {
+            match std::str::from_utf8(rest) {
+                Ok(text) => {
+                    self.put(text)?;
+                    break;
+                }
+                Err(e) => {
+                    let (good, bad) = rest.split_at(e.valid_up_to());
+                    self.put(std::str::from_utf8(good).unwrap_or_default())?;
+                    match e.error_len() {
+                        Some(n) => {
+                            self.put("\u{fffd}")?;
+                            rest = &bad[n..];
+                        }
+                        None => {
+                            // An incomplete character at the end: kept for the next write.
+                            self.pending = bad.to_vec();
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
 }
 
 #[cfg(test)]
@@ -247,5 +325,20 @@ mod tests {
         ] {
             assert!(json.get(key).is_some(), "{key} missing from {json}");
         }
+    }
+
+    #[test]
+    fn the_printable_writer_escapes_names_and_keeps_lines() {
+        use std::io::Write;
+        let mut w = PrintableWriter::new(Vec::new());
+        let name = "a\u{1b}[2J\r\u{7}\u{202e}b";
+        writeln!(w, "name {name}").unwrap();
+        // A character cut between two writes, then a byte that is not UTF-8.
+        let e_acute = "é".as_bytes();
+        w.write_all(&e_acute[..1]).unwrap();
+        w.write_all(&e_acute[1..]).unwrap();
+        w.write_all(b"\xff\n").unwrap();
+        let text = String::from_utf8(w.inner).unwrap();
+        assert_eq!(text, "name a\\u{1b}[2J\\u{d}\\u{7}\\u{202e}b\né\u{fffd}\n");
     }
 }

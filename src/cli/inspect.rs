@@ -1,6 +1,7 @@
 //! `zenpak inspect FILE`: recognises the kind of file by its magic and
 //! extension, then prints it (text, or JSON with `--json`).
 
+use std::io::Write;
 use std::path::PathBuf;
 
 use zenpak::sniff::FileKind;
@@ -67,8 +68,8 @@ fn inspect_legacy(args: &Args, out: &Output) -> Result<()> {
     files.check_exports(&package)?;
     let report =
         zenpak::legacy::PackageReport::new(&files, &package).map_err(|e| e.in_file(&args.path))?;
-    out.report(args.json, "inspected", &report, || {
-        print!("{}", report.to_text())
+    out.report_text(args.json, "inspected", &report, |w| {
+        w.write_all(report.to_text().as_bytes())
     });
     Ok(())
 }
@@ -78,46 +79,57 @@ fn inspect_mappings(args: &Args, out: &Output) -> Result<()> {
     let mappings = zenpak::mappings::Mappings::load(&args.path)?;
     let summary = mappings.summary();
     out.diagnostics(&mappings.diagnostics);
-    out.report(args.json, "inspected", &summary, || {
-        print_mappings(args, &summary)
+    out.report_text(args.json, "inspected", &summary, |w| {
+        print_mappings(w, args, &summary)
     });
     Ok(())
 }
 
-fn print_mappings(args: &Args, summary: &zenpak::mappings::MappingsSummary) {
-    println!(
+fn print_mappings(
+    w: &mut dyn Write,
+    args: &Args,
+    summary: &zenpak::mappings::MappingsSummary,
+) -> std::io::Result<()> {
+    writeln!(
+        w,
         "{}: .usmap mappings, version {}",
         args.path.display(),
         summary.version
-    );
-    println!("  compression: {:?}", summary.compression);
+    )?;
+    writeln!(w, "  compression: {:?}", summary.compression)?;
     match summary.package_versioning {
-        Some((ue4, ue5)) => println!("  package versioning: UE4 {ue4}, UE5 {ue5}"),
-        None => println!("  package versioning: none"),
+        Some((ue4, ue5)) => writeln!(w, "  package versioning: UE4 {ue4}, UE5 {ue5}")?,
+        None => writeln!(w, "  package versioning: none")?,
     }
-    println!("  names: {}", summary.names);
-    println!("  enums: {}", summary.enums);
-    println!("  structs: {}", summary.structs);
-    println!("  serialized properties: {}", summary.properties);
+    writeln!(w, "  names: {}", summary.names)?;
+    writeln!(w, "  enums: {}", summary.enums)?;
+    writeln!(w, "  structs: {}", summary.structs)?;
+    writeln!(w, "  serialized properties: {}", summary.properties)?;
     if !summary.extensions.is_empty() {
-        println!("  extensions: {}", summary.extensions.join(", "));
+        writeln!(w, "  extensions: {}", summary.extensions.join(", "))?;
     }
+    Ok(())
 }
 
 /// The `.utoc` branch: TOC header, flags, chunks by type, container header.
 fn inspect_toc(args: &Args, out: &Output) -> Result<()> {
     let container = zenpak::iostore::Container::open_with_keys(&args.path, &args.key.keys()?)?;
     let summary = container.summary()?;
-    out.report(args.json, "inspected", &summary, || {
-        print_toc(args, &summary)
+    out.report_text(args.json, "inspected", &summary, |w| {
+        print_toc(w, args, &summary)
     });
     Ok(())
 }
 
-fn print_toc(args: &Args, summary: &zenpak::iostore::reader::ContainerSummary) {
-    println!("{}", args.path.display());
-    println!("  TOC version:          {:?}", summary.toc_version);
-    println!(
+fn print_toc(
+    w: &mut dyn Write,
+    args: &Args,
+    summary: &zenpak::iostore::reader::ContainerSummary,
+) -> std::io::Result<()> {
+    writeln!(w, "{}", args.path.display())?;
+    writeln!(w, "  TOC version:          {:?}", summary.toc_version)?;
+    writeln!(
+        w,
         "  container id:         {}{}",
         summary.container_id,
         if summary.container_id_matches_file_name {
@@ -125,36 +137,45 @@ fn print_toc(args: &Args, summary: &zenpak::iostore::reader::ContainerSummary) {
         } else {
             "  (does NOT match the file name)"
         }
-    );
-    println!("  flags:                {}", summary.flags.join(", "));
-    println!("  block size:           {}", summary.compression_block_size);
-    println!(
+    )?;
+    writeln!(w, "  flags:                {}", summary.flags.join(", "))?;
+    writeln!(
+        w,
+        "  block size:           {}",
+        summary.compression_block_size
+    )?;
+    writeln!(
+        w,
         "  compression methods:  {}",
         if summary.compression_methods.is_empty() {
             "none".to_string()
         } else {
             summary.compression_methods.join(", ")
         }
-    );
-    println!(
+    )?;
+    writeln!(
+        w,
         "  chunks / blocks:      {} / {}",
         summary.chunk_count, summary.block_count
-    );
-    println!(
+    )?;
+    writeln!(
+        w,
         "  perfect hash seeds:   {} ({} overflow)",
         summary.perfect_hash_seeds, summary.chunks_without_perfect_hash
-    );
-    println!("  mount point:          {}", summary.mount_point);
-    println!("  indexed files:        {}", summary.indexed_files);
+    )?;
+    writeln!(w, "  mount point:          {}", summary.mount_point)?;
+    writeln!(w, "  indexed files:        {}", summary.indexed_files)?;
     for (kind, n) in &summary.chunk_types {
-        println!("    {kind:<22} {n}");
+        writeln!(w, "    {kind:<22} {n}")?;
     }
     if let Some(h) = &summary.container_header {
-        println!(
+        writeln!(
+            w,
             "  container header:     {:?}, {} packages, {} localized, {} redirects",
             h.version, h.packages, h.localized_packages, h.package_redirects
-        );
+        )?;
     }
+    Ok(())
 }
 
 /// The `.pak` branch: footer, index and entries.
@@ -175,26 +196,30 @@ fn inspect_pak(args: &Args, out: &Output) -> Result<()> {
         compression_methods: &pak.compression_methods,
         entries: &pak.entries,
     };
-    out.report(args.json, "inspected", &summary, || print_pak(args, &pak));
+    out.report_text(args.json, "inspected", &summary, |w| {
+        print_pak(w, args, &pak)
+    });
     Ok(())
 }
 
-fn print_pak(args: &Args, pak: &zenpak::pak::PakReader) {
-    println!("{}", args.path.display());
-    println!("  pak version:      {}", pak.version);
-    println!("  mount point:      {}", pak.mount_point);
-    println!("  encrypted index:  {}", pak.encrypted_index);
-    println!("  entries:          {}", pak.entries.len());
+fn print_pak(w: &mut dyn Write, args: &Args, pak: &zenpak::pak::PakReader) -> std::io::Result<()> {
+    writeln!(w, "{}", args.path.display())?;
+    writeln!(w, "  pak version:      {}", pak.version)?;
+    writeln!(w, "  mount point:      {}", pak.mount_point)?;
+    writeln!(w, "  encrypted index:  {}", pak.encrypted_index)?;
+    writeln!(w, "  entries:          {}", pak.entries.len())?;
     for e in &pak.entries {
-        println!(
+        writeln!(
+            w,
             "    {:>10} {:>10} {:<5} {}{}",
             e.uncompressed_size,
             e.size,
             e.compression,
             e.path,
             if e.encrypted { "  (encrypted)" } else { "" }
-        );
+        )?;
     }
+    Ok(())
 }
 
 /// A game's `Paks` folder: the mounted sources in the engine's order.
@@ -202,20 +227,26 @@ fn inspect_folder(args: &Args, out: &Output) -> Result<()> {
     let view = zenpak::game::GameView::open(&args.path, &args.key.keys()?)?;
     let summary = view.summary();
     out.diagnostics(&summary.diagnostics);
-    out.report(args.json, "inspected", &summary, || {
-        print_folder(args, &summary)
+    out.report_text(args.json, "inspected", &summary, |w| {
+        print_folder(w, args, &summary)
     });
     Ok(())
 }
 
-fn print_folder(args: &Args, summary: &zenpak::game::ViewSummary) {
-    println!("{}", args.path.display());
-    println!(
+fn print_folder(
+    w: &mut dyn Write,
+    args: &Args,
+    summary: &zenpak::game::ViewSummary,
+) -> std::io::Result<()> {
+    writeln!(w, "{}", args.path.display())?;
+    writeln!(
+        w,
         "  {:>4} {:>6}  {:<4} {:>8} {:>8}  source",
         "seq", "order", "pak", "entries", "chunks"
-    );
+    )?;
     for s in &summary.sources {
-        println!(
+        writeln!(
+            w,
             "  {:>4} {:>6}  {:<4} {:>8} {:>8}  {}{}",
             s.sequence,
             s.order,
@@ -225,12 +256,14 @@ fn print_folder(args: &Args, summary: &zenpak::game::ViewSummary) {
                 .map_or("-".to_string(), |n| n.to_string()),
             s.path,
             if s.encrypted { "  (encrypted)" } else { "" }
-        );
+        )?;
     }
-    println!(
+    writeln!(
+        w,
         "  files: {}, packages: {}, shadowed copies: {}",
         summary.files, summary.packages, summary.shadowed
-    );
+    )?;
+    Ok(())
 }
 
 /// Legacy package with `--mappings`: where each export's property block ends.
@@ -252,31 +285,34 @@ fn inspect_package_properties(args: &Args, out: &Output) -> Result<()> {
         engine: package.engine,
         exports: &walks,
     };
-    out.report(args.json, "inspected", &walked, || {
-        print_walks(args, mappings_path, package.engine, &walks)
+    out.report_text(args.json, "inspected", &walked, |w| {
+        print_walks(w, args, mappings_path, package.engine, &walks)
     });
     Ok(())
 }
 
 fn print_walks(
+    w: &mut dyn Write,
     args: &Args,
     mappings_path: &std::path::Path,
     engine: EngineVersion,
     walks: &[zenpak::properties::ExportWalk],
-) {
+) -> std::io::Result<()> {
     use zenpak::properties::{AfterBlock, WalkOutcome};
-    println!(
+    writeln!(
+        w,
         "{} ({}), mappings {}",
         args.path.display(),
         engine,
         mappings_path.display()
-    );
-    for w in walks {
-        println!(
+    )?;
+    for walk in walks {
+        writeln!(
+            w,
             "export {} {} (class {}), serial {}+{}",
-            w.index, w.name, w.class, w.serial_offset, w.serial_size
-        );
-        match &w.outcome {
+            walk.index, walk.name, walk.class, walk.serial_offset, walk.serial_size
+        )?;
+        match &walk.outcome {
             WalkOutcome::Walked {
                 block_start,
                 block_end,
@@ -291,18 +327,20 @@ fn print_walks(
                         format!("{bytes} bytes of native data follow")
                     }
                 };
-                println!("  properties {block_start}..{block_end}; {after}");
+                writeln!(w, "  properties {block_start}..{block_end}; {after}")?;
                 for p in properties {
                     let element = p.array_index.map(|i| format!("[{i}]")).unwrap_or_default();
-                    println!(
+                    writeln!(
+                        w,
                         "    @{} {}{}: {} = {}",
                         p.offset, p.name, element, p.ty, p.value
-                    );
+                    )?;
                 }
             }
-            WalkOutcome::Failed { error, .. } => println!("  not walked: {error}"),
+            WalkOutcome::Failed { error, .. } => writeln!(w, "  not walked: {error}")?,
         }
     }
+    Ok(())
 }
 
 /// Legacy package with `--profile`: what the profile would change.
@@ -321,8 +359,8 @@ fn inspect_profile(args: &Args, out: &Output) -> Result<()> {
         mappings.as_ref(),
         &zenpak::fixups::ProfileOptions::default(),
     )?;
-    out.report(args.json, "inspected", &preview, || {
-        print!("{}", preview.to_text())
+    out.report_text(args.json, "inspected", &preview, |w| {
+        w.write_all(preview.to_text().as_bytes())
     });
     Ok(())
 }

@@ -14,17 +14,9 @@ use super::Output;
 pub fn run(args: &Args, out: &Output) -> Result<()> {
     let package = Package::read_file(&args.path)?;
     let report = PackageReport::new(&package);
-    out.report(args.json, "inspected", &report, || {
-        // Streamed: a package may declare a million exports.
-        let mut stdout = std::io::BufWriter::new(anstream::stdout().lock());
-        let file = args.path.display().to_string();
-        if render(&mut stdout, &file, &report)
-            .and_then(|()| stdout.flush())
-            .is_err()
-        {
-            // A closed pipe ends the process quietly, as Unix tools do.
-            std::process::exit(0);
-        }
+    // Streamed: a package may declare a million exports.
+    out.report_text(args.json, "inspected", &report, |w| {
+        render(w, &args.path.display().to_string(), &report)
     });
     Ok(())
 }
@@ -38,7 +30,7 @@ fn flags(f: &Flags) -> String {
 }
 
 /// The text form, written to `o` row by row.
-fn render(o: &mut impl Write, file: &str, r: &PackageReport) -> std::io::Result<()> {
+fn render(o: &mut dyn Write, file: &str, r: &PackageReport) -> std::io::Result<()> {
     writeln!(o, "{file}: classic Unreal package {}", r.package)?;
     writeln!(
         o,

@@ -1,5 +1,6 @@
 //! The Zen-package branch of `zenpak inspect`.
 
+use std::io::Write;
 use std::path::Path;
 
 use serde::Serialize;
@@ -36,54 +37,63 @@ pub fn run(path: &Path, engine: Option<EngineVersion>, json: bool, out: &Output)
         names_text: package.names.iter().map(|n| n.text.as_str()).collect(),
         package: &package,
     };
-    out.report(json, "inspected", &report, || {
-        print_package(path, engine, &package, header_size)
+    out.report_text(json, "inspected", &report, |w| {
+        print_package(w, path, engine, &package, header_size)
     });
     Ok(())
 }
 
-fn print_package(path: &Path, engine: EngineVersion, package: &ZenPackage, header_size: usize) {
+fn print_package(
+    w: &mut dyn Write,
+    path: &Path,
+    engine: EngineVersion,
+    package: &ZenPackage,
+    header_size: usize,
+) -> std::io::Result<()> {
     let s = &package.summary;
-    println!("zen package {} ({engine})", path.display());
-    println!("  name              {}", package.package_name());
-    println!("  package flags     {:#010x}", s.package_flags);
-    println!("  header size       {header_size}");
-    println!("  cooked header     {}", s.cooked_header_size);
-    println!("  versioned         {}", package.versioning.is_some());
-    println!("  export data       {} bytes", package.export_data.len());
-    println!("names ({})", package.names.len());
+    writeln!(w, "zen package {} ({engine})", path.display())?;
+    writeln!(w, "  name              {}", package.package_name())?;
+    writeln!(w, "  package flags     {:#010x}", s.package_flags)?;
+    writeln!(w, "  header size       {header_size}")?;
+    writeln!(w, "  cooked header     {}", s.cooked_header_size)?;
+    writeln!(w, "  versioned         {}", package.versioning.is_some())?;
+    writeln!(w, "  export data       {} bytes", package.export_data.len())?;
+    writeln!(w, "names ({})", package.names.len())?;
     for (i, n) in package.names.iter().enumerate() {
-        println!(
+        writeln!(
+            w,
             "  {i:4} {}{}",
             n.text,
             if n.wide { " (utf-16)" } else { "" }
-        );
+        )?;
     }
     if !package.bulk_data.is_empty() {
-        println!("bulk data ({})", package.bulk_data.len());
+        writeln!(w, "bulk data ({})", package.bulk_data.len())?;
         for (i, b) in package.bulk_data.iter().enumerate() {
-            println!(
+            writeln!(
+                w,
                 "  {i:4} offset {} size {} duplicate {} flags {:#x} cooked index {}",
                 b.serial_offset, b.serial_size, b.duplicate_serial_offset, b.flags, b.cooked_index
-            );
+            )?;
         }
     }
     if !package.imported_public_export_hashes.is_empty() {
-        println!(
+        writeln!(
+            w,
             "imported public export hashes ({})",
             package.imported_public_export_hashes.len()
-        );
+        )?;
         for (i, h) in package.imported_public_export_hashes.iter().enumerate() {
-            println!("  {i:4} {h:#018x}");
+            writeln!(w, "  {i:4} {h:#018x}")?;
         }
     }
-    println!("imports ({})", package.imports.len());
+    writeln!(w, "imports ({})", package.imports.len())?;
     for (i, imp) in package.imports.iter().enumerate() {
-        println!("  {i:4} {}", imp.describe());
+        writeln!(w, "  {i:4} {}", imp.describe())?;
     }
-    println!("exports ({})", package.exports.len());
+    writeln!(w, "exports ({})", package.exports.len())?;
     for (i, e) in package.exports.iter().enumerate() {
-        println!(
+        writeln!(w,
             "  {i:4} {} class {} outer {} super {} template {} flags {:#x} filter {} offset {} size {} public hash {:#018x}",
             package.name_text(e.object_name),
             e.class_index.describe(),
@@ -95,27 +105,30 @@ fn print_package(path: &Path, engine: EngineVersion, package: &ZenPackage, heade
             e.cooked_serial_offset,
             e.cooked_serial_size,
             e.public_export_hash
-        );
+        )?;
     }
-    println!(
+    writeln!(
+        w,
         "export bundles ({} headers, {} entries)",
         package.export_bundle_headers.len(),
         package.export_bundle_entries.len()
-    );
+    )?;
     for h in &package.export_bundle_headers {
-        println!(
+        writeln!(
+            w,
             "  bundle first {} count {} offset {:?}",
             h.first_entry_index, h.entry_count, h.serial_offset
-        );
+        )?;
     }
     for e in &package.export_bundle_entries {
-        println!("  {:?} {}", e.command, e.export_index);
+        writeln!(w, "  {:?} {}", e.command, e.export_index)?;
     }
     if !package.dependency_bundle_headers.is_empty() {
-        println!(
+        writeln!(
+            w,
             "dependency bundles ({})",
             package.dependency_bundle_headers.len()
-        );
+        )?;
         for (i, h) in package.dependency_bundle_headers.iter().enumerate() {
             let first = h.first_entry_index.max(0) as usize;
             let end =
@@ -124,29 +137,35 @@ fn print_package(path: &Path, engine: EngineVersion, package: &ZenPackage, heade
                 .iter()
                 .map(|e| e.package_index)
                 .collect();
-            println!(
+            writeln!(
+                w,
                 "  export {i:4}: CbC {} SbC {} CbS {} SbS {} -> {entries:?}",
                 h.create_before_create,
                 h.serialize_before_create,
                 h.create_before_serialize,
                 h.serialize_before_serialize
-            );
+            )?;
         }
     }
     if !package.internal_arcs.is_empty() || !package.external_arcs.is_empty() {
-        println!("graph data: {} internal arcs", package.internal_arcs.len());
+        writeln!(
+            w,
+            "graph data: {} internal arcs",
+            package.internal_arcs.len()
+        )?;
         for (i, arcs) in package.external_arcs.iter().enumerate() {
-            println!("  imported package {i}: {} external arcs", arcs.len());
+            writeln!(w, "  imported package {i}: {} external arcs", arcs.len())?;
         }
     }
     for p in &package.package_arcs {
-        println!("  package {:#018x}: {:?}", p.package_id, p.arcs);
+        writeln!(w, "  package {:#018x}: {:?}", p.package_id, p.arcs)?;
     }
     let imported = package.imported_package_names.full_names();
     if !imported.is_empty() {
-        println!("imported packages ({})", imported.len());
+        writeln!(w, "imported packages ({})", imported.len())?;
         for n in imported {
-            println!("  {n} ({:#018x})", zenpak::hash::package_id(&n));
+            writeln!(w, "  {n} ({:#018x})", zenpak::hash::package_id(&n))?;
         }
     }
+    Ok(())
 }

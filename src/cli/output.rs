@@ -21,7 +21,7 @@ use std::process::ExitCode;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::Duration;
-use zenpak::diagnostic::printable;
+use zenpak::diagnostic::{printable, PrintableWriter};
 
 use anstyle::{AnsiColor, Style};
 use clap::ValueEnum;
@@ -309,24 +309,12 @@ impl Output {
 
     /// A command's data: one JSON line `{"reason": reason, ...value}` with
     /// `--message-format json`, else `human` prints it (on stdout) unless quiet.
+    /// The line is streamed to stdout as it is serialized (a report may be
+    /// far larger than its input), `reason` first, then the value's fields;
+    /// a value that is not an object is carried as `{"reason": …, "data": …}`.
     pub fn data<T: Serialize>(&self, reason: &str, value: &T, human: impl FnOnce()) {
         if self.is_json() {
-            let mut json = serde_json::to_value(value).unwrap_or(serde_json::Value::Null);
-            match json.as_object_mut() {
-                Some(map) => {
-                    map.insert("reason".into(), reason.into());
-                    // `reason` first, for people reading the stream.
-                    let mut ordered = serde_json::Map::new();
-                    ordered.insert("reason".into(), reason.into());
-                    for (k, v) in std::mem::take(map) {
-                        if k != "reason" {
-                            ordered.insert(k, v);
-                        }
-                    }
-                    print_json_line(&serde_json::Value::Object(ordered));
-                }
-                None => print_json_line(&serde_json::json!({ "reason": reason, "data": json })),
-            }
+            stream_json_line(reason, value);
         } else if !self.quiet {
             self.with_bar_suspended(human);
         }
@@ -346,7 +334,7 @@ impl Output {
             // Streamed to stdout: a report may be far larger than its input.
             // (No colour codes in JSON: the plain stdout, without the strip adapter.)
             let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
-            let written = serde_json::to_writer_pretty(&mut out, value);
+            let written = write_json(&mut out, value, true);
             if let Err(e) = &written {
                 if !e.is_io() {
                     drop(out);
@@ -361,6 +349,28 @@ impl Output {
             return;
         }
         self.data(reason, value, human)
+    }
+
+    /// [`report`](Self::report) whose text is made of names read from
+    /// files: `human` writes it into a [`PrintableWriter`] over buffered
+    /// stdout, so no control character from a file reaches the terminal.
+    /// A closed pipe ends the process quietly, as Unix tools do.
+    pub fn report_text<T: Serialize>(
+        &self,
+        pretty: bool,
+        reason: &str,
+        value: &T,
+        human: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+    ) {
+        self.report(pretty, reason, value, || {
+            let mut out = PrintableWriter::new(std::io::BufWriter::with_capacity(
+                1 << 16,
+                std::io::stdout().lock(),
+            ));
+            if human(&mut out).and_then(|()| out.flush()).is_err() {
+                std::process::exit(0);
+            }
+        })
     }
 
     /// Runs `f` with the progress bar (if any) out of the way. The lock is
@@ -495,11 +505,152 @@ struct Finished {
     errors: usize,
 }
 
+/// `{"reason": reason, ...value}` as one line of stdout, written while it
+/// is serialized. A value that is not an object fails to flatten before a
+/// byte leaves the buffer, and is then printed as `{"reason", "data"}`.
+fn stream_json_line<T: Serialize>(reason: &str, value: &T) {
+    #[derive(Serialize)]
+    struct Line<'a, T> {
+        reason: &'a str,
+        #[serde(flatten)]
+        value: &'a T,
+    }
+    let mut out = std::io::BufWriter::with_capacity(
+        1 << 16,
+        Counted {
+            inner: std::io::stdout().lock(),
+            written: 0,
+        },
+    );
+    match write_json(&mut out, &Line { reason, value }, false) {
+        Ok(()) => {
+            if out.write_all(b"\n").and_then(|()| out.flush()).is_err() {
+                // A closed pipe ends the process quietly, as Unix tools do.
+                std::process::exit(0);
+            }
+        }
+        Err(e) if e.is_io() => std::process::exit(0),
+        Err(e) => {
+            let (counted, _unwritten) = out.into_parts();
+            let written = counted.written;
+            drop(counted);
+            if written == 0 {
+                let data = serde_json::to_value(value).unwrap_or(serde_json::Value::Null);
+                print_json_line(&serde_json::json!({ "reason": reason, "data": data }));
+            } else {
+                // Part of the line is out: end it, and say why it is cut.
+                write_stdout("\n");
+                eprint_raw(&format!("error: cannot encode JSON: {e}"));
+            }
+        }
+    }
+}
+
+/// A writer that counts the bytes it passed on.
+struct Counted<W> {
+    inner: W,
+    written: u64,
+}
+
+impl<W: Write> Write for Counted<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.written += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
 /// One JSON object on one line of stdout.
 pub fn print_json_line<T: Serialize>(value: &T) {
-    match serde_json::to_string(value) {
-        Ok(text) => write_stdout(&format!("{text}\n")),
+    let mut line = Vec::new();
+    match write_json(&mut line, value, false) {
+        Ok(()) => {
+            line.push(b'\n');
+            write_stdout(&String::from_utf8_lossy(&line));
+        }
         Err(e) => eprint_raw(&format!("error: cannot encode JSON: {e}")),
+    }
+}
+
+/// `value` as JSON (compact, or pretty) into `out`. serde_json escapes the
+/// C0 controls; DEL, the C1 controls and the bidirectional overrides, which
+/// it would write raw, are written as `\uXXXX` too (the same strings to a
+/// JSON reader), so no name from a file acts on a terminal showing the JSON.
+fn write_json<W: Write, T: Serialize + ?Sized>(
+    out: W,
+    value: &T,
+    pretty: bool,
+) -> serde_json::Result<()> {
+    if pretty {
+        let formatter = TerminalSafe(serde_json::ser::PrettyFormatter::new());
+        value.serialize(&mut serde_json::Serializer::with_formatter(out, formatter))
+    } else {
+        let formatter = TerminalSafe(serde_json::ser::CompactFormatter);
+        value.serialize(&mut serde_json::Serializer::with_formatter(out, formatter))
+    }
+}
+
+/// A JSON formatter that writes what a terminal would act on escaped (see
+/// [`write_json`]); the layout is `F`'s.
+struct TerminalSafe<F>(F);
+
+impl<F: serde_json::ser::Formatter> serde_json::ser::Formatter for TerminalSafe<F> {
+    fn write_string_fragment<W: ?Sized + Write>(
+        &mut self,
+        writer: &mut W,
+        fragment: &str,
+    ) -> std::io::Result<()> {
+        let mut start = 0;
+        for (i, c) in fragment.char_indices() {
+            if zenpak::diagnostic::is_unprintable(c) {
+                writer.write_all(&fragment.as_bytes()[start..i])?;
+                // Every such character is in the Basic Multilingual Plane.
+                write!(writer, "\\u{:04x}", c as u32)?;
+                start = i + c.len_utf8();
+            }
+        }
+        writer.write_all(&fragment.as_bytes()[start..])
+    }
+
+    // The layout: what PrettyFormatter overrides, passed on.
+    fn begin_array<W: ?Sized + Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.begin_array(w)
+    }
+    fn end_array<W: ?Sized + Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.end_array(w)
+    }
+    fn begin_array_value<W: ?Sized + Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        self.0.begin_array_value(w, first)
+    }
+    fn end_array_value<W: ?Sized + Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.end_array_value(w)
+    }
+    fn begin_object<W: ?Sized + Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.begin_object(w)
+    }
+    fn end_object<W: ?Sized + Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.end_object(w)
+    }
+    fn begin_object_key<W: ?Sized + Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        self.0.begin_object_key(w, first)
+    }
+    fn begin_object_value<W: ?Sized + Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.begin_object_value(w)
+    }
+    fn end_object_value<W: ?Sized + Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.end_object_value(w)
     }
 }
 

@@ -570,6 +570,9 @@ pub struct Mappings {
     /// size disagrees with the file): for the caller to show.
     #[serde(skip)]
     pub diagnostics: Vec<Diagnostic>,
+    /// The file the mappings were loaded from, named in errors about them.
+    #[serde(skip)]
+    pub source: Option<std::path::PathBuf>,
     #[serde(skip)]
     struct_lookup: BTreeMap<String, usize>,
     #[serde(skip)]
@@ -591,7 +594,9 @@ impl Mappings {
     pub fn load(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref();
         let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
-        Mappings::read(&bytes).map_err(|e| e.in_file(path))
+        let mut mappings = Mappings::read(&bytes).map_err(|e| e.in_file(path))?;
+        mappings.source = Some(path.to_path_buf());
+        Ok(mappings)
     }
 
     /// Parses a whole `.usmap` file.
@@ -677,6 +682,7 @@ impl Mappings {
             extensions,
             trailing,
             diagnostics: Vec::new(),
+            source: None,
             struct_lookup: BTreeMap::new(),
             enum_lookup: BTreeMap::new(),
         };
@@ -715,6 +721,7 @@ impl Mappings {
             extensions: Vec::new(),
             trailing: Vec::new(),
             diagnostics: Vec::new(),
+            source: None,
             struct_lookup: BTreeMap::new(),
             enum_lookup: BTreeMap::new(),
         };
@@ -852,22 +859,28 @@ impl Mappings {
     /// The super chain of a struct, the struct itself first. Errors on a
     /// missing super struct or a cycle.
     pub fn chain(&self, name: &str) -> Result<Vec<&StructSchema>> {
+        // Damaged or foreign mappings are named, so they can be replaced.
+        let from = match &self.source {
+            Some(path) => format!(" ({})", path.display()),
+            None => String::new(),
+        };
         let mut out: Vec<&StructSchema> = Vec::new();
         let mut current = Some(name.to_string());
         while let Some(n) = current {
             // Not the file's fault: the dumper did not record that struct.
             let s = self.struct_schema(&n).ok_or_else(|| {
                 Error::unsupported(match out.last() {
-                    None => format!("the mappings have no schema for `{n}`"),
+                    None => format!("the mappings{from} have no schema for `{n}`"),
                     Some(child) => format!(
-                        "the mappings have no schema for `{n}`, super struct of `{}`",
+                        "the mappings{from} have no schema for `{n}`, super struct of `{}`",
                         child.name
                     ),
                 })
             })?;
             if out.iter().any(|o| std::ptr::eq(*o, s)) || out.len() > 256 {
                 return Err(Error::invalid(format!(
-                    "the super struct chain of `{name}` loops"
+                    "the super struct chain of `{name}` in the mappings{from} loops at `{}`",
+                    s.name
                 )));
             }
             out.push(s);
@@ -1082,6 +1095,7 @@ mod tests {
             extensions: vec![],
             trailing: vec![],
             diagnostics: vec![],
+            source: None,
             struct_lookup: BTreeMap::new(),
             enum_lookup: BTreeMap::new(),
         };

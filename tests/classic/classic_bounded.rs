@@ -1,6 +1,7 @@
 //! A classic package that declares a million exports (about 12 MB on
-//! disk): `inspect` streams its report, text and JSON, in bounded memory
-//! and time. Peak memory is measured on the real binary.
+//! disk): `inspect` streams its report (text, `--json` and
+//! `--message-format json`) in bounded memory and time. Peak memory is
+//! measured on the real binary.
 
 use crate::common;
 
@@ -29,7 +30,11 @@ fn a_million_exports_inspect_in_bounded_memory() {
         bytes.len() as u64 / MIB
     );
     let p = path.to_str().unwrap();
-    for args in [vec!["inspect", p, "--json"], vec!["inspect", p]] {
+    for args in [
+        vec!["inspect", p, "--json"],
+        vec!["inspect", p, "--message-format", "json"],
+        vec!["inspect", p],
+    ] {
         let started = std::time::Instant::now();
         let (code, err, peak) = common::run_measured(&args);
         let took = started.elapsed();

@@ -4,6 +4,7 @@
 mod common;
 
 mod dotted_names;
+mod inspect_escapes;
 mod iostore_bounded;
 mod iostore_cli;
 mod iostore_container_header;

@@ -24,8 +24,10 @@ const LOD_HEADERS: [(usize, [u8; 6]); 3] = [
     (3553, [0x80, 0x29, 0x02, 0x0e, 0x00, 0x00]),
 ];
 const SLOT3_STARTS: [usize; 3] = [3314, 3440, 3571];
+/// The length of the stock 5.6 header: the offsets here are in its files.
+const STOCK_HEADER: usize = 3274;
 /// The materials count (5.6: 44-byte entries follow).
-const MATERIALS_AT: usize = 3274 + 528;
+const MATERIALS_AT: usize = STOCK_HEADER + 528;
 
 /// The game's numbering of each LOD info without a hidden-materials value:
 /// slots 0–2, slot 3 skipped, 4–20 (stock 3–19). LOD 0 has zero values at
@@ -135,11 +137,12 @@ fn quinn_53_layout_gets_the_same_changes_with_40_byte_materials() {
     let game = game_mappings(&stock);
     let (out, report) = apply(&files, V53, Some(&game), &ProfileOptions::default());
     let header = files.header.len();
-    // The 5.3 header is laid out by the writer; the export data starts the .uexp as before.
-    let base = header - 3274;
+    // The 5.3 header is laid out by the writer (shorter than the 5.6 one
+    // the offsets above are in); the export data starts the .uexp as before.
+    assert!(header < STOCK_HEADER, "5.3 header: {header} bytes");
     let edits: Vec<(usize, usize, Vec<u8>)> = default_edits(40, 0)
         .into_iter()
-        .map(|(at, removed, bytes)| (at + base, removed, bytes))
+        .map(|(at, removed, bytes)| (at - STOCK_HEADER + header, removed, bytes))
         .collect();
     assert_eq!(out.uexp, edited(&files.uexp, header, &edits));
     assert_eq!(report.inserted_bytes, 32);

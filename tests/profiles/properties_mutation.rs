@@ -3,7 +3,7 @@
 use crate::common;
 
 use zenpak::legacy::PackageFiles;
-use zenpak::mappings::{Compression, Mappings};
+use zenpak::mappings::{Compression, Mappings, PropertyType};
 use zenpak::properties::walk_package;
 
 fn next(seed: &mut u64) -> u64 {
@@ -130,4 +130,212 @@ fn damaged_mappings_through_the_binary_never_panic() {
         let (code, err) = run(&m);
         assert!(matches!(code, Some(0 | 1)), "exit {code:?}: {err}");
     }
+}
+
+/// One kind of damage done to the schemas named `targets`.
+type Damage = fn(&mut Mappings, &str);
+
+/// Damage that no byte flip is likely to produce: super chains that loop,
+/// references to structs and enums the mappings lack, a struct without the
+/// slots the data names, a struct that contains itself. Through
+/// `inspect --mappings --properties` on a mesh and on a blueprint (whose
+/// own class schema is read from the package at an offset the damaged
+/// mappings decide): each damaged export is reported as not walked, with
+/// an error code; the command exits 0; nothing panics.
+#[test]
+fn structurally_damaged_mappings_through_the_binary() {
+    let Some(corpus) = common::corpus() else {
+        return;
+    };
+    let folder = corpus.join("uassetapi/TestUE5_6/BpThirdPerson");
+    let stock = Mappings::load(folder.join("ExplicitEnumValuesExample.usmap")).unwrap();
+    let dir = common::temp_dir("damaged-schemas");
+    let cases: [(&str, Damage); 7] = [
+        ("super is itself", |m, t| {
+            schema(m, t).super_name = Some(t.to_string())
+        }),
+        ("super chain loops through a second struct", |m, t| {
+            let other = if t == "Object" { "Field" } else { "Object" };
+            schema(m, t).super_name = Some(other.to_string());
+            schema(m, other).super_name = Some(t.to_string());
+        }),
+        ("super struct missing", |m, t| {
+            schema(m, t).super_name = Some(named(m, "NoSuchStruct"))
+        }),
+        ("properties name a missing struct", |m, t| {
+            let missing = named(m, "NoSuchStruct");
+            for p in &mut schema(m, t).properties {
+                p.ty = PropertyType::Struct(missing.clone());
+            }
+        }),
+        ("properties name a missing enum", |m, t| {
+            let missing = named(m, "ENoSuchEnum");
+            for p in &mut schema(m, t).properties {
+                p.ty = PropertyType::Enum {
+                    underlying: Box::new(PropertyType::Byte),
+                    enum_name: missing.clone(),
+                };
+            }
+        }),
+        ("no slots", |m, t| {
+            let s = schema(m, t);
+            s.property_count = 0;
+            s.properties.clear();
+        }),
+        ("every property is the struct itself", |m, t| {
+            for p in &mut schema(m, t).properties {
+                p.ty = PropertyType::Array(Box::new(PropertyType::Struct(t.to_string())));
+            }
+        }),
+    ];
+    let packages = [
+        ("SKM_Quinn_Simple", &["SkeletalMesh"][..]),
+        (
+            "BP_ThirdPersonCharacter",
+            &["BlueprintGeneratedClass", "Character"][..],
+        ),
+    ];
+    for (package, targets) in packages {
+        let path = folder.join(format!("{package}.uasset"));
+        for (what, damage) in cases {
+            let mut m = stock.clone();
+            for target in targets {
+                damage(&mut m, target);
+            }
+            let usmap = dir.join("damaged.usmap");
+            std::fs::write(&usmap, m.write(Compression::None).unwrap()).unwrap();
+            let args = [
+                "inspect",
+                path.to_str().unwrap(),
+                "--engine",
+                "5.6",
+                "--mappings",
+                usmap.to_str().unwrap(),
+                "--properties",
+            ];
+            let (code, _, err) = common::zenpak(&args);
+            assert_eq!(code, 0, "{package}, {what}: {err}");
+            let (code, out, err) = common::zenpak(&[&args[..], &["--json"]].concat());
+            assert_eq!(code, 0, "{package}, {what}: {err}");
+            let report: serde_json::Value = serde_json::from_str(&out).unwrap();
+            let exports = report["exports"].as_array().unwrap();
+            let failed: Vec<&str> = exports
+                .iter()
+                .filter_map(|e| e["failed"]["code"].as_str())
+                .collect();
+            assert!(
+                !failed.is_empty(),
+                "{package}, {what}: every export walked with damaged mappings"
+            );
+            for code in failed {
+                assert!(
+                    ["invalid", "unsupported", "format"].contains(&code),
+                    "{package}, {what}: {code}"
+                );
+            }
+            if what.starts_with("super") {
+                // A broken super chain names the mappings file.
+                assert!(
+                    exports.iter().any(|e| e["failed"]["error"]
+                        .as_str()
+                        .is_some_and(|t| t.contains("damaged.usmap"))),
+                    "{package}, {what}: {exports:?}"
+                );
+            }
+        }
+    }
+}
+
+/// How a property holds a struct type (directly, in an array, …).
+type Holder = fn(PropertyType) -> PropertyType;
+
+/// A struct that contains itself, with data that really nests (each level
+/// an unversioned header naming slot 0): the walk stops at the nesting
+/// limit with an error, whether the struct is held directly, in an array
+/// or in an optional — no stack overflow.
+#[test]
+fn a_struct_that_contains_itself_stops_at_the_nesting_limit() {
+    let Some(corpus) = common::corpus() else {
+        return;
+    };
+    let folder = corpus.join("uassetapi/TestUE5_6/BpThirdPerson");
+    let dir = common::temp_dir("self-containing-struct");
+    let source = folder.join("SKM_Quinn_Simple.uasset");
+    std::fs::copy(&source, dir.join("SKM_Quinn_Simple.uasset")).unwrap();
+    let uexp = std::fs::read(source.with_extension("uexp")).unwrap();
+    // (how the struct is held, the bytes of one level: a header with one
+    // value at slot 0, then what the holder reads before the struct)
+    let holders: [(Holder, &[u8]); 3] = [
+        (|t| t, &[0x00, 0x03]),
+        (
+            |t| PropertyType::Array(Box::new(t)),
+            &[0x00, 0x03, 1, 0, 0, 0],
+        ),
+        (|t| PropertyType::Optional(Box::new(t)), &[0x00, 0x03, 1]),
+    ];
+    for (hold, level) in holders {
+        let mut m = Mappings::load(folder.join("ExplicitEnumValuesExample.usmap")).unwrap();
+        let inner = |name: &str| zenpak::mappings::PropertySchema {
+            schema_index: 0,
+            array_size: 1,
+            name: "Inner".to_string(),
+            ty: hold(PropertyType::Struct(name.to_string())),
+        };
+        let mesh = schema(&mut m, "SkeletalMesh");
+        mesh.super_name = None;
+        mesh.property_count = 1;
+        mesh.properties = vec![inner("Loop")];
+        m.structs.push(zenpak::mappings::StructSchema {
+            name: "Loop".into(),
+            super_name: None,
+            property_count: 1,
+            properties: vec![inner("Loop")],
+        });
+        for n in ["Loop", "Inner"] {
+            named(&mut m, n);
+        }
+        let usmap = dir.join("Loop.usmap");
+        std::fs::write(&usmap, m.write(Compression::None).unwrap()).unwrap();
+        // The mesh's data starts the .uexp: 200 levels of nesting.
+        let mut data = uexp.clone();
+        for (i, b) in data.iter_mut().take(200 * level.len()).enumerate() {
+            *b = level[i % level.len()];
+        }
+        let package = dir.join("SKM_Quinn_Simple.uasset");
+        std::fs::write(package.with_extension("uexp"), &data).unwrap();
+        let (code, out, err) = common::zenpak(&[
+            "inspect",
+            package.to_str().unwrap(),
+            "--engine",
+            "5.6",
+            "--mappings",
+            usmap.to_str().unwrap(),
+            "--properties",
+            "--json",
+        ]);
+        assert_eq!(code, 0, "{err}");
+        let report: serde_json::Value = serde_json::from_str(&out).unwrap();
+        let failed = &report["exports"][0]["failed"];
+        assert_eq!(failed["code"], "format", "{failed}");
+        assert!(
+            failed["error"].as_str().unwrap().contains("Loop.Inner"),
+            "{failed}"
+        );
+    }
+}
+
+/// The schema named `name` (which the stock mappings have).
+fn schema<'m>(m: &'m mut Mappings, name: &str) -> &'m mut zenpak::mappings::StructSchema {
+    m.structs
+        .iter_mut()
+        .find(|s| s.name == name)
+        .unwrap_or_else(|| panic!("the mappings have no `{name}`"))
+}
+
+/// `name`, added to the name table (a written file refers to names by index).
+fn named(m: &mut Mappings, name: &str) -> String {
+    if !m.names.iter().any(|n| n == name) {
+        m.names.push(name.to_string());
+    }
+    name.to_string()
 }
