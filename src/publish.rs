@@ -773,7 +773,9 @@ impl FileStamp {
         };
         // Elsewhere (Windows) std offers no stable file index or change
         // time: the creation time stands in for the change time (a file
-        // written anew under the name gets a new one), the inode stays 0.
+        // written anew under the name gets a new one, except within seconds
+        // of the old one's deletion: NTFS then passes the old creation time
+        // on, and size and modification time must tell), the inode stays 0.
         #[cfg(not(unix))]
         let (inode, changed_ns) = (
             0,
