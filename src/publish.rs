@@ -565,20 +565,15 @@ pub struct OutputLock {
 
 impl OutputLock {
     /// Locks `dir` (creating it). When another zenpak holds the lock,
-    /// `waiting` is called once with that process's id (if it wrote one),
+    /// `waiting` is called once with that process's id (if it wrote one;
+    /// on Windows the holder's lock keeps others from reading it: `None`),
     /// then the call blocks until the folder is free.
     pub fn acquire(dir: &Path, waiting: impl FnOnce(Option<u32>)) -> Result<OutputLock> {
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
         let path = dir.join(LOCK_NAME);
         let mut waiting = Some(waiting);
         let mut file = loop {
-            let file = std::fs::OpenOptions::new()
-                .read(true)
-                .write(true)
-                .create(true)
-                .truncate(false)
-                .open(&path)
-                .map_err(|e| Error::io(&path, e))?;
+            let file = open_lock_file(&path)?;
             match file.try_lock() {
                 Ok(()) => {}
                 Err(std::fs::TryLockError::WouldBlock) => {
@@ -610,35 +605,127 @@ impl OutputLock {
         &self.path
     }
 
-    /// Removes the lock file, then releases the lock: for a folder that
-    /// zenpak leaves with nothing of its own in it. A zenpak waiting for
+    /// Removes the lock file and releases the lock: for a folder that
+    /// zenpak leaves with nothing of its own in it. Returns whether the
+    /// file is gone.
+    ///
+    /// Unix: the file is removed while still locked; a zenpak waiting for
     /// the lock meanwhile sees that the file it locked lost its name, and
-    /// locks the new one.
-    pub fn release_removing(self) -> Result<()> {
+    /// locks the new one. Windows: a file that another process has open
+    /// cannot lose its name there (zenpak opens it without delete sharing),
+    /// so the lock is released first and the file is then deleted only if
+    /// no one else has it open; when a waiting zenpak does, the file is
+    /// left to it (`false`).
+    pub fn release_removing(self) -> Result<bool> {
+        #[cfg(windows)]
+        {
+            let path = self.path.clone();
+            drop(self);
+            windows::remove_unless_open(&path)
+        }
+        #[cfg(not(windows))]
         match std::fs::remove_file(&self.path) {
-            Ok(()) => Ok(()),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Ok(()) => Ok(true),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(true),
             Err(e) => Err(Error::io(&self.path, e)),
         }
     }
 }
 
+/// Opens (creating) the lock file at `path`. On Windows without delete
+/// sharing: while any zenpak has it open, no one can delete or rename it,
+/// so the name always means the file that is locked. A release under way
+/// ([`OutputLock::release_removing`]) has it open alone for an instant;
+/// the open is retried meanwhile.
+fn open_lock_file(path: &Path) -> Result<File> {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true).write(true).create(true).truncate(false);
+    #[cfg(windows)]
+    {
+        use std::os::windows::fs::OpenOptionsExt;
+        options.share_mode(windows::FILE_SHARE_READ | windows::FILE_SHARE_WRITE);
+        let mut tries = 0;
+        loop {
+            match options.open(path) {
+                Err(e) if windows::is_sharing_violation(&e) && tries < windows::BUSY_TRIES => {
+                    tries += 1;
+                    std::thread::sleep(windows::BUSY_WAIT);
+                }
+                Err(e) if windows::is_sharing_violation(&e) => {
+                    return Err(Error::io(path, e).with_hint(
+                        "another program keeps the lock file open; close it (or wait for it), \
+                         then run zenpak again",
+                    ))
+                }
+                result => return result.map_err(|e| Error::io(path, e)),
+            }
+        }
+    }
+    #[cfg(not(windows))]
+    options.open(path).map_err(|e| Error::io(path, e))
+}
+
+/// What the lock needs of Windows that std names only by value.
+#[cfg(windows)]
+mod windows {
+    use super::{Error, Result};
+    use std::path::Path;
+
+    pub const FILE_SHARE_READ: u32 = 0x1;
+    pub const FILE_SHARE_WRITE: u32 = 0x2;
+    const DELETE: u32 = 0x0001_0000;
+    const FILE_FLAG_DELETE_ON_CLOSE: u32 = 0x0400_0000;
+    const ERROR_SHARING_VIOLATION: i32 = 32;
+    /// How long an open of the lock file is retried while another process
+    /// has it open alone (a release deleting it takes microseconds).
+    pub const BUSY_TRIES: u32 = 1000;
+    pub const BUSY_WAIT: std::time::Duration = std::time::Duration::from_millis(10);
+
+    pub fn is_sharing_violation(e: &std::io::Error) -> bool {
+        e.raw_os_error() == Some(ERROR_SHARING_VIOLATION)
+    }
+
+    /// Deletes the file at `path` unless another process has it open:
+    /// opened for deletion sharing nothing (which fails while any other
+    /// handle exists, and keeps others out while it is open), and deleted
+    /// when that handle closes. Returns whether the file is gone.
+    pub fn remove_unless_open(path: &Path) -> Result<bool> {
+        use std::os::windows::fs::OpenOptionsExt;
+        let opened = std::fs::OpenOptions::new()
+            .access_mode(DELETE)
+            .share_mode(0)
+            .custom_flags(FILE_FLAG_DELETE_ON_CLOSE)
+            .open(path);
+        match opened {
+            Ok(file) => {
+                drop(file);
+                Ok(true)
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(true),
+            Err(e) if is_sharing_violation(&e) => Ok(false),
+            Err(e) => Err(Error::io(path, e)),
+        }
+    }
+}
+
 /// Whether the open `file` is the file named `path` now.
+#[cfg(unix)]
 fn is_same_file(file: &File, path: &Path) -> bool {
     let (Ok(open), Ok(named)) = (file.metadata(), std::fs::metadata(path)) else {
         return false;
     };
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::MetadataExt;
-        open.dev() == named.dev() && open.ino() == named.ino()
-    }
-    // Windows: no stable file id in std; two lock files created at
-    // different instants differ in their creation time (100 ns steps).
-    #[cfg(not(unix))]
-    {
-        open.created().ok() == named.created().ok()
-    }
+    use std::os::unix::fs::MetadataExt;
+    open.dev() == named.dev() && open.ino() == named.ino()
+}
+
+/// Whether the open `file` is the file named `path` now: always on
+/// Windows, where the lock file cannot lose its name while it is open
+/// ([`open_lock_file`]). (Comparing creation times would not do: a file
+/// created under a name deleted seconds before inherits the old file's
+/// creation time there.)
+#[cfg(not(unix))]
+fn is_same_file(_file: &File, _path: &Path) -> bool {
+    true
 }
 
 impl Drop for OutputLock {
@@ -686,7 +773,9 @@ impl FileStamp {
         };
         // Elsewhere (Windows) std offers no stable file index or change
         // time: the creation time stands in for the change time (a file
-        // written anew under the name gets a new one), the inode stays 0.
+        // written anew under the name gets a new one, except within seconds
+        // of the old one's deletion: NTFS then passes the old creation time
+        // on, and size and modification time must tell), the inode stays 0.
         #[cfg(not(unix))]
         let (inode, changed_ns) = (
             0,
@@ -1089,22 +1178,66 @@ mod tests {
         assert!(!mine.exists() && changed.exists() && theirs.exists());
     }
 
+    /// Whether the file named `path` now is locked (by anyone).
+    fn is_locked(path: &Path) -> bool {
+        let file = open_lock_file(path).unwrap();
+        matches!(file.try_lock(), Err(std::fs::TryLockError::WouldBlock))
+    }
+
+    #[test]
+    fn a_lock_released_with_its_file_passes_to_the_waiting_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(LOCK_NAME);
+        // Alone: the file goes.
+        let only = OutputLock::acquire(dir.path(), |_| panic!("free folder")).unwrap();
+        assert!(only.release_removing().unwrap());
+        assert!(!path.exists());
+
+        let first = OutputLock::acquire(dir.path(), |_| panic!("free folder")).unwrap();
+        let folder = dir.path().to_path_buf();
+        let (waiting_tx, waiting) = std::sync::mpsc::channel();
+        let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+        let second = std::thread::spawn(move || {
+            let lock = OutputLock::acquire(&folder, |_| waiting_tx.send(()).unwrap()).unwrap();
+            // The lock held is on the file that has the name now.
+            let locked = is_locked(&folder.join(LOCK_NAME));
+            done_rx.recv().unwrap();
+            drop(lock);
+            locked
+        });
+        waiting
+            .recv_timeout(std::time::Duration::from_secs(30))
+            .expect("the second lock waits");
+        // Unix removes the name under the waiting one; Windows leaves the
+        // file to it.
+        assert_eq!(first.release_removing().unwrap(), !cfg!(windows));
+        done_tx.send(()).unwrap();
+        assert!(
+            second.join().unwrap(),
+            "the waiting zenpak's lock locks nothing"
+        );
+        assert!(!is_locked(&path));
+    }
+
     #[test]
     fn a_second_lock_waits_for_the_first() {
         let dir = tempfile::tempdir().unwrap();
         let first = OutputLock::acquire(dir.path(), |_| panic!("free folder")).unwrap();
         let path = dir.path().to_path_buf();
-        let waited = std::sync::Arc::new(AtomicBool::new(false));
-        let flag = waited.clone();
+        let (waiting_tx, waiting) = std::sync::mpsc::channel();
         let handle = std::thread::spawn(move || {
-            let _second = OutputLock::acquire(&path, |pid| {
-                assert_eq!(pid, Some(std::process::id()));
-                flag.store(true, Ordering::SeqCst);
-            })
-            .unwrap();
+            let _second = OutputLock::acquire(&path, |pid| waiting_tx.send(pid).unwrap()).unwrap();
         });
-        while !waited.load(Ordering::SeqCst) {
-            std::thread::sleep(std::time::Duration::from_millis(5));
+        let pid = waiting
+            .recv_timeout(std::time::Duration::from_secs(30))
+            .expect("the second lock waits");
+        // The holder's id, read from the lock file. Windows locks are
+        // mandatory: another handle cannot read it there (Wine lets it).
+        let id = std::process::id();
+        if cfg!(windows) {
+            assert!(pid.is_none() || pid == Some(id), "{pid:?}");
+        } else {
+            assert_eq!(pid, Some(id));
         }
         drop(first);
         handle.join().unwrap();

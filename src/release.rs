@@ -306,7 +306,7 @@ fn unlock_mods(mods: &Path, lock: OutputLock) -> Result<()> {
         drop(lock);
         Ok(())
     } else {
-        lock.release_removing()
+        lock.release_removing().map(|_| ())
     }
 }
 
@@ -620,8 +620,9 @@ pub fn clean(manifest: &Manifest) -> Result<CleanReport> {
         drop(lock);
     } else {
         let lock_path = lock.path().to_path_buf();
-        lock.release_removing()?;
-        report.removed.push(lock_path);
+        if lock.release_removing()? {
+            report.removed.push(lock_path);
+        }
     }
     remove_dir_if_empty(&dir, &mut report)?;
     Ok(report)

@@ -1,0 +1,41 @@
+/* Helper of .ci/windows-smoke, run under Wine: plays another program at a
+ * zenpak lock file.
+ *   holdlock lock PATH MS   open PATH (sharing read, write and delete),
+ *                           lock it as zenpak does, print "holding", keep
+ *                           it MS milliseconds, exit 0.
+ *   holdlock delete PATH    try to delete PATH: exit 0 when deleted, 3 when
+ *                           refused because a process has it open without
+ *                           delete sharing, 1 on any other error.
+ * Build: x86_64-w64-mingw32-gcc -municode -O2 -o holdlock.exe holdlock.c */
+#include <windows.h>
+#include <stdio.h>
+#include <wchar.h>
+
+int wmain(int argc, wchar_t **argv)
+{
+    if (argc == 4 && wcscmp(argv[1], L"lock") == 0) {
+        HANDLE file = CreateFileW(argv[2], GENERIC_READ | GENERIC_WRITE,
+                                  FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE,
+                                  NULL, OPEN_ALWAYS, 0, NULL);
+        OVERLAPPED whole = {0};
+        if (file == INVALID_HANDLE_VALUE
+            || !LockFileEx(file, LOCKFILE_EXCLUSIVE_LOCK, 0, MAXDWORD, MAXDWORD, &whole)) {
+            printf("holdlock: error %lu\n", GetLastError());
+            return 1;
+        }
+        printf("holding\n");
+        fflush(stdout);
+        Sleep((DWORD)_wtoi(argv[3]));
+        CloseHandle(file);
+        return 0;
+    }
+    if (argc == 3 && wcscmp(argv[1], L"delete") == 0) {
+        if (DeleteFileW(argv[2]))
+            return 0;
+        DWORD error = GetLastError();
+        printf("holdlock: delete refused, error %lu\n", error);
+        return error == ERROR_SHARING_VIOLATION ? 3 : 1;
+    }
+    fprintf(stderr, "usage: holdlock lock PATH MS | holdlock delete PATH\n");
+    return 2;
+}
