@@ -11,5 +11,6 @@ mod cli_output;
 mod example_mod;
 mod game_folder;
 mod inputs;
+mod manifest_agreement;
 mod reliability;
 mod workflows;
