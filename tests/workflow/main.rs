@@ -8,6 +8,7 @@ mod build_e2e;
 mod build_incremental;
 mod build_pak_input;
 mod cli_output;
+mod command_names;
 mod example_mod;
 mod game_folder;
 mod inputs;
