@@ -45,6 +45,26 @@ impl Compression {
         }
     }
 
+    /// The methods zenpak can write: what `[output] compression` accepts
+    /// (mod.toml.example and README list these, checked by a test).
+    pub const WRITABLE: [Compression; 5] = [
+        Compression::None,
+        Compression::Zlib,
+        Compression::Gzip,
+        Compression::Zstd,
+        Compression::Lz4,
+    ];
+
+    /// The manifest spellings of [`Compression::WRITABLE`], quoted, e.g.
+    /// `"none", "zlib", "gzip", "zstd", "lz4"`.
+    pub fn writable_names() -> String {
+        Self::WRITABLE
+            .iter()
+            .map(|m| format!("\"{}\"", m.engine_name().to_ascii_lowercase()))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
     /// Whether zenpak can write this method (Oodle it can only read).
     pub fn is_writable(self) -> bool {
         self != Compression::Oodle
@@ -168,7 +188,7 @@ fn oodle_write_error() -> Error {
         "zenpak cannot write Oodle-compressed data: the Oodle encoder is part of Epic's \
          proprietary Oodle SDK (zenpak only decodes Oodle, with the open-source oozextract)",
     )
-    .with_hint("choose zlib, gzip, lz4, zstd or none for the output")
+    .with_hint(format!("zenpak writes {}", Compression::writable_names()))
 }
 
 /// Inflates one gzip member, which must fill the block exactly and produce

@@ -85,6 +85,10 @@ pub enum ErrorKind {
     /// mod (another mod's, or nobody's): left alone unless forced.
     #[error("{0}")]
     NotOwned(String),
+    /// The mod has no packages and no loose files: `package` and `install`
+    /// refuse to ship it (a mistyped `include` or content root).
+    #[error("{0}")]
+    EmptyMod(String),
     /// The user stopped the command (Ctrl-C); nothing half-written was left behind.
     #[error("interrupted; the previous output was left as it was")]
     Interrupted,
@@ -118,6 +122,7 @@ impl ErrorKind {
             ErrorKind::Key(_) => "key",
             ErrorKind::Busy(_) => "busy",
             ErrorKind::NotOwned(_) => "not-owned",
+            ErrorKind::EmptyMod(_) => "empty-mod",
             ErrorKind::Interrupted => "interrupted",
             ErrorKind::Many { .. } => "many",
             ErrorKind::Json(_) => "json",
@@ -398,6 +403,7 @@ impl Clone for ErrorKind {
             ErrorKind::Key(m) => ErrorKind::Key(m.clone()),
             ErrorKind::Busy(m) => ErrorKind::Busy(m.clone()),
             ErrorKind::NotOwned(m) => ErrorKind::NotOwned(m.clone()),
+            ErrorKind::EmptyMod(m) => ErrorKind::EmptyMod(m.clone()),
             ErrorKind::Interrupted => ErrorKind::Interrupted,
             ErrorKind::Many {
                 what,

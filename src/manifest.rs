@@ -241,6 +241,18 @@ impl Manifest {
         &self.path
     }
 
+    /// Everything about the manifest itself that a build checks before it
+    /// converts anything: where the output goes and whether zenpak can write
+    /// `[output] compression`. `build`, `package`, `install` and `check` all
+    /// call this one function, so they accept and refuse the same manifests.
+    pub fn check_buildable(&self) -> Result<()> {
+        self.check_output_location()?;
+        self.output
+            .compression
+            .check_writable()
+            .map_err(|e| e.in_file(&self.path).within("[output] compression"))
+    }
+
     /// Refuses an output folder that would mix zenpak's files with the
     /// user's: the mod's own folder (it holds the manifest), the content
     /// root, or a folder inside the content root (the next build would pack

@@ -87,12 +87,43 @@ pub struct ArchiveEntry {
     pub sha256: String,
 }
 
+/// An error (`empty-mod`) when the build held no package and no loose file:
+/// such a mod is a container with nothing in it, almost always a mistyped
+/// `[content] root` or `include`. `build` only warns; `package` and
+/// `install` refuse before writing anything.
+pub fn refuse_empty(manifest: &Manifest, summary: &BuildSummary) -> Result<()> {
+    if summary.packages > 0 || summary.loose_files > 0 {
+        return Ok(());
+    }
+    let include = if manifest.content.include.is_empty() {
+        "(none: every file)".to_string()
+    } else {
+        manifest
+            .content
+            .include
+            .iter()
+            .map(|p| format!("`{p}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    Err(Error::new(crate::error::ErrorKind::EmptyMod(format!(
+        "the mod is empty: no package and no file under `[content] root` ({}) matched `[content] include` {include}; nothing to ship",
+        manifest.content_root().display()
+    )))
+    .in_file(&manifest.path)
+    .with_hint(format!(
+        "check that `[content] root` is the folder holding `{}/Content/...` and that the include patterns (relative to the root) match the cooked files; `zenpak check` counts what they select",
+        manifest.game.project
+    )))
+}
+
 /// Writes `<output>/package/<name>-<version>.zip` holding the triplet the
 /// build `summary` describes under `~mods/` and a `SHA256SUMS` file. The
 /// archive is reproducible (fixed entry order and timestamps). Each file is
 /// checked, as it is read, to be the one the build wrote. Call with the
 /// output folder locked, right after the build.
 pub fn package(manifest: &Manifest, summary: &BuildSummary) -> Result<ReleaseArchive> {
+    refuse_empty(manifest, summary)?;
     let dir = manifest.output_dir().join(PACKAGE_DIR);
     std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
     let archive = dir.join(format!(
@@ -369,6 +400,7 @@ pub fn install(
     options: InstallOptions,
     waiting: &mut dyn FnMut(Option<u32>),
 ) -> Result<InstallReport> {
+    refuse_empty(manifest, summary)?;
     let project = &manifest.game.project;
     check_game_dir(game_dir, project)?;
     let mods = mods_dir(game_dir, project);

@@ -47,7 +47,7 @@ struct PackageCheck {
 /// Checks the mod of `manifest`. Content-level problems are listed in the
 /// report; only an unreadable manifest or content root is an `Err`.
 pub fn check(manifest: &Manifest) -> Result<CheckReport> {
-    manifest.check_output_location()?;
+    manifest.check_buildable()?;
     let selection = Selection::new(&manifest.content.include, &manifest.content.exclude)?;
     let content = match discover::discover(
         &manifest.content_root(),
@@ -99,9 +99,9 @@ pub fn check(manifest: &Manifest) -> Result<CheckReport> {
         .map(|source| check_package(source, engine, profile, &profile_options))
         .collect();
 
-    if let Some(problem) = engine_problem(manifest, &content.packages, &results) {
-        report.problems.push(problem);
-        return Ok(report);
+    // The same error `build` gives (a manifest error, exit code 2).
+    if let Some(error) = engine_problem(manifest, &content.packages, &results) {
+        return Err(error);
     }
 
     let contained: BTreeSet<String> = content
@@ -218,8 +218,7 @@ fn engine_problem(
     manifest: &Manifest,
     packages: &[PackageSource],
     results: &[PackageCheck],
-) -> Option<Diagnostic> {
-    let engine = manifest.game.engine;
+) -> Option<Error> {
     let unreadable: Vec<&std::path::Path> = packages
         .iter()
         .zip(results)
@@ -229,20 +228,15 @@ fn engine_problem(
     if unreadable.len() * 2 <= packages.len() {
         return None;
     }
-    let fits = crate::build::engine_guess::versions_that_read(&unreadable, engine);
-    let best = fits.first()?;
-    Some(
-        Diagnostic::error(
-            "engine-version",
-            format!(
-                "{} of {} packages do not read as UE {engine}; they read as UE {best}",
-                unreadable.len(),
-                packages.len()
-            ),
-        )
-        .with_file(manifest.manifest_path())
-        .with_hint(format!(
-            "cooked packages do not say which engine wrote them: set `[game] engine = \"{best}\"` in mod.toml"
-        )),
-    )
+    let fits = crate::build::engine_guess::versions_that_read(&unreadable, manifest.game.engine);
+    if fits.is_empty() {
+        return None;
+    }
+    Some(crate::build::engine_guess::wrong_engine(
+        manifest,
+        unreadable.len(),
+        packages.len(),
+        &fits,
+        None,
+    ))
 }

@@ -69,11 +69,31 @@ pub fn explain_failures(error: Error, content: &Content, manifest: &Manifest) ->
         .into_iter()
         .filter(|h| content.packages.iter().any(|p| p.header == *h))
         .collect();
-    let current = manifest.game.engine;
-    let fits = versions_that_read(&headers, current);
-    let Some(&best) = fits.first() else {
+    let fits = versions_that_read(&headers, manifest.game.engine);
+    if fits.is_empty() {
         return error;
-    };
+    }
+    wrong_engine(
+        manifest,
+        failures.len(),
+        *total,
+        &fits,
+        Some(&format_failures[0].to_string()),
+    )
+}
+
+/// The manifest error for packages that do not read at `[game] engine`
+/// but do at `fits` (best first): a usage error naming the manifest, the
+/// same whether `build` or `check` finds it.
+pub fn wrong_engine(
+    manifest: &Manifest,
+    failed: usize,
+    total: usize,
+    fits: &[EngineVersion],
+    first_failure: Option<&str>,
+) -> Error {
+    let current = manifest.game.engine;
+    let best = fits[0];
     let others = if fits.len() > 1 {
         format!(
             " (also readable as {})",
@@ -86,12 +106,11 @@ pub fn explain_failures(error: Error, content: &Content, manifest: &Manifest) ->
     } else {
         String::new()
     };
-    let first = &format_failures[0];
+    let first = first_failure
+        .map(|f| format!(". First failure: {f}"))
+        .unwrap_or_default();
     Error::usage(format!(
-        "{} of {total} packages do not read as UE {current}; they read as UE {best}{others}. \
-         First failure: {}",
-        failures.len(),
-        first
+        "{failed} of {total} packages do not read as UE {current}; they read as UE {best}{others}{first}"
     ))
     .in_file(manifest.manifest_path())
     .with_hint(format!(

@@ -134,9 +134,10 @@ pub fn build(
     build_locked(manifest, options, reporter, &lock)
 }
 
-/// Checks where the manifest puts its output, then takes the output folder's lock.
+/// Checks the manifest as `check` does before anything is converted
+/// ([`Manifest::check_buildable`]), then takes the output folder's lock.
 pub fn lock_output(manifest: &Manifest, reporter: &dyn Reporter) -> Result<OutputLock> {
-    manifest.check_output_location()?;
+    manifest.check_buildable()?;
     let folder = manifest.output_dir();
     OutputLock::acquire(&folder, |pid| {
         reporter.event(Event::Waiting {

@@ -136,6 +136,11 @@ pub enum Command {
     /// Write man pages for zenpak and each command into a folder.
     #[command(after_help = "Examples:\n  zenpak man --out-dir ~/.local/share/man/man1")]
     Man(shell::ManArgs),
+    /// Print the path of the user configuration file zenpak reads (`[games]` folders).
+    #[command(
+        after_help = "Examples:\n  zenpak config-path\n  ZENPAK_CONFIG=./zenpak.toml zenpak config-path"
+    )]
+    ConfigPath(shell::ConfigPathArgs),
     /// Commands on classic Unreal packages (.unr, .u, .utx, ...): consolidate.
     #[command(
         after_help = "Examples:\n  zenpak classic consolidate Maps/DM-Mine.unr --package MyTex --search Textures -o DM-Mine-fixed.unr\n  zenpak classic consolidate Maps/DM-Mine.unr --package MyTex --search Textures --dry-run"
@@ -170,6 +175,7 @@ impl Command {
             Command::Convert(_) => "convert",
             Command::Completions(_) => "completions",
             Command::Man(_) => "man",
+            Command::ConfigPath(_) => "config-path",
             Command::Classic(_) => "classic",
             Command::Extract(_) => "extract",
         }
@@ -209,6 +215,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Extract(args) => extract::run(args, &out),
         Command::Completions(args) => shell::run_completions(args),
         Command::Man(args) => shell::run_man(args, &out),
+        Command::ConfigPath(args) => shell::run_config_path(args, &out),
     };
     out.finish(result)
 }

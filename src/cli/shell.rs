@@ -1,4 +1,5 @@
-//! `zenpak completions SHELL`, `zenpak man`, and `zenpak --version [--verbose]`.
+//! `zenpak completions SHELL`, `zenpak man`, `zenpak config-path`, and
+//! `zenpak --version [--verbose]`.
 
 use std::path::PathBuf;
 
@@ -62,6 +63,33 @@ pub fn run_man(args: ManArgs, out: &Output) -> Result<()> {
                 args.out_dir.display()
             ),
         )
+    });
+    Ok(())
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ConfigPathArgs {}
+
+#[derive(Serialize)]
+struct ConfigPathLine {
+    path: String,
+    exists: bool,
+}
+
+/// Prints the user configuration file zenpak reads (`ZENPAK_CONFIG`, else
+/// `zenpak/config.toml` in the system's configuration folder), whether or
+/// not it exists yet.
+pub fn run_config_path(_args: ConfigPathArgs, out: &Output) -> Result<()> {
+    let path = zenpak::release::UserConfig::path().ok_or_else(|| {
+        Error::usage("this system has no user configuration folder")
+            .with_hint("set ZENPAK_CONFIG to the configuration file to use")
+    })?;
+    let line = ConfigPathLine {
+        path: path.display().to_string(),
+        exists: path.is_file(),
+    };
+    out.data("config-path", &line, || {
+        super::output::write_stdout(&format!("{}\n", line.path))
     });
     Ok(())
 }
