@@ -746,7 +746,7 @@ impl LegacyPackage {
     /// (import 1's outer is 2 and 2's outer is 1): its path has no end, and
     /// the engine would never finish resolving it.
     pub fn check_outer_chains(&self) -> Result<()> {
-        // Slots: imports, then exports. 0 unseen, 1 on the walk, 2 done.
+        // Slots: imports, then exports.
         let imports = self.imports.len();
         let slot = |index: PackageIndex| match index.resolve() {
             ResolvedIndex::Import(i) if i < imports => Some(i),
@@ -757,32 +757,16 @@ impl LegacyPackage {
             None => self.imports[slot].outer_index,
             Some(e) => self.exports[e].outer_index,
         };
-        let mut state = vec![0u8; imports + self.exports.len()];
-        let mut walk = Vec::new();
-        for start in 0..state.len() {
-            let mut current = Some(start);
-            while let Some(at) = current {
-                match state[at] {
-                    0 => {
-                        state[at] = 1;
-                        walk.push(at);
-                        current = slot(outer(at));
-                    }
-                    1 => {
-                        let what = match at.checked_sub(imports) {
-                            None => format!("import {at}"),
-                            Some(e) => format!("export {e}"),
-                        };
-                        return Err(Error::invalid("the outer chain loops").within(what));
-                    }
-                    _ => current = None,
-                }
-            }
-            for at in walk.drain(..) {
-                state[at] = 2;
+        match first_in_outer_loop(imports + self.exports.len(), |at| slot(outer(at))) {
+            None => Ok(()),
+            Some(at) => {
+                let what = match at.checked_sub(imports) {
+                    None => format!("import {at}"),
+                    Some(e) => format!("export {e}"),
+                };
+                Err(Error::invalid("the outer chain loops").within(what))
             }
         }
-        Ok(())
     }
 
     /// The package an import belongs to: the name of its outermost import.
@@ -930,4 +914,32 @@ pub(crate) fn serialize_opt_hex<S: serde::Serializer, const N: usize>(
         Some(b) => s.serialize_str(&crate::hash::hex(b)),
         None => s.serialize_none(),
     }
+}
+
+/// The first object (of `count`, in order) found on a loop of outer
+/// chains, `outer` giving each object's outer (`None` at the top of a
+/// chain), or `None` when every chain ends. Linear: each object is walked
+/// once. Shared by the legacy and Zen outer-chain checks.
+pub fn first_in_outer_loop(count: usize, outer: impl Fn(usize) -> Option<usize>) -> Option<usize> {
+    // 0 unseen, 1 on the walk, 2 done.
+    let mut state = vec![0u8; count];
+    let mut walk = Vec::new();
+    for start in 0..count {
+        let mut current = Some(start);
+        while let Some(at) = current {
+            match state[at] {
+                0 => {
+                    state[at] = 1;
+                    walk.push(at);
+                    current = outer(at);
+                }
+                1 => return Some(at),
+                _ => current = None,
+            }
+        }
+        for at in walk.drain(..) {
+            state[at] = 2;
+        }
+    }
+    None
 }

@@ -102,31 +102,10 @@ pub fn check_export_outers(package: &ZenPackage) -> Result<()> {
             .then(|| usize::try_from(outer.0).ok().filter(|&o| o < count))
             .flatten()
     };
-    // 0 unseen, 1 on the walk, 2 done.
-    let mut state = vec![0u8; count];
-    let mut walk = Vec::new();
-    for start in 0..count {
-        let mut current = Some(start);
-        while let Some(at) = current {
-            match state[at] {
-                0 => {
-                    state[at] = 1;
-                    walk.push(at);
-                    current = outer(at);
-                }
-                1 => {
-                    return Err(
-                        Error::invalid("the outer chain loops").within(format!("export {at}"))
-                    )
-                }
-                _ => current = None,
-            }
-        }
-        for at in walk.drain(..) {
-            state[at] = 2;
-        }
+    match crate::legacy::first_in_outer_loop(count, outer) {
+        None => Ok(()),
+        Some(at) => Err(Error::invalid("the outer chain loops").within(format!("export {at}"))),
     }
-    Ok(())
 }
 
 /// The first bytes of a package chunk, through its header (read block by
