@@ -12,6 +12,32 @@
 //! from start to end, writes every file under a unique temporary name and
 //! publishes the triplet `.pak` last; "fresh" means the files on disk are
 //! the very files the last build wrote (their recorded stamps match).
+//!
+//! # Development builds extend the `.ucas`
+//!
+//! Rewriting the whole `.ucas` for one changed file would cost most of a
+//! full build, and `copy_file_range` copies page by page on ext4. So a
+//! development build extends the previous container:
+//! - `cache::ContainerRecord` (`container.bin`) remembers the container the
+//!   last build wrote: the stamps of its `.utoc` and `.ucas`, a hash of the
+//!   settings its chunk bytes depend on, and each package's key.
+//! - When the stamps and settings match and at most `MAX_DEAD_FRACTION` of
+//!   the `.ucas` would be unused afterwards (chunks replaced earlier plus
+//!   those of packages changed or removed now,
+//!   `PreviousContainer::dead_bytes_keeping`), `iostore::writer::PreviousContainer`
+//!   reads the old TOC and `ContainerBuilder::create_appending` opens the
+//!   `.ucas` through `publish::Extension`: an unchanged package (same key)
+//!   keeps its blocks (`add_chunk_reused` copies TOC entries, hash and
+//!   flags; no data is read), a changed one is appended. The `.utoc` (in
+//!   canonical chunk order) and the `.pak` are written anew.
+//! - The old bytes of the `.ucas` are never touched, so the old `.utoc`
+//!   stays valid while the file grows; a build that fails or is interrupted
+//!   cuts the `.ucas` back to its old length (`Extension`'s drop,
+//!   `publish::on_interrupt`), leaving the old triplet byte for byte.
+//! - An extended `.ucas` is not hashed for the build record (its stamp
+//!   identifies it); JSON reports `"blake3": null`, `"layout": "extended"`.
+//! - `--release` and `package` always write the canonical layout, byte for
+//!   byte what a clean build writes.
 
 pub mod cache;
 pub mod check;
@@ -289,10 +315,18 @@ pub fn build_locked(
     // packages together. Every package is converted (or found in the cache)
     // first, keeping only its export graph; the pass then says which
     // packages get other bundles than they have alone.
+    let packages = Packages {
+        content: &content,
+        keys: &keys,
+        cache: &cache,
+        settings: &settings,
+        options,
+        reporter: &reporter,
+    };
     let (mut converted, bundles) = if settings.engine.zen_layout() == ZenLayout::GraphData {
-        let (converted, bundles) =
-            container_bundles(&content, &keys, &cache, &settings, options, &reporter)
-                .map_err(|e| engine_guess::explain_failures(e, &content, manifest))?;
+        let (converted, bundles) = packages
+            .container_bundles()
+            .map_err(|e| engine_guess::explain_failures(e, &content, manifest))?;
         (converted, Some(bundles))
     } else {
         (0, None)
@@ -341,15 +375,8 @@ pub fn build_locked(
         None => Pass::First,
     };
     let engine = settings.engine;
-    let fresh = each_package(
-        &content,
-        &keys,
-        &cache,
-        &settings,
-        options,
-        &reporter,
-        pass,
-        &mut |i, mut built| {
+    let fresh = packages
+        .each(pass, &mut |i, mut built| {
             if let Some(Some(b)) = bundles.as_ref().map(|b| &b[i]) {
                 built
                     .rebundle(engine, b)
@@ -359,9 +386,8 @@ pub fn build_locked(
             writer.add_package(&content.packages[i], &built, same)?;
             package_keys.insert(built.package_id, chunk_keys[i]);
             Ok(())
-        },
-    )
-    .map_err(|e| engine_guess::explain_failures(e, &content, manifest))?;
+        })
+        .map_err(|e| engine_guess::explain_failures(e, &content, manifest))?;
     if pass == Pass::First {
         converted += fresh;
     }
@@ -432,140 +458,140 @@ enum Pass {
     Cached,
 }
 
-/// Converts (or takes from the cache) every package in batches, in content
-/// order, and gives each to `sink` (one thread, in content order). Memory
-/// holds two batches' headers, never bulk data. Returns how many were
-/// converted; every failure (of conversion or of `sink`'s package) is
-/// collected into one error, and `sink` is given no package after the first.
-#[allow(clippy::too_many_arguments)]
-fn each_package(
-    content: &Content,
-    keys: &[Hash],
-    cache: &Cache,
-    settings: &package::Settings,
-    options: &BuildOptions,
-    reporter: &dyn Reporter,
-    pass: Pass,
-    sink: &mut (dyn FnMut(usize, package::BuiltPackage) -> Result<()> + Send),
-) -> Result<usize> {
-    let batch_size = (rayon::current_num_threads() * 8).max(1);
-    let batches: Vec<std::ops::Range<usize>> = (0..content.packages.len())
-        .step_by(batch_size)
-        .map(|start| start..(start + batch_size).min(content.packages.len()))
-        .collect();
-    let report = pass == Pass::First;
-    let convert_one = |i| {
-        let source = &content.packages[i];
-        let path = cache.package_path(&keys[i]);
-        if !options.force || pass == Pass::Cached {
-            match package::BuiltPackage::load_cached(&path, &keys[i], source) {
-                Cached::Hit(built) => {
-                    if report {
-                        reporter.event(Event::Package {
-                            source,
-                            reused: true,
-                            fixups: &[],
-                        });
-                    }
-                    return (Ok(*built), false);
-                }
-                Cached::Damaged(e) if report => reporter.event(Event::Diagnostic(
-                    Diagnostic {
-                        code: "cache-damaged".into(),
-                        level: crate::diagnostic::Level::Warning,
-                        ..Diagnostic::of(&e)
-                    }
-                    .with_hint(
-                        "the package is converted again; nothing damaged reaches the output",
-                    ),
-                )),
-                Cached::Damaged(_) | Cached::Miss => {}
-            }
-        }
-        let result = package::convert(source, settings).and_then(|built| {
-            built.save(&path, &keys[i])?;
-            Ok(built)
-        });
-        if let (Ok(built), true) = (&result, report) {
-            for warning in &built.warnings {
-                reporter.event(Event::Diagnostic(warning.clone()));
-            }
-            reporter.event(Event::Package {
-                source,
-                reused: false,
-                fixups: &built.fixups,
-            });
-        }
-        (result, true)
-    };
-    let convert_batch =
-        |range: std::ops::Range<usize>| -> Vec<(Result<package::BuiltPackage>, bool)> {
-            range.into_par_iter().map(&convert_one).collect()
-        };
-    let mut converted = 0;
-    let mut failures: Vec<(usize, Error)> = Vec::new();
-    // Batch N is given to the sink (one thread, in content order) while the
-    // pool converts batch N+1: both cores stay busy.
-    let mut pending = batches.first().cloned().map(&convert_batch);
-    for (n, range) in batches.iter().enumerate() {
-        crate::publish::check_interrupted()?;
-        let results = pending.take().unwrap_or_default();
-        let next = batches.get(n + 1).cloned();
-        let (next_results, written) = rayon::join(
-            || next.map(&convert_batch),
-            || -> Result<()> {
-                for (offset, (result, fresh)) in results.into_iter().enumerate() {
-                    let i = range.start + offset;
-                    converted += usize::from(fresh && result.is_ok());
-                    match result {
-                        Ok(built) if failures.is_empty() => sink(i, built)?,
-                        Ok(_) => {}
-                        Err(e) => failures.push((i, e)),
-                    }
-                }
-                Ok(())
-            },
-        );
-        written?;
-        pending = next_results;
-    }
-    if failures.is_empty() {
-        return Ok(converted);
-    }
-    // The writer's temporaries go when it is dropped: no partial triplet.
-    Err(Error::new(ErrorKind::Many {
-        what: "packages",
-        total: content.packages.len(),
-        failures: failures
-            .into_iter()
-            .map(|(i, e)| e.in_file(&content.packages[i].header))
-            .collect(),
-    }))
+/// A build's packages and how they are converted: their sources, keys,
+/// the cache, the settings and where events go.
+struct Packages<'a> {
+    content: &'a Content,
+    keys: &'a [Hash],
+    cache: &'a Cache,
+    settings: &'a package::Settings,
+    options: &'a BuildOptions,
+    reporter: &'a dyn Reporter,
 }
 
-/// 5.0–5.2: converts (or takes from the cache) every package, keeping
-/// only what the container-wide bundle pass needs of it, and runs the pass
-/// over them all (`zen::container_bundles`). Returns how many were
-/// converted and each package's bundles when they are not its own alone.
-fn container_bundles(
-    content: &Content,
-    keys: &[Hash],
-    cache: &Cache,
-    settings: &package::Settings,
-    options: &BuildOptions,
-    reporter: &dyn Reporter,
-) -> Result<(usize, Vec<Option<crate::zen::ExportBundles>>)> {
-    let mut graphs = Vec::with_capacity(content.packages.len());
-    let mut members = Vec::with_capacity(content.packages.len());
-    let converted = each_package(
-        content,
-        keys,
-        cache,
-        settings,
-        options,
-        reporter,
-        Pass::First,
-        &mut |i, built| {
+impl Packages<'_> {
+    /// Converts (or takes from the cache) every package in batches, in content
+    /// order, and gives each to `sink` (one thread, in content order). Memory
+    /// holds two batches' headers, never bulk data. Returns how many were
+    /// converted; every failure (of conversion or of `sink`'s package) is
+    /// collected into one error, and `sink` is given no package after the first.
+    fn each(
+        &self,
+        pass: Pass,
+        sink: &mut (dyn FnMut(usize, package::BuiltPackage) -> Result<()> + Send),
+    ) -> Result<usize> {
+        let Packages {
+            content,
+            keys,
+            cache,
+            settings,
+            options,
+            reporter,
+        } = *self;
+        let batch_size = (rayon::current_num_threads() * 8).max(1);
+        let batches: Vec<std::ops::Range<usize>> = (0..content.packages.len())
+            .step_by(batch_size)
+            .map(|start| start..(start + batch_size).min(content.packages.len()))
+            .collect();
+        let report = pass == Pass::First;
+        let convert_one = |i| {
+            let source = &content.packages[i];
+            let path = cache.package_path(&keys[i]);
+            if !options.force || pass == Pass::Cached {
+                match package::BuiltPackage::load_cached(&path, &keys[i], source) {
+                    Cached::Hit(built) => {
+                        if report {
+                            reporter.event(Event::Package {
+                                source,
+                                reused: true,
+                                fixups: &[],
+                            });
+                        }
+                        return (Ok(*built), false);
+                    }
+                    Cached::Damaged(e) if report => reporter.event(Event::Diagnostic(
+                        Diagnostic {
+                            code: "cache-damaged".into(),
+                            level: crate::diagnostic::Level::Warning,
+                            ..Diagnostic::of(&e)
+                        }
+                        .with_hint(
+                            "the package is converted again; nothing damaged reaches the output",
+                        ),
+                    )),
+                    Cached::Damaged(_) | Cached::Miss => {}
+                }
+            }
+            let result = package::convert(source, settings).and_then(|built| {
+                built.save(&path, &keys[i])?;
+                Ok(built)
+            });
+            if let (Ok(built), true) = (&result, report) {
+                for warning in &built.warnings {
+                    reporter.event(Event::Diagnostic(warning.clone()));
+                }
+                reporter.event(Event::Package {
+                    source,
+                    reused: false,
+                    fixups: &built.fixups,
+                });
+            }
+            (result, true)
+        };
+        let convert_batch =
+            |range: std::ops::Range<usize>| -> Vec<(Result<package::BuiltPackage>, bool)> {
+                range.into_par_iter().map(&convert_one).collect()
+            };
+        let mut converted = 0;
+        let mut failures: Vec<(usize, Error)> = Vec::new();
+        // Batch N is given to the sink (one thread, in content order) while the
+        // pool converts batch N+1: both cores stay busy.
+        let mut pending = batches.first().cloned().map(&convert_batch);
+        for (n, range) in batches.iter().enumerate() {
+            crate::publish::check_interrupted()?;
+            let results = pending.take().unwrap_or_default();
+            let next = batches.get(n + 1).cloned();
+            let (next_results, written) = rayon::join(
+                || next.map(&convert_batch),
+                || -> Result<()> {
+                    for (offset, (result, fresh)) in results.into_iter().enumerate() {
+                        let i = range.start + offset;
+                        converted += usize::from(fresh && result.is_ok());
+                        match result {
+                            Ok(built) if failures.is_empty() => sink(i, built)?,
+                            Ok(_) => {}
+                            Err(e) => failures.push((i, e)),
+                        }
+                    }
+                    Ok(())
+                },
+            );
+            written?;
+            pending = next_results;
+        }
+        if failures.is_empty() {
+            return Ok(converted);
+        }
+        // The writer's temporaries go when it is dropped: no partial triplet.
+        Err(Error::new(ErrorKind::Many {
+            what: "packages",
+            total: content.packages.len(),
+            failures: failures
+                .into_iter()
+                .map(|(i, e)| e.in_file(&content.packages[i].header))
+                .collect(),
+        }))
+    }
+
+    /// 5.0–5.2: converts (or takes from the cache) every package, keeping
+    /// only what the container-wide bundle pass needs of it, and runs the pass
+    /// over them all (`zen::container_bundles`). Returns how many were
+    /// converted and each package's bundles when they are not its own alone.
+    fn container_bundles(&self) -> Result<(usize, Vec<Option<crate::zen::ExportBundles>>)> {
+        let (content, settings) = (self.content, self.settings);
+        let mut graphs = Vec::with_capacity(content.packages.len());
+        let mut members = Vec::with_capacity(content.packages.len());
+        let converted = self.each(Pass::First, &mut |i, built| {
             let graph = built
                 .bundle_graph(settings.engine)
                 .map_err(|e| e.in_file(&content.packages[i].header))?;
@@ -574,15 +600,15 @@ fn container_bundles(
                 members.push(i);
             }
             Ok(())
-        },
-    )?;
-    let found = crate::zen::container_bundles(&graphs)?;
-    drop(graphs);
-    let mut bundles = vec![None; content.packages.len()];
-    for (i, b) in members.into_iter().zip(found) {
-        bundles[i] = b;
+        })?;
+        let found = crate::zen::container_bundles(&graphs)?;
+        drop(graphs);
+        let mut bundles = vec![None; content.packages.len()];
+        for (i, b) in members.into_iter().zip(found) {
+            bundles[i] = b;
+        }
+        Ok((converted, bundles))
     }
-    Ok((converted, bundles))
 }
 
 /// The key of a package's chunk: its package key, and the bundles the
