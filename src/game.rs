@@ -4,19 +4,25 @@
 //! game itself would load. `list`, `verify`, `unpack`, `get` and `inspect`
 //! read through it, and `extract` (Zen → legacy) builds on it.
 //!
-//! The mount order, from the engine source (`IPlatformFilePak.cpp`,
-//! `IoDispatcherFileBackend.cpp`, `FilePackageStore.cpp`; see
-//! ARCHITECTURE.md "Game folders"):
+//! `GameView::open(path, &KeyRing)` takes a folder, a `.utoc` (with its `.pak`) or a `.pak` (with
+//! its `.utoc`); companion names come from `iostore::{companion, container_file, container_stem}`
+//! and a needed companion that is missing is an error naming it.
 //!
-//! * `global.utoc` is mounted first, with order 0;
+//! The mount order, from the engine source (`IPlatformFilePak.cpp`/`.h` of UE 5.0,
+//! `IoDispatcherFileBackend.cpp` of 5.x, `FilePackageStore.cpp` of 5.0 and later):
+//!
+//! * `global.utoc` is mounted first, with order 0 (`FPakPlatformFile::Initialize`);
 //! * every `*.pak` under the folder (recursively, `~mods/` included) is
-//!   mounted in **descending** case-insensitive order of its path
-//!   (`MountAllPakFiles`: `FoundPakFiles.Sort(TGreater<FString>())`), with
+//!   mounted in **descending** order of its path as `FString`s compare (`Stricmp`: ASCII letters
+//!   lowercased, other characters by code unit; `MountAllPakFiles`:
+//!   `FoundPakFiles.Sort(TGreater<FString>())`), with
 //!   the order `GetPakOrderFromPakFilePath` gives (4 for
-//!   `Content/Paks/<Project>-*.pak`, 3 for the rest of the project's
-//!   content), plus, for a name ending in `_P.pak`, `100 × (N + 1)` when it
-//!   ends in `_N_P.pak` with a number N ≥ 1, else 100 (`FPakPlatformFile::Mount`);
-//!   its `.utoc` (if any) is mounted with the same order;
+//!   `Content/Paks/<Project>-*.pak`, the project being the folder above `Content`; 3 for the rest of
+//!   the project's content; 2 engine, 1 saved dir), plus, for a name ending in `_P.pak`,
+//!   `100 × (N + 1)` when the part between its last two underscores is a number N ≥ 1, else 100
+//!   (`FPakPlatformFile::Mount`: `X_P` +100, `X_1_P` +200, `X_3_P` +400);
+//! * its `.utoc` (if any) is mounted with the same order; a `.utoc` without a `.pak` is not mounted
+//!   by the engine and is left out with a `container-without-pak` warning;
 //! * a **file** of the paks resolves to the pak with the highest order,
 //!   and among equal orders to the one mounted first (the pak list is
 //!   stable-sorted by descending order);
@@ -24,7 +30,16 @@
 //!   among equal orders to the one mounted last (IoStore readers are
 //!   sorted by descending order, then descending container instance id,
 //!   which grows with each mount); package store entries follow the same
-//!   rule (`FFilePackageStoreBackend::Mount`, 5.2+).
+//!   rule from 5.2 (`FFilePackageStoreBackend::Mount`; 5.0/5.1 sorted ascending and kept the first).
+//!
+//! So `~mods/Mod_P.pak` (order 103, mounted before `pakchunk0-Windows_P.pak`) wins a pak file against
+//! the game's patch pak of the same order, while the patch container wins a chunk: the engine's own
+//! asymmetry, pinned by `tests/containers/iostore_game_folder.rs`.
+//!
+//! View paths are the mount point joined with the stored path, leading `../` removed
+//! (`crate::mount::virtual_path`). `--filter` globs (`path_filter`) match them case-insensitively;
+//! `*` stays within a folder, `**` crosses folders, a pattern without `/` matches file names at any
+//! depth.
 
 use std::collections::BTreeMap;
 use std::io::Write;

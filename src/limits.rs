@@ -29,6 +29,23 @@
 //!   flat index before version 10). A real pak's index is about 100 bytes
 //!   per file before version 10 and less after, so 64 MiB is over half a
 //!   million files in one pak.
+//!
+//! | what | limit | where |
+//! |---|---|---|
+//! | a TOC count (chunks, blocks, seeds, methods, directory index) | bytes left in the `.utoc` | `Toc::read` |
+//! | an IoStore block | 16 MiB stored and decompressed, ≤ the block size | `check_chunk_blocks` |
+//! | chunks sharing blocks, blocks sharing `.ucas` data (slack aside) | refused | `Container::layout_errors` |
+//! | a pak count | bytes left in its index part | `PakFooter`, `PrimaryIndex`, `FlatIndex`, `FullDirectoryIndex` |
+//! | pak names sharing a record, entries sharing bytes | refused | `PakReader::open` |
+//! | a pak block | size ≤ 16 MiB; stored ≤ 2 × size + 4 KiB | `entry_extent` |
+//! | memory while reading data | one block, or 1 MiB of an uncompressed pak entry | `read_chunk_to`, `read_to` |
+//! | a whole `.utoc` (declared size and file length) | 64 MiB | `Toc::read_file`, `MAX_TOC_BYTES` |
+//! | the container header chunk (declared length) | 32 MiB | `Container::container_header` |
+//! | one pak index part (declared size) | 64 MiB | `PakReader::open`, `MAX_PAK_INDEX_BYTES` |
+//! | a classic package's report | streamed row by row | `classic::report::Rows` |
+//!
+//! Pinned by `tests/containers/iostore_bounded.rs` and `pak_bounded.rs` (bombs refused and a 2 GiB
+//! chunk unpacked within 256 MiB, measured on the real binary).
 
 use crate::error::{Error, Result};
 

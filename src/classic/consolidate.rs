@@ -1,8 +1,9 @@
 //! Consolidation of classic maps (reference 000, "Consolidation
-//! algorithm"): a map that carries embedded copies of packages is made to
-//! use the real, external packages instead (`Mode::Embedded`), and imports
-//! that name the wrong external package are re-targeted to the right one
-//! (`Mode::Retarget`).
+//! algorithm"; CLI `zenpak classic consolidate`): a map that carries embedded copies of
+//! packages is made to use the real, external packages instead (`Mode::Embedded`), and
+//! imports that name the wrong external package are re-targeted to the right one
+//! (`Mode::Retarget`). Reference 000 asks whether this "requires shifting the whole package
+//! layout": it does not.
 //!
 //! Embedded mode, for each package name asked for:
 //! 1. the map's top-level `Core.Package` exports of that name are the
@@ -13,21 +14,41 @@
 //!    data of every other export — is found; each member referenced, and
 //!    its outers up to the package, is checked against the external
 //!    package (found in the search folders; the object exists there at the
-//!    same path, with the same class, `RF_Public`) and gets an import
-//!    (reused when the map already has the same one);
-//! 3. the references are re-pointed to the imports. The tables are only
+//!    same path, with the same class, `RF_Public`: `ULinkerLoad::VerifyImport` throws
+//!    otherwise) and gets an import: class package = name of the class's outer, class name,
+//!    outer = the outer's import, object name (reused when the map already has the same
+//!    one). Members referenced only from inside the copy get none;
+//! 3. the references are re-pointed in place (in object data via `ObjectData::rewrite`; an
+//!    object whose data grows moves after the last object). The tables are only
 //!    appended to — names and imports are added at the end, nothing is
 //!    reordered or removed — so every compact index elsewhere in the object
-//!    data keeps resolving to the object it did;
+//!    data keeps resolving to the object it did. Names are matched without case and added
+//!    with `RF_LoadForClient | RF_LoadForServer | RF_LoadForEdit | RF_TagExp`: the loader
+//!    maps a name whose flags do not match its context to `None`;
 //! 4. the copy's exports stay in the export table (removing them would
 //!    renumber every later export) but lose their load flags
-//!    (`RF_LoadForClient`/`Server`/`Edit`), so the engine's loader no
-//!    longer creates them; their object data stays where it is,
+//!    (`RF_LoadForClient`/`Server`/`Edit`), so `ULinkerLoad::CreateExport` no longer
+//!    creates them (and an editor re-save drops them); their object data stays where it is,
 //!    unreferenced (see [`super::writer`] on why object data never moves).
 //!
-//! If any reference cannot be resolved, or an export's object data cannot
-//! be decoded far enough to be sure it holds no reference to the copy,
-//! nothing is written and every such object is named.
+//! Retarget (`--retarget --package FROM=TO`): top-level `Core.Package` imports named FROM
+//! (and class packages named FROM) are renamed TO after every import below them is checked
+//! in TO's file (same path, class, public). Object data is untouched.
+//!
+//! If any reference cannot be resolved (missing package; missing, private or differently
+//! classed object; name too long for the version), or an export's object data cannot
+//! be decoded far enough to be sure it holds no reference to the copy (its class and the
+//! offset where decoding stopped are named), nothing is written and every such object is
+//! named. Writer limits apply (file over 2^31−1 bytes, name over 63 bytes: limit error).
+//!
+//! `write_output` writes a temporary file in the output's folder and renames it; the input
+//! is never written (same path, or the same file through links, is refused). A map that
+//! embeds (or imports, re-targeting) none of the packages comes out byte-identical, as do the
+//! corpus maps (`tests/classic/classic_consolidate.rs`). Tests build maps with the writer
+//! (`tests/classic_maps/`: object data encoded by hand, checked by an independent walker):
+//! an embedded texture package with a group referenced from actor properties, polys, a model
+//! surface and another texture's property, with references that shrink and grow; the same
+//! objects imported from another package (retarget); maps without the package.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};

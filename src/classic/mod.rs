@@ -1,6 +1,6 @@
 //! Classic Unreal packages: the package format of Unreal and Unreal
 //! Tournament (Unreal Engine 1, file versions 60–69; `.u`, `.utx`, `.uax`,
-//! `.umx`, `.unr`).
+//! `.umx`, `.unr`), the ancestor of the name/import/export model Zen packages still use.
 //!
 //! This module owns the compact index ([`compact`]), the header and its
 //! version facts ([`header`]), the name/import/export/heritage tables and
@@ -9,12 +9,62 @@
 //! ([`writer`]: fresh layouts and in-place rewrites with a new GUID), the
 //! object-data decoder that finds the references inside each export's data
 //! ([`object_data`]), dependency analysis ([`deps`]) and map consolidation
-//! ([`consolidate`]).
+//! ([`consolidate`]). CLI: `cli/inspect_classic.rs`, `cli/deps.rs`, `cli/classic.rs`.
 //!
 //! Formats: reference documents 000–003 under `docs/reference/` (003 walks
 //! through `CTF-Face.unr` byte by byte); object data layouts from the UE1
-//! engine's serializers, checked against the UT99 corpus (see
-//! [`object_data`]).
+//! engine's serializers, checked against the UT99 corpus (`classic/ut99/`,
+//! versions 61, 68 and 69; see [`object_data`]).
+//!
+//! # Version facts (`FileVersion`, the one place they live)
+//!
+//! - Accepted versions 60–69 (low 16 bits of the version word; the high 16 bits are a
+//!   licensee version, kept for round trips).
+//! - Names: zero-terminated before 64; from 64 a compact length (terminator included) then
+//!   the bytes; then 32-bit flags.
+//! - Header: heritage count/offset (table of 16-byte GUIDs) before 68; from 68 a GUID,
+//!   a generation count and per generation an export count and a name count.
+//! - After 61: lazy arrays start with the absolute file position of their end (`TLazyArray`,
+//!   `Ar.Ver() <= 61` branch); a model's BSP arrays are inside the model (`UModel::Serialize`).
+//!   A level's travel information is a map after 62, two string lists in 61–62.
+//! - Limits (`FileVersion::limits`): file size, offsets, sizes and counts are signed 32-bit;
+//!   names at most 63 bytes (`NAME_SIZE` 64 with the terminator).
+//!
+//! # Table layouts
+//!
+//! - Import: class package (compact name), class name (compact name), outer (32-bit ref),
+//!   object name (compact name).
+//! - Export: class, super (compact refs), outer (32-bit ref), object name (compact name),
+//!   flags (32 bits), serial size (compact), serial offset (compact) **only when the size is
+//!   not zero** (some write-ups say "size ≥ 0"; every corpus file follows "not zero").
+//!
+//! # Round trip
+//!
+//! `Package::write_tables` returns one `TableRegion` per region at the header's offset:
+//! header (through the generations or heritage count/offset), heritage table (before 68),
+//! names, imports, exports. For every corpus file each region equals the file's bytes, and
+//! header + tables + object data (`serial_offset..+serial_size`) tile the file exactly, with
+//! no gap or overlap.
+//!
+//! # Dependencies and intrinsic classes (`deps`)
+//!
+//! A required package is a top-level `Core.Package` import; the objects needed are the
+//! imports below it, looked for as `<name>.<ext>` in the search folders in order (same dotted
+//! path, same class, `RF_Public`). Some classes are created by native code and never stored:
+//! a package importing its own object proves it (Core.u imports `Core.TextBuffer`, Engine.u
+//! `Engine.Level`, `Engine.Model`); a `Core.Class` missing from a package that has
+//! `RF_Native` classes is reported as "likely" intrinsic (e.g. `Engine.Polys`), not missing.
+//! A package's imports of its own objects are `own_objects`, not a requirement on itself.
+//!
+//! # Bad input
+//!
+//! Every count is checked against the bytes after its table's offset before allocating
+//! (minimum entry sizes: name 5/6, import 7, export 12, heritage 16, generation 8 bytes).
+//! Names over 1024 bytes, negative sizes/offsets, object data past the end, name indices and
+//! object references outside the tables, outer-chain cycles and chains deeper than 64 are
+//! errors naming the structure and byte offset. The object-data decoder never fails (opaque
+//! pieces instead). Mutated maps and packages consolidate or are refused with offsets, never
+//! a panic (`tests/classic/classic_mutation.rs`).
 
 pub mod compact;
 pub mod consolidate;

@@ -1,24 +1,36 @@
 //! The object data of a classic package's exports, decoded far enough to
-//! find every object reference it holds, and written again with some of
-//! those references replaced.
+//! find every object reference it holds (consolidation needs them: a BSP surface's texture,
+//! an actor's `Skin`), and written again with some of those references replaced
+//! (`ObjectData::rewrite`: property size fields and lazy-array positions follow).
 //!
-//! An export's data is, in order: its execution state when it has
-//! `RF_HasStack` (state node and state references, probe mask, latent
-//! action, code offset), its tagged properties up to the name `None`, and
-//! the native data of its class. Tagged properties carry their own type,
-//! size and struct name, so they decode without the class; native data is
-//! decoded for the classes a map is made of (`Engine.Level`, `Model`,
-//! `Polys`, `Texture`, `Palette`, `Sound`, `Music`, `Core.TextBuffer`):
-//! everything else must end with its properties. Bytes whose layout is not
-//! known are kept as an [`Piece::Opaque`] piece with the reason: the caller
-//! then knows it cannot see every reference.
+//! An export's data is, in order:
+//! - execution state when it has `RF_HasStack` (node and state node references, probe mask,
+//!   latent action, code offset when the node is set — `UObject::Serialize`);
+//! - tagged properties up to `None` (`FPropertyTag`: name, info byte with type, size code and
+//!   array bit, struct name, explicit size, array index). Object/class values are compact
+//!   references, name values compact name indices; `PointRegion` holds a zone reference,
+//!   other Core/Engine structs of their `Object.uc` sizes hold none; unknown structs, arrays
+//!   and maps are opaque;
+//! - the native data of its class:
 //!
-//! Sources of the layouts: the UE1 engine's serializers (`UObject::Serialize`,
-//! `FPropertyTag`, `UModel::Serialize` and `FBspNode`/`FBspSurf`/`FPoly`/
-//! `FLightMapIndex`/`FLeaf`/`FZoneProperties`, `UPolys`, `ULevelBase`/
-//! `ULevel::Serialize`, `FURL`, `UTexture::Serialize` and `FMipmap`,
-//! `TLazyArray`), checked against every export of the UT99 maps of the
-//! corpus, which all decode to their last byte.
+//! | class | native data (source) |
+//! |---|---|
+//! | `Engine.Level` | actors (count, capacity, refs), `FURL`, model, reach specs, time, first deleted, 16 text blocks, travel info (`ULevelBase`/`ULevel::Serialize`) |
+//! | `Engine.Model` | bounds (`UPrimitive`), vectors, points, `FBspNode`s, `FBspSurf`s (texture, actor refs), vertices, `FZoneProperties` (zone actor), polys, `FLightMapIndex`, light bits, bounds, leaf hulls, `FLeaf`s, lights, root outside, linked (`UModel::Serialize`, after 61) |
+//! | `Engine.Polys` | count, capacity, `FPoly`s (actor, texture, item name) |
+//! | `Engine.Texture` | mipmaps (lazy pixels, sizes, bits), again when `bHasComp` (`UTexture::Serialize`, after 61) |
+//! | `Engine.Palette`, `Sound`, `Music`, `Core.TextBuffer` | colours; file type name + lazy data; position, top, text |
+//!
+//! Any other class must end with its properties, or the rest is opaque ("native data of
+//! class X is not decoded"); UnrealScript classes (`Core.Class` exports) are opaque. Every
+//! lazy array's stored end must equal where it ends, every reference must be inside the
+//! tables and every property value must take exactly its tag's size, otherwise the export is
+//! an [`Piece::Opaque`] piece from the start, with reason and file offset: the caller then
+//! knows it cannot see every reference. The decoder never fails.
+//!
+//! Evidence: all 1073 exports of `CTF-Face.unr`, 38 of `Entry.unr`, and the corpus's sounds,
+//! music and palettes decode to their last byte with no opaque piece, and written back
+//! unchanged give the same bytes (`tests/classic/classic_object_data.rs`).
 
 use std::ops::Range;
 

@@ -6,21 +6,27 @@
 //! Two layouts share one placement routine:
 //! - [`Package::to_bytes`] writes a fresh file in the order the engine's
 //!   own save uses (header, heritage, names, object data in export order,
-//!   imports, exports; the UT99 corpus files all follow it, so a parsed
-//!   corpus file written this way gives its bytes back);
-//! - [`write_edited`] rewrites a package read from a file and keeps every
-//!   object's data at the offset it had. Object data can hold absolute file
-//!   positions (a lazy array starts with the file position of its end:
-//!   texture mipmaps, sound and music data), so moving data that is not
-//!   fully decoded would break it. Only tables move, and they go after the
-//!   last object.
+//!   imports, exports). Every corpus file is in this order with no gap, so a parsed corpus
+//!   file written this way gives its bytes back (`tests/classic/classic_writer.rs`, all 12).
+//! - [`write_edited`] rewrites a package read from a file. **Object data never moves**: a
+//!   lazy array starts with the absolute file position of its end (texture mipmaps, sound
+//!   and music data), so moving data that is not fully decoded would break it. Unchanged data
+//!   keeps its offset; replaced data stays at its old offset when it still fits (its own
+//!   lazy-array positions recomputed: `ObjectBytes::placed_at`), else goes after the last
+//!   object. Name and heritage tables stay put when they fit (a grown name table moves after
+//!   the object data); import and export tables always follow the last object (in an
+//!   engine-written file, exactly where they were). Freed bytes are zeros. With nothing
+//!   changed the output is the input, byte for byte (corpus test).
 //!
-//! The engine's save gives a package a new GUID and a single generation
-//! each time (`UObject::SavePackage`, non-conforming branch); the GUID
-//! identifies the package's version to clients, which cache downloads by
-//! it. Our GUID is derived from the new bytes (BLAKE3 of the file with the
-//! GUID field zeroed): identical input gives identical output, and any
-//! change to the contents gives another GUID. Formats: references 001–003.
+//! GUID: the engine gives a package a new GUID and a single generation (its export and name
+//! counts) on every non-conforming save (`UObject::SavePackage`: `appCreateGuid()`,
+//! `Generations` emptied, one `FGenerationInfo`); clients cache downloads by GUID.
+//! `write_edited` does the same when, and only when, the bytes differ from the source: the
+//! GUID is the first 16 bytes of a BLAKE3 key derivation (context
+//! `"zenpak classic package GUID v1"`) over the new file with the GUID field zeroed, so
+//! identical input gives identical output (team rule) and any change gives another GUID.
+//! Before 68 the GUID is the last heritage entry, replaced the same way.
+//! Formats: references 001–003.
 
 use std::borrow::Cow;
 

@@ -4,11 +4,34 @@
 //! A profile transforms the LEGACY package (header model + export data): it
 //! may insert bytes into exports, and [`edit`] then recomputes every size and
 //! offset that follows (export serial sizes, later exports' serial offsets,
-//! the bulk data start offset, inline data resource offsets) and rewrites the
-//! header. The normal Zen conversion runs afterwards, unaware of the profile.
+//! the bulk data start offset, inline data resource offsets (no `PayloadAtEndOfFile` /
+//! `PayloadInSeperateFile` flag)) and rewrites the header. The normal Zen conversion runs
+//! afterwards, unaware of the profile.
 //!
 //! Each game is one file implementing [`GameProfile`]; [`Profile::from_name`]
 //! lists them. Adding a game means adding a file and a line there.
+//!
+//! - `Profile::apply` uses default options, `apply_with` the modder's
+//!   (`ProfileOptions::from_manifest`); `Profile::preview` applies to a copy and reports each edit's
+//!   old/new offset and each export's old/new offset and size (`zenpak inspect --profile`, JSON
+//!   `"kind": "profile-preview"`). `zenpak convert --profile` applies it, then converts.
+//! - `Edit`: replace `removed` bytes at an original offset with new bytes (removing nothing
+//!   inserts). `Shift` maps original offsets to new ones.
+//! - The header may grow: `edit::header_name` appends a name only the header uses;
+//!   `edit::export_data_name` inserts one at the end of the names-referenced-from-export-data
+//!   prefix (the Zen name map keeps exactly that prefix) and renumbers every header FName after it
+//!   (imports, export names, soft object paths, soft package references). Packages with searchable
+//!   names, import type hierarchies or Verse cells are refused. Data after the header moves by the
+//!   growth.
+//! - `skeletal_mesh.rs`: SkeletalMesh native data after the GUID flag — `FStripDataFlags` (2),
+//!   bounds (7 reals), materials (`i32` count + entries; in the game's layout each followed by a
+//!   tag container), `FReferenceSkeleton` (root parent −1, every other parent below its index, pose
+//!   count = bone count = map count). `search_by_structure` keeps the positions where the whole
+//!   chain parses. Version facts: see `crate::properties`.
+//!
+//! Tests: `tests/profiles/fixups_convert.rs` (Zen conversion after a profile = generic conversion
+//! of the changed `.uexp`, header equal apart from export size and inline bulk data offset),
+//! `fixups_cli.rs`; per-game tests in the game's module.
 
 pub mod edit;
 mod generic;

@@ -3,21 +3,50 @@
 //! [`Container::verify`], which checks everything a game relies on, and
 //! [`Container::unpack`].
 //!
-//! Bounded on any input: the TOC's counts are checked against its size
-//! when it is parsed, a chunk is read one compression block at a time
-//! (at most 16 MiB stored and 16 MiB decompressed, the 24-bit limits of a
-//! block entry), and [`Container::layout_errors`] refuses containers whose
-//! chunks share blocks or whose blocks share `.ucas` bytes, which is what
-//! lets a tiny `.utoc` claim gigabytes of output.
+//! `Container::open_with_keys` parses the TOC (every count checked against the bytes that remain),
+//! takes the key named by the header's GUID from the key ring, decrypts the directory index, and maps
+//! partitions (`X.ucas`, `X_s1.ucas`, … by block offset / partition size), so game containers read
+//! too. `read_chunk_to` handles one compression block at a time (at most 16 MiB stored and 16 MiB
+//! decompressed, the 24-bit limits of a block entry): decrypt, decompress (zlib and gzip strictly:
+//! the stream must end at the block's end and its checksum match, as the engine's `uncompress`
+//! insists; Oodle via `oozextract`, a decoder panic turned into an error), hash (SHA-1 in UE4, BLAKE3-160
+//! in UE5) and compare at the end; an all-zero recorded hash means none was recorded (`verify` warns).
+//! Errors name the chunk (`chunk 3 (<id>, <path>)`), the block (`block 0 (TOC block 17, .ucas offset
+//! N)`), the `.ucas` file and offset, and the likely cause (wrong key or corrupt `.ucas`).
 //!
-//! Where a block's bytes lie is one policy, set by what the engine loads:
-//! a block needs [`CompressionBlock::data_size`] bytes at its offset (its
-//! compressed size, or the whole 16-byte-aligned size when encrypted). The
-//! alignment padding beyond that may belong to the next block or lie past
-//! the end of the file, as in containers written by retoc; `verify -v`
-//! notes it ([`Container::layout_notes`]). Every command reads through
-//! [`Container::read_chunk_to`] and checks through
-//! [`Container::layout_errors`], so all of them take the same files.
+//! # Reader policy: where a block's bytes lie
+//!
+//! One rule, [`CompressionBlock::data_size`], used by the block read and the layout check alike, so
+//! every command and `GameView` take the same files. The engine reads a block as its compressed size
+//! aligned to 16 (the AES block) from its offset. A block's *data* is its compressed size (the whole
+//! aligned size when encrypted); the padding past it is slack that may reach into the next block or
+//! up to 15 bytes past the end of the file. retoc writes containers that way and games load them, so
+//! they are read, with an `unpadded-blocks` note in `verify -v` ([`Container::layout_notes`]).
+//!
+//! # Layout checks
+//!
+//! [`Container::layout_errors`] checks, without reading data, what makes a small `.utoc` a bomb: each
+//! chunk starts on a block boundary and its blocks' sizes add up to its length (none larger than the
+//! block size); no two chunks use the same blocks; no two blocks share data bytes; every block's data
+//! lies inside its partition file. `verify` reports these (and inflates nothing then); `unpack` and
+//! `get` refuse the container before writing anything.
+//!
+//! # `verify`
+//!
+//! Every chunk decompresses and matches its hash and is found through the perfect-hash lookup; the
+//! container header parses (UE4 tried as `Initial`, then `PreInitial`), its id equals the TOC's, every
+//! store entry has a package chunk; `Indexed` set, `Signed` not; container id matches the file stem
+//! (warning); the companion `.pak` exists, its index parts and every entry match their SHA-1s.
+//! Findings are `Diagnostic`s in a `VerifyReport`; `zenpak verify` exits 1 on any error.
+//!
+//! # `unpack`
+//!
+//! Files go through `publish::write_inside_with`: a unique temporary beside the target, renamed only
+//! when its data checked out, deleted otherwise; absolute paths, `..`, drive letters, backslashes and
+//! symlinked targets or folders are refused (`publish::create_folders_inside`). A package chunk
+//! (`ExportBundleData`) is written as `X.uzenasset` / `X.uzenmap` (never mistaken for a legacy
+//! package by `build`; `inspect` reads both); bulk chunks keep their names; chunks without a path go
+//! to `_chunks/<id>.<type>`.
 
 use std::collections::BTreeMap;
 use std::fs::File;

@@ -39,6 +39,17 @@
 //! * The container id is CityHash64 of the lowercased base name as UTF-16
 //!   (`FIoContainerId::FromName`), so the files must keep that name.
 //! * The container header chunk is written last and never compressed.
+//!
+//! # Notes and limits
+//!
+//! * Compression: none, zlib, gzip, zstd, lz4. Zstd is read by retoc/CUE4Parse-style tools, but a
+//!   stock engine only decompresses methods it has codecs for (Zlib, LZ4, Oodle): use `zstd` only for
+//!   games known to ship it. Oodle is read but never written: asking for it is an `unsupported` error
+//!   naming Epic's proprietary Oodle SDK (`Compression::check_writable`, also in
+//!   `PakWriter::create_with`).
+//! * The encryption key GUID is zero (the game's default key) unless the caller sets it.
+//! * Per-version output (TOC, header, hashes, flags, block layout) is listed in the `iostore`
+//!   module doc; `tests/containers/iostore_round_trip.rs` checks that writing twice is identical.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufWriter, Read, Seek, SeekFrom, Write};

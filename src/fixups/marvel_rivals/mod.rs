@@ -1,25 +1,86 @@
-//! The `marvel-rivals` profile. Marvel Rivals runs a modified UE 5.3 whose
-//! packages differ from stock cooks in a few structures; stock-cooked mods
-//! need them changed or the game crashes or ignores them. What it does, one
-//! file each (ARCHITECTURE.md, "Marvel Rivals", gives every fact's source):
+//! The `marvel-rivals` profile. Marvel Rivals runs a modified UE 5.3 (TOC version 5, container
+//! header version 3) whose packages differ from stock cooks in a few structures; stock-cooked mods
+//! need them changed or the game crashes or ignores them. `[marvel-rivals]` in `mod.toml`
+//! (`MarvelRivalsSection` in `config.rs`, documented in `mod.toml.example`) holds the modder's
+//! choices; defaults are what the game requires. One file per change:
 //!
-//! - [`skeletal`]: SkeletalMesh materials get a gameplay-tag container
-//!   after each entry (empty, or the slot's tags from the manifest or the
-//!   mesh's [`carrier`] export); meshes already in the game's layout pass
-//!   through unchanged;
-//! - [`lod_info`]: every `FSkeletalMeshLODInfo` gets the game's
-//!   `DefaultHiddenMaterials` property (its unversioned header renumbered,
-//!   the per-LOD flags inserted when given);
-//! - [`static_mesh`]: StaticMesh LOD screen sizes in the game's 16-byte form;
-//! - [`string_table`]: the game's 4-byte field after each entry's value;
-//! - [`companion`]: the companion pak's `chunknames` entry and the mod's
-//!   file name suffix; [`pak_cipher`]: the game's pak encryption;
-//!   [`unmounted`]: `check` warnings for classes that get a container unmounted.
+//! - [`skeletal`]: SkeletalMesh materials get a gameplay-tag container (`i32` count + FNames)
+//!   after each entry (the slot's tags from `[[marvel-rivals.mesh]] tags`, new names added, else
+//!   the [`carrier`], else empty); meshes already in the game's layout pass through unchanged
+//!   (with mappings: which schema walks and parses; without: exactly one structure match in
+//!   exactly one layout; both or neither → refused).
+//! - [`carrier`]: an export of a `/Script/MaterialTagPlugin` or `/Script/RivalsMeshMaterialManager`
+//!   class (`MaterialSlotTags`, `LODHiddenMaterials`); its imports become `/Script/Engine`,
+//!   `/Script/Engine.AssetUserData`, `/Script/Engine.Default__AssetUserData`. Read with the walker,
+//!   so its class must be in the mappings, else refused (unlike peers, which skip what fails) unless
+//!   `carrier = false`.
+//! - [`lod_info`]: `FSkeletalMeshLODInfo` gets the game's `TArray<bool> DefaultHiddenMaterials`
+//!   (after `LODMaterialMap`): `lod_info::stock_view` (game schema minus it) walks the stock mesh,
+//!   every LOD info header is re-encoded in the game's numbering, and `i32` count + one byte per
+//!   slot inserted when masks are given (manifest `hidden-materials`, bit i = slot i, fewer masks
+//!   than LODs reuse the last; else the carrier). More masks than LODs, bits past the slots or long
+//!   carrier lists are refused; a stock mesh without game mappings holding the property is refused
+//!   (`hidden-materials = false` only for content already in the game's layout).
+//! - [`static_mesh`]: 8 LOD screen sizes of 16 bytes each (cooked bool 1, value, `i32` 1, then
+//!   `0.0` for LOD 0 with a positive size, word `0x55000000` otherwise), +64 bytes per mesh;
+//!   anchored at the export's end, chain must hold in exactly one layout; SpeedTree wind refused.
+//! - [`string_table`]: 4 zero bytes after each entry's value (`string-tables = true` default);
+//!   tables already in the game's layout pass; ambiguous tables with entries are refused.
+//! - [`companion`]: companion pak entry `chunknames` = the container's own paths, sorted,
+//!   `\n`-joined, no trailing newline (peers list the packed folder, incl. `.uexp`); the
+//!   `_9999999_P` suffix unless present (`MarvelRivalsSection::artifact_stem`).
+//! - [`pak_cipher`]: AES-256-ECB, key = published key with each 4-byte word reversed, each block's
+//!   words reversed before and after; only the first `((u64 LE of BLAKE3(11 22 33 44 ‖ lowercased
+//!   root path)[0..8] % 61) · 63 + 319) & !63` bytes (256…4096) of an entry are encrypted, shorter
+//!   entries zero-padded to 16 and encrypted whole; root path = mount point + `/` + path, repeated
+//!   `/` collapsed, leading `../../../` dropped; index parts padded and encrypted; key GUID zero; 35
+//!   fixed bytes before the footer. `encrypt-pak = true` by default with the modder's key
+//!   (`ZENPAK_AES_KEY` / `[output] key-file`; none built in). The IoStore container is unaffected.
+//! - [`unmounted`]: `check` warning `marvel-rivals-unmounted-class` per package importing a class
+//!   matching `unmounted-classes` (default `/Script/GameplayAbilities.*`,
+//!   `/Script/*.*CameraShake*`).
 //!
 //! Everything is located exactly: with the game's mappings (the property
 //! walker) and by structure where that is unambiguous; otherwise the profile
 //! refuses with an error that says what to give it. After editing, each
 //! changed structure is read back in the game's layout.
+//!
+//! # Sources (facts only, no code taken)
+//! Seed `docs/reference/004_52958316f11cda1a.txt`; XzantGaming/UAssetToolRivals `3dad2d4` (and
+//! UassetToolRivals `8685e68`); natimerry/repak-rivals `5f441e7` (`retoc-rivals-cli`,
+//! `docs/retoc-rivals-cli.md`); PSYLOCKE-GG/CUE4Parse `66894e5` (Rivals branch).
+//! - Pass-through: UAssetToolRivals `ZenConverter.cs` `SourceHadGameplayTags` (`2ce9eef`).
+//! - Tags: seed "FSkeletalMaterial Structure"; CUE4Parse `FSkeletalMaterial.cs` from build
+//!   1.1.1573788; carrier: UAssetToolRivals `MaterialTagReader.cs` (`f9a55cf`), `BuildImportMap`.
+//! - Hidden materials: UAssetToolRivals `HiddenMaterialsReader.cs` (`3cd915e`, `8d6a92d`);
+//!   repak-rivals docs (masks per LOD).
+//! - Screen sizes: UAssetToolRivals `PatchStaticMeshScreenSize` (`227c93e`, "182+ game meshes");
+//!   its `TECHNICAL_ANALYSIS.md` says "8 bytes (zeros)", but zenpak follows the code, which matches
+//!   the game's meshes.
+//! - String tables: CUE4Parse `FStringTable.cs` reads an `int32` from build 1.1.1933977, an
+//!   `FString` from 1.1.3006564 (game files have it). UAssetToolRivals added it always (`838cd4b`)
+//!   then only when the source had it (`d0d2d03`, `e5d16ee`); zenpak follows the game's files.
+//! - `chunknames`: UAssetToolRivals `ChunkNamesPakWriter.cs`, repak-rivals `pack.rs`
+//!   (`write_chunknames_pak`) and `iotoc.rs`. Suffix: repak-rivals docs.
+//! - Cipher: repak-rivals `data.rs`, `pak.rs` (35 bytes: `3de2989`), `footer.rs`, `utils.rs`
+//!   (`9903df8`); UAssetToolRivals `PakWriter.cs`; CUE4Parse `PartialEncryptionPakFileReader.cs`.
+//!   Required: trumank/repak #37, #39, FabianFG/CUE4Parse #186; both tools always encrypt. IoStore
+//!   is not: seed reader needs no key, retoc-rivals obfuscates only with `--obfuscate`.
+//! - Unmounted classes: issue 15 only, no peer source.
+//!
+//! # Wiring
+//! `Manifest::marvel_rivals` → `build::package::Settings::profile_options` (`apply_with`, cache
+//! key). `Profile` hooks: `companion_pak_files`, `artifact_stem`, `requires_pak_key` /
+//! `pak_cipher` (for `PakWriter::with_cipher`), `package_warnings`. Not yet wired: the calls in
+//! `build::package` (`ContainerWriter`), `release::artifact_paths`, `build::check`.
+//!
+//! # Tests (`tests/profiles/`)
+//! `fixups_marvel_rivals.rs` (SkeletalMesh rows on `SKM_Quinn_Simple` 5.6 and a 5.3 rebuild,
+//! byte for byte), `fixups_rivals_carrier.rs`, `fixups_rivals_static_mesh.rs` (exactly 8 × 8
+//! bytes, idempotent, hostile tails), `fixups_rivals_string_table.rs`,
+//! `fixups_rivals_container.rs` (chunknames, suffix, cipher, unmounted),
+//! `fixups_rivals_corpus.rs` (other corpus packages byte-identical; StaticMesh +64, StringTable
+//! +4 per entry).
 
 pub mod carrier;
 pub mod companion;
