@@ -1,17 +1,29 @@
-//! Extracting whole containers: choose the packages (globs over package
-//! names, plus what they import), convert them one at a time, stream their
-//! bulk data to files, write the other files as they are, report progress.
+//! Extracting whole containers: choose the packages, convert them, stream their bulk data to
+//! files, write the other files as they are, report progress.
 //!
-//! The packages come from a [`ChunkSource`]: anything that can list its
-//! chunks and read them. [`ViewSource`] is one over a [`GameView`]: a
-//! game's `Paks/` folder, a mod's `.utoc`/`.pak`, or both, with the
-//! engine's mount order deciding which copy of a chunk or file counts.
+//! [`extract`] selects packages by globs over package names (the name comes from the directory
+//! index path when it maps to the chunk id, else from the header), plus with
+//! `with_dependencies` everything they import transitively (found through store entries, else
+//! the 5.3+ header), in path order. Pak files and chunks with a path that are no package data
+//! are written as they are; the container header, shader libraries and global chunks are
+//! listed as skipped. Script objects come from the caller, else from the sources'
+//! ScriptObjects / Loader chunks.
 //!
-//! Memory holds one package chunk at a time, the chunk list, and a bounded
-//! cache of the headers imports are resolved against; bulk data goes from
-//! the container to its file block by block. Every file is written under a
-//! temporary name in its folder and renamed when complete, never outside the
-//! output folder.
+//! The packages come from a [`ChunkSource`]: anything that can list its chunks and read or
+//! stream them (and its pak files and store entries). [`ViewSource`], the one the CLI uses, is
+//! over a [`GameView`]: a game's `Paks/` folder (`--game`) mounted first, then the named
+//! `.utoc`/`.pak` files or folders; the engine's mount order picks each chunk's and file's copy
+//! (Oodle and encrypted containers included). Only what was named is selected; the game only
+//! resolves imports.
+//!
+//! Memory is bounded: packages are converted and written a group at a time on the pool (at
+//! most `GROUP_PACKAGES` = 16 packages and `GROUP_BYTES` = 16 MiB of package chunks; each file
+//! has its own path, so results and events are put back in plan order); bulk data and pak
+//! files go to their files block by block; [`SourceHeaders`] keeps at most 256 imported headers
+//! (read on demand); each package's warnings go to the caller as `ExtractEvent`s as they come,
+//! not kept. [`OutputDir`] checks every path like `iostore::reader::write_inside` (never
+//! outside the output folder) and writes each file under a temporary name in its folder,
+//! renamed when complete. Tests: `tests/extract/extract_cli.rs`.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::fs::File;
