@@ -19,6 +19,7 @@ use sha2::{Digest, Sha256};
 
 use crate::build::BuildSummary;
 use crate::error::{Error, Result};
+use crate::game::folder::GameFolder;
 use crate::manifest::Manifest;
 use crate::publish::{OutputLock, OwnedFiles, Removal, Staged, TempFile};
 
@@ -227,35 +228,6 @@ pub fn default_game_dirs(project: &str) -> Result<Vec<PathBuf>> {
     Ok(config.games.get(project).cloned().into_iter().collect())
 }
 
-/// The game's `~mods` folder for a project.
-pub fn mods_dir(game_dir: &Path, project: &str) -> PathBuf {
-    game_dir
-        .join(project)
-        .join("Content")
-        .join("Paks")
-        .join("~mods")
-}
-
-fn check_game_dir(game_dir: &Path, project: &str) -> Result<()> {
-    if !game_dir.is_dir() {
-        return Err(Error::usage(format!(
-            "the game folder {} does not exist",
-            game_dir.display()
-        ))
-        .with_hint("pass the game's install folder, the one holding `<Project>/Content/Paks`"));
-    }
-    if !game_dir.join(project).is_dir() {
-        return Err(Error::usage(format!(
-            "{} has no `{project}` folder",
-            game_dir.display()
-        ))
-        .with_hint(format!(
-            "--game-dir must be the game's install folder (the one holding `{project}/Content/Paks`); is `[game] project` right?"
-        )));
-    }
-    Ok(())
-}
-
 /// A file in `~mods` that `install` would replace but did not write for this mod.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Conflict {
@@ -396,14 +368,13 @@ fn refusal(conflicts: &[Conflict]) -> Error {
 pub fn install(
     manifest: &Manifest,
     summary: &BuildSummary,
-    game_dir: &Path,
+    game: &GameFolder,
     options: InstallOptions,
     waiting: &mut dyn FnMut(Option<u32>),
 ) -> Result<InstallReport> {
     refuse_empty(manifest, summary)?;
-    let project = &manifest.game.project;
-    check_game_dir(game_dir, project)?;
-    let mods = mods_dir(game_dir, project);
+    let game_dir = &game.root;
+    let mods = game.mods();
     let lock = if options.dry_run {
         None
     } else {
@@ -520,13 +491,12 @@ pub struct UninstallReport {
 /// reported). Runs under the `~mods` lock.
 pub fn uninstall(
     manifest: &Manifest,
-    game_dir: &Path,
+    game: &GameFolder,
     dry_run: bool,
     waiting: &mut dyn FnMut(Option<u32>),
 ) -> Result<UninstallReport> {
-    let project = &manifest.game.project;
-    check_game_dir(game_dir, project)?;
-    let mods = mods_dir(game_dir, project);
+    let game_dir = &game.root;
+    let mods = game.mods();
     if dry_run || !is_real_dir(&mods) {
         return uninstall_locked(manifest, game_dir, &mods, dry_run);
     }

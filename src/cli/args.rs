@@ -75,6 +75,18 @@ impl GameDirArgs {
     }
 }
 
+/// Locates the game install folder from the folder given (any folder of
+/// the game) and says which one was taken when it differs.
+pub fn game_folder(
+    out: &super::output::Output,
+    given: &std::path::Path,
+    project: Option<&str>,
+) -> Result<zenpak::game::folder::GameFolder> {
+    let folder = zenpak::game::folder::GameFolder::locate(given, project)?;
+    out.diagnostics(&folder.notes);
+    Ok(folder)
+}
+
 #[derive(Debug, Clone, clap::Args)]
 pub struct KeyArgs {
     /// AES-256 key: 64 hex digits (0x optional) or base64; `GUID:KEY` for a

@@ -81,11 +81,12 @@ pub fn run_install(args: InstallArgs, out: &Output) -> Result<()> {
         force: args.force,
     };
     for game_dir in &game_dirs {
-        let mods = zenpak::release::mods_dir(game_dir, &manifest.game.project);
+        let game = super::args::game_folder(out, game_dir, Some(&manifest.game.project))?;
+        let mods = game.mods();
         let report = zenpak::release::install(
             &manifest,
             &summary,
-            game_dir,
+            &game,
             options,
             &mut waiting_for(out, &mods),
         )?;
@@ -145,10 +146,11 @@ pub fn run_install(args: InstallArgs, out: &Output) -> Result<()> {
 pub fn run_uninstall(args: UninstallArgs, out: &Output) -> Result<()> {
     let manifest = args.manifest.load()?;
     for game_dir in &args.games.resolve(&manifest)? {
-        let mods = zenpak::release::mods_dir(game_dir, &manifest.game.project);
+        let game = super::args::game_folder(out, game_dir, Some(&manifest.game.project))?;
+        let mods = game.mods();
         let report = zenpak::release::uninstall(
             &manifest,
-            game_dir,
+            &game,
             args.games.dry_run,
             &mut waiting_for(out, &mods),
         )?;

@@ -41,6 +41,8 @@
 //! `*` stays within a folder, `**` crosses folders, a pattern without `/` matches file names at any
 //! depth.
 
+pub mod folder;
+
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
