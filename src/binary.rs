@@ -282,6 +282,24 @@ impl<'a> Reader<'a> {
     pub fn fstring(&mut self) -> Result<String> {
         Ok(self.fstring_ext()?.0)
     }
+
+    /// An engine `FUtf8String`: i32 length including the terminator, then
+    /// UTF-8 bytes. A missing terminator and a negative (UTF-16) length are
+    /// read too, as `FString`s are.
+    pub fn utf8_string(&mut self) -> Result<String> {
+        let at = self.pos;
+        let len = self.i32()?;
+        if len <= 0 {
+            self.seek(at)?;
+            return self.fstring();
+        }
+        let n = self.check_count_at(at, len as i64, 1)?;
+        let bytes = self.bytes(n)?;
+        let text = bytes.strip_suffix(&[0]).unwrap_or(bytes);
+        std::str::from_utf8(text)
+            .map(str::to_string)
+            .map_err(|e| self.error_at(at + 4 + e.valid_up_to(), "string is not valid UTF-8"))
+    }
 }
 
 /// True when a string can be written as a one-byte-per-character engine string.
@@ -407,6 +425,18 @@ impl Writer {
     /// Writes an `FString`, wide only when the text needs it.
     pub fn fstring(&mut self, s: &str) {
         self.fstring_ext(s, false);
+    }
+
+    /// Writes an `FUtf8String`: length with terminator, UTF-8, terminator
+    /// (nothing but the zero length when empty).
+    pub fn utf8_string(&mut self, s: &str) {
+        if s.is_empty() {
+            self.i32(0);
+            return;
+        }
+        self.i32(s.len() as i32 + 1);
+        self.bytes(s.as_bytes());
+        self.u8(0);
     }
 }
 

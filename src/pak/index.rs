@@ -24,6 +24,9 @@ pub struct PakFooter {
     /// Method names of version 8+; entry method `n` is `compression_methods[n - 1]`.
     /// Empty names are kept so that indices stay right.
     pub compression_methods: Vec<String>,
+    /// Version 14's pakchunk index (`-1`: none, the engine then takes it
+    /// from the file name).
+    pub pakchunk_index: Option<i32>,
 }
 
 impl PakFooter {
@@ -52,11 +55,28 @@ impl PakFooter {
                 return PakFooter::read(&mut r, version);
             }
         }
+        // A newer layout: the magic followed by a version zenpak does not know.
+        let newer = (0..tail.len().saturating_sub(8)).rev().find_map(|i| {
+            let magic = u32::from_le_bytes(tail[i..i + 4].try_into().ok()?);
+            let number = u32::from_le_bytes(tail[i + 4..i + 8].try_into().ok()?);
+            let newest = PakVersion::ALL[0].number();
+            (magic == PAK_MAGIC && number > newest && number < 64).then_some((i, number))
+        });
+        if let Some((i, number)) = newer {
+            return Err(Error::unsupported(format!(
+                "pak version {number} at byte {}: zenpak reads versions 1 to {}",
+                tail_start + i as u64 + 4,
+                PakVersion::ALL[0].number()
+            ))
+            .with_hint(
+                "this pak comes from an engine release newer than zenpak knows; update zenpak",
+            ));
+        }
         Err(Error::format(
             tail_start + tail.len() as u64,
             "no pak footer at the end of the file (not a pak, a truncated one, or a pak version zenpak does not know)",
         )
-        .with_hint("zenpak reads pak versions 1 to 11 as the engine writes them"))
+        .with_hint("zenpak reads pak versions 1 to 14 as the engine writes them"))
     }
 
     pub fn read(r: &mut Reader, version: PakVersion) -> Result<Self> {
@@ -91,6 +111,11 @@ impl PakFooter {
         {
             compression_methods.pop();
         }
+        let pakchunk_index = if version.has_pakchunk_index() {
+            Some(r.i32()?)
+        } else {
+            None
+        };
         Ok(PakFooter {
             version,
             encryption_key_guid,
@@ -100,6 +125,7 @@ impl PakFooter {
             index_hash,
             frozen_index,
             compression_methods,
+            pakchunk_index,
         })
     }
 
@@ -127,6 +153,9 @@ impl PakFooter {
                 name[..n].copy_from_slice(&m.as_bytes()[..n]);
             }
             w.bytes(&name);
+        }
+        if version.has_pakchunk_index() {
+            w.i32(self.pakchunk_index.unwrap_or(-1));
         }
         debug_assert_eq!(w.pos() - start, version.footer_size());
     }
@@ -286,7 +315,13 @@ impl PathHashIndex {
 pub struct FullDirectoryIndex(pub Vec<(String, Vec<(String, i32)>)>);
 
 impl FullDirectoryIndex {
-    pub fn read(r: &mut Reader) -> Result<Self> {
+    /// Reads the index as `version` stores it: from 13 the flat form when it
+    /// starts with its magic, else the map of directories (file names as
+    /// UTF-8 strings from 12).
+    pub fn read(r: &mut Reader, version: PakVersion) -> Result<Self> {
+        if version.may_have_flat_directory_index() && r.peek_u32() == Some(FLAT_DIRECTORY_MAGIC) {
+            return FlatDirectoryIndex::read(r);
+        }
         let dirs = r.count_u32(8)?;
         let mut out = Vec::with_capacity(dirs);
         for _ in 0..dirs {
@@ -294,7 +329,12 @@ impl FullDirectoryIndex {
             let files = r.count_u32(8)?;
             let mut list = Vec::with_capacity(files);
             for _ in 0..files {
-                let name = r.fstring().context("file name")?;
+                let name = if version.has_utf8_file_names() {
+                    r.utf8_string()
+                } else {
+                    r.fstring()
+                };
+                let name = name.context("file name")?;
                 list.push((name, r.i32()?));
             }
             out.push((dir, list));
@@ -302,13 +342,18 @@ impl FullDirectoryIndex {
         Ok(FullDirectoryIndex(out))
     }
 
-    pub fn write(&self, w: &mut Writer) {
+    /// Writes the map form (file names as UTF-8 strings from version 12).
+    pub fn write(&self, w: &mut Writer, version: PakVersion) {
         w.u32(self.0.len() as u32);
         for (dir, files) in &self.0 {
             w.fstring(dir);
             w.u32(files.len() as u32);
             for (name, location) in files {
-                w.fstring(name);
+                if version.has_utf8_file_names() {
+                    w.utf8_string(name);
+                } else {
+                    w.fstring(name);
+                }
                 w.i32(*location);
             }
         }
@@ -342,6 +387,95 @@ impl FullDirectoryIndex {
     }
 }
 
+/// `'PFDQ'`: the first word of a flat full directory index.
+pub const FLAT_DIRECTORY_MAGIC: u32 = 0x5046_4451;
+
+/// The flat full directory index of version 13 (`SortedDirectoryIndex`),
+/// read into the map form. Layout (as FabianFG/CUE4Parse reads it; the
+/// engine releases that write it are newer than 5.8): magic, then i32
+/// directory count, file count, restart interval, directory-blob bytes,
+/// file-blob bytes, path-hash count and a pad; the sorted path hashes (u64)
+/// and their locations (i32); the directory anchors (i32, one per restart
+/// interval, plus one); per directory the index of its first file (i32,
+/// plus one); per file the offset of its name in the file blob (i32, plus
+/// one) and its entry location (i32); the directory blob (per directory:
+/// i32 bytes shared with the previous name, i32 suffix bytes, the suffix)
+/// and the file blob (UTF-8 names back to back).
+pub struct FlatDirectoryIndex;
+
+impl FlatDirectoryIndex {
+    pub fn read(r: &mut Reader) -> Result<FullDirectoryIndex> {
+        let at = r.pos();
+        if r.u32()? != FLAT_DIRECTORY_MAGIC {
+            return Err(r.error_at(at, "flat directory index magic is missing"));
+        }
+        let mut header = [0i32; 7];
+        for (i, v) in header.iter_mut().enumerate() {
+            let at = r.pos();
+            *v = r.i32()?;
+            if *v < 0 || (i == 2 && *v == 0) {
+                return Err(r.error_at(at, format!("flat directory index field {i} is {v}")));
+            }
+        }
+        let [dirs, files, restart, dir_blob, file_blob, hashes, _] = header.map(|v| v as usize);
+        r.u32()?; // pad before the 8-aligned hash table
+        let anchors = dirs.div_ceil(restart) + 1;
+        let tables = hashes * 12 + anchors * 4 + (dirs + 1) * 4 + (files + 1) * 4 + files * 4;
+        if (tables as u128 + dir_blob as u128 + file_blob as u128) > r.remaining() as u128 {
+            return Err(r.error_at(at, "flat directory index is larger than its bytes"));
+        }
+        r.skip(hashes * 12 + anchors * 4)?;
+        let ints =
+            |r: &mut Reader, n: usize| -> Result<Vec<i32>> { (0..n).map(|_| r.i32()).collect() };
+        let dir_first_file = ints(r, dirs + 1)?;
+        let name_offsets = ints(r, files + 1)?;
+        let locations = ints(r, files)?;
+        let dir_base = r.pos();
+        let dir_bytes = r.bytes(dir_blob)?;
+        let file_bytes = r.bytes(file_blob)?;
+        let mut out = Vec::with_capacity(dirs);
+        let mut name: Vec<u8> = Vec::new();
+        let mut d = Reader::with_base(dir_bytes, dir_base as u64);
+        for i in 0..dirs {
+            let at = d.pos();
+            let shared = d.u32()? as usize;
+            let suffix = d.u32()? as usize;
+            if shared > name.len() {
+                return Err(d.error_at(
+                    at,
+                    format!("directory {i} shares {shared} bytes of a shorter name"),
+                ));
+            }
+            name.truncate(shared);
+            name.extend_from_slice(d.bytes(suffix)?);
+            let dir = std::str::from_utf8(&name)
+                .map_err(|_| d.error_at(at, format!("directory {i} is not valid UTF-8")))?
+                .to_string();
+            let (first, end) = (dir_first_file[i], dir_first_file[i + 1]);
+            if first < 0 || end < first || end as usize > files {
+                return Err(r.error_at(
+                    at,
+                    format!("directory {i} lists files {first}..{end} of {files}"),
+                ));
+            }
+            let mut list = Vec::with_capacity((end - first) as usize);
+            for f in first as usize..end as usize {
+                let (start, stop) = (name_offsets[f], name_offsets[f + 1]);
+                let file = (start >= 0 && stop >= start)
+                    .then(|| file_bytes.get(start as usize..stop as usize))
+                    .flatten()
+                    .and_then(|b| std::str::from_utf8(b).ok())
+                    .ok_or_else(|| {
+                        r.error_at(at, format!("file {f} has a bad name range {start}..{stop}"))
+                    })?;
+                list.push((file.to_string(), locations[f]));
+            }
+            out.push((dir, list));
+        }
+        Ok(FullDirectoryIndex(out))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -366,6 +500,7 @@ mod tests {
                 } else {
                     vec![]
                 },
+                pakchunk_index: version.has_pakchunk_index().then_some(7),
             };
             let mut w = Writer::new();
             w.zeros(300);
@@ -383,11 +518,101 @@ mod tests {
         fdi.add_file("top.txt", 24);
         let dirs: Vec<&str> = fdi.0.iter().map(|(d, _)| d.as_str()).collect();
         assert_eq!(dirs, ["/", "b/", "a/"]);
+        for version in [PakVersion::V11, PakVersion::V12] {
+            let mut w = Writer::new();
+            fdi.write(&mut w, version);
+            assert_eq!(
+                FullDirectoryIndex::read(&mut Reader::new(w.as_slice()), version).unwrap(),
+                fdi
+            );
+        }
+    }
+
+    /// The flat form of `fdi` as CUE4Parse reads it (restart interval 2, two
+    /// path hashes), built here by hand.
+    fn flat(fdi: &FullDirectoryIndex) -> Vec<u8> {
+        let files: Vec<(&str, i32)> = fdi
+            .0
+            .iter()
+            .flat_map(|(_, f)| f.iter().map(|(n, l)| (n.as_str(), *l)))
+            .collect();
+        let mut dir_blob = Writer::new();
+        let mut previous = "";
+        for (dir, _) in &fdi.0 {
+            let shared = dir
+                .bytes()
+                .zip(previous.bytes())
+                .take_while(|(a, b)| a == b)
+                .count();
+            dir_blob.u32(shared as u32);
+            dir_blob.u32((dir.len() - shared) as u32);
+            dir_blob.bytes(&dir.as_bytes()[shared..]);
+            previous = dir;
+        }
+        let file_blob: Vec<u8> = files.iter().flat_map(|(n, _)| n.bytes()).collect();
+        let dirs = fdi.0.len();
         let mut w = Writer::new();
-        fdi.write(&mut w);
-        assert_eq!(
-            FullDirectoryIndex::read(&mut Reader::new(w.as_slice())).unwrap(),
-            fdi
-        );
+        w.u32(FLAT_DIRECTORY_MAGIC);
+        for v in [dirs, files.len(), 2, dir_blob.pos(), file_blob.len(), 2, 0] {
+            w.i32(v as i32);
+        }
+        w.u32(0);
+        w.u64(1);
+        w.u64(2);
+        w.i32(0);
+        w.i32(1);
+        for _ in 0..dirs.div_ceil(2) + 1 {
+            w.i32(0);
+        }
+        let mut first = 0;
+        for (_, f) in &fdi.0 {
+            w.i32(first);
+            first += f.len() as i32;
+        }
+        w.i32(first);
+        let mut offset = 0;
+        for (n, _) in &files {
+            w.i32(offset);
+            offset += n.len() as i32;
+        }
+        w.i32(offset);
+        for (_, l) in &files {
+            w.i32(*l);
+        }
+        w.bytes(dir_blob.as_slice());
+        w.bytes(&file_blob);
+        w.into_inner()
+    }
+
+    #[test]
+    fn the_flat_directory_index_of_version_13_reads_as_the_map() {
+        let mut fdi = FullDirectoryIndex::default();
+        fdi.add_file("Game/Content/Maps/Entry.umap", 0);
+        fdi.add_file("Game/Content/Maps/Ünïcode.txt", 40);
+        fdi.add_file("Game/Config/DefaultGame.ini", -1);
+        let bytes = flat(&fdi);
+        let read = FullDirectoryIndex::read(&mut Reader::new(&bytes), PakVersion::V13).unwrap();
+        assert_eq!(read, fdi);
+        // Before 13 the magic is a directory count: refused for its size.
+        assert!(FullDirectoryIndex::read(&mut Reader::new(&bytes), PakVersion::V12).is_err());
+        // Every cut is an error, never a panic.
+        for cut in 0..bytes.len() {
+            assert!(
+                FullDirectoryIndex::read(&mut Reader::new(&bytes[..cut]), PakVersion::V13).is_err(),
+                "cut at {cut}"
+            );
+        }
+        // A shared prefix longer than the previous name is refused.
+        let mut bad = bytes.clone();
+        let dir_blob_at = bytes.len()
+            - fdi
+                .0
+                .iter()
+                .map(|(_, f)| f.iter().map(|(n, _)| n.len()).sum::<usize>())
+                .sum::<usize>()
+            - fdi.0.iter().map(|(d, _)| d.len()).sum::<usize>()
+            - 8 * fdi.0.len();
+        bad[dir_blob_at..dir_blob_at + 4].copy_from_slice(&9u32.to_le_bytes());
+        assert!(FullDirectoryIndex::read(&mut Reader::new(&bad), PakVersion::V13).is_err());
     }
 }

@@ -2,7 +2,7 @@
 //! the companion pak of an IoStore container (the mod's non-package files
 //! under the container's mount point; it must exist, even empty, with the
 //! container's base name) and reads every pak version the engine has
-//! written since UE 4.0 (format versions 1 … 11 with 8a/8b; `PakVersion` has one predicate per
+//! written since UE 4.0 (format versions 1 … 14 with 8a/8b; `PakVersion` has one predicate per
 //! layout difference).
 //!
 //! Format facts from the engine's pak sources as published
@@ -20,6 +20,14 @@
 //!   deleted from v6) and the block size. Block offsets are absolute before v5 and relative from v5;
 //!   the reader keeps them relative. Before v8 the method is `ECompressionFlags` (1 zlib, 2 gzip, 4
 //!   the game's custom codec, read as Oodle), from v8 an index into the footer's names.
+//! * Versions after 11: 12 (`Utf8PakDirectory`) stores the full directory index's file names as
+//!   `FUtf8String`s (i32 length with terminator, UTF-8; the engine's `FPakFile::LoadIndexInternal`
+//!   reads `FUtf8String FileNameUtf8` from 12, directory names stay `FString`s; the path hash is
+//!   unchanged, over UTF-16); 13 (`SortedDirectoryIndex`) may store that index flat, recognised by
+//!   the magic `PFDQ` (`index::FlatDirectoryIndex`; layout as FabianFG/CUE4Parse reads it); 14
+//!   (`PakchunkIndex`) ends the footer with an i32 pakchunk index. A newer version's footer is
+//!   recognised by its magic and refused as `unsupported`, naming the version.
+//!   `tests/containers/pak_new_versions.rs` pins these.
 //! * Index: before v10 a flat list (path + full record); from v10 the primary index with encoded
 //!   entries (plus full records for those the encoded form cannot hold, found by negative values),
 //!   the path-hash index and the full directory index. Patch-pak delete records are listed apart
@@ -36,7 +44,7 @@
 //!   zeros; 4.20/v5 with random data bytes, not checked). An uncompressed encrypted entry of 16·n
 //!   bytes in a pak with an unencrypted index cannot reveal a wrong key: a limit of the format.
 //!
-//! # Writing (`PakWriter`, version 11 for every engine)
+//! # Writing (`PakWriter`: the version [`crate::version::EngineVersion::pak_version`] gives, 11 or 12)
 //!
 //! Layout: entries, each an inline `FPakEntry` (offset 0) then its data (64 KiB blocks when
 //! compressed, block size = entry size when smaller, each block padded to 16 and encrypted); then the
@@ -75,6 +83,10 @@ pub const PAK_MAGIC: u32 = 0x5A6F_12E1;
 /// Footer size of versions 8b, 10 and 11 (version 9 has one more byte).
 pub const FOOTER_SIZE_V11: usize = PakVersion::V11.footer_size();
 
+/// How many bytes at the end of a file are searched for a footer: every
+/// known layout, and room to recognise a newer version's magic.
+pub const FOOTER_SEARCH_BYTES: usize = 512;
+
 /// `FPakInfo::EPakVersion`, with the two layouts that share the number 8:
 /// UE 4.22 wrote four compression method names (`8a`, and a one-byte method
 /// in each entry), 4.23+ five (`8b`). Every layout difference is one
@@ -93,11 +105,17 @@ pub enum PakVersion {
     V9,
     V10,
     V11,
+    V12,
+    V13,
+    V14,
 }
 
 impl PakVersion {
     /// Every version, newest first (the order footers are tried in).
-    pub const ALL: [PakVersion; 12] = [
+    pub const ALL: [PakVersion; 15] = [
+        PakVersion::V14,
+        PakVersion::V13,
+        PakVersion::V12,
         PakVersion::V11,
         PakVersion::V10,
         PakVersion::V9,
@@ -126,6 +144,9 @@ impl PakVersion {
             PakVersion::V9 => 9,
             PakVersion::V10 => 10,
             PakVersion::V11 => 11,
+            PakVersion::V12 => 12,
+            PakVersion::V13 => 13,
+            PakVersion::V14 => 14,
         }
     }
 
@@ -144,6 +165,9 @@ impl PakVersion {
             PakVersion::V9 => "9",
             PakVersion::V10 => "10",
             PakVersion::V11 => "11",
+            PakVersion::V12 => "12",
+            PakVersion::V13 => "13",
+            PakVersion::V14 => "14",
         }
     }
 
@@ -205,6 +229,23 @@ impl PakVersion {
         self.number() >= 10
     }
 
+    /// `Utf8PakDirectory` (12): the full directory index stores file names
+    /// as `FUtf8String`s (directory names stay `FString`s).
+    pub const fn has_utf8_file_names(self) -> bool {
+        self.number() >= 12
+    }
+
+    /// `SortedDirectoryIndex` (13): the full directory index may be stored
+    /// flat ([`index::FlatDirectoryIndex`], recognised by its magic).
+    pub const fn may_have_flat_directory_index(self) -> bool {
+        self.number() >= 13
+    }
+
+    /// `PakchunkIndex` (14): the footer ends with the pak's chunk index.
+    pub const fn has_pakchunk_index(self) -> bool {
+        self.number() >= 14
+    }
+
     /// Bytes of the footer.
     pub const fn footer_size(self) -> usize {
         let mut size = 4 + 4 + 8 + 8 + 20;
@@ -216,6 +257,9 @@ impl PakVersion {
         }
         if self.has_frozen_index_flag() {
             size += 1;
+        }
+        if self.has_pakchunk_index() {
+            size += 4;
         }
         size + 32 * self.compression_method_names()
     }

@@ -127,7 +127,7 @@ impl PakReader {
     fn open_inner(path: &Path, keys: &KeyRing) -> Result<Self> {
         let mut file = File::open(path).map_err(|e| Error::io(path, e))?;
         let len = file.metadata().map_err(|e| Error::io(path, e))?.len();
-        let tail_len = len.min(PakVersion::V9.footer_size() as u64);
+        let tail_len = len.min(super::FOOTER_SEARCH_BYTES as u64);
         let tail = read_at(&mut file, len, len - tail_len, tail_len, "footer")?;
         let footer = PakFooter::find(&tail, len - tail_len).context("pak footer")?;
         let version = footer.version;
@@ -190,9 +190,11 @@ impl PakReader {
                 .within("pak index")
             })?;
             let data = read_part(l.offset, l.size, l.hash, "full directory index")?;
-            let fdi =
-                FullDirectoryIndex::read(&mut crate::binary::Reader::with_base(&data, l.offset))
-                    .context("pak directory index")?;
+            let fdi = FullDirectoryIndex::read(
+                &mut crate::binary::Reader::with_base(&data, l.offset),
+                version,
+            )
+            .context("pak directory index")?;
             listed = Self::resolve_locations(&primary, &fdi, version)?;
             if listed.len() != primary.entry_count as usize {
                 return Err(Error::invalid(format!(

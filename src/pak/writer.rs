@@ -40,6 +40,9 @@ pub struct PakWriterOptions {
     pub encrypt_entries: bool,
     /// With a key: whether the index is encrypted (UnrealPak's `-encryptindex`).
     pub encrypt_index: bool,
+    /// The format written: 11, or 12 (UTF-8 file names in the directory
+    /// index) — what [`crate::version::EngineVersion::pak_version`] says.
+    pub version: PakVersion,
 }
 
 impl Default for PakWriterOptions {
@@ -52,6 +55,7 @@ impl Default for PakWriterOptions {
             path_hash_seed: 0,
             encrypt_entries: true,
             encrypt_index: true,
+            version: PakVersion::V11,
         }
     }
 }
@@ -80,7 +84,8 @@ pub struct PakWriter {
     cipher: Option<std::sync::Arc<dyn PakCipher>>,
 }
 
-const VERSION: PakVersion = PakVersion::V11;
+/// The versions zenpak writes.
+const WRITABLE: [PakVersion; 2] = [PakVersion::V11, PakVersion::V12];
 
 impl PakWriter {
     /// Creates (truncates) `path`. Files are added relative to `mount_point`.
@@ -92,11 +97,11 @@ impl PakWriter {
         key: Option<AesKey>,
         encryption_key_guid: [u8; 16],
     ) -> Result<Self> {
-        if version != VERSION.number() {
+        let Some(&version) = WRITABLE.iter().find(|v| v.number() == version) else {
             return Err(Error::usage(format!(
-                "pak version {version} cannot be written; zenpak writes version 11"
+                "pak version {version} cannot be written; zenpak writes versions 11 and 12"
             )));
-        }
+        };
         Self::create_with(
             path,
             PakWriterOptions {
@@ -107,6 +112,7 @@ impl PakWriter {
                 path_hash_seed: 0,
                 encrypt_entries: true,
                 encrypt_index: true,
+                version,
             },
         )
     }
@@ -114,6 +120,12 @@ impl PakWriter {
     /// Creates (truncates) `path` with the given options.
     pub fn create_with(path: &Path, options: PakWriterOptions) -> Result<Self> {
         options.compression.check_writable()?;
+        if !WRITABLE.contains(&options.version) {
+            return Err(Error::usage(format!(
+                "pak version {} cannot be written; zenpak writes versions 11 and 12",
+                options.version
+            )));
+        }
         let file = File::create(path).map_err(|e| Error::io(path, e))?;
         Ok(PakWriter {
             path: path.to_path_buf(),
@@ -210,7 +222,8 @@ impl PakWriter {
             data.len() as u64
         };
         let hash = sha1(&on_disk[..size as usize]);
-        let record_size = PakEntry::record_size(VERSION, block_lens.len(), method != 0);
+        let record_size =
+            PakEntry::record_size(self.options.version, block_lens.len(), method != 0);
         let blocks = PakBlock::consecutive(record_size, block_lens.iter().copied(), encrypted);
         let entry = PakEntry {
             offset,
@@ -270,7 +283,7 @@ impl PakWriter {
         let offset = self.position;
         let entry_key = self.entry_key().cloned();
         let block_count = len.div_ceil(u64::from(PAK_BLOCK_SIZE)) as usize;
-        let record_size = PakEntry::record_size(VERSION, block_count, true);
+        let record_size = PakEntry::record_size(self.options.version, block_count, true);
         self.emit(&vec![0; record_size as usize])?;
         let mut content = blake3::Hasher::new();
         let mut stored_hash = <sha1::Sha1 as sha1::Digest>::new();
@@ -326,7 +339,7 @@ impl PakWriter {
         const PIECE: usize = 1 << 20;
         let offset = self.position;
         let entry_key = self.entry_key().cloned();
-        let record_size = PakEntry::record_size(VERSION, 0, false);
+        let record_size = PakEntry::record_size(self.options.version, 0, false);
         self.emit(&vec![0; record_size as usize])?;
         let mut content = blake3::Hasher::new();
         // The SHA-1 covers the file's length of stored bytes (not the padding).
@@ -380,7 +393,7 @@ impl PakWriter {
     ) -> Result<()> {
         use std::io::{Seek, SeekFrom};
         let mut record = Writer::new();
-        entry.write_full(&mut record, VERSION, true);
+        entry.write_full(&mut record, self.options.version, true);
         if record.as_slice().len() as u64 != record_size {
             return Err(Error::internal(format!(
                 "a pak entry record is {} bytes, {record_size} were reserved",
@@ -430,7 +443,7 @@ impl PakWriter {
         }
         let hash = sha1(&payload.concat());
         let record_size = PakEntry::record_size(
-            VERSION,
+            self.options.version,
             if method != 0 { payload.len() } else { 0 },
             method != 0,
         );
@@ -477,7 +490,7 @@ impl PakWriter {
     /// Writes an entry's record and its stored bytes, and lists it for the index.
     fn push_entry(&mut self, relative_path: &str, entry: PakEntry, stored: &[u8]) -> Result<()> {
         let mut record = Writer::new();
-        entry.write_full(&mut record, VERSION, true);
+        entry.write_full(&mut record, self.options.version, true);
         self.emit(record.as_slice())?;
         self.emit(stored)?;
         self.entries.push((relative_path.to_string(), entry));
@@ -551,7 +564,7 @@ impl PakWriter {
             fdi.add_file(path, loc);
         }
         let mut fdi_bytes = Writer::new();
-        fdi.write(&mut fdi_bytes);
+        fdi.write(&mut fdi_bytes, self.options.version);
 
         let (phi, phi_hash) = self.seal(phi.into_inner());
         let (fdi, fdi_hash) = self.seal(fdi_bytes.into_inner());
@@ -576,7 +589,7 @@ impl PakWriter {
             unencoded_entries: unencoded,
         };
         let mut probe = Writer::new();
-        primary.write(&mut probe, VERSION);
+        primary.write(&mut probe, self.options.version);
         let primary_len = if self.index_key().is_some() || self.cipher.is_some() {
             probe.pos().next_multiple_of(16)
         } else {
@@ -590,7 +603,7 @@ impl PakWriter {
             l.offset = phi_offset + phi.len() as u64;
         }
         let mut primary_bytes = Writer::new();
-        primary.write(&mut primary_bytes, VERSION);
+        primary.write(&mut primary_bytes, self.options.version);
         let (primary_bytes, primary_hash) = self.seal(primary_bytes.into_inner());
 
         self.emit(&primary_bytes)?;
@@ -601,7 +614,7 @@ impl PakWriter {
         }
 
         let footer = PakFooter {
-            version: VERSION,
+            version: self.options.version,
             encryption_key_guid: self.options.encryption_key_guid,
             encrypted_index: self.index_key().is_some() || self.cipher.is_some(),
             index_offset,
@@ -613,6 +626,7 @@ impl PakWriter {
             } else {
                 Vec::new()
             },
+            pakchunk_index: None,
         };
         let mut footer_bytes = Writer::new();
         footer.write(&mut footer_bytes);

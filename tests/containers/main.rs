@@ -13,5 +13,6 @@ mod iostore_game_folder;
 mod iostore_hostile;
 mod iostore_round_trip;
 mod pak_bounded;
+mod pak_new_versions;
 mod pak_unrealpak;
 mod peers_retoc;

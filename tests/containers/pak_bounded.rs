@@ -100,7 +100,7 @@ fn write_pak_with(path: &Path, method: &str, entries: &[HandEntry], alias: usize
     let mut phi = Writer::new();
     PathHashIndex(hashes.clone()).write(&mut phi);
     let mut fdi_bytes = Writer::new();
-    fdi.write(&mut fdi_bytes);
+    fdi.write(&mut fdi_bytes, version);
     let sha = |b: &[u8]| -> [u8; 20] {
         use sha1::Digest;
         sha1::Sha1::digest(b).into()
@@ -141,6 +141,7 @@ fn write_pak_with(path: &Path, method: &str, entries: &[HandEntry], alias: usize
         index_hash: sha(index.as_slice()),
         frozen_index: false,
         compression_methods: vec![method.into()],
+        pakchunk_index: None,
     }
     .write(&mut file);
     std::fs::write(path, file.into_inner()).unwrap();

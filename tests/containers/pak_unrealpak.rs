@@ -196,6 +196,7 @@ fn write_like(
             path_hash_seed: reference.path_hash_seed.unwrap(),
             encrypt_entries: encrypted,
             encrypt_index: reference.encrypted_index,
+            version: zenpak::pak::PakVersion::V11,
         },
     )
     .unwrap();
