@@ -136,8 +136,11 @@ fn read_rivals_pak(
     )
     .unwrap();
     let fdi_at = primary.full_directory_index.as_ref().unwrap();
-    let fdi =
-        FullDirectoryIndex::read(&mut Reader::new(&part(fdi_at.offset, fdi_at.size))).unwrap();
+    let fdi = FullDirectoryIndex::read(
+        &mut Reader::new(&part(fdi_at.offset, fdi_at.size)),
+        PakVersion::V11,
+    )
+    .unwrap();
     let mut out = Vec::new();
     for (dir, files) in &fdi.0 {
         for (file, offset) in files {
