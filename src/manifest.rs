@@ -403,7 +403,7 @@ impl Manifest {
             ("exclude", &self.content.exclude),
         ] {
             for glob in globs {
-                if let Err(e) = globset::Glob::new(glob) {
+                if let Err(e) = crate::glob::check(glob) {
                     return bad(key, format!("bad glob `{glob}`: {e}"));
                 }
             }

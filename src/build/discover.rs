@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
+use crate::glob::Globs;
 
 use crate::diagnostic::Diagnostic;
 use crate::error::{Error, Result};
@@ -96,37 +96,27 @@ pub struct Content {
 
 /// Which files of the content root belong to the mod.
 pub struct Selection {
-    include: Option<GlobSet>,
-    exclude: GlobSet,
+    include: Option<Globs>,
+    exclude: Option<Globs>,
     include_patterns: Vec<String>,
     /// Which include patterns selected at least one file.
     include_used: Vec<AtomicBool>,
 }
 
 impl Selection {
-    /// Builds the selection from glob lists (relative to the content root;
-    /// `*` stays within a folder, `**` crosses folders). An empty include
-    /// list takes everything.
+    /// Builds the selection from glob lists relative to the content root, in
+    /// zenpak's one dialect (`crate::glob`). An empty include list takes
+    /// everything.
     pub fn new(include: &[String], exclude: &[String]) -> Result<Selection> {
-        let build = |globs: &[String]| -> Result<GlobSet> {
-            let mut set = GlobSetBuilder::new();
-            for glob in globs {
-                let glob = GlobBuilder::new(glob)
-                    .literal_separator(true)
-                    .build()
-                    .map_err(|e| Error::usage(format!("bad glob `{glob}`: {e}")))?;
-                set.add(glob);
+        let build = |what: &str, globs: &[String]| -> Result<Option<Globs>> {
+            if globs.is_empty() {
+                return Ok(None);
             }
-            set.build()
-                .map_err(|e| Error::usage(format!("bad globs: {e}")))
+            Globs::new(what, globs).map(Some)
         };
         Ok(Selection {
-            include: if include.is_empty() {
-                None
-            } else {
-                Some(build(include)?)
-            },
-            exclude: build(exclude)?,
+            include: build("`[content] include`", include)?,
+            exclude: build("`[content] exclude`", exclude)?,
             include_patterns: include.to_vec(),
             include_used: include.iter().map(|_| AtomicBool::new(false)).collect(),
         })
@@ -135,7 +125,7 @@ impl Selection {
     pub fn all() -> Selection {
         Selection {
             include: None,
-            exclude: GlobSet::empty(),
+            exclude: None,
             include_patterns: Vec::new(),
             include_used: Vec::new(),
         }
@@ -152,7 +142,11 @@ impl Selection {
                 !matches.is_empty()
             }
         };
-        included && !self.exclude.is_match(relative_path)
+        included
+            && !self
+                .exclude
+                .as_ref()
+                .is_some_and(|g| g.is_match(relative_path))
     }
 
     /// Warnings for include patterns that selected nothing (typos, `\` separators).
@@ -165,7 +159,7 @@ impl Selection {
                 let hint = if pattern.contains('\\') {
                     "patterns use `/` between folders, on every system".to_string()
                 } else {
-                    "patterns are relative to `[content] root`; `*` stays in one folder, `**` crosses folders".to_string()
+                    "patterns are relative to `[content] root`; `*` stays in one folder, `**` crosses folders, a pattern without `/` matches at any depth".to_string()
                 };
                 Diagnostic::warning(
                     "include-matched-nothing",

@@ -3,7 +3,8 @@
 
 use serde::Serialize;
 use zenpak::diagnostic::printable;
-use zenpak::game::{path_filter, GameFile, GameView};
+use zenpak::game::{GameFile, GameView};
+use zenpak::glob::Globs;
 use zenpak::Result;
 
 use super::args::SourceArgs;
@@ -26,10 +27,14 @@ struct Listing<'a> {
 
 pub fn run(args: Args, out: &Output) -> Result<()> {
     let view = GameView::open(&args.source.path, &args.source.key.keys()?)?;
-    let keep = path_filter(&args.filter)?;
+    let keep = Globs::new("--filter", &args.filter)?;
     out.diagnostics(&view.diagnostics);
     let listing = Listing {
-        files: view.files().iter().filter(|f| keep(&f.path)).collect(),
+        files: view
+            .files()
+            .iter()
+            .filter(|f| keep.is_empty() || keep.is_match(&f.path))
+            .collect(),
     };
     out.report(args.source.json, "files", &listing, || {
         println!("{:>12}  {:<22}  {:<28}  path", "size", "kind", "source");

@@ -4,7 +4,8 @@
 
 use std::path::PathBuf;
 
-use zenpak::game::{path_filter, GameView};
+use zenpak::game::GameView;
+use zenpak::glob::Globs;
 use zenpak::Result;
 
 use super::args::KeyArgs;
@@ -29,8 +30,8 @@ pub struct Args {
 pub fn run(args: Args, out: &Output) -> Result<()> {
     let view = GameView::open(&args.path, &args.key.keys()?)?;
     out.diagnostics(&view.diagnostics);
-    let keep = path_filter(&args.filter)?;
-    let summary = view.unpack(&args.dir, &keep)?;
+    let keep = Globs::new("--filter", &args.filter)?;
+    let summary = view.unpack(&args.dir, &|path| keep.is_empty() || keep.is_match(path))?;
     out.report(args.json, "unpacked", &summary, || {
         println!(
             "unpacked {} files ({} bytes) into {}",

@@ -31,7 +31,6 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use globset::{Glob, GlobSet, GlobSetBuilder};
 use serde::Serialize;
 
 use crate::diagnostic::Diagnostic;
@@ -639,20 +638,11 @@ fn package_name_of(
     Ok(read_header(&bytes, engine)?.package_name())
 }
 
-fn glob_set(filters: &[String]) -> Result<Option<GlobSet>> {
+fn glob_set(filters: &[String]) -> Result<Option<crate::glob::Globs>> {
     if filters.is_empty() {
         return Ok(None);
     }
-    let mut b = GlobSetBuilder::new();
-    for f in filters {
-        b.add(Glob::new(f).map_err(|e| {
-            Error::usage(format!("`{f}` is not a valid glob: {e}"))
-                .with_hint("globs look like /Game/Characters/** or /Game/Maps/*")
-        })?);
-    }
-    b.build()
-        .map(Some)
-        .map_err(|e| Error::usage(format!("the filters do not form a glob set: {e}")))
+    crate::glob::Globs::new("--filter", filters).map(Some)
 }
 
 /// The packages to extract: the selected ones the filters match, plus (with

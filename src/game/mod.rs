@@ -37,9 +37,8 @@
 //! asymmetry, pinned by `tests/containers/iostore_game_folder.rs`.
 //!
 //! View paths are the mount point joined with the stored path, leading `../` removed
-//! (`crate::mount::virtual_path`). `--filter` globs (`path_filter`) match them case-insensitively;
-//! `*` stays within a folder, `**` crosses folders, a pattern without `/` matches file names at any
-//! depth.
+//! (`crate::mount::virtual_path`). `--filter` patterns match them in zenpak's one glob dialect
+//! (`crate::glob`).
 
 pub mod folder;
 
@@ -764,37 +763,6 @@ fn project_name(paks: &Path) -> Option<String> {
     )
 }
 
-/// A predicate over view paths.
-pub type PathFilter = Box<dyn Fn(&str) -> bool>;
-
-/// A `--filter` glob: matched against the view path, case-insensitively;
-/// `*` stays within a folder, `**` crosses folders; a pattern without `/`
-/// matches the file name at any depth.
-pub fn path_filter(patterns: &[String]) -> Result<PathFilter> {
-    if patterns.is_empty() {
-        return Ok(Box::new(|_| true));
-    }
-    let mut builder = globset::GlobSetBuilder::new();
-    for p in patterns {
-        let pattern = p.trim_start_matches('/');
-        let pattern = if pattern.contains('/') {
-            pattern.to_string()
-        } else {
-            format!("**/{pattern}")
-        };
-        let glob = globset::GlobBuilder::new(&pattern)
-            .case_insensitive(true)
-            .literal_separator(true)
-            .build()
-            .map_err(|e| Error::usage(format!("--filter `{p}`: {e}")))?;
-        builder.add(glob);
-    }
-    let set = builder
-        .build()
-        .map_err(|e| Error::usage(format!("--filter: {e}")))?;
-    Ok(Box::new(move |path: &str| set.is_match(path)))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -830,18 +798,5 @@ mod tests {
             virtual_path("../mount/point/root/", "a.txt"),
             "mount/point/root/a.txt"
         );
-    }
-
-    #[test]
-    fn filters() {
-        let f = path_filter(&["Game/Content/Maps/**".into(), "*.ini".into()]).unwrap();
-        assert!(f("Game/Content/Maps/A/B.uzenmap"));
-        assert!(f("game/content/maps/x.ubulk"));
-        assert!(f("Game/Config/DefaultGame.ini"));
-        assert!(!f("Game/Content/Other/X.uzenasset"));
-        let star = path_filter(&["Game/*.txt".into()]).unwrap();
-        assert!(star("Game/a.txt"));
-        assert!(!star("Game/sub/a.txt"));
-        assert!(path_filter(&["[".into()]).is_err());
     }
 }

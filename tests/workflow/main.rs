@@ -11,6 +11,7 @@ mod cli_output;
 mod command_names;
 mod example_mod;
 mod game_folder;
+mod globs;
 mod inputs;
 mod manifest_agreement;
 mod reliability;

@@ -121,12 +121,12 @@ impl MarvelRivalsSection {
             );
         }
         for glob in &self.unmounted_classes {
-            if let Err(e) = globset::Glob::new(glob) {
+            if let Err(e) = crate::glob::check(glob) {
                 return bad("unmounted-classes", format!("bad glob `{glob}`: {e}"));
             }
         }
         for mesh in &self.meshes {
-            if let Err(e) = globset::Glob::new(&mesh.package) {
+            if let Err(e) = crate::glob::check(&mesh.package) {
                 return bad("mesh.package", format!("bad glob `{}`: {e}", mesh.package));
             }
             for (slot, tags) in &mesh.tags {
@@ -146,11 +146,8 @@ impl MarvelRivalsSection {
         self.meshes
             .iter()
             .filter(|m| {
-                globset::GlobBuilder::new(&m.package)
-                    .case_insensitive(true)
-                    .literal_separator(true)
-                    .build()
-                    .is_ok_and(|g| g.compile_matcher().is_match(package_name))
+                crate::glob::Globs::new("mesh.package", std::slice::from_ref(&m.package))
+                    .is_ok_and(|g| g.is_match(package_name))
             })
             .collect()
     }

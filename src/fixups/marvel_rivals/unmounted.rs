@@ -6,8 +6,6 @@
 
 use std::path::Path;
 
-use globset::{Glob, GlobSetBuilder};
-
 use crate::diagnostic::Diagnostic;
 use crate::legacy::LegacyPackage;
 use crate::Result;
@@ -23,17 +21,10 @@ pub fn listed_classes(
     section: &MarvelRivalsSection,
     package: &LegacyPackage,
 ) -> Result<Vec<String>> {
-    let mut builder = GlobSetBuilder::new();
-    for glob in &section.unmounted_classes {
-        builder.add(Glob::new(glob).map_err(|e| {
-            crate::Error::usage(format!(
-                "`[marvel-rivals] unmounted-classes`: bad glob `{glob}`: {e}"
-            ))
-        })?);
-    }
-    let globs = builder
-        .build()
-        .map_err(|e| crate::Error::usage(format!("`[marvel-rivals] unmounted-classes`: {e}")))?;
+    let globs = crate::glob::Globs::new(
+        "`[marvel-rivals] unmounted-classes`",
+        &section.unmounted_classes,
+    )?;
     let mut out = Vec::new();
     for (i, import) in package.imports.iter().enumerate() {
         if import.outer_index.is_null() || package.name(import.class_name)? != "Class" {
