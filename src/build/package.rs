@@ -20,11 +20,11 @@ use crate::iostore::container_header::StoreEntry;
 use crate::iostore::{
     ChunkPiece, ContainerBuilder, ContainerOptions, PreviousContainer, WrittenContainer,
 };
+use crate::legacy::BulkKind;
 use crate::legacy::PackageFiles;
 use crate::manifest::Manifest;
 use crate::pak::crypto::AesKey;
 use crate::version::EngineVersion;
-use crate::zen::BulkDataKind;
 
 /// Everything outside a package's own files that its conversion depends on.
 pub struct Settings {
@@ -126,7 +126,7 @@ impl Settings {
 /// A bulk-data chunk: one companion file, streamed from disk.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BulkChunk {
-    pub kind: BulkDataKind,
+    pub kind: BulkKind,
     pub path: PathBuf,
     pub len: u64,
 }
@@ -232,19 +232,19 @@ pub enum Cached {
     Damaged(Error),
 }
 
-fn bulk_kind_code(kind: BulkDataKind) -> u8 {
+fn bulk_kind_code(kind: BulkKind) -> u8 {
     match kind {
-        BulkDataKind::Bulk => 0,
-        BulkDataKind::Optional => 1,
-        BulkDataKind::MemoryMapped => 2,
+        BulkKind::Bulk => 0,
+        BulkKind::Optional => 1,
+        BulkKind::MemoryMapped => 2,
     }
 }
 
-fn bulk_file_kind(kind: BulkDataKind) -> PackageFileKind {
+fn bulk_file_kind(kind: BulkKind) -> PackageFileKind {
     match kind {
-        BulkDataKind::Bulk => PackageFileKind::Bulk,
-        BulkDataKind::Optional => PackageFileKind::OptionalBulk,
-        BulkDataKind::MemoryMapped => PackageFileKind::MemoryMappedBulk,
+        BulkKind::Bulk => PackageFileKind::Bulk,
+        BulkKind::Optional => PackageFileKind::OptionalBulk,
+        BulkKind::MemoryMapped => PackageFileKind::MemoryMappedBulk,
     }
 }
 
@@ -394,9 +394,9 @@ impl BuiltPackage {
         let mut bulk_lengths = Vec::with_capacity(bulk_count);
         for _ in 0..bulk_count {
             let kind = match r.u8()? {
-                0 => BulkDataKind::Bulk,
-                1 => BulkDataKind::Optional,
-                2 => BulkDataKind::MemoryMapped,
+                0 => BulkKind::Bulk,
+                1 => BulkKind::Optional,
+                2 => BulkKind::MemoryMapped,
                 other => return Err(r.error(format!("unknown bulk kind {other}"))),
             };
             bulk_lengths.push((kind, r.u64()?));
@@ -440,7 +440,7 @@ impl BuiltPackage {
 
 /// A decoded cache entry: the package without its files, the `.uexp` tail's
 /// length, and each bulk chunk's kind and length.
-type DecodedEntry = (BuiltPackage, u64, Vec<(BulkDataKind, u64)>);
+type DecodedEntry = (BuiltPackage, u64, Vec<(BulkKind, u64)>);
 
 /// Reads, fixes up and converts the package of a discovered source.
 ///
@@ -689,11 +689,7 @@ impl ContainerWriter {
         let path = &source.relative_path;
         let stem = &path[..path.rfind('.').unwrap_or(path.len())];
         for bulk in &built.bulk {
-            let chunk_type = match bulk.kind {
-                BulkDataKind::Bulk => ChunkType::BulkData,
-                BulkDataKind::Optional => ChunkType::OptionalBulkData,
-                BulkDataKind::MemoryMapped => ChunkType::MemoryMappedBulkData,
-            };
+            let chunk_type = ChunkType::of_bulk(bulk.kind);
             let bulk_path = format!("{stem}.{}", bulk.kind.extension());
             let pieces = [ChunkPiece::File {
                 path: &bulk.path,

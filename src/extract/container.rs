@@ -611,12 +611,7 @@ fn bulk_chunks(chunks: &[SourceChunk]) -> BTreeMap<(u64, ChunkType), SourceChunk
 
 /// The companion file extension of a bulk-data chunk type.
 fn bulk_extension(t: ChunkType) -> Option<&'static str> {
-    match t {
-        ChunkType::BulkData => Some("ubulk"),
-        ChunkType::OptionalBulkData => Some("uptnl"),
-        ChunkType::MemoryMappedBulkData => Some("m.ubulk"),
-        _ => None,
-    }
+    t.bulk_kind().map(crate::legacy::BulkKind::extension)
 }
 
 /// The package name of a package chunk: from its path when the path maps
@@ -835,11 +830,7 @@ fn write_converted(
     let mut written = output.write(&header_path, |w| write_all(w, &out.header, &header_path))?;
     let uexp = format!("{stem}.uexp");
     written += output.write(&uexp, |w| write_all(w, &out.export_data, &uexp))?;
-    for t in [
-        ChunkType::BulkData,
-        ChunkType::OptionalBulkData,
-        ChunkType::MemoryMappedBulkData,
-    ] {
+    for t in crate::legacy::BulkKind::ALL.map(ChunkType::of_bulk) {
         if let (Some(chunk), Some(ext)) = (bulk.get(&(p.chunk.id, t)), bulk_extension(t)) {
             let path = format!("{stem}.{ext}");
             written += output.write(&path, |w| source.copy_chunk(chunk, w))?;

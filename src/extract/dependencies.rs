@@ -23,6 +23,7 @@
 //! Script role dependencies are added in every layout.
 
 use crate::error::{Error, Result};
+use crate::legacy::{PackageIndex, ResolvedIndex};
 use crate::version::ZenLayout;
 use crate::zen::{ExportBundleEntry, ExportCommand, ZenPackage};
 
@@ -32,16 +33,16 @@ use super::imports::Imports;
 /// One export's preload dependencies (legacy package indices).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(super) struct ExportDependencies {
-    pub create_before_create: Vec<i32>,
-    pub serialize_before_create: Vec<i32>,
-    pub create_before_serialize: Vec<i32>,
-    pub serialize_before_serialize: Vec<i32>,
+    pub create_before_create: Vec<PackageIndex>,
+    pub serialize_before_create: Vec<PackageIndex>,
+    pub create_before_serialize: Vec<PackageIndex>,
+    pub serialize_before_serialize: Vec<PackageIndex>,
     /// What [`add`](Self::add) has put in each list, to add nothing twice.
-    added: std::collections::BTreeSet<(u8, i32)>,
+    added: std::collections::BTreeSet<(u8, PackageIndex)>,
 }
 
 impl ExportDependencies {
-    fn list(&mut self, own: ExportCommand, dependency: ExportCommand) -> &mut Vec<i32> {
+    fn list(&mut self, own: ExportCommand, dependency: ExportCommand) -> &mut Vec<PackageIndex> {
         match (own, dependency) {
             (ExportCommand::Create, ExportCommand::Create) => &mut self.create_before_create,
             (ExportCommand::Create, ExportCommand::Serialize) => &mut self.serialize_before_create,
@@ -52,7 +53,7 @@ impl ExportDependencies {
         }
     }
 
-    fn add(&mut self, own: ExportCommand, dependency: ExportCommand, index: i32) {
+    fn add(&mut self, own: ExportCommand, dependency: ExportCommand, index: PackageIndex) {
         if self.added.insert((own as u8 * 2 + dependency as u8, index)) {
             self.list(own, dependency).push(index);
         }
@@ -83,11 +84,11 @@ pub(super) fn rebuild(
     Ok(deps)
 }
 
-fn check_index(index: i32, zen: &ZenPackage, what: &str) -> Result<i32> {
-    let ok = match index {
-        0 => false,
-        i if i > 0 => (i as usize) <= zen.exports.len(),
-        i => ((-(i as i64)) as usize) <= zen.imports.len(),
+fn check_index(index: PackageIndex, zen: &ZenPackage, what: &str) -> Result<PackageIndex> {
+    let ok = match index.resolve() {
+        ResolvedIndex::Null => false,
+        ResolvedIndex::Export(i) => i < zen.exports.len(),
+        ResolvedIndex::Import(i) => i < zen.imports.len(),
     };
     if ok {
         Ok(index)
@@ -142,7 +143,7 @@ fn from_dependency_bundles(zen: &ZenPackage, deps: &mut [ExportDependencies]) ->
             };
             for e in entries {
                 list.push(
-                    check_index(e.package_index, zen, "a dependency")
+                    check_index(PackageIndex(e.package_index), zen, "a dependency")
                         .map_err(|err| err.within(format!("dependency bundle {export}")))?,
                 );
             }
@@ -189,12 +190,16 @@ fn depend(deps: &mut [ExportDependencies], to: ExportBundleEntry, from: ExportBu
             deps[to.export_index as usize].add(
                 to.command,
                 from.command,
-                to.export_index as i32 + 1,
+                PackageIndex::from_export(to.export_index as usize),
             );
         }
         return;
     }
-    deps[to.export_index as usize].add(to.command, from.command, from.export_index as i32 + 1);
+    deps[to.export_index as usize].add(
+        to.command,
+        from.command,
+        PackageIndex::from_export(from.export_index as usize),
+    );
 }
 
 fn chain(deps: &mut [ExportDependencies], entries: &[ExportBundleEntry]) {
@@ -282,7 +287,7 @@ fn from_graph_data(
         let mut last = None;
         for arc in arcs {
             let to = bundle(arc.to_bundle, "an external arc")?;
-            let import = check_index(-arc.from_import - 1, zen, "an external arc")
+            let import = check_index(PackageIndex(-arc.from_import - 1), zen, "an external arc")
                 .map_err(|e| e.within("graph data"))?;
             let d = to
                 .iter()
@@ -376,7 +381,7 @@ fn from_package_arcs(
             deps[to.export_index as usize].add(
                 to.command,
                 ExportCommand::Create,
-                -(import as i32) - 1,
+                PackageIndex::from_import(import),
             );
         }
     }
@@ -397,37 +402,28 @@ const ROOT_OBJECTS: [&str; 2] = ["Object", "Default__Object"];
 
 /// Script-object class, template and super dependencies, where cooks list them.
 fn add_script_roles(imports: &Imports, exports: &[DraftExport], deps: &mut [ExportDependencies]) {
-    let is_script = |index: i32| -> bool {
-        index < 0
-            && imports
-                .imports
-                .get((-(index as i64) - 1) as usize)
-                .is_some_and(|i| i.script.is_some())
-    };
+    let import = |index: PackageIndex| index.import().and_then(|i| imports.imports.get(i));
+    let is_script =
+        |index: PackageIndex| -> bool { import(index).is_some_and(|i| i.script.is_some()) };
     // Cooks list no class or template dependency for functions and
     // structures (corpus: every `Function` and `UserDefinedStruct` export).
-    let is_struct_class = |index: i32| -> bool {
+    let is_struct_class = |index: PackageIndex| -> bool {
         is_script(index)
-            && imports
-                .imports
-                .get((-(index as i64) - 1) as usize)
+            && import(index)
                 .is_some_and(|i| STRUCT_CLASSES.contains(&i.object_name.full().as_str()))
     };
     // Nor on the root class `Object` and its default object (corpus: the
     // one blueprint class derived from `Object` lists neither).
-    let is_root = |index: i32| -> bool {
+    let is_root = |index: PackageIndex| -> bool {
         is_script(index)
-            && imports
-                .imports
-                .get((-(index as i64) - 1) as usize)
-                .is_some_and(|i| ROOT_OBJECTS.contains(&i.object_name.full().as_str()))
+            && import(index).is_some_and(|i| ROOT_OBJECTS.contains(&i.object_name.full().as_str()))
     };
     for (e, d) in exports.iter().zip(deps.iter_mut()) {
         let mut front = Vec::new();
         let roles = if is_struct_class(e.class) {
-            [0, 0]
+            [PackageIndex::NULL; 2]
         } else {
-            [e.class, e.template].map(|r| if is_root(r) { 0 } else { r })
+            [e.class, e.template].map(|r| if is_root(r) { PackageIndex::NULL } else { r })
         };
         for role in roles {
             if is_script(role)
@@ -447,8 +443,9 @@ fn add_script_roles(imports: &Imports, exports: &[DraftExport], deps: &mut [Expo
         }
         if is_script(e.super_index) && !is_root(e.super_index) {
             if !d.create_before_create.contains(&e.super_index) {
-                let after_outer =
-                    usize::from(e.outer > 0 && d.create_before_create.first() == Some(&e.outer));
+                let after_outer = usize::from(
+                    e.outer.is_export() && d.create_before_create.first() == Some(&e.outer),
+                );
                 d.create_before_create.insert(after_outer, e.super_index);
             }
             if !d.serialize_before_serialize.contains(&e.super_index) {

@@ -19,6 +19,7 @@
 //!   flags: false / zero, as in every cooked package.
 
 use crate::error::{Error, Result};
+use crate::legacy::{PackageIndex, ResolvedIndex};
 use crate::version::ZenLayout;
 use crate::zen::{ObjectIndexKind, PackageObjectIndex, ZenPackage};
 
@@ -36,10 +37,10 @@ const FILTER_NOT_FOR_SERVER: u8 = 2;
 /// A legacy export before names get their indices and data its offsets.
 #[derive(Debug, Clone)]
 pub(super) struct DraftExport {
-    pub class: i32,
-    pub super_index: i32,
-    pub template: i32,
-    pub outer: i32,
+    pub class: PackageIndex,
+    pub super_index: PackageIndex,
+    pub template: PackageIndex,
+    pub outer: PackageIndex,
     pub name: Name,
     pub flags: u32,
     pub serial_size: i64,
@@ -54,18 +55,17 @@ pub(super) struct DraftExport {
     pub generate_public_hash: bool,
 }
 
-/// Maps a Zen object reference to a legacy package index (export + 1,
-/// -(import + 1), 0 for none).
+/// Maps a Zen object reference to a legacy package index.
 pub(super) fn legacy_index(
     value: PackageObjectIndex,
     zen: &ZenPackage,
     imports: &Imports,
-) -> std::result::Result<i32, String> {
+) -> std::result::Result<PackageIndex, String> {
     match value.kind() {
-        ObjectIndexKind::Null => Ok(0),
+        ObjectIndexKind::Null => Ok(PackageIndex::NULL),
         ObjectIndexKind::Export => {
             if value.0 < zen.exports.len() as u64 {
-                Ok(value.0 as i32 + 1)
+                Ok(PackageIndex::from_export(value.0 as usize))
             } else {
                 Err(format!(
                     "refers to export {}, but there are {}",
@@ -76,7 +76,7 @@ pub(super) fn legacy_index(
         }
         _ => imports
             .index_of(value)
-            .map(|i| -(i as i32) - 1)
+            .map(PackageIndex::from_import)
             .ok_or_else(|| {
                 format!(
                     "refers to {}, which the import map does not list",
@@ -90,7 +90,7 @@ pub(super) fn build(zen: &ZenPackage, imports: &Imports) -> Result<Vec<DraftExpo
     let layout = zen.engine.zen_layout();
     let mut exports = Vec::with_capacity(zen.exports.len());
     for (i, e) in zen.exports.iter().enumerate() {
-        let map = |value: PackageObjectIndex, field: &str| -> Result<i32> {
+        let map = |value: PackageObjectIndex, field: &str| -> Result<PackageIndex> {
             legacy_index(value, zen, imports).map_err(|m| {
                 Error::invalid(format!("its {field} {m}"))
                     .within(format!("export {i}"))
@@ -137,7 +137,7 @@ pub(super) fn build(zen: &ZenPackage, imports: &Imports) -> Result<Vec<DraftExpo
             not_always_loaded_for_editor_game: true,
             generate_public_hash: public && e.object_flags & RF_PUBLIC == 0,
         });
-        if exports[i].outer < 0 {
+        if exports[i].outer.is_import() {
             return Err(Error::invalid(
                 "its outer is an import; a cooked export's outer is an export or the package",
             )
@@ -158,22 +158,20 @@ fn is_inherited_instance(exports: &[DraftExport], imports: &Imports, i: usize) -
     if e.flags & RF_DEFAULT_SUB_OBJECT == 0 {
         return false;
     }
-    match e.template {
-        t if t > 0 => exports[(t - 1) as usize].outer != 0,
-        t if t < 0 => match imports
-            .imports
-            .get((-(t as i64) - 1) as usize)
-            .map(|d| &d.outer)
-        {
+    match e.template.resolve() {
+        ResolvedIndex::Export(t) => !exports[t].outer.is_null(),
+        ResolvedIndex::Import(t) => match imports.imports.get(t).map(|d| &d.outer) {
             Some(Outer::Import(o)) => imports.imports[*o].outer != Outer::None,
             _ => false,
         },
-        _ => false,
+        ResolvedIndex::Null => false,
     }
 }
 
 fn is_class(exports: &[DraftExport], i: usize) -> bool {
-    exports.iter().any(|e| e.class == i as i32 + 1)
+    exports
+        .iter()
+        .any(|e| e.class == PackageIndex::from_export(i))
 }
 
 /// Classes, class default objects and everything a class (not a default
@@ -185,10 +183,10 @@ fn needs_load_for_editor_game(exports: &[DraftExport], i: usize) -> bool {
         if is_class(exports, current) || e.flags & RF_CLASS_DEFAULT_OBJECT != 0 {
             return current == i || exports[current].flags & RF_CLASS_DEFAULT_OBJECT == 0;
         }
-        if e.outer <= 0 {
+        let Some(outer) = e.outer.export() else {
             return false;
-        }
-        current = (e.outer - 1) as usize;
+        };
+        current = outer;
     }
     false
 }

@@ -28,7 +28,7 @@ use crate::legacy::{
     str_crc_deprecated, DataResource, DataResources, FileVersions, Generation, LegacyPackage,
     ObjectExport, ObjectImport, PackageIndex, Section, PACKAGE_FILE_TAG,
 };
-use crate::version::{ue5_object_version as ue5, EngineVersion, ZenLayout};
+use crate::version::{EngineVersion, ZenLayout};
 use crate::zen::{ExportCommand, ZenPackage};
 
 use super::dependencies::ExportDependencies;
@@ -48,11 +48,12 @@ pub(super) struct Assembled {
 /// every cooked package). Data resources follow when there are any.
 fn section_layout(engine: EngineVersion) -> Vec<Section> {
     let mut layout = vec![Section::Names];
-    if engine.legacy_file_versions().ue5 >= ue5::ADD_SOFTOBJECTPATH_LIST {
+    let versions = FileVersions::of_engine(engine);
+    if versions.has_soft_object_path_list() {
         layout.push(Section::SoftObjectPaths);
     }
     layout.extend([Section::Imports, Section::Exports]);
-    if engine.legacy_file_versions().ue5 >= ue5::VERSE_CELLS {
+    if versions.has_verse_cells() {
         layout.extend([Section::CellImports, Section::CellExports]);
     }
     layout.extend([
@@ -186,15 +187,15 @@ fn legacy_imports(parts: &Parts<'_>) -> Vec<ObjectImport> {
 
 fn legacy_exports(parts: &Parts<'_>) -> Vec<ObjectExport> {
     let engine = parts.zen.engine;
-    let v5 = engine.legacy_file_versions().ue5;
+    let versions = FileVersions::of_engine(engine);
     parts
         .exports
         .iter()
         .map(|e| ObjectExport {
-            class_index: PackageIndex(e.class),
-            super_index: PackageIndex(e.super_index),
-            template_index: PackageIndex(e.template),
-            outer_index: PackageIndex(e.outer),
+            class_index: e.class,
+            super_index: e.super_index,
+            template_index: e.template,
+            outer_index: e.outer,
             object_name: parts.names.fname(&e.name),
             object_flags: e.flags,
             serial_size: e.serial_size,
@@ -202,13 +203,16 @@ fn legacy_exports(parts: &Parts<'_>) -> Vec<ObjectExport> {
             forced_export: false,
             not_for_client: e.not_for_client,
             not_for_server: e.not_for_server,
-            package_guid: (v5 < ue5::REMOVE_OBJECT_EXPORT_PACKAGE_GUID).then_some([0; 16]),
-            is_inherited_instance: (v5 >= ue5::TRACK_OBJECT_EXPORT_IS_INHERITED)
+            package_guid: versions.export_has_package_guid().then_some([0; 16]),
+            is_inherited_instance: versions
+                .export_has_inherited_instance()
                 .then_some(e.inherited_instance),
             package_flags: 0,
             not_always_loaded_for_editor_game: e.not_always_loaded_for_editor_game,
             is_asset: e.is_asset,
-            generate_public_hash: (v5 >= ue5::OPTIONAL_RESOURCES).then_some(e.generate_public_hash),
+            generate_public_hash: versions
+                .has_optional_resources()
+                .then_some(e.generate_public_hash),
             first_export_dependency: -1,
             serialization_before_serialization_dependencies: 0,
             create_before_serialization_dependencies: 0,
@@ -241,9 +245,7 @@ fn flatten_dependencies(package: &mut LegacyPackage, deps: &[ExportDependencies]
             &d.serialize_before_create,
             &d.create_before_create,
         ] {
-            package
-                .preload_dependencies
-                .extend(list.iter().map(|&i| PackageIndex(i)));
+            package.preload_dependencies.extend(list.iter().copied());
         }
     }
 }
@@ -440,7 +442,7 @@ fn blobs_in_load_order<'z>(
 /// Writes the header with its content hash: the saved hash (5.6+) or the
 /// package GUID (before), over the header and the `.uexp` without its tag.
 fn seal(package: &mut LegacyPackage, export_data: &[u8]) -> Result<Vec<u8>> {
-    let saved_hash = package.versions.ue5 >= ue5::PACKAGE_SAVED_HASH;
+    let saved_hash = package.versions.has_saved_hash();
     if saved_hash {
         package.summary.saved_hash = Some([0; 20]);
     } else {

@@ -3,6 +3,7 @@
 //! byte and the chunk type. The type's numbering differs between UE4 and
 //! UE5 ([`ChunkType::to_raw`]).
 
+use crate::legacy::BulkKind;
 use serde::Serialize;
 
 use crate::version::EngineVersion;
@@ -42,6 +43,23 @@ pub enum ChunkType {
 }
 
 impl ChunkType {
+    /// The chunk type that holds a bulk companion's data: the one table
+    /// between `.ubulk`/`.uptnl`/`.m.ubulk` and chunk types.
+    pub fn of_bulk(kind: BulkKind) -> ChunkType {
+        match kind {
+            BulkKind::Bulk => ChunkType::BulkData,
+            BulkKind::Optional => ChunkType::OptionalBulkData,
+            BulkKind::MemoryMapped => ChunkType::MemoryMappedBulkData,
+        }
+    }
+
+    /// The bulk companion kind a chunk type holds, if any.
+    pub fn bulk_kind(self) -> Option<BulkKind> {
+        BulkKind::ALL
+            .into_iter()
+            .find(|&k| ChunkType::of_bulk(k) == self)
+    }
+
     /// The stored type byte for an engine version.
     pub fn to_raw(self, engine: EngineVersion) -> u8 {
         use ChunkType::*;

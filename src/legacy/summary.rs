@@ -187,6 +187,32 @@ pub struct FileVersions {
 }
 
 impl FileVersions {
+    /// The versions an engine release cooks with (what unversioned packages
+    /// are read with).
+    pub fn of_engine(engine: crate::version::EngineVersion) -> FileVersions {
+        let v = engine.legacy_file_versions();
+        FileVersions {
+            legacy: v.legacy,
+            ue4: v.ue4,
+            ue5: v.ue5,
+            licensee: 0,
+        }
+    }
+
+    /// `bImportOptional` on imports and `bGeneratePublicHash` on exports
+    /// (UE5 `OPTIONAL_RESOURCES`).
+    pub fn has_optional_resources(&self) -> bool {
+        self.ue5_at_least(ue5::OPTIONAL_RESOURCES)
+    }
+    /// Exports carry a package GUID (before UE5 `REMOVE_OBJECT_EXPORT_PACKAGE_GUID`).
+    pub fn export_has_package_guid(&self) -> bool {
+        !self.ue5_at_least(ue5::REMOVE_OBJECT_EXPORT_PACKAGE_GUID)
+    }
+    /// Exports carry `bIsInheritedInstance` (UE5 `TRACK_OBJECT_EXPORT_IS_INHERITED`).
+    pub fn export_has_inherited_instance(&self) -> bool {
+        self.ue5_at_least(ue5::TRACK_OBJECT_EXPORT_IS_INHERITED)
+    }
+
     pub fn ue4_at_least(&self, v: i32) -> bool {
         self.ue4 >= v
     }

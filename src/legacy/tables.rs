@@ -38,7 +38,7 @@ impl TableContext {
     }
     /// `bImportOptional` on imports and `bGeneratePublicHash` on exports.
     fn has_optional_resources(&self) -> bool {
-        self.versions.ue5_at_least(ue5::OPTIONAL_RESOURCES)
+        self.versions.has_optional_resources()
     }
     fn export_has_template_index(&self) -> bool {
         self.versions
@@ -49,13 +49,10 @@ impl TableContext {
             .ue4_at_least(ue4::SIXTY_FOUR_BIT_EXPORTMAP_SERIALSIZES)
     }
     fn export_has_package_guid(&self) -> bool {
-        !self
-            .versions
-            .ue5_at_least(ue5::REMOVE_OBJECT_EXPORT_PACKAGE_GUID)
+        self.versions.export_has_package_guid()
     }
     fn export_has_inherited_instance(&self) -> bool {
-        self.versions
-            .ue5_at_least(ue5::TRACK_OBJECT_EXPORT_IS_INHERITED)
+        self.versions.export_has_inherited_instance()
     }
     fn export_has_not_always_loaded_for_editor_game(&self) -> bool {
         self.versions.ue4_at_least(ue4::LOAD_FOR_EDITOR_GAME)

@@ -78,9 +78,8 @@ pub mod records;
 pub mod verify;
 
 pub use convert::{
-    container_bundles, convert, convert_with, optimize_export_bundles, rebundle, BulkDataKind,
-    BundleGraph, ConvertedPackage, ExportBundles, ExportData, ExportGraph, SourcePackage,
-    StoreEntryReport,
+    container_bundles, convert, convert_with, optimize_export_bundles, rebundle, BundleGraph,
+    ConvertedPackage, ExportBundles, ExportData, ExportGraph, SourcePackage, StoreEntryReport,
 };
 pub use names::{ImportedPackageNames, ZenName};
 pub use package::{PackageArcs, ZenPackage, ZenSummary};

@@ -17,7 +17,7 @@ use zenpak::iostore::directory_index::DirectoryIndex;
 use zenpak::iostore::toc::Toc;
 use zenpak::iostore::{ContainerBuilder, ContainerOptions};
 use zenpak::legacy::PackageFiles;
-use zenpak::zen::{convert, BulkDataKind};
+use zenpak::zen::convert;
 use zenpak::EngineVersion;
 
 use extract_game::{fallback_name, Game};
@@ -70,11 +70,7 @@ fn build(dir: &Path, game: &Game) -> (PathBuf, PathBuf, PathBuf) {
         )
         .unwrap();
         for (kind, data) in &p.converted.bulk_data {
-            let t = match kind {
-                BulkDataKind::Bulk => ChunkType::BulkData,
-                BulkDataKind::Optional => ChunkType::OptionalBulkData,
-                BulkDataKind::MemoryMapped => ChunkType::MemoryMappedBulkData,
-            };
+            let t = ChunkType::of_bulk(*kind);
             let stem = path.rsplit_once('.').unwrap().0;
             b.add_bulk_chunk(
                 p.converted.package_id,

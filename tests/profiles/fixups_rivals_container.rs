@@ -27,7 +27,6 @@ use zenpak::pak::crypto::AesKey;
 use zenpak::pak::entry::PakEntry;
 use zenpak::pak::index::{FullDirectoryIndex, PakFooter, PrimaryIndex};
 use zenpak::pak::{PakReader, PakVersion, PakWriter, FOOTER_SIZE_V11};
-use zenpak::zen::BulkDataKind;
 use zenpak::EngineVersion;
 
 /// A 5.6 container of three corpus packages (one with a bulk-data chunk);
@@ -66,11 +65,7 @@ fn build_container(dir: &Path) -> Option<std::path::PathBuf> {
         )
         .unwrap();
         for (kind, data) in &c.bulk_data {
-            let chunk = match kind {
-                BulkDataKind::Bulk => ChunkType::BulkData,
-                BulkDataKind::Optional => ChunkType::OptionalBulkData,
-                BulkDataKind::MemoryMapped => ChunkType::MemoryMappedBulkData,
-            };
+            let chunk = ChunkType::of_bulk(*kind);
             b.add_bulk_chunk(
                 c.package_id,
                 chunk,

@@ -42,7 +42,7 @@ use super::package::{ZenPackage, ZenSummary};
 use super::records::*;
 
 /// Which companion a bulk-data chunk comes from (the legacy package's own kind).
-pub use crate::legacy::BulkKind as BulkDataKind;
+use crate::legacy::BulkKind;
 
 /// The result of converting one package.
 #[derive(Debug, Clone)]
@@ -53,7 +53,7 @@ pub struct ConvertedPackage {
     pub package_bytes: Vec<u8>,
     /// The model the bytes were written from.
     pub package: ZenPackage,
-    pub bulk_data: Vec<(BulkDataKind, Vec<u8>)>,
+    pub bulk_data: Vec<(BulkKind, Vec<u8>)>,
     /// The container store entry (its bundle size is the chunk's length).
     pub store_entry: StoreEntry,
     /// Names of the packages the legacy package references softly.
@@ -112,7 +112,7 @@ impl ConvertedPackage {
 pub fn convert_source<'a>(
     source: &SourcePackage,
     export_data: impl Into<ExportData<'a>>,
-    bulk_data: Vec<(BulkDataKind, Vec<u8>)>,
+    bulk_data: Vec<(BulkKind, Vec<u8>)>,
     engine: EngineVersion,
     package_name: &str,
 ) -> Result<ConvertedPackage> {
