@@ -219,6 +219,247 @@ pub enum ChunkHashKind {
     Blake3_160,
 }
 
+/// `EIoStoreTocVersion`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub enum TocVersion {
+    Initial = 1,
+    DirectoryIndex = 2,
+    PartitionSize = 3,
+    PerfectHash = 4,
+    PerfectHashWithOverflow = 5,
+    OnDemandMetaData = 6,
+    RemovedOnDemandMetaData = 7,
+    ReplaceIoChunkHashWithIoHash = 8,
+}
+
+impl TocVersion {
+    pub fn from_u8(v: u8) -> Option<Self> {
+        use TocVersion::*;
+        Some(match v {
+            1 => Initial,
+            2 => DirectoryIndex,
+            3 => PartitionSize,
+            4 => PerfectHash,
+            5 => PerfectHashWithOverflow,
+            6 => OnDemandMetaData,
+            7 => RemovedOnDemandMetaData,
+            8 => ReplaceIoChunkHashWithIoHash,
+            _ => return None,
+        })
+    }
+
+    pub fn has_perfect_hash(self) -> bool {
+        self >= TocVersion::PerfectHash
+    }
+
+    pub fn has_overflow_list(self) -> bool {
+        self >= TocVersion::PerfectHashWithOverflow
+    }
+
+    pub fn has_partitions(self) -> bool {
+        self >= TocVersion::PartitionSize
+    }
+
+    /// Bytes of one chunk meta entry.
+    pub fn meta_size(self) -> usize {
+        if self >= TocVersion::ReplaceIoChunkHashWithIoHash {
+            24
+        } else {
+            33
+        }
+    }
+}
+
+/// `FPakInfo::EPakVersion`, with the two layouts that share the number 8:
+/// UE 4.22 wrote four compression method names (`8a`, and a one-byte method
+/// in each entry), 4.23+ five (`8b`). Every layout difference is one
+/// predicate below, shared by the reader and the writer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub enum PakVersion {
+    V1,
+    V2,
+    V3,
+    V4,
+    V5,
+    V6,
+    V7,
+    V8A,
+    V8B,
+    V9,
+    V10,
+    V11,
+    V12,
+    V13,
+    V14,
+}
+
+impl PakVersion {
+    /// Every version, newest first (the order footers are tried in).
+    pub const ALL: [PakVersion; 15] = [
+        PakVersion::V14,
+        PakVersion::V13,
+        PakVersion::V12,
+        PakVersion::V11,
+        PakVersion::V10,
+        PakVersion::V9,
+        PakVersion::V8B,
+        PakVersion::V8A,
+        PakVersion::V7,
+        PakVersion::V6,
+        PakVersion::V5,
+        PakVersion::V4,
+        PakVersion::V3,
+        PakVersion::V2,
+        PakVersion::V1,
+    ];
+
+    /// The number stored in the footer.
+    pub const fn number(self) -> u32 {
+        match self {
+            PakVersion::V1 => 1,
+            PakVersion::V2 => 2,
+            PakVersion::V3 => 3,
+            PakVersion::V4 => 4,
+            PakVersion::V5 => 5,
+            PakVersion::V6 => 6,
+            PakVersion::V7 => 7,
+            PakVersion::V8A | PakVersion::V8B => 8,
+            PakVersion::V9 => 9,
+            PakVersion::V10 => 10,
+            PakVersion::V11 => 11,
+            PakVersion::V12 => 12,
+            PakVersion::V13 => 13,
+            PakVersion::V14 => 14,
+        }
+    }
+
+    /// `1` … `11`, with `8a`/`8b` for the two layouts of version 8.
+    pub fn name(self) -> &'static str {
+        match self {
+            PakVersion::V1 => "1",
+            PakVersion::V2 => "2",
+            PakVersion::V3 => "3",
+            PakVersion::V4 => "4",
+            PakVersion::V5 => "5",
+            PakVersion::V6 => "6",
+            PakVersion::V7 => "7",
+            PakVersion::V8A => "8a",
+            PakVersion::V8B => "8b",
+            PakVersion::V9 => "9",
+            PakVersion::V10 => "10",
+            PakVersion::V11 => "11",
+            PakVersion::V12 => "12",
+            PakVersion::V13 => "13",
+            PakVersion::V14 => "14",
+        }
+    }
+
+    /// `Initial`: entries carry a timestamp.
+    pub const fn has_entry_timestamp(self) -> bool {
+        matches!(self, PakVersion::V1)
+    }
+
+    /// `CompressionEncryption` (3): entries list their compression blocks
+    /// and carry an encryption flag byte and the block size.
+    pub const fn has_block_records(self) -> bool {
+        self.number() >= 3
+    }
+
+    /// `IndexEncryption` (4): the footer has the encrypted-index flag.
+    pub const fn has_encrypted_index_flag(self) -> bool {
+        self.number() >= 4
+    }
+
+    /// `RelativeChunkOffsets` (5): block offsets are relative to the entry.
+    pub const fn has_relative_block_offsets(self) -> bool {
+        self.number() >= 5
+    }
+
+    /// `DeleteRecords` (6): the entry flag byte also marks deleted records.
+    pub const fn has_delete_records(self) -> bool {
+        self.number() >= 6
+    }
+
+    /// `EncryptionKeyGuid` (7): the footer names the key by GUID.
+    pub const fn has_encryption_key_guid(self) -> bool {
+        self.number() >= 7
+    }
+
+    /// `FNameBasedCompressionMethod` (8): compression methods are named in
+    /// the footer (four names in 8a, five from 8b); before, an entry's method
+    /// is a set of `ECompressionFlags`.
+    pub const fn compression_method_names(self) -> usize {
+        match self {
+            PakVersion::V8A => 4,
+            v if v.number() >= 8 => 5,
+            _ => 0,
+        }
+    }
+
+    /// Only 8a stores an entry's method index in one byte.
+    pub const fn has_byte_method_index(self) -> bool {
+        matches!(self, PakVersion::V8A)
+    }
+
+    /// `FrozenIndex` (9): one more footer byte (a frozen index is not read).
+    pub const fn has_frozen_index_flag(self) -> bool {
+        matches!(self, PakVersion::V9)
+    }
+
+    /// `PathHashIndex` (10): primary index with encoded entries, path-hash
+    /// index and full directory index.
+    pub const fn has_path_hash_index(self) -> bool {
+        self.number() >= 10
+    }
+
+    /// `Utf8PakDirectory` (12): the full directory index stores file names
+    /// as `FUtf8String`s (directory names stay `FString`s).
+    pub const fn has_utf8_file_names(self) -> bool {
+        self.number() >= 12
+    }
+
+    /// `SortedDirectoryIndex` (13): the full directory index may be stored
+    /// flat (`pak::index::FlatDirectoryIndex`, recognised by its magic).
+    pub const fn may_have_flat_directory_index(self) -> bool {
+        self.number() >= 13
+    }
+
+    /// `PakchunkIndex` (14): the footer ends with the pak's chunk index.
+    pub const fn has_pakchunk_index(self) -> bool {
+        self.number() >= 14
+    }
+
+    /// Bytes of the footer.
+    pub const fn footer_size(self) -> usize {
+        let mut size = 4 + 4 + 8 + 8 + 20;
+        if self.has_encryption_key_guid() {
+            size += 16;
+        }
+        if self.has_encrypted_index_flag() {
+            size += 1;
+        }
+        if self.has_frozen_index_flag() {
+            size += 1;
+        }
+        if self.has_pakchunk_index() {
+            size += 4;
+        }
+        size + 32 * self.compression_method_names()
+    }
+}
+
+impl std::fmt::Display for PakVersion {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl PartialEq<u32> for PakVersion {
+    fn eq(&self, other: &u32) -> bool {
+        self.number() == *other
+    }
+}
+
 /// `EIoContainerHeaderVersion`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, strum::FromRepr)]
 #[repr(i32)]
@@ -248,18 +489,19 @@ impl ContainerHeaderVersion {
 impl EngineVersion {
     /// `EIoStoreTocVersion` of the `.utoc` this release writes, as its number
     /// (2 `DirectoryIndex`, 3 `PartitionSize`, 5 `PerfectHashWithOverflow`,
-    /// 6 `OnDemandMetaData`, 8 `ReplaceIoChunkHashWithIoHash`); the typed
-    /// value is `EngineVersion::toc_version` beside the TOC writer.
-    pub fn toc_version_number(self) -> u8 {
+    /// 6 `OnDemandMetaData`, 8 `ReplaceIoChunkHashWithIoHash`).
+    pub fn toc_version(self) -> TocVersion {
         match self {
-            EngineVersion::UE4_26 => 2,
-            EngineVersion::UE4_27 => 3,
+            EngineVersion::UE4_26 => TocVersion::DirectoryIndex,
+            EngineVersion::UE4_27 => TocVersion::PartitionSize,
             EngineVersion::UE5_0
             | EngineVersion::UE5_1
             | EngineVersion::UE5_2
-            | EngineVersion::UE5_3 => 5,
-            EngineVersion::UE5_4 => 6,
-            EngineVersion::UE5_5 | EngineVersion::UE5_6 | EngineVersion::UE5_7 => 8,
+            | EngineVersion::UE5_3 => TocVersion::PerfectHashWithOverflow,
+            EngineVersion::UE5_4 => TocVersion::OnDemandMetaData,
+            EngineVersion::UE5_5 | EngineVersion::UE5_6 | EngineVersion::UE5_7 => {
+                TocVersion::ReplaceIoChunkHashWithIoHash
+            }
         }
     }
 
@@ -293,7 +535,7 @@ impl EngineVersion {
     /// `EPakFileVersion` of the companion `.pak`: every supported release
     /// (4.26 onwards) writes `Fnv64BugFix` (11), with the path-hash and
     /// full-directory indexes.
-    pub fn pak_version(self) -> u32 {
+    pub fn pak_version(self) -> PakVersion {
         match self {
             EngineVersion::UE4_26
             | EngineVersion::UE4_27
@@ -304,7 +546,7 @@ impl EngineVersion {
             | EngineVersion::UE5_4
             | EngineVersion::UE5_5
             | EngineVersion::UE5_6
-            | EngineVersion::UE5_7 => 11,
+            | EngineVersion::UE5_7 => PakVersion::V11,
         }
     }
 }

@@ -447,7 +447,7 @@ pub fn build_locked(
     })
 }
 
-/// How [`each_package`] gets the packages.
+/// How [`Packages::each`] gets the packages.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Pass {
     /// Converted, or taken from the cache unless the build is forced;

@@ -2,7 +2,7 @@
 //! when known) back into a cooked legacy package — `.uasset`/`.umap` header and `.uexp` export
 //! data; bulk-data chunks become `.ubulk`, `.uptnl` and `.m.ubulk` unchanged — for every layout
 //! zenpak reads (4.26/4.27, 5.0–5.2 graph data, 5.3+ dependency bundles, 5.6 cell maps, 5.7).
-//! It is the inverse of [`crate::zen::convert`]: converting the result back gives the Zen
+//! It is the inverse of [`crate::zen::convert()`]: converting the result back gives the Zen
 //! package it came from. Verse cells (non-empty cell maps) are refused, as in the forward
 //! conversion.
 //!
@@ -132,11 +132,7 @@ impl Name {
 
     /// The text with its number suffix.
     pub fn full(&self) -> String {
-        if self.number > 0 {
-            format!("{}_{}", self.base, self.number - 1)
-        } else {
-            self.base.clone()
-        }
+        crate::names::with_number(&self.base, self.number).into_owned()
     }
 }
 

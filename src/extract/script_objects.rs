@@ -43,11 +43,7 @@ pub struct ScriptObject {
 impl ScriptObject {
     /// The name with its number suffix (`Name_2` for number 3).
     pub fn full_name(&self) -> String {
-        if self.number > 0 {
-            format!("{}_{}", self.name, self.number - 1)
-        } else {
-            self.name.clone()
-        }
+        crate::names::with_number(&self.name, self.number).into_owned()
     }
 }
 

@@ -58,12 +58,13 @@ use serde::Serialize;
 use super::chunk::{ChunkHasher, ChunkId, ChunkType};
 use super::container_header::ContainerHeader;
 use super::directory_index::DirectoryIndex;
-use super::toc::{container_flags, CompressionBlock, Toc, TocVersion};
+use super::toc::{container_flags, CompressionBlock, Toc};
 use crate::compression::Compression;
 use crate::diagnostic::Diagnostic;
 use crate::error::{Error, ErrorKind, Result};
 use crate::pak::crypto::{AesKey, KeyRing};
 use crate::pak::PakReader;
+use crate::version::TocVersion;
 
 /// One chunk as listed.
 #[derive(Debug, Clone, Serialize)]

@@ -22,6 +22,7 @@ use serde::Serialize;
 use super::chunk::ChunkId;
 use crate::binary::{Reader, Writer};
 use crate::error::{Context, Result};
+use crate::version::TocVersion;
 
 pub const TOC_MAGIC: &[u8; 16] = b"-==--==--==--==-";
 pub const TOC_HEADER_SIZE: u32 = 144;
@@ -30,57 +31,6 @@ pub const COMPRESSION_METHOD_NAME_LEN: u32 = 32;
 
 /// Largest block size a block entry can describe (24-bit sizes).
 pub const MAX_BLOCK_SIZE: u32 = (1 << 24) - 1;
-
-/// `EIoStoreTocVersion`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-pub enum TocVersion {
-    Initial = 1,
-    DirectoryIndex = 2,
-    PartitionSize = 3,
-    PerfectHash = 4,
-    PerfectHashWithOverflow = 5,
-    OnDemandMetaData = 6,
-    RemovedOnDemandMetaData = 7,
-    ReplaceIoChunkHashWithIoHash = 8,
-}
-
-impl TocVersion {
-    pub fn from_u8(v: u8) -> Option<Self> {
-        use TocVersion::*;
-        Some(match v {
-            1 => Initial,
-            2 => DirectoryIndex,
-            3 => PartitionSize,
-            4 => PerfectHash,
-            5 => PerfectHashWithOverflow,
-            6 => OnDemandMetaData,
-            7 => RemovedOnDemandMetaData,
-            8 => ReplaceIoChunkHashWithIoHash,
-            _ => return None,
-        })
-    }
-
-    pub fn has_perfect_hash(self) -> bool {
-        self >= TocVersion::PerfectHash
-    }
-
-    pub fn has_overflow_list(self) -> bool {
-        self >= TocVersion::PerfectHashWithOverflow
-    }
-
-    pub fn has_partitions(self) -> bool {
-        self >= TocVersion::PartitionSize
-    }
-
-    /// Bytes of one chunk meta entry.
-    pub fn meta_size(self) -> usize {
-        if self >= TocVersion::ReplaceIoChunkHashWithIoHash {
-            24
-        } else {
-            33
-        }
-    }
-}
 
 /// `EIoContainerFlags`.
 pub mod container_flags {

@@ -63,7 +63,7 @@ use super::directory_index::DirectoryIndex;
 use super::shader_library::{ConvertedLibrary, ShaHash};
 use super::toc::{
     build_perfect_hash, container_flags, meta_flags, ChunkMeta, CompressionBlock, OffsetAndLength,
-    Toc, TocHeader, TocVersion, MAX_BLOCK_SIZE,
+    Toc, TocHeader, MAX_BLOCK_SIZE,
 };
 use crate::compression::Compression;
 use crate::error::{Error, Result};
@@ -121,15 +121,6 @@ pub struct WrittenContainer {
     pub ucas_blake3: Option<[u8; 32]>,
     /// Chunks taken from the previous container as they were.
     pub reused_chunks: usize,
-}
-
-impl EngineVersion {
-    /// `EIoStoreTocVersion` of the `.utoc` this release writes (the number
-    /// comes from the version table, [`EngineVersion::toc_version_number`]).
-    pub fn toc_version(self) -> TocVersion {
-        TocVersion::from_u8(self.toc_version_number())
-            .unwrap_or(TocVersion::ReplaceIoChunkHashWithIoHash)
-    }
 }
 
 /// A part of a chunk's data: bytes in memory, or a range of a file that is
@@ -1263,12 +1254,5 @@ mod tests {
             written.chunk_count, 3,
             "two chunks and the container header"
         );
-    }
-
-    #[test]
-    fn every_release_names_a_known_toc_version() {
-        for engine in EngineVersion::ALL {
-            assert_eq!(engine.toc_version() as u8, engine.toc_version_number());
-        }
     }
 }

@@ -3,9 +3,9 @@
 //! from version 10 the index holds the compact "encoded" form
 //! (`FPakFile::EncodePakEntry`).
 
-use super::PakVersion;
 use crate::binary::{Reader, Writer};
 use crate::error::{Error, Result};
+use crate::version::PakVersion;
 
 /// One compression block, as offsets relative to the entry's start (the
 /// inline record's first byte).

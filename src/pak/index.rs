@@ -4,9 +4,10 @@
 //! version 10+.
 
 use super::entry::PakEntry;
-use super::{PakVersion, PAK_MAGIC};
+use super::PAK_MAGIC;
 use crate::binary::{Reader, Writer};
 use crate::error::{Context, Error, Result};
+use crate::version::PakVersion;
 
 /// `FPakInfo`, the footer. Its size depends on the version
 /// ([`PakVersion::footer_size`]); [`PakFooter::find`] tries each layout.

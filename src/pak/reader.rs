@@ -18,9 +18,10 @@ use serde::Serialize;
 use super::crypto::{AesKey, KeyRing, AES_BLOCK};
 use super::entry::PakEntry;
 use super::index::{FlatIndex, FullDirectoryIndex, PakFooter, PathHashIndex, PrimaryIndex};
-use super::{sha1, PakVersion};
+use super::sha1;
 use crate::compression::Compression;
 use crate::error::{Context, Error, ErrorKind, Result};
+use crate::version::PakVersion;
 
 /// Largest compression block size accepted (the engine's default is 64 KiB).
 pub const MAX_PAK_BLOCK_SIZE: u32 = 16 << 20;

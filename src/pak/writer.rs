@@ -16,10 +16,11 @@ use std::path::{Path, PathBuf};
 use super::crypto::{pad_like_engine, AesKey};
 use super::entry::{PakBlock, PakEntry};
 use super::index::{FullDirectoryIndex, IndexLocation, PakFooter, PathHashIndex, PrimaryIndex};
-use super::{path_hash, sha1, PakVersion};
+use super::{path_hash, sha1};
 use crate::binary::Writer;
 use crate::compression::Compression;
 use crate::error::{Error, Result};
+use crate::version::PakVersion;
 
 /// Block size of compressed pak entries (UnrealPak's default).
 pub const PAK_BLOCK_SIZE: u32 = 64 * 1024;
@@ -91,17 +92,12 @@ impl PakWriter {
     /// Creates (truncates) `path`. Files are added relative to `mount_point`.
     pub fn create(
         path: &Path,
-        version: u32,
+        version: PakVersion,
         mount_point: &str,
         compression: Compression,
         key: Option<AesKey>,
         encryption_key_guid: [u8; 16],
     ) -> Result<Self> {
-        let Some(&version) = WRITABLE.iter().find(|v| v.number() == version) else {
-            return Err(Error::usage(format!(
-                "pak version {version} cannot be written; zenpak writes versions 11 and 12"
-            )));
-        };
         Self::create_with(
             path,
             PakWriterOptions {

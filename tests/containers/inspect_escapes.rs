@@ -67,7 +67,7 @@ fn inspect_escapes_names_from_paks_and_containers() {
     let pak = paks.join("Escape.pak");
     let mut w = zenpak::pak::PakWriter::create(
         &pak,
-        11,
+        zenpak::version::PakVersion::V11,
         &format!("../../../Game{HOSTILE}/"),
         zenpak::compression::Compression::None,
         None,

@@ -13,10 +13,11 @@ use zenpak::iostore::chunk::{ChunkId, ChunkType};
 use zenpak::iostore::directory_index::DirectoryIndex;
 use zenpak::iostore::toc::{
     build_perfect_hash, container_flags, ChunkMeta, CompressionBlock, OffsetAndLength, Toc,
-    TocHeader, TocVersion,
+    TocHeader,
 };
 use zenpak::pak::crypto::{pad_like_engine, AesKey};
 use zenpak::pak::PakWriter;
+use zenpak::version::TocVersion;
 use zenpak::EngineVersion;
 
 const MIB: u64 = 1 << 20;
@@ -95,7 +96,7 @@ fn write_toc(
     std::fs::write(&utoc, toc.write()).unwrap();
     let pak = PakWriter::create(
         &dir.join(format!("{name}.pak")),
-        11,
+        zenpak::version::PakVersion::V11,
         "../../../",
         zenpak::compression::Compression::None,
         None,

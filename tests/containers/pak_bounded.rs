@@ -12,7 +12,7 @@ use zenpak::pak::entry::{PakBlock, PakEntry};
 use zenpak::pak::index::{
     FullDirectoryIndex, IndexLocation, PakFooter, PathHashIndex, PrimaryIndex,
 };
-use zenpak::pak::PakVersion;
+use zenpak::version::PakVersion;
 
 const MIB: u64 = 1 << 20;
 
@@ -376,7 +376,7 @@ fn list_escapes_control_characters_in_names() {
     let pak = dir.join("Escape.pak");
     let mut w = zenpak::pak::PakWriter::create(
         &pak,
-        11,
+        zenpak::version::PakVersion::V11,
         "../../../",
         zenpak::compression::Compression::None,
         None,

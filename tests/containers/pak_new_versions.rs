@@ -17,7 +17,8 @@ use std::path::Path;
 
 use crate::common::{self, zenpak};
 use zenpak::pak::index::PakFooter;
-use zenpak::pak::{PakVersion, PakWriter, PakWriterOptions};
+use zenpak::pak::{PakWriter, PakWriterOptions};
+use zenpak::version::PakVersion;
 
 /// Files with names only UTF-8 (or UTF-16) can hold, and a Latin-1 one.
 const FILES: [(&str, &[u8]); 3] = [

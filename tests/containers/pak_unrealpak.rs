@@ -9,7 +9,8 @@ use std::path::{Path, PathBuf};
 
 use zenpak::compression::Compression;
 use zenpak::pak::crypto::KeyRing;
-use zenpak::pak::{PakReader, PakVersion, PakWriter, PakWriterOptions};
+use zenpak::pak::{PakReader, PakWriter, PakWriterOptions};
+use zenpak::version::PakVersion;
 
 const FILES: [&str; 4] = ["directory/nested.txt", "test.png", "test.txt", "zeros.bin"];
 
@@ -196,7 +197,7 @@ fn write_like(
             path_hash_seed: reference.path_hash_seed.unwrap(),
             encrypt_entries: encrypted,
             encrypt_index: reference.encrypted_index,
-            version: zenpak::pak::PakVersion::V11,
+            version: PakVersion::V11,
         },
     )
     .unwrap();

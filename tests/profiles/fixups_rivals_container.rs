@@ -26,7 +26,8 @@ use zenpak::legacy::PackageFiles;
 use zenpak::pak::crypto::AesKey;
 use zenpak::pak::entry::PakEntry;
 use zenpak::pak::index::{FullDirectoryIndex, PakFooter, PrimaryIndex};
-use zenpak::pak::{PakReader, PakVersion, PakWriter, FOOTER_SIZE_V11};
+use zenpak::pak::{PakReader, PakWriter, FOOTER_SIZE_V11};
+use zenpak::version::PakVersion;
 use zenpak::EngineVersion;
 
 /// A 5.6 container of three corpus packages (one with a bulk-data chunk);
@@ -97,7 +98,15 @@ fn chunknames_lists_exactly_the_containers_paths() {
     assert_eq!(files[0].0, CHUNKNAMES);
     // The pak the build writes: the entry reads back as the sorted paths, one per line.
     let pak = dir.path().join("companion.pak");
-    let mut w = PakWriter::create(&pak, 11, "../../../", Compression::None, None, [0; 16]).unwrap();
+    let mut w = PakWriter::create(
+        &pak,
+        PakVersion::V11,
+        "../../../",
+        Compression::None,
+        None,
+        [0; 16],
+    )
+    .unwrap();
     w.add_file(&files[0].0, &files[0].1).unwrap();
     w.finish().unwrap();
     let reader = PakReader::open(&pak, None).unwrap();
@@ -190,9 +199,16 @@ fn the_games_pak_cipher() {
         let pak = dir
             .path()
             .join(format!("rivals_{}.pak", compression.engine_name()));
-        let mut w = PakWriter::create(&pak, 11, "../../../", compression, None, [0; 16])
-            .unwrap()
-            .with_cipher(Arc::new(cipher.clone()));
+        let mut w = PakWriter::create(
+            &pak,
+            PakVersion::V11,
+            "../../../",
+            compression,
+            None,
+            [0; 16],
+        )
+        .unwrap()
+        .with_cipher(Arc::new(cipher.clone()));
         w.add_file(CHUNKNAMES, &chunk).unwrap();
         w.add_file("Marvel/Config/Long.ini", &long).unwrap();
         w.finish().unwrap();

@@ -61,8 +61,15 @@ fn write_loose(repo: &Path, files: &[(String, Vec<u8>)]) {
 
 pub(crate) fn write_pak(path: &Path, files: &[(String, Vec<u8>)]) {
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    let mut pak =
-        PakWriter::create(path, 11, "../../../", Compression::Zlib, None, [0; 16]).unwrap();
+    let mut pak = PakWriter::create(
+        path,
+        zenpak::version::PakVersion::V11,
+        "../../../",
+        Compression::Zlib,
+        None,
+        [0; 16],
+    )
+    .unwrap();
     for (name, bytes) in files {
         pak.add_file(name, bytes).unwrap();
     }
