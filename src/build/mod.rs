@@ -113,6 +113,17 @@ pub struct BuildOptions {
     pub pak_key: Option<AesKey>,
 }
 
+/// How a build laid out the `.ucas` (JSON: `"canonical"`, `"extended"`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Layout {
+    /// Written anew in the reproducible order.
+    Canonical,
+    /// A development build that appended the changed chunks to the previous
+    /// `.ucas` and kept the rest where it was.
+    Extended,
+}
+
 /// What a build did.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct BuildSummary {
@@ -132,10 +143,8 @@ pub struct BuildSummary {
     /// Warnings reported during the build.
     pub warnings: usize,
     pub artifacts: Vec<ArtifactRecord>,
-    /// `canonical` (written anew, reproducible) or `extended` (a development
-    /// build that appended changed chunks to the previous `.ucas`); `null`
-    /// when nothing was written.
-    pub layout: Option<&'static str>,
+    /// How the `.ucas` was written; `null` when nothing was written.
+    pub layout: Option<Layout>,
     /// Chunks kept where the previous container had them (extended layout).
     pub reused_chunks: usize,
     #[serde(rename = "elapsed_ms", serialize_with = "serialize_millis")]
@@ -438,9 +447,9 @@ pub fn build_locked(
         warnings: reporter.warnings.into_inner(),
         artifacts: records,
         layout: Some(if written.appended {
-            "extended"
+            Layout::Extended
         } else {
-            "canonical"
+            Layout::Canonical
         }),
         reused_chunks: written.reused_chunks,
         elapsed: started.elapsed(),

@@ -124,7 +124,7 @@ pub struct Finished<'a> {
     pub warnings: usize,
     pub elapsed_ms: f64,
     /// `canonical`, `extended` (development layout), or null when up to date.
-    pub layout: Option<&'static str>,
+    pub layout: Option<zenpak::build::Layout>,
     pub reused_chunks: usize,
     pub artifacts: Vec<Artifact<'a>>,
 }
@@ -247,7 +247,7 @@ fn print_summary(out: &Output, summary: &BuildSummary) {
                 summary.elapsed.as_secs_f64()
             ),
         );
-        if summary.layout == Some("extended") {
+        if summary.layout == Some(zenpak::build::Layout::Extended) {
             out.verbose_status(
                 "Extended",
                 format!(
