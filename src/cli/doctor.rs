@@ -95,11 +95,7 @@ pub fn run(args: Args, out: &Output) -> Result<()> {
 }
 
 /// Sets the keys in the manifest, after printing the change.
-fn write_manifest(
-    path: &std::path::Path,
-    report: &DoctorReport,
-    out: &Output,
-) -> Result<Written> {
+fn write_manifest(path: &std::path::Path, report: &DoctorReport, out: &Output) -> Result<Written> {
     let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
     let mut values: Vec<(&str, &str)> = Vec::new();
     match report.engine.release {
@@ -108,7 +104,11 @@ fn write_manifest(
             "engine-not-written",
             format!(
                 "`[game] engine` left as it is: the game's files allow {}",
-                report.engine.range.as_deref().unwrap_or("no release zenpak knows")
+                report
+                    .engine
+                    .range
+                    .as_deref()
+                    .unwrap_or("no release zenpak knows")
             ),
         ),
     }
@@ -181,7 +181,11 @@ fn text(w: &mut dyn Write, doctor: &Doctor) -> std::io::Result<()> {
             w,
             "compression: {} (block size {}; {})",
             c.method,
-            if sizes.is_empty() { "-".into() } else { sizes.join(", ") },
+            if sizes.is_empty() {
+                "-".into()
+            } else {
+                sizes.join(", ")
+            },
             c.sources.join(", ")
         )?;
     }
@@ -219,13 +223,21 @@ fn text(w: &mut dyn Write, doctor: &Doctor) -> std::io::Result<()> {
     writeln!(
         w,
         "loads:       {}{}; a mod's packages go in {}",
-        if l.io_store { "IoStore containers" } else { "paks only" },
+        if l.io_store {
+            "IoStore containers"
+        } else {
+            "paks only"
+        },
         if l.pak_only_sources.is_empty() {
             String::new()
         } else {
             format!(" and paks ({})", l.pak_only_sources.join(", "))
         },
-        if l.mod_packages == "io-store" { "a .utoc/.ucas with its .pak" } else { "a .pak" }
+        if l.mod_packages == "io-store" {
+            "a .utoc/.ucas with its .pak"
+        } else {
+            "a .pak"
+        }
     )?;
     for f in &r.mod_folders {
         writeln!(

@@ -664,7 +664,9 @@ fn distinctions(releases: &[EngineVersion]) -> Vec<Distinction> {
         }),
         ("pak-version", |r| r.pak_version().to_string()),
         ("zen-layout", |r| format!("{:?}", r.zen_layout())),
-        ("zen-package-version", |r| r.zen_package_version().to_string()),
+        ("zen-package-version", |r| {
+            r.zen_package_version().to_string()
+        }),
         ("legacy-ue5-object-version", |r| {
             r.legacy_file_versions().ue5.to_string()
         }),
@@ -680,10 +682,7 @@ fn distinctions(releases: &[EngineVersion]) -> Vec<Distinction> {
                 .map(|&r| (r.as_str().to_string(), value(r)))
                 .collect();
             let distinct: BTreeSet<&String> = values.values().collect();
-            (distinct.len() > 1).then_some(Distinction {
-                fact,
-                values,
-            })
+            (distinct.len() > 1).then_some(Distinction { fact, values })
         })
         .collect()
 }
