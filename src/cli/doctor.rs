@@ -198,10 +198,10 @@ fn text(w: &mut dyn Write, doctor: &Doctor) -> std::io::Result<()> {
             "encryption:  {} key GUID {} ({})",
             e.source,
             e.key_guid,
-            if e.opened {
-                "opened with the key given"
-            } else {
-                "not opened: no key given opens it"
+            match e.key {
+                "opened" => "opened with the key given",
+                "wrong-key" => "not opened: the key given does not open it",
+                _ => "not opened: no key given for it",
             }
         )?;
     }

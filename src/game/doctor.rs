@@ -57,6 +57,8 @@ pub struct SourceFacts {
     /// Encrypted with a key that was not given: left out of the view,
     /// described from its unencrypted headers only.
     pub locked: bool,
+    /// Locked although a key was given for it: the key does not open it.
+    pub wrong_key: bool,
     /// `EIoStoreTocVersion` number, when it has a container.
     pub toc_version: Option<u8>,
     /// The container header's version, when it could be read.
@@ -125,6 +127,8 @@ pub struct Encryption {
     pub key_guid: String,
     /// Whether the keys given open it.
     pub opened: bool,
+    /// `opened`, `no-key` (none given for its GUID) or `wrong-key`.
+    pub key: &'static str,
 }
 
 /// Signing evidence.
@@ -252,17 +256,28 @@ pub fn examine(folder: &GameFolder, keys: &KeyRing) -> Result<DoctorReport> {
                 ),
             }
         }
-        if let Some((version, guid)) = pak_footer(&locked.path) {
-            facts.pak_version = Some(version);
-            facts.key_guid.get_or_insert_with(|| guid_text(&guid));
+        if let Ok(footer) = crate::pak::index::PakFooter::read_file(&locked.path) {
+            facts.pak_version = Some(footer.version.number());
+            facts
+                .key_guid
+                .get_or_insert_with(|| guid_text(&footer.encryption_key_guid));
         }
+        facts.wrong_key = locked.wrong_key;
         diagnostics.push(
             Diagnostic::note(
                 "locked",
-                format!(
-                    "{} is encrypted and no key given opens it: described from its headers only",
-                    facts.name
-                ),
+                if locked.wrong_key {
+                    format!(
+                        "{} is encrypted and the key given does not open it ({}): described from its headers only",
+                        facts.name,
+                        locked.error.message()
+                    )
+                } else {
+                    format!(
+                        "{} is encrypted and no key was given for it: described from its headers only",
+                        facts.name
+                    )
+                },
             )
             .with_file(&locked.path)
             .with_hint("give the game's key with --aes-key or ZENPAK_AES_KEY"),
@@ -324,6 +339,11 @@ pub fn examine(folder: &GameFolder, keys: &KeyRing) -> Result<DoctorReport> {
             placement: s.placement,
             key_guid: s.key_guid.clone().unwrap_or_default(),
             opened: !s.locked,
+            key: match (s.locked, s.wrong_key) {
+                (false, _) => "opened",
+                (true, false) => "no-key",
+                (true, true) => "wrong-key",
+            },
         })
         .collect();
     let signing = Signing {
@@ -434,6 +454,7 @@ fn blank_facts(paks: &Path, path: &Path, order: u32, locked: bool) -> SourceFact
         order,
         sequence: None,
         locked,
+        wrong_key: false,
         toc_version: None,
         container_header_version: None,
         pak_version: None,
@@ -470,19 +491,6 @@ fn toc_facts(facts: &mut SourceFacts, toc: &Toc) {
             facts.compression.push(name);
         }
     }
-}
-
-/// A pak's version and key GUID from its footer (no key needed).
-fn pak_footer(pak: &Path) -> Option<(u32, [u8; 16])> {
-    use std::io::{Read, Seek, SeekFrom};
-    let mut file = std::fs::File::open(pak).ok()?;
-    let len = file.metadata().ok()?.len();
-    let tail_len = len.min(crate::pak::PakVersion::V9.footer_size() as u64);
-    file.seek(SeekFrom::Start(len - tail_len)).ok()?;
-    let mut tail = vec![0; tail_len as usize];
-    file.read_exact(&mut tail).ok()?;
-    let footer = crate::pak::index::PakFooter::find(&tail, len - tail_len).ok()?;
-    Some((footer.version.number(), footer.encryption_key_guid))
 }
 
 /// `.sig` files in the game's `Paks` folder (mod folders left out).

@@ -149,6 +149,24 @@ pub enum FileOrigin {
     PakEntry { source: usize, entry: usize },
 }
 
+/// Whether `error`, opening the pak and/or container, comes from their
+/// encryption: no key for it, or a key that does not open an encrypted
+/// pak index or container (the headers, never encrypted, say which).
+fn is_locked(error: &Error, pak: Option<&Path>, utoc: Option<&Path>) -> bool {
+    if matches!(error.kind(), ErrorKind::Key(_)) {
+        return true;
+    }
+    let encrypted_container = utoc.is_some_and(|u| {
+        crate::iostore::toc::Toc::read_file(u).is_ok_and(|toc| {
+            toc.header.container_flags & crate::iostore::toc::container_flags::ENCRYPTED != 0
+        })
+    });
+    let encrypted_pak = pak.is_some_and(|p| {
+        crate::pak::index::PakFooter::read_file(p).is_ok_and(|footer| footer.encrypted_index)
+    });
+    encrypted_container || encrypted_pak
+}
+
 /// A file of the view: what `unpack` writes, what `get` finds.
 #[derive(Debug, Clone, Serialize)]
 pub struct GameFile {
@@ -234,8 +252,10 @@ pub struct LockedSource {
     pub path: PathBuf,
     /// The order it would have been mounted with.
     pub order: u32,
-    /// Why it could not be opened (a key error).
+    /// Why it could not be opened.
     pub error: Error,
+    /// A key was given for it but does not open it (else none was given).
+    pub wrong_key: bool,
 }
 
 pub use crate::mount::virtual_path;
@@ -466,10 +486,11 @@ impl GameView {
             });
         let (pak, container) = match opened {
             Ok(opened) => opened,
-            Err(error) if self.skip_locked && matches!(error.kind(), ErrorKind::Key(_)) => {
+            Err(error) if self.skip_locked && is_locked(&error, pak, utoc) => {
                 self.locked.push(LockedSource {
                     path: path.to_path_buf(),
                     order,
+                    wrong_key: !matches!(error.kind(), ErrorKind::Key(_)),
                     error,
                 });
                 return Ok(None);

@@ -115,6 +115,7 @@ fn doctor_reports_engine_compression_encryption_signing_and_mods() {
     assert_eq!(encryption[0]["source"], "pakchunk1-Windows.pak");
     assert_eq!(encryption[0]["key_guid"], game.aes_key_guid.as_str());
     assert_eq!(encryption[0]["opened"], true);
+    assert_eq!(encryption[0]["key"], "opened");
 
     // Signing: .sig files and the Signed container.
     assert_eq!(report["signing"]["signed"], true);
@@ -162,8 +163,20 @@ fn doctor_reports_engine_compression_encryption_signing_and_mods() {
     let encryption = report["encryption"].as_array().unwrap();
     assert_eq!(encryption[0]["source"], "pakchunk1-Windows.pak");
     assert_eq!(encryption[0]["opened"], false);
+    assert_eq!(encryption[0]["key"], "no-key");
     assert_eq!(encryption[0]["key_guid"], game.aes_key_guid.as_str());
     assert_eq!(strings(&report["engine"]["releases"]), ["5.6", "5.7"]);
+
+    // A wrong key: said, not fatal.
+    let wrong = "11".repeat(32);
+    let report = doctor_json(
+        game.temp(),
+        &["doctor", "--game-dir", root, "--aes-key", &wrong],
+        0,
+    );
+    let encryption = report["encryption"].as_array().unwrap();
+    assert_eq!(encryption[0]["opened"], false);
+    assert_eq!(encryption[0]["key"], "wrong-key");
 
     // Text: the same facts, from any folder of the game.
     let (code, stdout, stderr) = zenpak(&[
