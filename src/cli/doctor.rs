@@ -74,9 +74,9 @@ pub fn run(args: Args, out: &Output) -> Result<()> {
         Some(path) => Some(write_manifest(path, &report, out)?),
         None => None,
     };
-    if !out.is_json() {
-        out.diagnostics(&report.diagnostics);
-    }
+    // Also as the stream's own diagnostic lines, so that counts and
+    // `--deny-warnings` are the same in text and JSON.
+    out.diagnostics(&report.diagnostics);
     let doctor = Doctor {
         report: &report,
         written,
