@@ -707,3 +707,60 @@ mod example_tests {
         assert_eq!(m.content.include.len(), 2);
     }
 }
+
+/// One key [`edit_game_keys`] changed.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct KeyChange {
+    /// `game.engine`, `game.project`, `game.profile`.
+    pub key: String,
+    /// The value before (`None`: the key was not set).
+    pub before: Option<String>,
+    pub after: String,
+}
+
+/// Sets string keys of the manifest's `[game]` table in `text`, keeping
+/// every comment and the layout (`toml_edit`); returns the new text (checked
+/// to parse as a manifest) and the keys whose value changed.
+pub fn edit_game_keys(
+    text: &str,
+    path: &Path,
+    values: &[(&str, &str)],
+) -> Result<(String, Vec<KeyChange>)> {
+    let mut doc: toml_edit::DocumentMut = text.parse().map_err(|e: toml_edit::TomlError| {
+        Error::usage(format!("the manifest does not parse: {}", e.message())).in_file(path)
+    })?;
+    let game = doc
+        .entry("game")
+        .or_insert_with(|| toml_edit::Item::Table(toml_edit::Table::new()))
+        .as_table_like_mut()
+        .ok_or_else(|| Error::usage("`game` is not a table").in_file(path))?;
+    let mut changes = Vec::new();
+    for (key, value) in values {
+        let before = game.get(key).map(|v| match v.as_str() {
+            Some(s) => s.to_string(),
+            None => v.to_string().trim().to_string(),
+        });
+        if before.as_deref() == Some(*value) {
+            continue;
+        }
+        match game.get_mut(key).and_then(|item| item.as_value_mut()) {
+            // Keeps the comment and spacing around the old value.
+            Some(old) => {
+                let decor = old.decor().clone();
+                *old = toml_edit::Value::from(*value);
+                *old.decor_mut() = decor;
+            }
+            None => {
+                game.insert(key, toml_edit::value(*value));
+            }
+        }
+        changes.push(KeyChange {
+            key: format!("game.{key}"),
+            before,
+            after: value.to_string(),
+        });
+    }
+    let new_text = doc.to_string();
+    Manifest::parse(&new_text, path)?;
+    Ok((new_text, changes))
+}

@@ -13,6 +13,7 @@ mod classic;
 mod convert;
 mod deps;
 mod diff;
+mod doctor;
 mod extract;
 mod get;
 mod inspect;
@@ -85,6 +86,11 @@ pub enum Command {
         after_help = "Examples:\n  zenpak get Game/Content/Paks Game/Config/DefaultGame.ini -o DefaultGame.ini"
     )]
     Get(get::Args),
+    /// Report what a game's files say: engine releases, compression, encryption, signing, installed mods.
+    #[command(
+        after_help = "Examples:\n  zenpak doctor --game-dir \"C:/Games/MyGame\"\n  zenpak doctor --game-dir ~/Games/MyGame --aes-key 0x0123... --message-format json\n  zenpak doctor --game-dir ~/Games/MyGame --write   # inside the mod: sets [game] in mod.toml"
+    )]
+    Doctor(doctor::Args),
     /// Create a new mod repository in a new folder.
     #[command(
         after_help = "Examples:\n  zenpak new MyMod --engine 5.6 --project MyGame\n  zenpak new my-mod-repo --name MyMod --engine 5.3 --project Marvel"
@@ -164,6 +170,7 @@ impl Command {
             Command::Verify(_) => "verify",
             Command::Unpack(_) => "unpack",
             Command::Get(_) => "get",
+            Command::Doctor(_) => "doctor",
             Command::New(_) => "new",
             Command::Init(_) => "init",
             Command::Package(_) => "package",
@@ -202,6 +209,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Verify(args) => verify::run(args, &out),
         Command::Unpack(args) => unpack::run(args, &out),
         Command::Get(args) => get::run(args, &out),
+        Command::Doctor(args) => doctor::run(args, &out),
         Command::New(args) => new::run_new(args, &out),
         Command::Init(args) => new::run_init(args, &out),
         Command::Package(args) => release::run_package(args, &out),

@@ -134,6 +134,15 @@ impl Profile {
         self.implementation().name()
     }
 
+    /// The game profile a game's own files name: its project folder and
+    /// the engine releases its containers allow (`doctor`). `None` when no
+    /// game-specific profile fits (the `generic` profile is then the one).
+    pub fn recognise(project: &str, releases: &[EngineVersion]) -> Option<Profile> {
+        // Marvel Rivals: project folder `Marvel`, a modified UE 5.3.
+        (project.eq_ignore_ascii_case("Marvel") && releases.contains(&EngineVersion::UE5_3))
+            .then_some(Profile::MarvelRivals)
+    }
+
     /// Applies the profile with its default options.
     pub fn apply(
         self,

@@ -40,6 +40,7 @@
 //! (`crate::mount::virtual_path`). `--filter` patterns match them in zenpak's one glob dialect
 //! (`crate::glob`).
 
+pub mod doctor;
 pub mod folder;
 
 use std::collections::BTreeMap;
@@ -49,7 +50,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::diagnostic::Diagnostic;
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::iostore::chunk::{ChunkId, ChunkType};
 use crate::iostore::container_header::ContainerHeader;
 use crate::iostore::reader::{
@@ -147,6 +148,24 @@ pub enum FileOrigin {
     PakEntry { source: usize, entry: usize },
 }
 
+/// Whether `error`, opening the pak and/or container, comes from their
+/// encryption: no key for it, or a key that does not open an encrypted
+/// pak index or container (the headers, never encrypted, say which).
+fn is_locked(error: &Error, pak: Option<&Path>, utoc: Option<&Path>) -> bool {
+    if matches!(error.kind(), ErrorKind::Key(_)) {
+        return true;
+    }
+    let encrypted_container = utoc.is_some_and(|u| {
+        crate::iostore::toc::Toc::read_file(u).is_ok_and(|toc| {
+            toc.header.container_flags & crate::iostore::toc::container_flags::ENCRYPTED != 0
+        })
+    });
+    let encrypted_pak = pak.is_some_and(|p| {
+        crate::pak::index::PakFooter::read_file(p).is_ok_and(|footer| footer.encrypted_index)
+    });
+    encrypted_container || encrypted_pak
+}
+
 /// A file of the view: what `unpack` writes, what `get` finds.
 #[derive(Debug, Clone, Serialize)]
 pub struct GameFile {
@@ -218,6 +237,24 @@ pub struct GameView {
     pub diagnostics: Vec<Diagnostic>,
     /// Canonical path of each mounted source → its index.
     mounted: BTreeMap<PathBuf, usize>,
+    /// Whether a source that needs a key not given is left out (`locked`)
+    /// instead of failing the open.
+    skip_locked: bool,
+    locked: Vec<LockedSource>,
+}
+
+/// A pak or container left out of a view opened with
+/// [`GameView::open_skipping_locked`]: encrypted with a key not given.
+#[derive(Debug, Clone)]
+pub struct LockedSource {
+    /// The `.pak` (or `.utoc`).
+    pub path: PathBuf,
+    /// The order it would have been mounted with.
+    pub order: u32,
+    /// Why it could not be opened.
+    pub error: Error,
+    /// A key was given for it but does not open it (else none was given).
+    pub wrong_key: bool,
 }
 
 pub use crate::mount::virtual_path;
@@ -237,7 +274,29 @@ impl GameView {
     /// on its own) is mounted once. Returns, for each path, the sources it
     /// stands for.
     pub fn open_all(paths: &[PathBuf], keys: &KeyRing) -> Result<(Self, Vec<Vec<usize>>)> {
+        Self::open_all_with(paths, keys, false)
+    }
+
+    /// [`open`](Self::open), but a pak or container that needs a key not
+    /// given is left out and listed in [`locked`](Self::locked) instead
+    /// of failing the whole view (what `doctor` reports on).
+    pub fn open_skipping_locked(path: &Path, keys: &KeyRing) -> Result<Self> {
+        Ok(Self::open_all_with(&[path.to_path_buf()], keys, true)?.0)
+    }
+
+    /// The sources left out by [`open_skipping_locked`](Self::open_skipping_locked).
+    pub fn locked(&self) -> &[LockedSource] {
+        &self.locked
+    }
+
+    fn open_all_with(
+        paths: &[PathBuf],
+        keys: &KeyRing,
+        skip_locked: bool,
+    ) -> Result<(Self, Vec<Vec<usize>>)> {
         let mut view = GameView {
+            skip_locked,
+            locked: Vec::new(),
             sources: Vec::new(),
             chunks: BTreeMap::new(),
             files: Vec::new(),
@@ -302,7 +361,7 @@ impl GameView {
             pak_order(PROJECT_CONTENT_ORDER, &name),
             keys,
         )?;
-        named.push(source);
+        named.extend(source);
         Ok(())
     }
 
@@ -337,7 +396,7 @@ impl GameView {
         // global.utoc first, order 0.
         if let Some(global) = tocs.iter().find(|t| t.eq_ignore_ascii_case("global.utoc")) {
             let utoc = root.join(global);
-            named.push(self.mount(&utoc, None, Some(&utoc), 0, keys)?);
+            named.extend(self.mount(&utoc, None, Some(&utoc), 0, keys)?);
         }
         let project = project_name(root);
         paks.sort_by(|a, b| engine_compare(b, a));
@@ -356,7 +415,7 @@ impl GameView {
             } else {
                 PROJECT_CONTENT_ORDER
             };
-            named.push(self.mount(
+            named.extend(self.mount(
                 &pak,
                 Some(&pak),
                 utoc.is_file().then_some(utoc.as_path()),
@@ -380,6 +439,9 @@ impl GameView {
                 );
             }
         }
+        if named.is_empty() && !self.locked.is_empty() {
+            return Ok(());
+        }
         if named.is_empty() && !tocs.is_empty() {
             return Err(Error::usage(format!(
                 "{}: the folder's .utoc files have no .pak beside them, so the engine mounts none of them",
@@ -398,7 +460,8 @@ impl GameView {
     }
 
     /// Mounts a pak and/or container, unless the same files are mounted
-    /// already; returns its source index.
+    /// already; returns its source index (`None` when it is locked and
+    /// the view skips locked sources).
     fn mount(
         &mut self,
         path: &Path,
@@ -406,18 +469,34 @@ impl GameView {
         utoc: Option<&Path>,
         order: u32,
         keys: &KeyRing,
-    ) -> Result<usize> {
+    ) -> Result<Option<usize>> {
         let canonical = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
         if let Some(&existing) = self.mounted.get(&canonical) {
-            return Ok(existing);
+            return Ok(Some(existing));
         }
-        self.mounted.insert(canonical, self.sources.len());
-        let pak = pak
+        let opened = pak
             .map(|p| PakReader::open_with_keys(p, keys))
-            .transpose()?;
-        let container = utoc
-            .map(|u| Container::open_with_keys(u, keys))
-            .transpose()?;
+            .transpose()
+            .and_then(|pak| {
+                let container = utoc
+                    .map(|u| Container::open_with_keys(u, keys))
+                    .transpose()?;
+                Ok((pak, container))
+            });
+        let (pak, container) = match opened {
+            Ok(opened) => opened,
+            Err(error) if self.skip_locked && is_locked(&error, pak, utoc) => {
+                self.locked.push(LockedSource {
+                    path: path.to_path_buf(),
+                    order,
+                    wrong_key: !matches!(error.kind(), ErrorKind::Key(_)),
+                    error,
+                });
+                return Ok(None);
+            }
+            Err(error) => return Err(error),
+        };
+        self.mounted.insert(canonical, self.sources.len());
         self.sources.push(MountedSource {
             path: path.to_path_buf(),
             order,
@@ -425,7 +504,7 @@ impl GameView {
             pak,
             container,
         });
-        Ok(self.sources.len() - 1)
+        Ok(Some(self.sources.len() - 1))
     }
 
     /// Decides which copy of each chunk and file wins.

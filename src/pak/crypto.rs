@@ -263,6 +263,14 @@ pub fn parse_guid(text: &str) -> Option<[u8; 16]> {
     Some(out)
 }
 
+/// The text [`parse_guid`] reads: the `FGuid` words A B C D as 32
+/// uppercase hex digits.
+pub fn guid_text(guid: &[u8; 16]) -> String {
+    guid.chunks_exact(4)
+        .map(|w| format!("{:08X}", u32::from_le_bytes([w[0], w[1], w[2], w[3]])))
+        .collect()
+}
+
 /// Pads `data` to a multiple of 16 the way the engine does before
 /// encrypting: the pad repeats the data from its start.
 pub fn pad_like_engine(data: &mut Vec<u8>) {

@@ -31,6 +31,20 @@ pub struct PakFooter {
 }
 
 impl PakFooter {
+    /// Reads the footer of the pak at `path` (no key needed: the footer is
+    /// never encrypted).
+    pub fn read_file(path: &std::path::Path) -> Result<Self> {
+        use std::io::{Read, Seek, SeekFrom};
+        let mut file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+        let len = file.metadata().map_err(|e| Error::io(path, e))?.len();
+        let tail_len = len.min(PakVersion::V9.footer_size() as u64);
+        let mut tail = vec![0; tail_len as usize];
+        file.seek(SeekFrom::Start(len - tail_len))
+            .and_then(|_| file.read_exact(&mut tail))
+            .map_err(|e| Error::io(path, e))?;
+        Self::find(&tail, len - tail_len).map_err(|e| e.in_file(path))
+    }
+
     /// Finds the footer at the end of `tail` (the last bytes of the file,
     /// `tail_start` being the file offset of `tail[0]`): the first version,
     /// newest first, whose magic and version number sit where its layout

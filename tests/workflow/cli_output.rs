@@ -15,6 +15,7 @@ use serde_json::Value;
 const REASONS: &[&str] = &[
     "diagnostic",
     "finished",
+    "doctor",
     "package",
     "build-finished",
     "check",
@@ -141,7 +142,7 @@ fn json_lines(run: &Run, command: &str, expected_code: i32) -> Vec<Value> {
 }
 
 /// Runs `args` with `--message-format json` and checks the stream.
-fn json(dir: &Path, args: &[&str], expected_code: i32) -> Vec<Value> {
+pub(crate) fn json(dir: &Path, args: &[&str], expected_code: i32) -> Vec<Value> {
     let mut all = vec!["--message-format", "json"];
     all.extend_from_slice(args);
     json_lines(&zenpak(dir, &all), &args.join(" "), expected_code)
