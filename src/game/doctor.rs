@@ -294,7 +294,7 @@ pub fn examine(folder: &GameFolder, keys: &KeyRing) -> Result<DoctorReport> {
     let engine = engine_finding(&sources, has_script_objects, &mut diagnostics);
     for facts in sources.iter().filter(|s| s.placement != Placement::Game) {
         if let (Some(v), false) = (facts.toc_version, engine.releases.is_empty()) {
-            if !engine.releases.iter().any(|r| r.toc_version_number() == v) {
+            if !engine.releases.iter().any(|r| (r.toc_version() as u8) == v) {
                 diagnostics.push(
                     Diagnostic::warning(
                         "mod-format-differs",
@@ -559,7 +559,7 @@ fn engine_finding(
     group(
         "toc-version",
         &|s| s.toc_version.map(|v| v.to_string()),
-        &|r, v| r.toc_version_number().to_string() == v,
+        &|r, v| (r.toc_version() as u8).to_string() == v,
     );
     group(
         "container-header-version",
@@ -666,7 +666,7 @@ pub fn range_text(releases: &[EngineVersion]) -> Option<String> {
 fn distinctions(releases: &[EngineVersion]) -> Vec<Distinction> {
     type Fact = (&'static str, fn(EngineVersion) -> String);
     let facts: [Fact; 7] = [
-        ("toc-version", |r| r.toc_version_number().to_string()),
+        ("toc-version", |r| (r.toc_version() as u8).to_string()),
         ("container-header-version", |r| {
             format!("{:?}", r.container_header_version())
         }),
