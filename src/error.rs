@@ -89,6 +89,11 @@ pub enum ErrorKind {
     /// refuse to ship it (a mistyped `include` or content root).
     #[error("{0}")]
     EmptyMod(String),
+    /// The content holds a file a mod must never contain (the game's asset
+    /// registry, the cook's metadata, the engine's global shaders, ...):
+    /// `crate::build::never_ship`.
+    #[error("{0}")]
+    NeverShip(String),
     /// The user stopped the command (Ctrl-C); nothing half-written was left behind.
     #[error("interrupted; the previous output was left as it was")]
     Interrupted,
@@ -123,6 +128,7 @@ impl ErrorKind {
             ErrorKind::Busy(_) => "busy",
             ErrorKind::NotOwned(_) => "not-owned",
             ErrorKind::EmptyMod(_) => "empty-mod",
+            ErrorKind::NeverShip(_) => "never-ship",
             ErrorKind::Interrupted => "interrupted",
             ErrorKind::Many { .. } => "many",
             ErrorKind::Json(_) => "json",
@@ -404,6 +410,7 @@ impl Clone for ErrorKind {
             ErrorKind::Busy(m) => ErrorKind::Busy(m.clone()),
             ErrorKind::NotOwned(m) => ErrorKind::NotOwned(m.clone()),
             ErrorKind::EmptyMod(m) => ErrorKind::EmptyMod(m.clone()),
+            ErrorKind::NeverShip(m) => ErrorKind::NeverShip(m.clone()),
             ErrorKind::Interrupted => ErrorKind::Interrupted,
             ErrorKind::Many {
                 what,

@@ -26,6 +26,9 @@ pub struct CheckReport {
     pub warnings: Vec<Diagnostic>,
     /// Packages the mod imports but does not contain: the game must have them.
     pub must_exist_in_game: Vec<String>,
+    /// `[content] exclude` patterns that leave out the files a mod must
+    /// never contain (each such file is a `never-ship` problem).
+    pub suggested_exclude: Vec<String>,
 }
 
 impl CheckReport {
@@ -49,22 +52,36 @@ struct PackageCheck {
 pub fn check(manifest: &Manifest) -> Result<CheckReport> {
     manifest.check_buildable()?;
     let selection = Selection::new(&manifest.content.include, &manifest.content.exclude)?;
-    let content = match discover::discover(
+    let (mut content, content_problems) = discover::scan(
         &manifest.content_root(),
         &manifest.game.project,
         &selection,
         manifest.content.follow_links,
-    ) {
-        Ok(content) => content,
-        Err(e) if matches!(e.kind(), crate::error::ErrorKind::Many { .. }) => {
-            return Ok(CheckReport {
-                problems: Diagnostic::from_error(&e),
-                ..CheckReport::default()
-            })
-        }
-        Err(e) => return Err(e),
-    };
-    let mut content = content;
+    )?;
+    let never_ship: Vec<Diagnostic> = content
+        .never_ship
+        .iter()
+        .map(|file| Diagnostic::of(&file.to_error()))
+        .collect();
+    let suggested_exclude: Vec<String> = content
+        .never_ship
+        .iter()
+        .map(|file| file.exclude.clone())
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    if !content_problems.is_empty() {
+        let mut problems: Vec<Diagnostic> = content_problems
+            .iter()
+            .flat_map(Diagnostic::from_error)
+            .collect();
+        problems.extend(never_ship);
+        return Ok(CheckReport {
+            problems,
+            suggested_exclude,
+            ..CheckReport::default()
+        });
+    }
     if !manifest.content.paks.is_empty() {
         // Unpacking into the build cache needs the output folder's lock.
         let _lock = crate::build::lock_output(manifest, &crate::build::Silent)?;
@@ -84,6 +101,8 @@ pub fn check(manifest: &Manifest) -> Result<CheckReport> {
         packages: content.packages.len(),
         loose_files: content.loose_files.len(),
         warnings: manifest.warnings(),
+        problems: never_ship,
+        suggested_exclude,
         ..CheckReport::default()
     };
     report.warnings.extend(content.warnings.iter().cloned());

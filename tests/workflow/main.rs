@@ -13,5 +13,6 @@ mod example_mod;
 mod game_folder;
 mod inputs;
 mod manifest_agreement;
+mod never_ship;
 mod reliability;
 mod workflows;
