@@ -2,7 +2,7 @@
 //! the content, found without converting or writing anything, plus the
 //! packages the mod needs from the game.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 use rayon::prelude::*;
 use serde::Serialize;
@@ -107,7 +107,6 @@ pub fn check(manifest: &Manifest) -> Result<CheckReport> {
     };
     report.warnings.extend(content.warnings.iter().cloned());
     report.problems.extend(mappings_problems(manifest));
-    report.problems.extend(case_clashes(&content.packages));
 
     let engine = manifest.game.engine;
     let profile = crate::fixups::Profile::from_name(&manifest.game.profile)?;
@@ -156,30 +155,6 @@ fn mappings_problems(manifest: &Manifest) -> Vec<Diagnostic> {
         Ok(()) => Vec::new(),
         Err(e) => Diagnostic::from_error(&e.within("[game] mappings")),
     }
-}
-
-/// Package names must be unique even ignoring case: the engine's ids are case-blind.
-fn case_clashes(packages: &[PackageSource]) -> Vec<Diagnostic> {
-    let mut by_lower: BTreeMap<String, Vec<&str>> = BTreeMap::new();
-    for package in packages {
-        by_lower
-            .entry(package.package_name.to_lowercase())
-            .or_default()
-            .push(&package.relative_path);
-    }
-    by_lower
-        .values()
-        .filter(|p| p.len() > 1)
-        .map(|paths| {
-            Diagnostic::error(
-                "case-clash",
-                format!(
-                    "{} are one package to the engine (names differ only in case); keep one",
-                    paths.join(" and ")
-                ),
-            )
-        })
-        .collect()
 }
 
 /// Reads one package as the build would and lists what it imports.

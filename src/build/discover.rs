@@ -297,10 +297,12 @@ pub fn scan(
         temporaries,
         mut never_ship,
     } = walk(root, selection, follow_links)?;
-    let (mut packages, problems) = packages_of(groups, root, project, selection, &mut never_ship);
+    let (mut packages, mut problems) =
+        packages_of(groups, root, project, selection, &mut never_ship);
     never_ship.sort_by(|a, b| a.relative_path.cmp(&b.relative_path));
     packages.sort_by(|a, b| a.relative_path.cmp(&b.relative_path));
     loose_files.sort_by(|a, b| a.relative_path.cmp(&b.relative_path));
+    problems.extend(case_clashes(root, &packages, &loose_files));
     let mut warnings = content_warnings(root, project, strays, &packages, &loose_files);
     warnings.extend(selection.unused_patterns());
     warnings.extend(temporaries.into_iter().map(|path| {
@@ -522,6 +524,38 @@ fn packages_of(
         }
     }
     (packages, problems)
+}
+
+/// Paths that differ only in case are one file on Windows and one package
+/// or file to the engine (it compares paths ignoring case): an error each,
+/// naming both.
+fn case_clashes(root: &Path, packages: &[PackageSource], loose_files: &[LooseFile]) -> Vec<Error> {
+    let mut seen: BTreeMap<String, &str> = BTreeMap::new();
+    let mut problems = Vec::new();
+    let keyed = packages
+        .iter()
+        .map(|p| (p.package_name.to_lowercase(), p.relative_path.as_str()))
+        .chain(
+            loose_files
+                .iter()
+                .map(|f| (f.relative_path.to_lowercase(), f.relative_path.as_str())),
+        );
+    for (key, relative) in keyed {
+        if let Some(first) = seen.insert(key, relative) {
+            problems.push(
+                Error::new(crate::error::ErrorKind::Content {
+                    code: "case-clash",
+                    message: format!(
+                        "`{first}` and `{relative}` differ only in case: on Windows, and to the \
+                         engine (which ignores case in paths), they are one"
+                    ),
+                })
+                .in_file(root.join(relative))
+                .with_hint("keep one of them (rename or remove the other)"),
+            );
+        }
+    }
+    problems
 }
 
 /// Warnings about what was found: strays left out, files the game will not

@@ -49,10 +49,13 @@ pub struct NeverShip {
 impl NeverShip {
     /// The error `check` and `build` report for it (code `never-ship`).
     pub fn to_error(&self) -> Error {
-        Error::new(ErrorKind::NeverShip(format!(
-            "`{}` is {}; a mod must not contain it",
-            self.relative_path, self.what
-        )))
+        Error::new(ErrorKind::Content {
+            code: "never-ship",
+            message: format!(
+                "`{}` is {}; a mod must not contain it",
+                self.relative_path, self.what
+            ),
+        })
         .in_file(&self.path)
         .with_hint(format!(
             "leave it out: add `\"{}\"` to `[content] exclude` in mod.toml (exclude = [\"{}\"])",

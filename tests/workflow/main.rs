@@ -15,4 +15,5 @@ mod inputs;
 mod manifest_agreement;
 mod never_ship;
 mod reliability;
+mod windows_paths;
 mod workflows;
