@@ -70,18 +70,12 @@ pub fn check(manifest: &Manifest) -> Result<CheckReport> {
         .collect::<BTreeSet<_>>()
         .into_iter()
         .collect();
-    if !content_problems.is_empty() {
-        let mut problems: Vec<Diagnostic> = content_problems
-            .iter()
-            .flat_map(Diagnostic::from_error)
-            .collect();
-        problems.extend(never_ship);
-        return Ok(CheckReport {
-            problems,
-            suggested_exclude,
-            ..CheckReport::default()
-        });
-    }
+    // The packages that were found are checked too: every problem at once.
+    let mut problems: Vec<Diagnostic> = content_problems
+        .iter()
+        .flat_map(Diagnostic::from_error)
+        .collect();
+    problems.extend(never_ship);
     if !manifest.content.paks.is_empty() {
         // Unpacking into the build cache needs the output folder's lock.
         let _lock = crate::build::lock_output(manifest, &crate::build::Silent)?;
@@ -101,7 +95,7 @@ pub fn check(manifest: &Manifest) -> Result<CheckReport> {
         packages: content.packages.len(),
         loose_files: content.loose_files.len(),
         warnings: manifest.warnings(),
-        problems: never_ship,
+        problems,
         suggested_exclude,
         ..CheckReport::default()
     };

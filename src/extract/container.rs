@@ -465,6 +465,9 @@ impl ExtractSummary {
     }
 }
 
+/// A package's report and the bytes written for it, or why it failed.
+type Written = Result<(PackageReport, u64)>;
+
 /// A package chosen for extraction.
 struct Planned {
     chunk: SourceChunk,
@@ -536,7 +539,7 @@ pub fn extract(
     let mut done = 0;
     for range in package_groups(&plan) {
         crate::publish::check_interrupted()?;
-        let results: Vec<(Result<(PackageReport, u64)>, Vec<Unresolved>)> = {
+        let results: Vec<(Written, Vec<Unresolved>)> = {
             use rayon::prelude::*;
             plan[range.clone()]
                 .par_iter()
