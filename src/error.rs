@@ -89,6 +89,11 @@ pub enum ErrorKind {
     /// refuse to ship it (a mistyped `include` or content root).
     #[error("{0}")]
     EmptyMod(String),
+    /// A file of the mod's content cannot ship as it is; `code` says why
+    /// (`never-ship`: a file a mod must never contain, `crate::build::never_ship`;
+    /// `case-clash`: two paths that differ only in case).
+    #[error("{message}")]
+    Content { code: &'static str, message: String },
     /// The user stopped the command (Ctrl-C); nothing half-written was left behind.
     #[error("interrupted; the previous output was left as it was")]
     Interrupted,
@@ -123,6 +128,7 @@ impl ErrorKind {
             ErrorKind::Busy(_) => "busy",
             ErrorKind::NotOwned(_) => "not-owned",
             ErrorKind::EmptyMod(_) => "empty-mod",
+            ErrorKind::Content { code, .. } => code,
             ErrorKind::Interrupted => "interrupted",
             ErrorKind::Many { .. } => "many",
             ErrorKind::Json(_) => "json",
@@ -404,6 +410,10 @@ impl Clone for ErrorKind {
             ErrorKind::Busy(m) => ErrorKind::Busy(m.clone()),
             ErrorKind::NotOwned(m) => ErrorKind::NotOwned(m.clone()),
             ErrorKind::EmptyMod(m) => ErrorKind::EmptyMod(m.clone()),
+            ErrorKind::Content { code, message } => ErrorKind::Content {
+                code,
+                message: message.clone(),
+            },
             ErrorKind::Interrupted => ErrorKind::Interrupted,
             ErrorKind::Many {
                 what,

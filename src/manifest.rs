@@ -211,19 +211,59 @@ impl Manifest {
     pub fn parse(text: &str, path: &Path) -> Result<Manifest> {
         check_known_keys(text, path)?;
         let mut manifest: Manifest = toml::from_str(text).map_err(|e| {
+            let at = e.span().map(|span| line_column(text, span.start));
+            if let Some((line, column)) = at.and_then(|(line, _)| bad_backslash(text, line)) {
+                return Error::usage(
+                    "a `\\` in a double-quoted string starts an escape, so this path does not read",
+                )
+                .in_file(path)
+                .at_line(line, column)
+                .with_hint(
+                    "write paths with `/` on every system (\"./Cooked\"), or in single quotes ('.\\Cooked'), which take `\\` as it is",
+                );
+            }
             let error = Error::usage(e.message().trim_end()).in_file(path);
-            match e.span() {
-                Some(span) => {
-                    let (line, column) = line_column(text, span.start);
-                    error.at_line(line, column)
-                }
+            match at {
+                Some((line, column)) => error.at_line(line, column),
                 None => error,
             }
         })?;
+        manifest.normalise_separators();
         manifest.dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
         manifest.path = path.to_path_buf();
         manifest.validate(text, path)?;
         Ok(manifest)
+    }
+
+    /// Paths and globs written with Windows' `\` (`'.\Cooked'`,
+    /// `".\\Cooked"`) mean what they mean on Windows, on every system: `\`
+    /// becomes `/` (which Windows takes too), so a manifest written on
+    /// Windows builds the same in CI.
+    fn normalise_separators(&mut self) {
+        fn path(p: &mut PathBuf) {
+            if let Some(text) = p.to_str().filter(|t| t.contains('\\')) {
+                *p = PathBuf::from(text.replace('\\', "/"));
+            }
+        }
+        path(&mut self.content.root);
+        self.content.paks.iter_mut().for_each(path);
+        path(&mut self.output.dir);
+        if let Some(p) = &mut self.game.mappings {
+            path(p);
+        }
+        if let Some(p) = &mut self.output.key_file {
+            path(p);
+        }
+        for glob in self
+            .content
+            .include
+            .iter_mut()
+            .chain(self.content.exclude.iter_mut())
+        {
+            if glob.contains('\\') {
+                *glob = glob.replace('\\', "/");
+            }
+        }
     }
 
     /// Reads and parses the manifest at `path`.
@@ -612,6 +652,44 @@ fn normalize(path: &Path) -> PathBuf {
 }
 
 /// 1-based line and column of a byte offset.
+/// Line and column of a `\` in a double-quoted (basic) string of line
+/// `line` that is not one of TOML's escapes: a Windows path written as
+/// `".\Cooked"`.
+fn bad_backslash(text: &str, line: usize) -> Option<(usize, usize)> {
+    let source = text.lines().nth(line.checked_sub(1)?)?;
+    let chars: Vec<char> = source.chars().collect();
+    let mut in_basic = false;
+    let mut in_literal = false;
+    let mut i = 0;
+    while i < chars.len() {
+        match chars[i] {
+            '#' if !in_basic && !in_literal => return None,
+            '\'' if !in_basic => in_literal = !in_literal,
+            '"' if !in_literal => in_basic = !in_basic,
+            '\\' if in_basic => {
+                let next = chars.get(i + 1).copied();
+                let hex = |n: usize| {
+                    chars.len() > i + 1 + n
+                        && chars[i + 2..i + 2 + n].iter().all(char::is_ascii_hexdigit)
+                };
+                let valid = match next {
+                    Some('b' | 't' | 'n' | 'f' | 'r' | 'e' | '"' | '\\') => true,
+                    Some('u') => hex(4),
+                    Some('U') => hex(8),
+                    _ => false,
+                };
+                if !valid {
+                    return Some((line, i + 1));
+                }
+                i += 1;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
 fn line_column(text: &str, offset: usize) -> (usize, usize) {
     let before = &text[..offset.min(text.len())];
     let line = before.matches('\n').count() + 1;

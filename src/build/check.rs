@@ -2,7 +2,7 @@
 //! the content, found without converting or writing anything, plus the
 //! packages the mod needs from the game.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 use rayon::prelude::*;
 use serde::Serialize;
@@ -26,6 +26,9 @@ pub struct CheckReport {
     pub warnings: Vec<Diagnostic>,
     /// Packages the mod imports but does not contain: the game must have them.
     pub must_exist_in_game: Vec<String>,
+    /// `[content] exclude` patterns that leave out the files a mod must
+    /// never contain (each such file is a `never-ship` problem).
+    pub suggested_exclude: Vec<String>,
 }
 
 impl CheckReport {
@@ -49,22 +52,30 @@ struct PackageCheck {
 pub fn check(manifest: &Manifest) -> Result<CheckReport> {
     manifest.check_buildable()?;
     let selection = Selection::new(&manifest.content.include, &manifest.content.exclude)?;
-    let content = match discover::discover(
+    let (mut content, content_problems) = discover::scan(
         &manifest.content_root(),
         &manifest.game.project,
         &selection,
         manifest.content.follow_links,
-    ) {
-        Ok(content) => content,
-        Err(e) if matches!(e.kind(), crate::error::ErrorKind::Many { .. }) => {
-            return Ok(CheckReport {
-                problems: Diagnostic::from_error(&e),
-                ..CheckReport::default()
-            })
-        }
-        Err(e) => return Err(e),
-    };
-    let mut content = content;
+    )?;
+    let never_ship: Vec<Diagnostic> = content
+        .never_ship
+        .iter()
+        .map(|file| Diagnostic::of(&file.to_error()))
+        .collect();
+    let suggested_exclude: Vec<String> = content
+        .never_ship
+        .iter()
+        .map(|file| file.exclude.clone())
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    // The packages that were found are checked too: every problem at once.
+    let mut problems: Vec<Diagnostic> = content_problems
+        .iter()
+        .flat_map(Diagnostic::from_error)
+        .collect();
+    problems.extend(never_ship);
     if !manifest.content.paks.is_empty() {
         // Unpacking into the build cache needs the output folder's lock.
         let _lock = crate::build::lock_output(manifest, &crate::build::Silent)?;
@@ -84,11 +95,12 @@ pub fn check(manifest: &Manifest) -> Result<CheckReport> {
         packages: content.packages.len(),
         loose_files: content.loose_files.len(),
         warnings: manifest.warnings(),
+        problems,
+        suggested_exclude,
         ..CheckReport::default()
     };
     report.warnings.extend(content.warnings.iter().cloned());
     report.problems.extend(mappings_problems(manifest));
-    report.problems.extend(case_clashes(&content.packages));
 
     let engine = manifest.game.engine;
     let profile = crate::fixups::Profile::from_name(&manifest.game.profile)?;
@@ -137,30 +149,6 @@ fn mappings_problems(manifest: &Manifest) -> Vec<Diagnostic> {
         Ok(()) => Vec::new(),
         Err(e) => Diagnostic::from_error(&e.within("[game] mappings")),
     }
-}
-
-/// Package names must be unique even ignoring case: the engine's ids are case-blind.
-fn case_clashes(packages: &[PackageSource]) -> Vec<Diagnostic> {
-    let mut by_lower: BTreeMap<String, Vec<&str>> = BTreeMap::new();
-    for package in packages {
-        by_lower
-            .entry(package.package_name.to_lowercase())
-            .or_default()
-            .push(&package.relative_path);
-    }
-    by_lower
-        .values()
-        .filter(|p| p.len() > 1)
-        .map(|paths| {
-            Diagnostic::error(
-                "case-clash",
-                format!(
-                    "{} are one package to the engine (names differ only in case); keep one",
-                    paths.join(" and ")
-                ),
-            )
-        })
-        .collect()
 }
 
 /// Reads one package as the build would and lists what it imports.

@@ -13,6 +13,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::glob::Globs;
 
+use super::never_ship::{self, NeverShip};
 use crate::diagnostic::Diagnostic;
 use crate::error::{Error, Result};
 
@@ -89,6 +90,9 @@ pub struct LooseFile {
 pub struct Content {
     pub packages: Vec<PackageSource>,
     pub loose_files: Vec<LooseFile>,
+    /// Selected files a mod must never contain ([`never_ship`](super::never_ship)):
+    /// left out of `packages` and `loose_files`; `build` refuses them, `check` lists them.
+    pub never_ship: Vec<NeverShip>,
     /// What looked wrong but does not stop a build (stray containers, files
     /// the game will not mount, patterns that matched nothing, ...).
     pub warnings: Vec<Diagnostic>,
@@ -101,6 +105,9 @@ pub struct Selection {
     include_patterns: Vec<String>,
     /// Which include patterns selected at least one file.
     include_used: Vec<AtomicBool>,
+    /// The include patterns that start with `Engine/`: what they select is
+    /// an engine override on purpose.
+    engine_include: GlobSet,
 }
 
 impl Selection {
@@ -119,6 +126,16 @@ impl Selection {
             exclude: build("`[content] exclude`", exclude)?,
             include_patterns: include.to_vec(),
             include_used: include.iter().map(|_| AtomicBool::new(false)).collect(),
+            engine_include: build(
+                &include
+                    .iter()
+                    .filter(|g| {
+                        g.get(..7)
+                            .is_some_and(|p| p.eq_ignore_ascii_case("Engine/"))
+                    })
+                    .cloned()
+                    .collect::<Vec<_>>(),
+            )?,
         })
     }
 
@@ -128,6 +145,7 @@ impl Selection {
             exclude: None,
             include_patterns: Vec::new(),
             include_used: Vec::new(),
+            engine_include: GlobSet::empty(),
         }
     }
 
@@ -147,6 +165,11 @@ impl Selection {
                 .exclude
                 .as_ref()
                 .is_some_and(|g| g.is_match(relative_path))
+    }
+
+    /// Whether an `include` pattern starting with `Engine/` selects this path.
+    pub fn names_in_engine(&self, relative_path: &str) -> bool {
+        self.engine_include.is_match(relative_path)
     }
 
     /// Warnings for include patterns that selected nothing (typos, `\` separators).
@@ -223,7 +246,7 @@ pub fn package_name_for(relative_path: &str, project: &str) -> Option<String> {
 /// Walks `root` and returns the selected packages and loose files.
 ///
 /// Errors list every problem found (unmappable package paths, companions
-/// without a header), not just the first. `root` may itself be a symbolic
+/// without a header, files a mod must never contain), not just the first. `root` may itself be a symbolic
 /// link; a link inside it whose target lies outside it is an error unless
 /// `follow_links` (the manifest's `[content] follow-links`).
 pub fn discover(
@@ -232,6 +255,28 @@ pub fn discover(
     selection: &Selection,
     follow_links: bool,
 ) -> Result<Content> {
+    let (content, mut problems) = scan(root, project, selection, follow_links)?;
+    problems.extend(content.never_ship.iter().map(NeverShip::to_error));
+    if !problems.is_empty() {
+        let total = problems.len();
+        return Err(Error::new(crate::error::ErrorKind::Many {
+            what: "content files",
+            total,
+            failures: problems,
+        }));
+    }
+    Ok(content)
+}
+
+/// [`discover`] that hands back the problems with what was found instead
+/// of failing on them; files that must never ship are in `never_ship`
+/// (`check` lists both).
+pub fn scan(
+    root: &Path,
+    project: &str,
+    selection: &Selection,
+    follow_links: bool,
+) -> Result<(Content, Vec<Error>)> {
     if !root.is_dir() {
         return Err(Error::usage(format!(
             "content root `{}` is not a folder; set `[content] root` in mod.toml to the folder \
@@ -244,10 +289,14 @@ pub fn discover(
         mut loose_files,
         strays,
         temporaries,
+        mut never_ship,
     } = walk(root, selection, follow_links)?;
-    let mut packages = packages_of(groups, root, project, selection)?;
+    let (mut packages, mut problems) =
+        packages_of(groups, root, project, selection, &mut never_ship);
+    never_ship.sort_by(|a, b| a.relative_path.cmp(&b.relative_path));
     packages.sort_by(|a, b| a.relative_path.cmp(&b.relative_path));
     loose_files.sort_by(|a, b| a.relative_path.cmp(&b.relative_path));
+    problems.extend(case_clashes(root, &packages, &loose_files));
     let mut warnings = content_warnings(root, project, strays, &packages, &loose_files);
     warnings.extend(selection.unused_patterns());
     warnings.extend(temporaries.into_iter().map(|path| {
@@ -258,11 +307,15 @@ pub fn discover(
         .with_file(path)
         .with_hint("delete it (it is never part of a mod)")
     }));
-    Ok(Content {
-        packages,
-        loose_files,
-        warnings,
-    })
+    Ok((
+        Content {
+            packages,
+            loose_files,
+            never_ship,
+            warnings,
+        },
+        problems,
+    ))
 }
 
 /// A package's files found by the walk, by their path without extension.
@@ -279,6 +332,8 @@ struct Walked {
     strays: Vec<String>,
     /// zenpak's own temporaries (a killed zenpak's leftovers): never packed.
     temporaries: Vec<PathBuf>,
+    /// Selected loose files a mod must never contain.
+    never_ship: Vec<NeverShip>,
 }
 
 /// Walks the content root: package files grouped by package, the other
@@ -288,6 +343,8 @@ fn walk(root: &Path, selection: &Selection, follow_links: bool) -> Result<Walked
     let mut loose_files = Vec::new();
     let mut strays = Vec::new();
     let mut temporaries = Vec::new();
+    let mut never_ship = Vec::new();
+    let rules = never_ship::Rules::for_root(root);
     // Symbolic links are followed (a content folder linked into the mod is
     // common) while they stay inside the root, or anywhere when the manifest
     // says so; walkdir refuses a link back to one of its own parents.
@@ -350,6 +407,11 @@ fn walk(root: &Path, selection: &Selection, follow_links: bool) -> Result<Walked
             }
             None => {
                 if selection.selects(&relative) {
+                    let named = selection.names_in_engine(&relative);
+                    if let Some(found) = rules.check(&relative, entry.path(), named) {
+                        never_ship.push(found);
+                        continue;
+                    }
                     let extension = relative
                         .rsplit_once('.')
                         .map(|(_, e)| e.to_ascii_lowercase());
@@ -371,6 +433,7 @@ fn walk(root: &Path, selection: &Selection, follow_links: bool) -> Result<Walked
         loose_files,
         strays,
         temporaries,
+        never_ship,
     })
 }
 
@@ -392,20 +455,29 @@ fn check_link_inside(link: &Path, real_root: &Path) -> Result<()> {
     ))
 }
 
-/// The packages of the walked groups; every file that cannot be a package
-/// of the mod is a problem, all reported at once.
+/// The packages of the walked groups, and every file that cannot be a
+/// package of the mod as a problem; packages that must never ship go to
+/// `never_ship`.
 fn packages_of(
     groups: BTreeMap<String, Group>,
     root: &Path,
     project: &str,
     selection: &Selection,
-) -> Result<Vec<PackageSource>> {
+    never_ship: &mut Vec<NeverShip>,
+) -> (Vec<PackageSource>, Vec<Error>) {
+    let rules = never_ship::Rules::for_root(root);
     let mut problems = Vec::new();
     let mut packages = Vec::new();
     for (_, group) in groups {
         match group.header {
             Some((relative, header)) => {
                 if !selection.selects(&relative) {
+                    continue;
+                }
+                if let Some(found) =
+                    rules.check(&relative, &header, selection.names_in_engine(&relative))
+                {
+                    never_ship.push(found);
                     continue;
                 }
                 let Some(package_name) = package_name_for(&relative, project) else {
@@ -445,15 +517,39 @@ fn packages_of(
             }
         }
     }
-    if !problems.is_empty() {
-        let total = problems.len();
-        return Err(Error::new(crate::error::ErrorKind::Many {
-            what: "content files",
-            total,
-            failures: problems,
-        }));
+    (packages, problems)
+}
+
+/// Paths that differ only in case are one file on Windows and one package
+/// or file to the engine (it compares paths ignoring case): an error each,
+/// naming both.
+fn case_clashes(root: &Path, packages: &[PackageSource], loose_files: &[LooseFile]) -> Vec<Error> {
+    let mut seen: BTreeMap<String, &str> = BTreeMap::new();
+    let mut problems = Vec::new();
+    let keyed = packages
+        .iter()
+        .map(|p| (p.package_name.to_lowercase(), p.relative_path.as_str()))
+        .chain(
+            loose_files
+                .iter()
+                .map(|f| (f.relative_path.to_lowercase(), f.relative_path.as_str())),
+        );
+    for (key, relative) in keyed {
+        if let Some(first) = seen.insert(key, relative) {
+            problems.push(
+                Error::new(crate::error::ErrorKind::Content {
+                    code: "case-clash",
+                    message: format!(
+                        "`{first}` and `{relative}` differ only in case: on Windows, and to the \
+                         engine (which ignores case in paths), they are one"
+                    ),
+                })
+                .in_file(root.join(relative))
+                .with_hint("keep one of them (rename or remove the other)"),
+            );
+        }
     }
-    Ok(packages)
+    problems
 }
 
 /// Warnings about what was found: strays left out, files the game will not

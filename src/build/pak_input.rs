@@ -250,8 +250,30 @@ pub fn add_paks(
         }
         let dir = unpacked_dir(cache_dir, pak);
         unpack_once(pak, &dir, keys, trust)?;
-        let found = discover::discover(&dir, project, &Selection::new(&[], &[])?, false)?;
+        let (found, problems) = discover::scan(&dir, project, &Selection::new(&[], &[])?, false)?;
+        if !problems.is_empty() {
+            let total = problems.len();
+            return Err(Error::new(crate::error::ErrorKind::Many {
+                what: "content files",
+                total,
+                failures: problems,
+            }));
+        }
         let name = pak.display().to_string();
+        // What a mod must never contain is left out of an input pak's files
+        // (an exclude line cannot reach them), with a warning each.
+        for file in &found.never_ship {
+            content.warnings.push(
+                crate::diagnostic::Diagnostic::warning(
+                    "never-ship",
+                    format!(
+                        "`{}` in {name} is {}; it was left out of the mod",
+                        file.relative_path, file.what
+                    ),
+                )
+                .with_file(pak),
+            );
+        }
         let paths = found
             .packages
             .iter()

@@ -22,6 +22,7 @@ struct CheckLine<'a> {
     problems: usize,
     warnings: usize,
     must_exist_in_game: &'a [String],
+    suggested_exclude: &'a [String],
 }
 
 pub fn run(args: Args, out: &Output) -> Result<()> {
@@ -54,6 +55,7 @@ pub fn run(args: Args, out: &Output) -> Result<()> {
             problems: report.problems.len(),
             warnings: report.warnings.len(),
             must_exist_in_game: needed,
+            suggested_exclude: &report.suggested_exclude,
         },
         || {
             out.status(
@@ -68,6 +70,20 @@ pub fn run(args: Args, out: &Output) -> Result<()> {
             )
         },
     );
+    if !report.suggested_exclude.is_empty() && !out.is_json() {
+        out.note(
+            "suggested-exclude",
+            format!(
+                "to leave out what a mod must not contain, add to `[content] exclude` in mod.toml: exclude = [{}]",
+                report
+                    .suggested_exclude
+                    .iter()
+                    .map(|p| format!("\"{p}\""))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        );
+    }
     if report.is_ok() {
         Ok(())
     } else {

@@ -1,4 +1,4 @@
-//! `zenpak extract PATH... -o DIR --engine V [--game PAKS] [--filter GLOB]...
+//! `zenpak extract PATH... -o DIR [--engine V] [--game PAKS | --game-dir DIR] [--filter GLOB]...
 //! [--with-deps] [--allow-unresolved] [--force]`: writes the packages of the
 //! named containers, paks or `Paks/` folders as legacy `.uasset`/`.umap` +
 //! `.uexp` (+ bulk companions) and their other files as they are. Logic
@@ -23,14 +23,20 @@ pub struct Args {
     /// Output folder (created; must be empty unless --force).
     #[arg(short, long)]
     pub output: PathBuf,
-    /// Engine release the containers were written for.
+    /// Engine release the containers were written for (default: the
+    /// nearest mod.toml's `[game] engine`).
     #[arg(long)]
-    pub engine: EngineVersion,
+    pub engine: Option<EngineVersion>,
     /// The game's Paks folder, mounted first: its containers resolve imports
     /// (and global.utoc gives the script objects). Not extracted unless
     /// --with-deps needs them.
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", conflicts_with = "game_dir")]
     pub game: Option<PathBuf>,
+    /// The game, as `install` takes it: its install folder or any folder of
+    /// it (the project, `Content`, `Paks`, `~mods`); its `Paks` folder is
+    /// used as --game uses it.
+    #[arg(long, value_name = "DIR")]
+    pub game_dir: Option<PathBuf>,
     /// Extract only packages whose name matches (e.g. `/Game/Characters/**`); repeatable.
     #[arg(long = "filter", value_name = "GLOB")]
     pub filters: Vec<String>,
@@ -58,11 +64,91 @@ pub struct Args {
     pub key: KeyArgs,
 }
 
+/// The engine: `--engine`, else the nearest mod.toml's (which must load).
+fn engine(args: &Args, out: &Output) -> Result<EngineVersion> {
+    if let Some(engine) = args.engine {
+        return Ok(engine);
+    }
+    let cwd = std::env::current_dir().map_err(|e| Error::io(".", e))?;
+    let no_engine = || {
+        Error::usage("which engine wrote these containers?").with_hint(
+            "pass --engine (e.g. --engine 5.6), or run inside a mod whose mod.toml sets `[game] engine`",
+        )
+    };
+    let path = zenpak::manifest::Manifest::find(&cwd).map_err(|_| no_engine())?;
+    let manifest = zenpak::manifest::Manifest::load(&path)?;
+    out.verbose_status(
+        "Using",
+        format!("UE {} from {}", manifest.game.engine, path.display()),
+    );
+    Ok(manifest.game.engine)
+}
+
+/// The game's Paks folder: `--game` as given, or `--game-dir` located (the
+/// nearest mod.toml's `[game] project`, when there is one, picks the project).
+fn game_paks(args: &Args, out: &Output) -> Result<Option<PathBuf>> {
+    let Some(dir) = &args.game_dir else {
+        return Ok(args.game.clone());
+    };
+    let project = std::env::current_dir()
+        .ok()
+        .and_then(|cwd| zenpak::manifest::Manifest::find(&cwd).ok())
+        .and_then(|path| zenpak::manifest::Manifest::load(&path).ok())
+        .map(|m| m.game.project);
+    Ok(Some(
+        super::args::game_folder(out, dir, project.as_deref())?.paks(),
+    ))
+}
+
+/// One line per package with unresolved imports: how many and the first
+/// few (all of them with `--verbose` or in JSON).
+fn unresolved_diagnostic(
+    out: &Output,
+    package_name: &str,
+    ok: bool,
+    unresolved: &[zenpak::extract::Unresolved],
+) -> Option<zenpak::diagnostic::Diagnostic> {
+    if unresolved.is_empty() {
+        return None;
+    }
+    let all = out.verbose || out.is_json();
+    let shown = if all {
+        unresolved.len()
+    } else {
+        zenpak::extract::UNRESOLVED_SHOWN
+    };
+    let list = zenpak::extract::unresolved_list(unresolved, shown);
+    let mut d = if ok {
+        zenpak::diagnostic::Diagnostic::warning(
+            "unresolved-import",
+            format!(
+                "{} imports cannot be resolved and are written as placeholders: {list}",
+                unresolved.len()
+            ),
+        )
+    } else if all {
+        // The failure itself comes at the end (one error per package); this lists them all.
+        zenpak::diagnostic::Diagnostic::note(
+            "unresolved-import",
+            format!("{} imports cannot be resolved: {list}", unresolved.len()),
+        )
+    } else {
+        return None;
+    };
+    if !all && unresolved.len() > shown {
+        d = d.with_hint("--verbose lists them all");
+    }
+    d.file = Some(package_name.to_string());
+    Some(d)
+}
+
 pub fn run(args: Args, out: &Output) -> Result<()> {
-    let source = ViewSource::open(&args.paths, args.game.as_deref(), &args.key.keys()?)?;
+    let engine = engine(&args, out)?;
+    let game = game_paks(&args, out)?;
+    let source = ViewSource::open(&args.paths, game.as_deref(), &args.key.keys()?)?;
     out.diagnostics(&source.view().diagnostics);
     let script_objects = match &args.script_objects {
-        Some(dir) if dir.is_dir() => Some(ScriptObjects::from_legacy_folder(dir, args.engine)?),
+        Some(dir) if dir.is_dir() => Some(ScriptObjects::from_legacy_folder(dir, engine)?),
         Some(path) => {
             let data = std::fs::read(path).map_err(|e| Error::io(path, e))?;
             Some(ScriptObjects::read_ue5(&data).map_err(|e| e.in_file(path))?)
@@ -70,7 +156,7 @@ pub fn run(args: Args, out: &Output) -> Result<()> {
         None => None,
     };
     let request = ExtractRequest {
-        engine: args.engine,
+        engine,
         output: args.output.clone(),
         filters: args.filters.clone(),
         with_dependencies: args.with_deps,
@@ -92,8 +178,13 @@ pub fn run(args: Args, out: &Output) -> Result<()> {
             ExtractEvent::Package {
                 package_name,
                 warnings,
+                ok,
+                unresolved,
                 ..
             } => {
+                if let Some(d) = unresolved_diagnostic(out, package_name, *ok, unresolved) {
+                    out.diagnostic(&d);
+                }
                 for warning in warnings {
                     let mut warning = warning.clone();
                     if warning.file.is_none() {

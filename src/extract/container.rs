@@ -46,7 +46,8 @@ use crate::version::EngineVersion;
 use super::provider::{read_header, HeaderProvider, ProvidedPackage};
 use super::script_objects::ScriptObjects;
 use super::{
-    extract_package, ExtractContext, ExtractOptions, LegacyOutput, PackageReport, ZenInput,
+    extract_package, ExtractContext, ExtractOptions, LegacyOutput, PackageReport, Unresolved,
+    ZenInput,
 };
 
 /// One chunk a source can read.
@@ -378,6 +379,9 @@ pub enum ExtractEvent {
         package_name: String,
         ok: bool,
         warnings: Vec<Diagnostic>,
+        /// Its imports that cannot be resolved: written as placeholders
+        /// (`ok`), or why it failed (not `ok`, without `allow_unresolved`).
+        unresolved: Vec<Unresolved>,
     },
 }
 
@@ -405,6 +409,10 @@ pub struct ExtractSummary {
     pub warned_packages: usize,
     /// Warnings about those packages.
     pub warnings: usize,
+    /// Packages with imports that cannot be resolved (written with
+    /// placeholders, or failed), and how many imports that is in all.
+    pub unresolved_packages: usize,
+    pub unresolved_imports: usize,
     /// Packages chosen for extraction.
     pub planned: usize,
     /// Packages that could not be extracted.
@@ -456,6 +464,9 @@ impl ExtractSummary {
     }
 }
 
+/// A package's report and the bytes written for it, or why it failed.
+type Written = Result<(PackageReport, u64)>;
+
 /// A package chosen for extraction.
 struct Planned {
     chunk: SourceChunk,
@@ -493,10 +504,15 @@ pub fn extract(
         }
     };
     let headers = SourceHeaders::new(source, request.engine, &chunks, &store);
+    // Placeholders are always made; a package with any fails here unless
+    // they are allowed (so its unresolved imports are known either way).
     let cx = ExtractContext {
         script_objects: table,
         headers: &headers,
-        options: request.options,
+        options: ExtractOptions {
+            allow_unresolved: true,
+            ..request.options
+        },
     };
     let mut summary = ExtractSummary {
         output: request.output.clone(),
@@ -507,6 +523,8 @@ pub fn extract(
         skipped,
         warned_packages: 0,
         warnings: 0,
+        unresolved_packages: 0,
+        unresolved_imports: 0,
         planned: plan.len(),
         failed_packages: 0,
         failures: Vec::new(),
@@ -520,26 +538,39 @@ pub fn extract(
     let mut done = 0;
     for range in package_groups(&plan) {
         crate::publish::check_interrupted()?;
-        let results: Vec<Result<(PackageReport, u64)>> = {
+        let results: Vec<(Written, Vec<Unresolved>)> = {
             use rayon::prelude::*;
             plan[range.clone()]
                 .par_iter()
                 .map(|p| {
-                    let out = convert_planned(source, (request.engine, &cx), p, &store)?;
-                    write_converted(source, &output, p, out, &bulk)
+                    let mut out = match convert_planned(source, (request.engine, &cx), p, &store) {
+                        Ok(out) => out,
+                        Err(e) => return (Err(e), Vec::new()),
+                    };
+                    let unresolved = std::mem::take(&mut out.report.unresolved);
+                    if !unresolved.is_empty() && !request.options.allow_unresolved {
+                        return (Err(super::unresolved_error(&unresolved)), unresolved);
+                    }
+                    (write_converted(source, &output, p, out, &bulk), unresolved)
                 })
                 .collect()
         };
-        for (p, result) in plan[range].iter().zip(results) {
+        for (p, (result, unresolved)) in plan[range].iter().zip(results) {
             let ok = result.is_ok();
             let mut warnings = Vec::new();
+            if !unresolved.is_empty() {
+                summary.unresolved_packages += 1;
+                summary.unresolved_imports += unresolved.len();
+            }
             match result {
                 Ok((report, bytes)) => {
                     summary.packages += 1;
                     summary.bytes_written += bytes;
-                    if !report.warnings.is_empty() {
+                    // Placeholders are one warning for the package.
+                    let placeholders = usize::from(!unresolved.is_empty());
+                    if !report.warnings.is_empty() || placeholders > 0 {
                         summary.warned_packages += 1;
-                        summary.warnings += report.warnings.len();
+                        summary.warnings += report.warnings.len() + placeholders;
                         warnings = report.warnings;
                     }
                 }
@@ -558,6 +589,7 @@ pub fn extract(
                 package_name: p.name.clone(),
                 ok,
                 warnings,
+                unresolved,
             });
         }
     }

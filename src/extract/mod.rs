@@ -48,10 +48,11 @@
 //! - **`.umap` or `.uasset`**: the container path's extension; without a path, a top-level
 //!   `/Script/Engine.World` export makes a map.
 //!
-//! Unresolved imports fail the package with every import named (`import map > import N`, what
-//! is known, why); with [`ExtractOptions::allow_unresolved`] they become placeholders
+//! Unresolved imports fail the package with one error (`import map`: how many, the first few
+//! named, why); with [`ExtractOptions::allow_unresolved`] they become placeholders
 //! (`/Script/Unresolved.Unresolved_<hash>`, `<package>.Unresolved_<hash>`,
-//! `/Unresolved/Package_<n>`) reported as warnings. `verify` converts each result back and
+//! `/Unresolved/Package_<n>`), listed in the report's `unresolved` (one warning per package
+//! is the caller's: `extract` gives it with the list). `verify` converts each result back and
 //! warns on a difference.
 //!
 //! # Tests (`tests/extract/`)
@@ -99,7 +100,7 @@ use std::collections::BTreeSet;
 use serde::Serialize;
 
 use crate::diagnostic::Diagnostic;
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, Result};
 use crate::names::split_number;
 use crate::version::{EngineVersion, ZenLayout};
 use crate::zen::ZenPackage;
@@ -253,24 +254,12 @@ fn extract_parsed(
             }
         }
     }
-    let mut warnings: Vec<Diagnostic> = unresolved
+    // Placeholders are reported once per package by the caller, from `unresolved`.
+    let mut warnings: Vec<Diagnostic> = result
+        .notes
         .iter()
-        .map(|u| {
-            Diagnostic::warning(
-                "unresolved-import",
-                format!(
-                    "import {} ({}) is written as `{}`: {}",
-                    u.import, u.what, u.placeholder, u.reason
-                ),
-            )
-        })
+        .map(|n| Diagnostic::warning("approximated", n.clone()))
         .collect();
-    warnings.extend(
-        result
-            .notes
-            .iter()
-            .map(|n| Diagnostic::warning("approximated", n.clone())),
-    );
     // Placeholders never convert back to the same hashes; they are reported already.
     if let Some(d) = difference.filter(|_| unresolved.is_empty()) {
         warnings.push(
@@ -368,22 +357,33 @@ fn round_trip_difference(
     ))
 }
 
-/// The error listing every unresolved import by name.
-fn unresolved_error(unresolved: &[Unresolved]) -> Error {
-    let failures = unresolved
+/// How many unresolved imports a message names (the rest are counted).
+pub const UNRESOLVED_SHOWN: usize = 3;
+
+/// `count` imports, the first `shown` named (`import N (what)`), the rest counted.
+pub fn unresolved_list(unresolved: &[Unresolved], shown: usize) -> String {
+    let mut list = unresolved
         .iter()
-        .map(|u| {
-            Error::invalid(format!("{}: {}", u.what, u.reason))
-                .within(format!("import {}", u.import))
-                .within("import map")
-                .with_hint(UNRESOLVED_HINT)
-        })
-        .collect();
-    Error::new(ErrorKind::Many {
-        what: "imports that cannot be resolved",
-        total: unresolved.len(),
-        failures,
-    })
+        .take(shown)
+        .map(|u| format!("import {} ({})", u.import, u.what))
+        .collect::<Vec<_>>()
+        .join(", ");
+    if unresolved.len() > shown {
+        list.push_str(&format!(", and {} more", unresolved.len() - shown));
+    }
+    list
+}
+
+/// The one error of a package whose imports cannot be resolved: how many,
+/// the first few by name, and why the first could not be.
+pub fn unresolved_error(unresolved: &[Unresolved]) -> Error {
+    let why = unresolved.first().map_or("", |u| u.reason.as_str());
+    Error::invalid(format!(
+        "{} imports cannot be resolved: {} (the first: {why})",
+        unresolved.len(),
+        unresolved_list(unresolved, UNRESOLVED_SHOWN)
+    ))
+    .within("import map")
     .with_hint(UNRESOLVED_HINT)
 }
 

@@ -348,8 +348,28 @@ fn filters_and_dependencies_select_packages() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// The JSON lines of a run.
+fn json_lines(text: &str) -> Vec<serde_json::Value> {
+    text.lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON: {l}: {e}")))
+        .collect()
+}
+
+fn with_code<'a>(
+    lines: &'a [serde_json::Value],
+    level: &str,
+    code: &str,
+) -> Vec<&'a serde_json::Value> {
+    lines
+        .iter()
+        .filter(|l| l["reason"] == "diagnostic" && l["level"] == level && l["code"] == code)
+        .collect()
+}
+
+/// Unresolved imports are one diagnostic per importing package, never one
+/// per import: a failure each without `--allow-unresolved`, a warning each with.
 #[test]
-fn unresolved_imports_are_named_and_can_be_allowed() {
+fn unresolved_imports_are_reported_once_per_package() {
     let Some(corpus) = common::corpus() else {
         return;
     };
@@ -358,6 +378,8 @@ fn unresolved_imports_are_named_and_can_be_allowed() {
     let (mod_toc, _, _) = build(&dir, &game);
     let out = dir.join("out");
     let args = [
+        "--message-format",
+        "json",
         "extract",
         mod_toc.to_str().unwrap(),
         "--engine",
@@ -365,15 +387,119 @@ fn unresolved_imports_are_named_and_can_be_allowed() {
         "-o",
         out.to_str().unwrap(),
     ];
-    let (code, _, err) = zenpak(&args);
+    let (code, text, err) = zenpak(&args);
     assert_eq!(code, 1, "{err}");
-    assert!(err.contains("import map > import"), "{err}");
-    assert!(err.contains("no script objects were given"), "{err}");
-    assert!(!err.contains("panicked"), "{err}");
-    let (code, out_text, err) = zenpak(&[&args[..], &["--allow-unresolved", "--force"]].concat());
+    let lines = json_lines(&text);
+    let summary = lines.iter().find(|l| l["reason"] == "extracted").unwrap();
+    let packages = summary["unresolved_packages"].as_u64().unwrap() as usize;
+    let imports = summary["unresolved_imports"].as_u64().unwrap() as usize;
+    assert!(packages > 0 && imports > packages, "{summary}");
+    assert_eq!(summary["failed_packages"], packages, "{summary}");
+    // All of them listed in JSON, one note per package.
+    let notes = with_code(&lines, "note", "unresolved-import");
+    assert_eq!(notes.len(), packages);
+    let named: BTreeSet<&str> = notes.iter().map(|n| n["file"].as_str().unwrap()).collect();
+    assert_eq!(named.len(), packages, "one per package");
+    // One error per failed package, in the import map.
+    let errors: Vec<_> = lines
+        .iter()
+        .filter(|l| l["reason"] == "diagnostic" && l["level"] == "error")
+        .collect();
+    assert_eq!(errors.len(), packages);
+    assert!(errors.iter().all(|e| e["structure"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|s| s == "import map")));
+    assert_eq!(summary["failures"].as_array().unwrap().len(), packages);
+
+    let (code, text, err) = zenpak(&[&args[..], &["--allow-unresolved", "--force"]].concat());
     assert_eq!(code, 0, "{err}");
-    assert!(err.contains("is written as"), "{err}");
-    assert!(out_text.contains("extracted 167 packages"), "{out_text}");
+    let lines = json_lines(&text);
+    let summary = lines.iter().find(|l| l["reason"] == "extracted").unwrap();
+    assert_eq!(summary["packages"], 167, "{summary}");
+    assert_eq!(summary["unresolved_packages"], packages, "{summary}");
+    assert_eq!(summary["unresolved_imports"], imports, "{summary}");
+    let warnings = with_code(&lines, "warning", "unresolved-import");
+    assert_eq!(warnings.len(), packages);
+    let all_warnings = lines
+        .iter()
+        .filter(|l| l["reason"] == "diagnostic" && l["level"] == "warning")
+        .count();
+
+    // Human output: the same warnings, one line each (no line per import).
+    let human = [&args[2..], &["--allow-unresolved", "--force", "--verbose"]].concat();
+    let (code, _, err) = zenpak(&human);
+    assert_eq!(code, 0, "{err}");
+    let lines = err.lines().filter(|l| l.starts_with("warning:")).count();
+    assert_eq!(lines, all_warnings, "{err}");
+    assert!(lines < imports);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Inside a mod, `extract` takes the engine from mod.toml; `--game-dir`
+/// takes any folder of the game, as `install` does.
+#[test]
+fn extract_inside_a_mod_uses_its_engine_and_the_game_folder() {
+    let Some(corpus) = common::corpus() else {
+        return;
+    };
+    let game = clay(&corpus);
+    let dir = common::temp_dir("inside-mod");
+    let (mod_toc, paks, _) = build(&dir, &game);
+    let install = dir.join("Install");
+    let content = install.join("TestGame/Content");
+    std::fs::create_dir_all(&content).unwrap();
+    std::fs::rename(&paks, content.join("Paks")).unwrap();
+    let repo = dir.join("MyMod");
+    std::fs::create_dir_all(&repo).unwrap();
+    let out = dir.join("out");
+    let args = |game_dir: &Path| {
+        vec![
+            "--message-format".to_string(),
+            "json".into(),
+            "extract".into(),
+            mod_toc.display().to_string(),
+            "--game-dir".into(),
+            game_dir.display().to_string(),
+            "-o".into(),
+            out.display().to_string(),
+            "--force".into(),
+        ]
+    };
+    let run = |cwd: &Path, game_dir: &Path| {
+        let args = args(game_dir);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        common::zenpak_in(cwd, &args)
+    };
+    // No mod.toml and no --engine: a usage error.
+    let (code, _, err) = run(&repo, &install);
+    assert_eq!(code, 2, "{err}");
+    std::fs::write(
+        repo.join("mod.toml"),
+        "[mod]\nname = \"MyMod\"\nversion = \"1\"\n[game]\nengine = \"5.1\"\nproject = \"TestGame\"\n",
+    )
+    .unwrap();
+    for game_dir in [install.clone(), content.clone(), content.join("Paks")] {
+        let (code, text, err) = run(&repo, &game_dir);
+        assert_eq!(code, 0, "{}: {err}", game_dir.display());
+        let lines = json_lines(&text);
+        let summary = lines.iter().find(|l| l["reason"] == "extracted").unwrap();
+        assert_eq!(summary["packages"], 167, "{summary}");
+        assert_eq!(summary["unresolved_packages"], 0, "{summary}");
+        assert!(summary["script_objects"].as_u64().unwrap() > 0, "{summary}");
+        let adjusted = with_code(&lines, "note", "game-dir-adjusted");
+        assert_eq!(
+            adjusted.len(),
+            usize::from(game_dir != install),
+            "{}",
+            game_dir.display()
+        );
+    }
+    // A broken mod.toml is said, not passed over.
+    std::fs::write(repo.join("mod.toml"), "[game]\nengine = \"9.9\"\n").unwrap();
+    let (code, _, err) = run(&repo, &install);
+    assert_eq!(code, 2, "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -15,5 +15,7 @@ mod game_folder;
 mod globs;
 mod inputs;
 mod manifest_agreement;
+mod never_ship;
 mod reliability;
+mod windows_paths;
 mod workflows;
