@@ -107,7 +107,7 @@ pub struct Selection {
     include_used: Vec<AtomicBool>,
     /// The include patterns that start with `Engine/`: what they select is
     /// an engine override on purpose.
-    engine_include: GlobSet,
+    engine_include: Option<Globs>,
 }
 
 impl Selection {
@@ -127,6 +127,7 @@ impl Selection {
             include_patterns: include.to_vec(),
             include_used: include.iter().map(|_| AtomicBool::new(false)).collect(),
             engine_include: build(
+                "`[content] include`",
                 &include
                     .iter()
                     .filter(|g| {
@@ -145,7 +146,7 @@ impl Selection {
             exclude: None,
             include_patterns: Vec::new(),
             include_used: Vec::new(),
-            engine_include: GlobSet::empty(),
+            engine_include: None,
         }
     }
 
@@ -169,7 +170,9 @@ impl Selection {
 
     /// Whether an `include` pattern starting with `Engine/` selects this path.
     pub fn names_in_engine(&self, relative_path: &str) -> bool {
-        self.engine_include.is_match(relative_path)
+        self.engine_include
+            .as_ref()
+            .is_some_and(|g| g.is_match(relative_path))
     }
 
     /// Warnings for include patterns that selected nothing (typos, `\` separators).
