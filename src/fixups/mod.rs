@@ -265,7 +265,7 @@ pub struct FixupReport {
     pub header: Vec<String>,
     /// Structures found already in the game's layout and left as they are.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub unchanged: Vec<String>,
+    pub unchanged: Vec<Unchanged>,
     /// Bytes inserted in total (replaced bytes count here as inserted).
     pub inserted_bytes: u64,
     /// Bytes replaced in total.
@@ -284,14 +284,143 @@ impl FixupReport {
     }
 }
 
+/// How a profile found the bytes it changes (JSON: the phrase).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum LocatedBy {
+    /// The game's mappings alone (a structure search was not unique).
+    #[serde(rename = "mappings")]
+    Mappings,
+    /// A structure search alone (no mappings given).
+    #[serde(rename = "structure")]
+    Structure,
+    /// The mappings, and a unique structure search agreeing with them.
+    #[serde(rename = "mappings and structure")]
+    MappingsAndStructure,
+    /// The whole structure read to the export's end.
+    #[serde(rename = "structure (the whole table read to the export's end)")]
+    WholeStructure,
+}
+
+impl std::fmt::Display for LocatedBy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            LocatedBy::Mappings => "mappings",
+            LocatedBy::Structure => "structure",
+            LocatedBy::MappingsAndStructure => "mappings and structure",
+            LocatedBy::WholeStructure => "structure (the whole table read to the export's end)",
+        })
+    }
+}
+
+/// What a profile changes in an export (JSON and text: the sentence).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Change {
+    /// An `FGameplayTagContainer` after each `FSkeletalMaterial` entry.
+    TagContainers { entries: usize, tags: usize },
+    /// A 4-byte field after each string table entry.
+    StringTableFields { entries: usize },
+    /// The 8 LOD screen sizes widened from 8 to 16 bytes.
+    ScreenSizesWidened { marker: u32 },
+    /// LOD info headers renumbered for the game's `DefaultHiddenMaterials`.
+    HiddenMaterials {
+        renumbered: usize,
+        lods: usize,
+        slot: usize,
+        written: usize,
+    },
+}
+
+impl std::fmt::Display for Change {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match *self {
+            Change::TagContainers { entries, tags } => write!(
+                f,
+                "FGameplayTagContainer after each of {entries} FSkeletalMaterial entries ({tags} tags)"
+            ),
+            Change::StringTableFields { entries } => {
+                write!(f, "4-byte field after each of {entries} string table entries")
+            }
+            Change::ScreenSizesWidened { marker } => write!(
+                f,
+                "8 LOD screen sizes widened from 8 to 16 bytes (count 1 and {marker:#010x} / 0.0 after each)"
+            ),
+            Change::HiddenMaterials {
+                renumbered,
+                lods,
+                slot,
+                written,
+            } => write!(
+                f,
+                "{renumbered} of {lods} SkeletalMeshLODInfo headers renumbered for the game's DefaultHiddenMaterials (slot {slot}), hidden materials written for {written} LODs"
+            ),
+        }
+    }
+}
+
+impl Serialize for Change {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+/// A structure found already in the game's layout and left as it is (JSON
+/// and text: the sentence).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unchanged {
+    /// A string table without entries.
+    EmptyStringTable { export: usize },
+    /// A string table whose entries already carry the game's field.
+    StringTableInGameLayout { export: usize, entries: usize },
+    /// A static mesh whose screen sizes are already 16 bytes each.
+    StaticMeshInGameLayout { export: usize, offset: u64 },
+    /// A skeletal mesh whose materials already carry tag containers.
+    SkeletalMeshTagged {
+        export: usize,
+        materials: usize,
+        located_by: LocatedBy,
+    },
+}
+
+impl std::fmt::Display for Unchanged {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match *self {
+            Unchanged::EmptyStringTable { export } => {
+                write!(f, "StringTable export {export}: no entries")
+            }
+            Unchanged::StringTableInGameLayout { export, entries } => write!(
+                f,
+                "StringTable export {export}: its {entries} entries already carry the game's field; left as they are"
+            ),
+            Unchanged::StaticMeshInGameLayout { export, offset } => write!(
+                f,
+                "StaticMesh export {export}: its screen sizes at {offset} are already 16 bytes each; left as they are"
+            ),
+            Unchanged::SkeletalMeshTagged {
+                export,
+                materials,
+                located_by,
+            } => write!(
+                f,
+                "SkeletalMesh export {export}: its {materials} materials already carry gameplay tag containers (located by {located_by}); left as it is"
+            ),
+        }
+    }
+}
+
+impl Serialize for Unchanged {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
 /// One change to an export.
 #[derive(Debug, Clone, Serialize)]
 pub struct ExportFixup {
     pub export_index: usize,
     pub export_name: String,
-    pub what: String,
-    /// Where the change was located and how (`mappings`, `structure`, or both agreeing).
-    pub located_by: String,
+    pub what: Change,
+    /// Where the change was located and how.
+    pub located_by: LocatedBy,
     /// Absolute offsets (header + .uexp stream, before the change) of each edit.
     pub insertions: Vec<u64>,
     /// Bytes written (inserted or replacing others).

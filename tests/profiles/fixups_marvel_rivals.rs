@@ -9,7 +9,9 @@ use crate::fixups_support;
 
 use fixups_support::{edited, game_mappings, options, quinn, quinn_53, V53, V56};
 use zenpak::fixups::skeletal_mesh::parse_at;
-use zenpak::fixups::{FixupReport, MeshSettings, Profile, ProfileOptions};
+use zenpak::fixups::{
+    Change, FixupReport, LocatedBy, MeshSettings, Profile, ProfileOptions, Unchanged,
+};
 use zenpak::legacy::{LegacyPackage, PackageFiles};
 use zenpak::mappings::Mappings;
 use zenpak::properties::PackageContext;
@@ -112,7 +114,10 @@ fn quinn_56_gets_tag_containers_and_the_games_lod_info_numbering() {
     assert_eq!(report.inserted_bytes, 3 * 8 + 8);
     assert_eq!(report.removed_bytes, 3 * 6);
     assert_eq!(report.exports.len(), 2, "{report:#?}");
-    assert_eq!(report.exports[1].located_by, "mappings and structure");
+    assert_eq!(
+        report.exports[1].located_by,
+        LocatedBy::MappingsAndStructure
+    );
     // Header: only sizes and offsets behind the changes moved (+6 +8).
     let after = out.read_package(Some(V56)).unwrap();
     assert_header_shifted(&before, &after, 14, &|o| {
@@ -187,9 +192,10 @@ fn hidden_material_masks_are_written_into_each_lod_info() {
     edits.push((MATERIALS_AT + 4 + 44, 0, vec![0; 4]));
     edits.push((MATERIALS_AT + 4 + 88, 0, vec![0; 4]));
     assert_eq!(out.uexp, edited(&files.uexp, header, &edits));
-    assert!(report.exports[0]
-        .what
-        .contains("hidden materials written for 3 LODs"));
+    assert!(matches!(
+        report.exports[0].what,
+        Change::HiddenMaterials { written: 3, .. }
+    ));
     // More masks than LODs, or bits past the material slots: refused.
     for masks in [vec![1, 1, 1, 1], vec![0b100]] {
         let o = options(|s| {
@@ -270,7 +276,10 @@ fn manifest_tags_add_names_and_fill_the_slot_containers() {
     edits.pop();
     edits.push((MATERIALS_AT + 4 + 88, 0, container));
     assert_eq!(out.uexp, edited(&files.uexp, header, &edits));
-    assert!(report.exports[1].what.contains("(2 tags)"));
+    assert!(matches!(
+        report.exports[1].what,
+        Change::TagContainers { tags: 2, .. }
+    ));
     // The header grew by the two names (each: length, text + NUL, two hashes).
     assert_eq!(
         out.header.len(),
@@ -300,13 +309,19 @@ fn a_mesh_in_the_games_layout_goes_through_unchanged() {
     };
     let game = game_mappings(&stock);
     let (padded, _) = apply(&files, V56, Some(&game), &ProfileOptions::default());
-    for (mappings, by) in [(Some(&game), "mappings and structure"), (None, "structure")] {
+    for (mappings, by) in [
+        (Some(&game), LocatedBy::MappingsAndStructure),
+        (None, LocatedBy::Structure),
+    ] {
         let (again, report) = apply(&padded, V56, mappings, &ProfileOptions::default());
         assert!(!report.changed(), "{report:#?}");
         assert_eq!(again.header, padded.header);
         assert_eq!(again.uexp, padded.uexp);
         assert!(
-            report.unchanged[0].contains(&format!("located by {by}")),
+            matches!(
+                report.unchanged[0],
+                Unchanged::SkeletalMeshTagged { located_by, .. } if located_by == by
+            ),
             "{report:#?}"
         );
     }
@@ -358,8 +373,8 @@ fn without_the_games_mappings_a_stock_mesh_is_refused_unless_lod_info_is_left_al
     let o = options(|s| s.hidden_materials = false);
     let (a, ra) = apply(&files, V56, Some(&stock), &o);
     let (b, rb) = apply(&files, V56, None, &o);
-    assert_eq!(ra.exports[0].located_by, "mappings and structure");
-    assert_eq!(rb.exports[0].located_by, "structure");
+    assert_eq!(ra.exports[0].located_by, LocatedBy::MappingsAndStructure);
+    assert_eq!(rb.exports[0].located_by, LocatedBy::Structure);
     assert_eq!(a.uexp, b.uexp);
     assert_eq!(a.header, b.header);
     let header = files.header.len();
@@ -405,7 +420,7 @@ fn mappings_of_another_game_fail_cleanly() {
         let o = options(|s| s.hidden_materials = false);
         match Profile::MarvelRivals.apply_with(&mut out, V56, Some(&m), &o) {
             // Either the walk fails, or it lands on the same (only) valid position.
-            Ok(r) => assert_eq!(r.exports[0].located_by, "mappings and structure"),
+            Ok(r) => assert_eq!(r.exports[0].located_by, LocatedBy::MappingsAndStructure),
             Err(e) => {
                 eprintln!("{other}: {e}");
                 assert_eq!(out.uexp, files.uexp);

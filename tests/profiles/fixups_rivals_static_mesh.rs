@@ -9,7 +9,7 @@ use crate::fixups_support;
 
 use fixups_support::{edited, rebuild_as, V53, V56};
 use zenpak::fixups::marvel_rivals::static_mesh::UNUSED_LOD_VALUE;
-use zenpak::fixups::{FixupReport, Profile};
+use zenpak::fixups::{FixupReport, LocatedBy, Profile, Unchanged};
 use zenpak::legacy::PackageFiles;
 use zenpak::mappings::Mappings;
 use zenpak::EngineVersion;
@@ -58,7 +58,7 @@ fn check(
     engine: EngineVersion,
     m: Option<&Mappings>,
     first: usize,
-    located_by: &str,
+    located_by: LocatedBy,
 ) {
     let header = files.header.len();
     let at = first - header;
@@ -108,7 +108,10 @@ fn check(
     // The game's layout passes through a second run.
     let (again, report) = apply(&out, engine, m);
     assert!(!report.changed(), "{report:#?}");
-    assert!(report.unchanged[0].contains("already 16 bytes"));
+    assert!(matches!(
+        report.unchanged[0],
+        Unchanged::StaticMeshInGameLayout { .. }
+    ));
     assert_eq!(again.uexp, out.uexp);
     // And it converts.
     zenpak::zen::convert(&out, &after, engine, "/Game/Meshes/SM_Cube").unwrap();
@@ -128,12 +131,12 @@ fn sm_cube_56_with_mappings_and_by_structure() {
         V56,
         Some(&m),
         1744 + 0x1a21,
-        "mappings and structure",
+        LocatedBy::MappingsAndStructure,
     );
-    check(&files, V56, None, 1744 + 0x1a21, "structure");
+    check(&files, V56, None, 1744 + 0x1a21, LocatedBy::Structure);
     let retoc = corpus_file("retoc/UE5.6/SM_Cube.uasset").unwrap();
     let first = retoc.header.len() + (retoc.uexp.len() - 4 - 40 - 4 - 4 - 2 - 64);
-    check(&retoc, V56, None, first, "structure");
+    check(&retoc, V56, None, first, LocatedBy::Structure);
 }
 
 #[test]
@@ -142,7 +145,7 @@ fn sm_cube_55_by_structure() {
         return;
     };
     // 5.5: 36-byte materials (2), wind flag, strip flags, then the screen sizes end.
-    check(&files, V55, None, 11284, "structure");
+    check(&files, V55, None, 11284, LocatedBy::Structure);
 }
 
 #[test]
@@ -164,7 +167,7 @@ fn sm_cube_in_53_layout() {
     built.bulk = files.bulk.clone();
     let p = built.read_package(Some(V53)).unwrap();
     let first = p.exports[2].serial_offset as usize + strip_at - 64;
-    check(&built, V53, None, first, "structure");
+    check(&built, V53, None, first, LocatedBy::Structure);
 }
 
 #[test]

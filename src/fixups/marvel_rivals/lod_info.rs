@@ -258,12 +258,13 @@ pub(crate) fn plan(
     Ok(LodPlan {
         change: Change {
             export_index: index,
-            what: format!(
-                "{renumbered} of {} SkeletalMeshLODInfo headers renumbered for the game's DefaultHiddenMaterials (slot {}), hidden materials written for {with_flags} LODs",
-                elements.len(),
-                field.slot
-            ),
-            located_by: "mappings".to_string(),
+            what: crate::fixups::Change::HiddenMaterials {
+                renumbered,
+                lods: elements.len(),
+                slot: field.slot,
+                written: with_flags,
+            },
+            located_by: crate::fixups::LocatedBy::Mappings,
             edits,
         },
         expected: flags,

@@ -99,7 +99,7 @@ use crate::version::EngineVersion;
 use crate::{Error, Result};
 
 use super::edit::{apply_edits, export_data_name, Edit, Shift};
-use super::{EditRecord, ExportFixup, FixupReport, GameProfile, ProfileOptions};
+use super::{EditRecord, ExportFixup, FixupReport, GameProfile, LocatedBy, ProfileOptions};
 
 pub use config::{MarvelRivalsSection, MeshSettings, DEFAULT_SUFFIX, DEFAULT_UNMOUNTED_CLASSES};
 pub use skeletal::is_skeletal_mesh;
@@ -110,8 +110,8 @@ pub struct MarvelRivals;
 #[derive(Debug, Clone)]
 pub(crate) struct Change {
     pub export_index: usize,
-    pub what: String,
-    pub located_by: String,
+    pub what: super::Change,
+    pub located_by: LocatedBy,
     pub edits: Vec<Edit>,
 }
 
@@ -127,7 +127,7 @@ pub(crate) enum Tag {
 #[derive(Debug, Clone)]
 pub(crate) struct TagInsertions {
     pub export_index: usize,
-    pub located_by: String,
+    pub located_by: LocatedBy,
     /// (entry end offset, the entry's tags).
     pub containers: Vec<(u64, Vec<Tag>)>,
 }
@@ -323,10 +323,10 @@ fn tag_changes(
         }
         changes.push(Change {
             export_index: insertion.export_index,
-            what: format!(
-                "FGameplayTagContainer after each of {} FSkeletalMaterial entries ({tags_total} tags)",
-                insertion.containers.len()
-            ),
+            what: super::Change::TagContainers {
+                entries: insertion.containers.len(),
+                tags: tags_total,
+            },
             located_by: insertion.located_by,
             edits,
         });

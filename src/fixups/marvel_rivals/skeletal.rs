@@ -16,6 +16,7 @@
 
 use std::borrow::Cow;
 
+use crate::fixups::LocatedBy;
 use crate::legacy::{FName, LegacyPackage, PackageFiles, ResolvedIndex};
 use crate::mappings::Mappings;
 use crate::properties::{walk_export_recorded, PackageContext, Recording};
@@ -39,7 +40,7 @@ pub fn is_skeletal_mesh(package: &LegacyPackage, index: usize) -> bool {
 pub(crate) struct Plan {
     pub changes: Vec<Change>,
     pub tags: Vec<TagInsertions>,
-    pub unchanged: Vec<String>,
+    pub unchanged: Vec<crate::fixups::Unchanged>,
     pub checks: Vec<MeshCheck>,
     pub remap_carriers: bool,
 }
@@ -49,13 +50,13 @@ pub(crate) struct Plan {
 pub(crate) enum Found {
     Stock {
         layout: MeshLayout,
-        located_by: &'static str,
+        located_by: LocatedBy,
         /// The walk with the stock view (with mappings only).
         recording: Option<Recording>,
     },
     Game {
         layout: MeshLayout,
-        located_by: &'static str,
+        located_by: LocatedBy,
     },
 }
 
@@ -112,12 +113,12 @@ pub(crate) fn locate(
         return match (stock.len(), game.len()) {
             (1, 0) => Ok(Found::Stock {
                 layout: stock.into_iter().next().expect("one layout"),
-                located_by: "structure",
+                located_by: LocatedBy::Structure,
                 recording: None,
             }),
             (0, 1) => Ok(Found::Game {
                 layout: game.into_iter().next().expect("one layout"),
-                located_by: "structure",
+                located_by: LocatedBy::Structure,
             }),
             (s, g) => Err(refuse(
                 package,
@@ -185,15 +186,17 @@ fn agree(
     base: u64,
     cx: &PackageContext,
     tagged: bool,
-) -> std::result::Result<&'static str, String> {
+) -> std::result::Result<LocatedBy, String> {
     let found = search_by_structure(data, base, cx, tagged);
     match found.as_slice() {
-        [one] if one.materials_offset == layout.materials_offset => Ok("mappings and structure"),
+        [one] if one.materials_offset == layout.materials_offset => {
+            Ok(LocatedBy::MappingsAndStructure)
+        }
         [one] => Err(format!(
             "the mappings place the materials at offset {} but the structure search at {}; refusing to guess",
             layout.materials_offset, one.materials_offset
         )),
-        _ => Ok("mappings"),
+        _ => Ok(LocatedBy::Mappings),
     }
 }
 
@@ -280,10 +283,12 @@ pub(crate) fn plan(
         let mesh_carrier = carrier::for_mesh(package, &carriers, index, meshes)?;
         match locate(files, package, cx, &views, index)? {
             Found::Game { layout, located_by } => {
-                plan.unchanged.push(format!(
-                    "SkeletalMesh export {index}: its {} materials already carry gameplay tag containers (located by {located_by}); left as it is",
-                    layout.material_count()
-                ));
+                plan.unchanged
+                    .push(crate::fixups::Unchanged::SkeletalMeshTagged {
+                        export: index,
+                        materials: layout.material_count(),
+                        located_by,
+                    });
             }
             Found::Stock {
                 layout,
@@ -324,7 +329,7 @@ pub(crate) fn plan(
                 }
                 plan.tags.push(TagInsertions {
                     export_index: index,
-                    located_by: located_by.to_string(),
+                    located_by,
                     containers: layout.entry_ends.iter().copied().zip(tags).collect(),
                 });
                 plan.checks.push(check);

@@ -17,6 +17,7 @@
 //! is, a mesh that reads both ways or neither is refused.
 
 use crate::binary::Reader;
+use crate::fixups::LocatedBy;
 use crate::legacy::{LegacyPackage, PackageFiles};
 use crate::mappings::Mappings;
 use crate::properties::{walk_export_recorded, PackageContext};
@@ -137,7 +138,7 @@ fn count_position(data: &[u8], n: usize, size: usize) -> Option<usize> {
 /// What the profile does to one StaticMesh.
 pub(crate) enum Planned {
     Change(Change, ScreenSizes),
-    AlreadyGameLayout(String),
+    AlreadyGameLayout(crate::fixups::Unchanged),
 }
 
 /// Locates the screen sizes of StaticMesh export `index` and plans their change.
@@ -162,19 +163,21 @@ pub(crate) fn plan(
             Ok(Planned::Change(
                 Change {
                     export_index: index,
-                    what: format!(
-                        "8 LOD screen sizes widened from 8 to 16 bytes (count 1 and {UNUSED_LOD_VALUE:#010x} / 0.0 after each)"
-                    ),
-                    located_by: located_by.to_string(),
+                    what: crate::fixups::Change::ScreenSizesWidened {
+                        marker: UNUSED_LOD_VALUE,
+                    },
+                    located_by,
                     edits,
                 },
                 sizes,
             ))
         }
-        (None, Some(sizes)) => Ok(Planned::AlreadyGameLayout(format!(
-            "StaticMesh export {index}: its screen sizes at {} are already 16 bytes each; left as they are",
-            sizes.offset
-        ))),
+        (None, Some(sizes)) => Ok(Planned::AlreadyGameLayout(
+            crate::fixups::Unchanged::StaticMeshInGameLayout {
+                export: index,
+                offset: sizes.offset,
+            },
+        )),
         (Some(_), Some(_)) => Err(refuse(
             package,
             index,
@@ -202,7 +205,7 @@ pub(crate) fn locate(
     cx: &PackageContext,
     mappings: Option<&Mappings>,
     index: usize,
-) -> Result<(Option<ScreenSizes>, Option<ScreenSizes>, &'static str)> {
+) -> Result<(Option<ScreenSizes>, Option<ScreenSizes>, LocatedBy)> {
     let data = files.export_data(package, index)?;
     let base = package.exports[index].serial_offset as u64;
     let size = cx.engine.static_material_size();
@@ -245,14 +248,14 @@ pub(crate) fn locate(
             stock,
             game,
             if agrees {
-                "mappings and structure"
+                LocatedBy::MappingsAndStructure
             } else {
-                "mappings"
+                LocatedBy::Mappings
             },
         ));
     }
     let (stock, game) = structural(data, base, cx.engine, size);
-    Ok((stock, game, "structure"))
+    Ok((stock, game, LocatedBy::Structure))
 }
 
 /// The layouts that hold for exactly one materials count (else `None`).

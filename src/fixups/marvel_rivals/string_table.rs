@@ -66,7 +66,7 @@ pub fn read_table(data: &[u8], base: u64, pos: usize, game: bool) -> Result<Tabl
 pub(crate) enum Planned {
     /// The change and how many entries get the field.
     Change(Change, usize),
-    Unchanged(String),
+    Unchanged(crate::fixups::Unchanged),
 }
 
 /// Where the table of export `index` starts (after its properties).
@@ -96,16 +96,16 @@ pub(crate) fn plan(
     let stock = read_table(data, base, pos, false);
     let game = read_table(data, base, pos, true);
     match (stock, game) {
-        (Ok(t), _) if t.value_ends.is_empty() => Ok(Planned::Unchanged(format!(
-            "StringTable export {index}: no entries"
-        ))),
+        (Ok(t), _) if t.value_ends.is_empty() => Ok(Planned::Unchanged(
+            crate::fixups::Unchanged::EmptyStringTable { export: index },
+        )),
         (Ok(t), Err(_)) => {
             let n = t.value_ends.len();
             Ok(Planned::Change(
                 Change {
                     export_index: index,
-                    what: format!("4-byte field after each of {n} string table entries"),
-                    located_by: "structure (the whole table read to the export's end)".into(),
+                    what: crate::fixups::Change::StringTableFields { entries: n },
+                    located_by: crate::fixups::LocatedBy::WholeStructure,
                     edits: t
                         .value_ends
                         .iter()
@@ -115,10 +115,12 @@ pub(crate) fn plan(
                 n,
             ))
         }
-        (Err(_), Ok(t)) => Ok(Planned::Unchanged(format!(
-            "StringTable export {index}: its {} entries already carry the game's field; left as they are",
-            t.value_ends.len()
-        ))),
+        (Err(_), Ok(t)) => Ok(Planned::Unchanged(
+            crate::fixups::Unchanged::StringTableInGameLayout {
+                export: index,
+                entries: t.value_ends.len(),
+            },
+        )),
         (Ok(_), Ok(_)) => Err(refuse(
             package,
             index,
