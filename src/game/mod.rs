@@ -32,6 +32,11 @@
 //!   which grows with each mount); package store entries follow the same
 //!   rule from 5.2 (`FFilePackageStoreBackend::Mount`; 5.0/5.1 sorted ascending and kept the first).
 //!
+//! The order is computed from the file names alone by [`FolderPlan`] (also used by the mount-order
+//! checks of `install`, which must not open the game's encrypted paks). Every copy that loses is
+//! kept as a [`ShadowedCopy`] naming the copy that wins it, so [`conflicts`] reports who provides
+//! what and who wins without a second copy of the rule.
+//!
 //! So `~mods/Mod_P.pak` (order 103, mounted before `pakchunk0-Windows_P.pak`) wins a pak file against
 //! the game's patch pak of the same order, while the patch container wins a chunk: the engine's own
 //! asymmetry, pinned by `tests/containers/iostore_game_folder.rs`.

@@ -4,7 +4,9 @@
 //! renamed to a higher `_N_P`; inside a mod its last build is mounted with
 //! the game; `install` warns (JSON diagnostics with codes) about a mod name
 //! another installed mod has, a suffix below the game's patch and an
-//! installed mod without its `.pak`. The library function `doctor` calls
+//! installed mod without its `.pak`, and a renamed copy that keeps the
+//! mod's container id (which `conflicts` shows as a shared container
+//! header chunk). The library function `doctor` calls
 //! (`installed_mod_overrides`) gives the same answer.
 
 use crate::common::game_fixture::{GameFixture, OVERRIDDEN_PACKAGE};
@@ -274,4 +276,62 @@ fn install_warns_about_a_name_another_mod_has_a_low_suffix_and_a_missing_pak() {
     let (code, _, _) = zenpak_in(&repo, &["install", "--game-dir", root, "--deny-warnings"]);
     assert_eq!(code, 1);
     assert!(!game.mods.join("RetocMod_P.pak").exists());
+}
+
+#[test]
+fn a_renamed_copy_keeps_its_container_id_install_warns_and_conflicts_shows_the_header() {
+    let Some(game) = GameFixture::build("conflicts-same-id") else {
+        return;
+    };
+    let repo = game.mod_repo("Renamed");
+    game.place_ue56_package(&repo, "BP_ThirdPersonCharacter");
+    std::fs::write(repo.join("mod.toml"), GameFixture::manifest_text("Renamed")).unwrap();
+    let (code, _, stderr) = zenpak_in(&repo, &["build"]);
+    assert_eq!(code, 0, "{stderr}");
+    // A copy of this very build under another name in LogicMods: the
+    // container id in its TOC is still the hash of `Renamed_P`.
+    std::fs::create_dir_all(&game.logic_mods).unwrap();
+    for ext in ["pak", "utoc", "ucas"] {
+        std::fs::copy(
+            repo.join(format!("out/Renamed_P.{ext}")),
+            game.logic_mods.join(format!("Old_P.{ext}")),
+        )
+        .unwrap();
+    }
+    let root = game.root.to_str().unwrap();
+    let (code, stdout, stderr) = zenpak_in(
+        &repo,
+        &["install", "--game-dir", root, "--message-format", "json"],
+    );
+    assert_eq!(code, 0, "{stderr}");
+    let same: Vec<Value> = lines(&stdout)
+        .into_iter()
+        .filter(|l| l["reason"] == "diagnostic" && l["code"] == "same-container-id")
+        .collect();
+    assert_eq!(same.len(), 1, "{stdout}");
+    assert!(same[0]["file"].as_str().unwrap().ends_with("Old_P.utoc"));
+    assert!(lines(&stdout).iter().all(|l| l["code"] != "same-stem"));
+
+    // `conflicts` (inside the mod: the installed copy stands for the build).
+    let (rows, summary) = conflicts_json(&game, &repo, &[]);
+    let header = rows
+        .iter()
+        .find(|r| r["kind"] == "chunk" && r["chunk_type"] == "ContainerHeader")
+        .expect("the shared container header chunk");
+    let mut providers = names(header);
+    providers.sort();
+    assert_eq!(providers, ["Old_P.pak", "Renamed_P.pak"]);
+    // Same order 103; `~mods/` sorts above `LogicMods/` in the engine's
+    // descending path order, so the LogicMods copy is mounted later and
+    // wins every chunk: the installed mod is wholly shadowed by its copy.
+    assert_eq!(mod_entry(&summary, "Renamed_P.pak")["state"], "wholly");
+    // (It hides RetocMod_P's BP_ThirdPersonCharacter as well.)
+    assert_eq!(
+        mod_entry(&summary, "Old_P.pak")["shadows"],
+        serde_json::json!(["Renamed_P.pak", "RetocMod_P.pak"])
+    );
+    assert_eq!(
+        mod_entry(&summary, "Renamed_P.pak")["shadowed_by"],
+        serde_json::json!(["Old_P.pak"])
+    );
 }
