@@ -387,6 +387,27 @@ pub fn install(
     report
 }
 
+/// The mount-order checks of [`crate::game::conflicts::mount_order_checks`]
+/// for this mod's build about to be installed into `game`: the files this
+/// mod installed before (by ownership record) are left out.
+pub fn mount_order_warnings(
+    manifest: &Manifest,
+    summary: &BuildSummary,
+    game: &GameFolder,
+) -> Result<Vec<crate::diagnostic::Diagnostic>> {
+    let Some(built) = summary
+        .artifacts
+        .iter()
+        .map(|a| a.path.as_path())
+        .find(|p| p.extension().is_some_and(|e| e.eq_ignore_ascii_case("pak")))
+    else {
+        return Ok(Vec::new());
+    };
+    let mods = game.mods();
+    let own = OwnedFiles::load(&mods).paths_of(&mods, &owner_of(manifest));
+    crate::game::conflicts::mount_order_checks(game, built, &own)
+}
+
 fn install_locked(
     manifest: &Manifest,
     summary: &BuildSummary,

@@ -10,6 +10,7 @@ pub mod args;
 mod build;
 mod check;
 mod classic;
+mod conflicts;
 mod convert;
 mod deps;
 mod diff;
@@ -157,6 +158,11 @@ pub enum Command {
         after_help = "Examples:\n  zenpak extract Game/Content/Paks/pakchunk0-Windows.utoc -o out/ --engine 5.3 --filter \"/Game/Characters/**\" --with-deps\n  zenpak extract MyMod_P.utoc -o out/ --engine 5.6 --game Game/Content/Paks --force"
     )]
     Extract(extract::Args),
+    /// Show every package and file several of a game's paks, containers and mods provide, and which one the game loads.
+    #[command(
+        after_help = "Examples:\n  zenpak conflicts --game-dir \"C:/Games/MyGame\"\n  zenpak conflicts --game-dir ~/Games/MyGame --mod target/MyMod_P.utoc --message-format json"
+    )]
+    Conflicts(conflicts::Args),
 }
 
 impl Command {
@@ -185,6 +191,7 @@ impl Command {
             Command::ConfigPath(_) => "config-path",
             Command::Classic(_) => "classic",
             Command::Extract(_) => "extract",
+            Command::Conflicts(_) => "conflicts",
         }
     }
 }
@@ -221,6 +228,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Convert(args) => convert::run(args, &out),
         Command::Classic(args) => classic::run(args, &out),
         Command::Extract(args) => extract::run(args, &out),
+        Command::Conflicts(args) => conflicts::run(args, &out),
         Command::Completions(args) => shell::run_completions(args),
         Command::Man(args) => shell::run_man(args, &out),
         Command::ConfigPath(args) => shell::run_config_path(args, &out),

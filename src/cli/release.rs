@@ -82,6 +82,12 @@ pub fn run_install(args: InstallArgs, out: &Output) -> Result<()> {
     };
     for game_dir in &game_dirs {
         let game = super::args::game_folder(out, game_dir, Some(&manifest.game.project))?;
+        // Mount order: another mod with the same name or container id, a
+        // suffix below the game's patches, a mod without its .pak.
+        out.diagnostics(&zenpak::release::mount_order_warnings(
+            &manifest, &summary, &game,
+        )?);
+        out.check_warnings_denied()?;
         let mods = game.mods();
         let report = zenpak::release::install(
             &manifest,

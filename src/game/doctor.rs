@@ -14,8 +14,8 @@
 //!   whether the keys given open it), signing (`.sig` files, the TOC
 //!   `Signed` flag), IoStore or pak-only, where mods go;
 //! * the installed mods (`~mods`, `LogicMods`): name, container id, mount
-//!   order and sequence. `overrides` is left `None` here: what each mod
-//!   overrides of the game comes from the conflicts library.
+//!   order and sequence, and what each overrides of the game
+//!   (`game::conflicts`).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -172,9 +172,9 @@ pub struct InstalledMod {
     pub order: u32,
     pub sequence: Option<usize>,
     pub locked: bool,
-    /// Game packages and files it overrides. Filled by the conflicts
-    /// library (`None`: not computed by this report).
-    pub overrides: Option<Vec<String>>,
+    /// Game packages and files it overrides (`game::conflicts`); `None`
+    /// for a mod whose key was not given (its contents are unknown).
+    pub overrides: Option<Vec<super::conflicts::Override>>,
 }
 
 /// Everything `doctor` reports.
@@ -394,6 +394,11 @@ pub fn examine(folder: &GameFolder, keys: &KeyRing) -> Result<DoctorReport> {
             exists: folder.logic_mods().is_dir(),
         },
     ];
+    let mut overrides: std::collections::BTreeMap<String, Vec<super::conflicts::Override>> =
+        super::conflicts::installed_mod_overrides(&view, &paks)
+            .into_iter()
+            .map(|m| (m.provider.source, m.overrides))
+            .collect();
     let mut installed_mods: Vec<InstalledMod> = sources
         .iter()
         .filter(|s| s.placement != Placement::Game)
@@ -408,7 +413,7 @@ pub fn examine(folder: &GameFolder, keys: &KeyRing) -> Result<DoctorReport> {
             order: s.order,
             sequence: s.sequence,
             locked: s.locked,
-            overrides: None,
+            overrides: overrides.remove(&s.path),
         })
         .collect();
     installed_mods.sort_by_key(|m| (m.sequence.is_none(), m.sequence));

@@ -32,6 +32,11 @@
 //!   which grows with each mount); package store entries follow the same
 //!   rule from 5.2 (`FFilePackageStoreBackend::Mount`; 5.0/5.1 sorted ascending and kept the first).
 //!
+//! The order is computed from the file names alone by [`FolderPlan`] (also used by the mount-order
+//! checks of `install`, which must not open the game's encrypted paks). Every copy that loses is
+//! kept as a [`ShadowedCopy`] naming the copy that wins it, so [`conflicts`] reports who provides
+//! what and who wins without a second copy of the rule.
+//!
 //! So `~mods/Mod_P.pak` (order 103, mounted before `pakchunk0-Windows_P.pak`) wins a pak file against
 //! the game's patch pak of the same order, while the patch container wins a chunk: the engine's own
 //! asymmetry, pinned by `tests/containers/iostore_game_folder.rs`.
@@ -40,6 +45,7 @@
 //! (`crate::mount::virtual_path`). `--filter` patterns match them in zenpak's one glob dialect
 //! (`crate::glob`).
 
+pub mod conflicts;
 pub mod doctor;
 pub mod folder;
 
@@ -131,7 +137,7 @@ impl MountedSource {
 }
 
 /// A chunk of one of the view's containers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub struct ChunkRef {
     /// Index into [`GameView::sources`].
     pub source: usize,
@@ -140,7 +146,7 @@ pub struct ChunkRef {
 }
 
 /// Where a file of the view comes from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum FileOrigin {
     /// A container chunk (with or without a directory-index path).
     Chunk(ChunkRef),
@@ -164,6 +170,30 @@ fn is_locked(error: &Error, pak: Option<&Path>, utoc: Option<&Path>) -> bool {
         crate::pak::index::PakFooter::read_file(p).is_ok_and(|footer| footer.encrypted_index)
     });
     encrypted_container || encrypted_pak
+}
+
+impl FileOrigin {
+    /// Index into [`GameView::sources`] of the pak or container it is in.
+    pub fn source(&self) -> usize {
+        match *self {
+            FileOrigin::Chunk(chunk) => chunk.source,
+            FileOrigin::PakEntry { source, .. } => source,
+        }
+    }
+}
+
+/// A copy the engine does not read because a higher-priority source
+/// provides the same chunk (by id) or pak file (by path).
+#[derive(Debug, Clone)]
+pub struct ShadowedCopy {
+    /// The view path of the hidden copy.
+    pub path: String,
+    /// The file name of the source it is in.
+    pub source: String,
+    /// The hidden copy.
+    pub origin: FileOrigin,
+    /// The copy that is read instead.
+    pub winner: FileOrigin,
 }
 
 /// A file of the view: what `unpack` writes, what `get` finds.
@@ -231,8 +261,9 @@ pub struct GameView {
     sources: Vec<MountedSource>,
     chunks: BTreeMap<ChunkId, ChunkRef>,
     files: Vec<GameFile>,
-    /// Files hidden by a higher-priority copy (path, hidden source).
-    shadowed: Vec<(String, String)>,
+    /// Copies hidden by a higher-priority one, in the order of the
+    /// engine's priority (for one chunk or path: the best loser first).
+    shadowed: Vec<ShadowedCopy>,
     /// What the view noticed while mounting (e.g. a `.utoc` without its `.pak`).
     pub diagnostics: Vec<Diagnostic>,
     /// Canonical path of each mounted source → its index.
@@ -366,83 +397,35 @@ impl GameView {
     }
 
     fn mount_folder(&mut self, root: &Path, keys: &KeyRing, named: &mut Vec<usize>) -> Result<()> {
-        let mut paks = Vec::new();
-        let mut tocs = Vec::new();
-        for entry in walkdir::WalkDir::new(root).follow_links(false) {
-            let entry = entry.map_err(|e| {
-                let at = e.path().unwrap_or(root).to_path_buf();
-                Error::io(
-                    at,
-                    e.into_io_error()
-                        .unwrap_or_else(|| std::io::Error::other("cannot walk the folder")),
-                )
-            })?;
-            if !entry.file_type().is_file() {
-                continue;
-            }
-            let rel = entry
-                .path()
-                .strip_prefix(root)
-                .unwrap_or(entry.path())
-                .to_string_lossy()
-                .replace('\\', "/");
-            let lower = rel.to_ascii_lowercase();
-            if lower.ends_with(".pak") {
-                paks.push(rel);
-            } else if lower.ends_with(".utoc") {
-                tocs.push(rel);
-            }
-        }
-        // global.utoc first, order 0.
-        if let Some(global) = tocs.iter().find(|t| t.eq_ignore_ascii_case("global.utoc")) {
+        let plan = FolderPlan::of(root)?;
+        if let Some(global) = &plan.global {
             let utoc = root.join(global);
             named.extend(self.mount(&utoc, None, Some(&utoc), 0, keys)?);
         }
-        let project = project_name(root);
-        paks.sort_by(|a, b| engine_compare(b, a));
-        for rel in &paks {
-            let pak = root.join(rel);
+        for planned in &plan.paks {
+            let pak = root.join(&planned.rel);
             let utoc = companion(&pak, "utoc");
-            let file_name = rel.rsplit('/').next().unwrap_or(rel);
-            let main_pak = project.as_deref().is_some_and(|p| {
-                !rel.contains('/')
-                    && file_name.len() > p.len()
-                    && file_name[..p.len()].eq_ignore_ascii_case(p)
-                    && file_name.as_bytes()[p.len()] == b'-'
-            });
-            let base = if main_pak {
-                PROJECT_MAIN_PAK_ORDER
-            } else {
-                PROJECT_CONTENT_ORDER
-            };
             named.extend(self.mount(
                 &pak,
                 Some(&pak),
                 utoc.is_file().then_some(utoc.as_path()),
-                pak_order(base, file_name),
+                planned.order,
                 keys,
             )?);
         }
-        for rel in &tocs {
-            let has_pak = paks.iter().any(|p| {
-                companion(Path::new(p), "utoc")
-                    .to_string_lossy()
-                    .eq_ignore_ascii_case(rel)
-            });
-            if !has_pak && !rel.eq_ignore_ascii_case("global.utoc") {
-                self.diagnostics.push(
-                    Diagnostic::warning(
-                        "container-without-pak",
-                        format!("`{rel}` has no .pak beside it; the engine does not mount it, so it is left out"),
-                    )
-                    .with_file(root.join(rel)),
-                );
-            }
+        for rel in &plan.tocs_without_pak {
+            self.diagnostics.push(
+                Diagnostic::warning(
+                    "container-without-pak",
+                    format!("`{rel}` has no .pak beside it; the engine does not mount it, so it is left out"),
+                )
+                .with_file(root.join(rel)),
+            );
         }
         if named.is_empty() && !self.locked.is_empty() {
             return Ok(());
         }
-        if named.is_empty() && !tocs.is_empty() {
+        if named.is_empty() && !plan.tocs_without_pak.is_empty() {
             return Err(Error::usage(format!(
                 "{}: the folder's .utoc files have no .pak beside them, so the engine mounts none of them",
                 root.display()
@@ -532,8 +515,13 @@ impl GameView {
                 let stored = container.paths.get(&index).cloned();
                 let chunk_type = container.chunk_type(index);
                 let name = unpacked_chunk_name(stored.as_deref(), chunk_type, &id.to_hex());
-                if self.chunks.contains_key(&id) {
-                    self.shadowed.push((name, source.name()));
+                if let Some(&winner) = self.chunks.get(&id) {
+                    self.shadowed.push(ShadowedCopy {
+                        path: name,
+                        source: source.name(),
+                        origin: FileOrigin::Chunk(ChunkRef { source: s, index }),
+                        winner: FileOrigin::Chunk(winner),
+                    });
                     continue;
                 }
                 let chunk = ChunkRef { source: s, index };
@@ -558,8 +546,13 @@ impl GameView {
             for (entry, info) in pak.entries.iter().enumerate() {
                 let path = virtual_path(&pak.mount_point, &info.path);
                 let key = path.to_ascii_lowercase();
-                if pak_files.contains_key(&key) {
-                    self.shadowed.push((path, source.name()));
+                if let Some(winner) = pak_files.get(&key) {
+                    self.shadowed.push(ShadowedCopy {
+                        path,
+                        source: source.name(),
+                        origin: FileOrigin::PakEntry { source: s, entry },
+                        winner: winner.origin,
+                    });
                     continue;
                 }
                 pak_files.insert(
@@ -631,8 +624,9 @@ impl GameView {
         }
     }
 
-    /// Copies hidden by a higher-priority one: (path, source that lost).
-    pub fn shadowed(&self) -> &[(String, String)] {
+    /// Copies hidden by a higher-priority one, each with the copy that wins
+    /// (`conflicts` groups them by winner).
+    pub fn shadowed(&self) -> &[ShadowedCopy] {
         &self.shadowed
     }
 
@@ -819,6 +813,103 @@ impl GameView {
             Ok(())
         })?;
         Ok(bytes)
+    }
+}
+
+/// A pak of a [`FolderPlan`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlannedPak {
+    /// Path of the `.pak` relative to the folder, `/`-separated.
+    pub rel: String,
+    /// The order the engine gives it.
+    pub order: u32,
+}
+
+/// What the engine mounts of a `Paks/` folder and in which order, from
+/// the file names alone (nothing is opened): the one rule [`GameView`]
+/// mounts by, also used where opening the game's paks is not wanted
+/// (the mount-order checks of `install`).
+#[derive(Debug, Clone, Default)]
+pub struct FolderPlan {
+    /// `global.utoc` (mounted first, order 0), if present.
+    pub global: Option<String>,
+    /// Every `.pak` below the folder, in mount sequence.
+    pub paks: Vec<PlannedPak>,
+    /// `.utoc` files (other than `global.utoc`) without a `.pak` beside them.
+    pub tocs_without_pak: Vec<String>,
+}
+
+impl FolderPlan {
+    /// Walks `root` (recursively, `~mods/` included).
+    pub fn of(root: &Path) -> Result<Self> {
+        let mut paks = Vec::new();
+        let mut tocs = Vec::new();
+        for entry in walkdir::WalkDir::new(root).follow_links(false) {
+            let entry = entry.map_err(|e| {
+                let at = e.path().unwrap_or(root).to_path_buf();
+                Error::io(
+                    at,
+                    e.into_io_error()
+                        .unwrap_or_else(|| std::io::Error::other("cannot walk the folder")),
+                )
+            })?;
+            if !entry.file_type().is_file() {
+                continue;
+            }
+            let rel = entry
+                .path()
+                .strip_prefix(root)
+                .unwrap_or(entry.path())
+                .to_string_lossy()
+                .replace('\\', "/");
+            let lower = rel.to_ascii_lowercase();
+            if lower.ends_with(".pak") {
+                paks.push(rel);
+            } else if lower.ends_with(".utoc") {
+                tocs.push(rel);
+            }
+        }
+        let global = tocs
+            .iter()
+            .find(|t| t.eq_ignore_ascii_case("global.utoc"))
+            .cloned();
+        let project = project_name(root);
+        paks.sort_by(|a, b| engine_compare(b, a));
+        let tocs_without_pak = tocs
+            .into_iter()
+            .filter(|rel| !rel.eq_ignore_ascii_case("global.utoc"))
+            .filter(|rel| {
+                !paks.iter().any(|p| {
+                    companion(Path::new(p), "utoc")
+                        .to_string_lossy()
+                        .eq_ignore_ascii_case(rel)
+                })
+            })
+            .collect();
+        let paks = paks
+            .into_iter()
+            .map(|rel| {
+                let file_name = rel.rsplit('/').next().unwrap_or(&rel);
+                let main_pak = project.as_deref().is_some_and(|p| {
+                    !rel.contains('/')
+                        && file_name.len() > p.len()
+                        && file_name[..p.len()].eq_ignore_ascii_case(p)
+                        && file_name.as_bytes()[p.len()] == b'-'
+                });
+                let base = if main_pak {
+                    PROJECT_MAIN_PAK_ORDER
+                } else {
+                    PROJECT_CONTENT_ORDER
+                };
+                let order = pak_order(base, file_name);
+                PlannedPak { rel, order }
+            })
+            .collect();
+        Ok(FolderPlan {
+            global,
+            paks,
+            tocs_without_pak,
+        })
     }
 }
 

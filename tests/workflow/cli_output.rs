@@ -36,6 +36,8 @@ const REASONS: &[&str] = &[
     "cleaned",
     "man-pages",
     "version",
+    "conflict",
+    "conflicts",
 ];
 
 struct Run {
@@ -425,6 +427,23 @@ fn extract_follows_the_policy() {
     );
     assert!(lines.iter().any(|l| l["reason"] == "extracted"));
     json(&repo, &["extract", s(&utoc)], 2);
+}
+
+#[test]
+fn conflicts_follows_the_policy() {
+    let Some(game) = common::game_fixture::GameFixture::build("policy-conflicts") else {
+        return;
+    };
+    let dir = game.temp();
+    let root = s(&game.root);
+    let key = game.aes_key.as_str();
+    let lines = json(dir, &["conflicts", "--game-dir", root, "--aes-key", key], 0);
+    assert!(lines.iter().any(|l| l["reason"] == "conflict"));
+    quiet(dir, &["conflicts", "--game-dir", root, "--aes-key", key]);
+    // The encrypted base container without its key: the work fails.
+    json(dir, &["conflicts", "--game-dir", root], 1);
+    // Not a game folder: a usage error.
+    json(dir, &["conflicts", "--game-dir", s(dir)], 2);
 }
 
 #[test]

@@ -153,7 +153,20 @@ fn doctor_reports_engine_compression_encryption_signing_and_mods() {
         assert_eq!(m["placement"], "mods");
         assert!(m["container_id"].as_str().is_some_and(|id| id.len() == 16));
         assert!(m["sequence"].is_u64());
-        assert!(m.get("overrides").is_some());
+        // Both override the game's SM_Cube (pakchunk0); the one mounted
+        // last (RetocMod_P) is the copy the engine reads.
+        let cube: Vec<&serde_json::Value> = m["overrides"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|o| o["kind"] == "package" && o["path"].as_str().unwrap().contains("/SM_Cube."))
+            .collect();
+        assert_eq!(cube.len(), 1, "{m}");
+        assert_eq!(
+            cube[0]["game_sources"],
+            serde_json::json!(["pakchunk0-Windows.pak"])
+        );
+        assert_eq!(cube[0]["wins"], m["name"] == "RetocMod_P", "{m}");
     }
     assert_eq!(mods[1]["container_id"], "8f049c02adfc5c8e");
     assert!(mods[0]["sequence"].as_u64() < mods[1]["sequence"].as_u64());

@@ -9,6 +9,7 @@ mod build_incremental;
 mod build_pak_input;
 mod cli_output;
 mod command_names;
+mod conflicts;
 mod doctor;
 mod example_mod;
 mod game_folder;
