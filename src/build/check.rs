@@ -9,6 +9,7 @@ use serde::Serialize;
 
 use crate::build::discover::PackageSource;
 use crate::build::discover::{self, Selection};
+use crate::build::game_check::ModPackage;
 use crate::diagnostic::Diagnostic;
 use crate::error::{Error, Result};
 use crate::legacy::PackageFiles;
@@ -26,6 +27,10 @@ pub struct CheckReport {
     pub warnings: Vec<Diagnostic>,
     /// Packages the mod imports but does not contain: the game must have them.
     pub must_exist_in_game: Vec<String>,
+    /// The imports and exports of each package that read, for the game
+    /// checks ([`crate::build::game_check`]).
+    #[serde(skip)]
+    pub mod_packages: Vec<ModPackage>,
 }
 
 impl CheckReport {
@@ -41,6 +46,8 @@ struct PackageCheck {
     imported: Vec<String>,
     /// Its header did not read at the manifest's engine version.
     unreadable: bool,
+    /// What the game checks need of it (when it read).
+    facts: Option<ModPackage>,
     warnings: Vec<Diagnostic>,
 }
 
@@ -111,6 +118,7 @@ pub fn check(manifest: &Manifest) -> Result<CheckReport> {
         .collect();
     let mut needed = BTreeSet::new();
     for check in results {
+        report.mod_packages.extend(check.facts);
         report.problems.extend(check.problems);
         report.warnings.extend(check.warnings);
         for name in check.imported {
@@ -173,6 +181,7 @@ fn check_package(
     let mut problems = Vec::new();
     let mut imported = Vec::new();
     let mut warnings = Vec::new();
+    let mut facts = None;
     let result = PackageFiles::load(&source.header).and_then(|files| {
         let package = files.read_package(Some(engine))?;
         package.check_outer_chains()?;
@@ -198,6 +207,11 @@ fn check_package(
                 imported.push(package.import_package_name(index)?);
             }
         }
+        facts = Some(ModPackage::from_legacy(
+            &source.package_name,
+            source.header.clone(),
+            &package,
+        )?);
         Ok(())
     });
     let unreadable = result.is_err();
@@ -208,6 +222,7 @@ fn check_package(
         problems,
         imported,
         unreadable,
+        facts,
         warnings,
     }
 }

@@ -41,6 +41,7 @@
 //! `*` stays within a folder, `**` crosses folders, a pattern without `/` matches file names at any
 //! depth.
 
+pub mod facts;
 pub mod folder;
 
 use std::collections::BTreeMap;

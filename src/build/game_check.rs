@@ -1,0 +1,1023 @@
+//! `check --game-dir` (and `build --game-dir`): the mod against the game it
+//! is for, read from the game's own `Paks/` through a [`GameView`].
+//!
+//! [`check_game`] runs every game check and returns one [`GameReport`]: a
+//! `game` section (data for the JSON line of `check`) and diagnostics with
+//! stable codes. The checks, each a function over the mod's packages
+//! ([`ModPackage`], gathered by `check` from the legacy headers) and the
+//! mounted game ([`GameContext`]):
+//!
+//! - **every import resolves** ([`unresolved_imports`]): each import of
+//!   each mod package is found in the mod (a package of the mod with that
+//!   export), in the game's packages (by package id, then the export by
+//!   the public export hash the Zen import stores —
+//!   [`crate::zen::convert::import_reference`], the converter's own
+//!   rule) or in the game's script objects (`global.utoc`). A miss is an
+//!   `unresolved-import` error naming the importer, the import's path and
+//!   where it looked: the engine fails to load the package (the usual
+//!   "Failed to resolve import" crash);
+//! - **overrides** ([`overrides`]): mod packages whose package id the game
+//!   already has, with the game container the engine would otherwise load
+//!   them from (`overrides-game-package` note), the containers that have it
+//!   when there are several (`game-package-in-several-containers`), and an
+//!   `override-class-differs` error when the mod's main export is not of
+//!   the class of the game's object of that name;
+//! - **blueprint mods** ([`blueprint_mod`]): a mod with a `ModActor` or
+//!   content under `/Game/Mods/<Name>/` is loaded by a mod loader from
+//!   `LogicMods/`, which `install` does not write to;
+//! - **game facts** ([`game_facts`]): the mod's `[game] engine` and
+//!   `[output] compression` against what the game's containers allow
+//!   ([`crate::game::facts::engine_facts`]).
+//!
+//! More checks are appended in [`check_game`] (each returns
+//! `Vec<Diagnostic>`); the report fails when any diagnostic is an error.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use serde::Serialize;
+
+use crate::diagnostic::{Diagnostic, Level};
+use crate::error::Result;
+use crate::extract::export_relative_path;
+use crate::extract::script_objects::ScriptObjects;
+use crate::game::facts::{engine_facts, EngineFacts};
+use crate::game::folder::GameFolder;
+use crate::game::{pak_order, GameView, PackageChunk, PROJECT_CONTENT_ORDER};
+use crate::hash::package_id;
+use crate::iostore::chunk::ChunkType;
+use crate::legacy::{LegacyPackage, PackageIndex, ResolvedIndex};
+use crate::manifest::Manifest;
+use crate::pak::crypto::KeyRing;
+use crate::version::{EngineVersion, ZenLayout};
+use crate::zen::convert::{import_reference, ImportReference};
+use crate::zen::{ObjectIndexKind, ZenPackage};
+
+/// `RF_Public`: an export other packages may import.
+const OBJECT_FLAG_PUBLIC: u32 = 0x1;
+/// How many `unresolved-import` errors are given one by one; the rest are
+/// counted in one more (the `game` section lists them all).
+const UNRESOLVED_SHOWN: usize = 50;
+
+/// What the game checks need of one package of the mod (read from its legacy header).
+#[derive(Debug, Clone, Default)]
+pub struct ModPackage {
+    /// `/Game/Maps/Entry`.
+    pub name: String,
+    /// The `.uasset`/`.umap`.
+    pub file: PathBuf,
+    pub imports: Vec<ModImport>,
+    pub exports: Vec<ModExport>,
+}
+
+/// One import of a mod package.
+#[derive(Debug, Clone)]
+pub struct ModImport {
+    /// Names from its package down (numbers included).
+    pub path: Vec<String>,
+    /// As the engine prints it: `/Game/X/Y.Y_C`.
+    pub full_path: String,
+    /// An optional import (the engine loads the package without it).
+    pub optional: bool,
+}
+
+/// One export of a mod package.
+#[derive(Debug, Clone)]
+pub struct ModExport {
+    /// Names from its top-level export down (numbers included).
+    pub path: Vec<String>,
+    pub public: bool,
+    /// Its class as an object path (package first), when the class is an import.
+    pub class: Option<Vec<String>>,
+    /// The class as the engine prints it.
+    pub class_path: String,
+}
+
+impl ModPackage {
+    /// The imports and exports of `package` (named `name`, read from `file`).
+    pub fn from_legacy(name: &str, file: PathBuf, package: &LegacyPackage) -> Result<Self> {
+        let mut imports = Vec::with_capacity(package.imports.len());
+        for (index, import) in package.imports.iter().enumerate() {
+            imports.push(ModImport {
+                path: import_names(package, index)?,
+                full_path: package.import_path(index)?,
+                optional: import.import_optional == Some(true),
+            });
+        }
+        let mut exports = Vec::with_capacity(package.exports.len());
+        for (index, export) in package.exports.iter().enumerate() {
+            let class = match export.class_index.resolve() {
+                ResolvedIndex::Import(i) => Some(import_names(package, i)?),
+                _ => None,
+            };
+            exports.push(ModExport {
+                path: export_names(package, index)?,
+                public: export.object_flags & OBJECT_FLAG_PUBLIC != 0
+                    || export.generate_public_hash == Some(true),
+                class,
+                class_path: if export.class_index.is_null() {
+                    String::new()
+                } else {
+                    package.object_path(export.class_index, Some(name))?
+                },
+            });
+        }
+        Ok(ModPackage {
+            name: name.to_string(),
+            file,
+            imports,
+            exports,
+        })
+    }
+
+    /// The last part of the name: `Entry` for `/Game/Maps/Entry`.
+    pub fn short_name(&self) -> &str {
+        self.name.rsplit('/').next().unwrap_or(&self.name)
+    }
+
+    /// The export that stands for the asset: named like the package, else
+    /// `<Name>_C` (a blueprint's class).
+    fn main_export(&self) -> Option<&ModExport> {
+        let short = self.short_name();
+        let top = |wanted: &str| {
+            self.exports
+                .iter()
+                .find(|e| e.path.len() == 1 && e.path[0].eq_ignore_ascii_case(wanted))
+        };
+        top(short).or_else(|| top(&format!("{short}_C")))
+    }
+
+    fn has_export(&self, relative: &[String]) -> Option<&ModExport> {
+        self.exports.iter().find(|e| {
+            e.path.len() == relative.len()
+                && e.path
+                    .iter()
+                    .zip(relative)
+                    .all(|(a, b)| a.eq_ignore_ascii_case(b))
+        })
+    }
+}
+
+/// Names from the outermost object down to `index` (an import or an export).
+fn chain_names(package: &LegacyPackage, start: PackageIndex) -> Result<Vec<String>> {
+    let mut names = Vec::new();
+    let mut current = start;
+    let limit = package.imports.len() + package.exports.len() + 1;
+    while !current.is_null() {
+        if names.len() > limit {
+            return Err(crate::error::Error::invalid("the outer chain loops")
+                .within(format!("object {start}")));
+        }
+        let (name, outer) = match current.resolve() {
+            ResolvedIndex::Import(i) => {
+                let import = package.imports.get(i).ok_or_else(|| {
+                    crate::error::Error::invalid(format!("import {i} does not exist"))
+                })?;
+                (import.object_name, import.outer_index)
+            }
+            ResolvedIndex::Export(i) => {
+                let export = package.exports.get(i).ok_or_else(|| {
+                    crate::error::Error::invalid(format!("export {i} does not exist"))
+                })?;
+                (export.object_name, export.outer_index)
+            }
+            ResolvedIndex::Null => break,
+        };
+        names.push(package.name(name)?);
+        current = outer;
+    }
+    names.reverse();
+    Ok(names)
+}
+
+fn import_names(package: &LegacyPackage, index: usize) -> Result<Vec<String>> {
+    chain_names(package, PackageIndex::from_import(index))
+}
+
+fn export_names(package: &LegacyPackage, index: usize) -> Result<Vec<String>> {
+    chain_names(package, PackageIndex::from_export(index))
+}
+
+/// The game, mounted: its folder, its view, what is read from it once.
+pub struct GameContext {
+    pub folder: GameFolder,
+    pub view: GameView,
+    pub script_objects: Option<ScriptObjects>,
+    pub facts: EngineFacts,
+    /// The winning package chunk of each package id.
+    packages: BTreeMap<u64, PackageChunk>,
+    /// Every source with a package of that id, in mount sequence.
+    providers: BTreeMap<u64, Vec<usize>>,
+    /// Mounting notes and what could not be read.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl GameContext {
+    /// Mounts the game's `Paks/` folder (the engine's order, `~mods` and
+    /// `LogicMods` included) with `keys`, and reads its script objects.
+    pub fn open(folder: GameFolder, keys: &KeyRing) -> Result<Self> {
+        let view = GameView::open(&folder.paks(), keys)?;
+        let mut diagnostics = view.diagnostics.clone();
+        let script_objects = match view.script_objects() {
+            Ok(Some(chunk)) => match ScriptObjects::read_ue5(&chunk) {
+                Ok(table) => Some(table),
+                Err(e) => {
+                    diagnostics.push(game_read_warning(&e, "the script objects of global.utoc"));
+                    None
+                }
+            },
+            Ok(None) => None,
+            Err(e) => {
+                diagnostics.push(game_read_warning(&e, "the script objects of global.utoc"));
+                None
+            }
+        };
+        let packages = view
+            .packages()
+            .into_iter()
+            .map(|p| (p.package_id, p))
+            .collect();
+        let mut providers: BTreeMap<u64, Vec<usize>> = BTreeMap::new();
+        for (s, source) in view.sources().iter().enumerate() {
+            let Some(container) = &source.container else {
+                continue;
+            };
+            for (index, id) in container.toc.chunk_ids.iter().enumerate() {
+                if container.chunk_type(index) == ChunkType::ExportBundleData && id.index() == 0 {
+                    let list = providers.entry(id.id()).or_default();
+                    if !list.contains(&s) {
+                        list.push(s);
+                    }
+                }
+            }
+        }
+        let facts = engine_facts(&view);
+        Ok(GameContext {
+            folder,
+            view,
+            script_objects,
+            facts,
+            packages,
+            providers,
+            diagnostics,
+        })
+    }
+
+    /// The game's winning copy of a package, if it has one.
+    pub fn package(&self, id: u64) -> Option<&PackageChunk> {
+        self.packages.get(&id)
+    }
+
+    /// Every mounted source holding package `id` (mount sequence).
+    pub fn providers(&self, id: u64) -> &[usize] {
+        self.providers.get(&id).map(Vec::as_slice).unwrap_or_default()
+    }
+
+    fn source_name(&self, source: usize) -> String {
+        self.view.sources()[source].name()
+    }
+}
+
+fn game_read_warning(error: &crate::error::Error, what: &str) -> Diagnostic {
+    let mut d = Diagnostic::of(error);
+    d.level = Level::Warning;
+    d.code = "game-unreadable".into();
+    d.message = format!("{what} did not read ({}); checks that need it are skipped", d.message);
+    d
+}
+
+/// One import no place has.
+#[derive(Debug, Clone, Serialize)]
+pub struct UnresolvedImport {
+    /// The importing package (`/Game/Mod/A`).
+    pub importer: String,
+    /// Its header file.
+    pub file: String,
+    /// The import's path as the engine prints it (`/Game/X/Y.Y_C`).
+    pub import: String,
+    /// The places looked in, in order (`mod`, `game-packages`, `script-objects`).
+    pub looked_in: Vec<&'static str>,
+    /// Why it is not found.
+    pub reason: String,
+}
+
+/// A game package the mod replaces.
+#[derive(Debug, Clone, Serialize)]
+pub struct Override {
+    pub package: String,
+    pub file: String,
+    /// The game container the engine loads the package from without the mod.
+    pub game_container: String,
+    pub game_order: u32,
+    /// Every game container holding the package, the engine's pick first.
+    pub game_containers: Vec<String>,
+    /// The mod's order once installed into `~mods` (`<stem>.pak`).
+    pub mod_order: u32,
+    /// Whether the installed mod sorts above the game's copy.
+    pub mod_wins: bool,
+    /// The class of the mod's main export and of the game's object of that name.
+    pub mod_class: Option<String>,
+    pub game_class: Option<String>,
+    /// `same`, `differs` or `unknown`.
+    pub class_check: &'static str,
+}
+
+/// The blueprint-mod facts.
+#[derive(Debug, Clone, Serialize)]
+pub struct BlueprintFacts {
+    /// A `ModActor` package or content under `/Game/Mods/<Name>/`.
+    pub blueprint_mod: bool,
+    /// The `ModActor` package, if any.
+    pub mod_actor: Option<String>,
+    /// Where `install` puts the mod (`~mods`).
+    pub install_folder: &'static str,
+    /// Folders of the game already holding this mod's files (`~mods`, `LogicMods`).
+    pub installed_in: Vec<&'static str>,
+}
+
+/// The `game` section of `check`'s report.
+#[derive(Debug, Clone, Serialize)]
+pub struct GameSection {
+    /// The game's install folder and project.
+    pub dir: String,
+    pub project: String,
+    pub paks: String,
+    /// Mounted paks and containers.
+    pub sources: usize,
+    /// Packages the game's containers provide.
+    pub packages: usize,
+    /// Script objects read from `global.utoc` (absent: none found).
+    pub script_objects: Option<usize>,
+    pub facts: EngineFacts,
+    pub imports_checked: usize,
+    pub unresolved_imports: Vec<UnresolvedImport>,
+    pub overrides: Vec<Override>,
+    pub blueprint: BlueprintFacts,
+}
+
+/// What the game checks found.
+#[derive(Debug, Clone, Serialize)]
+pub struct GameReport {
+    pub game: GameSection,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl GameReport {
+    /// No error among the diagnostics.
+    pub fn is_ok(&self) -> bool {
+        !self.diagnostics.iter().any(|d| d.level == Level::Error)
+    }
+
+    pub fn errors(&self) -> usize {
+        self.diagnostics
+            .iter()
+            .filter(|d| d.level == Level::Error)
+            .count()
+    }
+}
+
+/// Runs every game check on the mod's packages against the mounted game.
+/// Checks added later go here: each returns diagnostics (and, if it has
+/// data to show, a field of [`GameSection`]).
+pub fn check_game(
+    manifest: &Manifest,
+    packages: &[ModPackage],
+    game: &GameContext,
+) -> GameReport {
+    let mut diagnostics = game.diagnostics.clone();
+    diagnostics.extend(game_facts(manifest, &game.facts));
+    let engine = reading_engine(manifest.game.engine, &game.facts);
+    let mut headers = GameHeaders::new(game, engine);
+
+    let (imports_checked, unresolved) = unresolved_imports(packages, game, &mut headers);
+    diagnostics.extend(unresolved_diagnostics(&unresolved));
+
+    let (overrides, override_diagnostics) = overrides(manifest, packages, game, &mut headers);
+    diagnostics.extend(override_diagnostics);
+
+    let (blueprint, blueprint_diagnostics) = blueprint_mod(manifest, packages, &game.folder);
+    diagnostics.extend(blueprint_diagnostics);
+
+    diagnostics.extend(headers.problems);
+    GameReport {
+        game: GameSection {
+            dir: game.folder.root.display().to_string(),
+            project: game.folder.project.clone(),
+            paks: game.folder.paks().display().to_string(),
+            sources: game.view.sources().len(),
+            packages: game.packages.len(),
+            script_objects: game.script_objects.as_ref().map(ScriptObjects::len),
+            facts: game.facts.clone(),
+            imports_checked,
+            unresolved_imports: unresolved,
+            overrides,
+            blueprint,
+        },
+        diagnostics,
+    }
+}
+
+/// The release the game's Zen headers are read as: the mod's, unless the
+/// game's files rule it out (then the newest release they allow).
+fn reading_engine(mod_engine: EngineVersion, facts: &EngineFacts) -> EngineVersion {
+    match facts.allows(mod_engine) {
+        Some(false) => facts.releases().last().copied().unwrap_or(mod_engine),
+        _ => mod_engine,
+    }
+}
+
+/// Zen headers of game packages, read once each.
+pub struct GameHeaders<'a> {
+    game: &'a GameContext,
+    engine: EngineVersion,
+    headers: BTreeMap<u64, Option<Arc<ZenPackage>>>,
+    /// Store entries' imported packages of each source (UE 5.0–5.2 class lookups).
+    store: BTreeMap<usize, BTreeMap<u64, Vec<u64>>>,
+    /// Game packages whose header did not read (one warning each).
+    problems: Vec<Diagnostic>,
+}
+
+impl<'a> GameHeaders<'a> {
+    fn new(game: &'a GameContext, engine: EngineVersion) -> Self {
+        GameHeaders {
+            game,
+            engine,
+            headers: BTreeMap::new(),
+            store: BTreeMap::new(),
+            problems: Vec::new(),
+        }
+    }
+
+    /// The header of the game's winning copy of package `id`.
+    fn header(&mut self, id: u64) -> Option<Arc<ZenPackage>> {
+        if let Some(known) = self.headers.get(&id) {
+            return known.clone();
+        }
+        let chunk = self.game.package(id)?.clone();
+        let read = self
+            .game
+            .view
+            .read_chunk(chunk.chunk)
+            .and_then(|bytes| crate::extract::provider::read_header(&bytes, self.engine));
+        let header = match read {
+            Ok(header) => Some(Arc::new(header)),
+            Err(e) => {
+                let source = self.game.source_name(chunk.chunk.source);
+                let what = chunk.path.clone().unwrap_or_else(|| format!("0x{id:016x}"));
+                self.problems.push(
+                    game_read_warning(
+                        &e,
+                        &format!("the game's package {what} in {source} (read as {})", self.engine.as_str()),
+                    )
+                    .with_file(&self.game.view.sources()[chunk.chunk.source].path),
+                );
+                None
+            }
+        };
+        self.headers.insert(id, header.clone());
+        header
+    }
+
+    /// The imported package ids of package `id` from its container's store entry.
+    fn store_imports(&mut self, id: u64) -> Vec<u64> {
+        let Some(source) = self.game.package(id).map(|p| p.chunk.source) else {
+            return Vec::new();
+        };
+        let entries = self.store.entry(source).or_insert_with(|| {
+            match self.game.view.container_header(source) {
+                Ok(Some(header)) => header
+                    .packages
+                    .into_iter()
+                    .map(|(pid, entry)| (pid, entry.imported_packages))
+                    .collect(),
+                _ => BTreeMap::new(),
+            }
+        });
+        entries.get(&id).cloned().unwrap_or_default()
+    }
+}
+
+/// Whether the game header exports what `reference` names (a public export).
+fn game_exports(header: &ZenPackage, reference: ImportReference) -> bool {
+    match reference {
+        ImportReference::Export {
+            public_export_hash, ..
+        } => header
+            .exports
+            .iter()
+            .any(|e| e.public_export_hash == public_export_hash && public_export_hash != 0),
+        ImportReference::Ue4Export { index, .. } => {
+            header.exports.iter().any(|e| e.public_export_hash == index.0)
+        }
+        ImportReference::Script(_) | ImportReference::Package { .. } => true,
+    }
+}
+
+/// "Every import resolves": the number of imports checked and those that
+/// are found nowhere.
+pub fn unresolved_imports(
+    packages: &[ModPackage],
+    game: &GameContext,
+    headers: &mut GameHeaders<'_>,
+) -> (usize, Vec<UnresolvedImport>) {
+    let layout = headers.engine.zen_layout();
+    let in_mod: BTreeMap<u64, &ModPackage> =
+        packages.iter().map(|p| (package_id(&p.name), p)).collect();
+    let mut checked = 0;
+    let mut missing = Vec::new();
+    for package in packages {
+        let mut seen = BTreeSet::new();
+        for import in &package.imports {
+            if import.optional || import.path.is_empty() {
+                continue;
+            }
+            // The same object imported twice is reported once.
+            if !seen.insert(import.full_path.to_ascii_lowercase()) {
+                continue;
+            }
+            checked += 1;
+            let path: Vec<&str> = import.path.iter().map(String::as_str).collect();
+            let reference = import_reference(&path, layout);
+            let miss = |looked_in: Vec<&'static str>, reason: String| UnresolvedImport {
+                importer: package.name.clone(),
+                file: package.file.display().to_string(),
+                import: import.full_path.clone(),
+                looked_in,
+                reason,
+            };
+            match reference {
+                ImportReference::Script(index) => {
+                    let Some(table) = &game.script_objects else {
+                        // Without the table nothing can be said (pak-only or UE4 games).
+                        continue;
+                    };
+                    if table.chain(index).is_none() {
+                        missing.push(miss(
+                            vec!["script-objects"],
+                            "the game's script objects (global.utoc) do not list it: the game's code has no such class or object".into(),
+                        ));
+                    }
+                }
+                ImportReference::Package { package_id: id }
+                | ImportReference::Export { package_id: id, .. }
+                | ImportReference::Ue4Export { package_id: id, .. } => {
+                    let relative = &import.path[1..];
+                    if let Some(own) = in_mod.get(&id) {
+                        if relative.is_empty() {
+                            continue;
+                        }
+                        match own.has_export(relative) {
+                            Some(e) if e.public => continue,
+                            Some(_) => {
+                                missing.push(miss(
+                                    vec!["mod"],
+                                    format!("{} has it, but not as a public export (other packages cannot import it)", own.name),
+                                ));
+                                continue;
+                            }
+                            None if game.package(id).is_none() => {
+                                missing.push(miss(
+                                    vec!["mod"],
+                                    format!("the mod's {} has no export `{}`", own.name, relative.join(".")),
+                                ));
+                                continue;
+                            }
+                            // The game has the package too: the mod's copy
+                            // wins but lacks the object; say so below.
+                            None => {}
+                        }
+                    }
+                    if game.package(id).is_some() {
+                        let Some(header) = headers.header(id) else {
+                            continue; // unreadable: warned once
+                        };
+                        if game_exports(&header, reference) {
+                            if in_mod.contains_key(&id) {
+                                missing.push(miss(
+                                    vec!["mod", "game-packages"],
+                                    format!("the game's {} exports it, but the mod replaces that package with one that does not", path[0]),
+                                ));
+                            }
+                            continue;
+                        }
+                        let source = game.source_name(game.package(id).map_or(0, |p| p.chunk.source));
+                        missing.push(miss(
+                            vec!["mod", "game-packages"],
+                            format!("the game's {} (in {source}) has no public export `{}`", path[0], relative.join(".")),
+                        ));
+                        continue;
+                    }
+                    if let Some(file) = pak_package(game, path[0]) {
+                        // A legacy package in a pak: its exports are not read here.
+                        let _ = file;
+                        continue;
+                    }
+                    if in_mod.contains_key(&id) {
+                        continue;
+                    }
+                    missing.push(miss(
+                        vec!["mod", "game-packages"],
+                        format!(
+                            "neither the mod ({} packages) nor the game ({} packages in {} containers and paks) has the package {}",
+                            packages.len(),
+                            game.packages.len(),
+                            game.view.sources().len(),
+                            path[0]
+                        ),
+                    ));
+                }
+            }
+        }
+    }
+    (checked, missing)
+}
+
+/// A legacy package of the game's paks (`/Game/X` → `<Project>/Content/X.uasset`).
+fn pak_package(game: &GameContext, package: &str) -> Option<String> {
+    let rest = package.strip_prefix("/Game/")?;
+    ["uasset", "umap"].into_iter().find_map(|ext| {
+        let path = format!("{}/Content/{rest}.{ext}", game.folder.project);
+        game.view.find_file(&path).map(|f| f.path.clone())
+    })
+}
+
+fn unresolved_diagnostics(unresolved: &[UnresolvedImport]) -> Vec<Diagnostic> {
+    let mut out: Vec<Diagnostic> = unresolved
+        .iter()
+        .take(UNRESOLVED_SHOWN)
+        .map(|u| {
+            Diagnostic::error(
+                "unresolved-import",
+                format!(
+                    "{} imports {}, which the game will not find: {} (looked in: {})",
+                    u.importer,
+                    u.import,
+                    u.reason,
+                    u.looked_in.join(", ")
+                ),
+            )
+            .with_file(&u.file)
+            .with_hint("add the package to the mod, fix the reference in the editor, or check that the mod is for this game and version")
+        })
+        .collect();
+    if unresolved.len() > UNRESOLVED_SHOWN {
+        out.push(Diagnostic::error(
+            "unresolved-import",
+            format!(
+                "{} more imports are not found (the `game` section of `--message-format json` lists them all)",
+                unresolved.len() - UNRESOLVED_SHOWN
+            ),
+        ));
+    }
+    out
+}
+
+/// A class, as Zen headers refer to it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum ClassKey {
+    Script(u64),
+    Export { package_id: u64, hash: u64 },
+    Ue4(u64),
+}
+
+impl ClassKey {
+    fn of_reference(reference: ImportReference) -> Option<Self> {
+        match reference {
+            ImportReference::Script(index) => Some(ClassKey::Script(index.0)),
+            ImportReference::Export {
+                package_id,
+                public_export_hash,
+            } => Some(ClassKey::Export {
+                package_id,
+                hash: public_export_hash,
+            }),
+            ImportReference::Ue4Export { index, .. } => Some(ClassKey::Ue4(index.0)),
+            ImportReference::Package { .. } => None,
+        }
+    }
+}
+
+/// The class of the game's export `export` of `header` (package `id`).
+fn game_class(
+    headers: &mut GameHeaders<'_>,
+    id: u64,
+    header: &ZenPackage,
+    export: usize,
+) -> Option<(ClassKey, String)> {
+    let class = header.exports.get(export)?.class_index;
+    match class.kind() {
+        ObjectIndexKind::ScriptImport => {
+            let name = headers
+                .game
+                .script_objects
+                .as_ref()
+                .and_then(|t| t.path(class))
+                .unwrap_or_else(|| class.describe());
+            Some((ClassKey::Script(class.0), name))
+        }
+        ObjectIndexKind::PackageImport if header.engine.zen_layout() == ZenLayout::Ue4 => {
+            Some((ClassKey::Ue4(class.0), class.describe()))
+        }
+        ObjectIndexKind::PackageImport => {
+            let (package_index, hash_index) = class.package_import_parts()?;
+            let hash = *header
+                .imported_public_export_hashes
+                .get(hash_index as usize)?;
+            let (package, name) = if header.engine.zen_layout() == ZenLayout::DependencyBundles {
+                let names = &header.imported_package_names;
+                let base = names.names.get(package_index as usize)?;
+                let number = *names.numbers.get(package_index as usize)?;
+                let name = crate::names::with_number(&base.text, number.max(0) as u32).into_owned();
+                (package_id(&name), Some(name))
+            } else {
+                let imported = headers.store_imports(id);
+                (*imported.get(package_index as usize)?, None)
+            };
+            let exported = headers.header(package).and_then(|h| {
+                let position = h.exports.iter().position(|e| e.public_export_hash == hash)?;
+                Some(format!(
+                    "{}.{}",
+                    h.package_name(),
+                    export_relative_path(&h, position).join(":")
+                ))
+            });
+            let shown = exported.unwrap_or_else(|| match name {
+                Some(n) => format!("{n} (export hash 0x{hash:016x})"),
+                None => format!("package 0x{package:016x}, export hash 0x{hash:016x}"),
+            });
+            Some((ClassKey::Export { package_id: package, hash }, shown))
+        }
+        _ => None,
+    }
+}
+
+/// "Overrides": every mod package the game already has, and the errors
+/// and notes that go with them.
+pub fn overrides(
+    manifest: &Manifest,
+    packages: &[ModPackage],
+    game: &GameContext,
+    headers: &mut GameHeaders<'_>,
+) -> (Vec<Override>, Vec<Diagnostic>) {
+    let layout = headers.engine.zen_layout();
+    let mod_pak = format!("{}.pak", manifest.artifact_stem());
+    let mod_order = pak_order(PROJECT_CONTENT_ORDER, &mod_pak);
+    let mut list = Vec::new();
+    let mut diagnostics = Vec::new();
+    for package in packages {
+        let id = package_id(&package.name);
+        let Some(winner) = game.package(id) else {
+            continue;
+        };
+        let winner_source = &game.view.sources()[winner.chunk.source];
+        // The engine's pick first, then the others by the same rule
+        // (higher order, then the later mounted).
+        let mut providers: Vec<usize> = game.providers(id).to_vec();
+        providers.sort_by_key(|&s| {
+            let source = &game.view.sources()[s];
+            std::cmp::Reverse((source.order, source.sequence))
+        });
+        providers.retain(|&s| s != winner.chunk.source);
+        providers.insert(0, winner.chunk.source);
+        let containers: Vec<String> = providers.iter().map(|&s| game.source_name(s)).collect();
+
+        let main = package.main_export();
+        let mod_class = main.map(|e| e.class_path.clone()).filter(|c| !c.is_empty());
+        let mut game_class_name = None;
+        let mut class_check = "unknown";
+        if let (Some(main), Some(header)) = (main, headers.header(id)) {
+            let wanted = main.path[0].as_str();
+            let position = header.exports.iter().position(|e| {
+                e.outer_index.is_null() && header.name_text(e.object_name).eq_ignore_ascii_case(wanted)
+            });
+            let mod_key = main.class.as_ref().and_then(|c| {
+                let path: Vec<&str> = c.iter().map(String::as_str).collect();
+                ClassKey::of_reference(import_reference(&path, layout))
+            });
+            if let (Some(position), Some(mod_key)) = (position, mod_key) {
+                if let Some((game_key, shown)) = game_class(headers, id, &header, position) {
+                    class_check = if game_key == mod_key { "same" } else { "differs" };
+                    game_class_name = Some(shown);
+                }
+            }
+        }
+        let message = format!(
+            "{} replaces the game's package from {} (order {}); installed as ~mods/{mod_pak} (order {mod_order}) it {}",
+            package.name,
+            winner_source.name(),
+            winner_source.order,
+            if mod_order > winner_source.order {
+                "is loaded instead"
+            } else {
+                "is NOT loaded: the game's copy sorts above it"
+            }
+        );
+        diagnostics.push(Diagnostic::note("overrides-game-package", message).with_file(&package.file));
+        if containers.len() > 1 {
+            diagnostics.push(
+                Diagnostic::note(
+                    "game-package-in-several-containers",
+                    format!(
+                        "the game has {} in {} containers ({}); the engine loads the copy in {} (highest order, then the last mounted), so that is the one the mod replaces",
+                        package.name,
+                        containers.len(),
+                        containers.join(", "),
+                        containers[0]
+                    ),
+                )
+                .with_file(&package.file),
+            );
+        }
+        if class_check == "differs" {
+            diagnostics.push(
+                Diagnostic::error(
+                    "override-class-differs",
+                    format!(
+                        "{} replaces the game's object of that name, but as a {} where the game's is a {}: whatever loads it expects the game's class and fails or crashes",
+                        package.name,
+                        mod_class.as_deref().unwrap_or("?"),
+                        game_class_name.as_deref().unwrap_or("?")
+                    ),
+                )
+                .with_file(&package.file)
+                .with_hint("make the mod's asset of the game's class (the same parent class or asset type), or give it another path so it is a new package"),
+            );
+        }
+        list.push(Override {
+            package: package.name.clone(),
+            file: package.file.display().to_string(),
+            game_container: winner_source.name(),
+            game_order: winner_source.order,
+            game_containers: containers,
+            mod_order,
+            mod_wins: mod_order > winner_source.order,
+            mod_class,
+            game_class: game_class_name,
+            class_check,
+        });
+    }
+    (list, diagnostics)
+}
+
+/// "Blueprint mods": a mod loader (UE4SS's BPModLoader and the like)
+/// spawns `/Game/Mods/<Name>/ModActor.ModActor_C` of the paks in
+/// `<Paks>/LogicMods/`, `<Name>` being the pak's file name.
+pub fn blueprint_mod(
+    manifest: &Manifest,
+    packages: &[ModPackage],
+    folder: &GameFolder,
+) -> (BlueprintFacts, Vec<Diagnostic>) {
+    let stem = manifest.artifact_stem();
+    let mod_actor = packages.iter().find(|p| {
+        p.short_name().eq_ignore_ascii_case("ModActor")
+            || p.exports
+                .iter()
+                .any(|e| e.path.len() == 1 && e.path[0].eq_ignore_ascii_case("ModActor_C"))
+    });
+    let under_mods = packages
+        .iter()
+        .find(|p| mods_folder_name(&p.name).is_some());
+    let blueprint_mod = mod_actor.is_some() || under_mods.is_some();
+    let installed = |dir: PathBuf| {
+        ["pak", "utoc"]
+            .iter()
+            .any(|ext| dir.join(format!("{stem}.{ext}")).is_file())
+    };
+    let mut installed_in = Vec::new();
+    if installed(folder.mods()) {
+        installed_in.push("~mods");
+    }
+    if installed(folder.logic_mods()) {
+        installed_in.push("LogicMods");
+    }
+    let mut diagnostics = Vec::new();
+    let example = mod_actor.or(under_mods);
+    if let (true, Some(example)) = (blueprint_mod && !installed_in.contains(&"LogicMods"), example) {
+        diagnostics.push(
+            Diagnostic::warning(
+                "blueprint-mod-not-in-logicmods",
+                format!(
+                    "{} makes this a blueprint mod, which a mod loader spawns only from <Paks>/LogicMods/; `zenpak install` puts it in ~mods/, where its assets load but nothing spawns its ModActor",
+                    example.name
+                ),
+            )
+            .with_file(&example.file)
+            .with_hint(format!(
+                "copy the built {stem}.pak, .utoc and .ucas into {} (and remove them from ~mods/)",
+                folder.logic_mods().display()
+            )),
+        );
+    }
+    if let Some(actor) = mod_actor {
+        match mods_folder_name(&actor.name) {
+            Some(name) if !name.eq_ignore_ascii_case(&stem) => diagnostics.push(
+                Diagnostic::warning(
+                    "mod-actor-name-mismatch",
+                    format!(
+                        "the loader looks for /Game/Mods/{stem}/ModActor in {stem}.pak, but the mod's ModActor is {}",
+                        actor.name
+                    ),
+                )
+                .with_file(&actor.file)
+                .with_hint(format!(
+                    "name the output after the folder: `[package] name = \"{name}\"` with empty `[output] prefix` and `suffix` (no `_P`), or move the content to /Game/Mods/{stem}/"
+                )),
+            ),
+            Some(_) => {}
+            None => diagnostics.push(
+                Diagnostic::warning(
+                    "mod-actor-outside-mods-folder",
+                    format!(
+                        "{} is not at /Game/Mods/<Name>/ModActor, where mod loaders look for it",
+                        actor.name
+                    ),
+                )
+                .with_file(&actor.file)
+                .with_hint(format!("move it to /Game/Mods/{stem}/ModActor in the editor")),
+            ),
+        }
+    }
+    if !blueprint_mod && installed_in.contains(&"LogicMods") {
+        diagnostics.push(
+            Diagnostic::warning(
+                "logicmods-without-modactor",
+                format!(
+                    "{stem} is in LogicMods/, where a mod loader spawns /Game/Mods/{stem}/ModActor, but the mod has no ModActor: the loader reports it and does nothing"
+                ),
+            )
+            .with_file(folder.logic_mods().join(format!("{stem}.pak")))
+            .with_hint("install it into ~mods/ (`zenpak install`) and remove it from LogicMods/"),
+        );
+    }
+    (
+        BlueprintFacts {
+            blueprint_mod,
+            mod_actor: mod_actor.map(|p| p.name.clone()),
+            install_folder: "~mods",
+            installed_in,
+        },
+        diagnostics,
+    )
+}
+
+/// `<Name>` of a package under `/Game/Mods/<Name>/`.
+fn mods_folder_name(package: &str) -> Option<&str> {
+    let rest = package.strip_prefix("/Game/Mods/")?;
+    let (name, inner) = rest.split_once('/')?;
+    (!name.is_empty() && !inner.is_empty()).then_some(name)
+}
+
+/// "Game facts that changed": the mod's engine and compression against
+/// what the game's containers allow.
+pub fn game_facts(manifest: &Manifest, facts: &EngineFacts) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    let engine = manifest.game.engine;
+    match facts.allows(engine) {
+        Some(false) => out.push(
+            Diagnostic::error(
+                "game-engine-differs",
+                format!(
+                    "the mod is for {} (`[game] engine`), but the game's containers are of {}",
+                    engine.as_str(),
+                    facts.engines.join(" or ")
+                ),
+            )
+            .with_file(&manifest.path)
+            .with_hint(format!(
+                "set `[game] engine = \"{}\"` (the game was updated?) and rebuild",
+                facts.engines.last().copied().unwrap_or_default()
+            )),
+        ),
+        Some(true) => {}
+        None => {
+            for what in &facts.unknown {
+                out.push(Diagnostic::warning("game-engine-unknown", what.clone()));
+            }
+        }
+    }
+    let compression = manifest.output.compression;
+    if compression != crate::compression::Compression::None
+        && !facts.compression.is_empty()
+        && !facts.uses_compression(compression.engine_name())
+    {
+        let stock = compression != crate::compression::Compression::Zstd;
+        let message = format!(
+            "the mod compresses with {} (`[output] compression`), which none of the game's containers use (they use {})",
+            compression.engine_name(),
+            facts.compression.join(", ")
+        );
+        let hint = "set `[output] compression` to a method the game uses, or \"none\"";
+        out.push(if stock {
+            Diagnostic::warning("game-compression-unused", message).with_hint(format!(
+                "{hint}; {} is a stock engine codec, so this usually still loads",
+                compression.engine_name()
+            ))
+        } else {
+            Diagnostic::error("game-compression-unsupported", message)
+                .with_hint(format!("{hint}; Zstd is not a stock engine codec"))
+        }
+        .with_file(&manifest.path));
+    }
+    out
+}

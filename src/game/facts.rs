@@ -1,0 +1,202 @@
+//! What a game's own files say about the engine it runs and how it packs
+//! its data: the engine releases its containers and paks allow, and the
+//! compression methods and block sizes it uses. `check --game-dir` compares
+//! a mod's `[game] engine` and `[output] compression` with these; `doctor`
+//! reports them.
+//!
+//! Each version a file stores is evidence: the `.utoc` version
+//! (`EngineVersion::toc_version_number`), the container header version
+//! (`EngineVersion::container_header_version`) and the pak version
+//! (`EngineVersion::pak_version`), all from the one table in
+//! [`crate::version`]. Every piece of evidence allows a set of releases;
+//! the game's releases are those every piece allows. A version the table
+//! does not know, a container header that does not read, or evidence that
+//! allows no common release is said in [`EngineFacts::unknown`] (and the
+//! range is then empty or partial), never guessed.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::Serialize;
+
+use crate::version::EngineVersion;
+
+use super::GameView;
+
+/// One kind of version the game's files store, with the releases it allows.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct EngineEvidence {
+    /// `toc-version`, `container-header-version` or `pak-version`.
+    pub kind: &'static str,
+    /// The stored value (`5`, `NoExportInfo`, `11`).
+    pub value: String,
+    /// The releases of the version table that write this value, oldest first.
+    pub engines: Vec<&'static str>,
+    /// The files that store it (file names), in mount sequence.
+    pub sources: Vec<String>,
+}
+
+/// The engine releases a game's containers and paks allow, and how it packs
+/// its data.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct EngineFacts {
+    /// Releases every piece of evidence allows, oldest first (empty when
+    /// there is no evidence or it contradicts itself).
+    pub engines: Vec<&'static str>,
+    pub evidence: Vec<EngineEvidence>,
+    /// Evidence that could not be placed: unknown versions, unreadable
+    /// container headers, pieces that allow no common release.
+    pub unknown: Vec<String>,
+    /// Compression methods the game's containers and paks declare (engine
+    /// names: `Oodle`, `Zlib`, …), sorted.
+    pub compression: Vec<String>,
+    /// Compression block sizes of the game's containers, sorted.
+    pub block_sizes: Vec<u32>,
+    /// Whether any mounted source is an IoStore container (else the game is pak-only).
+    pub iostore: bool,
+}
+
+impl EngineFacts {
+    /// Whether `engine` is among the releases the game allows. `None` when
+    /// the game's files do not tell (no evidence, or contradictory).
+    pub fn allows(&self, engine: EngineVersion) -> Option<bool> {
+        if self.engines.is_empty() {
+            return None;
+        }
+        Some(self.engines.contains(&engine.as_str()))
+    }
+
+    /// The allowed releases as `EngineVersion`s, oldest first.
+    pub fn releases(&self) -> Vec<EngineVersion> {
+        EngineVersion::ALL
+            .into_iter()
+            .filter(|e| self.engines.contains(&e.as_str()))
+            .collect()
+    }
+
+    /// Whether the game's files declare `method` (engine name, any case).
+    pub fn uses_compression(&self, method: &str) -> bool {
+        self.compression
+            .iter()
+            .any(|m| m.eq_ignore_ascii_case(method))
+    }
+}
+
+/// The engine releases and compression of the game mounted in `view`:
+/// every container's TOC and header version, every pak's version, every
+/// method and block size they declare. Reads only TOCs (already read when
+/// mounting) and container header chunks.
+pub fn engine_facts(view: &GameView) -> EngineFacts {
+    // (kind, value) → (releases, sources)
+    let mut pieces: BTreeMap<(&'static str, String), (Vec<EngineVersion>, Vec<String>)> =
+        BTreeMap::new();
+    let mut unknown = Vec::new();
+    let mut compression = BTreeSet::new();
+    let mut block_sizes = BTreeSet::new();
+    let mut iostore = false;
+    let mut add = |kind: &'static str, value: String, engines: Vec<EngineVersion>, name: &str| {
+        let entry = pieces.entry((kind, value)).or_insert((engines, Vec::new()));
+        entry.1.push(name.to_string());
+    };
+    for (index, source) in view.sources().iter().enumerate() {
+        let name = source.name();
+        if let Some(container) = &source.container {
+            iostore = true;
+            let header = &container.toc.header;
+            let toc = header.version as u8;
+            add(
+                "toc-version",
+                toc.to_string(),
+                EngineVersion::ALL
+                    .into_iter()
+                    .filter(|e| e.toc_version_number() == toc)
+                    .collect(),
+                &name,
+            );
+            for method in &container.toc.compression_methods {
+                if !method.is_empty() && !method.eq_ignore_ascii_case("none") {
+                    compression.insert(method.clone());
+                }
+            }
+            if !container.toc.blocks.is_empty() {
+                block_sizes.insert(header.compression_block_size);
+            }
+            match view.container_header(index) {
+                Ok(Some(container_header)) => {
+                    let version = container_header.version;
+                    add(
+                        "container-header-version",
+                        format!("{version:?}"),
+                        EngineVersion::ALL
+                            .into_iter()
+                            .filter(|e| e.container_header_version() == version)
+                            .collect(),
+                        &name,
+                    );
+                }
+                Ok(None) => {}
+                Err(e) => unknown.push(format!(
+                    "{name}: the container header does not read ({})",
+                    e.message()
+                )),
+            }
+        }
+        if let Some(pak) = &source.pak {
+            let number = pak.version.number();
+            add(
+                "pak-version",
+                pak.version.name().to_string(),
+                EngineVersion::ALL
+                    .into_iter()
+                    .filter(|e| e.pak_version() == number)
+                    .collect(),
+                &name,
+            );
+            for method in &pak.compression_methods {
+                if !method.is_empty() && !method.eq_ignore_ascii_case("none") {
+                    compression.insert(method.clone());
+                }
+            }
+        }
+    }
+    let mut common: Option<BTreeSet<EngineVersion>> = None;
+    let mut evidence = Vec::new();
+    for ((kind, value), (engines, sources)) in pieces {
+        if engines.is_empty() {
+            unknown.push(format!(
+                "{kind} {value} ({}) is written by no release zenpak knows (4.26 to 5.7)",
+                sources.join(", ")
+            ));
+        } else {
+            let set: BTreeSet<EngineVersion> = engines.iter().copied().collect();
+            common = Some(match common {
+                None => set,
+                Some(c) => c.intersection(&set).copied().collect(),
+            });
+        }
+        evidence.push(EngineEvidence {
+            kind,
+            value,
+            engines: engines.iter().map(|e| e.as_str()).collect(),
+            sources,
+        });
+    }
+    let engines: Vec<&'static str> = common
+        .unwrap_or_default()
+        .into_iter()
+        .map(|e| e.as_str())
+        .collect();
+    if engines.is_empty() && evidence.iter().any(|e| !e.engines.is_empty()) {
+        unknown.push(
+            "the versions the game's files store allow no common release (files of different releases mixed?)"
+                .into(),
+        );
+    }
+    EngineFacts {
+        engines,
+        evidence,
+        unknown,
+        compression: compression.into_iter().collect(),
+        block_sizes: block_sizes.into_iter().collect(),
+        iostore,
+    }
+}
