@@ -528,8 +528,18 @@ pub fn unresolved_imports(
     let mut missing = Vec::new();
     for package in packages {
         let mut seen = BTreeSet::new();
+        // A package whose objects are imported is checked through them.
+        let with_objects: BTreeSet<String> = package
+            .imports
+            .iter()
+            .filter(|i| i.path.len() > 1)
+            .map(|i| i.path[0].to_ascii_lowercase())
+            .collect();
         for import in &package.imports {
             if import.optional || import.path.is_empty() {
+                continue;
+            }
+            if import.path.len() == 1 && with_objects.contains(&import.path[0].to_ascii_lowercase()) {
                 continue;
             }
             // The same object imported twice is reported once.

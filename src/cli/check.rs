@@ -113,7 +113,20 @@ pub fn run(args: Args, out: &Output) -> Result<()> {
                     report.problems.len() + game_errors,
                     report.warnings.len() + game_warnings
                 ),
-            )
+            );
+            if let Some(game) = &game {
+                let g = &game.game;
+                out.status(
+                    "Against",
+                    format!(
+                        "{}: {} imports checked, {} not found; {} game package(s) overridden",
+                        g.dir,
+                        g.imports_checked,
+                        g.unresolved_imports.len(),
+                        g.overrides.len()
+                    ),
+                );
+            }
         },
     );
     if report.is_ok() && game_errors == 0 {
