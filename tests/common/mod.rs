@@ -1,6 +1,8 @@
 //! Shared test helpers: finding the shared corpus.
 #![allow(dead_code)]
 
+pub mod game_fixture;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 

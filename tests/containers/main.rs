@@ -4,6 +4,7 @@
 mod common;
 
 mod dotted_names;
+mod game_fixture;
 mod inspect_escapes;
 mod iostore_bounded;
 mod iostore_cli;
