@@ -271,7 +271,10 @@ impl GameContext {
 
     /// Every mounted source holding package `id` (mount sequence).
     pub fn providers(&self, id: u64) -> &[usize] {
-        self.providers.get(&id).map(Vec::as_slice).unwrap_or_default()
+        self.providers
+            .get(&id)
+            .map(Vec::as_slice)
+            .unwrap_or_default()
     }
 
     fn source_name(&self, source: usize) -> String {
@@ -283,7 +286,10 @@ fn game_read_warning(error: &crate::error::Error, what: &str) -> Diagnostic {
     let mut d = Diagnostic::of(error);
     d.level = Level::Warning;
     d.code = "game-unreadable".into();
-    d.message = format!("{what} did not read ({}); checks that need it are skipped", d.message);
+    d.message = format!(
+        "{what} did not read ({}); checks that need it are skipped",
+        d.message
+    );
     d
 }
 
@@ -380,11 +386,7 @@ impl GameReport {
 /// Runs every game check on the mod's packages against the mounted game.
 /// Checks added later go here: each returns diagnostics (and, if it has
 /// data to show, a field of [`GameSection`]).
-pub fn check_game(
-    manifest: &Manifest,
-    packages: &[ModPackage],
-    game: &GameContext,
-) -> GameReport {
+pub fn check_game(manifest: &Manifest, packages: &[ModPackage], game: &GameContext) -> GameReport {
     let mut diagnostics = game.diagnostics.clone();
     diagnostics.extend(game_facts(manifest, &game.facts));
     let engine = reading_engine(manifest.game.engine, &game.facts);
@@ -468,7 +470,10 @@ impl<'a> GameHeaders<'a> {
                 self.problems.push(
                     game_read_warning(
                         &e,
-                        &format!("the game's package {what} in {source} (read as {})", self.engine.as_str()),
+                        &format!(
+                            "the game's package {what} in {source} (read as {})",
+                            self.engine.as_str()
+                        ),
                     )
                     .with_file(&self.game.view.sources()[chunk.chunk.source].path),
                 );
@@ -507,9 +512,10 @@ fn game_exports(header: &ZenPackage, reference: ImportReference) -> bool {
             .exports
             .iter()
             .any(|e| e.public_export_hash == public_export_hash && public_export_hash != 0),
-        ImportReference::Ue4Export { index, .. } => {
-            header.exports.iter().any(|e| e.public_export_hash == index.0)
-        }
+        ImportReference::Ue4Export { index, .. } => header
+            .exports
+            .iter()
+            .any(|e| e.public_export_hash == index.0),
         ImportReference::Script(_) | ImportReference::Package { .. } => true,
     }
 }
@@ -539,7 +545,8 @@ pub fn unresolved_imports(
             if import.optional || import.path.is_empty() {
                 continue;
             }
-            if import.path.len() == 1 && with_objects.contains(&import.path[0].to_ascii_lowercase()) {
+            if import.path.len() == 1 && with_objects.contains(&import.path[0].to_ascii_lowercase())
+            {
                 continue;
             }
             // The same object imported twice is reported once.
@@ -589,7 +596,11 @@ pub fn unresolved_imports(
                             None if game.package(id).is_none() => {
                                 missing.push(miss(
                                     vec!["mod"],
-                                    format!("the mod's {} has no export `{}`", own.name, relative.join(".")),
+                                    format!(
+                                        "the mod's {} has no export `{}`",
+                                        own.name,
+                                        relative.join(".")
+                                    ),
                                 ));
                                 continue;
                             }
@@ -611,10 +622,15 @@ pub fn unresolved_imports(
                             }
                             continue;
                         }
-                        let source = game.source_name(game.package(id).map_or(0, |p| p.chunk.source));
+                        let source =
+                            game.source_name(game.package(id).map_or(0, |p| p.chunk.source));
                         missing.push(miss(
                             vec!["mod", "game-packages"],
-                            format!("the game's {} (in {source}) has no public export `{}`", path[0], relative.join(".")),
+                            format!(
+                                "the game's {} (in {source}) has no public export `{}`",
+                                path[0],
+                                relative.join(".")
+                            ),
                         ));
                         continue;
                     }
@@ -745,7 +761,10 @@ fn game_class(
                 (*imported.get(package_index as usize)?, None)
             };
             let exported = headers.header(package).and_then(|h| {
-                let position = h.exports.iter().position(|e| e.public_export_hash == hash)?;
+                let position = h
+                    .exports
+                    .iter()
+                    .position(|e| e.public_export_hash == hash)?;
                 Some(format!(
                     "{}.{}",
                     h.package_name(),
@@ -756,7 +775,13 @@ fn game_class(
                 Some(n) => format!("{n} (export hash 0x{hash:016x})"),
                 None => format!("package 0x{package:016x}, export hash 0x{hash:016x}"),
             });
-            Some((ClassKey::Export { package_id: package, hash }, shown))
+            Some((
+                ClassKey::Export {
+                    package_id: package,
+                    hash,
+                },
+                shown,
+            ))
         }
         _ => None,
     }
@@ -771,26 +796,55 @@ pub fn overrides(
     headers: &mut GameHeaders<'_>,
 ) -> (Vec<Override>, Vec<Diagnostic>) {
     let layout = headers.engine.zen_layout();
-    let mod_pak = format!("{}.pak", manifest.artifact_stem());
+    let stem = manifest.artifact_stem();
+    let mod_pak = format!("{stem}.pak");
     let mod_order = pak_order(PROJECT_CONTENT_ORDER, &mod_pak);
+    let paks = game.folder.paks();
+    let relative = |s: usize| {
+        let path = &game.view.sources()[s].path;
+        path.strip_prefix(&paks)
+            .unwrap_or(path)
+            .to_string_lossy()
+            .replace('\\', "/")
+    };
+    // The mod's own installed copy (`~mods/<stem>.pak`, `LogicMods/<stem>.pak`) is not the game's.
+    let own = |s: usize| {
+        let rel = relative(s);
+        ["~mods/", "LogicMods/"]
+            .iter()
+            .any(|dir| rel.eq_ignore_ascii_case(&format!("{dir}{mod_pak}")))
+    };
+    let mod_relative = format!("~mods/{mod_pak}");
     let mut list = Vec::new();
     let mut diagnostics = Vec::new();
     for package in packages {
         let id = package_id(&package.name);
-        let Some(winner) = game.package(id) else {
+        if game.package(id).is_none() {
             continue;
-        };
-        let winner_source = &game.view.sources()[winner.chunk.source];
-        // The engine's pick first, then the others by the same rule
-        // (higher order, then the later mounted).
-        let mut providers: Vec<usize> = game.providers(id).to_vec();
+        }
+        // The engine's pick first (higher order, then the later mounted),
+        // the mod's own installed copy left out.
+        let mut providers: Vec<usize> = game
+            .providers(id)
+            .iter()
+            .copied()
+            .filter(|&s| !own(s))
+            .collect();
         providers.sort_by_key(|&s| {
             let source = &game.view.sources()[s];
             std::cmp::Reverse((source.order, source.sequence))
         });
-        providers.retain(|&s| s != winner.chunk.source);
-        providers.insert(0, winner.chunk.source);
-        let containers: Vec<String> = providers.iter().map(|&s| game.source_name(s)).collect();
+        let Some(&winner) = providers.first() else {
+            continue;
+        };
+        let winner_source = &game.view.sources()[winner];
+        let containers: Vec<String> = providers.iter().map(|&s| relative(s)).collect();
+        // Equal orders: the container mounted last wins a chunk, and paks
+        // mount in descending order of their paths.
+        let mod_wins = mod_order > winner_source.order
+            || (mod_order == winner_source.order
+                && crate::game::engine_compare(&mod_relative, &relative(winner))
+                    == std::cmp::Ordering::Less);
 
         let main = package.main_export();
         let mod_class = main.map(|e| e.class_path.clone()).filter(|c| !c.is_empty());
@@ -799,7 +853,8 @@ pub fn overrides(
         if let (Some(main), Some(header)) = (main, headers.header(id)) {
             let wanted = main.path[0].as_str();
             let position = header.exports.iter().position(|e| {
-                e.outer_index.is_null() && header.name_text(e.object_name).eq_ignore_ascii_case(wanted)
+                e.outer_index.is_null()
+                    && header.name_text(e.object_name).eq_ignore_ascii_case(wanted)
             });
             let mod_key = main.class.as_ref().and_then(|c| {
                 let path: Vec<&str> = c.iter().map(String::as_str).collect();
@@ -807,23 +862,28 @@ pub fn overrides(
             });
             if let (Some(position), Some(mod_key)) = (position, mod_key) {
                 if let Some((game_key, shown)) = game_class(headers, id, &header, position) {
-                    class_check = if game_key == mod_key { "same" } else { "differs" };
+                    class_check = if game_key == mod_key {
+                        "same"
+                    } else {
+                        "differs"
+                    };
                     game_class_name = Some(shown);
                 }
             }
         }
         let message = format!(
-            "{} replaces the game's package from {} (order {}); installed as ~mods/{mod_pak} (order {mod_order}) it {}",
+            "{} replaces the game's package from {} (order {}); installed as {mod_relative} (order {mod_order}) it {}",
             package.name,
-            winner_source.name(),
+            relative(winner),
             winner_source.order,
-            if mod_order > winner_source.order {
+            if mod_wins {
                 "is loaded instead"
             } else {
                 "is NOT loaded: the game's copy sorts above it"
             }
         );
-        diagnostics.push(Diagnostic::note("overrides-game-package", message).with_file(&package.file));
+        diagnostics
+            .push(Diagnostic::note("overrides-game-package", message).with_file(&package.file));
         if containers.len() > 1 {
             diagnostics.push(
                 Diagnostic::note(
@@ -857,11 +917,11 @@ pub fn overrides(
         list.push(Override {
             package: package.name.clone(),
             file: package.file.display().to_string(),
-            game_container: winner_source.name(),
+            game_container: relative(winner),
             game_order: winner_source.order,
             game_containers: containers,
             mod_order,
-            mod_wins: mod_order > winner_source.order,
+            mod_wins,
             mod_class,
             game_class: game_class_name,
             class_check,
@@ -903,7 +963,10 @@ pub fn blueprint_mod(
     }
     let mut diagnostics = Vec::new();
     let example = mod_actor.or(under_mods);
-    if let (true, Some(example)) = (blueprint_mod && !installed_in.contains(&"LogicMods"), example) {
+    if let (true, Some(example)) = (
+        blueprint_mod && !installed_in.contains(&"LogicMods"),
+        example,
+    ) {
         diagnostics.push(
             Diagnostic::warning(
                 "blueprint-mod-not-in-logicmods",
@@ -1018,16 +1081,18 @@ pub fn game_facts(manifest: &Manifest, facts: &EngineFacts) -> Vec<Diagnostic> {
             facts.compression.join(", ")
         );
         let hint = "set `[output] compression` to a method the game uses, or \"none\"";
-        out.push(if stock {
-            Diagnostic::warning("game-compression-unused", message).with_hint(format!(
-                "{hint}; {} is a stock engine codec, so this usually still loads",
-                compression.engine_name()
-            ))
-        } else {
-            Diagnostic::error("game-compression-unsupported", message)
-                .with_hint(format!("{hint}; Zstd is not a stock engine codec"))
-        }
-        .with_file(&manifest.path));
+        out.push(
+            if stock {
+                Diagnostic::warning("game-compression-unused", message).with_hint(format!(
+                    "{hint}; {} is a stock engine codec, so this usually still loads",
+                    compression.engine_name()
+                ))
+            } else {
+                Diagnostic::error("game-compression-unsupported", message)
+                    .with_hint(format!("{hint}; Zstd is not a stock engine codec"))
+            }
+            .with_file(&manifest.path),
+        );
     }
     out
 }

@@ -10,6 +10,7 @@ mod build_pak_input;
 mod cli_output;
 mod command_names;
 mod example_mod;
+mod game_check;
 mod game_folder;
 mod inputs;
 mod manifest_agreement;

@@ -24,11 +24,11 @@ mod optimize;
 mod source;
 mod store_entry;
 
+pub use objects::{import_reference, ImportReference};
 pub use optimize::{
     container_bundles, optimize_export_bundles, rebundle, BundleGraph, ExportBundles, ExportGraph,
 };
 pub use source::{SourceDataResource, SourceExport, SourceImport, SourcePackage, SourceVersioning};
-pub use objects::{import_reference, ImportReference};
 pub use store_entry::StoreEntryReport;
 
 use crate::error::{Error, Result};

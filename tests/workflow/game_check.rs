@@ -1,0 +1,358 @@
+//! `check --game-dir` and `build --game-dir`: a mod against the game it is
+//! for (the test game of `common::game_fixture`), driven through the real
+//! binary and read back as `--message-format json` lines, field by field.
+//!
+//! The import tests use SN2's blueprint structs and enums (UE 5.6): the
+//! game gets a base container `pakchunk4-Windows` of SN2 packages and, as
+//! a game built from these packages ships one, a `global.utoc` whose
+//! script objects are those the game's packages import (the fixture's
+//! retoc-written UE5.3 table has no `/Script/UWEAbilitySystem`, SN2's game
+//! module).
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+use zenpak::iostore::chunk::ChunkType;
+use zenpak::iostore::{ContainerBuilder, ContainerOptions};
+use zenpak::EngineVersion;
+
+use crate::common;
+use crate::common::game_fixture::{zenpak_build, GameFixture, FIXTURE_AES_KEY};
+
+const SN2_CHARACTER: &str = "uassetapi/TestManyAssets/SN2/Content/Blueprints/Character";
+const IMPORTER: &str = "/Game/Blueprints/Character/F_AnimSyncSettings";
+const IMPORTED: &str = "/Game/Blueprints/Character/E_AnimSyncMethodOptions.E_AnimSyncMethodOptions";
+
+/// Copies SN2 package `name` into `<repo>/Cooked/Game/Content/Blueprints/Character/`,
+/// every occurrence of `rename.0` in its header replaced by `rename.1` (same length).
+fn place_sn2(corpus: &Path, repo: &Path, name: &str, rename: Option<(&str, &str)>) {
+    let to = repo.join("Cooked/Game/Content/Blueprints/Character");
+    std::fs::create_dir_all(&to).unwrap();
+    let target = rename.map_or(name, |r| r.1);
+    for ext in ["uasset", "uexp"] {
+        let mut bytes =
+            std::fs::read(corpus.join(SN2_CHARACTER).join(format!("{name}.{ext}"))).unwrap();
+        if let Some((from, to_name)) = rename {
+            assert_eq!(from.len(), to_name.len());
+            let (from, to_name) = (from.as_bytes(), to_name.as_bytes());
+            let mut i = 0;
+            while i + from.len() <= bytes.len() {
+                if &bytes[i..i + from.len()] == from {
+                    bytes[i..i + from.len()].copy_from_slice(to_name);
+                    i += from.len();
+                } else {
+                    i += 1;
+                }
+            }
+        }
+        std::fs::write(to.join(format!("{target}.{ext}")), bytes).unwrap();
+    }
+}
+
+/// The fixture game plus `pakchunk4-Windows` holding the SN2 packages
+/// `base`, and a global container with the script objects the game's
+/// packages import.
+fn sn2_game(name: &str, base: &[&str]) -> Option<GameFixture> {
+    let fixture = GameFixture::build(name)?;
+    let corpus = common::corpus()?;
+    let repo = fixture.mod_repo("sn2-base");
+    for package in base {
+        place_sn2(&corpus, &repo, package, None);
+    }
+    let pak = zenpak_build(&repo, &GameFixture::manifest_text("Sn2Base"), None);
+    for ext in ["pak", "utoc", "ucas"] {
+        std::fs::rename(
+            pak.with_extension(ext),
+            fixture.paks.join(format!("pakchunk4-Windows.{ext}")),
+        )
+        .unwrap();
+    }
+    // The game's script objects: what its packages (SN2's and the fixture's) import.
+    let sources = fixture.temp().join("script-sources");
+    for (i, dir) in [
+        corpus.join("uassetapi/TestManyAssets/SN2/Content"),
+        corpus.join("retoc/UE5.6"),
+    ]
+    .iter()
+    .enumerate()
+    {
+        let to = sources.join(i.to_string());
+        std::fs::create_dir_all(&to).unwrap();
+        for entry in walkdir::WalkDir::new(dir).into_iter().flatten() {
+            let path = entry.path();
+            if path
+                .extension()
+                .is_some_and(|e| e == "uasset" || e == "uexp")
+            {
+                let rel = path
+                    .strip_prefix(dir)
+                    .unwrap()
+                    .to_string_lossy()
+                    .replace('/', "_");
+                std::fs::copy(path, to.join(rel)).unwrap();
+            }
+        }
+    }
+    let table = zenpak::extract::script_objects::ScriptObjects::from_legacy_folder(
+        &sources,
+        EngineVersion::UE5_6,
+    )
+    .unwrap();
+    for ext in ["utoc", "ucas"] {
+        std::fs::remove_file(fixture.paks.join(format!("global.{ext}"))).unwrap();
+    }
+    let mut global = ContainerBuilder::create(
+        &fixture.paks,
+        "global",
+        EngineVersion::UE5_6,
+        ContainerOptions::default(),
+    )
+    .unwrap();
+    global
+        .add_bulk_chunk(
+            0,
+            ChunkType::ScriptObjects,
+            0,
+            &table.write_ue5(),
+            "Engine/ScriptObjects.bin",
+        )
+        .unwrap();
+    global.finish().unwrap();
+    Some(fixture)
+}
+
+/// Runs zenpak in `cwd` with JSON messages; returns (exit code, JSON lines).
+fn run_json(cwd: &Path, args: &[&str]) -> (i32, Vec<Value>) {
+    let mut all = vec!["--message-format", "json"];
+    all.extend_from_slice(args);
+    let (code, stdout, stderr) = common::zenpak_in(cwd, &all);
+    let lines: Vec<Value> = stdout
+        .lines()
+        .map(|l| {
+            serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}\n{stderr}"))
+        })
+        .collect();
+    (code, lines)
+}
+
+fn line<'a>(lines: &'a [Value], reason: &str) -> &'a Value {
+    lines
+        .iter()
+        .find(|l| l["reason"] == reason)
+        .unwrap_or_else(|| panic!("no `{reason}` line in {lines:#?}"))
+}
+
+fn diagnostics<'a>(lines: &'a [Value], code: &str) -> Vec<&'a Value> {
+    lines
+        .iter()
+        .filter(|l| l["reason"] == "diagnostic" && l["code"] == code)
+        .collect()
+}
+
+fn mod_repo(fixture: &GameFixture, name: &str) -> PathBuf {
+    let repo = fixture.mod_repo(name);
+    std::fs::write(repo.join("mod.toml"), GameFixture::manifest_text(name)).unwrap();
+    repo
+}
+
+fn check(fixture: &GameFixture, repo: &Path) -> (i32, Vec<Value>) {
+    let game = fixture.root.to_str().unwrap();
+    run_json(
+        repo,
+        &["check", "--game-dir", game, "--aes-key", FIXTURE_AES_KEY],
+    )
+}
+
+#[test]
+fn an_import_the_game_lacks_fails_and_passes_once_the_game_has_it() {
+    let Some(corpus) = common::corpus() else {
+        return;
+    };
+    // The game has the SN2 enums but not the one the mod's struct uses.
+    let Some(fixture) = sn2_game("gamecheck-missing", &["E_GAAnimEndOptions"]) else {
+        return;
+    };
+    let repo = mod_repo(&fixture, "Structs");
+    place_sn2(&corpus, &repo, "F_AnimSyncSettings", None);
+    let (code, lines) = check(&fixture, &repo);
+    assert_eq!(code, 1, "{lines:#?}");
+    let game = &line(&lines, "check")["game"];
+    let unresolved = game["unresolved_imports"].as_array().unwrap();
+    assert_eq!(unresolved.len(), 1, "{unresolved:#?}");
+    assert_eq!(unresolved[0]["importer"], IMPORTER);
+    assert_eq!(unresolved[0]["import"], IMPORTED);
+    assert_eq!(
+        unresolved[0]["looked_in"],
+        serde_json::json!(["mod", "game-packages"])
+    );
+    let errors = diagnostics(&lines, "unresolved-import");
+    assert_eq!(errors.len(), 1);
+    assert_eq!(errors[0]["level"], "error");
+    assert!(errors[0]["file"]
+        .as_str()
+        .unwrap()
+        .ends_with("F_AnimSyncSettings.uasset"));
+    assert_eq!(line(&lines, "finished")["exit_code"], 1);
+    // Every other import (script objects included) was found.
+    assert!(game["imports_checked"].as_u64().unwrap() > 5);
+    assert!(game["script_objects"].as_u64().unwrap() > 0);
+
+    // `build --game-dir` stops before writing anything.
+    let (code, lines) = run_json(
+        &repo,
+        &[
+            "build",
+            "--game-dir",
+            fixture.root.to_str().unwrap(),
+            "--aes-key",
+            FIXTURE_AES_KEY,
+        ],
+    );
+    assert_eq!(code, 1, "{lines:#?}");
+    assert_eq!(diagnostics(&lines, "unresolved-import").len(), 1);
+    assert!(!repo.join("out").exists(), "nothing is built");
+
+    // The same mod once the game has the enum: passes, and builds.
+    let Some(fixture) = sn2_game(
+        "gamecheck-present",
+        &["E_GAAnimEndOptions", "E_AnimSyncMethodOptions"],
+    ) else {
+        return;
+    };
+    let repo = mod_repo(&fixture, "Structs");
+    place_sn2(&corpus, &repo, "F_AnimSyncSettings", None);
+    let (code, lines) = check(&fixture, &repo);
+    assert_eq!(code, 0, "{lines:#?}");
+    let game = &line(&lines, "check")["game"];
+    assert_eq!(game["unresolved_imports"], serde_json::json!([]));
+    assert_eq!(game["overrides"], serde_json::json!([]));
+    assert_eq!(game["facts"]["engines"], serde_json::json!(["5.6", "5.7"]));
+    assert!(diagnostics(&lines, "unresolved-import").is_empty());
+    let (code, lines) = run_json(
+        &repo,
+        &[
+            "build",
+            "--game-dir",
+            fixture.root.to_str().unwrap(),
+            "--aes-key",
+            FIXTURE_AES_KEY,
+        ],
+    );
+    assert_eq!(code, 0, "{lines:#?}");
+    assert_eq!(
+        line(&lines, "game-check")["unresolved_imports"],
+        serde_json::json!([])
+    );
+    assert!(repo.join("out/Structs_P.utoc").is_file());
+}
+
+#[test]
+fn an_override_is_listed_and_a_different_class_is_an_error() {
+    let Some(corpus) = common::corpus() else {
+        return;
+    };
+    let Some(fixture) = sn2_game(
+        "gamecheck-override",
+        &["E_GAAnimEndOptions", "E_AnimSyncMethodOptions"],
+    ) else {
+        return;
+    };
+    // The mod replaces the game's enum with its own copy: same class.
+    let repo = mod_repo(&fixture, "Enums");
+    place_sn2(&corpus, &repo, "E_GAAnimEndOptions", None);
+    let (code, lines) = check(&fixture, &repo);
+    assert_eq!(code, 0, "{lines:#?}");
+    let overrides = line(&lines, "check")["game"]["overrides"]
+        .as_array()
+        .unwrap()
+        .clone();
+    assert_eq!(overrides.len(), 1, "{overrides:#?}");
+    let o = &overrides[0];
+    assert_eq!(
+        o["package"],
+        "/Game/Blueprints/Character/E_GAAnimEndOptions"
+    );
+    assert_eq!(o["game_container"], "pakchunk4-Windows.pak");
+    assert_eq!(o["game_order"], 3);
+    assert_eq!(o["mod_order"], 103);
+    assert_eq!(o["mod_wins"], true);
+    assert_eq!(o["class_check"], "same");
+    assert_eq!(o["mod_class"], "/Script/Engine.UserDefinedEnum");
+    assert_eq!(o["game_class"], "/Script/Engine.UserDefinedEnum");
+    let notes = diagnostics(&lines, "overrides-game-package");
+    assert_eq!(notes.len(), 1);
+    assert_eq!(notes[0]["level"], "note");
+
+    // A struct under the enum's name: the game's object is an enum.
+    let repo = mod_repo(&fixture, "Clash");
+    place_sn2(
+        &corpus,
+        &repo,
+        "F_AnimSyncSettings",
+        Some(("F_AnimSyncSettings", "E_GAAnimEndOptions")),
+    );
+    let (code, lines) = check(&fixture, &repo);
+    assert_eq!(code, 1, "{lines:#?}");
+    let o = &line(&lines, "check")["game"]["overrides"][0];
+    assert_eq!(
+        o["package"],
+        "/Game/Blueprints/Character/E_GAAnimEndOptions"
+    );
+    assert_eq!(o["class_check"], "differs");
+    assert_eq!(o["game_class"], "/Script/Engine.UserDefinedEnum");
+    assert_eq!(o["mod_class"], "/Script/CoreUObject.UserDefinedStruct");
+    let errors = diagnostics(&lines, "override-class-differs");
+    assert_eq!(errors.len(), 1, "{lines:#?}");
+    assert_eq!(errors[0]["level"], "error");
+    assert!(errors[0]["file"]
+        .as_str()
+        .unwrap()
+        .ends_with("E_GAAnimEndOptions.uasset"));
+}
+
+#[test]
+fn a_package_the_game_has_in_several_containers_names_the_engines_pick() {
+    let Some(fixture) = GameFixture::build("gamecheck-several") else {
+        return;
+    };
+    // SM_Cube: in the base game and in both installed mods.
+    let repo = mod_repo(&fixture, "Cube");
+    let cube = fixture.place_ue56_package(&repo, "SM_Cube");
+    let (_, lines) = check(&fixture, &repo);
+    let overrides = line(&lines, "check")["game"]["overrides"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let o = overrides
+        .iter()
+        .find(|o| o["package"] == cube.as_str())
+        .unwrap_or_else(|| panic!("{overrides:#?}"));
+    let containers = o["game_containers"].as_array().unwrap();
+    assert_eq!(containers.len(), 3, "{o:#?}");
+    // Equal order 103 in ~mods: the last mounted (lowest path) wins a chunk.
+    assert_eq!(o["game_container"], "~mods/RetocMod_P.pak");
+    assert_eq!(containers[0], "~mods/RetocMod_P.pak");
+    assert!(containers.contains(&Value::from("pakchunk0-Windows.pak")));
+    // `~mods/Cube_P.pak` sorts below RetocMod_P, so it mounts later and wins.
+    assert_eq!(o["mod_wins"], true);
+    let several = diagnostics(&lines, "game-package-in-several-containers");
+    assert_eq!(several.len(), 1, "{lines:#?}");
+}
+
+#[test]
+fn check_game_dir_of_a_folder_that_is_no_game_is_a_usage_error() {
+    let dir = common::temp_dir("gamecheck-nogame");
+    let repo = dir.as_ref().join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    std::fs::write(repo.join("mod.toml"), GameFixture::manifest_text("NoGame")).unwrap();
+    std::fs::create_dir_all(repo.join("Cooked/Game/Content")).unwrap();
+    let (code, lines) = run_json(
+        &repo,
+        &[
+            "check",
+            "--game-dir",
+            dir.as_ref().join("nothing").to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, 2, "{lines:#?}");
+}
