@@ -44,7 +44,7 @@ use crate::extract::export_relative_path;
 use crate::extract::script_objects::ScriptObjects;
 use crate::game::facts::{engine_facts, EngineFacts};
 use crate::game::folder::GameFolder;
-use crate::game::{pak_order, GameView, PackageChunk, PROJECT_CONTENT_ORDER};
+use crate::game::{pak_order, ChunkRef, GameView, PackageChunk, PROJECT_CONTENT_ORDER};
 use crate::hash::package_id;
 use crate::iostore::chunk::ChunkType;
 use crate::legacy::{LegacyPackage, PackageIndex, ResolvedIndex};
@@ -205,9 +205,11 @@ pub struct GameContext {
     pub view: GameView,
     pub script_objects: Option<ScriptObjects>,
     pub facts: EngineFacts,
-    /// The winning package chunk of each package id.
+    /// The copy of each package id the engine loads (the mod's own
+    /// installed copy left out).
     packages: BTreeMap<u64, PackageChunk>,
-    /// Every source with a package of that id, in mount sequence.
+    /// Every source with a package of that id (the mod's own installed
+    /// copy left out), the engine's pick first.
     providers: BTreeMap<u64, Vec<usize>>,
     /// Mounting notes and what could not be read.
     pub diagnostics: Vec<Diagnostic>,
@@ -216,7 +218,10 @@ pub struct GameContext {
 impl GameContext {
     /// Mounts the game's `Paks/` folder (the engine's order, `~mods` and
     /// `LogicMods` included) with `keys`, and reads its script objects.
-    pub fn open(folder: GameFolder, keys: &KeyRing) -> Result<Self> {
+    /// `own_stem` (the mod's artifact stem) names the mod's own installed
+    /// copy (`~mods/<stem>.pak`, `LogicMods/<stem>.pak`), which is not the
+    /// game's: its packages are left out.
+    pub fn open(folder: GameFolder, keys: &KeyRing, own_stem: Option<&str>) -> Result<Self> {
         let view = GameView::open(&folder.paks(), keys)?;
         let mut diagnostics = view.diagnostics.clone();
         let script_objects = match view.script_objects() {
@@ -233,43 +238,71 @@ impl GameContext {
                 None
             }
         };
-        let packages = view
-            .packages()
-            .into_iter()
-            .map(|p| (p.package_id, p))
-            .collect();
-        let mut providers: BTreeMap<u64, Vec<usize>> = BTreeMap::new();
-        for (s, source) in view.sources().iter().enumerate() {
-            let Some(container) = &source.container else {
-                continue;
-            };
-            for (index, id) in container.toc.chunk_ids.iter().enumerate() {
-                if container.chunk_type(index) == ChunkType::ExportBundleData && id.index() == 0 {
-                    let list = providers.entry(id.id()).or_default();
-                    if !list.contains(&s) {
-                        list.push(s);
-                    }
-                }
-            }
-        }
-        let facts = engine_facts(&view);
-        Ok(GameContext {
+        let mut context = GameContext {
+            facts: engine_facts(&view),
             folder,
             view,
             script_objects,
-            facts,
-            packages,
-            providers,
+            packages: BTreeMap::new(),
+            providers: BTreeMap::new(),
             diagnostics,
-        })
+        };
+        let own_files: Vec<String> = own_stem
+            .map(|stem| {
+                ["~mods", "LogicMods"]
+                    .iter()
+                    .map(|dir| format!("{dir}/{stem}.pak"))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let mut copies: BTreeMap<u64, Vec<ChunkRef>> = BTreeMap::new();
+        for (s, source) in context.view.sources().iter().enumerate() {
+            let Some(container) = &source.container else {
+                continue;
+            };
+            let relative = context.relative(s);
+            if own_files.iter().any(|f| f.eq_ignore_ascii_case(&relative)) {
+                continue;
+            }
+            for (index, id) in container.toc.chunk_ids.iter().enumerate() {
+                if container.chunk_type(index) == ChunkType::ExportBundleData && id.index() == 0 {
+                    copies
+                        .entry(id.id())
+                        .or_default()
+                        .push(ChunkRef { source: s, index });
+                }
+            }
+        }
+        for (id, mut chunks) in copies {
+            // The engine's rule for chunks: higher order, then the later mounted.
+            chunks.sort_by_key(|c| {
+                let source = &context.view.sources()[c.source];
+                std::cmp::Reverse((source.order, source.sequence))
+            });
+            chunks.dedup_by_key(|c| c.source);
+            let winner = chunks[0];
+            let container = context.view.container(winner);
+            context.packages.insert(
+                id,
+                PackageChunk {
+                    package_id: id,
+                    path: container.paths.get(&winner.index).cloned(),
+                    chunk: winner,
+                },
+            );
+            context
+                .providers
+                .insert(id, chunks.iter().map(|c| c.source).collect());
+        }
+        Ok(context)
     }
 
-    /// The game's winning copy of a package, if it has one.
+    /// The copy of a package the engine loads, if the game has one.
     pub fn package(&self, id: u64) -> Option<&PackageChunk> {
         self.packages.get(&id)
     }
 
-    /// Every mounted source holding package `id` (mount sequence).
+    /// Every mounted source holding package `id`, the engine's pick first.
     pub fn providers(&self, id: u64) -> &[usize] {
         self.providers
             .get(&id)
@@ -277,8 +310,13 @@ impl GameContext {
             .unwrap_or_default()
     }
 
-    fn source_name(&self, source: usize) -> String {
-        self.view.sources()[source].name()
+    /// A source's path relative to the game's `Paks/` folder (`~mods/X_P.pak`).
+    pub fn relative(&self, source: usize) -> String {
+        let path = &self.view.sources()[source].path;
+        path.strip_prefix(self.folder.paks())
+            .unwrap_or(path)
+            .to_string_lossy()
+            .replace('\\', "/")
     }
 }
 
@@ -465,7 +503,7 @@ impl<'a> GameHeaders<'a> {
         let header = match read {
             Ok(header) => Some(Arc::new(header)),
             Err(e) => {
-                let source = self.game.source_name(chunk.chunk.source);
+                let source = self.game.relative(chunk.chunk.source);
                 let what = chunk.path.clone().unwrap_or_else(|| format!("0x{id:016x}"));
                 self.problems.push(
                     game_read_warning(
@@ -622,8 +660,7 @@ pub fn unresolved_imports(
                             }
                             continue;
                         }
-                        let source =
-                            game.source_name(game.package(id).map_or(0, |p| p.chunk.source));
+                        let source = game.relative(game.package(id).map_or(0, |p| p.chunk.source));
                         missing.push(miss(
                             vec!["mod", "game-packages"],
                             format!(
@@ -799,41 +836,13 @@ pub fn overrides(
     let stem = manifest.artifact_stem();
     let mod_pak = format!("{stem}.pak");
     let mod_order = pak_order(PROJECT_CONTENT_ORDER, &mod_pak);
-    let paks = game.folder.paks();
-    let relative = |s: usize| {
-        let path = &game.view.sources()[s].path;
-        path.strip_prefix(&paks)
-            .unwrap_or(path)
-            .to_string_lossy()
-            .replace('\\', "/")
-    };
-    // The mod's own installed copy (`~mods/<stem>.pak`, `LogicMods/<stem>.pak`) is not the game's.
-    let own = |s: usize| {
-        let rel = relative(s);
-        ["~mods/", "LogicMods/"]
-            .iter()
-            .any(|dir| rel.eq_ignore_ascii_case(&format!("{dir}{mod_pak}")))
-    };
+    let relative = |s: usize| game.relative(s);
     let mod_relative = format!("~mods/{mod_pak}");
     let mut list = Vec::new();
     let mut diagnostics = Vec::new();
     for package in packages {
         let id = package_id(&package.name);
-        if game.package(id).is_none() {
-            continue;
-        }
-        // The engine's pick first (higher order, then the later mounted),
-        // the mod's own installed copy left out.
-        let mut providers: Vec<usize> = game
-            .providers(id)
-            .iter()
-            .copied()
-            .filter(|&s| !own(s))
-            .collect();
-        providers.sort_by_key(|&s| {
-            let source = &game.view.sources()[s];
-            std::cmp::Reverse((source.order, source.sequence))
-        });
+        let providers = game.providers(id);
         let Some(&winner) = providers.first() else {
             continue;
         };

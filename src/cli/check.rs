@@ -46,7 +46,11 @@ pub fn game_checks(
     packages: &[zenpak::build::game_check::ModPackage],
 ) -> Result<GameReport> {
     let folder = super::args::game_folder(out, dir, Some(&manifest.game.project))?;
-    let game = zenpak::build::game_check::GameContext::open(folder, &key.keys()?)?;
+    let game = zenpak::build::game_check::GameContext::open(
+        folder,
+        &key.keys()?,
+        Some(&manifest.artifact_stem()),
+    )?;
     let report = zenpak::build::game_check::check_game(manifest, packages, &game);
     out.diagnostics(&report.diagnostics);
     Ok(report)

@@ -81,14 +81,15 @@ impl EngineFacts {
     }
 }
 
+/// One (kind, value) of evidence: the releases it allows and the files storing it.
+type Piece = (Vec<EngineVersion>, Vec<String>);
+
 /// The engine releases and compression of the game mounted in `view`:
 /// every container's TOC and header version, every pak's version, every
 /// method and block size they declare. Reads only TOCs (already read when
 /// mounting) and container header chunks.
 pub fn engine_facts(view: &GameView) -> EngineFacts {
-    // (kind, value) → (releases, sources)
-    let mut pieces: BTreeMap<(&'static str, String), (Vec<EngineVersion>, Vec<String>)> =
-        BTreeMap::new();
+    let mut pieces: BTreeMap<(&'static str, String), Piece> = BTreeMap::new();
     let mut unknown = Vec::new();
     let mut compression = BTreeSet::new();
     let mut block_sizes = BTreeSet::new();

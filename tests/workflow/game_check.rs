@@ -26,9 +26,21 @@ const IMPORTED: &str = "/Game/Blueprints/Character/E_AnimSyncMethodOptions.E_Ani
 /// Copies SN2 package `name` into `<repo>/Cooked/Game/Content/Blueprints/Character/`,
 /// every occurrence of `rename.0` in its header replaced by `rename.1` (same length).
 fn place_sn2(corpus: &Path, repo: &Path, name: &str, rename: Option<(&str, &str)>) {
-    let to = repo.join("Cooked/Game/Content/Blueprints/Character");
+    place_sn2_in(corpus, repo, "Blueprints/Character", name, rename, name);
+}
+
+/// [`place_sn2`] into `<repo>/Cooked/Game/Content/<folder>/<target>.*`.
+fn place_sn2_in(
+    corpus: &Path,
+    repo: &Path,
+    folder: &str,
+    name: &str,
+    rename: Option<(&str, &str)>,
+    target: &str,
+) {
+    let to = repo.join("Cooked/Game/Content").join(folder);
     std::fs::create_dir_all(&to).unwrap();
-    let target = rename.map_or(name, |r| r.1);
+    let target = rename.map_or(target, |r| if name == r.0 { r.1 } else { target });
     for ext in ["uasset", "uexp"] {
         let mut bytes =
             std::fs::read(corpus.join(SN2_CHARACTER).join(format!("{name}.{ext}"))).unwrap();
@@ -283,6 +295,24 @@ fn an_override_is_listed_and_a_different_class_is_an_error() {
     assert_eq!(notes.len(), 1);
     assert_eq!(notes[0]["level"], "note");
 
+    // Once the mod is installed, its own copy in ~mods is not the game's.
+    let pak = zenpak_build(&repo, &GameFixture::manifest_text("Enums"), None);
+    let mut fixture = fixture;
+    fixture.add_mod(
+        &pak,
+        "Enums_P",
+        vec![o["package"].as_str().unwrap().to_string()],
+        false,
+    );
+    let (code, lines) = check(&fixture, &repo);
+    assert_eq!(code, 0, "{lines:#?}");
+    let o = &line(&lines, "check")["game"]["overrides"][0];
+    assert_eq!(o["game_container"], "pakchunk4-Windows.pak");
+    assert_eq!(
+        o["game_containers"],
+        serde_json::json!(["pakchunk4-Windows.pak"])
+    );
+
     // A struct under the enum's name: the game's object is an enum.
     let repo = mod_repo(&fixture, "Clash");
     place_sn2(
@@ -355,4 +385,134 @@ fn check_game_dir_of_a_folder_that_is_no_game_is_a_usage_error() {
         ],
     );
     assert_eq!(code, 2, "{lines:#?}");
+}
+
+/// SN2's enum moved under `/Game/Mods/BlueprintModNam/` (the same length
+/// as `Blueprints/Character`, so the header stays consistent).
+const MODS_FOLDER: &str = "Mods/BlueprintModNam";
+
+#[test]
+fn a_blueprint_mod_is_told_about_logicmods_and_the_reverse() {
+    let Some(corpus) = common::corpus() else {
+        return;
+    };
+    let Some(mut fixture) = sn2_game("gamecheck-logicmods", &["E_AnimSyncMethodOptions"]) else {
+        return;
+    };
+    assert_eq!("Blueprints/Character".len(), MODS_FOLDER.len());
+    let repo = mod_repo(&fixture, "BlueprintModNam");
+    place_sn2_in(
+        &corpus,
+        &repo,
+        MODS_FOLDER,
+        "E_GAAnimEndOptions",
+        Some(("Blueprints/Character", MODS_FOLDER)),
+        "E_GAAnimEndOptions",
+    );
+    let (code, lines) = check(&fixture, &repo);
+    assert_eq!(code, 0, "a warning, not an error: {lines:#?}");
+    let blueprint = &line(&lines, "check")["game"]["blueprint"];
+    assert_eq!(blueprint["blueprint_mod"], true);
+    assert_eq!(blueprint["install_folder"], "~mods");
+    assert_eq!(blueprint["installed_in"], serde_json::json!([]));
+    let warnings = diagnostics(&lines, "blueprint-mod-not-in-logicmods");
+    assert_eq!(warnings.len(), 1, "{lines:#?}");
+    assert_eq!(warnings[0]["level"], "warning");
+    assert!(warnings[0]["hint"].as_str().unwrap().contains("LogicMods"));
+
+    // Copied into LogicMods (as the hint says): no warning.
+    let pak = zenpak_build(&repo, &GameFixture::manifest_text("BlueprintModNam"), None);
+    fixture.add_mod(&pak, "BlueprintModNam_P", Vec::new(), true);
+    let (code, lines) = check(&fixture, &repo);
+    assert_eq!(code, 0, "{lines:#?}");
+    assert_eq!(
+        line(&lines, "check")["game"]["blueprint"]["installed_in"],
+        serde_json::json!(["LogicMods"])
+    );
+    assert!(diagnostics(&lines, "blueprint-mod-not-in-logicmods").is_empty());
+
+    // The reverse: a mod without blueprint content sitting in LogicMods.
+    let repo = mod_repo(&fixture, "Plain");
+    place_sn2(&corpus, &repo, "E_GAAnimEndConditions", None);
+    let pak = zenpak_build(&repo, &GameFixture::manifest_text("Plain"), None);
+    fixture.add_mod(&pak, "Plain_P", Vec::new(), true);
+    let (code, lines) = check(&fixture, &repo);
+    assert_eq!(code, 0, "{lines:#?}");
+    assert_eq!(
+        line(&lines, "check")["game"]["blueprint"]["blueprint_mod"],
+        false
+    );
+    let warnings = diagnostics(&lines, "logicmods-without-modactor");
+    assert_eq!(warnings.len(), 1, "{lines:#?}");
+    assert!(warnings[0]["file"]
+        .as_str()
+        .unwrap()
+        .ends_with("Plain_P.pak"));
+}
+
+#[test]
+fn the_mods_engine_and_compression_against_the_games() {
+    let Some(fixture) = GameFixture::build("gamecheck-facts") else {
+        return;
+    };
+    // A mod of loose files only (no package to read at the wrong engine).
+    let repo = fixture.mod_repo("Facts");
+    std::fs::create_dir_all(repo.join("Cooked/Game/Config")).unwrap();
+    std::fs::write(
+        repo.join("Cooked/Game/Config/DefaultGame.ini"),
+        "[x]\ny=1\n",
+    )
+    .unwrap();
+    let text = GameFixture::manifest_text("Facts");
+    std::fs::write(repo.join("mod.toml"), &text).unwrap();
+    let (code, lines) = check(&fixture, &repo);
+    assert_eq!(code, 0, "{lines:#?}");
+    let facts = &line(&lines, "check")["game"]["facts"];
+    assert_eq!(facts["engines"], serde_json::json!(["5.6", "5.7"]));
+    assert_eq!(facts["iostore"], true);
+    let compression = facts["compression"].as_array().unwrap();
+    assert!(compression.contains(&Value::from("Oodle")), "{facts:#?}");
+    assert!(compression.contains(&Value::from("Zlib")), "{facts:#?}");
+    let kinds: Vec<&str> = facts["evidence"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["kind"].as_str().unwrap())
+        .collect();
+    for kind in ["toc-version", "container-header-version", "pak-version"] {
+        assert!(kinds.contains(&kind), "{kinds:?}");
+    }
+
+    // The game moved on: the mod still says 5.5.
+    std::fs::write(
+        repo.join("mod.toml"),
+        text.replace("engine = \"5.6\"", "engine = \"5.5\""),
+    )
+    .unwrap();
+    let (code, lines) = check(&fixture, &repo);
+    assert_eq!(code, 1, "{lines:#?}");
+    let errors = diagnostics(&lines, "game-engine-differs");
+    assert_eq!(errors.len(), 1, "{lines:#?}");
+    assert!(errors[0]["file"].as_str().unwrap().ends_with("mod.toml"));
+
+    // Zstd, which no stock engine reads and the game does not use: an error;
+    // LZ4, a stock codec the game does not use: a warning.
+    std::fs::write(
+        repo.join("mod.toml"),
+        text.replace("compression = \"none\"", "compression = \"zstd\""),
+    )
+    .unwrap();
+    let (code, lines) = check(&fixture, &repo);
+    assert_eq!(code, 1, "{lines:#?}");
+    assert_eq!(diagnostics(&lines, "game-compression-unsupported").len(), 1);
+    std::fs::write(
+        repo.join("mod.toml"),
+        text.replace("compression = \"none\"", "compression = \"lz4\""),
+    )
+    .unwrap();
+    let (code, lines) = check(&fixture, &repo);
+    assert_eq!(code, 0, "{lines:#?}");
+    let warnings = diagnostics(&lines, "game-compression-unused");
+    assert_eq!(warnings.len(), 1, "{lines:#?}");
+    assert_eq!(warnings[0]["level"], "warning");
 }
