@@ -159,44 +159,12 @@ impl ModPackage {
     }
 }
 
-/// Names from the outermost object down to `index` (an import or an export).
-fn chain_names(package: &LegacyPackage, start: PackageIndex) -> Result<Vec<String>> {
-    let mut names = Vec::new();
-    let mut current = start;
-    let limit = package.imports.len() + package.exports.len() + 1;
-    while !current.is_null() {
-        if names.len() > limit {
-            return Err(crate::error::Error::invalid("the outer chain loops")
-                .within(format!("object {start}")));
-        }
-        let (name, outer) = match current.resolve() {
-            ResolvedIndex::Import(i) => {
-                let import = package.imports.get(i).ok_or_else(|| {
-                    crate::error::Error::invalid(format!("import {i} does not exist"))
-                })?;
-                (import.object_name, import.outer_index)
-            }
-            ResolvedIndex::Export(i) => {
-                let export = package.exports.get(i).ok_or_else(|| {
-                    crate::error::Error::invalid(format!("export {i} does not exist"))
-                })?;
-                (export.object_name, export.outer_index)
-            }
-            ResolvedIndex::Null => break,
-        };
-        names.push(package.name(name)?);
-        current = outer;
-    }
-    names.reverse();
-    Ok(names)
-}
-
 fn import_names(package: &LegacyPackage, index: usize) -> Result<Vec<String>> {
-    chain_names(package, PackageIndex::from_import(index))
+    package.object_names(PackageIndex::from_import(index))
 }
 
 fn export_names(package: &LegacyPackage, index: usize) -> Result<Vec<String>> {
-    chain_names(package, PackageIndex::from_export(index))
+    package.object_names(PackageIndex::from_export(index))
 }
 
 /// The game, mounted: its folder, its view, what is read from it once.

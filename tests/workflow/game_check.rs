@@ -167,12 +167,17 @@ fn mod_repo(fixture: &GameFixture, name: &str) -> PathBuf {
     repo
 }
 
-fn check(fixture: &GameFixture, repo: &Path) -> (i32, Vec<Value>) {
+/// `zenpak <command> --game-dir <fixture> --aes-key <its key>` in `repo`.
+fn against_game(fixture: &GameFixture, repo: &Path, command: &str) -> (i32, Vec<Value>) {
     let game = fixture.root.to_str().unwrap();
     run_json(
         repo,
-        &["check", "--game-dir", game, "--aes-key", FIXTURE_AES_KEY],
+        &[command, "--game-dir", game, "--aes-key", FIXTURE_AES_KEY],
     )
+}
+
+fn check(fixture: &GameFixture, repo: &Path) -> (i32, Vec<Value>) {
+    against_game(fixture, repo, "check")
 }
 
 #[test]
@@ -210,16 +215,7 @@ fn an_import_the_game_lacks_fails_and_passes_once_the_game_has_it() {
     assert!(game["script_objects"].as_u64().unwrap() > 0);
 
     // `build --game-dir` stops before writing anything.
-    let (code, lines) = run_json(
-        &repo,
-        &[
-            "build",
-            "--game-dir",
-            fixture.root.to_str().unwrap(),
-            "--aes-key",
-            FIXTURE_AES_KEY,
-        ],
-    );
+    let (code, lines) = against_game(&fixture, &repo, "build");
     assert_eq!(code, 1, "{lines:#?}");
     assert_eq!(diagnostics(&lines, "unresolved-import").len(), 1);
     assert!(!repo.join("out").exists(), "nothing is built");
@@ -240,16 +236,7 @@ fn an_import_the_game_lacks_fails_and_passes_once_the_game_has_it() {
     assert_eq!(game["overrides"], serde_json::json!([]));
     assert_eq!(game["facts"]["engines"], serde_json::json!(["5.6", "5.7"]));
     assert!(diagnostics(&lines, "unresolved-import").is_empty());
-    let (code, lines) = run_json(
-        &repo,
-        &[
-            "build",
-            "--game-dir",
-            fixture.root.to_str().unwrap(),
-            "--aes-key",
-            FIXTURE_AES_KEY,
-        ],
-    );
+    let (code, lines) = against_game(&fixture, &repo, "build");
     assert_eq!(code, 0, "{lines:#?}");
     assert_eq!(
         line(&lines, "game-check")["unresolved_imports"],
