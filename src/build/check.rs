@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use crate::build::discover::PackageSource;
 use crate::build::discover::{self, Selection};
-use crate::build::game_check::ModPackage;
+use crate::build::mod_package::ModPackage;
 use crate::diagnostic::Diagnostic;
 use crate::error::{Error, Result};
 use crate::legacy::PackageFiles;

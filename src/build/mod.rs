@@ -43,7 +43,7 @@ pub mod cache;
 pub mod check;
 pub mod discover;
 pub mod engine_guess;
-pub mod game_check;
+pub mod mod_package;
 pub mod package;
 pub mod pak_input;
 

@@ -1,7 +1,7 @@
 //! `zenpak check`: validate the manifest and content without writing anything.
 
 use serde::Serialize;
-use zenpak::build::game_check::{GameReport, GameSection};
+use zenpak::game_check::{GameReport, GameSection};
 use zenpak::{Error, Result};
 
 use super::args::{KeyArgs, ManifestArgs};
@@ -43,15 +43,15 @@ pub fn game_checks(
     manifest: &zenpak::manifest::Manifest,
     dir: &std::path::Path,
     key: &KeyArgs,
-    packages: &[zenpak::build::game_check::ModPackage],
+    packages: &[zenpak::build::mod_package::ModPackage],
 ) -> Result<GameReport> {
     let folder = super::args::game_folder(out, dir, Some(&manifest.game.project))?;
-    let game = zenpak::build::game_check::GameContext::open(
+    let game = zenpak::game_check::GameContext::open(
         folder,
         &key.keys()?,
         Some(&manifest.artifact_stem()),
     )?;
-    let report = zenpak::build::game_check::check_game(manifest, packages, &game);
+    let report = zenpak::game_check::check_game(manifest, packages, &game);
     out.diagnostics(&report.diagnostics);
     Ok(report)
 }
