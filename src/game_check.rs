@@ -964,3 +964,42 @@ pub fn game_facts(manifest: &Manifest, facts: &EngineFacts) -> Vec<Diagnostic> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_mods_folder_of_a_blueprint_mod() {
+        assert_eq!(mods_folder_name("/Game/Mods/MyMod/ModActor"), Some("MyMod"));
+        assert_eq!(
+            mods_folder_name("/Game/Mods/MyMod/Sub/Widget"),
+            Some("MyMod")
+        );
+        assert_eq!(mods_folder_name("/Game/Mods/ModActor"), None);
+        assert_eq!(mods_folder_name("/Game/Maps/Entry"), None);
+    }
+
+    #[test]
+    fn game_headers_are_read_as_a_release_the_game_allows() {
+        let facts = EngineFacts {
+            engines: vec!["5.6", "5.7"],
+            ..EngineFacts::default()
+        };
+        assert_eq!(
+            reading_engine(EngineVersion::UE5_6, &facts),
+            EngineVersion::UE5_6
+        );
+        assert_eq!(
+            reading_engine(EngineVersion::UE5_3, &facts),
+            EngineVersion::UE5_7
+        );
+        // No evidence: the mod's own release.
+        assert_eq!(
+            reading_engine(EngineVersion::UE5_3, &EngineFacts::default()),
+            EngineVersion::UE5_3
+        );
+        assert_eq!(facts.allows(EngineVersion::UE5_5), Some(false));
+        assert_eq!(EngineFacts::default().allows(EngineVersion::UE5_5), None);
+    }
+}
