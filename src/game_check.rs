@@ -41,6 +41,7 @@ use serde::Serialize;
 use crate::build::mod_package::ModPackage;
 use crate::diagnostic::{Diagnostic, Level};
 use crate::error::Result;
+use crate::extract::container::{ChunkSource, ViewSource};
 use crate::extract::export_relative_path;
 use crate::extract::script_objects::ScriptObjects;
 use crate::game::facts::{engine_facts, EngineFacts};
@@ -61,7 +62,8 @@ const UNRESOLVED_SHOWN: usize = 50;
 /// The game, mounted: its folder, its view, what is read from it once.
 pub struct GameContext {
     pub folder: GameFolder,
-    pub view: GameView,
+    /// The game's `Paks/` folder mounted (read through [`GameContext::view`]).
+    source: ViewSource,
     pub script_objects: Option<ScriptObjects>,
     pub facts: EngineFacts,
     /// The copy of each package id the engine loads (the mod's own
@@ -81,26 +83,30 @@ impl GameContext {
     /// copy (`~mods/<stem>.pak`, `LogicMods/<stem>.pak`), which is not the
     /// game's: its packages are left out.
     pub fn open(folder: GameFolder, keys: &KeyRing, own_stem: Option<&str>) -> Result<Self> {
-        let view = GameView::open(&folder.paks(), keys)?;
+        let source = ViewSource::open(&[], Some(&folder.paks()), keys)?;
+        let view = source.view();
         let mut diagnostics = view.diagnostics.clone();
-        let script_objects = match view.script_objects() {
-            Ok(Some(chunk)) => match ScriptObjects::read_ue5(&chunk) {
-                Ok(table) => Some(table),
-                Err(e) => {
-                    diagnostics.push(game_read_warning(&e, "the script objects of global.utoc"));
-                    None
-                }
-            },
-            Ok(None) => None,
+        // UE5's ScriptObjects chunk, or UE4's initial load meta and global names.
+        let script_objects = match source
+            .chunks()
+            .and_then(|chunks| crate::extract::container::script_objects(&source, &chunks))
+        {
+            Ok(table) => table,
             Err(e) => {
                 diagnostics.push(game_read_warning(&e, "the script objects of global.utoc"));
                 None
             }
         };
+        if script_objects.is_none() && view.sources().iter().any(|s| s.container.is_some()) {
+            diagnostics.push(Diagnostic::note(
+                "game-without-script-objects",
+                "the game's Paks/ has no global.utoc with script objects: imports of /Script/ objects are not checked",
+            ));
+        }
         let mut context = GameContext {
-            facts: engine_facts(&view),
+            facts: engine_facts(view),
             folder,
-            view,
+            source,
             script_objects,
             packages: BTreeMap::new(),
             providers: BTreeMap::new(),
@@ -115,7 +121,7 @@ impl GameContext {
             })
             .unwrap_or_default();
         let mut copies: BTreeMap<u64, Vec<ChunkRef>> = BTreeMap::new();
-        for (s, source) in context.view.sources().iter().enumerate() {
+        for (s, source) in context.view().sources().iter().enumerate() {
             let Some(container) = &source.container else {
                 continue;
             };
@@ -135,12 +141,12 @@ impl GameContext {
         for (id, mut chunks) in copies {
             // The engine's rule for chunks: higher order, then the later mounted.
             chunks.sort_by_key(|c| {
-                let source = &context.view.sources()[c.source];
+                let source = &context.view().sources()[c.source];
                 std::cmp::Reverse((source.order, source.sequence))
             });
             chunks.dedup_by_key(|c| c.source);
             let winner = chunks[0];
-            let container = context.view.container(winner);
+            let container = context.view().container(winner);
             context.packages.insert(
                 id,
                 PackageChunk {
@@ -154,6 +160,11 @@ impl GameContext {
                 .insert(id, chunks.iter().map(|c| c.source).collect());
         }
         Ok(context)
+    }
+
+    /// The mounted game.
+    pub fn view(&self) -> &GameView {
+        self.source.view()
     }
 
     /// The copy of a package the engine loads, if the game has one.
@@ -171,7 +182,7 @@ impl GameContext {
 
     /// A source's path relative to the game's `Paks/` folder (`~mods/X_P.pak`).
     pub fn relative(&self, source: usize) -> String {
-        let path = &self.view.sources()[source].path;
+        let path = &self.view().sources()[source].path;
         path.strip_prefix(self.folder.paks())
             .unwrap_or(path)
             .to_string_lossy()
@@ -304,7 +315,7 @@ pub fn check_game(manifest: &Manifest, packages: &[ModPackage], game: &GameConte
             dir: game.folder.root.display().to_string(),
             project: game.folder.project.clone(),
             paks: game.folder.paks().display().to_string(),
-            sources: game.view.sources().len(),
+            sources: game.view().sources().len(),
             packages: game.packages.len(),
             script_objects: game.script_objects.as_ref().map(ScriptObjects::len),
             facts: game.facts.clone(),
@@ -356,7 +367,7 @@ impl<'a> GameHeaders<'a> {
         let chunk = self.game.package(id)?.clone();
         let read = self
             .game
-            .view
+            .view()
             .read_chunk(chunk.chunk)
             .and_then(|bytes| crate::extract::provider::read_header(&bytes, self.engine));
         let header = match read {
@@ -372,7 +383,7 @@ impl<'a> GameHeaders<'a> {
                             self.engine.as_str()
                         ),
                     )
-                    .with_file(&self.game.view.sources()[chunk.chunk.source].path),
+                    .with_file(&self.game.view().sources()[chunk.chunk.source].path),
                 );
                 None
             }
@@ -387,7 +398,7 @@ impl<'a> GameHeaders<'a> {
             return Vec::new();
         };
         let entries = self.store.entry(source).or_insert_with(|| {
-            match self.game.view.container_header(source) {
+            match self.game.view().container_header(source) {
                 Ok(Some(header)) => header
                     .packages
                     .into_iter()
@@ -530,9 +541,8 @@ pub fn unresolved_imports(
                         ));
                         continue;
                     }
-                    if let Some(file) = pak_package(game, path[0]) {
+                    if pak_package(game, path[0]) {
                         // A legacy package in a pak: its exports are not read here.
-                        let _ = file;
                         continue;
                     }
                     if in_mod.contains_key(&id) {
@@ -544,7 +554,7 @@ pub fn unresolved_imports(
                             "neither the mod ({} packages) nor the game ({} packages in {} containers and paks) has the package {}",
                             packages.len(),
                             game.packages.len(),
-                            game.view.sources().len(),
+                            game.view().sources().len(),
                             path[0]
                         ),
                     ));
@@ -556,11 +566,13 @@ pub fn unresolved_imports(
 }
 
 /// A legacy package of the game's paks (`/Game/X` → `<Project>/Content/X.uasset`).
-fn pak_package(game: &GameContext, package: &str) -> Option<String> {
-    let rest = package.strip_prefix("/Game/")?;
-    ["uasset", "umap"].into_iter().find_map(|ext| {
+fn pak_package(game: &GameContext, package: &str) -> bool {
+    let Some(rest) = package.strip_prefix("/Game/") else {
+        return false;
+    };
+    ["uasset", "umap"].into_iter().any(|ext| {
         let path = format!("{}/Content/{rest}.{ext}", game.folder.project);
-        game.view.find_file(&path).map(|f| f.path.clone())
+        game.view().find_file(&path).is_some()
     })
 }
 
@@ -705,7 +717,7 @@ pub fn overrides(
         let Some(&winner) = providers.first() else {
             continue;
         };
-        let winner_source = &game.view.sources()[winner];
+        let winner_source = &game.view().sources()[winner];
         let containers: Vec<String> = providers.iter().map(|&s| relative(s)).collect();
         // Equal orders: the container mounted last wins a chunk, and paks
         // mount in descending order of their paths.

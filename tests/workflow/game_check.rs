@@ -357,6 +357,32 @@ fn a_package_the_game_has_in_several_containers_names_the_engines_pick() {
 }
 
 #[test]
+fn without_script_objects_script_imports_are_not_checked_and_it_says_so() {
+    let Some(fixture) = GameFixture::build("gamecheck-noglobal") else {
+        return;
+    };
+    for ext in ["utoc", "ucas"] {
+        std::fs::remove_file(fixture.paks.join(format!("global.{ext}"))).unwrap();
+    }
+    let repo = mod_repo(&fixture, "Texture");
+    fixture.place_ue56_package(&repo, "T_Quinn_01_D");
+    let (code, lines) = check(&fixture, &repo);
+    assert_eq!(code, 0, "{lines:#?}");
+    let game = &line(&lines, "check")["game"];
+    assert_eq!(game["script_objects"], Value::Null);
+    assert_eq!(game["unresolved_imports"], serde_json::json!([]));
+    assert_eq!(diagnostics(&lines, "game-without-script-objects").len(), 1);
+    // The texture is the base game's and the retoc mod's; the mod wins that one.
+    let o = &game["overrides"][0];
+    assert_eq!(o["game_container"], "~mods/RetocMod_P.pak");
+    assert!(o["game_containers"]
+        .as_array()
+        .unwrap()
+        .contains(&Value::from("pakchunk0-Windows.pak")));
+    assert_eq!(game["overrides"][0]["class_check"], "same");
+}
+
+#[test]
 fn check_game_dir_of_a_folder_that_is_no_game_is_a_usage_error() {
     let dir = common::temp_dir("gamecheck-nogame");
     let repo = dir.as_ref().join("repo");
