@@ -992,6 +992,65 @@ mod tests {
         assert_eq!(mods_folder_name("/Game/Maps/Entry"), None);
     }
 
+    /// A mod package with one top-level export of class `class`.
+    fn package(name: &str, export: &str) -> ModPackage {
+        ModPackage {
+            name: name.into(),
+            file: PathBuf::from(format!("{export}.uasset")),
+            imports: Vec::new(),
+            exports: vec![crate::build::mod_package::ModExport {
+                path: vec![export.into()],
+                public: true,
+                class: None,
+                class_path: "/Script/Engine.BlueprintGeneratedClass".into(),
+            }],
+        }
+    }
+
+    fn codes(diagnostics: &[Diagnostic]) -> Vec<&str> {
+        diagnostics.iter().map(|d| d.code.as_str()).collect()
+    }
+
+    #[test]
+    fn a_mod_actor_is_looked_for_where_loaders_look() {
+        let dir = tempfile::tempdir().unwrap();
+        let folder = GameFolder {
+            root: dir.path().to_path_buf(),
+            project: "Game".into(),
+            notes: Vec::new(),
+        };
+        let text = "[mod]\nname = \"MyBp\"\nversion = \"1.0.0\"\n[game]\nengine = \"5.6\"\nproject = \"Game\"\n[output]\nsuffix = \"\"\n";
+        let manifest = Manifest::parse(text, &dir.path().join("mod.toml")).unwrap();
+        // At /Game/Mods/MyBp/ModActor with the pak named MyBp: only "not in LogicMods".
+        let right = [package("/Game/Mods/MyBp/ModActor", "ModActor_C")];
+        let (facts, found) = blueprint_mod(&manifest, &right, &folder);
+        assert!(facts.blueprint_mod);
+        assert_eq!(facts.mod_actor.as_deref(), Some("/Game/Mods/MyBp/ModActor"));
+        assert_eq!(codes(&found), ["blueprint-mod-not-in-logicmods"]);
+        // Another folder name than the pak's.
+        let other = [package("/Game/Mods/Other/ModActor", "ModActor_C")];
+        let (_, found) = blueprint_mod(&manifest, &other, &folder);
+        assert_eq!(
+            codes(&found),
+            ["blueprint-mod-not-in-logicmods", "mod-actor-name-mismatch"]
+        );
+        // Outside /Game/Mods/.
+        let outside = [package("/Game/Blueprints/ModActor", "ModActor_C")];
+        let (_, found) = blueprint_mod(&manifest, &outside, &folder);
+        assert_eq!(
+            codes(&found),
+            [
+                "blueprint-mod-not-in-logicmods",
+                "mod-actor-outside-mods-folder"
+            ]
+        );
+        // Not a blueprint mod.
+        let plain = [package("/Game/Maps/Entry", "Entry")];
+        let (facts, found) = blueprint_mod(&manifest, &plain, &folder);
+        assert!(!facts.blueprint_mod);
+        assert!(found.is_empty());
+    }
+
     #[test]
     fn game_headers_are_read_as_a_release_the_game_allows() {
         let facts = EngineFacts {
