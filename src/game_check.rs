@@ -38,6 +38,7 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
+use crate::build::discover::LooseFile;
 use crate::build::mod_package::ModPackage;
 use crate::diagnostic::{Diagnostic, Level};
 use crate::error::Result;
@@ -237,6 +238,21 @@ pub struct Override {
     pub class_check: &'static str,
 }
 
+/// A game file (in a pak) the mod's loose file replaces.
+#[derive(Debug, Clone, Serialize)]
+pub struct FileOverride {
+    /// Its path in the view (`Game/Config/DefaultGame.ini`).
+    pub path: String,
+    /// The mod's file.
+    pub file: String,
+    /// The pak the game has it in (relative to `Paks/`).
+    pub game_pak: String,
+    pub game_order: u32,
+    pub mod_order: u32,
+    /// Whether the installed mod's copy is the one the engine reads.
+    pub mod_wins: bool,
+}
+
 /// The blueprint-mod facts.
 #[derive(Debug, Clone, Serialize)]
 pub struct BlueprintFacts {
@@ -267,6 +283,8 @@ pub struct GameSection {
     pub imports_checked: usize,
     pub unresolved_imports: Vec<UnresolvedImport>,
     pub overrides: Vec<Override>,
+    /// Loose files of the mod that the game's paks also have.
+    pub file_overrides: Vec<FileOverride>,
     pub blueprint: BlueprintFacts,
 }
 
@@ -294,7 +312,12 @@ impl GameReport {
 /// Runs every game check on the mod's packages against the mounted game.
 /// Checks added later go here: each returns diagnostics (and, if it has
 /// data to show, a field of [`GameSection`]).
-pub fn check_game(manifest: &Manifest, packages: &[ModPackage], game: &GameContext) -> GameReport {
+pub fn check_game(
+    manifest: &Manifest,
+    packages: &[ModPackage],
+    loose_files: &[LooseFile],
+    game: &GameContext,
+) -> GameReport {
     let mut diagnostics = game.diagnostics.clone();
     diagnostics.extend(game_facts(manifest, &game.facts));
     let engine = reading_engine(manifest.game.engine, &game.facts);
@@ -305,6 +328,9 @@ pub fn check_game(manifest: &Manifest, packages: &[ModPackage], game: &GameConte
 
     let (overrides, override_diagnostics) = overrides(manifest, packages, game, &mut headers);
     diagnostics.extend(override_diagnostics);
+
+    let (file_overrides, file_diagnostics) = file_overrides(manifest, loose_files, game);
+    diagnostics.extend(file_diagnostics);
 
     let (blueprint, blueprint_diagnostics) = blueprint_mod(manifest, packages, &game.folder);
     diagnostics.extend(blueprint_diagnostics);
@@ -322,6 +348,7 @@ pub fn check_game(manifest: &Manifest, packages: &[ModPackage], game: &GameConte
             imports_checked,
             unresolved_imports: unresolved,
             overrides,
+            file_overrides,
             blueprint,
         },
         diagnostics,
@@ -805,6 +832,84 @@ pub fn overrides(
             mod_class,
             game_class: game_class_name,
             class_check,
+        });
+    }
+    (list, diagnostics)
+}
+
+/// "Overrides" of files: each loose file of the mod that a pak of the game
+/// also has, with the pak the engine reads it from without the mod. For
+/// pak files the higher order wins and, at equal order, the pak mounted
+/// first (paks mount in descending order of their paths).
+pub fn file_overrides(
+    manifest: &Manifest,
+    loose_files: &[LooseFile],
+    game: &GameContext,
+) -> (Vec<FileOverride>, Vec<Diagnostic>) {
+    let mod_pak = format!("{}.pak", manifest.artifact_stem());
+    let mod_relative = format!("~mods/{mod_pak}");
+    let mod_order = pak_order(PROJECT_CONTENT_ORDER, &mod_pak);
+    let own = |name: &str| name.eq_ignore_ascii_case(&mod_pak);
+    let mut list = Vec::new();
+    let mut diagnostics = Vec::new();
+    for loose in loose_files {
+        let path = crate::mount::virtual_path(&manifest.game.mount_point, &loose.relative_path);
+        let Some(found) = game.view().find_file(&path) else {
+            continue;
+        };
+        let crate::game::FileOrigin::PakEntry { source, .. } = found.origin else {
+            continue;
+        };
+        // The mod's own installed copy is not the game's: the copy it hides is.
+        let source = if own(&found.source) {
+            let hidden = game
+                .view()
+                .shadowed()
+                .iter()
+                .find(|(p, s)| p.eq_ignore_ascii_case(&found.path) && !own(s));
+            let Some((_, name)) = hidden else {
+                continue;
+            };
+            match game
+                .view()
+                .sources()
+                .iter()
+                .position(|s| s.pak.is_some() && s.name() == *name)
+            {
+                Some(s) => s,
+                None => continue,
+            }
+        } else {
+            source
+        };
+        let winner = &game.view().sources()[source];
+        let game_pak = game.relative(source);
+        let mod_wins = mod_order > winner.order
+            || (mod_order == winner.order
+                && crate::game::engine_compare(&mod_relative, &game_pak)
+                    == std::cmp::Ordering::Greater);
+        diagnostics.push(
+            Diagnostic::note(
+                "overrides-game-file",
+                format!(
+                    "{path} replaces the game's file from {game_pak} (order {}); installed as {mod_relative} (order {mod_order}) it {}",
+                    winner.order,
+                    if mod_wins {
+                        "is read instead"
+                    } else {
+                        "is NOT read: the game's pak sorts above it"
+                    }
+                ),
+            )
+            .with_file(&loose.path),
+        );
+        list.push(FileOverride {
+            path,
+            file: loose.path.display().to_string(),
+            game_pak,
+            game_order: winner.order,
+            mod_order,
+            mod_wins,
         });
     }
     (list, diagnostics)

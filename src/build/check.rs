@@ -31,6 +31,9 @@ pub struct CheckReport {
     /// checks ([`crate::build::game_check`]).
     #[serde(skip)]
     pub mod_packages: Vec<ModPackage>,
+    /// The loose files, for the game checks (which game files they replace).
+    #[serde(skip)]
+    pub mod_loose_files: Vec<discover::LooseFile>,
 }
 
 impl CheckReport {
@@ -90,6 +93,7 @@ pub fn check(manifest: &Manifest) -> Result<CheckReport> {
     let mut report = CheckReport {
         packages: content.packages.len(),
         loose_files: content.loose_files.len(),
+        mod_loose_files: content.loose_files.clone(),
         warnings: manifest.warnings(),
         ..CheckReport::default()
     };

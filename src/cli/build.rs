@@ -208,8 +208,15 @@ pub fn build_and_report(
 pub fn run(args: Args, out: &Output) -> Result<()> {
     let manifest = args.manifest.load()?;
     if let Some(dir) = &args.game_dir {
-        let packages = zenpak::build::check::check(&manifest)?.mod_packages;
-        let report = super::check::game_checks(out, &manifest, dir, &args.key, &packages)?;
+        let content = zenpak::build::check::check(&manifest)?;
+        let report = super::check::game_checks(
+            out,
+            &manifest,
+            dir,
+            &args.key,
+            &content.mod_packages,
+            &content.mod_loose_files,
+        )?;
         out.data("game-check", &report.game, || {});
         if !report.is_ok() {
             return Err(zenpak::Error::invalid(format!(

@@ -44,6 +44,7 @@ pub fn game_checks(
     dir: &std::path::Path,
     key: &KeyArgs,
     packages: &[zenpak::build::mod_package::ModPackage],
+    loose_files: &[zenpak::build::discover::LooseFile],
 ) -> Result<GameReport> {
     let folder = super::args::game_folder(out, dir, Some(&manifest.game.project))?;
     let game = zenpak::game_check::GameContext::open(
@@ -51,7 +52,7 @@ pub fn game_checks(
         &key.keys()?,
         Some(&manifest.artifact_stem()),
     )?;
-    let report = zenpak::game_check::check_game(manifest, packages, &game);
+    let report = zenpak::game_check::check_game(manifest, packages, loose_files, &game);
     out.diagnostics(&report.diagnostics);
     Ok(report)
 }
@@ -68,6 +69,7 @@ pub fn run(args: Args, out: &Output) -> Result<()> {
             dir,
             &args.key,
             &std::mem::take(&mut report.mod_packages),
+            &std::mem::take(&mut report.mod_loose_files),
         )?),
         None => None,
     };

@@ -529,3 +529,33 @@ fn the_mods_engine_and_compression_against_the_games() {
     assert_eq!(warnings.len(), 1, "{lines:#?}");
     assert_eq!(warnings[0]["level"], "warning");
 }
+
+#[test]
+fn a_loose_file_the_games_pak_has_is_listed_as_a_file_override() {
+    let Some(fixture) = GameFixture::build("gamecheck-files") else {
+        return;
+    };
+    // pakchunk3-Windows.pak (UnrealPak) mounts at ../mount/point/root/ and holds test.txt.
+    let repo = fixture.mod_repo("Files");
+    std::fs::create_dir_all(repo.join("Cooked")).unwrap();
+    std::fs::write(repo.join("Cooked/test.txt"), "the mod's text\n").unwrap();
+    std::fs::write(repo.join("Cooked/new.txt"), "only in the mod\n").unwrap();
+    let text = GameFixture::manifest_text("Files").replace(
+        "project = \"Game\"",
+        "project = \"Game\"\nmount-point = \"../mount/point/root/\"",
+    );
+    std::fs::write(repo.join("mod.toml"), text).unwrap();
+    let (code, lines) = check(&fixture, &repo);
+    assert_eq!(code, 0, "{lines:#?}");
+    let files = line(&lines, "check")["game"]["file_overrides"]
+        .as_array()
+        .unwrap()
+        .clone();
+    assert_eq!(files.len(), 1, "{files:#?}");
+    assert_eq!(files[0]["path"], "mount/point/root/test.txt");
+    assert_eq!(files[0]["game_pak"], "pakchunk3-Windows.pak");
+    assert_eq!(files[0]["game_order"], 3);
+    assert_eq!(files[0]["mod_order"], 103);
+    assert_eq!(files[0]["mod_wins"], true);
+    assert_eq!(diagnostics(&lines, "overrides-game-file").len(), 1);
+}
