@@ -21,7 +21,8 @@
 //!   them from (`overrides-game-package` note), the containers that have it
 //!   when there are several (`game-package-in-several-containers`), and an
 //!   `override-class-differs` error when the mod's main export is not of
-//!   the class of the game's object of that name;
+//!   the class of the game's object of that name; loose files a game pak
+//!   also has ([`file_overrides`], `overrides-game-file` note);
 //! - **blueprint mods** ([`blueprint_mod`]): a mod with a `ModActor` or
 //!   content under `/Game/Mods/<Name>/` is loaded by a mod loader from
 //!   `LogicMods/`, which `install` does not write to;

@@ -28,7 +28,7 @@ pub struct CheckReport {
     /// Packages the mod imports but does not contain: the game must have them.
     pub must_exist_in_game: Vec<String>,
     /// The imports and exports of each package that read, for the game
-    /// checks ([`crate::build::game_check`]).
+    /// checks (`game_check`).
     #[serde(skip)]
     pub mod_packages: Vec<ModPackage>,
     /// The loose files, for the game checks (which game files they replace).
