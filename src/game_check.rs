@@ -593,15 +593,41 @@ pub fn unresolved_imports(
     (checked, missing)
 }
 
-/// A legacy package of the game's paks (`/Game/X` → `<Project>/Content/X.uasset`).
+/// Whether a pak of the game holds package `package` as a legacy
+/// `.uasset`/`.umap` (pak-only games); see [`pak_package_paths`].
 fn pak_package(game: &GameContext, package: &str) -> bool {
-    let Some(rest) = package.strip_prefix("/Game/") else {
+    let Some((candidates, exact)) = pak_package_paths(&game.folder.project, package) else {
         return false;
     };
-    ["uasset", "umap"].into_iter().any(|ext| {
-        let path = format!("{}/Content/{rest}.{ext}", game.folder.project);
-        game.view().find_file(&path).is_some()
+    if exact {
+        return candidates
+            .iter()
+            .any(|path| game.view().find_file(path).is_some());
+    }
+    game.view().files().iter().any(|f| {
+        candidates.iter().any(|c| {
+            f.path.len() >= c.len()
+                && f.path.is_char_boundary(f.path.len() - c.len())
+                && f.path[f.path.len() - c.len()..].eq_ignore_ascii_case(c)
+        })
     })
+}
+
+/// Where a package lies in a pak: `/Game/X` at `<Project>/Content/X`,
+/// `/Engine/X` at `Engine/Content/X` (exact paths, `true`); a plugin's
+/// `/Plugin/X` at a path ending in `/Plugin/Content/X`, wherever the
+/// plugin lies (`false`). `.uasset` and `.umap` each.
+fn pak_package_paths(project: &str, package: &str) -> Option<(Vec<String>, bool)> {
+    let (root, rest) = package.strip_prefix('/')?.split_once('/')?;
+    let paths = ["uasset", "umap"]
+        .iter()
+        .map(|ext| match root {
+            "Game" => format!("{project}/Content/{rest}.{ext}"),
+            "Engine" => format!("Engine/Content/{rest}.{ext}"),
+            plugin => format!("/{plugin}/Content/{rest}.{ext}"),
+        })
+        .collect();
+    Some((paths, root == "Game" || root == "Engine"))
 }
 
 fn unresolved_diagnostics(unresolved: &[UnresolvedImport]) -> Vec<Diagnostic> {
@@ -1155,6 +1181,26 @@ mod tests {
         let (facts, found) = blueprint_mod(&manifest, &plain, &folder);
         assert!(!facts.blueprint_mod);
         assert!(found.is_empty());
+    }
+
+    #[test]
+    fn where_a_package_lies_in_a_pak() {
+        let (paths, exact) = pak_package_paths("MyGame", "/Game/Maps/Entry").unwrap();
+        assert!(exact);
+        assert_eq!(
+            paths,
+            [
+                "MyGame/Content/Maps/Entry.uasset",
+                "MyGame/Content/Maps/Entry.umap"
+            ]
+        );
+        let (paths, exact) = pak_package_paths("MyGame", "/Engine/BasicShapes/Cube").unwrap();
+        assert!(exact);
+        assert_eq!(paths[0], "Engine/Content/BasicShapes/Cube.uasset");
+        let (paths, exact) = pak_package_paths("MyGame", "/Niagara/Modules/Spawn").unwrap();
+        assert!(!exact);
+        assert_eq!(paths[0], "/Niagara/Content/Modules/Spawn.uasset");
+        assert!(pak_package_paths("MyGame", "/Script").is_none());
     }
 
     #[test]
