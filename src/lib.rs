@@ -15,6 +15,7 @@ pub mod error;
 pub mod extract;
 pub mod fixups;
 pub mod game;
+pub mod game_check;
 pub mod glob;
 pub mod hash;
 pub mod iostore;

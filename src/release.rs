@@ -388,21 +388,26 @@ pub fn install(
 }
 
 /// The mount-order checks of [`crate::game::conflicts::mount_order_checks`]
-/// for this mod's build about to be installed into `game`: the files this
-/// mod installed before (by ownership record) are left out.
+/// for this mod about to be installed into `game`: its built `.pak` when
+/// there is a build, else the name a build gives it (`check --game-dir`).
+/// The files this mod installed before (by ownership record) are left out.
 pub fn mount_order_warnings(
     manifest: &Manifest,
-    summary: &BuildSummary,
+    summary: Option<&BuildSummary>,
     game: &GameFolder,
 ) -> Result<Vec<crate::diagnostic::Diagnostic>> {
-    let Some(built) = summary
-        .artifacts
-        .iter()
-        .map(|a| a.path.as_path())
-        .find(|p| p.extension().is_some_and(|e| e.eq_ignore_ascii_case("pak")))
-    else {
-        return Ok(Vec::new());
-    };
+    let built = summary.and_then(|s| {
+        s.artifacts
+            .iter()
+            .map(|a| a.path.clone())
+            .find(|p| p.extension().is_some_and(|e| e.eq_ignore_ascii_case("pak")))
+    });
+    let built = built.unwrap_or_else(|| {
+        manifest
+            .output_dir()
+            .join(format!("{}.pak", manifest.artifact_stem()))
+    });
+    let built = built.as_path();
     let mods = game.mods();
     let own = OwnedFiles::load(&mods).paths_of(&mods, &owner_of(manifest));
     crate::game::conflicts::mount_order_checks(game, built, &own)

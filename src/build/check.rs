@@ -9,6 +9,7 @@ use serde::Serialize;
 
 use crate::build::discover::PackageSource;
 use crate::build::discover::{self, Selection};
+use crate::build::mod_package::ModPackage;
 use crate::diagnostic::Diagnostic;
 use crate::error::{Error, Result};
 use crate::legacy::PackageFiles;
@@ -29,6 +30,13 @@ pub struct CheckReport {
     /// `[content] exclude` patterns that leave out the files a mod must
     /// never contain (each such file is a `never-ship` problem).
     pub suggested_exclude: Vec<String>,
+    /// The imports and exports of each package that read, for the game
+    /// checks (`game_check`).
+    #[serde(skip)]
+    pub mod_packages: Vec<ModPackage>,
+    /// The loose files, for the game checks (which game files they replace).
+    #[serde(skip)]
+    pub mod_loose_files: Vec<discover::LooseFile>,
 }
 
 impl CheckReport {
@@ -44,6 +52,8 @@ struct PackageCheck {
     imported: Vec<String>,
     /// Its header did not read at the manifest's engine version.
     unreadable: bool,
+    /// What the game checks need of it (when it read).
+    facts: Option<ModPackage>,
     warnings: Vec<Diagnostic>,
 }
 
@@ -94,6 +104,7 @@ pub fn check(manifest: &Manifest) -> Result<CheckReport> {
     let mut report = CheckReport {
         packages: content.packages.len(),
         loose_files: content.loose_files.len(),
+        mod_loose_files: content.loose_files.clone(),
         warnings: manifest.warnings(),
         problems,
         suggested_exclude,
@@ -123,6 +134,7 @@ pub fn check(manifest: &Manifest) -> Result<CheckReport> {
         .collect();
     let mut needed = BTreeSet::new();
     for check in results {
+        report.mod_packages.extend(check.facts);
         report.problems.extend(check.problems);
         report.warnings.extend(check.warnings);
         for name in check.imported {
@@ -161,6 +173,7 @@ fn check_package(
     let mut problems = Vec::new();
     let mut imported = Vec::new();
     let mut warnings = Vec::new();
+    let mut facts = None;
     let result = PackageFiles::load(&source.header).and_then(|files| {
         let package = files.read_package(Some(engine))?;
         package.check_outer_chains()?;
@@ -186,6 +199,11 @@ fn check_package(
                 imported.push(package.import_package_name(index)?);
             }
         }
+        facts = Some(ModPackage::from_legacy(
+            &source.package_name,
+            source.header.clone(),
+            &package,
+        )?);
         Ok(())
     });
     let unreadable = result.is_err();
@@ -196,6 +214,7 @@ fn check_package(
         problems,
         imported,
         unreadable,
+        facts,
         warnings,
     }
 }

@@ -43,6 +43,7 @@ pub mod cache;
 pub mod check;
 pub mod discover;
 pub mod engine_guess;
+pub mod mod_package;
 pub mod never_ship;
 pub mod package;
 pub mod pak_input;

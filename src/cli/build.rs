@@ -22,6 +22,13 @@ pub struct Args {
     /// bytes depend on earlier builds). `package` always builds this way.
     #[arg(long)]
     pub release: bool,
+    /// Check the mod against this game first (as `check --game-dir`): a
+    /// problem stops the build before anything is written.
+    #[arg(long = "game-dir", value_name = "DIR")]
+    pub game_dir: Option<std::path::PathBuf>,
+    /// Keys for the game's encrypted containers.
+    #[command(flatten)]
+    pub key: super::args::KeyArgs,
 }
 
 /// Shows build events through the output layer.
@@ -200,6 +207,25 @@ pub fn build_and_report(
 
 pub fn run(args: Args, out: &Output) -> Result<()> {
     let manifest = args.manifest.load()?;
+    if let Some(dir) = &args.game_dir {
+        let content = zenpak::build::check::check(&manifest)?;
+        let report = super::check::game_checks(
+            out,
+            &manifest,
+            dir,
+            &args.key,
+            &content.mod_packages,
+            &content.mod_loose_files,
+        )?;
+        out.data("game-check", &report.game, || {});
+        if !report.is_ok() {
+            return Err(zenpak::Error::invalid(format!(
+                "{} problem(s) found against the game in {}; nothing was built",
+                report.errors(),
+                report.game.dir
+            )));
+        }
+    }
     let lock = lock(&manifest, out)?;
     build_and_report(&manifest, (args.force, args.release), out, &lock).map(|_| ())
 }

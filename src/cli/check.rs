@@ -1,15 +1,24 @@
 //! `zenpak check`: validate the manifest and content without writing anything.
 
 use serde::Serialize;
+use zenpak::game_check::{GameReport, GameSection};
 use zenpak::{Error, Result};
 
-use super::args::ManifestArgs;
+use super::args::{KeyArgs, ManifestArgs};
 use super::output::Output;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
     #[command(flatten)]
     pub manifest: ManifestArgs,
+    /// Also check the mod against this game (its install folder, or any of
+    /// its folders): every import resolves, what it overrides, blueprint
+    /// mods, the game's engine and compression.
+    #[arg(long = "game-dir", value_name = "DIR")]
+    pub game_dir: Option<std::path::PathBuf>,
+    /// Keys for the game's encrypted containers.
+    #[command(flatten)]
+    pub key: KeyArgs,
 }
 
 /// How many packages the game must have are listed without `--verbose`.
@@ -23,13 +32,57 @@ struct CheckLine<'a> {
     warnings: usize,
     must_exist_in_game: &'a [String],
     suggested_exclude: &'a [String],
+    /// With `--game-dir`: what the game checks found.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    game: Option<&'a GameSection>,
+}
+
+/// Mounts the game named by `--game-dir` for the mod of `manifest` and
+/// runs the game checks; prints the diagnostics. Shared by `check` and `build`.
+pub fn game_checks(
+    out: &Output,
+    manifest: &zenpak::manifest::Manifest,
+    dir: &std::path::Path,
+    key: &KeyArgs,
+    packages: &[zenpak::build::mod_package::ModPackage],
+    loose_files: &[zenpak::build::discover::LooseFile],
+) -> Result<GameReport> {
+    let folder = super::args::game_folder(out, dir, Some(&manifest.game.project))?;
+    let game = zenpak::game_check::GameContext::open(
+        folder,
+        &key.keys()?,
+        Some(&manifest.artifact_stem()),
+    )?;
+    let report = zenpak::game_check::check_game(manifest, packages, loose_files, &game);
+    out.diagnostics(&report.diagnostics);
+    Ok(report)
 }
 
 pub fn run(args: Args, out: &Output) -> Result<()> {
     let manifest = args.manifest.load()?;
-    let report = zenpak::build::check::check(&manifest)?;
+    let mut report = zenpak::build::check::check(&manifest)?;
     out.diagnostics(&report.warnings);
     out.diagnostics(&report.problems);
+    let game = match &args.game_dir {
+        Some(dir) => Some(game_checks(
+            out,
+            &manifest,
+            dir,
+            &args.key,
+            &std::mem::take(&mut report.mod_packages),
+            &std::mem::take(&mut report.mod_loose_files),
+        )?),
+        None => None,
+    };
+    let (game_errors, game_warnings) = game.as_ref().map_or((0, 0), |g| {
+        (
+            g.errors(),
+            g.diagnostics
+                .iter()
+                .filter(|d| d.level == zenpak::diagnostic::Level::Warning)
+                .count(),
+        )
+    });
     let needed = &report.must_exist_in_game;
     if !needed.is_empty() && !out.is_json() {
         let shown = if out.verbose {
@@ -52,10 +105,11 @@ pub fn run(args: Args, out: &Output) -> Result<()> {
         &CheckLine {
             packages: report.packages,
             loose_files: report.loose_files,
-            problems: report.problems.len(),
-            warnings: report.warnings.len(),
+            problems: report.problems.len() + game_errors,
+            warnings: report.warnings.len() + game_warnings,
             must_exist_in_game: needed,
             suggested_exclude: &report.suggested_exclude,
+            game: game.as_ref().map(|g| &g.game),
         },
         || {
             out.status(
@@ -64,10 +118,23 @@ pub fn run(args: Args, out: &Output) -> Result<()> {
                     "{} packages, {} loose files: {} problem(s), {} warning(s)",
                     report.packages,
                     report.loose_files,
-                    report.problems.len(),
-                    report.warnings.len()
+                    report.problems.len() + game_errors,
+                    report.warnings.len() + game_warnings
                 ),
-            )
+            );
+            if let Some(game) = &game {
+                let g = &game.game;
+                out.status(
+                    "Against",
+                    format!(
+                        "{}: {} imports checked, {} not found; {} game package(s) overridden",
+                        g.dir,
+                        g.imports_checked,
+                        g.unresolved_imports.len(),
+                        g.overrides.len()
+                    ),
+                );
+            }
         },
     );
     if !report.suggested_exclude.is_empty() && !out.is_json() {
@@ -84,12 +151,12 @@ pub fn run(args: Args, out: &Output) -> Result<()> {
             ),
         );
     }
-    if report.is_ok() {
+    if report.is_ok() && game_errors == 0 {
         Ok(())
     } else {
         Err(Error::invalid(format!(
             "{} problem(s) found",
-            report.problems.len()
+            report.problems.len() + game_errors
         )))
     }
 }

@@ -85,7 +85,9 @@ pub fn run_install(args: InstallArgs, out: &Output) -> Result<()> {
         // Mount order: another mod with the same name or container id, a
         // suffix below the game's patches, a mod without its .pak.
         out.diagnostics(&zenpak::release::mount_order_warnings(
-            &manifest, &summary, &game,
+            &manifest,
+            Some(&summary),
+            &game,
         )?);
         out.check_warnings_denied()?;
         let mods = game.mods();

@@ -330,7 +330,7 @@ impl Resolver<'_> {
 }
 
 /// Names (with number suffixes) from the top-level export down to `export`.
-pub(super) fn export_relative_path(package: &ZenPackage, export: usize) -> Vec<String> {
+pub fn export_relative_path(package: &ZenPackage, export: usize) -> Vec<String> {
     let mut path = Vec::new();
     let mut current = export;
     while let Some(entry) = package.exports.get(current) {

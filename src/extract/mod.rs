@@ -95,6 +95,8 @@ mod package;
 pub mod provider;
 pub mod script_objects;
 
+pub use imports::export_relative_path;
+
 use std::collections::BTreeSet;
 
 use serde::Serialize;

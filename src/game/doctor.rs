@@ -22,12 +22,12 @@ use std::path::Path;
 
 use serde::Serialize;
 
+use super::facts::EngineFacts;
 use super::folder::GameFolder;
 use super::GameView;
 use crate::diagnostic::Diagnostic;
 use crate::error::Result;
 use crate::fixups::Profile;
-use crate::iostore::chunk::ChunkType;
 use crate::iostore::toc::{container_flags, Toc};
 use crate::pak::crypto::{guid_text, KeyRing};
 use crate::version::EngineVersion;
@@ -78,17 +78,6 @@ pub struct SourceFacts {
     pub block_size: Option<u32>,
 }
 
-/// One fact about the engine release and the releases it allows.
-#[derive(Debug, Clone, Serialize)]
-pub struct Evidence {
-    /// `toc-version`, `container-header-version`, `pak-version`, `script-objects`.
-    pub fact: &'static str,
-    pub value: String,
-    /// The base-game sources showing it.
-    pub sources: Vec<String>,
-    pub releases: Vec<EngineVersion>,
-}
-
 /// A fact of the version table that differs between releases that fit.
 #[derive(Debug, Clone, Serialize)]
 pub struct Distinction {
@@ -106,7 +95,7 @@ pub struct EngineFinding {
     pub range: Option<String>,
     /// The one release, when exactly one fits.
     pub release: Option<EngineVersion>,
-    pub evidence: Vec<Evidence>,
+    pub evidence: Vec<super::facts::EngineEvidence>,
     /// Where several releases fit: what tells them apart.
     pub tells_apart: Vec<Distinction>,
 }
@@ -285,13 +274,9 @@ pub fn examine(folder: &GameFolder, keys: &KeyRing) -> Result<DoctorReport> {
         sources.push(facts);
     }
 
-    let has_script_objects = view.sources().iter().any(|s| {
-        s.container.as_ref().is_some_and(|c| {
-            s.name().eq_ignore_ascii_case("global.utoc")
-                && (0..c.toc.chunk_ids.len()).any(|i| c.chunk_type(i) == ChunkType::ScriptObjects)
-        })
-    });
-    let engine = engine_finding(&sources, has_script_objects, &mut diagnostics);
+    let mods = super::conflicts::installed_mods(&view, &paks);
+    let facts = super::facts::engine_facts(&view, &mods);
+    let engine = engine_finding(&facts, &mut diagnostics);
     for facts in sources.iter().filter(|s| s.placement != Placement::Game) {
         if let (Some(v), false) = (facts.toc_version, engine.releases.is_empty()) {
             if !engine.releases.iter().any(|r| (r.toc_version() as u8) == v) {
@@ -529,100 +514,38 @@ fn sig_files(paks: &Path) -> Vec<String> {
 }
 
 /// The releases the base game's facts allow, through the version table.
-fn engine_finding(
-    sources: &[SourceFacts],
-    has_script_objects: bool,
-    diagnostics: &mut Vec<Diagnostic>,
-) -> EngineFinding {
-    let game: Vec<&SourceFacts> = sources
-        .iter()
-        .filter(|s| s.placement == Placement::Game)
-        .collect();
-    let mut evidence = Vec::new();
-    let mut group = |fact: &'static str,
-                     value_of: &dyn Fn(&SourceFacts) -> Option<String>,
-                     allows: &dyn Fn(EngineVersion, &str) -> bool| {
-        let mut by_value: BTreeMap<String, Vec<String>> = BTreeMap::new();
-        for s in &game {
-            if let Some(v) = value_of(s) {
-                by_value.entry(v).or_default().push(s.name.clone());
-            }
-        }
-        for (value, names) in by_value {
-            let releases = EngineVersion::ALL
-                .into_iter()
-                .filter(|&r| allows(r, &value))
-                .collect();
-            evidence.push(Evidence {
-                fact,
-                value,
-                sources: names,
-                releases,
-            });
-        }
-    };
-    group(
-        "toc-version",
-        &|s| s.toc_version.map(|v| v.to_string()),
-        &|r, v| (r.toc_version() as u8).to_string() == v,
-    );
-    group(
-        "container-header-version",
-        &|s| s.container_header_version.clone(),
-        &|r, v| format!("{:?}", r.container_header_version()) == v,
-    );
-    group(
-        "pak-version",
-        &|s| s.pak_version.map(|v| v.to_string()),
-        &|r, v| r.pak_version().to_string() == v,
-    );
-    if has_script_objects {
-        evidence.push(Evidence {
-            fact: "script-objects",
-            value: "global.utoc holds a ScriptObjects chunk".into(),
-            sources: vec!["global.utoc".into()],
-            releases: EngineVersion::ALL
-                .into_iter()
-                .filter(|r| r.uses_ue5_chunk_types())
-                .collect(),
-        });
+fn engine_finding(facts: &EngineFacts, diagnostics: &mut Vec<Diagnostic>) -> EngineFinding {
+    for e in facts.evidence.iter().filter(|e| e.releases.is_empty()) {
+        // A pak version older than any release writes is still read by
+        // newer engines: it does not narrow the range.
+        let code = if e.fact == "pak-version" {
+            "pak-version-older"
+        } else {
+            "engine-fact-unknown"
+        };
+        diagnostics.push(Diagnostic::warning(
+            code,
+            format!(
+                "{} {} (in {}) is written by none of the releases zenpak knows",
+                e.fact,
+                e.value,
+                e.sources.join(", ")
+            ),
+        ));
     }
-    let mut releases: Vec<EngineVersion> = EngineVersion::ALL.to_vec();
-    for e in &evidence {
-        if e.releases.is_empty() {
-            // A pak version older than any release writes is still read
-            // by newer engines: it does not narrow the range.
-            let code = if e.fact == "pak-version" {
-                "pak-version-older"
-            } else {
-                "engine-fact-unknown"
-            };
-            diagnostics.push(Diagnostic::warning(
-                code,
-                format!(
-                    "{} {} (in {}) is written by none of the releases zenpak knows",
-                    e.fact,
-                    e.value,
-                    e.sources.join(", ")
-                ),
-            ));
-            continue;
-        }
-        releases.retain(|r| e.releases.contains(r));
-    }
-    let narrowing = evidence.iter().any(|e| !e.releases.is_empty());
-    if !narrowing {
+    let releases = facts.releases();
+    if !facts.narrows() {
         diagnostics.push(Diagnostic::warning(
             "engine-unknown",
             "nothing in the game's files names its engine release",
         ));
-        releases.clear();
     } else if releases.is_empty() {
         diagnostics.push(Diagnostic::error(
             "engine-contradictory",
             format!(
                 "the game's files contradict each other about the engine release: {}",
-                evidence
+                facts
+                    .evidence
                     .iter()
                     .map(|e| format!(
                         "{} {} allows {}",
@@ -653,7 +576,7 @@ fn engine_finding(
         range: range_text(&releases),
         release: (releases.len() == 1).then(|| releases[0]),
         releases,
-        evidence,
+        evidence: facts.evidence.clone(),
         tells_apart,
     }
 }

@@ -4,6 +4,9 @@
 //! game itself would load. `list`, `verify`, `unpack`, `get` and `inspect`
 //! read through it, and `extract` (Zen → legacy) builds on it.
 //!
+//! [`facts::engine_facts`] says which engine releases and compression methods the mounted files
+//! allow (`check --game-dir` compares the mod's manifest with them).
+//!
 //! `GameView::open(path, &KeyRing)` takes a folder, a `.utoc` (with its `.pak`) or a `.pak` (with
 //! its `.utoc`); companion names come from `iostore::{companion, container_file, container_stem}`
 //! and a needed companion that is missing is an error naming it.
@@ -47,6 +50,7 @@
 
 pub mod conflicts;
 pub mod doctor;
+pub mod facts;
 pub mod folder;
 
 use std::collections::BTreeMap;

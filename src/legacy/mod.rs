@@ -920,6 +920,39 @@ impl LegacyPackage {
         Ok(path)
     }
 
+    /// The names (number suffixes included) from the outermost object down
+    /// to `index`: an import's start with its package, an export's with
+    /// its top-level export (this package's name is not among them).
+    pub fn object_names(&self, index: PackageIndex) -> Result<Vec<String>> {
+        let mut names = Vec::new();
+        let mut current = index;
+        while !current.is_null() {
+            if names.len() > self.imports.len() + self.exports.len() {
+                return Err(
+                    Error::invalid("the outer chain loops").within(format!("object {index}"))
+                );
+            }
+            let (name, outer) = match current.resolve() {
+                ResolvedIndex::Import(i) => {
+                    let import = self.import(i)?;
+                    (import.object_name, import.outer_index)
+                }
+                ResolvedIndex::Export(i) => {
+                    let export = self
+                        .exports
+                        .get(i)
+                        .ok_or_else(|| Error::invalid(format!("export {i} does not exist")))?;
+                    (export.object_name, export.outer_index)
+                }
+                ResolvedIndex::Null => break,
+            };
+            names.push(self.name(name)?);
+            current = outer;
+        }
+        names.reverse();
+        Ok(names)
+    }
+
     /// Full path of import `index`.
     pub fn import_path(&self, index: usize) -> Result<String> {
         self.object_path(PackageIndex::from_import(index), None)

@@ -12,6 +12,7 @@ mod command_names;
 mod conflicts;
 mod doctor;
 mod example_mod;
+mod game_check;
 mod game_folder;
 mod globs;
 mod inputs;

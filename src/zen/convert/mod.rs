@@ -24,6 +24,7 @@ mod optimize;
 mod source;
 mod store_entry;
 
+pub use objects::{import_reference, ImportReference};
 pub use optimize::{
     container_bundles, optimize_export_bundles, rebundle, BundleGraph, ExportBundles, ExportGraph,
 };

@@ -56,6 +56,53 @@ impl NameMapBuilder {
     }
 }
 
+/// What a Zen package stores for an import, from the import's legacy path
+/// (names from its package down, numbers included): how the engine finds
+/// the object when the package loads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ImportReference {
+    /// A script object (`/Script/...`), by its global index.
+    Script(PackageObjectIndex),
+    /// A package itself (no Zen entry; the package must exist).
+    Package { package_id: u64 },
+    /// UE5: an export of another package, by that package's id and the
+    /// export's public export hash.
+    Export {
+        package_id: u64,
+        public_export_hash: u64,
+    },
+    /// UE4: an export of another package, by the hash of its full path
+    /// (what that package stores as the export's global import index).
+    Ue4Export {
+        package_id: u64,
+        index: PackageObjectIndex,
+    },
+}
+
+/// The [`ImportReference`] of an import whose path (package first) is `path`.
+pub fn import_reference(path: &[&str], layout: ZenLayout) -> ImportReference {
+    let package = path.first().copied().unwrap_or_default();
+    if package.starts_with("/Script/") {
+        let hash = object_path_hash(&path.join("/"));
+        return ImportReference::Script(PackageObjectIndex::script_import(hash));
+    }
+    let id = package_id(package);
+    if path.len() <= 1 {
+        return ImportReference::Package { package_id: id };
+    }
+    if layout == ZenLayout::Ue4 {
+        let hash = object_path_hash(&path.join("/"));
+        return ImportReference::Ue4Export {
+            package_id: id,
+            index: PackageObjectIndex::package_import_from_hash(hash),
+        };
+    }
+    ImportReference::Export {
+        package_id: id,
+        public_export_hash: public_export_hash(&path[1..].join("/")),
+    }
+}
+
 /// The import map and what it refers to.
 pub(super) struct ImportMap {
     pub imports: Vec<PackageObjectIndex>,
@@ -110,22 +157,21 @@ impl ImportMap {
         layout: ZenLayout,
     ) -> Result<(PackageObjectIndex, Option<u64>)> {
         let package = path[0];
-        if package.starts_with("/Script/") {
-            let hash = object_path_hash(&path.join("/"));
-            return Ok((PackageObjectIndex::script_import(hash), None));
-        }
-        if path.len() == 1 {
+        let (id, hash) = match import_reference(path, layout) {
+            ImportReference::Script(index) => return Ok((index, None)),
             // The package object itself has no Zen representation.
-            return Ok((PackageObjectIndex::NULL, None));
-        }
-        let id = package_id(package);
-        if layout == ZenLayout::Ue4 {
-            if !self.imported_package_names.iter().any(|p| p == package) {
-                self.imported_package_names.push(package.to_string());
+            ImportReference::Package { .. } => return Ok((PackageObjectIndex::NULL, None)),
+            ImportReference::Ue4Export { package_id, index } => {
+                if !self.imported_package_names.iter().any(|p| p == package) {
+                    self.imported_package_names.push(package.to_string());
+                }
+                return Ok((index, Some(package_id)));
             }
-            let hash = object_path_hash(&path.join("/"));
-            return Ok((PackageObjectIndex::package_import_from_hash(hash), Some(id)));
-        }
+            ImportReference::Export {
+                package_id,
+                public_export_hash,
+            } => (package_id, public_export_hash),
+        };
         let package_index = self
             .imported_package_names
             .iter()
@@ -133,8 +179,7 @@ impl ImportMap {
             .ok_or_else(|| Error::invalid(format!("package `{package}` is not imported")))?;
         // One hash per import, in import order (no sharing between imports).
         let hash_index = self.imported_public_export_hashes.len();
-        self.imported_public_export_hashes
-            .push(public_export_hash(&path[1..].join("/")));
+        self.imported_public_export_hashes.push(hash);
         Ok((
             PackageObjectIndex::package_import(package_index as u32, hash_index as u32),
             Some(id),
