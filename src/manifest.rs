@@ -27,8 +27,9 @@ pub const MANIFEST_NAME: &str = "mod.toml";
 /// A parsed, validated manifest. Paths in it are still as written; use
 /// [`Manifest::content_root`] and friends for paths resolved against the
 /// manifest's folder.
+// Not `deny_unknown_fields` (serde cannot with a flattened map):
+// `check_known_keys` refuses unknown tables and keys before this parse.
 #[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct Manifest {
     #[serde(rename = "mod")]
     pub package: ModSection,
@@ -37,9 +38,10 @@ pub struct Manifest {
     pub content: ContentSection,
     #[serde(default)]
     pub output: OutputSection,
-    /// `[marvel-rivals]`: settings of the `marvel-rivals` profile (its module documents them).
-    #[serde(default, rename = "marvel-rivals")]
-    pub marvel_rivals: Option<crate::fixups::MarvelRivalsSection>,
+    /// The game profiles' tables (`[marvel-rivals]`), each read by its
+    /// profile; `check_known_keys` lets only registered profiles' tables through.
+    #[serde(flatten)]
+    pub profile_tables: std::collections::BTreeMap<String, toml::Value>,
     /// The folder holding `mod.toml`; every relative path is resolved against it.
     #[serde(skip)]
     pub dir: PathBuf,
@@ -48,8 +50,10 @@ pub struct Manifest {
     pub path: PathBuf,
 }
 
-/// Every key the manifest knows, by table (for unknown-key suggestions).
-const KNOWN_KEYS: [(&str, &[&str]); 5] = [
+/// Every key the manifest's own tables know (for unknown-key suggestions);
+/// each game profile's table and keys come from the profile
+/// (`GameProfile::settings_keys`).
+const KNOWN_KEYS: [(&str, &[&str]); 4] = [
     ("mod", &["name", "version", "authors", "description"]),
     (
         "game",
@@ -68,20 +72,6 @@ const KNOWN_KEYS: [(&str, &[&str]); 5] = [
             "compression",
             "encrypt",
             "key-file",
-        ],
-    ),
-    (
-        "marvel-rivals",
-        &[
-            "carrier",
-            "hidden-materials",
-            "screen-sizes",
-            "string-tables",
-            "chunknames",
-            "suffix",
-            "encrypt-pak",
-            "unmounted-classes",
-            "mesh",
         ],
     ),
 ];
@@ -417,20 +407,24 @@ impl Manifest {
             );
         }
         if let Err(e) = crate::fixups::Profile::from_name(&self.game.profile) {
-            let known: Vec<&str> = crate::fixups::Profile::ALL
-                .iter()
-                .map(|p| p.name())
-                .collect();
+            let known: Vec<&str> = crate::fixups::Profile::all().map(|p| p.name()).collect();
             let error = bad("profile", e.message());
             return match did_you_mean(&self.game.profile, &known) {
                 Some(name) => error.map_err(|e| e.with_hint(format!("did you mean `{name}`?"))),
                 None => error,
             };
         }
-        if let Some(section) = &self.marvel_rivals {
-            section
-                .validate()
-                .map_err(|e| e.with_hint(format!("in {}", path.display())))?;
+        let options = self.profile_options();
+        for profile in crate::fixups::Profile::all() {
+            if options.table(profile.name()).is_some() {
+                profile.validate(&options).map_err(|e| {
+                    let e = e.in_file(path);
+                    match find_table(text, profile.name()) {
+                        Some((line, column)) => e.at_line(line, column),
+                        None => e,
+                    }
+                })?;
+            }
         }
         if !self.game.mount_point.ends_with('/') {
             return bad(
@@ -492,9 +486,10 @@ impl Manifest {
 
     /// The game profiles' settings (tables such as `[marvel-rivals]`).
     pub fn profile_options(&self) -> crate::fixups::ProfileOptions {
-        crate::fixups::ProfileOptions {
-            marvel_rivals: self.marvel_rivals.clone().unwrap_or_default(),
-        }
+        self.profile_tables.iter().fold(
+            crate::fixups::ProfileOptions::default(),
+            |o, (name, table)| o.with_table(name, table.clone()),
+        )
     }
 
     /// The cooked content root, resolved against the manifest's folder.
@@ -547,9 +542,17 @@ fn check_known_keys(text: &str, path: &Path) -> Result<()> {
         // Syntax errors are reported by the typed parse, with their position.
         return Ok(());
     };
-    let tables: Vec<&str> = KNOWN_KEYS.iter().map(|(t, _)| *t).collect();
+    let known: Vec<(&str, &[&str])> = KNOWN_KEYS
+        .into_iter()
+        .chain(
+            crate::fixups::Profile::all()
+                .filter(|p| !p.settings_keys().is_empty())
+                .map(|p| (p.name(), p.settings_keys())),
+        )
+        .collect();
+    let tables: Vec<&str> = known.iter().map(|(t, _)| *t).collect();
     for (name, value) in &table {
-        let Some((_, keys)) = KNOWN_KEYS.iter().find(|(t, _)| t == name) else {
+        let Some((_, keys)) = known.iter().find(|(t, _)| t == name) else {
             let mut error = Error::usage(format!("unknown table `[{name}]`")).in_file(path);
             if let Some((line, column)) = find_table(text, name) {
                 error = error.at_line(line, column);

@@ -8,8 +8,10 @@
 //! `PayloadInSeperateFile` flag)) and rewrites the header. The normal Zen conversion runs
 //! afterwards, unaware of the profile.
 //!
-//! Each game is one file implementing [`GameProfile`]; [`Profile::from_name`]
-//! lists them. Adding a game means adding a file and a line there.
+//! Each game is one module implementing [`GameProfile`] (every per-game
+//! behaviour and its settings table); `PROFILES` registers them. Adding a
+//! game means adding a module and a line there; the generic profile is the
+//! trait's defaults.
 //!
 //! - `Profile::apply` uses default options, `apply_with` the modder's
 //!   (`ProfileOptions::from_manifest`); `Profile::preview` applies to a copy and reports each edit's
@@ -38,7 +40,7 @@ mod generic;
 pub mod marvel_rivals;
 pub mod skeletal_mesh;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use crate::legacy::PackageFiles;
 use crate::mappings::Mappings;
@@ -49,28 +51,140 @@ pub use edit::{apply_edits, apply_insertions, Edit, Insertion};
 pub use generic::Generic;
 pub use marvel_rivals::{MarvelRivals, MarvelRivalsSection, MeshSettings};
 
-/// What a game needs done to its packages.
-pub trait GameProfile {
+/// Everything zenpak does differently for one game: its changes to
+/// packages and its hooks into the build, `check` and `doctor`, with its
+/// settings (a table of `mod.toml` named after it). Every method but
+/// [`name`](Self::name) has the stock engine's behaviour as its default, so
+/// the generic profile is the trait's defaults.
+pub trait GameProfile: Sync {
     /// The name used in manifests and on the command line.
     fn name(&self) -> &'static str;
+
+    /// The keys of its `mod.toml` table (`[<name>]`); none when it takes no
+    /// settings. `check_known_keys` refuses other keys with a suggestion.
+    fn settings_keys(&self) -> &'static [&'static str] {
+        &[]
+    }
+
+    /// Checks its settings (the manifest's `[<name>]` table).
+    fn validate(&self, _options: &ProfileOptions) -> Result<()> {
+        Ok(())
+    }
+
+    /// Whether a game folder looks like this game (`doctor --write`): its
+    /// project folder name and the releases its files allow.
+    fn recognise(&self, _project: &str, _releases: &[EngineVersion]) -> bool {
+        false
+    }
 
     /// Transforms the package in place (header and export data) and says
     /// what was changed. A package the profile does not concern is left
     /// byte-identical.
     fn apply(
         &self,
-        files: &mut PackageFiles,
-        engine: EngineVersion,
-        mappings: Option<&Mappings>,
-        options: &ProfileOptions,
-    ) -> Result<FixupReport>;
+        _files: &mut PackageFiles,
+        _engine: EngineVersion,
+        _mappings: Option<&Mappings>,
+        _options: &ProfileOptions,
+    ) -> Result<FixupReport> {
+        Ok(FixupReport {
+            profile: self.name().to_string(),
+            ..FixupReport::default()
+        })
+    }
+
+    /// Whether [`apply`](Self::apply) may read or change a package's export
+    /// data. When it cannot, a build passes each `.uexp` through without
+    /// reading it (5.3+, where the chunk keeps the `.uexp` as it is).
+    fn reads_export_data(&self) -> bool {
+        false
+    }
+
+    /// Whether [`companion_pak_files`](Self::companion_pak_files) looks at
+    /// the container's paths (a build keeps them only then).
+    fn needs_container_paths(&self) -> bool {
+        false
+    }
+
+    /// Files the companion pak must hold besides the mod's loose files,
+    /// given the container's paths.
+    fn companion_pak_files(
+        &self,
+        _options: &ProfileOptions,
+        _container_paths: &[String],
+    ) -> Vec<(String, Vec<u8>)> {
+        Vec::new()
+    }
+
+    /// Base name of the output files.
+    fn artifact_stem(&self, _options: &ProfileOptions, artifact: &ArtifactName) -> String {
+        artifact.plain()
+    }
+
+    /// The game's own cipher for the companion pak, if it needs one and the
+    /// options ask for it (`None`: the engine's AES or none, as `[output]` says).
+    fn pak_cipher(
+        &self,
+        _options: &ProfileOptions,
+        _key: &crate::pak::crypto::AesKey,
+    ) -> Option<std::sync::Arc<dyn crate::pak::PakCipher>> {
+        None
+    }
+
+    /// Whether the companion pak must be encrypted (so a build needs a key).
+    fn requires_pak_key(&self, _options: &ProfileOptions) -> bool {
+        false
+    }
+
+    /// Warnings `check` and `build` give about one package.
+    fn package_warnings(
+        &self,
+        _options: &ProfileOptions,
+        _file: &std::path::Path,
+        _package: &crate::legacy::LegacyPackage,
+    ) -> Result<Vec<crate::diagnostic::Diagnostic>> {
+        Ok(Vec::new())
+    }
 }
 
-/// The modder's settings of the profiles (manifest tables such as
-/// `[marvel-rivals]`); the defaults are what each game requires.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize)]
+/// Every game zenpak knows. Adding a game: a module implementing
+/// [`GameProfile`] and one line here.
+const PROFILES: [&dyn GameProfile; 2] = [&Generic, &MarvelRivals];
+
+/// The modder's settings of the profiles: each profile's `mod.toml` table
+/// (`[marvel-rivals]`) as written, read by the profile itself. Empty: every
+/// profile's defaults, which are what each game requires.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct ProfileOptions {
-    pub marvel_rivals: MarvelRivalsSection,
+    tables: std::collections::BTreeMap<String, toml::Value>,
+}
+
+impl ProfileOptions {
+    /// Options with one profile's table.
+    pub fn with_table(mut self, profile: &str, table: toml::Value) -> Self {
+        self.tables.insert(profile.to_string(), table);
+        self
+    }
+
+    /// The table of the profile named `profile`, if the manifest has one.
+    pub fn table(&self, profile: &str) -> Option<&toml::Value> {
+        self.tables.get(profile)
+    }
+
+    /// The settings of a profile, read from its table (its defaults without one).
+    pub fn settings<T: serde::de::DeserializeOwned + Default>(&self, profile: &str) -> Result<T> {
+        match self.table(profile) {
+            None => Ok(T::default()),
+            Some(value) => value.clone().try_into().map_err(|e: toml::de::Error| {
+                Error::usage(format!("`[{profile}]`: {}", e.message().trim_end()))
+            }),
+        }
+    }
+
+    /// Bytes that change when any option changes (part of build cache keys).
+    pub fn fingerprint(&self) -> Vec<u8> {
+        serde_json::to_vec(self).unwrap_or_default()
+    }
 }
 
 /// The parts of the output files' base name the manifest gives, for
@@ -89,58 +203,60 @@ impl ArtifactName<'_> {
     }
 }
 
-impl ProfileOptions {
-    /// Bytes that change when any option changes (part of build cache keys).
-    pub fn fingerprint(&self) -> Vec<u8> {
-        serde_json::to_vec(self).unwrap_or_default()
+/// A known profile: one of [`PROFILES`], by name.
+#[derive(Clone, Copy)]
+pub struct Profile(&'static dyn GameProfile);
+
+impl std::ops::Deref for Profile {
+    type Target = dyn GameProfile;
+    fn deref(&self) -> &Self::Target {
+        self.0
     }
 }
 
-/// The known profiles.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Profile {
-    Generic,
-    MarvelRivals,
+impl PartialEq for Profile {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.name() == other.0.name()
+    }
+}
+
+impl Eq for Profile {}
+
+impl std::fmt::Debug for Profile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Profile({})", self.0.name())
+    }
+}
+
+impl Serialize for Profile {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_str(self.0.name())
+    }
 }
 
 impl Profile {
-    pub const ALL: [Profile; 2] = [Profile::Generic, Profile::MarvelRivals];
-
-    pub fn from_name(name: &str) -> Result<Profile> {
-        Profile::ALL
-            .into_iter()
-            .find(|p| p.implementation().name() == name)
-            .ok_or_else(|| {
-                let names: Vec<&str> = Profile::ALL
-                    .iter()
-                    .map(|p| p.implementation().name())
-                    .collect();
-                Error::usage(format!(
-                    "unknown game profile `{name}`; known: {}",
-                    names.join(", ")
-                ))
-            })
+    /// Every known profile, in registration order.
+    pub fn all() -> impl Iterator<Item = Profile> {
+        PROFILES.into_iter().map(Profile)
     }
 
-    pub fn implementation(self) -> &'static dyn GameProfile {
-        match self {
-            Profile::Generic => &Generic,
-            Profile::MarvelRivals => &MarvelRivals,
-        }
+    pub fn from_name(name: &str) -> Result<Profile> {
+        Profile::all().find(|p| p.name() == name).ok_or_else(|| {
+            let names: Vec<&str> = Profile::all().map(|p| p.0.name()).collect();
+            Error::usage(format!(
+                "unknown game profile `{name}`; known: {}",
+                names.join(", ")
+            ))
+        })
+    }
+
+    /// The profile a game folder looks like, if any but the generic one.
+    pub fn recognise(project: &str, releases: &[EngineVersion]) -> Option<Profile> {
+        Profile::all().find(|p| p.0.recognise(project, releases))
     }
 
     pub fn name(self) -> &'static str {
-        self.implementation().name()
-    }
-
-    /// The game profile a game's own files name: its project folder and
-    /// the engine releases its containers allow (`doctor`). `None` when no
-    /// game-specific profile fits (the `generic` profile is then the one).
-    pub fn recognise(project: &str, releases: &[EngineVersion]) -> Option<Profile> {
-        // Marvel Rivals: project folder `Marvel`, a modified UE 5.3.
-        (project.eq_ignore_ascii_case("Marvel") && releases.contains(&EngineVersion::UE5_3))
-            .then_some(Profile::MarvelRivals)
+        self.0.name()
     }
 
     /// Applies the profile with its default options.
@@ -161,89 +277,9 @@ impl Profile {
         mappings: Option<&Mappings>,
         options: &ProfileOptions,
     ) -> Result<FixupReport> {
-        self.implementation()
+        self.0
             .apply(files, engine, mappings, options)
             .map_err(|e| e.in_file(&files.path))
-    }
-}
-
-/// What a profile adds to a build besides changing packages (hooks for the
-/// build and `check`; the generic profile adds nothing).
-impl Profile {
-    /// Whether [`companion_pak_files`](Self::companion_pak_files) looks at
-    /// the container's paths (a build keeps them only then).
-    pub fn needs_container_paths(self) -> bool {
-        match self {
-            Profile::Generic => false,
-            Profile::MarvelRivals => true,
-        }
-    }
-
-    /// Files the companion pak must hold besides the mod's loose files,
-    /// given the container's paths (Marvel Rivals: `chunknames`).
-    pub fn companion_pak_files(
-        self,
-        options: &ProfileOptions,
-        container_paths: &[String],
-    ) -> Vec<(String, Vec<u8>)> {
-        match self {
-            Profile::Generic => Vec::new(),
-            Profile::MarvelRivals => options.marvel_rivals.companion_pak_files(container_paths),
-        }
-    }
-
-    /// Base name of the output files (Marvel Rivals: the `_9999999_P` suffix).
-    pub fn artifact_stem(self, options: &ProfileOptions, artifact: &ArtifactName) -> String {
-        match self {
-            Profile::Generic => artifact.plain(),
-            Profile::MarvelRivals => options.marvel_rivals.artifact_stem(artifact),
-        }
-    }
-
-    /// The game's own cipher for the companion pak, if it needs one and the
-    /// options ask for it (`None`: the engine's AES or none, as `[output]` says).
-    pub fn pak_cipher(
-        self,
-        options: &ProfileOptions,
-        key: &crate::pak::crypto::AesKey,
-    ) -> Option<std::sync::Arc<dyn crate::pak::PakCipher>> {
-        match self {
-            Profile::MarvelRivals if options.marvel_rivals.encrypt_pak => Some(
-                std::sync::Arc::new(marvel_rivals::pak_cipher::RivalsPakCipher::new(key)),
-            ),
-            _ => None,
-        }
-    }
-
-    /// Whether [`GameProfile::apply`] may read or change a package's export
-    /// data. When it cannot, a build passes each `.uexp` through without
-    /// reading it (5.3+, where the chunk keeps the `.uexp` as it is).
-    pub fn reads_export_data(self) -> bool {
-        match self {
-            Profile::Generic => false,
-            Profile::MarvelRivals => true,
-        }
-    }
-
-    /// Whether the companion pak must be encrypted (so a build needs a key).
-    pub fn requires_pak_key(self, options: &ProfileOptions) -> bool {
-        self == Profile::MarvelRivals && options.marvel_rivals.encrypt_pak
-    }
-
-    /// Warnings `check` and `build` give about one package (Marvel Rivals:
-    /// classes that get a container unmounted).
-    pub fn package_warnings(
-        self,
-        options: &ProfileOptions,
-        file: &std::path::Path,
-        package: &crate::legacy::LegacyPackage,
-    ) -> Result<Vec<crate::diagnostic::Diagnostic>> {
-        match self {
-            Profile::Generic => Ok(Vec::new()),
-            Profile::MarvelRivals => {
-                marvel_rivals::unmounted::warnings(&options.marvel_rivals, file, package)
-            }
-        }
     }
 }
 
@@ -547,5 +583,52 @@ impl ProfilePreview {
             ));
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A game that only names its output its own way: one impl of the
+    /// trait (its module) and, in the product, one line in `PROFILES`.
+    struct Toy;
+
+    impl GameProfile for Toy {
+        fn name(&self) -> &'static str {
+            "toy"
+        }
+        fn artifact_stem(&self, _options: &ProfileOptions, artifact: &ArtifactName) -> String {
+            format!("{}_toy", artifact.plain())
+        }
+    }
+
+    #[test]
+    fn a_profile_is_its_trait_impl_and_the_rest_is_the_stock_engine() {
+        let toy = Profile(&Toy);
+        let generic = Profile::from_name("generic").unwrap();
+        let options = ProfileOptions::default();
+        let name = ArtifactName {
+            prefix: "",
+            name: "Mod",
+            suffix: "_P",
+        };
+        assert_eq!(toy.artifact_stem(&options, &name), "Mod_P_toy");
+        assert_eq!(generic.artifact_stem(&options, &name), "Mod_P");
+        for p in [toy, generic] {
+            assert!(!p.reads_export_data() && !p.needs_container_paths());
+            assert!(!p.requires_pak_key(&options));
+            assert!(p.companion_pak_files(&options, &["a".into()]).is_empty());
+            assert!(p.settings_keys().is_empty());
+            assert!(!p.recognise("Marvel", &[EngineVersion::UE5_3]));
+        }
+        // Registered profiles are found by name, in order; unknown names are usage errors.
+        let names: Vec<&str> = Profile::all().map(|p| p.name()).collect();
+        assert_eq!(names, ["generic", "marvel-rivals"]);
+        assert_eq!(Profile::from_name("toy").unwrap_err().exit_code(), 2);
+        assert_eq!(
+            Profile::recognise("Marvel", &[EngineVersion::UE5_3]).map(Profile::name),
+            Some("marvel-rivals")
+        );
     }
 }

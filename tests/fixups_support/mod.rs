@@ -60,9 +60,9 @@ pub fn game_mappings(stock: &Mappings) -> Mappings {
 }
 
 pub fn options(edit: impl FnOnce(&mut MarvelRivalsSection)) -> ProfileOptions {
-    let mut o = ProfileOptions::default();
-    edit(&mut o.marvel_rivals);
-    o
+    let mut section = MarvelRivalsSection::default();
+    edit(&mut section);
+    zenpak::fixups::marvel_rivals::options(&section)
 }
 
 /// `original` (a .uexp) with edits at absolute stream offsets (header

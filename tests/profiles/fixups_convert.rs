@@ -28,7 +28,8 @@ fn quinn_converted_with_marvel_rivals_is_the_generic_conversion_plus_padding() {
     // bytes are checked in fixups_marvel_rivals.rs.
     let game = fixups_support::game_mappings(&mappings);
     let mut padded_files = files.clone();
-    let report = Profile::MarvelRivals
+    let report = Profile::from_name("marvel-rivals")
+        .unwrap()
         .apply(&mut padded_files, engine, Some(&game))
         .unwrap();
     let padded_legacy = padded_files.read_package(Some(engine)).unwrap();

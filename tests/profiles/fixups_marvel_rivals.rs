@@ -53,7 +53,8 @@ fn apply(
     o: &ProfileOptions,
 ) -> (PackageFiles, FixupReport) {
     let mut out = files.clone();
-    let report = Profile::MarvelRivals
+    let report = Profile::from_name("marvel-rivals")
+        .unwrap()
         .apply_with(&mut out, engine, mappings, o)
         .unwrap_or_else(|e| panic!("{e}"));
     (out, report)
@@ -206,7 +207,8 @@ fn hidden_material_masks_are_written_into_each_lod_info() {
             })
         });
         let mut copy = files.clone();
-        let e = Profile::MarvelRivals
+        let e = Profile::from_name("marvel-rivals")
+            .unwrap()
             .apply_with(&mut copy, V56, Some(&game), &o)
             .unwrap_err();
         assert_eq!(copy.uexp, files.uexp, "{e}");
@@ -296,7 +298,8 @@ fn manifest_tags_add_names_and_fill_the_slot_containers() {
             hidden_materials: Vec::new(),
         })
     });
-    let e = Profile::MarvelRivals
+    let e = Profile::from_name("marvel-rivals")
+        .unwrap()
         .apply_with(&mut files.clone(), V56, Some(&game), &o)
         .unwrap_err();
     assert!(e.to_string().contains("NoSuchSlot"), "{e}");
@@ -360,7 +363,8 @@ fn without_the_games_mappings_a_stock_mesh_is_refused_unless_lod_info_is_left_al
     };
     for mappings in [None, Some(&stock)] {
         let mut copy = files.clone();
-        let e = Profile::MarvelRivals
+        let e = Profile::from_name("marvel-rivals")
+            .unwrap()
             .apply_with(&mut copy, V56, mappings, &ProfileOptions::default())
             .unwrap_err();
         assert!(
@@ -418,7 +422,10 @@ fn mappings_of_another_game_fail_cleanly() {
         let m = Mappings::load(corpus.join(other)).unwrap();
         let mut out = files.clone();
         let o = options(|s| s.hidden_materials = false);
-        match Profile::MarvelRivals.apply_with(&mut out, V56, Some(&m), &o) {
+        match Profile::from_name("marvel-rivals")
+            .unwrap()
+            .apply_with(&mut out, V56, Some(&m), &o)
+        {
             // Either the walk fails, or it lands on the same (only) valid position.
             Ok(r) => assert_eq!(r.exports[0].located_by, LocatedBy::MappingsAndStructure),
             Err(e) => {
@@ -448,6 +455,8 @@ fn mutated_mesh_data_never_panics() {
             m.uexp.truncate(at + 1);
         }
         let maps = if round % 2 == 0 { Some(&game) } else { None };
-        let _ = Profile::MarvelRivals.apply(&mut m, V56, maps);
+        let _ = Profile::from_name("marvel-rivals")
+            .unwrap()
+            .apply(&mut m, V56, maps);
     }
 }

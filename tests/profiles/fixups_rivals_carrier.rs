@@ -185,7 +185,8 @@ fn carrier_tags_and_hidden_materials_are_written_and_its_imports_remapped() {
     let files = &built.files;
     let before = files.read_package(Some(V56)).unwrap();
     let mut out = files.clone();
-    let report = Profile::MarvelRivals
+    let report = Profile::from_name("marvel-rivals")
+        .unwrap()
         .apply_with(
             &mut out,
             V56,
@@ -263,7 +264,8 @@ fn a_carrier_without_its_schema_is_refused_and_can_be_turned_off() {
     let (_, stock) = quinn().unwrap();
     let game = game_mappings(&stock);
     let mut copy = built.files.clone();
-    let e = Profile::MarvelRivals
+    let e = Profile::from_name("marvel-rivals")
+        .unwrap()
         .apply_with(&mut copy, V56, Some(&game), &ProfileOptions::default())
         .unwrap_err();
     assert!(e.to_string().contains("MaterialTagAssetUserData"), "{e}");
@@ -272,7 +274,8 @@ fn a_carrier_without_its_schema_is_refused_and_can_be_turned_off() {
     // carrier = false: empty containers, imports untouched.
     let o = options(|s| s.carrier = false);
     let mut out = built.files.clone();
-    let report = Profile::MarvelRivals
+    let report = Profile::from_name("marvel-rivals")
+        .unwrap()
         .apply_with(&mut out, V56, Some(&game), &o)
         .unwrap();
     assert!(report.header.is_empty());

@@ -334,7 +334,7 @@ fn classes_that_get_a_container_unmounted_are_warned_about() {
 fn the_suffix_sorts_the_mod_above_the_games_patches() {
     let text = "[mod]\nname = \"Skin\"\nversion = \"1\"\n[game]\nengine = \"5.3\"\nproject = \"Marvel\"\nprofile = \"marvel-rivals\"\n[marvel-rivals]\nencrypt-pak = false\n";
     let m = zenpak::manifest::Manifest::parse(text, Path::new("/m/mod.toml")).unwrap();
-    let section = m.marvel_rivals.clone().unwrap();
+    let section = zenpak::fixups::marvel_rivals::settings(&m.profile_options());
     assert!(!section.encrypt_pak && section.chunknames);
     assert_eq!(section.artifact_stem(&m.artifact_name()), "Skin_9999999_P");
     // Bad values name the key.
@@ -350,27 +350,49 @@ fn the_profile_hooks_for_the_build() {
     use zenpak::fixups::{Profile, ProfileOptions};
     let o = ProfileOptions::default();
     let paths = vec!["Marvel/Content/A.uasset".to_string()];
-    assert!(Profile::Generic.companion_pak_files(&o, &paths).is_empty());
+    assert!(Profile::from_name("generic")
+        .unwrap()
+        .companion_pak_files(&o, &paths)
+        .is_empty());
     assert_eq!(
-        Profile::MarvelRivals.companion_pak_files(&o, &paths),
+        Profile::from_name("marvel-rivals")
+            .unwrap()
+            .companion_pak_files(&o, &paths),
         [(CHUNKNAMES.to_string(), b"Marvel/Content/A.uasset".to_vec())]
     );
     let key = AesKey::from_bytes([3; 32]);
-    assert!(Profile::MarvelRivals.requires_pak_key(&o));
-    assert!(Profile::MarvelRivals.pak_cipher(&o, &key).is_some());
-    assert!(Profile::Generic.pak_cipher(&o, &key).is_none());
+    assert!(Profile::from_name("marvel-rivals")
+        .unwrap()
+        .requires_pak_key(&o));
+    assert!(Profile::from_name("marvel-rivals")
+        .unwrap()
+        .pak_cipher(&o, &key)
+        .is_some());
+    assert!(Profile::from_name("generic")
+        .unwrap()
+        .pak_cipher(&o, &key)
+        .is_none());
     let off = fixups_support::options(|s| s.encrypt_pak = false);
-    assert!(!Profile::MarvelRivals.requires_pak_key(&off));
-    assert!(Profile::MarvelRivals.pak_cipher(&off, &key).is_none());
+    assert!(!Profile::from_name("marvel-rivals")
+        .unwrap()
+        .requires_pak_key(&off));
+    assert!(Profile::from_name("marvel-rivals")
+        .unwrap()
+        .pak_cipher(&off, &key)
+        .is_none());
     let text =
         "[mod]\nname = \"Skin\"\nversion = \"1\"\n[game]\nengine = \"5.3\"\nproject = \"Marvel\"\n";
     let m = zenpak::manifest::Manifest::parse(text, Path::new("/m/mod.toml")).unwrap();
     assert_eq!(
-        Profile::Generic.artifact_stem(&o, &m.artifact_name()),
+        Profile::from_name("generic")
+            .unwrap()
+            .artifact_stem(&o, &m.artifact_name()),
         "Skin_P"
     );
     assert_eq!(
-        Profile::MarvelRivals.artifact_stem(&o, &m.artifact_name()),
+        Profile::from_name("marvel-rivals")
+            .unwrap()
+            .artifact_stem(&o, &m.artifact_name()),
         "Skin_9999999_P"
     );
 }

@@ -51,7 +51,9 @@ fn only_the_targets_change() {
         }
         for m in maps {
             let mut out = files.clone();
-            let result = Profile::MarvelRivals.apply(&mut out, engine, m);
+            let result = Profile::from_name("marvel-rivals")
+                .unwrap()
+                .apply(&mut out, engine, m);
             if !has_target {
                 let report = result.unwrap_or_else(|e| panic!("{}: {e}", path.display()));
                 assert!(!report.changed(), "{}", path.display());

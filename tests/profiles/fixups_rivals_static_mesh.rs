@@ -27,7 +27,8 @@ fn apply(
     m: Option<&Mappings>,
 ) -> (PackageFiles, FixupReport) {
     let mut out = files.clone();
-    let report = Profile::MarvelRivals
+    let report = Profile::from_name("marvel-rivals")
+        .unwrap()
         .apply(&mut out, engine, m)
         .unwrap_or_else(|e| panic!("{e}"));
     (out, report)
@@ -179,14 +180,16 @@ fn a_tail_that_cannot_be_located_is_refused() {
     let mut wind = files.clone();
     let at = 11350 - files.header.len();
     wind.uexp[at] = 1;
-    let e = Profile::MarvelRivals
+    let e = Profile::from_name("marvel-rivals")
+        .unwrap()
         .apply(&mut wind.clone(), V55, None)
         .unwrap_err();
     assert!(e.hint().unwrap().contains("SpeedTree"), "{e}");
     // With the option off the mesh is left alone.
     let o = fixups_support::options(|s| s.screen_sizes = false);
     let mut out = wind.clone();
-    let r = Profile::MarvelRivals
+    let r = Profile::from_name("marvel-rivals")
+        .unwrap()
         .apply_with(&mut out, V55, None, &o)
         .unwrap();
     assert!(!r.changed());
@@ -200,6 +203,8 @@ fn a_tail_that_cannot_be_located_is_refused() {
         let mut m = files.clone();
         let at = m.uexp.len() - 1 - (seed as usize % 400);
         m.uexp[at] ^= (seed >> 32) as u8 | 1;
-        let _ = Profile::MarvelRivals.apply(&mut m, V55, None);
+        let _ = Profile::from_name("marvel-rivals")
+            .unwrap()
+            .apply(&mut m, V55, None);
     }
 }

@@ -126,7 +126,8 @@ fn table_53() -> (PackageFiles, Vec<usize>) {
 fn check(files: &PackageFiles, engine: EngineVersion, value_ends: &[usize]) {
     let header = files.header.len();
     let (mut out, mut again) = (files.clone(), files.clone());
-    let report = Profile::MarvelRivals
+    let report = Profile::from_name("marvel-rivals")
+        .unwrap()
         .apply(&mut out, engine, None)
         .unwrap_or_else(|e| panic!("{e}"));
     let edits: Vec<(usize, usize, Vec<u8>)> =
@@ -142,7 +143,8 @@ fn check(files: &PackageFiles, engine: EngineVersion, value_ends: &[usize]) {
     // In the game's layout now: a second run leaves it.
     again.uexp = out.uexp.clone();
     again.header = out.header.clone();
-    let report = Profile::MarvelRivals
+    let report = Profile::from_name("marvel-rivals")
+        .unwrap()
         .apply(&mut again, engine, None)
         .unwrap();
     assert!(!report.changed());
@@ -157,7 +159,8 @@ fn check(files: &PackageFiles, engine: EngineVersion, value_ends: &[usize]) {
     // Off: untouched.
     let mut off = files.clone();
     let o = options(|s| s.string_tables = false);
-    assert!(!Profile::MarvelRivals
+    assert!(!Profile::from_name("marvel-rivals")
+        .unwrap()
         .apply_with(&mut off, engine, None, &o)
         .unwrap()
         .changed());
@@ -216,7 +219,8 @@ fn empty_and_broken_tables() {
     let p = files.read_package(Some(V53)).unwrap();
     let at = p.exports[0].serial_offset as usize + ends[0] - files.header.len() - 9;
     broken.uexp[at] = 0x7f; // the first value's length
-    let e = Profile::MarvelRivals
+    let e = Profile::from_name("marvel-rivals")
+        .unwrap()
         .apply_with(&mut broken.clone(), V53, None, &ProfileOptions::default())
         .unwrap_err();
     assert!(e.to_string().contains("StringTable export 0"), "{e}");

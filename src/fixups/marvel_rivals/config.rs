@@ -68,6 +68,19 @@ fn on() -> bool {
     true
 }
 
+/// The keys of `[marvel-rivals]`.
+pub const KEYS: &[&str] = &[
+    "carrier",
+    "hidden-materials",
+    "screen-sizes",
+    "string-tables",
+    "chunknames",
+    "suffix",
+    "encrypt-pak",
+    "unmounted-classes",
+    "mesh",
+];
+
 /// What two independent tools append to a mod's name so that it sorts
 /// above the game's own patch paks.
 pub const DEFAULT_SUFFIX: &str = "_9999999_P";
@@ -173,7 +186,11 @@ mod tests {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("mod.toml.example");
         let text = std::fs::read_to_string(path).unwrap();
         let m = crate::manifest::Manifest::parse(&text, std::path::Path::new("mod.toml")).unwrap();
-        assert_eq!(m.marvel_rivals, Some(MarvelRivalsSection::default()));
+        assert!(m.profile_options().table(super::super::NAME).is_some());
+        assert_eq!(
+            super::super::settings(&m.profile_options()),
+            MarvelRivalsSection::default()
+        );
         let mesh: String = text
             .lines()
             .skip_while(|l| !l.starts_with("# [[marvel-rivals.mesh]]"))

@@ -190,9 +190,85 @@ fn package_name_of(files: &PackageFiles, package: &LegacyPackage) -> String {
         })
 }
 
+/// The profile's name and its `mod.toml` table.
+pub const NAME: &str = "marvel-rivals";
+
+/// The `[marvel-rivals]` settings of `options` (validated when the
+/// manifest loaded; the defaults when there is no table).
+pub fn settings(options: &ProfileOptions) -> MarvelRivalsSection {
+    options.settings(NAME).unwrap_or_default()
+}
+
+/// Options holding `section` as the `[marvel-rivals]` table.
+pub fn options(section: &MarvelRivalsSection) -> ProfileOptions {
+    ProfileOptions::default().with_table(
+        NAME,
+        toml::Value::try_from(section).expect("the section serialises"),
+    )
+}
+
 impl GameProfile for MarvelRivals {
     fn name(&self) -> &'static str {
-        "marvel-rivals"
+        NAME
+    }
+
+    fn settings_keys(&self) -> &'static [&'static str] {
+        config::KEYS
+    }
+
+    fn validate(&self, options: &ProfileOptions) -> Result<()> {
+        options.settings::<MarvelRivalsSection>(NAME)?.validate()
+    }
+
+    /// Project folder `Marvel`, a modified UE 5.3.
+    fn recognise(&self, project: &str, releases: &[EngineVersion]) -> bool {
+        project.eq_ignore_ascii_case("Marvel") && releases.contains(&EngineVersion::UE5_3)
+    }
+
+    fn reads_export_data(&self) -> bool {
+        true
+    }
+
+    fn needs_container_paths(&self) -> bool {
+        true
+    }
+
+    /// `chunknames`, given the container's paths.
+    fn companion_pak_files(
+        &self,
+        options: &ProfileOptions,
+        container_paths: &[String],
+    ) -> Vec<(String, Vec<u8>)> {
+        settings(options).companion_pak_files(container_paths)
+    }
+
+    /// The `_9999999_P` suffix.
+    fn artifact_stem(&self, options: &ProfileOptions, artifact: &super::ArtifactName) -> String {
+        settings(options).artifact_stem(artifact)
+    }
+
+    fn pak_cipher(
+        &self,
+        options: &ProfileOptions,
+        key: &crate::pak::crypto::AesKey,
+    ) -> Option<std::sync::Arc<dyn crate::pak::PakCipher>> {
+        settings(options)
+            .encrypt_pak
+            .then(|| std::sync::Arc::new(pak_cipher::RivalsPakCipher::new(key)) as _)
+    }
+
+    fn requires_pak_key(&self, options: &ProfileOptions) -> bool {
+        settings(options).encrypt_pak
+    }
+
+    /// Classes that get a container unmounted.
+    fn package_warnings(
+        &self,
+        options: &ProfileOptions,
+        file: &std::path::Path,
+        package: &LegacyPackage,
+    ) -> Result<Vec<crate::diagnostic::Diagnostic>> {
+        unmounted::warnings(&settings(options), file, package)
     }
 
     fn apply(
@@ -202,7 +278,7 @@ impl GameProfile for MarvelRivals {
         mappings: Option<&Mappings>,
         options: &ProfileOptions,
     ) -> Result<FixupReport> {
-        let settings = &options.marvel_rivals;
+        let settings = &options.settings::<MarvelRivalsSection>(NAME)?;
         let mut package = files.read_package(Some(engine))?;
         let mut report = FixupReport {
             profile: self.name().to_string(),
