@@ -69,7 +69,7 @@ impl Trust {
 /// What the cache remembers of one input file: its stamp on disk and the
 /// BLAKE3 of its contents.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct FileStamp {
+pub struct InputStamp {
     pub file: crate::publish::FileStamp,
     pub hash: Hash,
 }
@@ -129,7 +129,7 @@ pub struct FileIndex;
 /// Stamps of one build's input files, in the order they were asked for.
 #[derive(Debug)]
 pub struct Stamps {
-    pub stamps: Vec<FileStamp>,
+    pub stamps: Vec<InputStamp>,
     /// True when every file was found unchanged in the previous index and
     /// no other file was in it: the index need not be written again.
     pub unchanged: bool,
@@ -137,7 +137,7 @@ pub struct Stamps {
 
 /// Stamp of a file the index did not know: its time never matches, so the
 /// file is hashed.
-const UNKNOWN: FileStamp = FileStamp {
+const UNKNOWN: InputStamp = InputStamp {
     file: crate::publish::FileStamp {
         size: 0,
         modified_ns: 0,
@@ -175,7 +175,7 @@ impl FileIndex {
                 } else {
                     hash_file(path)?
                 };
-                *stamp = FileStamp { file, hash };
+                *stamp = InputStamp { file, hash };
                 Ok(())
             },
         )?;
@@ -192,7 +192,7 @@ impl FileIndex {
     fn merge(
         index: &Path,
         keys: &[std::borrow::Cow<'_, str>],
-        stamps: &mut [FileStamp],
+        stamps: &mut [InputStamp],
     ) -> (usize, usize) {
         let Ok(file) = std::fs::File::open(index) else {
             return (0, 0);
@@ -233,7 +233,7 @@ impl FileIndex {
     }
 
     /// Writes the index of `paths` with their `stamps` (same order) to `index`.
-    pub fn save(index: &Path, paths: &[&Path], stamps: &[FileStamp]) -> Result<()> {
+    pub fn save(index: &Path, paths: &[&Path], stamps: &[InputStamp]) -> Result<()> {
         use std::io::Write;
         let keys: Vec<std::borrow::Cow<'_, str>> =
             paths.iter().map(|p| p.to_string_lossy()).collect();
@@ -268,7 +268,7 @@ fn read_index_header(reader: &mut impl std::io::Read) -> Option<usize> {
 }
 
 /// The next index entry: its path into `path`, and its stamp.
-fn read_index_entry(reader: &mut impl std::io::Read, path: &mut Vec<u8>) -> Option<FileStamp> {
+fn read_index_entry(reader: &mut impl std::io::Read, path: &mut Vec<u8>) -> Option<InputStamp> {
     let mut len = [0u8; 4];
     reader.read_exact(&mut len).ok()?;
     let len = u32::from_le_bytes(len) as usize;
@@ -279,7 +279,7 @@ fn read_index_entry(reader: &mut impl std::io::Read, path: &mut Vec<u8>) -> Opti
     reader.read_exact(path).ok()?;
     let mut fields = [0u8; STAMP_BYTES + 32];
     reader.read_exact(&mut fields).ok()?;
-    Some(FileStamp {
+    Some(InputStamp {
         file: decode_stamp(fields[..STAMP_BYTES].try_into().unwrap()),
         hash: fields[STAMP_BYTES..].try_into().unwrap(),
     })
@@ -663,13 +663,13 @@ mod tests {
 
     /// Files `a`..`e` with their real stamps, except a made-up hash: a
     /// stamp that comes back with it was taken from the index, not hashed.
-    fn files(dir: &Path) -> Vec<(PathBuf, FileStamp)> {
+    fn files(dir: &Path) -> Vec<(PathBuf, InputStamp)> {
         ["c", "a", "e", "b", "d"]
             .iter()
             .map(|name| {
                 let path = dir.join(name);
                 std::fs::write(&path, name.as_bytes()).unwrap();
-                let stamp = FileStamp {
+                let stamp = InputStamp {
                     file: crate::publish::FileStamp::of(&path).unwrap(),
                     hash: [name.as_bytes()[0]; 32],
                 };
@@ -688,7 +688,7 @@ mod tests {
         let index = dir.path().join("files.bin");
         let files = files(dir.path());
         let paths: Vec<&Path> = files.iter().map(|(p, _)| p.as_path()).collect();
-        let stamps: Vec<FileStamp> = files.iter().map(|(_, s)| *s).collect();
+        let stamps: Vec<InputStamp> = files.iter().map(|(_, s)| *s).collect();
         FileIndex::save(&index, &paths, &stamps).unwrap();
 
         let same = FileIndex::refresh(Some(&index), &paths).unwrap();
@@ -714,7 +714,7 @@ mod tests {
         let index = dir.path().join("files.bin");
         let files = files(dir.path());
         let paths: Vec<&Path> = files.iter().map(|(p, _)| p.as_path()).collect();
-        let stamps: Vec<FileStamp> = files.iter().map(|(_, s)| *s).collect();
+        let stamps: Vec<InputStamp> = files.iter().map(|(_, s)| *s).collect();
         let rehashed = |refreshed: &Stamps| {
             refreshed
                 .stamps

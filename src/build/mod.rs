@@ -60,7 +60,7 @@ use crate::manifest::Manifest;
 use crate::pak::crypto::AesKey;
 use crate::publish::OutputLock;
 use crate::version::ZenLayout;
-use cache::{ArtifactRecord, BuildRecord, Cache, FileIndex, FileStamp, Hash, Trust};
+use cache::{ArtifactRecord, BuildRecord, Cache, FileIndex, Hash, InputStamp, Trust};
 use discover::{Content, PackageSource, Selection};
 use package::Cached;
 
@@ -683,7 +683,7 @@ fn build_key(
     settings: &package::Settings,
     content: &Content,
     keys: &[Hash],
-    loose_stamps: &[FileStamp],
+    loose_stamps: &[InputStamp],
     options: &BuildOptions,
 ) -> Hash {
     let mut hasher = blake3::Hasher::new();

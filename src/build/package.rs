@@ -11,7 +11,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::binary::{Reader, Writer};
-use crate::build::cache::{FileStamp, Hash};
+use crate::build::cache::{Hash, InputStamp};
 use crate::build::discover::{LooseFile, PackageFileKind, PackageSource};
 use crate::error::{Error, Result};
 use crate::fixups::Profile;
@@ -108,7 +108,7 @@ impl Settings {
 
     /// The cache key of one package: the settings, its name, and each file's
     /// kind and contents (`stamps`: its files' stamps, header first).
-    pub fn package_key(&self, source: &PackageSource, stamps: &[FileStamp]) -> Hash {
+    pub fn package_key(&self, source: &PackageSource, stamps: &[InputStamp]) -> Hash {
         let mut hasher = blake3::Hasher::new();
         hasher.update(&self.key);
         hasher.update(source.package_name.as_bytes());

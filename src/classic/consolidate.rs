@@ -60,7 +60,7 @@ use super::flags::{RF_LOAD_CONTEXT, RF_PUBLIC, RF_TAG_EXP};
 use super::header::guid_string;
 use super::object_data::ObjectData;
 use super::tables::{ImportEntry, NameEntry};
-use super::writer::{write_edited, ExportData};
+use super::writer::{write_edited, ExportEdit};
 use super::{ObjectRef, Package, Target};
 use crate::error::{Error, ErrorKind, Result};
 
@@ -376,7 +376,7 @@ fn check_request(map: &Package, request: &Request) -> Result<()> {
 struct Work<'a> {
     map: &'a Package,
     edited: Package,
-    data: Vec<ExportData>,
+    data: Vec<ExportEdit>,
     /// Name lookup (lowercase text to index), covering added names.
     names: BTreeMap<String, usize>,
     /// Old reference (a member of an embedded copy) to the import replacing it.
@@ -397,7 +397,7 @@ impl<'a> Work<'a> {
         Work {
             map,
             edited: map.clone(),
-            data: vec![ExportData::Unchanged; map.exports.len()],
+            data: vec![ExportEdit::Unchanged; map.exports.len()],
             names,
             mapping: BTreeMap::new(),
             members: BTreeSet::new(),
@@ -771,7 +771,7 @@ impl<'a> Work<'a> {
                     .filter(|r| mapping.contains_key(&r.target))
                     .count();
                 if data_references > 0 {
-                    self.data[index] = ExportData::Replaced(decoded.rewrite(data, &replace)?);
+                    self.data[index] = ExportEdit::Replaced(decoded.rewrite(data, &replace)?);
                 }
             }
             if !fields.is_empty() || data_references > 0 {

@@ -84,7 +84,7 @@ impl ObjectBytes {
 
 /// Where the data of one export of an edited package comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ExportData {
+pub enum ExportEdit {
     /// The bytes the source file holds for this export, left at their offset.
     Unchanged,
     /// New bytes: written at the export's old offset when they fit in its
@@ -164,7 +164,7 @@ pub fn write_edited(
     original: &[u8],
     source: &Package,
     edited: &Package,
-    data: &[ExportData],
+    data: &[ExportEdit],
 ) -> Result<Written> {
     if data.len() != edited.exports.len() {
         return Err(Error::internal(format!(
@@ -181,13 +181,13 @@ pub fn write_edited(
             .and_then(|e| e.serial_range())
             .map(|r| r.start as usize..r.end as usize);
         let block = match (entry, old_range) {
-            (ExportData::Unchanged, None) if index < source.exports.len() => None,
-            (ExportData::Unchanged, None) => {
+            (ExportEdit::Unchanged, None) if index < source.exports.len() => None,
+            (ExportEdit::Unchanged, None) => {
                 return Err(Error::internal(format!(
                     "export {index} is new but its data is marked unchanged"
                 )))
             }
-            (ExportData::Unchanged, Some(range)) => {
+            (ExportEdit::Unchanged, Some(range)) => {
                 let bytes = original.get(range.clone()).ok_or_else(|| {
                     Error::internal(format!("export {index}'s data lies outside the source"))
                 })?;
@@ -197,10 +197,10 @@ pub fn write_edited(
                     from_source: true,
                 })
             }
-            (ExportData::Replaced(bytes), _) if bytes.bytes.is_empty() => None,
+            (ExportEdit::Replaced(bytes), _) if bytes.bytes.is_empty() => None,
             // Data that still fits where it was stays there (what is left
             // of its old bytes is zeroed); its own file positions follow it.
-            (ExportData::Replaced(bytes), range) => Some(Block {
+            (ExportEdit::Replaced(bytes), range) => Some(Block {
                 bytes: Cow::Borrowed(bytes),
                 pinned: range
                     .filter(|r| r.len() >= bytes.bytes.len())

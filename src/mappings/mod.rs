@@ -2,7 +2,7 @@
 //! unversioned property data needs (cooked packages carry no property names or
 //! types, only an `FUnversionedHeader` whose bits index into these schemas).
 //!
-//! `Mappings::load`/`read` parse a whole file, `Mappings::write(Compression)` writes it back
+//! `Mappings::load`/`read` parse a whole file, `Mappings::write(BodyCompression)` writes it back
 //! (uncompressed or zstd), `Mappings::new` builds one in memory (tests, tools).
 //!
 //! # Format
@@ -17,7 +17,7 @@
 //!
 //! - Versions, all read and written: 0 initial (`u8` name lengths and enum counts), 1 package
 //!   versioning, 2 `u16` name lengths, 3 `u16` enum entry counts, 4 explicit `u64` enum values.
-//! - Compression: 0 none, 3 zstd; 1 (Oodle) and 2 (Brotli) are refused with the hint "re-export
+//! - BodyCompression: 0 none, 3 zstd; 1 (Oodle) and 2 (Brotli) are refused with the hint "re-export
 //!   the mappings without compression (or with zstd)".
 //! - Type codes 0–30 plus 0xFF (`Unknown`: a type the dumper could not name, e.g. 5.6
 //!   `FUtf8String`; readable, but the walker refuses to step over one). Nesting is limited to 16.
@@ -83,7 +83,7 @@ impl UsmapVersion {
 
 /// How the body is stored.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub enum Compression {
+pub enum BodyCompression {
     None = 0,
     Oodle = 1,
     Brotli = 2,
@@ -583,7 +583,7 @@ impl NameWriter {
 pub struct Mappings {
     pub version: UsmapVersion,
     pub package_versioning: Option<PackageVersioning>,
-    pub compression: Compression,
+    pub compression: BodyCompression,
     /// The name table, in file order.
     pub names: Vec<String>,
     pub enums: Vec<EnumSchema>,
@@ -702,7 +702,7 @@ impl Mappings {
         let mut mappings = Mappings {
             version,
             package_versioning: None,
-            compression: Compression::None,
+            compression: BodyCompression::None,
             names: names.names,
             enums,
             structs,
@@ -741,7 +741,7 @@ impl Mappings {
         let mut m = Mappings {
             version,
             package_versioning: None,
-            compression: Compression::None,
+            compression: BodyCompression::None,
             names,
             enums,
             structs,
@@ -792,7 +792,7 @@ impl Mappings {
     }
 
     /// Writes the file back (uncompressed or zstd; the body keeps the name table as read).
-    pub fn write(&self, compression: Compression) -> Result<Vec<u8>> {
+    pub fn write(&self, compression: BodyCompression) -> Result<Vec<u8>> {
         let body = self.write_body()?;
         let mut w = Writer::new();
         w.u16(USMAP_MAGIC);
@@ -807,8 +807,8 @@ impl Mappings {
             }
         }
         let stored = match compression {
-            Compression::None => body.clone(),
-            Compression::Zstd => zstd::bulk::compress(&body, 19)
+            BodyCompression::None => body.clone(),
+            BodyCompression::Zstd => zstd::bulk::compress(&body, 19)
                 .map_err(|e| Error::internal(format!("zstd compression failed: {e}")))?,
             other => {
                 return Err(Error::usage(format!(
@@ -941,7 +941,7 @@ impl Mappings {
 pub struct MappingsSummary {
     pub kind: &'static str,
     pub version: u8,
-    pub compression: Compression,
+    pub compression: BodyCompression,
     /// UE4 and UE5 object versions the mappings were dumped from, when given.
     pub package_versioning: Option<(i32, i32)>,
     pub names: usize,
@@ -990,7 +990,7 @@ fn read_extension_ids(r: &mut Reader) -> Result<Vec<String>> {
 fn read_stored_body<'a>(
     r: &mut Reader<'a>,
     diagnostics: &mut Vec<Diagnostic>,
-) -> Result<(Compression, std::borrow::Cow<'a, [u8]>)> {
+) -> Result<(BodyCompression, std::borrow::Cow<'a, [u8]>)> {
     let at = r.pos();
     let method = r.u8().context("usmap header")?;
     let compressed_size = r.u32().context("usmap header")? as usize;
@@ -1015,7 +1015,7 @@ fn read_stored_body<'a>(
                         .with_hint("the mappings were written by a dumper that records the size wrongly; re-export them if anything is missing"),
                     );
             }
-            (Compression::None, rest.into())
+            (BodyCompression::None, rest.into())
         }
         1 => {
             return Err(Error::format(
@@ -1068,7 +1068,7 @@ fn read_stored_body<'a>(
                 )
                 .within("usmap body"));
             }
-            (Compression::Zstd, body.into())
+            (BodyCompression::Zstd, body.into())
         }
         other => {
             return Err(r
@@ -1087,7 +1087,7 @@ mod tests {
         let mut m = Mappings {
             version: UsmapVersion::ExplicitEnumValues,
             package_versioning: None,
-            compression: Compression::None,
+            compression: BodyCompression::None,
             names: [
                 "EColor", "Red", "Blue", "Thing", "Object", "Count", "Tint", "Vector",
             ]
@@ -1138,7 +1138,7 @@ mod tests {
             if m.version < UsmapVersion::ExplicitEnumValues {
                 m.enums[0].entries[1].0 = 1;
             }
-            for c in [Compression::None, Compression::Zstd] {
+            for c in [BodyCompression::None, BodyCompression::Zstd] {
                 let bytes = m.write(c).unwrap();
                 let back = Mappings::read(&bytes).unwrap();
                 assert_eq!(back.names, m.names);
@@ -1167,7 +1167,7 @@ mod tests {
 
     #[test]
     fn oodle_is_a_clear_error() {
-        let mut bytes = tiny().write(Compression::None).unwrap();
+        let mut bytes = tiny().write(BodyCompression::None).unwrap();
         bytes[7] = 1; // version 4: magic 2 + version 1 + flag 4 → compression byte at 7
         let e = Mappings::read(&bytes).unwrap_err();
         assert!(e.to_string().contains("Oodle"), "{e}");
@@ -1176,7 +1176,7 @@ mod tests {
 
     #[test]
     fn uncompressed_body_larger_than_declared_is_read_with_a_warning() {
-        let bytes = tiny().write(Compression::None).unwrap();
+        let bytes = tiny().write(BodyCompression::None).unwrap();
         // version 4: magic 2 + version 1 + flag 4 + method 1 → sizes at 8 and 12.
         for declared in [u32::MAX, 10] {
             let mut b = bytes.clone();
@@ -1193,7 +1193,7 @@ mod tests {
 
     #[test]
     fn a_compressed_body_cannot_claim_more_than_its_ratio() {
-        let mut bytes = tiny().write(Compression::Zstd).unwrap();
+        let mut bytes = tiny().write(BodyCompression::Zstd).unwrap();
         bytes[12..16].copy_from_slice(&(200u32 << 20).to_le_bytes());
         let e = Mappings::read(&bytes).unwrap_err();
         assert_eq!(e.code(), "limit", "{e}");
@@ -1201,7 +1201,7 @@ mod tests {
 
     #[test]
     fn every_truncation_is_a_clean_error() {
-        let bytes = tiny().write(Compression::None).unwrap();
+        let bytes = tiny().write(BodyCompression::None).unwrap();
         for n in 0..bytes.len() {
             assert!(Mappings::read(&bytes[..n]).is_err());
         }

@@ -15,7 +15,7 @@ use zenpak::classic::consolidate::{consolidate, Mode, PackageSpec, Problem, Requ
 use zenpak::classic::deps::{dependency_report, PackageCache};
 use zenpak::classic::object_data::ObjectData;
 use zenpak::classic::report::PackageReport;
-use zenpak::classic::writer::{write_edited, ExportData};
+use zenpak::classic::writer::{write_edited, ExportEdit};
 use zenpak::classic::{Package, PACKAGE_TAG};
 
 fn small_corpus_files() -> Vec<PathBuf> {
@@ -60,7 +60,7 @@ fn parse_and_use(bytes: &[u8]) -> Result<(), zenpak::Error> {
         assert_eq!(rewritten.bytes.len(), range.len());
     }
     // The writer takes whatever parsed, and what it writes parses.
-    let unchanged = vec![ExportData::Unchanged; package.exports.len()];
+    let unchanged = vec![ExportEdit::Unchanged; package.exports.len()];
     let written = write_edited(bytes, &package, &package, &unchanged)?;
     Package::parse(&written.bytes, "Mutant")?;
     Ok(())

@@ -9,7 +9,7 @@ use crate::common;
 use std::path::PathBuf;
 
 use zenpak::classic::header::guid_string;
-use zenpak::classic::writer::{write_edited, ExportData, ObjectBytes};
+use zenpak::classic::writer::{write_edited, ExportEdit, ObjectBytes};
 use zenpak::classic::{Lineage, NameEntry, Package};
 
 fn classic_files() -> Vec<PathBuf> {
@@ -52,7 +52,7 @@ fn every_corpus_package_writes_back_byte_for_byte() {
         );
 
         // In-place rewrite with nothing changed: same bytes, same GUID.
-        let unchanged = vec![ExportData::Unchanged; package.exports.len()];
+        let unchanged = vec![ExportEdit::Unchanged; package.exports.len()];
         let written = write_edited(&bytes, &package, &package, &unchanged).unwrap();
         assert!(!written.changed, "{}", file.display());
         assert!(
@@ -62,9 +62,9 @@ fn every_corpus_package_writes_back_byte_for_byte() {
         );
 
         // Replacing every object's data with the same bytes is no change either.
-        let same: Vec<ExportData> = object_data(&package, &bytes)
+        let same: Vec<ExportEdit> = object_data(&package, &bytes)
             .into_iter()
-            .map(|d| ExportData::Replaced(ObjectBytes::plain(d)))
+            .map(|d| ExportEdit::Replaced(ObjectBytes::plain(d)))
             .collect();
         let written = write_edited(&bytes, &package, &package, &same).unwrap();
         assert!(
@@ -89,7 +89,7 @@ fn a_real_change_gets_a_new_guid_and_keeps_object_data_in_place() {
             name: "ZenpakAdded".to_string(),
             flags: 0x0007_0010,
         });
-        let unchanged = vec![ExportData::Unchanged; package.exports.len()];
+        let unchanged = vec![ExportEdit::Unchanged; package.exports.len()];
         let written = write_edited(&bytes, &package, &edited, &unchanged).unwrap();
         assert!(written.changed, "{}", file.display());
         let again = write_edited(&bytes, &package, &edited, &unchanged).unwrap();

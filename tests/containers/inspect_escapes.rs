@@ -182,7 +182,9 @@ fn inspect_escapes_names_from_packages_and_mappings() {
     let hostile_usmap = dir.join("Hostile.usmap");
     std::fs::write(
         &hostile_usmap,
-        mappings.write(zenpak::mappings::Compression::None).unwrap(),
+        mappings
+            .write(zenpak::mappings::BodyCompression::None)
+            .unwrap(),
     )
     .unwrap();
     inspect_everywhere(&["inspect", hostile_usmap.to_str().unwrap()]);
@@ -200,7 +202,7 @@ fn inspect_escapes_names_from_classic_packages() {
     // The name of the first export (and of whatever else shares it).
     let first = edited.exports[0].object_name;
     edited.names[first].name = format!("Entry{HOSTILE_LATIN1}");
-    let unchanged = vec![zenpak::classic::writer::ExportData::Unchanged; edited.exports.len()];
+    let unchanged = vec![zenpak::classic::writer::ExportEdit::Unchanged; edited.exports.len()];
     let written =
         zenpak::classic::writer::write_edited(&bytes, &package, &edited, &unchanged).unwrap();
     let dir = common::temp_dir("inspect-escape-classic");

@@ -80,7 +80,7 @@ fn convert_with_marvel_rivals_profile() {
     std::fs::write(
         &game_usmap,
         fixups_support::game_mappings(&stock)
-            .write(zenpak::mappings::Compression::None)
+            .write(zenpak::mappings::BodyCompression::None)
             .unwrap(),
     )
     .unwrap();

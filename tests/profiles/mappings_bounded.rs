@@ -8,7 +8,7 @@ use crate::common;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use zenpak::mappings::{Compression, Mappings};
+use zenpak::mappings::{BodyCompression, Mappings};
 
 /// Offset of the compression byte: after magic, version and (version ≥ 1)
 /// the versioning flag and block.
@@ -99,7 +99,7 @@ fn a_small_usmap_cannot_claim_gigabytes() {
     let body = encoder.finish().unwrap();
     drop(zeros);
     let mut file = vec![0xC4, 0x30, 0];
-    file.push(Compression::Zstd as u8);
+    file.push(BodyCompression::Zstd as u8);
     file.extend_from_slice(&(body.len() as u32).to_le_bytes());
     file.extend_from_slice(&(1u32 << 30).to_le_bytes());
     file.extend_from_slice(&body);

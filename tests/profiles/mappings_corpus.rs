@@ -2,7 +2,7 @@
 
 use crate::common;
 
-use zenpak::mappings::{Compression, Mappings};
+use zenpak::mappings::{BodyCompression, Mappings};
 
 fn usmaps() -> Vec<std::path::PathBuf> {
     let Some(corpus) = common::corpus() else {
@@ -47,7 +47,7 @@ fn every_corpus_usmap_parses_and_round_trips() {
             );
         }
         assert_eq!(m.chain("Actor").unwrap().last().unwrap().name, "Object");
-        let plain = m.write(Compression::None).unwrap();
+        let plain = m.write(BodyCompression::None).unwrap();
         // Name tables may hold duplicates (Engine.usmap has two `None`), so the
         // writer's indices can differ from the file's: compare what they mean.
         let back = Mappings::read(&plain).unwrap();
@@ -85,7 +85,7 @@ fn mutated_usmaps_give_clean_errors() {
         let original = std::fs::read(&path).unwrap();
         let plain = Mappings::read(&original)
             .unwrap()
-            .write(Compression::None)
+            .write(BodyCompression::None)
             .unwrap();
         for bytes in [&original, &plain] {
             let step = (bytes.len() / 97).max(1);

@@ -3,7 +3,7 @@
 use crate::common;
 
 use zenpak::legacy::PackageFiles;
-use zenpak::mappings::{Compression, Mappings, PropertyType};
+use zenpak::mappings::{BodyCompression, Mappings, PropertyType};
 use zenpak::properties::walk_package;
 
 fn next(seed: &mut u64) -> u64 {
@@ -69,7 +69,7 @@ fn mutated_mappings_give_clean_errors_when_walking() {
     let dir = corpus.join("uassetapi/TestUE5_6/BpThirdPerson");
     let plain = Mappings::load(dir.join("ExplicitEnumValuesExample.usmap"))
         .unwrap()
-        .write(Compression::None)
+        .write(BodyCompression::None)
         .unwrap();
     let files = PackageFiles::load(dir.join("SKM_Quinn_Simple.uasset")).unwrap();
     let package = files
@@ -103,7 +103,7 @@ fn damaged_mappings_through_the_binary_never_panic() {
     );
     let plain = Mappings::load(corpus.join("uassetapi/TestUE5_7/NanosWorld/NanosWorld.usmap"))
         .unwrap()
-        .write(Compression::None)
+        .write(BodyCompression::None)
         .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let usmap = dir.path().join("damaged.usmap");
@@ -203,7 +203,7 @@ fn structurally_damaged_mappings_through_the_binary() {
                 damage(&mut m, target);
             }
             let usmap = dir.join("damaged.usmap");
-            std::fs::write(&usmap, m.write(Compression::None).unwrap()).unwrap();
+            std::fs::write(&usmap, m.write(BodyCompression::None).unwrap()).unwrap();
             let args = [
                 "inspect",
                 path.to_str().unwrap(),
@@ -295,7 +295,7 @@ fn a_struct_that_contains_itself_stops_at_the_nesting_limit() {
             named(&mut m, n);
         }
         let usmap = dir.join("Loop.usmap");
-        std::fs::write(&usmap, m.write(Compression::None).unwrap()).unwrap();
+        std::fs::write(&usmap, m.write(BodyCompression::None).unwrap()).unwrap();
         // The mesh's data starts the .uexp: 200 levels of nesting.
         let mut data = uexp.clone();
         for (i, b) in data.iter_mut().take(200 * level.len()).enumerate() {
