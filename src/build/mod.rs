@@ -203,9 +203,10 @@ impl Reporter for Counting<'_> {
 }
 
 /// [`build`] for a caller that already holds the output folder's lock
-/// (`package` and `install` build, then ship, under one lock).
-// Long on purpose: the pipeline driver, read top to bottom as the build
-// flows (ARCHITECTURE.md, "How a build flows"); each step is a call.
+/// (`package` and `install` build, then ship, under one lock). The steps,
+/// in the order a build flows: [`gather`] the inputs, [`fingerprint`] them,
+/// stop when the last build is still current, convert and write the
+/// container, [`record`] what was written.
 pub fn build_locked(
     manifest: &Manifest,
     options: &BuildOptions,
@@ -223,70 +224,17 @@ pub fn build_locked(
     for warning in manifest.warnings() {
         reporter.event(Event::Diagnostic(warning));
     }
-    let selection = Selection::new(&manifest.content.include, &manifest.content.exclude)?;
-    let mut content = discover::discover(
-        &manifest.content_root(),
-        &manifest.game.project,
-        &selection,
-        manifest.content.follow_links,
-    )?;
-    for warning in std::mem::take(&mut content.warnings) {
-        reporter.event(Event::Diagnostic(warning));
-    }
     let mut settings = package::Settings::from_manifest(manifest)?;
     let cache = Cache::new(&output_dir, &manifest.artifact_stem());
     let trust = Trust::of(options.force, options.release);
     cache.create()?;
-    pak_input::add_paks(
-        &mut content,
-        &manifest.content_paks(),
-        &manifest.game.project,
-        cache.dir(),
-        &input_keys(options)?,
-        trust,
-    )?;
-
-    // Fingerprint every input file; unchanged files are not read again.
-    // Packages' files first (each package's as one run), then the loose files.
-    let mut all_files: Vec<&Path> = Vec::new();
-    let mut package_files = Vec::with_capacity(content.packages.len());
-    for package in &content.packages {
-        let start = all_files.len();
-        all_files.extend(package.files());
-        package_files.push(start..all_files.len());
-    }
-    let loose_start = all_files.len();
-    all_files.extend(content.loose_files.iter().map(|f| f.path.as_path()));
-    // A development build trusts the index for files whose whole stamp is
-    // unchanged; a release or forced build hashes every file.
-    let index_path = cache.files_path();
-    let trusted_index = (trust == Trust::Stamps).then_some(index_path.as_path());
-    let files = FileIndex::refresh(trusted_index, &all_files)?;
-    let bytes_in: u64 = files.stamps.iter().map(|s| s.file.size).sum();
-
-    let keys: Vec<Hash> = content
-        .packages
-        .iter()
-        .zip(&package_files)
-        .map(|(p, range)| settings.package_key(p, &files.stamps[range.clone()]))
-        .collect();
-    let build_key = build_key(
-        manifest,
-        &settings,
-        &content,
-        &keys,
-        &files.stamps[loose_start..],
-        options,
-    );
-    // The index only maps paths to what the files held when stamped, true
-    // whatever this build does next: kept now, it frees the stamps (and
-    // the list of every input path) for the rest of the build.
-    if !files.unchanged {
-        FileIndex::save(&cache.files_path(), &all_files, &files.stamps)?;
-    }
-    // What the loose files held when stamped: checked as they are written.
-    let loose_hashes: Vec<Hash> = files.stamps[loose_start..].iter().map(|s| s.hash).collect();
-    drop((files, all_files, package_files));
+    let content = gather(manifest, options, &reporter, &cache, trust)?;
+    let Fingerprint {
+        keys,
+        build_key,
+        bytes_in,
+        loose_hashes,
+    } = fingerprint(manifest, &settings, &content, &cache, trust, options)?;
     let artifacts = manifest.artifact_paths();
 
     // Nothing changed since the last build, and the files on disk are the
@@ -320,24 +268,189 @@ pub fn build_locked(
         to_convert,
     });
 
+    let Converted {
+        written,
+        converted,
+        container_settings,
+        package_keys,
+    } = convert_and_write(
+        manifest,
+        options,
+        &reporter,
+        &settings,
+        &cache,
+        &content,
+        &keys,
+        &loose_hashes,
+        &artifacts,
+    )?;
+    let records = record(
+        &cache,
+        &artifacts,
+        &written,
+        build_key,
+        (container_settings, package_keys),
+        &keys,
+    )?;
+
+    Ok(BuildSummary {
+        packages: content.packages.len(),
+        converted,
+        loose_files: content.loose_files.len(),
+        chunks: written.chunk_count,
+        bytes_in,
+        bytes_out: records.iter().map(|r| r.stamp.size).sum(),
+        up_to_date: false,
+        warnings: reporter.warnings.into_inner(),
+        artifacts: records,
+        layout: Some(if written.appended {
+            Layout::Extended
+        } else {
+            Layout::Canonical
+        }),
+        reused_chunks: written.reused_chunks,
+        elapsed: started.elapsed(),
+    })
+}
+
+/// Step 1: the mod's inputs — the content root's files the manifest
+/// selects, then the files of `[content] paks` — with their warnings reported.
+fn gather(
+    manifest: &Manifest,
+    options: &BuildOptions,
+    reporter: &dyn Reporter,
+    cache: &Cache,
+    trust: Trust,
+) -> Result<discover::Content> {
+    let selection = Selection::new(&manifest.content.include, &manifest.content.exclude)?;
+    let mut content = discover::discover(
+        &manifest.content_root(),
+        &manifest.game.project,
+        &selection,
+        manifest.content.follow_links,
+    )?;
+    for warning in std::mem::take(&mut content.warnings) {
+        reporter.event(Event::Diagnostic(warning));
+    }
+    pak_input::add_paks(
+        &mut content,
+        &manifest.content_paks(),
+        &manifest.game.project,
+        cache.dir(),
+        &input_keys(options)?,
+        trust,
+    )?;
+    Ok(content)
+}
+
+/// What [`fingerprint`] knows of the inputs.
+struct Fingerprint {
+    /// Each package's cache key (its files' hashes and the settings).
+    keys: Vec<Hash>,
+    /// The whole build's key: equal to the last build's, nothing changed.
+    build_key: Hash,
+    bytes_in: u64,
+    /// What the loose files held when stamped: checked as they are written.
+    loose_hashes: Vec<Hash>,
+}
+
+/// Step 2: stamps and hashes every input file (unchanged files are not
+/// read again in a development build, whose index trusts whole stamps; a
+/// release or forced build hashes every file) and derives the keys. The
+/// index is saved at once: it only maps paths to what the files held when
+/// stamped, true whatever the build does next, and the stamps and the list
+/// of every input path are freed for the rest of the build.
+fn fingerprint(
+    manifest: &Manifest,
+    settings: &package::Settings,
+    content: &discover::Content,
+    cache: &Cache,
+    trust: Trust,
+    options: &BuildOptions,
+) -> Result<Fingerprint> {
+    // Packages' files first (each package's as one run), then the loose files.
+    let mut all_files: Vec<&Path> = Vec::new();
+    let mut package_files = Vec::with_capacity(content.packages.len());
+    for package in &content.packages {
+        let start = all_files.len();
+        all_files.extend(package.files());
+        package_files.push(start..all_files.len());
+    }
+    let loose_start = all_files.len();
+    all_files.extend(content.loose_files.iter().map(|f| f.path.as_path()));
+    let index_path = cache.files_path();
+    let trusted_index = (trust == Trust::Stamps).then_some(index_path.as_path());
+    let files = FileIndex::refresh(trusted_index, &all_files)?;
+    let keys: Vec<Hash> = content
+        .packages
+        .iter()
+        .zip(&package_files)
+        .map(|(p, range)| settings.package_key(p, &files.stamps[range.clone()]))
+        .collect();
+    let build_key = build_key(
+        manifest,
+        settings,
+        content,
+        &keys,
+        &files.stamps[loose_start..],
+        options,
+    );
+    if !files.unchanged {
+        FileIndex::save(&index_path, &all_files, &files.stamps)?;
+    }
+    Ok(Fingerprint {
+        keys,
+        build_key,
+        bytes_in: files.stamps.iter().map(|s| s.file.size).sum(),
+        loose_hashes: files.stamps[loose_start..].iter().map(|s| s.hash).collect(),
+    })
+}
+
+/// What [`convert_and_write`] did.
+struct Converted {
+    written: crate::iostore::writer::WrittenContainer,
+    /// Packages converted (not taken from the cache).
+    converted: usize,
+    /// Hash of the settings the container's chunks depend on.
+    container_settings: Hash,
+    /// Package id → the key its chunks were made from.
+    package_keys: std::collections::BTreeMap<u64, Hash>,
+}
+
+/// Step 3: converts every package (or takes it from the cache), with the
+/// 5.0–5.2 container-wide bundle pass first, and writes the container: anew,
+/// or (a development build) extending the last one where its chunks are
+/// still the same; then the loose files into the companion pak.
+#[allow(clippy::too_many_arguments)]
+fn convert_and_write(
+    manifest: &Manifest,
+    options: &BuildOptions,
+    reporter: &dyn Reporter,
+    settings: &package::Settings,
+    cache: &Cache,
+    content: &discover::Content,
+    keys: &[Hash],
+    loose_hashes: &[Hash],
+    artifacts: &[std::path::PathBuf],
+) -> Result<Converted> {
     let stem = manifest.artifact_stem();
-    let container_settings = container_settings(manifest, &settings, options);
+    let container_settings = container_settings(manifest, settings, options);
     // 5.0–5.2: the engine lays out the export bundles of all the container's
     // packages together. Every package is converted (or found in the cache)
     // first, keeping only its export graph; the pass then says which
     // packages get other bundles than they have alone.
     let packages = Packages {
-        content: &content,
-        keys: &keys,
-        cache: &cache,
-        settings: &settings,
+        content,
+        keys,
+        cache,
+        settings,
         options,
-        reporter: &reporter,
+        reporter,
     };
     let (mut converted, bundles) = if settings.engine.zen_layout() == ZenLayout::GraphData {
         let (converted, bundles) = packages
             .container_bundles()
-            .map_err(|e| engine_guess::explain_failures(e, &content, manifest))?;
+            .map_err(|e| engine_guess::explain_failures(e, content, manifest))?;
         (converted, Some(bundles))
     } else {
         (0, None)
@@ -349,7 +462,7 @@ pub fn build_locked(
             .zip(bundles)
             .map(|(key, b)| bundled_key(key, b.as_ref()))
             .collect(),
-        None => keys.clone(),
+        None => keys.to_vec(),
     };
     // A development build extends the container the last build wrote, if
     // the files are still the ones recorded and were made the same way.
@@ -372,7 +485,7 @@ pub fn build_locked(
         .collect();
     let mut writer = package::ContainerWriter::create(
         manifest,
-        &settings,
+        settings,
         options.aes_key.as_ref(),
         options.pak_key.as_ref(),
         previous_ucas_len.map(|len| (len, &kept)),
@@ -398,7 +511,7 @@ pub fn build_locked(
             package_keys.insert(built.package_id, chunk_keys[i]);
             Ok(())
         })
-        .map_err(|e| engine_guess::explain_failures(e, &content, manifest))?;
+        .map_err(|e| engine_guess::explain_failures(e, content, manifest))?;
     if pass == Pass::First {
         converted += fresh;
     }
@@ -406,15 +519,34 @@ pub fn build_locked(
 
     crate::publish::check_interrupted()?;
     reporter.event(Event::Writing { stem: &stem });
-    for (file, expected) in content.loose_files.iter().zip(&loose_hashes) {
+    for (file, expected) in content.loose_files.iter().zip(loose_hashes) {
         for warning in writer.add_loose_file(file, expected)? {
             reporter.event(Event::Diagnostic(warning));
         }
     }
     let written = writer.finish()?;
+    Ok(Converted {
+        written,
+        converted,
+        container_settings,
+        package_keys,
+    })
+}
 
+/// Last step: what was written, for the next build — the artifacts' stamps
+/// and hashes under the build's key, the container's layout (the settings
+/// its chunks depend on, each package's key) and the cache pruned to this
+/// build's packages.
+fn record(
+    cache: &Cache,
+    artifacts: &[std::path::PathBuf],
+    written: &crate::iostore::writer::WrittenContainer,
+    build_key: Hash,
+    (settings, packages): (Hash, std::collections::BTreeMap<u64, Hash>),
+    keys: &[Hash],
+) -> Result<Vec<ArtifactRecord>> {
     let mut records = Vec::new();
-    for path in &artifacts {
+    for path in artifacts {
         records.push(if *path != written.ucas {
             ArtifactRecord::of(path)?
         } else if let Some(hash) = &written.ucas_blake3 {
@@ -431,31 +563,13 @@ pub fn build_locked(
         extended: written.appended,
     })?;
     cache.save_container_record(&cache::ContainerRecord {
-        settings: container_settings,
+        settings,
         utoc: records[0].stamp,
         ucas: records[1].stamp,
-        packages: package_keys,
+        packages,
     })?;
     cache.prune(&keys.iter().copied().collect::<BTreeSet<_>>())?;
-
-    Ok(BuildSummary {
-        packages: content.packages.len(),
-        converted,
-        loose_files: content.loose_files.len(),
-        chunks: written.chunk_count,
-        bytes_in,
-        bytes_out: records.iter().map(|r| r.stamp.size).sum(),
-        up_to_date: false,
-        warnings: reporter.warnings.into_inner(),
-        artifacts: records,
-        layout: Some(if written.appended {
-            Layout::Extended
-        } else {
-            Layout::Canonical
-        }),
-        reused_chunks: written.reused_chunks,
-        elapsed: started.elapsed(),
-    })
+    Ok(records)
 }
 
 /// How [`Packages::each`] gets the packages.
