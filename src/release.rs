@@ -77,7 +77,10 @@ fn copy_hashing(from: &Path, to: &mut dyn Write, to_path: &Path) -> Result<([u8;
 #[derive(Debug, Clone, Serialize)]
 pub struct ReleaseArchive {
     pub path: PathBuf,
+    /// Hex SHA-256 of the zip.
     pub sha256: String,
+    /// `<zip>.sha256` beside the zip: one `sha256sum` line naming it.
+    pub checksum_file: PathBuf,
     /// Entries in the archive with their SHA-256.
     pub files: Vec<ArchiveEntry>,
 }
@@ -119,8 +122,9 @@ pub fn refuse_empty(manifest: &Manifest, summary: &BuildSummary) -> Result<()> {
 }
 
 /// Writes `<output>/package/<name>-<version>.zip` holding the triplet the
-/// build `summary` describes under `~mods/` and a `SHA256SUMS` file. The
-/// archive is reproducible (fixed entry order and timestamps). Each file is
+/// build `summary` describes under `~mods/` and a `SHA256SUMS` file, and
+/// beside it `<name>-<version>.zip.sha256` (the zip's SHA-256 as `sha256sum`
+/// writes it, so `sha256sum -c` checks a download). The archive is reproducible (fixed entry order and timestamps). Each file is
 /// checked, as it is read, to be the one the build wrote. Call with the
 /// output folder locked, right after the build.
 pub fn package(manifest: &Manifest, summary: &BuildSummary) -> Result<ReleaseArchive> {
@@ -167,17 +171,42 @@ pub fn package(manifest: &Manifest, summary: &BuildSummary) -> Result<ReleaseArc
         zip.finish()
             .map_err(|e| Error::io(&temp_path, std::io::Error::other(e)))?;
     }
-    let staged = temp.stage()?;
-    crate::publish::publish(Vec::new(), vec![staged])?;
-    let sha256 = sha256_file(&archive)?;
+    let sha256 = sha256_file(&temp_path)?;
+    let checksum_file = checksum_path(&archive);
+    let checksum_text = format!(
+        "{sha256}  {}\n",
+        archive
+            .file_name()
+            .ok_or_else(|| Error::internal("the archive has no file name"))?
+            .to_string_lossy()
+    );
+    let mut sums = TempFile::create(&checksum_file)?;
+    sums.write_all(checksum_text.as_bytes())
+        .map_err(|e| Error::io(&checksum_file, e))?;
+    crate::publish::publish(Vec::new(), vec![sums.stage()?, temp.stage()?])?;
     let mut owned = OwnedFiles::load(&dir);
-    owned.insert(&dir, &archive, sha256.clone(), &owner_of(manifest))?;
+    let owner = owner_of(manifest);
+    owned.insert(&dir, &archive, sha256.clone(), &owner)?;
+    owned.insert(
+        &dir,
+        &checksum_file,
+        hex(&Sha256::digest(checksum_text.as_bytes())),
+        &owner,
+    )?;
     owned.save(&dir)?;
     Ok(ReleaseArchive {
         sha256,
+        checksum_file,
         path: archive,
         files,
     })
+}
+
+/// `<archive>.sha256`: the checksum file written beside a release archive.
+pub fn checksum_path(archive: &Path) -> PathBuf {
+    let mut name = archive.as_os_str().to_os_string();
+    name.push(".sha256");
+    PathBuf::from(name)
 }
 
 /// The user's configuration (`<config dir>/zenpak/config.toml`).
