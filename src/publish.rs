@@ -652,7 +652,7 @@ fn open_lock_file(path: &Path) -> Result<File> {
                     std::thread::sleep(windows::BUSY_WAIT);
                 }
                 Err(e) if windows::is_sharing_violation(&e) => {
-                    return Err(Error::io(path, e).with_hint(
+                    return Err(Error::io(path, e).replace_hint(
                         "another program keeps the lock file open; close it (or wait for it), \
                          then run zenpak again",
                     ))

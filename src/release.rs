@@ -407,13 +407,45 @@ pub fn install(
     let lock = if options.dry_run {
         None
     } else {
-        Some(lock_mods(&mods, waiting)?)
+        Some(lock_mods(&mods, waiting).map_err(|e| in_game_folder(e, &mods, "install"))?)
     };
     let report = install_locked(manifest, summary, game_dir, &mods, options);
     if let Some(lock) = lock {
-        unlock_mods(&mods, lock)?;
+        unlock_mods(&mods, lock).map_err(|e| in_game_folder(e, &mods, "install"))?;
     }
-    report
+    report.map_err(|e| in_game_folder(e, &mods, "install"))
+}
+
+/// A refused file in a game's `~mods` folder: says what zenpak was doing
+/// there and what to do (close the game that holds its files open; a game
+/// under Program Files needs write access given).
+fn in_game_folder(e: Error, mods: &Path, command: &str) -> Error {
+    use crate::error::Refusal;
+    let doing = format!(
+        "zenpak {command} {} the game's mod folder {}",
+        if command == "install" {
+            "writes into"
+        } else {
+            "removes this mod's files from"
+        },
+        mods.display()
+    );
+    match e.refusal() {
+        Some(Refusal::InUse) => e.replace_hint(format!(
+            "{doing}, and the game (or its launcher, or another tool) has this file open: \
+             close the game, then run `zenpak {command}` again"
+        )),
+        Some(Refusal::PermissionDenied) => e.replace_hint(format!(
+            "{doing}, and your user may not write there: if the game is running, close it; \
+             otherwise give your user write access to that folder (a game under Program Files \
+             is not writable by default) or run zenpak from an administrator prompt"
+        )),
+        Some(Refusal::ReadOnly | Refusal::DiskFull) => {
+            let hint = format!("{doing}: {}", e.hint().unwrap_or_default());
+            e.replace_hint(hint)
+        }
+        None => e,
+    }
 }
 
 fn install_locked(
@@ -529,10 +561,10 @@ pub fn uninstall(
     if dry_run || !is_real_dir(&mods) {
         return uninstall_locked(manifest, game_dir, &mods, dry_run);
     }
-    let lock = lock_mods(&mods, waiting)?;
+    let lock = lock_mods(&mods, waiting).map_err(|e| in_game_folder(e, &mods, "uninstall"))?;
     let report = uninstall_locked(manifest, game_dir, &mods, dry_run);
-    unlock_mods(&mods, lock)?;
-    report
+    unlock_mods(&mods, lock).map_err(|e| in_game_folder(e, &mods, "uninstall"))?;
+    report.map_err(|e| in_game_folder(e, &mods, "uninstall"))
 }
 
 fn uninstall_locked(

@@ -181,6 +181,18 @@ pub fn lock_output(manifest: &Manifest, reporter: &dyn Reporter) -> Result<Outpu
             pid,
         })
     })
+    .map_err(|e| match e.refusal() {
+        Some(_) => {
+            let hint = format!(
+                "zenpak writes the build, and a lock file while it does, into the output folder {}: \
+                 make it writable for your user, or set `[output] dir` in {} to a folder you can write",
+                folder.display(),
+                manifest.path.display()
+            );
+            e.replace_hint(hint)
+        }
+        None => e,
+    })
 }
 
 /// Counts the warnings a reporter was given, passing every event on.

@@ -93,3 +93,142 @@ fn package_writes_a_sha256_file_beside_the_zip() {
     assert_eq!(code, 0, "{stderr}");
     assert!(!zip.exists() && !sums.exists());
 }
+
+/// Runs the real binary in `cwd` as a user without special rights: as
+/// `nobody` when the tests run as root (root ignores permission bits), as
+/// this user otherwise. Returns (exit code, stdout, stderr).
+fn zenpak_unprivileged(cwd: &Path, args: &[&str]) -> (i32, String, String) {
+    use std::os::unix::process::CommandExt;
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_zenpak"));
+    cmd.args(args)
+        .current_dir(cwd)
+        .env_remove("ZENPAK_GAME_DIR")
+        .env("HOME", cwd);
+    if unsafe { libc::geteuid() } == 0 {
+        cmd.uid(65534).gid(65534);
+    }
+    let out = cmd.output().expect("run zenpak");
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr,
+    )
+}
+
+/// Whether the unprivileged user of [`zenpak_unprivileged`] can create a
+/// file in `dir` (then a permission test proves nothing and is skipped).
+fn unprivileged_can_write(dir: &Path) -> bool {
+    use std::os::unix::process::CommandExt;
+    let mut cmd = std::process::Command::new("sh");
+    cmd.args(["-c", "touch \"$1/.probe\" 2>/dev/null", "sh"])
+        .arg(dir);
+    if unsafe { libc::geteuid() } == 0 {
+        cmd.uid(65534).gid(65534);
+    }
+    let wrote = cmd.status().is_ok_and(|s| s.success());
+    let _ = std::fs::remove_file(dir.join(".probe"));
+    wrote
+}
+
+fn set_mode(path: &Path, mode: u32) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+}
+
+/// Every folder under `dir` (and `dir`) open to everyone, for a test run as `nobody`.
+fn open_to_all(dir: &Path) {
+    for entry in walkdir::WalkDir::new(dir)
+        .into_iter()
+        .filter_map(Result::ok)
+    {
+        let mode = if entry.file_type().is_dir() {
+            0o777
+        } else {
+            0o666
+        };
+        set_mode(entry.path(), mode);
+    }
+}
+
+/// The error diagnostics of a JSON run.
+fn errors(stdout: &str) -> Vec<serde_json::Value> {
+    json_lines(stdout)
+        .into_iter()
+        .filter(|l| l["reason"] == "diagnostic" && l["level"] == "error")
+        .collect()
+}
+
+#[test]
+fn a_read_only_output_folder_is_a_permission_error_naming_the_file() {
+    let dir = temp_dir("read-only-out");
+    let m = example_mod(dir.as_ref(), "ReadOnly");
+    open_to_all(dir.as_ref());
+    let target = m.join("target");
+    std::fs::create_dir_all(&target).unwrap();
+    set_mode(&target, 0o555);
+    if unprivileged_can_write(&target) {
+        eprintln!("this user can write into a 0o555 folder: skipping");
+        return;
+    }
+    let (code, stdout, stderr) = zenpak_unprivileged(&m, &["build", "--message-format", "json"]);
+    set_mode(&target, 0o755);
+    assert_eq!(
+        code, 2,
+        "an environment problem is exit code 2: {stdout}{stderr}"
+    );
+    let errors = errors(&stdout);
+    assert_eq!(errors.len(), 1, "{stdout}");
+    assert_eq!(errors[0]["code"], "permission-denied", "{stdout}");
+    let file = PathBuf::from(errors[0]["file"].as_str().expect("the file is named"));
+    assert_eq!(file.parent(), Some(target.as_path()), "{stdout}");
+    assert!(errors[0]["hint"].as_str().is_some_and(|h| !h.is_empty()));
+    let finished = event(&json_lines(&stdout), "finished").clone();
+    assert_eq!(finished["exit_code"], 2);
+}
+
+#[test]
+fn a_game_folder_the_user_may_not_write_is_a_permission_error_naming_the_file() {
+    let dir = temp_dir("read-only-game");
+    let m = example_mod(dir.as_ref(), "Locked");
+    let game = dir.as_ref().join("Game");
+    let mods = game.join("HelloGame/Content/Paks/~mods");
+    std::fs::create_dir_all(&mods).unwrap();
+    open_to_all(dir.as_ref());
+    set_mode(&mods, 0o555);
+    if unprivileged_can_write(&mods) {
+        eprintln!("this user can write into a 0o555 folder: skipping");
+        return;
+    }
+    let game_arg = game.to_str().unwrap();
+    let (code, stdout, stderr) = zenpak_unprivileged(
+        &m,
+        &[
+            "install",
+            "--game-dir",
+            game_arg,
+            "--message-format",
+            "json",
+        ],
+    );
+    set_mode(&mods, 0o755);
+    assert_eq!(code, 2, "{stdout}{stderr}");
+    let errors = errors(&stdout);
+    assert_eq!(errors.len(), 1, "{stdout}");
+    assert_eq!(errors[0]["code"], "permission-denied", "{stdout}");
+    let file = PathBuf::from(errors[0]["file"].as_str().unwrap());
+    assert!(file.starts_with(&mods), "{stdout}");
+    // The hint names the game's mod folder (what zenpak was doing there).
+    assert!(
+        errors[0]["hint"]
+            .as_str()
+            .unwrap()
+            .contains(mods.to_str().unwrap()),
+        "{stdout}"
+    );
+    assert!(
+        std::fs::read_dir(&mods).unwrap().next().is_none(),
+        "nothing written"
+    );
+}
