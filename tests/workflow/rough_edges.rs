@@ -232,3 +232,83 @@ fn a_game_folder_the_user_may_not_write_is_a_permission_error_naming_the_file() 
         "nothing written"
     );
 }
+
+/// The codes of the warnings of a JSON run.
+fn warning_codes(stdout: &str) -> Vec<String> {
+    json_lines(stdout)
+        .into_iter()
+        .filter(|l| l["reason"] == "diagnostic" && l["level"] == "warning")
+        .map(|l| l["code"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
+#[test]
+fn a_mod_inside_the_games_paks_folder_is_warned_by_check_and_build() {
+    let dir = temp_dir("inside-paks");
+    let paks = dir.as_ref().join("Game/HelloGame/Content/Paks");
+    std::fs::create_dir_all(&paks).unwrap();
+    let inside = example_mod(&paks, "MyMod");
+    for command in ["check", "build"] {
+        let (code, stdout, stderr) = zenpak_in(&inside, &[command, "--message-format", "json"]);
+        assert_eq!(code, 0, "{stderr}");
+        assert!(
+            warning_codes(&stdout)
+                .iter()
+                .any(|c| c == "mod-inside-game"),
+            "{command}: {stdout}"
+        );
+    }
+    let (code, stdout, _) = zenpak_in(
+        &inside,
+        &["build", "--message-format", "json", "--deny-warnings"],
+    );
+    assert_eq!(code, 1, "{stdout}");
+    // The same mod outside the game: no such warning.
+    let outside = example_mod(dir.as_ref(), "MyMod");
+    let (code, stdout, stderr) = zenpak_in(&outside, &["check", "--message-format", "json"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        !warning_codes(&stdout)
+            .iter()
+            .any(|c| c == "mod-inside-game"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn install_checks_the_game_folder_before_building() {
+    let dir = temp_dir("game-first");
+    let m = example_mod(dir.as_ref(), "First");
+    let missing = dir.as_ref().join("NoSuchGame");
+    let (code, stdout, _) = zenpak_in(
+        &m,
+        &[
+            "install",
+            "--game-dir",
+            missing.to_str().unwrap(),
+            "--message-format",
+            "json",
+        ],
+    );
+    assert_eq!(code, 2, "{stdout}");
+    assert!(!errors(&stdout).is_empty(), "{stdout}");
+    assert!(
+        !m.join("target").exists(),
+        "nothing may be built for a wrong game folder"
+    );
+    // A folder that is not this game's (no HelloGame/Content/Paks): refused before building too.
+    let other = dir.as_ref().join("Other/OtherGame/Content/Paks");
+    std::fs::create_dir_all(&other).unwrap();
+    let (code, stdout, _) = zenpak_in(
+        &m,
+        &[
+            "install",
+            "--game-dir",
+            dir.as_ref().join("Other").to_str().unwrap(),
+            "--message-format",
+            "json",
+        ],
+    );
+    assert_eq!(code, 2, "{stdout}");
+    assert!(!m.join("target").exists());
+}
