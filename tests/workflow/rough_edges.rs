@@ -312,3 +312,54 @@ fn install_checks_the_game_folder_before_building() {
     assert_eq!(code, 2, "{stdout}");
     assert!(!m.join("target").exists());
 }
+
+/// The text Git leaves in place of a file kept in LFS until `git lfs pull`.
+fn lfs_pointer_text(bytes: &[u8]) -> String {
+    format!(
+        "version https://git-lfs.github.com/spec/v1\noid sha256:{}\nsize {}\n",
+        sha256_hex(bytes),
+        bytes.len()
+    )
+}
+
+#[test]
+fn git_lfs_pointers_are_named_by_check_build_and_inspect() {
+    let dir = temp_dir("lfs");
+    let m = example_mod(dir.as_ref(), "Lfs");
+    let content = m.join("Cooked/HelloGame/Content/HelloMod");
+    let header = content.join("ST_HelloMod.uasset");
+    let ini = m.join("Cooked/HelloGame/Config/DefaultHelloMod.ini");
+    for file in [&header, &ini] {
+        let bytes = std::fs::read(file).unwrap();
+        std::fs::write(file, lfs_pointer_text(&bytes)).unwrap();
+    }
+    for command in ["check", "build"] {
+        let (code, stdout, stderr) = zenpak_in(&m, &[command, "--message-format", "json"]);
+        assert_eq!(code, 1, "{command}: {stdout}{stderr}");
+        let errors = errors(&stdout);
+        let mut named: Vec<PathBuf> = errors
+            .iter()
+            .filter(|e| e["code"] == "lfs-pointer")
+            .map(|e| PathBuf::from(e["file"].as_str().unwrap()))
+            .collect();
+        named.sort();
+        let mut expected = vec![ini.clone(), header.clone()];
+        expected.sort();
+        assert_eq!(named, expected, "{command}: {stdout}");
+        // Nothing else is said about a file (no parse error of the pointer text).
+        let with_file = errors.iter().filter(|e| e["file"].is_string()).count();
+        assert_eq!(with_file, 2, "{command}: {stdout}");
+        assert!(!m.join("target/Lfs_P.pak").exists() && !m.join("target/HelloMod_P.pak").exists());
+    }
+    let (code, stdout, _) = zenpak_in(
+        &m,
+        &[
+            "inspect",
+            header.to_str().unwrap(),
+            "--message-format",
+            "json",
+        ],
+    );
+    assert_eq!(code, 1, "{stdout}");
+    assert_eq!(errors(&stdout)[0]["code"], "lfs-pointer", "{stdout}");
+}
