@@ -404,12 +404,13 @@ pub fn install(
     refuse_empty(manifest, summary)?;
     let game_dir = &game.root;
     let mods = game.mods();
+    let created_folder = !mods.exists();
     let lock = if options.dry_run {
         None
     } else {
         Some(lock_mods(&mods, waiting).map_err(|e| in_game_folder(e, &mods, "install"))?)
     };
-    let report = install_locked(manifest, summary, game_dir, &mods, options);
+    let report = install_locked(manifest, summary, game_dir, &mods, options, created_folder);
     if let Some(lock) = lock {
         unlock_mods(&mods, lock).map_err(|e| in_game_folder(e, &mods, "install"))?;
     }
@@ -454,9 +455,11 @@ fn install_locked(
     game_dir: &Path,
     mods: &Path,
     options: InstallOptions,
+    created_folder: bool,
 ) -> Result<InstallReport> {
     let owner = owner_of(manifest);
     let mut owned = OwnedFiles::load(mods);
+    owned.created_folder |= created_folder;
     let previous = owned.paths_of(mods, &owner);
     let targets: Vec<PathBuf> = summary
         .artifacts
@@ -561,10 +564,20 @@ pub fn uninstall(
     if dry_run || !is_real_dir(&mods) {
         return uninstall_locked(manifest, game_dir, &mods, dry_run);
     }
+    let created_folder = OwnedFiles::load(&mods).created_folder;
     let lock = lock_mods(&mods, waiting).map_err(|e| in_game_folder(e, &mods, "uninstall"))?;
     let report = uninstall_locked(manifest, game_dir, &mods, dry_run);
     unlock_mods(&mods, lock).map_err(|e| in_game_folder(e, &mods, "uninstall"))?;
-    report.map_err(|e| in_game_folder(e, &mods, "uninstall"))
+    let mut report = report.map_err(|e| in_game_folder(e, &mods, "uninstall"))?;
+    // The `~mods` folder install created goes with the last mod, if nothing else is in it.
+    if created_folder
+        && !OwnedFiles::record_path(&mods).exists()
+        && std::fs::read_dir(&mods).is_ok_and(|mut d| d.next().is_none())
+        && std::fs::remove_dir(&mods).is_ok()
+    {
+        report.removed.push(mods);
+    }
+    Ok(report)
 }
 
 fn uninstall_locked(

@@ -4,6 +4,7 @@ use serde::Serialize;
 use zenpak::{Error, Result};
 
 use super::args::ManifestArgs;
+use super::build::count;
 use super::output::Output;
 
 #[derive(Debug, clap::Args)]
@@ -61,11 +62,11 @@ pub fn run(args: Args, out: &Output) -> Result<()> {
             out.status(
                 "Checked",
                 format!(
-                    "{} packages, {} loose files: {} problem(s), {} warning(s)",
-                    report.packages,
-                    report.loose_files,
-                    report.problems.len(),
-                    report.warnings.len()
+                    "{}, {}: {}, {}",
+                    count(report.packages, "package"),
+                    count(report.loose_files, "loose file"),
+                    count(report.problems.len(), "problem"),
+                    count(report.warnings.len(), "warning")
                 ),
             )
         },
@@ -88,8 +89,8 @@ pub fn run(args: Args, out: &Output) -> Result<()> {
         Ok(())
     } else {
         Err(Error::invalid(format!(
-            "{} problem(s) found",
-            report.problems.len()
+            "{} found",
+            count(report.problems.len(), "problem")
         )))
     }
 }

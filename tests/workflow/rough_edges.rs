@@ -363,3 +363,176 @@ fn git_lfs_pointers_are_named_by_check_build_and_inspect() {
     assert_eq!(code, 1, "{stdout}");
     assert_eq!(errors(&stdout)[0]["code"], "lfs-pointer", "{stdout}");
 }
+
+/// The example mod built: its folder and `.utoc`.
+fn built_example(parent: &Path, name: &str) -> (PathBuf, PathBuf) {
+    let m = example_mod(parent, name);
+    let (code, _, stderr) = zenpak_in(&m, &["build", "-q"]);
+    assert_eq!(code, 0, "{stderr}");
+    let utoc = m.join("target/HelloMod_P.utoc");
+    assert!(utoc.is_file());
+    (m, utoc)
+}
+
+#[test]
+fn unpack_refuses_a_folder_that_is_not_empty_unless_forced() {
+    let dir = temp_dir("unpack-force");
+    let (_, utoc) = built_example(dir.as_ref(), "Unpack");
+    let out = dir.as_ref().join("out");
+    std::fs::create_dir_all(&out).unwrap();
+    std::fs::write(out.join("mine.txt"), b"keep me").unwrap();
+    let utoc = utoc.to_str().unwrap();
+    let out_arg = out.to_str().unwrap();
+    let (code, stdout, _) = zenpak_in(
+        dir.as_ref(),
+        &["unpack", utoc, out_arg, "--message-format", "json"],
+    );
+    assert_eq!(code, 2, "{stdout}");
+    assert_eq!(errors(&stdout)[0]["code"], "usage", "{stdout}");
+    let files = crate::common::files_under(&out);
+    assert_eq!(
+        files.keys().collect::<Vec<_>>(),
+        ["mine.txt"],
+        "nothing written"
+    );
+    let (code, stdout, stderr) = zenpak_in(
+        dir.as_ref(),
+        &[
+            "unpack",
+            utoc,
+            out_arg,
+            "--force",
+            "--message-format",
+            "json",
+        ],
+    );
+    assert_eq!(code, 0, "{stderr}");
+    let unpacked = event(&json_lines(&stdout), "unpacked").clone();
+    assert!(unpacked["files"].as_u64().unwrap() >= 3, "{unpacked}");
+    assert!(out
+        .join("HelloGame/Content/HelloMod/ST_HelloMod.uzenasset")
+        .is_file());
+    assert_eq!(std::fs::read(out.join("mine.txt")).unwrap(), b"keep me");
+    // An empty or missing folder needs no --force.
+    let fresh = dir.as_ref().join("fresh");
+    let (code, _, stderr) = zenpak_in(dir.as_ref(), &["unpack", utoc, fresh.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+}
+
+#[test]
+fn uninstall_removes_the_mods_folder_install_created_and_only_that() {
+    let dir = temp_dir("uninstall-folder");
+    let m = example_mod(dir.as_ref(), "Gone");
+    for (game, mods_existed) in [("Fresh", false), ("Modded", true)] {
+        let game = dir.as_ref().join(game);
+        let paks = game.join("HelloGame/Content/Paks");
+        std::fs::create_dir_all(&paks).unwrap();
+        if mods_existed {
+            std::fs::create_dir_all(paks.join("~mods")).unwrap();
+        }
+        let game = game.to_str().unwrap();
+        let (code, _, stderr) = zenpak_in(&m, &["install", "--game-dir", game, "-q"]);
+        assert_eq!(code, 0, "{stderr}");
+        assert!(paks.join("~mods/HelloMod_P.pak").is_file());
+        let (code, stdout, stderr) = zenpak_in(
+            &m,
+            &["uninstall", "--game-dir", game, "--message-format", "json"],
+        );
+        assert_eq!(code, 0, "{stderr}");
+        let report = event(&json_lines(&stdout), "uninstalled").clone();
+        let removed: Vec<&str> = report["removed"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p.as_str().unwrap())
+            .collect();
+        if mods_existed {
+            // The folder was there before: it stays, empty (no record, no lock file).
+            assert!(paks.join("~mods").is_dir());
+            assert_eq!(std::fs::read_dir(paks.join("~mods")).unwrap().count(), 0);
+            assert_eq!(removed.len(), 3, "{report}");
+        } else {
+            assert!(!paks.join("~mods").exists(), "{report}");
+            assert_eq!(removed.len(), 4, "{report}");
+            assert!(
+                removed.iter().any(|p| Path::new(p) == paks.join("~mods")),
+                "{report}"
+            );
+        }
+    }
+    // A folder install created but that holds someone else's file stays.
+    let game = dir.as_ref().join("Shared");
+    let paks = game.join("HelloGame/Content/Paks");
+    std::fs::create_dir_all(&paks).unwrap();
+    let game = game.to_str().unwrap();
+    assert_eq!(zenpak_in(&m, &["install", "--game-dir", game, "-q"]).0, 0);
+    std::fs::write(paks.join("~mods/Other_P.pak"), b"not zenpak's").unwrap();
+    assert_eq!(zenpak_in(&m, &["uninstall", "--game-dir", game, "-q"]).0, 0);
+    assert!(paks.join("~mods/Other_P.pak").is_file());
+}
+
+#[test]
+fn get_writes_to_standard_output_and_points_zen_packages_at_extract() {
+    let dir = temp_dir("get-stdout");
+    let (_, utoc) = built_example(dir.as_ref(), "Get");
+    let utoc = utoc.to_str().unwrap();
+    let file = "HelloGame/Content/HelloMod/ST_HelloMod.uzenasset";
+    let to_file = dir.as_ref().join("got.uzenasset");
+    let (code, stdout, stderr) = zenpak_in(
+        dir.as_ref(),
+        &[
+            "get",
+            utoc,
+            file,
+            "-o",
+            to_file.to_str().unwrap(),
+            "--message-format",
+            "json",
+        ],
+    );
+    assert_eq!(code, 0, "{stderr}");
+    let lines = json_lines(&stdout);
+    let note = lines
+        .iter()
+        .find(|l| l["reason"] == "diagnostic" && l["code"] == "zen-package")
+        .unwrap_or_else(|| panic!("no zen-package note: {stdout}"));
+    assert_eq!(note["level"], "note");
+    let expected = std::fs::read(&to_file).unwrap();
+    assert_eq!(event(&lines, "written")["bytes"], expected.len() as u64);
+
+    // `-o -`: the bytes on stdout, nothing else there.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_zenpak"))
+        .args(["get", utoc, file, "-o", "-"])
+        .current_dir(dir.as_ref())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(out.stdout, expected);
+    assert!(!dir.as_ref().join("-").exists());
+    // A loose file: no note.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_zenpak"))
+        .args([
+            "get",
+            utoc,
+            "HelloGame/Config/DefaultHelloMod.ini",
+            "-o",
+            "-",
+        ])
+        .current_dir(dir.as_ref())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        out.stdout,
+        std::fs::read(
+            repo().join("examples/hello-mod/Cooked/HelloGame/Config/DefaultHelloMod.ini")
+        )
+        .unwrap()
+    );
+    // JSON messages and the file cannot share stdout.
+    let (code, stdout, _) = zenpak_in(
+        dir.as_ref(),
+        &["get", utoc, file, "-o", "-", "--message-format", "json"],
+    );
+    assert_eq!(code, 2, "{stdout}");
+}
