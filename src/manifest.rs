@@ -361,22 +361,6 @@ impl Manifest {
                 );
             }
         }
-        let inside_paks = [normalize(&self.dir), normalize(&self.output_dir())]
-            .iter()
-            .find_map(|d| crate::game::folder::paks_folder_containing(d));
-        if let Some(paks) = inside_paks {
-            out.push(
-                Diagnostic::warning(
-                    "mod-inside-game",
-                    format!(
-                        "the mod (or its output) is inside the game's {}: the game mounts every .pak under it, so it would load the build in target/ as well as the installed copy",
-                        paks.display()
-                    ),
-                )
-                .with_file(&self.path)
-                .with_hint("keep the mod repository outside the game's folder and use `zenpak install --game-dir` to copy the build into ~mods"),
-            );
-        }
         out
     }
 

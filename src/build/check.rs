@@ -94,7 +94,7 @@ pub fn check(manifest: &Manifest) -> Result<CheckReport> {
     let mut report = CheckReport {
         packages: content.packages.len(),
         loose_files: content.loose_files.len(),
-        warnings: manifest.warnings(),
+        warnings: crate::build::manifest_warnings(manifest),
         problems,
         suggested_exclude,
         ..CheckReport::default()

@@ -388,9 +388,7 @@ fn repository_files() -> Vec<PathBuf> {
         .into_iter()
         .filter_entry(|e| {
             let name = e.file_name().to_string_lossy();
-            !(e.depth() == 1 && (name == "target" || name == ".git"))
-                && name != "node_modules"
-                && name != "target"
+            !(name == "target" || name == "node_modules" || (e.depth() == 1 && name == ".git"))
         })
         .filter_map(Result::ok)
         .filter(|e| e.file_type().is_file())
