@@ -118,7 +118,7 @@ impl ErrorKind {
     pub fn code(&self) -> &'static str {
         match self {
             ErrorKind::Format(_) => "format",
-            ErrorKind::Io(_) => "io",
+            ErrorKind::Io(e) => Refusal::of(e).map_or("io", Refusal::code),
             ErrorKind::Usage(_) => "usage",
             ErrorKind::Unsupported(_) => "unsupported",
             ErrorKind::Decompress { .. } => "decompress",
@@ -133,6 +133,64 @@ impl ErrorKind {
             ErrorKind::Many { .. } => "many",
             ErrorKind::Json(_) => "json",
             ErrorKind::Internal(_) => "internal",
+        }
+    }
+}
+
+/// The system refused a file zenpak needs for a reason that is the user's
+/// environment, not the work: exit code 2 with a code of its own, and a hint
+/// saying what to do (callers that know what zenpak was doing replace it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refusal {
+    /// No permission (Unix EACCES/EPERM, Windows ERROR_ACCESS_DENIED).
+    PermissionDenied,
+    /// The file system is mounted read-only.
+    ReadOnly,
+    /// Another program has the file open (Windows sharing or lock violation).
+    InUse,
+    /// No space left, or over a quota.
+    DiskFull,
+}
+
+impl Refusal {
+    pub fn of(e: &std::io::Error) -> Option<Refusal> {
+        // ERROR_SHARING_VIOLATION (32), ERROR_LOCK_VIOLATION (33); elsewhere
+        // these numbers are other errors.
+        if cfg!(windows) && matches!(e.raw_os_error(), Some(32 | 33)) {
+            return Some(Refusal::InUse);
+        }
+        match e.kind() {
+            std::io::ErrorKind::PermissionDenied => Some(Refusal::PermissionDenied),
+            std::io::ErrorKind::ReadOnlyFilesystem => Some(Refusal::ReadOnly),
+            std::io::ErrorKind::StorageFull | std::io::ErrorKind::QuotaExceeded => {
+                Some(Refusal::DiskFull)
+            }
+            _ => None,
+        }
+    }
+
+    /// The diagnostic code.
+    pub fn code(self) -> &'static str {
+        match self {
+            Refusal::PermissionDenied => "permission-denied",
+            Refusal::ReadOnly => "read-only",
+            Refusal::InUse => "file-in-use",
+            Refusal::DiskFull => "disk-full",
+        }
+    }
+
+    fn hint(self) -> &'static str {
+        match self {
+            Refusal::PermissionDenied => {
+                "your user may not read or write this file: give it access to the folder \
+                 (a folder under Program Files is not writable by default), or use a folder you own"
+            }
+            Refusal::ReadOnly => "the file system is read-only: use a folder on a writable drive",
+            Refusal::InUse => {
+                "another program has the file open: close it (a game holds its .pak files open \
+                 while it runs), then run zenpak again"
+            }
+            Refusal::DiskFull => "the drive is full: free some space, then run zenpak again",
         }
     }
 }
@@ -160,7 +218,12 @@ impl Error {
 
     /// An I/O error on `path`.
     pub fn io(path: impl AsRef<Path>, source: std::io::Error) -> Self {
-        Error::new(ErrorKind::Io(source)).in_file(path)
+        let refusal = Refusal::of(&source);
+        let error = Error::new(ErrorKind::Io(source)).in_file(path);
+        match refusal {
+            Some(r) => error.with_hint(r.hint()),
+            None => error,
+        }
     }
 
     pub fn usage(message: impl Into<String>) -> Self {
@@ -303,9 +366,18 @@ impl Error {
         }
     }
 
-    /// The process exit code this error means: 2 for usage, 1 for the rest.
+    /// Why the system refused the file, when it did ([`Refusal`]).
+    pub fn refusal(&self) -> Option<Refusal> {
+        match &self.inner.kind {
+            ErrorKind::Io(e) => Refusal::of(e),
+            _ => None,
+        }
+    }
+
+    /// The process exit code this error means: 2 for usage and for a file
+    /// the system refused ([`Refusal`]: the user's setup to fix), 1 for the rest.
     pub fn exit_code(&self) -> u8 {
-        if self.is_usage() {
+        if self.is_usage() || self.refusal().is_some() {
             2
         } else {
             1

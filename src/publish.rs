@@ -652,7 +652,7 @@ fn open_lock_file(path: &Path) -> Result<File> {
                     std::thread::sleep(windows::BUSY_WAIT);
                 }
                 Err(e) if windows::is_sharing_violation(&e) => {
-                    return Err(Error::io(path, e).with_hint(
+                    return Err(Error::io(path, e).replace_hint(
                         "another program keeps the lock file open; close it (or wait for it), \
                          then run zenpak again",
                     ))
@@ -810,6 +810,10 @@ pub struct OwnedFile {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct OwnedFiles {
     pub files: Vec<OwnedFile>,
+    /// zenpak created the folder (`install` made a game's `~mods`): it is
+    /// removed with the last recorded file, when nothing else is in it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub created_folder: bool,
     /// Entries whose name is not a plain file name of the folder (see
     /// [`checked_record_path`]), with why: never acted on, written back as
     /// they were.
@@ -932,6 +936,7 @@ impl OwnedFiles {
         all.extend(self.damaged.iter().map(|(f, _)| f.clone()));
         let bytes = serde_json::to_vec_pretty(&OwnedFiles {
             files: all,
+            created_folder: self.created_folder,
             ..OwnedFiles::default()
         })
         .map_err(Error::json)?;

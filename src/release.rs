@@ -77,7 +77,10 @@ fn copy_hashing(from: &Path, to: &mut dyn Write, to_path: &Path) -> Result<([u8;
 #[derive(Debug, Clone, Serialize)]
 pub struct ReleaseArchive {
     pub path: PathBuf,
+    /// Hex SHA-256 of the zip.
     pub sha256: String,
+    /// `<zip>.sha256` beside the zip: one `sha256sum` line naming it.
+    pub checksum_file: PathBuf,
     /// Entries in the archive with their SHA-256.
     pub files: Vec<ArchiveEntry>,
 }
@@ -119,8 +122,9 @@ pub fn refuse_empty(manifest: &Manifest, summary: &BuildSummary) -> Result<()> {
 }
 
 /// Writes `<output>/package/<name>-<version>.zip` holding the triplet the
-/// build `summary` describes under `~mods/` and a `SHA256SUMS` file. The
-/// archive is reproducible (fixed entry order and timestamps). Each file is
+/// build `summary` describes under `~mods/` and a `SHA256SUMS` file, and
+/// beside it `<name>-<version>.zip.sha256` (the zip's SHA-256 as `sha256sum`
+/// writes it, so `sha256sum -c` checks a download). The archive is reproducible (fixed entry order and timestamps). Each file is
 /// checked, as it is read, to be the one the build wrote. Call with the
 /// output folder locked, right after the build.
 pub fn package(manifest: &Manifest, summary: &BuildSummary) -> Result<ReleaseArchive> {
@@ -167,17 +171,42 @@ pub fn package(manifest: &Manifest, summary: &BuildSummary) -> Result<ReleaseArc
         zip.finish()
             .map_err(|e| Error::io(&temp_path, std::io::Error::other(e)))?;
     }
-    let staged = temp.stage()?;
-    crate::publish::publish(Vec::new(), vec![staged])?;
-    let sha256 = sha256_file(&archive)?;
+    let sha256 = sha256_file(&temp_path)?;
+    let checksum_file = checksum_path(&archive);
+    let checksum_text = format!(
+        "{sha256}  {}\n",
+        archive
+            .file_name()
+            .ok_or_else(|| Error::internal("the archive has no file name"))?
+            .to_string_lossy()
+    );
+    let mut sums = TempFile::create(&checksum_file)?;
+    sums.write_all(checksum_text.as_bytes())
+        .map_err(|e| Error::io(&checksum_file, e))?;
+    crate::publish::publish(Vec::new(), vec![sums.stage()?, temp.stage()?])?;
     let mut owned = OwnedFiles::load(&dir);
-    owned.insert(&dir, &archive, sha256.clone(), &owner_of(manifest))?;
+    let owner = owner_of(manifest);
+    owned.insert(&dir, &archive, sha256.clone(), &owner)?;
+    owned.insert(
+        &dir,
+        &checksum_file,
+        hex(&Sha256::digest(checksum_text.as_bytes())),
+        &owner,
+    )?;
     owned.save(&dir)?;
     Ok(ReleaseArchive {
         sha256,
+        checksum_file,
         path: archive,
         files,
     })
+}
+
+/// `<archive>.sha256`: the checksum file written beside a release archive.
+pub fn checksum_path(archive: &Path) -> PathBuf {
+    let mut name = archive.as_os_str().to_os_string();
+    name.push(".sha256");
+    PathBuf::from(name)
 }
 
 /// The user's configuration (`<config dir>/zenpak/config.toml`).
@@ -375,16 +404,49 @@ pub fn install(
     refuse_empty(manifest, summary)?;
     let game_dir = &game.root;
     let mods = game.mods();
+    let created_folder = !mods.exists();
     let lock = if options.dry_run {
         None
     } else {
-        Some(lock_mods(&mods, waiting)?)
+        Some(lock_mods(&mods, waiting).map_err(|e| in_game_folder(e, &mods, "install"))?)
     };
-    let report = install_locked(manifest, summary, game_dir, &mods, options);
+    let report = install_locked(manifest, summary, game_dir, &mods, options, created_folder);
     if let Some(lock) = lock {
-        unlock_mods(&mods, lock)?;
+        unlock_mods(&mods, lock).map_err(|e| in_game_folder(e, &mods, "install"))?;
     }
-    report
+    report.map_err(|e| in_game_folder(e, &mods, "install"))
+}
+
+/// A refused file in a game's `~mods` folder: says what zenpak was doing
+/// there and what to do (close the game that holds its files open; a game
+/// under Program Files needs write access given).
+fn in_game_folder(e: Error, mods: &Path, command: &str) -> Error {
+    use crate::error::Refusal;
+    let doing = format!(
+        "zenpak {command} {} the game's mod folder {}",
+        if command == "install" {
+            "writes into"
+        } else {
+            "removes this mod's files from"
+        },
+        mods.display()
+    );
+    match e.refusal() {
+        Some(Refusal::InUse) => e.replace_hint(format!(
+            "{doing}, and the game (or its launcher, or another tool) has this file open: \
+             close the game, then run `zenpak {command}` again"
+        )),
+        Some(Refusal::PermissionDenied) => e.replace_hint(format!(
+            "{doing}, and your user may not write there: if the game is running, close it; \
+             otherwise give your user write access to that folder (a game under Program Files \
+             is not writable by default) or run zenpak from an administrator prompt"
+        )),
+        Some(Refusal::ReadOnly | Refusal::DiskFull) => {
+            let hint = format!("{doing}: {}", e.hint().unwrap_or_default());
+            e.replace_hint(hint)
+        }
+        None => e,
+    }
 }
 
 /// The mount-order checks of [`crate::game::conflicts::mount_order_checks`]
@@ -419,9 +481,11 @@ fn install_locked(
     game_dir: &Path,
     mods: &Path,
     options: InstallOptions,
+    created_folder: bool,
 ) -> Result<InstallReport> {
     let owner = owner_of(manifest);
     let mut owned = OwnedFiles::load(mods);
+    owned.created_folder |= created_folder;
     let previous = owned.paths_of(mods, &owner);
     let targets: Vec<PathBuf> = summary
         .artifacts
@@ -526,10 +590,20 @@ pub fn uninstall(
     if dry_run || !is_real_dir(&mods) {
         return uninstall_locked(manifest, game_dir, &mods, dry_run);
     }
-    let lock = lock_mods(&mods, waiting)?;
+    let created_folder = OwnedFiles::load(&mods).created_folder;
+    let lock = lock_mods(&mods, waiting).map_err(|e| in_game_folder(e, &mods, "uninstall"))?;
     let report = uninstall_locked(manifest, game_dir, &mods, dry_run);
-    unlock_mods(&mods, lock)?;
-    report
+    unlock_mods(&mods, lock).map_err(|e| in_game_folder(e, &mods, "uninstall"))?;
+    let mut report = report.map_err(|e| in_game_folder(e, &mods, "uninstall"))?;
+    // The `~mods` folder install created goes with the last mod, if nothing else is in it.
+    if created_folder
+        && !OwnedFiles::record_path(&mods).exists()
+        && std::fs::read_dir(&mods).is_ok_and(|mut d| d.next().is_none())
+        && std::fs::remove_dir(&mods).is_ok()
+    {
+        report.removed.push(mods);
+    }
+    Ok(report)
 }
 
 fn uninstall_locked(

@@ -42,8 +42,50 @@ const TOC_MAGIC: &[u8] = b"-==--==--==--==-";
 /// The `.usmap` magic (`0x30C4` little-endian).
 const MAPPINGS_MAGIC: [u8; 2] = [0xC4, 0x30];
 
+/// How a Git LFS pointer file starts (the LFS specification's first line;
+/// pointer files are text under 1024 bytes).
+const LFS_POINTER_START: &[u8] = b"version https://git-lfs.github.com/spec/";
+
+/// The largest file that can be a Git LFS pointer.
+pub const LFS_POINTER_MAX_LEN: u64 = 1024;
+
+/// Whether `head` (a file's first bytes) is a Git LFS pointer: the text a
+/// repository keeps in place of a file stored in LFS until `git lfs pull`.
+pub fn is_lfs_pointer(head: &[u8]) -> bool {
+    head.starts_with(LFS_POINTER_START)
+}
+
+/// Whether the file at `path` is a Git LFS pointer (read only when it is
+/// small enough to be one).
+pub fn file_is_lfs_pointer(path: &Path) -> Result<bool> {
+    let len = std::fs::metadata(path)
+        .map_err(|e| Error::io(path, e))?
+        .len();
+    if len > LFS_POINTER_MAX_LEN || len < LFS_POINTER_START.len() as u64 {
+        return Ok(false);
+    }
+    let mut head = [0u8; LFS_POINTER_START.len()];
+    std::fs::File::open(path)
+        .and_then(|mut f| f.read_exact(&mut head))
+        .map_err(|e| Error::io(path, e))?;
+    Ok(is_lfs_pointer(&head))
+}
+
+/// The error for a Git LFS pointer where a real file was expected (code `lfs-pointer`).
+pub fn lfs_pointer_error(path: &Path) -> Error {
+    Error::new(crate::error::ErrorKind::Content {
+        code: "lfs-pointer",
+        message: "this is a Git LFS pointer (a few lines of text naming the file kept in LFS), not the file itself".into(),
+    })
+    .in_file(path)
+    .with_hint("run `git lfs pull` in the repository (after `git lfs install` if Git LFS is new on this machine), then run zenpak again; a CI checkout needs `lfs: true`")
+}
+
 /// Decides the kind of `path` from its first bytes `head` and its extension.
 pub fn sniff(path: &Path, head: &[u8]) -> Result<FileKind> {
+    if is_lfs_pointer(head) {
+        return Err(lfs_pointer_error(path));
+    }
     let ext = path
         .extension()
         .and_then(|e| e.to_str())

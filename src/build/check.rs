@@ -105,7 +105,7 @@ pub fn check(manifest: &Manifest) -> Result<CheckReport> {
         packages: content.packages.len(),
         loose_files: content.loose_files.len(),
         mod_loose_files: content.loose_files.clone(),
-        warnings: manifest.warnings(),
+        warnings: crate::build::manifest_warnings(manifest),
         problems,
         suggested_exclude,
         ..CheckReport::default()

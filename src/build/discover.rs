@@ -300,6 +300,7 @@ pub fn scan(
     packages.sort_by(|a, b| a.relative_path.cmp(&b.relative_path));
     loose_files.sort_by(|a, b| a.relative_path.cmp(&b.relative_path));
     problems.extend(case_clashes(root, &packages, &loose_files));
+    problems.extend(take_lfs_pointers(&mut packages, &mut loose_files)?);
     let mut warnings = content_warnings(root, project, strays, &packages, &loose_files);
     warnings.extend(selection.unused_patterns());
     warnings.extend(temporaries.into_iter().map(|path| {
@@ -319,6 +320,41 @@ pub fn scan(
         },
         problems,
     ))
+}
+
+/// Takes out the packages and loose files of which a file is a Git LFS
+/// pointer (the repository was cloned without `git lfs pull`): each such
+/// file is an `lfs-pointer` error, and what it belongs to is not read further.
+fn take_lfs_pointers(
+    packages: &mut Vec<PackageSource>,
+    loose_files: &mut Vec<LooseFile>,
+) -> Result<Vec<Error>> {
+    use crate::sniff::{file_is_lfs_pointer, lfs_pointer_error};
+    let mut problems = Vec::new();
+    let mut kept = Vec::with_capacity(packages.len());
+    for package in packages.drain(..) {
+        let mut pointers = Vec::new();
+        for file in package.files() {
+            if file_is_lfs_pointer(file)? {
+                pointers.push(lfs_pointer_error(file));
+            }
+        }
+        if pointers.is_empty() {
+            kept.push(package);
+        }
+        problems.extend(pointers);
+    }
+    *packages = kept;
+    let mut kept = Vec::with_capacity(loose_files.len());
+    for file in loose_files.drain(..) {
+        if file_is_lfs_pointer(&file.path)? {
+            problems.push(lfs_pointer_error(&file.path));
+        } else {
+            kept.push(file);
+        }
+    }
+    *loose_files = kept;
+    Ok(problems)
 }
 
 /// A package's files found by the walk, by their path without extension.

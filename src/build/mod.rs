@@ -182,6 +182,44 @@ pub fn lock_output(manifest: &Manifest, reporter: &dyn Reporter) -> Result<Outpu
             pid,
         })
     })
+    .map_err(|e| match e.refusal() {
+        Some(_) => {
+            let hint = format!(
+                "zenpak writes the build, and a lock file while it does, into the output folder {}: \
+                 make it writable for your user, or set `[output] dir` in {} to a folder you can write",
+                folder.display(),
+                manifest.path.display()
+            );
+            e.replace_hint(hint)
+        }
+        None => e,
+    })
+}
+
+/// The manifest's warnings ([`Manifest::warnings`]), and `mod-inside-game`
+/// when the mod or its output folder is inside a game's `Content/Paks`:
+/// the engine mounts every `.pak` there, so it would load the build in the
+/// output folder besides the installed copy. `check` and `build` both give them.
+pub fn manifest_warnings(manifest: &Manifest) -> Vec<Diagnostic> {
+    let mut out = manifest.warnings();
+    let inside_paks = [manifest.dir.clone(), manifest.output_dir()]
+        .iter()
+        .filter_map(|d| std::path::absolute(d).ok())
+        .find_map(|d| crate::game::folder::paks_folder_containing(&d));
+    if let Some(paks) = inside_paks {
+        out.push(
+            Diagnostic::warning(
+                "mod-inside-game",
+                format!(
+                    "the mod (or its output) is inside the game's {}: the game mounts every .pak under it, so it would load the build in the output folder as well as the installed copy",
+                    paks.display()
+                ),
+            )
+            .with_file(&manifest.path)
+            .with_hint("keep the mod repository outside the game's folder and use `zenpak install --game-dir` to copy the build into ~mods"),
+        );
+    }
+    out
 }
 
 /// Counts the warnings a reporter was given, passing every event on.
@@ -221,7 +259,7 @@ pub fn build_locked(
     let output_dir = manifest.output_dir();
     // Temporaries a killed zenpak left (no live build owns them: the folder is locked).
     let _ = crate::publish::remove_leftover_temporaries(&output_dir);
-    for warning in manifest.warnings() {
+    for warning in manifest_warnings(manifest) {
         reporter.event(Event::Diagnostic(warning));
     }
     let mut settings = package::Settings::from_manifest(manifest)?;

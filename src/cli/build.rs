@@ -236,7 +236,7 @@ pub fn lock(manifest: &Manifest, out: &Output) -> Result<zenpak::publish::Output
 }
 
 /// `1 package`, `2 packages`.
-fn count(n: usize, noun: &str) -> String {
+pub fn count(n: usize, noun: &str) -> String {
     match n {
         1 => format!("1 {noun}"),
         n => format!("{n} {noun}s"),

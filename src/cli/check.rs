@@ -5,6 +5,7 @@ use zenpak::game_check::{GameReport, GameSection};
 use zenpak::{Error, Result};
 
 use super::args::{KeyArgs, ManifestArgs};
+use super::build::count;
 use super::output::Output;
 
 #[derive(Debug, clap::Args)]
@@ -115,11 +116,11 @@ pub fn run(args: Args, out: &Output) -> Result<()> {
             out.status(
                 "Checked",
                 format!(
-                    "{} packages, {} loose files: {} problem(s), {} warning(s)",
-                    report.packages,
-                    report.loose_files,
-                    report.problems.len() + game_errors,
-                    report.warnings.len() + game_warnings
+                    "{}, {}: {}, {}",
+                    count(report.packages, "package"),
+                    count(report.loose_files, "loose file"),
+                    count(report.problems.len() + game_errors, "problem"),
+                    count(report.warnings.len() + game_warnings, "warning")
                 ),
             );
             if let Some(game) = &game {
@@ -155,8 +156,8 @@ pub fn run(args: Args, out: &Output) -> Result<()> {
         Ok(())
     } else {
         Err(Error::invalid(format!(
-            "{} problem(s) found",
-            report.problems.len() + game_errors
+            "{} found",
+            count(report.problems.len() + game_errors, "problem")
         )))
     }
 }

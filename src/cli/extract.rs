@@ -207,10 +207,10 @@ pub fn run(args: Args, out: &Output) -> Result<()> {
     }
     out.report(args.json, "extracted", &summary, || {
         println!(
-            "extracted {} packages and {} files ({} bytes) into {}",
-            summary.packages,
-            summary.files,
-            summary.bytes_written,
+            "extracted {} and {} ({}) into {}",
+            super::build::count(summary.packages, "package"),
+            super::build::count(summary.files, "file"),
+            super::build::human_bytes(summary.bytes_written),
             summary.output.display()
         )
     });

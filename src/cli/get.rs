@@ -3,10 +3,12 @@
 
 use std::path::PathBuf;
 
+use zenpak::diagnostic::Diagnostic;
 use zenpak::game::GameView;
 use zenpak::Result;
 
 use super::args::KeyArgs;
+use super::build::human_bytes;
 use super::Output;
 
 #[derive(Debug, clap::Args)]
@@ -16,7 +18,8 @@ pub struct Args {
     /// The file, as `zenpak list` shows it (a package's stored `.uasset`
     /// path works too).
     pub file: String,
-    /// Where to write it (default: its file name in the current folder).
+    /// Where to write it (default: its file name in the current folder;
+    /// `-`: standard output).
     #[arg(short, long, value_name = "OUT")]
     pub output: Option<PathBuf>,
     #[command(flatten)]
@@ -39,6 +42,38 @@ pub fn run(args: Args, out: &Output) -> Result<()> {
         (None, Some(p)) => PathBuf::from(p.rsplit('/').next().unwrap_or(p)),
         (None, None) => PathBuf::from(args.file.rsplit('/').next().unwrap_or(&args.file)),
     };
+    if found
+        .as_deref()
+        .and_then(|p| p.rsplit_once('.'))
+        .is_some_and(|(_, ext)| {
+            ext.eq_ignore_ascii_case("uzenasset") || ext.eq_ignore_ascii_case("uzenmap")
+        })
+    {
+        out.diagnostics(&[Diagnostic::note(
+            "zen-package",
+            "this is a package as the container stores it (Zen form), which the editor and legacy tools do not read",
+        )
+        .with_hint(format!(
+            "`zenpak extract {} DIR --filter <path>` writes it as legacy .uasset/.uexp files",
+            args.path.display()
+        ))]);
+    }
+    if output.as_os_str() == "-" {
+        if out.is_json() {
+            return Err(zenpak::Error::usage(
+                "`-o -` writes the file to standard output, where --message-format json writes its messages",
+            )
+            .with_hint("write the file to a path with -o, or leave out --message-format json"));
+        }
+        let mut stdout = std::io::BufWriter::new(std::io::stdout().lock());
+        let bytes = view.get_to(&args.file, &mut stdout)?;
+        std::io::Write::flush(&mut stdout).map_err(|e| zenpak::Error::io("<stdout>", e))?;
+        out.status(
+            "Wrote",
+            format!("{} to standard output", human_bytes(bytes)),
+        );
+        return Ok(());
+    }
     let bytes = view.get(&args.file, &output)?;
     let written = Written {
         file: found.as_deref().unwrap_or(&args.file),
@@ -46,7 +81,7 @@ pub fn run(args: Args, out: &Output) -> Result<()> {
         bytes,
     };
     out.data("written", &written, || {
-        println!("wrote {} ({bytes} bytes)", output.display())
+        println!("wrote {} ({})", output.display(), human_bytes(bytes))
     });
     Ok(())
 }

@@ -102,7 +102,7 @@ pub enum Command {
         after_help = "Examples:\n  zenpak init --engine 5.6 --project MyGame\n  zenpak init --name MyMod --engine 5.4 --project MyGame"
     )]
     Init(new::InitArgs),
-    /// Build (if needed), then make a release .zip (triplet under ~mods/ plus SHA256SUMS).
+    /// Build (if needed), then make a release .zip (triplet under ~mods/ plus SHA256SUMS) and <zip>.sha256 beside it.
     #[command(
         after_help = "Examples:\n  zenpak package\n  zenpak package --message-format json --deny-warnings   # in CI"
     )]

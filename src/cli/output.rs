@@ -422,7 +422,8 @@ impl Output {
         let warnings = self.warnings.load(Ordering::Relaxed);
         if self.deny_warnings && warnings > 0 {
             return Err(Error::invalid(format!(
-                "{warnings} warning(s), and --deny-warnings treats them as errors; nothing was shipped"
+                "{}, and --deny-warnings treats them as errors; nothing was shipped",
+                super::build::count(warnings, "warning")
             )));
         }
         Ok(())
@@ -437,7 +438,8 @@ impl Output {
             let warnings = self.warnings.load(Ordering::Relaxed);
             if warnings > 0 {
                 result = Err(Error::invalid(format!(
-                    "{warnings} warning(s), and --deny-warnings treats them as errors"
+                    "{}, and --deny-warnings treats them as errors",
+                    super::build::count(warnings, "warning")
                 )));
             }
         }

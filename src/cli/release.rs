@@ -72,7 +72,13 @@ pub fn run_package(args: PackageArgs, out: &Output) -> Result<()> {
 
 pub fn run_install(args: InstallArgs, out: &Output) -> Result<()> {
     let manifest = args.manifest.load()?;
-    let game_dirs = args.games.resolve(&manifest)?;
+    // The game folders are checked before building: a wrong --game-dir fails fast.
+    let games = args
+        .games
+        .resolve(&manifest)?
+        .iter()
+        .map(|dir| super::args::game_folder(out, dir, Some(&manifest.game.project)))
+        .collect::<Result<Vec<_>>>()?;
     let lock = super::build::lock(&manifest, out)?;
     let summary = build_and_report(&manifest, (false, false), out, &lock)?;
     out.check_warnings_denied()?;
@@ -80,21 +86,20 @@ pub fn run_install(args: InstallArgs, out: &Output) -> Result<()> {
         dry_run: args.games.dry_run,
         force: args.force,
     };
-    for game_dir in &game_dirs {
-        let game = super::args::game_folder(out, game_dir, Some(&manifest.game.project))?;
+    for game in &games {
         // Mount order: another mod with the same name or container id, a
         // suffix below the game's patches, a mod without its .pak.
         out.diagnostics(&zenpak::release::mount_order_warnings(
             &manifest,
             Some(&summary),
-            &game,
+            game,
         )?);
         out.check_warnings_denied()?;
         let mods = game.mods();
         let report = zenpak::release::install(
             &manifest,
             &summary,
-            &game,
+            game,
             options,
             &mut waiting_for(out, &mods),
         )?;

@@ -9,6 +9,7 @@ use zenpak::glob::Globs;
 use zenpak::Result;
 
 use super::args::KeyArgs;
+use super::build::{count, human_bytes};
 use super::Output;
 
 #[derive(Debug, clap::Args)]
@@ -20,6 +21,9 @@ pub struct Args {
     /// Only paths matching this glob (as `list --filter`). Repeatable.
     #[arg(long, value_name = "GLOB")]
     pub filter: Vec<String>,
+    /// Write into an output folder that is not empty.
+    #[arg(long)]
+    pub force: bool,
     /// Print a JSON summary.
     #[arg(long)]
     pub json: bool,
@@ -31,12 +35,13 @@ pub fn run(args: Args, out: &Output) -> Result<()> {
     let view = GameView::open(&args.path, &args.key.keys()?)?;
     out.diagnostics(&view.diagnostics);
     let keep = Globs::new("--filter", &args.filter)?;
+    zenpak::extract::container::check_output(&args.dir, args.force)?;
     let summary = view.unpack(&args.dir, &|path| keep.is_empty() || keep.is_match(path))?;
     out.report(args.json, "unpacked", &summary, || {
         println!(
-            "unpacked {} files ({} bytes) into {}",
-            summary.files,
-            summary.bytes,
+            "unpacked {} ({}) into {}",
+            count(summary.files, "file"),
+            human_bytes(summary.bytes),
             args.dir.display()
         );
     });

@@ -609,8 +609,8 @@ fn write_all(w: &mut dyn Write, data: &[u8], path: &str) -> Result<u64> {
     Ok(data.len() as u64)
 }
 
-/// An existing output folder must be empty unless `force`.
-fn check_output(output: &Path, force: bool) -> Result<()> {
+/// An existing output folder must be empty unless `force` (`extract`, `unpack`).
+pub fn check_output(output: &Path, force: bool) -> Result<()> {
     if output.is_file() {
         return Err(Error::usage(format!(
             "the output `{}` is a file, not a folder",

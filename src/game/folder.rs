@@ -124,6 +124,23 @@ impl GameFolder {
 }
 
 /// The folders of `dir` that hold `Content/Paks`, sorted, `Engine` left out.
+/// The game's `<Project>/Content/Paks` folder that `path` is inside (or
+/// is), if any: the engine mounts every `.pak` under it, at any depth.
+/// Names are compared ignoring ASCII case, as Windows does.
+pub fn paks_folder_containing(path: &Path) -> Option<PathBuf> {
+    path.ancestors()
+        .find(|a| {
+            let named = |p: Option<&Path>, name: &str| {
+                p.and_then(Path::file_name)
+                    .is_some_and(|n| n.to_string_lossy().eq_ignore_ascii_case(name))
+            };
+            named(Some(a), "Paks")
+                && named(a.parent(), "Content")
+                && a.parent().and_then(Path::parent).is_some()
+        })
+        .map(Path::to_path_buf)
+}
+
 fn projects_in(dir: &Path) -> Vec<String> {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return Vec::new();

@@ -795,14 +795,7 @@ impl GameView {
     /// (a file path; its folder must exist), through a temporary renamed
     /// into place only once the data checked out.
     pub fn get(&self, path: &str, out: &Path) -> Result<u64> {
-        let file = self.find_file(path).ok_or_else(|| {
-            Error::invalid(format!("no file `{path}` in the view")).with_hint(
-                "`zenpak list` shows the paths; a package's .uasset is listed as .uzenasset",
-            )
-        })?;
-        if let FileOrigin::Chunk(chunk) = file.origin {
-            refuse_layout(self.container(chunk).layout_errors())?;
-        }
+        let file = self.file_to_get(path)?;
         let dir = out
             .parent()
             .filter(|p| !p.as_os_str().is_empty())
@@ -914,6 +907,27 @@ impl FolderPlan {
             paks,
             tocs_without_pak,
         })
+    }
+}
+
+impl GameView {
+    /// [`get`](Self::get) into `sink` (`zenpak get -o -`: standard output).
+    pub fn get_to(&self, path: &str, sink: &mut dyn Write) -> Result<u64> {
+        let file = self.file_to_get(path)?;
+        self.read_file_to(file, sink)
+    }
+
+    /// The file `path` names, from a container whose layout can be read.
+    fn file_to_get(&self, path: &str) -> Result<&GameFile> {
+        let file = self.find_file(path).ok_or_else(|| {
+            Error::invalid(format!("no file `{path}` in the view")).with_hint(
+                "`zenpak list` shows the paths; a package's .uasset is listed as .uzenasset",
+            )
+        })?;
+        if let FileOrigin::Chunk(chunk) = file.origin {
+            refuse_layout(self.container(chunk).layout_errors())?;
+        }
+        Ok(file)
     }
 }
 

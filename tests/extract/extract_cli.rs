@@ -159,7 +159,10 @@ fn extracts_every_corpus_container() {
             .map(|p| p.converted.package_id)
             .collect();
         assert!(
-            stdout.contains(&format!("extracted {} packages", names.len())),
+            stdout.contains(&match names.len() {
+                1 => "extracted 1 package ".to_string(),
+                n => format!("extracted {n} packages "),
+            }),
             "{stdout}"
         );
         assert!(

@@ -497,8 +497,8 @@ mod links {
         let elsewhere = dir.join("elsewhere");
         std::fs::create_dir_all(&elsewhere).unwrap();
         let runs: [(&str, Vec<&str>); 3] = [
-            ("pak", vec!["unpack", "target/Repro_P.pak"]),
-            ("utoc", vec!["unpack", "target/Repro_P.utoc"]),
+            ("pak", vec!["unpack", "target/Repro_P.pak", "--force"]),
+            ("utoc", vec!["unpack", "target/Repro_P.utoc", "--force"]),
             (
                 "extract",
                 vec![

@@ -19,5 +19,6 @@ mod inputs;
 mod manifest_agreement;
 mod never_ship;
 mod reliability;
+mod rough_edges;
 mod windows_paths;
 mod workflows;
