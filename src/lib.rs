@@ -26,6 +26,7 @@ pub mod mappings;
 pub mod mount;
 pub mod names;
 pub mod pak;
+pub mod platform;
 pub mod properties;
 pub mod publish;
 pub mod release;

@@ -11,7 +11,7 @@
 
 use std::path::{Path, PathBuf};
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 pub use crate::compression::Compression;
 use crate::diagnostic::Diagnostic;
@@ -38,6 +38,8 @@ pub struct Manifest {
     pub content: ContentSection,
     #[serde(default)]
     pub output: OutputSection,
+    #[serde(default)]
+    pub release: Option<ReleaseSection>,
     /// The game profiles' tables (`[marvel-rivals]`), each read by its
     /// profile; `check_known_keys` lets only registered profiles' tables through.
     #[serde(flatten)]
@@ -53,7 +55,18 @@ pub struct Manifest {
 /// Every key the manifest's own tables know (for unknown-key suggestions);
 /// each game profile's table and keys come from the profile
 /// (`GameProfile::settings_keys`).
-const KNOWN_KEYS: [(&str, &[&str]); 4] = [
+const KNOWN_KEYS: [(&str, &[&str]); 5] = [
+    (
+        "release",
+        &[
+            "icon",
+            "changelog",
+            "readme",
+            "nexus",
+            "modio",
+            "thunderstore",
+        ],
+    ),
     ("mod", &["name", "version", "authors", "description"]),
     (
         "game",
@@ -75,6 +88,52 @@ const KNOWN_KEYS: [(&str, &[&str]); 4] = [
         ],
     ),
 ];
+
+/// `[release]`: what the platforms players download from need besides
+/// `[mod]` (`zenpak package --for`, `crate::platform`).
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct ReleaseSection {
+    /// A 256×256 PNG (Thunderstore), relative to the manifest.
+    pub icon: Option<PathBuf>,
+    /// The changelog shipped with the release, relative to the manifest.
+    pub changelog: Option<PathBuf>,
+    /// The README shipped to Thunderstore (default: the mod's `README.md`).
+    pub readme: Option<PathBuf>,
+    pub nexus: Option<NexusSection>,
+    pub modio: Option<ModioSection>,
+    pub thunderstore: Option<ThunderstoreSection>,
+}
+
+/// `[release] nexus = { game = "…", mod-id = N, file-group = N }`.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct NexusSection {
+    /// The game's domain name on Nexus Mods (`marvelrivals`).
+    pub game: String,
+    pub mod_id: u64,
+    pub file_group: u64,
+}
+
+/// `[release] modio = { game-id = N, mod-id = N }`.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct ModioSection {
+    pub game_id: u64,
+    pub mod_id: u64,
+}
+
+/// `[release] thunderstore = { namespace = "…", website = "…", dependencies = [...] }`.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct ThunderstoreSection {
+    /// The team the package is uploaded under.
+    pub namespace: String,
+    #[serde(default)]
+    pub website: String,
+    #[serde(default)]
+    pub dependencies: Vec<String>,
+}
 
 /// `[mod]`: what the mod is called and who made it.
 #[derive(Debug, Clone, Deserialize)]
@@ -490,6 +549,19 @@ impl Manifest {
             crate::fixups::ProfileOptions::default(),
             |o, (name, table)| o.with_table(name, table.clone()),
         )
+    }
+
+    /// A usage error about `key` of this manifest, at its line when the
+    /// file still says it (for checks made after loading).
+    pub fn key_error(&self, key: &str, message: String) -> Error {
+        let error = Error::usage(format!("`{key}`: {message}")).in_file(&self.path);
+        let at = std::fs::read_to_string(&self.path)
+            .ok()
+            .and_then(|text| find_key(&text, key));
+        match at {
+            Some((line, column)) => error.at_line(line, column),
+            None => error,
+        }
     }
 
     /// The cooked content root, resolved against the manifest's folder.

@@ -83,6 +83,10 @@ pub struct ReleaseArchive {
     pub checksum_file: PathBuf,
     /// Entries in the archive with their SHA-256.
     pub files: Vec<ArchiveEntry>,
+    /// The platform it was made for.
+    pub platform: crate::platform::Platform,
+    /// The platform's metadata written beside the archive (Nexus Mods, mod.io).
+    pub metadata_file: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -127,14 +131,17 @@ pub fn refuse_empty(manifest: &Manifest, summary: &BuildSummary) -> Result<()> {
 /// writes it, so `sha256sum -c` checks a download). The archive is reproducible (fixed entry order and timestamps). Each file is
 /// checked, as it is read, to be the one the build wrote. Call with the
 /// output folder locked, right after the build.
-pub fn package(manifest: &Manifest, summary: &BuildSummary) -> Result<ReleaseArchive> {
+pub fn package(
+    manifest: &Manifest,
+    summary: &BuildSummary,
+    platform: crate::platform::Platform,
+) -> Result<ReleaseArchive> {
     refuse_empty(manifest, summary)?;
+    let artifacts: Vec<PathBuf> = summary.artifacts.iter().map(|a| a.path.clone()).collect();
+    let plan = crate::platform::plan(manifest, platform, &artifacts)?;
     let dir = manifest.output_dir().join(PACKAGE_DIR);
     std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
-    let archive = dir.join(format!(
-        "{}-{}.zip",
-        manifest.package.name, manifest.package.version
-    ));
+    let archive = dir.join(&plan.archive);
     let mut temp = TempFile::create(&archive)?;
     let temp_path = temp.path().to_path_buf();
     let mut files = Vec::new();
@@ -147,17 +154,26 @@ pub fn package(manifest: &Manifest, summary: &BuildSummary) -> Result<ReleaseArc
             .last_modified_time(zip::DateTime::default())
             .unix_permissions(0o644)
             .large_file(true);
-        for artifact in &summary.artifacts {
-            let file_name = artifact
-                .path
-                .file_name()
-                .ok_or_else(|| Error::internal("an artifact has no file name"))?
-                .to_string_lossy();
-            let name = format!("~mods/{file_name}");
+        for entry in &plan.entries {
+            let name = entry.name.clone();
             zip.start_file(name.as_str(), options)
                 .map_err(|e| Error::io(&temp_path, std::io::Error::other(e)))?;
-            let (blake, sha256) = copy_hashing(&artifact.path, &mut zip, &temp_path)?;
-            artifact.check_hash(&blake)?;
+            let sha256 = match (&entry.from, &entry.bytes) {
+                (Some(from), _) => {
+                    let (blake, sha256) = copy_hashing(from, &mut zip, &temp_path)?;
+                    if entry.artifact {
+                        if let Some(artifact) = summary.artifacts.iter().find(|a| &a.path == from) {
+                            artifact.check_hash(&blake)?;
+                        }
+                    }
+                    sha256
+                }
+                (None, Some(bytes)) => {
+                    zip.write_all(bytes).map_err(|e| Error::io(&temp_path, e))?;
+                    hex(&Sha256::digest(bytes))
+                }
+                (None, None) => return Err(Error::internal("a planned entry has no contents")),
+            };
             files.push(ArchiveEntry { name, sha256 });
         }
         let sums: String = files
@@ -183,7 +199,21 @@ pub fn package(manifest: &Manifest, summary: &BuildSummary) -> Result<ReleaseArc
     let mut sums = TempFile::create(&checksum_file)?;
     sums.write_all(checksum_text.as_bytes())
         .map_err(|e| Error::io(&checksum_file, e))?;
-    crate::publish::publish(Vec::new(), vec![sums.stage()?, temp.stage()?])?;
+    let mut staged = vec![sums.stage()?];
+    let metadata = match (&plan.beside, &plan.manifest) {
+        (Some(name), Some(json)) => {
+            let path = dir.join(name);
+            let mut text = serde_json::to_vec_pretty(json).expect("JSON serialises");
+            text.push(b'\n');
+            let mut file = TempFile::create(&path)?;
+            file.write_all(&text).map_err(|e| Error::io(&path, e))?;
+            staged.push(file.stage()?);
+            Some((path, hex(&Sha256::digest(&text))))
+        }
+        _ => None,
+    };
+    staged.push(temp.stage()?);
+    crate::publish::publish(Vec::new(), staged)?;
     let mut owned = OwnedFiles::load(&dir);
     let owner = owner_of(manifest);
     owned.insert(&dir, &archive, sha256.clone(), &owner)?;
@@ -193,12 +223,17 @@ pub fn package(manifest: &Manifest, summary: &BuildSummary) -> Result<ReleaseArc
         hex(&Sha256::digest(checksum_text.as_bytes())),
         &owner,
     )?;
+    if let Some((path, hash)) = &metadata {
+        owned.insert(&dir, path, hash.clone(), &owner)?;
+    }
     owned.save(&dir)?;
     Ok(ReleaseArchive {
         sha256,
         checksum_file,
         path: archive,
         files,
+        platform,
+        metadata_file: metadata.map(|(path, _)| path),
     })
 }
 

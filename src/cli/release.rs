@@ -13,6 +13,15 @@ use super::output::Output;
 pub struct PackageArgs {
     #[command(flatten)]
     pub manifest: ManifestArgs,
+    /// The platform the archive is for: its layout and metadata from
+    /// `mod.toml` (`[release]`).
+    #[arg(long = "for", value_name = "PLATFORM", default_value = "zip",
+          value_parser = ["zip", "nexus", "modio", "thunderstore"])]
+    pub platform: String,
+    /// Build, then print what the archive would hold and the platform's
+    /// manifest, writing no archive.
+    #[arg(long)]
+    pub dry_run: bool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -60,7 +69,26 @@ pub fn run_package(args: PackageArgs, out: &Output) -> Result<()> {
     // A release archive holds the canonical, reproducible layout.
     let summary = build_and_report(&manifest, (false, true), out, &lock)?;
     out.check_warnings_denied()?;
-    let archive = zenpak::release::package(&manifest, &summary)?;
+    let platform: zenpak::platform::Platform = args.platform.parse()?;
+    if args.dry_run {
+        let artifacts: Vec<std::path::PathBuf> =
+            summary.artifacts.iter().map(|a| a.path.clone()).collect();
+        let plan = zenpak::platform::plan(&manifest, platform, &artifacts)?;
+        out.data("release-plan", &plan, || {
+            out.status("Would package", &plan.archive);
+            for entry in &plan.entries {
+                out.status("", &entry.name);
+            }
+            if let Some(json) = &plan.manifest {
+                out.status(
+                    "Manifest",
+                    serde_json::to_string_pretty(json).unwrap_or_default(),
+                );
+            }
+        });
+        return Ok(());
+    }
+    let archive = zenpak::release::package(&manifest, &summary, platform)?;
     out.data("release-archive", &archive, || {
         out.status(
             "Packaged",

@@ -31,6 +31,7 @@ const REASONS: &[&str] = &[
     "consolidated",
     "extracted",
     "release-archive",
+    "release-plan",
     "installed",
     "uninstalled",
     "cleaned",

@@ -18,6 +18,7 @@ mod globs;
 mod inputs;
 mod manifest_agreement;
 mod never_ship;
+mod platforms;
 mod reliability;
 mod rough_edges;
 mod windows_paths;

@@ -110,6 +110,23 @@ fn both_workflows_pass_actionlint() {
     if let Some(problems) = actionlint(&files) {
         assert!(problems.is_empty(), "{problems}");
     }
+    // The platform steps, uncommented as a modder would, pass too.
+    let template =
+        std::fs::read_to_string(repo().join("templates/.github/workflows/release.yml")).unwrap();
+    let at = template
+        .find("      # - name: Nexus Mods")
+        .expect("the template has the platform steps");
+    let uncommented: String = template[..at].to_string()
+        + &template[at..]
+            .lines()
+            .filter(|l| l.starts_with("      # ") && !l.trim_start_matches("      # ").is_empty())
+            .map(|l| format!("      {}\n", &l["      # ".len()..]))
+            .collect::<String>();
+    let all = dir.path().join("all-platforms.yml");
+    std::fs::write(&all, uncommented).unwrap();
+    if let Some(problems) = actionlint(&[&all]) {
+        assert!(problems.is_empty(), "{problems}");
+    }
     // The linter itself must be able to fail: a workflow with a bad expression.
     let bad = dir.path().join("bad.yml");
     std::fs::write(

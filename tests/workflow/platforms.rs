@@ -1,0 +1,286 @@
+//! `zenpak package --for nexus|modio|thunderstore` (issue 31): each
+//! platform's archive layout and metadata from one `mod.toml`, checked
+//! against the platform's published rules, through the real binary.
+//!
+//! Thunderstore's package format (its documentation and the upload page's
+//! manifest validator): `manifest.json` with `name` of `[A-Za-z0-9_]`,
+//! `version_number` `Major.Minor.Patch`, `website_url`, `description` of at
+//! most 250 characters and `dependencies` as `Namespace-Name-Version`;
+//! `icon.png` 256×256; `README.md`. Nexus Mods and mod.io take a plain zip
+//! per file, with the upload metadata (ids, version) given beside it.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use crate::common::{temp_dir, zenpak_in};
+
+/// A real PNG of `size`×`size` grey pixels.
+fn png(size: u32) -> Vec<u8> {
+    use std::io::Write;
+    fn chunk(out: &mut Vec<u8>, kind: &[u8; 4], data: &[u8]) {
+        out.extend_from_slice(&(data.len() as u32).to_be_bytes());
+        out.extend_from_slice(kind);
+        out.extend_from_slice(data);
+        let mut crc = flate2::Crc::new();
+        crc.update(kind);
+        crc.update(data);
+        out.extend_from_slice(&crc.sum().to_be_bytes());
+    }
+    let mut out = vec![0x89, b'P', b'N', b'G', 0x0d, 0x0a, 0x1a, 0x0a];
+    let mut ihdr = Vec::new();
+    ihdr.extend_from_slice(&size.to_be_bytes());
+    ihdr.extend_from_slice(&size.to_be_bytes());
+    ihdr.extend_from_slice(&[8, 0, 0, 0, 0]); // 8-bit greyscale
+    chunk(&mut out, b"IHDR", &ihdr);
+    let mut rows = Vec::new();
+    for _ in 0..size {
+        rows.push(0u8);
+        rows.extend(std::iter::repeat_n(0x80u8, size as usize));
+    }
+    let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+    z.write_all(&rows).unwrap();
+    chunk(&mut out, b"IDAT", &z.finish().unwrap());
+    chunk(&mut out, b"IEND", &[]);
+    out
+}
+
+/// The example mod's cooked files in place, under `name`, with `release`
+/// as the `[release]` table's body.
+fn write_mod(dir: &Path, name: &str, release: &str) {
+    let cooked = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/hello-mod/Cooked");
+    let root = cooked.to_string_lossy().replace('\\', "/");
+    std::fs::write(
+        dir.join("mod.toml"),
+        format!(
+            "[mod]\nname = \"{name}\"\nversion = \"1.2.0\"\nauthors = [\"someone\"]\n\
+             description = \"A string table and its settings.\"\n\n\
+             [game]\nengine = \"5.6\"\nproject = \"HelloGame\"\n\n\
+             [content]\nroot = \"{root}\"\n\n[output]\ndir = \"target\"\ncompression = \"none\"\n\n\
+             [release]\n{release}\n"
+        ),
+    )
+    .unwrap();
+    std::fs::write(dir.join("icon.png"), png(256)).unwrap();
+    std::fs::write(dir.join("CHANGELOG.md"), "## 1.2.0\n- first\n").unwrap();
+    std::fs::write(dir.join("README.md"), "# Hello\n").unwrap();
+}
+
+const RELEASE: &str = "icon = \"icon.png\"\nchangelog = \"CHANGELOG.md\"\n\
+    nexus = { game = \"hellogame\", mod-id = 12, file-group = 34 }\n\
+    modio = { game-id = 5, mod-id = 6 }\n\
+    thunderstore = { namespace = \"Team\", website = \"https://example.org\", dependencies = [\"UE4SS-RE-3.0.1\"] }";
+
+fn json_lines(stdout: &str) -> Vec<serde_json::Value> {
+    stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("every stdout line is JSON"))
+        .collect()
+}
+
+/// `zenpak package --for <platform>`: the archive event.
+fn package(dir: &Path, platform: &str) -> (i32, Vec<serde_json::Value>) {
+    let (code, out, err) = zenpak_in(
+        dir,
+        &["package", "--for", platform, "--message-format", "json"],
+    );
+    assert!(!err.contains("panicked"), "{err}");
+    (code, json_lines(&out))
+}
+
+fn archive_of(lines: &[serde_json::Value]) -> (PathBuf, serde_json::Value) {
+    let event = lines
+        .iter()
+        .find(|l| l["reason"] == "release-archive")
+        .unwrap_or_else(|| panic!("no archive in {lines:#?}"))
+        .clone();
+    (PathBuf::from(event["path"].as_str().unwrap()), event)
+}
+
+/// Names and contents of every entry of a zip.
+fn entries(zip: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut archive = zip::ZipArchive::new(std::fs::File::open(zip).unwrap()).unwrap();
+    (0..archive.len())
+        .map(|i| {
+            let mut f = archive.by_index(i).unwrap();
+            let mut bytes = Vec::new();
+            f.read_to_end(&mut bytes).unwrap();
+            (f.name().to_string(), bytes)
+        })
+        .collect()
+}
+
+fn error_codes_and_lines(lines: &[serde_json::Value]) -> Vec<(String, Option<u64>)> {
+    lines
+        .iter()
+        .filter(|l| l["reason"] == "diagnostic" && l["level"] == "error")
+        .map(|l| {
+            (
+                l["code"].as_str().unwrap_or("").to_string(),
+                l["line"].as_u64(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn thunderstore_gets_its_layout_and_a_manifest_that_follows_its_rules() {
+    let dir = temp_dir("platform-thunderstore");
+    write_mod(&dir, "HelloMod", RELEASE);
+    let (code, lines) = package(&dir, "thunderstore");
+    assert_eq!(code, 0, "{lines:#?}");
+    let (zip, event) = archive_of(&lines);
+    assert_eq!(event["platform"], "thunderstore");
+    let files = entries(&zip);
+    let names: Vec<&str> = files.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "pak/HelloMod_P.utoc",
+            "pak/HelloMod_P.ucas",
+            "pak/HelloMod_P.pak",
+            "icon.png",
+            "README.md",
+            "manifest.json",
+            "CHANGELOG.md",
+            "SHA256SUMS",
+        ]
+    );
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&files.iter().find(|(n, _)| n == "manifest.json").unwrap().1)
+            .unwrap();
+    let name = manifest["name"].as_str().unwrap();
+    assert!(name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'));
+    assert_eq!(name, "HelloMod");
+    let version: Vec<&str> = manifest["version_number"]
+        .as_str()
+        .unwrap()
+        .split('.')
+        .collect();
+    assert_eq!(version.len(), 3);
+    assert!(version.iter().all(|p| p.parse::<u32>().is_ok()));
+    assert!(manifest["description"].as_str().unwrap().chars().count() <= 250);
+    assert_eq!(manifest["website_url"], "https://example.org");
+    assert_eq!(
+        manifest["dependencies"],
+        serde_json::json!(["UE4SS-RE-3.0.1"])
+    );
+    let icon = &files.iter().find(|(n, _)| n == "icon.png").unwrap().1;
+    assert_eq!(&icon[12..16], b"IHDR");
+    assert_eq!(u32::from_be_bytes(icon[16..20].try_into().unwrap()), 256);
+    assert_eq!(u32::from_be_bytes(icon[20..24].try_into().unwrap()), 256);
+
+    // Two runs give the same archive.
+    let first = std::fs::read(&zip).unwrap();
+    std::fs::remove_dir_all(dir.join("target")).unwrap();
+    let (code, lines) = package(&dir, "thunderstore");
+    assert_eq!(code, 0);
+    assert_eq!(std::fs::read(archive_of(&lines).0).unwrap(), first);
+}
+
+#[test]
+fn a_value_thunderstore_refuses_is_an_error_naming_its_key() {
+    let dir = temp_dir("platform-thunderstore-bad");
+    // A name the file system takes but Thunderstore does not.
+    write_mod(&dir, "Hello-Mod", RELEASE);
+    let (code, lines) = package(&dir, "thunderstore");
+    assert_eq!(code, 2, "{lines:#?}");
+    let errors = error_codes_and_lines(&lines);
+    assert_eq!(errors, [("usage".to_string(), Some(2))], "line 2: `name`");
+    // A 512×512 icon.
+    write_mod(&dir, "HelloMod", RELEASE);
+    std::fs::write(dir.join("icon.png"), png(512)).unwrap();
+    let (code, lines) = package(&dir, "thunderstore");
+    assert_eq!(code, 2, "{lines:#?}");
+    let icon_line = std::fs::read_to_string(dir.join("mod.toml"))
+        .unwrap()
+        .lines()
+        .position(|l| l.starts_with("icon"))
+        .unwrap() as u64
+        + 1;
+    assert_eq!(
+        error_codes_and_lines(&lines),
+        [("usage".to_string(), Some(icon_line))]
+    );
+    assert!(!dir
+        .join("target/package")
+        .read_dir()
+        .is_ok_and(|mut d| d.any(|e| e.unwrap().file_name().to_string_lossy().ends_with(".zip"))));
+}
+
+#[test]
+fn nexus_and_modio_get_their_layout_and_upload_metadata_beside_the_archive() {
+    let dir = temp_dir("platform-nexus-modio");
+    write_mod(&dir, "HelloMod", RELEASE);
+    for (platform, folder, beside) in [
+        ("nexus", "HelloGame/Content/Paks/~mods/", "nexus.json"),
+        ("modio", "~mods/", "modio.json"),
+    ] {
+        let (code, lines) = package(&dir, platform);
+        assert_eq!(code, 0, "{lines:#?}");
+        let (zip, event) = archive_of(&lines);
+        let names: Vec<String> = entries(&zip).into_iter().map(|(n, _)| n).collect();
+        for ext in ["pak", "ucas", "utoc"] {
+            assert!(
+                names.contains(&format!("{folder}HelloMod_P.{ext}")),
+                "{names:?}"
+            );
+        }
+        assert!(names.contains(&"SHA256SUMS".to_string()));
+        let metadata = PathBuf::from(event["metadata_file"].as_str().unwrap());
+        assert!(metadata.to_string_lossy().ends_with(beside));
+        let json: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&metadata).unwrap()).unwrap();
+        assert_eq!(json["version"], "1.2.0");
+        assert_eq!(json["file"], zip.file_name().unwrap().to_str().unwrap());
+        if platform == "nexus" {
+            assert_eq!(json["game_domain"], "hellogame");
+            assert_eq!(json["mod_id"], 12);
+            assert_eq!(json["file_group_id"], 34);
+        } else {
+            assert_eq!(json["game_id"], 5);
+            assert_eq!(json["mod_id"], 6);
+            assert_eq!(json["changelog"], "## 1.2.0\n- first\n");
+        }
+    }
+}
+
+#[test]
+fn dry_run_prints_the_plan_and_writes_no_archive() {
+    let dir = temp_dir("platform-dry-run");
+    write_mod(&dir, "HelloMod", RELEASE);
+    let (code, out, _) = zenpak_in(
+        &dir,
+        &[
+            "package",
+            "--for",
+            "thunderstore",
+            "--dry-run",
+            "--message-format",
+            "json",
+        ],
+    );
+    assert_eq!(code, 0, "{out}");
+    let lines = json_lines(&out);
+    let plan = lines
+        .iter()
+        .find(|l| l["reason"] == "release-plan")
+        .unwrap();
+    assert_eq!(plan["platform"], "thunderstore");
+    assert_eq!(plan["manifest"]["name"], "HelloMod");
+    assert!(plan["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|e| e["name"] == "pak/HelloMod_P.utoc"));
+    assert!(
+        !dir.join("target/package").exists()
+            || std::fs::read_dir(dir.join("target/package"))
+                .unwrap()
+                .next()
+                .is_none()
+    );
+    // A platform without its `[release]` entry is a usage error naming it.
+    write_mod(&dir, "HelloMod", "icon = \"icon.png\"");
+    let (code, lines) = package(&dir, "nexus");
+    assert_eq!(code, 2, "{lines:#?}");
+}
