@@ -123,6 +123,7 @@ fn json_lines(run: &Run, command: &str, expected_code: i32) -> Vec<Value> {
         if reason == "diagnostic" {
             check_diagnostic(line);
         }
+        super::message_schema::validate(line);
     }
     let last = lines.last().unwrap();
     assert_eq!(last["reason"], "finished", "{command}: last line: {last}");

@@ -15,6 +15,7 @@ mod game_folder;
 mod globs;
 mod inputs;
 mod manifest_agreement;
+mod message_schema;
 mod never_ship;
 mod reliability;
 mod windows_paths;
