@@ -56,7 +56,6 @@ codes! {
     LIMIT = "limit": "a declared size or count is over zenpak's limit",
     LOCKED = "locked": "doctor: a container is encrypted and no key opens it",
     MANY = "many": "several inputs failed",
-    MISPLACED_PACKAGE = "misplaced-package": "a package's file is not in the folder its package name says",
     MOD_FORMAT_DIFFERS = "mod-format-differs": "doctor: the mod's format differs from the game's",
     MOUNT_POINT = "mount-point": "a pak's mount point differs from its container's",
     MUST_EXIST_IN_GAME = "must-exist-in-game": "check: the mod imports packages the game must have",

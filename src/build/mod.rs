@@ -46,6 +46,7 @@ pub mod engine_guess;
 pub mod never_ship;
 pub mod package;
 pub mod pak_input;
+pub mod placement;
 
 use std::collections::BTreeSet;
 use std::path::Path;

@@ -32,6 +32,8 @@ const REASONS: &[&str] = &[
     "extracted",
     "release-archive",
     "installed",
+    "watching",
+    "added",
     "uninstalled",
     "cleaned",
     "man-pages",

@@ -3,6 +3,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod add;
 mod architecture;
 mod build_e2e;
 mod build_incremental;
