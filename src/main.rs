@@ -18,6 +18,10 @@ fn main() -> ExitCode {
     // Ctrl-C and SIGTERM: let a publication under way finish, remove every
     // temporary file, and leave the previous outputs as they were.
     let _ = ctrlc::set_handler(|| {
+        // `install --watch` waiting for a change stops by itself, cleanly.
+        if cli::watch::stop_if_idle() {
+            return;
+        }
         zenpak::publish::on_interrupt();
         eprintln!("\nerror: interrupted; the previous output was left as it was");
         std::process::exit(130);

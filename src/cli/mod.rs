@@ -27,6 +27,7 @@ mod release;
 mod shell;
 mod unpack;
 mod verify;
+pub mod watch;
 
 pub use output::{GlobalOptions, Output};
 

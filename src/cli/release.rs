@@ -25,6 +25,10 @@ pub struct InstallArgs {
     /// mod's, or nobody's); without it, such a file stops the install.
     #[arg(long)]
     pub force: bool,
+    /// Keep running: rebuild (development build) and reinstall whenever the
+    /// cooked files or mod.toml change; Ctrl-C stops it.
+    #[arg(long, conflicts_with = "dry_run")]
+    pub watch: bool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -73,6 +77,19 @@ pub fn run_package(args: PackageArgs, out: &Output) -> Result<()> {
 pub fn run_install(args: InstallArgs, out: &Output) -> Result<()> {
     let manifest = args.manifest.load()?;
     let game_dirs = args.games.resolve(&manifest)?;
+    if args.watch {
+        return super::watch::run(&args, manifest, &game_dirs, out);
+    }
+    install(&args, &manifest, &game_dirs, out)
+}
+
+/// Builds (if needed) and installs into each game folder.
+pub fn install(
+    args: &InstallArgs,
+    manifest: &zenpak::manifest::Manifest,
+    game_dirs: &[std::path::PathBuf],
+    out: &Output,
+) -> Result<()> {
     let lock = super::build::lock(&manifest, out)?;
     let summary = build_and_report(&manifest, (false, false), out, &lock)?;
     out.check_warnings_denied()?;
@@ -80,7 +97,7 @@ pub fn run_install(args: InstallArgs, out: &Output) -> Result<()> {
         dry_run: args.games.dry_run,
         force: args.force,
     };
-    for game_dir in &game_dirs {
+    for game_dir in game_dirs {
         let game = super::args::game_folder(out, game_dir, Some(&manifest.game.project))?;
         let mods = game.mods();
         let report = zenpak::release::install(

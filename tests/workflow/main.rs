@@ -19,5 +19,6 @@ mod manifest_agreement;
 mod message_schema;
 mod never_ship;
 mod reliability;
+mod watch;
 mod windows_paths;
 mod workflows;
