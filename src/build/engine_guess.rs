@@ -98,18 +98,7 @@ pub fn wrong_engine(
 ) -> Error {
     let current = manifest.game.engine;
     let best = fits[0];
-    let others = if fits.len() > 1 {
-        format!(
-            " (also readable as {})",
-            fits[1..]
-                .iter()
-                .map(|v| v.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        )
-    } else {
-        String::new()
-    };
+    let others = also(&fits[1..], "also readable as");
     let first = first_failure
         .map(|f| format!(". First failure: {f}"))
         .unwrap_or_default();
@@ -171,18 +160,7 @@ fn name_foreign_packages(error: Error, content: &Content, current: EngineVersion
 pub fn foreign_package(header: &std::path::Path, current: EngineVersion) -> Option<Error> {
     let fits = versions_that_read(&[header], current);
     let best = *fits.first()?;
-    let also = if fits.len() > 1 {
-        format!(
-            " (also {})",
-            fits[1..]
-                .iter()
-                .map(|v| v.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        )
-    } else {
-        String::new()
-    };
+    let also = also(&fits[1..], "also");
     Some(
         Error::new(ErrorKind::Content {
             code: crate::codes::FOREIGN_PACKAGE,
@@ -195,4 +173,13 @@ pub fn foreign_package(header: &std::path::Path, current: EngineVersion) -> Opti
             "the mod's other packages read as UE {current}, so keep `[game] engine`: cook this asset again with the UE {current} editor, or remove it"
         )),
     )
+}
+
+/// ` (also 5.2, 5.3)` for the other releases that fit, empty when none do.
+fn also(others: &[EngineVersion], words: &str) -> String {
+    if others.is_empty() {
+        return String::new();
+    }
+    let list: Vec<&str> = others.iter().map(|v| v.as_str()).collect();
+    format!(" ({words} {})", list.join(", "))
 }

@@ -90,8 +90,8 @@ pub fn install(
     game_dirs: &[std::path::PathBuf],
     out: &Output,
 ) -> Result<()> {
-    let lock = super::build::lock(&manifest, out)?;
-    let summary = build_and_report(&manifest, (false, false), out, &lock)?;
+    let lock = super::build::lock(manifest, out)?;
+    let summary = build_and_report(manifest, (false, false), out, &lock)?;
     out.check_warnings_denied()?;
     let options = zenpak::release::InstallOptions {
         dry_run: args.games.dry_run,
@@ -101,7 +101,7 @@ pub fn install(
         let game = super::args::game_folder(out, game_dir, Some(&manifest.game.project))?;
         let mods = game.mods();
         let report = zenpak::release::install(
-            &manifest,
+            manifest,
             &summary,
             &game,
             options,

@@ -2,37 +2,11 @@
 //! carries, with their companions; a different file at the destination is
 //! refused; a package in the wrong folder is told where it belongs.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde_json::Value;
 
-use super::cli_output::json;
-
-fn copy_tree(from: &Path, to: &Path) {
-    for entry in walkdir::WalkDir::new(from) {
-        let entry = entry.unwrap();
-        let rel = entry.path().strip_prefix(from).unwrap();
-        if rel.starts_with("target") {
-            continue;
-        }
-        let dest = to.join(rel);
-        if entry.file_type().is_dir() {
-            std::fs::create_dir_all(&dest).unwrap();
-        } else {
-            std::fs::copy(entry.path(), &dest).unwrap();
-        }
-    }
-}
-
-/// A copy of the example mod (UE 5.6, project HelloGame).
-fn example(dir: &Path) -> PathBuf {
-    let repo = dir.join("hello-mod");
-    copy_tree(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/hello-mod"),
-        &repo,
-    );
-    repo
-}
+use super::cli_output::{built_example as example, json};
 
 fn s(p: &Path) -> &str {
     p.to_str().unwrap()

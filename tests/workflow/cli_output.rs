@@ -164,7 +164,7 @@ fn quiet(dir: &Path, args: &[&str]) {
     );
 }
 
-fn copy_dir(from: &Path, to: &Path) {
+pub(crate) fn copy_dir(from: &Path, to: &Path) {
     for entry in walkdir::WalkDir::new(from) {
         let entry = entry.unwrap();
         let rel = entry.path().strip_prefix(from).unwrap();
@@ -181,7 +181,7 @@ fn copy_dir(from: &Path, to: &Path) {
 }
 
 /// A copy of the example mod, built.
-fn built_example(root: &Path) -> PathBuf {
+pub(crate) fn built_example(root: &Path) -> PathBuf {
     let repo = root.join("hello-mod");
     copy_dir(
         &Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/hello-mod"),

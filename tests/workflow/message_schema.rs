@@ -24,6 +24,12 @@ fn schema() -> &'static Value {
 pub(crate) fn validate(line: &Value) {
     let mut errors = Vec::new();
     check(schema(), schema(), line, "$", &mut errors);
+    // `message` is the finding alone: what to do is `hint`.
+    if let Some(message) = line["message"].as_str() {
+        if message.contains("\n  hint:") {
+            errors.push("`message` carries hint text".to_string());
+        }
+    }
     assert!(
         errors.is_empty(),
         "a JSON line does not match docs/message-format.schema.json: {errors:?}\n{line}"
@@ -194,23 +200,11 @@ fn the_checker_rejects_what_the_schema_forbids() {
     assert!(!errors.is_empty());
 }
 
-fn copy_tree(from: &Path, to: &Path) {
-    for entry in walkdir::WalkDir::new(from) {
-        let entry = entry.unwrap();
-        let dest = to.join(entry.path().strip_prefix(from).unwrap());
-        if entry.file_type().is_dir() {
-            std::fs::create_dir_all(&dest).unwrap();
-        } else {
-            std::fs::copy(entry.path(), &dest).unwrap();
-        }
-    }
-}
-
 /// A 5.6 mod of the corpus's 36 SN2 packages (more than one batch of the
 /// build's pool on any machine here).
 fn sn2_mod(corpus: &Path, dir: &Path) -> std::path::PathBuf {
     let repo = dir.join("sn2");
-    copy_tree(
+    super::cli_output::copy_dir(
         &corpus.join("uassetapi/TestManyAssets/SN2"),
         &repo.join("Cooked/SN2"),
     );

@@ -11,22 +11,6 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-fn copy_tree(from: &Path, to: &Path) {
-    for entry in walkdir::WalkDir::new(from) {
-        let entry = entry.unwrap();
-        let rel = entry.path().strip_prefix(from).unwrap();
-        if rel.starts_with("target") {
-            continue;
-        }
-        let dest = to.join(rel);
-        if entry.file_type().is_dir() {
-            std::fs::create_dir_all(&dest).unwrap();
-        } else {
-            std::fs::copy(entry.path(), &dest).unwrap();
-        }
-    }
-}
-
 struct Watch {
     child: Child,
     lines: Receiver<Value>,
@@ -132,11 +116,7 @@ fn verify(utoc: &Path) {
 }
 
 fn setup(dir: &Path) -> (PathBuf, PathBuf, PathBuf) {
-    let repo = dir.join("hello-mod");
-    copy_tree(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/hello-mod"),
-        &repo,
-    );
+    let repo = super::cli_output::built_example(dir);
     let game = dir.join("Game");
     std::fs::create_dir_all(game.join("HelloGame/Content/Paks")).unwrap();
     let installed = game.join("HelloGame/Content/Paks/~mods/HelloMod_P.utoc");
