@@ -33,6 +33,7 @@ codes! {
     DECOMPRESS = "decompress": "a compressed block does not decompress",
     EMPTY_MOD = "empty-mod": "the mod has no packages and no files",
     ENGINE_CONTRADICTORY = "engine-contradictory": "doctor: the game's files name contradictory engine releases",
+    ENGINE_FACT_UNKNOWN = "engine-fact-unknown": "doctor: a fact of the game's files that no known release writes",
     ENGINE_NOT_WRITTEN = "engine-not-written": "doctor --write: several engine releases fit, [game] engine left as it is",
     ENGINE_RANGE = "engine-range": "doctor: the game's files allow a range of engine releases",
     ENGINE_UNKNOWN = "engine-unknown": "doctor: no engine release could be told from the game's files",
@@ -65,6 +66,7 @@ codes! {
     NO_GLOBAL_CONTAINER = "no-global-container": "doctor: the game has no global.utoc",
     NOT_OWNED = "not-owned": "a file zenpak would replace is not its own",
     PACKAGE_PATH_MISMATCH = "package-path-mismatch": "the package's name and its path disagree",
+    PAK_VERSION_OLDER = "pak-version-older": "doctor: a pak version older than any release writes (newer engines still read it)",
     RENAMED_CONTAINER = "renamed-container": "a container was renamed after it was built",
     ROUND_TRIP = "round-trip": "extract: converting back does not give the same Zen package",
     SHADER_ASSET_INFO_MISSING = "shader-asset-info-missing": "a shader library has no asset info",
@@ -152,6 +154,46 @@ mod tests {
             }
         }
         assert!(seen > 30, "the scan found only {seen} codes");
+        assert!(
+            unknown.is_empty(),
+            "codes missing from codes::ALL: {unknown:?}"
+        );
+    }
+
+    /// Codes chosen before the call: `let code = if … { "a" } else { "b" };`,
+    /// `let (code, verb) = match … { … => ("a", "…"), … };`.
+    #[test]
+    fn every_code_chosen_in_a_let_is_listed() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut unknown = Vec::new();
+        for entry in walkdir::WalkDir::new(&root) {
+            let entry = entry.unwrap();
+            if entry.path().extension().is_none_or(|e| e != "rs") {
+                continue;
+            }
+            let text = std::fs::read_to_string(entry.path()).unwrap();
+            for start in ["let code =", "let (code,"] {
+                for (at, _) in text.match_indices(start) {
+                    let statement = &text[at..];
+                    let statement = &statement[..statement.find(';').unwrap_or(statement.len())];
+                    let pieces: Vec<&str> = statement.split('"').collect();
+                    // Odd pieces are literals; one compared against (`== "x"`) is no code.
+                    for (i, literal) in pieces.iter().enumerate().skip(1).step_by(2) {
+                        if pieces[i - 1].trim_end().ends_with("==") {
+                            continue;
+                        }
+                        let kebab = !literal.is_empty()
+                            && literal.contains('-')
+                            && literal
+                                .chars()
+                                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
+                        if kebab && !is_known(literal) {
+                            unknown.push(format!("{}: {literal}", entry.path().display()));
+                        }
+                    }
+                }
+            }
+        }
         assert!(
             unknown.is_empty(),
             "codes missing from codes::ALL: {unknown:?}"
