@@ -9,6 +9,7 @@
 pub mod binary;
 pub mod build;
 pub mod classic;
+pub mod codes;
 pub mod compression;
 pub mod diagnostic;
 pub mod error;

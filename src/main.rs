@@ -18,6 +18,10 @@ fn main() -> ExitCode {
     // Ctrl-C and SIGTERM: let a publication under way finish, remove every
     // temporary file, and leave the previous outputs as they were.
     let _ = ctrlc::set_handler(|| {
+        // `install --watch` waiting for a change stops by itself, cleanly.
+        if cli::watch::stop_if_idle() {
+            return;
+        }
         zenpak::publish::on_interrupt();
         eprintln!("\nerror: interrupted; the previous output was left as it was");
         std::process::exit(130);
@@ -50,6 +54,7 @@ fn usage_error(error: clap::Error) -> ExitCode {
     if !wants_json || informational {
         error.exit();
     }
+    use clap::error::{ContextKind, ContextValue};
     let message = error
         .render()
         .to_string()
@@ -58,10 +63,35 @@ fn usage_error(error: clap::Error) -> ExitCode {
         .unwrap_or("invalid command line")
         .trim_start_matches("error: ")
         .to_string();
+    let strings = |kind| match error.get(kind) {
+        Some(ContextValue::String(s)) => vec![s.clone()],
+        Some(ContextValue::Strings(v)) => v.clone(),
+        Some(ContextValue::StyledStr(s)) => vec![s.to_string()],
+        Some(ContextValue::StyledStrs(v)) => v.iter().map(|s| s.to_string()).collect(),
+        _ => Vec::new(),
+    };
+    // What clap knows beyond its first line, as fields: the argument it
+    // stopped at, the values it accepts there, its did-you-mean, the usage line.
+    let suggestion = strings(ContextKind::SuggestedArg)
+        .into_iter()
+        .chain(strings(ContextKind::SuggestedSubcommand))
+        .chain(strings(ContextKind::SuggestedValue))
+        .next();
+    let usage = strings(ContextKind::Usage)
+        .first()
+        .map(|u| u.trim_start_matches("Usage: ").to_string());
+    let hint = match &suggestion {
+        Some(s) => format!("did you mean `{s}`? (`zenpak --help` lists every command and option)"),
+        None => "run `zenpak --help`".to_string(),
+    };
     cli::output::print_json_line(&serde_json::json!({
-        "reason": "diagnostic", "level": "error", "code": "usage", "message": message,
+        "reason": "diagnostic", "level": "error", "code": zenpak::codes::USAGE, "message": message,
         "file": null, "structure": [], "offset": null, "line": null, "column": null,
-        "hint": "run `zenpak --help`",
+        "hint": hint,
+        "argument": strings(ContextKind::InvalidArg).first().or(strings(ContextKind::InvalidSubcommand).first()),
+        "valid_values": strings(ContextKind::ValidValue),
+        "suggestion": suggestion,
+        "usage": usage,
     }));
     cli::output::print_json_line(&serde_json::json!({
         "reason": "finished", "command": null, "success": false, "exit_code": 2, "warnings": 0, "errors": 1,

@@ -333,6 +333,10 @@ pub struct BuildRecord {
     /// one (not the canonical layout a release build must write).
     #[serde(default)]
     pub extended: bool,
+    /// How many chunks the container holds (absent in records of older
+    /// zenpaks: such a build is not taken as up to date).
+    #[serde(default)]
+    pub chunks: Option<usize>,
 }
 
 /// One output file as the last build left it.

@@ -133,8 +133,17 @@ pub fn check(manifest: &Manifest) -> Result<CheckReport> {
         .map(|p| p.package_name.to_lowercase())
         .collect();
     let mut needed = BTreeSet::new();
-    for check in results {
-        report.mod_packages.extend(check.facts);
+    for (source, mut check) in content.packages.iter().zip(results) {
+        report.mod_packages.extend(std::mem::take(&mut check.facts));
+        if check.unreadable {
+            // Most packages read (else `engine_problem` answered): one that
+            // reads as another release is foreign, said on its file.
+            if let Some(foreign) =
+                crate::build::engine_guess::foreign_package(&source.header, engine)
+            {
+                check.problems = vec![Diagnostic::of(&foreign)];
+            }
+        }
         report.problems.extend(check.problems);
         report.warnings.extend(check.warnings);
         for name in check.imported {

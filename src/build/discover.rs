@@ -520,13 +520,17 @@ fn packages_of(
                     continue;
                 }
                 let Some(package_name) = package_name_for(&relative, project) else {
-                    problems.push(
-                        Error::usage("cannot tell its package name")
-                            .in_file(&header)
-                            .with_hint(format!(
+                    let hint = super::placement::belongs_hint(&header, root, project)
+                        .unwrap_or_else(|| {
+                            format!(
                                 "packages must live under `{project}/Content/`, `Engine/Content/` \
                                  or `.../Plugins/<Plugin>/Content/` (is `[game] project` right?)"
-                            )),
+                            )
+                        });
+                    problems.push(
+                        Error::usage("cannot tell its package name from its folder")
+                            .in_file(&header)
+                            .with_hint(hint),
                     );
                     continue;
                 };

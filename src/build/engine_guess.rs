@@ -57,11 +57,15 @@ pub fn explain_failures(error: Error, content: &Content, manifest: &Manifest) ->
         return error;
     };
     let format_failures: Vec<&Error> = failures.iter().filter(|e| e.is_format()).collect();
+    if format_failures.is_empty() {
+        return error;
+    }
     if format_failures.len() * 2 < failures.len()
-        || format_failures.is_empty()
         || failures.len() * 2 < content.packages.len().max(1)
     {
-        return error;
+        // Most packages read at the mod's engine: the ones that do not are
+        // foreign, each said on its own file.
+        return name_foreign_packages(error, content, manifest.game.engine);
     }
     let headers: Vec<&std::path::Path> = format_failures.iter().filter_map(|e| e.file()).collect();
     // Only packages of this build: an error may name a companion instead of the header.
@@ -78,7 +82,7 @@ pub fn explain_failures(error: Error, content: &Content, manifest: &Manifest) ->
         failures.len(),
         *total,
         &fits,
-        Some(&format_failures[0].to_string()),
+        Some(&first_failure(format_failures[0])),
     )
 }
 
@@ -94,18 +98,7 @@ pub fn wrong_engine(
 ) -> Error {
     let current = manifest.game.engine;
     let best = fits[0];
-    let others = if fits.len() > 1 {
-        format!(
-            " (also readable as {})",
-            fits[1..]
-                .iter()
-                .map(|v| v.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        )
-    } else {
-        String::new()
-    };
+    let others = also(&fits[1..], "also readable as");
     let first = first_failure
         .map(|f| format!(". First failure: {f}"))
         .unwrap_or_default();
@@ -116,4 +109,77 @@ pub fn wrong_engine(
     .with_hint(format!(
         "cooked packages do not say which engine wrote them: set `[game] engine = \"{best}\"` in mod.toml"
     ))
+}
+
+/// An error's location and message, without its hint (for quoting it).
+fn first_failure(error: &Error) -> String {
+    let location = error.location();
+    if location.is_empty() {
+        error.message()
+    } else {
+        format!("{location}: {}", error.message())
+    }
+}
+
+/// The failures of `error` with each package that reads as another engine
+/// release (and not as `current`) said as such: a `foreign-package` error
+/// on its header naming the releases it reads as. Other failures unchanged.
+fn name_foreign_packages(error: Error, content: &Content, current: EngineVersion) -> Error {
+    let ErrorKind::Many {
+        what,
+        total,
+        failures,
+    } = error.into_kind()
+    else {
+        unreachable!("called with a Many error")
+    };
+    let failures = failures
+        .into_iter()
+        .map(|failure| {
+            let header = failure
+                .file()
+                .filter(|f| content.packages.iter().any(|p| p.header == *f))
+                .map(std::path::Path::to_path_buf);
+            match header {
+                Some(header) if failure.is_format() => {
+                    foreign_package(&header, current).unwrap_or(failure)
+                }
+                _ => failure,
+            }
+        })
+        .collect();
+    Error::new(ErrorKind::Many {
+        what,
+        total,
+        failures,
+    })
+}
+
+/// A `foreign-package` error for the package at `header` when it does not
+/// read as `current` but does as other releases; `None` otherwise.
+pub fn foreign_package(header: &std::path::Path, current: EngineVersion) -> Option<Error> {
+    let fits = versions_that_read(&[header], current);
+    let best = *fits.first()?;
+    let also = also(&fits[1..], "also");
+    Some(
+        Error::new(ErrorKind::Content {
+            code: crate::codes::FOREIGN_PACKAGE,
+            message: format!(
+                "this package reads as UE {best}{also}, not as the mod's UE {current}: it was cooked by another engine release"
+            ),
+        })
+        .in_file(header)
+        .with_hint(format!(
+            "the mod's other packages read as UE {current}, so keep `[game] engine`: cook this asset again with the UE {current} editor, or remove it"
+        )),
+    )
+}
+
+/// ` (also 5.2, 5.3)` for the other releases that fit, empty when none do.
+fn also(others: &[EngineVersion], words: &str) -> String {
+    if others.is_empty() {
+        return String::new();
+    }
+    let list: Vec<&str> = others.iter().map(|v| v.as_str()).collect();
+    format!(" ({words} {})", list.join(", "))
 }

@@ -47,6 +47,7 @@ pub mod mod_package;
 pub mod never_ship;
 pub mod package;
 pub mod pak_input;
+pub mod placement;
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -280,7 +281,11 @@ pub fn build_locked(
     if !options.force {
         if let Some(record) = cache.load_build_record() {
             let layout_ok = !(options.release && record.extended);
-            if record.key == build_key && layout_ok && record.matches_disk(&artifacts) {
+            if record.key == build_key
+                && layout_ok
+                && record.chunks.is_some()
+                && record.matches_disk(&artifacts)
+            {
                 return Ok(up_to_date_summary(
                     &content,
                     bytes_in,
@@ -306,7 +311,7 @@ pub fn build_locked(
         to_convert,
     });
 
-    let Converted {
+    let Conversion {
         written,
         converted,
         container_settings,
@@ -445,7 +450,7 @@ fn fingerprint(
 }
 
 /// What [`convert_and_write`] did.
-struct Converted {
+struct Conversion {
     written: crate::iostore::writer::WrittenContainer,
     /// Packages converted (not taken from the cache).
     converted: usize,
@@ -470,7 +475,7 @@ fn convert_and_write(
     keys: &[Hash],
     loose_hashes: &[Hash],
     artifacts: &[std::path::PathBuf],
-) -> Result<Converted> {
+) -> Result<Conversion> {
     let stem = manifest.artifact_stem();
     let container_settings = container_settings(manifest, settings, options);
     // 5.0–5.2: the engine lays out the export bundles of all the container's
@@ -563,7 +568,7 @@ fn convert_and_write(
         }
     }
     let written = writer.finish()?;
-    Ok(Converted {
+    Ok(Conversion {
         written,
         converted,
         container_settings,
@@ -599,6 +604,7 @@ fn record(
         key: build_key,
         artifacts: records.clone(),
         extended: written.appended,
+        chunks: Some(written.chunk_count),
     })?;
     cache.save_container_record(&cache::ContainerRecord {
         settings,
@@ -657,31 +663,32 @@ impl Packages<'_> {
             .map(|start| start..(start + batch_size).min(content.packages.len()))
             .collect();
         let report = pass == Pass::First;
-        let convert_one = |i| {
+        // Workers only convert; what they found is reported by the one thread
+        // that hands packages to `sink`, in content (package path) order, so
+        // events come out in the same order on every run.
+        let convert_one = |i| -> Converted {
             let source = &content.packages[i];
             let path = cache.package_path(&keys[i]);
+            let mut damaged = None;
             if !options.force || pass == Pass::Cached {
                 match package::BuiltPackage::load_cached(&path, &keys[i], source) {
                     Cached::Hit(built) => {
-                        if report {
-                            reporter.event(Event::Package {
-                                source,
-                                reused: true,
-                                fixups: &[],
-                            });
+                        return Converted {
+                            result: Ok(*built),
+                            fresh: false,
+                            damaged,
                         }
-                        return (Ok(*built), false);
                     }
-                    Cached::Damaged(e) if report => reporter.event(Event::Diagnostic(
+                    Cached::Damaged(e) if report => damaged = Some(
                         Diagnostic {
-                            code: "cache-damaged".into(),
+                            code: crate::codes::CACHE_DAMAGED.into(),
                             level: crate::diagnostic::Level::Warning,
                             ..Diagnostic::of(&e)
                         }
                         .with_hint(
                             "the package is converted again; nothing damaged reaches the output",
                         ),
-                    )),
+                    ),
                     Cached::Damaged(_) | Cached::Miss => {}
                 }
             }
@@ -689,22 +696,15 @@ impl Packages<'_> {
                 built.save(&path, &keys[i])?;
                 Ok(built)
             });
-            if let (Ok(built), true) = (&result, report) {
-                for warning in &built.warnings {
-                    reporter.event(Event::Diagnostic(warning.clone()));
-                }
-                reporter.event(Event::Package {
-                    source,
-                    reused: false,
-                    fixups: &built.fixups,
-                });
+            Converted {
+                result,
+                fresh: true,
+                damaged,
             }
-            (result, true)
         };
-        let convert_batch =
-            |range: std::ops::Range<usize>| -> Vec<(Result<package::BuiltPackage>, bool)> {
-                range.into_par_iter().map(&convert_one).collect()
-            };
+        let convert_batch = |range: std::ops::Range<usize>| -> Vec<Converted> {
+            range.into_par_iter().map(&convert_one).collect()
+        };
         let mut converted = 0;
         let mut failures: Vec<(usize, Error)> = Vec::new();
         // Batch N is given to the sink (one thread, in content order) while the
@@ -717,10 +717,13 @@ impl Packages<'_> {
             let (next_results, written) = rayon::join(
                 || next.map(&convert_batch),
                 || -> Result<()> {
-                    for (offset, (result, fresh)) in results.into_iter().enumerate() {
+                    for (offset, c) in results.into_iter().enumerate() {
                         let i = range.start + offset;
-                        converted += usize::from(fresh && result.is_ok());
-                        match result {
+                        converted += usize::from(c.fresh && c.result.is_ok());
+                        if report {
+                            report_package(reporter, &content.packages[i], &c);
+                        }
+                        match c.result {
                             Ok(built) if failures.is_empty() => sink(i, built)?,
                             Ok(_) => {}
                             Err(e) => failures.push((i, e)),
@@ -774,6 +777,35 @@ impl Packages<'_> {
     }
 }
 
+/// What a worker made of one package, reported later in content order.
+struct Converted {
+    result: Result<package::BuiltPackage>,
+    /// Converted now (not taken from the cache).
+    fresh: bool,
+    /// The cache entry was damaged (and the package converted again).
+    damaged: Option<Diagnostic>,
+}
+
+/// The events of one package: a damaged cache entry, its conversion
+/// warnings, and the package itself when it was made.
+fn report_package(reporter: &dyn Reporter, source: &discover::PackageSource, c: &Converted) {
+    if let Some(d) = &c.damaged {
+        reporter.event(Event::Diagnostic(d.clone()));
+    }
+    if let Ok(built) = &c.result {
+        if c.fresh {
+            for warning in &built.warnings {
+                reporter.event(Event::Diagnostic(warning.clone()));
+            }
+        }
+        reporter.event(Event::Package {
+            source,
+            reused: !c.fresh,
+            fixups: if c.fresh { &built.fixups } else { &[] },
+        });
+    }
+}
+
 /// The key of a package's chunk: its package key, and the bundles the
 /// container-wide pass gave it when they are not its own alone.
 fn bundled_key(key: &Hash, bundles: Option<&crate::zen::ExportBundles>) -> Hash {
@@ -807,7 +839,7 @@ fn up_to_date_summary(
         packages: content.packages.len(),
         converted: 0,
         loose_files: content.loose_files.len(),
-        chunks: 0,
+        chunks: record.chunks.unwrap_or(0),
         bytes_in,
         bytes_out: record.artifacts.iter().map(|a| a.stamp.size).sum(),
         up_to_date: true,

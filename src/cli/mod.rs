@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod add;
 pub mod args;
 mod build;
 mod check;
@@ -27,6 +28,7 @@ mod release;
 mod shell;
 mod unpack;
 mod verify;
+pub mod watch;
 
 pub use output::{GlobalOptions, Output};
 
@@ -102,6 +104,11 @@ pub enum Command {
         after_help = "Examples:\n  zenpak init --engine 5.6 --project MyGame\n  zenpak init --name MyMod --engine 5.4 --project MyGame"
     )]
     Init(new::InitArgs),
+    /// Copy cooked packages (with .uexp/.ubulk/...) into the mod's content folder where their package names say.
+    #[command(
+        after_help = "Examples:\n  zenpak add ~/Downloads/SM_Sword.uasset\n  zenpak add Exported/*.uasset --to mods/MyMod"
+    )]
+    Add(add::Args),
     /// Build (if needed), then make a release .zip (triplet under ~mods/ plus SHA256SUMS) and <zip>.sha256 beside it.
     #[command(
         after_help = "Examples:\n  zenpak package\n  zenpak package --message-format json --deny-warnings   # in CI"
@@ -179,6 +186,7 @@ impl Command {
             Command::Doctor(_) => "doctor",
             Command::New(_) => "new",
             Command::Init(_) => "init",
+            Command::Add(_) => "add",
             Command::Package(_) => "package",
             Command::Install(_) => "install",
             Command::Uninstall(_) => "uninstall",
@@ -219,6 +227,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Doctor(args) => doctor::run(args, &out),
         Command::New(args) => new::run_new(args, &out),
         Command::Init(args) => new::run_init(args, &out),
+        Command::Add(args) => add::run(args, &out),
         Command::Package(args) => release::run_package(args, &out),
         Command::Install(args) => release::run_install(args, &out),
         Command::Uninstall(args) => release::run_uninstall(args, &out),

@@ -170,6 +170,13 @@ impl Output {
     /// One diagnostic: a JSON line, or `level: location: message` on stderr.
     /// Warnings and notes are silenced by `--quiet` in human output; errors never are.
     pub fn diagnostic(&self, diagnostic: &Diagnostic) {
+        debug_assert!(
+            zenpak::codes::is_known(&diagnostic.code),
+            "diagnostic code `{}` is not in zenpak::codes::ALL",
+            diagnostic.code
+        );
+        let split = split_hint(diagnostic);
+        let diagnostic = split.as_ref();
         match diagnostic.level {
             Level::Error => self.errors.fetch_add(1, Ordering::Relaxed),
             Level::Warning => self.warnings.fetch_add(1, Ordering::Relaxed),
@@ -671,6 +678,24 @@ pub fn write_stdout(text: &str) {
 fn eprint_raw(line: &str) {
     let mut err = anstream::stderr().lock();
     let _ = writeln!(err, "{line}");
+}
+
+/// The diagnostic with any hint text its message carries (an error's
+/// rendering, `message\n  hint: …`, taken into a message) moved into `hint`:
+/// `message` is the finding alone, `hint` what to do.
+fn split_hint(d: &Diagnostic) -> std::borrow::Cow<'_, Diagnostic> {
+    const MARK: &str = "\n  hint: ";
+    let Some(at) = d.message.find(MARK) else {
+        return std::borrow::Cow::Borrowed(d);
+    };
+    let mut d = d.clone();
+    let embedded = d.message[at + MARK.len()..].to_string();
+    d.message.truncate(at);
+    d.hint = Some(match d.hint.take() {
+        Some(own) if own != embedded => format!("{own}; {embedded}"),
+        _ => embedded,
+    });
+    std::borrow::Cow::Owned(d)
 }
 
 /// Line `line` (1-based) of a text file, for the caret under a manifest error.

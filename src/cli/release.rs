@@ -34,6 +34,10 @@ pub struct InstallArgs {
     /// mod's, or nobody's); without it, such a file stops the install.
     #[arg(long)]
     pub force: bool,
+    /// Keep running: rebuild (development build) and reinstall whenever the
+    /// cooked files or mod.toml change; Ctrl-C stops it.
+    #[arg(long, conflicts_with = "dry_run")]
+    pub watch: bool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -100,15 +104,27 @@ pub fn run_package(args: PackageArgs, out: &Output) -> Result<()> {
 
 pub fn run_install(args: InstallArgs, out: &Output) -> Result<()> {
     let manifest = args.manifest.load()?;
+    let game_dirs = args.games.resolve(&manifest)?;
+    if args.watch {
+        return super::watch::run(&args, manifest, &game_dirs, out);
+    }
+    install(&args, &manifest, &game_dirs, out)
+}
+
+/// Builds (if needed) and installs into each game folder.
+pub fn install(
+    args: &InstallArgs,
+    manifest: &zenpak::manifest::Manifest,
+    game_dirs: &[std::path::PathBuf],
+    out: &Output,
+) -> Result<()> {
     // The game folders are checked before building: a wrong --game-dir fails fast.
-    let games = args
-        .games
-        .resolve(&manifest)?
+    let games = game_dirs
         .iter()
         .map(|dir| super::args::game_folder(out, dir, Some(&manifest.game.project)))
         .collect::<Result<Vec<_>>>()?;
-    let lock = super::build::lock(&manifest, out)?;
-    let summary = build_and_report(&manifest, (false, false), out, &lock)?;
+    let lock = super::build::lock(manifest, out)?;
+    let summary = build_and_report(manifest, (false, false), out, &lock)?;
     out.check_warnings_denied()?;
     let options = zenpak::release::InstallOptions {
         dry_run: args.games.dry_run,
@@ -118,14 +134,14 @@ pub fn run_install(args: InstallArgs, out: &Output) -> Result<()> {
         // Mount order: another mod with the same name or container id, a
         // suffix below the game's patches, a mod without its .pak.
         out.diagnostics(&zenpak::release::mount_order_warnings(
-            &manifest,
+            manifest,
             Some(&summary),
             game,
         )?);
         out.check_warnings_denied()?;
         let mods = game.mods();
         let report = zenpak::release::install(
-            &manifest,
+            manifest,
             &summary,
             game,
             options,

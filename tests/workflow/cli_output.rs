@@ -33,6 +33,8 @@ const REASONS: &[&str] = &[
     "release-archive",
     "release-plan",
     "installed",
+    "watching",
+    "added",
     "uninstalled",
     "cleaned",
     "man-pages",
@@ -126,6 +128,7 @@ fn json_lines(run: &Run, command: &str, expected_code: i32) -> Vec<Value> {
         if reason == "diagnostic" {
             check_diagnostic(line);
         }
+        super::message_schema::validate(line);
     }
     let last = lines.last().unwrap();
     assert_eq!(last["reason"], "finished", "{command}: last line: {last}");
@@ -164,7 +167,7 @@ fn quiet(dir: &Path, args: &[&str]) {
     );
 }
 
-fn copy_dir(from: &Path, to: &Path) {
+pub(crate) fn copy_dir(from: &Path, to: &Path) {
     for entry in walkdir::WalkDir::new(from) {
         let entry = entry.unwrap();
         let rel = entry.path().strip_prefix(from).unwrap();
@@ -181,7 +184,7 @@ fn copy_dir(from: &Path, to: &Path) {
 }
 
 /// A copy of the example mod, built.
-fn built_example(root: &Path) -> PathBuf {
+pub(crate) fn built_example(root: &Path) -> PathBuf {
     let repo = root.join("hello-mod");
     copy_dir(
         &Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/hello-mod"),

@@ -3,6 +3,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod add;
 mod architecture;
 mod build_e2e;
 mod build_incremental;
@@ -17,9 +18,11 @@ mod game_folder;
 mod globs;
 mod inputs;
 mod manifest_agreement;
+mod message_schema;
 mod never_ship;
 mod platforms;
 mod reliability;
 mod rough_edges;
+mod watch;
 mod windows_paths;
 mod workflows;

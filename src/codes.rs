@@ -1,0 +1,230 @@
+//! Every diagnostic `code` zenpak prints, in one list. A code names one
+//! finding (what the JSON consumer switches on); the list says what each
+//! means. [`crate::diagnostic::Diagnostic`] checks (in debug builds) that
+//! its code is here, a test scans the sources for codes given as literals,
+//! and `docs/message-format.schema.json` lists the same names.
+
+/// One code and what it means.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Code {
+    pub name: &'static str,
+    pub summary: &'static str,
+}
+
+macro_rules! codes {
+    ($($ident:ident = $name:literal: $summary:literal,)*) => {
+        $(#[doc = $summary] pub const $ident: &str = $name;)*
+        /// Every code, sorted by name.
+        pub const ALL: &[Code] = &[$(Code { name: $name, summary: $summary },)*];
+    };
+}
+
+codes! {
+    APPROXIMATED = "approximated": "extract: a value was written as the nearest legacy equivalent",
+    BLUEPRINT_MOD_NOT_IN_LOGICMODS = "blueprint-mod-not-in-logicmods": "check --game-dir: a blueprint mod (ModActor) is not installed into LogicMods",
+    BUNDLE_CYCLE = "bundle-cycle": "verify: export bundles depend on each other in a cycle",
+    BUSY = "busy": "another zenpak holds the output folder's lock",
+    CACHE_DAMAGED = "cache-damaged": "a build cache entry did not read back; the package was converted again",
+    CASE_CLASH = "case-clash": "two content paths differ only in case (the engine lowercases paths)",
+    CLEAN_KEPT = "clean-kept": "clean left a file it did not write",
+    COMPANION_PAK_MISSING = "companion-pak-missing": "an installed mod's container has no companion .pak",
+    COMPRESSION = "compression": "the manifest's compression setting is questionable",
+    CONTAINER_HEADER_UNREADABLE = "container-header-unreadable": "doctor: a container's header chunk does not read",
+    CONTAINER_WITHOUT_PAK = "container-without-pak": "a .utoc/.ucas has no companion .pak",
+    DAMAGED_RECORD = "damaged-record": "an install record did not read",
+    DECOMPRESS = "decompress": "a compressed block does not decompress",
+    DISK_FULL = "disk-full": "the disk is full",
+    EMPTY_MOD = "empty-mod": "the mod has no packages and no files",
+    ENGINE_CONTRADICTORY = "engine-contradictory": "doctor: the game's files name contradictory engine releases",
+    ENGINE_FACT_UNKNOWN = "engine-fact-unknown": "doctor: a fact of the game's files that no known release writes",
+    ENGINE_NOT_WRITTEN = "engine-not-written": "doctor --write: several engine releases fit, [game] engine left as it is",
+    ENGINE_RANGE = "engine-range": "doctor: the game's files allow a range of engine releases",
+    ENGINE_UNKNOWN = "engine-unknown": "doctor: no engine release could be told from the game's files",
+    FILE_IN_USE = "file-in-use": "another program holds a file zenpak must replace (e.g. the running game)",
+    FOREIGN_PACKAGE = "foreign-package": "a package was cooked by another engine release than the mod's",
+    FORMAT = "format": "a file's bytes do not match the format being read",
+    GAME_COMPRESSION_UNSUPPORTED = "game-compression-unsupported": "check --game-dir: the mod's compression is one the game cannot read",
+    GAME_COMPRESSION_UNUSED = "game-compression-unused": "check --game-dir: the mod's compression is not among the game's",
+    GAME_DIR_ADJUSTED = "game-dir-adjusted": "the game folder given was taken as the game's root",
+    GAME_ENGINE_DIFFERS = "game-engine-differs": "check --game-dir: the mod's [game] engine is not among the releases the game allows",
+    GAME_ENGINE_UNKNOWN = "game-engine-unknown": "check --game-dir: the game's files do not tell its engine release",
+    GAME_PACKAGE_IN_SEVERAL_CONTAINERS = "game-package-in-several-containers": "check --game-dir: the game has the overridden package in several containers",
+    GAME_SIGNED = "game-signed": "doctor: the game ships signatures",
+    GAME_WITHOUT_SCRIPT_OBJECTS = "game-without-script-objects": "check --game-dir: the game has no global.utoc script objects; script imports are not checked",
+    GLOB_BACKSLASH = "glob-backslash": "a manifest pattern uses backslashes",
+    HASH_MISMATCH = "hash-mismatch": "data does not hash to the value recorded for it",
+    INCLUDE_MATCHED_NOTHING = "include-matched-nothing": "an include pattern matched no file",
+    INSTALL_KEPT = "install-kept": "install left a file it did not write",
+    INSTALL_REPLACED = "install-replaced": "install --force replaced a file it did not own",
+    INSTALL_WOULD_REFUSE = "install-would-refuse": "install would refuse to replace a file it does not own",
+    INSTALL_WOULD_REPLACE = "install-would-replace": "install --dry-run --force would replace a file it does not own",
+    INTERNAL = "internal": "a bug in zenpak",
+    INTERRUPTED = "interrupted": "the user stopped the command",
+    IO = "io": "reading or writing a file failed",
+    JSON = "json": "encoding a report as JSON failed",
+    KEY = "key": "encrypted data and no key, or a key that does not fit",
+    LEFTOVER_TEMPORARY = "leftover-temporary": "a temporary file of an interrupted tool is in the content",
+    LFS_POINTER = "lfs-pointer": "a content file is a Git LFS pointer, not the file (run git lfs pull)",
+    LIMIT = "limit": "a declared size or count is over zenpak's limit",
+    LOCKED = "locked": "doctor: a container is encrypted and no key opens it",
+    LOGICMODS_WITHOUT_MODACTOR = "logicmods-without-modactor": "check --game-dir: a copy in LogicMods has no ModActor",
+    MANY = "many": "several inputs failed",
+    MOD_ACTOR_NAME_MISMATCH = "mod-actor-name-mismatch": "check --game-dir: the ModActor's folder is not named like the mod's pak",
+    MOD_ACTOR_OUTSIDE_MODS_FOLDER = "mod-actor-outside-mods-folder": "check --game-dir: the ModActor is not under /Game/Mods/<Name>/",
+    MOD_FORMAT_DIFFERS = "mod-format-differs": "doctor: the mod's format differs from the game's",
+    MOD_INSIDE_GAME = "mod-inside-game": "the mod (or its output) is inside a game's Paks folder",
+    MOD_INSTALLED = "mod-installed": "conflicts: the installed copy of this mod stands for its build",
+    MOD_NOT_BUILT = "mod-not-built": "conflicts: the mod in this folder has not been built yet",
+    MOD_TOC_UNREADABLE = "mod-toc-unreadable": "the mount-order checks could not read a mod's .utoc",
+    MOUNT_ORDER_UNCHECKED = "mount-order-unchecked": "check --game-dir: the mount order could not be checked",
+    MOUNT_POINT = "mount-point": "a pak's mount point differs from its container's",
+    MUST_EXIST_IN_GAME = "must-exist-in-game": "check: the mod imports packages the game must have",
+    NEVER_SHIP = "never-ship": "a file a mod must never contain",
+    NO_CHUNK_HASH = "no-chunk-hash": "a chunk records no hash",
+    NO_CONTAINER_HEADER = "no-container-header": "a container has no container header chunk",
+    NO_GLOBAL_CONTAINER = "no-global-container": "doctor: the game has no global.utoc",
+    NOT_OWNED = "not-owned": "a file zenpak would replace is not its own",
+    ORDER_BELOW_GAME_PATCH = "order-below-game-patch": "the mod's pak suffix does not sort above the game's own patch containers",
+    OVERRIDE_CLASS_DIFFERS = "override-class-differs": "check --game-dir: an override's main export has another class than the game's object",
+    OVERRIDES_GAME_FILE = "overrides-game-file": "check --game-dir: a loose file replaces one of the game's pak files",
+    OVERRIDES_GAME_PACKAGE = "overrides-game-package": "check --game-dir: the mod replaces a game package",
+    PACKAGE_PATH_MISMATCH = "package-path-mismatch": "the package's name and its path disagree",
+    PAK_VERSION_OLDER = "pak-version-older": "doctor: a pak version older than any release writes (newer engines still read it)",
+    PERMISSION_DENIED = "permission-denied": "the system refused access to a file zenpak needs (its user may not read or write it)",
+    READ_ONLY = "read-only": "a file or folder zenpak must write is read-only",
+    RENAMED_CONTAINER = "renamed-container": "a container was renamed after it was built",
+    ROUND_TRIP = "round-trip": "extract: converting back does not give the same Zen package",
+    SAME_CONTAINER_ID = "same-container-id": "install/check: another installed mod has the same container id",
+    SAME_STEM = "same-stem": "install/check: another installed mod has the same file stem (the engine treats them as one)",
+    SHADER_ASSET_INFO_MISSING = "shader-asset-info-missing": "a shader library has no asset info",
+    SHADER_GROUPS_SPLIT = "shader-groups-split": "a shader library's groups are split",
+    SHADER_LIBRARY_IN_PAK = "shader-library-in-pak": "a shader library is in the pak, not the container",
+    SHADER_MAP = "shader-map": "a container's shader map does not read",
+    SIGNED = "signed": "the container is flagged Signed",
+    SKIPPED = "skipped": "extract skipped an entry",
+    STRAY_FILE = "stray-file": "a file in the content that no package owns",
+    SUFFIX = "suffix": "the manifest's suffix is questionable",
+    SUGGESTED_EXCLUDE = "suggested-exclude": "check: exclude patterns that leave out never-ship files",
+    TOC_UNREADABLE = "toc-unreadable": "doctor: a .utoc does not read",
+    UNINSTALL_KEPT = "uninstall-kept": "uninstall left a file it did not write",
+    UNMOUNTED_FILE = "unmounted-file": "a file the game will not mount",
+    UNPADDED_BLOCKS = "unpadded-blocks": "a container's blocks are not padded",
+    UNRESOLVED_IMPORT = "unresolved-import": "extract: an import was not found",
+    UNSUPPORTED = "unsupported": "the input uses something zenpak does not handle",
+    USAGE = "usage": "a bad argument or manifest value (exit code 2)",
+    USMAP_SIZE_MISMATCH = "usmap-size-mismatch": "a .usmap's sizes disagree",
+    VERSIONED_PACKAGE = "versioned-package": "a package carries its own engine version",
+    ZEN_PACKAGE = "zen-package": "get: the file is a Zen package; extract gives legacy .uasset/.uexp",
+}
+
+/// Whether `name` is a code of [`ALL`].
+pub fn is_known(name: &str) -> bool {
+    ALL.iter().any(|c| c.name == name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_list_is_sorted_and_has_no_duplicates() {
+        for pair in ALL.windows(2) {
+            assert!(
+                pair[0].name < pair[1].name,
+                "{} before {}",
+                pair[0].name,
+                pair[1].name
+            );
+        }
+    }
+
+    /// Every code written as a literal where a diagnostic is made is in the list.
+    #[test]
+    fn every_literal_code_in_the_sources_is_listed() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let callers = [
+            "Diagnostic::warning(",
+            "Diagnostic::note(",
+            "Diagnostic::error(",
+            ".warning(",
+            ".note(",
+            ".warn(",
+            "code: ",
+        ];
+        let mut unknown = Vec::new();
+        let mut seen = 0;
+        for entry in walkdir::WalkDir::new(&root) {
+            let entry = entry.unwrap();
+            if entry.path().extension().is_none_or(|e| e != "rs") {
+                continue;
+            }
+            let text = std::fs::read_to_string(entry.path()).unwrap();
+            for caller in callers {
+                for (at, _) in text.match_indices(caller) {
+                    let rest = text[at + caller.len()..].trim_start();
+                    let Some(rest) = rest.strip_prefix('"') else {
+                        continue;
+                    };
+                    let Some(end) = rest.find('"') else { continue };
+                    let code = &rest[..end];
+                    if code.is_empty()
+                        || !code
+                            .chars()
+                            .all(|c| c.is_ascii_lowercase() || c == '-' || c.is_ascii_digit())
+                    {
+                        continue;
+                    }
+                    seen += 1;
+                    if !is_known(code) {
+                        unknown.push(format!("{}: {code}", entry.path().display()));
+                    }
+                }
+            }
+        }
+        assert!(seen > 30, "the scan found only {seen} codes");
+        assert!(
+            unknown.is_empty(),
+            "codes missing from codes::ALL: {unknown:?}"
+        );
+    }
+
+    /// Codes chosen before the call: `let code = if … { "a" } else { "b" };`,
+    /// `let (code, verb) = match … { … => ("a", "…"), … };`.
+    #[test]
+    fn every_code_chosen_in_a_let_is_listed() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut unknown = Vec::new();
+        for entry in walkdir::WalkDir::new(&root) {
+            let entry = entry.unwrap();
+            if entry.path().extension().is_none_or(|e| e != "rs") {
+                continue;
+            }
+            let text = std::fs::read_to_string(entry.path()).unwrap();
+            for start in ["let code =", "let (code,"] {
+                for (at, _) in text.match_indices(start) {
+                    let statement = &text[at..];
+                    let statement = &statement[..statement.find(';').unwrap_or(statement.len())];
+                    let pieces: Vec<&str> = statement.split('"').collect();
+                    // Odd pieces are literals; one compared against (`== "x"`) is no code.
+                    for (i, literal) in pieces.iter().enumerate().skip(1).step_by(2) {
+                        if pieces[i - 1].trim_end().ends_with("==") {
+                            continue;
+                        }
+                        let kebab = !literal.is_empty()
+                            && literal.contains('-')
+                            && literal
+                                .chars()
+                                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
+                        if kebab && !is_known(literal) {
+                            unknown.push(format!("{}: {literal}", entry.path().display()));
+                        }
+                    }
+                }
+            }
+        }
+        assert!(
+            unknown.is_empty(),
+            "codes missing from codes::ALL: {unknown:?}"
+        );
+    }
+}
