@@ -3,7 +3,7 @@
 //! the script objects, and a container with the packages they import),
 //! extracted by the real binary.
 
-use crate::common::{self, zenpak};
+use crate::common::{self, run, Run};
 use crate::extract_game;
 
 use std::collections::BTreeSet;
@@ -151,7 +151,11 @@ fn extracts_every_corpus_container() {
         ];
         args.extend(["--script-objects", folder_path.to_str().unwrap()]);
         let _ = &script_objects;
-        let (code, stdout, stderr) = zenpak(&args);
+        let Run {
+            code,
+            stdout,
+            stderr,
+        } = run(None, &args);
         assert_eq!(code, 0, "{folder}: {stderr}");
         let names: BTreeSet<u64> = game
             .packages
@@ -217,17 +221,22 @@ fn engine_cooks_extract_with_the_global_chunk_alone() {
     let dir = common::temp_dir("global");
     let (mod_toc, game_dir, _) = build(&dir, &game);
     let out = dir.join("out");
-    let (code, _, err) = zenpak(&[
-        "extract",
-        mod_toc.to_str().unwrap(),
-        "-o",
-        out.to_str().unwrap(),
-        "--engine",
-        engine.as_str(),
-        "--game",
-        game_dir.to_str().unwrap(),
-        "--verify",
-    ]);
+    let Run {
+        code, stderr: err, ..
+    } = run(
+        None,
+        &[
+            "extract",
+            mod_toc.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+            "--engine",
+            engine.as_str(),
+            "--game",
+            game_dir.to_str().unwrap(),
+            "--verify",
+        ],
+    );
     assert_eq!(code, 0, "{err}");
     assert!(!err.contains("warning"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
@@ -275,7 +284,9 @@ fn filters_and_dependencies_select_packages() {
         "--filter",
         "/Game/FirstPerson/Blueprints/Widgets/**",
     ];
-    let (code, _, err) = zenpak(&[&base[..], &["-o", out.to_str().unwrap()]].concat());
+    let Run {
+        code, stderr: err, ..
+    } = run(None, &[&base[..], &["-o", out.to_str().unwrap()]].concat());
     assert_eq!(code, 0, "{err}");
     let files = listed(&out);
     let headers: Vec<&String> = files.iter().filter(|f| f.ends_with(".uasset")).collect();
@@ -290,8 +301,12 @@ fn filters_and_dependencies_select_packages() {
     assert!(!files.contains("TestGame/Config/DefaultMod.ini"));
 
     let with = dir.join("with-deps");
-    let (code, _, err) =
-        zenpak(&[&base[..], &["-o", with.to_str().unwrap(), "--with-deps"]].concat());
+    let Run {
+        code, stderr: err, ..
+    } = run(
+        None,
+        &[&base[..], &["-o", with.to_str().unwrap(), "--with-deps"]].concat(),
+    );
     assert_eq!(code, 0, "{err}");
     let more = listed(&with);
     assert!(more.len() > files.len(), "dependencies add packages");
@@ -387,7 +402,11 @@ fn unresolved_imports_are_reported_once_per_package() {
         "-o",
         out.to_str().unwrap(),
     ];
-    let (code, text, err) = zenpak(&args);
+    let Run {
+        code,
+        stdout: text,
+        stderr: err,
+    } = run(None, &args);
     assert_eq!(code, 1, "{err}");
     let lines = json_lines(&text);
     let summary = lines.iter().find(|l| l["reason"] == "extracted").unwrap();
@@ -413,7 +432,14 @@ fn unresolved_imports_are_reported_once_per_package() {
         .any(|s| s == "import map")));
     assert_eq!(summary["failures"].as_array().unwrap().len(), packages);
 
-    let (code, text, err) = zenpak(&[&args[..], &["--allow-unresolved", "--force"]].concat());
+    let Run {
+        code,
+        stdout: text,
+        stderr: err,
+    } = run(
+        None,
+        &[&args[..], &["--allow-unresolved", "--force"]].concat(),
+    );
     assert_eq!(code, 0, "{err}");
     let lines = json_lines(&text);
     let summary = lines.iter().find(|l| l["reason"] == "extracted").unwrap();
@@ -429,7 +455,9 @@ fn unresolved_imports_are_reported_once_per_package() {
 
     // Human output: the same warnings, one line each (no line per import).
     let human = [&args[2..], &["--allow-unresolved", "--force", "--verbose"]].concat();
-    let (code, _, err) = zenpak(&human);
+    let Run {
+        code, stderr: err, ..
+    } = run(None, &human);
     assert_eq!(code, 0, "{err}");
     let lines = err.lines().filter(|l| l.starts_with("warning:")).count();
     assert_eq!(lines, all_warnings, "{err}");
@@ -467,13 +495,15 @@ fn extract_inside_a_mod_uses_its_engine_and_the_game_folder() {
             "--force".into(),
         ]
     };
-    let run = |cwd: &Path, game_dir: &Path| {
+    let run_in = |cwd: &Path, game_dir: &Path| {
         let args = args(game_dir);
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        common::zenpak_in(cwd, &args)
+        run(Some(cwd), &args)
     };
     // No mod.toml and no --engine: a usage error.
-    let (code, _, err) = run(&repo, &install);
+    let Run {
+        code, stderr: err, ..
+    } = run_in(&repo, &install);
     assert_eq!(code, 2, "{err}");
     std::fs::write(
         repo.join("mod.toml"),
@@ -481,7 +511,11 @@ fn extract_inside_a_mod_uses_its_engine_and_the_game_folder() {
     )
     .unwrap();
     for game_dir in [install.clone(), content.clone(), content.join("Paks")] {
-        let (code, text, err) = run(&repo, &game_dir);
+        let Run {
+            code,
+            stdout: text,
+            stderr: err,
+        } = run_in(&repo, &game_dir);
         assert_eq!(code, 0, "{}: {err}", game_dir.display());
         let lines = json_lines(&text);
         let summary = lines.iter().find(|l| l["reason"] == "extracted").unwrap();
@@ -498,7 +532,9 @@ fn extract_inside_a_mod_uses_its_engine_and_the_game_folder() {
     }
     // A broken mod.toml is said, not passed over.
     std::fs::write(repo.join("mod.toml"), "[game]\nengine = \"9.9\"\n").unwrap();
-    let (code, _, err) = run(&repo, &install);
+    let Run {
+        code, stderr: err, ..
+    } = run_in(&repo, &install);
     assert_eq!(code, 2, "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -524,13 +560,17 @@ fn output_folder_rules() {
         "-o",
         out.to_str().unwrap(),
     ];
-    let (code, _, err) = zenpak(&args);
+    let Run {
+        code, stderr: err, ..
+    } = run(None, &args);
     assert_eq!(code, 2, "{err}");
     assert!(
         err.contains("not empty") && err.contains("--force"),
         "{err}"
     );
-    let (code, _, err) = zenpak(&[&args[..], &["--force", "--json"]].concat());
+    let Run {
+        code, stderr: err, ..
+    } = run(None, &[&args[..], &["--force", "--json"]].concat());
     assert_eq!(code, 0, "{err}");
     assert_eq!(std::fs::read(out.join("mine.txt")).unwrap(), b"keep me");
     assert!(
@@ -539,14 +579,19 @@ fn output_folder_rules() {
     );
     let file = dir.join("a-file");
     std::fs::write(&file, b"x").unwrap();
-    let (code, _, err) = zenpak(&[
-        "extract",
-        mod_toc.to_str().unwrap(),
-        "--engine",
-        "5.1",
-        "-o",
-        file.to_str().unwrap(),
-    ]);
+    let Run {
+        code, stderr: err, ..
+    } = run(
+        None,
+        &[
+            "extract",
+            mod_toc.to_str().unwrap(),
+            "--engine",
+            "5.1",
+            "-o",
+            file.to_str().unwrap(),
+        ],
+    );
     assert_eq!(code, 2, "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -572,16 +617,21 @@ fn paths_never_leave_the_output_folder() {
     toc.header.directory_index_size = toc.directory_index.len() as u32;
     std::fs::write(&mod_toc, toc.write()).unwrap();
     let out = dir.join("a/b/out");
-    let (code, _, err) = zenpak(&[
-        "extract",
-        mod_toc.to_str().unwrap(),
-        "--engine",
-        "5.1",
-        "--game",
-        game_dir.to_str().unwrap(),
-        "-o",
-        out.to_str().unwrap(),
-    ]);
+    let Run {
+        code, stderr: err, ..
+    } = run(
+        None,
+        &[
+            "extract",
+            mod_toc.to_str().unwrap(),
+            "--engine",
+            "5.1",
+            "--game",
+            game_dir.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+        ],
+    );
     assert_eq!(code, 1, "{err}");
     assert!(err.contains("refusing"), "{err}");
     assert!(!dir.join("a/escaped.uasset").exists() && !dir.join("a/b/escaped.uasset").exists());
@@ -687,11 +737,17 @@ fn extracts_a_whole_paks_folder_in_mount_order() {
         folder.to_str().unwrap(),
     ];
     // Without the key the encrypted patch cannot be read: a clean error.
-    let (code, _, err) = zenpak(&args);
+    let Run {
+        code, stderr: err, ..
+    } = run(None, &args);
     assert_eq!(code, 1, "{err}");
     assert!(err.contains("Patch_1_P.pak"), "{err}");
 
-    let (code, stdout, err) = zenpak(&[&args[..], &["--aes-key", &key_hex]].concat());
+    let Run {
+        code,
+        stdout,
+        stderr: err,
+    } = run(None, &[&args[..], &["--aes-key", &key_hex]].concat());
     assert_eq!(code, 0, "{err}");
     assert!(!err.contains("warning"), "{err}");
     assert_eq!(
