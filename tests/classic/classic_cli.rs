@@ -1,7 +1,7 @@
 //! The command line on classic packages: `zenpak inspect` (text and JSON)
 //! and `zenpak deps`.
 
-use crate::common::{self, run, Run};
+use crate::common::{self, run};
 
 use std::path::PathBuf;
 

@@ -387,13 +387,8 @@ fn list_escapes_control_characters_in_names() {
         .unwrap();
     w.add_file("Game/Content/fake\rsafe.txt", b"y").unwrap();
     w.finish().unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_zenpak"))
-        .args(["list", pak.to_str().unwrap()])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0));
-    let printed = [out.stdout, out.stderr].concat();
-    let text = String::from_utf8_lossy(&printed);
+    let out = common::run(None, &["list", pak.to_str().unwrap()]);
+    let text = out.ok().text();
     assert!(
         !text.chars().any(|c| c.is_control() && c != '\n'),
         "raw control characters in: {text:?}"

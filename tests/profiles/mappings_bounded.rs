@@ -6,7 +6,6 @@
 use crate::common;
 
 use std::path::Path;
-use std::process::{Command, Stdio};
 
 use zenpak::mappings::{Compression, Mappings};
 
@@ -26,37 +25,10 @@ fn compression_at(bytes: &[u8]) -> usize {
     at
 }
 
-/// (exit code, stderr, peak RSS bytes) of `zenpak inspect FILE`, measured
-/// by GNU time when present (see tests/containers/iostore_bounded.rs for why).
+/// (exit code, stderr, peak RSS bytes) of `zenpak inspect FILE`
+/// ([`common::run_measured`]).
 fn inspect_measured(file: &Path) -> (i32, String, u64) {
-    let peak_path = file.with_extension("peak");
-    let time = Path::new("/usr/bin/time");
-    let mut command = if time.is_file() {
-        let mut c = Command::new(time);
-        c.arg("-f")
-            .arg("%M")
-            .arg("-o")
-            .arg(&peak_path)
-            .arg(env!("CARGO_BIN_EXE_zenpak"));
-        c
-    } else {
-        Command::new(env!("CARGO_BIN_EXE_zenpak"))
-    };
-    let out = command
-        .arg("inspect")
-        .arg(file)
-        .stdout(Stdio::null())
-        .output()
-        .unwrap();
-    let peak = std::fs::read_to_string(&peak_path)
-        .ok()
-        .and_then(|t| t.lines().last().and_then(|l| l.trim().parse::<u64>().ok()))
-        .map_or(0, |kb| kb * 1024);
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-        peak,
-    )
+    common::run_measured(&["inspect", file.to_str().unwrap()])
 }
 
 #[test]

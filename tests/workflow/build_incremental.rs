@@ -11,7 +11,7 @@ pub(crate) fn corpus_mod(corpus: &Path, parent: &Path) -> PathBuf {
         Some(parent),
         &["new", "Repro", "--engine", "5.6", "--project", "Proj"],
     );
-    assert!((out.code == 0), "{}", out.stderr);
+    assert!(out.code == 0, "{}", out.stderr);
     let repo = parent.join("Repro");
     let content = repo.join("Cooked/Proj/Content");
     // Each where the package says it was cooked.
@@ -57,7 +57,7 @@ fn builds_are_reproducible_and_incremental() {
     let repo = corpus_mod(&corpus, dir.path());
 
     let first = run(Some(&repo), &["build", "--message-format", "json"]);
-    assert!((first.code == 0), "{}", first.stderr);
+    assert!(first.code == 0, "{}", first.stderr);
     let first = first.json();
     let done = finished(&first);
     assert_eq!(done["converted"], 3);
@@ -126,14 +126,14 @@ fn builds_are_reproducible_and_incremental() {
     let extended_len = std::fs::metadata(&ucas).unwrap().len();
     assert!(done["reused_chunks"].as_u64().unwrap() > 0, "{done}");
     let verify = run(Some(&repo), &["verify", "target/Repro_P.utoc"]);
-    assert!((verify.code == 0), "{}", verify.stderr);
+    assert!(verify.code == 0, "{}", verify.stderr);
     let unpack = |name: &str| {
         let to = dir.path().join(name);
         let out = run(
             Some(&repo),
             &["unpack", "target/Repro_P.utoc", to.to_str().unwrap()],
         );
-        assert!((out.code == 0), "{}", out.stderr);
+        assert!(out.code == 0, "{}", out.stderr);
         common::files_under(&to)
     };
     let extended_files = unpack("unpacked-extended");
@@ -220,9 +220,9 @@ fn removing_most_of_a_container_writes_it_anew() {
     let repo = corpus_mod(&corpus, dir.path());
     let build = || {
         let out = run(Some(&repo), &["build", "--message-format", "json"]);
-        assert!((out.code == 0), "{}", out.stderr);
+        assert!(out.code == 0, "{}", out.stderr);
         let verify = run(Some(&repo), &["verify", "target/Repro_P.utoc"]);
-        assert!((verify.code == 0));
+        assert!(verify.code == 0);
         finished(&out.json()).clone()
     };
     let remove = |folder: &str, name: &str| {
@@ -299,7 +299,7 @@ fn check_lists_problems_and_what_the_game_must_have() {
     let dir = tempfile::tempdir().unwrap();
     let repo = corpus_mod(&corpus, dir.path());
     let ok = run(Some(&repo), &["check", "--message-format", "json"]);
-    assert!((ok.code == 0), "{}", ok.stdout);
+    assert!(ok.code == 0, "{}", ok.stdout);
     let lines = ok.json();
     let report = lines.iter().find(|l| l["reason"] == "check").unwrap();
     assert_eq!(report["packages"], 3);
@@ -404,7 +404,7 @@ fn a_failed_development_build_leaves_the_previous_container_as_it_was() {
         Some(&repo),
         &["install", "--game-dir", game.to_str().unwrap()],
     );
-    assert!((install.code == 0), "{}", install.stderr);
+    assert!(install.code == 0, "{}", install.stderr);
     assert_eq!(
         std::fs::read(game.join("Proj/Content/Paks/~mods/Repro_P.ucas")).unwrap(),
         std::fs::read(target.join("Repro_P.ucas")).unwrap()

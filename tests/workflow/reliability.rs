@@ -88,7 +88,7 @@ fn two_builds_at_once_never_interleave() {
         .map(|c| common::Run::from(c.wait_with_output().unwrap()))
         .collect();
     for out in &outputs {
-        assert!((out.code == 0), "{}", out.text());
+        assert!(out.code == 0, "{}", out.text());
     }
     let waited = outputs
         .iter()
@@ -156,7 +156,7 @@ fn interrupting_a_development_build_leaves_the_previous_triplet() {
         set_bulk_byte(round as u8 * 2 + 1);
         let out = interrupted(&root, &["build"], Duration::from_millis(millis), signal);
         let after = triplet(&root);
-        if (out.code == 0) {
+        if out.code == 0 {
             assert!(verify_ok(&root));
             continue;
         }
@@ -175,7 +175,7 @@ fn interrupting_a_development_build_leaves_the_previous_triplet() {
         }
         // The next build recovers.
         let next = run(Some(&root), &["build"]);
-        assert!((next.code == 0), "{}", next.text());
+        assert!(next.code == 0, "{}", next.text());
         assert!(verify_ok(&root));
     }
 }
@@ -201,7 +201,7 @@ fn ctrl_c_and_kill_never_leave_a_mixed_or_half_written_triplet() {
     for millis in [50, 300, 800, 1500] {
         let out = interrupted_build(&root, Duration::from_millis(millis), libc::SIGINT);
         let after = triplet(&root);
-        if (out.code == 0) {
+        if out.code == 0 {
             // The build finished before the signal: a complete new triplet.
             assert!(verify_ok(&root));
         } else {
@@ -221,7 +221,7 @@ fn ctrl_c_and_kill_never_leave_a_mixed_or_half_written_triplet() {
             temporaries(&root.join("target"))
         );
         // Put the old triplet back for the next round if a build got through.
-        if (out.code == 0) {
+        if out.code == 0 {
             for (ext, bytes) in ["utoc", "ucas", "pak"].iter().zip(&before) {
                 std::fs::write(
                     root.join(format!("target/Big_P.{ext}")),
@@ -246,7 +246,7 @@ fn ctrl_c_and_kill_never_leave_a_mixed_or_half_written_triplet() {
         let _ = out;
         // The next build recovers: removes stale temporaries, rebuilds, verifies.
         let next = run(Some(&root), &["build"]);
-        assert!((next.code == 0), "{}", next.text());
+        assert!(next.code == 0, "{}", next.text());
         assert!(temporaries(&root.join("target")).is_empty());
         assert!(verify_ok(&root));
     }
@@ -271,7 +271,7 @@ fn a_damaged_cache_entry_is_rebuilt_with_a_warning() {
     }
     std::fs::remove_file(root.join("target/Big_P.utoc")).unwrap();
     let out = run(Some(&root), &["build"]);
-    assert!((out.code == 0), "{}", out.text());
+    assert!(out.code == 0, "{}", out.text());
     assert!(out.text().contains("warning:"), "{}", out.text());
     assert!(out.text().contains("cache entry"), "{}", out.text());
     assert_eq!(
@@ -324,14 +324,14 @@ fn clean_removes_only_what_zenpak_wrote() {
         )
         .unwrap();
         let out = run(Some(&root), &["package"]);
-        assert!((out.code == 0), "{}", out.text());
+        assert!(out.code == 0, "{}", out.text());
         roots.push(root);
     }
     assert!(shared.join("package/A-1.0.0.zip").is_file());
     assert!(shared.join("package/B-1.0.0.zip").is_file());
 
     let out = run(Some(&roots[0]), &["clean"]);
-    assert!((out.code == 0), "{}", out.text());
+    assert!(out.code == 0, "{}", out.text());
     assert!(!shared.join("A_P.utoc").exists() && !shared.join("package/A-1.0.0.zip").exists());
     assert!(
         shared.join("B_P.utoc").is_file(),
@@ -401,7 +401,7 @@ fn output_folders_that_would_mix_with_the_users_files_are_refused() {
             let out = run(Some(&root), &[command]);
             if command == "clean" {
                 // clean never needs to refuse: it removes only recorded files.
-                assert!((out.code == 0), "{}", out.text());
+                assert!(out.code == 0, "{}", out.text());
                 continue;
             }
             assert_eq!(
@@ -505,7 +505,7 @@ fn a_symlinked_content_folder_is_followed() {
     std::os::unix::fs::symlink(real.join("Cooked"), root.join("Cooked")).unwrap();
     std::fs::write(root.join("mod.toml"), MANIFEST).unwrap();
     let out = run(Some(&root), &["build", "--message-format", "json"]);
-    assert!((out.code == 0), "{}", out.text());
+    assert!(out.code == 0, "{}", out.text());
     assert!(out.text().contains("\"packages\":2"), "{}", out.text());
     // A link back to a parent is a clear error, not a hang.
     std::os::unix::fs::symlink(
