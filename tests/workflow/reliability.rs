@@ -67,6 +67,12 @@ fn verify_ok(dir: &Path) -> bool {
     run(Some(dir), &["verify", "target/Big_P.utoc"]).code == 0
 }
 
+/// A `build` with JSON messages that succeeds: its `build-finished` line.
+fn fresh_build(root: &Path) -> serde_json::Value {
+    let out = run(Some(root), &["build", "--message-format", "json"]);
+    out.ok().lines_of("build-finished").remove(0)
+}
+
 #[test]
 fn two_builds_at_once_never_interleave() {
     let Some(corpus) = common::corpus() else {
@@ -96,8 +102,7 @@ fn two_builds_at_once_never_interleave() {
     assert!(waited, "one of the builds must have waited for the other");
     assert!(verify_ok(&root));
     assert!(temporaries(&root.join("target")).is_empty());
-    let again = run(Some(&root), &["build"]);
-    assert!(again.text().contains("Fresh"), "{}", again.text());
+    assert_eq!(fresh_build(&root)["up_to_date"], true);
 }
 
 /// Starts a build, lets it run for `after`, then sends `signal`.
@@ -206,7 +211,7 @@ fn ctrl_c_and_kill_never_leave_a_mixed_or_half_written_triplet() {
             assert!(verify_ok(&root));
         } else {
             assert_eq!(Some(out.code), Some(130), "{}", out.text());
-            assert!(out.text().contains("interrupted"), "{}", out.text());
+            assert!(out.stderr.contains("interrupted"), "{}", out.text());
             // Either the previous triplet, untouched, or (when the signal came
             // while the new one was being published, which an interrupt
             // waits for) the complete new one.
@@ -270,10 +275,14 @@ fn a_damaged_cache_entry_is_rebuilt_with_a_warning() {
         std::fs::write(entry.path(), bytes).unwrap();
     }
     std::fs::remove_file(root.join("target/Big_P.utoc")).unwrap();
-    let out = run(Some(&root), &["build"]);
+    let out = run(Some(&root), &["build", "--message-format", "json"]);
     assert!(out.code == 0, "{}", out.text());
-    assert!(out.text().contains("warning:"), "{}", out.text());
-    assert!(out.text().contains("cache entry"), "{}", out.text());
+    let warnings = out.codes("warning");
+    assert!(
+        !warnings.is_empty() && warnings.iter().all(|c| c == "cache-damaged"),
+        "{}",
+        out.stdout
+    );
     assert_eq!(
         triplet(&root),
         good,
@@ -350,12 +359,12 @@ fn clean_removes_only_what_zenpak_wrote() {
         "mine"
     );
     // B still builds fresh: its cache was not touched.
-    assert!(run(Some(&roots[1]), &["build"]).text().contains("Fresh"));
+    assert_eq!(fresh_build(&roots[1])["up_to_date"], true);
 
     // A file replaced by the user after zenpak wrote it is left alone, with a warning.
     std::fs::write(shared.join("B_P.pak"), "the user's own").unwrap();
-    let out = run(Some(&roots[1]), &["clean"]);
-    assert!(out.text().contains("warning:"), "{}", out.text());
+    let out = run(Some(&roots[1]), &["clean", "--message-format", "json"]);
+    assert_eq!(out.codes("warning"), ["clean-kept"], "{}", out.stdout);
     assert_eq!(
         std::fs::read_to_string(shared.join("B_P.pak")).unwrap(),
         "the user's own"
@@ -398,7 +407,7 @@ fn output_folders_that_would_mix_with_the_users_files_are_refused() {
         )
         .unwrap();
         for command in ["build", "check", "clean"] {
-            let out = run(Some(&root), &[command]);
+            let out = run(Some(&root), &[command, "--message-format", "json"]);
             if command == "clean" {
                 // clean never needs to refuse: it removes only recorded files.
                 assert!(out.code == 0, "{}", out.text());
@@ -410,7 +419,10 @@ fn output_folders_that_would_mix_with_the_users_files_are_refused() {
                 "{output}/{content} {command}: {}",
                 out.text()
             );
-            assert!(out.text().contains("[output] dir"), "{}", out.text());
+            // A manifest error at the `[output] dir` line.
+            let error = out.error();
+            assert_eq!(error["code"], "usage", "{error}");
+            assert_eq!(common::file_tail(&error, 1), "mod.toml", "{error}");
         }
     }
     assert_eq!(
@@ -440,9 +452,17 @@ fn manifest_values_are_data_not_paths() {
             &format!("{key} = \"{value}\""),
         );
         std::fs::write(root.join("mod.toml"), &manifest).unwrap();
-        let out = run(Some(&root), &["package"]);
+        let out = run(Some(&root), &["package", "--message-format", "json"]);
         assert_eq!(Some(out.code), Some(2), "{key} = {value}: {}", out.text());
-        assert!(out.text().contains(&format!("`{key}`")), "{}", out.text());
+        // A manifest error at the line of `key`.
+        let error = out.error();
+        assert_eq!(error["code"], "usage", "{error}");
+        assert_eq!(common::file_tail(&error, 1), "mod.toml", "{error}");
+        let line = manifest
+            .lines()
+            .position(|l| l.starts_with(&format!("{key} =")))
+            .unwrap();
+        assert_eq!(error["line"], line + 1, "{error}");
     }
     assert_eq!(
         file_names(dir.path()),
@@ -467,10 +487,19 @@ fn convert_never_overwrites_its_input_and_says_which_folder_is_missing() {
     ] {
         let out = run(
             Some(&root),
-            &["convert", input_text, "--engine", "5.6", "-o", &output],
+            &[
+                "convert",
+                input_text,
+                "--engine",
+                "5.6",
+                "-o",
+                &output,
+                "--message-format",
+                "json",
+            ],
         );
         assert_eq!(Some(out.code), Some(2), "{}", out.text());
-        assert!(out.text().contains("overwrite"), "{}", out.text());
+        assert_eq!(out.error()["code"], "usage", "{}", out.stdout);
     }
     assert_eq!(std::fs::read(&input).unwrap(), original);
     let out = run(
@@ -482,15 +511,19 @@ fn convert_never_overwrites_its_input_and_says_which_folder_is_missing() {
             "5.6",
             "-o",
             "missing/dir/x.uzenasset",
+            "--message-format",
+            "json",
         ],
     );
     assert_eq!(Some(out.code), Some(2));
-    assert!(
-        out.text()
-            .contains("output folder missing/dir does not exist"),
-        "{}",
-        out.text()
+    let error = out.error();
+    assert_eq!(error["code"], "usage", "{error}");
+    assert_eq!(
+        common::file_tail(&error, 3),
+        "missing/dir/x.uzenasset",
+        "{error}"
     );
+    assert!(!root.join("missing").exists());
 }
 
 #[test]
@@ -506,7 +539,12 @@ fn a_symlinked_content_folder_is_followed() {
     std::fs::write(root.join("mod.toml"), MANIFEST).unwrap();
     let out = run(Some(&root), &["build", "--message-format", "json"]);
     assert!(out.code == 0, "{}", out.text());
-    assert!(out.text().contains("\"packages\":2"), "{}", out.text());
+    assert_eq!(
+        out.lines_of("build-finished")[0]["packages"],
+        2,
+        "{}",
+        out.stdout
+    );
     // A link back to a parent is a clear error, not a hang.
     std::os::unix::fs::symlink(
         real.join("Cooked"),
@@ -514,8 +552,10 @@ fn a_symlinked_content_folder_is_followed() {
     )
     .unwrap();
     let started = Instant::now();
-    let out = run(Some(&root), &["build"]);
+    let out = run(Some(&root), &["build", "--message-format", "json"]);
     assert_eq!(Some(out.code), Some(2), "{}", out.text());
-    assert!(out.text().contains("symbolic link"), "{}", out.text());
+    let error = out.error();
+    assert_eq!(error["code"], "usage", "{error}");
+    assert_eq!(common::file_tail(&error, 1), "loop", "{error}");
     assert!(started.elapsed() < Duration::from_secs(30));
 }
