@@ -151,26 +151,23 @@ fn extracts_every_corpus_container() {
         ];
         args.extend(["--script-objects", folder_path.to_str().unwrap()]);
         let _ = &script_objects;
-        let Run {
-            code,
-            stdout,
-            stderr,
-        } = run(None, &args);
-        assert_eq!(code, 0, "{folder}: {stderr}");
+        args.extend(["--message-format", "json"]);
+        let extracted = run(None, &args);
+        let summary = extracted.ok().lines_of("extracted").remove(0);
         let names: BTreeSet<u64> = game
             .packages
             .iter()
             .map(|p| p.converted.package_id)
             .collect();
+        assert_eq!(summary["packages"], names.len(), "{summary}");
+        // The container header is skipped (a note), and nothing warns.
+        assert_eq!(extracted.codes("note"), ["skipped"], "{}", extracted.stdout);
+        assert_eq!(summary["skipped"].as_array().unwrap().len(), 1, "{summary}");
         assert!(
-            stdout.contains(&format!("extracted {} packages", names.len())),
-            "{stdout}"
+            extracted.codes("warning").is_empty(),
+            "{folder}: {}",
+            extracted.stdout
         );
-        assert!(
-            stderr.contains("the container header is not a package"),
-            "{stderr}"
-        );
-        assert!(!stderr.contains("warning"), "{folder}: {stderr}");
         assert_eq!(
             std::fs::read(out.join("TestGame/Config/DefaultMod.ini")).unwrap(),
             b"[Mod]\nEnabled=True\n"
@@ -221,9 +218,7 @@ fn engine_cooks_extract_with_the_global_chunk_alone() {
     let dir = common::temp_dir("global");
     let (mod_toc, game_dir, _) = build(&dir, &game);
     let out = dir.join("out");
-    let Run {
-        code, stderr: err, ..
-    } = run(
+    let verified = run(
         None,
         &[
             "extract",
@@ -235,10 +230,12 @@ fn engine_cooks_extract_with_the_global_chunk_alone() {
             "--game",
             game_dir.to_str().unwrap(),
             "--verify",
+            "--message-format",
+            "json",
         ],
     );
-    assert_eq!(code, 0, "{err}");
-    assert!(!err.contains("warning"), "{err}");
+    verified.ok();
+    assert!(verified.codes("warning").is_empty(), "{}", verified.stdout);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -560,14 +557,11 @@ fn output_folder_rules() {
         "-o",
         out.to_str().unwrap(),
     ];
-    let Run {
-        code, stderr: err, ..
-    } = run(None, &args);
-    assert_eq!(code, 2, "{err}");
-    assert!(
-        err.contains("not empty") && err.contains("--force"),
-        "{err}"
-    );
+    // A folder that is not empty needs --force: a usage error naming it.
+    let refused = run(None, &[&args[..], &["--message-format", "json"]].concat());
+    let error = refused.assert_code(2).error();
+    assert_eq!(error["code"], "usage", "{error}");
+    assert!(error["hint"].is_string(), "{error}");
     let Run {
         code, stderr: err, ..
     } = run(None, &[&args[..], &["--force", "--json"]].concat());
@@ -617,9 +611,7 @@ fn paths_never_leave_the_output_folder() {
     toc.header.directory_index_size = toc.directory_index.len() as u32;
     std::fs::write(&mod_toc, toc.write()).unwrap();
     let out = dir.join("a/b/out");
-    let Run {
-        code, stderr: err, ..
-    } = run(
+    let refused = run(
         None,
         &[
             "extract",
@@ -630,10 +622,19 @@ fn paths_never_leave_the_output_folder() {
             game_dir.to_str().unwrap(),
             "-o",
             out.to_str().unwrap(),
+            "--message-format",
+            "json",
         ],
     );
-    assert_eq!(code, 1, "{err}");
-    assert!(err.contains("refusing"), "{err}");
+    // A path that leaves the output folder: a format error naming the package.
+    let error = refused.assert_code(1).error();
+    assert_eq!(error["code"], "format", "{error}");
+    assert!(
+        error["structure"][0]
+            .as_str()
+            .is_some_and(|s| s.starts_with("package /")),
+        "{error}"
+    );
     assert!(!dir.join("a/escaped.uasset").exists() && !dir.join("a/b/escaped.uasset").exists());
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -741,15 +742,26 @@ fn extracts_a_whole_paks_folder_in_mount_order() {
         code, stderr: err, ..
     } = run(None, &args);
     assert_eq!(code, 1, "{err}");
-    assert!(err.contains("Patch_1_P.pak"), "{err}");
+    let error = run(None, &[&args[..], &["--message-format", "json"]].concat())
+        .assert_code(1)
+        .error();
+    assert_eq!(error["code"], "key", "{error}");
+    assert_eq!(common::file_tail(&error, 1), "Patch_1_P.pak", "{error}");
 
-    let Run {
-        code,
-        stdout,
-        stderr: err,
-    } = run(None, &[&args[..], &["--aes-key", &key_hex]].concat());
-    assert_eq!(code, 0, "{err}");
-    assert!(!err.contains("warning"), "{err}");
+    let extracted = run(
+        None,
+        &[
+            &args[..],
+            &["--aes-key", &key_hex, "--message-format", "json"],
+        ]
+        .concat(),
+    );
+    let summary = extracted.ok().lines_of("extracted").remove(0);
+    assert!(
+        extracted.codes("warning").is_empty(),
+        "{}",
+        extracted.stdout
+    );
     assert_eq!(
         std::fs::read(out.join("TestGame/Config/DefaultMod.ini")).unwrap(),
         b"[Mod]\nEnabled=False\n",
@@ -775,9 +787,6 @@ fn extracts_a_whole_paks_folder_in_mount_order() {
         let files = PackageFiles::load(&header).unwrap();
         assert_eq!(files.uexp, p.files.uexp, "{}", p.path.display());
     }
-    assert!(
-        stdout.contains(&format!("extracted {} packages", seen.len())),
-        "{stdout}"
-    );
+    assert_eq!(summary["packages"], seen.len(), "{summary}");
     let _ = std::fs::remove_dir_all(&dir);
 }
