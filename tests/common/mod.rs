@@ -5,7 +5,7 @@
 pub mod game_fixture;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use serde_json::Value;
 
@@ -167,32 +167,37 @@ pub fn run_measuring_memory(
     (exit, usage.ru_maxrss as u64, output)
 }
 
-/// Runs the real binary and returns (exit code, stderr, peak RSS in bytes).
+/// Runs the real binary (the environment of [`command`]) and returns its
+/// [`Run`] and its peak RSS in bytes.
 ///
 /// The peak is measured by `/usr/bin/time` (GNU time's `%M`), which forks
 /// the binary from a small process: a child forked from this test process
 /// would report the test's own memory as its high-water mark, because
 /// Linux carries the pre-`exec` peak into `ru_maxrss`. Without GNU time the
 /// peak is sampled from `/proc/<pid>/status` (`VmHWM`) while it runs.
-pub fn run_measured(args: &[&str]) -> (i32, String, u64) {
+pub fn run_measured(args: &[&str]) -> (Run, u64) {
     static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let n = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let base = std::env::temp_dir().join(format!("zenpak-run-{}-{n}", std::process::id()));
     let err_path = base.with_extension("stderr");
+    let out_path = base.with_extension("stdout");
     let peak_path = base.with_extension("peak");
     let time = Path::new("/usr/bin/time");
-    let mut command = if time.is_file() {
-        let mut c = Command::new(time);
-        c.arg("-f").arg("%M").arg("-o").arg(&peak_path);
-        c.arg(env!("CARGO_BIN_EXE_zenpak"));
-        c
-    } else {
-        Command::new(env!("CARGO_BIN_EXE_zenpak"))
-    };
+    let mut command = command(None, args);
+    if time.is_file() {
+        let mut timed = Command::new(time);
+        timed.arg("-f").arg("%M").arg("-o").arg(&peak_path);
+        timed.arg(command.get_program()).args(command.get_args());
+        for (key, value) in command.get_envs() {
+            match value {
+                Some(value) => timed.env(key, value),
+                None => timed.env_remove(key),
+            };
+        }
+        command = timed;
+    }
     let mut child = command
-        .args(args)
-        .env_remove("ZENPAK_AES_KEY")
-        .stdout(Stdio::null())
+        .stdout(std::fs::File::create(&out_path).unwrap())
         .stderr(std::fs::File::create(&err_path).unwrap())
         .spawn()
         .unwrap();
@@ -224,9 +229,21 @@ pub fn run_measured(args: &[&str]) -> (i32, String, u64) {
         .filter(|l| !l.starts_with("Command exited with non-zero status"))
         .collect::<Vec<_>>()
         .join("\n");
-    let _ = std::fs::remove_file(&err_path);
-    let _ = std::fs::remove_file(&peak_path);
-    (status.code().unwrap_or(-1), stderr, peak)
+    let stdout = std::fs::read_to_string(&out_path).unwrap_or_default();
+    for path in [&err_path, &out_path, &peak_path] {
+        let _ = std::fs::remove_file(path);
+    }
+    let run = Run {
+        code: status.code().unwrap_or(-1),
+        stdout,
+        stderr,
+    };
+    assert!(
+        !run.stderr.contains("panicked"),
+        "zenpak {args:?} panicked:\n{}",
+        run.stderr
+    );
+    (run, peak)
 }
 
 /// The `.usmap` of a package's corpus folder (the nearest folder that holds one), loaded once into `cache`.
@@ -408,11 +425,16 @@ impl Run {
             .collect()
     }
 
-    /// The one error diagnostic of a failed run (fails the test unless
-    /// there is exactly one).
+    /// The first error diagnostic of a failed run (fails the test when
+    /// there is none).
     pub fn error(&self) -> Value {
         let errors = self.diagnostics("error");
-        assert_eq!(errors.len(), 1, "one error expected:\n{}", self.stdout);
+        assert!(
+            !errors.is_empty(),
+            "an error expected:\n{}{}",
+            self.stdout,
+            self.stderr
+        );
         errors.into_iter().next().unwrap()
     }
 

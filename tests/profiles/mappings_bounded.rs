@@ -25,10 +25,15 @@ fn compression_at(bytes: &[u8]) -> usize {
     at
 }
 
-/// (exit code, stderr, peak RSS bytes) of `zenpak inspect FILE`
+/// `zenpak inspect FILE` with JSON messages, and its peak RSS in bytes
 /// ([`common::run_measured`]).
-fn inspect_measured(file: &Path) -> (i32, String, u64) {
-    common::run_measured(&["inspect", file.to_str().unwrap()])
+fn inspect_measured(file: &Path) -> (common::Run, u64) {
+    common::run_measured(&[
+        "inspect",
+        file.to_str().unwrap(),
+        "--message-format",
+        "json",
+    ])
 }
 
 #[test]
@@ -53,9 +58,15 @@ fn a_declared_size_larger_than_the_file_is_read_with_a_warning() {
     let dir = common::temp_dir("grown");
     let file = dir.join("Grown.usmap");
     std::fs::write(&file, &grown).unwrap();
-    let (code, err, _) = inspect_measured(&file);
-    assert_eq!(code, 0, "{err}");
-    assert!(err.contains("warning") && err.contains("declares"), "{err}");
+    let (out, _) = inspect_measured(&file);
+    let warnings = out.ok().diagnostics("warning");
+    assert_eq!(
+        out.codes("warning"),
+        ["usmap-size-mismatch"],
+        "{}",
+        out.stdout
+    );
+    assert_eq!(common::file_tail(&warnings[0], 1), "Grown.usmap");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -81,9 +92,10 @@ fn a_small_usmap_cannot_claim_gigabytes() {
     std::fs::write(&path, &file).unwrap();
     let e = Mappings::read(&file).unwrap_err();
     assert_eq!(e.code(), "limit", "{e}");
-    let (code, err, peak) = inspect_measured(&path);
-    assert_eq!(code, 1, "{err}");
-    assert!(err.contains("Bomb.usmap"), "{err}");
+    let (out, peak) = inspect_measured(&path);
+    let error = out.assert_code(1).error();
+    assert_eq!(error["code"], "limit", "{error}");
+    assert_eq!(common::file_tail(&error, 1), "Bomb.usmap", "{error}");
     if peak > 0 {
         eprintln!(
             "zstd .usmap bomb ({} bytes): exit 1, peak RSS {} KiB",

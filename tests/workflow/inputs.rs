@@ -548,7 +548,7 @@ fn a_large_loose_file_streams_into_the_pak() {
     }
     drop(file);
     let manifest = repo.join("mod.toml");
-    let (code, stderr, peak) = common::run_measured(&[
+    let (common::Run { code, stderr, .. }, peak) = common::run_measured(&[
         "build",
         "--quiet",
         "--manifest-path",
