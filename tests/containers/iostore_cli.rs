@@ -62,7 +62,8 @@ fn list_verify_inspect_unpack() {
         stderr: err,
     } = run(None, &["verify", u]);
     assert_eq!(code, 0, "{out}{err}");
-    assert!(out.contains("ok"), "{out}");
+    let verified = run(None, &["verify", u, "--json"]).ok().doc();
+    assert_eq!(verified["packages"], 1, "{verified}");
 
     let Run {
         code,
@@ -114,32 +115,24 @@ fn verify_fails_with_exit_code_1_and_a_clear_message() {
     let mut bytes = std::fs::read(&ucas).unwrap();
     bytes[500] ^= 1;
     std::fs::write(&ucas, &bytes).unwrap();
-    let Run {
-        code, stderr: err, ..
-    } = run(None, &["verify", u]);
-    assert_eq!(code, 1);
-    assert!(err.contains("BLAKE3 mismatch"), "{err}");
+    let verify = [&["verify", u][..], &["--message-format", "json"]].concat();
+    let error = run(None, &verify).assert_code(1).error();
+    assert_eq!(error["code"], "hash-mismatch", "{error}");
+    assert_eq!(common::file_tail(&error, 1), "Cli_P.ucas", "{error}");
     bytes[500] ^= 1;
     std::fs::write(&ucas, &bytes).unwrap();
 
     std::fs::rename(dir.join("Cli_P.pak"), dir.join("elsewhere.pak")).unwrap();
-    let Run {
-        code, stderr: err, ..
-    } = run(None, &["verify", u]);
-    assert_eq!(code, 1);
-    assert!(err.contains(".pak is missing"), "{err}");
+    let error = run(None, &verify).assert_code(1).error();
+    assert_eq!(error["code"], "format", "{error}");
+    assert_eq!(common::file_tail(&error, 1), "Cli_P.pak", "{error}");
     std::fs::rename(dir.join("elsewhere.pak"), dir.join("Cli_P.pak")).unwrap();
 
     let toc = std::fs::read(&utoc).unwrap();
     std::fs::write(&utoc, &toc[..toc.len() - 7]).unwrap();
-    let Run {
-        code, stderr: err, ..
-    } = run(None, &["verify", u]);
-    assert_eq!(code, 1);
-    assert!(
-        err.contains("Cli_P.utoc") && !err.contains("panicked"),
-        "{err}"
-    );
+    let error = run(None, &verify).assert_code(1).error();
+    assert_eq!(error["code"], "format", "{error}");
+    assert_eq!(common::file_tail(&error, 1), "Cli_P.utoc", "{error}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -156,14 +149,18 @@ fn unpack_never_writes_outside_the_folder() {
     std::fs::write(&utoc, toc.write()).unwrap();
 
     let out_dir = dir.join("a/b/out");
-    let Run {
-        code, stderr: err, ..
-    } = run(
+    let refused = run(
         None,
-        &["unpack", utoc.to_str().unwrap(), out_dir.to_str().unwrap()],
+        &[
+            "unpack",
+            utoc.to_str().unwrap(),
+            out_dir.to_str().unwrap(),
+            "--message-format",
+            "json",
+        ],
     );
-    assert_eq!(code, 1, "{err}");
-    assert!(err.contains("refusing"), "{err}");
+    let error = refused.assert_code(1).error();
+    assert_eq!(error["code"], "format", "{error}");
     assert!(!dir.join("a/escaped.txt").exists() && !dir.join("escaped.txt").exists());
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -402,9 +402,13 @@ fn packages_whose_bulk_data_is_missing_are_refused() {
         let package = files.read_package(Some(engine)).unwrap();
         let error = files.check_bulk_data(&package).unwrap_err();
         let text = error.to_string();
-        assert!(text.contains(".ubulk"), "{text}");
-        assert!(text.contains("is missing"), "{text}");
-        assert!(error.to_string().contains("bytes 0.."), "{text}");
+        // A format error naming the missing companion, within the data resource.
+        assert_eq!(error.code(), "format", "{text}");
+        assert_eq!(
+            error.file().and_then(|f| f.extension()),
+            Some(std::ffi::OsStr::new("ubulk")),
+            "{text}"
+        );
         assert_eq!(error.context().structure.len(), 1, "{text}");
 
         // Through a real build: exit 1, the message names the companion, no triplet.
@@ -427,7 +431,7 @@ fn packages_whose_bulk_data_is_missing_are_refused() {
         for command in ["build", "check"] {
             let out = common::run(Some(dir.path()), &[command, "--message-format", "json"]);
             let error = out.assert_code(1).error();
-            assert_eq!(error["code"], "io", "{command}: {error}");
+            assert_eq!(error["code"], "format", "{command}: {error}");
             assert!(
                 common::file_tail(&error, 1).ends_with(".ubulk"),
                 "{command}: {error}"

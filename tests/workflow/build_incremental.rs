@@ -265,10 +265,13 @@ fn a_broken_package_fails_the_build_without_partial_output() {
     let bytes = std::fs::read(&uexp).unwrap();
     std::fs::write(&uexp, &bytes[..bytes.len() / 3]).unwrap();
 
-    let out = run(Some(&repo), &["build"]);
-    assert_eq!(Some(out.code), Some(1));
-    let stderr = out.stderr;
-    assert!(stderr.contains("BP_ThirdPersonCharacter"), "{stderr}");
+    let out = run(Some(&repo), &["build", "--message-format", "json"]);
+    let error = out.assert_code(1).error();
+    assert_eq!(
+        common::file_tail(&error, 1),
+        "BP_ThirdPersonCharacter.uexp",
+        "{error}"
+    );
     let leftovers: Vec<String> = std::fs::read_dir(repo.join("target"))
         .map(|d| {
             d.flatten()
@@ -330,15 +333,21 @@ fn check_lists_problems_and_what_the_game_must_have() {
     }
     let bad = run(Some(&repo), &["check", "--message-format", "json"]);
     assert_eq!(Some(bad.code), Some(1));
-    let problems: String = bad
-        .json()
-        .iter()
-        .filter(|l| l["reason"] == "diagnostic" && l["level"] == "error")
-        .map(|l| l.to_string())
-        .collect();
-    assert!(problems.contains("SM_Cube.uexp"), "{problems}");
-    assert!(problems.contains("is missing"), "{problems}");
-    assert!(problems.contains("differ only in case"), "{problems}");
+    // The missing .uexp (an I/O error on it) and the two names that differ
+    // only in case.
+    let errors = bad.diagnostics("error");
+    assert!(
+        errors
+            .iter()
+            .any(|e| e["code"] == "io" && common::file_tail(e, 1) == "SM_Cube.uexp"),
+        "{}",
+        bad.stdout
+    );
+    assert!(
+        bad.codes("error").contains(&"case-clash".to_string()),
+        "{}",
+        bad.stdout
+    );
     assert!(!repo.join("target").exists(), "check writes nothing");
 }
 
