@@ -215,14 +215,21 @@ fn filter_get_and_unpack_on_a_folder() {
     assert_eq!(code, 0, "{err}");
     assert_eq!(std::fs::read(&target).unwrap(), b"B");
     // A path the view does not hold: the work failed (1); the arguments were fine.
-    let Run {
-        code, stderr: err, ..
-    } = run(
+    let missing = run(
         None,
-        &["get", p, "Game/Nope.ini", "-o", target.to_str().unwrap()],
+        &[
+            "get",
+            p,
+            "Game/Nope.ini",
+            "-o",
+            target.to_str().unwrap(),
+            "--message-format",
+            "json",
+        ],
     );
-    assert_eq!(code, 1, "{err}");
-    assert!(err.contains("Game/Nope.ini"), "{err}");
+    let error = missing.assert_code(1).error();
+    assert_eq!(error["code"], "format", "{error}");
+    assert!(error["hint"].is_string(), "{error}");
 
     let out_dir = root.join("unpacked");
     let Run {
@@ -255,9 +262,16 @@ fn filter_get_and_unpack_on_a_folder() {
         ],
     );
     assert_eq!(code, 0);
+    let listed: Vec<String> = serde_json::from_str::<serde_json::Value>(&out).unwrap()["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["path"].as_str().unwrap().to_string())
+        .collect();
     assert!(
-        out.contains("Game/Config/F.ini") && out.contains("Z.uzenasset"),
-        "{out}"
+        listed.iter().any(|p| p == "Game/Config/F.ini")
+            && listed.iter().any(|p| p.ends_with("/Z.uzenasset")),
+        "{listed:?}"
     );
     let Run {
         code, stdout: out, ..

@@ -70,13 +70,14 @@ fn convert_inspect_and_diff_from_the_command_line() {
         changed.to_str().unwrap(),
         "--engine",
         "5.6",
+        "--message-format",
+        "json",
     ]));
     assert_eq!(Some(diff.code), Some(1));
-    let text = diff.stdout;
-    assert!(
-        text.contains("first difference: exports > entry 0 > cooked_serial_size"),
-        "{text}"
-    );
+    let first = &diff.lines_of("diff")[0]["first_difference"];
+    assert_eq!(first["section"], "exports", "{first}");
+    assert_eq!(first["entry"], 0, "{first}");
+    assert_eq!(first["field"], "cooked_serial_size", "{first}");
 
     // UE4 cooks do not carry their name: a clear usage error without --package-name.
     let ue4 = corpus.join("retoc/UE4.27/TestModUI.uasset");
@@ -87,8 +88,10 @@ fn convert_inspect_and_diff_from_the_command_line() {
         "4.27",
         "-o",
         out.join("t.uzenasset").to_str().unwrap(),
+        "--message-format",
+        "json",
     ]));
-    assert_eq!(Some(missing.code), Some(2));
-    assert!(missing.stderr.contains("--package-name"));
+    let error = missing.assert_code(2).error();
+    assert_eq!(error["code"], "usage", "{error}");
     std::fs::remove_dir_all(&out).ok();
 }
