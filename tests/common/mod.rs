@@ -365,6 +365,15 @@ impl From<std::process::Output> for Run {
     }
 }
 
+/// The JSON values of text printed one per line (`--message-format json`,
+/// or a log written from it); fails the test on a line that is not JSON.
+pub fn json_lines(text: &str) -> Vec<Value> {
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not a JSON line ({e}): {l}")))
+        .collect()
+}
+
 /// One finished run of the binary.
 #[derive(Debug, Clone)]
 pub struct Run {

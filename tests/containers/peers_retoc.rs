@@ -7,14 +7,6 @@
 use crate::common::{self, run, Run};
 use std::path::{Path, PathBuf};
 
-/// The JSON objects a `--message-format json` run printed, one per line.
-fn json_lines(stdout: &str) -> Vec<serde_json::Value> {
-    stdout
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
-        .collect()
-}
-
 struct Peer {
     corpus: PathBuf,
 }
@@ -124,7 +116,7 @@ fn verify_accepts_retoc_layout_with_a_note() {
             &["verify", utoc.to_str().unwrap(), "--message-format", "json"],
         );
         assert_eq!(code, 0, "{}: {out}{err}", utoc.display());
-        let lines = json_lines(&out);
+        let lines = common::json_lines(&out);
         let report = lines.iter().find(|l| l["reason"] == "verified").unwrap();
         assert_eq!(report["errors"].as_array().unwrap().len(), 0, "{out}");
         assert_eq!(report["chunks_checked"], chunks);

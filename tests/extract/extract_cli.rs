@@ -360,13 +360,6 @@ fn filters_and_dependencies_select_packages() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// The JSON lines of a run.
-fn json_lines(text: &str) -> Vec<serde_json::Value> {
-    text.lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON: {l}: {e}")))
-        .collect()
-}
-
 fn with_code<'a>(
     lines: &'a [serde_json::Value],
     level: &str,
@@ -405,7 +398,7 @@ fn unresolved_imports_are_reported_once_per_package() {
         stderr: err,
     } = run(None, &args);
     assert_eq!(code, 1, "{err}");
-    let lines = json_lines(&text);
+    let lines = common::json_lines(&text);
     let summary = lines.iter().find(|l| l["reason"] == "extracted").unwrap();
     let packages = summary["unresolved_packages"].as_u64().unwrap() as usize;
     let imports = summary["unresolved_imports"].as_u64().unwrap() as usize;
@@ -438,7 +431,7 @@ fn unresolved_imports_are_reported_once_per_package() {
         &[&args[..], &["--allow-unresolved", "--force"]].concat(),
     );
     assert_eq!(code, 0, "{err}");
-    let lines = json_lines(&text);
+    let lines = common::json_lines(&text);
     let summary = lines.iter().find(|l| l["reason"] == "extracted").unwrap();
     assert_eq!(summary["packages"], 167, "{summary}");
     assert_eq!(summary["unresolved_packages"], packages, "{summary}");
@@ -514,7 +507,7 @@ fn extract_inside_a_mod_uses_its_engine_and_the_game_folder() {
             stderr: err,
         } = run_in(&repo, &game_dir);
         assert_eq!(code, 0, "{}: {err}", game_dir.display());
-        let lines = json_lines(&text);
+        let lines = common::json_lines(&text);
         let summary = lines.iter().find(|l| l["reason"] == "extracted").unwrap();
         assert_eq!(summary["packages"], 167, "{summary}");
         assert_eq!(summary["unresolved_packages"], 0, "{summary}");

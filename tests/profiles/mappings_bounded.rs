@@ -59,14 +59,13 @@ fn a_declared_size_larger_than_the_file_is_read_with_a_warning() {
     let file = dir.join("Grown.usmap");
     std::fs::write(&file, &grown).unwrap();
     let (out, _) = inspect_measured(&file);
-    let warnings = out.ok().diagnostics("warning");
+    out.ok();
     assert_eq!(
         out.codes("warning"),
         ["usmap-size-mismatch"],
         "{}",
         out.stdout
     );
-    assert_eq!(common::file_tail(&warnings[0], 1), "Grown.usmap");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

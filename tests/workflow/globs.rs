@@ -5,14 +5,7 @@
 
 use std::path::Path;
 
-use crate::common::{run, temp_dir, Run};
-
-fn json_lines(stdout: &str) -> Vec<serde_json::Value> {
-    stdout
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("every stdout line is JSON"))
-        .collect()
-}
+use crate::common::{self, run, temp_dir, Run};
 
 fn write_mod(dir: &Path, include: &str) {
     let cooked = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/hello-mod/Cooked");
@@ -41,14 +34,14 @@ fn include_list_and_extract_read_a_pattern_alike() {
         stderr: err,
     } = run(Some(&tmp), &["check", "--message-format", "json"]);
     assert_eq!(code, 0, "{err}{out}");
-    let lines = json_lines(&out);
+    let lines = common::json_lines(&out);
     let check = lines.iter().find(|l| l["reason"] == "check").unwrap();
     assert_eq!(check["packages"], 1, "{check}");
     assert_eq!(check["loose_files"], 1, "{check}");
     // `*` does not cross folders: `hellogame/*` selects nothing below it.
     write_mod(&tmp, "include = [\"hellogame/*\"]");
     let Run { stdout: out, .. } = run(Some(&tmp), &["check", "--message-format", "json"]);
-    let lines = json_lines(&out);
+    let lines = common::json_lines(&out);
     let check = lines.iter().find(|l| l["reason"] == "check").unwrap();
     assert_eq!(check["packages"], 0, "{check}");
 

@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::common::{run, temp_dir, Run};
+use crate::common::{self, run, temp_dir, Run};
 
 /// A mod in `dir` whose manifest takes the example mod's cooked files in
 /// place, at `engine`, with the `include` line in `[content]` (or none) and
@@ -21,16 +21,9 @@ fn write_mod(dir: &Path, engine: &str, include: &str, compression: &str) -> Path
     dir.to_path_buf()
 }
 
-fn json_lines(stdout: &str) -> Vec<serde_json::Value> {
-    stdout
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("every stdout line is JSON"))
-        .collect()
-}
-
 /// The `code`s of the diagnostics of `level` in a JSON run.
 fn codes(stdout: &str, level: &str) -> Vec<String> {
-    json_lines(stdout)
+    common::json_lines(stdout)
         .iter()
         .filter(|v| v["reason"] == "diagnostic" && v["level"] == level)
         .map(|v| v["code"].as_str().unwrap().to_string())
@@ -54,7 +47,7 @@ fn empty_mod_builds_with_a_warning_but_package_and_install_refuse() {
 
     let Run { code, stdout, .. } = run(Some(&dir), &["package", JSON[0], JSON[1]]);
     assert_eq!(code, 1);
-    let errors = json_lines(&stdout)
+    let errors = common::json_lines(&stdout)
         .into_iter()
         .filter(|v| v["reason"] == "diagnostic" && v["level"] == "error")
         .collect::<Vec<_>>();

@@ -198,7 +198,7 @@ fn the_mod_workflow_build_step_fails_when_the_build_fails() {
         !broken.join("target/package").exists(),
         "nothing may be shipped"
     );
-    let log = json_log(&broken.join("package.jsonl"));
+    let log = common::json_lines(&std::fs::read_to_string(broken.join("package.jsonl")).unwrap());
     assert_eq!(log.last().unwrap()["success"], false, "{log:?}");
 
     // A warning (no `_P` suffix): --deny-warnings fails the step.
@@ -215,19 +215,10 @@ fn the_mod_workflow_build_step_fails_when_the_build_fails() {
         !out.status.success(),
         "a warning must fail the release build"
     );
-    let log = json_log(&warned.join("package.jsonl"));
+    let log = common::json_lines(&std::fs::read_to_string(warned.join("package.jsonl")).unwrap());
     assert!(
         log.iter()
             .any(|l| l["reason"] == "diagnostic" && l["code"] == "suffix"),
         "{log:?}"
     );
-}
-
-/// The JSON lines a step wrote with `--message-format json | tee FILE`.
-fn json_log(path: &Path) -> Vec<serde_json::Value> {
-    std::fs::read_to_string(path)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
-        .collect()
 }
