@@ -36,7 +36,12 @@ fn a_million_exports_inspect_in_bounded_memory() {
         vec!["inspect", p],
     ] {
         let started = std::time::Instant::now();
-        let (code, err, peak) = common::run_measured(&args);
+        let (
+            common::Run {
+                code, stderr: err, ..
+            },
+            peak,
+        ) = common::run_measured(&args);
         let took = started.elapsed();
         eprintln!(
             "a million exports: {args:?} exit {code}, peak RSS {} MiB, {:.2} s",

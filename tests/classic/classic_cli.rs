@@ -1,35 +1,28 @@
 //! The command line on classic packages: `zenpak inspect` (text and JSON)
 //! and `zenpak deps`.
 
-use crate::common;
+use crate::common::{self, run};
 
 use std::path::PathBuf;
-use std::process::Command;
 
 fn ut99() -> Option<PathBuf> {
     let dir = common::corpus()?.join("classic/ut99");
     dir.is_dir().then_some(dir)
 }
 
-fn zenpak(args: &[&str]) -> (bool, String, String) {
-    let output = Command::new(env!("CARGO_BIN_EXE_zenpak"))
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        output.status.success(),
-        String::from_utf8_lossy(&output.stdout).into_owned(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    )
+/// Human output with the corpus folder as `[CORPUS]`.
+fn normalized(text: &str) -> String {
+    let corpus = common::corpus().unwrap();
+    common::normalize(text, &[(&corpus, "CORPUS")])
 }
 
 #[test]
 fn inspect_json_resolves_every_reference() {
     let Some(ut99) = ut99() else { return };
     for file in common::files_with_ext(&ut99, &["u", "utx", "uax", "umx", "unr"]) {
-        let (ok, stdout, stderr) = zenpak(&["inspect", file.to_str().unwrap(), "--json"]);
-        assert!(ok, "{}: {stderr}", file.display());
-        let json: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+        let json = run(None, &["inspect", file.to_str().unwrap(), "--json"])
+            .ok()
+            .doc();
         assert_eq!(json["kind"], "classic-package");
         let package = json["package"].as_str().unwrap();
         assert_eq!(
@@ -62,12 +55,16 @@ fn inspect_json_resolves_every_reference() {
             assert!(export["flags"]["names"].is_array());
         }
     }
-    let (_, stdout, _) = zenpak(&[
-        "inspect",
-        ut99.join("Maps/CTF-Face.unr").to_str().unwrap(),
-        "--json",
-    ]);
-    let json: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let json = run(
+        None,
+        &[
+            "inspect",
+            ut99.join("Maps/CTF-Face.unr").to_str().unwrap(),
+            "--json",
+        ],
+    )
+    .ok()
+    .doc();
     let rune = json["imports"]
         .as_array()
         .unwrap()
@@ -86,23 +83,16 @@ fn inspect_json_resolves_every_reference() {
 #[test]
 fn inspect_text_decodes_flags() {
     let Some(ut99) = ut99() else { return };
-    let (ok, stdout, stderr) = zenpak(&["inspect", ut99.join("System/IpDrv.u").to_str().unwrap()]);
-    assert!(ok, "{stderr}");
-    // IpDrv is the reference's example of a server-side-only package (flags 0x5).
-    assert!(
-        stdout.contains("package flags  0x00000005 PKG_AllowDownload | PKG_ServerSideOnly"),
-        "{stdout}"
-    );
-    assert!(stdout.contains("RF_Public"));
-    assert!(stdout.contains("RF_Native"));
-    assert!(stdout.contains("[Core.Class]"));
-    let (ok, stdout, _) = zenpak(&[
-        "inspect",
-        ut99.join("Textures/AlfaFX.utx").to_str().unwrap(),
-    ]);
-    assert!(ok);
-    assert!(stdout.contains("file version   61"));
-    assert!(stdout.contains("heritage       1 at offset 44"));
+    // IpDrv is the reference's example of a server-side-only package
+    // (flags 0x5); AlfaFX.utx has file version 61 and a heritage table.
+    for (file, snapshot) in [
+        ("System/IpDrv.u", "classic_inspect_ipdrv"),
+        ("Textures/AlfaFX.utx", "classic_inspect_alfafx"),
+    ] {
+        let out = run(None, &["inspect", ut99.join(file).to_str().unwrap()]);
+        out.ok();
+        common::assert_snapshot(snapshot, &normalized(&out.stdout));
+    }
 }
 
 #[test]
@@ -116,31 +106,23 @@ fn deps_reports_missing_packages() {
     let mut args = vec!["deps", map.to_str().unwrap(), "--search"];
     args.extend(folders.iter().map(String::as_str));
     // Missing packages fail the check (exit 1), after the full report.
-    let (ok, stdout, stderr) = zenpak(&args);
-    assert!(!ok, "{stderr}");
-    assert!(
-        stderr.contains("16 required package(s) are in no search folder"),
-        "{stderr}"
-    );
-    assert!(stdout.contains("needs 18 package(s)"), "{stdout}");
-    assert!(
-        stdout
-            .lines()
-            .any(|l| l.trim_start().starts_with("Botpack") && l.contains("MISSING")),
-        "{stdout}"
-    );
-    assert!(stdout
-        .lines()
-        .any(|l| l.trim_start().starts_with("UnrealShare") && l.contains("MISSING")));
-    assert!(stdout
-        .lines()
-        .any(|l| l.trim_start().starts_with("Engine") && l.contains("present")));
+    let out = run(None, &args);
+    out.assert_code(1);
+    common::assert_snapshot("classic_deps_ctf_face", &normalized(&out.stdout));
+    let mut json_messages = args.clone();
+    json_messages.extend(["--message-format", "json"]);
+    let error = run(None, &json_messages).assert_code(1).error();
+    assert_eq!(error["code"], "format", "{error}");
+    assert!(error["hint"].is_string(), "{error}");
 
     args.push("--json");
-    let (ok, stdout, _) = zenpak(&args);
-    assert!(!ok);
-    let json: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let json = run(None, &args).assert_code(1).doc();
     let required = json["packages"][0]["required"].as_array().unwrap();
+    let missing = required
+        .iter()
+        .filter(|r| r["availability"]["status"] == "missing")
+        .count();
+    assert_eq!(missing, 16, "{json}");
     let botpack = required.iter().find(|r| r["package"] == "Botpack").unwrap();
     assert_eq!(botpack["availability"]["status"], "missing");
     let engine = required.iter().find(|r| r["package"] == "Engine").unwrap();
@@ -154,27 +136,21 @@ fn deps_reports_missing_packages() {
     let mut recursive = args.clone();
     recursive.pop();
     recursive.push("--recursive");
-    let (ok, stdout, _) = zenpak(&recursive);
-    assert!(!ok, "the map's missing packages are still missing");
-    assert!(
-        stdout.contains("package Engine (file version 69) needs 1 package(s)"),
-        "{stdout}"
-    );
-    assert!(
-        stdout.contains("package Core (file version 69) needs 0 package(s)"),
-        "{stdout}"
-    );
+    let out = run(None, &recursive);
+    out.assert_code(1); // the map's missing packages are still missing
+    common::assert_snapshot("classic_deps_ctf_face_recursive", &normalized(&out.stdout));
 
     // Without search folders it only lists.
-    let (ok, stdout, _) = zenpak(&[
-        "deps",
-        ut99.join("Maps/Entry.unr").to_str().unwrap(),
-        "--objects",
-    ]);
-    assert!(ok);
-    assert!(stdout.contains("needs 5 package(s)"), "{stdout}");
-    assert!(stdout.contains("Logo.UTLogo1  [Engine.Texture]"));
-    assert!(!stdout.contains("MISSING"));
+    let out = run(
+        None,
+        &[
+            "deps",
+            ut99.join("Maps/Entry.unr").to_str().unwrap(),
+            "--objects",
+        ],
+    );
+    out.ok();
+    common::assert_snapshot("classic_deps_entry_objects", &normalized(&out.stdout));
 }
 
 #[test]
@@ -186,12 +162,20 @@ fn bad_files_give_errors_with_offsets() {
     bytes.extend_from_slice(&2_000_000_000i32.to_le_bytes());
     bytes.resize(1024, 0);
     std::fs::write(&file, &bytes).unwrap();
-    let (ok, _, stderr) = zenpak(&["inspect", file.to_str().unwrap()]);
-    assert!(!ok);
-    assert!(stderr.contains("Broken.u"), "{stderr}");
-    assert!(stderr.contains("at byte offset 12"), "{stderr}");
-    let (ok, _, stderr) = zenpak(&["deps", file.to_str().unwrap()]);
-    assert!(!ok);
-    assert!(stderr.contains("count 2000000000"), "{stderr}");
+    for command in ["inspect", "deps"] {
+        let out = run(
+            None,
+            &[command, file.to_str().unwrap(), "--message-format", "json"],
+        );
+        let error = out.assert_code(1).error();
+        assert_eq!(common::file_tail(&error, 1), "Broken.u", "{error}");
+        assert_eq!(error["offset"], 12, "{error}");
+        assert_eq!(error["code"], "format", "{error}");
+        assert_eq!(
+            error["structure"],
+            serde_json::json!(["header > name table count"]),
+            "{error}"
+        );
+    }
     std::fs::remove_dir_all(&dir).ok();
 }

@@ -6,10 +6,9 @@
 //! unchanged and is named. The command line is run as a user runs it.
 
 use crate::classic_maps;
-use crate::common;
+use crate::common::{self, Run};
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use classic_maps::*;
 use zenpak::classic::consolidate::{
@@ -503,18 +502,6 @@ fn corpus_maps_with_packages_they_do_not_embed_are_unchanged() {
     }
 }
 
-fn zenpak(args: &[&str]) -> (bool, String, String) {
-    let output = Command::new(env!("CARGO_BIN_EXE_zenpak"))
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        output.status.success(),
-        String::from_utf8_lossy(&output.stdout).into_owned(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    )
-}
-
 fn s(path: &Path) -> &str {
     path.to_str().unwrap()
 }
@@ -526,17 +513,19 @@ fn cli_consolidates_and_deps_lists_the_external_package() {
     let map = dir.path().join("Maps/DM-Test.unr");
     let textures = dir.path().join("Textures");
     let out = dir.path().join("Maps/DM-Test-fixed.unr");
+    let snapshot = |name: &str, run: &Run| {
+        common::assert_snapshot(
+            name,
+            &common::normalize(&run.stdout, &[(dir.path(), "DIR")]),
+        );
+    };
 
     // `deps` points at the embedded copy.
-    let (ok, stdout, _) = zenpak(&["deps", s(&map)]);
-    assert!(ok);
-    assert!(
-        stdout.contains("embeds a copy of package MyTex (4 object(s))"),
-        "{stdout}"
-    );
+    let deps = common::run(None, &["deps", s(&map)]);
+    snapshot("consolidate_deps_embedded", deps.ok());
 
     // A dry run writes nothing.
-    let (ok, stdout, stderr) = zenpak(&[
+    let consolidate = [
         "classic",
         "consolidate",
         s(&map),
@@ -544,33 +533,14 @@ fn cli_consolidates_and_deps_lists_the_external_package() {
         "MyTex",
         "--search",
         s(&textures),
-        "--dry-run",
-    ]);
-    assert!(ok, "{stderr}");
-    assert!(
-        stdout.contains("MyTex: embedded (5 exports): consolidated"),
-        "{stdout}"
-    );
-    assert!(
-        stdout.contains("MyTex.Walls.Brick -> MyTex.Walls.Brick [Engine.Texture]"),
-        "{stdout}"
-    );
-    assert!(stdout.contains("dry run, nothing written"), "{stdout}");
+    ];
+    let dry = common::run(None, &[&consolidate[..], &["--dry-run"]].concat());
+    snapshot("consolidate_dry_run", dry.ok());
     assert!(!out.exists());
 
-    let (ok, stdout, stderr) = zenpak(&[
-        "classic",
-        "consolidate",
-        s(&map),
-        "--package",
-        "MyTex",
-        "--search",
-        s(&textures),
-        "-o",
-        s(&out),
-    ]);
-    assert!(ok, "{stderr}");
-    assert!(stdout.contains("changed, new GUID"), "{stdout}");
+    let written = common::run(None, &[&consolidate[..], &["-o", s(&out)]].concat());
+    snapshot("consolidate_written", written.ok());
+    assert!(out.is_file());
     assert_eq!(
         std::fs::read(&map).unwrap(),
         map_bytes,
@@ -585,80 +555,76 @@ fn cli_consolidates_and_deps_lists_the_external_package() {
 
     // Only the textures folder is searched: the map's other packages are
     // missing, which fails the check after the report.
-    let (ok, stdout, stderr) = zenpak(&["deps", s(&out), "--search", s(&textures), "--objects"]);
-    assert!(!ok && stderr.contains("2 required package(s)"), "{stderr}");
-    assert!(
-        stdout
-            .lines()
-            .any(|l| l.trim_start().starts_with("MyTex") && l.contains("present")),
-        "{stdout}"
+    let deps = ["deps", s(&out), "--search", s(&textures), "--objects"];
+    snapshot(
+        "consolidate_deps_fixed_objects",
+        common::run(None, &deps).assert_code(1),
     );
-    assert!(
-        stdout.contains("MyTex.Walls.Brick  [Engine.Texture]"),
-        "{stdout}"
-    );
+    let error = common::run(None, &[&deps[..], &["--message-format", "json"]].concat())
+        .assert_code(1)
+        .error();
+    assert_eq!(error["code"], "format", "{error}");
+    assert!(error["hint"].is_string(), "{error}");
 
     // JSON.
-    let (ok, stdout, _) = zenpak(&[
-        "classic",
-        "consolidate",
-        s(&map),
-        "--package",
-        "MyTex",
-        "--search",
-        s(&textures),
-        "--dry-run",
-        "--json",
-    ]);
-    assert!(ok);
-    let json: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let json = common::run(None, &[&consolidate[..], &["--dry-run", "--json"]].concat())
+        .ok()
+        .doc();
     assert_eq!(json["kind"], "classic-consolidation");
     assert_eq!(json["packages"][0]["status"], "consolidated");
     assert_eq!(json["added_imports"].as_array().unwrap().len(), 4);
     assert_eq!(json["written"], serde_json::Value::Null);
 
     // Never over the input.
-    let (ok, _, stderr) = zenpak(&[
-        "classic",
-        "consolidate",
-        s(&map),
-        "--package",
-        "MyTex",
-        "--search",
-        s(&textures),
-        "-o",
-        s(&map),
-    ]);
-    assert!(!ok);
-    assert!(stderr.contains("never writes over its input"), "{stderr}");
+    let over = common::run(
+        None,
+        &[
+            &consolidate[..],
+            &["-o", s(&map), "--message-format", "json"],
+        ]
+        .concat(),
+    );
+    let error = over.assert_code(2).error();
+    assert_eq!(error["code"], "usage", "{error}");
     assert_eq!(std::fs::read(&map).unwrap(), map_bytes);
 
     // Re-targeting through the command line.
     let old = test_map(MapKind::ImportsOldTex);
     std::fs::write(dir.path().join("Maps/DM-Old.unr"), &old).unwrap();
     let fixed = dir.path().join("Maps/DM-Old-fixed.unr");
-    let (ok, stdout, stderr) = zenpak(&[
-        "classic",
-        "consolidate",
-        s(&dir.path().join("Maps/DM-Old.unr")),
-        "--retarget",
-        "--package",
-        "OldTex=MyTex",
-        "--search",
-        s(&textures),
-        "-o",
-        s(&fixed),
-    ]);
-    assert!(ok, "{stderr}");
-    assert!(
-        stdout.contains("OldTex -> MyTex: imported: re-targeted"),
-        "{stdout}"
+    let retarget = common::run(
+        None,
+        &[
+            "classic",
+            "consolidate",
+            s(&dir.path().join("Maps/DM-Old.unr")),
+            "--retarget",
+            "--package",
+            "OldTex=MyTex",
+            "--search",
+            s(&textures),
+            "-o",
+            s(&fixed),
+        ],
     );
-    // (Exit 1: only the textures folder is searched, the rest is missing.)
-    let (_, stdout, _) = zenpak(&["deps", s(&fixed), "--search", s(&textures)]);
+    snapshot("consolidate_retarget", retarget.ok());
+    // The fixed map needs MyTex, not OldTex (the rest is missing: only the
+    // textures folder is searched).
+    let json = common::run(
+        None,
+        &["deps", s(&fixed), "--search", s(&textures), "--json"],
+    )
+    .assert_code(1)
+    .doc();
+    let required: Vec<&str> = json["packages"][0]["required"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["package"].as_str().unwrap())
+        .collect();
     assert!(
-        stdout.contains("MyTex") && !stdout.contains("OldTex"),
-        "{stdout}"
+        required.contains(&"MyTex") && !required.contains(&"OldTex"),
+        "{required:?}"
     );
 }
 
@@ -669,33 +635,49 @@ fn cli_refuses_unresolvable_objects_and_writes_nothing() {
     let dir = game_folder(&map_bytes, Some(&external));
     let map = dir.path().join("Maps/DM-Test.unr");
     let out = dir.path().join("out.unr");
-    let (ok, stdout, stderr) = zenpak(&[
+    let textures = dir.path().join("Textures");
+    let args = [
         "classic",
         "consolidate",
         s(&map),
         "--package",
         "MyTex",
         "--search",
-        s(&dir.path().join("Textures")),
+        s(&textures),
         "-o",
         s(&out),
-    ]);
-    assert!(!ok);
-    assert!(stdout.contains("MyTex: FAILED"), "{stdout}");
-    assert!(
-        stderr.contains("MyTex.Walls.Brick [Engine.Texture]"),
-        "{stderr}"
+    ];
+    let failed = common::run(None, &args);
+    common::assert_snapshot(
+        "consolidate_refused",
+        &common::normalize(&failed.assert_code(1).stdout, &[(dir.path(), "DIR")]),
     );
-    assert!(stderr.contains("not public"), "{stderr}");
+    let json = common::run(None, &[&args[..], &["--json"]].concat())
+        .assert_code(1)
+        .doc();
+    assert_eq!(json["packages"][0]["status"], "failed", "{json}");
+    let messages = common::run(None, &[&args[..], &["--message-format", "json"]].concat());
+    let error = messages.assert_code(1).error();
+    assert_eq!(error["code"], "format", "{error}");
     assert!(!out.exists());
     assert_eq!(std::fs::read(&map).unwrap(), map_bytes);
 
     // Usage errors exit with 2.
-    let output = Command::new(env!("CARGO_BIN_EXE_zenpak"))
-        .args(["classic", "consolidate", s(&map), "--retarget"])
-        .args(["--package", "MyTex", "--search", s(dir.path()), "--dry-run"])
-        .output()
-        .unwrap();
-    assert_eq!(output.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&output.stderr).contains("FROM=TO"));
+    let usage = common::run(
+        None,
+        &[
+            "classic",
+            "consolidate",
+            s(&map),
+            "--retarget",
+            "--package",
+            "MyTex",
+            "--search",
+            s(dir.path()),
+            "--dry-run",
+            "--message-format",
+            "json",
+        ],
+    );
+    assert_eq!(usage.assert_code(2).error()["code"], "usage");
 }

@@ -130,22 +130,11 @@ fn place(from: &Path, cooked: &Path, name: &str, folder: &str) -> String {
 /// triplet's `.pak` in `repo/out`.
 pub fn zenpak_build(repo: &Path, manifest_text: &str, key: Option<&str>) -> PathBuf {
     std::fs::write(repo.join("mod.toml"), manifest_text).unwrap();
-    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_zenpak"));
-    command
-        .args(["build", "--color", "never"])
-        .current_dir(repo)
-        .env_remove("ZENPAK_AES_KEY")
-        .env_remove("ZENPAK_GAME_DIR");
+    let mut command = super::command(Some(repo), &["build", "--color", "never"]);
     if let Some(key) = key {
         command.env("ZENPAK_AES_KEY", key);
     }
-    let out = command.output().expect("run zenpak build");
-    assert!(
-        out.status.success(),
-        "zenpak build in {} failed:\n{}",
-        repo.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    super::run_command(&mut command).ok();
     let pak = std::fs::read_dir(repo.join("out"))
         .unwrap()
         .flatten()

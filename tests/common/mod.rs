@@ -1,10 +1,13 @@
-//! Shared test helpers: finding the shared corpus.
+//! Shared test helpers: finding the shared corpus, the one runner of the
+//! binary ([`run`], [`Run`]) and snapshot files ([`assert_snapshot`]).
 #![allow(dead_code)]
 
 pub mod game_fixture;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
+
+use serde_json::Value;
 
 /// The corpus folder: `$ZENPAK_CORPUS`, else `../shared/corpus` beside the repo.
 /// Returns `None` (after saying so) when it is missing; under `CI=true` a
@@ -164,32 +167,37 @@ pub fn run_measuring_memory(
     (exit, usage.ru_maxrss as u64, output)
 }
 
-/// Runs the real binary and returns (exit code, stderr, peak RSS in bytes).
+/// Runs the real binary (the environment of [`command`]) and returns its
+/// [`Run`] and its peak RSS in bytes.
 ///
 /// The peak is measured by `/usr/bin/time` (GNU time's `%M`), which forks
 /// the binary from a small process: a child forked from this test process
 /// would report the test's own memory as its high-water mark, because
 /// Linux carries the pre-`exec` peak into `ru_maxrss`. Without GNU time the
 /// peak is sampled from `/proc/<pid>/status` (`VmHWM`) while it runs.
-pub fn run_measured(args: &[&str]) -> (i32, String, u64) {
+pub fn run_measured(args: &[&str]) -> (Run, u64) {
     static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let n = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let base = std::env::temp_dir().join(format!("zenpak-run-{}-{n}", std::process::id()));
     let err_path = base.with_extension("stderr");
+    let out_path = base.with_extension("stdout");
     let peak_path = base.with_extension("peak");
     let time = Path::new("/usr/bin/time");
-    let mut command = if time.is_file() {
-        let mut c = Command::new(time);
-        c.arg("-f").arg("%M").arg("-o").arg(&peak_path);
-        c.arg(env!("CARGO_BIN_EXE_zenpak"));
-        c
-    } else {
-        Command::new(env!("CARGO_BIN_EXE_zenpak"))
-    };
+    let mut command = command(None, args);
+    if time.is_file() {
+        let mut timed = Command::new(time);
+        timed.arg("-f").arg("%M").arg("-o").arg(&peak_path);
+        timed.arg(command.get_program()).args(command.get_args());
+        for (key, value) in command.get_envs() {
+            match value {
+                Some(value) => timed.env(key, value),
+                None => timed.env_remove(key),
+            };
+        }
+        command = timed;
+    }
     let mut child = command
-        .args(args)
-        .env_remove("ZENPAK_AES_KEY")
-        .stdout(Stdio::null())
+        .stdout(std::fs::File::create(&out_path).unwrap())
         .stderr(std::fs::File::create(&err_path).unwrap())
         .spawn()
         .unwrap();
@@ -221,9 +229,21 @@ pub fn run_measured(args: &[&str]) -> (i32, String, u64) {
         .filter(|l| !l.starts_with("Command exited with non-zero status"))
         .collect::<Vec<_>>()
         .join("\n");
-    let _ = std::fs::remove_file(&err_path);
-    let _ = std::fs::remove_file(&peak_path);
-    (status.code().unwrap_or(-1), stderr, peak)
+    let stdout = std::fs::read_to_string(&out_path).unwrap_or_default();
+    for path in [&err_path, &out_path, &peak_path] {
+        let _ = std::fs::remove_file(path);
+    }
+    let run = Run {
+        code: status.code().unwrap_or(-1),
+        stdout,
+        stderr,
+    };
+    assert!(
+        !run.stderr.contains("panicked"),
+        "zenpak {args:?} panicked:\n{}",
+        run.stderr
+    );
+    (run, peak)
 }
 
 /// The `.usmap` of a package's corpus folder (the nearest folder that holds one), loaded once into `cache`.
@@ -293,30 +313,262 @@ pub fn files_under(dir: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
         .collect()
 }
 
-/// Runs the real binary in `cwd` with `args`, no AES key or game folder
-/// from the environment: exit code, stdout, stderr. A panic's text on
-/// stderr fails the test (zenpak never prints one, whatever the input).
-pub fn zenpak_in(cwd: &Path, args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_zenpak"))
+/// The binary's command line with the tests' environment: in `cwd` (the
+/// current folder when `None`), no AES key, game folder or user
+/// configuration from the environment, no colour. Every test runs the
+/// binary through this: [`run`], or [`run_command`] after adding what a test
+/// needs (an environment variable, stdin), or `spawn()` for a test that
+/// must hold the running process.
+pub fn command(cwd: Option<&Path>, args: &[&str]) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_zenpak"));
+    command
         .args(args)
-        .current_dir(cwd)
         .env_remove("ZENPAK_AES_KEY")
         .env_remove("ZENPAK_GAME_DIR")
-        .output()
-        .expect("run zenpak");
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert!(
-        !stderr.contains("panicked"),
-        "zenpak {args:?} panicked:\n{stderr}"
-    );
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr,
-    )
+        .env(
+            "ZENPAK_CONFIG",
+            std::env::temp_dir().join("zenpak-tests-no-user-config.toml"),
+        )
+        .env("NO_COLOR", "1");
+    if let Some(cwd) = cwd {
+        command.current_dir(cwd);
+    }
+    command
 }
 
-/// [`zenpak_in`] the current folder.
-pub fn zenpak(args: &[&str]) -> (i32, String, String) {
-    zenpak_in(Path::new("."), args)
+/// Runs the binary with `args` in `cwd` (see [`command`]).
+pub fn run(cwd: Option<&Path>, args: &[&str]) -> Run {
+    run_command(&mut command(cwd, args))
+}
+
+/// Runs a prepared [`command`] to its end. A panic's text on stderr fails
+/// the test: zenpak never prints one, whatever the input.
+pub fn run_command(command: &mut Command) -> Run {
+    Run::from(command.output().expect("run zenpak"))
+}
+
+/// The output of a finished zenpak process (a spawned [`command`]'s
+/// `wait_with_output`); a panic's text on stderr fails the test.
+impl From<std::process::Output> for Run {
+    fn from(out: std::process::Output) -> Run {
+        let run = Run {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        };
+        assert!(
+            !run.stderr.contains("panicked"),
+            "zenpak panicked:\n{}",
+            run.stderr
+        );
+        run
+    }
+}
+
+/// The JSON values of text printed one per line (`--message-format json`,
+/// or a log written from it); fails the test on a line that is not JSON.
+pub fn json_lines(text: &str) -> Vec<Value> {
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not a JSON line ({e}): {l}")))
+        .collect()
+}
+
+/// One finished run of the binary.
+#[derive(Debug, Clone)]
+pub struct Run {
+    /// The exit code (-1 when killed by a signal).
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Run {
+    /// Stdout as JSON: one value per line for `--message-format json`, or
+    /// the single document a `--json` option prints (also when it spans
+    /// several lines). Fails the test when stdout is neither.
+    pub fn json(&self) -> Vec<Value> {
+        let lines: Result<Vec<Value>, _> = self
+            .stdout
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(serde_json::from_str)
+            .collect();
+        match lines {
+            Ok(lines) => lines,
+            Err(_) => vec![self.doc()],
+        }
+    }
+
+    /// Stdout as one JSON document (a `--json` output).
+    pub fn doc(&self) -> Value {
+        serde_json::from_str(&self.stdout).unwrap_or_else(|e| {
+            panic!(
+                "stdout is not one JSON document ({e}):\n{}\nstderr:\n{}",
+                self.stdout, self.stderr
+            )
+        })
+    }
+
+    /// The JSON lines with this `reason`.
+    pub fn lines_of(&self, reason: &str) -> Vec<Value> {
+        self.json()
+            .into_iter()
+            .filter(|l| l["reason"] == reason)
+            .collect()
+    }
+
+    /// The diagnostic lines of `level` (`error`, `warning`, `note`).
+    pub fn diagnostics(&self, level: &str) -> Vec<Value> {
+        self.lines_of("diagnostic")
+            .into_iter()
+            .filter(|l| l["level"] == level)
+            .collect()
+    }
+
+    /// The `code`s of the diagnostics of `level`, in order.
+    pub fn codes(&self, level: &str) -> Vec<String> {
+        self.diagnostics(level)
+            .iter()
+            .map(|d| d["code"].as_str().unwrap_or_default().to_string())
+            .collect()
+    }
+
+    /// The first error diagnostic of a failed run (fails the test when
+    /// there is none).
+    pub fn error(&self) -> Value {
+        let errors = self.diagnostics("error");
+        assert!(
+            !errors.is_empty(),
+            "an error expected:\n{}{}",
+            self.stdout,
+            self.stderr
+        );
+        errors.into_iter().next().unwrap()
+    }
+
+    /// Stdout then stderr, for a failed assertion's message.
+    pub fn text(&self) -> String {
+        format!("{}{}", self.stdout, self.stderr)
+    }
+
+    /// Asserts the exit code, showing both streams when it differs.
+    #[track_caller]
+    pub fn assert_code(&self, code: i32) -> &Self {
+        assert_eq!(
+            self.code, code,
+            "exit code\nstdout:\n{}\nstderr:\n{}",
+            self.stdout, self.stderr
+        );
+        self
+    }
+
+    /// Asserts a successful run (exit code 0).
+    #[track_caller]
+    pub fn ok(&self) -> &Self {
+        self.assert_code(0)
+    }
+}
+
+/// The `file` field of a diagnostic, `/`-separated, as its last `n` path
+/// components (`file_tail(d, 1)` is the file name).
+pub fn file_tail(diagnostic: &Value, n: usize) -> String {
+    let file = diagnostic["file"]
+        .as_str()
+        .unwrap_or_default()
+        .replace('\\', "/");
+    let parts: Vec<&str> = file.split('/').collect();
+    parts[parts.len().saturating_sub(n)..].join("/")
+}
+
+/// Text with what changes from run to run made stable: each `(path, name)`
+/// pair's path (a temporary folder) replaced by `[name]`, `\` separators as
+/// `/`, and durations (`1.23 s`, `12 ms`) as `[TIME]`.
+pub fn normalize(text: &str, paths: &[(&Path, &str)]) -> String {
+    let mut text = text.to_string();
+    for (path, name) in paths {
+        // The canonical form first: it contains the plain one on macOS.
+        if let Ok(canonical) = path.canonicalize() {
+            text = text.replace(&*canonical.to_string_lossy(), &format!("[{name}]"));
+        }
+        text = text.replace(&*path.to_string_lossy(), &format!("[{name}]"));
+    }
+    let text = text.replace('\\', "/");
+    let mut out = String::with_capacity(text.len());
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        let starts_number =
+            bytes[i].is_ascii_digit() && (i == 0 || !bytes[i - 1].is_ascii_alphanumeric());
+        if starts_number {
+            let mut j = i;
+            while j < bytes.len() && (bytes[j].is_ascii_digit() || bytes[j] == b'.') {
+                j += 1;
+            }
+            let rest = &text[j..];
+            let unit = [" ms", " s", "ms", "s"].into_iter().find(|u| {
+                rest.starts_with(u)
+                    && !rest[u.len()..]
+                        .chars()
+                        .next()
+                        .is_some_and(|c| c.is_alphanumeric())
+            });
+            if let Some(unit) = unit {
+                out.push_str("[TIME]");
+                i = j + unit.len();
+                continue;
+            }
+            out.push_str(&text[i..j]);
+            i = j;
+            continue;
+        }
+        let c = text[i..].chars().next().unwrap();
+        out.push(c);
+        i += c.len_utf8();
+    }
+    out
+}
+
+/// Compares `actual` with the snapshot file `tests/snapshots/<name>.txt`,
+/// where the wording of human output is the product (`inspect`, `deps`,
+/// `classic consolidate`, the `build` summary). Normalise it first
+/// ([`normalize`]).
+///
+/// To accept a changed output, run the tests with
+/// `ZENPAK_UPDATE_SNAPSHOTS=1` (e.g. `ZENPAK_UPDATE_SNAPSHOTS=1 cargo test
+/// --test classic`): the files are rewritten, and `git diff tests/snapshots`
+/// shows what changed. A missing snapshot fails the test unless updating.
+#[track_caller]
+pub fn assert_snapshot(name: &str, actual: &str) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/snapshots")
+        .join(format!("{name}.txt"));
+    let update = std::env::var_os("ZENPAK_UPDATE_SNAPSHOTS").is_some_and(|v| v != "0");
+    let expected = std::fs::read_to_string(&path).ok();
+    if expected.as_deref() == Some(actual) {
+        return;
+    }
+    if update {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, actual).unwrap();
+        return;
+    }
+    match expected {
+        None => panic!(
+            "no snapshot {}; run with ZENPAK_UPDATE_SNAPSHOTS=1 to write it. Output:\n{actual}",
+            path.display()
+        ),
+        Some(expected) => {
+            let first = expected
+                .lines()
+                .zip(actual.lines())
+                .position(|(a, b)| a != b)
+                .unwrap_or(expected.lines().count().min(actual.lines().count()));
+            panic!(
+                "snapshot {} differs from line {} (ZENPAK_UPDATE_SNAPSHOTS=1 accepts the new output)\n--- expected\n{expected}\n--- actual\n{actual}",
+                path.display(),
+                first + 1
+            )
+        }
+    }
 }

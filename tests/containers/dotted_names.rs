@@ -4,7 +4,7 @@
 //! name is cut at the first dot, and a missing companion is an error
 //! naming it. The binary is run for every case.
 
-use crate::common::{self, zenpak, zenpak_in};
+use crate::common::{self, run, Run};
 
 use std::path::{Path, PathBuf};
 
@@ -34,7 +34,11 @@ fn container(dir: &Path, stem: &str, tag: &str) -> PathBuf {
 
 /// The paths `list --json` shows for `path`.
 fn listed(path: &Path) -> Vec<String> {
-    let (code, out, err) = zenpak(&["list", path.to_str().unwrap(), "--json"]);
+    let Run {
+        code,
+        stdout: out,
+        stderr: err,
+    } = run(None, &["list", path.to_str().unwrap(), "--json"]);
     assert_eq!(code, 0, "list {}: {err}", path.display());
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     let mut paths: Vec<String> = v["files"]
@@ -57,7 +61,11 @@ fn expected(tag: &str) -> Vec<String> {
 
 /// The `verify --json` report of `path` and the exit code.
 fn verified(path: &Path) -> (i32, serde_json::Value) {
-    let (code, out, err) = zenpak(&["verify", path.to_str().unwrap(), "--json"]);
+    let Run {
+        code,
+        stdout: out,
+        stderr: err,
+    } = run(None, &["verify", path.to_str().unwrap(), "--json"]);
     let report = serde_json::from_str(&out).unwrap_or_else(|_| panic!("{out}{err}"));
     (code, report)
 }
@@ -75,7 +83,12 @@ fn a_dotted_pak_lists_unpacks_and_verifies_its_own_files() {
     assert_eq!(report["chunks_checked"], 2, "{report}");
     assert_eq!(report["pak_entries"], 1, "{report}");
     let out = dir.join("out");
-    let (code, _, err) = zenpak(&["unpack", pak.to_str().unwrap(), out.to_str().unwrap()]);
+    let Run {
+        code, stderr: err, ..
+    } = run(
+        None,
+        &["unpack", pak.to_str().unwrap(), out.to_str().unwrap()],
+    );
     assert_eq!(code, 0, "{err}");
     assert!(out.join("MyGame/Config/Versioned.ini").is_file());
     assert!(out.join("MyGame/Content/Versioned.uzenasset").is_file());
@@ -96,19 +109,33 @@ fn a_dotted_utoc_lists_unpacks_verifies_and_inspects_its_own_files() {
     assert_eq!(report["chunks_checked"], 2, "{report}");
     assert_eq!(report["warnings"], serde_json::json!([]), "{report}");
     let out = dir.join("out");
-    let (code, _, err) = zenpak(&["unpack", utoc.to_str().unwrap(), out.to_str().unwrap()]);
+    let Run {
+        code, stderr: err, ..
+    } = run(
+        None,
+        &["unpack", utoc.to_str().unwrap(), out.to_str().unwrap()],
+    );
     assert_eq!(code, 0, "{err}");
     assert!(out.join("MyGame/Content/Dotted.uzenasset").is_file());
     assert!(!out.join("MyGame/Content/Decoy.uzenasset").exists());
     // The container id is the hash of the whole base name.
-    let (code, out, err) = zenpak(&["inspect", utoc.to_str().unwrap(), "--json"]);
+    let Run {
+        code,
+        stdout: out,
+        stderr: err,
+    } = run(None, &["inspect", utoc.to_str().unwrap(), "--json"]);
     assert_eq!(code, 0, "{err}");
     let summary: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(summary["container_id_matches_file_name"], true, "{out}");
 
     // A missing companion is an error naming it, not the decoy's.
     std::fs::remove_file(dir.join("Hello.Mod_P.ucas")).unwrap();
-    let (code, out, _) = zenpak(&["list", utoc.to_str().unwrap(), "--message-format", "json"]);
+    let Run {
+        code, stdout: out, ..
+    } = run(
+        None,
+        &["list", utoc.to_str().unwrap(), "--message-format", "json"],
+    );
     assert_eq!(code, 1, "{out}");
     let error = first_error(&out);
     assert!(
@@ -121,20 +148,30 @@ fn a_dotted_utoc_lists_unpacks_verifies_and_inspects_its_own_files() {
     // Written again, then without its .utoc.
     container(&dir, "Hello.Mod_P", "Dotted");
     std::fs::remove_file(&utoc).unwrap();
-    let (code, out, _) = zenpak(&[
-        "list",
-        dir.join("Hello.Mod_P.pak").to_str().unwrap(),
-        "--message-format",
-        "json",
-    ]);
+    let Run {
+        code, stdout: out, ..
+    } = run(
+        None,
+        &[
+            "list",
+            dir.join("Hello.Mod_P.pak").to_str().unwrap(),
+            "--message-format",
+            "json",
+        ],
+    );
     // The pak alone still lists (a pak without a container is a plain pak).
     assert_eq!(code, 0, "{out}");
-    let (code, out, _) = zenpak(&[
-        "list",
-        dir.join("Hello.Mod_P.ucas").to_str().unwrap(),
-        "--message-format",
-        "json",
-    ]);
+    let Run {
+        code, stdout: out, ..
+    } = run(
+        None,
+        &[
+            "list",
+            dir.join("Hello.Mod_P.ucas").to_str().unwrap(),
+            "--message-format",
+            "json",
+        ],
+    );
     assert_eq!(code, 1, "{out}");
     let error = first_error(&out);
     assert!(
@@ -165,14 +202,19 @@ fn junk_named_with_a_dot_fails_verification() {
         .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
         .collect();
     std::fs::write(&junk, bytes).unwrap();
-    let (code, out, _) = zenpak(&["verify", junk.to_str().unwrap(), "--message-format", "json"]);
+    let Run {
+        code, stdout: out, ..
+    } = run(
+        None,
+        &["verify", junk.to_str().unwrap(), "--message-format", "json"],
+    );
     assert_eq!(code, 1, "{out}");
     let error = first_error(&out);
     assert!(
         error["file"].as_str().unwrap().ends_with("Junk.v2.pak"),
         "{error}"
     );
-    let (code, _, _) = zenpak(&["list", junk.to_str().unwrap()]);
+    let Run { code, .. } = run(None, &["list", junk.to_str().unwrap()]);
     assert_eq!(code, 1);
 }
 
@@ -196,7 +238,9 @@ fn a_mod_whose_name_has_a_dot_builds_verifies_installs_and_packages() {
     .unwrap();
     let _ = std::fs::remove_dir_all(repo.join("target"));
 
-    let (code, _, err) = zenpak_in(&repo, &["build"]);
+    let Run {
+        code, stderr: err, ..
+    } = run(Some(&repo), &["build"]);
     assert_eq!(code, 0, "{err}");
     for ext in ["utoc", "ucas", "pak"] {
         assert!(
@@ -214,7 +258,12 @@ fn a_mod_whose_name_has_a_dot_builds_verifies_installs_and_packages() {
     let game = dir.join("Game");
     let paks = game.join("HelloGame/Content/Paks");
     std::fs::create_dir_all(&paks).unwrap();
-    let (code, _, err) = zenpak_in(&repo, &["install", "--game-dir", game.to_str().unwrap()]);
+    let Run {
+        code, stderr: err, ..
+    } = run(
+        Some(&repo),
+        &["install", "--game-dir", game.to_str().unwrap()],
+    );
     assert_eq!(code, 0, "{err}");
     for ext in ["utoc", "ucas", "pak"] {
         assert!(paks.join(format!("~mods/Hello.Mod_P.{ext}")).is_file());
@@ -225,7 +274,11 @@ fn a_mod_whose_name_has_a_dot_builds_verifies_installs_and_packages() {
     assert_eq!(report["chunks_checked"], 3, "{report}");
     assert_eq!(report["warnings"], serde_json::json!([]), "{report}");
 
-    let (code, out, err) = zenpak_in(&repo, &["package", "--message-format", "json"]);
+    let Run {
+        code,
+        stdout: out,
+        stderr: err,
+    } = run(Some(&repo), &["package", "--message-format", "json"]);
     assert_eq!(code, 0, "{err}");
     let archive = out
         .lines()

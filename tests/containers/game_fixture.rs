@@ -5,7 +5,7 @@
 //! container is refused with a key error.
 
 use crate::common::game_fixture::{GameFixture, OVERRIDDEN_PACKAGE};
-use crate::common::zenpak;
+use crate::common::{run, Run};
 use serde_json::Value;
 
 #[test]
@@ -16,7 +16,11 @@ fn the_fixture_is_a_game_zenpak_lists_and_verifies() {
     let paks = game.paks.to_str().unwrap();
     let key = game.aes_key.as_str();
 
-    let (code, stdout, stderr) = zenpak(&["list", paks, "--json", "--aes-key", key]);
+    let Run {
+        code,
+        stdout,
+        stderr,
+    } = run(None, &["list", paks, "--json", "--aes-key", key]);
     assert_eq!(code, 0, "list failed:\n{stderr}");
     let listed: Value = serde_json::from_str(&stdout).expect("list --json is one JSON value");
     let files = listed
@@ -53,20 +57,23 @@ fn the_fixture_is_a_game_zenpak_lists_and_verifies() {
         Some("pakchunk3-Windows.pak")
     );
 
-    let (code, _, stderr) = zenpak(&["verify", paks, "--aes-key", key]);
+    let Run { code, stderr, .. } = run(None, &["verify", paks, "--aes-key", key]);
     assert_eq!(code, 0, "verify failed:\n{stderr}");
 
     // The Oodle block decodes to the bytes it was made from.
     let out = game.temp().join("sample.ubulk");
-    let (code, _, stderr) = zenpak(&[
-        "get",
-        paks,
-        "Game/Content/Oodle/Sample.ubulk",
-        "-o",
-        out.to_str().unwrap(),
-        "--aes-key",
-        key,
-    ]);
+    let Run { code, stderr, .. } = run(
+        None,
+        &[
+            "get",
+            paks,
+            "Game/Content/Oodle/Sample.ubulk",
+            "-o",
+            out.to_str().unwrap(),
+            "--aes-key",
+            key,
+        ],
+    );
     assert_eq!(code, 0, "get failed:\n{stderr}");
     assert_eq!(
         std::fs::read(&out).unwrap(),
@@ -74,6 +81,6 @@ fn the_fixture_is_a_game_zenpak_lists_and_verifies() {
     );
 
     // Without the key the encrypted container is refused.
-    let (code, _, _) = zenpak(&["list", paks]);
+    let Run { code, .. } = run(None, &["list", paks]);
     assert_eq!(code, 1);
 }

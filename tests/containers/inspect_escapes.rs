@@ -4,7 +4,7 @@
 //! `.usmap` whose names hold an escape sequence, a bell and a carriage
 //! return print no raw control character; their JSON forms escape them too.
 
-use crate::common::{self, zenpak};
+use crate::common::{self, run, Run};
 
 use zenpak::iostore::container_header::StoreEntry;
 use zenpak::iostore::{ContainerBuilder, ContainerOptions};
@@ -36,12 +36,20 @@ fn unsafe_char(c: char) -> bool {
 /// `inspect` (text, `--json`, `--message-format json`) of `args`: exit 0,
 /// no raw control character on stdout or stderr.
 fn inspect_everywhere(args: &[&str]) {
-    let (code, out, err) = zenpak(args);
+    let Run {
+        code,
+        stdout: out,
+        stderr: err,
+    } = run(None, args);
     assert_eq!(code, 0, "{args:?}: {err}");
     assert_escaped(args, &format!("{out}{err}"));
     for format in [&["--json"][..], &["--message-format", "json"]] {
         let args = [args, format].concat();
-        let (code, out, err) = zenpak(&args);
+        let Run {
+            code,
+            stdout: out,
+            stderr: err,
+        } = run(None, &args);
         assert_eq!(code, 0, "{args:?}: {err}");
         let text = format!("{out}{err}");
         assert!(
@@ -153,22 +161,31 @@ fn inspect_escapes_names_from_packages_and_mappings() {
     // The profile's preview names no export when nothing changes: only
     // the absence of raw control characters is asserted.
     let args = ["inspect", p, "--engine", "5.6", "--profile", "generic"];
-    let (code, out, err) = zenpak(&args);
+    let Run {
+        code,
+        stdout: out,
+        stderr: err,
+    } = run(None, &args);
     assert_eq!(code, 0, "{err}");
     assert!(!format!("{out}{err}").chars().any(unsafe_char));
 
     // The Zen package converted from it.
     let zen = dir.join("SM_Cube.uzenasset");
-    let (code, _, err) = zenpak(&[
-        "convert",
-        p,
-        "--engine",
-        "5.6",
-        "--package-name",
-        "/Game/LevelPrototyping/Meshes/SM_Cube",
-        "-o",
-        zen.to_str().unwrap(),
-    ]);
+    let Run {
+        code, stderr: err, ..
+    } = run(
+        None,
+        &[
+            "convert",
+            p,
+            "--engine",
+            "5.6",
+            "--package-name",
+            "/Game/LevelPrototyping/Meshes/SM_Cube",
+            "-o",
+            zen.to_str().unwrap(),
+        ],
+    );
     assert_eq!(code, 0, "{err}");
     inspect_everywhere(&["inspect", zen.to_str().unwrap(), "--engine", "5.6"]);
 

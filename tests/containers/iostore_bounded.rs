@@ -195,11 +195,20 @@ fn oodle_blocks_decompress_inside_a_container() {
     let streams = oodle_streams(&corpus);
     let dir = common::temp_dir("oodle");
     let utoc = oodle_container(&dir, &streams);
-    let (code, err, _) = common::run_measured(&["verify", utoc.to_str().unwrap()]);
+    let (
+        common::Run {
+            code, stderr: err, ..
+        },
+        _,
+    ) = common::run_measured(&["verify", utoc.to_str().unwrap()]);
     assert_eq!(code, 0, "{err}");
     let out = dir.join("out");
-    let (code, err, _) =
-        common::run_measured(&["unpack", utoc.to_str().unwrap(), out.to_str().unwrap()]);
+    let (
+        common::Run {
+            code, stderr: err, ..
+        },
+        _,
+    ) = common::run_measured(&["unpack", utoc.to_str().unwrap(), out.to_str().unwrap()]);
     assert_eq!(code, 0, "{err}");
     for (name, _, expected) in &streams {
         let got = std::fs::read(out.join(format!("Game/Oodle/{name}.bin"))).unwrap();
@@ -231,20 +240,32 @@ fn a_corrupt_oodle_block_names_its_chunk_and_block() {
     let container = zenpak::iostore::Container::open(&utoc, None).unwrap();
     let e = container.read_chunk(victim).unwrap_err();
     assert_eq!(e.code(), "decompress", "{e}");
-    let structure = e.context().structure.join(" > ");
+    // Outermost first: the chunk (its id and path), then its block 0.
+    let structure = &e.context().structure;
+    assert_eq!(structure.len(), 2, "{structure:?}");
     assert!(
-        structure.contains(&format!("chunk {victim} (")),
-        "{structure}"
+        structure[0].starts_with(&format!("chunk {victim} ("))
+            && structure[0].ends_with("xml.kraken.bin)"),
+        "{structure:?}"
     );
-    assert!(structure.contains("xml.kraken.bin"), "{structure}");
-    assert!(structure.contains("block 0 (TOC block"), "{structure}");
+    assert!(
+        structure[1].starts_with("block 0 (TOC block"),
+        "{structure:?}"
+    );
     assert_eq!(e.offset(), Some(block.offset));
     // The CLI says the same and writes nothing for it.
     let out = dir.join("out");
-    let (code, err, _) =
-        common::run_measured(&["unpack", utoc.to_str().unwrap(), out.to_str().unwrap()]);
-    assert_eq!(code, 1, "{err}");
-    assert!(err.contains("Oodle") && err.contains("block 0"), "{err}");
+    let (run, _) = common::run_measured(&[
+        "unpack",
+        utoc.to_str().unwrap(),
+        out.to_str().unwrap(),
+        "--message-format",
+        "json",
+    ]);
+    let error = run.assert_code(1).error();
+    assert_eq!(error["code"], "decompress", "{error}");
+    assert_eq!(error["offset"], block.offset, "{error}");
+    assert_eq!(error["structure"][1], structure[1].as_str(), "{error}");
     assert!(!out.join("Game/Oodle/xml.kraken.bin").exists());
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -311,7 +332,12 @@ fn bomb_container(
 
 fn assert_refused(utoc: &Path, dir: &Path, what: &str) {
     let u = utoc.to_str().unwrap();
-    let (code, err, peak) = common::run_measured(&["verify", u]);
+    let (
+        common::Run {
+            code, stderr: err, ..
+        },
+        peak,
+    ) = common::run_measured(&["verify", u]);
     assert_eq!(code, 1, "{what}: verify accepted it: {err}");
     assert!(
         peak < 64 * MIB,
@@ -319,7 +345,12 @@ fn assert_refused(utoc: &Path, dir: &Path, what: &str) {
         peak / MIB
     );
     let out = dir.join(format!("out-{what}"));
-    let (code, err, peak) = common::run_measured(&["unpack", u, out.to_str().unwrap()]);
+    let (
+        common::Run {
+            code, stderr: err, ..
+        },
+        peak,
+    ) = common::run_measured(&["unpack", u, out.to_str().unwrap()]);
     assert_eq!(code, 1, "{what}: unpack accepted it: {err}");
     assert!(
         peak < 64 * MIB,
@@ -372,14 +403,19 @@ fn hostile_toc_counts_fail_fast_in_bounded_memory() {
         bytes[at..at + 4].copy_from_slice(&0x7fff_fff0u32.to_le_bytes());
         std::fs::write(&utoc, &bytes).unwrap();
         for cmd in ["list", "verify"] {
-            let (code, err, peak) = common::run_measured(&[cmd, utoc.to_str().unwrap()]);
-            assert_eq!(code, 1, "{field}: {cmd} accepted it: {err}");
+            let (run, peak) =
+                common::run_measured(&[cmd, utoc.to_str().unwrap(), "--message-format", "json"]);
+            let error = run.assert_code(1).error();
             assert!(
                 peak < 64 * MIB,
                 "{field}: {cmd} peaked at {} MiB",
                 peak / MIB
             );
-            assert!(err.contains("Bomb_P.utoc"), "{field}: {err}");
+            assert_eq!(
+                common::file_tail(&error, 1),
+                "Bomb_P.utoc",
+                "{field}: {error}"
+            );
         }
     }
     let _ = std::fs::remove_dir_all(&dir);
@@ -422,7 +458,12 @@ fn unpack_fails_on_a_flipped_ucas_byte_and_on_a_wrong_key() {
     ucas[mid] ^= 0x10;
     std::fs::write(&written.ucas, &ucas).unwrap();
     let out = dir.join("out");
-    let (code, err, _) = common::run_measured(&["unpack", &u, out.to_str().unwrap()]);
+    let (
+        common::Run {
+            code, stderr: err, ..
+        },
+        _,
+    ) = common::run_measured(&["unpack", &u, out.to_str().unwrap()]);
     assert_eq!(code, 1, "{err}");
     assert!(!out.join("Game/Content/Real.ubulk").exists());
     let temps = walkdir::WalkDir::new(&dir)
@@ -439,12 +480,20 @@ fn unpack_fails_on_a_flipped_ucas_byte_and_on_a_wrong_key() {
     let good_key = "42".repeat(32);
     let bad_key = "43".repeat(32);
     let out = enc.join("out");
-    let (code, err, _) =
-        common::run_measured(&["unpack", &u, out.to_str().unwrap(), "--aes-key", &bad_key]);
+    let (
+        common::Run {
+            code, stderr: err, ..
+        },
+        _,
+    ) = common::run_measured(&["unpack", &u, out.to_str().unwrap(), "--aes-key", &bad_key]);
     assert_eq!(code, 1, "wrong key accepted: {err}");
     assert!(!out.join("Game/Content/Real.ubulk").exists());
-    let (code, err, _) =
-        common::run_measured(&["unpack", &u, out.to_str().unwrap(), "--aes-key", &good_key]);
+    let (
+        common::Run {
+            code, stderr: err, ..
+        },
+        _,
+    ) = common::run_measured(&["unpack", &u, out.to_str().unwrap(), "--aes-key", &good_key]);
     assert_eq!(code, 0, "{err}");
     assert!(out.join("Game/Content/Real.ubulk").exists());
     let _ = std::fs::remove_dir_all(&dir);
@@ -489,12 +538,22 @@ fn a_2_gib_chunk_verifies_and_unpacks_under_256_mib() {
         0,
     );
     let u = utoc.to_str().unwrap();
-    let (code, err, peak) = common::run_measured(&["verify", u]);
+    let (
+        common::Run {
+            code, stderr: err, ..
+        },
+        peak,
+    ) = common::run_measured(&["verify", u]);
     assert_eq!(code, 0, "{err}");
     eprintln!("verify of a 2 GiB chunk: peak RSS {} MiB", peak / MIB);
     assert!(peak < 256 * MIB, "verify peaked at {} MiB", peak / MIB);
     let out = dir.join("out");
-    let (code, err, peak) = common::run_measured(&["unpack", u, out.to_str().unwrap()]);
+    let (
+        common::Run {
+            code, stderr: err, ..
+        },
+        peak,
+    ) = common::run_measured(&["unpack", u, out.to_str().unwrap()]);
     assert_eq!(code, 0, "{err}");
     eprintln!("unpack of a 2 GiB chunk: peak RSS {} MiB", peak / MIB);
     assert!(peak < 256 * MIB, "unpack peaked at {} MiB", peak / MIB);
@@ -558,10 +617,20 @@ fn alignment_slack_is_read_and_shared_data_is_refused() {
     assert!(container.layout_errors().is_empty());
     assert_eq!(container.layout_notes().len(), 1);
     let u = utoc.to_str().unwrap();
-    let (code, err, _) = common::run_measured(&["verify", u]);
+    let (
+        common::Run {
+            code, stderr: err, ..
+        },
+        _,
+    ) = common::run_measured(&["verify", u]);
     assert_eq!(code, 0, "{err}");
     let out = dir.join("out");
-    let (code, err, _) = common::run_measured(&["unpack", u, out.to_str().unwrap()]);
+    let (
+        common::Run {
+            code, stderr: err, ..
+        },
+        _,
+    ) = common::run_measured(&["unpack", u, out.to_str().unwrap()]);
     assert_eq!(code, 0, "{err}");
     assert_eq!(common::files_under(&out).len(), 2);
 
@@ -606,9 +675,11 @@ fn assert_every_command_fails_fast(path: &Path, dir: &Path, what: &str) {
         vec!["get", p, "Game/Content/Real.ubulk", "-o", o],
         vec!["extract", p, "--engine", "5.5", "-o", o],
     ];
-    for args in commands {
+    for mut args in commands {
+        args.extend(["--message-format", "json"]);
         let started = std::time::Instant::now();
-        let (code, err, peak) = common::run_measured(&args);
+        let (run, peak) = common::run_measured(&args);
+        let (code, err) = (run.code, &run.stderr);
         let took = started.elapsed();
         eprintln!(
             "{what}: {} exit {code}, peak RSS {} MiB, {:.2} s",
@@ -628,7 +699,8 @@ fn assert_every_command_fails_fast(path: &Path, dir: &Path, what: &str) {
             "{what}: {} took {took:?}",
             args[0]
         );
-        assert!(err.contains(name), "{what}: {}: {err}", args[0]);
+        let error = run.error();
+        assert_eq!(common::file_tail(&error, 1), name, "{what}: {error}");
     }
     assert!(!out.join("Game/Content/Real.ubulk").exists());
 }
@@ -674,8 +746,10 @@ fn a_container_header_chunk_declaring_1_gib_is_refused_in_bounded_memory() {
     std::fs::write(&utoc, toc.write()).unwrap();
     let u = utoc.to_str().unwrap();
     for args in [vec!["inspect", u, "--json"], vec!["verify", u]] {
+        let args = [&args[..], &["--message-format", "json"]].concat();
         let started = std::time::Instant::now();
-        let (code, err, peak) = common::run_measured(&args);
+        let (run, peak) = common::run_measured(&args);
+        let (code, err) = (run.code, &run.stderr);
         eprintln!(
             "1 GiB container header: {} exit {code}, peak RSS {} MiB, {:.2} s",
             args[0],
@@ -685,11 +759,16 @@ fn a_container_header_chunk_declaring_1_gib_is_refused_in_bounded_memory() {
         assert_eq!(code, 1, "{} accepted it: {err}", args[0]);
         assert!(peak < 256 * MIB, "{} peaked at {} MiB", args[0], peak / MIB);
         assert!(started.elapsed() < std::time::Duration::from_secs(20));
-        assert!(err.contains("Header_P.utoc"), "{err}");
+        let error = run.error();
+        assert_eq!(common::file_tail(&error, 1), "Header_P.utoc", "{error}");
     }
     let out = dir.join("out");
-    let (code, err, peak) =
-        common::run_measured(&["extract", u, "--engine", "5.5", "-o", out.to_str().unwrap()]);
+    let (
+        common::Run {
+            code, stderr: err, ..
+        },
+        peak,
+    ) = common::run_measured(&["extract", u, "--engine", "5.5", "-o", out.to_str().unwrap()]);
     assert_eq!(code, 1, "extract accepted it: {err}");
     assert!(peak < 256 * MIB, "extract peaked at {} MiB", peak / MIB);
 }
@@ -712,10 +791,19 @@ fn a_block_the_oodle_decoder_panics_on_is_a_plain_error() {
         vec!["verify", utoc.to_str().unwrap()],
         vec!["unpack", utoc.to_str().unwrap(), out.to_str().unwrap()],
     ] {
-        let (code, err, _) = common::run_measured(&args);
-        assert_eq!(code, 1, "{args:?}: {err}");
-        assert!(!err.contains("panicked"), "{args:?}: {err}");
-        assert!(err.contains("Oodle") && err.contains("block 0"), "{err}");
+        let args = [&args[..], &["--message-format", "json"]].concat();
+        // (run_measured fails the test on a panic's text.)
+        let (run, _) = common::run_measured(&args);
+        let error = run.assert_code(1).error();
+        assert_eq!(error["code"], "decompress", "{args:?}: {error}");
+        assert!(
+            error["structure"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|s| s.as_str().unwrap().starts_with("block 0 ")),
+            "{error}"
+        );
     }
     assert!(!out.join("Game/Oodle/sample.bundle.bin").exists());
     let _ = std::fs::remove_dir_all(&dir);

@@ -1,8 +1,7 @@
 //! The `list`, `verify`, `unpack` and `inspect` commands on real files.
 
-use crate::common::{self, zenpak};
+use crate::common::{self, run, Run};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use zenpak::iostore::container_header::StoreEntry;
 use zenpak::iostore::directory_index::DirectoryIndex;
@@ -37,7 +36,11 @@ fn list_verify_inspect_unpack() {
     let utoc = build(&dir);
     let u = utoc.to_str().unwrap();
 
-    let (code, out, err) = zenpak(&["list", u, "--json"]);
+    let Run {
+        code,
+        stdout: out,
+        stderr: err,
+    } = run(None, &["list", u, "--json"]);
     assert_eq!(code, 0, "{err}");
     let listing: serde_json::Value = serde_json::from_str(&out).unwrap();
     let files = listing["files"].as_array().unwrap();
@@ -53,11 +56,20 @@ fn list_verify_inspect_unpack() {
         .iter()
         .any(|c| c["path"] == "MyGame/Config/DefaultGame.ini" && c["kind"] == "pak"));
 
-    let (code, out, err) = zenpak(&["verify", u]);
+    let Run {
+        code,
+        stdout: out,
+        stderr: err,
+    } = run(None, &["verify", u]);
     assert_eq!(code, 0, "{out}{err}");
-    assert!(out.contains("ok"), "{out}");
+    let verified = run(None, &["verify", u, "--json"]).ok().doc();
+    assert_eq!(verified["packages"], 1, "{verified}");
 
-    let (code, out, err) = zenpak(&["inspect", u, "--json"]);
+    let Run {
+        code,
+        stdout: out,
+        stderr: err,
+    } = run(None, &["inspect", u, "--json"]);
     assert_eq!(code, 0, "{err}");
     let summary: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(summary["toc_version"], "ReplaceIoChunkHashWithIoHash");
@@ -65,7 +77,11 @@ fn list_verify_inspect_unpack() {
     assert_eq!(summary["container_header"]["packages"], 1);
 
     let pak = dir.join("Cli_P.pak");
-    let (code, out, err) = zenpak(&["inspect", pak.to_str().unwrap(), "--json"]);
+    let Run {
+        code,
+        stdout: out,
+        stderr: err,
+    } = run(None, &["inspect", pak.to_str().unwrap(), "--json"]);
     assert_eq!(code, 0, "{err}");
     let summary: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(summary["version"], "11");
@@ -75,7 +91,9 @@ fn list_verify_inspect_unpack() {
     );
 
     let out_dir = dir.join("out");
-    let (code, _, err) = zenpak(&["unpack", u, out_dir.to_str().unwrap()]);
+    let Run {
+        code, stderr: err, ..
+    } = run(None, &["unpack", u, out_dir.to_str().unwrap()]);
     assert_eq!(code, 0, "{err}");
     assert_eq!(
         std::fs::read(out_dir.join("MyGame/Content/A.uzenasset")).unwrap(),
@@ -97,26 +115,24 @@ fn verify_fails_with_exit_code_1_and_a_clear_message() {
     let mut bytes = std::fs::read(&ucas).unwrap();
     bytes[500] ^= 1;
     std::fs::write(&ucas, &bytes).unwrap();
-    let (code, _, err) = zenpak(&["verify", u]);
-    assert_eq!(code, 1);
-    assert!(err.contains("BLAKE3 mismatch"), "{err}");
+    let verify = [&["verify", u][..], &["--message-format", "json"]].concat();
+    let error = run(None, &verify).assert_code(1).error();
+    assert_eq!(error["code"], "hash-mismatch", "{error}");
+    assert_eq!(common::file_tail(&error, 1), "Cli_P.ucas", "{error}");
     bytes[500] ^= 1;
     std::fs::write(&ucas, &bytes).unwrap();
 
     std::fs::rename(dir.join("Cli_P.pak"), dir.join("elsewhere.pak")).unwrap();
-    let (code, _, err) = zenpak(&["verify", u]);
-    assert_eq!(code, 1);
-    assert!(err.contains(".pak is missing"), "{err}");
+    let error = run(None, &verify).assert_code(1).error();
+    assert_eq!(error["code"], "format", "{error}");
+    assert_eq!(common::file_tail(&error, 1), "Cli_P.pak", "{error}");
     std::fs::rename(dir.join("elsewhere.pak"), dir.join("Cli_P.pak")).unwrap();
 
     let toc = std::fs::read(&utoc).unwrap();
     std::fs::write(&utoc, &toc[..toc.len() - 7]).unwrap();
-    let (code, _, err) = zenpak(&["verify", u]);
-    assert_eq!(code, 1);
-    assert!(
-        err.contains("Cli_P.utoc") && !err.contains("panicked"),
-        "{err}"
-    );
+    let error = run(None, &verify).assert_code(1).error();
+    assert_eq!(error["code"], "format", "{error}");
+    assert_eq!(common::file_tail(&error, 1), "Cli_P.utoc", "{error}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -133,9 +149,18 @@ fn unpack_never_writes_outside_the_folder() {
     std::fs::write(&utoc, toc.write()).unwrap();
 
     let out_dir = dir.join("a/b/out");
-    let (code, _, err) = zenpak(&["unpack", utoc.to_str().unwrap(), out_dir.to_str().unwrap()]);
-    assert_eq!(code, 1, "{err}");
-    assert!(err.contains("refusing"), "{err}");
+    let refused = run(
+        None,
+        &[
+            "unpack",
+            utoc.to_str().unwrap(),
+            out_dir.to_str().unwrap(),
+            "--message-format",
+            "json",
+        ],
+    );
+    let error = refused.assert_code(1).error();
+    assert_eq!(error["code"], "format", "{error}");
     assert!(!dir.join("a/escaped.txt").exists() && !dir.join("escaped.txt").exists());
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -163,30 +188,32 @@ fn inspect_reads_the_uzenmap_that_unpack_writes() {
         "[mod]\nname = \"Map\"\nversion = \"1\"\n[game]\nengine = \"5.1\"\nproject = \"Game\"\n",
     )
     .unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_zenpak"))
-        .args(["build", "--quiet"])
-        .current_dir(&*dir)
-        .env_remove("ZENPAK_AES_KEY")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    run(Some(&dir), &["build", "--quiet"]).ok();
     let utoc = dir.join("target/Map_P.utoc");
     let unpacked = dir.join("out");
-    let (code, _, err) = zenpak(&["unpack", utoc.to_str().unwrap(), unpacked.to_str().unwrap()]);
+    let Run {
+        code, stderr: err, ..
+    } = run(
+        None,
+        &["unpack", utoc.to_str().unwrap(), unpacked.to_str().unwrap()],
+    );
     assert_eq!(code, 0, "{err}");
     let zenmap = unpacked.join("Engine/Content/Maps/Entry.uzenmap");
     assert!(zenmap.is_file(), "unpack wrote no .uzenmap");
-    let (code, out, err) = zenpak(&[
-        "inspect",
-        zenmap.to_str().unwrap(),
-        "--engine",
-        "5.1",
-        "--json",
-    ]);
+    let Run {
+        code,
+        stdout: out,
+        stderr: err,
+    } = run(
+        None,
+        &[
+            "inspect",
+            zenmap.to_str().unwrap(),
+            "--engine",
+            "5.1",
+            "--json",
+        ],
+    );
     assert_eq!(code, 0, "{err}");
     let summary: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(summary["kind"], "zen-package", "{out}");

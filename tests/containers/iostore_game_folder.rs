@@ -4,7 +4,7 @@
 //! without `.pak` left out, and `list --filter`, `get`, `unpack --filter`
 //! on the real binary.
 
-use crate::common::{self, zenpak};
+use crate::common::{self, run, Run};
 use std::path::{Path, PathBuf};
 
 use zenpak::game::GameView;
@@ -165,7 +165,11 @@ fn the_view_mounts_and_resolves_as_the_engine_does() {
 fn filter_get_and_unpack_on_a_folder() {
     let (root, paks) = game("cli");
     let p = paks.to_str().unwrap();
-    let (code, out, err) = zenpak(&["list", p, "--filter", "Game/Config/**", "--json"]);
+    let Run {
+        code,
+        stdout: out,
+        stderr: err,
+    } = run(None, &["list", p, "--filter", "Game/Config/**", "--json"]);
     assert_eq!(code, 0, "{err}");
     let listing: serde_json::Value = serde_json::from_str(&out).unwrap();
     let paths: Vec<&str> = listing["files"]
@@ -182,7 +186,9 @@ fn filter_get_and_unpack_on_a_folder() {
             "Game/Config/H.ini"
         ]
     );
-    let (code, out, _) = zenpak(&["list", p, "--filter", "*.uzenasset", "--json"]);
+    let Run {
+        code, stdout: out, ..
+    } = run(None, &["list", p, "--filter", "*.uzenasset", "--json"]);
     assert_eq!(code, 0);
     assert_eq!(
         serde_json::from_str::<serde_json::Value>(&out).unwrap()["files"]
@@ -194,28 +200,50 @@ fn filter_get_and_unpack_on_a_folder() {
 
     let target = root.join("got/F.ini");
     std::fs::create_dir_all(target.parent().unwrap()).unwrap();
-    let (code, _, err) = zenpak(&[
-        "get",
-        p,
-        "game/config/f.ini",
-        "-o",
-        target.to_str().unwrap(),
-    ]);
+    let Run {
+        code, stderr: err, ..
+    } = run(
+        None,
+        &[
+            "get",
+            p,
+            "game/config/f.ini",
+            "-o",
+            target.to_str().unwrap(),
+        ],
+    );
     assert_eq!(code, 0, "{err}");
     assert_eq!(std::fs::read(&target).unwrap(), b"B");
     // A path the view does not hold: the work failed (1); the arguments were fine.
-    let (code, _, err) = zenpak(&["get", p, "Game/Nope.ini", "-o", target.to_str().unwrap()]);
-    assert_eq!(code, 1, "{err}");
-    assert!(err.contains("Game/Nope.ini"), "{err}");
+    let missing = run(
+        None,
+        &[
+            "get",
+            p,
+            "Game/Nope.ini",
+            "-o",
+            target.to_str().unwrap(),
+            "--message-format",
+            "json",
+        ],
+    );
+    let error = missing.assert_code(1).error();
+    assert_eq!(error["code"], "format", "{error}");
+    assert!(error["hint"].is_string(), "{error}");
 
     let out_dir = root.join("unpacked");
-    let (code, _, err) = zenpak(&[
-        "unpack",
-        p,
-        out_dir.to_str().unwrap(),
-        "--filter",
-        "Game/Content/*",
-    ]);
+    let Run {
+        code, stderr: err, ..
+    } = run(
+        None,
+        &[
+            "unpack",
+            p,
+            out_dir.to_str().unwrap(),
+            "--filter",
+            "Game/Content/*",
+        ],
+    );
     assert_eq!(code, 0, "{err}");
     assert_eq!(
         std::fs::read(out_dir.join("Game/Content/X.uzenasset")).unwrap(),
@@ -223,17 +251,31 @@ fn filter_get_and_unpack_on_a_folder() {
     );
     assert!(!out_dir.join("Game/Config").exists());
     // A single .pak opens with its .utoc; a single .utoc with its .pak.
-    let (code, out, _) = zenpak(&[
-        "list",
-        paks.join("~mods/ModA_P.pak").to_str().unwrap(),
-        "--json",
-    ]);
-    assert_eq!(code, 0);
-    assert!(
-        out.contains("Game/Config/F.ini") && out.contains("Z.uzenasset"),
-        "{out}"
+    let Run {
+        code, stdout: out, ..
+    } = run(
+        None,
+        &[
+            "list",
+            paks.join("~mods/ModA_P.pak").to_str().unwrap(),
+            "--json",
+        ],
     );
-    let (code, out, _) = zenpak(&["inspect", p, "--json"]);
+    assert_eq!(code, 0);
+    let listed: Vec<String> = serde_json::from_str::<serde_json::Value>(&out).unwrap()["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["path"].as_str().unwrap().to_string())
+        .collect();
+    assert!(
+        listed.iter().any(|p| p == "Game/Config/F.ini")
+            && listed.iter().any(|p| p.ends_with("/Z.uzenasset")),
+        "{listed:?}"
+    );
+    let Run {
+        code, stdout: out, ..
+    } = run(None, &["inspect", p, "--json"]);
     assert_eq!(code, 0);
     let summary: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(summary["sources"][3]["order"], 303);

@@ -179,8 +179,12 @@ fn oodle_entries_decompress_inside_a_pak() {
     let pak = out_dir.join("Oodle.pak");
     write_pak(&pak, "Oodle", &entries, 0);
     let out = out_dir.join("out");
-    let (code, err, _) =
-        common::run_measured(&["unpack", pak.to_str().unwrap(), out.to_str().unwrap()]);
+    let (
+        common::Run {
+            code, stderr: err, ..
+        },
+        _,
+    ) = common::run_measured(&["unpack", pak.to_str().unwrap(), out.to_str().unwrap()]);
     assert_eq!(code, 0, "{err}");
     let xml = std::fs::read(out.join("Oodle/xml.kraken.bin")).unwrap();
     {
@@ -221,9 +225,17 @@ fn overlapping_entries_are_refused_in_bounded_memory() {
     assert!(std::fs::metadata(&pak).unwrap().len() < 200 << 10);
     let p = pak.to_str().unwrap();
     for cmd in ["verify", "list"] {
-        let (code, err, peak) = common::run_measured(&[cmd, p]);
+        let (
+            common::Run {
+                code, stderr: err, ..
+            },
+            peak,
+        ) = common::run_measured(&[cmd, p]);
         assert_eq!(code, 1, "{cmd} accepted it: {err}");
-        assert!(err.contains("overlap"), "{err}");
+        let (json, _) = common::run_measured(&[cmd, p, "--message-format", "json"]);
+        let error = json.assert_code(1).error();
+        assert_eq!(error["code"], "format", "{error}");
+        assert_eq!(common::file_tail(&error, 1), "Bomb.pak", "{error}");
         assert!(peak < 64 * MIB, "{cmd} peaked at {} MiB", peak / MIB);
         eprintln!(
             "overlapping pak entries: {cmd} exit 1, peak RSS {} KiB",
@@ -231,7 +243,12 @@ fn overlapping_entries_are_refused_in_bounded_memory() {
         );
     }
     let out = dir.join("out");
-    let (code, err, peak) = common::run_measured(&["unpack", p, out.to_str().unwrap()]);
+    let (
+        common::Run {
+            code, stderr: err, ..
+        },
+        peak,
+    ) = common::run_measured(&["unpack", p, out.to_str().unwrap()]);
     assert_eq!(code, 1, "{err}");
     assert!(peak < 64 * MIB, "unpack peaked at {} MiB", peak / MIB);
     assert!(!out.exists());
@@ -253,8 +270,18 @@ fn blocks_repeating_within_an_entry_are_refused() {
         true,
     );
     let e = zenpak::pak::PakReader::open(&pak, None).unwrap_err();
-    assert!(e.to_string().contains("block 1"), "{e}");
-    let (code, err, peak) = common::run_measured(&["verify", pak.to_str().unwrap()]);
+    assert_eq!(e.code(), "format", "{e}");
+    assert_eq!(
+        e.context().structure,
+        ["pak index", "entry `Real/zeros.bin`"],
+        "{e}"
+    );
+    let (
+        common::Run {
+            code, stderr: err, ..
+        },
+        peak,
+    ) = common::run_measured(&["verify", pak.to_str().unwrap()]);
     assert_eq!(code, 1, "{err}");
     assert!(peak < 64 * MIB, "verify peaked at {} MiB", peak / MIB);
     let _ = std::fs::remove_dir_all(&dir);
@@ -297,14 +324,19 @@ fn hostile_pak_counts_fail_fast_in_bounded_memory() {
         bytes[at..at + value.len()].copy_from_slice(&value);
         std::fs::write(&pak, &bytes).unwrap();
         for cmd in ["list", "verify"] {
-            let (code, err, peak) = common::run_measured(&[cmd, pak.to_str().unwrap()]);
-            assert_eq!(code, 1, "{what}: {cmd} accepted it: {err}");
+            let (run, peak) =
+                common::run_measured(&[cmd, pak.to_str().unwrap(), "--message-format", "json"]);
+            let error = run.assert_code(1).error();
             assert!(
                 peak < 64 * MIB,
                 "{what}: {cmd} peaked at {} MiB",
                 peak / MIB
             );
-            assert!(err.contains("Counts.pak"), "{what}: {err}");
+            assert_eq!(
+                common::file_tail(&error, 1),
+                "Counts.pak",
+                "{what}: {error}"
+            );
         }
     }
     // The encoded entry claims 2^31 bytes in one block of 64 KiB.
@@ -351,8 +383,10 @@ fn a_sparse_4_gib_pak_fails_fast_in_bounded_memory() {
         vec!["get", p, "a.bin", "-o", o],
         vec!["extract", p, "--engine", "5.5", "-o", o],
     ] {
+        let args = [&args[..], &["--message-format", "json"]].concat();
         let started = std::time::Instant::now();
-        let (code, err, peak) = common::run_measured(&args);
+        let (run, peak) = common::run_measured(&args);
+        let (code, err) = (run.code, &run.stderr);
         let took = started.elapsed();
         eprintln!(
             "4 GiB pak index: {} exit {code}, peak RSS {} MiB, {:.2} s",
@@ -363,7 +397,13 @@ fn a_sparse_4_gib_pak_fails_fast_in_bounded_memory() {
         assert_eq!(code, 1, "{} accepted it: {err}", args[0]);
         assert!(peak < 256 * MIB, "{} peaked at {} MiB", args[0], peak / MIB);
         assert!(took < std::time::Duration::from_secs(20), "{took:?}");
-        assert!(err.contains("Sparse.pak"), "{}: {err}", args[0]);
+        let error = run.error();
+        assert_eq!(
+            common::file_tail(&error, 1),
+            "Sparse.pak",
+            "{}: {error}",
+            args[0]
+        );
     }
     assert!(!out.join("a.bin").exists());
 }
@@ -387,13 +427,8 @@ fn list_escapes_control_characters_in_names() {
         .unwrap();
     w.add_file("Game/Content/fake\rsafe.txt", b"y").unwrap();
     w.finish().unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_zenpak"))
-        .args(["list", pak.to_str().unwrap()])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0));
-    let printed = [out.stdout, out.stderr].concat();
-    let text = String::from_utf8_lossy(&printed);
+    let out = common::run(None, &["list", pak.to_str().unwrap()]);
+    let text = out.ok().text();
     assert!(
         !text.chars().any(|c| c.is_control() && c != '\n'),
         "raw control characters in: {text:?}"

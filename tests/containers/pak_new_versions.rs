@@ -15,7 +15,7 @@
 
 use std::path::Path;
 
-use crate::common::{self, zenpak};
+use crate::common::{self, run, Run};
 use zenpak::pak::index::PakFooter;
 use zenpak::pak::{PakWriter, PakWriterOptions};
 use zenpak::version::PakVersion;
@@ -56,7 +56,11 @@ fn relabel(from: &Path, to: &Path, version: PakVersion) {
 }
 
 fn listed(pak: &Path) -> Vec<String> {
-    let (code, out, err) = zenpak(&["list", pak.to_str().unwrap(), "--json"]);
+    let Run {
+        code,
+        stdout: out,
+        stderr: err,
+    } = run(None, &["list", pak.to_str().unwrap(), "--json"]);
     assert_eq!(code, 0, "{}: {err}", pak.display());
     let listing: serde_json::Value = serde_json::from_str(&out).unwrap();
     let mut paths: Vec<String> = listing["files"]
@@ -94,17 +98,24 @@ fn version_12_stores_file_names_as_utf8_and_round_trips_them() {
 
     for pak in [&v11, &v12] {
         assert_eq!(listed(pak), expected(), "{}", pak.display());
-        let (code, _, err) = zenpak(&["verify", pak.to_str().unwrap()]);
+        let Run {
+            code, stderr: err, ..
+        } = run(None, &["verify", pak.to_str().unwrap()]);
         assert_eq!(code, 0, "{}: {err}", pak.display());
         for (name, bytes) in FILES {
             let out = dir.join("got.bin");
-            let (code, _, err) = zenpak(&[
-                "get",
-                pak.to_str().unwrap(),
-                name,
-                "-o",
-                out.to_str().unwrap(),
-            ]);
+            let Run {
+                code, stderr: err, ..
+            } = run(
+                None,
+                &[
+                    "get",
+                    pak.to_str().unwrap(),
+                    name,
+                    "-o",
+                    out.to_str().unwrap(),
+                ],
+            );
             assert_eq!(code, 0, "{name}: {err}");
             assert_eq!(std::fs::read(&out).unwrap(), bytes, "{name}");
         }
@@ -127,8 +138,14 @@ fn versions_13_and_14_in_the_map_form_are_read() {
             version.has_pakchunk_index().then_some(3)
         );
         assert_eq!(listed(&pak), expected(), "{version}");
-        let (code, out, err) =
-            zenpak(&["inspect", pak.to_str().unwrap(), "--message-format", "json"]);
+        let Run {
+            code,
+            stdout: out,
+            stderr: err,
+        } = run(
+            None,
+            &["inspect", pak.to_str().unwrap(), "--message-format", "json"],
+        );
         assert_eq!(code, 0, "{err}");
         let inspected = out
             .lines()
@@ -153,7 +170,12 @@ fn a_newer_version_is_refused_naming_it() {
     bytes.extend_from_slice(&[0; 241]);
     let pak = dir.join("Newer.pak");
     std::fs::write(&pak, bytes).unwrap();
-    let (code, out, _) = zenpak(&["list", pak.to_str().unwrap(), "--message-format", "json"]);
+    let Run {
+        code, stdout: out, ..
+    } = run(
+        None,
+        &["list", pak.to_str().unwrap(), "--message-format", "json"],
+    );
     assert_eq!(code, 1, "{out}");
     let error = out
         .lines()

@@ -4,16 +4,8 @@
 //! aligned to 16 bytes but stores the blocks back to back, so an aligned
 //! range reaches into the next block or past the end of the `.ucas`.
 
-use crate::common::{self, zenpak};
+use crate::common::{self, run, Run};
 use std::path::{Path, PathBuf};
-
-/// The JSON objects a `--message-format json` run printed, one per line.
-fn json_lines(stdout: &str) -> Vec<serde_json::Value> {
-    stdout
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
-        .collect()
-}
 
 struct Peer {
     corpus: PathBuf,
@@ -74,7 +66,11 @@ fn list_gives_what_retoc_was_given() {
     let pak = utoc.with_extension("pak");
     let folder = utoc.parent().unwrap().to_path_buf();
     for source in [&utoc, &pak, &folder] {
-        let (code, out, err) = zenpak(&["list", source.to_str().unwrap(), "--json"]);
+        let Run {
+            code,
+            stdout: out,
+            stderr: err,
+        } = run(None, &["list", source.to_str().unwrap(), "--json"]);
         assert_eq!(code, 0, "{}: {err}", source.display());
         let listing: serde_json::Value = serde_json::from_str(&out).unwrap();
         let files = listing["files"].as_array().unwrap();
@@ -111,10 +107,16 @@ fn list_gives_what_retoc_was_given() {
 fn verify_accepts_retoc_layout_with_a_note() {
     let Some(peer) = Peer::get() else { return };
     for (utoc, chunks) in [(peer.mod_utoc(), 6), (peer.global_utoc(), 1)] {
-        let (code, out, err) =
-            zenpak(&["verify", utoc.to_str().unwrap(), "--message-format", "json"]);
+        let Run {
+            code,
+            stdout: out,
+            stderr: err,
+        } = run(
+            None,
+            &["verify", utoc.to_str().unwrap(), "--message-format", "json"],
+        );
         assert_eq!(code, 0, "{}: {out}{err}", utoc.display());
-        let lines = json_lines(&out);
+        let lines = common::json_lines(&out);
         let report = lines.iter().find(|l| l["reason"] == "verified").unwrap();
         assert_eq!(report["errors"].as_array().unwrap().len(), 0, "{out}");
         assert_eq!(report["chunks_checked"], chunks);
@@ -124,9 +126,17 @@ fn verify_accepts_retoc_layout_with_a_note() {
             "{out}"
         );
         // The human report shows the note only with --verbose.
-        let (code, _, plain) = zenpak(&["verify", utoc.to_str().unwrap()]);
+        let Run {
+            code,
+            stderr: plain,
+            ..
+        } = run(None, &["verify", utoc.to_str().unwrap()]);
         assert_eq!(code, 0);
-        let (code, _, verbose) = zenpak(&["verify", "-v", utoc.to_str().unwrap()]);
+        let Run {
+            code,
+            stderr: verbose,
+            ..
+        } = run(None, &["verify", "-v", utoc.to_str().unwrap()]);
         assert_eq!(code, 0);
         assert!(plain.lines().count() < verbose.lines().count(), "{verbose}");
     }
@@ -139,11 +149,16 @@ fn unpack_and_get_give_the_inputs_back() {
     let Some(peer) = Peer::get() else { return };
     let dir = common::temp_dir("peer-unpack");
     let out_dir = dir.join("out");
-    let (code, _, err) = zenpak(&[
-        "unpack",
-        peer.mod_utoc().to_str().unwrap(),
-        out_dir.to_str().unwrap(),
-    ]);
+    let Run {
+        code, stderr: err, ..
+    } = run(
+        None,
+        &[
+            "unpack",
+            peer.mod_utoc().to_str().unwrap(),
+            out_dir.to_str().unwrap(),
+        ],
+    );
     assert_eq!(code, 0, "{err}");
     let files = common::files_under(&out_dir);
     let mut names: Vec<String> = files
@@ -162,13 +177,18 @@ fn unpack_and_get_give_the_inputs_back() {
     for (path, _) in PACKAGES.iter().filter(|(_, bulk)| *bulk) {
         let file = format!("{path}.ubulk");
         let out = dir.join(base_name(&file));
-        let (code, _, err) = zenpak(&[
-            "get",
-            peer.mod_utoc().to_str().unwrap(),
-            &file,
-            "-o",
-            out.to_str().unwrap(),
-        ]);
+        let Run {
+            code, stderr: err, ..
+        } = run(
+            None,
+            &[
+                "get",
+                peer.mod_utoc().to_str().unwrap(),
+                &file,
+                "-o",
+                out.to_str().unwrap(),
+            ],
+        );
         assert_eq!(code, 0, "{err}");
         assert_eq!(std::fs::read(&out).unwrap(), peer.input(base_name(&file)));
     }
@@ -176,11 +196,16 @@ fn unpack_and_get_give_the_inputs_back() {
     // The global container: its one chunk is ScriptObjects.bin, whose last
     // block's aligned range ends past the end of the .ucas.
     let global_dir = dir.join("global");
-    let (code, _, err) = zenpak(&[
-        "unpack",
-        peer.global_utoc().to_str().unwrap(),
-        global_dir.to_str().unwrap(),
-    ]);
+    let Run {
+        code, stderr: err, ..
+    } = run(
+        None,
+        &[
+            "unpack",
+            peer.global_utoc().to_str().unwrap(),
+            global_dir.to_str().unwrap(),
+        ],
+    );
     assert_eq!(code, 0, "{err}");
     let files = common::files_under(&global_dir);
     assert_eq!(files.len(), 1);
@@ -207,17 +232,22 @@ fn extract_with_retoc_global_container() {
         .unwrap();
     }
     let out_dir = dir.join("out");
-    let (code, _, err) = zenpak(&[
-        "extract",
-        peer.mod_utoc().to_str().unwrap(),
-        "--game",
-        paks.to_str().unwrap(),
-        "--engine",
-        "5.6",
-        "--allow-unresolved",
-        "-o",
-        out_dir.to_str().unwrap(),
-    ]);
+    let Run {
+        code, stderr: err, ..
+    } = run(
+        None,
+        &[
+            "extract",
+            peer.mod_utoc().to_str().unwrap(),
+            "--game",
+            paks.to_str().unwrap(),
+            "--engine",
+            "5.6",
+            "--allow-unresolved",
+            "-o",
+            out_dir.to_str().unwrap(),
+        ],
+    );
     assert_eq!(code, 0, "{err}");
     let files = common::files_under(&out_dir);
     let quinn = "Game/Content/Characters/Mannequins/Textures/Quinn/T_Quinn_01_D";
@@ -240,7 +270,14 @@ fn extract_with_retoc_global_container() {
 #[test]
 fn inspect_reads_the_container_and_its_packages() {
     let Some(peer) = Peer::get() else { return };
-    let (code, out, err) = zenpak(&["inspect", "--json", peer.mod_utoc().to_str().unwrap()]);
+    let Run {
+        code,
+        stdout: out,
+        stderr: err,
+    } = run(
+        None,
+        &["inspect", "--json", peer.mod_utoc().to_str().unwrap()],
+    );
     assert_eq!(code, 0, "{err}");
     let summary: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(summary["chunk_count"], 6);
@@ -248,21 +285,33 @@ fn inspect_reads_the_container_and_its_packages() {
     assert_eq!(summary["indexed_files"], 5);
 
     let dir = common::temp_dir("peer-inspect");
-    let (code, _, err) = zenpak(&[
-        "unpack",
-        peer.mod_utoc().to_str().unwrap(),
-        dir.to_str().unwrap(),
-    ]);
+    let Run {
+        code, stderr: err, ..
+    } = run(
+        None,
+        &[
+            "unpack",
+            peer.mod_utoc().to_str().unwrap(),
+            dir.to_str().unwrap(),
+        ],
+    );
     assert_eq!(code, 0, "{err}");
     for (path, _) in PACKAGES {
         let file: PathBuf = Path::new(&*dir).join(format!("{path}.uzenasset"));
-        let (code, out, err) = zenpak(&[
-            "inspect",
-            "--json",
-            "--engine",
-            "5.6",
-            file.to_str().unwrap(),
-        ]);
+        let Run {
+            code,
+            stdout: out,
+            stderr: err,
+        } = run(
+            None,
+            &[
+                "inspect",
+                "--json",
+                "--engine",
+                "5.6",
+                file.to_str().unwrap(),
+            ],
+        );
         assert_eq!(code, 0, "{path}: {err}");
         let _: serde_json::Value = serde_json::from_str(&out).unwrap();
     }

@@ -3,7 +3,7 @@
 //! the script objects, and a container with the packages they import),
 //! extracted by the real binary.
 
-use crate::common::{self, zenpak};
+use crate::common::{self, run, Run};
 use crate::extract_game;
 
 use std::collections::BTreeSet;
@@ -151,25 +151,23 @@ fn extracts_every_corpus_container() {
         ];
         args.extend(["--script-objects", folder_path.to_str().unwrap()]);
         let _ = &script_objects;
-        let (code, stdout, stderr) = zenpak(&args);
-        assert_eq!(code, 0, "{folder}: {stderr}");
+        args.extend(["--message-format", "json"]);
+        let extracted = run(None, &args);
+        let summary = extracted.ok().lines_of("extracted").remove(0);
         let names: BTreeSet<u64> = game
             .packages
             .iter()
             .map(|p| p.converted.package_id)
             .collect();
+        assert_eq!(summary["packages"], names.len(), "{summary}");
+        // The container header is skipped (a note), and nothing warns.
+        assert_eq!(extracted.codes("note"), ["skipped"], "{}", extracted.stdout);
+        assert_eq!(summary["skipped"].as_array().unwrap().len(), 1, "{summary}");
         assert!(
-            stdout.contains(&match names.len() {
-                1 => "extracted 1 package ".to_string(),
-                n => format!("extracted {n} packages "),
-            }),
-            "{stdout}"
+            extracted.codes("warning").is_empty(),
+            "{folder}: {}",
+            extracted.stdout
         );
-        assert!(
-            stderr.contains("the container header is not a package"),
-            "{stderr}"
-        );
-        assert!(!stderr.contains("warning"), "{folder}: {stderr}");
         assert_eq!(
             std::fs::read(out.join("TestGame/Config/DefaultMod.ini")).unwrap(),
             b"[Mod]\nEnabled=True\n"
@@ -220,19 +218,24 @@ fn engine_cooks_extract_with_the_global_chunk_alone() {
     let dir = common::temp_dir("global");
     let (mod_toc, game_dir, _) = build(&dir, &game);
     let out = dir.join("out");
-    let (code, _, err) = zenpak(&[
-        "extract",
-        mod_toc.to_str().unwrap(),
-        "-o",
-        out.to_str().unwrap(),
-        "--engine",
-        engine.as_str(),
-        "--game",
-        game_dir.to_str().unwrap(),
-        "--verify",
-    ]);
-    assert_eq!(code, 0, "{err}");
-    assert!(!err.contains("warning"), "{err}");
+    let verified = run(
+        None,
+        &[
+            "extract",
+            mod_toc.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+            "--engine",
+            engine.as_str(),
+            "--game",
+            game_dir.to_str().unwrap(),
+            "--verify",
+            "--message-format",
+            "json",
+        ],
+    );
+    verified.ok();
+    assert!(verified.codes("warning").is_empty(), "{}", verified.stdout);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -278,7 +281,9 @@ fn filters_and_dependencies_select_packages() {
         "--filter",
         "/Game/FirstPerson/Blueprints/Widgets/**",
     ];
-    let (code, _, err) = zenpak(&[&base[..], &["-o", out.to_str().unwrap()]].concat());
+    let Run {
+        code, stderr: err, ..
+    } = run(None, &[&base[..], &["-o", out.to_str().unwrap()]].concat());
     assert_eq!(code, 0, "{err}");
     let files = listed(&out);
     let headers: Vec<&String> = files.iter().filter(|f| f.ends_with(".uasset")).collect();
@@ -293,8 +298,12 @@ fn filters_and_dependencies_select_packages() {
     assert!(!files.contains("TestGame/Config/DefaultMod.ini"));
 
     let with = dir.join("with-deps");
-    let (code, _, err) =
-        zenpak(&[&base[..], &["-o", with.to_str().unwrap(), "--with-deps"]].concat());
+    let Run {
+        code, stderr: err, ..
+    } = run(
+        None,
+        &[&base[..], &["-o", with.to_str().unwrap(), "--with-deps"]].concat(),
+    );
     assert_eq!(code, 0, "{err}");
     let more = listed(&with);
     assert!(more.len() > files.len(), "dependencies add packages");
@@ -351,13 +360,6 @@ fn filters_and_dependencies_select_packages() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// The JSON lines of a run.
-fn json_lines(text: &str) -> Vec<serde_json::Value> {
-    text.lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON: {l}: {e}")))
-        .collect()
-}
-
 fn with_code<'a>(
     lines: &'a [serde_json::Value],
     level: &str,
@@ -390,9 +392,13 @@ fn unresolved_imports_are_reported_once_per_package() {
         "-o",
         out.to_str().unwrap(),
     ];
-    let (code, text, err) = zenpak(&args);
+    let Run {
+        code,
+        stdout: text,
+        stderr: err,
+    } = run(None, &args);
     assert_eq!(code, 1, "{err}");
-    let lines = json_lines(&text);
+    let lines = common::json_lines(&text);
     let summary = lines.iter().find(|l| l["reason"] == "extracted").unwrap();
     let packages = summary["unresolved_packages"].as_u64().unwrap() as usize;
     let imports = summary["unresolved_imports"].as_u64().unwrap() as usize;
@@ -416,9 +422,16 @@ fn unresolved_imports_are_reported_once_per_package() {
         .any(|s| s == "import map")));
     assert_eq!(summary["failures"].as_array().unwrap().len(), packages);
 
-    let (code, text, err) = zenpak(&[&args[..], &["--allow-unresolved", "--force"]].concat());
+    let Run {
+        code,
+        stdout: text,
+        stderr: err,
+    } = run(
+        None,
+        &[&args[..], &["--allow-unresolved", "--force"]].concat(),
+    );
     assert_eq!(code, 0, "{err}");
-    let lines = json_lines(&text);
+    let lines = common::json_lines(&text);
     let summary = lines.iter().find(|l| l["reason"] == "extracted").unwrap();
     assert_eq!(summary["packages"], 167, "{summary}");
     assert_eq!(summary["unresolved_packages"], packages, "{summary}");
@@ -432,7 +445,9 @@ fn unresolved_imports_are_reported_once_per_package() {
 
     // Human output: the same warnings, one line each (no line per import).
     let human = [&args[2..], &["--allow-unresolved", "--force", "--verbose"]].concat();
-    let (code, _, err) = zenpak(&human);
+    let Run {
+        code, stderr: err, ..
+    } = run(None, &human);
     assert_eq!(code, 0, "{err}");
     let lines = err.lines().filter(|l| l.starts_with("warning:")).count();
     assert_eq!(lines, all_warnings, "{err}");
@@ -470,13 +485,15 @@ fn extract_inside_a_mod_uses_its_engine_and_the_game_folder() {
             "--force".into(),
         ]
     };
-    let run = |cwd: &Path, game_dir: &Path| {
+    let run_in = |cwd: &Path, game_dir: &Path| {
         let args = args(game_dir);
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        common::zenpak_in(cwd, &args)
+        run(Some(cwd), &args)
     };
     // No mod.toml and no --engine: a usage error.
-    let (code, _, err) = run(&repo, &install);
+    let Run {
+        code, stderr: err, ..
+    } = run_in(&repo, &install);
     assert_eq!(code, 2, "{err}");
     std::fs::write(
         repo.join("mod.toml"),
@@ -484,9 +501,13 @@ fn extract_inside_a_mod_uses_its_engine_and_the_game_folder() {
     )
     .unwrap();
     for game_dir in [install.clone(), content.clone(), content.join("Paks")] {
-        let (code, text, err) = run(&repo, &game_dir);
+        let Run {
+            code,
+            stdout: text,
+            stderr: err,
+        } = run_in(&repo, &game_dir);
         assert_eq!(code, 0, "{}: {err}", game_dir.display());
-        let lines = json_lines(&text);
+        let lines = common::json_lines(&text);
         let summary = lines.iter().find(|l| l["reason"] == "extracted").unwrap();
         assert_eq!(summary["packages"], 167, "{summary}");
         assert_eq!(summary["unresolved_packages"], 0, "{summary}");
@@ -501,7 +522,9 @@ fn extract_inside_a_mod_uses_its_engine_and_the_game_folder() {
     }
     // A broken mod.toml is said, not passed over.
     std::fs::write(repo.join("mod.toml"), "[game]\nengine = \"9.9\"\n").unwrap();
-    let (code, _, err) = run(&repo, &install);
+    let Run {
+        code, stderr: err, ..
+    } = run_in(&repo, &install);
     assert_eq!(code, 2, "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -527,13 +550,14 @@ fn output_folder_rules() {
         "-o",
         out.to_str().unwrap(),
     ];
-    let (code, _, err) = zenpak(&args);
-    assert_eq!(code, 2, "{err}");
-    assert!(
-        err.contains("not empty") && err.contains("--force"),
-        "{err}"
-    );
-    let (code, _, err) = zenpak(&[&args[..], &["--force", "--json"]].concat());
+    // A folder that is not empty needs --force: a usage error naming it.
+    let refused = run(None, &[&args[..], &["--message-format", "json"]].concat());
+    let error = refused.assert_code(2).error();
+    assert_eq!(error["code"], "usage", "{error}");
+    assert!(error["hint"].is_string(), "{error}");
+    let Run {
+        code, stderr: err, ..
+    } = run(None, &[&args[..], &["--force", "--json"]].concat());
     assert_eq!(code, 0, "{err}");
     assert_eq!(std::fs::read(out.join("mine.txt")).unwrap(), b"keep me");
     assert!(
@@ -542,14 +566,19 @@ fn output_folder_rules() {
     );
     let file = dir.join("a-file");
     std::fs::write(&file, b"x").unwrap();
-    let (code, _, err) = zenpak(&[
-        "extract",
-        mod_toc.to_str().unwrap(),
-        "--engine",
-        "5.1",
-        "-o",
-        file.to_str().unwrap(),
-    ]);
+    let Run {
+        code, stderr: err, ..
+    } = run(
+        None,
+        &[
+            "extract",
+            mod_toc.to_str().unwrap(),
+            "--engine",
+            "5.1",
+            "-o",
+            file.to_str().unwrap(),
+        ],
+    );
     assert_eq!(code, 2, "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -575,18 +604,30 @@ fn paths_never_leave_the_output_folder() {
     toc.header.directory_index_size = toc.directory_index.len() as u32;
     std::fs::write(&mod_toc, toc.write()).unwrap();
     let out = dir.join("a/b/out");
-    let (code, _, err) = zenpak(&[
-        "extract",
-        mod_toc.to_str().unwrap(),
-        "--engine",
-        "5.1",
-        "--game",
-        game_dir.to_str().unwrap(),
-        "-o",
-        out.to_str().unwrap(),
-    ]);
-    assert_eq!(code, 1, "{err}");
-    assert!(err.contains("refusing"), "{err}");
+    let refused = run(
+        None,
+        &[
+            "extract",
+            mod_toc.to_str().unwrap(),
+            "--engine",
+            "5.1",
+            "--game",
+            game_dir.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+            "--message-format",
+            "json",
+        ],
+    );
+    // A path that leaves the output folder: a format error naming the package.
+    let error = refused.assert_code(1).error();
+    assert_eq!(error["code"], "format", "{error}");
+    assert!(
+        error["structure"][0]
+            .as_str()
+            .is_some_and(|s| s.starts_with("package /")),
+        "{error}"
+    );
     assert!(!dir.join("a/escaped.uasset").exists() && !dir.join("a/b/escaped.uasset").exists());
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -690,13 +731,30 @@ fn extracts_a_whole_paks_folder_in_mount_order() {
         folder.to_str().unwrap(),
     ];
     // Without the key the encrypted patch cannot be read: a clean error.
-    let (code, _, err) = zenpak(&args);
+    let Run {
+        code, stderr: err, ..
+    } = run(None, &args);
     assert_eq!(code, 1, "{err}");
-    assert!(err.contains("Patch_1_P.pak"), "{err}");
+    let error = run(None, &[&args[..], &["--message-format", "json"]].concat())
+        .assert_code(1)
+        .error();
+    assert_eq!(error["code"], "key", "{error}");
+    assert_eq!(common::file_tail(&error, 1), "Patch_1_P.pak", "{error}");
 
-    let (code, stdout, err) = zenpak(&[&args[..], &["--aes-key", &key_hex]].concat());
-    assert_eq!(code, 0, "{err}");
-    assert!(!err.contains("warning"), "{err}");
+    let extracted = run(
+        None,
+        &[
+            &args[..],
+            &["--aes-key", &key_hex, "--message-format", "json"],
+        ]
+        .concat(),
+    );
+    let summary = extracted.ok().lines_of("extracted").remove(0);
+    assert!(
+        extracted.codes("warning").is_empty(),
+        "{}",
+        extracted.stdout
+    );
     assert_eq!(
         std::fs::read(out.join("TestGame/Config/DefaultMod.ini")).unwrap(),
         b"[Mod]\nEnabled=False\n",
@@ -722,9 +780,6 @@ fn extracts_a_whole_paks_folder_in_mount_order() {
         let files = PackageFiles::load(&header).unwrap();
         assert_eq!(files.uexp, p.files.uexp, "{}", p.path.display());
     }
-    assert!(
-        stdout.contains(&format!("extracted {} packages", seen.len())),
-        "{stdout}"
-    );
+    assert_eq!(summary["packages"], seen.len(), "{summary}");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -1,9 +1,7 @@
 //! `zenpak inspect --json` on every corpus legacy package: the JSON is a
 //! `legacy-package` whose name/import/export lists have the summary's counts.
 
-use crate::common;
-
-use std::process::Command;
+use crate::common::{self, run};
 
 #[test]
 fn inspect_json_counts_match_the_summary() {
@@ -13,18 +11,18 @@ fn inspect_json_counts_match_the_summary() {
     let packages = common::legacy_packages(&corpus);
     assert!(!packages.is_empty());
     for (path, engine) in &packages {
-        let output = Command::new(env!("CARGO_BIN_EXE_zenpak"))
-            .args(["inspect", "--json", "--engine", engine.as_str()])
-            .arg(path)
-            .output()
-            .unwrap();
-        assert!(
-            output.status.success(),
-            "{}: {}",
-            path.display(),
-            String::from_utf8_lossy(&output.stderr)
-        );
-        let json: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+        let json = run(
+            None,
+            &[
+                "inspect",
+                "--json",
+                "--engine",
+                engine.as_str(),
+                path.to_str().unwrap(),
+            ],
+        )
+        .ok()
+        .doc();
         assert_eq!(json["kind"], "legacy-package");
         assert_eq!(json["engine"], engine.as_str());
         let summary = &json["summary"];
@@ -54,19 +52,14 @@ fn inspect_text_names_paths_and_companions() {
         return;
     };
     let path = corpus.join("retoc/UE5.6/SM_Cube.uasset");
-    let output = Command::new(env!("CARGO_BIN_EXE_zenpak"))
-        .args(["inspect", "--engine", "5.6"])
-        .arg(&path)
-        .output()
-        .unwrap();
-    assert!(output.status.success());
-    let text = String::from_utf8(output.stdout).unwrap();
-    assert!(text.contains("/Script/Engine.StaticMesh"), "{text}");
-    assert!(
-        text.contains("/Game/LevelPrototyping/Meshes/SM_Cube.SM_Cube:BodySetup_1"),
-        "{text}"
+    let out = run(
+        None,
+        &["inspect", "--engine", "5.6", path.to_str().unwrap()],
     );
-    assert!(text.contains("SM_Cube.ubulk"), "{text}");
+    common::assert_snapshot(
+        "inspect_legacy_sm_cube",
+        &common::normalize(&out.ok().stdout, &[(&corpus, "CORPUS")]),
+    );
 }
 
 #[test]
@@ -75,16 +68,23 @@ fn inspect_unversioned_without_engine_fails_cleanly() {
         return;
     };
     let path = corpus.join("retoc/UE5.6/SM_Cube.uasset");
-    let output = Command::new(env!("CARGO_BIN_EXE_zenpak"))
-        .arg("inspect")
-        .arg(&path)
-        .output()
-        .unwrap();
-    assert_eq!(output.status.code(), Some(1));
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains("SM_Cube.uasset"), "{stderr}");
-    assert!(stderr.contains("unversioned"), "{stderr}");
-    assert!(stderr.contains("--engine"), "{stderr}");
+    let out = run(
+        None,
+        &[
+            "inspect",
+            path.to_str().unwrap(),
+            "--message-format",
+            "json",
+        ],
+    );
+    let error = out.assert_code(1).error();
+    // The summary's file versions (at offset 4) are 0: a format error
+    // there, with a hint to give the engine.
+    assert_eq!(error["code"], "format", "{error}");
+    assert_eq!(common::file_tail(&error, 1), "SM_Cube.uasset", "{error}");
+    assert_eq!(error["offset"], 4, "{error}");
+    assert_eq!(error["structure"], serde_json::json!(["package summary"]));
+    assert!(error["hint"].is_string(), "{error}");
 }
 
 #[test]
@@ -99,17 +99,27 @@ fn inspect_truncated_package_names_file_structure_and_offset() {
     let target = dir.join("SM_Cube.uasset");
     std::fs::write(&target, &bytes[..900]).unwrap();
     std::fs::copy(source.with_extension("uexp"), target.with_extension("uexp")).unwrap();
-    let output = Command::new(env!("CARGO_BIN_EXE_zenpak"))
-        .args(["inspect", "--engine", "5.6"])
-        .arg(&target)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&output.stderr).to_string();
-    std::fs::remove_dir_all(&dir).ok();
-    assert_eq!(output.status.code(), Some(1), "{stderr}");
-    assert!(stderr.contains("SM_Cube.uasset"), "{stderr}");
-    assert!(stderr.contains("byte offset"), "{stderr}");
-    assert!(stderr.contains("total header size"), "{stderr}");
+    let out = run(
+        None,
+        &[
+            "inspect",
+            "--engine",
+            "5.6",
+            target.to_str().unwrap(),
+            "--message-format",
+            "json",
+        ],
+    );
+    let error = out.assert_code(1).error();
+    assert_eq!(error["code"], "format", "{error}");
+    assert_eq!(common::file_tail(&error, 1), "SM_Cube.uasset", "{error}");
+    assert!(error["offset"].is_u64(), "{error}");
+    assert!(
+        error["structure"][0]
+            .as_str()
+            .is_some_and(|s| !s.is_empty()),
+        "{error}"
+    );
 }
 
 /// A package cut inside its header, even inside its four-byte tag, is a
@@ -134,30 +144,20 @@ fn package_cut_inside_its_tag_is_a_truncation() {
         }
         for cut in [0, 1, 2, 3, 5, 7] {
             std::fs::write(&target, &bytes[..cut]).unwrap();
-            let mut command = Command::new(env!("CARGO_BIN_EXE_zenpak"));
-            command.arg("inspect").arg(&target);
+            let mut args = vec![
+                "inspect",
+                target.to_str().unwrap(),
+                "--message-format",
+                "json",
+            ];
             if let Some(engine) = engine {
-                command.args(["--engine", engine]);
+                args.extend(["--engine", engine]);
             }
-            let output = command.output().unwrap();
-            let stderr = String::from_utf8_lossy(&output.stderr).to_string();
-            assert_eq!(
-                output.status.code(),
-                Some(1),
-                "{name} cut at {cut}: {stderr}"
-            );
-            assert!(
-                stderr.contains("truncated"),
-                "{name} cut at {cut}: {stderr}"
-            );
-            assert!(
-                stderr.contains("byte offset"),
-                "{name} cut at {cut}: {stderr}"
-            );
-            assert!(
-                !stderr.contains("recognises"),
-                "{name} cut at {cut}: {stderr}"
-            );
+            // A truncation: a format error at an offset, in the file.
+            let error = run(None, &args).assert_code(1).error();
+            assert_eq!(error["code"], "format", "{name} cut at {cut}: {error}");
+            assert!(error["offset"].is_u64(), "{name} cut at {cut}: {error}");
+            assert_eq!(common::file_tail(&error, 1), name, "{error}");
         }
     }
 }

@@ -3,12 +3,6 @@
 
 use crate::common;
 
-use std::process::Command;
-
-fn zenpak() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_zenpak"))
-}
-
 #[test]
 fn convert_inspect_and_diff_from_the_command_line() {
     let Some(corpus) = common::corpus() else {
@@ -26,98 +20,78 @@ fn convert_inspect_and_diff_from_the_command_line() {
     for (i, (path, _)) in packages.iter().enumerate() {
         let target = out.join(format!("p{i}.uzenasset"));
         let entry = out.join(format!("p{i}.json"));
-        let status = zenpak()
-            .args([
-                "convert",
-                path.to_str().unwrap(),
-                "--engine",
-                "5.7",
-                "-o",
-                target.to_str().unwrap(),
-                "--store-entry",
-                entry.to_str().unwrap(),
-            ])
-            .output()
-            .unwrap();
-        assert!(
-            status.status.success(),
-            "{}",
-            String::from_utf8_lossy(&status.stderr)
-        );
+        let status = common::run_command(common::command(None, &[]).args([
+            "convert",
+            path.to_str().unwrap(),
+            "--engine",
+            "5.7",
+            "-o",
+            target.to_str().unwrap(),
+            "--store-entry",
+            entry.to_str().unwrap(),
+        ]));
+        assert!(status.code == 0, "{}", status.stderr);
         let store: serde_json::Value =
             serde_json::from_slice(&std::fs::read(&entry).unwrap()).unwrap();
         assert!(store["package_name"].as_str().unwrap().starts_with('/'));
 
-        let inspect = zenpak()
-            .args([
-                "inspect",
-                target.to_str().unwrap(),
-                "--engine",
-                "5.7",
-                "--json",
-            ])
-            .output()
-            .unwrap();
-        assert!(
-            inspect.status.success(),
-            "{}",
-            String::from_utf8_lossy(&inspect.stderr)
-        );
-        let json: serde_json::Value = serde_json::from_slice(&inspect.stdout).unwrap();
+        let inspect = common::run_command(common::command(None, &[]).args([
+            "inspect",
+            target.to_str().unwrap(),
+            "--engine",
+            "5.7",
+            "--json",
+        ]));
+        assert!(inspect.code == 0, "{}", inspect.stderr);
+        let json: serde_json::Value = serde_json::from_str(&inspect.stdout).unwrap();
         assert_eq!(json["kind"], "zen-package");
         assert_eq!(json["package_name"], store["package_name"]);
     }
 
     // diff: identical to itself (exit 0), names the first difference otherwise (exit 1).
     let engine_file = corpus.join("retoc/UE5.6/SM_Cube.uzenasset");
-    let same = zenpak()
-        .args([
-            "diff",
-            engine_file.to_str().unwrap(),
-            engine_file.to_str().unwrap(),
-            "--engine",
-            "5.6",
-        ])
-        .output()
-        .unwrap();
-    assert!(same.status.success());
+    let same = common::run_command(common::command(None, &[]).args([
+        "diff",
+        engine_file.to_str().unwrap(),
+        engine_file.to_str().unwrap(),
+        "--engine",
+        "5.6",
+    ]));
+    assert!(same.code == 0);
     let mut bytes = std::fs::read(&engine_file).unwrap();
     let package = zenpak::zen::ZenPackage::read(&bytes, zenpak::EngineVersion::UE5_6).unwrap();
     let export_map = package.summary.export_map_offset as usize;
     bytes[export_map + 8] ^= 0xff; // cooked serial size of export 0
     let changed = out.join("changed.uzenasset");
     std::fs::write(&changed, &bytes).unwrap();
-    let diff = zenpak()
-        .args([
-            "diff",
-            engine_file.to_str().unwrap(),
-            changed.to_str().unwrap(),
-            "--engine",
-            "5.6",
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(diff.status.code(), Some(1));
-    let text = String::from_utf8_lossy(&diff.stdout);
-    assert!(
-        text.contains("first difference: exports > entry 0 > cooked_serial_size"),
-        "{text}"
-    );
+    let diff = common::run_command(common::command(None, &[]).args([
+        "diff",
+        engine_file.to_str().unwrap(),
+        changed.to_str().unwrap(),
+        "--engine",
+        "5.6",
+        "--message-format",
+        "json",
+    ]));
+    assert_eq!(Some(diff.code), Some(1));
+    let first = &diff.lines_of("diff")[0]["first_difference"];
+    assert_eq!(first["section"], "exports", "{first}");
+    assert_eq!(first["entry"], 0, "{first}");
+    assert_eq!(first["field"], "cooked_serial_size", "{first}");
 
     // UE4 cooks do not carry their name: a clear usage error without --package-name.
     let ue4 = corpus.join("retoc/UE4.27/TestModUI.uasset");
-    let missing = zenpak()
-        .args([
-            "convert",
-            ue4.to_str().unwrap(),
-            "--engine",
-            "4.27",
-            "-o",
-            out.join("t.uzenasset").to_str().unwrap(),
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(missing.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&missing.stderr).contains("--package-name"));
+    let missing = common::run_command(common::command(None, &[]).args([
+        "convert",
+        ue4.to_str().unwrap(),
+        "--engine",
+        "4.27",
+        "-o",
+        out.join("t.uzenasset").to_str().unwrap(),
+        "--message-format",
+        "json",
+    ]));
+    let error = missing.assert_code(2).error();
+    assert_eq!(error["code"], "usage", "{error}");
     std::fs::remove_dir_all(&out).ok();
 }

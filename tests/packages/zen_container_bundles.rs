@@ -9,17 +9,12 @@ use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use zenpak::iostore::chunk::ChunkType;
 use zenpak::iostore::{Container, ContainerBuilder, ContainerOptions};
 use zenpak::legacy::PackageFiles;
 use zenpak::zen::{optimize_export_bundles, ConvertedPackage};
 use zenpak::EngineVersion;
-
-fn zenpak() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_zenpak"))
-}
 
 fn clay_root(corpus: &Path) -> PathBuf {
     corpus.join("uassetapi/TestManyAssets/Clay")
@@ -63,38 +58,30 @@ fn write_manifest(dir: &Path, root: &Path) {
 }
 
 fn build(dir: &Path, extra: &[&str], threads: &str) {
-    let out = zenpak()
-        .current_dir(dir)
-        .env("RAYON_NUM_THREADS", threads)
-        .args([
-            "build",
-            "--manifest-path",
-            dir.join("mod.toml").to_str().unwrap(),
-        ])
-        .args(extra)
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "build: {}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = common::run_command(
+        common::command(None, &[])
+            .current_dir(dir)
+            .env("RAYON_NUM_THREADS", threads)
+            .args([
+                "build",
+                "--manifest-path",
+                dir.join("mod.toml").to_str().unwrap(),
+            ])
+            .args(extra),
     );
+    assert_eq!(Some(out.code), Some(0), "build: {}", out.stderr);
 }
 
 /// `zenpak verify --json`: exit code and the report.
 fn verify(utoc: &Path) -> (Option<i32>, serde_json::Value) {
-    let out = zenpak()
-        .args(["verify", "--json", utoc.to_str().unwrap()])
-        .output()
-        .unwrap();
-    let report = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "verify output is not JSON ({e}): {}",
-            String::from_utf8_lossy(&out.stderr)
-        )
-    });
-    (out.status.code(), report)
+    let out = common::run_command(common::command(None, &[]).args([
+        "verify",
+        "--json",
+        utoc.to_str().unwrap(),
+    ]));
+    let report = serde_json::from_str(&out.stdout)
+        .unwrap_or_else(|e| panic!("verify output is not JSON ({e}): {}", out.stderr));
+    (Some(out.code), report)
 }
 
 fn codes(report: &serde_json::Value, list: &str) -> Vec<String> {
@@ -207,13 +194,14 @@ fn clay_development_build_relays_packages_whose_bundles_change() {
     for ext in ["uasset", "uexp"] {
         std::fs::remove_file(boomerang.with_extension(ext)).unwrap();
     }
-    let out = zenpak()
-        .current_dir(dir.path())
-        .args(["build", "--message-format", "json"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0));
-    let summary = String::from_utf8_lossy(&out.stdout)
+    let out = common::run_command(common::command(None, &[]).current_dir(dir.path()).args([
+        "build",
+        "--message-format",
+        "json",
+    ]));
+    assert_eq!(Some(out.code), Some(0));
+    let summary = out
+        .stdout
         .lines()
         .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
         .find(|v| v["reason"] == "build-finished")
@@ -266,17 +254,12 @@ fn clay_packages_converted_alone_keep_the_per_package_rule() {
     for name in ["Boomerang", "BP_FirstPersonGameMode"] {
         let path = root.join(format!("Clay/Content/FirstPerson/Blueprints/{name}.uasset"));
         let target = dir.path().join(format!("{name}.uzenasset"));
-        let out = zenpak()
-            .args(["convert", path.to_str().unwrap(), "--engine", "5.1", "-o"])
-            .arg(&target)
-            .output()
-            .unwrap();
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
+        let out = common::run_command(
+            common::command(None, &[])
+                .args(["convert", path.to_str().unwrap(), "--engine", "5.1", "-o"])
+                .arg(&target),
         );
+        assert_eq!(Some(out.code), Some(0), "{}", out.stderr);
         let bytes = std::fs::read(&target).unwrap();
         let package = zenpak::zen::ZenPackage::read(&bytes, EngineVersion::UE5_1).unwrap();
         assert_eq!(package.export_bundle_headers.len(), 1, "{name}");
@@ -340,15 +323,6 @@ fn verify_warns_about_a_bundle_cycle() {
     assert!(named, "{report}");
 }
 
-/// The `diagnostic` lines of a `--message-format json` run.
-fn json_diagnostics(stdout: &[u8]) -> Vec<serde_json::Value> {
-    String::from_utf8_lossy(stdout)
-        .lines()
-        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-        .filter(|v| v["reason"] == "diagnostic")
-        .collect()
-}
-
 /// Whether a diagnostic is the error of a looping outer chain at `export N`.
 fn is_outer_loop(d: &serde_json::Value, export: &str) -> bool {
     d["level"] == "error"
@@ -386,13 +360,13 @@ fn export_outer_cycles_are_refused() {
     write_manifest(dir.path(), &content);
 
     for command in ["check", "build"] {
-        let out = zenpak()
-            .current_dir(dir.path())
-            .args([command, "--message-format", "json"])
-            .output()
-            .unwrap();
-        assert_eq!(out.status.code(), Some(1), "{command}");
-        let diagnostics = json_diagnostics(&out.stdout);
+        let out = common::run_command(common::command(None, &[]).current_dir(dir.path()).args([
+            command,
+            "--message-format",
+            "json",
+        ]));
+        assert_eq!(Some(out.code), Some(1), "{command}");
+        let diagnostics = out.lines_of("diagnostic");
         assert!(
             diagnostics
                 .iter()

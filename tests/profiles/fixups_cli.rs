@@ -5,19 +5,7 @@ use crate::fixups_support;
 
 use fixups_support::common;
 
-use std::process::Command;
-
-fn zenpak(args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_zenpak"))
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+use common::{run, Run};
 
 #[test]
 fn inspect_mappings_shows_counts() {
@@ -25,9 +13,9 @@ fn inspect_mappings_shows_counts() {
         return;
     };
     let usmap = corpus.join("uassetapi/TestUE5_6/BpThirdPerson/ExplicitEnumValuesExample.usmap");
-    let (ok, stdout, stderr) = zenpak(&["inspect", usmap.to_str().unwrap(), "--json"]);
-    assert!(ok, "{stderr}");
-    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let v = run(None, &["inspect", usmap.to_str().unwrap(), "--json"])
+        .ok()
+        .doc();
     assert_eq!(v["kind"], "usmap");
     assert_eq!(v["version"], 4);
     let m = zenpak::mappings::Mappings::load(&usmap).unwrap();
@@ -44,22 +32,23 @@ fn inspect_package_with_mappings_lists_properties() {
     let dir = corpus.join("uassetapi/TestUE5_6/BpThirdPerson");
     let pkg = dir.join("SKM_Quinn_Simple.uasset");
     let usmap = dir.join("ExplicitEnumValuesExample.usmap");
-    let (ok, stdout, stderr) = zenpak(&[
-        "inspect",
-        pkg.to_str().unwrap(),
-        "--engine",
-        "5.6",
-        "--mappings",
-        usmap.to_str().unwrap(),
-        "--properties",
-    ]);
-    assert!(ok, "{stderr}");
-    assert!(
-        stdout.contains("export 0 SKM_Quinn_Simple (class SkeletalMesh)"),
-        "{stdout}"
+    let out = run(
+        None,
+        &[
+            "inspect",
+            pkg.to_str().unwrap(),
+            "--engine",
+            "5.6",
+            "--mappings",
+            usmap.to_str().unwrap(),
+            "--properties",
+        ],
     );
-    assert!(stdout.contains("properties 3274..3740"), "{stdout}");
-    assert!(stdout.contains("Skeleton: ObjectProperty"), "{stdout}");
+    out.ok();
+    common::assert_snapshot(
+        "inspect_properties_skm_quinn",
+        &common::normalize(&out.stdout, &[(&corpus, "CORPUS")]),
+    );
 }
 
 #[test]
@@ -85,57 +74,82 @@ fn convert_with_marvel_rivals_profile() {
     )
     .unwrap();
     let usmap = game_usmap;
-    let (ok, _, stderr) = zenpak(&[
-        "convert",
-        pkg.to_str().unwrap(),
-        "--engine",
-        "5.6",
-        "-o",
-        generic.to_str().unwrap(),
-    ]);
-    assert!(ok, "{stderr}");
-    let (ok, stdout, stderr) = zenpak(&[
-        "convert",
-        pkg.to_str().unwrap(),
-        "--engine",
-        "5.6",
-        "--profile",
-        "marvel-rivals",
-        "--mappings",
-        usmap.to_str().unwrap(),
-        "-o",
-        padded.to_str().unwrap(),
-    ]);
-    assert!(ok, "{stderr}");
-    assert!(
-        stdout.contains("8 bytes inserted; located by mappings and structure"),
-        "{stdout}"
+    run(
+        None,
+        &[
+            "convert",
+            pkg.to_str().unwrap(),
+            "--engine",
+            "5.6",
+            "-o",
+            generic.to_str().unwrap(),
+        ],
+    )
+    .ok();
+    let out = run(
+        None,
+        &[
+            "convert",
+            pkg.to_str().unwrap(),
+            "--engine",
+            "5.6",
+            "--profile",
+            "marvel-rivals",
+            "--mappings",
+            usmap.to_str().unwrap(),
+            "-o",
+            padded.to_str().unwrap(),
+            "--message-format",
+            "json",
+        ],
     );
-    assert!(
-        stdout.contains("24 bytes inserted; located by mappings"),
-        "{stdout}"
+    let converted = &out.ok().lines_of("converted")[0];
+    // Two fixups of export 0 (their fields are checked on the preview below).
+    assert_eq!(
+        converted["fixups"].as_array().unwrap().len(),
+        2,
+        "{converted}"
     );
     let g = std::fs::read(&generic).unwrap();
     let p = std::fs::read(&padded).unwrap();
     assert_eq!(g.len() + 14, p.len());
     // inspect --profile shows the same edits, before and after, without writing.
-    let (ok, stdout, stderr) = zenpak(&[
-        "inspect",
-        pkg.to_str().unwrap(),
-        "--engine",
-        "5.6",
-        "--profile",
-        "marvel-rivals",
-        "--mappings",
-        usmap.to_str().unwrap(),
-        "--json",
-    ]);
-    assert!(ok, "{stderr}");
-    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let v = run(
+        None,
+        &[
+            "inspect",
+            pkg.to_str().unwrap(),
+            "--engine",
+            "5.6",
+            "--profile",
+            "marvel-rivals",
+            "--mappings",
+            usmap.to_str().unwrap(),
+            "--json",
+        ],
+    )
+    .ok()
+    .doc();
     assert_eq!(v["kind"], "profile-preview");
     assert_eq!(
         v["uexp_bytes"][1].as_u64().unwrap(),
         v["uexp_bytes"][0].as_u64().unwrap() + 14
+    );
+    let located: Vec<(u64, &str)> = v["report"]["exports"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["inserted_bytes"].as_u64().unwrap(),
+                e["located_by"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        located,
+        [(24, "mappings"), (8, "mappings and structure")],
+        "{v}"
     );
     let tags = &v["report"]["exports"][1]["edits"];
     assert_eq!(tags[0]["before"], 3274 + 528 + 4 + 44);
@@ -145,43 +159,56 @@ fn convert_with_marvel_rivals_profile() {
         v["exports"][0]["after"][1].as_i64().unwrap(),
         v["exports"][0]["before"][1].as_i64().unwrap() + 14
     );
-    let (ok, stdout, _) = zenpak(&[
-        "inspect",
-        pkg.to_str().unwrap(),
-        "--engine",
-        "5.6",
-        "--profile",
-        "marvel-rivals",
-        "--mappings",
-        usmap.to_str().unwrap(),
-    ]);
-    assert!(ok);
-    assert!(
-        stdout.contains("at 3850 -> 3856: 0 bytes replaced by 4"),
-        "{stdout}"
+    let out = run(
+        None,
+        &[
+            "inspect",
+            pkg.to_str().unwrap(),
+            "--engine",
+            "5.6",
+            "--profile",
+            "marvel-rivals",
+            "--mappings",
+            usmap.to_str().unwrap(),
+        ],
+    );
+    out.ok();
+    common::assert_snapshot(
+        "inspect_profile_skm_quinn",
+        &common::normalize(&out.stdout, &[(&corpus, "CORPUS"), (&tmp, "TMP")]),
     );
     // Without the game's mappings the SkeletalMesh is refused, with a hint.
-    let (ok, _, stderr) = zenpak(&[
-        "inspect",
-        pkg.to_str().unwrap(),
-        "--engine",
-        "5.6",
-        "--profile",
-        "marvel-rivals",
-    ]);
-    assert!(!ok);
-    assert!(stderr.contains("hidden-materials = false"), "{stderr}");
-    let (ok, _, stderr) = zenpak(&[
-        "convert",
-        pkg.to_str().unwrap(),
-        "--engine",
-        "5.6",
-        "--profile",
-        "nope",
-        "-o",
-        "x",
-    ]);
-    assert!(!ok);
-    assert!(stderr.contains("marvel-rivals"), "{stderr}");
+    let refused = run(
+        None,
+        &[
+            "inspect",
+            pkg.to_str().unwrap(),
+            "--engine",
+            "5.6",
+            "--profile",
+            "marvel-rivals",
+            "--message-format",
+            "json",
+        ],
+    );
+    let error = refused.assert_code(1).error();
+    assert_eq!(error["code"], "unsupported", "{error}");
+    assert_eq!(common::file_tail(&error, 1), "SKM_Quinn_Simple.uasset");
+    assert!(error["hint"].is_string(), "{error}");
+    // An unknown profile is a usage error.
+    let Run { code, .. } = run(
+        None,
+        &[
+            "convert",
+            pkg.to_str().unwrap(),
+            "--engine",
+            "5.6",
+            "--profile",
+            "nope",
+            "-o",
+            "x",
+        ],
+    );
+    assert_eq!(code, 2);
     std::fs::remove_dir_all(&tmp).ok();
 }

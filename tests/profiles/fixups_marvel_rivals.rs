@@ -437,12 +437,13 @@ fn mappings_of_another_game_fail_cleanly() {
 }
 
 #[test]
-fn mutated_mesh_data_never_panics() {
+fn mutated_mesh_data_is_fixed_or_refused_cleanly() {
     let Some((files, stock)) = quinn() else {
         return;
     };
     let game = game_mappings(&stock);
     let mut seed = 0x9E3779B97F4A7C15u64;
+    let (mut fixed, mut refused) = (0, std::collections::BTreeMap::<&str, usize>::new());
     // Bytes of the property block, native header, materials and the start of the skeleton.
     for round in 0..60 {
         seed ^= seed << 13;
@@ -455,8 +456,47 @@ fn mutated_mesh_data_never_panics() {
             m.uexp.truncate(at + 1);
         }
         let maps = if round % 2 == 0 { Some(&game) } else { None };
-        let _ = Profile::from_name("marvel-rivals")
+        let before = m.clone();
+        match Profile::from_name("marvel-rivals")
             .unwrap()
-            .apply(&mut m, V56, maps);
+            .apply(&mut m, V56, maps)
+        {
+            Ok(report) => {
+                // What was reported is what was done, and the result reads.
+                fixed += 1;
+                let grown = report.inserted_bytes as i64 - report.removed_bytes as i64;
+                assert_eq!(
+                    m.uexp.len() as i64 - before.uexp.len() as i64,
+                    grown,
+                    "round {round}: {report:?}"
+                );
+                m.read_package(Some(V56)).unwrap_or_else(|e| {
+                    panic!("round {round}: the fixed package does not read: {e}")
+                });
+            }
+            Err(e) => {
+                // A clean refusal: a known kind, the file named, nothing changed.
+                assert!(
+                    ["format", "limit", "unsupported"].contains(&e.code()),
+                    "round {round}: {}: {e}",
+                    e.code()
+                );
+                assert_eq!(
+                    e.file().and_then(|f| f.file_stem()),
+                    files.path.file_stem(),
+                    "round {round}: {e}"
+                );
+                assert!(
+                    m.header == before.header && m.uexp == before.uexp,
+                    "round {round}: a refused package was changed"
+                );
+                *refused.entry(e.code()).or_default() += 1;
+            }
+        }
     }
+    eprintln!("mutated meshes: {fixed} fixed, refused {refused:?}");
+    // Without the game's mappings the mesh is always refused (30 rounds);
+    // with them some damaged meshes are still fixed.
+    assert!(refused.values().sum::<usize>() >= 30, "{refused:?}");
+    assert!(fixed > 0, "no mutated mesh was fixed: {refused:?}");
 }

@@ -6,7 +6,6 @@
 use crate::common;
 
 use std::path::Path;
-use std::process::{Command, Stdio};
 
 use zenpak::mappings::{BodyCompression, Mappings};
 
@@ -26,37 +25,15 @@ fn compression_at(bytes: &[u8]) -> usize {
     at
 }
 
-/// (exit code, stderr, peak RSS bytes) of `zenpak inspect FILE`, measured
-/// by GNU time when present (see tests/containers/iostore_bounded.rs for why).
-fn inspect_measured(file: &Path) -> (i32, String, u64) {
-    let peak_path = file.with_extension("peak");
-    let time = Path::new("/usr/bin/time");
-    let mut command = if time.is_file() {
-        let mut c = Command::new(time);
-        c.arg("-f")
-            .arg("%M")
-            .arg("-o")
-            .arg(&peak_path)
-            .arg(env!("CARGO_BIN_EXE_zenpak"));
-        c
-    } else {
-        Command::new(env!("CARGO_BIN_EXE_zenpak"))
-    };
-    let out = command
-        .arg("inspect")
-        .arg(file)
-        .stdout(Stdio::null())
-        .output()
-        .unwrap();
-    let peak = std::fs::read_to_string(&peak_path)
-        .ok()
-        .and_then(|t| t.lines().last().and_then(|l| l.trim().parse::<u64>().ok()))
-        .map_or(0, |kb| kb * 1024);
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-        peak,
-    )
+/// `zenpak inspect FILE` with JSON messages, and its peak RSS in bytes
+/// ([`common::run_measured`]).
+fn inspect_measured(file: &Path) -> (common::Run, u64) {
+    common::run_measured(&[
+        "inspect",
+        file.to_str().unwrap(),
+        "--message-format",
+        "json",
+    ])
 }
 
 #[test]
@@ -81,9 +58,14 @@ fn a_declared_size_larger_than_the_file_is_read_with_a_warning() {
     let dir = common::temp_dir("grown");
     let file = dir.join("Grown.usmap");
     std::fs::write(&file, &grown).unwrap();
-    let (code, err, _) = inspect_measured(&file);
-    assert_eq!(code, 0, "{err}");
-    assert!(err.contains("warning") && err.contains("declares"), "{err}");
+    let (out, _) = inspect_measured(&file);
+    out.ok();
+    assert_eq!(
+        out.codes("warning"),
+        ["usmap-size-mismatch"],
+        "{}",
+        out.stdout
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -109,9 +91,10 @@ fn a_small_usmap_cannot_claim_gigabytes() {
     std::fs::write(&path, &file).unwrap();
     let e = Mappings::read(&file).unwrap_err();
     assert_eq!(e.code(), "limit", "{e}");
-    let (code, err, peak) = inspect_measured(&path);
-    assert_eq!(code, 1, "{err}");
-    assert!(err.contains("Bomb.usmap"), "{err}");
+    let (out, peak) = inspect_measured(&path);
+    let error = out.assert_code(1).error();
+    assert_eq!(error["code"], "limit", "{error}");
+    assert_eq!(common::file_tail(&error, 1), "Bomb.usmap", "{error}");
     if peak > 0 {
         eprintln!(
             "zstd .usmap bomb ({} bytes): exit 1, peak RSS {} KiB",

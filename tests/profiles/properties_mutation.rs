@@ -1,10 +1,57 @@
 //! Mutated property data and mutated mappings: the walker gives clean errors, never panics.
 
-use crate::common;
+use crate::common::{self, run, Run};
+
+use std::collections::BTreeMap;
 
 use zenpak::legacy::PackageFiles;
 use zenpak::mappings::{BodyCompression, Mappings, PropertyType};
-use zenpak::properties::walk_package;
+use zenpak::properties::{walk_package, ExportWalk, WalkOutcome};
+
+/// The error codes a damaged input may give: bad bytes, a size over a
+/// limit, a layout that cannot be known.
+const CLEAN_CODES: [&str; 3] = ["format", "limit", "unsupported"];
+
+/// Checks one walk of a damaged input against the walk of the intact one:
+/// one outcome per export, in order; a walked block inside the package's
+/// bytes; a failure with a clean error code. Counts the outcomes by kind
+/// (`walked`, `unchanged` — the same as the intact walk — or the code).
+fn check_walk(
+    walk: &[ExportWalk],
+    intact: &[ExportWalk],
+    package_len: u64,
+    counts: &mut BTreeMap<&'static str, usize>,
+) {
+    assert_eq!(walk.len(), intact.len(), "one outcome per export");
+    for (export, before) in walk.iter().zip(intact) {
+        assert_eq!(export.index, before.index);
+        match &export.outcome {
+            WalkOutcome::Walked {
+                block_start,
+                block_end,
+                ..
+            } => {
+                assert!(
+                    block_start <= block_end && *block_end <= package_len,
+                    "export {}: block {block_start}..{block_end} of {package_len} bytes",
+                    export.index
+                );
+                let same = matches!(&before.outcome, WalkOutcome::Walked { block_start: s, block_end: e, .. } if s == block_start && e == block_end);
+                *counts
+                    .entry(if same { "unchanged" } else { "walked" })
+                    .or_default() += 1;
+            }
+            WalkOutcome::Failed { code, error } => {
+                assert!(
+                    CLEAN_CODES.contains(code),
+                    "export {}: {code}: {error}",
+                    export.index
+                );
+                *counts.entry(code).or_default() += 1;
+            }
+        }
+    }
+}
 
 fn next(seed: &mut u64) -> u64 {
     *seed ^= *seed << 13;
@@ -33,6 +80,8 @@ fn mutated_property_data_gives_clean_errors() {
         ),
     ];
     let mut seed = 0xD1B54A32D192ED03u64;
+    let mut counts = BTreeMap::new();
+    let mut checked = 0;
     for (package, usmap) in cases {
         let path = corpus.join(package);
         if !path.exists() {
@@ -42,6 +91,9 @@ fn mutated_property_data_gives_clean_errors() {
         let files = PackageFiles::load(&path).unwrap();
         let engine = common::engine_of(&corpus, &path).unwrap();
         let package = files.read_package(Some(engine)).unwrap();
+        let intact = walk_package(&files, &package, Some(&mappings), true);
+        let package_len = (files.header.len() + files.uexp.len()) as u64;
+        checked += 1;
         // Mutate bytes of the first part of the export data (property blocks).
         let span = files.uexp.len().min(4096);
         for _ in 0..300 {
@@ -56,9 +108,24 @@ fn mutated_property_data_gives_clean_errors() {
                         .copy_from_slice(&(next(&mut seed) as i32 | 0x4000_0000).to_le_bytes());
                 }
             }
-            let _ = walk_package(&m, &package, Some(&mappings), true);
+            let walk = walk_package(&m, &package, Some(&mappings), true);
+            check_walk(&walk, &intact, package_len, &mut counts);
         }
     }
+    assert_eq!(
+        checked,
+        cases.len(),
+        "a case's package is missing from the corpus"
+    );
+    eprintln!("mutated property data: {counts:?}");
+    // The damage is seen: some exports fail (with a clean code) or walk
+    // to another end, and the exports it does not reach are unchanged.
+    let failed: usize = CLEAN_CODES.iter().filter_map(|c| counts.get(c)).sum();
+    assert!(failed > 0, "no mutation was detected: {counts:?}");
+    assert!(
+        counts.get("unchanged").is_some_and(|&n| n > 0),
+        "{counts:?}"
+    );
 }
 
 #[test]
@@ -75,19 +142,36 @@ fn mutated_mappings_give_clean_errors_when_walking() {
     let package = files
         .read_package(Some(zenpak::EngineVersion::UE5_6))
         .unwrap();
+    let intact = walk_package(
+        &files,
+        &package,
+        Some(&Mappings::read(&plain).unwrap()),
+        true,
+    );
+    let package_len = (files.header.len() + files.uexp.len()) as u64;
     let mut seed = 0x2545F4914F6CDD1Du64;
-    let mut walked = 0;
+    let (mut walked, mut refused) = (0, BTreeMap::<&str, usize>::new());
+    let mut counts = BTreeMap::new();
     for _ in 0..60 {
         let mut m = plain.clone();
         // Flip bytes in the struct section (the last part of the body).
         let at = m.len() / 2 + (next(&mut seed) as usize) % (m.len() / 2);
         m[at] ^= (next(&mut seed) >> 32) as u8 | 1;
-        if let Ok(mappings) = Mappings::read(&m) {
-            walked += 1;
-            let _ = walk_package(&files, &package, Some(&mappings), true);
+        match Mappings::read(&m) {
+            Ok(mappings) => {
+                walked += 1;
+                let walk = walk_package(&files, &package, Some(&mappings), true);
+                check_walk(&walk, &intact, package_len, &mut counts);
+            }
+            Err(e) => {
+                assert!(CLEAN_CODES.contains(&e.code()), "{e}");
+                *refused.entry(e.code()).or_default() += 1;
+            }
         }
     }
-    eprintln!("{walked} mutated mappings parsed and were used for a walk");
+    eprintln!("mutated mappings: {walked} read and walked ({counts:?}), refused: {refused:?}");
+    assert_eq!(walked + refused.values().sum::<usize>(), 60);
+    assert!(walked > 0, "no mutated mappings could be read: {refused:?}");
 }
 
 /// Damaged mappings through `inspect --mappings --properties` on a blueprint
@@ -109,14 +193,19 @@ fn damaged_mappings_through_the_binary_never_panic() {
     let usmap = dir.path().join("damaged.usmap");
     let run = |bytes: &[u8]| {
         std::fs::write(&usmap, bytes).unwrap();
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_zenpak"))
-            .args(["inspect", package.to_str().unwrap(), "--engine", "5.7"])
-            .args(["--mappings", usmap.to_str().unwrap(), "--properties"])
-            .output()
-            .unwrap();
-        let err = String::from_utf8_lossy(&out.stderr).into_owned();
-        assert!(!err.contains("panicked"), "{err}");
-        (out.status.code(), err)
+        let Run { code, stderr, .. } = run(
+            None,
+            &[
+                "inspect",
+                package.to_str().unwrap(),
+                "--engine",
+                "5.7",
+                "--mappings",
+                usmap.to_str().unwrap(),
+                "--properties",
+            ],
+        );
+        (Some(code), stderr)
     };
     // Cut short: the mappings cannot be read, exit 1.
     let (code, err) = run(&plain[..plain.len() * 2 / 3]);
@@ -213,9 +302,15 @@ fn structurally_damaged_mappings_through_the_binary() {
                 usmap.to_str().unwrap(),
                 "--properties",
             ];
-            let (code, _, err) = common::zenpak(&args);
+            let Run {
+                code, stderr: err, ..
+            } = run(None, &args);
             assert_eq!(code, 0, "{package}, {what}: {err}");
-            let (code, out, err) = common::zenpak(&[&args[..], &["--json"]].concat());
+            let Run {
+                code,
+                stdout: out,
+                stderr: err,
+            } = run(None, &[&args[..], &["--json"]].concat());
             assert_eq!(code, 0, "{package}, {what}: {err}");
             let report: serde_json::Value = serde_json::from_str(&out).unwrap();
             let exports = report["exports"].as_array().unwrap();
@@ -303,16 +398,23 @@ fn a_struct_that_contains_itself_stops_at_the_nesting_limit() {
         }
         let package = dir.join("SKM_Quinn_Simple.uasset");
         std::fs::write(package.with_extension("uexp"), &data).unwrap();
-        let (code, out, err) = common::zenpak(&[
-            "inspect",
-            package.to_str().unwrap(),
-            "--engine",
-            "5.6",
-            "--mappings",
-            usmap.to_str().unwrap(),
-            "--properties",
-            "--json",
-        ]);
+        let Run {
+            code,
+            stdout: out,
+            stderr: err,
+        } = run(
+            None,
+            &[
+                "inspect",
+                package.to_str().unwrap(),
+                "--engine",
+                "5.6",
+                "--mappings",
+                usmap.to_str().unwrap(),
+                "--properties",
+                "--json",
+            ],
+        );
         assert_eq!(code, 0, "{err}");
         let report: serde_json::Value = serde_json::from_str(&out).unwrap();
         let failed = &report["exports"][0]["failed"];

@@ -402,9 +402,13 @@ fn packages_whose_bulk_data_is_missing_are_refused() {
         let package = files.read_package(Some(engine)).unwrap();
         let error = files.check_bulk_data(&package).unwrap_err();
         let text = error.to_string();
-        assert!(text.contains(".ubulk"), "{text}");
-        assert!(text.contains("is missing"), "{text}");
-        assert!(error.to_string().contains("bytes 0.."), "{text}");
+        // A format error naming the missing companion, within the data resource.
+        assert_eq!(error.code(), "format", "{text}");
+        assert_eq!(
+            error.file().and_then(|f| f.extension()),
+            Some(std::ffi::OsStr::new("ubulk")),
+            "{text}"
+        );
         assert_eq!(error.context().structure.len(), 1, "{text}");
 
         // Through a real build: exit 1, the message names the companion, no triplet.
@@ -422,25 +426,18 @@ fn packages_whose_bulk_data_is_missing_are_refused() {
             format!("[mod]\nname = \"M\"\nversion = \"1\"\n[game]\nengine = \"{engine}\"\nproject = \"Game\"\n"),
         )
         .unwrap();
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_zenpak"))
-            .args(["build", "--color", "never"])
-            .current_dir(dir.path())
-            .output()
-            .unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(1), "{stderr}");
-        assert!(
-            stderr.contains(".ubulk") && stderr.contains("data resource"),
-            "{stderr}"
-        );
-        assert!(!dir.path().join("target/M_P.utoc").exists());
-        let check = std::process::Command::new(env!("CARGO_BIN_EXE_zenpak"))
-            .args(["check"])
-            .current_dir(dir.path())
-            .output()
-            .unwrap();
-        assert_eq!(check.status.code(), Some(1));
-        assert!(String::from_utf8_lossy(&check.stderr).contains(".ubulk"));
+        // `build` and `check` both refuse it: an error naming the missing
+        // .ubulk, and nothing written.
+        for command in ["build", "check"] {
+            let out = common::run(Some(dir.path()), &[command, "--message-format", "json"]);
+            let error = out.assert_code(1).error();
+            assert_eq!(error["code"], "format", "{command}: {error}");
+            assert!(
+                common::file_tail(&error, 1).ends_with(".ubulk"),
+                "{command}: {error}"
+            );
+            assert!(!dir.path().join("target/M_P.utoc").exists());
+        }
     }
 }
 
@@ -502,44 +499,28 @@ fn a_thousand_packages_at_the_wrong_engine_give_one_summary() {
         "[mod]\nname = \"WrongEngine\"\nversion = \"1.0.0\"\n[game]\nengine = \"5.2\"\nproject = \"Clay\"\n",
     )
     .unwrap();
-    let run = |json: bool| {
-        let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_zenpak"));
-        command.current_dir(&root).env("NO_COLOR", "1").arg("build");
-        if json {
-            command.args(["--message-format", "json"]);
-        }
-        command.output().unwrap()
-    };
-
-    let human = run(false);
-    let stderr = String::from_utf8_lossy(&human.stderr);
-    assert_eq!(human.status.code(), Some(2), "a manifest error: {stderr}");
-    let errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("error")).collect();
-    assert_eq!(
-        errors.len(),
-        1,
-        "one summary, not one line per package:\n{stderr}"
-    );
-    assert!(
-        errors[0].contains("1000 of 1000 packages do not read as UE 5.2")
-            && errors[0].contains("they read as UE 5.1"),
-        "{stderr}"
-    );
-    assert!(stderr.contains("[game] engine = \"5.1\""), "{stderr}");
-    assert!(stderr.lines().count() < 10, "{stderr}");
-
-    let json = run(true);
-    let stdout = String::from_utf8_lossy(&json.stdout);
-    let diagnostics: Vec<serde_json::Value> = stdout
+    let human = common::run(Some(&root), &["build"]);
+    human.assert_code(2); // a manifest error
+    let errors = human
+        .stderr
         .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .filter(|l: &serde_json::Value| l["reason"] == "diagnostic" && l["level"] == "error")
-        .collect();
-    assert_eq!(diagnostics.len(), 1, "{stdout}");
+        .filter(|l| l.starts_with("error"))
+        .count();
+    assert_eq!(
+        errors, 1,
+        "one summary, not one line per package:\n{}",
+        human.stderr
+    );
+    assert!(human.stderr.lines().count() < 10, "{}", human.stderr);
+
+    let json = common::run(Some(&root), &["build", "--message-format", "json"]);
+    let error = json.assert_code(2).error();
+    assert_eq!(error["code"], "usage", "{error}");
+    // The hint is the line to write in mod.toml.
     assert!(
-        diagnostics[0]["hint"]
+        error["hint"]
             .as_str()
             .is_some_and(|h| h.contains("[game] engine = \"5.1\"")),
-        "{stdout}"
+        "{error}"
     );
 }

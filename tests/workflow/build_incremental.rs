@@ -1,30 +1,17 @@
 //! Reproducible and incremental builds, and failing builds that leave no
 //! partial output. Driven through the `zenpak` binary, as CI drives it.
 
-use crate::common;
+use crate::common::{self, run};
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
-
-fn zenpak(dir: &Path, args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_zenpak"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("run zenpak")
-}
 
 /// A mod made by `zenpak new` holding the 5.6 packages of the shared corpus.
 pub(crate) fn corpus_mod(corpus: &Path, parent: &Path) -> PathBuf {
-    let out = zenpak(
-        parent,
+    let out = run(
+        Some(parent),
         &["new", "Repro", "--engine", "5.6", "--project", "Proj"],
     );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.code == 0, "{}", out.stderr);
     let repo = parent.join("Repro");
     let content = repo.join("Cooked/Proj/Content");
     // Each where the package says it was cooked.
@@ -43,13 +30,6 @@ pub(crate) fn corpus_mod(corpus: &Path, parent: &Path) -> PathBuf {
         }
     }
     repo
-}
-
-pub(crate) fn json_lines(out: &std::process::Output) -> Vec<serde_json::Value> {
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON: {l}: {e}")))
-        .collect()
 }
 
 pub(crate) fn finished(lines: &[serde_json::Value]) -> &serde_json::Value {
@@ -76,13 +56,9 @@ fn builds_are_reproducible_and_incremental() {
     let dir = tempfile::tempdir().unwrap();
     let repo = corpus_mod(&corpus, dir.path());
 
-    let first = zenpak(&repo, &["build", "--message-format", "json"]);
-    assert!(
-        first.status.success(),
-        "{}",
-        String::from_utf8_lossy(&first.stderr)
-    );
-    let first = json_lines(&first);
+    let first = run(Some(&repo), &["build", "--message-format", "json"]);
+    assert!(first.code == 0, "{}", first.stderr);
+    let first = first.json();
     let done = finished(&first);
     assert_eq!(done["converted"], 3);
     assert_eq!(first.iter().filter(|l| l["reason"] == "package").count(), 3);
@@ -103,7 +79,7 @@ fn builds_are_reproducible_and_incremental() {
     // Nothing changed: nothing converted, nothing rewritten.
     let utoc = repo.join("target/Repro_P.utoc");
     let written_at = std::fs::metadata(&utoc).unwrap().modified().unwrap();
-    let again = json_lines(&zenpak(&repo, &["build", "--message-format", "json"]));
+    let again = run(Some(&repo), &["build", "--message-format", "json"]).json();
     assert_eq!(finished(&again)["converted"], 0);
     assert_eq!(finished(&again)["up_to_date"], true);
     assert_eq!(
@@ -112,14 +88,15 @@ fn builds_are_reproducible_and_incremental() {
     );
 
     // A clean rebuild from scratch gives the same bytes.
-    assert!(zenpak(&repo, &["clean", "--quiet"]).status.success());
+    assert!((run(Some(&repo), &["clean", "--quiet"]).code == 0));
     assert!(!repo.join("target").exists());
-    let fresh = json_lines(&zenpak(&repo, &["build", "--message-format", "json"]));
+    let fresh = run(Some(&repo), &["build", "--message-format", "json"]).json();
     assert_eq!(artifact_sums(finished(&fresh)), sums);
-    let forced = json_lines(&zenpak(
-        &repo,
+    let forced = run(
+        Some(&repo),
         &["build", "--force", "--message-format", "json"],
-    ));
+    )
+    .json();
     assert_eq!(finished(&forced)["converted"], 3);
     assert_eq!(artifact_sums(finished(&forced)), sums);
 
@@ -129,7 +106,7 @@ fn builds_are_reproducible_and_incremental() {
     let last = bytes.len() - 5;
     bytes[last] ^= 0x01;
     std::fs::write(&uexp, &bytes).unwrap();
-    let changed = json_lines(&zenpak(&repo, &["build", "--message-format", "json"]));
+    let changed = run(Some(&repo), &["build", "--message-format", "json"]).json();
     assert_eq!(finished(&changed)["converted"], 1);
     let reconverted: Vec<&serde_json::Value> = changed
         .iter()
@@ -148,23 +125,15 @@ fn builds_are_reproducible_and_incremental() {
     let ucas = repo.join("target/Repro_P.ucas");
     let extended_len = std::fs::metadata(&ucas).unwrap().len();
     assert!(done["reused_chunks"].as_u64().unwrap() > 0, "{done}");
-    let verify = zenpak(&repo, &["verify", "target/Repro_P.utoc"]);
-    assert!(
-        verify.status.success(),
-        "{}",
-        String::from_utf8_lossy(&verify.stderr)
-    );
+    let verify = run(Some(&repo), &["verify", "target/Repro_P.utoc"]);
+    assert!(verify.code == 0, "{}", verify.stderr);
     let unpack = |name: &str| {
         let to = dir.path().join(name);
-        let out = zenpak(
-            &repo,
+        let out = run(
+            Some(&repo),
             &["unpack", "target/Repro_P.utoc", to.to_str().unwrap()],
         );
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert!(out.code == 0, "{}", out.stderr);
         common::files_under(&to)
     };
     let extended_files = unpack("unpacked-extended");
@@ -173,17 +142,19 @@ fn builds_are_reproducible_and_incremental() {
     // bytes a full conversion gives (what came from the cache, export and
     // bulk data kept by reference, is exactly what converting again gives),
     // holding the same files as the extended container.
-    let release = json_lines(&zenpak(
-        &repo,
+    let release = run(
+        Some(&repo),
         &["build", "--release", "--message-format", "json"],
-    ));
+    )
+    .json();
     assert_eq!(finished(&release)["layout"], "canonical");
     assert_eq!(finished(&release)["converted"], 0);
     assert!(std::fs::metadata(&ucas).unwrap().len() < extended_len);
-    let reconverted_all = json_lines(&zenpak(
-        &repo,
+    let reconverted_all = run(
+        Some(&repo),
         &["build", "--force", "--message-format", "json"],
-    ));
+    )
+    .json();
     assert_eq!(finished(&reconverted_all)["converted"], 3);
     assert_eq!(
         artifact_sums(finished(&reconverted_all)),
@@ -192,14 +163,15 @@ fn builds_are_reproducible_and_incremental() {
     assert_ne!(artifact_sums(finished(&release)), sums);
     assert_eq!(unpack("unpacked-canonical"), extended_files);
     // And a release build is fresh only over the canonical layout.
-    let again = json_lines(&zenpak(
-        &repo,
+    let again = run(
+        Some(&repo),
         &["build", "--release", "--message-format", "json"],
-    ));
+    )
+    .json();
     assert_eq!(finished(&again)["up_to_date"], true);
 
     // The release archive holds the triplet under ~mods/ with its sums.
-    let package = json_lines(&zenpak(&repo, &["package", "--message-format", "json"]));
+    let package = run(Some(&repo), &["package", "--message-format", "json"]).json();
     let package = package
         .iter()
         .find(|l| l["reason"] == "release-archive")
@@ -225,9 +197,12 @@ fn builds_are_reproducible_and_incremental() {
     let game = dir.path().join("Game");
     std::fs::create_dir_all(game.join("Proj/Content/Paks")).unwrap();
     assert!(
-        zenpak(&repo, &["install", "--game-dir", game.to_str().unwrap()])
-            .status
-            .success()
+        run(
+            Some(&repo),
+            &["install", "--game-dir", game.to_str().unwrap()]
+        )
+        .code
+            == 0
     );
     assert!(game.join("Proj/Content/Paks/~mods/Repro_P.ucas").is_file());
 }
@@ -244,15 +219,11 @@ fn removing_most_of_a_container_writes_it_anew() {
     let dir = tempfile::tempdir().unwrap();
     let repo = corpus_mod(&corpus, dir.path());
     let build = || {
-        let out = zenpak(&repo, &["build", "--message-format", "json"]);
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let verify = zenpak(&repo, &["verify", "target/Repro_P.utoc"]);
-        assert!(verify.status.success());
-        finished(&json_lines(&out)).clone()
+        let out = run(Some(&repo), &["build", "--message-format", "json"]);
+        assert!(out.code == 0, "{}", out.stderr);
+        let verify = run(Some(&repo), &["verify", "target/Repro_P.utoc"]);
+        assert!(verify.code == 0);
+        finished(&out.json()).clone()
     };
     let remove = |folder: &str, name: &str| {
         for ext in ["uasset", "uexp", "ubulk"] {
@@ -294,10 +265,13 @@ fn a_broken_package_fails_the_build_without_partial_output() {
     let bytes = std::fs::read(&uexp).unwrap();
     std::fs::write(&uexp, &bytes[..bytes.len() / 3]).unwrap();
 
-    let out = zenpak(&repo, &["build"]);
-    assert_eq!(out.status.code(), Some(1));
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("BP_ThirdPersonCharacter"), "{stderr}");
+    let out = run(Some(&repo), &["build", "--message-format", "json"]);
+    let error = out.assert_code(1).error();
+    assert_eq!(
+        common::file_tail(&error, 1),
+        "BP_ThirdPersonCharacter.uexp",
+        "{error}"
+    );
     let leftovers: Vec<String> = std::fs::read_dir(repo.join("target"))
         .map(|d| {
             d.flatten()
@@ -313,8 +287,11 @@ fn a_broken_package_fails_the_build_without_partial_output() {
     );
 
     // Usage errors exit with 2.
-    let bad = zenpak(&repo, &["build", "--manifest-path", "does-not-exist.toml"]);
-    assert_eq!(bad.status.code(), Some(2));
+    let bad = run(
+        Some(&repo),
+        &["build", "--manifest-path", "does-not-exist.toml"],
+    );
+    assert_eq!(Some(bad.code), Some(2));
 }
 
 #[test]
@@ -324,13 +301,9 @@ fn check_lists_problems_and_what_the_game_must_have() {
     };
     let dir = tempfile::tempdir().unwrap();
     let repo = corpus_mod(&corpus, dir.path());
-    let ok = zenpak(&repo, &["check", "--message-format", "json"]);
-    assert!(
-        ok.status.success(),
-        "{}",
-        String::from_utf8_lossy(&ok.stdout)
-    );
-    let lines = json_lines(&ok);
+    let ok = run(Some(&repo), &["check", "--message-format", "json"]);
+    assert!(ok.code == 0, "{}", ok.stdout);
+    let lines = ok.json();
     let report = lines.iter().find(|l| l["reason"] == "check").unwrap();
     assert_eq!(report["packages"], 3);
     // The character imports the mannequin meshes and animations of the template: not in the mod.
@@ -358,16 +331,23 @@ fn check_lists_problems_and_what_the_game_must_have() {
         )
         .unwrap();
     }
-    let bad = zenpak(&repo, &["check", "--message-format", "json"]);
-    assert_eq!(bad.status.code(), Some(1));
-    let problems: String = json_lines(&bad)
-        .iter()
-        .filter(|l| l["reason"] == "diagnostic" && l["level"] == "error")
-        .map(|l| l.to_string())
-        .collect();
-    assert!(problems.contains("SM_Cube.uexp"), "{problems}");
-    assert!(problems.contains("is missing"), "{problems}");
-    assert!(problems.contains("differ only in case"), "{problems}");
+    let bad = run(Some(&repo), &["check", "--message-format", "json"]);
+    assert_eq!(Some(bad.code), Some(1));
+    // The missing .uexp (an I/O error on it) and the two names that differ
+    // only in case.
+    let errors = bad.diagnostics("error");
+    assert!(
+        errors
+            .iter()
+            .any(|e| e["code"] == "io" && common::file_tail(e, 1) == "SM_Cube.uexp"),
+        "{}",
+        bad.stdout
+    );
+    assert!(
+        bad.codes("error").contains(&"case-clash".to_string()),
+        "{}",
+        bad.stdout
+    );
     assert!(!repo.join("target").exists(), "check writes nothing");
 }
 
@@ -383,7 +363,7 @@ fn a_failed_development_build_leaves_the_previous_container_as_it_was() {
     };
     let dir = tempfile::tempdir().unwrap();
     let repo = corpus_mod(&corpus, dir.path());
-    assert!(zenpak(&repo, &["build", "--quiet"]).status.success());
+    assert!((run(Some(&repo), &["build", "--quiet"]).code == 0));
     let target = repo.join("target");
     let before = common::files_under(&target);
 
@@ -399,8 +379,8 @@ fn a_failed_development_build_leaves_the_previous_container_as_it_was() {
     let blueprint = content.join("ThirdPerson/Blueprints/BP_ThirdPersonCharacter.uasset");
     let original_blueprint = std::fs::read(&blueprint).unwrap();
     std::fs::write(&blueprint, &original_blueprint[..200]).unwrap();
-    let failed = zenpak(&repo, &["build", "--quiet"]);
-    assert_eq!(failed.status.code(), Some(1));
+    let failed = run(Some(&repo), &["build", "--quiet"]);
+    assert_eq!(Some(failed.code), Some(1));
     let after = common::files_under(&target);
     for name in ["Repro_P.utoc", "Repro_P.ucas", "Repro_P.pak"] {
         assert!(
@@ -415,7 +395,7 @@ fn a_failed_development_build_leaves_the_previous_container_as_it_was() {
     );
 
     std::fs::write(&blueprint, &original_blueprint).unwrap();
-    let fixed = json_lines(&zenpak(&repo, &["build", "--message-format", "json"]));
+    let fixed = run(Some(&repo), &["build", "--message-format", "json"]).json();
     assert_eq!(finished(&fixed)["layout"], "canonical");
     assert_eq!(
         finished(&fixed)["converted"],
@@ -423,18 +403,17 @@ fn a_failed_development_build_leaves_the_previous_container_as_it_was() {
         "the failed build cached SM_Cube"
     );
     std::fs::write(&uexp, &original_uexp).unwrap();
-    let extended = json_lines(&zenpak(&repo, &["build", "--message-format", "json"]));
+    let extended = run(Some(&repo), &["build", "--message-format", "json"]).json();
     assert_eq!(finished(&extended)["layout"], "extended");
     assert_eq!(finished(&extended)["converted"], 1);
 
     let game = dir.path().join("Game");
     std::fs::create_dir_all(game.join("Proj/Content/Paks")).unwrap();
-    let install = zenpak(&repo, &["install", "--game-dir", game.to_str().unwrap()]);
-    assert!(
-        install.status.success(),
-        "{}",
-        String::from_utf8_lossy(&install.stderr)
+    let install = run(
+        Some(&repo),
+        &["install", "--game-dir", game.to_str().unwrap()],
     );
+    assert!(install.code == 0, "{}", install.stderr);
     assert_eq!(
         std::fs::read(game.join("Proj/Content/Paks/~mods/Repro_P.ucas")).unwrap(),
         std::fs::read(target.join("Repro_P.ucas")).unwrap()

@@ -4,7 +4,7 @@
 //! code; exit codes are 0 ok / 1 failed / 2 usage or manifest error; and
 //! `--quiet` prints nothing on stdout for a success.
 
-use crate::common;
+use crate::common::{self, Run};
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -42,28 +42,6 @@ const REASONS: &[&str] = &[
     "conflict",
     "conflicts",
 ];
-
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-fn zenpak(dir: &Path, args: &[&str]) -> Run {
-    let out = Command::new(env!("CARGO_BIN_EXE_zenpak"))
-        .args(args)
-        .current_dir(dir)
-        .env_remove("ZENPAK_GAME_DIR")
-        .env("ZENPAK_CONFIG", dir.join("no-user-config.toml"))
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("run zenpak");
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
-}
 
 fn optional_string(line: &Value, key: &str) {
     let value = &line[key];
@@ -151,14 +129,18 @@ fn json_lines(run: &Run, command: &str, expected_code: i32) -> Vec<Value> {
 pub(crate) fn json(dir: &Path, args: &[&str], expected_code: i32) -> Vec<Value> {
     let mut all = vec!["--message-format", "json"];
     all.extend_from_slice(args);
-    json_lines(&zenpak(dir, &all), &args.join(" "), expected_code)
+    json_lines(
+        &common::run(Some(dir), &all),
+        &args.join(" "),
+        expected_code,
+    )
 }
 
 /// Runs `args` with `--quiet`: success, nothing on stdout.
 fn quiet(dir: &Path, args: &[&str]) {
     let mut all = vec!["--quiet"];
     all.extend_from_slice(args);
-    let run = zenpak(dir, &all);
+    let run = common::run(Some(dir), &all);
     assert_eq!(run.code, 0, "{args:?}: {}", run.stderr);
     assert!(
         run.stdout.is_empty(),
@@ -454,7 +436,7 @@ fn conflicts_follows_the_policy() {
 fn completions_and_man_pages_are_generated() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
-    let bash = zenpak(dir, &["completions", "bash"]);
+    let bash = common::run(Some(dir), &["completions", "bash"]);
     assert_eq!(bash.code, 0, "{}", bash.stderr);
     for command in ["build", "package", "install", "extract", "verify"] {
         assert!(
@@ -467,14 +449,14 @@ fn completions_and_man_pages_are_generated() {
         "not a bash completion script"
     );
     for shell in ["zsh", "fish", "powershell", "elvish"] {
-        let run = zenpak(dir, &["completions", shell]);
+        let run = common::run(Some(dir), &["completions", shell]);
         assert_eq!(run.code, 0, "{shell}: {}", run.stderr);
         assert!(run.stdout.contains("build"), "{shell}");
     }
-    assert_eq!(zenpak(dir, &["completions", "tcsh"]).code, 2);
+    assert_eq!(common::run(Some(dir), &["completions", "tcsh"]).code, 2);
 
     let man = dir.join("man");
-    let run = zenpak(dir, &["man", "--out-dir", s(&man)]);
+    let run = common::run(Some(dir), &["man", "--out-dir", s(&man)]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     let page = std::fs::read_to_string(man.join("zenpak.1")).unwrap();
     assert!(
@@ -506,8 +488,8 @@ fn new_makes_a_git_repository_unless_inside_one() {
     }
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
-    let run = zenpak(
-        dir,
+    let run = common::run(
+        Some(dir),
         &["new", "GitMod", "--engine", "5.6", "--project", "Game"],
     );
     assert_eq!(run.code, 0, "{}", run.stderr);
@@ -515,8 +497,8 @@ fn new_makes_a_git_repository_unless_inside_one() {
     // Inside that repository, a second mod is not a repository of its own.
     let inner = dir.join("GitMod/mods");
     std::fs::create_dir_all(&inner).unwrap();
-    let run = zenpak(
-        &inner,
+    let run = common::run(
+        Some(&inner),
         &["new", "Inner", "--engine", "5.6", "--project", "Game"],
     );
     assert_eq!(run.code, 0, "{}", run.stderr);
@@ -526,8 +508,8 @@ fn new_makes_a_git_repository_unless_inside_one() {
         "no repository inside a repository"
     );
     // --vcs none: no repository.
-    let run = zenpak(
-        dir,
+    let run = common::run(
+        Some(dir),
         &[
             "new",
             "Plain",

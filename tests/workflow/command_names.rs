@@ -5,7 +5,7 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use crate::common::zenpak;
+use crate::common::{run, Run};
 
 /// The command words at the start of `text` (after `zenpak `): the
 /// lowercase words before the first placeholder, option or file name
@@ -31,7 +31,11 @@ fn backticked(text: &str, found: &mut BTreeSet<String>) {
 }
 
 fn help(args: &[&str]) -> String {
-    let (code, stdout, stderr) = zenpak(args);
+    let Run {
+        code,
+        stdout,
+        stderr,
+    } = run(None, args);
     assert_eq!(code, 0, "zenpak {args:?}: {stderr}");
     stdout
 }

@@ -10,7 +10,7 @@
 //! (`installed_mod_overrides`) gives the same answer.
 
 use crate::common::game_fixture::{GameFixture, OVERRIDDEN_PACKAGE};
-use crate::common::zenpak_in;
+use crate::common::{run, Run};
 use serde_json::Value;
 use std::path::Path;
 
@@ -36,7 +36,11 @@ fn conflicts_json(game: &GameFixture, cwd: &Path, extra: &[&str]) -> (Vec<Value>
         "json",
     ];
     args.extend_from_slice(extra);
-    let (code, stdout, stderr) = zenpak_in(cwd, &args);
+    let Run {
+        code,
+        stdout,
+        stderr,
+    } = run(Some(cwd), &args);
     assert_eq!(code, 0, "conflicts failed:\n{stderr}\n{stdout}");
     let lines = lines(&stdout);
     let rows: Vec<Value> = lines
@@ -155,8 +159,12 @@ fn two_mods_on_one_package_name_both_and_the_winner_and_renaming_the_loser_chang
 
     // Text: a table, exit 0.
     let root = game.root.to_str().unwrap();
-    let (code, stdout, stderr) = zenpak_in(
-        &cwd,
+    let Run {
+        code,
+        stdout,
+        stderr,
+    } = run(
+        Some(&cwd),
         &["conflicts", "--game-dir", root, "--aes-key", &game.aes_key],
     );
     assert_eq!(code, 0, "{stderr}");
@@ -174,7 +182,7 @@ fn inside_a_mod_its_last_build_is_mounted_with_the_game() {
     // Not built yet: a note says so, the game's own conflicts are shown.
     let (rows, _) = conflicts_json(&game, &repo, &[]);
     assert!(!names(package_row(&rows, OVERRIDDEN_PACKAGE)).is_empty());
-    let (code, _, stderr) = zenpak_in(&repo, &["build"]);
+    let Run { code, stderr, .. } = run(Some(&repo), &["build"]);
     assert_eq!(code, 0, "{stderr}");
 
     for extra in [&[][..], &["--mod", "out/Inner_P.utoc"][..]] {
@@ -229,8 +237,12 @@ fn install_warns_about_a_name_another_mod_has_a_low_suffix_and_a_missing_pak() {
     )
     .unwrap();
     let root = game.root.to_str().unwrap();
-    let (code, stdout, stderr) = zenpak_in(
-        &repo,
+    let Run {
+        code,
+        stdout,
+        stderr,
+    } = run(
+        Some(&repo),
         &["install", "--game-dir", root, "--message-format", "json"],
     );
     assert_eq!(code, 0, "{stderr}\n{stdout}");
@@ -260,8 +272,12 @@ fn install_warns_about_a_name_another_mod_has_a_low_suffix_and_a_missing_pak() {
     assert!(game.mods.join("RetocMod_P.pak").is_file());
 
     // Installed again: its own previous install is not "another mod".
-    let (code, stdout, stderr) = zenpak_in(
-        &repo,
+    let Run {
+        code,
+        stdout,
+        stderr,
+    } = run(
+        Some(&repo),
         &["install", "--game-dir", root, "--message-format", "json"],
     );
     assert_eq!(code, 0, "{stderr}");
@@ -273,7 +289,10 @@ fn install_warns_about_a_name_another_mod_has_a_low_suffix_and_a_missing_pak() {
 
     // Under --deny-warnings the install stops before writing.
     std::fs::remove_file(game.mods.join("RetocMod_P.pak")).unwrap();
-    let (code, _, _) = zenpak_in(&repo, &["install", "--game-dir", root, "--deny-warnings"]);
+    let Run { code, .. } = run(
+        Some(&repo),
+        &["install", "--game-dir", root, "--deny-warnings"],
+    );
     assert_eq!(code, 1);
     assert!(!game.mods.join("RetocMod_P.pak").exists());
 }
@@ -286,7 +305,7 @@ fn a_renamed_copy_keeps_its_container_id_install_warns_and_conflicts_shows_the_h
     let repo = game.mod_repo("Renamed");
     game.place_ue56_package(&repo, "BP_ThirdPersonCharacter");
     std::fs::write(repo.join("mod.toml"), GameFixture::manifest_text("Renamed")).unwrap();
-    let (code, _, stderr) = zenpak_in(&repo, &["build"]);
+    let Run { code, stderr, .. } = run(Some(&repo), &["build"]);
     assert_eq!(code, 0, "{stderr}");
     // A copy of this very build under another name in LogicMods: the
     // container id in its TOC is still the hash of `Renamed_P`.
@@ -299,8 +318,12 @@ fn a_renamed_copy_keeps_its_container_id_install_warns_and_conflicts_shows_the_h
         .unwrap();
     }
     let root = game.root.to_str().unwrap();
-    let (code, stdout, stderr) = zenpak_in(
-        &repo,
+    let Run {
+        code,
+        stdout,
+        stderr,
+    } = run(
+        Some(&repo),
         &["install", "--game-dir", root, "--message-format", "json"],
     );
     assert_eq!(code, 0, "{stderr}");

@@ -6,7 +6,7 @@
 //! mod.toml keeping its comments; a folder that is not a game is a usage error.
 
 use crate::common::game_fixture::GameFixture;
-use crate::common::{temp_dir, zenpak, zenpak_in};
+use crate::common::{run, temp_dir, Run};
 use serde_json::Value;
 use std::path::Path;
 use zenpak::iostore::container_header::StoreEntry;
@@ -192,13 +192,20 @@ fn doctor_reports_engine_compression_encryption_signing_and_mods() {
     assert_eq!(encryption[0]["key"], "wrong-key");
 
     // Text: the same facts, from any folder of the game.
-    let (code, stdout, stderr) = zenpak(&[
-        "doctor",
-        "--game-dir",
-        game.mods.to_str().unwrap(),
-        "--aes-key",
-        key,
-    ]);
+    let Run {
+        code,
+        stdout,
+        stderr,
+    } = run(
+        None,
+        &[
+            "doctor",
+            "--game-dir",
+            game.mods.to_str().unwrap(),
+            "--aes-key",
+            key,
+        ],
+    );
     assert_eq!(code, 0, "{stderr}");
     for needle in [
         "5.6–5.7",
@@ -267,7 +274,11 @@ fn doctor_write_sets_the_game_keeping_comments() {
     }
 
     // A second run changes nothing.
-    let (code, stdout, stderr) = zenpak_in(&repo, &["doctor", "--game-dir", root, "--write"]);
+    let Run {
+        code,
+        stdout,
+        stderr,
+    } = run(Some(&repo), &["doctor", "--game-dir", root, "--write"]);
     assert_eq!(code, 0, "{stderr}");
     assert!(stdout.contains("up to date"), "{stdout}");
     assert_eq!(
@@ -283,14 +294,14 @@ fn doctor_write_without_a_manifest_and_a_folder_that_is_no_game_are_usage_errors
     };
     let empty = game.mod_repo("empty");
     let root = game.root.to_str().unwrap();
-    let (code, _, _) = zenpak_in(&empty, &["doctor", "--game-dir", root, "--write"]);
+    let Run { code, .. } = run(Some(&empty), &["doctor", "--game-dir", root, "--write"]);
     assert_eq!(code, 2);
     let lines = crate::cli_output::json(&empty, &["doctor", "--game-dir", root, "--write"], 2);
     assert!(lines
         .iter()
         .any(|l| l["reason"] == "diagnostic" && l["level"] == "error"));
 
-    let (code, _, _) = zenpak(&["doctor", "--game-dir", empty.to_str().unwrap()]);
+    let Run { code, .. } = run(None, &["doctor", "--game-dir", empty.to_str().unwrap()]);
     assert_eq!(code, 2);
     crate::cli_output::json(
         &empty,

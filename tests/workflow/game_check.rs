@@ -137,14 +137,8 @@ fn sn2_game(name: &str, base: &[&str]) -> Option<GameFixture> {
 fn run_json(cwd: &Path, args: &[&str]) -> (i32, Vec<Value>) {
     let mut all = vec!["--message-format", "json"];
     all.extend_from_slice(args);
-    let (code, stdout, stderr) = common::zenpak_in(cwd, &all);
-    let lines: Vec<Value> = stdout
-        .lines()
-        .map(|l| {
-            serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}\n{stderr}"))
-        })
-        .collect();
-    (code, lines)
+    let out = common::run(Some(cwd), &all);
+    (out.code, out.json())
 }
 
 fn line<'a>(lines: &'a [Value], reason: &str) -> &'a Value {

@@ -4,8 +4,8 @@
 //! folder; a killed zenpak's temporaries are never packed and `clean`
 //! removes them. Every test drives the real binary.
 
-use crate::common;
-use crate::reliability::{big_mod, text, zenpak, zenpak_command, MANIFEST};
+use crate::common::{self, run};
+use crate::reliability::{big_mod, MANIFEST};
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -28,13 +28,6 @@ fn game_folder(dir: &Path, name: &str) -> (PathBuf, PathBuf) {
     std::fs::create_dir_all(game.join("Game/Content/Paks")).unwrap();
     let mods = game.join("Game/Content/Paks/~mods");
     (game, mods)
-}
-
-fn json_lines(out: &std::process::Output) -> Vec<Value> {
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
-        .collect()
 }
 
 fn diagnostics<'a>(lines: &'a [Value], code: &str) -> Vec<&'a Value> {
@@ -80,13 +73,13 @@ fn install_never_replaces_a_file_it_did_not_write() {
     .unwrap();
     let (game, mods) = game_folder(dir.path(), "Game1");
     let game_arg = game.to_str().unwrap();
-    let out = zenpak(&first, &["install", "--game-dir", game_arg]);
-    assert!(out.status.success(), "{}", text(&out));
+    let out = run(Some(&first), &["install", "--game-dir", game_arg]);
+    assert!(out.code == 0, "{}", out.text());
     let installed = std::fs::read(mods.join("Same_P.pak")).unwrap();
 
     // The dry run says the install would be refused, and whose the files are.
-    let out = zenpak(
-        &second,
+    let out = run(
+        Some(&second),
         &[
             "install",
             "--game-dir",
@@ -96,8 +89,8 @@ fn install_never_replaces_a_file_it_did_not_write() {
             "json",
         ],
     );
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    let lines = json_lines(&out);
+    assert_eq!(Some(out.code), Some(0), "{}", out.text());
+    let lines = out.json();
     let report = lines
         .iter()
         .find(|l| l["reason"] == "installed")
@@ -112,8 +105,8 @@ fn install_never_replaces_a_file_it_did_not_write() {
     assert_eq!(diagnostics(&lines, "install-would-refuse").len(), 3);
 
     // The install itself is refused, naming each file; nothing changes.
-    let out = zenpak(
-        &second,
+    let out = run(
+        Some(&second),
         &[
             "install",
             "--game-dir",
@@ -122,10 +115,10 @@ fn install_never_replaces_a_file_it_did_not_write() {
             "json",
         ],
     );
-    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
-    let lines = json_lines(&out);
+    assert_eq!(Some(out.code), Some(1), "{}", out.text());
+    let lines = out.json();
     let refused = diagnostics(&lines, "not-owned");
-    assert_eq!(refused.len(), 3, "{}", text(&out));
+    assert_eq!(refused.len(), 3, "{}", out.text());
     assert!(refused
         .iter()
         .any(|d| d["file"] == mods.join("Same_P.pak").to_str().unwrap()));
@@ -135,8 +128,8 @@ fn install_never_replaces_a_file_it_did_not_write() {
     let (game2, mods2) = game_folder(dir.path(), "Game2");
     std::fs::create_dir_all(&mods2).unwrap();
     std::fs::write(mods2.join("Same_P.utoc"), "someone else's build").unwrap();
-    let out = zenpak(
-        &first,
+    let out = run(
+        Some(&first),
         &[
             "install",
             "--game-dir",
@@ -145,8 +138,8 @@ fn install_never_replaces_a_file_it_did_not_write() {
             "json",
         ],
     );
-    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
-    assert_eq!(diagnostics(&json_lines(&out), "not-owned").len(), 1);
+    assert_eq!(Some(out.code), Some(1), "{}", out.text());
+    assert_eq!(diagnostics(&out.json(), "not-owned").len(), 1);
     assert_eq!(
         std::fs::read_to_string(mods2.join("Same_P.utoc")).unwrap(),
         "someone else's build"
@@ -155,14 +148,17 @@ fn install_never_replaces_a_file_it_did_not_write() {
 
     // --force replaces, and the files are the second mod's from then on:
     // the first mod's uninstall leaves them, the second's removes them.
-    let out = zenpak(&second, &["install", "--game-dir", game_arg, "--force"]);
-    assert!(out.status.success(), "{}", text(&out));
+    let out = run(
+        Some(&second),
+        &["install", "--game-dir", game_arg, "--force"],
+    );
+    assert!(out.code == 0, "{}", out.text());
     assert_ne!(std::fs::read(mods.join("Same_P.pak")).unwrap(), installed);
-    let out = zenpak(&first, &["uninstall", "--game-dir", game_arg]);
-    assert!(out.status.success(), "{}", text(&out));
+    let out = run(Some(&first), &["uninstall", "--game-dir", game_arg]);
+    assert!(out.code == 0, "{}", out.text());
     assert!(mods.join("Same_P.pak").is_file());
-    let out = zenpak(&second, &["uninstall", "--game-dir", game_arg]);
-    assert!(out.status.success(), "{}", text(&out));
+    let out = run(Some(&second), &["uninstall", "--game-dir", game_arg]);
+    assert!(out.code == 0, "{}", out.text());
     assert_eq!(names_in(&mods), Vec::<String>::new());
 }
 
@@ -175,8 +171,8 @@ fn uninstall_removes_only_what_is_still_as_installed() {
     let root = named_mod(&corpus, dir.path(), "mod", "Mine");
     let (game, mods) = game_folder(dir.path(), "Game");
     let game_arg = game.to_str().unwrap();
-    let out = zenpak(&root, &["install", "--game-dir", game_arg]);
-    assert!(out.status.success(), "{}", text(&out));
+    let out = run(Some(&root), &["install", "--game-dir", game_arg]);
+    assert!(out.code == 0, "{}", out.text());
     // The .pak replaced by the user (same size, other bytes); the .utoc
     // copied back over itself (new inode and times, same bytes).
     let pak = mods.join("Mine_P.pak");
@@ -188,8 +184,8 @@ fn uninstall_removes_only_what_is_still_as_installed() {
     let same = std::fs::read(&utoc).unwrap();
     std::fs::remove_file(&utoc).unwrap();
     std::fs::write(&utoc, &same).unwrap();
-    let out = zenpak(
-        &root,
+    let out = run(
+        Some(&root),
         &[
             "uninstall",
             "--game-dir",
@@ -198,8 +194,8 @@ fn uninstall_removes_only_what_is_still_as_installed() {
             "json",
         ],
     );
-    assert!(out.status.success(), "{}", text(&out));
-    assert_eq!(diagnostics(&json_lines(&out), "uninstall-kept").len(), 1);
+    assert!(out.code == 0, "{}", out.text());
+    assert_eq!(diagnostics(&out.json(), "uninstall-kept").len(), 1);
     assert_eq!(std::fs::read(&pak).unwrap(), bytes, "the user's file went");
     assert!(!utoc.exists() && !mods.join("Mine_P.ucas").exists());
 }
@@ -218,7 +214,7 @@ fn installs_at_once_into_one_game_keep_every_record() {
         named_mod(&corpus, dir.path(), "b", "Beta"),
     ];
     for root in &roots {
-        assert!(zenpak(root, &["build"]).status.success());
+        assert!((run(Some(root), &["build"]).code == 0));
     }
     let (game, mods) = game_folder(dir.path(), "Game");
     let game_arg = game.to_str().unwrap();
@@ -226,7 +222,7 @@ fn installs_at_once_into_one_game_keep_every_record() {
         let children: Vec<_> = roots
             .iter()
             .map(|root| {
-                zenpak_command(root, &[command, "--game-dir", game_arg])
+                common::command(Some(root), &[command, "--game-dir", game_arg])
                     .stdout(Stdio::piped())
                     .stderr(Stdio::piped())
                     .spawn()
@@ -234,8 +230,8 @@ fn installs_at_once_into_one_game_keep_every_record() {
             })
             .collect();
         for child in children {
-            let out = child.wait_with_output().unwrap();
-            assert!(out.status.success(), "{command}: {}", text(&out));
+            let out = common::Run::from(child.wait_with_output().unwrap());
+            assert!(out.code == 0, "{command}: {}", out.text());
         }
     };
     for round in 0..6 {
@@ -293,10 +289,10 @@ fn records_naming_paths_outside_their_folder_are_damaged() {
     let root = named_mod(&corpus, dir.path(), "mod", "Rec");
     let (game, mods) = game_folder(dir.path(), "Game");
     let game_arg = game.to_str().unwrap();
-    let out = zenpak(&root, &["install", "--game-dir", game_arg]);
-    assert!(out.status.success(), "{}", text(&out));
-    let out = zenpak(&root, &["package"]);
-    assert!(out.status.success(), "{}", text(&out));
+    let out = run(Some(&root), &["install", "--game-dir", game_arg]);
+    assert!(out.code == 0, "{}", out.text());
+    let out = run(Some(&root), &["package"]);
+    assert!(out.code == 0, "{}", out.text());
 
     // The ownership record in ~mods names a file beside ~mods.
     let victim = mods.parent().unwrap().join("victim.pak");
@@ -305,8 +301,8 @@ fn records_naming_paths_outside_their_folder_are_damaged() {
         record["files"][0]["name"] = "../victim.pak".into();
         record["files"][0]["stamp"] = stamp_of(&victim);
     });
-    let out = zenpak(
-        &root,
+    let out = run(
+        Some(&root),
         &[
             "uninstall",
             "--game-dir",
@@ -315,8 +311,8 @@ fn records_naming_paths_outside_their_folder_are_damaged() {
             "json",
         ],
     );
-    assert!(out.status.success(), "{}", text(&out));
-    assert!(!diagnostics(&json_lines(&out), "damaged-record").is_empty());
+    assert!(out.code == 0, "{}", out.text());
+    assert!(!diagnostics(&out.json(), "damaged-record").is_empty());
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "the game's own");
 
     // The build record and the release archives' record name files beside target/.
@@ -340,13 +336,13 @@ fn records_naming_paths_outside_their_folder_are_damaged() {
         record["files"][0]["name"] = "../../victim-zip.txt".into();
         record["files"][0]["stamp"] = stamp_of(&outside[1]);
     });
-    let out = zenpak(&root, &["clean", "--message-format", "json"]);
-    assert!(out.status.success(), "{}", text(&out));
+    let out = run(Some(&root), &["clean", "--message-format", "json"]);
+    assert!(out.code == 0, "{}", out.text());
     assert_eq!(
-        diagnostics(&json_lines(&out), "damaged-record").len(),
+        diagnostics(&out.json(), "damaged-record").len(),
         2,
         "{}",
-        text(&out)
+        out.text()
     );
     for file in &outside {
         assert_eq!(std::fs::read_to_string(file).unwrap(), "the user's own");
@@ -366,17 +362,17 @@ fn leftover_temporaries_are_never_packed_and_clean_removes_them() {
     let leftover =
         root.join("Cooked/Game/Config/.DefaultGame.ini.4242-00000000deadbeef.zenpak-tmp");
     std::fs::write(&leftover, "[x]\ny=half-writ").unwrap();
-    let out = zenpak(&root, &["build", "--message-format", "json"]);
-    assert!(out.status.success(), "{}", text(&out));
+    let out = run(Some(&root), &["build", "--message-format", "json"]);
+    assert!(out.code == 0, "{}", out.text());
     assert_eq!(
-        diagnostics(&json_lines(&out), "leftover-temporary").len(),
+        diagnostics(&out.json(), "leftover-temporary").len(),
         1,
         "{}",
-        text(&out)
+        out.text()
     );
-    let list = zenpak(&root, &["list", "target/Tmp_P.utoc", "--json"]);
-    assert!(list.status.success(), "{}", text(&list));
-    let listing: Value = serde_json::from_slice(&list.stdout).unwrap();
+    let list = run(Some(&root), &["list", "target/Tmp_P.utoc", "--json"]);
+    assert!(list.code == 0, "{}", list.text());
+    let listing: Value = serde_json::from_str(&list.stdout).unwrap();
     let paths: Vec<&str> = listing["files"]
         .as_array()
         .unwrap()
@@ -393,8 +389,8 @@ fn leftover_temporaries_are_never_packed_and_clean_removes_them() {
     );
 
     // Leftovers in the output folder, the release folder and the cache.
-    let out = zenpak(&root, &["package"]);
-    assert!(out.status.success(), "{}", text(&out));
+    let out = run(Some(&root), &["package"]);
+    assert!(out.code == 0, "{}", out.text());
     let target = root.join("target");
     let cache = walkdir::WalkDir::new(&target)
         .into_iter()
@@ -410,8 +406,8 @@ fn leftover_temporaries_are_never_packed_and_clean_removes_them() {
     for file in &leftovers {
         std::fs::write(file, "half").unwrap();
     }
-    let out = zenpak(&root, &["clean"]);
-    assert!(out.status.success(), "{}", text(&out));
+    let out = run(Some(&root), &["clean"]);
+    assert!(out.code == 0, "{}", out.text());
     for file in &leftovers {
         assert!(!file.exists(), "{} was left", file.display());
     }

@@ -5,14 +5,7 @@
 
 use std::path::Path;
 
-use crate::common::{temp_dir, zenpak_in};
-
-fn json_lines(stdout: &str) -> Vec<serde_json::Value> {
-    stdout
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("every stdout line is JSON"))
-        .collect()
-}
+use crate::common::{self, run, temp_dir, Run};
 
 fn write_mod(dir: &Path, include: &str) {
     let cooked = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/hello-mod/Cooked");
@@ -35,26 +28,36 @@ fn include_list_and_extract_read_a_pattern_alike() {
         &tmp,
         "include = [\"hellogame/content/hellomod/st_*\", \"*.INI\"]",
     );
-    let (code, out, err) = zenpak_in(&tmp, &["check", "--message-format", "json"]);
+    let Run {
+        code,
+        stdout: out,
+        stderr: err,
+    } = run(Some(&tmp), &["check", "--message-format", "json"]);
     assert_eq!(code, 0, "{err}{out}");
-    let lines = json_lines(&out);
+    let lines = common::json_lines(&out);
     let check = lines.iter().find(|l| l["reason"] == "check").unwrap();
     assert_eq!(check["packages"], 1, "{check}");
     assert_eq!(check["loose_files"], 1, "{check}");
     // `*` does not cross folders: `hellogame/*` selects nothing below it.
     write_mod(&tmp, "include = [\"hellogame/*\"]");
-    let (_, out, _) = zenpak_in(&tmp, &["check", "--message-format", "json"]);
-    let lines = json_lines(&out);
+    let Run { stdout: out, .. } = run(Some(&tmp), &["check", "--message-format", "json"]);
+    let lines = common::json_lines(&out);
     let check = lines.iter().find(|l| l["reason"] == "check").unwrap();
     assert_eq!(check["packages"], 0, "{check}");
 
     write_mod(&tmp, "");
-    let (code, _, err) = zenpak_in(&tmp, &["build", "--quiet"]);
+    let Run {
+        code, stderr: err, ..
+    } = run(Some(&tmp), &["build", "--quiet"]);
     assert_eq!(code, 0, "{err}");
     let utoc = tmp.join("target/Globs_P.utoc");
     let utoc = utoc.to_str().unwrap();
-    let (code, out, err) = zenpak_in(
-        &tmp,
+    let Run {
+        code,
+        stdout: out,
+        stderr: err,
+    } = run(
+        Some(&tmp),
         &[
             "list",
             utoc,
@@ -74,8 +77,10 @@ fn include_list_and_extract_read_a_pattern_alike() {
     assert_eq!(listed, ["HelloGame/Content/HelloMod/ST_HelloMod.uzenasset"]);
 
     let out_dir = tmp.join("extracted");
-    let (code, _, err) = zenpak_in(
-        &tmp,
+    let Run {
+        code, stderr: err, ..
+    } = run(
+        Some(&tmp),
         &[
             "extract",
             utoc,

@@ -3,37 +3,26 @@
 //! folder, a loose file larger than memory should hold. Every test drives
 //! the real binary.
 
-use crate::build_incremental::{corpus_mod, finished, json_lines};
-use crate::common;
+use crate::build_incremental::{corpus_mod, finished};
+use crate::common::{self, run};
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn zenpak(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_zenpak"))
-        .args(args)
-        .current_dir(dir)
-        .env("NO_COLOR", "1")
-        .env_remove("ZENPAK_AES_KEY")
-        .output()
-        .expect("run zenpak")
-}
 
 /// Runs `args` with `--message-format json`, expecting exit code `code`;
 /// returns the JSON lines.
 fn json(dir: &Path, args: &[&str], code: i32) -> Vec<serde_json::Value> {
     let mut all = vec!["--message-format", "json"];
     all.extend_from_slice(args);
-    let out = zenpak(dir, &all);
+    let out = run(Some(dir), &all);
     assert_eq!(
-        out.status.code(),
+        Some(out.code),
         Some(code),
         "zenpak {}\nstdout:\n{}\nstderr:\n{}",
         args.join(" "),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
+        out.stdout,
+        out.stderr
     );
-    json_lines(&out)
+    out.json()
 }
 
 /// The error diagnostics of a run.
@@ -390,15 +379,11 @@ mod links {
         let secret = dir.join("home/.ssh/id_rsa");
         std::fs::create_dir_all(secret.parent().unwrap()).unwrap();
         std::fs::write(&secret, "-----BEGIN PRIVATE KEY-----\n").unwrap();
-        let out = zenpak(
-            dir,
+        let out = run(
+            Some(dir),
             &["new", "Linked", "--engine", "5.6", "--project", "Proj"],
         );
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert!(out.code == 0, "{}", out.stderr);
         let repo = dir.join("Linked");
         std::fs::create_dir_all(repo.join("Cooked/Proj/Config")).unwrap();
         std::fs::write(repo.join("Cooked/Proj/Config/DefaultGame.ini"), "[x]\n").unwrap();
@@ -547,15 +532,11 @@ impl std::io::Write for HashingSink {
 fn a_large_loose_file_streams_into_the_pak() {
     const SIZE: u64 = 256 << 20;
     let dir = common::temp_dir("large-loose");
-    let out = zenpak(
-        &dir,
+    let out = run(
+        Some(&dir),
         &["new", "Big", "--engine", "5.6", "--project", "Proj"],
     );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.code == 0, "{}", out.stderr);
     let repo = dir.join("Big");
     let movie = repo.join("Cooked/Proj/Content/Movies/Intro.bk2");
     std::fs::create_dir_all(movie.parent().unwrap()).unwrap();
@@ -567,7 +548,7 @@ fn a_large_loose_file_streams_into_the_pak() {
     }
     drop(file);
     let manifest = repo.join("mod.toml");
-    let (code, stderr, peak) = common::run_measured(&[
+    let (common::Run { code, stderr, .. }, peak) = common::run_measured(&[
         "build",
         "--quiet",
         "--manifest-path",

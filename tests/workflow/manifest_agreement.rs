@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::common::{temp_dir, zenpak_in};
+use crate::common::{self, run, temp_dir, Run};
 
 /// A mod in `dir` whose manifest takes the example mod's cooked files in
 /// place, at `engine`, with the `include` line in `[content]` (or none) and
@@ -21,16 +21,9 @@ fn write_mod(dir: &Path, engine: &str, include: &str, compression: &str) -> Path
     dir.to_path_buf()
 }
 
-fn json_lines(stdout: &str) -> Vec<serde_json::Value> {
-    stdout
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("every stdout line is JSON"))
-        .collect()
-}
-
 /// The `code`s of the diagnostics of `level` in a JSON run.
 fn codes(stdout: &str, level: &str) -> Vec<String> {
-    json_lines(stdout)
+    common::json_lines(stdout)
         .iter()
         .filter(|v| v["reason"] == "diagnostic" && v["level"] == level)
         .map(|v| v["code"].as_str().unwrap().to_string())
@@ -44,13 +37,17 @@ fn empty_mod_builds_with_a_warning_but_package_and_install_refuse() {
     let tmp = temp_dir("empty-mod");
     let dir = write_mod(&tmp, "5.6", "include = [\"Typo/**\"]", "none");
 
-    let (code, stdout, stderr) = zenpak_in(&dir, &["build", JSON[0], JSON[1]]);
+    let Run {
+        code,
+        stdout,
+        stderr,
+    } = run(Some(&dir), &["build", JSON[0], JSON[1]]);
     assert_eq!(code, 0, "{stderr}");
     assert!(codes(&stdout, "warning").contains(&"empty-mod".to_string()));
 
-    let (code, stdout, _) = zenpak_in(&dir, &["package", JSON[0], JSON[1]]);
+    let Run { code, stdout, .. } = run(Some(&dir), &["package", JSON[0], JSON[1]]);
     assert_eq!(code, 1);
-    let errors = json_lines(&stdout)
+    let errors = common::json_lines(&stdout)
         .into_iter()
         .filter(|v| v["reason"] == "diagnostic" && v["level"] == "error")
         .collect::<Vec<_>>();
@@ -70,8 +67,8 @@ fn empty_mod_builds_with_a_warning_but_package_and_install_refuse() {
     let game = &tmp.join("game");
     std::fs::create_dir_all(game.join("HelloGame/Content/Paks")).unwrap();
     let game_arg = game.to_string_lossy().into_owned();
-    let (code, stdout, _) = zenpak_in(
-        &dir,
+    let Run { code, stdout, .. } = run(
+        Some(&dir),
         &["install", "--game-dir", &game_arg, JSON[0], JSON[1]],
     );
     assert_eq!(code, 1);
@@ -83,14 +80,14 @@ fn empty_mod_builds_with_a_warning_but_package_and_install_refuse() {
 
     // The same mod with its content selected ships.
     let dir = write_mod(&tmp, "5.6", "", "none");
-    let (code, _, stderr) = zenpak_in(&dir, &["package", JSON[0], JSON[1]]);
+    let Run { code, stderr, .. } = run(Some(&dir), &["package", JSON[0], JSON[1]]);
     assert_eq!(code, 0, "{stderr}");
 }
 
 /// `check` and `build` on the same manifest: exit code and error codes.
 fn check_and_build(dir: &Path) -> [(i32, Vec<String>); 2] {
     ["check", "build"].map(|command| {
-        let (code, stdout, _) = zenpak_in(dir, &[command, JSON[0], JSON[1]]);
+        let Run { code, stdout, .. } = run(Some(dir), &[command, JSON[0], JSON[1]]);
         (code, codes(&stdout, "error"))
     })
 }

@@ -5,23 +5,16 @@
 //! refuse each file with a `never-ship` error; the exclude lines `check`
 //! suggests make both pass.
 
-use crate::build_incremental::{corpus_mod, json_lines};
+use crate::build_incremental::corpus_mod;
 use crate::common;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
+/// Runs zenpak in `dir` with JSON messages: (exit code, JSON lines).
 fn run(dir: &Path, args: &[&str]) -> (i32, Vec<serde_json::Value>) {
-    let out = Command::new(env!("CARGO_BIN_EXE_zenpak"))
-        .args(["--message-format", "json"])
-        .args(args)
-        .current_dir(dir)
-        .env("NO_COLOR", "1")
-        .env_remove("ZENPAK_AES_KEY")
-        .output()
-        .expect("run zenpak");
-    (out.status.code().unwrap(), json_lines(&out))
+    let out = common::run(Some(dir), &[&["--message-format", "json"], args].concat());
+    (out.code, out.json())
 }
 
 /// The files of the `never-ship` errors, relative to `root`.

@@ -12,7 +12,7 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use crate::common::{temp_dir, zenpak_in};
+use crate::common::{run, temp_dir, Run};
 
 /// A real PNG of `size`×`size` grey pixels.
 fn png(size: u32) -> Vec<u8> {
@@ -79,8 +79,12 @@ fn json_lines(stdout: &str) -> Vec<serde_json::Value> {
 
 /// `zenpak package --for <platform>`: the archive event.
 fn package(dir: &Path, platform: &str) -> (i32, Vec<serde_json::Value>) {
-    let (code, out, err) = zenpak_in(
-        dir,
+    let Run {
+        code,
+        stdout: out,
+        stderr: err,
+    } = run(
+        Some(dir),
         &["package", "--for", platform, "--message-format", "json"],
     );
     assert!(!err.contains("panicked"), "{err}");
@@ -248,8 +252,10 @@ fn nexus_and_modio_get_their_layout_and_upload_metadata_beside_the_archive() {
 fn dry_run_prints_the_plan_and_writes_no_archive() {
     let dir = temp_dir("platform-dry-run");
     write_mod(&dir, "HelloMod", RELEASE);
-    let (code, out, _) = zenpak_in(
-        &dir,
+    let Run {
+        code, stdout: out, ..
+    } = run(
+        Some(&dir),
         &[
             "package",
             "--for",

@@ -2,29 +2,11 @@
 //! kills at any moment, a mod folder beside other work, damaged caches and
 //! huge bulk data. Every test drives the real binary.
 
-use crate::common;
+use crate::common::{self, run};
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
-
-pub(crate) fn zenpak_command(dir: &Path, args: &[&str]) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_zenpak"));
-    command.args(args).current_dir(dir).env("NO_COLOR", "1");
-    command
-}
-
-pub(crate) fn zenpak(dir: &Path, args: &[&str]) -> std::process::Output {
-    zenpak_command(dir, args).output().expect("run zenpak")
-}
-
-pub(crate) fn text(out: &std::process::Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
-}
 
 pub(crate) const MANIFEST: &str =
     "[mod]\nname = \"Big\"\nversion = \"1.0.0\"\n[game]\nengine = \"5.6\"\nproject = \"Game\"\n";
@@ -82,9 +64,13 @@ fn triplet(dir: &Path) -> Vec<Option<Vec<u8>>> {
 }
 
 fn verify_ok(dir: &Path) -> bool {
-    zenpak(dir, &["verify", "target/Big_P.utoc"])
-        .status
-        .success()
+    run(Some(dir), &["verify", "target/Big_P.utoc"]).code == 0
+}
+
+/// A `build` with JSON messages that succeeds: its `build-finished` line.
+fn fresh_build(root: &Path) -> serde_json::Value {
+    let out = run(Some(root), &["build", "--message-format", "json"]);
+    out.ok().lines_of("build-finished").remove(0)
 }
 
 #[test]
@@ -96,7 +82,7 @@ fn two_builds_at_once_never_interleave() {
     let root = big_mod(&corpus, dir.path(), 256 << 20);
     let children: Vec<_> = (0..2)
         .map(|_| {
-            zenpak_command(&root, &["build", "--force"])
+            common::command(Some(&root), &["build", "--force"])
                 .stdout(Stdio::piped())
                 .stderr(Stdio::piped())
                 .spawn()
@@ -105,34 +91,28 @@ fn two_builds_at_once_never_interleave() {
         .collect();
     let outputs: Vec<_> = children
         .into_iter()
-        .map(|c| c.wait_with_output().unwrap())
+        .map(|c| common::Run::from(c.wait_with_output().unwrap()))
         .collect();
     for out in &outputs {
-        assert!(out.status.success(), "{}", text(out));
+        assert!(out.code == 0, "{}", out.text());
     }
     let waited = outputs
         .iter()
-        .any(|o| text(o).contains("Waiting for another zenpak"));
+        .any(|o| o.text().contains("Waiting for another zenpak"));
     assert!(waited, "one of the builds must have waited for the other");
     assert!(verify_ok(&root));
     assert!(temporaries(&root.join("target")).is_empty());
-    let again = zenpak(&root, &["build"]);
-    assert!(text(&again).contains("Fresh"), "{}", text(&again));
+    assert_eq!(fresh_build(&root)["up_to_date"], true);
 }
 
 /// Starts a build, lets it run for `after`, then sends `signal`.
-fn interrupted_build(root: &Path, after: Duration, signal: libc::c_int) -> std::process::Output {
+fn interrupted_build(root: &Path, after: Duration, signal: libc::c_int) -> common::Run {
     interrupted(root, &["build", "--force"], after, signal)
 }
 
 /// Starts `zenpak args`, lets it run for `after`, then sends `signal`.
-fn interrupted(
-    root: &Path,
-    args: &[&str],
-    after: Duration,
-    signal: libc::c_int,
-) -> std::process::Output {
-    let child = zenpak_command(root, args)
+fn interrupted(root: &Path, args: &[&str], after: Duration, signal: libc::c_int) -> common::Run {
+    let child = common::command(Some(root), args)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -142,7 +122,7 @@ fn interrupted(
     unsafe {
         libc::kill(child.id() as libc::pid_t, signal);
     }
-    child.wait_with_output().unwrap()
+    common::Run::from(child.wait_with_output().unwrap())
 }
 
 /// A development build extends the previous `.ucas` in place: Ctrl-C
@@ -176,17 +156,17 @@ fn interrupting_a_development_build_leaves_the_previous_triplet() {
     .enumerate()
     {
         set_bulk_byte(round as u8 * 2);
-        assert!(zenpak(&root, &["build", "--quiet"]).status.success());
+        assert!((run(Some(&root), &["build", "--quiet"]).code == 0));
         let before = triplet(&root);
         set_bulk_byte(round as u8 * 2 + 1);
         let out = interrupted(&root, &["build"], Duration::from_millis(millis), signal);
         let after = triplet(&root);
-        if out.status.success() {
+        if out.code == 0 {
             assert!(verify_ok(&root));
             continue;
         }
         if signal == libc::SIGINT {
-            assert_eq!(out.status.code(), Some(130), "{}", text(&out));
+            assert_eq!(Some(out.code), Some(130), "{}", out.text());
             assert!(
                 after == before || verify_ok(&root),
                 "Ctrl-C after {millis} ms left a triplet that is neither the old nor a whole new one"
@@ -199,8 +179,8 @@ fn interrupting_a_development_build_leaves_the_previous_triplet() {
             );
         }
         // The next build recovers.
-        let next = zenpak(&root, &["build"]);
-        assert!(next.status.success(), "{}", text(&next));
+        let next = run(Some(&root), &["build"]);
+        assert!(next.code == 0, "{}", next.text());
         assert!(verify_ok(&root));
     }
 }
@@ -212,7 +192,7 @@ fn ctrl_c_and_kill_never_leave_a_mixed_or_half_written_triplet() {
     };
     let dir = tempfile::tempdir().unwrap();
     let root = big_mod(&corpus, dir.path(), 384 << 20);
-    assert!(zenpak(&root, &["build"]).status.success());
+    assert!((run(Some(&root), &["build"]).code == 0));
     let before = triplet(&root);
     assert!(before.iter().all(Option::is_some));
     // The next build makes other bytes: a changed config file.
@@ -226,12 +206,12 @@ fn ctrl_c_and_kill_never_leave_a_mixed_or_half_written_triplet() {
     for millis in [50, 300, 800, 1500] {
         let out = interrupted_build(&root, Duration::from_millis(millis), libc::SIGINT);
         let after = triplet(&root);
-        if out.status.success() {
+        if out.code == 0 {
             // The build finished before the signal: a complete new triplet.
             assert!(verify_ok(&root));
         } else {
-            assert_eq!(out.status.code(), Some(130), "{}", text(&out));
-            assert!(text(&out).contains("interrupted"), "{}", text(&out));
+            assert_eq!(Some(out.code), Some(130), "{}", out.text());
+            assert!(out.stderr.contains("interrupted"), "{}", out.text());
             // Either the previous triplet, untouched, or (when the signal came
             // while the new one was being published, which an interrupt
             // waits for) the complete new one.
@@ -246,7 +226,7 @@ fn ctrl_c_and_kill_never_leave_a_mixed_or_half_written_triplet() {
             temporaries(&root.join("target"))
         );
         // Put the old triplet back for the next round if a build got through.
-        if out.status.success() {
+        if out.code == 0 {
             for (ext, bytes) in ["utoc", "ucas", "pak"].iter().zip(&before) {
                 std::fs::write(
                     root.join(format!("target/Big_P.{ext}")),
@@ -270,8 +250,8 @@ fn ctrl_c_and_kill_never_leave_a_mixed_or_half_written_triplet() {
         }
         let _ = out;
         // The next build recovers: removes stale temporaries, rebuilds, verifies.
-        let next = zenpak(&root, &["build"]);
-        assert!(next.status.success(), "{}", text(&next));
+        let next = run(Some(&root), &["build"]);
+        assert!(next.code == 0, "{}", next.text());
         assert!(temporaries(&root.join("target")).is_empty());
         assert!(verify_ok(&root));
     }
@@ -284,7 +264,7 @@ fn a_damaged_cache_entry_is_rebuilt_with_a_warning() {
     };
     let dir = tempfile::tempdir().unwrap();
     let root = big_mod(&corpus, dir.path(), 1 << 20);
-    assert!(zenpak(&root, &["build"]).status.success());
+    assert!((run(Some(&root), &["build"]).code == 0));
     let good = triplet(&root);
     // Flip one byte in every cache entry, and make the outputs stale.
     let entries = root.join("target/.zenpak-cache/Big_P/packages");
@@ -295,10 +275,14 @@ fn a_damaged_cache_entry_is_rebuilt_with_a_warning() {
         std::fs::write(entry.path(), bytes).unwrap();
     }
     std::fs::remove_file(root.join("target/Big_P.utoc")).unwrap();
-    let out = zenpak(&root, &["build"]);
-    assert!(out.status.success(), "{}", text(&out));
-    assert!(text(&out).contains("warning:"), "{}", text(&out));
-    assert!(text(&out).contains("cache entry"), "{}", text(&out));
+    let out = run(Some(&root), &["build", "--message-format", "json"]);
+    assert!(out.code == 0, "{}", out.text());
+    let warnings = out.codes("warning");
+    assert!(
+        !warnings.is_empty() && warnings.iter().all(|c| c == "cache-damaged"),
+        "{}",
+        out.stdout
+    );
     assert_eq!(
         triplet(&root),
         good,
@@ -314,10 +298,11 @@ fn a_2_gib_bulk_file_builds_in_bounded_memory() {
     };
     let dir = tempfile::tempdir().unwrap();
     let root = big_mod(&corpus, dir.path(), 2 << 30);
-    let (status, peak_kib, out) = common::run_measuring_memory(
-        zenpak_command(&root, &["build", "--quiet"]).stdin(Stdio::null()),
+    let (status, peak_kib, output) = common::run_measuring_memory(
+        common::command(Some(&root), &["build", "--quiet"]).stdin(Stdio::null()),
     );
-    assert!(status.success(), "{}", text(&out));
+    let out = common::Run::from(output);
+    assert!(status.success(), "{}", out.text());
     eprintln!("build of a 2 GiB .ubulk: peak RSS {} MiB", peak_kib / 1024);
     assert!(peak_kib < 256 * 1024, "peak RSS {} MiB", peak_kib / 1024);
     let ucas = std::fs::metadata(root.join("target/Big_P.ucas"))
@@ -347,15 +332,15 @@ fn clean_removes_only_what_zenpak_wrote() {
             format!("{manifest}[output]\ndir = \"../shared-out\"\n"),
         )
         .unwrap();
-        let out = zenpak(&root, &["package"]);
-        assert!(out.status.success(), "{}", text(&out));
+        let out = run(Some(&root), &["package"]);
+        assert!(out.code == 0, "{}", out.text());
         roots.push(root);
     }
     assert!(shared.join("package/A-1.0.0.zip").is_file());
     assert!(shared.join("package/B-1.0.0.zip").is_file());
 
-    let out = zenpak(&roots[0], &["clean"]);
-    assert!(out.status.success(), "{}", text(&out));
+    let out = run(Some(&roots[0]), &["clean"]);
+    assert!(out.code == 0, "{}", out.text());
     assert!(!shared.join("A_P.utoc").exists() && !shared.join("package/A-1.0.0.zip").exists());
     assert!(
         shared.join("B_P.utoc").is_file(),
@@ -374,12 +359,12 @@ fn clean_removes_only_what_zenpak_wrote() {
         "mine"
     );
     // B still builds fresh: its cache was not touched.
-    assert!(text(&zenpak(&roots[1], &["build"])).contains("Fresh"));
+    assert_eq!(fresh_build(&roots[1])["up_to_date"], true);
 
     // A file replaced by the user after zenpak wrote it is left alone, with a warning.
     std::fs::write(shared.join("B_P.pak"), "the user's own").unwrap();
-    let out = zenpak(&roots[1], &["clean"]);
-    assert!(text(&out).contains("warning:"), "{}", text(&out));
+    let out = run(Some(&roots[1]), &["clean", "--message-format", "json"]);
+    assert_eq!(out.codes("warning"), ["clean-kept"], "{}", out.stdout);
     assert_eq!(
         std::fs::read_to_string(shared.join("B_P.pak")).unwrap(),
         "the user's own"
@@ -398,9 +383,9 @@ fn clean_through_a_symlinked_target_removes_only_zenpaks_files() {
     std::fs::write(elsewhere.join("package/mine.txt"), "mine").unwrap();
     std::fs::write(elsewhere.join("mine.txt"), "mine").unwrap();
     std::os::unix::fs::symlink(&elsewhere, root.join("target")).unwrap();
-    assert!(zenpak(&root, &["build"]).status.success());
+    assert!((run(Some(&root), &["build"]).code == 0));
     assert!(elsewhere.join("Big_P.utoc").is_file());
-    assert!(zenpak(&root, &["clean"]).status.success());
+    assert!((run(Some(&root), &["clean"]).code == 0));
     assert!(!elsewhere.join("Big_P.utoc").exists());
     assert_eq!(file_names(&elsewhere), ["mine.txt", "package"]);
     assert_eq!(file_names(&elsewhere.join("package")), ["mine.txt"]);
@@ -422,19 +407,22 @@ fn output_folders_that_would_mix_with_the_users_files_are_refused() {
         )
         .unwrap();
         for command in ["build", "check", "clean"] {
-            let out = zenpak(&root, &[command]);
+            let out = run(Some(&root), &[command, "--message-format", "json"]);
             if command == "clean" {
                 // clean never needs to refuse: it removes only recorded files.
-                assert!(out.status.success(), "{}", text(&out));
+                assert!(out.code == 0, "{}", out.text());
                 continue;
             }
             assert_eq!(
-                out.status.code(),
+                Some(out.code),
                 Some(2),
                 "{output}/{content} {command}: {}",
-                text(&out)
+                out.text()
             );
-            assert!(text(&out).contains("[output] dir"), "{}", text(&out));
+            // A manifest error at the `[output] dir` line.
+            let error = out.error();
+            assert_eq!(error["code"], "usage", "{error}");
+            assert_eq!(common::file_tail(&error, 1), "mod.toml", "{error}");
         }
     }
     assert_eq!(
@@ -464,14 +452,17 @@ fn manifest_values_are_data_not_paths() {
             &format!("{key} = \"{value}\""),
         );
         std::fs::write(root.join("mod.toml"), &manifest).unwrap();
-        let out = zenpak(&root, &["package"]);
-        assert_eq!(
-            out.status.code(),
-            Some(2),
-            "{key} = {value}: {}",
-            text(&out)
-        );
-        assert!(text(&out).contains(&format!("`{key}`")), "{}", text(&out));
+        let out = run(Some(&root), &["package", "--message-format", "json"]);
+        assert_eq!(Some(out.code), Some(2), "{key} = {value}: {}", out.text());
+        // A manifest error at the line of `key`.
+        let error = out.error();
+        assert_eq!(error["code"], "usage", "{error}");
+        assert_eq!(common::file_tail(&error, 1), "mod.toml", "{error}");
+        let line = manifest
+            .lines()
+            .position(|l| l.starts_with(&format!("{key} =")))
+            .unwrap();
+        assert_eq!(error["line"], line + 1, "{error}");
     }
     assert_eq!(
         file_names(dir.path()),
@@ -494,16 +485,25 @@ fn convert_never_overwrites_its_input_and_says_which_folder_is_missing() {
         input_text.to_string(),
         input.with_extension("uexp").display().to_string(),
     ] {
-        let out = zenpak(
-            &root,
-            &["convert", input_text, "--engine", "5.6", "-o", &output],
+        let out = run(
+            Some(&root),
+            &[
+                "convert",
+                input_text,
+                "--engine",
+                "5.6",
+                "-o",
+                &output,
+                "--message-format",
+                "json",
+            ],
         );
-        assert_eq!(out.status.code(), Some(2), "{}", text(&out));
-        assert!(text(&out).contains("overwrite"), "{}", text(&out));
+        assert_eq!(Some(out.code), Some(2), "{}", out.text());
+        assert_eq!(out.error()["code"], "usage", "{}", out.stdout);
     }
     assert_eq!(std::fs::read(&input).unwrap(), original);
-    let out = zenpak(
-        &root,
+    let out = run(
+        Some(&root),
         &[
             "convert",
             input_text,
@@ -511,14 +511,19 @@ fn convert_never_overwrites_its_input_and_says_which_folder_is_missing() {
             "5.6",
             "-o",
             "missing/dir/x.uzenasset",
+            "--message-format",
+            "json",
         ],
     );
-    assert_eq!(out.status.code(), Some(2));
-    assert!(
-        text(&out).contains("output folder missing/dir does not exist"),
-        "{}",
-        text(&out)
+    assert_eq!(Some(out.code), Some(2));
+    let error = out.error();
+    assert_eq!(error["code"], "usage", "{error}");
+    assert_eq!(
+        common::file_tail(&error, 3),
+        "missing/dir/x.uzenasset",
+        "{error}"
     );
+    assert!(!root.join("missing").exists());
 }
 
 #[test]
@@ -532,9 +537,14 @@ fn a_symlinked_content_folder_is_followed() {
     std::fs::create_dir_all(&root).unwrap();
     std::os::unix::fs::symlink(real.join("Cooked"), root.join("Cooked")).unwrap();
     std::fs::write(root.join("mod.toml"), MANIFEST).unwrap();
-    let out = zenpak(&root, &["build", "--message-format", "json"]);
-    assert!(out.status.success(), "{}", text(&out));
-    assert!(text(&out).contains("\"packages\":2"), "{}", text(&out));
+    let out = run(Some(&root), &["build", "--message-format", "json"]);
+    assert!(out.code == 0, "{}", out.text());
+    assert_eq!(
+        out.lines_of("build-finished")[0]["packages"],
+        2,
+        "{}",
+        out.stdout
+    );
     // A link back to a parent is a clear error, not a hang.
     std::os::unix::fs::symlink(
         real.join("Cooked"),
@@ -542,8 +552,10 @@ fn a_symlinked_content_folder_is_followed() {
     )
     .unwrap();
     let started = Instant::now();
-    let out = zenpak(&root, &["build"]);
-    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
-    assert!(text(&out).contains("symbolic link"), "{}", text(&out));
+    let out = run(Some(&root), &["build", "--message-format", "json"]);
+    assert_eq!(Some(out.code), Some(2), "{}", out.text());
+    let error = out.error();
+    assert_eq!(error["code"], "usage", "{error}");
+    assert_eq!(common::file_tail(&error, 1), "loop", "{error}");
     assert!(started.elapsed() < Duration::from_secs(30));
 }

@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::common::{temp_dir, zenpak_in};
+use crate::common::{run, temp_dir, Run};
 
 fn repo() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -60,7 +60,11 @@ fn sha256_hex(bytes: &[u8]) -> String {
 fn package_writes_a_sha256_file_beside_the_zip() {
     let dir = temp_dir("sha256-beside");
     let m = example_mod(dir.as_ref(), "Sums");
-    let (code, stdout, stderr) = zenpak_in(&m, &["package", "--message-format", "json"]);
+    let Run {
+        code,
+        stdout,
+        stderr,
+    } = run(Some(&m), &["package", "--message-format", "json"]);
     assert_eq!(code, 0, "{stderr}");
     let lines = json_lines(&stdout);
     let archive = event(&lines, "release-archive");
@@ -89,7 +93,7 @@ fn package_writes_a_sha256_file_beside_the_zip() {
         );
     }
     // `clean` removes both (they are recorded as written by zenpak).
-    let (code, _, stderr) = zenpak_in(&m, &["clean"]);
+    let Run { code, stderr, .. } = run(Some(&m), &["clean"]);
     assert_eq!(code, 0, "{stderr}");
     assert!(!zip.exists() && !sums.exists());
 }
@@ -249,7 +253,11 @@ fn a_mod_inside_the_games_paks_folder_is_warned_by_check_and_build() {
     std::fs::create_dir_all(&paks).unwrap();
     let inside = example_mod(&paks, "MyMod");
     for command in ["check", "build"] {
-        let (code, stdout, stderr) = zenpak_in(&inside, &[command, "--message-format", "json"]);
+        let Run {
+            code,
+            stdout,
+            stderr,
+        } = run(Some(&inside), &[command, "--message-format", "json"]);
         assert_eq!(code, 0, "{stderr}");
         assert!(
             warning_codes(&stdout)
@@ -258,14 +266,18 @@ fn a_mod_inside_the_games_paks_folder_is_warned_by_check_and_build() {
             "{command}: {stdout}"
         );
     }
-    let (code, stdout, _) = zenpak_in(
-        &inside,
+    let Run { code, stdout, .. } = run(
+        Some(&inside),
         &["build", "--message-format", "json", "--deny-warnings"],
     );
     assert_eq!(code, 1, "{stdout}");
     // The same mod outside the game: no such warning.
     let outside = example_mod(dir.as_ref(), "MyMod");
-    let (code, stdout, stderr) = zenpak_in(&outside, &["check", "--message-format", "json"]);
+    let Run {
+        code,
+        stdout,
+        stderr,
+    } = run(Some(&outside), &["check", "--message-format", "json"]);
     assert_eq!(code, 0, "{stderr}");
     assert!(
         !warning_codes(&stdout)
@@ -280,8 +292,8 @@ fn install_checks_the_game_folder_before_building() {
     let dir = temp_dir("game-first");
     let m = example_mod(dir.as_ref(), "First");
     let missing = dir.as_ref().join("NoSuchGame");
-    let (code, stdout, _) = zenpak_in(
-        &m,
+    let Run { code, stdout, .. } = run(
+        Some(&m),
         &[
             "install",
             "--game-dir",
@@ -299,8 +311,8 @@ fn install_checks_the_game_folder_before_building() {
     // A folder that is not this game's (no HelloGame/Content/Paks): refused before building too.
     let other = dir.as_ref().join("Other/OtherGame/Content/Paks");
     std::fs::create_dir_all(&other).unwrap();
-    let (code, stdout, _) = zenpak_in(
-        &m,
+    let Run { code, stdout, .. } = run(
+        Some(&m),
         &[
             "install",
             "--game-dir",
@@ -334,7 +346,11 @@ fn git_lfs_pointers_are_named_by_check_build_and_inspect() {
         std::fs::write(file, lfs_pointer_text(&bytes)).unwrap();
     }
     for command in ["check", "build"] {
-        let (code, stdout, stderr) = zenpak_in(&m, &[command, "--message-format", "json"]);
+        let Run {
+            code,
+            stdout,
+            stderr,
+        } = run(Some(&m), &[command, "--message-format", "json"]);
         assert_eq!(code, 1, "{command}: {stdout}{stderr}");
         let errors = errors(&stdout);
         let mut named: Vec<PathBuf> = errors
@@ -351,8 +367,8 @@ fn git_lfs_pointers_are_named_by_check_build_and_inspect() {
         assert_eq!(with_file, 2, "{command}: {stdout}");
         assert!(!m.join("target/Lfs_P.pak").exists() && !m.join("target/HelloMod_P.pak").exists());
     }
-    let (code, stdout, _) = zenpak_in(
-        &m,
+    let Run { code, stdout, .. } = run(
+        Some(&m),
         &[
             "inspect",
             header.to_str().unwrap(),
@@ -367,7 +383,7 @@ fn git_lfs_pointers_are_named_by_check_build_and_inspect() {
 /// The example mod built: its folder and `.utoc`.
 fn built_example(parent: &Path, name: &str) -> (PathBuf, PathBuf) {
     let m = example_mod(parent, name);
-    let (code, _, stderr) = zenpak_in(&m, &["build", "-q"]);
+    let Run { code, stderr, .. } = run(Some(&m), &["build", "-q"]);
     assert_eq!(code, 0, "{stderr}");
     let utoc = m.join("target/HelloMod_P.utoc");
     assert!(utoc.is_file());
@@ -383,8 +399,8 @@ fn unpack_refuses_a_folder_that_is_not_empty_unless_forced() {
     std::fs::write(out.join("mine.txt"), b"keep me").unwrap();
     let utoc = utoc.to_str().unwrap();
     let out_arg = out.to_str().unwrap();
-    let (code, stdout, _) = zenpak_in(
-        dir.as_ref(),
+    let Run { code, stdout, .. } = run(
+        Some(dir.as_ref()),
         &["unpack", utoc, out_arg, "--message-format", "json"],
     );
     assert_eq!(code, 2, "{stdout}");
@@ -395,8 +411,12 @@ fn unpack_refuses_a_folder_that_is_not_empty_unless_forced() {
         ["mine.txt"],
         "nothing written"
     );
-    let (code, stdout, stderr) = zenpak_in(
-        dir.as_ref(),
+    let Run {
+        code,
+        stdout,
+        stderr,
+    } = run(
+        Some(dir.as_ref()),
         &[
             "unpack",
             utoc,
@@ -415,7 +435,10 @@ fn unpack_refuses_a_folder_that_is_not_empty_unless_forced() {
     assert_eq!(std::fs::read(out.join("mine.txt")).unwrap(), b"keep me");
     // An empty or missing folder needs no --force.
     let fresh = dir.as_ref().join("fresh");
-    let (code, _, stderr) = zenpak_in(dir.as_ref(), &["unpack", utoc, fresh.to_str().unwrap()]);
+    let Run { code, stderr, .. } = run(
+        Some(dir.as_ref()),
+        &["unpack", utoc, fresh.to_str().unwrap()],
+    );
     assert_eq!(code, 0, "{stderr}");
 }
 
@@ -431,11 +454,15 @@ fn uninstall_removes_the_mods_folder_install_created_and_only_that() {
             std::fs::create_dir_all(paks.join("~mods")).unwrap();
         }
         let game = game.to_str().unwrap();
-        let (code, _, stderr) = zenpak_in(&m, &["install", "--game-dir", game, "-q"]);
+        let Run { code, stderr, .. } = run(Some(&m), &["install", "--game-dir", game, "-q"]);
         assert_eq!(code, 0, "{stderr}");
         assert!(paks.join("~mods/HelloMod_P.pak").is_file());
-        let (code, stdout, stderr) = zenpak_in(
-            &m,
+        let Run {
+            code,
+            stdout,
+            stderr,
+        } = run(
+            Some(&m),
             &["uninstall", "--game-dir", game, "--message-format", "json"],
         );
         assert_eq!(code, 0, "{stderr}");
@@ -465,9 +492,15 @@ fn uninstall_removes_the_mods_folder_install_created_and_only_that() {
     let paks = game.join("HelloGame/Content/Paks");
     std::fs::create_dir_all(&paks).unwrap();
     let game = game.to_str().unwrap();
-    assert_eq!(zenpak_in(&m, &["install", "--game-dir", game, "-q"]).0, 0);
+    assert_eq!(
+        run(Some(&m), &["install", "--game-dir", game, "-q"]).code,
+        0
+    );
     std::fs::write(paks.join("~mods/Other_P.pak"), b"not zenpak's").unwrap();
-    assert_eq!(zenpak_in(&m, &["uninstall", "--game-dir", game, "-q"]).0, 0);
+    assert_eq!(
+        run(Some(&m), &["uninstall", "--game-dir", game, "-q"]).code,
+        0
+    );
     assert!(paks.join("~mods/Other_P.pak").is_file());
 }
 
@@ -478,8 +511,12 @@ fn get_writes_to_standard_output_and_points_zen_packages_at_extract() {
     let utoc = utoc.to_str().unwrap();
     let file = "HelloGame/Content/HelloMod/ST_HelloMod.uzenasset";
     let to_file = dir.as_ref().join("got.uzenasset");
-    let (code, stdout, stderr) = zenpak_in(
-        dir.as_ref(),
+    let Run {
+        code,
+        stdout,
+        stderr,
+    } = run(
+        Some(dir.as_ref()),
         &[
             "get",
             utoc,
@@ -530,8 +567,8 @@ fn get_writes_to_standard_output_and_points_zen_packages_at_extract() {
         .unwrap()
     );
     // JSON messages and the file cannot share stdout.
-    let (code, stdout, _) = zenpak_in(
-        dir.as_ref(),
+    let Run { code, stdout, .. } = run(
+        Some(dir.as_ref()),
         &["get", utoc, file, "-o", "-", "--message-format", "json"],
     );
     assert_eq!(code, 2, "{stdout}");

@@ -2,21 +2,15 @@
 //! paths, and names that differ only in case, which Windows and the engine
 //! take for one file.
 
-use crate::build_incremental::{corpus_mod, json_lines};
+use crate::build_incremental::corpus_mod;
 use crate::common;
 
 use std::path::Path;
-use std::process::Command;
 
+/// Runs zenpak in `dir` with JSON messages: (exit code, JSON lines).
 fn run(dir: &Path, args: &[&str]) -> (i32, Vec<serde_json::Value>) {
-    let out = Command::new(env!("CARGO_BIN_EXE_zenpak"))
-        .args(["--message-format", "json"])
-        .args(args)
-        .current_dir(dir)
-        .env_remove("ZENPAK_AES_KEY")
-        .output()
-        .expect("run zenpak");
-    (out.status.code().unwrap(), json_lines(&out))
+    let out = common::run(Some(dir), &[&["--message-format", "json"], args].concat());
+    (out.code, out.json())
 }
 
 fn errors<'a>(lines: &'a [serde_json::Value], code: &str) -> Vec<&'a serde_json::Value> {

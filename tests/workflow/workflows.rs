@@ -5,6 +5,8 @@
 //! step, run as GitHub runs it (`bash -e -o pipefail`), fails when the build
 //! fails or warns.
 
+use crate::common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -12,18 +14,10 @@ fn repo() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
-fn zenpak(dir: &Path, args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_zenpak"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("run zenpak")
-}
-
 /// A new mod (made by the real `zenpak new`) holding the example mod's content.
 fn new_mod(parent: &Path, name: &str) -> PathBuf {
-    let out = zenpak(
-        parent,
+    let out = common::run(
+        Some(parent),
         &[
             "new",
             name,
@@ -35,11 +29,7 @@ fn new_mod(parent: &Path, name: &str) -> PathBuf {
             "none",
         ],
     );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    out.ok();
     let dir = parent.join(name);
     copy_tree(
         &repo().join("examples/hello-mod/Cooked"),
@@ -225,8 +215,8 @@ fn the_mod_workflow_build_step_fails_when_the_build_fails() {
         !broken.join("target/package").exists(),
         "nothing may be shipped"
     );
-    let log = std::fs::read_to_string(broken.join("package.jsonl")).unwrap();
-    assert!(log.contains("\"success\":false"), "{log}");
+    let log = common::json_lines(&std::fs::read_to_string(broken.join("package.jsonl")).unwrap());
+    assert_eq!(log.last().unwrap()["success"], false, "{log:?}");
 
     // A warning (no `_P` suffix): --deny-warnings fails the step.
     let warned = new_mod(dir.path(), "Warned");
@@ -242,8 +232,12 @@ fn the_mod_workflow_build_step_fails_when_the_build_fails() {
         !out.status.success(),
         "a warning must fail the release build"
     );
-    let log = std::fs::read_to_string(warned.join("package.jsonl")).unwrap();
-    assert!(log.contains("\"code\":\"suffix\""), "{log}");
+    let log = common::json_lines(&std::fs::read_to_string(warned.join("package.jsonl")).unwrap());
+    assert!(
+        log.iter()
+            .any(|l| l["reason"] == "diagnostic" && l["code"] == "suffix"),
+        "{log:?}"
+    );
 }
 
 /// Fake `curl` and `cargo` for the install step: each logs its arguments to
