@@ -161,7 +161,8 @@ fn quiet(dir: &Path, args: &[&str]) {
     );
 }
 
-fn copy_dir(from: &Path, to: &Path) {
+/// Copies the folder `from` to `to`, less a `target` folder at its top.
+pub(crate) fn copy_dir(from: &Path, to: &Path) {
     for entry in walkdir::WalkDir::new(from) {
         let entry = entry.unwrap();
         let rel = entry.path().strip_prefix(from).unwrap();
