@@ -582,4 +582,23 @@ mod tests {
         assert_eq!(Error::invalid("x").exit_code(), 1);
         assert_eq!(Error::new(ErrorKind::Interrupted).exit_code(), 1);
     }
+
+    #[test]
+    fn refused_files_are_exit_code_2_with_their_own_codes() {
+        use std::io::ErrorKind as K;
+        for (kind, code) in [
+            (K::PermissionDenied, "permission-denied"),
+            (K::ReadOnlyFilesystem, "read-only"),
+            (K::StorageFull, "disk-full"),
+        ] {
+            let e = Error::io("f", std::io::Error::from(kind));
+            assert_eq!((e.code(), e.exit_code()), (code, 2));
+            assert!(e.hint().is_some());
+        }
+        let e = Error::io("f", std::io::Error::from(K::UnexpectedEof));
+        assert_eq!((e.code(), e.exit_code(), e.hint()), ("io", 1, None));
+        // Windows' sharing (32) and lock (33) violations; other numbers elsewhere.
+        let in_use = Error::io("f", std::io::Error::from_raw_os_error(32));
+        assert_eq!(in_use.code() == "file-in-use", cfg!(windows));
+    }
 }

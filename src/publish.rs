@@ -569,10 +569,12 @@ impl OutputLock {
     /// on Windows the holder's lock keeps others from reading it: `None`),
     /// then the call blocks until the folder is free.
     pub fn acquire(dir: &Path, waiting: impl FnOnce(Option<u32>)) -> Result<OutputLock> {
-        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
         let path = dir.join(LOCK_NAME);
         let mut waiting = Some(waiting);
         let mut file = loop {
+            // Created on every try: the holder before us may have removed
+            // the folder with its lock file (`uninstall` of the last mod).
+            std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
             let file = open_lock_file(&path)?;
             match file.try_lock() {
                 Ok(()) => {}

@@ -3,6 +3,9 @@
  *   holdlock lock PATH MS   open PATH (sharing read, write and delete),
  *                           lock it as zenpak does, print "holding", keep
  *                           it MS milliseconds, exit 0.
+ *   holdlock open PATH MS   open PATH for reading sharing only reading, as a
+ *                           running game holds its .pak, print "holding",
+ *                           keep it MS milliseconds, exit 0.
  *   holdlock delete PATH    try to delete PATH: exit 0 when deleted, 3 when
  *                           refused because a process has it open without
  *                           delete sharing, 1 on any other error.
@@ -29,6 +32,19 @@ int wmain(int argc, wchar_t **argv)
         CloseHandle(file);
         return 0;
     }
+    if (argc == 4 && wcscmp(argv[1], L"open") == 0) {
+        HANDLE file = CreateFileW(argv[2], GENERIC_READ, FILE_SHARE_READ, NULL,
+                                  OPEN_EXISTING, 0, NULL);
+        if (file == INVALID_HANDLE_VALUE) {
+            printf("holdlock: error %lu\n", GetLastError());
+            return 1;
+        }
+        printf("holding\n");
+        fflush(stdout);
+        Sleep((DWORD)_wtoi(argv[3]));
+        CloseHandle(file);
+        return 0;
+    }
     if (argc == 3 && wcscmp(argv[1], L"delete") == 0) {
         if (DeleteFileW(argv[2]))
             return 0;
@@ -36,6 +52,6 @@ int wmain(int argc, wchar_t **argv)
         printf("holdlock: delete refused, error %lu\n", error);
         return error == ERROR_SHARING_VIOLATION ? 3 : 1;
     }
-    fprintf(stderr, "usage: holdlock lock PATH MS | holdlock delete PATH\n");
+    fprintf(stderr, "usage: holdlock lock PATH MS | holdlock open PATH MS | holdlock delete PATH\n");
     return 2;
 }

@@ -90,7 +90,7 @@ pub struct LooseFile {
 pub struct Content {
     pub packages: Vec<PackageSource>,
     pub loose_files: Vec<LooseFile>,
-    /// Selected files a mod must never contain ([`never_ship`](super::never_ship)):
+    /// Selected files a mod must never contain ([`never_ship`]):
     /// left out of `packages` and `loose_files`; `build` refuses them, `check` lists them.
     pub never_ship: Vec<NeverShip>,
     /// What looked wrong but does not stop a build (stray containers, files

@@ -149,6 +149,7 @@ fn quiet(dir: &Path, args: &[&str]) {
     );
 }
 
+/// Copies the folder `from` to `to`, less a `target` folder at its top.
 pub(crate) fn copy_dir(from: &Path, to: &Path) {
     for entry in walkdir::WalkDir::new(from) {
         let entry = entry.unwrap();

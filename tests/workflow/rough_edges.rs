@@ -13,21 +13,8 @@ fn repo() -> &'static Path {
 
 /// A copy of the example mod in `parent/name`.
 fn example_mod(parent: &Path, name: &str) -> PathBuf {
-    let from = repo().join("examples/hello-mod");
     let to = parent.join(name);
-    for entry in walkdir::WalkDir::new(&from) {
-        let entry = entry.unwrap();
-        let relative = entry.path().strip_prefix(&from).unwrap();
-        if relative.starts_with("target") {
-            continue;
-        }
-        let target = to.join(relative);
-        if entry.file_type().is_dir() {
-            std::fs::create_dir_all(&target).unwrap();
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
+    crate::cli_output::copy_dir(&repo().join("examples/hello-mod"), &to);
     to
 }
 
