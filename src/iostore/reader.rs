@@ -919,6 +919,10 @@ pub struct ContainerHeaderSummary {
     pub package_redirects: usize,
     pub optional_segment_packages: usize,
     pub soft_package_references: usize,
+    /// Bytes of one shader map hash in the store entries (20 up to 5.7, 8 in
+    /// 5.8), by the store buffer's size; absent when no package has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shader_map_hash_size: Option<usize>,
 }
 
 impl Container {
@@ -957,6 +961,7 @@ impl Container {
                 .soft_package_references
                 .as_ref()
                 .map_or(0, |s| s.package_ids.len()),
+            shader_map_hash_size: c.shader_map_hash_layout.map(|l| l.element_size()),
         });
         Ok(ContainerSummary {
             toc_version: h.version,

@@ -11,6 +11,7 @@ mod cli_output;
 mod command_names;
 mod conflicts;
 mod doctor;
+mod engine_5_8;
 mod example_mod;
 mod game_check;
 mod game_folder;
