@@ -32,6 +32,21 @@ pub fn run(args: Args, out: &Output) -> Result<()> {
     out.diagnostics(&view.diagnostics);
     let keep = Globs::new("--filter", &args.filter)?;
     let summary = view.unpack(&args.dir, &|path| keep.is_empty() || keep.is_match(path))?;
+    // One warning per file the game streams instead of shipping.
+    let remote: Vec<_> = summary
+        .remote
+        .iter()
+        .map(|path| {
+            zenpak::diagnostic::Diagnostic::warning(
+                "on-demand-not-written",
+                format!(
+                    "`{}` was not written: it is an on-demand chunk whose data is not in the local .ucas",
+                    zenpak::diagnostic::printable(path)
+                ),
+            )
+        })
+        .collect();
+    out.diagnostics(&remote);
     out.report(args.json, "unpacked", &summary, || {
         println!(
             "unpacked {} files ({} bytes) into {}",
