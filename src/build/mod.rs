@@ -47,6 +47,7 @@ pub mod mod_package;
 pub mod never_ship;
 pub mod package;
 pub mod pak_input;
+pub mod zen_store;
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -229,6 +230,7 @@ pub fn build_locked(
         &manifest.game.project,
         &selection,
         manifest.content.follow_links,
+        manifest.content.paks.is_empty(),
     )?;
     for warning in std::mem::take(&mut content.warnings) {
         reporter.event(Event::Diagnostic(warning));

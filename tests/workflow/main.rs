@@ -22,3 +22,4 @@ mod never_ship;
 mod reliability;
 mod windows_paths;
 mod workflows;
+mod zen_store;
