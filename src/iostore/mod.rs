@@ -76,6 +76,7 @@ use std::path::{Path, PathBuf};
 pub mod chunk;
 pub mod container_header;
 pub mod directory_index;
+pub mod on_demand_toc;
 pub mod reader;
 pub mod shader_library;
 pub mod toc;

@@ -244,3 +244,140 @@ fn the_writer_never_sets_the_on_demand_flag() {
             .any(|f| f == "OnDemand"));
     }
 }
+
+/// A `.uondemandtoc` of `version` in the layout of FabianFG/CUE4Parse's
+/// reader (`IO/Objects/OnDemand/V1`; the module doc of
+/// `zenpak::iostore::on_demand_toc`), describing `chunks` (hex chunk ids)
+/// of one container. No engine-written file is in the corpus.
+fn on_demand_toc(version: u32, chunks: &[String]) -> Vec<u8> {
+    let mut w = zenpak::binary::Writer::new();
+    w.u64(zenpak::iostore::on_demand_toc::MAGIC);
+    w.u32(version);
+    w.u32(2); // stream on demand
+    w.u32(65536);
+    w.fstring("Oodle");
+    w.fstring("chunks");
+    if version >= 11 {
+        w.fstring("cdn");
+    }
+    if version >= 5 {
+        w.i64(1_700_000_000);
+        w.fstring("++Game+Release-1.0");
+        w.fstring("Windows");
+    }
+    w.i32(1); // containers
+    if version >= 6 {
+        w.u64(zenpak::hash::hash_lower_utf16("ondemand_p"));
+    }
+    w.fstring("OnDemand_P");
+    w.fstring("");
+    w.i32(chunks.len() as i32);
+    for (i, id) in chunks.iter().enumerate() {
+        w.bytes(&[0xA0 + i as u8; 20]);
+        let raw: Vec<u8> = (0..12)
+            .map(|k| u8::from_str_radix(&id[2 * k..2 * k + 2], 16).unwrap())
+            .collect();
+        w.bytes(&raw);
+        w.u64(200_000);
+        w.u64(100_000);
+        w.u32(i as u32 * 4);
+        w.u32(4);
+    }
+    let blocks = chunks.len() as i32 * 4;
+    w.i32(blocks);
+    for _ in 0..blocks {
+        w.u32(65536);
+    }
+    w.i32(blocks);
+    for b in 0..blocks {
+        w.u32(b as u32);
+    }
+    w.bytes(&[0x77; 20]);
+    if version >= 9 {
+        w.u8(4);
+    }
+    if version >= 12 {
+        w.i32(3);
+        w.bytes(&[1, 2, 3]);
+    }
+    if version >= 7 {
+        w.i32(0);
+    }
+    if version >= 8 {
+        w.i32(1);
+        w.fstring("level1");
+        w.i32(1);
+        w.u32(0);
+        w.i32(2);
+        w.u32(0);
+        w.u32(1);
+    }
+    w.into_inner()
+}
+
+#[test]
+fn an_on_demand_toc_names_the_remote_chunks() {
+    let dir = common::temp_dir("on-demand-toc");
+    let utoc = build(dir.as_ref());
+    truncate_after_local(&utoc);
+    flag_on_demand(&utoc, true);
+    // The chunks the container cannot read locally, by id.
+    let container = zenpak::iostore::Container::open(&utoc, None).unwrap();
+    let remote_ids: Vec<String> = (0..container.toc.chunk_ids.len())
+        .filter(|&i| container.is_remote(i))
+        .map(|i| container.toc.chunk_ids[i].to_hex())
+        .collect();
+    assert_eq!(remote_ids.len(), 2);
+    for version in [4u32, 8, 12] {
+        let path = dir.as_ref().join(format!("v{version}.uondemandtoc"));
+        std::fs::write(&path, on_demand_toc(version, &remote_ids)).unwrap();
+        let (code, out, err) = zenpak(&["inspect", path.to_str().unwrap(), "--json"]);
+        assert_eq!(code, 0, "v{version}: {err}");
+        let toc = json(&out);
+        assert_eq!(toc["version"], version);
+        assert_eq!(toc["block_size"], 65536);
+        let container = &toc["containers"][0];
+        assert_eq!(container["name"], "OnDemand_P");
+        let ids: Vec<&str> = container["chunks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["chunk_id"].as_str().unwrap())
+            .collect();
+        assert_eq!(ids.len(), remote_ids.len(), "v{version}");
+        assert!(ids.iter().all(|id| remote_ids.iter().any(|r| r == id)));
+        assert_eq!(container["block_count"], remote_ids.len() * 4);
+        assert_eq!(
+            container["container_header_size"],
+            if version >= 12 { 3 } else { 0 }
+        );
+        assert_eq!(
+            toc["tag_sets"].as_array().unwrap().len(),
+            usize::from(version >= 8)
+        );
+    }
+
+    // Every cut of a valid file is an error (exit 1), never a panic.
+    let bytes = on_demand_toc(12, &remote_ids);
+    let cut = dir.as_ref().join("cut.uondemandtoc");
+    for len in [0, 7, 12, 40, bytes.len() / 2, bytes.len() - 1] {
+        std::fs::write(&cut, &bytes[..len]).unwrap();
+        let (code, lines) = json_lines(&["inspect", cut.to_str().unwrap(), "--json"]);
+        assert_eq!(code, 1, "cut at {len}: {lines:?}");
+    }
+    // Versions whose layout is not described, and the later format: refused.
+    for (name, bytes) in [
+        ("v3", on_demand_toc(3, &remote_ids)),
+        ("v13", on_demand_toc(13, &remote_ids)),
+        ("signature", b"UE ON-DEMAND TOC\x01\x00\x02\x00".to_vec()),
+    ] {
+        let path = dir.as_ref().join(format!("{name}.uondemandtoc"));
+        std::fs::write(&path, bytes).unwrap();
+        let (code, lines) = json_lines(&["inspect", path.to_str().unwrap(), "--json"]);
+        assert_eq!(code, 1, "{name}: {lines:?}");
+        assert!(
+            codes(&lines).iter().any(|c| c == "unsupported"),
+            "{name}: {lines:?}"
+        );
+    }
+}
