@@ -320,3 +320,11 @@ pub fn zenpak_in(cwd: &Path, args: &[&str]) -> (i32, String, String) {
 pub fn zenpak(args: &[&str]) -> (i32, String, String) {
     zenpak_in(Path::new("."), args)
 }
+
+/// The `code` of every JSON line (`--message-format json` diagnostics) that has one.
+pub fn diagnostic_codes(lines: &[serde_json::Value]) -> Vec<String> {
+    lines
+        .iter()
+        .filter_map(|l| l["code"].as_str().map(String::from))
+        .collect()
+}

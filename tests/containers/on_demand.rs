@@ -106,13 +106,6 @@ fn json_lines(args: &[&str]) -> (i32, Vec<Value>) {
     (code, out.lines().map(json).collect())
 }
 
-fn codes(lines: &[Value]) -> Vec<String> {
-    lines
-        .iter()
-        .filter_map(|l| l["code"].as_str().map(String::from))
-        .collect()
-}
-
 #[test]
 fn an_on_demand_container_lists_and_verifies_with_its_remote_chunks_named() {
     let dir = common::temp_dir("on-demand-truncated");
@@ -175,7 +168,9 @@ fn an_on_demand_container_lists_and_verifies_with_its_remote_chunks_named() {
     let (code, lines) = json_lines(&["get", u, REMOTE, "-o", target.to_str().unwrap()]);
     assert_eq!(code, 1, "{lines:?}");
     assert!(
-        codes(&lines).iter().any(|c| c == "unsupported"),
+        common::diagnostic_codes(&lines)
+            .iter()
+            .any(|c| c == "unsupported"),
         "{lines:?}"
     );
     assert!(!target.exists());
@@ -376,7 +371,9 @@ fn an_on_demand_toc_names_the_remote_chunks() {
         let (code, lines) = json_lines(&["inspect", path.to_str().unwrap(), "--json"]);
         assert_eq!(code, 1, "{name}: {lines:?}");
         assert!(
-            codes(&lines).iter().any(|c| c == "unsupported"),
+            common::diagnostic_codes(&lines)
+                .iter()
+                .any(|c| c == "unsupported"),
             "{name}: {lines:?}"
         );
     }

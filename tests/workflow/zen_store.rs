@@ -10,7 +10,7 @@
 //! it off or cooked with `-skipzenstore` to get loose cooked files). No
 //! engine is run here: the project trees are made by the test.
 
-use crate::common::{temp_dir, TestDir};
+use crate::common::{self, temp_dir, TestDir};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -64,13 +64,6 @@ fn assert_zen_store_error(repo: &Path, file: &str, line: u64) {
     assert!(!repo.join("target/ZenStoreMod_P.utoc").exists());
 }
 
-fn codes(lines: &[Value]) -> Vec<String> {
-    lines
-        .iter()
-        .filter_map(|l| l["code"].as_str().map(String::from))
-        .collect()
-}
-
 #[test]
 fn an_empty_cook_of_a_zen_store_project_is_one_error_naming_the_setting() {
     let (_dir, proj, repo) = project("zen-store-game");
@@ -108,7 +101,7 @@ fn setting_off_or_content_present_is_no_zen_store_error() {
         &format!("{SECTION}\nbUseZenStore=True\n"),
     );
     let lines = crate::cli_output::json(&repo, &["check"], 1);
-    let found = codes(&lines);
+    let found = common::diagnostic_codes(&lines);
     assert!(!found.iter().any(|c| c == "zen-store-cook"), "{found:?}");
     // What is left is the content's own problem: the marker never ships.
     assert!(found.iter().any(|c| c == "never-ship"), "{found:?}");
@@ -126,5 +119,7 @@ fn setting_off_or_content_present_is_no_zen_store_error() {
     std::fs::create_dir_all(&data).unwrap();
     std::fs::write(data.join("table.csv"), b"a,b\n").unwrap();
     let lines = crate::cli_output::json(&repo, &["check"], 0);
-    assert!(!codes(&lines).iter().any(|c| c == "zen-store-cook"));
+    assert!(!common::diagnostic_codes(&lines)
+        .iter()
+        .any(|c| c == "zen-store-cook"));
 }
