@@ -129,6 +129,11 @@ fn an_on_demand_container_lists_and_verifies_with_its_remote_chunks_named() {
         .find(|(p, _)| p.ends_with(".ContainerHeader"))
         .unwrap();
     assert!(header.1, "the header chunk was written last: {files:?}");
+    // In text, the remote file's source is marked.
+    let (code, out, _) = zenpak(&["list", u]);
+    assert_eq!(code, 0);
+    let line = |path: &str| out.lines().find(|l| l.ends_with(path)).unwrap().to_string();
+    assert!(line(REMOTE).contains("(remote)") && !line(LOCAL).contains("(remote)"));
     // The pak's file is local.
     assert!(files.iter().any(|(p, r)| p.ends_with(".ini") && !r));
 
