@@ -84,6 +84,8 @@ codes! {
     NO_CONTAINER_HEADER = "no-container-header": "a container has no container header chunk",
     NO_GLOBAL_CONTAINER = "no-global-container": "doctor: the game has no global.utoc",
     NOT_OWNED = "not-owned": "a file zenpak would replace is not its own",
+    ON_DEMAND_NOT_WRITTEN = "on-demand-not-written": "unpack: a chunk of an on-demand container is not in the local .ucas, so it was not written",
+    ON_DEMAND_REMOTE = "on-demand-remote": "verify: chunks of an on-demand container are remote (not in the local .ucas) and were not checked",
     ORDER_BELOW_GAME_PATCH = "order-below-game-patch": "the mod's pak suffix does not sort above the game's own patch containers",
     OVERRIDE_CLASS_DIFFERS = "override-class-differs": "check --game-dir: an override's main export has another class than the game's object",
     OVERRIDES_GAME_FILE = "overrides-game-file": "check --game-dir: a loose file replaces one of the game's pak files",
@@ -115,6 +117,7 @@ codes! {
     USMAP_SIZE_MISMATCH = "usmap-size-mismatch": "a .usmap's sizes disagree",
     VERSIONED_PACKAGE = "versioned-package": "a package carries its own engine version",
     ZEN_PACKAGE = "zen-package": "get: the file is a Zen package; extract gives legacy .uasset/.uexp",
+    ZEN_STORE_COOK = "zen-store-cook": "the content root is empty because the project cooks into the Zen Store (bUseZenStore)",
 }
 
 /// Whether `name` is a code of [`ALL`].

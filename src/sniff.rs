@@ -32,6 +32,8 @@ pub enum FileKind {
     Pak,
     /// A `.usmap` mappings file.
     Mappings,
+    /// An on-demand TOC (`.uondemandtoc`).
+    OnDemandToc,
 }
 
 /// How many leading bytes [`sniff`] looks at.
@@ -107,6 +109,13 @@ pub fn sniff(path: &Path, head: &[u8]) -> Result<FileKind> {
     if head.starts_with(&MAPPINGS_MAGIC) {
         return Ok(FileKind::Mappings);
     }
+    use crate::iostore::on_demand_toc::{MAGIC, SIGNATURE_V2};
+    if head.starts_with(&MAGIC.to_le_bytes())
+        || head.starts_with(SIGNATURE_V2)
+        || ext == "uondemandtoc"
+    {
+        return Ok(FileKind::OnDemandToc);
+    }
     match ext.as_str() {
         "pak" => Ok(FileKind::Pak),
         // `unpack` writes package chunks as `.uzenasset` / `.uzenmap` (maps).
@@ -115,7 +124,7 @@ pub fn sniff(path: &Path, head: &[u8]) -> Result<FileKind> {
         _ => Err(
             Error::unsupported("not a file zenpak recognises by its first bytes or extension")
                 .in_file(path)
-                .with_hint("inspect reads packages (.uasset/.umap/.uzenasset/.uzenmap, classic .unr/.u/...), .utoc, .pak and .usmap files"),
+                .with_hint("inspect reads packages (.uasset/.umap/.uzenasset/.uzenmap, classic .unr/.u/...), .utoc, .uondemandtoc, .pak and .usmap files"),
         ),
     }
 }

@@ -1,5 +1,21 @@
-//! The engine version table: every engine release zenpak supports (4.26 … 5.7)
+//! The engine version table: every engine release zenpak supports (4.26 … 5.8)
 //! and every format version that follows from it.
+//!
+//! UE 5.8 (no engine output in the corpus; facts from public evidence):
+//! * no new `EIoStoreTocVersion`, `EIoContainerHeaderVersion` or
+//!   `EUnrealEngineObjectUE5Version` over 5.7 — trumank/retoc PR #75 ("Add
+//!   UE5_8 engine version", checked against the 5.7 and 5.8 release branches
+//!   and a retail 5.8.1 title);
+//! * but `FFilePackageStoreEntry::ShaderMapHashes` elements are 8 bytes
+//!   instead of a 20-byte `FSHAHash`, without a container header version
+//!   bump — trumank/retoc issue #72 (retail 5.8 game, The Sinking City 2:
+//!   "failed to fill whole buffer" on the 5.7 layout). See
+//!   [`ShaderMapHashLayout`]: written from the engine setting, detected by
+//!   size arithmetic when read (`iostore::container_header`);
+//! * the companion pak is version 12 (`Utf8PakDirectory`: UTF-8 file names in
+//!   the full directory index). The engine's pak reader accepts 12 from 5.7
+//!   on (the brief for issue 30; not checked against engine source here), so
+//!   only 5.8 is given 12 as the version it writes.
 //!
 //! This is the one place where version differences are written down. Code
 //! elsewhere asks the table (`engine.legacy_file_versions()`,
@@ -28,11 +44,12 @@ pub enum EngineVersion {
     UE5_5,
     UE5_6,
     UE5_7,
+    UE5_8,
 }
 
 impl EngineVersion {
     /// Every supported release, oldest first.
-    pub const ALL: [EngineVersion; 10] = [
+    pub const ALL: [EngineVersion; 11] = [
         EngineVersion::UE4_26,
         EngineVersion::UE4_27,
         EngineVersion::UE5_0,
@@ -43,6 +60,7 @@ impl EngineVersion {
         EngineVersion::UE5_5,
         EngineVersion::UE5_6,
         EngineVersion::UE5_7,
+        EngineVersion::UE5_8,
     ];
 
     /// `"5.6"` style name.
@@ -58,6 +76,7 @@ impl EngineVersion {
             EngineVersion::UE5_5 => "5.5",
             EngineVersion::UE5_6 => "5.6",
             EngineVersion::UE5_7 => "5.7",
+            EngineVersion::UE5_8 => "5.8",
         }
     }
 
@@ -460,6 +479,27 @@ impl PartialEq<u32> for PakVersion {
     }
 }
 
+/// The element of `FFilePackageStoreEntry::ShaderMapHashes`: which one a
+/// header uses is not told by its version (5.6, 5.7 and 5.8 all write
+/// `SoftPackageReferencesOffset`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub enum ShaderMapHashLayout {
+    /// 20-byte `FSHAHash` (UE 5.0 … 5.7).
+    Sha1,
+    /// 8-byte hash (UE 5.8; retoc issue #72, a retail 5.8 game).
+    Hash64,
+}
+
+impl ShaderMapHashLayout {
+    /// Bytes of one element.
+    pub const fn element_size(self) -> usize {
+        match self {
+            ShaderMapHashLayout::Sha1 => 20,
+            ShaderMapHashLayout::Hash64 => 8,
+        }
+    }
+}
+
 /// `EIoContainerHeaderVersion`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, strum::FromRepr)]
 #[repr(i32)]
@@ -476,7 +516,8 @@ pub enum ContainerHeaderVersion {
     NoExportInfo = 3,
     /// UE 5.5.
     SoftPackageReferences = 4,
-    /// UE 5.6, 5.7.
+    /// UE 5.6, 5.7, 5.8 (5.8 with 8-byte shader map hashes, see
+    /// [`ShaderMapHashLayout`]).
     SoftPackageReferencesOffset = 5,
 }
 
@@ -499,9 +540,10 @@ impl EngineVersion {
             | EngineVersion::UE5_2
             | EngineVersion::UE5_3 => TocVersion::PerfectHashWithOverflow,
             EngineVersion::UE5_4 => TocVersion::OnDemandMetaData,
-            EngineVersion::UE5_5 | EngineVersion::UE5_6 | EngineVersion::UE5_7 => {
-                TocVersion::ReplaceIoChunkHashWithIoHash
-            }
+            EngineVersion::UE5_5
+            | EngineVersion::UE5_6
+            | EngineVersion::UE5_7
+            | EngineVersion::UE5_8 => TocVersion::ReplaceIoChunkHashWithIoHash,
         }
     }
 
@@ -514,7 +556,20 @@ impl EngineVersion {
             EngineVersion::UE5_1 | EngineVersion::UE5_2 => OptionalSegmentPackages,
             EngineVersion::UE5_3 | EngineVersion::UE5_4 => NoExportInfo,
             EngineVersion::UE5_5 => SoftPackageReferences,
-            EngineVersion::UE5_6 | EngineVersion::UE5_7 => SoftPackageReferencesOffset,
+            EngineVersion::UE5_6 | EngineVersion::UE5_7 | EngineVersion::UE5_8 => {
+                SoftPackageReferencesOffset
+            }
+        }
+    }
+
+    /// The element layout of `FFilePackageStoreEntry::ShaderMapHashes` (UE5
+    /// headers): 20-byte `FSHAHash` up to 5.7, 8 bytes from 5.8 (retoc
+    /// issue #72) under the same container header version.
+    pub fn shader_map_hash_layout(self) -> ShaderMapHashLayout {
+        if self >= EngineVersion::UE5_8 {
+            ShaderMapHashLayout::Hash64
+        } else {
+            ShaderMapHashLayout::Sha1
         }
     }
 
@@ -532,9 +587,10 @@ impl EngineVersion {
         }
     }
 
-    /// `EPakFileVersion` of the companion `.pak`: every supported release
-    /// (4.26 onwards) writes `Fnv64BugFix` (11), with the path-hash and
-    /// full-directory indexes.
+    /// `EPakFileVersion` of the companion `.pak`: 4.26 … 5.7 write
+    /// `Fnv64BugFix` (11), with the path-hash and full-directory indexes;
+    /// 5.8 writes `Utf8PakDirectory` (12: UTF-8 file names in the full
+    /// directory index), which the engine's readers accept from 5.7 on.
     pub fn pak_version(self) -> PakVersion {
         match self {
             EngineVersion::UE4_26
@@ -547,6 +603,7 @@ impl EngineVersion {
             | EngineVersion::UE5_5
             | EngineVersion::UE5_6
             | EngineVersion::UE5_7 => PakVersion::V11,
+            EngineVersion::UE5_8 => PakVersion::V12,
         }
     }
 }
@@ -650,7 +707,8 @@ impl EngineVersion {
             EngineVersion::UE5_4 => (-8, ue5::PROPERTY_TAG_COMPLETE_TYPE_NAME),
             EngineVersion::UE5_5 => (-8, ue5::ASSETREGISTRY_PACKAGEBUILDDEPENDENCIES),
             EngineVersion::UE5_6 => (-9, ue5::OS_SUB_OBJECT_SHADOW_SERIALIZATION),
-            EngineVersion::UE5_7 => (-9, ue5::IMPORT_TYPE_HIERARCHIES),
+            // 5.8 adds no UE5 object version (retoc PR #75).
+            EngineVersion::UE5_7 | EngineVersion::UE5_8 => (-9, ue5::IMPORT_TYPE_HIERARCHIES),
         };
         LegacyFileVersions {
             legacy,
@@ -768,6 +826,10 @@ mod tests {
             "UE5_6".parse::<EngineVersion>().unwrap(),
             EngineVersion::UE5_6
         );
-        assert!("5.8".parse::<EngineVersion>().is_err());
+        assert_eq!(
+            "5.8".parse::<EngineVersion>().unwrap(),
+            EngineVersion::UE5_8
+        );
+        assert!("5.9".parse::<EngineVersion>().is_err());
     }
 }

@@ -68,6 +68,9 @@ pub fn check(manifest: &Manifest) -> Result<CheckReport> {
         &selection,
         manifest.content.follow_links,
     )?;
+    if manifest.content.paks.is_empty() {
+        super::zen_store::check_cook(&manifest.content_root(), &content)?;
+    }
     let never_ship: Vec<Diagnostic> = content
         .never_ship
         .iter()

@@ -252,13 +252,21 @@ pub fn package_name_for(relative_path: &str, project: &str) -> Option<String> {
 /// without a header, files a mod must never contain), not just the first. `root` may itself be a symbolic
 /// link; a link inside it whose target lies outside it is an error unless
 /// `follow_links` (the manifest's `[content] follow-links`).
+///
+/// `cook_check`: a content root without packages inside a project that
+/// cooks into the Zen Store is that one error
+/// ([`super::zen_store::check_cook`]) rather than what else it holds.
 pub fn discover(
     root: &Path,
     project: &str,
     selection: &Selection,
     follow_links: bool,
+    cook_check: bool,
 ) -> Result<Content> {
     let (content, mut problems) = scan(root, project, selection, follow_links)?;
+    if cook_check {
+        super::zen_store::check_cook(root, &content)?;
+    }
     problems.extend(content.never_ship.iter().map(NeverShip::to_error));
     if !problems.is_empty() {
         let total = problems.len();

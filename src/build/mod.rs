@@ -48,6 +48,7 @@ pub mod never_ship;
 pub mod package;
 pub mod pak_input;
 pub mod placement;
+pub mod zen_store;
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -371,6 +372,7 @@ fn gather(
         &manifest.game.project,
         &selection,
         manifest.content.follow_links,
+        manifest.content.paks.is_empty(),
     )?;
     for warning in std::mem::take(&mut content.warnings) {
         reporter.event(Event::Diagnostic(warning));

@@ -56,7 +56,34 @@ pub fn run(mut args: Args, out: &Output) -> Result<()> {
         FileKind::ZenPackage => super::inspect_zen::run(&args.path, args.engine, args.json, out),
         FileKind::ClassicPackage => super::inspect_classic::run(&args, out),
         FileKind::Mappings => inspect_mappings(&args, out),
+        FileKind::OnDemandToc => inspect_on_demand_toc(&args, out),
     }
+}
+
+/// `.uondemandtoc` branch: the table, whole in JSON, counts in text.
+fn inspect_on_demand_toc(args: &Args, out: &Output) -> Result<()> {
+    let toc = zenpak::iostore::on_demand_toc::OnDemandToc::read_file(&args.path)?;
+    out.report_text(args.json, "inspected", &toc, |w| {
+        writeln!(
+            w,
+            "{}: on-demand TOC, version {}, block size {}, compression {}",
+            args.path.display(),
+            toc.version,
+            toc.block_size,
+            zenpak::diagnostic::printable(&toc.compression_format)
+        )?;
+        for c in &toc.containers {
+            writeln!(
+                w,
+                "  {}: {} chunks, {} blocks",
+                zenpak::diagnostic::printable(&c.name),
+                c.chunks.len(),
+                c.block_count
+            )?;
+        }
+        Ok(())
+    });
+    Ok(())
 }
 
 fn inspect_legacy(args: &Args, out: &Output) -> Result<()> {

@@ -44,7 +44,11 @@ pub fn run(args: Args, out: &Output) -> Result<()> {
                 "{:>12}  {:<22}  {:<28}  {}",
                 f.size,
                 f.kind,
-                printable(&f.source.to_string()),
+                if f.remote {
+                    format!("{} (remote)", printable(&f.source))
+                } else {
+                    printable(&f.source).into_owned()
+                },
                 printable(&f.path)
             );
         }

@@ -37,6 +37,21 @@ pub fn run(args: Args, out: &Output) -> Result<()> {
     let keep = Globs::new("--filter", &args.filter)?;
     zenpak::extract::container::check_output(&args.dir, args.force)?;
     let summary = view.unpack(&args.dir, &|path| keep.is_empty() || keep.is_match(path))?;
+    // One warning per file the game streams instead of shipping.
+    let remote: Vec<_> = summary
+        .remote
+        .iter()
+        .map(|path| {
+            zenpak::diagnostic::Diagnostic::warning(
+                "on-demand-not-written",
+                format!(
+                    "`{}` was not written: it is an on-demand chunk whose data is not in the local .ucas",
+                    zenpak::diagnostic::printable(path)
+                ),
+            )
+        })
+        .collect();
+    out.diagnostics(&remote);
     out.report(args.json, "unpacked", &summary, || {
         println!(
             "unpacked {} ({}) into {}",

@@ -30,6 +30,12 @@ pub fn run(args: Args, out: &Output) -> Result<()> {
                 report.packages,
                 report.pak_entries
             );
+            if report.remote_chunks > 0 {
+                println!(
+                    "  {} on-demand chunks are not local and were not checked",
+                    report.remote_chunks
+                );
+            }
         }
     });
     if report.is_ok() {

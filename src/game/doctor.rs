@@ -593,10 +593,13 @@ pub fn range_text(releases: &[EngineVersion]) -> Option<String> {
 /// The version-table facts whose values differ among `releases`.
 fn distinctions(releases: &[EngineVersion]) -> Vec<Distinction> {
     type Fact = (&'static str, fn(EngineVersion) -> String);
-    let facts: [Fact; 7] = [
+    let facts: [Fact; 8] = [
         ("toc-version", |r| (r.toc_version() as u8).to_string()),
         ("container-header-version", |r| {
             format!("{:?}", r.container_header_version())
+        }),
+        ("shader-map-hash-size", |r| {
+            r.shader_map_hash_layout().element_size().to_string()
         }),
         ("pak-version", |r| r.pak_version().to_string()),
         ("zen-layout", |r| format!("{:?}", r.zen_layout())),

@@ -6,8 +6,10 @@
 //!
 //! Each version a file stores is evidence: the `.utoc` version
 //! (`EngineVersion::toc_version`), the container header version
-//! (`EngineVersion::container_header_version`) and the pak version
-//! (`EngineVersion::pak_version`), all from the one table in
+//! (`EngineVersion::container_header_version`), the size of the store
+//! entries' shader map hashes when any package has one
+//! (`EngineVersion::shader_map_hash_layout`: 20 bytes up to 5.7, 8 in 5.8)
+//! and the pak version (`EngineVersion::pak_version`), all from the one table in
 //! [`crate::version`]. Every piece of evidence allows a set of releases;
 //! the game's releases are those every piece allows. A version the table
 //! does not know, a container header that does not read, or evidence that
@@ -26,8 +28,8 @@ use crate::iostore::chunk::ChunkType;
 /// One kind of version the game's files store, with the releases it allows.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct EngineEvidence {
-    /// `toc-version`, `container-header-version`, `pak-version` or
-    /// `script-objects`.
+    /// `toc-version`, `container-header-version`, `shader-map-hash-size`,
+    /// `pak-version` or `script-objects`.
     pub fact: &'static str,
     /// The stored value (`5`, `NoExportInfo`, `11`).
     pub value: String,
@@ -156,6 +158,20 @@ pub fn engine_facts(view: &GameView, leave_out: &[usize]) -> EngineFacts {
                         &name,
                         &|e| e.container_header_version() == version,
                     );
+                    // 5.8's 8-byte shader map hashes share 5.6/5.7's
+                    // header version; the store buffer's size tells them
+                    // apart when some package has a shader map.
+                    if let Some(layout) = container_header.shader_map_hash_layout {
+                        add(
+                            "shader-map-hash-size",
+                            layout.element_size().to_string(),
+                            &name,
+                            &|e| {
+                                e.container_header_version() == version
+                                    && e.shader_map_hash_layout() == layout
+                            },
+                        );
+                    }
                 }
                 Ok(None) => {}
                 Err(e) => unknown.push(format!(

@@ -214,6 +214,9 @@ pub struct GameFile {
     pub size: u64,
     /// The pak or container it comes from.
     pub source: String,
+    /// A chunk of an on-demand container whose data is not in the local
+    /// `.ucas` (it cannot be read here; see `iostore::reader`).
+    pub remote: bool,
     #[serde(skip)]
     pub origin: FileOrigin,
 }
@@ -233,6 +236,8 @@ pub struct UnpackSummary {
     pub files: usize,
     pub bytes: u64,
     pub output: String,
+    /// Files not written: remote chunks of on-demand containers.
+    pub remote: Vec<String>,
 }
 
 /// What `inspect` shows of a view: each source in mount sequence with its
@@ -538,6 +543,7 @@ impl GameView {
                         kind: format!("{chunk_type:?}"),
                         size: container.toc.offsets[index].length,
                         source: source.name(),
+                        remote: container.is_remote(index),
                         origin: FileOrigin::Chunk(chunk),
                     },
                 );
@@ -567,6 +573,7 @@ impl GameView {
                         kind: "pak".into(),
                         size: info.uncompressed_size,
                         source: source.name(),
+                        remote: false,
                         origin: FileOrigin::PakEntry { source: s, entry },
                     },
                 );
@@ -761,7 +768,8 @@ impl GameView {
         report
     }
 
-    /// Writes every file `keep` accepts (by view path) under `dir`. Every
+    /// Writes every file `keep` accepts (by view path) under `dir`, but
+    /// remote chunks of on-demand containers, which it lists. Every
     /// container's layout is checked first (an unsound one is refused
     /// before anything is written); every chunk hash and pak SHA-1 is
     /// checked before its file appears.
@@ -780,6 +788,10 @@ impl GameView {
             ..UnpackSummary::default()
         };
         for f in selected {
+            if f.remote {
+                summary.remote.push(f.path.clone());
+                continue;
+            }
             let mut bytes = 0;
             write_inside_with(dir, &f.path, &mut |w| {
                 bytes = self.read_file_to(f, w)?;

@@ -23,6 +23,18 @@
 //! The store entry buffer is a table of fixed-size entries followed by the
 //! entries' arrays; an array is addressed by an offset relative to the
 //! position of its own `(count, offset)` view.
+//!
+//! Shader map hashes: UE 5.8 stores each `ShaderMapHashes` element in 8
+//! bytes instead of a 20-byte `FSHAHash` and kept the version at
+//! `SoftPackageReferencesOffset` (trumank/retoc issue #72, seen in a retail
+//! 5.8 game; [`ShaderMapHashLayout`]). Writing takes the layout from the
+//! engine setting ([`ContainerHeader::shader_map_hash_layout`]). Reading
+//! works it out by size: the engine lays the arrays back to back after the
+//! fixed entries, so the buffer is exactly `entries × entry size + 8 ×
+//! imports + element × hashes` bytes, and only one of 20 and 8 can make that
+//! hold when there is any hash (20·n = 8·n only for n = 0). A buffer that
+//! fits neither (another tool's padding) is read with the 20-byte layout if
+//! its arrays fit the buffer, else with the 8-byte one.
 
 use serde::Serialize;
 
@@ -34,7 +46,7 @@ pub use crate::names::{BatchName, MappedName, MappedNameKind};
 /// `'nCoI'` little-endian: the UE5 container header magic.
 pub const CONTAINER_HEADER_MAGIC: u32 = 0x496F_436E;
 
-pub use crate::version::ContainerHeaderVersion;
+pub use crate::version::{ContainerHeaderVersion, ShaderMapHashLayout};
 
 impl ContainerHeaderVersion {
     /// The header starts with the magic and the version, and has the UE5
@@ -104,7 +116,9 @@ pub struct StoreEntry {
     pub export_bundle_count: i32,
     /// Package ids of the packages this one imports.
     pub imported_packages: Vec<u64>,
-    /// SHA-1 hashes of the shader maps the package uses (UE5).
+    /// Hashes of the shader maps the package uses (UE5): 20-byte SHA-1s,
+    /// or with [`ShaderMapHashLayout::Hash64`] (5.8) the 8 stored bytes
+    /// followed by 12 zero bytes.
     pub shader_map_hashes: Vec<[u8; 20]>,
 }
 
@@ -168,6 +182,11 @@ pub struct ContainerHeader {
     /// UE 5.6+ headers from other tools whose soft-reference record has
     /// size 0 and no body: the offset they wrote, kept for write-back.
     pub empty_soft_references_offset: Option<i64>,
+    /// The element layout of the store entries' shader map hashes: set from
+    /// the engine when writing (`None` writes 20-byte hashes); when read,
+    /// what the store buffer's size says, `None` when no entry has a hash
+    /// (or the version stores none) and so the buffer cannot tell.
+    pub shader_map_hash_layout: Option<ShaderMapHashLayout>,
 }
 
 impl ContainerHeader {
@@ -193,6 +212,7 @@ impl ContainerHeader {
             soft_package_references: None,
             trailing_zeros: 0,
             empty_soft_references_offset: None,
+            shader_map_hash_layout: None,
         }
     }
 
@@ -248,9 +268,10 @@ impl ContainerHeader {
         let store_len = r.count_u32(1).context("store entries")?;
         let store_at = r.offset();
         let store = r.bytes(store_len)?;
-        let entries =
+        let (entries, layout) =
             read_store_entries(store, store_at, version, ids.len()).context("store entries")?;
         self.packages = ids.into_iter().zip(entries).collect();
+        self.shader_map_hash_layout = layout;
         Ok(())
     }
 
@@ -359,7 +380,7 @@ impl ContainerHeader {
             w.i32(version as i32);
         }
         w.u64(self.container_id);
-        self.write_packages(&mut w);
+        self.write_packages(&mut w)?;
         if version.has_magic() {
             self.write_ue5_tables(&mut w)?;
         } else {
@@ -372,7 +393,7 @@ impl ContainerHeader {
         Ok(w.into_inner())
     }
 
-    fn write_packages(&self, w: &mut Writer) {
+    fn write_packages(&self, w: &mut Writer) -> Result<()> {
         if self.version.has_package_count() {
             w.u32(self.packages.len() as u32);
         }
@@ -386,9 +407,13 @@ impl ContainerHeader {
         for (id, _) in &self.packages {
             w.u64(*id);
         }
-        let store = write_store_entries(self.version, self.packages.iter().map(|(_, e)| e));
+        let layout = self
+            .shader_map_hash_layout
+            .unwrap_or(ShaderMapHashLayout::Sha1);
+        let store = write_store_entries(self.version, layout, &self.packages)?;
         w.u32(store.len() as u32);
         w.bytes(&store);
+        Ok(())
     }
 
     fn write_ue5_tables(&self, w: &mut Writer) -> Result<()> {
@@ -566,16 +591,89 @@ fn write_u64_array(w: &mut Writer, values: &[u64]) {
 }
 
 /// Reads the store entry buffer: `count` fixed entries, each with array
-/// views pointing into the rest of the buffer.
+/// views pointing into the rest of the buffer. Returns the entries and the
+/// shader map hash layout the buffer's size shows (module doc).
 fn read_store_entries(
     store: &[u8],
     store_at: u64,
     version: ContainerHeaderVersion,
     count: usize,
+) -> Result<(Vec<StoreEntry>, Option<ShaderMapHashLayout>)> {
+    let (entry_size, _, _) = version.store_entry_layout();
+    let r = Reader::with_base(store, store_at);
+    r.check_count(count as i64, entry_size)?;
+    let Some(layout) = shader_map_hash_layout_by_size(store, version, count) else {
+        let entries = read_store_entries_as(store, store_at, version, count, None)?;
+        return Ok((entries, None));
+    };
+    if let Some(layout) = layout {
+        let entries = read_store_entries_as(store, store_at, version, count, Some(layout))?;
+        return Ok((entries, Some(layout)));
+    }
+    // Neither size fits exactly: the layout whose arrays fit the buffer.
+    match read_store_entries_as(
+        store,
+        store_at,
+        version,
+        count,
+        Some(ShaderMapHashLayout::Sha1),
+    ) {
+        Ok(entries) => Ok((entries, Some(ShaderMapHashLayout::Sha1))),
+        Err(e) => {
+            let layout = Some(ShaderMapHashLayout::Hash64);
+            read_store_entries_as(store, store_at, version, count, layout)
+                .map(|entries| (entries, layout))
+                .map_err(|_| e)
+        }
+    }
+}
+
+/// What the store buffer's size says of its shader map hashes: `None`
+/// when there are none to tell (no hashes, or a version without them),
+/// `Some(None)` when neither element size makes the sizes add up,
+/// `Some(Some(layout))` for the one that does. Views that do not read are
+/// left to the entry reader to report.
+fn shader_map_hash_layout_by_size(
+    store: &[u8],
+    version: ContainerHeaderVersion,
+    count: usize,
+) -> Option<Option<ShaderMapHashLayout>> {
+    let (entry_size, imports_view, shaders_view) = version.store_entry_layout();
+    let shaders_view = shaders_view?;
+    let count_at = |at: usize| -> u64 {
+        store
+            .get(at..at + 4)
+            .map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as u64)
+    };
+    let (mut imports, mut hashes) = (0u64, 0u64);
+    for index in 0..count {
+        let base = index * entry_size;
+        imports += count_at(base + imports_view);
+        hashes += count_at(base + shaders_view);
+    }
+    if hashes == 0 {
+        return None;
+    }
+    let arrays = (store.len() as u64).checked_sub((count * entry_size) as u64 + 8 * imports);
+    Some(
+        [ShaderMapHashLayout::Sha1, ShaderMapHashLayout::Hash64]
+            .into_iter()
+            .find(|l| arrays == Some(l.element_size() as u64 * hashes)),
+    )
+}
+
+/// Reads the store entries with a known shader map hash element layout
+/// (`None`: the version stores no hashes, or no entry has one).
+fn read_store_entries_as(
+    store: &[u8],
+    store_at: u64,
+    version: ContainerHeaderVersion,
+    count: usize,
+    layout: Option<ShaderMapHashLayout>,
 ) -> Result<Vec<StoreEntry>> {
     let (entry_size, imports_view, shaders_view) = version.store_entry_layout();
+    let element_size = layout.unwrap_or(ShaderMapHashLayout::Sha1).element_size();
     let mut r = Reader::with_base(store, store_at);
-    r.check_count(count as i64, entry_size)?;
     let mut entries = Vec::with_capacity(count);
     for index in 0..count {
         let base = index * entry_size;
@@ -599,11 +697,15 @@ fn read_store_entries(
             .map(|c| u64::from_le_bytes(c.try_into().unwrap_or_default()))
             .collect();
         if let Some(view) = shaders_view {
-            let hashes = read_array_view(&mut r, base + view, 20)
+            let hashes = read_array_view(&mut r, base + view, element_size)
                 .with_context(|| format!("entry {index} shader map hashes"))?;
             entry.shader_map_hashes = hashes
-                .chunks_exact(20)
-                .map(|c| c.try_into().unwrap_or([0; 20]))
+                .chunks_exact(element_size)
+                .map(|c| {
+                    let mut hash = [0; 20];
+                    hash[..element_size].copy_from_slice(c);
+                    hash
+                })
                 .collect();
         }
         entries.push(entry);
@@ -640,11 +742,15 @@ fn read_array_view<'a>(r: &mut Reader<'a>, view: usize, element_size: usize) -> 
 
 /// Writes the store entry buffer as the engine lays it out: all fixed
 /// entries first, then each entry's imported packages followed by its
-/// shader map hashes, in entry order. An empty array has offset 0.
-fn write_store_entries<'a>(
+/// shader map hashes (elements of `layout`), in entry order. An empty array
+/// has offset 0. An 8-byte layout refuses a hash that does not fit 8 bytes.
+fn write_store_entries(
     version: ContainerHeaderVersion,
-    entries: impl ExactSizeIterator<Item = &'a StoreEntry>,
-) -> Vec<u8> {
+    layout: ShaderMapHashLayout,
+    packages: &[(u64, StoreEntry)],
+) -> Result<Vec<u8>> {
+    let element_size = layout.element_size();
+    let entries = packages.iter().map(|(_, e)| e);
     let (entry_size, imports_view, shaders_view) = version.store_entry_layout();
     let count = entries.len();
     let mut table = Writer::new();
@@ -684,13 +790,21 @@ fn write_store_entries<'a>(
                 view_offset(base + view, arrays.pos())
             });
             for h in hashes {
-                arrays.bytes(h);
+                if h[element_size..].iter().any(|&b| b != 0) {
+                    return Err(Error::usage(format!(
+                        "package {:016x}: shader map hash {} does not fit the {element_size}-byte \
+                         shader map hashes of this engine's container header (UE 5.8 stores 8 bytes)",
+                        packages[index].0,
+                        crate::hash::hex(h)
+                    )));
+                }
+                arrays.bytes(&h[..element_size]);
             }
         }
     }
     let mut out = table.into_inner();
     out.extend_from_slice(arrays.as_slice());
-    out
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -724,6 +838,9 @@ mod tests {
             };
             h.packages.push((42, entry));
             h.packages.push((43, StoreEntry::default()));
+            if version >= LocalizedPackages {
+                h.shader_map_hash_layout = Some(ShaderMapHashLayout::Sha1);
+            }
             if version >= SoftPackageReferences {
                 h.soft_package_references = Some(super::SoftPackageReferences {
                     package_ids: vec![5],
@@ -759,6 +876,107 @@ mod tests {
         let back = ContainerHeader::read(&bytes, None).unwrap();
         assert_eq!(back.empty_soft_references_offset, Some(0));
         assert_eq!(back.write().unwrap(), bytes);
+    }
+
+    /// A 5.6+ header (`SoftPackageReferencesOffset`) with `entries`
+    /// (imported package count, shader map hashes) written in `layout`.
+    fn header_with(layout: ShaderMapHashLayout, entries: &[(u64, Vec<[u8; 20]>)]) -> Vec<u8> {
+        let mut h = ContainerHeader::new(ContainerHeaderVersion::SoftPackageReferencesOffset, 7);
+        h.shader_map_hash_layout = Some(layout);
+        for (i, (imports, hashes)) in entries.iter().enumerate() {
+            h.packages.push((
+                100 + i as u64,
+                StoreEntry {
+                    imported_packages: (0..*imports).collect(),
+                    shader_map_hashes: hashes.clone(),
+                    ..StoreEntry::default()
+                },
+            ));
+        }
+        h.write().unwrap()
+    }
+
+    /// 5.8 shader map hashes (8 bytes, retoc issue #72: a retail 5.8 game
+    /// whose header keeps version `SoftPackageReferencesOffset`): no engine
+    /// 5.8 header is in the corpus, so the headers are built here from that
+    /// fact. Each layout reads back as itself, never as the other.
+    #[test]
+    fn shader_map_hash_size_is_told_by_the_buffer_size_both_ways() {
+        let sha = [[0xAB; 20], [0xCD; 20]];
+        let mut short = [0u8; 20];
+        short[..8].copy_from_slice(&0x1122_3344_5566_7788u64.to_le_bytes());
+        for (layout, hashes) in [
+            (ShaderMapHashLayout::Sha1, sha.to_vec()),
+            (ShaderMapHashLayout::Hash64, vec![short, short]),
+        ] {
+            let bytes = header_with(layout, &[(2, hashes.clone()), (0, vec![])]);
+            let back = ContainerHeader::read(&bytes, None).unwrap();
+            assert_eq!(back.shader_map_hash_layout, Some(layout));
+            assert_eq!(back.packages[0].1.shader_map_hashes, hashes);
+            assert_eq!(back.write().unwrap(), bytes, "{layout:?}");
+        }
+        // No hash anywhere: the buffer cannot tell, and says so.
+        let bytes = header_with(ShaderMapHashLayout::Hash64, &[(3, vec![])]);
+        let back = ContainerHeader::read(&bytes, None).unwrap();
+        assert_eq!(back.shader_map_hash_layout, None);
+        assert_eq!(back.write().unwrap(), bytes);
+    }
+
+    /// Headers where reading with the wrong element size would stay inside
+    /// the store buffer (so bounds checks alone would accept it): only the
+    /// size arithmetic picks the right layout.
+    #[test]
+    fn a_header_both_sizes_could_parse_is_read_one_way() {
+        let mut short = [0u8; 20];
+        short[..8].copy_from_slice(&[1, 2, 3, 4, 5, 6, 7, 8]);
+        // 5.8: entry 0's 8-byte hash is followed by entry 1's 16 bytes of
+        // imports, so a 20-byte read of it also fits the buffer.
+        let bytes = header_with(
+            ShaderMapHashLayout::Hash64,
+            &[(0, vec![short]), (2, vec![])],
+        );
+        let store = store_of(&bytes, 2);
+        for layout in [ShaderMapHashLayout::Sha1, ShaderMapHashLayout::Hash64] {
+            let v = ContainerHeaderVersion::SoftPackageReferencesOffset;
+            assert!(read_store_entries_as(store, 0, v, 2, Some(layout)).is_ok());
+        }
+        let back = ContainerHeader::read(&bytes, None).unwrap();
+        assert_eq!(
+            back.shader_map_hash_layout,
+            Some(ShaderMapHashLayout::Hash64)
+        );
+        assert_eq!(back.packages[0].1.shader_map_hashes, vec![short]);
+        // 5.7: an 8-byte read of a 20-byte hash always fits.
+        let bytes = header_with(
+            ShaderMapHashLayout::Sha1,
+            &[(1, vec![[9; 20]]), (1, vec![])],
+        );
+        let back = ContainerHeader::read(&bytes, None).unwrap();
+        assert_eq!(back.shader_map_hash_layout, Some(ShaderMapHashLayout::Sha1));
+        assert_eq!(back.packages[0].1.shader_map_hashes, vec![[9; 20]]);
+    }
+
+    /// The store entry buffer of a header written by `header_with`.
+    fn store_of(bytes: &[u8], packages: usize) -> &[u8] {
+        // magic, version, container id, ids (count + 8 each), store size.
+        let at = 4 + 4 + 8 + 4 + 8 * packages;
+        let len = u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap()) as usize;
+        &bytes[at + 4..at + 4 + len]
+    }
+
+    #[test]
+    fn an_8_byte_layout_refuses_a_20_byte_hash() {
+        let mut h = ContainerHeader::new(ContainerHeaderVersion::SoftPackageReferencesOffset, 7);
+        h.shader_map_hash_layout = Some(ShaderMapHashLayout::Hash64);
+        h.packages.push((
+            1,
+            StoreEntry {
+                shader_map_hashes: vec![[0xEE; 20]],
+                ..StoreEntry::default()
+            },
+        ));
+        let e = h.write().unwrap_err();
+        assert!(matches!(e.kind(), crate::error::ErrorKind::Usage(_)));
     }
 
     #[test]

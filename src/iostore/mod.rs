@@ -32,6 +32,7 @@
 //! | 5.4 | 6 OnDemandMetaData | 3 | same (33) | yes | 1 × max |
 //! | 5.5 | 8 ReplaceIoChunkHashWithIoHash | 4 SoftPackageReferences | `FIoHash` (24: + flags + 3 pad) | yes | 1 × max |
 //! | 5.6, 5.7 | 8 | 5 SoftPackageReferencesOffset | `FIoHash` (24) | yes | 1 × max |
+//! | 5.8 | 8 | 5, with 8-byte shader map hashes (retoc #72) | `FIoHash` (24) | yes | 1 × max |
 //!
 //! UE4 engines use the UE4 chunk-type numbering, UE5 the UE5 one (`crate::version`). For every version:
 //!
@@ -75,6 +76,7 @@ use std::path::{Path, PathBuf};
 pub mod chunk;
 pub mod container_header;
 pub mod directory_index;
+pub mod on_demand_toc;
 pub mod reader;
 pub mod shader_library;
 pub mod toc;

@@ -39,6 +39,21 @@
 //! (warning); the companion `.pak` exists, its index parts and every entry match their SHA-1s.
 //! Findings are `Diagnostic`s in a `VerifyReport`; `zenpak verify` exits 1 on any error.
 //!
+//! # On-demand containers
+//!
+//! A TOC flagged `OnDemand` (bit 4, 16, of `EIoContainerFlags`; the engine's
+//! `IoContainerHeader.h`/`IoStore.h`, also CUE4Parse's `EIoContainerFlags`)
+//! belongs to a game that streams some chunks from a content server: their
+//! data need not be in the local `.ucas` (which may be missing altogether).
+//! Such a container opens without its `.ucas`; a chunk with a block that
+//! does not lie inside its local partition file is *remote*
+//! ([`Container::is_remote`]): `list` marks it (`remote` in JSON), `verify`
+//! checks only local chunks and notes how many are remote
+//! (`on-demand-remote`), the layout checks leave remote blocks out, and
+//! reading one is an `unsupported` error naming the chunk (`unpack` skips
+//! it with a warning, `get` fails). A container without the flag keeps every
+//! check: a truncated `.ucas` is still an error. zenpak never writes the flag.
+//!
 //! # `unpack`
 //!
 //! Files go through `publish::write_inside_with`: a unique temporary beside the target, renamed only
@@ -75,6 +90,8 @@ pub struct ChunkInfo {
     pub size: u64,
     pub compressed_size: u64,
     pub path: Option<String>,
+    /// An on-demand chunk whose data is not in the local `.ucas`.
+    pub remote: bool,
 }
 
 /// An open container.
@@ -90,6 +107,8 @@ pub struct Container {
     key: Option<AesKey>,
     /// The keys the user gave, for the companion pak (which may be encrypted on its own).
     keys: KeyRing,
+    /// On-demand containers: chunks whose data is not in the local `.ucas`.
+    remote: std::collections::BTreeSet<usize>,
 }
 
 /// What a `verify` found: errors and warnings as diagnostics, plus counts.
@@ -98,6 +117,8 @@ pub struct VerifyReport {
     pub chunks_checked: usize,
     pub packages: usize,
     pub pak_entries: usize,
+    /// Chunks of on-demand containers whose data is not local (not checked).
+    pub remote_chunks: usize,
     pub errors: Vec<Diagnostic>,
     pub warnings: Vec<Diagnostic>,
     /// What is unusual but loads in the game (shown by `verify -v`).
@@ -123,6 +144,7 @@ impl VerifyReport {
         self.chunks_checked += other.chunks_checked;
         self.packages += other.packages;
         self.pak_entries += other.pak_entries;
+        self.remote_chunks += other.remote_chunks;
         self.errors.extend(other.errors);
         self.warnings.extend(other.warnings);
         self.notes.extend(other.notes);
@@ -191,7 +213,8 @@ impl Container {
     pub fn open_with_keys(utoc: &Path, keys: &KeyRing) -> Result<Self> {
         let toc = Toc::read_file(utoc)?;
         let ucas_path = super::companion(utoc, "ucas");
-        if !ucas_path.is_file() {
+        let on_demand = toc.header.container_flags & container_flags::ON_DEMAND != 0;
+        if !ucas_path.is_file() && !on_demand {
             return Err(Error::io(
                 &ucas_path,
                 std::io::Error::new(
@@ -231,9 +254,49 @@ impl Container {
             methods,
             key,
             keys: keys.clone(),
+            remote: Default::default(),
         };
         container.read_directory_index()?;
+        if on_demand {
+            container.remote = container.find_remote_chunks();
+        }
         Ok(container)
+    }
+
+    /// Whether the TOC is flagged `OnDemand` (module doc).
+    pub fn is_on_demand(&self) -> bool {
+        self.toc.header.container_flags & container_flags::ON_DEMAND != 0
+    }
+
+    /// Whether chunk `index` is an on-demand chunk whose data is not in the
+    /// local `.ucas` (always false without the `OnDemand` flag).
+    pub fn is_remote(&self, index: usize) -> bool {
+        self.remote.contains(&index)
+    }
+
+    /// The chunks of an on-demand container that have a block outside the
+    /// local partition files (or in a missing one).
+    fn find_remote_chunks(&self) -> std::collections::BTreeSet<usize> {
+        let size = self.partition_size();
+        let encrypted = self.is_encrypted();
+        let mut lengths: BTreeMap<u64, Option<u64>> = BTreeMap::new();
+        let mut local = |b: &CompressionBlock| {
+            let partition = b.offset / size;
+            let len = *lengths.entry(partition).or_insert_with(|| {
+                std::fs::metadata(self.partition_path(partition))
+                    .ok()
+                    .map(|m| m.len())
+            });
+            let end = (b.offset % size).checked_add(b.data_size(encrypted));
+            len.zip(end).is_some_and(|(len, end)| end <= len)
+        };
+        (0..self.toc.chunk_ids.len())
+            .filter(|&i| self.toc.offsets[i].length > 0)
+            .filter(|&i| match self.toc.chunk_blocks(i) {
+                Ok(range) => !self.toc.blocks[range].iter().all(&mut local),
+                Err(_) => false,
+            })
+            .collect()
     }
 
     fn read_directory_index(&mut self) -> Result<()> {
@@ -319,6 +382,7 @@ impl Container {
                     size: self.toc.offsets[i].length,
                     compressed_size,
                     path: self.paths.get(&i).cloned(),
+                    remote: self.is_remote(i),
                 }
             })
             .collect()
@@ -383,6 +447,14 @@ impl Container {
     }
 
     fn read_chunk_inner(&self, index: usize, sink: &mut dyn Write) -> Result<u64> {
+        if self.is_remote(index) {
+            return Err(Error::unsupported(
+                "the chunk is on demand: its data is not in the local .ucas (the game streams it)",
+            )
+            .with_hint(
+                "zenpak reads only local data; the chunk's content is not on this machine",
+            ));
+        }
         let length = self.toc.offsets[index].length;
         let range = self.toc.chunk_blocks(index)?;
         let first_block = range.start;
@@ -534,6 +606,12 @@ impl Container {
         let in_toc = |e: Error| e.in_file(&self.utoc_path).within("TOC");
         // Chunks: each its own run of blocks.
         let mut runs = Vec::new();
+        let mut remote_blocks = std::collections::BTreeSet::new();
+        for &index in &self.remote {
+            if let Ok(range) = self.toc.chunk_blocks(index) {
+                remote_blocks.extend(range);
+            }
+        }
         for index in 0..self.toc.chunk_ids.len() {
             if let Err(e) = self.check_chunk_blocks(index) {
                 errors.push(in_toc(e.within(self.chunk_label(index))));
@@ -576,7 +654,7 @@ impl Container {
             .blocks
             .iter()
             .enumerate()
-            .filter(|(_, b)| b.compressed_size > 0)
+            .filter(|(i, b)| b.compressed_size > 0 && !remote_blocks.contains(i))
             .map(|(i, b)| (b.offset, b.offset.saturating_add(b.data_size(encrypted)), i))
             .collect();
         spans.sort();
@@ -722,9 +800,13 @@ impl Container {
         }
         report.notes.extend(layout.notes);
         for i in 0..self.toc.chunk_ids.len() {
-            report.chunks_checked += 1;
+            if self.is_remote(i) {
+                report.remote_chunks += 1;
+            } else {
+                report.chunks_checked += 1;
+            }
             // A container whose blocks overlap is not inflated: that is the bomb.
-            if layout_ok {
+            if layout_ok && !self.is_remote(i) {
                 if let Err(e) = self.read_chunk_to(i, &mut std::io::sink()) {
                     report.error(&e);
                 }
@@ -749,7 +831,10 @@ impl Container {
                 );
             }
         }
-        if layout_ok {
+        if !self.remote.is_empty() {
+            report.notes.push(self.remote_note());
+        }
+        if layout_ok && !self.header_is_remote() {
             self.verify_container_header(&mut report);
         }
         self.verify_flags_and_name(&mut report);
@@ -757,6 +842,38 @@ impl Container {
             self.verify_pak(&mut report);
         }
         report
+    }
+
+    /// Whether the container header chunk is a remote on-demand chunk.
+    fn header_is_remote(&self) -> bool {
+        self.remote
+            .iter()
+            .any(|&i| self.chunk_type(i) == ChunkType::ContainerHeader)
+    }
+
+    /// `on-demand-remote`: how many chunks are not local, and which.
+    fn remote_note(&self) -> Diagnostic {
+        const NAMED: usize = 20;
+        let mut names: Vec<String> = self
+            .remote
+            .iter()
+            .take(NAMED)
+            .map(|&i| self.chunk_label(i))
+            .collect();
+        if self.remote.len() > NAMED {
+            names.push(format!("and {} more", self.remote.len() - NAMED));
+        }
+        Diagnostic::note(
+            "on-demand-remote",
+            format!(
+                "the container is on demand: {} of {} chunks are not in the local .ucas and were \
+                 not checked: {}",
+                self.remote.len(),
+                self.toc.chunk_ids.len(),
+                names.join(", ")
+            ),
+        )
+        .with_file(&self.utoc_path)
     }
 
     fn verify_container_header(&self, report: &mut VerifyReport) {
@@ -919,6 +1036,10 @@ pub struct ContainerHeaderSummary {
     pub package_redirects: usize,
     pub optional_segment_packages: usize,
     pub soft_package_references: usize,
+    /// Bytes of one shader map hash in the store entries (20 up to 5.7, 8 in
+    /// 5.8), by the store buffer's size; absent when no package has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shader_map_hash_size: Option<usize>,
 }
 
 impl Container {
@@ -943,7 +1064,13 @@ impl Container {
                 .or_insert(0) += 1;
         }
         let stem = super::container_stem(&self.utoc_path).unwrap_or("");
-        let container_header = self.container_header()?.map(|c| ContainerHeaderSummary {
+        // An on-demand container's header may not be local: not summarised.
+        let header = if self.header_is_remote() {
+            None
+        } else {
+            self.container_header()?
+        };
+        let container_header = header.map(|c| ContainerHeaderSummary {
             version: c.version,
             packages: c.packages.len(),
             localized_packages: c.localized_packages.len()
@@ -957,6 +1084,7 @@ impl Container {
                 .soft_package_references
                 .as_ref()
                 .map_or(0, |s| s.package_ids.len()),
+            shader_map_hash_size: c.shader_map_hash_layout.map(|l| l.element_size()),
         });
         Ok(ContainerSummary {
             toc_version: h.version,
@@ -1006,7 +1134,8 @@ pub fn unpacked_chunk_name(path: Option<&str>, chunk_type: ChunkType, id_hex: &s
 
 impl Container {
     /// Writes the chunks `keep` accepts (by their unpacked name) under
-    /// `dir` (see [`unpacked_chunk_name`]). A container whose layout is
+    /// `dir` (see [`unpacked_chunk_name`]); remote chunks of an on-demand
+    /// container are left out. A container whose layout is
     /// unsound is refused before anything is written; every chunk's hash is
     /// checked before its file appears. Returns the number of files.
     pub fn unpack_filtered(&self, dir: &Path, keep: &dyn Fn(&str) -> bool) -> Result<usize> {
@@ -1018,7 +1147,7 @@ impl Container {
                 self.chunk_type(i),
                 &self.toc.chunk_ids[i].to_hex(),
             );
-            if !keep(&name) {
+            if !keep(&name) || self.is_remote(i) {
                 continue;
             }
             write_inside_with(dir, &name, &mut |w| self.read_chunk_to(i, w).map(|_| ()))?;

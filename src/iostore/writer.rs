@@ -72,7 +72,7 @@ use crate::mount::{common_root, normalize_mount_point};
 use crate::pak::crypto::{pad_like_engine, AesKey};
 use crate::pak::PakWriter;
 use crate::publish::{Extension, Staged, TempFile};
-use crate::version::EngineVersion;
+use crate::version::{EngineVersion, ShaderMapHashLayout};
 
 /// Settings of a container.
 #[derive(Debug, Clone)]
@@ -529,7 +529,10 @@ impl ContainerBuilder {
         let container_id = crate::hash::hash_lower_utf16(base_name);
         Ok(ContainerBuilder {
             engine,
-            header: ContainerHeader::new(engine.container_header_version(), container_id),
+            header: ContainerHeader {
+                shader_map_hash_layout: engine.is_ue5().then(|| engine.shader_map_hash_layout()),
+                ..ContainerHeader::new(engine.container_header_version(), container_id)
+            },
             options,
             container_id,
             utoc_path: path("utoc"),
@@ -672,6 +675,21 @@ impl ContainerBuilder {
                 self.engine
             ))
             .with_hint("keep the library in the companion pak"));
+        }
+        if !library.package_shader_maps.is_empty()
+            && self.engine.shader_map_hash_layout() == ShaderMapHashLayout::Hash64
+        {
+            // 5.8 store entries keep 8-byte shader map hashes (retoc issue
+            // #72); how 5.8 derives them from the library's 20-byte hashes
+            // is not public, so none is made up.
+            return Err(Error::unsupported(format!(
+                "`{path}`: {} container headers keep 8-byte shader map hashes, and how they \
+                 derive from the shader library's 20-byte hashes is not known",
+                self.engine
+            ))
+            .with_hint(
+                "leave the shader library out of the mod, or build for a release up to 5.7",
+            ));
         }
         self.add_chunk(library.library_chunk_id, &library.header_bytes, Some(path))?;
         for (id, data) in &library.group_chunks {

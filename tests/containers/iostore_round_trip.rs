@@ -197,7 +197,7 @@ fn every_engine_every_compression_with_and_without_aes() {
                 assert!(report.warnings.is_empty(), "{label}: {:?}", report.warnings);
                 assert_eq!(report.pak_entries, 2);
                 let pak = PakReader::open(&written.pak, aes.then(key)).unwrap();
-                assert_eq!(pak.version, 11);
+                assert_eq!(pak.version, engine.pak_version());
                 assert_eq!(pak.mount_point, "../../../");
                 let locres = pak
                     .entries

@@ -13,6 +13,7 @@ mod iostore_corpus;
 mod iostore_game_folder;
 mod iostore_hostile;
 mod iostore_round_trip;
+mod on_demand;
 mod pak_bounded;
 mod pak_new_versions;
 mod pak_unrealpak;

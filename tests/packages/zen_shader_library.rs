@@ -414,3 +414,31 @@ fn preload_ranges_merge_small_gaps() {
     assert_eq!(archive.preload_entries, vec![(0, 1224), (2249, 100)]);
     assert_eq!(archive.shader_map_entries[0].num_preload_entries, 2);
 }
+
+/// UE 5.8 store entries keep 8-byte shader map hashes (trumank/retoc issue
+/// #72) and how 5.8 derives them from a library's 20-byte hashes is not
+/// public: a library whose packages use shader maps is refused for 5.8
+/// (`unsupported`), not written with made-up hashes; 5.7 takes it.
+#[test]
+fn a_5_8_container_refuses_shader_maps_it_cannot_hash() {
+    let (shaders, maps) = sample_shaders();
+    let name = "ShaderArchive-Lib-PCD3D_SM6.ushaderbytecode";
+    let info =
+        ShaderAssetInfo::read(asset_info(&[(hash(0xAA, 0), "/Game/Lib")]).as_bytes()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    for (engine, accepted) in [(EngineVersion::UE5_7, true), (EngineVersion::UE5_8, false)] {
+        let library = convert(name, &cooked_archive(&shaders, &maps), Some(&info), engine).unwrap();
+        let stem = format!("Lib{}_P", engine.as_str().replace('.', ""));
+        let mut builder =
+            ContainerBuilder::create(dir.path(), &stem, engine, ContainerOptions::default())
+                .unwrap();
+        let added = builder.add_shader_library(&library, &format!("Game/Content/{name}"));
+        match added {
+            Ok(()) => assert!(accepted, "{engine}"),
+            Err(e) => {
+                assert!(!accepted, "{engine}: {e}");
+                assert_eq!(e.code(), "unsupported");
+            }
+        }
+    }
+}

@@ -238,6 +238,7 @@ fn build_game_folder(
         )
         .unwrap(),
         manifest.content.follow_links,
+        true,
     )
     .unwrap();
     let ids: BTreeSet<u64> = header.packages.iter().map(|(id, _)| *id).collect();
