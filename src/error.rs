@@ -230,6 +230,19 @@ impl Error {
         Error::new(ErrorKind::Usage(message.into()))
     }
 
+    /// `Ok` when `failures` is empty, else one error holding them all
+    /// (`what` names what failed: `content files`).
+    pub fn many(what: &'static str, failures: Vec<Error>) -> Result<()> {
+        if failures.is_empty() {
+            return Ok(());
+        }
+        Err(Error::new(ErrorKind::Many {
+            what,
+            total: failures.len(),
+            failures,
+        }))
+    }
+
     pub fn unsupported(message: impl Into<String>) -> Self {
         Error::new(ErrorKind::Unsupported(message.into()))
     }

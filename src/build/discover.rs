@@ -268,14 +268,7 @@ pub fn discover(
         super::zen_store::check_cook(root, &content)?;
     }
     problems.extend(content.never_ship.iter().map(NeverShip::to_error));
-    if !problems.is_empty() {
-        let total = problems.len();
-        return Err(Error::new(crate::error::ErrorKind::Many {
-            what: "content files",
-            total,
-            failures: problems,
-        }));
-    }
+    Error::many("content files", problems)?;
     Ok(content)
 }
 

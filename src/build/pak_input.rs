@@ -251,14 +251,7 @@ pub fn add_paks(
         let dir = unpacked_dir(cache_dir, pak);
         unpack_once(pak, &dir, keys, trust)?;
         let (found, problems) = discover::scan(&dir, project, &Selection::new(&[], &[])?, false)?;
-        if !problems.is_empty() {
-            let total = problems.len();
-            return Err(Error::new(crate::error::ErrorKind::Many {
-                what: "content files",
-                total,
-                failures: problems,
-            }));
-        }
+        Error::many("content files", problems)?;
         let name = pak.display().to_string();
         // What a mod must never contain is left out of an input pak's files
         // (an exclude line cannot reach them), with a warning each.
