@@ -106,20 +106,9 @@ fn a_package_in_the_wrong_folder_is_told_where_it_belongs() {
     for command in ["check", "build"] {
         // Refused (whether as a manifest-level or a content error is the
         // business of the check/build agreement tests).
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_zenpak"))
-            .args(["--message-format", "json", command])
-            .current_dir(&repo)
-            .output()
-            .unwrap();
-        assert!(
-            matches!(out.status.code(), Some(1 | 2)),
-            "{command}: {:?}",
-            out.status
-        );
-        let lines: Vec<Value> = String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect();
+        let out = crate::common::run(Some(&repo), &["--message-format", "json", command]);
+        assert!(matches!(out.code, 1 | 2), "{command}: {}", out.code);
+        let lines: Vec<Value> = out.json();
         lines.iter().for_each(super::message_schema::validate);
         let problem = lines
             .iter()

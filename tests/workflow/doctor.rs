@@ -274,13 +274,8 @@ fn doctor_write_sets_the_game_keeping_comments() {
     }
 
     // A second run changes nothing.
-    let Run {
-        code,
-        stdout,
-        stderr,
-    } = run(Some(&repo), &["doctor", "--game-dir", root, "--write"]);
+    let Run { code, stderr, .. } = run(Some(&repo), &["doctor", "--game-dir", root, "--write"]);
     assert_eq!(code, 0, "{stderr}");
-    assert!(stdout.contains("up to date"), "{stdout}");
     assert_eq!(
         std::fs::read_to_string(repo.join("mod.toml")).unwrap(),
         text

@@ -90,22 +90,17 @@ fn package_writes_a_sha256_file_beside_the_zip() {
 /// this user otherwise. Returns (exit code, stdout, stderr).
 fn zenpak_unprivileged(cwd: &Path, args: &[&str]) -> (i32, String, String) {
     use std::os::unix::process::CommandExt;
-    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_zenpak"));
-    cmd.args(args)
-        .current_dir(cwd)
-        .env_remove("ZENPAK_GAME_DIR")
-        .env("HOME", cwd);
+    let mut cmd = crate::common::command(Some(cwd), args);
+    cmd.env("HOME", cwd);
     if unsafe { libc::geteuid() } == 0 {
         cmd.uid(65534).gid(65534);
     }
-    let out = cmd.output().expect("run zenpak");
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert!(!stderr.contains("panicked"), "{stderr}");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
+    let Run {
+        code,
+        stdout,
         stderr,
-    )
+    } = crate::common::run_command(&mut cmd);
+    (code, stdout, stderr)
 }
 
 /// Whether the unprivileged user of [`zenpak_unprivileged`] can create a
@@ -525,26 +520,25 @@ fn get_writes_to_standard_output_and_points_zen_packages_at_extract() {
     assert_eq!(event(&lines, "written")["bytes"], expected.len() as u64);
 
     // `-o -`: the bytes on stdout, nothing else there.
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_zenpak"))
-        .args(["get", utoc, file, "-o", "-"])
-        .current_dir(dir.as_ref())
+    let out = crate::common::command(Some(dir.as_ref()), &["get", utoc, file, "-o", "-"])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(out.stdout, expected);
     assert!(!dir.as_ref().join("-").exists());
     // A loose file: no note.
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_zenpak"))
-        .args([
+    let out = crate::common::command(
+        Some(dir.as_ref()),
+        &[
             "get",
             utoc,
             "HelloGame/Config/DefaultHelloMod.ini",
             "-o",
             "-",
-        ])
-        .current_dir(dir.as_ref())
-        .output()
-        .unwrap();
+        ],
+    )
+    .output()
+    .unwrap();
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(
         out.stdout,

@@ -5,7 +5,7 @@
 
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
@@ -19,22 +19,23 @@ struct Watch {
 
 impl Watch {
     fn start(repo: &Path, game: &Path) -> Watch {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_zenpak"))
-            .args([
+        let mut child = crate::common::command(
+            Some(repo),
+            &[
                 "--message-format",
                 "json",
                 "install",
                 "--watch",
                 "--game-dir",
-            ])
-            .arg(game)
-            .current_dir(repo)
-            .env_remove("ZENPAK_GAME_DIR")
-            .env("ZENPAK_CONFIG", repo.join("no-user-config.toml"))
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start zenpak install --watch");
+            ],
+        )
+        .arg(game)
+        .env_remove("ZENPAK_GAME_DIR")
+        .env("ZENPAK_CONFIG", repo.join("no-user-config.toml"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start zenpak install --watch");
         let stdout = child.stdout.take().unwrap();
         let (send, lines) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
@@ -102,16 +103,11 @@ impl Watch {
 }
 
 fn verify(utoc: &Path) {
-    let out = Command::new(env!("CARGO_BIN_EXE_zenpak"))
-        .args(["--message-format", "json", "verify"])
-        .arg(utoc)
-        .output()
-        .unwrap();
+    let out = crate::common::run(None, &["verify", utoc.to_str().unwrap()]);
     assert_eq!(
-        out.status.code(),
-        Some(0),
+        out.code, 0,
         "the installed triplet verifies: {}",
-        String::from_utf8_lossy(&out.stdout)
+        out.stdout
     );
 }
 
