@@ -54,19 +54,25 @@ pub enum ColorWhen {
 #[derive(Debug, Clone, clap::Args)]
 pub struct GlobalOptions {
     /// Print nothing but errors.
-    #[arg(short, long, global = true)]
+    #[arg(short, long, global = true, help_heading = "Global options")]
     pub quiet: bool,
     /// Print more: every note, every file.
-    #[arg(short, long, global = true, conflicts_with = "quiet")]
+    #[arg(
+        short,
+        long,
+        global = true,
+        help_heading = "Global options",
+        conflicts_with = "quiet"
+    )]
     pub verbose: bool,
     /// Output format of messages.
-    #[arg(long, value_enum, value_name = "FMT", default_value_t = MessageFormat::Human, global = true)]
+    #[arg(long, value_enum, value_name = "FMT", default_value_t = MessageFormat::Human, global = true, help_heading = "Global options")]
     pub message_format: MessageFormat,
     /// Colour human output.
-    #[arg(long, value_enum, value_name = "WHEN", default_value_t = ColorWhen::Auto, global = true)]
+    #[arg(long, value_enum, value_name = "WHEN", default_value_t = ColorWhen::Auto, global = true, help_heading = "Global options")]
     pub color: ColorWhen,
     /// Treat warnings as errors (exit 1 when any warning was printed); for CI.
-    #[arg(long, global = true)]
+    #[arg(long, global = true, help_heading = "Global options")]
     pub deny_warnings: bool,
 }
 
