@@ -42,8 +42,8 @@ pub fn run(args: Args, out: &Output) -> Result<()> {
         Ok(())
     } else {
         Err(Error::invalid(format!(
-            "verification failed with {} error(s)",
-            report.errors.len()
+            "verification failed with {}",
+            super::build::count(report.errors.len(), "error")
         ))
         .in_file(&args.path))
     }

@@ -680,6 +680,8 @@ impl Container {
         }
         let mut slack_past_end = 0usize;
         let mut lengths: BTreeMap<u64, Option<u64>> = BTreeMap::new();
+        // Per partition: blocks past its end, and the first of them.
+        let mut past_end: BTreeMap<u64, (usize, usize, u64, u64, u64)> = BTreeMap::new();
         for &(start, end, i) in &spans {
             let partition = start / size;
             let file_len = *lengths.entry(partition).or_insert_with(|| {
@@ -697,16 +699,9 @@ impl Container {
                     return check;
                 }
                 Some(len) if in_file_end > len || (end - 1) / size != partition => {
-                    errors.push(in_toc(
-                        Error::invalid(format!(
-                            "compression block {i} ({start}..{end}) lies past the end of {} ({len} bytes)",
-                            self.partition_path(partition).display()
-                        ))
-                        .with_hint("the .ucas is truncated, or belongs to another .utoc"),
-                    ));
-                    if errors.len() > 100 {
-                        return check;
-                    }
+                    // One error per file, however many blocks a truncation cuts off.
+                    let entry = past_end.entry(partition).or_insert((0, i, start, end, len));
+                    entry.0 += 1;
                 }
                 Some(len) => {
                     let stored_end = start.saturating_add(self.toc.blocks[i].stored_size());
@@ -715,6 +710,20 @@ impl Container {
                     }
                 }
             }
+        }
+        for (partition, (count, i, start, end, len)) in past_end {
+            let what = if count == 1 {
+                format!("compression block {i} ({start}..{end}) lies")
+            } else {
+                format!("{count} compression blocks, the first block {i} ({start}..{end}), lie")
+            };
+            check.errors.push(in_toc(
+                Error::invalid(format!(
+                    "{what} past the end of {} ({len} bytes)",
+                    self.partition_path(partition).display()
+                ))
+                .with_hint("the .ucas is truncated, or belongs to another .utoc"),
+            ));
         }
         if check.errors.is_empty() && slack_into_next + slack_past_end > 0 {
             check.notes.push(

@@ -228,3 +228,39 @@ fn inspect_reads_the_uzenmap_that_unpack_writes() {
         "{out}"
     );
 }
+
+/// A `.ucas` cut short: one error for the file, however many blocks the cut
+/// removes (not one per block), naming the `.utoc` and saying how many.
+#[test]
+fn a_truncated_ucas_is_one_error_not_one_per_block() {
+    let Some(corpus) = common::corpus() else {
+        return;
+    };
+    let dir = common::temp_dir("truncated-ucas");
+    for ext in ["utoc", "ucas", "pak"] {
+        std::fs::copy(
+            corpus.join(format!("peers/retoc/UE5.6-to-zen/RetocMod_P.{ext}")),
+            dir.join(format!("RetocMod_P.{ext}")),
+        )
+        .unwrap();
+    }
+    let ucas = std::fs::OpenOptions::new()
+        .write(true)
+        .open(dir.join("RetocMod_P.ucas"))
+        .unwrap();
+    ucas.set_len(1000).unwrap();
+    let utoc = dir.join("RetocMod_P.utoc");
+    let out = run(
+        None,
+        &["verify", utoc.to_str().unwrap(), "--message-format", "json"],
+    );
+    assert_eq!(out.code, 1);
+    let verified = out.lines_of("verified").remove(0);
+    let errors = verified["errors"].as_array().unwrap();
+    assert_eq!(errors.len(), 1, "{errors:#?}");
+    assert_eq!(errors[0]["code"], "format");
+    assert!(errors[0]["file"]
+        .as_str()
+        .unwrap()
+        .ends_with("RetocMod_P.utoc"));
+}
