@@ -220,8 +220,8 @@ pub fn run(args: Args, out: &Output) -> Result<()> {
         out.data("game-check", &report.game, || {});
         if !report.is_ok() {
             return Err(zenpak::Error::invalid(format!(
-                "{} problem(s) found against the game in {}; nothing was built",
-                report.errors(),
+                "{} found against the game in {}; nothing was built",
+                count(report.errors(), "problem"),
                 report.game.dir
             )));
         }

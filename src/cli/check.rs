@@ -128,11 +128,11 @@ pub fn run(args: Args, out: &Output) -> Result<()> {
                 out.status(
                     "Against",
                     format!(
-                        "{}: {} imports checked, {} not found; {} game package(s) overridden",
+                        "{}: {} checked, {} not found; {} overridden",
                         g.dir,
-                        g.imports_checked,
+                        count(g.imports_checked, "import"),
                         g.unresolved_imports.len(),
-                        g.overrides.len()
+                        count(g.overrides.len(), "game package")
                     ),
                 );
             }

@@ -389,7 +389,7 @@ pub fn unresolved_error(unresolved: &[Unresolved]) -> Error {
     .with_hint(UNRESOLVED_HINT)
 }
 
-const UNRESOLVED_HINT: &str = "give the game's script objects (--game with global.utoc, or --script-objects) and the packages it imports from (--game), or pass --allow-unresolved to write placeholders";
+const UNRESOLVED_HINT: &str = "give the game (--game-dir with its install folder, or --game with its Paks folder: its global.utoc holds the script objects, its containers the packages imported from), or --script-objects, or pass --allow-unresolved to write placeholders";
 
 /// A package whose top-level export is a `World` is a map (`.umap`).
 fn is_map(zen: &ZenPackage, imports: &imports::Imports) -> bool {

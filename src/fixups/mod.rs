@@ -153,16 +153,38 @@ const PROFILES: [&dyn GameProfile; 2] = [&Generic, &MarvelRivals];
 
 /// The modder's settings of the profiles: each profile's `mod.toml` table
 /// (`[marvel-rivals]`) as written, read by the profile itself. Empty: every
-/// profile's defaults, which are what each game requires.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+/// profile's defaults, which are what each game requires. Each table is
+/// read into its profile's settings once (the first time a package asks),
+/// not once per package.
+#[derive(Clone, Default, Serialize)]
 pub struct ProfileOptions {
     tables: std::collections::BTreeMap<String, toml::Value>,
+    #[serde(skip)]
+    read: std::collections::BTreeMap<String, std::sync::Arc<std::sync::OnceLock<ReadSettings>>>,
+}
+
+/// A table as its profile read it.
+type ReadSettings = std::sync::Arc<dyn std::any::Any + Send + Sync>;
+
+impl PartialEq for ProfileOptions {
+    fn eq(&self, other: &Self) -> bool {
+        self.tables == other.tables
+    }
+}
+
+impl std::fmt::Debug for ProfileOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ProfileOptions")
+            .field("tables", &self.tables)
+            .finish()
+    }
 }
 
 impl ProfileOptions {
     /// Options with one profile's table.
     pub fn with_table(mut self, profile: &str, table: toml::Value) -> Self {
         self.tables.insert(profile.to_string(), table);
+        self.read.insert(profile.to_string(), Default::default());
         self
     }
 
@@ -172,13 +194,22 @@ impl ProfileOptions {
     }
 
     /// The settings of a profile, read from its table (its defaults without one).
-    pub fn settings<T: serde::de::DeserializeOwned + Default>(&self, profile: &str) -> Result<T> {
-        match self.table(profile) {
-            None => Ok(T::default()),
-            Some(value) => value.clone().try_into().map_err(|e: toml::de::Error| {
-                Error::usage(format!("`[{profile}]`: {}", e.message().trim_end()))
-            }),
+    pub fn settings<T>(&self, profile: &str) -> Result<std::sync::Arc<T>>
+    where
+        T: serde::de::DeserializeOwned + Default + Send + Sync + 'static,
+    {
+        let (Some(value), Some(cell)) = (self.table(profile), self.read.get(profile)) else {
+            return Ok(std::sync::Arc::new(T::default()));
+        };
+        if let Some(read) = cell.get().and_then(|r| r.clone().downcast::<T>().ok()) {
+            return Ok(read);
         }
+        let read: T = value.clone().try_into().map_err(|e: toml::de::Error| {
+            Error::usage(format!("`[{profile}]`: {}", e.message().trim_end()))
+        })?;
+        let read = std::sync::Arc::new(read);
+        let _ = cell.set(read.clone());
+        Ok(read)
     }
 
     /// Bytes that change when any option changes (part of build cache keys).
@@ -630,5 +661,32 @@ mod tests {
             Profile::recognise("Marvel", &[EngineVersion::UE5_3]).map(Profile::name),
             Some("marvel-rivals")
         );
+    }
+
+    #[test]
+    fn a_profile_table_is_read_once_and_a_bad_one_is_a_usage_error() {
+        let options = ProfileOptions::default().with_table(
+            "marvel-rivals",
+            toml::from_str::<toml::Value>("encrypt-pak = false").unwrap(),
+        );
+        let first = options
+            .settings::<marvel_rivals::MarvelRivalsSection>("marvel-rivals")
+            .unwrap();
+        let again = options
+            .settings::<marvel_rivals::MarvelRivalsSection>("marvel-rivals")
+            .unwrap();
+        assert!(!first.encrypt_pak);
+        assert!(
+            std::sync::Arc::ptr_eq(&first, &again),
+            "read once, then shared"
+        );
+        let bad = ProfileOptions::default().with_table(
+            "marvel-rivals",
+            toml::from_str::<toml::Value>("encrypt-pak = 3").unwrap(),
+        );
+        let e = bad
+            .settings::<marvel_rivals::MarvelRivalsSection>("marvel-rivals")
+            .unwrap_err();
+        assert_eq!(e.exit_code(), 2);
     }
 }

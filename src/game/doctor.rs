@@ -350,7 +350,8 @@ pub fn examine(folder: &GameFolder, keys: &KeyRing) -> Result<DoctorReport> {
             "the game ships signatures (.sig files or Signed containers): a game that checks them refuses mods it did not sign; making it load them (a signature bypass) is the player's business, and zenpak does not sign",
         ));
     }
-    let io_store = game_sources().any(|s| s.toc_version.is_some() && s.name != "global.utoc");
+    // A global.utoc alone says so too: the engine mounts it only with IoStore on.
+    let io_store = game_sources().any(|s| s.toc_version.is_some());
     let global_container = game_sources().any(|s| s.name.eq_ignore_ascii_case("global.utoc"));
     if io_store && !global_container {
         diagnostics.push(Diagnostic::warning(
@@ -567,7 +568,7 @@ fn engine_finding(facts: &EngineFacts, diagnostics: &mut Vec<Diagnostic>) -> Eng
         diagnostics.push(Diagnostic::note(
             "engine-range",
             format!(
-                "the containers allow {}; their formats are the same in these releases, so the cooked packages (the engine version they were cooked with) decide",
+                "the game's files allow {}; what tells these releases apart is not in them, so the engine version the game's packages were cooked with decides",
                 range_text(&releases).unwrap_or_default()
             ),
         ));

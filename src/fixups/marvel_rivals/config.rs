@@ -188,7 +188,7 @@ mod tests {
         let m = crate::manifest::Manifest::parse(&text, std::path::Path::new("mod.toml")).unwrap();
         assert!(m.profile_options().table(super::super::NAME).is_some());
         assert_eq!(
-            super::super::settings(&m.profile_options()),
+            *super::super::settings(&m.profile_options()),
             MarvelRivalsSection::default()
         );
         let mesh: String = text

@@ -195,7 +195,7 @@ pub const NAME: &str = "marvel-rivals";
 
 /// The `[marvel-rivals]` settings of `options` (validated when the
 /// manifest loaded; the defaults when there is no table).
-pub fn settings(options: &ProfileOptions) -> MarvelRivalsSection {
+pub fn settings(options: &ProfileOptions) -> std::sync::Arc<MarvelRivalsSection> {
     options.settings(NAME).unwrap_or_default()
 }
 
