@@ -6,7 +6,8 @@
 //! new path gives it), then times:
 //!
 //! - the I/O floor: reading every input file and writing the bytes to one file;
-//! - a full build (empty cache);
+//! - a full build (empty cache), and `--force`, after which it prints the
+//!   SHA-256 of each file of the triplet (speed work must leave them equal);
 //! - a rebuild with nothing changed;
 //! - a rebuild after one `.uexp` changed (a development build: it extends
 //!   the previous `.ucas`), and the same with `--release` (the canonical
@@ -203,6 +204,32 @@ fn command_phase(name: &str, root: &Path, command: &str, args: &[&str]) -> Measu
     measured
 }
 
+/// The SHA-256 of each file of the built triplet: a change that is meant to
+/// be about speed alone must leave these as they were.
+fn print_triplet_digest(root: &Path) {
+    use sha2::Digest;
+    let mut files: Vec<PathBuf> = walkdir::WalkDir::new(root.join("target"))
+        .sort_by_file_name()
+        .into_iter()
+        .filter_map(|e| e.ok())
+        .map(|e| e.into_path())
+        .filter(|p| {
+            p.extension()
+                .is_some_and(|e| e == "utoc" || e == "ucas" || e == "pak")
+        })
+        .collect();
+    files.sort();
+    for file in files {
+        let mut hasher = sha2::Sha256::new();
+        std::io::copy(&mut std::fs::File::open(&file).unwrap(), &mut hasher).unwrap();
+        println!(
+            "sha256 {:x}  {}",
+            hasher.finalize(),
+            file.strip_prefix(root).unwrap_or(&file).display()
+        );
+    }
+}
+
 /// Reads the built container back with `unpack` and `extract`.
 fn read_back(root: &Path) {
     let utoc = walkdir::WalkDir::new(root.join("target"))
@@ -339,6 +366,7 @@ fn main() {
 
     let full = phase("first build", &root, &[]);
     let forced = phase("build --force", &root, &["--force"]);
+    print_triplet_digest(&root);
     let fresh = phase("no-change rebuild", &root, &[]);
     let changed = inputs
         .iter()
