@@ -277,3 +277,39 @@ fn example_builds_into_a_container_that_verifies() {
         std::fs::read(cooked.join(INI)).unwrap()
     );
 }
+
+/// The `build` summary, where the wording is the product: a first build, a
+/// rebuild with nothing to do, and a rebuild after one package changed,
+/// against `tests/snapshots/build_summary_hello_mod.txt`.
+#[test]
+fn the_build_summary_reads_as_its_snapshot() {
+    let dir = crate::common::temp_dir("build-summary");
+    let root = dir.join("hello-mod");
+    for (relative, bytes) in crate::common::files_under(&example_dir()) {
+        if relative.starts_with("target/") {
+            continue;
+        }
+        let path = root.join(&relative);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, bytes).unwrap();
+    }
+    let build = || {
+        crate::common::run(Some(&root), &["build"])
+            .ok()
+            .stderr
+            .clone()
+    };
+    let mut transcript = build();
+    transcript += &build();
+    // One package's export data changed, its size kept: converted again.
+    let uexp = root.join("Cooked").join(SETTINGS).with_extension("uexp");
+    let mut bytes = std::fs::read(&uexp).unwrap();
+    let last = bytes.len() - 5;
+    bytes[last] ^= 1;
+    std::fs::write(&uexp, bytes).unwrap();
+    transcript += &build();
+    crate::common::assert_snapshot(
+        "build_summary_hello_mod",
+        &crate::common::normalize(&transcript, &[(&root, "DIR")]),
+    );
+}
