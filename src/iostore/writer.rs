@@ -60,7 +60,6 @@ use serde::Serialize;
 use super::chunk::{ChunkHasher, ChunkId, ChunkType};
 
 mod fresh;
-use fresh::FreshUcas;
 use super::container_header::{ContainerHeader, StoreEntry};
 use super::directory_index::DirectoryIndex;
 use super::shader_library::{ConvertedLibrary, ShaHash};
@@ -76,6 +75,7 @@ use crate::pak::crypto::{pad_like_engine, AesKey};
 use crate::pak::PakWriter;
 use crate::publish::{Extension, Staged, TempFile};
 use crate::version::{EngineVersion, ShaderMapHashLayout};
+use fresh::FreshUcas;
 
 /// Settings of a container.
 #[derive(Debug, Clone)]
@@ -475,7 +475,8 @@ impl ContainerBuilder {
             None => {
                 // The previous `.ucas` stays whole until the new one replaces
                 // it, but its cached pages are of no more use: handing them
-                // back first lets the new file's pages reuse them.
+                // back first frees that memory (and, where the new file is
+                // written buffered, lets its pages reuse them).
                 crate::publish::drop_cached_pages(&path("ucas"));
                 let temp = TempFile::create(&path("ucas"))?;
                 let at = temp.path().to_path_buf();

@@ -301,19 +301,33 @@ mod tests {
         std::fs::create_dir_all(&root).unwrap();
         let dir = tempfile::tempdir_in(&root).unwrap();
         let direct_here = direct_io_works(dir.path());
-        let lengths = [0usize, 1, 4095, 4096, 5000, BUFFER - 3, BUFFER, 3 * BUFFER + 17];
+        let lengths = [
+            0usize,
+            1,
+            4095,
+            4096,
+            5000,
+            BUFFER - 3,
+            BUFFER,
+            3 * BUFFER + 17,
+        ];
         for direct in [false, true] {
             for (n, &total) in lengths.iter().enumerate() {
                 let data: Vec<u8> = (0..total).map(|i| (i * 31 + i / 7 + n) as u8).collect();
                 let final_path = dir.path().join(format!("out-{direct}-{n}.ucas"));
-                let mut out = FreshUcas::new(TempFile::create(&final_path).unwrap(), direct).unwrap();
+                let mut out =
+                    FreshUcas::new(TempFile::create(&final_path).unwrap(), direct).unwrap();
                 // Uneven pieces, as chunks arrive.
                 for piece in data.chunks(70_001) {
                     out.write_all(piece).unwrap();
                 }
                 let (staged, hash) = out.finish().unwrap();
                 crate::publish::publish(Vec::new(), vec![staged]).unwrap();
-                assert_eq!(std::fs::read(&final_path).unwrap(), data, "{total} bytes, direct {direct}");
+                assert_eq!(
+                    std::fs::read(&final_path).unwrap(),
+                    data,
+                    "{total} bytes, direct {direct}"
+                );
                 assert_eq!(hash, *blake3::hash(&data).as_bytes());
             }
         }
