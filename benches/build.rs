@@ -24,7 +24,15 @@
 //! `RAYON_NUM_THREADS=1` measures one thread; `ZENPAK_BENCH_PEER` names a
 //! peer's binary run as `PEER to-zen <content folder> <out.utoc> --version
 //! UE5_6` (retoc's command line) on the same tree, timed like zenpak's in
-//! five interleaved pairs with `build --force` (median and ratio).
+//! five interleaved pairs with `build --force` (median and ratio), as run
+//! and durable (with the `sync` that puts each one's output on disk).
+//!
+//! Linearity: `ZENPAK_BENCH_PACKAGES=1000,10000,30000` (several counts)
+//! or `ZENPAK_BENCH_THREADS=1,2` runs, for each count, a tree of its own in
+//! `<bench dir>/packages-<count>` with its copy floor, and for each thread
+//! count (default 1 and 2) a first build, `--force`, a no-change rebuild
+//! and a one-file-changed rebuild, then prints one table row per count and
+//! thread count (wall, CPU, peak memory, `--force` per 1,000 packages).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -138,6 +146,11 @@ struct Measured {
 /// Runs `program args` in `dir` and measures it with `wait4` (its own
 /// rusage, not this process's).
 fn measure(program: &Path, args: &[&str], dir: &Path) -> Measured {
+    measure_with(program, args, dir, &[])
+}
+
+/// [`measure`] with `env` added to the child's environment.
+fn measure_with(program: &Path, args: &[&str], dir: &Path, env: &[(&str, &str)]) -> Measured {
     // Kept in a file, shown only if the command fails (an extract without
     // the game warns once per unresolved import).
     let stderr_path = dir.join("bench-stderr.txt");
@@ -152,6 +165,7 @@ fn measure(program: &Path, args: &[&str], dir: &Path) -> Measured {
     #[allow(clippy::zombie_processes)]
     let child = std::process::Command::new(program)
         .args(args)
+        .envs(env.iter().copied())
         .current_dir(dir)
         .stdout(std::process::Stdio::null())
         .stderr(stderr)
@@ -245,6 +259,14 @@ fn read_back(root: &Path) {
     let extracted = root.join("read-back/extracted");
     let _ = std::fs::remove_dir_all(root.join("read-back"));
     let utoc_arg = utoc.to_str().unwrap();
+    // The build writes the `.ucas` past the page cache (direct I/O): read
+    // it once first, so that `unpack` and `extract` both start with it
+    // cached, as they did when it was written buffered.
+    std::io::copy(
+        &mut std::fs::File::open(utoc.with_extension("ucas")).unwrap(),
+        &mut std::io::sink(),
+    )
+    .unwrap();
     let unpack = command_phase(
         "unpack",
         root,
@@ -291,78 +313,21 @@ fn main() {
         );
         std::process::exit(1);
     }
-    let count: usize = std::env::var("ZENPAK_BENCH_PACKAGES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(10_000);
+    let sizes = bench_sizes();
     let temporary = tempfile::tempdir().unwrap();
     let root = std::env::var_os("ZENPAK_BENCH_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| temporary.path().to_path_buf());
-    let _ = std::fs::remove_dir_all(root.join("target"));
-
     let templates = templates(&corpus);
     assert!(!templates.is_empty(), "no UE 5.6 packages in the corpus");
-    let content = root.join("Cooked/BenchGame/Content");
-    if !content
-        .join(format!("Gen/D{:03}", (count - 1) / 100))
-        .is_dir()
-    {
-        let started = Instant::now();
-        let _ = std::fs::remove_dir_all(&content);
-        for i in 0..count {
-            let template = &templates[i % templates.len()];
-            place(
-                template,
-                &content,
-                &format!("Gen/D{:03}", i / 100),
-                &format!("{}_{i}", template.stem),
-            );
-        }
-        println!(
-            "generated {count} packages from {} corpus packages in {:.1} s",
-            templates.len(),
-            started.elapsed().as_secs_f64()
-        );
+    if sizes.len() > 1 || std::env::var_os("ZENPAK_BENCH_THREADS").is_some() {
+        linearity(&root, &sizes, &bench_threads(), &templates);
+        return;
     }
-    let manifest_path = root.join("mod.toml");
-    std::fs::write(
-        &manifest_path,
-        "[mod]\nname = \"Bench\"\nversion = \"1.0.0\"\n[game]\nengine = \"5.6\"\nproject = \"BenchGame\"\n",
-    )
-    .unwrap();
-
-    // The I/O floor: every input byte read once and written once.
-    let inputs: Vec<PathBuf> = walkdir::WalkDir::new(root.join("Cooked"))
-        .sort_by_file_name()
-        .into_iter()
-        .filter_map(|e| e.ok())
-        .filter(|e| e.file_type().is_file())
-        .map(|e| e.into_path())
-        .collect();
-    reset_peak_memory();
-    // SAFETY: as in `measure`.
-    unsafe { libc::sync() };
-    let started = Instant::now();
-    let floor_path = root.join("copy-floor.bin");
-    let mut floor = std::io::BufWriter::new(std::fs::File::create(&floor_path).unwrap());
-    let mut copied = 0u64;
-    for path in &inputs {
-        let bytes = std::fs::read(path).unwrap();
-        copied += bytes.len() as u64;
-        floor.write_all(&bytes).unwrap();
-    }
-    floor.into_inner().unwrap().sync_all().unwrap();
-    let floor_time = started.elapsed();
-    std::fs::remove_file(&floor_path).unwrap();
-    println!(
-        "{:<28} {:>10.1} ms  peak {:>7.1} MiB  ({} files, {:.1} MiB)",
-        "copy floor",
-        floor_time.as_secs_f64() * 1000.0,
-        peak_memory_mib(),
-        inputs.len(),
-        copied as f64 / 1048576.0
-    );
+    let count = sizes[0];
+    let _ = std::fs::remove_dir_all(root.join("target"));
+    generate(&root, count, &templates);
+    let (floor_time, inputs) = copy_floor(&root);
 
     let full = phase("first build", &root, &[]);
     let forced = phase("build --force", &root, &["--force"]);
@@ -419,21 +384,55 @@ fn compare_with_peer(peer: &Path, root: &Path) {
         "UE5_6",
     ];
     measure(peer, &peer_args, root);
-    let mut ours = Vec::new();
-    let mut theirs = Vec::new();
+    // As run, and durable: with the `sync` after each run that puts what it
+    // left in the page cache on disk (zenpak syncs its output itself; the
+    // peer does not).
+    let (mut ours, mut theirs) = (Vec::new(), Vec::new());
+    let (mut ours_durable, mut theirs_durable) = (Vec::new(), Vec::new());
     for _ in 0..PAIRS {
-        ours.push(phase("build --force", root, &["--force"]).wall);
+        let measured = phase("build --force", root, &["--force"]);
+        let synced = sync_time();
+        ours.push(measured.wall);
+        ours_durable.push(measured.wall + synced);
         let measured = measure(peer, &peer_args, root);
         report("peer to-zen", &measured);
+        let peer_synced = sync_time();
+        println!(
+            "{:<28} {:>9.1} ms  (zenpak's {:.1} ms)",
+            "  sync after the peer",
+            peer_synced.as_secs_f64() * 1000.0,
+            synced.as_secs_f64() * 1000.0
+        );
         theirs.push(measured.wall);
+        theirs_durable.push(measured.wall + peer_synced);
     }
+    print_median_pair("as run", &mut ours, &mut theirs);
+    print_median_pair(
+        "both durable (+ sync)",
+        &mut ours_durable,
+        &mut theirs_durable,
+    );
+}
+
+/// How long a `sync` takes: what a run left for the kernel to write.
+fn sync_time() -> Duration {
+    let started = Instant::now();
+    // SAFETY: as in `measure`.
+    unsafe { libc::sync() };
+    started.elapsed()
+}
+
+/// The medians of zenpak's and the peer's times and their ratio.
+fn print_median_pair(what: &str, ours: &mut [Duration], theirs: &mut [Duration]) {
     ours.sort();
     theirs.sort();
-    let (ours, theirs) = (ours[PAIRS / 2], theirs[PAIRS / 2]);
+    let pairs = ours.len();
+    let (ours, theirs) = (ours[pairs / 2], theirs[pairs / 2]);
     println!(
-        "median of {PAIRS} interleaved pairs: zenpak build --force {:.0} ms, peer {:.0} ms: zenpak is {:.2}x {}",
+        "median of {pairs} interleaved pairs, {what}: zenpak build --force {:.0} ms, peer {:.0} ms: zenpak / peer = {:.2}x ({:.2}x {})",
         ours.as_secs_f64() * 1000.0,
         theirs.as_secs_f64() * 1000.0,
+        ours.as_secs_f64() / theirs.as_secs_f64(),
         if ours <= theirs {
             theirs.as_secs_f64() / ours.as_secs_f64()
         } else {
@@ -441,4 +440,207 @@ fn compare_with_peer(peer: &Path, root: &Path) {
         },
         if ours <= theirs { "faster" } else { "slower" }
     );
+}
+
+/// Generates `count` packages under `<root>/Cooked` (unless a tree of that
+/// size is there already) and writes `<root>/mod.toml`.
+fn generate(root: &Path, count: usize, templates: &[Template]) {
+    let content = root.join("Cooked/BenchGame/Content");
+    if !content
+        .join(format!("Gen/D{:03}", (count - 1) / 100))
+        .is_dir()
+    {
+        let started = Instant::now();
+        let _ = std::fs::remove_dir_all(&content);
+        for i in 0..count {
+            let template = &templates[i % templates.len()];
+            place(
+                template,
+                &content,
+                &format!("Gen/D{:03}", i / 100),
+                &format!("{}_{i}", template.stem),
+            );
+        }
+        println!(
+            "generated {count} packages from {} corpus packages in {:.1} s",
+            templates.len(),
+            started.elapsed().as_secs_f64()
+        );
+    }
+    std::fs::write(
+        root.join("mod.toml"),
+        "[mod]\nname = \"Bench\"\nversion = \"1.0.0\"\n[game]\nengine = \"5.6\"\nproject = \"BenchGame\"\n",
+    )
+    .unwrap();
+}
+
+/// The I/O floor: every input byte under `<root>/Cooked` read once and
+/// written once to one file, synced. Prints its line; returns the time and
+/// the input files.
+fn copy_floor(root: &Path) -> (Duration, Vec<PathBuf>) {
+    let inputs: Vec<PathBuf> = walkdir::WalkDir::new(root.join("Cooked"))
+        .sort_by_file_name()
+        .into_iter()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_type().is_file())
+        .map(|e| e.into_path())
+        .collect();
+    reset_peak_memory();
+    // SAFETY: as in `measure`.
+    unsafe { libc::sync() };
+    let started = Instant::now();
+    let floor_path = root.join("copy-floor.bin");
+    let mut floor = std::io::BufWriter::new(std::fs::File::create(&floor_path).unwrap());
+    let mut copied = 0u64;
+    for path in &inputs {
+        let bytes = std::fs::read(path).unwrap();
+        copied += bytes.len() as u64;
+        floor.write_all(&bytes).unwrap();
+    }
+    floor.into_inner().unwrap().sync_all().unwrap();
+    let floor_time = started.elapsed();
+    std::fs::remove_file(&floor_path).unwrap();
+    println!(
+        "{:<28} {:>10.1} ms  peak {:>7.1} MiB  ({} files, {:.1} MiB)",
+        "copy floor",
+        floor_time.as_secs_f64() * 1000.0,
+        peak_memory_mib(),
+        inputs.len(),
+        copied as f64 / 1048576.0
+    );
+    (floor_time, inputs)
+}
+
+/// `ZENPAK_BENCH_PACKAGES`: one package count (default 10,000), or several
+/// separated by commas for [`linearity`].
+fn bench_sizes() -> Vec<usize> {
+    let sizes: Vec<usize> = std::env::var("ZENPAK_BENCH_PACKAGES")
+        .ok()
+        .map(|v| {
+            v.split(',')
+                .map(|n| {
+                    n.trim().replace('_', "").parse().unwrap_or_else(|_| {
+                        panic!("ZENPAK_BENCH_PACKAGES: `{n}` is not a package count")
+                    })
+                })
+                .collect()
+        })
+        .unwrap_or_else(|| vec![10_000]);
+    assert!(
+        !sizes.is_empty() && !sizes.contains(&0),
+        "ZENPAK_BENCH_PACKAGES needs counts above 0"
+    );
+    sizes
+}
+
+/// `ZENPAK_BENCH_THREADS`: the thread counts [`linearity`] runs each size
+/// with (default 1 and 2).
+fn bench_threads() -> Vec<usize> {
+    std::env::var("ZENPAK_BENCH_THREADS")
+        .ok()
+        .map(|v| {
+            v.split(',')
+                .map(|n| {
+                    n.trim().parse().unwrap_or_else(|_| {
+                        panic!("ZENPAK_BENCH_THREADS: `{n}` is not a thread count")
+                    })
+                })
+                .collect()
+        })
+        .unwrap_or_else(|| vec![1, 2])
+}
+
+/// One row of the linearity table.
+struct LinearRow {
+    packages: usize,
+    threads: usize,
+    floor: Duration,
+    first: Measured,
+    forced: Measured,
+    fresh: Measured,
+    one: Measured,
+}
+
+/// How the build scales: for each package count a tree of its own in
+/// `<root>/packages-<count>` (kept between runs, like the single-size
+/// tree), its copy floor, and for each thread count (`RAYON_NUM_THREADS`
+/// of the build) a first build, `--force`, a no-change rebuild and a
+/// one-file-changed (development) rebuild; then one table row per size
+/// and thread count.
+fn linearity(root: &Path, sizes: &[usize], threads: &[usize], templates: &[Template]) {
+    let zenpak = Path::new(env!("CARGO_BIN_EXE_zenpak"));
+    let mut rows = Vec::new();
+    for &packages in sizes {
+        let dir = root.join(format!("packages-{packages}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        generate(&dir, packages, templates);
+        let (floor, inputs) = copy_floor(&dir);
+        let changed = inputs
+            .iter()
+            .find(|p| p.extension().is_some_and(|e| e == "uexp"))
+            .unwrap()
+            .clone();
+        drop(inputs);
+        let flip = || {
+            let mut bytes = std::fs::read(&changed).unwrap();
+            let at = bytes.len() - 5;
+            bytes[at] ^= 1;
+            std::fs::write(&changed, bytes).unwrap();
+        };
+        for &thread_count in threads {
+            let _ = std::fs::remove_dir_all(dir.join("target"));
+            let count = thread_count.to_string();
+            let env = [("RAYON_NUM_THREADS", count.as_str())];
+            let run = |name: &str, args: &[&str]| {
+                let mut all = vec!["build", "--quiet"];
+                all.extend_from_slice(args);
+                let m = measure_with(zenpak, &all, &dir, &env);
+                report(&format!("{packages} x{thread_count} {name}"), &m);
+                m
+            };
+            let first = run("first build", &[]);
+            let forced = run("build --force", &["--force"]);
+            let fresh = run("no-change rebuild", &[]);
+            flip();
+            let one = run("one-file-changed", &[]);
+            flip();
+            rows.push(LinearRow {
+                packages,
+                threads: thread_count,
+                floor,
+                first,
+                forced,
+                fresh,
+                one,
+            });
+        }
+        let _ = std::fs::remove_dir_all(dir.join("target"));
+    }
+    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+    println!();
+    println!(
+        "{:>8} {:>3} | {:>8} | {:>8} {:>6} | {:>8} {:>8} {:>6} {:>9} {:>7} | {:>8} {:>7} | {:>8} {:>7}",
+        "packages", "thr", "floor ms", "first ms", "peak", "force ms", "cpu ms", "/floor", "ms/1k pkg", "peak",
+        "nochg ms", "peak", "1chg ms", "peak"
+    );
+    for r in &rows {
+        println!(
+            "{:>8} {:>3} | {:>8.0} | {:>8.0} {:>6.1} | {:>8.0} {:>8.0} {:>5.2}x {:>9.1} {:>7.1} | {:>8.1} {:>7.1} | {:>8.1} {:>7.1}",
+            r.packages,
+            r.threads,
+            ms(r.floor),
+            ms(r.first.wall),
+            r.first.peak_mib,
+            ms(r.forced.wall),
+            ms(r.forced.cpu),
+            r.forced.wall.as_secs_f64() / r.floor.as_secs_f64(),
+            ms(r.forced.wall) * 1000.0 / r.packages as f64,
+            r.forced.peak_mib,
+            ms(r.fresh.wall),
+            r.fresh.peak_mib,
+            ms(r.one.wall),
+            r.one.peak_mib,
+        );
+    }
+    println!("(peak in MiB; ms/1k pkg: --force wall per 1,000 packages)");
 }

@@ -58,6 +58,8 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::chunk::{ChunkHasher, ChunkId, ChunkType};
+
+mod fresh;
 use super::container_header::{ContainerHeader, StoreEntry};
 use super::directory_index::DirectoryIndex;
 use super::shader_library::{ConvertedLibrary, ShaHash};
@@ -73,6 +75,7 @@ use crate::pak::crypto::{pad_like_engine, AesKey};
 use crate::pak::PakWriter;
 use crate::publish::{Extension, Staged, TempFile};
 use crate::version::{EngineVersion, ShaderMapHashLayout};
+use fresh::FreshUcas;
 
 /// Settings of a container.
 #[derive(Debug, Clone)]
@@ -189,10 +192,23 @@ impl<'a> PieceReader<'a> {
                     buf[filled..filled + take].copy_from_slice(&bytes[start..start + take]);
                 }
                 ChunkPiece::File { path, offset, len } => {
+                    // Opened once per piece, without a stat or a seek for
+                    // the usual piece that starts at 0: a file shorter
+                    // than the piece shows as a short read.
                     if self.file.is_none() {
                         let mut file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
-                        let size = file.metadata().map_err(|e| Error::io(path, e))?.len();
-                        if offset.checked_add(*len).is_none_or(|end| end > size) {
+                        let start = offset + self.within;
+                        if start > 0 {
+                            file.seek(SeekFrom::Start(start))
+                                .map_err(|e| Error::io(path, e))?;
+                        }
+                        self.file = Some(file);
+                    }
+                    let file = self.file.as_mut().expect("opened above");
+                    match file.read_exact(&mut buf[filled..filled + take]) {
+                        Ok(()) => {}
+                        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
+                            let size = file.metadata().map_err(|e| Error::io(path, e))?.len();
                             return Err(Error::invalid(format!(
                                 "bytes {offset}..{} are needed but the file has {size}",
                                 offset.saturating_add(*len)
@@ -200,13 +216,8 @@ impl<'a> PieceReader<'a> {
                             .in_file(path)
                             .with_hint("the file changed during the build; build again"));
                         }
-                        file.seek(SeekFrom::Start(offset + self.within))
-                            .map_err(|e| Error::io(path, e))?;
-                        self.file = Some(file);
+                        Err(e) => return Err(Error::io(path, e)),
                     }
-                    let file = self.file.as_mut().expect("opened above");
-                    file.read_exact(&mut buf[filled..filled + take])
-                        .map_err(|e| Error::io(path, e))?;
                 }
             }
             self.within += take as u64;
@@ -219,7 +230,7 @@ impl<'a> PieceReader<'a> {
 /// Where the `.ucas` bytes go.
 enum UcasOut {
     /// A new file under a temporary name, published with the triplet.
-    Fresh(BufWriter<FreshUcas>),
+    Fresh(FreshUcas),
     /// The previous build's `.ucas`, extended at its end.
     Appending(BufWriter<Extension>),
     Finished,
@@ -230,40 +241,6 @@ enum CompletedUcas {
     /// Written anew, with the BLAKE3 hash of its bytes.
     Staged(Staged, [u8; 32]),
     Extended(Extension),
-}
-
-/// A new `.ucas` as it is written: its BLAKE3 hash is taken on the way
-/// (a build records it; reading a GiB back to hash it costs more), and the
-/// kernel is asked every [`WRITE_BEHIND`] bytes to start writing it to
-/// disk, so the sync before publishing waits for the last stretch only.
-struct FreshUcas {
-    file: TempFile,
-    // Boxed: the hasher's state is 2 KiB, the other outputs are small.
-    hasher: Box<blake3::Hasher>,
-    not_yet_flushed: u64,
-}
-
-/// How much of a new `.ucas` may wait in memory before it is sent to disk.
-const WRITE_BEHIND: u64 = 32 << 20;
-
-impl Write for FreshUcas {
-    /// Writes all of `bytes` (so the hash covers exactly what was written),
-    /// hashing them on another core meanwhile when one is free.
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        let FreshUcas { file, hasher, .. } = self;
-        let (_, written) = rayon::join(|| hasher.update(bytes), || file.write_all(bytes));
-        written?;
-        self.not_yet_flushed += bytes.len() as u64;
-        if self.not_yet_flushed >= WRITE_BEHIND {
-            self.not_yet_flushed = 0;
-            self.file.start_writeback();
-        }
-        Ok(bytes.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        self.file.flush()
-    }
 }
 
 impl UcasOut {
@@ -278,12 +255,9 @@ impl UcasOut {
     /// Flushes and syncs the data.
     fn complete(self, path: &Path) -> Result<CompletedUcas> {
         match self {
-            UcasOut::Fresh(w) => {
-                let fresh = w
-                    .into_inner()
-                    .map_err(|e| Error::io(path, e.into_error()))?;
-                let hash = *fresh.hasher.finalize().as_bytes();
-                Ok(CompletedUcas::Staged(fresh.file.stage()?, hash))
+            UcasOut::Fresh(fresh) => {
+                let (staged, hash) = fresh.finish()?;
+                Ok(CompletedUcas::Staged(staged, hash))
             }
             UcasOut::Appending(w) => {
                 let mut extension = w
@@ -501,20 +475,12 @@ impl ContainerBuilder {
             None => {
                 // The previous `.ucas` stays whole until the new one replaces
                 // it, but its cached pages are of no more use: handing them
-                // back first lets the new file's pages reuse them.
+                // back first frees that memory (and, where the new file is
+                // written buffered, lets its pages reuse them).
                 crate::publish::drop_cached_pages(&path("ucas"));
                 let temp = TempFile::create(&path("ucas"))?;
                 let at = temp.path().to_path_buf();
-                let fresh = FreshUcas {
-                    file: temp,
-                    hasher: Box::default(),
-                    not_yet_flushed: 0,
-                };
-                (
-                    UcasOut::Fresh(BufWriter::with_capacity(1 << 20, fresh)),
-                    at,
-                    0,
-                )
+                (UcasOut::Fresh(FreshUcas::new(temp, true)?), at, 0)
             }
         };
         let temp_pak = TempFile::create(&path("pak"))?;
