@@ -15,12 +15,13 @@
 //! - reading the built container back: `zenpak unpack` (Zen packages as
 //!   they are) and `zenpak extract` (Zen → legacy, script objects taken
 //!   from the generated packages' `/Script/` imports), with their ratio;
-//! - large inputs: three small mods, each with one input of 1 GiB (sparse:
-//!   mostly holes): a loose file (into the companion pak), a package's
-//!   `.ubulk`, and a shader library (a valid cooked archive whose shaders
-//!   are 64 MiB and 256 KiB of code), each built as a development build
-//!   (empty cache) and with `--force`; the peak memory of each must stay
-//!   below 256 MiB whatever the input's size;
+//! - large inputs (`ZENPAK_BENCH_LARGE=0` leaves them out; about 30 s):
+//!   small mods, each with one input of 1 GiB (sparse: mostly holes): a
+//!   loose file (into the companion pak), the same with Marvel Rivals'
+//!   pak cipher, a package's `.ubulk`, and a shader library (a valid cooked
+//!   archive whose shaders are 64 MiB and 256 KiB of code), each built as a
+//!   development build (empty cache) and with `--force`; the peak memory of
+//!   each must stay below 256 MiB whatever the input's size;
 //!
 //! each phase running the real `zenpak build` binary as a user does, and
 //! reports per phase wall time, CPU time (user + system), minor page faults
@@ -403,7 +404,9 @@ fn main() {
         100.0 * ratio(&one_release, forced.wall)
     );
     read_back(&root);
-    large_inputs(&root, &templates);
+    if std::env::var_os("ZENPAK_BENCH_LARGE").is_none_or(|v| v != "0") {
+        large_inputs(&root, &templates);
+    }
     if let Some(peer) = std::env::var_os("ZENPAK_BENCH_PEER") {
         compare_with_peer(Path::new(&peer), &root);
     }
@@ -415,15 +418,23 @@ const LARGE: u64 = 1 << 30;
 /// Builds a mod per kind of large input (see the module doc) and reports
 /// each build's peak memory.
 fn large_inputs(root: &Path, templates: &[Template]) {
+    let started = Instant::now();
     let base = root.join("large-inputs");
     let _ = std::fs::remove_dir_all(&base);
-    let kinds: [(&str, &dyn Fn(&Path)); 3] = [
-        ("loose file", &|content: &Path| {
-            let dir = content.join("Movies");
-            std::fs::create_dir_all(&dir).unwrap();
-            sparse_file(&dir.join("Intro.bk2"), &[], LARGE);
-        }),
-        ("bulk file", &|content: &Path| {
+    const GENERIC: &str = "engine = \"5.6\"\nproject = \"LargeGame\"\n";
+    // Marvel Rivals' profile seals each pak entry with its own cipher
+    // (the modder's key in a key file).
+    const RIVALS: &str = "engine = \"5.3\"\nproject = \"LargeGame\"\nprofile = \"marvel-rivals\"\n[output]\nkey-file = \"key.txt\"\n";
+    type Make<'a> = &'a dyn Fn(&Path);
+    let loose = |content: &Path| {
+        let dir = content.join("Movies");
+        std::fs::create_dir_all(&dir).unwrap();
+        sparse_file(&dir.join("Intro.bk2"), &[], LARGE);
+    };
+    let kinds: [(&str, &str, Make); 4] = [
+        ("loose file", GENERIC, &loose),
+        ("loose file, game cipher", RIVALS, &loose),
+        ("bulk file", GENERIC, &|content: &Path| {
             let template = templates
                 .iter()
                 .find(|t| {
@@ -435,21 +446,25 @@ fn large_inputs(root: &Path, templates: &[Template]) {
                 .expect("a corpus package with a .ubulk");
             place(template, content, "Textures", "T_Large");
             let ubulk = content.join("Textures/T_Large.ubulk");
-            let file = std::fs::OpenOptions::new().write(true).open(&ubulk).unwrap();
+            let file = std::fs::OpenOptions::new()
+                .write(true)
+                .open(&ubulk)
+                .unwrap();
             file.set_len(LARGE).unwrap();
         }),
-        ("shader library", &|content: &Path| {
+        ("shader library", GENERIC, &|content: &Path| {
             std::fs::create_dir_all(content).unwrap();
             let path = content.join("ShaderArchive-LargeGame-PCD3D_SM6.ushaderbytecode");
             large_shader_library(&path);
         }),
     ];
-    for (kind, make) in kinds {
-        let dir = base.join(kind.replace(' ', "-"));
+    for (kind, game, make) in kinds {
+        let dir = base.join(kind.replace([' ', ','], "-"));
         make(&dir.join("Cooked/LargeGame/Content"));
+        std::fs::write(dir.join("key.txt"), "ab".repeat(32)).unwrap();
         std::fs::write(
             dir.join("mod.toml"),
-            "[mod]\nname = \"Large\"\nversion = \"1.0.0\"\n[game]\nengine = \"5.6\"\nproject = \"LargeGame\"\n",
+            format!("[mod]\nname = \"Large\"\nversion = \"1.0.0\"\n[game]\n{game}"),
         )
         .unwrap();
         let dev = phase(&format!("1 GiB {kind}: build"), &dir, &[]);
@@ -461,6 +476,10 @@ fn large_inputs(root: &Path, templates: &[Template]) {
         );
         let _ = std::fs::remove_dir_all(&dir);
     }
+    println!(
+        "large inputs: {:.1} s in all",
+        started.elapsed().as_secs_f64()
+    );
 }
 
 /// Writes `head` and extends the file to `len` bytes with a hole.

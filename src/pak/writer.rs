@@ -317,7 +317,9 @@ impl PakWriter {
             }
             s.sealed = true;
             let held = std::mem::take(&mut s.held);
-            let sealed = s.cipher.seal_entry(&self.options.mount_point, &s.path, held);
+            let sealed = s
+                .cipher
+                .seal_entry(&self.options.mount_point, &s.path, held);
             self.emit(&sealed)?;
         }
         self.emit(bytes)
@@ -330,7 +332,9 @@ impl PakWriter {
             Some(s) => {
                 s.sealed = true;
                 let held = std::mem::take(&mut s.held);
-                let sealed = s.cipher.seal_entry(&self.options.mount_point, &s.path, held);
+                let sealed = s
+                    .cipher
+                    .seal_entry(&self.options.mount_point, &s.path, held);
                 self.emit(&sealed)
             }
             None => Ok(()),
@@ -860,8 +864,8 @@ mod tests {
     /// and longer than their prefix, compressed or not.
     #[test]
     fn sealed_streamed_files_are_written_as_sealed_files_from_memory() {
-        use crate::fixups::marvel_rivals::pak_cipher::{encrypted_prefix, root_path};
         use crate::fixups::marvel_rivals::pak_cipher::RivalsPakCipher;
+        use crate::fixups::marvel_rivals::pak_cipher::{encrypted_prefix, root_path};
         let dir = tempfile::tempdir().unwrap();
         let mount = PakWriterOptions::default().mount_point;
         let mut files: Vec<(String, Vec<u8>)> = samples()

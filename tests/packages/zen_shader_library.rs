@@ -184,18 +184,40 @@ fn shaders_back(
         .shader_entries
         .iter()
         .map(|e| {
-            let bytes = &code[e.offset as usize..(e.offset + e.size as u64) as usize];
-            if e.size == e.uncompressed_size {
-                bytes.to_vec()
-            } else {
-                // Kept as the cook compressed it (a group of one).
-                [Compression::Zstd, Compression::Lz4]
-                    .iter()
-                    .find_map(|m| m.decompress(bytes, e.uncompressed_size as usize).ok())
-                    .unwrap()
-            }
+            // Kept as the cook compressed it when a group of one.
+            uncompressed(
+                &code[e.offset as usize..(e.offset + e.size as u64) as usize],
+                e,
+            )
         })
         .collect()
+}
+
+/// A shader's code uncompressed, from its stored `bytes`.
+fn uncompressed(bytes: &[u8], e: &ShaderCodeEntry) -> Vec<u8> {
+    if e.size == e.uncompressed_size {
+        return bytes.to_vec();
+    }
+    [Compression::Zstd, Compression::Lz4]
+        .iter()
+        .find_map(|m| m.decompress(bytes, e.uncompressed_size as usize).ok())
+        .unwrap()
+}
+
+/// A new UE 5.4 mod `LampMod` (project `LampGame`) in `dir`: its folder
+/// and its content folder.
+fn lamp_mod(dir: &Path) -> (std::path::PathBuf, std::path::PathBuf) {
+    use zenpak::scaffold::{write_mod, NewMod};
+    let repo = dir.join("LampMod");
+    let new = NewMod {
+        name: "LampMod".into(),
+        engine: EngineVersion::UE5_4,
+        project: "LampGame".into(),
+        git: false,
+    };
+    write_mod(&repo, &new).unwrap();
+    let content = repo.join("Cooked/LampGame/Content");
+    (repo, content)
 }
 
 /// A UE 5.4 mod with a package and a shader library the package uses,
@@ -206,20 +228,11 @@ fn shaders_back(
 fn a_library_goes_through_a_build_and_back() {
     use zenpak::build::{build, BuildOptions, Silent};
     use zenpak::manifest::Manifest;
-    use zenpak::scaffold::{write_mod, NewMod};
     let Some(corpus) = common::corpus() else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
-    let repo = dir.path().join("LampMod");
-    let new = NewMod {
-        name: "LampMod".into(),
-        engine: EngineVersion::UE5_4,
-        project: "LampGame".into(),
-        git: false,
-    };
-    write_mod(&repo, &new).unwrap();
-    let content = repo.join("Cooked/LampGame/Content");
+    let (repo, content) = lamp_mod(dir.path());
     let blueprints = content.join("Billiards/Blueprints");
     std::fs::create_dir_all(&blueprints).unwrap();
     for ext in ["uasset", "uexp"] {
@@ -465,14 +478,7 @@ fn groups_read_whole(bytes: &[u8], header: &IoStoreShaderArchive) -> Vec<Vec<u8>
                 .iter()
                 .flat_map(|&s| {
                     let (bytes, e) = code(s);
-                    if e.size == e.uncompressed_size {
-                        bytes.to_vec()
-                    } else {
-                        [Compression::Zstd, Compression::Lz4]
-                            .iter()
-                            .find_map(|m| m.decompress(bytes, e.uncompressed_size as usize).ok())
-                            .unwrap()
-                    }
+                    uncompressed(bytes, &e)
                 })
                 .collect()
         })
@@ -524,7 +530,9 @@ fn a_streamed_library_writes_the_bytes_a_library_read_whole_wrote() {
     for (i, group) in expected.iter().enumerate() {
         assert_eq!(&library.group_bytes(i).unwrap(), group, "group {i}");
     }
-    let from_file = build("streamed", &|b| b.add_shader_library(&library, &path).unwrap());
+    let from_file = build("streamed", &|b| {
+        b.add_shader_library(&library, &path).unwrap()
+    });
     let from_memory = build("memory", &|b| b.add_shader_library(&whole, &path).unwrap());
     let by_hand = build("by-hand", &|b| {
         b.add_chunk(whole.library_chunk_id, &whole.header_bytes, Some(&path))
@@ -533,8 +541,14 @@ fn a_streamed_library_writes_the_bytes_a_library_read_whole_wrote() {
             b.add_chunk(*id, data, None).unwrap();
         }
     });
-    assert!(from_file == by_hand, "the streamed library's container differs");
-    assert!(from_memory == by_hand, "the library read whole's container differs");
+    assert!(
+        from_file == by_hand,
+        "the streamed library's container differs"
+    );
+    assert!(
+        from_memory == by_hand,
+        "the library read whole's container differs"
+    );
 }
 
 /// A cooked library whose header lies about sizes fails the build with a
@@ -544,7 +558,6 @@ fn a_streamed_library_writes_the_bytes_a_library_read_whole_wrote() {
 /// a table count of 100 million records.
 #[test]
 fn a_library_whose_header_lies_about_sizes_is_an_error_at_its_offset() {
-    use zenpak::scaffold::{write_mod, NewMod};
     let (shaders, maps) = sample_shaders();
     let honest = cooked_archive(&shaders, &maps);
     let archive = ShaderArchive::read(&honest).unwrap();
@@ -565,15 +578,7 @@ fn a_library_whose_header_lies_about_sizes_is_an_error_at_its_offset() {
         ("huge count", huge_count, shader_hashes),
     ] {
         let dir = tempfile::tempdir().unwrap();
-        let repo = dir.path().join("LampMod");
-        let new = NewMod {
-            name: "LampMod".into(),
-            engine: EngineVersion::UE5_4,
-            project: "LampGame".into(),
-            git: false,
-        };
-        write_mod(&repo, &new).unwrap();
-        let content = repo.join("Cooked/LampGame/Content");
+        let (repo, content) = lamp_mod(dir.path());
         std::fs::create_dir_all(&content).unwrap();
         let name = "ShaderArchive-LampGame-PCD3D_SM6.ushaderbytecode";
         std::fs::write(content.join(name), &bytes).unwrap();
@@ -589,6 +594,10 @@ fn a_library_whose_header_lies_about_sizes_is_an_error_at_its_offset() {
         assert_eq!(error["code"], "format", "{what}: {error}");
         assert_eq!(common::file_tail(&error, 1), name, "{what}: {error}");
         assert_eq!(error["offset"], offset as u64, "{what}: {error}");
-        assert!(peak < 64 << 20, "{what}: the build peaked at {} MiB", peak >> 20);
+        assert!(
+            peak < 64 << 20,
+            "{what}: the build peaked at {} MiB",
+            peak >> 20
+        );
     }
 }

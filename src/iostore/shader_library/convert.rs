@@ -652,8 +652,12 @@ mod tests {
         for (_, group) in groups(&kept) {
             let mut shaders: Vec<&[u8]> = group.chunks(3000).collect();
             shaders.sort();
-            let first = code.iter().position(|c| c.as_slice() == shaders[0]).unwrap();
-            let mut expected: Vec<&[u8]> = code[first..first + 3].iter().map(Vec::as_slice).collect();
+            let first = code
+                .iter()
+                .position(|c| c.as_slice() == shaders[0])
+                .unwrap();
+            let mut expected: Vec<&[u8]> =
+                code[first..first + 3].iter().map(Vec::as_slice).collect();
             expected.sort();
             assert_eq!(shaders, expected);
         }

@@ -259,7 +259,10 @@ impl ShaderArchive {
             (self.shader_hashes.len(), 20),
             (self.shader_map_entries.len(), 16),
         ];
-        4 + tables.iter().map(|&(n, size)| 4 + n as u64 * size).sum::<u64>()
+        4 + tables
+            .iter()
+            .map(|&(n, size)| 4 + n as u64 * size)
+            .sum::<u64>()
             + 4
             + index as u64 * 17
     }
@@ -278,7 +281,8 @@ impl ShaderArchive {
                         "shader {i}'s code is bytes {start}..{end}, past the end of the file ({len} bytes)"
                     ),
                 )
-                .within("shader archive"));
+                .within("shader archive")
+                .with_hint("the library is cut off or its header is damaged: copy it again from the cooked folder"));
             }
         }
         Ok(())
