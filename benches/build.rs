@@ -15,6 +15,13 @@
 //! - reading the built container back: `zenpak unpack` (Zen packages as
 //!   they are) and `zenpak extract` (Zen → legacy, script objects taken
 //!   from the generated packages' `/Script/` imports), with their ratio;
+//! - large inputs (`ZENPAK_BENCH_LARGE=0` leaves them out; about 30 s):
+//!   small mods, each with one input of 1 GiB (sparse: mostly holes): a
+//!   loose file (into the companion pak), the same with Marvel Rivals'
+//!   pak cipher, a package's `.ubulk`, and a shader library (a valid cooked
+//!   archive whose shaders are 64 MiB and 256 KiB of code), each built as a
+//!   development build (empty cache) and with `--force`; the peak memory of
+//!   each must stay below 256 MiB whatever the input's size;
 //!
 //! each phase running the real `zenpak build` binary as a user does, and
 //! reports per phase wall time, CPU time (user + system), minor page faults
@@ -362,9 +369,151 @@ fn main() {
         100.0 * ratio(&one_release, forced.wall)
     );
     read_back(&root);
+    if std::env::var_os("ZENPAK_BENCH_LARGE").is_none_or(|v| v != "0") {
+        large_inputs(&root, &templates);
+    }
     if let Some(peer) = std::env::var_os("ZENPAK_BENCH_PEER") {
         compare_with_peer(Path::new(&peer), &root);
     }
+}
+
+/// Size of each large input.
+const LARGE: u64 = 1 << 30;
+
+/// Builds a mod per kind of large input (see the module doc) and reports
+/// each build's peak memory.
+fn large_inputs(root: &Path, templates: &[Template]) {
+    let started = Instant::now();
+    let base = root.join("large-inputs");
+    let _ = std::fs::remove_dir_all(&base);
+    const GENERIC: &str = "engine = \"5.6\"\nproject = \"LargeGame\"\n";
+    // Marvel Rivals' profile seals each pak entry with its own cipher
+    // (the modder's key in a key file).
+    const RIVALS: &str = "engine = \"5.3\"\nproject = \"LargeGame\"\nprofile = \"marvel-rivals\"\n[output]\nkey-file = \"key.txt\"\n";
+    type Make<'a> = &'a dyn Fn(&Path);
+    let loose = |content: &Path| {
+        let dir = content.join("Movies");
+        std::fs::create_dir_all(&dir).unwrap();
+        sparse_file(&dir.join("Intro.bk2"), &[], LARGE);
+    };
+    let kinds: [(&str, &str, Make); 4] = [
+        ("loose file", GENERIC, &loose),
+        ("loose file, game cipher", RIVALS, &loose),
+        ("bulk file", GENERIC, &|content: &Path| {
+            let template = templates
+                .iter()
+                .find(|t| {
+                    t.files
+                        .bulk
+                        .iter()
+                        .any(|b| b.path.extension().is_some_and(|e| e == "ubulk"))
+                })
+                .expect("a corpus package with a .ubulk");
+            place(template, content, "Textures", "T_Large");
+            let ubulk = content.join("Textures/T_Large.ubulk");
+            let file = std::fs::OpenOptions::new()
+                .write(true)
+                .open(&ubulk)
+                .unwrap();
+            file.set_len(LARGE).unwrap();
+        }),
+        ("shader library", GENERIC, &|content: &Path| {
+            std::fs::create_dir_all(content).unwrap();
+            let path = content.join("ShaderArchive-LargeGame-PCD3D_SM6.ushaderbytecode");
+            large_shader_library(&path);
+        }),
+    ];
+    for (kind, game, make) in kinds {
+        let dir = base.join(kind.replace([' ', ','], "-"));
+        make(&dir.join("Cooked/LargeGame/Content"));
+        std::fs::write(dir.join("key.txt"), "ab".repeat(32)).unwrap();
+        std::fs::write(
+            dir.join("mod.toml"),
+            format!("[mod]\nname = \"Large\"\nversion = \"1.0.0\"\n[game]\n{game}"),
+        )
+        .unwrap();
+        let dev = phase(&format!("1 GiB {kind}: build"), &dir, &[]);
+        let forced = phase(&format!("1 GiB {kind}: --force"), &dir, &["--force"]);
+        let peak = dev.peak_mib.max(forced.peak_mib);
+        println!(
+            "1 GiB {kind}: peak {peak:.1} MiB ({} 256 MiB)",
+            if peak < 256.0 { "below" } else { "NOT below" }
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    println!(
+        "large inputs: {:.1} s in all",
+        started.elapsed().as_secs_f64()
+    );
+}
+
+/// Writes `head` and extends the file to `len` bytes with a hole.
+fn sparse_file(path: &Path, head: &[u8], len: u64) {
+    let mut file = std::fs::File::create(path).unwrap();
+    file.write_all(head).unwrap();
+    file.set_len(len).unwrap();
+}
+
+/// A cooked shader archive of about [`LARGE`] bytes whose code is a hole:
+/// twelve 64 MiB shaders, each the only shader of its shader map (a group of
+/// its own), and 1,024 shaders of 256 KiB shared by four shader maps
+/// (grouped four to a 1 MiB group), all stored uncompressed.
+fn large_shader_library(path: &Path) {
+    use zenpak::iostore::shader_library::{ShaderArchive, ShaderCodeEntry, ShaderMapEntry};
+    const BIG: u32 = 64 << 20;
+    const SMALL: u32 = 256 << 10;
+    let mut sizes = vec![BIG; 12];
+    sizes.extend(std::iter::repeat_n(SMALL, 1024));
+    let hash = |tag: u8, i: usize| {
+        let mut h = [tag; 20];
+        h[..8].copy_from_slice(&(i as u64).to_le_bytes());
+        h
+    };
+    let mut offset = 0u64;
+    let shader_entries: Vec<ShaderCodeEntry> = sizes
+        .iter()
+        .map(|&size| {
+            let entry = ShaderCodeEntry {
+                offset,
+                size,
+                uncompressed_size: size,
+                frequency: 5,
+            };
+            offset += size as u64;
+            entry
+        })
+        .collect();
+    // Maps 0..12: one big shader each; maps 12..16: all the small shaders.
+    let mut maps: Vec<Vec<u32>> = (0..12).map(|s| vec![s]).collect();
+    maps.extend((0..4).map(|_| (12..sizes.len() as u32).collect()));
+    let mut shader_indices = Vec::new();
+    let shader_map_entries = maps
+        .iter()
+        .map(|shaders| {
+            let entry = ShaderMapEntry {
+                shader_indices_offset: shader_indices.len() as u32,
+                num_shaders: shaders.len() as u32,
+                first_preload_index: 0,
+                num_preload_entries: 0,
+            };
+            shader_indices.extend_from_slice(shaders);
+            entry
+        })
+        .collect();
+    let mut archive = ShaderArchive {
+        shader_map_hashes: (0..maps.len()).map(|m| hash(0xAA, m)).collect(),
+        shader_hashes: (0..sizes.len()).map(|s| hash(0x55, s)).collect(),
+        shader_map_entries,
+        shader_entries,
+        preload_entries: Vec::new(),
+        shader_indices,
+        code_offset: 0,
+    };
+    archive.set_preload_entries();
+    let mut header = zenpak::binary::Writer::new();
+    archive.write_header(&mut header);
+    let header = header.into_inner();
+    sparse_file(path, &header, header.len() as u64 + offset);
 }
 
 /// `zenpak build --force` and the peer's `to-zen` on the same tree, in

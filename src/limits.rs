@@ -43,6 +43,7 @@
 //! | the container header chunk (declared length) | 32 MiB | `Container::container_header` |
 //! | one pak index part (declared size) | 64 MiB | `PakReader::open`, `MAX_PAK_INDEX_BYTES` |
 //! | a classic package's report | streamed row by row | `classic::report::Rows` |
+//! | a cooked shader archive's header (its code is streamed) | counts ≤ bytes left; 64 MiB | `ShaderArchive::read_header_from`, `MAX_ARCHIVE_HEADER_BYTES` |
 //!
 //! Pinned by `tests/containers/iostore_bounded.rs` and `pak_bounded.rs` (bombs refused and a 2 GiB
 //! chunk unpacked within 256 MiB, measured on the real binary).

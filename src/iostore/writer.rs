@@ -404,9 +404,9 @@ pub struct ContainerBuilder {
     localized: Vec<(u64, String, String)>,
     /// Package id → the shader maps it uses, from the added shader libraries.
     shader_maps: BTreeMap<u64, BTreeSet<ShaHash>>,
-    /// Shader group chunks added, with a hash of their bytes: libraries of
-    /// one container may share a group, which is stored once.
-    shader_groups: BTreeMap<ChunkId, [u8; 32]>,
+    /// Shader group chunks added, with their chunk hash: libraries of one
+    /// container may share a group, which is stored once.
+    shader_groups: BTreeMap<ChunkId, [u8; 20]>,
 }
 
 impl ContainerBuilder {
@@ -658,22 +658,25 @@ impl ContainerBuilder {
             ));
         }
         self.add_chunk(library.library_chunk_id, &library.header_bytes, Some(path))?;
-        for (id, data) in &library.group_chunks {
-            let hash = *blake3::hash(data).as_bytes();
-            match self.shader_groups.get(id) {
-                Some(known) if *known == hash => continue,
-                Some(_) => {
-                    return Err(Error::invalid(format!(
-                        "shader group chunk {} of `{path}` has other bytes than the group of that id already added",
-                        id.to_hex()
-                    ))
-                    .with_hint("rebuild the shader libraries from one cook"))
+        // Each group is streamed into the `.ucas` as it is read; one already
+        // added (by another library) is only hashed, to check it is the same.
+        library.each_group(|id, pieces| {
+            if let Some(&known) = self.shader_groups.get(&id) {
+                let length = pieces.iter().map(ChunkPiece::len).sum();
+                if known == self.hash_pieces(pieces, length)? {
+                    return Ok(());
                 }
-                None => {}
+                return Err(Error::invalid(format!(
+                    "shader group chunk {} of `{path}` has other bytes than the group of that id already added",
+                    id.to_hex()
+                ))
+                .with_hint("rebuild the shader libraries from one cook"));
             }
-            self.add_chunk(*id, data, None)?;
-            self.shader_groups.insert(*id, hash);
-        }
+            self.add_chunk_pieces(id, pieces, None)?;
+            let hash = self.chunks.last().expect("just added").meta.hash;
+            self.shader_groups.insert(id, hash);
+            Ok(())
+        })?;
         for (package, maps) in &library.package_shader_maps {
             let id = crate::hash::package_id(package);
             self.shader_maps
@@ -920,6 +923,26 @@ impl ContainerBuilder {
             hash: hasher.finish(),
             flags,
         })
+    }
+
+    /// The chunk hash of `pieces` (`length` bytes), read a batch at a time.
+    fn hash_pieces(&mut self, pieces: &[ChunkPiece<'_>], length: u64) -> Result<[u8; 20]> {
+        let mut hasher = ChunkHasher::new(self.engine.chunk_hash_kind());
+        let mut reader = PieceReader::new(pieces);
+        let mut batch = std::mem::take(&mut self.batch_buffer);
+        let mut remaining = length;
+        let result = (|| -> Result<()> {
+            while remaining > 0 {
+                let take = remaining.min(self.options.block_size as u64 * BLOCKS_PER_BATCH as u64);
+                batch.resize(take as usize, 0);
+                reader.fill(&mut batch)?;
+                hasher.update(&batch);
+                remaining -= take;
+            }
+            Ok(())
+        })();
+        self.batch_buffer = batch;
+        result.map(|()| hasher.finish())
     }
 
     /// Stores one batch of a chunk's blocks in the `.ucas`: each block

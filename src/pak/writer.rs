@@ -71,6 +71,24 @@ pub trait PakCipher: Send + Sync {
     fn encrypt_index(&self, part: &mut [u8]);
     /// Bytes written between the index and the footer.
     fn footer_prefix(&self) -> &[u8];
+    /// `Some(n)`: sealing an entry longer than `n` stored bytes changes its
+    /// first `n` bytes only, as [`seal_entry`](Self::seal_entry) of those
+    /// bytes alone does, so an entry can be streamed. `None` (the default):
+    /// entries are sealed whole, in memory.
+    fn sealed_prefix(&self, _mount_point: &str, _path: &str) -> Option<usize> {
+        None
+    }
+}
+
+/// A streamed entry sealed with a game's cipher (see
+/// [`PakCipher::sealed_prefix`]): its first `prefix` stored bytes are held
+/// until they are all there, sealed and written; the rest pass as they are.
+struct Sealing {
+    cipher: std::sync::Arc<dyn PakCipher>,
+    path: String,
+    prefix: usize,
+    held: Vec<u8>,
+    sealed: bool,
 }
 
 /// A pak being written.
@@ -242,28 +260,85 @@ impl PakWriter {
     /// size (the entry's record, written first in the pak, is filled in
     /// once the data is written). The bytes are those `add_file` writes.
     /// Returns the BLAKE3 of what was read. A file that does not have the
-    /// length it had when opened is an error. With a game's own cipher,
-    /// which seals an entry whole, the file is read into memory.
+    /// length it had when opened is an error. A game's own cipher that
+    /// seals only a prefix of each entry ([`PakCipher::sealed_prefix`])
+    /// seals it on the way; one that seals entries whole has the file read
+    /// into memory.
     pub fn add_file_from(&mut self, relative_path: &str, source: &Path) -> Result<[u8; 32]> {
-        if self.cipher.is_some() {
-            let data = std::fs::read(source).map_err(|e| Error::io(source, e))?;
-            self.add_file(relative_path, &data)?;
-            return Ok(*blake3::hash(&data).as_bytes());
-        }
+        let new_sealing = |this: &Self| {
+            this.cipher.as_ref().map(|cipher| {
+                let prefix = cipher.sealed_prefix(&this.options.mount_point, relative_path)?;
+                Some(Sealing {
+                    cipher: cipher.clone(),
+                    path: relative_path.to_string(),
+                    prefix,
+                    held: Vec::new(),
+                    sealed: false,
+                })
+            })
+        };
+        let mut sealing = match new_sealing(self) {
+            // A cipher that seals entries whole.
+            Some(None) => {
+                let data = std::fs::read(source).map_err(|e| Error::io(source, e))?;
+                self.add_file(relative_path, &data)?;
+                return Ok(*blake3::hash(&data).as_bytes());
+            }
+            Some(Some(sealing)) => Some(sealing),
+            None => None,
+        };
         self.claim(relative_path)?;
         let mut file = File::open(source).map_err(|e| Error::io(source, e))?;
         let len = file.metadata().map_err(|e| Error::io(source, e))?.len();
         let offset = self.position;
         if self.options.compression != Compression::None && len > 0 {
-            if let Some(hash) = self.stream_compressed(relative_path, &mut file, source, len)? {
+            let (path, seal) = (relative_path, &mut sealing);
+            if let Some(hash) = self.stream_compressed(path, &mut file, source, len, seal)? {
                 return Ok(hash);
             }
             // Compression saved nothing: the entry is stored as is, over
             // what was written of the compressed one.
             self.rewind_to(offset)?;
             std::io::Seek::rewind(&mut file).map_err(|e| Error::io(source, e))?;
+            sealing = new_sealing(self).flatten();
         }
-        self.stream_stored(relative_path, &mut file, source, len)
+        self.stream_stored(relative_path, &mut file, source, len, &mut sealing)
+    }
+
+    /// Writes stored bytes of a streamed entry, sealed first when the pak
+    /// has a game's cipher.
+    fn emit_stored(&mut self, sealing: &mut Option<Sealing>, mut bytes: &[u8]) -> Result<()> {
+        if let Some(s) = sealing.as_mut().filter(|s| !s.sealed) {
+            let take = (s.prefix - s.held.len()).min(bytes.len());
+            s.held.extend_from_slice(&bytes[..take]);
+            bytes = &bytes[take..];
+            if s.held.len() < s.prefix {
+                return Ok(());
+            }
+            s.sealed = true;
+            let held = std::mem::take(&mut s.held);
+            let sealed = s
+                .cipher
+                .seal_entry(&self.options.mount_point, &s.path, held);
+            self.emit(&sealed)?;
+        }
+        self.emit(bytes)
+    }
+
+    /// Ends a streamed entry: one not longer than its sealed prefix is
+    /// sealed (whole) and written now.
+    fn finish_stored(&mut self, sealing: &mut Option<Sealing>) -> Result<()> {
+        match sealing.as_mut().filter(|s| !s.sealed) {
+            Some(s) => {
+                s.sealed = true;
+                let held = std::mem::take(&mut s.held);
+                let sealed = s
+                    .cipher
+                    .seal_entry(&self.options.mount_point, &s.path, held);
+                self.emit(&sealed)
+            }
+            None => Ok(()),
+        }
     }
 
     /// Streams `len` bytes of `file` as compressed blocks. `None` (with
@@ -275,9 +350,11 @@ impl PakWriter {
         file: &mut File,
         source: &Path,
         len: u64,
+        sealing: &mut Option<Sealing>,
     ) -> Result<Option<[u8; 32]>> {
         let offset = self.position;
-        let entry_key = self.entry_key().cloned();
+        // A game's cipher replaces the engine's AES.
+        let entry_key = self.entry_key().cloned().filter(|_| sealing.is_none());
         let block_count = len.div_ceil(u64::from(PAK_BLOCK_SIZE)) as usize;
         let record_size = PakEntry::record_size(self.options.version, block_count, true);
         self.emit(&vec![0; record_size as usize])?;
@@ -297,16 +374,24 @@ impl PakWriter {
                 return Ok(None);
             }
             block_lens.push(compressed.len() as u64);
-            if let Some(key) = &entry_key {
-                pad_like_engine(&mut compressed);
-                key.encrypt(&mut compressed);
+            if sealing.is_some() {
+                // The SHA-1 covers the blocks before the cipher pads them
+                // with zeros to 16 bytes (as `add_sealed_file`).
+                sha1::Digest::update(&mut stored_hash, &compressed);
+                compressed.resize(compressed.len().next_multiple_of(16), 0);
+            } else {
+                if let Some(key) = &entry_key {
+                    pad_like_engine(&mut compressed);
+                    key.encrypt(&mut compressed);
+                }
+                sha1::Digest::update(&mut stored_hash, &compressed);
             }
-            sha1::Digest::update(&mut stored_hash, &compressed);
             stored_total += compressed.len() as u64;
-            self.emit(&compressed)?;
+            self.emit_stored(sealing, &compressed)?;
         }
         check_at_end(file, source, len)?;
-        let encrypted = entry_key.is_some();
+        self.finish_stored(sealing)?;
+        let encrypted = entry_key.is_some() || sealing.is_some();
         let entry = PakEntry {
             offset,
             size: stored_total,
@@ -331,10 +416,11 @@ impl PakWriter {
         file: &mut File,
         source: &Path,
         len: u64,
+        sealing: &mut Option<Sealing>,
     ) -> Result<[u8; 32]> {
         const PIECE: usize = 1 << 20;
         let offset = self.position;
-        let entry_key = self.entry_key().cloned();
+        let entry_key = self.entry_key().cloned().filter(|_| sealing.is_none());
         let record_size = PakEntry::record_size(self.options.version, 0, false);
         self.emit(&vec![0; record_size as usize])?;
         let mut content = blake3::Hasher::new();
@@ -360,9 +446,10 @@ impl PakWriter {
                 key.encrypt(&mut piece);
             }
             sha1::Digest::update(&mut stored_hash, &piece[..hashed]);
-            self.emit(&piece)?;
+            self.emit_stored(sealing, &piece)?;
         }
         check_at_end(file, source, len)?;
+        self.finish_stored(sealing)?;
         let entry = PakEntry {
             offset,
             size: len,
@@ -371,7 +458,7 @@ impl PakWriter {
             timestamp: 0,
             hash: sha1::Digest::finalize(stored_hash).into(),
             blocks: Vec::new(),
-            encrypted: entry_key.is_some(),
+            encrypted: entry_key.is_some() || sealing.is_some(),
             deleted: false,
             block_size: entry_block_size(0, len as usize),
         };
@@ -768,6 +855,56 @@ mod tests {
                     assert_eq!(&reader.read(entry).unwrap(), bytes);
                 }
             }
+        }
+    }
+
+    /// With a game's cipher that seals a prefix of each entry (Marvel
+    /// Rivals'), a streamed file is sealed on the way into the bytes the
+    /// whole file sealed in memory gives: files shorter than, as long as
+    /// and longer than their prefix, compressed or not.
+    #[test]
+    fn sealed_streamed_files_are_written_as_sealed_files_from_memory() {
+        use crate::fixups::marvel_rivals::pak_cipher::RivalsPakCipher;
+        use crate::fixups::marvel_rivals::pak_cipher::{encrypted_prefix, root_path};
+        let dir = tempfile::tempdir().unwrap();
+        let mount = PakWriterOptions::default().mount_point;
+        let mut files: Vec<(String, Vec<u8>)> = samples()
+            .into_iter()
+            .enumerate()
+            .map(|(i, bytes)| (format!("Game/File{i}.bin"), bytes))
+            .collect();
+        for (name, extra) in [("Game/Exact.bin", 0), ("Game/OneMore.bin", 1)] {
+            let len = encrypted_prefix(&root_path(&mount, name)) + extra;
+            files.push((name.to_string(), (0..len).map(|i| (i * 7) as u8).collect()));
+        }
+        let key = AesKey::parse(&"cd".repeat(32)).unwrap();
+        let cipher: std::sync::Arc<dyn PakCipher> = std::sync::Arc::new(RivalsPakCipher::new(&key));
+        for compression in [Compression::None, Compression::Zlib] {
+            let write = |name: &str, streamed: bool| {
+                let path = dir.path().join(name);
+                let options = PakWriterOptions {
+                    compression,
+                    ..PakWriterOptions::default()
+                };
+                let mut pak = PakWriter::create_with(&path, options)
+                    .unwrap()
+                    .with_cipher(cipher.clone());
+                for (name, bytes) in &files {
+                    if streamed {
+                        let source = dir.path().join("source");
+                        std::fs::write(&source, bytes).unwrap();
+                        let hash = pak.add_file_from(name, &source).unwrap();
+                        assert_eq!(hash, *blake3::hash(bytes).as_bytes());
+                    } else {
+                        pak.add_file(name, bytes).unwrap();
+                    }
+                }
+                pak.finish().unwrap();
+                std::fs::read(path).unwrap()
+            };
+            let from_memory = write("memory.pak", false);
+            let streamed = write("streamed.pak", true);
+            assert!(from_memory == streamed, "{compression:?}");
         }
     }
 

@@ -184,18 +184,40 @@ fn shaders_back(
         .shader_entries
         .iter()
         .map(|e| {
-            let bytes = &code[e.offset as usize..(e.offset + e.size as u64) as usize];
-            if e.size == e.uncompressed_size {
-                bytes.to_vec()
-            } else {
-                // Kept as the cook compressed it (a group of one).
-                [Compression::Zstd, Compression::Lz4]
-                    .iter()
-                    .find_map(|m| m.decompress(bytes, e.uncompressed_size as usize).ok())
-                    .unwrap()
-            }
+            // Kept as the cook compressed it when a group of one.
+            uncompressed(
+                &code[e.offset as usize..(e.offset + e.size as u64) as usize],
+                e,
+            )
         })
         .collect()
+}
+
+/// A shader's code uncompressed, from its stored `bytes`.
+fn uncompressed(bytes: &[u8], e: &ShaderCodeEntry) -> Vec<u8> {
+    if e.size == e.uncompressed_size {
+        return bytes.to_vec();
+    }
+    [Compression::Zstd, Compression::Lz4]
+        .iter()
+        .find_map(|m| m.decompress(bytes, e.uncompressed_size as usize).ok())
+        .unwrap()
+}
+
+/// A new UE 5.4 mod `LampMod` (project `LampGame`) in `dir`: its folder
+/// and its content folder.
+fn lamp_mod(dir: &Path) -> (std::path::PathBuf, std::path::PathBuf) {
+    use zenpak::scaffold::{write_mod, NewMod};
+    let repo = dir.join("LampMod");
+    let new = NewMod {
+        name: "LampMod".into(),
+        engine: EngineVersion::UE5_4,
+        project: "LampGame".into(),
+        git: false,
+    };
+    write_mod(&repo, &new).unwrap();
+    let content = repo.join("Cooked/LampGame/Content");
+    (repo, content)
 }
 
 /// A UE 5.4 mod with a package and a shader library the package uses,
@@ -206,20 +228,11 @@ fn shaders_back(
 fn a_library_goes_through_a_build_and_back() {
     use zenpak::build::{build, BuildOptions, Silent};
     use zenpak::manifest::Manifest;
-    use zenpak::scaffold::{write_mod, NewMod};
     let Some(corpus) = common::corpus() else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
-    let repo = dir.path().join("LampMod");
-    let new = NewMod {
-        name: "LampMod".into(),
-        engine: EngineVersion::UE5_4,
-        project: "LampGame".into(),
-        git: false,
-    };
-    write_mod(&repo, &new).unwrap();
-    let content = repo.join("Cooked/LampGame/Content");
+    let (repo, content) = lamp_mod(dir.path());
     let blueprints = content.join("Billiards/Blueprints");
     std::fs::create_dir_all(&blueprints).unwrap();
     for ext in ["uasset", "uexp"] {
@@ -363,11 +376,11 @@ fn groups_follow_the_shader_maps_that_use_them() {
         .collect();
     assert_eq!(groups, vec![vec![1, 2], vec![3, 4], vec![0]]);
     let zstd = Compression::Zstd.compress(&shaders[0].0).unwrap();
-    assert_eq!(library.group_chunks[2].1, zstd);
+    assert_eq!(library.group_bytes(2).unwrap(), zstd);
     let compressed = library.header.group_entries[2].compressed_size;
     assert_eq!(compressed as usize, zstd.len());
     let group_0 = [shaders[1].0.clone(), shaders[2].0.clone()].concat();
-    assert_eq!(library.group_chunks[0].1, group_0);
+    assert_eq!(library.group_bytes(0).unwrap(), group_0);
     let compressed = library.header.group_entries[0].compressed_size;
     assert_eq!(compressed as usize, group_0.len());
     assert_eq!(library.split_groups, 0);
@@ -389,12 +402,11 @@ fn undecodable_groups_are_stored_one_shader_per_group() {
     .unwrap();
     assert_eq!(library.split_groups, 1);
     assert_eq!(library.header.group_entries.len(), 4);
-    let opaque = library
-        .group_chunks
-        .iter()
-        .find(|(_, data)| data.iter().all(|&b| b == 0xFF))
+    let opaque = (0..library.group_chunks.len())
+        .map(|i| library.group_bytes(i).unwrap())
+        .find(|data| data.iter().all(|&b| b == 0xFF))
         .unwrap();
-    assert_eq!(opaque.1.len(), 2000);
+    assert_eq!(opaque.len(), 2000);
 }
 
 /// Preload ranges as `Finalize` computes them: a shader map's code merged
@@ -440,5 +452,152 @@ fn a_5_8_container_refuses_shader_maps_it_cannot_hash() {
                 assert_eq!(e.code(), "unsupported");
             }
         }
+    }
+}
+
+/// Each group chunk's bytes as the library was converted before it was
+/// streamed (the archive read whole): a group of one shader is its stored
+/// bytes, a larger group its shaders decompressed one after the other.
+fn groups_read_whole(bytes: &[u8], header: &IoStoreShaderArchive) -> Vec<Vec<u8>> {
+    let archive = ShaderArchive::read(bytes).unwrap();
+    let code = |s: u32| {
+        let e = archive.shader_entries[s as usize];
+        let start = archive.code_offset + e.offset as usize;
+        (&bytes[start..start + e.size as usize], e)
+    };
+    header
+        .group_entries
+        .iter()
+        .map(|g| {
+            let start = g.shader_indices_offset as usize;
+            let shaders = &header.shader_indices[start..start + g.num_shaders as usize];
+            if let [only] = shaders {
+                return code(*only).0.to_vec();
+            }
+            shaders
+                .iter()
+                .flat_map(|&s| {
+                    let (bytes, e) = code(s);
+                    uncompressed(bytes, &e)
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// The three files of a container: `.utoc`, `.ucas`, `.pak`.
+fn triplet(written: &zenpak::iostore::WrittenContainer) -> [Vec<u8>; 3] {
+    [&written.utoc, &written.ucas, &written.pak].map(|p| std::fs::read(p).unwrap())
+}
+
+/// A library streamed from its file (`convert_file`: header read, group
+/// chunks read a group at a time as they are written) gives the container
+/// byte for byte what the same library read whole gives (`convert` of the
+/// file's bytes), and what adding each group's bytes as the archive read
+/// whole gives them (the writer's path before groups were streamed): raw,
+/// zstd and LZ4 shaders, a group split for an undecodable shader.
+#[test]
+fn a_streamed_library_writes_the_bytes_a_library_read_whole_wrote() {
+    let (mut shaders, mut maps) = sample_shaders();
+    // A map of its own for a shader no method decodes: its group is split.
+    shaders.push((code(6, 700), Stored::Opaque, 0));
+    shaders.push((code(7, 300), Stored::Zstd, 0));
+    maps.push(vec![5, 6]);
+    let bytes = cooked_archive(&shaders, &maps);
+    let engine = EngineVersion::UE5_4;
+    let dir = tempfile::tempdir().unwrap();
+    let name = "ShaderArchive-Lib-PCD3D_SM6.ushaderbytecode";
+    let file = dir.path().join(name);
+    std::fs::write(&file, &bytes).unwrap();
+    let path = format!("Game/Content/{name}");
+    let build = |folder: &str, add: &dyn Fn(&mut ContainerBuilder)| {
+        let mut builder = ContainerBuilder::create(
+            &dir.path().join(folder),
+            "Lib_P",
+            engine,
+            ContainerOptions::default(),
+        )
+        .unwrap();
+        add(&mut builder);
+        triplet(&builder.finish().unwrap())
+    };
+    let streamed = zenpak::iostore::shader_library::convert_file(&file, engine).unwrap();
+    let library = streamed.library.unwrap();
+    assert_eq!(library.split_groups, 1);
+    let whole = convert(name, &bytes, None, engine).unwrap();
+    assert_eq!(library.header_bytes, whole.header_bytes);
+    let expected = groups_read_whole(&bytes, &library.header);
+    for (i, group) in expected.iter().enumerate() {
+        assert_eq!(&library.group_bytes(i).unwrap(), group, "group {i}");
+    }
+    let from_file = build("streamed", &|b| {
+        b.add_shader_library(&library, &path).unwrap()
+    });
+    let from_memory = build("memory", &|b| b.add_shader_library(&whole, &path).unwrap());
+    let by_hand = build("by-hand", &|b| {
+        b.add_chunk(whole.library_chunk_id, &whole.header_bytes, Some(&path))
+            .unwrap();
+        for ((id, _), data) in whole.group_chunks.iter().zip(&expected) {
+            b.add_chunk(*id, data, None).unwrap();
+        }
+    });
+    assert!(
+        from_file == by_hand,
+        "the streamed library's container differs"
+    );
+    assert!(
+        from_memory == by_hand,
+        "the library read whole's container differs"
+    );
+}
+
+/// A cooked library whose header lies about sizes fails the build with a
+/// `format` error naming the library and the offset of the lying field in
+/// its header, within bounded memory (nothing the header claims is
+/// allocated): a shader whose code would end 4 GiB past a 1 MiB file, and
+/// a table count of 100 million records.
+#[test]
+fn a_library_whose_header_lies_about_sizes_is_an_error_at_its_offset() {
+    let (shaders, maps) = sample_shaders();
+    let honest = cooked_archive(&shaders, &maps);
+    let archive = ShaderArchive::read(&honest).unwrap();
+    // Version, then the shader map hashes, shader hashes and map entries.
+    let map_hashes = 4;
+    let shader_hashes = map_hashes + 4 + 20 * archive.shader_map_hashes.len();
+    let map_entries = shader_hashes + 4 + 20 * archive.shader_hashes.len();
+    let shader_entries = map_entries + 4 + 16 * archive.shader_map_entries.len() + 4;
+    // Shader 3's size field (offset u64, then size u32).
+    let shader_3 = shader_entries + 3 * 17;
+    let mut huge_code = honest.clone();
+    huge_code[shader_3 + 8..shader_3 + 12].copy_from_slice(&u32::MAX.to_le_bytes());
+    huge_code.resize(1 << 20, 0);
+    let mut huge_count = honest.clone();
+    huge_count[shader_hashes..shader_hashes + 4].copy_from_slice(&100_000_000i32.to_le_bytes());
+    for (what, bytes, offset) in [
+        ("huge code", huge_code, shader_3),
+        ("huge count", huge_count, shader_hashes),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let (repo, content) = lamp_mod(dir.path());
+        std::fs::create_dir_all(&content).unwrap();
+        let name = "ShaderArchive-LampGame-PCD3D_SM6.ushaderbytecode";
+        std::fs::write(content.join(name), &bytes).unwrap();
+        let manifest = repo.join("mod.toml");
+        let (out, peak) = common::run_measured(&[
+            "build",
+            "--manifest-path",
+            manifest.to_str().unwrap(),
+            "--message-format",
+            "json",
+        ]);
+        let error = out.assert_code(1).error();
+        assert_eq!(error["code"], "format", "{what}: {error}");
+        assert_eq!(common::file_tail(&error, 1), name, "{what}: {error}");
+        assert_eq!(error["offset"], offset as u64, "{what}: {error}");
+        assert!(
+            peak < 64 << 20,
+            "{what}: the build peaked at {} MiB",
+            peak >> 20
+        );
     }
 }

@@ -134,6 +134,11 @@ impl PakCipher for RivalsPakCipher {
     fn footer_prefix(&self) -> &[u8] {
         &FOOTER_PREFIX
     }
+
+    /// Only the prefix is encrypted in an entry longer than it.
+    fn sealed_prefix(&self, mount_point: &str, path: &str) -> Option<usize> {
+        Some(encrypted_prefix(&root_path(mount_point, path)))
+    }
 }
 
 #[cfg(test)]

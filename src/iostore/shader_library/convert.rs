@@ -2,6 +2,9 @@
 //! (`ConvertToIoStoreShaderLibrary`, `CreateIoStoreShaderCodeArchiveHeader`).
 
 use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use crate::iostore::writer::ChunkPiece;
 
 use super::*;
 
@@ -43,7 +46,9 @@ fn parse_hash(text: &str) -> Option<ShaHash> {
 }
 
 /// A converted library: its header chunk, its group chunks, and each
-/// package's shader maps (only maps this library holds).
+/// package's shader maps (only maps this library holds). The groups' bytes
+/// are not held: they are read from the cooked archive as each group chunk
+/// is written ([`ConvertedLibrary::each_group`]).
 #[derive(Debug, Clone)]
 pub struct ConvertedLibrary {
     pub library_chunk_id: ChunkId,
@@ -51,13 +56,100 @@ pub struct ConvertedLibrary {
     /// The header chunk's bytes.
     pub header_bytes: Vec<u8>,
     /// One chunk per group, in group order.
-    pub group_chunks: Vec<(ChunkId, Vec<u8>)>,
+    pub group_chunks: Vec<(ChunkId, GroupChunk)>,
     /// Package name → shader map hashes, in asset-info order, each once.
     pub package_shader_maps: BTreeMap<String, Vec<ShaHash>>,
     /// Groups of the engine's grouping stored one shader per group, because
     /// a shader in them is compressed with a method zenpak cannot undo
     /// (Oodle): the loader takes any grouping the header describes.
     pub split_groups: usize,
+    /// Where the shaders' code is read from.
+    code: CodeSource,
+    /// Each shader's code entry, with its offset from the start of the file.
+    entries: Vec<ShaderCodeEntry>,
+}
+
+/// How a group chunk's bytes are made from the cooked archive.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GroupChunk {
+    /// A group of one shader: its bytes as the cook stored them, `len`
+    /// bytes at `start` in the archive (compressed or not), streamed.
+    Stored { start: u64, len: u64 },
+    /// Several shaders, each uncompressed, one after the other (`len` bytes
+    /// in all, under 2 MiB: see `split_by_size`). `bytes`: kept from the
+    /// conversion, which decompressed them (while a budget lasts); else
+    /// made again when the chunk is written.
+    Shaders {
+        shaders: Vec<u32>,
+        len: u64,
+        bytes: Option<Vec<u8>>,
+    },
+}
+
+impl GroupChunk {
+    /// The chunk's length, which is also the compressed size its entry records.
+    pub fn len(&self) -> u64 {
+        match self {
+            GroupChunk::Stored { len, .. } | GroupChunk::Shaders { len, .. } => *len,
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// Decompressed groups kept from the conversion for the write, at most
+/// this many bytes in all; the others are decompressed again when written.
+const KEPT_GROUP_BYTES: u64 = 32 << 20;
+
+/// The cooked archive's bytes: the file (read at offsets) or a copy in memory.
+#[derive(Debug, Clone)]
+enum CodeSource {
+    File(PathBuf),
+    Memory(Vec<u8>),
+}
+
+/// Reads shaders' code from a [`CodeSource`], keeping the file open.
+struct CodeReader<'a> {
+    source: &'a CodeSource,
+    file: Option<std::fs::File>,
+}
+
+impl<'a> CodeReader<'a> {
+    fn new(source: &'a CodeSource) -> Self {
+        CodeReader { source, file: None }
+    }
+
+    /// Appends `len` bytes at `start` (checked to be in the archive) to `out`.
+    fn read(&mut self, start: u64, len: usize, out: &mut Vec<u8>) -> Result<()> {
+        use std::io::{Read, Seek, SeekFrom};
+        match self.source {
+            CodeSource::Memory(bytes) => {
+                let range = start as usize..start as usize + len;
+                let code = bytes.get(range).ok_or_else(|| {
+                    Error::internal("a shader's code range was not checked against the archive")
+                })?;
+                out.extend_from_slice(code);
+            }
+            CodeSource::File(path) => {
+                if self.file.is_none() {
+                    self.file = Some(std::fs::File::open(path).map_err(|e| Error::io(path, e))?);
+                }
+                let file = self.file.as_mut().expect("opened above");
+                let at = out.len();
+                out.resize(at + len, 0);
+                file.seek(SeekFrom::Start(start))
+                    .and_then(|_| file.read_exact(&mut out[at..]))
+                    .map_err(|e| {
+                        Error::io(path, e)
+                            .at(start)
+                            .with_hint("the file changed during the build; build again")
+                    })?;
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Converts the cooked archive `bytes` named `file_name`
@@ -68,36 +160,88 @@ pub fn convert(
     asset_info: Option<&ShaderAssetInfo>,
     engine: EngineVersion,
 ) -> Result<ConvertedLibrary> {
+    let archive = ShaderArchive::read(bytes)?;
+    convert_archive(
+        file_name,
+        archive,
+        CodeSource::Memory(bytes.to_vec()),
+        bytes.len() as u64,
+        asset_info,
+        engine,
+        KEPT_GROUP_BYTES,
+    )
+}
+
+/// [`convert`] for the cooked archive at `path`, `len` bytes long, whose
+/// header is `archive`: the code is read a group at a time, never whole.
+pub(super) fn convert_path(
+    path: &Path,
+    archive: ShaderArchive,
+    len: u64,
+    asset_info: Option<&ShaderAssetInfo>,
+    engine: EngineVersion,
+) -> Result<ConvertedLibrary> {
+    let file_name = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or_default();
+    let source = CodeSource::File(path.to_path_buf());
+    let kept = KEPT_GROUP_BYTES;
+    convert_archive(file_name, archive, source, len, asset_info, engine, kept)
+}
+
+/// [`convert`] of `archive`, whose code (`len` bytes of file) is read from
+/// `code`; up to `kept` bytes of decompressed groups are kept for the write.
+fn convert_archive(
+    file_name: &str,
+    archive: ShaderArchive,
+    code: CodeSource,
+    len: u64,
+    asset_info: Option<&ShaderAssetInfo>,
+    engine: EngineVersion,
+    kept: u64,
+) -> Result<ConvertedLibrary> {
     let (library, format) = library_and_format(file_name).ok_or_else(|| {
         Error::usage(format!(
             "`{file_name}` is not named ShaderArchive-<library>-<format>.ushaderbytecode"
         ))
     })?;
-    let archive = ShaderArchive::read(bytes)?;
+    archive.check_code(len)?;
+    let entries: Vec<ShaderCodeEntry> = archive
+        .shader_entries
+        .iter()
+        .map(|e| ShaderCodeEntry {
+            offset: archive.code_offset as u64 + e.offset,
+            ..*e
+        })
+        .collect();
+    let mut reader = CodeReader::new(&code);
     let mut groups = Vec::new();
-    let mut data = Vec::new();
+    let mut chunks = Vec::new();
     let mut split_groups = 0;
+    let mut budget = kept;
     for shaders in group_shaders(&archive, &format)? {
-        match group_data(&archive, bytes, &shaders) {
-            Ok(d) => {
+        match plan_group(&entries, &mut reader, shaders.clone(), &mut budget) {
+            Ok(chunk) => {
                 groups.push(shaders);
-                data.push(d);
+                chunks.push(chunk);
             }
             Err(e) if matches!(e.kind(), crate::error::ErrorKind::Unsupported(_)) => {
                 split_groups += 1;
                 for shader in shaders {
-                    data.push(group_data(&archive, bytes, &[shader])?);
+                    chunks.push(stored(&entries, shader));
                     groups.push(vec![shader]);
                 }
             }
             Err(e) => return Err(e.within("shader archive")),
         }
     }
+    drop(reader);
     let mut header = header_for_groups(&archive, &format, &groups, engine)?;
     let mut group_chunks = Vec::with_capacity(groups.len());
-    for (index, d) in data.into_iter().enumerate() {
-        header.group_entries[index].compressed_size = d.compressed_size;
-        group_chunks.push((header.group_chunk_ids[index], d.bytes));
+    for (index, chunk) in chunks.into_iter().enumerate() {
+        header.group_entries[index].compressed_size = chunk.len() as u32;
+        group_chunks.push((header.group_chunk_ids[index], chunk));
     }
     let package_shader_maps = asset_info
         .map(|info| package_shader_maps(info, &archive))
@@ -109,7 +253,150 @@ pub fn convert(
         group_chunks,
         package_shader_maps,
         split_groups,
+        code,
+        entries,
     })
+}
+
+impl ConvertedLibrary {
+    /// Gives each group chunk to `add`, in group order, as the pieces of
+    /// its bytes: a group of one shader as a range of the archive (read in
+    /// blocks by the container writer), a larger group (under 2 MiB) made
+    /// in one buffer reused from group to group.
+    pub fn each_group(
+        &self,
+        mut add: impl FnMut(ChunkId, &[ChunkPiece<'_>]) -> Result<()>,
+    ) -> Result<()> {
+        let mut reader = CodeReader::new(&self.code);
+        let mut buffer = Vec::new();
+        for (id, chunk) in &self.group_chunks {
+            match chunk {
+                GroupChunk::Stored { start, len } => match &self.code {
+                    CodeSource::File(path) => add(
+                        *id,
+                        &[ChunkPiece::File {
+                            path,
+                            offset: *start,
+                            len: *len,
+                        }],
+                    )?,
+                    CodeSource::Memory(bytes) => {
+                        let range = *start as usize..(*start + *len) as usize;
+                        add(*id, &[ChunkPiece::Bytes(&bytes[range])])?
+                    }
+                },
+                GroupChunk::Shaders {
+                    bytes: Some(bytes), ..
+                } => add(*id, &[ChunkPiece::Bytes(bytes)])?,
+                GroupChunk::Shaders {
+                    shaders,
+                    bytes: None,
+                    ..
+                } => {
+                    buffer.clear();
+                    assemble(&self.entries, &mut reader, shaders, &mut buffer)?;
+                    add(*id, &[ChunkPiece::Bytes(&buffer)])?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The bytes of group chunk `index`, whole.
+    pub fn group_bytes(&self, index: usize) -> Result<Vec<u8>> {
+        let mut reader = CodeReader::new(&self.code);
+        let mut out = Vec::new();
+        match &self.group_chunks[index].1 {
+            GroupChunk::Stored { start, len } => reader.read(*start, *len as usize, &mut out)?,
+            GroupChunk::Shaders {
+                bytes: Some(bytes), ..
+            } => out.clone_from(bytes),
+            GroupChunk::Shaders { shaders, .. } => {
+                assemble(&self.entries, &mut reader, shaders, &mut out)?
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// A group of one shader, as the cook stored it.
+fn stored(entries: &[ShaderCodeEntry], shader: u32) -> GroupChunk {
+    let e = entries[shader as usize];
+    GroupChunk::Stored {
+        start: e.offset,
+        len: e.size as u64,
+    }
+}
+
+/// How a group's chunk is made. A group of several shaders with
+/// compressed ones is made now, to know that they decompress (an
+/// `Unsupported` error when one does not, so the group is split), and
+/// kept while `budget` lasts.
+fn plan_group(
+    entries: &[ShaderCodeEntry],
+    reader: &mut CodeReader,
+    shaders: Vec<u32>,
+    budget: &mut u64,
+) -> Result<GroupChunk> {
+    if let [only] = shaders[..] {
+        // One shader: its bytes as stored, compressed or not, are the group.
+        return Ok(stored(entries, only));
+    }
+    let len: u64 = shaders
+        .iter()
+        .map(|&s| entries[s as usize].uncompressed_size as u64)
+        .sum();
+    let compressed = shaders
+        .iter()
+        .any(|&s| entries[s as usize].size != entries[s as usize].uncompressed_size);
+    let mut bytes = None;
+    if compressed {
+        let mut out = Vec::with_capacity(len as usize);
+        assemble(entries, reader, &shaders, &mut out)?;
+        if len <= *budget {
+            *budget -= len;
+            bytes = Some(out);
+        }
+    }
+    Ok(GroupChunk::Shaders {
+        shaders,
+        len,
+        bytes,
+    })
+}
+
+/// Appends a group's shaders, uncompressed, to `out`.
+fn assemble(
+    entries: &[ShaderCodeEntry],
+    reader: &mut CodeReader,
+    shaders: &[u32],
+    out: &mut Vec<u8>,
+) -> Result<()> {
+    let mut code = Vec::new();
+    for &shader in shaders {
+        let e = entries[shader as usize];
+        if e.size == e.uncompressed_size {
+            reader.read(e.offset, e.size as usize, out)?;
+            continue;
+        }
+        // Compressed data a little larger than its input is possible; far
+        // larger is no shader the cook stored compressed (read it, and the
+        // group would no longer be bounded): the group is split instead.
+        let uncompressed = e.uncompressed_size as u64;
+        if e.size as u64 > uncompressed + uncompressed / 64 + 1024 {
+            return Err(Error::unsupported(format!(
+                "shader {shader} is stored compressed in {} bytes, more than its {uncompressed} bytes uncompressed",
+                e.size
+            )));
+        }
+        code.clear();
+        reader.read(e.offset, e.size as usize, &mut code)?;
+        out.extend_from_slice(
+            &decompress_shader(&code, e.uncompressed_size as usize)
+                .with_context(|| format!("shader {shader}"))?,
+        );
+    }
+    Ok(())
 }
 
 fn package_shader_maps(
@@ -283,51 +570,96 @@ fn split_by_size(archive: &ShaderArchive, mut shaders: Vec<u32>, groups: &mut Ve
     }
 }
 
-/// A group's chunk bytes and the compressed size its entry records.
-struct GroupData {
-    bytes: Vec<u8>,
-    compressed_size: u32,
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-fn group_data(archive: &ShaderArchive, file: &[u8], shaders: &[u32]) -> Result<GroupData> {
-    let code = |shader: u32| -> Result<(&[u8], ShaderCodeEntry)> {
-        let e = archive.shader_entries[shader as usize];
-        let start = archive.code_offset as u64 + e.offset;
-        let end = start + e.size as u64;
-        let bytes = file.get(start as usize..end as usize).ok_or_else(|| {
-            Error::format(
-                start,
-                format!(
-                    "shader {shader}'s code {start}..{end} is past the end of the file ({} bytes)",
-                    file.len()
-                ),
-            )
-        })?;
-        Ok((bytes, e))
-    };
-    if let [only] = shaders {
-        // One shader: its bytes as stored, compressed or not, are the group.
-        let (bytes, e) = code(*only)?;
-        return Ok(GroupData {
-            bytes: bytes.to_vec(),
-            compressed_size: e.size,
-        });
-    }
-    let mut out = Vec::new();
-    for &shader in shaders {
-        let (bytes, e) = code(shader)?;
-        if e.size == e.uncompressed_size {
-            out.extend_from_slice(bytes);
-        } else {
-            out.extend_from_slice(
-                &decompress_shader(bytes, e.uncompressed_size as usize)
-                    .with_context(|| format!("shader {shader}"))?,
-            );
+    /// Groups decompressed again when written are the groups kept from
+    /// the conversion, byte for byte.
+    #[test]
+    fn groups_made_again_are_the_groups_kept() {
+        let code: Vec<Vec<u8>> = (0..6u8)
+            .map(|s| (0..3000).map(|i| s.wrapping_add((i / 5) as u8)).collect())
+            .collect();
+        let mut all = Vec::new();
+        let mut entries = Vec::new();
+        for (i, c) in code.iter().enumerate() {
+            let stored = match i % 3 {
+                0 => c.clone(),
+                1 => Compression::Zstd.compress(c).unwrap(),
+                _ => Compression::Lz4.compress(c).unwrap(),
+            };
+            entries.push(ShaderCodeEntry {
+                offset: all.len() as u64,
+                size: stored.len() as u32,
+                uncompressed_size: c.len() as u32,
+                frequency: 0,
+            });
+            all.extend_from_slice(&stored);
+        }
+        let archive = ShaderArchive {
+            shader_map_hashes: vec![[1; 20], [2; 20]],
+            shader_hashes: (0..6u8).map(|s| [s; 20]).collect(),
+            shader_map_entries: [(0, 3), (3, 3)]
+                .map(|(offset, n)| ShaderMapEntry {
+                    shader_indices_offset: offset,
+                    num_shaders: n,
+                    first_preload_index: 0,
+                    num_preload_entries: 0,
+                })
+                .to_vec(),
+            shader_entries: entries,
+            preload_entries: Vec::new(),
+            shader_indices: (0..6).collect(),
+            code_offset: 0,
+        };
+        let bytes = archive.write(&all);
+        let name = "ShaderArchive-L-PCD3D_SM6.ushaderbytecode";
+        let engine = EngineVersion::UE5_4;
+        let convert_keeping = |kept| {
+            let archive = ShaderArchive::read(&bytes).unwrap();
+            let source = CodeSource::Memory(bytes.clone());
+            let len = bytes.len() as u64;
+            convert_archive(name, archive, source, len, None, engine, kept).unwrap()
+        };
+        let groups = |library: &ConvertedLibrary| {
+            let mut out = Vec::new();
+            library
+                .each_group(|id, pieces| {
+                    let mut bytes = Vec::new();
+                    for piece in pieces {
+                        match piece {
+                            ChunkPiece::Bytes(b) => bytes.extend_from_slice(b),
+                            ChunkPiece::File { .. } => panic!("a file piece from memory"),
+                        }
+                    }
+                    out.push((id, bytes));
+                    Ok(())
+                })
+                .unwrap();
+            out
+        };
+        let (kept, made_again) = (convert_keeping(u64::MAX), convert_keeping(0));
+        let kept_count = |l: &ConvertedLibrary| {
+            l.group_chunks
+                .iter()
+                .filter(|(_, c)| matches!(c, GroupChunk::Shaders { bytes: Some(_), .. }))
+                .count()
+        };
+        assert_eq!((kept_count(&kept), kept_count(&made_again)), (2, 0));
+        assert_eq!(groups(&kept), groups(&made_again));
+        // Each group is its three shaders uncompressed, in the group's order.
+        for (_, group) in groups(&kept) {
+            let mut shaders: Vec<&[u8]> = group.chunks(3000).collect();
+            shaders.sort();
+            let first = code
+                .iter()
+                .position(|c| c.as_slice() == shaders[0])
+                .unwrap();
+            let mut expected: Vec<&[u8]> =
+                code[first..first + 3].iter().map(Vec::as_slice).collect();
+            expected.sort();
+            assert_eq!(shaders, expected);
         }
     }
-    let compressed_size = out.len() as u32;
-    Ok(GroupData {
-        bytes: out,
-        compressed_size,
-    })
 }

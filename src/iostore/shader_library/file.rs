@@ -27,7 +27,9 @@ pub fn is_library_file_name(file_name: &str) -> bool {
     file_name.starts_with("ShaderArchive-") && library_and_format(file_name).is_some()
 }
 
-/// Converts the library at `path` for `engine`.
+/// Converts the library at `path` for `engine`, reading its header (see
+/// [`ShaderArchive::read_header_from`]); its code is read when the group
+/// chunks are written ([`ConvertedLibrary::each_group`]).
 pub fn convert_file(path: &Path, engine: EngineVersion) -> Result<FileConversion> {
     let unchanged = |warnings| FileConversion {
         library: None,
@@ -41,7 +43,10 @@ pub fn convert_file(path: &Path, engine: EngineVersion) -> Result<FileConversion
     if !engine.is_ue5() || !is_library_file_name(file_name) {
         return Ok(unchanged(Vec::new()));
     }
-    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    // Only the header is read now; the code is read a group at a time as
+    // the group chunks are written.
+    let mut file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    let len = file.metadata().map_err(|e| Error::io(path, e))?.len();
     let mut warnings = Vec::new();
     let info_path = ShaderAssetInfo::file_name_for(file_name).map(|name| path.with_file_name(name));
     let asset_info = match info_path.as_deref().filter(|p| p.is_file()) {
@@ -61,7 +66,11 @@ pub fn convert_file(path: &Path, engine: EngineVersion) -> Result<FileConversion
             None
         }
     };
-    match convert(file_name, &bytes, asset_info.as_ref(), engine) {
+    let converted = ShaderArchive::read_header_from(&mut file, len).and_then(|archive| {
+        drop(file);
+        convert::convert_path(path, archive, len, asset_info.as_ref(), engine)
+    });
+    match converted {
         Ok(library) => {
             if library.split_groups > 0 {
                 warnings.push(

@@ -37,6 +37,7 @@
 //! the loader takes whatever grouping the header describes.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::io::{Read, Seek, SeekFrom};
 
 use serde::Deserialize;
 use sha1::{Digest, Sha1};
@@ -57,6 +58,19 @@ const LEGACY_VERSION: u32 = 2;
 const IO_STORE_VERSION: u32 = 1;
 /// `r.ShaderCodeLibrary.MaxShaderGroupSize`'s default.
 const MAX_GROUP_SIZE: u64 = 1024 * 1024;
+/// The cooked archive's tables, in file order: name and bytes per record.
+const LEGACY_TABLES: [(&str, u64); 6] = [
+    ("shader map hashes", 20),
+    ("shader hashes", 20),
+    ("shader map entries", 16),
+    ("shader entries", 17),
+    ("preload entries", 16),
+    ("shader indices", 4),
+];
+/// Largest cooked archive header read (its tables; the code is streamed).
+/// A real library's header is about 60 bytes per shader: a few MiB for
+/// the largest games' libraries.
+pub const MAX_ARCHIVE_HEADER_BYTES: u64 = 64 << 20;
 /// `SF_RayGen` … `SF_RayCallable`.
 const RAY_TRACING_FREQUENCIES: std::ops::RangeInclusive<u8> = 6..=9;
 
@@ -186,6 +200,92 @@ impl ShaderArchive {
         };
         archive.check().context("shader archive")?;
         Ok(archive)
+    }
+
+    /// Reads the header of the cooked archive `file` (`len` bytes long)
+    /// without its code. Each table's count is checked against the bytes
+    /// the file has left, and the whole header against
+    /// [`MAX_ARCHIVE_HEADER_BYTES`], before anything is allocated: a header
+    /// that lies about its sizes is an error at the lying count's offset.
+    pub fn read_header_from(file: &mut (impl Read + Seek), len: u64) -> Result<Self> {
+        let mut word = [0u8; 4];
+        let mut read_word = |at: u64| -> Result<[u8; 4]> {
+            if at + 4 > len {
+                return Err(Error::format(
+                    at,
+                    format!("the header is cut off: the file ends at byte {len}"),
+                ));
+            }
+            file.seek(SeekFrom::Start(at))
+                .and_then(|_| file.read_exact(&mut word))
+                .map_err(|e| Error::new(crate::error::ErrorKind::Io(e)).at(at))?;
+            Ok(word)
+        };
+        let version = u32::from_le_bytes(read_word(0).context("shader archive")?);
+        if version != LEGACY_VERSION {
+            return Err(Error::unsupported(format!(
+                "shader archive version {version}; zenpak knows version {LEGACY_VERSION}"
+            ))
+            .at(0));
+        }
+        let mut end = 4u64;
+        for (what, size) in LEGACY_TABLES {
+            let count = i32::from_le_bytes(read_word(end).context("shader archive")?);
+            let need = 4 + count.max(0) as u64 * size;
+            if count < 0 || end + need > len {
+                return Err(Error::format(
+                    end,
+                    format!(
+                        "{what}: a count of {count} records of {size} bytes does not fit in the {} bytes the file has left",
+                        len - end - 4
+                    ),
+                )
+                .within("shader archive"));
+            }
+            end += need;
+        }
+        crate::limits::check_declared("shader archive header", end, MAX_ARCHIVE_HEADER_BYTES, len)?;
+        let mut header = vec![0u8; end as usize];
+        file.seek(SeekFrom::Start(0))
+            .and_then(|_| file.read_exact(&mut header))
+            .map_err(|e| Error::new(crate::error::ErrorKind::Io(e)))?;
+        ShaderArchive::read(&header)
+    }
+
+    /// Where shader `index`'s entry is in the header.
+    fn shader_entry_offset(&self, index: usize) -> u64 {
+        let tables = [
+            (self.shader_map_hashes.len(), 20),
+            (self.shader_hashes.len(), 20),
+            (self.shader_map_entries.len(), 16),
+        ];
+        4 + tables
+            .iter()
+            .map(|&(n, size)| 4 + n as u64 * size)
+            .sum::<u64>()
+            + 4
+            + index as u64 * 17
+    }
+
+    /// Every shader's code lies within the file's `len` bytes: an entry
+    /// that says otherwise is an error at its offset in the header (checked
+    /// before any code is read, so no size it claims is ever allocated).
+    pub fn check_code(&self, len: u64) -> Result<()> {
+        for (i, e) in self.shader_entries.iter().enumerate() {
+            let start = (self.code_offset as u64).saturating_add(e.offset);
+            let end = start.saturating_add(e.size as u64);
+            if end > len {
+                return Err(Error::format(
+                    self.shader_entry_offset(i),
+                    format!(
+                        "shader {i}'s code is bytes {start}..{end}, past the end of the file ({len} bytes)"
+                    ),
+                )
+                .within("shader archive")
+                .with_hint("the library is cut off or its header is damaged: copy it again from the cooked folder"));
+            }
+        }
+        Ok(())
     }
 
     /// Every index the tables hold points into them.
@@ -416,7 +516,7 @@ mod convert;
 mod file;
 mod legacy;
 
-pub use convert::{convert, io_store_header, ConvertedLibrary, ShaderAssetInfo};
+pub use convert::{convert, io_store_header, ConvertedLibrary, GroupChunk, ShaderAssetInfo};
 pub use file::{convert_file, is_library_file_name, FileConversion};
 
 /// What `verify` found about a container's shader maps.
