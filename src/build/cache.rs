@@ -147,6 +147,50 @@ const UNKNOWN: InputStamp = InputStamp {
     hash: [0; 32],
 };
 
+/// What a build knows of its input files before any is read: each file's
+/// stamp now, and the hash the index gave it when that stamp is the one
+/// indexed ([`FileIndex::take`]); [`FileIndex::finish`] hashes the rest.
+#[derive(Debug, Clone, Default)]
+pub struct Taken {
+    /// Per file: its stamp now; its hash where `known`, else zeros.
+    stamps: Vec<InputStamp>,
+    /// Whether the index had the file with exactly this stamp.
+    known: Vec<bool>,
+    /// Entries in the index, and how many of the files it had; `None`
+    /// without an index.
+    indexed: Option<(usize, usize)>,
+}
+
+impl Taken {
+    /// How many files were stamped.
+    pub fn len(&self) -> usize {
+        self.stamps.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.stamps.is_empty()
+    }
+
+    /// The stamp of file `i` now.
+    pub fn stamp(&self, i: usize) -> &crate::publish::FileStamp {
+        &self.stamps[i].file
+    }
+
+    /// Whether file `i` is unchanged since the index recorded it (and so
+    /// holds what it held then).
+    pub fn is_known(&self, i: usize) -> bool {
+        self.known[i]
+    }
+
+    /// Keeps the files for which `keep` says so, in order.
+    pub fn retain(&mut self, keep: &[bool]) {
+        let mut flags = keep.iter();
+        self.stamps.retain(|_| *flags.next().unwrap_or(&true));
+        let mut flags = keep.iter();
+        self.known.retain(|_| *flags.next().unwrap_or(&true));
+    }
+}
+
 impl FileIndex {
     /// Stamps of `paths` (in parallel). With `index` (a development build),
     /// the content hash that index recorded is reused for every file whose
@@ -154,34 +198,68 @@ impl FileIndex {
     /// `--force`), every file is hashed. A missing or damaged index only
     /// means more hashing.
     pub fn refresh(index: Option<&Path>, paths: &[&Path]) -> Result<Stamps> {
-        let keys: Vec<std::borrow::Cow<'_, str>> =
-            paths.iter().map(|p| p.to_string_lossy()).collect();
+        Self::finish(Self::take(index, paths)?, paths)
+    }
+
+    /// The first half of [`FileIndex::refresh`]: every file's stamp (one
+    /// `stat` each, [`crate::publish::FileStamp::of_all`]) and, with
+    /// `index`, the hashes it recorded for the files whose whole stamp is
+    /// unchanged. Nothing is read.
+    pub fn take(index: Option<&Path>, paths: &[&Path]) -> Result<Taken> {
+        let now = crate::publish::FileStamp::of_all(paths)?;
         let mut stamps = vec![UNKNOWN; paths.len()];
-        let (indexed, found) = match index {
-            Some(index) => Self::merge(index, &keys, &mut stamps),
-            None => (0, 0),
-        };
-        let all_reused = std::sync::atomic::AtomicBool::new(index.is_some());
-        stamps.par_iter_mut().zip(paths.par_iter()).try_for_each(
-            |(stamp, path)| -> Result<()> {
-                let meta = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
-                let file = crate::publish::FileStamp::from_metadata(&meta);
-                if stamp.file == file && file.modified_ns != 0 {
-                    return Ok(());
-                }
-                all_reused.store(false, std::sync::atomic::Ordering::Relaxed);
-                let hash = if file.size > LARGE_FILE {
+        let indexed = index.map(|index| {
+            let keys: Vec<std::borrow::Cow<'_, str>> =
+                paths.iter().map(|p| p.to_string_lossy()).collect();
+            Self::merge(index, &keys, &mut stamps)
+        });
+        let mut known = Vec::with_capacity(paths.len());
+        for (stamp, file) in stamps.iter_mut().zip(now) {
+            let same = stamp.file == file && file.modified_ns != 0;
+            known.push(same);
+            if !same {
+                *stamp = InputStamp {
+                    file,
+                    hash: [0; 32],
+                };
+            }
+        }
+        Ok(Taken {
+            stamps,
+            known,
+            indexed,
+        })
+    }
+
+    /// The second half of [`FileIndex::refresh`]: hashes (in parallel)
+    /// every file of `taken` (stamps of `paths`, same order) the index did
+    /// not know.
+    pub fn finish(taken: Taken, paths: &[&Path]) -> Result<Stamps> {
+        let Taken {
+            mut stamps,
+            known,
+            indexed,
+        } = taken;
+        if stamps.len() != paths.len() {
+            return Err(Error::internal("file stamps out of step with the files"));
+        }
+        stamps
+            .par_iter_mut()
+            .zip(paths.par_iter())
+            .zip(known.par_iter())
+            .filter(|(_, known)| !**known)
+            .try_for_each(|((stamp, path), _)| -> Result<()> {
+                stamp.hash = if stamp.file.size > LARGE_FILE {
                     hash_large_file(path)?
                 } else {
                     hash_file(path)?
                 };
-                *stamp = InputStamp { file, hash };
                 Ok(())
-            },
-        )?;
+            })?;
+        let all_known = known.iter().all(|k| *k);
         Ok(Stamps {
             stamps,
-            unchanged: all_reused.into_inner() && indexed == paths.len() && found == paths.len(),
+            unchanged: all_known && indexed == Some((paths.len(), paths.len())),
         })
     }
 

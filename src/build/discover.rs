@@ -96,6 +96,20 @@ pub struct Content {
     /// What looked wrong but does not stop a build (stray containers, files
     /// the game will not mount, patterns that matched nothing, ...).
     pub warnings: Vec<Diagnostic>,
+    /// The stamps of [`Content::files`], in that order, taken once by the
+    /// scan (with what the build's file index knew of them); empty when the
+    /// content changed after the scan.
+    pub stamps: super::cache::Taken,
+}
+
+impl Content {
+    /// Every input file: each package's (header first), then the loose files.
+    pub fn files(&self) -> impl Iterator<Item = &Path> {
+        self.packages
+            .iter()
+            .flat_map(PackageSource::files)
+            .chain(self.loose_files.iter().map(|f| f.path.as_path()))
+    }
 }
 
 /// Which files of the content root belong to the mod.
@@ -262,8 +276,9 @@ pub fn discover(
     selection: &Selection,
     follow_links: bool,
     cook_check: bool,
+    index: Option<&Path>,
 ) -> Result<Content> {
-    let (content, mut problems) = scan(root, project, selection, follow_links)?;
+    let (content, mut problems) = scan_stamped(root, project, selection, follow_links, index)?;
     if cook_check {
         super::zen_store::check_cook(root, &content)?;
     }
@@ -280,6 +295,20 @@ pub fn scan(
     project: &str,
     selection: &Selection,
     follow_links: bool,
+) -> Result<(Content, Vec<Error>)> {
+    scan_stamped(root, project, selection, follow_links, None)
+}
+
+/// [`scan`] that takes the files' stamps with what the build's file
+/// `index` knows of them ([`super::cache::FileIndex::take`]): a file it
+/// knows unchanged is not opened again (for the Git LFS check: what the
+/// index holds passed it when it was hashed).
+fn scan_stamped(
+    root: &Path,
+    project: &str,
+    selection: &Selection,
+    follow_links: bool,
+    index: Option<&Path>,
 ) -> Result<(Content, Vec<Error>)> {
     if !root.is_dir() {
         return Err(Error::usage(format!(
@@ -301,7 +330,18 @@ pub fn scan(
     packages.sort_by(|a, b| a.relative_path.cmp(&b.relative_path));
     loose_files.sort_by(|a, b| a.relative_path.cmp(&b.relative_path));
     problems.extend(case_clashes(root, &packages, &loose_files));
-    problems.extend(take_lfs_pointers(&mut packages, &mut loose_files)?);
+    let files: Vec<&Path> = packages
+        .iter()
+        .flat_map(PackageSource::files)
+        .chain(loose_files.iter().map(|f| f.path.as_path()))
+        .collect();
+    let mut stamps = super::cache::FileIndex::take(index, &files)?;
+    drop(files);
+    problems.extend(take_lfs_pointers(
+        &mut packages,
+        &mut loose_files,
+        &mut stamps,
+    )?);
     let mut warnings = content_warnings(root, project, strays, &packages, &loose_files);
     warnings.extend(selection.unused_patterns());
     warnings.extend(temporaries.into_iter().map(|path| {
@@ -318,6 +358,7 @@ pub fn scan(
             loose_files,
             never_ship,
             warnings,
+            stamps,
         },
         problems,
     ))
@@ -326,35 +367,59 @@ pub fn scan(
 /// Takes out the packages and loose files of which a file is a Git LFS
 /// pointer (the repository was cloned without `git lfs pull`): each such
 /// file is an `lfs-pointer` error, and what it belongs to is not read further.
+/// `stamps` are the files' stamps (packages' files, then the loose files):
+/// only a small file the index does not know unchanged is opened (on every
+/// core); those of what is taken out go too.
 fn take_lfs_pointers(
     packages: &mut Vec<PackageSource>,
     loose_files: &mut Vec<LooseFile>,
+    stamps: &mut super::cache::Taken,
 ) -> Result<Vec<Error>> {
-    use crate::sniff::{file_is_lfs_pointer, lfs_pointer_error};
+    use crate::sniff::{file_of_len_is_lfs_pointer, lfs_pointer_error};
+    use rayon::prelude::*;
+    let files: Vec<&Path> = packages
+        .iter()
+        .flat_map(PackageSource::files)
+        .chain(loose_files.iter().map(|f| f.path.as_path()))
+        .collect();
+    let small =
+        |i: usize| !stamps.is_known(i) && stamps.stamp(i).size <= crate::sniff::LFS_POINTER_MAX_LEN;
+    let pointer: Vec<bool> = (0..files.len())
+        .into_par_iter()
+        .map(|i| -> Result<bool> {
+            Ok(small(i) && file_of_len_is_lfs_pointer(files[i], stamps.stamp(i).size)?)
+        })
+        .collect::<Result<_>>()?;
+    drop(files);
+    if !pointer.contains(&true) {
+        return Ok(Vec::new());
+    }
     let mut problems = Vec::new();
-    let mut kept = Vec::with_capacity(packages.len());
-    for package in packages.drain(..) {
-        let mut pointers = Vec::new();
-        for file in package.files() {
-            if file_is_lfs_pointer(file)? {
-                pointers.push(lfs_pointer_error(file));
+    let mut keep = vec![true; pointer.len()];
+    let mut at = 0;
+    packages.retain(|package| {
+        let count = package.files().count();
+        let range = at..at + count;
+        at += count;
+        for (file, i) in package.files().zip(range.clone()) {
+            if pointer[i] {
+                problems.push(lfs_pointer_error(file));
             }
         }
-        if pointers.is_empty() {
-            kept.push(package);
-        }
-        problems.extend(pointers);
-    }
-    *packages = kept;
-    let mut kept = Vec::with_capacity(loose_files.len());
-    for file in loose_files.drain(..) {
-        if file_is_lfs_pointer(&file.path)? {
+        let kept = !pointer[range.clone()].contains(&true);
+        keep[range].fill(kept);
+        kept
+    });
+    loose_files.retain(|file| {
+        let i = at;
+        at += 1;
+        if pointer[i] {
             problems.push(lfs_pointer_error(&file.path));
-        } else {
-            kept.push(file);
+            keep[i] = false;
         }
-    }
-    *loose_files = kept;
+        !pointer[i]
+    });
+    stamps.retain(&keep);
     Ok(problems)
 }
 

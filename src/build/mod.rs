@@ -268,13 +268,13 @@ pub fn build_locked(
     let cache = Cache::new(&output_dir, &manifest.artifact_stem());
     let trust = Trust::of(options.force, options.release);
     cache.create()?;
-    let content = gather(manifest, options, &reporter, &cache, trust)?;
+    let mut content = gather(manifest, options, &reporter, &cache, trust)?;
     let Fingerprint {
         keys,
         build_key,
         bytes_in,
         loose_hashes,
-    } = fingerprint(manifest, &settings, &content, &cache, trust, options)?;
+    } = fingerprint(manifest, &settings, &mut content, &cache, trust, options)?;
     let artifacts = manifest.artifact_paths();
 
     // Nothing changed since the last build, and the files on disk are the
@@ -367,12 +367,14 @@ fn gather(
     trust: Trust,
 ) -> Result<discover::Content> {
     let selection = Selection::new(&manifest.content.include, &manifest.content.exclude)?;
+    let index = cache.files_path();
     let mut content = discover::discover(
         &manifest.content_root(),
         &manifest.game.project,
         &selection,
         manifest.content.follow_links,
         manifest.content.paks.is_empty(),
+        (trust == Trust::Stamps).then_some(index.as_path()),
     )?;
     for warning in std::mem::take(&mut content.warnings) {
         reporter.event(Event::Diagnostic(warning));
@@ -385,6 +387,10 @@ fn gather(
         &input_keys(options)?,
         trust,
     )?;
+    if !manifest.content_paks().is_empty() {
+        // The paks' files joined the content: stamped again with them.
+        content.stamps = Default::default();
+    }
     Ok(content)
 }
 
@@ -408,11 +414,14 @@ struct Fingerprint {
 fn fingerprint(
     manifest: &Manifest,
     settings: &package::Settings,
-    content: &discover::Content,
+    content: &mut discover::Content,
     cache: &Cache,
     trust: Trust,
     options: &BuildOptions,
 ) -> Result<Fingerprint> {
+    // The scan's stamps (taken with the index of a development build).
+    let taken = std::mem::take(&mut content.stamps);
+    let content = &*content;
     // Packages' files first (each package's as one run), then the loose files.
     let mut all_files: Vec<&Path> = Vec::new();
     let mut package_files = Vec::with_capacity(content.packages.len());
@@ -425,7 +434,11 @@ fn fingerprint(
     all_files.extend(content.loose_files.iter().map(|f| f.path.as_path()));
     let index_path = cache.files_path();
     let trusted_index = (trust == Trust::Stamps).then_some(index_path.as_path());
-    let files = FileIndex::refresh(trusted_index, &all_files)?;
+    let taken = match taken.len() == all_files.len() && !all_files.is_empty() {
+        true => taken,
+        false => FileIndex::take(trusted_index, &all_files)?,
+    };
+    let files = FileIndex::finish(taken, &all_files)?;
     let keys: Vec<Hash> = content
         .packages
         .iter()
