@@ -820,7 +820,7 @@ impl FileStamp {
     }
 
     /// The stamp of `path`, following a final symbolic link.
-    fn following(path: &Path) -> Result<FileStamp> {
+    pub fn following(path: &Path) -> Result<FileStamp> {
         let meta = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
         Ok(FileStamp::from_metadata(&meta))
     }
@@ -832,27 +832,30 @@ fn stamp_run(paths: &[&Path], stamps: &mut [FileStamp]) -> Result<()> {
     use std::os::unix::ffi::OsStrExt;
     use std::os::unix::fs::OpenOptionsExt;
     use std::os::unix::io::AsRawFd;
-    let mut folder: Option<(&Path, Option<File>)> = None;
+    let mut folder: Option<(&[u8], Option<File>)> = None;
     for (path, stamp) in paths.iter().zip(stamps) {
-        let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
+        // Split at the last `/` (cheaper than `Path::parent`, which parses
+        // every component); a name that is empty, `.` or `..` takes std's way.
+        let bytes = path.as_os_str().as_bytes();
+        let split = bytes.iter().rposition(|b| *b == b'/');
+        let (parent, name) = match split {
+            Some(at) => (&bytes[..at.max(1)], &bytes[at + 1..]),
+            None => (&b"."[..], bytes),
+        };
+        if name.is_empty() || name == b"." || name == b".." {
             *stamp = FileStamp::following(path)?;
             continue;
-        };
+        }
         if folder.as_ref().map(|(p, _)| *p) != Some(parent) {
             let open = std::fs::OpenOptions::new()
                 .read(true)
                 .custom_flags(libc::O_DIRECTORY)
-                .open(if parent.as_os_str().is_empty() {
-                    Path::new(".")
-                } else {
-                    parent
-                })
+                .open(std::ffi::OsStr::from_bytes(parent))
                 .ok();
             folder = Some((parent, open));
         }
         let dir = folder.as_ref().and_then(|(_, f)| f.as_ref());
         let mut c_name = [0u8; 256];
-        let name = name.as_bytes();
         let found = match dir {
             Some(dir) if name.len() < c_name.len() && !name.contains(&0) => {
                 c_name[..name.len()].copy_from_slice(name);

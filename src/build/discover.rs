@@ -100,6 +100,11 @@ pub struct Content {
     /// scan (with what the build's file index knew of them); empty when the
     /// content changed after the scan.
     pub stamps: super::cache::Taken,
+    /// Every folder the scan walked, with its stamp (following links) taken
+    /// before its entries were read, and when the scan started (ns since
+    /// 1970): for [`super::cache::TreeRecord`].
+    pub folders: Vec<(PathBuf, crate::publish::FileStamp)>,
+    pub scanned_ns: i128,
 }
 
 impl Content {
@@ -276,6 +281,18 @@ pub fn discover(
     selection: &Selection,
     follow_links: bool,
     cook_check: bool,
+) -> Result<Content> {
+    discover_indexed(root, project, selection, follow_links, cook_check, None)
+}
+
+/// [`discover`] with the build's file `index`: what it knows unchanged is
+/// not opened again (see [`scan`]'s Git LFS check).
+pub fn discover_indexed(
+    root: &Path,
+    project: &str,
+    selection: &Selection,
+    follow_links: bool,
+    cook_check: bool,
     index: Option<&Path>,
 ) -> Result<Content> {
     let (content, mut problems) = scan_stamped(root, project, selection, follow_links, index)?;
@@ -317,12 +334,16 @@ fn scan_stamped(
             root.display()
         )));
     }
+    let scanned_ns = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as i128);
     let Walked {
         groups,
         mut loose_files,
         strays,
         temporaries,
         mut never_ship,
+        folders,
     } = walk(root, selection, follow_links)?;
     let (mut packages, mut problems) =
         packages_of(groups, root, project, selection, &mut never_ship);
@@ -359,6 +380,8 @@ fn scan_stamped(
             never_ship,
             warnings,
             stamps,
+            folders,
+            scanned_ns,
         },
         problems,
     ))
@@ -439,6 +462,8 @@ struct Walked {
     temporaries: Vec<PathBuf>,
     /// Selected loose files a mod must never contain.
     never_ship: Vec<NeverShip>,
+    /// Every folder walked, with its stamp ([`Content::folders`]).
+    folders: Vec<(PathBuf, crate::publish::FileStamp)>,
 }
 
 /// Walks the content root: package files grouped by package, the other
@@ -449,6 +474,7 @@ fn walk(root: &Path, selection: &Selection, follow_links: bool) -> Result<Walked
     let mut strays = Vec::new();
     let mut temporaries = Vec::new();
     let mut never_ship = Vec::new();
+    let mut folders = Vec::new();
     let rules = never_ship::Rules::for_root(root);
     // Symbolic links are followed (a content folder linked into the mod is
     // common) while they stay inside the root, or anywhere when the manifest
@@ -474,6 +500,13 @@ fn walk(root: &Path, selection: &Selection, follow_links: bool) -> Result<Walked
         })?;
         if let Some(real_root) = real_root.as_deref().filter(|_| entry.path_is_symlink()) {
             check_link_inside(entry.path(), real_root)?;
+        }
+        if entry.file_type().is_dir() {
+            // walkdir has opened the folder but read none of its entries
+            // yet (it reads them as the walk goes on): a change made after
+            // this stamp shows in the folder's stamp.
+            let stamp = crate::publish::FileStamp::following(entry.path())?;
+            folders.push((entry.path().to_path_buf(), stamp));
         }
         if !entry.file_type().is_file() {
             continue;
@@ -539,6 +572,7 @@ fn walk(root: &Path, selection: &Selection, follow_links: bool) -> Result<Walked
         strays,
         temporaries,
         never_ship,
+        folders,
     })
 }
 
@@ -600,11 +634,12 @@ fn packages_of(
                     );
                     continue;
                 };
-                let mut companions: Vec<(PackageFileKind, PathBuf)> = group
-                    .companions
-                    .into_iter()
-                    .map(|(k, _, p)| (k, p))
-                    .collect();
+                // A new list at its exact size: collected in place, it would
+                // keep the walk's larger one (and its room to grow) for the
+                // whole build.
+                let mut companions: Vec<(PackageFileKind, PathBuf)> =
+                    Vec::with_capacity(group.companions.len());
+                companions.extend(group.companions.into_iter().map(|(k, _, p)| (k, p)));
                 companions.sort();
                 packages.push(PackageSource {
                     package_name,
