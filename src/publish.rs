@@ -793,6 +793,118 @@ impl FileStamp {
             changed_ns,
         }
     }
+
+    /// The stamps of many files (following symbolic links, as
+    /// [`std::fs::metadata`] does), on every core, in the order given. On
+    /// Unix each is one `fstatat` relative to its folder, opened once for a
+    /// run of files in it: the kernel then looks up one name, not every
+    /// folder of the path again (a no-change build is mostly these calls).
+    /// Elsewhere, or when the folder cannot be opened, [`std::fs::metadata`].
+    pub fn of_all(paths: &[&Path]) -> Result<Vec<FileStamp>> {
+        use rayon::prelude::*;
+        const RUN: usize = 256;
+        let mut stamps = vec![
+            FileStamp {
+                size: 0,
+                modified_ns: 0,
+                inode: 0,
+                changed_ns: 0,
+            };
+            paths.len()
+        ];
+        stamps
+            .par_chunks_mut(RUN)
+            .zip(paths.par_chunks(RUN))
+            .try_for_each(|(stamps, paths)| stamp_run(paths, stamps))?;
+        Ok(stamps)
+    }
+
+    /// The stamp of `path`, following a final symbolic link.
+    pub fn following(path: &Path) -> Result<FileStamp> {
+        let meta = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
+        Ok(FileStamp::from_metadata(&meta))
+    }
+}
+
+/// Stamps of `paths` into `stamps` (see [`FileStamp::of_all`]).
+#[cfg(unix)]
+fn stamp_run(paths: &[&Path], stamps: &mut [FileStamp]) -> Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    use std::os::unix::fs::OpenOptionsExt;
+    use std::os::unix::io::AsRawFd;
+    let mut folder: Option<(&[u8], Option<File>)> = None;
+    for (path, stamp) in paths.iter().zip(stamps) {
+        // Split at the last `/` (cheaper than `Path::parent`, which parses
+        // every component); a name that is empty, `.` or `..` takes std's way.
+        let bytes = path.as_os_str().as_bytes();
+        let split = bytes.iter().rposition(|b| *b == b'/');
+        let (parent, name) = match split {
+            Some(at) => (&bytes[..at.max(1)], &bytes[at + 1..]),
+            None => (&b"."[..], bytes),
+        };
+        if name.is_empty() || name == b"." || name == b".." {
+            *stamp = FileStamp::following(path)?;
+            continue;
+        }
+        if folder.as_ref().map(|(p, _)| *p) != Some(parent) {
+            let open = std::fs::OpenOptions::new()
+                .read(true)
+                .custom_flags(libc::O_DIRECTORY)
+                .open(std::ffi::OsStr::from_bytes(parent))
+                .ok();
+            folder = Some((parent, open));
+        }
+        let dir = folder.as_ref().and_then(|(_, f)| f.as_ref());
+        let mut c_name = [0u8; 256];
+        let found = match dir {
+            Some(dir) if name.len() < c_name.len() && !name.contains(&0) => {
+                c_name[..name.len()].copy_from_slice(name);
+                // SAFETY: `c_name` is NUL-terminated (zeroed past the name),
+                // `st` is written whole by a successful call.
+                unsafe {
+                    let mut st: libc::stat = std::mem::zeroed();
+                    (libc::fstatat(dir.as_raw_fd(), c_name.as_ptr().cast(), &mut st, 0) == 0)
+                        .then_some(st)
+                }
+            }
+            _ => None,
+        };
+        *stamp = match found {
+            Some(st) => stamp_of_stat(&st),
+            // The error (or an unusual name) as std reports it.
+            None => FileStamp::following(path)?,
+        };
+    }
+    Ok(())
+}
+
+/// [`FileStamp::from_metadata`] of what `fstatat` returned: the same fields
+/// std reads (a modification time before 1970 is 0, as there).
+#[cfg(unix)]
+#[allow(clippy::unnecessary_cast)]
+fn stamp_of_stat(st: &libc::stat) -> FileStamp {
+    let (mtime, mtime_nsec) = (st.st_mtime as i64, st.st_mtime_nsec as i64);
+    let modified_ns = if mtime >= 0 {
+        mtime as u128 * 1_000_000_000 + mtime_nsec as u128
+    } else {
+        0
+    };
+    FileStamp {
+        size: st.st_size as u64,
+        modified_ns,
+        inode: st.st_ino as u64,
+        changed_ns: i128::from(st.st_ctime as i64) * 1_000_000_000
+            + i128::from(st.st_ctime_nsec as i64),
+    }
+}
+
+/// Stamps of `paths` into `stamps` (see [`FileStamp::of_all`]).
+#[cfg(not(unix))]
+fn stamp_run(paths: &[&Path], stamps: &mut [FileStamp]) -> Result<()> {
+    for (path, stamp) in paths.iter().zip(stamps) {
+        *stamp = FileStamp::following(path)?;
+    }
+    Ok(())
 }
 
 /// One file zenpak wrote, as it wrote it.
@@ -1113,6 +1225,42 @@ pub fn checked_recorded_file(dir: &Path, path: &Path) -> std::result::Result<Pat
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn stamps_of_many_files_are_what_metadata_says() {
+        let dir = tempfile::tempdir().unwrap();
+        let sub = dir.path().join("sub");
+        std::fs::create_dir(&sub).unwrap();
+        let mut paths = Vec::new();
+        for (i, folder) in [dir.path(), &sub, dir.path()].iter().enumerate() {
+            for n in 0..300 {
+                let path = folder.join(format!("f{i}-{n}"));
+                std::fs::write(&path, vec![7u8; n]).unwrap();
+                paths.push(path);
+            }
+        }
+        #[cfg(unix)]
+        {
+            // A link is followed, as `std::fs::metadata` does.
+            let link = sub.join("link");
+            std::os::unix::fs::symlink(&paths[5], &link).unwrap();
+            paths.push(link);
+        }
+        let asked: Vec<&Path> = paths.iter().map(PathBuf::as_path).collect();
+        let stamps = FileStamp::of_all(&asked).unwrap();
+        for (path, stamp) in paths.iter().zip(&stamps) {
+            let expected = FileStamp::from_metadata(&std::fs::metadata(path).unwrap());
+            assert_eq!(*stamp, expected, "{}", path.display());
+            assert_ne!(stamp.modified_ns, 0);
+        }
+        #[cfg(unix)]
+        assert_eq!(stamps.last().unwrap().inode, stamps[5].inode);
+
+        // A file that is gone is an error naming it.
+        let gone = sub.join("gone");
+        let error = FileStamp::of_all(&[asked[0], gone.as_path()]).unwrap_err();
+        assert_eq!(error.file(), Some(gone.as_path()));
+    }
 
     #[test]
     fn temporaries_are_unique_hidden_and_removed_on_drop() {

@@ -63,6 +63,11 @@ pub fn file_is_lfs_pointer(path: &Path) -> Result<bool> {
     let len = std::fs::metadata(path)
         .map_err(|e| Error::io(path, e))?
         .len();
+    file_of_len_is_lfs_pointer(path, len)
+}
+
+/// [`file_is_lfs_pointer`] for a file whose length `len` is known.
+pub fn file_of_len_is_lfs_pointer(path: &Path, len: u64) -> Result<bool> {
     if len > LFS_POINTER_MAX_LEN || len < LFS_POINTER_START.len() as u64 {
         return Ok(false);
     }

@@ -147,6 +147,50 @@ const UNKNOWN: InputStamp = InputStamp {
     hash: [0; 32],
 };
 
+/// What a build knows of its input files before any is read: each file's
+/// stamp now, and the hash the index gave it when that stamp is the one
+/// indexed ([`FileIndex::take`]); [`FileIndex::finish`] hashes the rest.
+#[derive(Debug, Clone, Default)]
+pub struct Taken {
+    /// Per file: its stamp now; its hash where `known`, else zeros.
+    stamps: Vec<InputStamp>,
+    /// Whether the index had the file with exactly this stamp.
+    known: Vec<bool>,
+    /// Entries in the index, and how many of the files it had; `None`
+    /// without an index.
+    indexed: Option<(usize, usize)>,
+}
+
+impl Taken {
+    /// How many files were stamped.
+    pub fn len(&self) -> usize {
+        self.stamps.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.stamps.is_empty()
+    }
+
+    /// The stamp of file `i` now.
+    pub fn stamp(&self, i: usize) -> &crate::publish::FileStamp {
+        &self.stamps[i].file
+    }
+
+    /// Whether file `i` is unchanged since the index recorded it (and so
+    /// holds what it held then).
+    pub fn is_known(&self, i: usize) -> bool {
+        self.known[i]
+    }
+
+    /// Keeps the files for which `keep` says so, in order.
+    pub fn retain(&mut self, keep: &[bool]) {
+        let mut flags = keep.iter();
+        self.stamps.retain(|_| *flags.next().unwrap_or(&true));
+        let mut flags = keep.iter();
+        self.known.retain(|_| *flags.next().unwrap_or(&true));
+    }
+}
+
 impl FileIndex {
     /// Stamps of `paths` (in parallel). With `index` (a development build),
     /// the content hash that index recorded is reused for every file whose
@@ -154,34 +198,68 @@ impl FileIndex {
     /// `--force`), every file is hashed. A missing or damaged index only
     /// means more hashing.
     pub fn refresh(index: Option<&Path>, paths: &[&Path]) -> Result<Stamps> {
-        let keys: Vec<std::borrow::Cow<'_, str>> =
-            paths.iter().map(|p| p.to_string_lossy()).collect();
+        Self::finish(Self::take(index, paths)?, paths)
+    }
+
+    /// The first half of [`FileIndex::refresh`]: every file's stamp (one
+    /// `stat` each, [`crate::publish::FileStamp::of_all`]) and, with
+    /// `index`, the hashes it recorded for the files whose whole stamp is
+    /// unchanged. Nothing is read.
+    pub fn take(index: Option<&Path>, paths: &[&Path]) -> Result<Taken> {
+        let now = crate::publish::FileStamp::of_all(paths)?;
         let mut stamps = vec![UNKNOWN; paths.len()];
-        let (indexed, found) = match index {
-            Some(index) => Self::merge(index, &keys, &mut stamps),
-            None => (0, 0),
-        };
-        let all_reused = std::sync::atomic::AtomicBool::new(index.is_some());
-        stamps.par_iter_mut().zip(paths.par_iter()).try_for_each(
-            |(stamp, path)| -> Result<()> {
-                let meta = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
-                let file = crate::publish::FileStamp::from_metadata(&meta);
-                if stamp.file == file && file.modified_ns != 0 {
-                    return Ok(());
-                }
-                all_reused.store(false, std::sync::atomic::Ordering::Relaxed);
-                let hash = if file.size > LARGE_FILE {
+        let indexed = index.map(|index| {
+            let keys: Vec<std::borrow::Cow<'_, str>> =
+                paths.iter().map(|p| p.to_string_lossy()).collect();
+            Self::merge(index, &keys, &mut stamps)
+        });
+        let mut known = Vec::with_capacity(paths.len());
+        for (stamp, file) in stamps.iter_mut().zip(now) {
+            let same = stamp.file == file && file.modified_ns != 0;
+            known.push(same);
+            if !same {
+                *stamp = InputStamp {
+                    file,
+                    hash: [0; 32],
+                };
+            }
+        }
+        Ok(Taken {
+            stamps,
+            known,
+            indexed,
+        })
+    }
+
+    /// The second half of [`FileIndex::refresh`]: hashes (in parallel)
+    /// every file of `taken` (stamps of `paths`, same order) the index did
+    /// not know.
+    pub fn finish(taken: Taken, paths: &[&Path]) -> Result<Stamps> {
+        let Taken {
+            mut stamps,
+            known,
+            indexed,
+        } = taken;
+        if stamps.len() != paths.len() {
+            return Err(Error::internal("file stamps out of step with the files"));
+        }
+        stamps
+            .par_iter_mut()
+            .zip(paths.par_iter())
+            .zip(known.par_iter())
+            .filter(|(_, known)| !**known)
+            .try_for_each(|((stamp, path), _)| -> Result<()> {
+                stamp.hash = if stamp.file.size > LARGE_FILE {
                     hash_large_file(path)?
                 } else {
                     hash_file(path)?
                 };
-                *stamp = InputStamp { file, hash };
                 Ok(())
-            },
-        )?;
+            })?;
+        let all_known = known.iter().all(|k| *k);
         Ok(Stamps {
             stamps,
-            unchanged: all_reused.into_inner() && indexed == paths.len() && found == paths.len(),
+            unchanged: all_known && indexed == Some((paths.len(), paths.len())),
         })
     }
 
@@ -505,6 +583,34 @@ impl Cache {
         self.dir.join("container.bin")
     }
 
+    pub fn tree_record_path(&self) -> PathBuf {
+        self.dir.join("tree.bin")
+    }
+
+    /// The last scan's tree record: `Ok(None)` when there is none, an error
+    /// when it is damaged.
+    pub fn load_tree_record(&self) -> Result<Option<TreeRecord>> {
+        let path = self.tree_record_path();
+        match std::fs::read(&path) {
+            Ok(bytes) => TreeRecord::decode(&bytes)
+                .map(Some)
+                .map_err(|e| e.in_file(&path)),
+            Err(_) => Ok(None),
+        }
+    }
+
+    /// Saves the tree record, or with `None` removes the one there is.
+    pub fn save_tree_record(&self, record: Option<&TreeRecord>) -> Result<()> {
+        let path = self.tree_record_path();
+        match record {
+            Some(record) => write_cache_file(&path, &record.encode()),
+            None => match std::fs::remove_file(&path) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(Error::io(&path, e)),
+                _ => Ok(()),
+            },
+        }
+    }
+
     /// The last build's container record; `None` when missing or unreadable.
     pub fn load_container_record(&self) -> Option<ContainerRecord> {
         let bytes = std::fs::read(self.container_record_path()).ok()?;
@@ -578,7 +684,171 @@ pub fn is_entry_name(name: &str) -> bool {
 }
 
 /// The cache's own bookkeeping files, by name.
-pub const BOOKKEEPING_FILES: [&str; 3] = ["files.json", "build.json", "container.bin"];
+pub const BOOKKEEPING_FILES: [&str; 4] = ["files.json", "build.json", "container.bin", "tree.bin"];
+
+/// Marks the tree record and its layout; bump when the layout changes.
+const TREE_MAGIC: &[u8; 8] = b"ZPKTR\x00\x00\x01";
+
+/// A folder changed this recently before a scan is not trusted by the next
+/// no-change check: file systems stamp times from a clock that ticks every
+/// few milliseconds (or seconds), so an entry added in the same tick just
+/// after the scan read the folder would leave its stamp as recorded.
+const RACY_NS: i128 = 2_000_000_000;
+
+/// `tree.bin`: what a development build checks instead of scanning the
+/// content again when nothing changed. Adding, removing or renaming an
+/// entry changes its folder's stamp (modification and change time), and
+/// rewriting a file changes the file's own stamp: so when every folder the
+/// last scan walked and every input file (the entries of `files.json`,
+/// [`FileIndex`]) still has its recorded stamp, and the settings are the
+/// same (`config`), the scan would find the same content with the same
+/// contents, and the build's key is the one recorded. One `stat` per
+/// folder and per file, no folder listed, nothing read.
+///
+/// Written only after a scan that warned of nothing (its warnings would
+/// otherwise go unsaid) and without `[content] paks`; any other build
+/// removes it. A record that does not read back whole (it ends with its
+/// BLAKE3) is a cache miss and a warning: the content is scanned again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TreeRecord {
+    /// Hash of everything besides the files that the content and the build
+    /// key depend on.
+    pub config: Hash,
+    /// The build key the scan led to.
+    pub build_key: Hash,
+    pub packages: u64,
+    pub loose_files: u64,
+    pub bytes_in: u64,
+    /// How many input files the scan found (the index's entries).
+    pub files: u64,
+    /// The stamp of the index (`files.json`) that holds them, as this
+    /// build left it: an index written since belongs to another scan.
+    pub index: crate::publish::FileStamp,
+    /// When the scan started (ns since 1970).
+    pub scanned_ns: i128,
+    /// Every folder the scan walked, with its stamp taken before its
+    /// entries were read.
+    pub folders: Vec<(String, crate::publish::FileStamp)>,
+}
+
+impl TreeRecord {
+    pub fn encode(&self) -> Vec<u8> {
+        let mut w = Writer::with_capacity(256 + self.folders.len() * 128);
+        w.bytes(TREE_MAGIC);
+        w.bytes(&self.config);
+        w.bytes(&self.build_key);
+        for n in [self.packages, self.loose_files, self.bytes_in, self.files] {
+            w.u64(n);
+        }
+        w.bytes(&encode_stamp(&self.index));
+        w.bytes(&self.scanned_ns.to_le_bytes());
+        w.u32(self.folders.len() as u32);
+        for (path, stamp) in &self.folders {
+            w.u32(path.len() as u32);
+            w.bytes(path.as_bytes());
+            w.bytes(&encode_stamp(stamp));
+        }
+        let checksum = blake3::hash(w.as_slice());
+        w.bytes(checksum.as_bytes());
+        w.into_inner()
+    }
+
+    pub fn decode(bytes: &[u8]) -> Result<TreeRecord> {
+        let damaged = || Error::invalid("the build cache's tree record is damaged");
+        let body_len = bytes.len().checked_sub(32).ok_or_else(damaged)?;
+        let (body, checksum) = bytes.split_at(body_len);
+        if !body.starts_with(TREE_MAGIC) || blake3::hash(body).as_bytes() != checksum {
+            return Err(damaged());
+        }
+        let mut r = Reader::new(&body[TREE_MAGIC.len()..]);
+        let config = r.array::<32>()?;
+        let build_key = r.array::<32>()?;
+        let (packages, loose_files, bytes_in, files) = (r.u64()?, r.u64()?, r.u64()?, r.u64()?);
+        let index = decode_stamp(&r.array::<STAMP_BYTES>()?);
+        let scanned_ns = i128::from_le_bytes(r.array::<16>()?);
+        let count = r.count_u32(4 + STAMP_BYTES)?;
+        let mut folders = Vec::with_capacity(count);
+        for _ in 0..count {
+            let len = r.count_u32(1)?;
+            let path = std::str::from_utf8(r.bytes(len)?).map_err(|_| damaged())?;
+            folders.push((path.to_string(), decode_stamp(&r.array::<STAMP_BYTES>()?)));
+        }
+        if !r.at_end() {
+            return Err(damaged());
+        }
+        Ok(TreeRecord {
+            config,
+            build_key,
+            packages,
+            loose_files,
+            bytes_in,
+            files,
+            index,
+            scanned_ns,
+            folders,
+        })
+    }
+
+    /// Whether every folder still has its recorded stamp, none had changed
+    /// within [`RACY_NS`] before the scan, and every file of the `index`
+    /// (exactly [`TreeRecord::files`] of them) still has its stamp.
+    pub fn unchanged(&self, index: &Path) -> bool {
+        let folders: Vec<&Path> = self.folders.iter().map(|(p, _)| Path::new(p)).collect();
+        let settled = |s: &crate::publish::FileStamp| {
+            s.changed_ns < self.scanned_ns - RACY_NS
+                && (s.modified_ns as i128) < self.scanned_ns - RACY_NS
+        };
+        let folders_same = crate::publish::FileStamp::of_all(&folders).is_ok_and(|now| {
+            now.iter()
+                .zip(&self.folders)
+                .all(|(now, (_, then))| now == then && settled(then))
+        });
+        let index_same = crate::publish::FileStamp::of(index).is_ok_and(|s| s == self.index);
+        index_same && folders_same && files_unchanged(index, self.files)
+    }
+}
+
+/// Whether `index` holds `count` entries and every file in it still has the
+/// stamp recorded (a time of 0 is never trusted), stat'ed a batch at a time
+/// on every core while the index is read as a stream.
+fn files_unchanged(index: &Path, count: u64) -> bool {
+    const BATCH: usize = 8192;
+    let Ok(file) = std::fs::File::open(index) else {
+        return false;
+    };
+    let mut reader = std::io::BufReader::with_capacity(1 << 16, file);
+    if read_index_header(&mut reader).map(|n| n as u64) != Some(count) {
+        return false;
+    }
+    let mut remaining = count as usize;
+    let (mut names, mut stamps) = (Vec::new(), Vec::new());
+    let mut path = Vec::new();
+    while remaining > 0 {
+        names.clear();
+        stamps.clear();
+        while names.len() < BATCH && remaining > 0 {
+            let Some(entry) = read_index_entry(&mut reader, &mut path) else {
+                return false;
+            };
+            let Ok(text) = String::from_utf8(std::mem::take(&mut path)) else {
+                return false;
+            };
+            names.push(text);
+            stamps.push(entry.file);
+            remaining -= 1;
+        }
+        let paths: Vec<&Path> = names.iter().map(Path::new).collect();
+        let same = crate::publish::FileStamp::of_all(&paths).is_ok_and(|now| {
+            now.iter()
+                .zip(&stamps)
+                .all(|(now, then)| now == then && then.modified_ns != 0)
+        });
+        if !same {
+            return false;
+        }
+    }
+    true
+}
 
 /// Marks the container record and its layout; bump when the layout changes.
 const CONTAINER_MAGIC: &[u8; 8] = b"ZPKCR\x00\x00\x01";
@@ -764,5 +1034,109 @@ mod tests {
             real_hash(first),
             "the one out of order does not"
         );
+    }
+
+    /// A tree record of `dir` (its folder `sub` and the files of
+    /// [`files`], indexed) as a scan at `scanned_ns` would leave it.
+    fn tree_of(dir: &Path, scanned_ns: i128) -> (TreeRecord, PathBuf) {
+        let sub = dir.join("sub");
+        std::fs::create_dir_all(&sub).unwrap();
+        let index = dir.join("files.bin");
+        let files = files(&sub);
+        let paths: Vec<&Path> = files.iter().map(|(p, _)| p.as_path()).collect();
+        let stamps: Vec<InputStamp> = files.iter().map(|(_, s)| *s).collect();
+        FileIndex::save(&index, &paths, &stamps).unwrap();
+        let folder = crate::publish::FileStamp::following(&sub).unwrap();
+        let record = TreeRecord {
+            config: [1; 32],
+            build_key: [2; 32],
+            packages: 3,
+            loose_files: 2,
+            bytes_in: 5,
+            files: paths.len() as u64,
+            index: crate::publish::FileStamp::of(&index).unwrap(),
+            scanned_ns,
+            folders: vec![(sub.to_str().unwrap().to_string(), folder)],
+        };
+        (record, index)
+    }
+
+    fn later() -> i128 {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos() as i128;
+        now + 10 * RACY_NS
+    }
+
+    #[test]
+    fn a_tree_record_reads_back_and_a_damaged_one_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let (record, _) = tree_of(dir.path(), later());
+        let bytes = record.encode();
+        assert_eq!(TreeRecord::decode(&bytes).unwrap(), record);
+        for at in [0, 9, bytes.len() / 2, bytes.len() - 1] {
+            let mut damaged = bytes.clone();
+            damaged[at] ^= 0x10;
+            assert!(TreeRecord::decode(&damaged).is_err(), "byte {at}");
+        }
+        for len in [0, 31, bytes.len() - 1] {
+            assert!(TreeRecord::decode(&bytes[..len]).is_err(), "cut at {len}");
+        }
+        // Through the cache: a damaged file is an error naming it, none is None.
+        let cache = Cache::new(dir.path(), "T");
+        cache.create().unwrap();
+        assert!(cache.load_tree_record().unwrap().is_none());
+        cache.save_tree_record(Some(&record)).unwrap();
+        assert_eq!(cache.load_tree_record().unwrap(), Some(record));
+        let mut damaged = bytes.clone();
+        damaged[20] ^= 1;
+        std::fs::write(cache.tree_record_path(), &damaged).unwrap();
+        let error = cache.load_tree_record().unwrap_err();
+        assert_eq!(error.file(), Some(cache.tree_record_path().as_path()));
+        cache.save_tree_record(None).unwrap();
+        assert!(!cache.tree_record_path().exists());
+    }
+
+    #[test]
+    fn a_tree_record_holds_only_while_nothing_changed() {
+        let dir = tempfile::tempdir().unwrap();
+        let (record, index) = tree_of(dir.path(), later());
+        assert!(record.unchanged(&index));
+
+        // A folder changed just before the scan is not trusted.
+        let racy = TreeRecord {
+            scanned_ns: record.folders[0].1.changed_ns + RACY_NS / 2,
+            ..record.clone()
+        };
+        assert!(!racy.unchanged(&index));
+
+        // The index holds another count, or was written again.
+        let fewer = TreeRecord {
+            files: record.files - 1,
+            ..record.clone()
+        };
+        assert!(!fewer.unchanged(&index));
+        let copy = dir.path().join("copy.bin");
+        std::fs::copy(&index, &copy).unwrap();
+        std::fs::rename(&copy, &index).unwrap();
+        assert!(!record.unchanged(&index));
+        let (record, index) = tree_of(dir.path(), later());
+        assert!(record.unchanged(&index));
+
+        // A file rewritten in place (its folder keeps its stamp).
+        let file = dir.path().join("sub/c");
+        std::fs::write(&file, b"C").unwrap();
+        assert_eq!(
+            crate::publish::FileStamp::following(&dir.path().join("sub")).unwrap(),
+            record.folders[0].1
+        );
+        assert!(!record.unchanged(&index));
+        let (record, index) = tree_of(dir.path(), later());
+        assert!(record.unchanged(&index));
+
+        // A file added to the folder.
+        std::fs::write(dir.path().join("sub/new"), b"n").unwrap();
+        assert!(!record.unchanged(&index));
     }
 }

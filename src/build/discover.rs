@@ -96,6 +96,25 @@ pub struct Content {
     /// What looked wrong but does not stop a build (stray containers, files
     /// the game will not mount, patterns that matched nothing, ...).
     pub warnings: Vec<Diagnostic>,
+    /// The stamps of [`Content::files`], in that order, taken once by the
+    /// scan (with what the build's file index knew of them); empty when the
+    /// content changed after the scan.
+    pub stamps: super::cache::Taken,
+    /// Every folder the scan walked, with its stamp (following links) taken
+    /// before its entries were read, and when the scan started (ns since
+    /// 1970): for [`super::cache::TreeRecord`].
+    pub folders: Vec<(PathBuf, crate::publish::FileStamp)>,
+    pub scanned_ns: i128,
+}
+
+impl Content {
+    /// Every input file: each package's (header first), then the loose files.
+    pub fn files(&self) -> impl Iterator<Item = &Path> {
+        self.packages
+            .iter()
+            .flat_map(PackageSource::files)
+            .chain(self.loose_files.iter().map(|f| f.path.as_path()))
+    }
 }
 
 /// Which files of the content root belong to the mod.
@@ -263,7 +282,20 @@ pub fn discover(
     follow_links: bool,
     cook_check: bool,
 ) -> Result<Content> {
-    let (content, mut problems) = scan(root, project, selection, follow_links)?;
+    discover_indexed(root, project, selection, follow_links, cook_check, None)
+}
+
+/// [`discover`] with the build's file `index`: what it knows unchanged is
+/// not opened again (see [`scan`]'s Git LFS check).
+pub fn discover_indexed(
+    root: &Path,
+    project: &str,
+    selection: &Selection,
+    follow_links: bool,
+    cook_check: bool,
+    index: Option<&Path>,
+) -> Result<Content> {
+    let (content, mut problems) = scan_stamped(root, project, selection, follow_links, index)?;
     if cook_check {
         super::zen_store::check_cook(root, &content)?;
     }
@@ -281,6 +313,20 @@ pub fn scan(
     selection: &Selection,
     follow_links: bool,
 ) -> Result<(Content, Vec<Error>)> {
+    scan_stamped(root, project, selection, follow_links, None)
+}
+
+/// [`scan`] that takes the files' stamps with what the build's file
+/// `index` knows of them ([`super::cache::FileIndex::take`]): a file it
+/// knows unchanged is not opened again (for the Git LFS check: what the
+/// index holds passed it when it was hashed).
+fn scan_stamped(
+    root: &Path,
+    project: &str,
+    selection: &Selection,
+    follow_links: bool,
+    index: Option<&Path>,
+) -> Result<(Content, Vec<Error>)> {
     if !root.is_dir() {
         return Err(Error::usage(format!(
             "content root `{}` is not a folder; set `[content] root` in mod.toml to the folder \
@@ -288,12 +334,16 @@ pub fn scan(
             root.display()
         )));
     }
+    let scanned_ns = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as i128);
     let Walked {
         groups,
         mut loose_files,
         strays,
         temporaries,
         mut never_ship,
+        folders,
     } = walk(root, selection, follow_links)?;
     let (mut packages, mut problems) =
         packages_of(groups, root, project, selection, &mut never_ship);
@@ -301,7 +351,18 @@ pub fn scan(
     packages.sort_by(|a, b| a.relative_path.cmp(&b.relative_path));
     loose_files.sort_by(|a, b| a.relative_path.cmp(&b.relative_path));
     problems.extend(case_clashes(root, &packages, &loose_files));
-    problems.extend(take_lfs_pointers(&mut packages, &mut loose_files)?);
+    let files: Vec<&Path> = packages
+        .iter()
+        .flat_map(PackageSource::files)
+        .chain(loose_files.iter().map(|f| f.path.as_path()))
+        .collect();
+    let mut stamps = super::cache::FileIndex::take(index, &files)?;
+    drop(files);
+    problems.extend(take_lfs_pointers(
+        &mut packages,
+        &mut loose_files,
+        &mut stamps,
+    )?);
     let mut warnings = content_warnings(root, project, strays, &packages, &loose_files);
     warnings.extend(selection.unused_patterns());
     warnings.extend(temporaries.into_iter().map(|path| {
@@ -318,6 +379,9 @@ pub fn scan(
             loose_files,
             never_ship,
             warnings,
+            stamps,
+            folders,
+            scanned_ns,
         },
         problems,
     ))
@@ -326,35 +390,59 @@ pub fn scan(
 /// Takes out the packages and loose files of which a file is a Git LFS
 /// pointer (the repository was cloned without `git lfs pull`): each such
 /// file is an `lfs-pointer` error, and what it belongs to is not read further.
+/// `stamps` are the files' stamps (packages' files, then the loose files):
+/// only a small file the index does not know unchanged is opened (on every
+/// core); those of what is taken out go too.
 fn take_lfs_pointers(
     packages: &mut Vec<PackageSource>,
     loose_files: &mut Vec<LooseFile>,
+    stamps: &mut super::cache::Taken,
 ) -> Result<Vec<Error>> {
-    use crate::sniff::{file_is_lfs_pointer, lfs_pointer_error};
+    use crate::sniff::{file_of_len_is_lfs_pointer, lfs_pointer_error};
+    use rayon::prelude::*;
+    let files: Vec<&Path> = packages
+        .iter()
+        .flat_map(PackageSource::files)
+        .chain(loose_files.iter().map(|f| f.path.as_path()))
+        .collect();
+    let small =
+        |i: usize| !stamps.is_known(i) && stamps.stamp(i).size <= crate::sniff::LFS_POINTER_MAX_LEN;
+    let pointer: Vec<bool> = (0..files.len())
+        .into_par_iter()
+        .map(|i| -> Result<bool> {
+            Ok(small(i) && file_of_len_is_lfs_pointer(files[i], stamps.stamp(i).size)?)
+        })
+        .collect::<Result<_>>()?;
+    drop(files);
+    if !pointer.contains(&true) {
+        return Ok(Vec::new());
+    }
     let mut problems = Vec::new();
-    let mut kept = Vec::with_capacity(packages.len());
-    for package in packages.drain(..) {
-        let mut pointers = Vec::new();
-        for file in package.files() {
-            if file_is_lfs_pointer(file)? {
-                pointers.push(lfs_pointer_error(file));
+    let mut keep = vec![true; pointer.len()];
+    let mut at = 0;
+    packages.retain(|package| {
+        let count = package.files().count();
+        let range = at..at + count;
+        at += count;
+        for (file, i) in package.files().zip(range.clone()) {
+            if pointer[i] {
+                problems.push(lfs_pointer_error(file));
             }
         }
-        if pointers.is_empty() {
-            kept.push(package);
-        }
-        problems.extend(pointers);
-    }
-    *packages = kept;
-    let mut kept = Vec::with_capacity(loose_files.len());
-    for file in loose_files.drain(..) {
-        if file_is_lfs_pointer(&file.path)? {
+        let kept = !pointer[range.clone()].contains(&true);
+        keep[range].fill(kept);
+        kept
+    });
+    loose_files.retain(|file| {
+        let i = at;
+        at += 1;
+        if pointer[i] {
             problems.push(lfs_pointer_error(&file.path));
-        } else {
-            kept.push(file);
+            keep[i] = false;
         }
-    }
-    *loose_files = kept;
+        !pointer[i]
+    });
+    stamps.retain(&keep);
     Ok(problems)
 }
 
@@ -374,6 +462,8 @@ struct Walked {
     temporaries: Vec<PathBuf>,
     /// Selected loose files a mod must never contain.
     never_ship: Vec<NeverShip>,
+    /// Every folder walked, with its stamp ([`Content::folders`]).
+    folders: Vec<(PathBuf, crate::publish::FileStamp)>,
 }
 
 /// Walks the content root: package files grouped by package, the other
@@ -384,6 +474,7 @@ fn walk(root: &Path, selection: &Selection, follow_links: bool) -> Result<Walked
     let mut strays = Vec::new();
     let mut temporaries = Vec::new();
     let mut never_ship = Vec::new();
+    let mut folders = Vec::new();
     let rules = never_ship::Rules::for_root(root);
     // Symbolic links are followed (a content folder linked into the mod is
     // common) while they stay inside the root, or anywhere when the manifest
@@ -409,6 +500,13 @@ fn walk(root: &Path, selection: &Selection, follow_links: bool) -> Result<Walked
         })?;
         if let Some(real_root) = real_root.as_deref().filter(|_| entry.path_is_symlink()) {
             check_link_inside(entry.path(), real_root)?;
+        }
+        if entry.file_type().is_dir() {
+            // walkdir has opened the folder but read none of its entries
+            // yet (it reads them as the walk goes on): a change made after
+            // this stamp shows in the folder's stamp.
+            let stamp = crate::publish::FileStamp::following(entry.path())?;
+            folders.push((entry.path().to_path_buf(), stamp));
         }
         if !entry.file_type().is_file() {
             continue;
@@ -474,6 +572,7 @@ fn walk(root: &Path, selection: &Selection, follow_links: bool) -> Result<Walked
         strays,
         temporaries,
         never_ship,
+        folders,
     })
 }
 
@@ -535,11 +634,12 @@ fn packages_of(
                     );
                     continue;
                 };
-                let mut companions: Vec<(PackageFileKind, PathBuf)> = group
-                    .companions
-                    .into_iter()
-                    .map(|(k, _, p)| (k, p))
-                    .collect();
+                // A new list at its exact size: collected in place, it would
+                // keep the walk's larger one (and its room to grow) for the
+                // whole build.
+                let mut companions: Vec<(PackageFileKind, PathBuf)> =
+                    Vec::with_capacity(group.companions.len());
+                companions.extend(group.companions.into_iter().map(|(k, _, p)| (k, p)));
                 companions.sort();
                 packages.push(PackageSource {
                     package_name,

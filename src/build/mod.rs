@@ -268,14 +268,45 @@ pub fn build_locked(
     let cache = Cache::new(&output_dir, &manifest.artifact_stem());
     let trust = Trust::of(options.force, options.release);
     cache.create()?;
-    let content = gather(manifest, options, &reporter, &cache, trust)?;
+    // A development build whose folders and files all still have the
+    // stamps the last scan recorded: nothing to scan, nothing to write.
+    if trust == Trust::Stamps && manifest.content.paks.is_empty() {
+        if let Some(summary) = unchanged_tree(manifest, &settings, options, &cache, &reporter) {
+            return Ok(BuildSummary {
+                elapsed: started.elapsed(),
+                ..summary
+            });
+        }
+    }
+    let (mut content, clean) = gather(manifest, options, &reporter, &cache, trust)?;
+    let folders = std::mem::take(&mut content.folders);
+    let scanned_ns = content.scanned_ns;
     let Fingerprint {
         keys,
         build_key,
         bytes_in,
         loose_hashes,
-    } = fingerprint(manifest, &settings, &content, &cache, trust, options)?;
+    } = fingerprint(manifest, &settings, &mut content, &cache, trust, options)?;
     let artifacts = manifest.artifact_paths();
+    let tree = clean
+        .then(|| {
+            Some(cache::TreeRecord {
+                config: tree_config(manifest, &settings, options),
+                build_key,
+                packages: content.packages.len() as u64,
+                loose_files: content.loose_files.len() as u64,
+                bytes_in,
+                files: content.files().count() as u64,
+                index: crate::publish::FileStamp::of(&cache.files_path()).ok()?,
+                scanned_ns,
+                folders: folders
+                    .into_iter()
+                    .map(|(path, stamp)| Some((path.into_os_string().into_string().ok()?, stamp)))
+                    .collect::<Option<_>>()?,
+            })
+        })
+        .flatten();
+    cache.save_tree_record(tree.as_ref())?;
 
     // Nothing changed since the last build, and the files on disk are the
     // ones it wrote: leave every file as it is.
@@ -288,7 +319,7 @@ pub fn build_locked(
                 && record.matches_disk(&artifacts)
             {
                 return Ok(up_to_date_summary(
-                    &content,
+                    (content.packages.len(), content.loose_files.len()),
                     bytes_in,
                     record,
                     reporter.warnings.into_inner(),
@@ -365,15 +396,20 @@ fn gather(
     reporter: &dyn Reporter,
     cache: &Cache,
     trust: Trust,
-) -> Result<discover::Content> {
+) -> Result<(discover::Content, bool)> {
     let selection = Selection::new(&manifest.content.include, &manifest.content.exclude)?;
-    let mut content = discover::discover(
+    let index = cache.files_path();
+    let mut content = discover::discover_indexed(
         &manifest.content_root(),
         &manifest.game.project,
         &selection,
         manifest.content.follow_links,
         manifest.content.paks.is_empty(),
+        (trust == Trust::Stamps).then_some(index.as_path()),
     )?;
+    // A scan that warned, or with input paks, is not recorded for the
+    // no-change check (its warnings are said again by every build).
+    let clean = content.warnings.is_empty() && manifest.content_paks().is_empty();
     for warning in std::mem::take(&mut content.warnings) {
         reporter.event(Event::Diagnostic(warning));
     }
@@ -385,7 +421,11 @@ fn gather(
         &input_keys(options)?,
         trust,
     )?;
-    Ok(content)
+    if !manifest.content_paks().is_empty() {
+        // The paks' files joined the content: stamped again with them.
+        content.stamps = Default::default();
+    }
+    Ok((content, clean))
 }
 
 /// What [`fingerprint`] knows of the inputs.
@@ -408,11 +448,14 @@ struct Fingerprint {
 fn fingerprint(
     manifest: &Manifest,
     settings: &package::Settings,
-    content: &discover::Content,
+    content: &mut discover::Content,
     cache: &Cache,
     trust: Trust,
     options: &BuildOptions,
 ) -> Result<Fingerprint> {
+    // The scan's stamps (taken with the index of a development build).
+    let taken = std::mem::take(&mut content.stamps);
+    let content = &*content;
     // Packages' files first (each package's as one run), then the loose files.
     let mut all_files: Vec<&Path> = Vec::new();
     let mut package_files = Vec::with_capacity(content.packages.len());
@@ -425,7 +468,11 @@ fn fingerprint(
     all_files.extend(content.loose_files.iter().map(|f| f.path.as_path()));
     let index_path = cache.files_path();
     let trusted_index = (trust == Trust::Stamps).then_some(index_path.as_path());
-    let files = FileIndex::refresh(trusted_index, &all_files)?;
+    let taken = match taken.len() == all_files.len() && !all_files.is_empty() {
+        true => taken,
+        false => FileIndex::take(trusted_index, &all_files)?,
+    };
+    let files = FileIndex::finish(taken, &all_files)?;
     let keys: Vec<Hash> = content
         .packages
         .iter()
@@ -501,13 +548,13 @@ fn convert_and_write(
         (0, None)
     };
     // A package's chunk is its key's, laid out for its bundles.
-    let chunk_keys: Vec<Hash> = match &bundles {
+    let chunk_keys: std::borrow::Cow<'_, [Hash]> = match &bundles {
         Some(bundles) => keys
             .iter()
             .zip(bundles)
             .map(|(key, b)| bundled_key(key, b.as_ref()))
             .collect(),
-        None => keys.to_vec(),
+        None => keys.into(),
     };
     // A development build extends the container the last build wrote, if
     // the files are still the ones recorded and were made the same way.
@@ -523,7 +570,7 @@ fn convert_and_write(
     let kept: BTreeSet<u64> = content
         .packages
         .iter()
-        .zip(&chunk_keys)
+        .zip(chunk_keys.iter())
         .map(|(p, key)| (crate::hash::package_id(&p.package_name), key))
         .filter(|(id, key)| unchanged.get(id) == Some(*key))
         .map(|(id, _)| id)
@@ -537,13 +584,13 @@ fn convert_and_write(
     )?;
     drop(kept);
     writer.expect_packages(&content.packages);
-    let mut package_keys = std::collections::BTreeMap::new();
     let pass = match &bundles {
         // Converted and reported already: taken from the cache, silently.
         Some(_) => Pass::Cached,
         None => Pass::First,
     };
     let engine = settings.engine;
+    let mut package_ids = Vec::with_capacity(content.packages.len());
     let fresh = packages
         .each(pass, &mut |i, mut built| {
             if let Some(Some(b)) = bundles.as_ref().map(|b| &b[i]) {
@@ -551,9 +598,9 @@ fn convert_and_write(
                     .rebundle(engine, b)
                     .map_err(|e| e.in_file(&content.packages[i].header))?;
             }
+            package_ids.push(built.package_id);
             let same = unchanged.get(&built.package_id) == Some(&chunk_keys[i]);
             writer.add_package(&content.packages[i], &built, same)?;
-            package_keys.insert(built.package_id, chunk_keys[i]);
             Ok(())
         })
         .map_err(|e| engine_guess::explain_failures(e, content, manifest))?;
@@ -570,6 +617,12 @@ fn convert_and_write(
         }
     }
     let written = writer.finish()?;
+    // Each package's chunk key by id (packages come in content order), for
+    // the next build: made once the writer's memory is free.
+    let package_keys = package_ids
+        .into_iter()
+        .zip(chunk_keys.iter().copied())
+        .collect();
     Ok(Conversion {
         written,
         converted,
@@ -831,16 +884,16 @@ fn bundled_key(key: &Hash, bundles: Option<&crate::zen::ExportBundles>) -> Hash 
 
 /// The summary of a build that found its outputs current.
 fn up_to_date_summary(
-    content: &Content,
+    (packages, loose_files): (usize, usize),
     bytes_in: u64,
     record: cache::BuildRecord,
     warnings: usize,
     started: Instant,
 ) -> BuildSummary {
     BuildSummary {
-        packages: content.packages.len(),
+        packages,
         converted: 0,
-        loose_files: content.loose_files.len(),
+        loose_files,
         chunks: record.chunks.unwrap_or(0),
         bytes_in,
         bytes_out: record.artifacts.iter().map(|a| a.stamp.size).sum(),
@@ -872,6 +925,51 @@ fn build_key(
     loose_stamps: &[InputStamp],
     options: &BuildOptions,
 ) -> Hash {
+    let mut hasher = build_settings(manifest, settings, options);
+    for (source, key) in content.packages.iter().zip(keys) {
+        hasher.update(source.relative_path.as_bytes());
+        hasher.update(&[0]);
+        hasher.update(key);
+    }
+    for (file, stamp) in content.loose_files.iter().zip(loose_stamps) {
+        hasher.update(file.relative_path.as_bytes());
+        hasher.update(&[0]);
+        hasher.update(&stamp.hash);
+    }
+    *hasher.finalize().as_bytes()
+}
+
+/// What [`cache::TreeRecord`] is valid for: everything the build key
+/// depends on besides the files' contents, and everything the scan's
+/// content depends on besides the folders and files themselves.
+fn tree_config(manifest: &Manifest, settings: &package::Settings, options: &BuildOptions) -> Hash {
+    let mut hasher = blake3::Hasher::new();
+    hasher.update(b"zenpak tree\0");
+    hasher.update(
+        build_settings(manifest, settings, options)
+            .finalize()
+            .as_bytes(),
+    );
+    let content = &manifest.content;
+    let text = format!(
+        "{}\0{}\0{:?}\0{:?}\0{}\0{:?}\0",
+        manifest.content_root().display(),
+        manifest.game.project,
+        content.include,
+        content.exclude,
+        content.follow_links,
+        content.paks,
+    );
+    hasher.update(text.as_bytes());
+    *hasher.finalize().as_bytes()
+}
+
+/// The build key's hasher fed with everything but the inputs.
+fn build_settings(
+    manifest: &Manifest,
+    settings: &package::Settings,
+    options: &BuildOptions,
+) -> blake3::Hasher {
     let mut hasher = blake3::Hasher::new();
     hasher.update(&settings.key);
     let text = format!(
@@ -886,17 +984,53 @@ fn build_key(
         // Keyed so the record never reveals anything about the key itself.
         hasher.update(blake3::keyed_hash(key.as_bytes(), b"zenpak build key").as_bytes());
     }
-    for (source, key) in content.packages.iter().zip(keys) {
-        hasher.update(source.relative_path.as_bytes());
-        hasher.update(&[0]);
-        hasher.update(key);
+    hasher
+}
+
+/// The no-change check of a development build ([`cache::TreeRecord`]):
+/// the summary of a build with nothing to do when the last scan's record
+/// holds for these settings, every folder and input file still has its
+/// stamp, and the outputs are the files the last build wrote. `None`
+/// means: scan (a damaged record is also a warning).
+fn unchanged_tree(
+    manifest: &Manifest,
+    settings: &package::Settings,
+    options: &BuildOptions,
+    cache: &Cache,
+    reporter: &Counting<'_>,
+) -> Option<BuildSummary> {
+    let tree = match cache.load_tree_record() {
+        Ok(tree) => tree?,
+        Err(e) => {
+            reporter.event(Event::Diagnostic(
+                Diagnostic {
+                    code: crate::codes::CACHE_DAMAGED.into(),
+                    level: crate::diagnostic::Level::Warning,
+                    ..Diagnostic::of(&e)
+                }
+                .with_hint("the content is scanned again; nothing damaged reaches the output"),
+            ));
+            return None;
+        }
+    };
+    if tree.config != tree_config(manifest, settings, options) {
+        return None;
     }
-    for (file, stamp) in content.loose_files.iter().zip(loose_stamps) {
-        hasher.update(file.relative_path.as_bytes());
-        hasher.update(&[0]);
-        hasher.update(&stamp.hash);
-    }
-    *hasher.finalize().as_bytes()
+    let record = cache.load_build_record()?;
+    let current = record.key == tree.build_key
+        && record.chunks.is_some()
+        && !(options.release && record.extended)
+        && record.matches_disk(&manifest.artifact_paths())
+        && tree.unchanged(&cache.files_path());
+    current.then(|| {
+        up_to_date_summary(
+            (tree.packages as usize, tree.loose_files as usize),
+            tree.bytes_in,
+            record,
+            reporter.warnings.load(std::sync::atomic::Ordering::Relaxed),
+            Instant::now(),
+        )
+    })
 }
 
 /// What a container's chunk bytes depend on besides the packages' own

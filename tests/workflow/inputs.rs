@@ -570,3 +570,73 @@ fn a_large_loose_file_streams_into_the_pak() {
         .unwrap();
     assert_eq!(sink.0.finalize(), expected.finalize());
 }
+
+/// The inode of `path` (0 where there is none): a file written anew gets another.
+fn inode(path: &Path) -> u64 {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata(path).unwrap().ino()
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        0
+    }
+}
+
+/// A development build with nothing changed checks the last scan's record
+/// of folders and files instead of scanning again (it leaves the record
+/// as it is); an edit that keeps size and time, a file added, and a damaged
+/// record are all seen.
+#[test]
+fn the_no_change_check_sees_edits_new_files_and_damaged_records() {
+    let Some(corpus) = common::corpus() else {
+        return;
+    };
+    let dir = common::temp_dir("tree");
+    let repo = corpus_mod_with_ini(&corpus, &dir, "[x]\ny=1\n");
+    // Folders changed within the last moments are not trusted (their
+    // times may not have ticked yet): let the new ones settle.
+    std::thread::sleep(std::time::Duration::from_millis(2100));
+    let first = json(&repo, &["build"], 0);
+    assert_eq!(finished(&first)["up_to_date"], false);
+    let tree = repo.join("target/.zenpak-cache/Repro_P/tree.bin");
+    assert!(tree.is_file(), "a clean scan is recorded");
+    let recorded = inode(&tree);
+    let again = json(&repo, &["build"], 0);
+    assert_eq!(finished(&again)["up_to_date"], true);
+    assert_eq!(finished(&again)["packages"], finished(&first)["packages"]);
+    assert_eq!(finished(&again)["bytes_in"], finished(&first)["bytes_in"]);
+    if cfg!(unix) {
+        assert_eq!(inode(&tree), recorded, "checked, not scanned again");
+    }
+
+    // A damaged record: a warning, and the content is scanned again.
+    let mut bytes = std::fs::read(&tree).unwrap();
+    let at = bytes.len() / 2;
+    bytes[at] ^= 0x40;
+    std::fs::write(&tree, &bytes).unwrap();
+    let damaged = json(&repo, &["build"], 0);
+    assert_eq!(warnings(&damaged, "cache-damaged").len(), 1, "{damaged:?}");
+    assert_eq!(finished(&damaged)["up_to_date"], true);
+    assert_ne!(std::fs::read(&tree).unwrap(), bytes, "recorded anew");
+
+    // An edit in place keeping size and time (no folder changes).
+    let before = triplet(&repo, "Repro_P");
+    edit_keeping_size_and_time(&repo.join(UEXP), |b| {
+        let at = b.len() - 5;
+        b[at] ^= 0x01;
+    });
+    let edited = json(&repo, &["build"], 0);
+    assert_eq!(finished(&edited)["up_to_date"], false);
+    assert_eq!(finished(&edited)["converted"], 1, "{}", finished(&edited));
+    assert_ne!(triplet(&repo, "Repro_P"), before);
+
+    // A file added to a folder the record holds.
+    std::fs::write(repo.join("Cooked/Proj/Config/Added.ini"), "[a]\n").unwrap();
+    let added = json(&repo, &["build"], 0);
+    assert_eq!(finished(&added)["up_to_date"], false);
+    let files = unpacked(&repo, "target/Repro_P.pak", &dir.join("added-pak"));
+    assert_eq!(files["Proj/Config/Added.ini"], b"[a]\n");
+}
