@@ -46,7 +46,7 @@ use crate::version::EngineVersion;
 use super::provider::{read_header, HeaderProvider, ProvidedPackage};
 use super::script_objects::ScriptObjects;
 use super::{
-    extract_package, ExtractContext, ExtractOptions, LegacyOutput, PackageReport, Unresolved,
+    extract_borrowed, ExtractContext, ExtractOptions, Extracted, PackageReport, Unresolved,
     ZenInput,
 };
 
@@ -543,15 +543,23 @@ pub fn extract(
             plan[range.clone()]
                 .par_iter()
                 .map(|p| {
-                    let mut out = match convert_planned(source, (request.engine, &cx), p, &store) {
-                        Ok(out) => out,
-                        Err(e) => return (Err(e), Vec::new()),
-                    };
-                    let unresolved = std::mem::take(&mut out.report.unresolved);
-                    if !unresolved.is_empty() && !request.options.allow_unresolved {
-                        return (Err(super::unresolved_error(&unresolved)), unresolved);
-                    }
-                    (write_converted(source, &output, p, out, &bulk), unresolved)
+                    with_chunk_buffer(|buffer| {
+                        let mut out = match convert_planned(
+                            source,
+                            (request.engine, &cx),
+                            p,
+                            &store,
+                            buffer,
+                        ) {
+                            Ok(out) => out,
+                            Err(e) => return (Err(e), Vec::new()),
+                        };
+                        let unresolved = std::mem::take(&mut out.report.unresolved);
+                        if !unresolved.is_empty() && !request.options.allow_unresolved {
+                            return (Err(super::unresolved_error(&unresolved)), unresolved);
+                        }
+                        (write_converted(source, &output, p, out, &bulk), unresolved)
+                    })
                 })
                 .collect()
         };
@@ -820,18 +828,43 @@ fn plan_files(
     Ok(out)
 }
 
-/// Converts one planned package (its chunk read from `source`).
-fn convert_planned(
+/// A chunk buffer kept per worker thread, so that reading a package costs
+/// no allocation (and no fresh pages) once the thread has read one as large.
+/// A buffer grown past `KEPT_BUFFER` is let go after use.
+fn with_chunk_buffer<R>(f: impl FnOnce(&mut Vec<u8>) -> R) -> R {
+    const KEPT_BUFFER: usize = 16 << 20;
+    thread_local! {
+        static BUFFER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+    BUFFER.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut buffer) => {
+            buffer.clear();
+            let result = f(&mut buffer);
+            if buffer.capacity() > KEPT_BUFFER {
+                *buffer = Vec::new();
+            }
+            result
+        }
+        // In use further up this thread's stack (a task stolen while waiting).
+        Err(_) => f(&mut Vec::new()),
+    })
+}
+
+/// Converts one planned package, its chunk read from `source` into `buffer`
+/// (the `.uexp` may borrow from it).
+fn convert_planned<'b>(
     source: &dyn ChunkSource,
     (engine, cx): (EngineVersion, &ExtractContext<'_>),
     p: &Planned,
-    store: &BTreeMap<u64, Vec<u64>>,
-) -> Result<LegacyOutput> {
-    let bytes = source.read_chunk(&p.chunk)?;
-    extract_package(
+    store: &'b BTreeMap<u64, Vec<u64>>,
+    buffer: &'b mut Vec<u8>,
+) -> Result<Extracted<'b>> {
+    buffer.reserve(p.chunk.size.min(1 << 26) as usize);
+    source.copy_chunk(&p.chunk, buffer)?;
+    extract_borrowed(
         ZenInput {
             engine,
-            package: &bytes,
+            package: buffer,
             imported_packages: store.get(&p.chunk.id).map(Vec::as_slice),
         },
         cx,
@@ -844,7 +877,7 @@ fn write_converted(
     source: &dyn ChunkSource,
     output: &OutputDir,
     p: &Planned,
-    out: LegacyOutput,
+    out: Extracted<'_>,
     bulk: &BTreeMap<(u64, ChunkType), SourceChunk>,
 ) -> Result<(PackageReport, u64)> {
     let header_path = match &p.path {
