@@ -548,16 +548,12 @@ pub fn extract(
                 .par_iter()
                 .map(|p| {
                     with_chunk_buffer(|buffer| {
-                        let mut out = match convert_planned(
-                            source,
-                            (request.engine, &cx),
-                            p,
-                            &store,
-                            buffer,
-                        ) {
-                            Ok(out) => out,
-                            Err(e) => return (Err(e), Vec::new()),
-                        };
+                        let mut out =
+                            match convert_planned(source, (request.engine, &cx), p, &store, buffer)
+                            {
+                                Ok(out) => out,
+                                Err(e) => return (Err(e), Vec::new()),
+                            };
                         let unresolved = std::mem::take(&mut out.report.unresolved);
                         if !unresolved.is_empty() && !request.options.allow_unresolved {
                             return (Err(super::unresolved_error(&unresolved)), unresolved);
@@ -927,19 +923,29 @@ fn package_groups(plan: &[Planned]) -> Vec<std::ops::Range<usize>> {
 
 /// The output folder: files are written inside it only, each through a
 /// temporary file renamed when complete. Folders already checked are
-/// remembered, so a file costs a create, its writes and a rename.
+/// remembered, so a file costs a create, its writes and a rename (and,
+/// in a folder that was not empty, a look at what it replaces).
 pub struct OutputDir {
     root: PathBuf,
     checked: std::sync::Mutex<BTreeSet<PathBuf>>,
+    /// The folder was empty when extraction began: nothing in it is a
+    /// symbolic link zenpak did not make (it makes none).
+    was_empty: bool,
 }
 
 impl OutputDir {
     /// The folder `root` (created if missing).
     pub fn new(root: &Path) -> Result<Self> {
         std::fs::create_dir_all(root).map_err(|e| Error::io(root, e))?;
+        let root = root.canonicalize().map_err(|e| Error::io(root, e))?;
+        let was_empty = std::fs::read_dir(&root)
+            .map_err(|e| Error::io(&root, e))?
+            .next()
+            .is_none();
         Ok(OutputDir {
-            root: root.canonicalize().map_err(|e| Error::io(root, e))?,
+            root,
             checked: std::sync::Mutex::new(BTreeSet::new()),
+            was_empty,
         })
     }
 
@@ -1001,9 +1007,10 @@ impl OutputDir {
                 .unwrap_or_else(|e| e.into_inner())
                 .insert(parent.clone());
         }
-        if target
-            .symlink_metadata()
-            .is_ok_and(|m| m.file_type().is_symlink())
+        if !self.was_empty
+            && target
+                .symlink_metadata()
+                .is_ok_and(|m| m.file_type().is_symlink())
         {
             return Err(Error::invalid(format!(
                 "refusing to write `{relative}`: it is a symbolic link"
