@@ -16,14 +16,17 @@
 //! (Oodle and encrypted containers included). Only what was named is selected; the game only
 //! resolves imports.
 //!
-//! Memory is bounded: packages are converted and written a group at a time on the pool (at
-//! most `GROUP_PACKAGES` = 16 packages and `GROUP_BYTES` = 16 MiB of package chunks; each file
-//! has its own path, so results and events are put back in plan order); bulk data and pak
-//! files go to their files block by block; [`SourceHeaders`] keeps at most 256 imported headers
-//! (read on demand); each package's warnings go to the caller as `ExtractEvent`s as they come,
-//! not kept. [`OutputDir`] checks every path like `iostore::reader::write_inside` (never
-//! outside the output folder) and writes each file under a temporary name in its folder,
-//! renamed when complete. Tests: `tests/extract/extract_cli.rs`.
+//! Memory is bounded: each worker thread of the pool reads a package's chunk into a buffer it
+//! keeps (no allocation per package once it has read one as large; let go past 16 MiB),
+//! converts it, writes its files — the `.uexp` of 5.3+ straight from that buffer — and keeps
+//! only its report; packages go to the pool a group at a time (at most `GROUP_PACKAGES` = 256
+//! packages and `GROUP_BYTES` = 64 MiB of package chunks; each file has its own path, so
+//! results and events are put back in plan order); bulk data and pak files go to their files
+//! block by block; [`SourceHeaders`] keeps at most 256 imported headers (read on demand); each
+//! package's warnings go to the caller as `ExtractEvent`s as they come, not kept.
+//! [`OutputDir`] checks every path like `iostore::reader::write_inside` (never outside the
+//! output folder) and writes each file under a temporary name in its folder, renamed when
+//! complete. Tests: `tests/extract/extract_cli.rs`.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::fs::File;
@@ -46,7 +49,7 @@ use crate::version::EngineVersion;
 use super::provider::{read_header, HeaderProvider, ProvidedPackage};
 use super::script_objects::ScriptObjects;
 use super::{
-    extract_package, ExtractContext, ExtractOptions, LegacyOutput, PackageReport, Unresolved,
+    extract_borrowed, ExtractContext, ExtractOptions, Extracted, PackageReport, Unresolved,
     ZenInput,
 };
 
@@ -533,8 +536,9 @@ pub fn extract(
     let total = plan.len();
     // Packages are converted and written on the pool a group at a time
     // (every file goes to its own path, so the order of writing does not
-    // matter); results and events come back in plan order. Memory holds
-    // one group: at most GROUP_PACKAGES packages and GROUP_BYTES of chunks.
+    // matter); results and events come back in plan order. Memory holds a
+    // package per worker (its chunk in the worker's buffer) and the
+    // reports of one group.
     let mut done = 0;
     for range in package_groups(&plan) {
         crate::publish::check_interrupted()?;
@@ -543,15 +547,19 @@ pub fn extract(
             plan[range.clone()]
                 .par_iter()
                 .map(|p| {
-                    let mut out = match convert_planned(source, (request.engine, &cx), p, &store) {
-                        Ok(out) => out,
-                        Err(e) => return (Err(e), Vec::new()),
-                    };
-                    let unresolved = std::mem::take(&mut out.report.unresolved);
-                    if !unresolved.is_empty() && !request.options.allow_unresolved {
-                        return (Err(super::unresolved_error(&unresolved)), unresolved);
-                    }
-                    (write_converted(source, &output, p, out, &bulk), unresolved)
+                    with_chunk_buffer(|buffer| {
+                        let mut out =
+                            match convert_planned(source, (request.engine, &cx), p, &store, buffer)
+                            {
+                                Ok(out) => out,
+                                Err(e) => return (Err(e), Vec::new()),
+                            };
+                        let unresolved = std::mem::take(&mut out.report.unresolved);
+                        if !unresolved.is_empty() && !request.options.allow_unresolved {
+                            return (Err(super::unresolved_error(&unresolved)), unresolved);
+                        }
+                        (write_converted(source, &output, p, out, &bulk), unresolved)
+                    })
                 })
                 .collect()
         };
@@ -602,11 +610,6 @@ pub fn extract(
         summary.bytes_written += bytes;
     }
     Ok(summary)
-}
-
-fn write_all(w: &mut dyn Write, data: &[u8], path: &str) -> Result<u64> {
-    w.write_all(data).map_err(|e| Error::io(path, e))?;
-    Ok(data.len() as u64)
 }
 
 /// An existing output folder must be empty unless `force` (`extract`, `unpack`).
@@ -820,18 +823,43 @@ fn plan_files(
     Ok(out)
 }
 
-/// Converts one planned package (its chunk read from `source`).
-fn convert_planned(
+/// A chunk buffer kept per worker thread, so that reading a package costs
+/// no allocation (and no fresh pages) once the thread has read one as large.
+/// A buffer grown past `KEPT_BUFFER` is let go after use.
+fn with_chunk_buffer<R>(f: impl FnOnce(&mut Vec<u8>) -> R) -> R {
+    const KEPT_BUFFER: usize = 16 << 20;
+    thread_local! {
+        static BUFFER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+    BUFFER.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut buffer) => {
+            buffer.clear();
+            let result = f(&mut buffer);
+            if buffer.capacity() > KEPT_BUFFER {
+                *buffer = Vec::new();
+            }
+            result
+        }
+        // In use further up this thread's stack (a task stolen while waiting).
+        Err(_) => f(&mut Vec::new()),
+    })
+}
+
+/// Converts one planned package, its chunk read from `source` into `buffer`
+/// (the `.uexp` may borrow from it).
+fn convert_planned<'b>(
     source: &dyn ChunkSource,
     (engine, cx): (EngineVersion, &ExtractContext<'_>),
     p: &Planned,
-    store: &BTreeMap<u64, Vec<u64>>,
-) -> Result<LegacyOutput> {
-    let bytes = source.read_chunk(&p.chunk)?;
-    extract_package(
+    store: &'b BTreeMap<u64, Vec<u64>>,
+    buffer: &'b mut Vec<u8>,
+) -> Result<Extracted<'b>> {
+    buffer.reserve(p.chunk.size.min(1 << 26) as usize);
+    source.copy_chunk(&p.chunk, buffer)?;
+    extract_borrowed(
         ZenInput {
             engine,
-            package: &bytes,
+            package: buffer,
             imported_packages: store.get(&p.chunk.id).map(Vec::as_slice),
         },
         cx,
@@ -844,7 +872,7 @@ fn write_converted(
     source: &dyn ChunkSource,
     output: &OutputDir,
     p: &Planned,
-    out: LegacyOutput,
+    out: Extracted<'_>,
     bulk: &BTreeMap<(u64, ChunkType), SourceChunk>,
 ) -> Result<(PackageReport, u64)> {
     let header_path = match &p.path {
@@ -859,9 +887,8 @@ fn write_converted(
         .rsplit_once('.')
         .map_or(header_path.as_str(), |(stem, _)| stem)
         .to_string();
-    let mut written = output.write(&header_path, |w| write_all(w, &out.header, &header_path))?;
-    let uexp = format!("{stem}.uexp");
-    written += output.write(&uexp, |w| write_all(w, &out.export_data, &uexp))?;
+    let mut written = output.write_bytes(&header_path, &out.header)?;
+    written += output.write_bytes(&format!("{stem}.uexp"), &out.export_data)?;
     for t in crate::legacy::BulkKind::ALL.map(ChunkType::of_bulk) {
         if let (Some(chunk), Some(ext)) = (bulk.get(&(p.chunk.id, t)), bulk_extension(t)) {
             let path = format!("{stem}.{ext}");
@@ -871,10 +898,11 @@ fn write_converted(
     Ok((out.report, written))
 }
 
-/// Packages converted together: at most this many...
-const GROUP_PACKAGES: usize = 16;
+/// Packages converted together (between two looks at an interrupt, the
+/// pool's threads meeting at the end): at most this many...
+const GROUP_PACKAGES: usize = 256;
 /// ...and at most this many bytes of package chunks (unless one is larger).
-const GROUP_BYTES: u64 = 16 << 20;
+const GROUP_BYTES: u64 = 64 << 20;
 
 /// The plan cut into groups of consecutive packages (see [`extract`]).
 fn package_groups(plan: &[Planned]) -> Vec<std::ops::Range<usize>> {
@@ -895,28 +923,63 @@ fn package_groups(plan: &[Planned]) -> Vec<std::ops::Range<usize>> {
 
 /// The output folder: files are written inside it only, each through a
 /// temporary file renamed when complete. Folders already checked are
-/// remembered, so a file costs a create, its writes and a rename.
+/// remembered, so a file costs a create, its writes and a rename (and,
+/// in a folder that was not empty, a look at what it replaces).
 pub struct OutputDir {
     root: PathBuf,
     checked: std::sync::Mutex<BTreeSet<PathBuf>>,
+    /// The folder was empty when extraction began: nothing in it is a
+    /// symbolic link zenpak did not make (it makes none).
+    was_empty: bool,
 }
 
 impl OutputDir {
     /// The folder `root` (created if missing).
     pub fn new(root: &Path) -> Result<Self> {
         std::fs::create_dir_all(root).map_err(|e| Error::io(root, e))?;
+        let root = root.canonicalize().map_err(|e| Error::io(root, e))?;
+        let was_empty = std::fs::read_dir(&root)
+            .map_err(|e| Error::io(&root, e))?
+            .next()
+            .is_none();
         Ok(OutputDir {
-            root: root.canonicalize().map_err(|e| Error::io(root, e))?,
+            root,
             checked: std::sync::Mutex::new(BTreeSet::new()),
+            was_empty,
         })
     }
 
-    /// Writes `relative` (a `/`-separated path). Refuses paths that would
-    /// leave the folder (see [`crate::iostore::reader::write_inside`]).
+    /// Writes `relative` (a `/`-separated path), streamed by `fill` through
+    /// a buffer. Refuses paths that would leave the folder (see
+    /// [`crate::iostore::reader::write_inside`]).
     pub fn write(
         &self,
         relative: &str,
         fill: impl FnOnce(&mut dyn Write) -> Result<u64>,
+    ) -> Result<u64> {
+        self.write_file(relative, |file, temp| {
+            let mut w = std::io::BufWriter::with_capacity(1 << 16, file);
+            let n = fill(&mut w)?;
+            w.flush().map_err(|e| Error::io(temp, e))?;
+            Ok(n)
+        })
+    }
+
+    /// Writes `data`, already in memory, as `relative`: one write, no buffer
+    /// in between (see [`OutputDir::write`]).
+    pub fn write_bytes(&self, relative: &str, data: &[u8]) -> Result<u64> {
+        self.write_file(relative, |file, _| {
+            file.write_all(data).map_err(|e| Error::io(relative, e))?;
+            Ok(data.len() as u64)
+        })
+    }
+
+    /// Checks `relative`, creates its folders, has `fill` write its
+    /// temporary (given with its path) and renames it into place.
+    fn write_file(
+        &self,
+        relative: &str,
+        fill: impl FnOnce(&mut File, &Path) -> Result<u64>,
     ) -> Result<u64> {
         validate_relative_path(relative).map_err(|_| {
             Error::invalid(format!(
@@ -944,9 +1007,10 @@ impl OutputDir {
                 .unwrap_or_else(|e| e.into_inner())
                 .insert(parent.clone());
         }
-        if target
-            .symlink_metadata()
-            .is_ok_and(|m| m.file_type().is_symlink())
+        if !self.was_empty
+            && target
+                .symlink_metadata()
+                .is_ok_and(|m| m.file_type().is_symlink())
         {
             return Err(Error::invalid(format!(
                 "refusing to write `{relative}`: it is a symbolic link"
@@ -954,11 +1018,9 @@ impl OutputDir {
         }
         let temp = crate::publish::temporary_path_for(&target);
         let result = (|| {
-            let file = File::create(&temp).map_err(|e| Error::io(&temp, e))?;
-            let mut w = std::io::BufWriter::with_capacity(1 << 16, file);
-            let n = fill(&mut w)?;
-            w.flush().map_err(|e| Error::io(&temp, e))?;
-            drop(w);
+            let mut file = File::create(&temp).map_err(|e| Error::io(&temp, e))?;
+            let n = fill(&mut file, &temp)?;
+            drop(file);
             std::fs::rename(&temp, &target).map_err(|e| Error::io(&target, e))?;
             Ok(n)
         })();

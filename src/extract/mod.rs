@@ -97,6 +97,7 @@ pub mod script_objects;
 
 pub use imports::export_relative_path;
 
+use std::borrow::Cow;
 use std::collections::BTreeSet;
 
 use serde::Serialize;
@@ -209,17 +210,59 @@ pub struct LegacyOutput {
 
 /// Converts one Zen package into a legacy package.
 pub fn extract_package(input: ZenInput<'_>, cx: &ExtractContext<'_>) -> Result<LegacyOutput> {
-    let zen = ZenPackage::read(input.package, input.engine)?;
-    let package_name = zen.package_name();
-    extract_parsed(&zen, input.imported_packages.unwrap_or(&[]), cx)
-        .map_err(|e| e.within(format!("package {package_name}")))
+    extract_borrowed(input, cx).map(Extracted::into_owned)
 }
 
-fn extract_parsed(
+/// A legacy package made from a Zen package, its `.uexp` borrowed from the
+/// package chunk where it is the chunk's export data as it is (5.3+): the
+/// container extraction writes it from the chunk, never copying it.
+pub(crate) struct Extracted<'a> {
+    pub package_name: String,
+    pub header: Vec<u8>,
+    pub export_data: Cow<'a, [u8]>,
+    pub is_map: bool,
+    pub report: PackageReport,
+}
+
+impl Extracted<'_> {
+    fn into_owned(self) -> LegacyOutput {
+        LegacyOutput {
+            package_name: self.package_name,
+            header: self.header,
+            export_data: self.export_data.into_owned(),
+            is_map: self.is_map,
+            report: self.report,
+        }
+    }
+}
+
+/// [`extract_package`] without copying the export data: the Zen header is
+/// read alone and the export data stays in `input.package`.
+pub(crate) fn extract_borrowed<'a>(
+    input: ZenInput<'a>,
+    cx: &ExtractContext<'_>,
+) -> Result<Extracted<'a>> {
+    let zen = ZenPackage::read_header(input.package, input.engine)?;
+    // `read_header` succeeded: the header size lies inside the chunk.
+    let export_data = &input.package[zen.summary.header_size as usize..];
+    let package_name = zen.package_name();
+    extract_parsed(
+        &zen,
+        export_data,
+        input.imported_packages.unwrap_or(&[]),
+        cx,
+    )
+    .map_err(|e| e.within(format!("package {package_name}")))
+}
+
+/// `zen` is the package's header (its `export_data` empty); `export_data`
+/// is what follows the header in the chunk.
+fn extract_parsed<'a>(
     zen: &ZenPackage,
+    export_data: &'a [u8],
     store_imports: &[u64],
     cx: &ExtractContext<'_>,
-) -> Result<LegacyOutput> {
+) -> Result<Extracted<'a>> {
     let package_name = zen.package_name();
     if !package_name.starts_with('/') {
         return Err(Error::invalid(format!(
@@ -244,13 +287,14 @@ fn extract_parsed(
         return Err(unresolved_error(&unresolved));
     }
     let exports = exports::build(zen, &imports)?;
-    let mut result = build_legacy(zen, &imports, &exports, ArcPlacement::FirstCommand)?;
+    let build = |placement| build_legacy(zen, export_data, &imports, &exports, placement);
+    let mut result = build(ArcPlacement::FirstCommand)?;
     let mut difference = None;
     if zen.engine.zen_layout() == ZenLayout::GraphData || cx.options.verify {
-        difference = round_trip_difference(zen, &package_name, &result)?;
+        difference = round_trip_difference(zen, export_data, &package_name, &result)?;
         if difference.is_some() && zen.engine.zen_layout() == ZenLayout::GraphData {
-            let other = build_legacy(zen, &imports, &exports, ArcPlacement::EarliestVisit)?;
-            if round_trip_difference(zen, &package_name, &other)?.is_none() {
+            let other = build(ArcPlacement::EarliestVisit)?;
+            if round_trip_difference(zen, export_data, &package_name, &other)?.is_none() {
                 result = other;
                 difference = None;
             }
@@ -277,7 +321,7 @@ fn extract_parsed(
         );
     }
     let is_map = is_map(zen, &imports);
-    Ok(LegacyOutput {
+    Ok(Extracted {
         header: result.header,
         export_data: result.export_data,
         is_map,
@@ -293,12 +337,13 @@ fn extract_parsed(
 }
 
 /// Stages 3–5 for resolved imports and exports.
-fn build_legacy(
+fn build_legacy<'a>(
     zen: &ZenPackage,
+    export_data: &'a [u8],
     imports: &imports::Imports,
     exports: &[exports::DraftExport],
     placement: ArcPlacement,
-) -> Result<package::Assembled> {
+) -> Result<package::Assembled<'a>> {
     let package_name = zen.package_name();
     let dependencies = dependencies::rebuild(zen, imports, exports, placement)?;
     let export_names: Vec<String> = exports.iter().map(|e| e.name.base.clone()).collect();
@@ -325,6 +370,7 @@ fn build_legacy(
     );
     package::assemble(package::Parts {
         zen,
+        export_data,
         package_name: &package_name,
         imports,
         exports,
@@ -334,26 +380,34 @@ fn build_legacy(
 }
 
 /// Converts the extracted package back and says where it differs from the
-/// Zen package it came from (`None`: identical).
+/// Zen package it came from (`zen`'s header and `export_data`; `None`:
+/// identical).
 fn round_trip_difference(
     zen: &ZenPackage,
+    export_data: &[u8],
     package_name: &str,
-    legacy: &package::Assembled,
+    legacy: &package::Assembled<'_>,
 ) -> Result<Option<String>> {
     let files = crate::legacy::PackageFiles {
         path: format!("{package_name}.uasset").into(),
         header: legacy.header.clone(),
         uexp_path: format!("{package_name}.uexp").into(),
-        uexp: legacy.export_data.clone(),
+        uexp: legacy.export_data.to_vec(),
         bulk: Vec::new(),
     };
     let read = files.read_package(Some(zen.engine))?;
-    let converted = crate::zen::convert(&files, &read, zen.engine, package_name)?;
-    if converted.package == *zen {
+    let mut converted = crate::zen::convert(&files, &read, zen.engine, package_name)?.package;
+    let converted_data = std::mem::take(&mut converted.export_data);
+    if converted == *zen && converted_data == export_data {
         return Ok(None);
     }
+    converted.export_data = converted_data;
+    let original = ZenPackage {
+        export_data: export_data.to_vec(),
+        ..zen.clone()
+    };
     Ok(Some(
-        crate::zen::diff::first_difference(zen, &converted.package)
+        crate::zen::diff::first_difference(&original, &converted)
             .map(|d| d.to_string())
             .unwrap_or_else(|| "the bytes differ".into()),
     ))

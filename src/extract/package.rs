@@ -23,6 +23,8 @@
 //!   serial size and the release's table version; the owning export is not
 //!   carried and becomes the package's asset export.
 
+use std::borrow::Cow;
+
 use crate::error::{Error, Result};
 use crate::legacy::{
     str_crc_deprecated, DataResource, DataResources, FileVersions, Generation, LegacyPackage,
@@ -36,10 +38,11 @@ use super::exports::DraftExport;
 use super::imports::{Imports, Outer};
 use super::names::NameMap;
 
-/// The finished legacy package.
-pub(super) struct Assembled {
+/// The finished legacy package (its `.uexp` borrowed from the Zen export
+/// data when it is that data as it is: 5.3+).
+pub(super) struct Assembled<'a> {
     pub header: Vec<u8>,
-    pub export_data: Vec<u8>,
+    pub export_data: Cow<'a, [u8]>,
     /// Things the output had to approximate.
     pub notes: Vec<String>,
 }
@@ -64,8 +67,11 @@ fn section_layout(engine: EngineVersion) -> Vec<Section> {
     layout
 }
 
-pub(super) struct Parts<'a> {
+pub(super) struct Parts<'a, 'd> {
+    /// The header (its `export_data` is not used: see `export_data`).
     pub zen: &'a ZenPackage,
+    /// The export data that follows the Zen header in the chunk.
+    pub export_data: &'d [u8],
     pub package_name: &'a str,
     pub imports: &'a Imports,
     pub exports: &'a [DraftExport],
@@ -73,7 +79,7 @@ pub(super) struct Parts<'a> {
     pub names: &'a NameMap,
 }
 
-pub(super) fn assemble(parts: Parts<'_>) -> Result<Assembled> {
+pub(super) fn assemble<'d>(parts: Parts<'_, 'd>) -> Result<Assembled<'d>> {
     let zen = parts.zen;
     let engine = zen.engine;
     let layout = engine.zen_layout();
@@ -126,6 +132,7 @@ pub(super) fn assemble(parts: Parts<'_>) -> Result<Assembled> {
     let export_data = place_exports(
         &mut package,
         zen,
+        parts.export_data,
         parts.exports,
         header_size,
         target,
@@ -165,7 +172,7 @@ fn apply_versioning(package: &mut LegacyPackage, zen: &ZenPackage) {
     };
 }
 
-fn legacy_imports(parts: &Parts<'_>) -> Vec<ObjectImport> {
+fn legacy_imports(parts: &Parts<'_, '_>) -> Vec<ObjectImport> {
     let optional = parts.zen.engine.is_ue5().then_some(false);
     parts
         .imports
@@ -185,7 +192,7 @@ fn legacy_imports(parts: &Parts<'_>) -> Vec<ObjectImport> {
         .collect()
 }
 
-fn legacy_exports(parts: &Parts<'_>) -> Vec<ObjectExport> {
+fn legacy_exports(parts: &Parts<'_, '_>) -> Vec<ObjectExport> {
     let engine = parts.zen.engine;
     let versions = FileVersions::of_engine(engine);
     parts
@@ -302,25 +309,26 @@ fn cooked_header_size(zen: &ZenPackage, exports: &[DraftExport]) -> Option<usize
 /// data is the `.uexp` as it was; before, the exports come in load order
 /// and go back to the places their serial offsets give, followed by what
 /// came after them and the package tag.
-fn place_exports(
+fn place_exports<'d>(
     package: &mut LegacyPackage,
     zen: &ZenPackage,
+    export_data: &'d [u8],
     exports: &[DraftExport],
     header_size: usize,
     cooked_header: Option<usize>,
     notes: &mut Vec<String>,
-) -> Result<Vec<u8>> {
+) -> Result<Cow<'d, [u8]>> {
     let header_size = header_size as i64;
     if zen.engine.zen_layout() == ZenLayout::DependencyBundles {
         let mut end = 0u64;
         for (i, e) in exports.iter().enumerate() {
             let stop = e.cooked_offset.checked_add(e.serial_size as u64);
-            if stop.is_none_or(|s| s > zen.export_data.len() as u64) {
+            if stop.is_none_or(|s| s > export_data.len() as u64) {
                 return Err(Error::invalid(format!(
                     "its data {}..+{} is outside the {}-byte export data",
                     e.cooked_offset,
                     e.serial_size,
-                    zen.export_data.len()
+                    export_data.len()
                 ))
                 .within(format!("export {i}"))
                 .within("export map"));
@@ -329,11 +337,11 @@ fn place_exports(
             end = end.max(stop.unwrap_or(0));
         }
         package.summary.bulk_data_start_offset = header_size + end as i64;
-        return Ok(zen.export_data.clone());
+        return Ok(Cow::Borrowed(export_data));
     }
-    let blobs = blobs_in_load_order(zen, exports)?;
+    let blobs = blobs_in_load_order(zen, export_data, exports)?;
     let consumed: usize = blobs.iter().flatten().map(|b| b.len()).sum();
-    let tail = &zen.export_data[consumed..];
+    let tail = &export_data[consumed..];
     // UE4 offsets count from the start of the header the package was cooked with.
     let base = match zen.engine.zen_layout() {
         ZenLayout::Ue4 => cooked_header.unwrap_or(header_size as usize) as u64,
@@ -341,7 +349,7 @@ fn place_exports(
     };
     let mut order: Vec<usize> = (0..exports.len()).collect();
     order.sort_by_key(|&i| (exports[i].cooked_offset, i));
-    let mut uexp = Vec::with_capacity(zen.export_data.len() + 4);
+    let mut uexp = Vec::with_capacity(export_data.len() + 4);
     for i in order {
         let e = &exports[i];
         let relative = e.cooked_offset.checked_sub(base).ok_or_else(|| {
@@ -354,12 +362,12 @@ fn place_exports(
         })?;
         let at = uexp.len() as u64;
         // A gap can hold no more than the whole export data (cooks leave none).
-        if relative > at && relative - at > zen.export_data.len() as u64 {
+        if relative > at && relative - at > export_data.len() as u64 {
             return Err(Error::invalid(format!(
                 "its serial offset {} leaves a gap of {} bytes, more than the {}-byte export data",
                 e.cooked_offset,
                 relative - at,
-                zen.export_data.len()
+                export_data.len()
             ))
             .within(format!("export {i}"))
             .within("export map"));
@@ -385,14 +393,15 @@ fn place_exports(
     package.summary.bulk_data_start_offset = header_size + uexp.len() as i64;
     uexp.extend_from_slice(tail);
     uexp.extend_from_slice(&PACKAGE_FILE_TAG.to_le_bytes());
-    Ok(uexp)
+    Ok(Cow::Owned(uexp))
 }
 
 /// Each export's data, cut from the export data in load order (4.26–5.2).
-fn blobs_in_load_order<'z>(
-    zen: &'z ZenPackage,
+fn blobs_in_load_order<'d>(
+    zen: &ZenPackage,
+    export_data: &'d [u8],
     exports: &[DraftExport],
-) -> Result<Vec<Option<&'z [u8]>>> {
+) -> Result<Vec<Option<&'d [u8]>>> {
     let mut blobs: Vec<Option<&[u8]>> = vec![None; exports.len()];
     let mut position = 0usize;
     for entry in &zen.export_bundle_entries {
@@ -412,16 +421,16 @@ fn blobs_in_load_order<'z>(
             })?;
         let end = position
             .checked_add(size)
-            .filter(|&end| end <= zen.export_data.len())
+            .filter(|&end| end <= export_data.len())
             .ok_or_else(|| {
                 Error::invalid(format!(
                     "its {size} bytes at {position} run past the {}-byte export data",
-                    zen.export_data.len()
+                    export_data.len()
                 ))
                 .within(format!("export {i}"))
                 .within("export bundles")
             })?;
-        if blobs[i].replace(&zen.export_data[position..end]).is_some() {
+        if blobs[i].replace(&export_data[position..end]).is_some() {
             return Err(
                 Error::invalid(format!("export {i} is serialized twice")).within("export bundles")
             );
