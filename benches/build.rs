@@ -160,7 +160,10 @@ fn measure(program: &Path, args: &[&str], dir: &Path) -> Measured {
 fn measure_with(program: &Path, args: &[&str], dir: &Path, env: &[(&str, &str)]) -> Measured {
     // Kept in a file, shown only if the command fails (an extract without
     // the game warns once per unresolved import).
-    let stderr_path = dir.join("bench-stderr.txt");
+    // Outside the mod: a file made in its folder is a change the next
+    // build's no-change check must notice (and then scans).
+    let stderr_path =
+        std::env::temp_dir().join(format!("zenpak-bench-stderr-{}.txt", std::process::id()));
     let stderr = std::fs::File::create(&stderr_path).unwrap();
     // Each run starts with nothing waiting to be written: otherwise a run
     // that leaves a GiB for the kernel to write later (the peer does not
