@@ -38,19 +38,19 @@ impl<'a> Reader<'a> {
     }
 
     /// Absolute offset in the file.
-    pub fn offset(&self) -> u64 {
+    pub(crate) fn offset(&self) -> u64 {
         self.base + self.pos as u64
     }
 
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.data.len()
     }
 
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.data.is_empty()
     }
 
-    pub fn remaining(&self) -> usize {
+    pub(crate) fn remaining(&self) -> usize {
         self.data.len() - self.pos
     }
 
@@ -59,22 +59,22 @@ impl<'a> Reader<'a> {
     }
 
     /// The whole underlying slice.
-    pub fn data(&self) -> &'a [u8] {
+    pub(crate) fn data(&self) -> &'a [u8] {
         self.data
     }
 
     /// The bytes not yet read.
-    pub fn rest(&self) -> &'a [u8] {
+    pub(crate) fn rest(&self) -> &'a [u8] {
         &self.data[self.pos..]
     }
 
     /// An error at the current offset.
-    pub fn error(&self, message: impl Into<String>) -> Error {
+    pub(crate) fn error(&self, message: impl Into<String>) -> Error {
         Error::format(self.offset(), message)
     }
 
     /// An error at a given position of the slice.
-    pub fn error_at(&self, pos: usize, message: impl Into<String>) -> Error {
+    pub(crate) fn error_at(&self, pos: usize, message: impl Into<String>) -> Error {
         Error::format(self.base + pos as u64, message)
     }
 
@@ -93,25 +93,25 @@ impl<'a> Reader<'a> {
     }
 
     /// Moves to a position given as a signed/unsigned number read from the file.
-    pub fn seek_to(&mut self, pos: impl TryInto<usize>) -> Result<()> {
+    pub(crate) fn seek_to(&mut self, pos: impl TryInto<usize>) -> Result<()> {
         match pos.try_into() {
             Ok(p) => self.seek(p),
             Err(_) => Err(self.error("offset is negative or too large")),
         }
     }
 
-    pub fn skip(&mut self, n: usize) -> Result<()> {
+    pub(crate) fn skip(&mut self, n: usize) -> Result<()> {
         self.bytes(n).map(|_| ())
     }
 
     /// A sub-reader over the next `n` bytes (offsets stay absolute); advances past them.
-    pub fn sub(&mut self, n: usize) -> Result<Reader<'a>> {
+    pub(crate) fn sub(&mut self, n: usize) -> Result<Reader<'a>> {
         let base = self.offset();
         let bytes = self.bytes(n)?;
         Ok(Reader::with_base(bytes, base))
     }
 
-    pub fn bytes(&mut self, n: usize) -> Result<&'a [u8]> {
+    pub(crate) fn bytes(&mut self, n: usize) -> Result<&'a [u8]> {
         if n > self.remaining() {
             return Err(self.error(format!(
                 "needs {n} bytes but only {} remain (file truncated?)",
@@ -123,14 +123,14 @@ impl<'a> Reader<'a> {
         Ok(out)
     }
 
-    pub fn array<const N: usize>(&mut self) -> Result<[u8; N]> {
+    pub(crate) fn array<const N: usize>(&mut self) -> Result<[u8; N]> {
         let b = self.bytes(N)?;
         let mut out = [0u8; N];
         out.copy_from_slice(b);
         Ok(out)
     }
 
-    pub fn peek_u32(&self) -> Option<u32> {
+    pub(crate) fn peek_u32(&self) -> Option<u32> {
         self.data
             .get(self.pos..self.pos + 4)
             .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
@@ -139,13 +139,13 @@ impl<'a> Reader<'a> {
     pub fn u8(&mut self) -> Result<u8> {
         Ok(self.array::<1>()?[0])
     }
-    pub fn i8(&mut self) -> Result<i8> {
+    pub(crate) fn i8(&mut self) -> Result<i8> {
         Ok(self.u8()? as i8)
     }
     pub fn u16(&mut self) -> Result<u16> {
         Ok(u16::from_le_bytes(self.array()?))
     }
-    pub fn i16(&mut self) -> Result<i16> {
+    pub(crate) fn i16(&mut self) -> Result<i16> {
         Ok(i16::from_le_bytes(self.array()?))
     }
     pub fn u32(&mut self) -> Result<u32> {
@@ -154,22 +154,22 @@ impl<'a> Reader<'a> {
     pub fn i32(&mut self) -> Result<i32> {
         Ok(i32::from_le_bytes(self.array()?))
     }
-    pub fn u64(&mut self) -> Result<u64> {
+    pub(crate) fn u64(&mut self) -> Result<u64> {
         Ok(u64::from_le_bytes(self.array()?))
     }
-    pub fn i64(&mut self) -> Result<i64> {
+    pub(crate) fn i64(&mut self) -> Result<i64> {
         Ok(i64::from_le_bytes(self.array()?))
     }
-    pub fn u32_be(&mut self) -> Result<u32> {
+    pub(crate) fn u32_be(&mut self) -> Result<u32> {
         Ok(u32::from_be_bytes(self.array()?))
     }
-    pub fn u64_be(&mut self) -> Result<u64> {
+    pub(crate) fn u64_be(&mut self) -> Result<u64> {
         Ok(u64::from_be_bytes(self.array()?))
     }
-    pub fn f32(&mut self) -> Result<f32> {
+    pub(crate) fn f32(&mut self) -> Result<f32> {
         Ok(f32::from_le_bytes(self.array()?))
     }
-    pub fn f64(&mut self) -> Result<f64> {
+    pub(crate) fn f64(&mut self) -> Result<f64> {
         Ok(f64::from_le_bytes(self.array()?))
     }
     /// A 32-bit bool as the engine serializes it (0 or 1; anything else is an error).
@@ -181,20 +181,20 @@ impl<'a> Reader<'a> {
             v => Err(self.error_at(at, format!("expected a bool (0 or 1), found {v}"))),
         }
     }
-    pub fn guid(&mut self) -> Result<[u8; 16]> {
+    pub(crate) fn guid(&mut self) -> Result<[u8; 16]> {
         self.array()
     }
 
     /// Reads an element count and checks that `count * min_element_size`
     /// bytes remain. Negative counts are errors.
-    pub fn count_i32(&mut self, min_element_size: usize) -> Result<usize> {
+    pub(crate) fn count_i32(&mut self, min_element_size: usize) -> Result<usize> {
         let at = self.pos;
         let n = self.i32()?;
         self.check_count_at(at, n as i64, min_element_size)
     }
 
     /// Like [`count_i32`](Self::count_i32) for an unsigned 32-bit count.
-    pub fn count_u32(&mut self, min_element_size: usize) -> Result<usize> {
+    pub(crate) fn count_u32(&mut self, min_element_size: usize) -> Result<usize> {
         let at = self.pos;
         let n = self.u32()?;
         self.check_count_at(at, n as i64, min_element_size)
@@ -202,7 +202,7 @@ impl<'a> Reader<'a> {
 
     /// Checks a count taken from the file (read at slice position `at`)
     /// against the bytes that remain.
-    pub fn check_count_at(&self, at: usize, n: i64, min_element_size: usize) -> Result<usize> {
+    pub(crate) fn check_count_at(&self, at: usize, n: i64, min_element_size: usize) -> Result<usize> {
         if n < 0 {
             return Err(self.error_at(at, format!("negative count {n}")));
         }
@@ -220,13 +220,13 @@ impl<'a> Reader<'a> {
     }
 
     /// Checks a count that is not stored right here (e.g. from a header) against the bytes remaining.
-    pub fn check_count(&self, n: i64, min_element_size: usize) -> Result<usize> {
+    pub(crate) fn check_count(&self, n: i64, min_element_size: usize) -> Result<usize> {
         self.check_count_at(self.pos, n, min_element_size)
     }
 
     /// `count` records (a checked count), each read with `read`; an error
     /// names the record as `<what> <index>`.
-    pub fn records<T>(
+    pub(crate) fn records<T>(
         &mut self,
         count: usize,
         what: &str,
@@ -241,7 +241,7 @@ impl<'a> Reader<'a> {
 
     /// An engine `FString`: i32 length including the terminator; negative
     /// means UTF-16 with `-length` code units. Returns the string and whether it was UTF-16.
-    pub fn fstring_ext(&mut self) -> Result<(String, bool)> {
+    pub(crate) fn fstring_ext(&mut self) -> Result<(String, bool)> {
         let at = self.pos;
         let len = self.i32()?;
         if len == 0 {
@@ -286,7 +286,7 @@ impl<'a> Reader<'a> {
     /// An engine `FUtf8String`: i32 length including the terminator, then
     /// UTF-8 bytes. A missing terminator and a negative (UTF-16) length are
     /// read too, as `FString`s are.
-    pub fn utf8_string(&mut self) -> Result<String> {
+    pub(crate) fn utf8_string(&mut self) -> Result<String> {
         let at = self.pos;
         let len = self.i32()?;
         if len <= 0 {
@@ -303,7 +303,7 @@ impl<'a> Reader<'a> {
 }
 
 /// True when a string can be written as a one-byte-per-character engine string.
-pub fn is_latin1(s: &str) -> bool {
+pub(crate) fn is_latin1(s: &str) -> bool {
     s.chars().all(|c| (c as u32) < 0x100)
 }
 
@@ -317,7 +317,7 @@ impl Writer {
     pub fn new() -> Self {
         Writer { buf: Vec::new() }
     }
-    pub fn with_capacity(n: usize) -> Self {
+    pub(crate) fn with_capacity(n: usize) -> Self {
         Writer {
             buf: Vec::with_capacity(n),
         }
@@ -334,11 +334,11 @@ impl Writer {
     pub fn bytes(&mut self, b: &[u8]) {
         self.buf.extend_from_slice(b);
     }
-    pub fn zeros(&mut self, n: usize) {
+    pub(crate) fn zeros(&mut self, n: usize) {
         self.buf.resize(self.buf.len() + n, 0);
     }
     /// Pads with zeros up to a multiple of `align`.
-    pub fn align(&mut self, align: usize) {
+    pub(crate) fn align(&mut self, align: usize) {
         let rem = self.buf.len() % align;
         if rem != 0 {
             self.zeros(align - rem);
@@ -347,13 +347,13 @@ impl Writer {
     pub fn u8(&mut self, v: u8) {
         self.buf.push(v);
     }
-    pub fn i8(&mut self, v: i8) {
+    pub(crate) fn i8(&mut self, v: i8) {
         self.buf.push(v as u8);
     }
     pub fn u16(&mut self, v: u16) {
         self.bytes(&v.to_le_bytes());
     }
-    pub fn i16(&mut self, v: i16) {
+    pub(crate) fn i16(&mut self, v: i16) {
         self.bytes(&v.to_le_bytes());
     }
     pub fn u32(&mut self, v: u32) {
@@ -368,16 +368,16 @@ impl Writer {
     pub fn i64(&mut self, v: i64) {
         self.bytes(&v.to_le_bytes());
     }
-    pub fn u32_be(&mut self, v: u32) {
+    pub(crate) fn u32_be(&mut self, v: u32) {
         self.bytes(&v.to_be_bytes());
     }
-    pub fn u64_be(&mut self, v: u64) {
+    pub(crate) fn u64_be(&mut self, v: u64) {
         self.bytes(&v.to_be_bytes());
     }
     pub fn f32(&mut self, v: f32) {
         self.bytes(&v.to_le_bytes());
     }
-    pub fn f64(&mut self, v: f64) {
+    pub(crate) fn f64(&mut self, v: f64) {
         self.bytes(&v.to_le_bytes());
     }
     pub fn bool32(&mut self, v: bool) {
@@ -387,21 +387,21 @@ impl Writer {
         self.bytes(g);
     }
     /// Overwrites 4 bytes at `pos` (for offsets known only after later data is written).
-    pub fn patch_u32(&mut self, pos: usize, v: u32) {
+    pub(crate) fn patch_u32(&mut self, pos: usize, v: u32) {
         self.buf[pos..pos + 4].copy_from_slice(&v.to_le_bytes());
     }
-    pub fn patch_i32(&mut self, pos: usize, v: i32) {
+    pub(crate) fn patch_i32(&mut self, pos: usize, v: i32) {
         self.buf[pos..pos + 4].copy_from_slice(&v.to_le_bytes());
     }
-    pub fn patch_u64(&mut self, pos: usize, v: u64) {
+    pub(crate) fn patch_u64(&mut self, pos: usize, v: u64) {
         self.buf[pos..pos + 8].copy_from_slice(&v.to_le_bytes());
     }
-    pub fn patch_i64(&mut self, pos: usize, v: i64) {
+    pub(crate) fn patch_i64(&mut self, pos: usize, v: i64) {
         self.buf[pos..pos + 8].copy_from_slice(&v.to_le_bytes());
     }
 
     /// Writes an `FString`; `utf16` forces the wide form (as the file had it).
-    pub fn fstring_ext(&mut self, s: &str, utf16: bool) {
+    pub(crate) fn fstring_ext(&mut self, s: &str, utf16: bool) {
         if s.is_empty() && !utf16 {
             self.i32(0);
             return;
@@ -429,7 +429,7 @@ impl Writer {
 
     /// Writes an `FUtf8String`: length with terminator, UTF-8, terminator
     /// (nothing but the zero length when empty).
-    pub fn utf8_string(&mut self, s: &str) {
+    pub(crate) fn utf8_string(&mut self, s: &str) {
         if s.is_empty() {
             self.i32(0);
             return;

@@ -8,7 +8,7 @@
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Code {
     pub name: &'static str,
-    pub summary: &'static str,
+    pub(crate) summary: &'static str,
 }
 
 macro_rules! codes {

@@ -57,7 +57,7 @@ impl Compression {
 
     /// The manifest spellings of [`Compression::WRITABLE`], quoted, e.g.
     /// `"none", "zlib", "gzip", "zstd", "lz4"`.
-    pub fn writable_names() -> String {
+    pub(crate) fn writable_names() -> String {
         Self::WRITABLE
             .iter()
             .map(|m| format!("\"{}\"", m.engine_name().to_ascii_lowercase()))
@@ -66,13 +66,13 @@ impl Compression {
     }
 
     /// Whether zenpak can write this method (Oodle it can only read).
-    pub fn is_writable(self) -> bool {
+    pub(crate) fn is_writable(self) -> bool {
         self != Compression::Oodle
     }
 
     /// An error unless zenpak can write this method: for callers that take
     /// a method from the user and want to refuse it before writing anything.
-    pub fn check_writable(self) -> Result<()> {
+    pub(crate) fn check_writable(self) -> Result<()> {
         if self.is_writable() {
             Ok(())
         } else {
@@ -82,7 +82,7 @@ impl Compression {
 
     /// Finds a method by its table name (case-insensitive). Unknown names
     /// are errors that name the method.
-    pub fn from_engine_name(name: &str) -> Result<Self> {
+    pub(crate) fn from_engine_name(name: &str) -> Result<Self> {
         match name.to_ascii_lowercase().as_str() {
             "" | "none" => Ok(Compression::None),
             "zlib" => Ok(Compression::Zlib),

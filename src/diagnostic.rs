@@ -43,8 +43,8 @@ pub struct Diagnostic {
     pub message: String,
     pub file: Option<String>,
     /// Structures being read, outermost first.
-    pub structure: Vec<String>,
-    pub offset: Option<u64>,
+    pub(crate) structure: Vec<String>,
+    pub(crate) offset: Option<u64>,
     pub line: Option<usize>,
     pub column: Option<usize>,
     pub hint: Option<String>,
@@ -76,7 +76,7 @@ impl Diagnostic {
 
     /// An error diagnostic that is not (yet) an [`Error`] value, such as a
     /// problem `check` found.
-    pub fn error(code: &str, message: impl Into<String>) -> Self {
+    pub(crate) fn error(code: &str, message: impl Into<String>) -> Self {
         Diagnostic {
             level: Level::Error,
             ..Diagnostic::warning(code, message)
@@ -102,7 +102,7 @@ impl Diagnostic {
     }
 
     /// The diagnostic of this one error, without expanding failures.
-    pub fn of(error: &Error) -> Diagnostic {
+    pub(crate) fn of(error: &Error) -> Diagnostic {
         let context = error.context();
         Diagnostic {
             level: Level::Error,
@@ -119,7 +119,7 @@ impl Diagnostic {
 
     /// An error that says what this diagnostic says, with its context (for
     /// reports kept as data that end a command as a failure).
-    pub fn to_error(&self) -> Error {
+    pub(crate) fn to_error(&self) -> Error {
         let mut error = Error::invalid(self.message.clone());
         for structure in self.structure.iter().rev() {
             error = error.within(structure.clone());

@@ -30,15 +30,15 @@ struct Inner {
 /// prints what is known as `file: structure > path: at byte offset N (0xN): message`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ErrorContext {
-    pub file: Option<PathBuf>,
+    pub(crate) file: Option<PathBuf>,
     /// Structures being read, outermost first.
     pub structure: Vec<String>,
     /// Absolute offset in the file of the byte where reading failed.
-    pub offset: Option<u64>,
+    pub(crate) offset: Option<u64>,
     /// 1-based line and column, for text files (the manifest).
-    pub line_column: Option<(usize, usize)>,
+    pub(crate) line_column: Option<(usize, usize)>,
     /// What the user can do about it.
-    pub hint: Option<String>,
+    pub(crate) hint: Option<String>,
 }
 
 /// What went wrong. Each kind carries its data; the message says it in words.
@@ -115,7 +115,7 @@ pub enum ErrorKind {
 
 impl ErrorKind {
     /// Short stable name of the kind, for JSON diagnostics and tests.
-    pub fn code(&self) -> &'static str {
+    pub(crate) fn code(&self) -> &'static str {
         match self {
             ErrorKind::Format(_) => "format",
             ErrorKind::Io(e) => Refusal::of(e).map_or("io", Refusal::code),
@@ -141,7 +141,7 @@ impl ErrorKind {
 /// environment, not the work: exit code 2 with a code of its own, and a hint
 /// saying what to do (callers that know what zenpak was doing replace it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Refusal {
+pub(crate) enum Refusal {
     /// No permission (Unix EACCES/EPERM, Windows ERROR_ACCESS_DENIED).
     PermissionDenied,
     /// The file system is mounted read-only.
@@ -153,7 +153,7 @@ pub enum Refusal {
 }
 
 impl Refusal {
-    pub fn of(e: &std::io::Error) -> Option<Refusal> {
+    pub(crate) fn of(e: &std::io::Error) -> Option<Refusal> {
         // ERROR_SHARING_VIOLATION (32), ERROR_LOCK_VIOLATION (33); elsewhere
         // these numbers are other errors.
         if cfg!(windows) && matches!(e.raw_os_error(), Some(32 | 33)) {
@@ -170,7 +170,7 @@ impl Refusal {
     }
 
     /// The diagnostic code.
-    pub fn code(self) -> &'static str {
+    pub(crate) fn code(self) -> &'static str {
         match self {
             Refusal::PermissionDenied => "permission-denied",
             Refusal::ReadOnly => "read-only",
@@ -197,7 +197,7 @@ impl Refusal {
 
 impl Error {
     /// An error of `kind` with no context yet.
-    pub fn new(kind: ErrorKind) -> Self {
+    pub(crate) fn new(kind: ErrorKind) -> Self {
         Error {
             inner: Box::new(Inner {
                 kind,
@@ -207,7 +207,7 @@ impl Error {
     }
 
     /// A format error at `offset`.
-    pub fn format(offset: u64, message: impl Into<String>) -> Self {
+    pub(crate) fn format(offset: u64, message: impl Into<String>) -> Self {
         Error::new(ErrorKind::Format(message.into())).at(offset)
     }
 
@@ -232,7 +232,7 @@ impl Error {
 
     /// `Ok` when `failures` is empty, else one error holding them all
     /// (`what` names what failed: `content files`).
-    pub fn many(what: &'static str, failures: Vec<Error>) -> Result<()> {
+    pub(crate) fn many(what: &'static str, failures: Vec<Error>) -> Result<()> {
         if failures.is_empty() {
             return Ok(());
         }
@@ -243,18 +243,18 @@ impl Error {
         }))
     }
 
-    pub fn unsupported(message: impl Into<String>) -> Self {
+    pub(crate) fn unsupported(message: impl Into<String>) -> Self {
         Error::new(ErrorKind::Unsupported(message.into()))
     }
 
-    pub fn decompress(method: impl Into<String>, detail: impl fmt::Display) -> Self {
+    pub(crate) fn decompress(method: impl Into<String>, detail: impl fmt::Display) -> Self {
         Error::new(ErrorKind::Decompress {
             method: method.into(),
             detail: detail.to_string(),
         })
     }
 
-    pub fn limit(what: impl Into<String>, requested: u64, limit: u64) -> Self {
+    pub(crate) fn limit(what: impl Into<String>, requested: u64, limit: u64) -> Self {
         Error::new(ErrorKind::Limit {
             what: what.into(),
             requested,
@@ -262,11 +262,11 @@ impl Error {
         })
     }
 
-    pub fn key(message: impl Into<String>) -> Self {
+    pub(crate) fn key(message: impl Into<String>) -> Self {
         Error::new(ErrorKind::Key(message.into()))
     }
 
-    pub fn internal(message: impl Into<String>) -> Self {
+    pub(crate) fn internal(message: impl Into<String>) -> Self {
         Error::new(ErrorKind::Internal(message.into()))
     }
 
@@ -275,7 +275,7 @@ impl Error {
     }
 
     /// Names the structure that was being read (prepended: callers wrap inner reads).
-    pub fn within(mut self, structure: impl Into<String>) -> Self {
+    pub(crate) fn within(mut self, structure: impl Into<String>) -> Self {
         self.inner.context.structure.insert(0, structure.into());
         self
     }
@@ -289,7 +289,7 @@ impl Error {
     }
 
     /// Sets the byte offset (kept if already set: the innermost position wins).
-    pub fn at(mut self, offset: u64) -> Self {
+    pub(crate) fn at(mut self, offset: u64) -> Self {
         if self.inner.context.offset.is_none() {
             self.inner.context.offset = Some(offset);
         }
@@ -298,7 +298,7 @@ impl Error {
 
     /// Moves the byte offset by `base`: for errors from a reader over a slice
     /// that starts at `base` in its file.
-    pub fn offset_by(mut self, base: u64) -> Self {
+    pub(crate) fn offset_by(mut self, base: u64) -> Self {
         if let Some(offset) = &mut self.inner.context.offset {
             *offset = offset.saturating_add(base);
         }
@@ -306,7 +306,7 @@ impl Error {
     }
 
     /// Sets the line and column in a text file (kept if already set).
-    pub fn at_line(mut self, line: usize, column: usize) -> Self {
+    pub(crate) fn at_line(mut self, line: usize, column: usize) -> Self {
         if self.inner.context.line_column.is_none() {
             self.inner.context.line_column = Some((line, column));
         }
@@ -323,7 +323,7 @@ impl Error {
     }
 
     /// Replaces the hint, for a caller that knows better than the inner code.
-    pub fn replace_hint(mut self, hint: impl Into<String>) -> Self {
+    pub(crate) fn replace_hint(mut self, hint: impl Into<String>) -> Self {
         self.inner.context.hint = Some(hint.into());
         self
     }
@@ -332,7 +332,7 @@ impl Error {
         &self.inner.kind
     }
 
-    pub fn into_kind(self) -> ErrorKind {
+    pub(crate) fn into_kind(self) -> ErrorKind {
         self.inner.kind
     }
 
@@ -380,7 +380,7 @@ impl Error {
     }
 
     /// Why the system refused the file, when it did ([`Refusal`]).
-    pub fn refusal(&self) -> Option<Refusal> {
+    pub(crate) fn refusal(&self) -> Option<Refusal> {
         match &self.inner.kind {
             ErrorKind::Io(e) => Refusal::of(e),
             _ => None,
@@ -399,7 +399,7 @@ impl Error {
 
     /// The location prefix (`file: structure > path: at byte offset N (0xN)`)
     /// without the message, empty when nothing is known.
-    pub fn location(&self) -> String {
+    pub(crate) fn location(&self) -> String {
         let c = &self.inner.context;
         let mut out = String::new();
         if let Some(file) = &c.file {
@@ -533,7 +533,7 @@ impl From<ErrorKind> for Error {
 }
 
 /// `.context("export map")` on results: names the structure being read.
-pub trait Context<T> {
+pub(crate) trait Context<T> {
     fn context(self, structure: impl Into<String>) -> Result<T>;
     fn with_context<S: Into<String>>(self, structure: impl FnOnce() -> S) -> Result<T>;
     /// Names the file of any error.

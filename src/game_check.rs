@@ -63,11 +63,11 @@ const UNRESOLVED_SHOWN: usize = 50;
 
 /// The game, mounted: its folder, its view, what is read from it once.
 pub struct GameContext {
-    pub folder: GameFolder,
+    pub(crate) folder: GameFolder,
     /// The game's `Paks/` folder mounted (read through [`GameContext::view`]).
     source: ViewSource,
-    pub script_objects: Option<ScriptObjects>,
-    pub facts: EngineFacts,
+    pub(crate) script_objects: Option<ScriptObjects>,
+    pub(crate) facts: EngineFacts,
     /// The copy of each package id the engine loads (the mod's own
     /// installed copy left out).
     packages: BTreeMap<u64, PackageChunk>,
@@ -75,7 +75,7 @@ pub struct GameContext {
     /// copy left out), the engine's pick first.
     providers: BTreeMap<u64, Vec<usize>>,
     /// Mounting notes and what could not be read.
-    pub diagnostics: Vec<Diagnostic>,
+    pub(crate) diagnostics: Vec<Diagnostic>,
 }
 
 impl GameContext {
@@ -168,17 +168,17 @@ impl GameContext {
     }
 
     /// The mounted game.
-    pub fn view(&self) -> &GameView {
+    pub(crate) fn view(&self) -> &GameView {
         self.source.view()
     }
 
     /// The copy of a package the engine loads, if the game has one.
-    pub fn package(&self, id: u64) -> Option<&PackageChunk> {
+    pub(crate) fn package(&self, id: u64) -> Option<&PackageChunk> {
         self.packages.get(&id)
     }
 
     /// Every mounted source holding package `id`, the engine's pick first.
-    pub fn providers(&self, id: u64) -> &[usize] {
+    pub(crate) fn providers(&self, id: u64) -> &[usize] {
         self.providers
             .get(&id)
             .map(Vec::as_slice)
@@ -186,7 +186,7 @@ impl GameContext {
     }
 
     /// A source's path relative to the game's `Paks/` folder (`~mods/X_P.pak`).
-    pub fn relative(&self, source: usize) -> String {
+    pub(crate) fn relative(&self, source: usize) -> String {
         let path = &self.view().sources()[source].path;
         path.strip_prefix(self.folder.paks())
             .unwrap_or(path)
@@ -210,64 +210,64 @@ fn game_read_warning(error: &crate::error::Error, what: &str) -> Diagnostic {
 #[derive(Debug, Clone, Serialize)]
 pub struct UnresolvedImport {
     /// The importing package (`/Game/Mod/A`).
-    pub importer: String,
+    pub(crate) importer: String,
     /// Its header file.
-    pub file: String,
+    pub(crate) file: String,
     /// The import's path as the engine prints it (`/Game/X/Y.Y_C`).
-    pub import: String,
+    pub(crate) import: String,
     /// The places looked in, in order (`mod`, `game-packages`, `script-objects`).
-    pub looked_in: Vec<&'static str>,
+    pub(crate) looked_in: Vec<&'static str>,
     /// Why it is not found.
-    pub reason: String,
+    pub(crate) reason: String,
 }
 
 /// A game package the mod replaces.
 #[derive(Debug, Clone, Serialize)]
 pub struct Override {
-    pub package: String,
-    pub file: String,
+    pub(crate) package: String,
+    pub(crate) file: String,
     /// The game container the engine loads the package from without the mod.
-    pub game_container: String,
-    pub game_order: u32,
+    pub(crate) game_container: String,
+    pub(crate) game_order: u32,
     /// Every game container holding the package, the engine's pick first.
-    pub game_containers: Vec<String>,
+    pub(crate) game_containers: Vec<String>,
     /// The mod's order once installed into `~mods` (`<stem>.pak`).
-    pub mod_order: u32,
+    pub(crate) mod_order: u32,
     /// Whether the installed mod sorts above the game's copy.
-    pub mod_wins: bool,
+    pub(crate) mod_wins: bool,
     /// The class of the mod's main export and of the game's object of that name.
-    pub mod_class: Option<String>,
-    pub game_class: Option<String>,
+    pub(crate) mod_class: Option<String>,
+    pub(crate) game_class: Option<String>,
     /// `same`, `differs` or `unknown`.
-    pub class_check: &'static str,
+    pub(crate) class_check: &'static str,
 }
 
 /// A game file (in a pak) the mod's loose file replaces.
 #[derive(Debug, Clone, Serialize)]
-pub struct FileOverride {
+pub(crate) struct FileOverride {
     /// Its path in the view (`Game/Config/DefaultGame.ini`).
-    pub path: String,
+    pub(crate) path: String,
     /// The mod's file.
-    pub file: String,
+    pub(crate) file: String,
     /// The pak the game has it in (relative to `Paks/`).
-    pub game_pak: String,
-    pub game_order: u32,
-    pub mod_order: u32,
+    pub(crate) game_pak: String,
+    pub(crate) game_order: u32,
+    pub(crate) mod_order: u32,
     /// Whether the installed mod's copy is the one the engine reads.
-    pub mod_wins: bool,
+    pub(crate) mod_wins: bool,
 }
 
 /// The blueprint-mod facts.
 #[derive(Debug, Clone, Serialize)]
-pub struct BlueprintFacts {
+pub(crate) struct BlueprintFacts {
     /// A `ModActor` package or content under `/Game/Mods/<Name>/`.
-    pub blueprint_mod: bool,
+    pub(crate) blueprint_mod: bool,
     /// The `ModActor` package, if any.
-    pub mod_actor: Option<String>,
+    pub(crate) mod_actor: Option<String>,
     /// Where `install` puts the mod (`~mods`).
-    pub install_folder: &'static str,
+    pub(crate) install_folder: &'static str,
     /// Folders of the game already holding this mod's files (`~mods`, `LogicMods`).
-    pub installed_in: Vec<&'static str>,
+    pub(crate) installed_in: Vec<&'static str>,
 }
 
 /// The `game` section of `check`'s report.
@@ -276,9 +276,9 @@ pub struct GameSection {
     /// The game's install folder and project.
     pub dir: String,
     pub project: String,
-    pub paks: String,
+    pub(crate) paks: String,
     /// Mounted paks and containers.
-    pub sources: usize,
+    pub(crate) sources: usize,
     /// Packages the game's containers provide.
     pub packages: usize,
     /// Script objects read from `global.utoc` (absent: none found).
@@ -288,8 +288,8 @@ pub struct GameSection {
     pub unresolved_imports: Vec<UnresolvedImport>,
     pub overrides: Vec<Override>,
     /// Loose files of the mod that the game's paks also have.
-    pub file_overrides: Vec<FileOverride>,
-    pub blueprint: BlueprintFacts,
+    pub(crate) file_overrides: Vec<FileOverride>,
+    pub(crate) blueprint: BlueprintFacts,
 }
 
 /// What the game checks found.
@@ -378,7 +378,7 @@ fn reading_engine(mod_engine: EngineVersion, facts: &EngineFacts) -> EngineVersi
 }
 
 /// Zen headers of game packages, read once each.
-pub struct GameHeaders<'a> {
+pub(crate) struct GameHeaders<'a> {
     game: &'a GameContext,
     engine: EngineVersion,
     headers: BTreeMap<u64, Option<Arc<ZenPackage>>>,
@@ -470,7 +470,7 @@ fn game_exports(header: &ZenPackage, reference: ImportReference) -> bool {
 
 /// "Every import resolves": the number of imports checked and those that
 /// are found nowhere.
-pub fn unresolved_imports(
+pub(crate) fn unresolved_imports(
     packages: &[ModPackage],
     game: &GameContext,
     headers: &mut GameHeaders<'_>,
@@ -763,7 +763,7 @@ fn game_class(
 
 /// "Overrides": every mod package the game already has, and the errors
 /// and notes that go with them.
-pub fn overrides(
+pub(crate) fn overrides(
     manifest: &Manifest,
     packages: &[ModPackage],
     game: &GameContext,
@@ -880,7 +880,7 @@ pub fn overrides(
 /// also has, with the pak the engine reads it from without the mod. For
 /// pak files the higher order wins and, at equal order, the pak mounted
 /// first (paks mount in descending order of their paths).
-pub fn file_overrides(
+pub(crate) fn file_overrides(
     manifest: &Manifest,
     loose_files: &[LooseFile],
     game: &GameContext,
@@ -957,7 +957,7 @@ pub fn file_overrides(
 /// "Blueprint mods": a mod loader (UE4SS's BPModLoader and the like)
 /// spawns `/Game/Mods/<Name>/ModActor.ModActor_C` of the paks in
 /// `<Paks>/LogicMods/`, `<Name>` being the pak's file name.
-pub fn blueprint_mod(
+pub(crate) fn blueprint_mod(
     manifest: &Manifest,
     packages: &[ModPackage],
     folder: &GameFolder,
@@ -1067,7 +1067,7 @@ fn mods_folder_name(package: &str) -> Option<&str> {
 
 /// "Game facts that changed": the mod's engine and compression against
 /// what the game's containers allow.
-pub fn game_facts(manifest: &Manifest, facts: &EngineFacts) -> Vec<Diagnostic> {
+pub(crate) fn game_facts(manifest: &Manifest, facts: &EngineFacts) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     let engine = manifest.game.engine;
     match facts.allows(engine) {

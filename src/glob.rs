@@ -51,14 +51,14 @@ impl Globs {
     }
 
     /// The indices of the patterns that match `path`.
-    pub fn matches(&self, path: &str) -> Vec<usize> {
+    pub(crate) fn matches(&self, path: &str) -> Vec<usize> {
         self.set.matches(path.trim_start_matches('/'))
     }
 }
 
 /// Checks one pattern (for validating a manifest before anything is read):
 /// the parser's message when it is not a valid glob.
-pub fn check(pattern: &str) -> std::result::Result<(), String> {
+pub(crate) fn check(pattern: &str) -> std::result::Result<(), String> {
     compile(pattern).map(|_| ()).map_err(|e| e.to_string())
 }
 

@@ -10,17 +10,17 @@
 //! corpus (name-batch hashes, package ids in store entries, import hashes).
 
 /// Plain CityHash64 of bytes.
-pub fn city_hash64(data: &[u8]) -> u64 {
+pub(crate) fn city_hash64(data: &[u8]) -> u64 {
     cityhasher::hash::<u64>(data)
 }
 
 /// The engine's `ToLower`: ASCII letters only.
-pub fn engine_lowercase(s: &str) -> String {
+pub(crate) fn engine_lowercase(s: &str) -> String {
     s.chars().map(|c| c.to_ascii_lowercase()).collect()
 }
 
 /// Bytes as lowercase hexadecimal (how hashes and ids are shown).
-pub fn hex(bytes: &[u8]) -> String {
+pub(crate) fn hex(bytes: &[u8]) -> String {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
     let mut text = String::with_capacity(bytes.len() * 2);
     for &byte in bytes {
@@ -32,7 +32,7 @@ pub fn hex(bytes: &[u8]) -> String {
 
 /// Bytes from exactly `2 × N` hexadecimal digits (either case); `None`
 /// for any other text.
-pub fn from_hex<const N: usize>(text: &str) -> Option<[u8; N]> {
+pub(crate) fn from_hex<const N: usize>(text: &str) -> Option<[u8; N]> {
     let digits = text.as_bytes();
     if digits.len() != N * 2 {
         return None;
@@ -50,7 +50,7 @@ pub fn from_hex<const N: usize>(text: &str) -> Option<[u8; N]> {
 /// `wide`, else one byte per character (Latin-1). Short text (nearly every
 /// name and path) is encoded on the stack: these hashes run for every name,
 /// import and export of every package.
-pub fn city_hash_mapped(text: &str, wide: bool, map: impl Fn(char) -> char) -> u64 {
+pub(crate) fn city_hash_mapped(text: &str, wide: bool, map: impl Fn(char) -> char) -> u64 {
     const INLINE: usize = 512;
     let mut inline = [0u8; INLINE];
     let mut heap = Vec::new();
@@ -112,7 +112,7 @@ pub fn object_path_hash(path: &str) -> u64 {
 /// Public export hash (UE5): CityHash64 of the UTF-16LE bytes of the
 /// export's package-relative path, lowercased, `/`-separated, without the
 /// leading slash (e.g. `default__bp_c` or `bp_c/node_1`).
-pub fn public_export_hash(relative_path: &str) -> u64 {
+pub(crate) fn public_export_hash(relative_path: &str) -> u64 {
     hash_lower_utf16(relative_path)
 }
 

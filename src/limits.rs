@@ -51,16 +51,16 @@
 use crate::error::{Error, Result};
 
 /// Largest `.utoc` read (see the module doc).
-pub const MAX_TOC_BYTES: u64 = 64 << 20;
+pub(crate) const MAX_TOC_BYTES: u64 = 64 << 20;
 /// Largest container header chunk read (see the module doc).
-pub const MAX_CONTAINER_HEADER_BYTES: u64 = 32 << 20;
+pub(crate) const MAX_CONTAINER_HEADER_BYTES: u64 = 32 << 20;
 /// Largest part of a pak index read (see the module doc).
-pub const MAX_PAK_INDEX_BYTES: u64 = 64 << 20;
+pub(crate) const MAX_PAK_INDEX_BYTES: u64 = 64 << 20;
 
 /// Checks that `what` (declared as `declared` bytes) fits `budget`; the
 /// error names both and what the file holds (`file_len`), and says the
 /// file is damaged or not what it claims.
-pub fn check_declared(what: &str, declared: u64, budget: u64, file_len: u64) -> Result<()> {
+pub(crate) fn check_declared(what: &str, declared: u64, budget: u64, file_len: u64) -> Result<()> {
     if declared <= budget {
         return Ok(());
     }

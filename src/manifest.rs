@@ -19,10 +19,10 @@ use crate::error::{Error, Result};
 use crate::version::EngineVersion;
 
 /// Extensions of the three files of a built mod, in the order they are listed.
-pub const ARTIFACT_EXTENSIONS: [&str; 3] = ["utoc", "ucas", "pak"];
+pub(crate) const ARTIFACT_EXTENSIONS: [&str; 3] = ["utoc", "ucas", "pak"];
 
 /// The manifest's file name.
-pub const MANIFEST_NAME: &str = "mod.toml";
+pub(crate) const MANIFEST_NAME: &str = "mod.toml";
 
 /// A parsed, validated manifest. Paths in it are still as written; use
 /// [`Manifest::content_root`] and friends for paths resolved against the
@@ -37,19 +37,19 @@ pub struct Manifest {
     #[serde(default)]
     pub content: ContentSection,
     #[serde(default)]
-    pub output: OutputSection,
+    pub(crate) output: OutputSection,
     #[serde(default)]
-    pub release: Option<ReleaseSection>,
+    pub(crate) release: Option<ReleaseSection>,
     /// The game profiles' tables (`[marvel-rivals]`), each read by its
     /// profile; `check_known_keys` lets only registered profiles' tables through.
     #[serde(flatten)]
-    pub profile_tables: std::collections::BTreeMap<String, toml::Value>,
+    pub(crate) profile_tables: std::collections::BTreeMap<String, toml::Value>,
     /// The folder holding `mod.toml`; every relative path is resolved against it.
     #[serde(skip)]
-    pub dir: PathBuf,
+    pub(crate) dir: PathBuf,
     /// The manifest file itself.
     #[serde(skip)]
-    pub path: PathBuf,
+    pub(crate) path: PathBuf,
 }
 
 /// Every key the manifest's own tables know (for unknown-key suggestions);
@@ -93,46 +93,46 @@ const KNOWN_KEYS: [(&str, &[&str]); 5] = [
 /// `[mod]` (`zenpak package --for`, `crate::platform`).
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub struct ReleaseSection {
+pub(crate) struct ReleaseSection {
     /// A 256×256 PNG (Thunderstore), relative to the manifest.
-    pub icon: Option<PathBuf>,
+    pub(crate) icon: Option<PathBuf>,
     /// The changelog shipped with the release, relative to the manifest.
-    pub changelog: Option<PathBuf>,
+    pub(crate) changelog: Option<PathBuf>,
     /// The README shipped to Thunderstore (default: the mod's `README.md`).
-    pub readme: Option<PathBuf>,
-    pub nexus: Option<NexusSection>,
-    pub modio: Option<ModioSection>,
-    pub thunderstore: Option<ThunderstoreSection>,
+    pub(crate) readme: Option<PathBuf>,
+    pub(crate) nexus: Option<NexusSection>,
+    pub(crate) modio: Option<ModioSection>,
+    pub(crate) thunderstore: Option<ThunderstoreSection>,
 }
 
 /// `[release] nexus = { game = "…", mod-id = N, file-group = N }`.
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub struct NexusSection {
+pub(crate) struct NexusSection {
     /// The game's domain name on Nexus Mods (`marvelrivals`).
-    pub game: String,
-    pub mod_id: u64,
-    pub file_group: u64,
+    pub(crate) game: String,
+    pub(crate) mod_id: u64,
+    pub(crate) file_group: u64,
 }
 
 /// `[release] modio = { game-id = N, mod-id = N }`.
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub struct ModioSection {
-    pub game_id: u64,
-    pub mod_id: u64,
+pub(crate) struct ModioSection {
+    pub(crate) game_id: u64,
+    pub(crate) mod_id: u64,
 }
 
 /// `[release] thunderstore = { namespace = "…", website = "…", dependencies = [...] }`.
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub struct ThunderstoreSection {
+pub(crate) struct ThunderstoreSection {
     /// The team the package is uploaded under.
-    pub namespace: String,
+    pub(crate) namespace: String,
     #[serde(default)]
-    pub website: String,
+    pub(crate) website: String,
     #[serde(default)]
-    pub dependencies: Vec<String>,
+    pub(crate) dependencies: Vec<String>,
 }
 
 /// `[mod]`: what the mod is called and who made it.
@@ -143,9 +143,9 @@ pub struct ModSection {
     pub name: String,
     pub version: String,
     #[serde(default)]
-    pub authors: Vec<String>,
+    pub(crate) authors: Vec<String>,
     #[serde(default)]
-    pub description: String,
+    pub(crate) description: String,
 }
 
 /// `[game]`: which game and engine the mod is for.
@@ -160,10 +160,10 @@ pub struct GameSection {
     pub profile: String,
     /// `.usmap` mappings for the game's classes (relative to the manifest).
     #[serde(default)]
-    pub mappings: Option<PathBuf>,
+    pub(crate) mappings: Option<PathBuf>,
     /// Mount point of the container and pak.
     #[serde(default = "default_mount_point")]
-    pub mount_point: String,
+    pub(crate) mount_point: String,
 }
 
 /// `[content]`: where the cooked files are and which of them belong to the mod.
@@ -171,7 +171,7 @@ pub struct GameSection {
 #[serde(deny_unknown_fields)]
 pub struct ContentSection {
     #[serde(default = "default_root")]
-    pub root: PathBuf,
+    pub(crate) root: PathBuf,
     /// Globs (relative to `root`) of files to take; empty takes everything.
     #[serde(default)]
     pub include: Vec<String>,
@@ -182,7 +182,7 @@ pub struct ContentSection {
     /// packages are converted and whose other files go into the companion
     /// pak, as if they were cooked content under `root`.
     #[serde(default)]
-    pub paks: Vec<PathBuf>,
+    pub(crate) paks: Vec<PathBuf>,
     /// Whether a symbolic link inside `root` may point outside it (what it
     /// points to is then packed). Off, such a link is an error: a cloned
     /// mod must not pack a file from elsewhere on the machine. `root`
@@ -206,24 +206,24 @@ impl Default for ContentSection {
 /// `[output]`: where and how the triplet is written.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub struct OutputSection {
+pub(crate) struct OutputSection {
     #[serde(default = "default_output_dir")]
-    pub dir: PathBuf,
+    pub(crate) dir: PathBuf,
     /// Put before the mod name, e.g. `"100-"` to sort the mod after others.
     #[serde(default)]
-    pub prefix: String,
+    pub(crate) prefix: String,
     /// Put after the mod name; `_P` makes the game mount it as a patch, above the base game.
     #[serde(default = "default_suffix")]
-    pub suffix: String,
+    pub(crate) suffix: String,
     #[serde(default)]
-    pub compression: Compression,
+    pub(crate) compression: Compression,
     /// Encrypt the container and the pak index with AES-256. The key comes
     /// from `ZENPAK_AES_KEY` or `key-file`, never from the manifest.
     #[serde(default)]
-    pub encrypt: bool,
+    pub(crate) encrypt: bool,
     /// File holding the AES key (hex or base64), relative to the manifest.
     #[serde(default)]
-    pub key_file: Option<PathBuf>,
+    pub(crate) key_file: Option<PathBuf>,
 }
 
 impl Default for OutputSection {
@@ -334,7 +334,7 @@ impl Manifest {
     /// converts anything: where the output goes and whether zenpak can write
     /// `[output] compression`. `build`, `package`, `install` and `check` all
     /// call this one function, so they accept and refuse the same manifests.
-    pub fn check_buildable(&self) -> Result<()> {
+    pub(crate) fn check_buildable(&self) -> Result<()> {
         self.check_output_location()?;
         self.output
             .compression
@@ -346,7 +346,7 @@ impl Manifest {
     /// user's: the mod's own folder (it holds the manifest), the content
     /// root, or a folder inside the content root (the next build would pack
     /// the previous one's output).
-    pub fn check_output_location(&self) -> Result<()> {
+    pub(crate) fn check_output_location(&self) -> Result<()> {
         let output = normalize(&self.output_dir());
         let mod_root = normalize(&self.dir);
         let content = normalize(&self.content_root());
@@ -372,7 +372,7 @@ impl Manifest {
     }
 
     /// What in the manifest builds but is probably not what the modder wants.
-    pub fn warnings(&self) -> Vec<Diagnostic> {
+    pub(crate) fn warnings(&self) -> Vec<Diagnostic> {
         let mut out = Vec::new();
         let stem = self.artifact_stem();
         // The engine raises the mount order of paks whose name ends with `_P`
@@ -523,7 +523,7 @@ impl Manifest {
     }
 
     /// `<prefix><name><suffix>` as the manifest writes them.
-    pub fn plain_artifact_stem(&self) -> String {
+    pub(crate) fn plain_artifact_stem(&self) -> String {
         self.artifact_name().plain()
     }
 
@@ -553,7 +553,7 @@ impl Manifest {
 
     /// A usage error about `key` of this manifest, at its line when the
     /// file still says it (for checks made after loading).
-    pub fn key_error(&self, key: &str, message: String) -> Error {
+    pub(crate) fn key_error(&self, key: &str, message: String) -> Error {
         let error = Error::usage(format!("`{key}`: {message}")).in_file(&self.path);
         let at = std::fs::read_to_string(&self.path)
             .ok()
@@ -580,12 +580,12 @@ impl Manifest {
     }
 
     /// The mappings file, resolved against the manifest's folder.
-    pub fn mappings_path(&self) -> Option<PathBuf> {
+    pub(crate) fn mappings_path(&self) -> Option<PathBuf> {
         self.game.mappings.as_ref().map(|m| self.dir.join(m))
     }
 
     /// The AES key file, resolved against the manifest's folder.
-    pub fn key_file_path(&self) -> Option<PathBuf> {
+    pub(crate) fn key_file_path(&self) -> Option<PathBuf> {
         self.output.key_file.as_ref().map(|k| self.dir.join(k))
     }
 }
@@ -599,7 +599,7 @@ fn is_file_name_safe(s: &str) -> bool {
 }
 
 /// The closest of `candidates` to `word`, if it is close enough to be a typo.
-pub fn did_you_mean<'a>(word: &str, candidates: &[&'a str]) -> Option<&'a str> {
+pub(crate) fn did_you_mean<'a>(word: &str, candidates: &[&'a str]) -> Option<&'a str> {
     candidates
         .iter()
         .map(|c| (strsim::jaro_winkler(word, c), *c))

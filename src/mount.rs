@@ -11,7 +11,7 @@
 use crate::error::{Error, Result};
 
 /// The root every cooked path hangs from (`../../../<Project>/Content/…`).
-pub const ENGINE_ROOT: &str = "../../../";
+pub(crate) const ENGINE_ROOT: &str = "../../../";
 
 /// Checks a path relative to a mount point: non-empty segments, no `.` or
 /// `..`, no backslash, not absolute.
@@ -32,7 +32,7 @@ pub fn validate_relative_path(path: &str) -> Result<()> {
 }
 
 /// Mount points end with `/` and use `/`.
-pub fn normalize_mount_point(mount: &str) -> Result<String> {
+pub(crate) fn normalize_mount_point(mount: &str) -> Result<String> {
     if mount.contains('\\') || mount.is_empty() {
         return Err(Error::usage(format!(
             "mount point `{mount}` must be non-empty and use `/`"
@@ -55,7 +55,7 @@ fn folder_of(path: &str) -> &str {
 /// the path with the most `/` (the first one when several tie), then cut
 /// it back, for every path, to the longest `/`-ended prefix its folder
 /// shares with it, comparing ASCII letters without case.
-pub fn common_root<'a>(paths: impl IntoIterator<Item = &'a str> + Clone) -> String {
+pub(crate) fn common_root<'a>(paths: impl IntoIterator<Item = &'a str> + Clone) -> String {
     let mut deepest = "";
     let mut most = 0;
     for path in paths.clone() {
@@ -90,7 +90,7 @@ pub fn common_root<'a>(paths: impl IntoIterator<Item = &'a str> + Clone) -> Stri
 
 /// Joins a mount point and a relative path into the path the view uses:
 /// `../../../Game/Content/` + `X.uasset` → `Game/Content/X.uasset`.
-pub fn virtual_path(mount_point: &str, relative: &str) -> String {
+pub(crate) fn virtual_path(mount_point: &str, relative: &str) -> String {
     let mut mount = mount_point.replace('\\', "/");
     while let Some(rest) = mount.strip_prefix("../") {
         mount = rest.to_string();

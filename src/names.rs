@@ -21,7 +21,7 @@ use crate::error::{Context, Result};
 use crate::hash::city_hash_mapped;
 
 /// The algorithm id the engine writes before the name hashes.
-pub const NAME_HASH_ALGORITHM_ID: u64 = 0xC164_0000;
+pub(crate) const NAME_HASH_ALGORITHM_ID: u64 = 0xC164_0000;
 
 /// Splits `Name_12` into (`Name`, 13), as the engine stores FName numbers:
 /// number `n + 1` for a suffix `_n`. Names without a numeric suffix, or
@@ -45,7 +45,7 @@ pub fn split_number(name: &str) -> (&str, u32) {
 }
 
 /// The text of an FName: `base` alone for number 0, else `base_{number-1}`.
-pub fn with_number(base: &str, number: u32) -> Cow<'_, str> {
+pub(crate) fn with_number(base: &str, number: u32) -> Cow<'_, str> {
     if number == 0 {
         Cow::Borrowed(base)
     } else {
@@ -63,7 +63,7 @@ pub struct BatchName {
 
 impl BatchName {
     /// A name stored the way the engine stores it: wide when not pure ASCII.
-    pub fn new(text: impl Into<String>) -> Self {
+    pub(crate) fn new(text: impl Into<String>) -> Self {
         let text = text.into();
         let wide = !text.is_ascii();
         BatchName { text, wide }
@@ -89,7 +89,7 @@ impl BatchName {
     }
 
     /// The batch hash: CityHash64 of the ASCII-lowercased text in its stored form.
-    pub fn hash(&self) -> u64 {
+    pub(crate) fn hash(&self) -> u64 {
         city_hash_mapped(&self.text, self.stored_wide(), |c| c.to_ascii_lowercase())
     }
 
@@ -172,7 +172,7 @@ fn read_algorithm_id(r: &mut Reader) -> Result<()> {
 }
 
 /// Reads a UE5 name batch (`LoadNameBatch`), checking every stored hash.
-pub fn read_name_batch(r: &mut Reader) -> Result<Vec<BatchName>> {
+pub(crate) fn read_name_batch(r: &mut Reader) -> Result<Vec<BatchName>> {
     // Each name costs at least 8 hash bytes and a 2-byte header.
     let count = r.count_u32(10).context("name count")?;
     if count == 0 {
@@ -206,7 +206,7 @@ pub fn read_name_batch(r: &mut Reader) -> Result<Vec<BatchName>> {
 }
 
 /// Writes a UE5 name batch (`SaveNameBatch`).
-pub fn write_name_batch(w: &mut Writer, names: &[BatchName]) {
+pub(crate) fn write_name_batch(w: &mut Writer, names: &[BatchName]) {
     w.u32(names.len() as u32);
     if names.is_empty() {
         return;
@@ -228,7 +228,7 @@ pub fn write_name_batch(w: &mut Writer, names: &[BatchName]) {
 /// header + text per name) checked against the hash block (`hashes_size`
 /// bytes: algorithm id + one hash per name). `r` spans the whole record the
 /// offsets are relative to.
-pub fn read_split_names(
+pub(crate) fn read_split_names(
     r: &mut Reader,
     names_offset: usize,
     names_size: usize,
@@ -268,7 +268,7 @@ pub fn read_split_names(
 }
 
 /// The UE4 split name batch as its two blocks: (names, hashes).
-pub fn write_split_names(names: &[BatchName]) -> (Vec<u8>, Vec<u8>) {
+pub(crate) fn write_split_names(names: &[BatchName]) -> (Vec<u8>, Vec<u8>) {
     let mut block = Writer::new();
     for name in names {
         name.write_header(&mut block);
@@ -298,25 +298,25 @@ pub enum MappedNameKind {
 /// 2 bits) and the name's number (`Name_3` is stored as 4; 0: no suffix).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 pub struct MappedName {
-    pub index_and_kind: u32,
-    pub number: u32,
+    pub(crate) index_and_kind: u32,
+    pub(crate) number: u32,
 }
 
 impl MappedName {
-    pub const SIZE: usize = 8;
+    pub(crate) const SIZE: usize = 8;
     const INDEX_MASK: u32 = (1 << 30) - 1;
 
-    pub fn new(kind: MappedNameKind, index: u32, number: u32) -> Self {
+    pub(crate) fn new(kind: MappedNameKind, index: u32, number: u32) -> Self {
         MappedName {
             index_and_kind: (index & Self::INDEX_MASK) | ((kind as u32) << 30),
             number,
         }
     }
     /// A name of the package's own name map.
-    pub fn package(index: u32, number: u32) -> Self {
+    pub(crate) fn package(index: u32, number: u32) -> Self {
         Self::new(MappedNameKind::Package, index, number)
     }
-    pub fn index(self) -> u32 {
+    pub(crate) fn index(self) -> u32 {
         self.index_and_kind & Self::INDEX_MASK
     }
     /// The map kind; `None` for the unused fourth value.
@@ -328,13 +328,13 @@ impl MappedName {
         map.get(self.index() as usize)
             .map(|n| with_number(&n.text, self.number))
     }
-    pub fn read(r: &mut Reader) -> Result<Self> {
+    pub(crate) fn read(r: &mut Reader) -> Result<Self> {
         Ok(MappedName {
             index_and_kind: r.u32()?,
             number: r.u32()?,
         })
     }
-    pub fn write(&self, w: &mut Writer) {
+    pub(crate) fn write(&self, w: &mut Writer) {
         w.u32(self.index_and_kind);
         w.u32(self.number);
     }

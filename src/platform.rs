@@ -42,14 +42,14 @@ pub enum Platform {
 }
 
 impl Platform {
-    pub const ALL: [Platform; 4] = [
+    pub(crate) const ALL: [Platform; 4] = [
         Platform::Zip,
         Platform::Nexus,
         Platform::Modio,
         Platform::Thunderstore,
     ];
 
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Platform::Zip => "zip",
             Platform::Nexus => "nexus",
@@ -75,7 +75,7 @@ impl std::str::FromStr for Platform {
 
 /// Where each platform wants the triplet inside its archive, and the
 /// source of the rule.
-pub const PLACEMENT: [(Platform, &str, &str); 4] = [
+pub(crate) const PLACEMENT: [(Platform, &str, &str); 4] = [
     (
         Platform::Zip,
         "~mods/",
@@ -105,12 +105,12 @@ pub struct PlannedEntry {
     pub name: String,
     /// The file it is copied from (a build artifact or a release file);
     /// `None` for generated text.
-    pub from: Option<PathBuf>,
+    pub(crate) from: Option<PathBuf>,
     #[serde(skip)]
-    pub bytes: Option<Vec<u8>>,
+    pub(crate) bytes: Option<Vec<u8>>,
     /// Whether it is one of the build's artifacts (checked against the build).
     #[serde(skip)]
-    pub artifact: bool,
+    pub(crate) artifact: bool,
 }
 
 /// What `package --for` writes.
@@ -124,7 +124,7 @@ pub struct Plan {
     /// the archive; Nexus Mods' and mod.io's upload metadata beside it).
     pub manifest: Option<serde_json::Value>,
     /// File name of the metadata written beside the archive, if any.
-    pub beside: Option<String>,
+    pub(crate) beside: Option<String>,
 }
 
 /// The archive for `platform` of a build whose artifacts are `artifacts`,

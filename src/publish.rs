@@ -31,7 +31,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, ErrorKind, Result};
 
 /// The suffix of every temporary file zenpak writes.
-pub const TEMPORARY_SUFFIX: &str = ".zenpak-tmp";
+pub(crate) const TEMPORARY_SUFFIX: &str = ".zenpak-tmp";
 
 /// Temporaries that exist now (registered on creation, removed on publish or drop).
 static TEMPORARIES: Mutex<BTreeSet<PathBuf>> = Mutex::new(BTreeSet::new());
@@ -44,12 +44,12 @@ static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 static COUNTER: AtomicU64 = AtomicU64::new(0);
 
 /// True once the user asked zenpak to stop (Ctrl-C / SIGTERM).
-pub fn interrupted() -> bool {
+pub(crate) fn interrupted() -> bool {
     INTERRUPTED.load(Ordering::SeqCst)
 }
 
 /// An error if the user asked zenpak to stop: call between steps of long work.
-pub fn check_interrupted() -> Result<()> {
+pub(crate) fn check_interrupted() -> Result<()> {
     if interrupted() {
         Err(Error::new(ErrorKind::Interrupted))
     } else {
@@ -90,7 +90,7 @@ fn cut_back(path: &Path, len: u64) {
 /// file back to its old length, so it is again byte for byte the file its
 /// old companions describe.
 #[derive(Debug)]
-pub struct Extension {
+pub(crate) struct Extension {
     path: PathBuf,
     original_len: u64,
     file: Option<File>,
@@ -99,7 +99,7 @@ pub struct Extension {
 impl Extension {
     /// Opens `path` to append after its `expected_len` bytes (refused when
     /// the file has another length: it is not the file the caller knows).
-    pub fn open(path: &Path, expected_len: u64) -> Result<Extension> {
+    pub(crate) fn open(path: &Path, expected_len: u64) -> Result<Extension> {
         let mut extended = EXTENDED.lock().unwrap_or_else(|e| e.into_inner());
         check_interrupted()?;
         let mut file = std::fs::OpenOptions::new()
@@ -124,18 +124,18 @@ impl Extension {
         })
     }
 
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         &self.path
     }
 
-    pub fn file(&mut self) -> &mut File {
+    pub(crate) fn file(&mut self) -> &mut File {
         self.file
             .as_mut()
             .expect("an Extension keeps its file until it is committed")
     }
 
     /// Makes the appended bytes durable.
-    pub fn sync(&mut self) -> Result<()> {
+    pub(crate) fn sync(&mut self) -> Result<()> {
         let path = self.path.clone();
         self.file().sync_data().map_err(|e| Error::io(&path, e))
     }
@@ -164,7 +164,7 @@ impl Drop for Extension {
 }
 
 /// Removes every registered temporary file (all of this process's unpublished outputs).
-pub fn remove_temporaries() {
+pub(crate) fn remove_temporaries() {
     let temporaries = TEMPORARIES.lock().unwrap_or_else(|e| e.into_inner());
     for path in temporaries.iter() {
         let _ = std::fs::remove_file(path);
@@ -196,7 +196,7 @@ pub fn is_temporary_name(name: &str) -> bool {
 /// Removes the temporaries a killed zenpak left directly in `dir` (files
 /// only, never through a link; not recursive) and returns their paths.
 /// Call with the folder locked, so that no live zenpak owns them.
-pub fn remove_leftover_temporaries(dir: &Path) -> Result<Vec<PathBuf>> {
+pub(crate) fn remove_leftover_temporaries(dir: &Path) -> Result<Vec<PathBuf>> {
     let mut removed = Vec::new();
     let Ok(entries) = std::fs::read_dir(dir) else {
         return Ok(removed);
@@ -231,7 +231,7 @@ fn unique_number() -> u64 {
 }
 
 /// The temporary name beside `final_path`: hidden, unique to this process and call.
-pub fn temporary_path_for(final_path: &Path) -> PathBuf {
+pub(crate) fn temporary_path_for(final_path: &Path) -> PathBuf {
     let name = final_path.file_name().unwrap_or_default().to_string_lossy();
     final_path.with_file_name(format!(
         ".{name}.{}-{:016x}{TEMPORARY_SUFFIX}",
@@ -250,7 +250,7 @@ pub struct TempFile {
 
 impl TempFile {
     /// Creates the temporary for `final_path` (its folder must exist).
-    pub fn create(final_path: &Path) -> Result<TempFile> {
+    pub(crate) fn create(final_path: &Path) -> Result<TempFile> {
         let path = temporary_path_for(final_path);
         let file = create_registered(&path)?;
         Ok(TempFile {
@@ -265,7 +265,7 @@ impl TempFile {
         &self.path
     }
 
-    pub fn final_path(&self) -> &Path {
+    pub(crate) fn final_path(&self) -> &Path {
         &self.final_path
     }
 
@@ -279,7 +279,7 @@ impl TempFile {
     /// without waiting for it: the sync in [`stage`](Self::stage) then
     /// waits only for what came after. (Linux; elsewhere nothing is done
     /// and `stage` syncs it all.)
-    pub fn start_writeback(&mut self) {
+    pub(crate) fn start_writeback(&mut self) {
         #[cfg(target_os = "linux")]
         {
             use std::os::fd::AsRawFd;
@@ -294,7 +294,7 @@ impl TempFile {
     }
 
     /// Syncs the data to disk and closes the file: ready to publish.
-    pub fn stage(mut self) -> Result<Staged> {
+    pub(crate) fn stage(mut self) -> Result<Staged> {
         let file = self.file.take().expect("staged once");
         file.sync_all().map_err(|e| Error::io(&self.path, e))?;
         drop(file);
@@ -338,7 +338,7 @@ fn unregister(path: &Path) {
 /// new file's pages are then taken from those instead of from memory never
 /// touched before (the cost that dominated writing it). A hint: Linux only,
 /// and nothing happens when the file cannot be opened.
-pub fn drop_cached_pages(path: &Path) {
+pub(crate) fn drop_cached_pages(path: &Path) {
     #[cfg(target_os = "linux")]
     if let Ok(file) = File::open(path) {
         use std::os::fd::AsRawFd;
@@ -354,13 +354,13 @@ pub fn drop_cached_pages(path: &Path) {
 
 /// A complete, synced temporary waiting to be renamed into place.
 #[derive(Debug)]
-pub struct Staged {
+pub(crate) struct Staged {
     path: PathBuf,
     final_path: PathBuf,
 }
 
 impl Staged {
-    pub fn final_path(&self) -> &Path {
+    pub(crate) fn final_path(&self) -> &Path {
         &self.final_path
     }
 }
@@ -387,7 +387,7 @@ pub fn write_file(
 
 /// Writes `data` to `dir/relative`, refusing any path that could leave
 /// `dir` (see [`write_inside_with`]).
-pub fn write_inside(dir: &Path, relative: &str, data: &[u8]) -> Result<PathBuf> {
+pub(crate) fn write_inside(dir: &Path, relative: &str, data: &[u8]) -> Result<PathBuf> {
     write_inside_with(dir, relative, &mut |w| {
         w.write_all(data)
             .map_err(|e| Error::new(crate::error::ErrorKind::Io(e)))
@@ -401,7 +401,7 @@ pub fn write_inside(dir: &Path, relative: &str, data: &[u8]) -> Result<PathBuf> 
 /// leave `dir` (absolute paths, `..`, drive letters, backslashes, a folder
 /// below `dir` that is a symlink, a target that is a symlink); folders are
 /// created one at a time, none through a link ([`create_folders_inside`]).
-pub fn write_inside_with(
+pub(crate) fn write_inside_with(
     dir: &Path,
     relative: &str,
     fill: &mut dyn FnMut(&mut dyn Write) -> Result<()>,
@@ -452,7 +452,7 @@ pub fn write_inside_with(
 /// time, never through a symbolic link: a component that is a link (or a
 /// file) is refused before anything is created below it. `root` is the
 /// output folder as the user named it, links resolved.
-pub fn create_folders_inside(root: &Path, folder: &Path, relative: &str) -> Result<()> {
+pub(crate) fn create_folders_inside(root: &Path, folder: &Path, relative: &str) -> Result<()> {
     let below = folder.strip_prefix(root).map_err(|_| {
         Error::internal(format!(
             "{} is not inside {}",
@@ -495,13 +495,13 @@ pub fn create_folders_inside(root: &Path, folder: &Path, relative: &str) -> Resu
 /// replaced whose absence must come before the new files appear), then
 /// renames each staged file into place in the order given, then syncs the
 /// folders. Runs as one critical section: an interrupt waits for it.
-pub fn publish(remove_first: Vec<PathBuf>, staged: Vec<Staged>) -> Result<()> {
+pub(crate) fn publish(remove_first: Vec<PathBuf>, staged: Vec<Staged>) -> Result<()> {
     publish_with_extensions(remove_first, staged, Vec::new())
 }
 
 /// [`publish`], committing `extensions` first: from then on they are part
 /// of the published files and are no longer cut back.
-pub fn publish_with_extensions(
+pub(crate) fn publish_with_extensions(
     remove_first: Vec<PathBuf>,
     staged: Vec<Staged>,
     extensions: Vec<Extension>,
@@ -568,7 +568,7 @@ impl OutputLock {
     /// `waiting` is called once with that process's id (if it wrote one;
     /// on Windows the holder's lock keeps others from reading it: `None`),
     /// then the call blocks until the folder is free.
-    pub fn acquire(dir: &Path, waiting: impl FnOnce(Option<u32>)) -> Result<OutputLock> {
+    pub(crate) fn acquire(dir: &Path, waiting: impl FnOnce(Option<u32>)) -> Result<OutputLock> {
         let path = dir.join(LOCK_NAME);
         let mut waiting = Some(waiting);
         let mut file = loop {
@@ -603,7 +603,7 @@ impl OutputLock {
         Ok(OutputLock { file, path })
     }
 
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         &self.path
     }
 
@@ -618,7 +618,7 @@ impl OutputLock {
     /// so the lock is released first and the file is then deleted only if
     /// no one else has it open; when a waiting zenpak does, the file is
     /// left to it (`false`).
-    pub fn release_removing(self) -> Result<bool> {
+    pub(crate) fn release_removing(self) -> Result<bool> {
         #[cfg(windows)]
         {
             let path = self.path.clone();
@@ -673,17 +673,17 @@ mod windows {
     use super::{Error, Result};
     use std::path::Path;
 
-    pub const FILE_SHARE_READ: u32 = 0x1;
-    pub const FILE_SHARE_WRITE: u32 = 0x2;
+    pub(crate) const FILE_SHARE_READ: u32 = 0x1;
+    pub(crate) const FILE_SHARE_WRITE: u32 = 0x2;
     const DELETE: u32 = 0x0001_0000;
     const FILE_FLAG_DELETE_ON_CLOSE: u32 = 0x0400_0000;
     const ERROR_SHARING_VIOLATION: i32 = 32;
     /// How long an open of the lock file is retried while another process
     /// has it open alone (a release deleting it takes microseconds).
-    pub const BUSY_TRIES: u32 = 1000;
-    pub const BUSY_WAIT: std::time::Duration = std::time::Duration::from_millis(10);
+    pub(crate) const BUSY_TRIES: u32 = 1000;
+    pub(crate) const BUSY_WAIT: std::time::Duration = std::time::Duration::from_millis(10);
 
-    pub fn is_sharing_violation(e: &std::io::Error) -> bool {
+    pub(crate) fn is_sharing_violation(e: &std::io::Error) -> bool {
         e.raw_os_error() == Some(ERROR_SHARING_VIOLATION)
     }
 
@@ -691,7 +691,7 @@ mod windows {
     /// opened for deletion sharing nothing (which fails while any other
     /// handle exists, and keeps others out while it is open), and deleted
     /// when that handle closes. Returns whether the file is gone.
-    pub fn remove_unless_open(path: &Path) -> Result<bool> {
+    pub(crate) fn remove_unless_open(path: &Path) -> Result<bool> {
         use std::os::windows::fs::OpenOptionsExt;
         let opened = std::fs::OpenOptions::new()
             .access_mode(DELETE)
@@ -747,19 +747,19 @@ impl Drop for OutputLock {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FileStamp {
     pub size: u64,
-    pub modified_ns: u128,
-    pub inode: u64,
-    pub changed_ns: i128,
+    pub(crate) modified_ns: u128,
+    pub(crate) inode: u64,
+    pub(crate) changed_ns: i128,
 }
 
 impl FileStamp {
     /// The stamp of the file at `path` (not following a final symlink).
-    pub fn of(path: &Path) -> std::io::Result<FileStamp> {
+    pub(crate) fn of(path: &Path) -> std::io::Result<FileStamp> {
         let meta = std::fs::symlink_metadata(path)?;
         Ok(FileStamp::from_metadata(&meta))
     }
 
-    pub fn from_metadata(meta: &std::fs::Metadata) -> FileStamp {
+    pub(crate) fn from_metadata(meta: &std::fs::Metadata) -> FileStamp {
         let modified_ns = meta
             .modified()
             .ok()
@@ -800,7 +800,7 @@ impl FileStamp {
     /// run of files in it: the kernel then looks up one name, not every
     /// folder of the path again (a no-change build is mostly these calls).
     /// Elsewhere, or when the folder cannot be opened, [`std::fs::metadata`].
-    pub fn of_all(paths: &[&Path]) -> Result<Vec<FileStamp>> {
+    pub(crate) fn of_all(paths: &[&Path]) -> Result<Vec<FileStamp>> {
         use rayon::prelude::*;
         const RUN: usize = 256;
         let mut stamps = vec![
@@ -820,7 +820,7 @@ impl FileStamp {
     }
 
     /// The stamp of `path`, following a final symbolic link.
-    pub fn following(path: &Path) -> Result<FileStamp> {
+    pub(crate) fn following(path: &Path) -> Result<FileStamp> {
         let meta = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
         Ok(FileStamp::from_metadata(&meta))
     }
@@ -909,42 +909,42 @@ fn stamp_run(paths: &[&Path], stamps: &mut [FileStamp]) -> Result<()> {
 
 /// One file zenpak wrote, as it wrote it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct OwnedFile {
+pub(crate) struct OwnedFile {
     /// Relative to the folder of the record.
-    pub name: String,
-    pub stamp: FileStamp,
+    pub(crate) name: String,
+    pub(crate) stamp: FileStamp,
     /// Hex SHA-256 of the contents.
-    pub sha256: String,
+    pub(crate) sha256: String,
     /// Which mod wrote it (its manifest's path): folders can be shared.
     #[serde(default)]
-    pub owner: String,
+    pub(crate) owner: String,
 }
 
 /// The record of the files zenpak wrote in one folder (`<dir>/.zenpak-owned.json`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct OwnedFiles {
-    pub files: Vec<OwnedFile>,
+pub(crate) struct OwnedFiles {
+    pub(crate) files: Vec<OwnedFile>,
     /// zenpak created the folder (`install` made a game's `~mods`): it is
     /// removed with the last recorded file, when nothing else is in it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub created_folder: bool,
+    pub(crate) created_folder: bool,
     /// Entries whose name is not a plain file name of the folder (see
     /// [`checked_record_path`]), with why: never acted on, written back as
     /// they were.
     #[serde(skip)]
-    pub damaged: Vec<(OwnedFile, String)>,
+    pub(crate) damaged: Vec<(OwnedFile, String)>,
     /// Why the record file could not be read, when it exists but is not a
     /// record (then nothing is known to be owned).
     #[serde(skip)]
-    pub unreadable: Option<String>,
+    pub(crate) unreadable: Option<String>,
 }
 
 /// Name of the ownership record in a folder zenpak writes to.
-pub const OWNED_RECORD_NAME: &str = ".zenpak-owned.json";
+pub(crate) const OWNED_RECORD_NAME: &str = ".zenpak-owned.json";
 
 /// What became of one recorded file when zenpak tried to remove it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub enum Removal {
+pub(crate) enum Removal {
     Removed(PathBuf),
     /// Changed since zenpak wrote it (or replaced by something else): left in place.
     KeptChanged(PathBuf),
@@ -953,7 +953,7 @@ pub enum Removal {
 }
 
 impl OwnedFiles {
-    pub fn record_path(dir: &Path) -> PathBuf {
+    pub(crate) fn record_path(dir: &Path) -> PathBuf {
         dir.join(OWNED_RECORD_NAME)
     }
 
@@ -961,7 +961,7 @@ impl OwnedFiles {
     /// unreadable record is empty too, with [`unreadable`](Self::unreadable)
     /// saying why; entries naming anything but a file of `dir` are set
     /// aside as [`damaged`](Self::damaged).
-    pub fn load(dir: &Path) -> OwnedFiles {
+    pub(crate) fn load(dir: &Path) -> OwnedFiles {
         let path = Self::record_path(dir);
         let bytes = match std::fs::read(&path) {
             Ok(bytes) => bytes,
@@ -1000,7 +1000,7 @@ impl OwnedFiles {
 
     /// What is wrong with the record as loaded, one line each (for warnings
     /// that name the record): nothing it names in these ways is touched.
-    pub fn problems(&self, dir: &Path) -> Vec<String> {
+    pub(crate) fn problems(&self, dir: &Path) -> Vec<String> {
         let record = Self::record_path(dir);
         let mut out = Vec::new();
         if let Some(why) = &self.unreadable {
@@ -1019,7 +1019,7 @@ impl OwnedFiles {
     }
 
     /// The recorded files of `owner`, as paths inside `dir`.
-    pub fn paths_of(&self, dir: &Path, owner: &str) -> Vec<PathBuf> {
+    pub(crate) fn paths_of(&self, dir: &Path, owner: &str) -> Vec<PathBuf> {
         self.files
             .iter()
             .filter(|f| f.owner == owner)
@@ -1030,7 +1030,7 @@ impl OwnedFiles {
     /// Writes the record (damaged entries as they were); an empty record
     /// removes the file instead. A record file that could not be read is
     /// first set aside as `.zenpak-owned.damaged-<n>.json`, never deleted.
-    pub fn save(&self, dir: &Path) -> Result<()> {
+    pub(crate) fn save(&self, dir: &Path) -> Result<()> {
         let path = Self::record_path(dir);
         if self.unreadable.is_some() && path.exists() {
             let aside = dir.join(format!(
@@ -1060,7 +1060,7 @@ impl OwnedFiles {
     }
 
     /// Records (or re-records) `path` in `dir` as written by zenpak just now for `owner`.
-    pub fn insert(&mut self, dir: &Path, path: &Path, sha256: String, owner: &str) -> Result<()> {
+    pub(crate) fn insert(&mut self, dir: &Path, path: &Path, sha256: String, owner: &str) -> Result<()> {
         let name = relative_name(dir, path)?;
         let stamp = FileStamp::of(path).map_err(|e| Error::io(path, e))?;
         self.files.retain(|f| f.name != name);
@@ -1075,25 +1075,25 @@ impl OwnedFiles {
     }
 
     /// Drops `path` from the record (it was removed or replaced by other means).
-    pub fn forget(&mut self, dir: &Path, path: &Path) {
+    pub(crate) fn forget(&mut self, dir: &Path, path: &Path) {
         if let Ok(name) = relative_name(dir, path) {
             self.files.retain(|f| f.name != name);
         }
     }
 
-    pub fn get(&self, dir: &Path, path: &Path) -> Option<&OwnedFile> {
+    pub(crate) fn get(&self, dir: &Path, path: &Path) -> Option<&OwnedFile> {
         let name = relative_name(dir, path).ok()?;
         self.files.iter().find(|f| f.name == name)
     }
 
     /// True when `path` is recorded and still exactly as zenpak wrote it.
-    pub fn is_unchanged(&self, dir: &Path, path: &Path) -> bool {
+    pub(crate) fn is_unchanged(&self, dir: &Path, path: &Path) -> bool {
         self.get(dir, path)
             .is_some_and(|owned| owned.is_on_disk(path).unwrap_or(false))
     }
 
     /// Removes `path` if the record owns it and it is unchanged; forgets it either way.
-    pub fn remove(&mut self, dir: &Path, path: &Path) -> Result<Removal> {
+    pub(crate) fn remove(&mut self, dir: &Path, path: &Path) -> Result<Removal> {
         let Ok(name) = relative_name(dir, path) else {
             return Ok(Removal::KeptChanged(path.to_path_buf()));
         };
@@ -1124,7 +1124,7 @@ impl OwnedFile {
     /// stamp (nothing touched it), or — after a copy, a restore, a move to
     /// another disk, which change the inode and times — the same size and
     /// SHA-256. A symbolic link or folder at the name is never it.
-    pub fn is_on_disk(&self, path: &Path) -> std::io::Result<bool> {
+    pub(crate) fn is_on_disk(&self, path: &Path) -> std::io::Result<bool> {
         let meta = std::fs::symlink_metadata(path)?;
         if !meta.is_file() {
             return Ok(false);
@@ -1156,7 +1156,7 @@ fn relative_name(dir: &Path, path: &Path) -> Result<String> {
 /// What a name read from a record must be: one file name, or a relative
 /// path that may go through sub-folders.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RecordedName {
+pub(crate) enum RecordedName {
     FileName,
     RelativePath,
 }
@@ -1168,7 +1168,7 @@ pub enum RecordedName {
 /// character, and no `/` at all where a file name is expected. A record is
 /// data written to disk, anyone can edit it: a name that fails is a
 /// damaged record, never a path to act on. The error says why.
-pub fn checked_record_path(
+pub(crate) fn checked_record_path(
     dir: &Path,
     name: &str,
     shape: RecordedName,
@@ -1207,7 +1207,7 @@ pub fn checked_record_path(
 
 /// [`checked_record_path`] for a record that stores full paths: `path` must
 /// be a plain file name directly inside `dir`.
-pub fn checked_recorded_file(dir: &Path, path: &Path) -> std::result::Result<PathBuf, String> {
+pub(crate) fn checked_recorded_file(dir: &Path, path: &Path) -> std::result::Result<PathBuf, String> {
     let name = path
         .strip_prefix(dir)
         .ok()

@@ -23,8 +23,8 @@ use crate::game::folder::GameFolder;
 use crate::manifest::Manifest;
 use crate::publish::{OutputLock, OwnedFiles, Removal, Staged, TempFile};
 
-pub use crate::build::cache::CACHE_DIR;
-pub use crate::manifest::ARTIFACT_EXTENSIONS;
+pub(crate) use crate::build::cache::CACHE_DIR;
+pub(crate) use crate::manifest::ARTIFACT_EXTENSIONS;
 
 /// Name of the release archive folder inside the output folder.
 pub const PACKAGE_DIR: &str = "package";
@@ -35,17 +35,17 @@ pub fn artifact_paths(manifest: &Manifest) -> [PathBuf; 3] {
 }
 
 /// Hex SHA-256 of a file, read in blocks.
-pub fn sha256_file(path: &Path) -> Result<String> {
+pub(crate) fn sha256_file(path: &Path) -> Result<String> {
     let mut file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
     let mut hasher = Sha256::new();
     std::io::copy(&mut file, &mut hasher).map_err(|e| Error::io(path, e))?;
     Ok(hex(&hasher.finalize()))
 }
 
-pub use crate::hash::hex;
+pub(crate) use crate::hash::hex;
 
 /// The identity of a mod in ownership records: its manifest's absolute path.
-pub fn owner_of(manifest: &Manifest) -> String {
+pub(crate) fn owner_of(manifest: &Manifest) -> String {
     let path = manifest
         .manifest_path()
         .canonicalize()
@@ -80,26 +80,26 @@ pub struct ReleaseArchive {
     /// Hex SHA-256 of the zip.
     pub sha256: String,
     /// `<zip>.sha256` beside the zip: one `sha256sum` line naming it.
-    pub checksum_file: PathBuf,
+    pub(crate) checksum_file: PathBuf,
     /// Entries in the archive with their SHA-256.
-    pub files: Vec<ArchiveEntry>,
+    pub(crate) files: Vec<ArchiveEntry>,
     /// The platform it was made for.
-    pub platform: crate::platform::Platform,
+    pub(crate) platform: crate::platform::Platform,
     /// The platform's metadata written beside the archive (Nexus Mods, mod.io).
-    pub metadata_file: Option<PathBuf>,
+    pub(crate) metadata_file: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct ArchiveEntry {
-    pub name: String,
-    pub sha256: String,
+pub(crate) struct ArchiveEntry {
+    pub(crate) name: String,
+    pub(crate) sha256: String,
 }
 
 /// An error (`empty-mod`) when the build held no package and no loose file:
 /// such a mod is a container with nothing in it, almost always a mistyped
 /// `[content] root` or `include`. `build` only warns; `package` and
 /// `install` refuse before writing anything.
-pub fn refuse_empty(manifest: &Manifest, summary: &BuildSummary) -> Result<()> {
+pub(crate) fn refuse_empty(manifest: &Manifest, summary: &BuildSummary) -> Result<()> {
     if summary.packages > 0 || summary.loose_files > 0 {
         return Ok(());
     }
@@ -238,7 +238,7 @@ pub fn package(
 }
 
 /// `<archive>.sha256`: the checksum file written beside a release archive.
-pub fn checksum_path(archive: &Path) -> PathBuf {
+pub(crate) fn checksum_path(archive: &Path) -> PathBuf {
     let mut name = archive.as_os_str().to_os_string();
     name.push(".sha256");
     PathBuf::from(name)
@@ -250,7 +250,7 @@ pub fn checksum_path(archive: &Path) -> PathBuf {
 pub struct UserConfig {
     /// Game install folders by project name: `[games] MyGame = "C:/Games/MyGame"`.
     #[serde(default)]
-    pub games: std::collections::BTreeMap<String, PathBuf>,
+    pub(crate) games: std::collections::BTreeMap<String, PathBuf>,
 }
 
 impl UserConfig {
@@ -263,7 +263,7 @@ impl UserConfig {
     }
 
     /// Loads the configuration; a missing file is the empty configuration.
-    pub fn load() -> Result<UserConfig> {
+    pub(crate) fn load() -> Result<UserConfig> {
         let Some(path) = Self::path() else {
             return Ok(UserConfig::default());
         };
@@ -334,8 +334,8 @@ impl Conflict {
 /// What `install` did (or, with `dry_run`, would do) in one game.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct InstallReport {
-    pub game_dir: PathBuf,
-    pub mods_dir: PathBuf,
+    pub(crate) game_dir: PathBuf,
+    pub(crate) mods_dir: PathBuf,
     pub installed: Vec<PathBuf>,
     /// Files of the previous install of this mod that were removed.
     pub removed: Vec<PathBuf>,
@@ -603,7 +603,7 @@ fn install_locked(
 /// What `uninstall` did in one game.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct UninstallReport {
-    pub game_dir: PathBuf,
+    pub(crate) game_dir: PathBuf,
     pub removed: Vec<PathBuf>,
     pub kept: Vec<PathBuf>,
     /// What is wrong with the folder's ownership record (damaged entries are left alone).
@@ -789,7 +789,7 @@ fn remove_temporaries_in(dir: &Path, report: &mut CleanReport) -> Result<()> {
 }
 
 /// Removes a folder only if it is empty (never recursively).
-pub fn remove_dir_if_empty(dir: &Path, report: &mut CleanReport) -> Result<()> {
+pub(crate) fn remove_dir_if_empty(dir: &Path, report: &mut CleanReport) -> Result<()> {
     if is_real_dir(dir)
         && std::fs::read_dir(dir)
             .map(|mut d| d.next().is_none())

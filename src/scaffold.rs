@@ -12,7 +12,7 @@ use crate::manifest::{Manifest, MANIFEST_NAME};
 use crate::version::EngineVersion;
 
 /// zenpak's source repository: the one place every generated URL comes from.
-pub const REPOSITORY: &str = env!("CARGO_PKG_REPOSITORY");
+pub(crate) const REPOSITORY: &str = env!("CARGO_PKG_REPOSITORY");
 
 const GITIGNORE: &str = include_str!("../templates/gitignore");
 
@@ -52,9 +52,9 @@ impl NewMod {
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Scaffolded {
     /// Files and folders created.
-    pub written: Vec<PathBuf>,
+    pub(crate) written: Vec<PathBuf>,
     /// Files that existed and were left as they were.
-    pub kept: Vec<PathBuf>,
+    pub(crate) kept: Vec<PathBuf>,
     /// An existing `.gitignore` that got zenpak's lines.
     pub gitignore_extended: Option<PathBuf>,
     /// A git repository was created.

@@ -37,7 +37,7 @@ pub enum FileKind {
 }
 
 /// How many leading bytes [`sniff`] looks at.
-pub const HEAD_LEN: usize = 64;
+pub(crate) const HEAD_LEN: usize = 64;
 
 /// The `.utoc` magic.
 const TOC_MAGIC: &[u8] = b"-==--==--==--==-";
@@ -49,17 +49,17 @@ const MAPPINGS_MAGIC: [u8; 2] = [0xC4, 0x30];
 const LFS_POINTER_START: &[u8] = b"version https://git-lfs.github.com/spec/";
 
 /// The largest file that can be a Git LFS pointer.
-pub const LFS_POINTER_MAX_LEN: u64 = 1024;
+pub(crate) const LFS_POINTER_MAX_LEN: u64 = 1024;
 
 /// Whether `head` (a file's first bytes) is a Git LFS pointer: the text a
 /// repository keeps in place of a file stored in LFS until `git lfs pull`.
-pub fn is_lfs_pointer(head: &[u8]) -> bool {
+pub(crate) fn is_lfs_pointer(head: &[u8]) -> bool {
     head.starts_with(LFS_POINTER_START)
 }
 
 /// Whether the file at `path` is a Git LFS pointer (read only when it is
 /// small enough to be one).
-pub fn file_is_lfs_pointer(path: &Path) -> Result<bool> {
+pub(crate) fn file_is_lfs_pointer(path: &Path) -> Result<bool> {
     let len = std::fs::metadata(path)
         .map_err(|e| Error::io(path, e))?
         .len();
@@ -67,7 +67,7 @@ pub fn file_is_lfs_pointer(path: &Path) -> Result<bool> {
 }
 
 /// [`file_is_lfs_pointer`] for a file whose length `len` is known.
-pub fn file_of_len_is_lfs_pointer(path: &Path, len: u64) -> Result<bool> {
+pub(crate) fn file_of_len_is_lfs_pointer(path: &Path, len: u64) -> Result<bool> {
     if len > LFS_POINTER_MAX_LEN || len < LFS_POINTER_START.len() as u64 {
         return Ok(false);
     }
@@ -79,7 +79,7 @@ pub fn file_of_len_is_lfs_pointer(path: &Path, len: u64) -> Result<bool> {
 }
 
 /// The error for a Git LFS pointer where a real file was expected (code `lfs-pointer`).
-pub fn lfs_pointer_error(path: &Path) -> Error {
+pub(crate) fn lfs_pointer_error(path: &Path) -> Error {
     Error::new(crate::error::ErrorKind::Content {
         code: "lfs-pointer",
         message: "this is a Git LFS pointer (a few lines of text naming the file kept in LFS), not the file itself".into(),
@@ -89,7 +89,7 @@ pub fn lfs_pointer_error(path: &Path) -> Error {
 }
 
 /// Decides the kind of `path` from its first bytes `head` and its extension.
-pub fn sniff(path: &Path, head: &[u8]) -> Result<FileKind> {
+pub(crate) fn sniff(path: &Path, head: &[u8]) -> Result<FileKind> {
     if is_lfs_pointer(head) {
         return Err(lfs_pointer_error(path));
     }

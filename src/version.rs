@@ -85,7 +85,7 @@ impl EngineVersion {
     }
 
     /// Whether this release has a versioned feature (see [`Feature`]).
-    pub fn has(self, feature: Feature) -> bool {
+    pub(crate) fn has(self, feature: Feature) -> bool {
         self >= feature.since()
     }
 }
@@ -145,7 +145,7 @@ impl EngineVersion {
 
     /// The bulk-data map size is preceded by a u64 pad count and that many
     /// zero bytes so that the size lands 8-aligned (5.4+).
-    pub fn zen_bulk_data_map_is_aligned(self) -> bool {
+    pub(crate) fn zen_bulk_data_map_is_aligned(self) -> bool {
         self >= EngineVersion::UE5_4
     }
 
@@ -155,7 +155,7 @@ impl EngineVersion {
     /// `CookedHeaderSizeOffsetToMinimizePatchSize`, because
     /// `IMPORT_TYPE_HIERARCHIES` made every summary 8 bytes longer and the
     /// value is frozen at its 5.6 size); earlier releases write the size.
-    pub fn zen_cooked_header_size(self, total_header_size: u32) -> u32 {
+    pub(crate) fn zen_cooked_header_size(self, total_header_size: u32) -> u32 {
         if self >= EngineVersion::UE5_7 {
             total_header_size.wrapping_sub(8)
         } else {
@@ -165,7 +165,7 @@ impl EngineVersion {
 
     /// The legacy header size a stored `CookedHeaderSize` value stands for:
     /// the inverse of [`zen_cooked_header_size`](Self::zen_cooked_header_size).
-    pub fn legacy_header_size_from_cooked(self, cooked_header_size: u32) -> u32 {
+    pub(crate) fn legacy_header_size_from_cooked(self, cooked_header_size: u32) -> u32 {
         if self >= EngineVersion::UE5_7 {
             cooked_header_size.wrapping_add(8)
         } else {
@@ -175,7 +175,7 @@ impl EngineVersion {
 
     /// The summary is followed by the cell import/export map offsets
     /// (Verse cells, 5.6+).
-    pub fn zen_has_cell_maps(self) -> bool {
+    pub(crate) fn zen_has_cell_maps(self) -> bool {
         self >= EngineVersion::UE5_6
     }
 }
@@ -231,7 +231,7 @@ impl<'de> Deserialize<'de> for EngineVersion {
 
 /// How a container's chunk hashes are computed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub enum ChunkHashKind {
+pub(crate) enum ChunkHashKind {
     /// UE4: SHA-1 of the uncompressed chunk.
     Sha1,
     /// UE5: BLAKE3 of the uncompressed chunk, truncated to 20 bytes (`FIoHash`).
@@ -252,7 +252,7 @@ pub enum TocVersion {
 }
 
 impl TocVersion {
-    pub fn from_u8(v: u8) -> Option<Self> {
+    pub(crate) fn from_u8(v: u8) -> Option<Self> {
         use TocVersion::*;
         Some(match v {
             1 => Initial,
@@ -267,15 +267,15 @@ impl TocVersion {
         })
     }
 
-    pub fn has_perfect_hash(self) -> bool {
+    pub(crate) fn has_perfect_hash(self) -> bool {
         self >= TocVersion::PerfectHash
     }
 
-    pub fn has_overflow_list(self) -> bool {
+    pub(crate) fn has_overflow_list(self) -> bool {
         self >= TocVersion::PerfectHashWithOverflow
     }
 
-    pub fn has_partitions(self) -> bool {
+    pub(crate) fn has_partitions(self) -> bool {
         self >= TocVersion::PartitionSize
     }
 
@@ -314,7 +314,7 @@ pub enum PakVersion {
 
 impl PakVersion {
     /// Every version, newest first (the order footers are tried in).
-    pub const ALL: [PakVersion; 15] = [
+    pub(crate) const ALL: [PakVersion; 15] = [
         PakVersion::V14,
         PakVersion::V13,
         PakVersion::V12,
@@ -333,7 +333,7 @@ impl PakVersion {
     ];
 
     /// The number stored in the footer.
-    pub const fn number(self) -> u32 {
+    pub(crate) const fn number(self) -> u32 {
         match self {
             PakVersion::V1 => 1,
             PakVersion::V2 => 2,
@@ -374,40 +374,40 @@ impl PakVersion {
     }
 
     /// `Initial`: entries carry a timestamp.
-    pub const fn has_entry_timestamp(self) -> bool {
+    pub(crate) const fn has_entry_timestamp(self) -> bool {
         matches!(self, PakVersion::V1)
     }
 
     /// `CompressionEncryption` (3): entries list their compression blocks
     /// and carry an encryption flag byte and the block size.
-    pub const fn has_block_records(self) -> bool {
+    pub(crate) const fn has_block_records(self) -> bool {
         self.number() >= 3
     }
 
     /// `IndexEncryption` (4): the footer has the encrypted-index flag.
-    pub const fn has_encrypted_index_flag(self) -> bool {
+    pub(crate) const fn has_encrypted_index_flag(self) -> bool {
         self.number() >= 4
     }
 
     /// `RelativeChunkOffsets` (5): block offsets are relative to the entry.
-    pub const fn has_relative_block_offsets(self) -> bool {
+    pub(crate) const fn has_relative_block_offsets(self) -> bool {
         self.number() >= 5
     }
 
     /// `DeleteRecords` (6): the entry flag byte also marks deleted records.
-    pub const fn has_delete_records(self) -> bool {
+    pub(crate) const fn has_delete_records(self) -> bool {
         self.number() >= 6
     }
 
     /// `EncryptionKeyGuid` (7): the footer names the key by GUID.
-    pub const fn has_encryption_key_guid(self) -> bool {
+    pub(crate) const fn has_encryption_key_guid(self) -> bool {
         self.number() >= 7
     }
 
     /// `FNameBasedCompressionMethod` (8): compression methods are named in
     /// the footer (four names in 8a, five from 8b); before, an entry's method
     /// is a set of `ECompressionFlags`.
-    pub const fn compression_method_names(self) -> usize {
+    pub(crate) const fn compression_method_names(self) -> usize {
         match self {
             PakVersion::V8A => 4,
             v if v.number() >= 8 => 5,
@@ -416,30 +416,30 @@ impl PakVersion {
     }
 
     /// Only 8a stores an entry's method index in one byte.
-    pub const fn has_byte_method_index(self) -> bool {
+    pub(crate) const fn has_byte_method_index(self) -> bool {
         matches!(self, PakVersion::V8A)
     }
 
     /// `FrozenIndex` (9): one more footer byte (a frozen index is not read).
-    pub const fn has_frozen_index_flag(self) -> bool {
+    pub(crate) const fn has_frozen_index_flag(self) -> bool {
         matches!(self, PakVersion::V9)
     }
 
     /// `PathHashIndex` (10): primary index with encoded entries, path-hash
     /// index and full directory index.
-    pub const fn has_path_hash_index(self) -> bool {
+    pub(crate) const fn has_path_hash_index(self) -> bool {
         self.number() >= 10
     }
 
     /// `Utf8PakDirectory` (12): the full directory index stores file names
     /// as `FUtf8String`s (directory names stay `FString`s).
-    pub const fn has_utf8_file_names(self) -> bool {
+    pub(crate) const fn has_utf8_file_names(self) -> bool {
         self.number() >= 12
     }
 
     /// `SortedDirectoryIndex` (13): the full directory index may be stored
     /// flat (`pak::index::FlatDirectoryIndex`, recognised by its magic).
-    pub const fn may_have_flat_directory_index(self) -> bool {
+    pub(crate) const fn may_have_flat_directory_index(self) -> bool {
         self.number() >= 13
     }
 
@@ -492,7 +492,7 @@ pub enum ShaderMapHashLayout {
 
 impl ShaderMapHashLayout {
     /// Bytes of one element.
-    pub const fn element_size(self) -> usize {
+    pub(crate) const fn element_size(self) -> usize {
         match self {
             ShaderMapHashLayout::Sha1 => 20,
             ShaderMapHashLayout::Hash64 => 8,
@@ -522,7 +522,7 @@ pub enum ContainerHeaderVersion {
 }
 
 impl ContainerHeaderVersion {
-    pub fn from_i32(value: i32) -> Option<Self> {
+    pub(crate) fn from_i32(value: i32) -> Option<Self> {
         Self::from_repr(value)
     }
 }
@@ -565,7 +565,7 @@ impl EngineVersion {
     /// The element layout of `FFilePackageStoreEntry::ShaderMapHashes` (UE5
     /// headers): 20-byte `FSHAHash` up to 5.7, 8 bytes from 5.8 (retoc
     /// issue #72) under the same container header version.
-    pub fn shader_map_hash_layout(self) -> ShaderMapHashLayout {
+    pub(crate) fn shader_map_hash_layout(self) -> ShaderMapHashLayout {
         if self >= EngineVersion::UE5_8 {
             ShaderMapHashLayout::Hash64
         } else {
@@ -574,12 +574,12 @@ impl EngineVersion {
     }
 
     /// Whether chunk types use UE5's `EIoChunkType` numbering (UE4's differs).
-    pub fn uses_ue5_chunk_types(self) -> bool {
+    pub(crate) fn uses_ue5_chunk_types(self) -> bool {
         self.is_ue5()
     }
 
     /// The hash stored in a chunk's TOC meta entry.
-    pub fn chunk_hash_kind(self) -> ChunkHashKind {
+    pub(crate) fn chunk_hash_kind(self) -> ChunkHashKind {
         if self.is_ue5() {
             ChunkHashKind::Blake3_160
         } else {
@@ -611,7 +611,7 @@ impl EngineVersion {
 /// Features that appear in one release and stay in all later ones.
 /// Each names the first release that has it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Feature {
+pub(crate) enum Feature {
     /// UE5 object versions (`FileVersionUE5`) in the legacy summary.
     Ue5ObjectVersion,
     /// Large world coordinates: vectors and bounds are doubles.
@@ -619,7 +619,7 @@ pub enum Feature {
 }
 
 impl Feature {
-    pub fn since(self) -> EngineVersion {
+    pub(crate) fn since(self) -> EngineVersion {
         match self {
             Feature::Ue5ObjectVersion => EngineVersion::UE5_0,
             Feature::LargeWorldCoordinates => EngineVersion::UE5_0,
@@ -632,55 +632,55 @@ impl Feature {
 // ---------------------------------------------------------------------------
 
 /// `EUnrealEngineObjectUE4Version` values the legacy package layout branches on.
-pub mod ue4_object_version {
-    pub const WORLD_LEVEL_INFO: i32 = 224;
-    pub const CHANGED_CHUNKID_TO_BE_AN_ARRAY_OF_CHUNKIDS: i32 = 326;
-    pub const ENGINE_VERSION_OBJECT: i32 = 336;
-    pub const LOAD_FOR_EDITOR_GAME: i32 = 365;
-    pub const ADD_STRING_ASSET_REFERENCES_MAP: i32 = 384;
-    pub const PACKAGE_SUMMARY_HAS_COMPATIBLE_ENGINE_VERSION: i32 = 444;
-    pub const SERIALIZE_TEXT_IN_PACKAGES: i32 = 459;
-    pub const COOKED_ASSETS_IN_EDITOR_SUPPORT: i32 = 485;
-    pub const NAME_HASHES_SERIALIZED: i32 = 504;
-    pub const PRELOAD_DEPENDENCIES_IN_COOKED_EXPORTS: i32 = 507;
-    pub const TEMPLATE_INDEX_IN_COOKED_EXPORTS: i32 = 508;
-    pub const ADDED_SEARCHABLE_NAMES: i32 = 510;
-    pub const SIXTY_FOUR_BIT_EXPORTMAP_SERIALSIZES: i32 = 511;
-    pub const ADDED_PACKAGE_SUMMARY_LOCALIZATION_ID: i32 = 516;
-    pub const ADDED_PACKAGE_OWNER: i32 = 518;
-    pub const NON_OUTER_PACKAGE_IMPORT: i32 = 520;
+pub(crate) mod ue4_object_version {
+    pub(crate) const WORLD_LEVEL_INFO: i32 = 224;
+    pub(crate) const CHANGED_CHUNKID_TO_BE_AN_ARRAY_OF_CHUNKIDS: i32 = 326;
+    pub(crate) const ENGINE_VERSION_OBJECT: i32 = 336;
+    pub(crate) const LOAD_FOR_EDITOR_GAME: i32 = 365;
+    pub(crate) const ADD_STRING_ASSET_REFERENCES_MAP: i32 = 384;
+    pub(crate) const PACKAGE_SUMMARY_HAS_COMPATIBLE_ENGINE_VERSION: i32 = 444;
+    pub(crate) const SERIALIZE_TEXT_IN_PACKAGES: i32 = 459;
+    pub(crate) const COOKED_ASSETS_IN_EDITOR_SUPPORT: i32 = 485;
+    pub(crate) const NAME_HASHES_SERIALIZED: i32 = 504;
+    pub(crate) const PRELOAD_DEPENDENCIES_IN_COOKED_EXPORTS: i32 = 507;
+    pub(crate) const TEMPLATE_INDEX_IN_COOKED_EXPORTS: i32 = 508;
+    pub(crate) const ADDED_SEARCHABLE_NAMES: i32 = 510;
+    pub(crate) const SIXTY_FOUR_BIT_EXPORTMAP_SERIALSIZES: i32 = 511;
+    pub(crate) const ADDED_PACKAGE_SUMMARY_LOCALIZATION_ID: i32 = 516;
+    pub(crate) const ADDED_PACKAGE_OWNER: i32 = 518;
+    pub(crate) const NON_OUTER_PACKAGE_IMPORT: i32 = 520;
     /// The last UE4 object version; every release from 4.26 on writes it.
-    pub const CORRECT_LICENSEE_FLAG: i32 = 522;
+    pub(crate) const CORRECT_LICENSEE_FLAG: i32 = 522;
 }
 
 /// `EUnrealEngineObjectUE5Version` values the legacy package layout branches on.
 pub mod ue5_object_version {
-    pub const INITIAL_VERSION: i32 = 1000;
-    pub const NAMES_REFERENCED_FROM_EXPORT_DATA: i32 = 1001;
-    pub const PAYLOAD_TOC: i32 = 1002;
-    pub const OPTIONAL_RESOURCES: i32 = 1003;
-    pub const LARGE_WORLD_COORDINATES: i32 = 1004;
+    pub(crate) const INITIAL_VERSION: i32 = 1000;
+    pub(crate) const NAMES_REFERENCED_FROM_EXPORT_DATA: i32 = 1001;
+    pub(crate) const PAYLOAD_TOC: i32 = 1002;
+    pub(crate) const OPTIONAL_RESOURCES: i32 = 1003;
+    pub(crate) const LARGE_WORLD_COORDINATES: i32 = 1004;
     pub const REMOVE_OBJECT_EXPORT_PACKAGE_GUID: i32 = 1005;
     pub const TRACK_OBJECT_EXPORT_IS_INHERITED: i32 = 1006;
-    pub const FSOFTOBJECTPATH_REMOVE_ASSET_PATH_FNAMES: i32 = 1007;
-    pub const ADD_SOFTOBJECTPATH_LIST: i32 = 1008;
-    pub const DATA_RESOURCES: i32 = 1009;
-    pub const SCRIPT_SERIALIZATION_OFFSET: i32 = 1010;
-    pub const PROPERTY_TAG_EXTENSION_AND_OVERRIDABLE_SERIALIZATION: i32 = 1011;
-    pub const PROPERTY_TAG_COMPLETE_TYPE_NAME: i32 = 1012;
-    pub const ASSETREGISTRY_PACKAGEBUILDDEPENDENCIES: i32 = 1013;
-    pub const METADATA_SERIALIZATION_OFFSET: i32 = 1014;
-    pub const VERSE_CELLS: i32 = 1015;
-    pub const PACKAGE_SAVED_HASH: i32 = 1016;
-    pub const OS_SUB_OBJECT_SHADOW_SERIALIZATION: i32 = 1017;
-    pub const IMPORT_TYPE_HIERARCHIES: i32 = 1018;
+    pub(crate) const FSOFTOBJECTPATH_REMOVE_ASSET_PATH_FNAMES: i32 = 1007;
+    pub(crate) const ADD_SOFTOBJECTPATH_LIST: i32 = 1008;
+    pub(crate) const DATA_RESOURCES: i32 = 1009;
+    pub(crate) const SCRIPT_SERIALIZATION_OFFSET: i32 = 1010;
+    pub(crate) const PROPERTY_TAG_EXTENSION_AND_OVERRIDABLE_SERIALIZATION: i32 = 1011;
+    pub(crate) const PROPERTY_TAG_COMPLETE_TYPE_NAME: i32 = 1012;
+    pub(crate) const ASSETREGISTRY_PACKAGEBUILDDEPENDENCIES: i32 = 1013;
+    pub(crate) const METADATA_SERIALIZATION_OFFSET: i32 = 1014;
+    pub(crate) const VERSE_CELLS: i32 = 1015;
+    pub(crate) const PACKAGE_SAVED_HASH: i32 = 1016;
+    pub(crate) const OS_SUB_OBJECT_SHADOW_SERIALIZATION: i32 = 1017;
+    pub(crate) const IMPORT_TYPE_HIERARCHIES: i32 = 1018;
 }
 
 /// The object versions a release writes into (or assumes for) a legacy package summary.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct LegacyFileVersions {
     /// `LegacyFileVersion`: -7 (UE4), -8 (UE5 versions added), -9 (5.6+).
-    pub legacy: i32,
+    pub(crate) legacy: i32,
     pub ue4: i32,
     /// 0 for UE4 releases (the field is absent from their summaries).
     pub ue5: i32,
@@ -721,7 +721,7 @@ impl EngineVersion {
     /// the data resource table (5.2+): 1 (`Initial`) up to 5.4, 2
     /// (`AddedCookedIndex`) from 5.5. Corpus: the 5.3 and 5.4 tables say 1,
     /// every 5.5, 5.6 and 5.7 table says 2.
-    pub fn legacy_data_resource_version(self) -> u32 {
+    pub(crate) fn legacy_data_resource_version(self) -> u32 {
         if self >= EngineVersion::UE5_5 {
             2
         } else {
@@ -738,13 +738,13 @@ impl EngineVersion {
     /// `FSoftObjectPath` stores its asset as `FTopLevelAssetPath` (package
     /// FName + asset FName) from 5.1 (`FSOFTOBJECTPATH_REMOVE_ASSET_PATH_FNAMES`);
     /// before, one FName. A sub-path string follows in both.
-    pub fn soft_object_path_is_top_level_asset_path(self) -> bool {
+    pub(crate) fn soft_object_path_is_top_level_asset_path(self) -> bool {
         self >= EngineVersion::UE5_1
     }
 
     /// Tagged property tags carry the complete type name tree and a flags
     /// byte from 5.4 (`PROPERTY_TAG_COMPLETE_TYPE_NAME`).
-    pub fn property_tags_have_complete_type_names(self) -> bool {
+    pub(crate) fn property_tags_have_complete_type_names(self) -> bool {
         self >= EngineVersion::UE5_4
     }
 
@@ -752,7 +752,7 @@ impl EngineVersion {
     /// serialization control byte from 5.4
     /// (`PROPERTY_TAG_EXTENSION_AND_OVERRIDABLE_SERIALIZATION`); its bit 0x02
     /// adds an overridable-operation byte. Unversioned blocks have neither.
-    pub fn tagged_objects_have_serialization_control(self) -> bool {
+    pub(crate) fn tagged_objects_have_serialization_control(self) -> bool {
         self >= EngineVersion::UE5_4
     }
 
@@ -772,7 +772,7 @@ impl EngineVersion {
     }
 
     /// Whether `FSkeletalMaterial` ends with `OverlayMaterialInterface` (5.6+).
-    pub fn skeletal_material_has_overlay(self) -> bool {
+    pub(crate) fn skeletal_material_has_overlay(self) -> bool {
         self >= EngineVersion::UE5_6
     }
 
@@ -782,7 +782,7 @@ impl EngineVersion {
     /// FPackageIndex follows = 40 (the same custom version as
     /// [`skeletal_material_has_overlay`](Self::skeletal_material_has_overlay)).
     /// Checked on the corpus's `SM_Cube` (5.5: 36, 5.6: 40) and `SM_BlueCube` (5.4: 36).
-    pub fn static_material_size(self) -> usize {
+    pub(crate) fn static_material_size(self) -> usize {
         if self.skeletal_material_has_overlay() {
             40
         } else {
@@ -792,19 +792,19 @@ impl EngineVersion {
 
     /// `FStaticMeshRenderData` keeps `bLODsShareStaticLighting` in a flags
     /// byte from 5.6 (before: a 32-bit bool); corpus `SM_Cube` 5.5 vs 5.6.
-    pub fn static_mesh_render_flags_are_a_byte(self) -> bool {
+    pub(crate) fn static_mesh_render_flags_are_a_byte(self) -> bool {
         self >= EngineVersion::UE5_6
     }
 
     /// `FStaticMeshRenderData` ends with an `FStripDataFlags` (2 bytes) after
     /// the screen sizes from 5.4 (corpus `SM_BlueCube` 5.4, `SM_Cube` 5.5/5.6).
-    pub fn static_mesh_render_data_ends_with_strip_flags(self) -> bool {
+    pub(crate) fn static_mesh_render_data_ends_with_strip_flags(self) -> bool {
         self >= EngineVersion::UE5_4
     }
 
     /// Bytes of one engine "real" (`FVector` component etc.): doubles with
     /// large world coordinates.
-    pub fn real_size(self) -> usize {
+    pub(crate) fn real_size(self) -> usize {
         if self.has(Feature::LargeWorldCoordinates) {
             8
         } else {

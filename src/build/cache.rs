@@ -39,14 +39,14 @@ use crate::binary::{Reader, Writer};
 use crate::error::{Error, Result};
 
 /// Name of the build cache folder inside the output folder.
-pub const CACHE_DIR: &str = ".zenpak-cache";
+pub(crate) const CACHE_DIR: &str = ".zenpak-cache";
 
 /// A BLAKE3 hash.
-pub type Hash = [u8; 32];
+pub(crate) type Hash = [u8; 32];
 
 /// How much a build takes from the cache on its stamps alone.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Trust {
+pub(crate) enum Trust {
     /// A development build: what the stamps say is unchanged is not read again.
     Stamps,
     /// A release build: every cached thing is checked against the hash of
@@ -57,7 +57,7 @@ pub enum Trust {
 }
 
 impl Trust {
-    pub fn of(force: bool, release: bool) -> Trust {
+    pub(crate) fn of(force: bool, release: bool) -> Trust {
         match (force, release) {
             (true, _) => Trust::Nothing,
             (false, true) => Trust::Contents,
@@ -69,9 +69,9 @@ impl Trust {
 /// What the cache remembers of one input file: its stamp on disk and the
 /// BLAKE3 of its contents.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct InputStamp {
-    pub file: crate::publish::FileStamp,
-    pub hash: Hash,
+pub(crate) struct InputStamp {
+    pub(crate) file: crate::publish::FileStamp,
+    pub(crate) hash: Hash,
 }
 
 /// Marks the file index and its layout; bump when the layout changes.
@@ -124,15 +124,15 @@ const MAX_INDEX_PATH: usize = 64 * 1024;
 /// Layout: magic, entry count (u32), then per entry the path's length (u32)
 /// and UTF-8 bytes, the stamp ([`encode_stamp`], 48 bytes) and BLAKE3 hash
 /// (32 bytes); all little-endian.
-pub struct FileIndex;
+pub(crate) struct FileIndex;
 
 /// Stamps of one build's input files, in the order they were asked for.
 #[derive(Debug)]
-pub struct Stamps {
-    pub stamps: Vec<InputStamp>,
+pub(crate) struct Stamps {
+    pub(crate) stamps: Vec<InputStamp>,
     /// True when every file was found unchanged in the previous index and
     /// no other file was in it: the index need not be written again.
-    pub unchanged: bool,
+    pub(crate) unchanged: bool,
 }
 
 /// Stamp of a file the index did not know: its time never matches, so the
@@ -151,7 +151,7 @@ const UNKNOWN: InputStamp = InputStamp {
 /// stamp now, and the hash the index gave it when that stamp is the one
 /// indexed ([`FileIndex::take`]); [`FileIndex::finish`] hashes the rest.
 #[derive(Debug, Clone, Default)]
-pub struct Taken {
+pub(crate) struct Taken {
     /// Per file: its stamp now; its hash where `known`, else zeros.
     stamps: Vec<InputStamp>,
     /// Whether the index had the file with exactly this stamp.
@@ -163,27 +163,27 @@ pub struct Taken {
 
 impl Taken {
     /// How many files were stamped.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.stamps.len()
     }
 
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.stamps.is_empty()
     }
 
     /// The stamp of file `i` now.
-    pub fn stamp(&self, i: usize) -> &crate::publish::FileStamp {
+    pub(crate) fn stamp(&self, i: usize) -> &crate::publish::FileStamp {
         &self.stamps[i].file
     }
 
     /// Whether file `i` is unchanged since the index recorded it (and so
     /// holds what it held then).
-    pub fn is_known(&self, i: usize) -> bool {
+    pub(crate) fn is_known(&self, i: usize) -> bool {
         self.known[i]
     }
 
     /// Keeps the files for which `keep` says so, in order.
-    pub fn retain(&mut self, keep: &[bool]) {
+    pub(crate) fn retain(&mut self, keep: &[bool]) {
         let mut flags = keep.iter();
         self.stamps.retain(|_| *flags.next().unwrap_or(&true));
         let mut flags = keep.iter();
@@ -197,7 +197,7 @@ impl FileIndex {
     /// whole stamp is unchanged; without it (`--release`, `package`,
     /// `--force`), every file is hashed. A missing or damaged index only
     /// means more hashing.
-    pub fn refresh(index: Option<&Path>, paths: &[&Path]) -> Result<Stamps> {
+    pub(crate) fn refresh(index: Option<&Path>, paths: &[&Path]) -> Result<Stamps> {
         Self::finish(Self::take(index, paths)?, paths)
     }
 
@@ -205,7 +205,7 @@ impl FileIndex {
     /// `stat` each, [`crate::publish::FileStamp::of_all`]) and, with
     /// `index`, the hashes it recorded for the files whose whole stamp is
     /// unchanged. Nothing is read.
-    pub fn take(index: Option<&Path>, paths: &[&Path]) -> Result<Taken> {
+    pub(crate) fn take(index: Option<&Path>, paths: &[&Path]) -> Result<Taken> {
         let now = crate::publish::FileStamp::of_all(paths)?;
         let mut stamps = vec![UNKNOWN; paths.len()];
         let indexed = index.map(|index| {
@@ -234,7 +234,7 @@ impl FileIndex {
     /// The second half of [`FileIndex::refresh`]: hashes (in parallel)
     /// every file of `taken` (stamps of `paths`, same order) the index did
     /// not know.
-    pub fn finish(taken: Taken, paths: &[&Path]) -> Result<Stamps> {
+    pub(crate) fn finish(taken: Taken, paths: &[&Path]) -> Result<Stamps> {
         let Taken {
             mut stamps,
             known,
@@ -311,7 +311,7 @@ impl FileIndex {
     }
 
     /// Writes the index of `paths` with their `stamps` (same order) to `index`.
-    pub fn save(index: &Path, paths: &[&Path], stamps: &[InputStamp]) -> Result<()> {
+    pub(crate) fn save(index: &Path, paths: &[&Path], stamps: &[InputStamp]) -> Result<()> {
         use std::io::Write;
         let keys: Vec<std::borrow::Cow<'_, str>> =
             paths.iter().map(|p| p.to_string_lossy()).collect();
@@ -367,7 +367,7 @@ fn read_index_entry(reader: &mut impl std::io::Read, path: &mut Vec<u8>) -> Opti
 const LARGE_FILE: u64 = 8 << 20;
 
 /// BLAKE3 of a file's contents.
-pub fn hash_file(path: &Path) -> Result<Hash> {
+pub(crate) fn hash_file(path: &Path) -> Result<Hash> {
     let mut hasher = blake3::Hasher::new();
     let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
     hasher.update_reader(file).map_err(|e| Error::io(path, e))?;
@@ -377,7 +377,7 @@ pub fn hash_file(path: &Path) -> Result<Hash> {
 /// [`hash_file`] for a large file (an output `.ucas`): read in pieces of a
 /// few MiB, each hashed on every core (BLAKE3 splits its input into
 /// independent subtrees), so memory stays bounded.
-pub fn hash_large_file(path: &Path) -> Result<Hash> {
+pub(crate) fn hash_large_file(path: &Path) -> Result<Hash> {
     use std::io::Read;
     const PIECE: usize = 8 << 20;
     let mut hasher = blake3::Hasher::new();
@@ -403,18 +403,18 @@ pub fn hash_large_file(path: &Path) -> Result<Hash> {
 
 /// The record of the last build.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
-pub struct BuildRecord {
+pub(crate) struct BuildRecord {
     #[serde(with = "hex_hash")]
-    pub key: Hash,
-    pub artifacts: Vec<ArtifactRecord>,
+    pub(crate) key: Hash,
+    pub(crate) artifacts: Vec<ArtifactRecord>,
     /// Whether the `.ucas` is a development build's extension of an earlier
     /// one (not the canonical layout a release build must write).
     #[serde(default)]
-    pub extended: bool,
+    pub(crate) extended: bool,
     /// How many chunks the container holds (absent in records of older
     /// zenpaks: such a build is not taken as up to date).
     #[serde(default)]
-    pub chunks: Option<usize>,
+    pub(crate) chunks: Option<usize>,
 }
 
 /// One output file as the last build left it.
@@ -430,12 +430,12 @@ pub struct ArtifactRecord {
 
 impl ArtifactRecord {
     /// Whether the file on disk is still the one the build wrote.
-    pub fn is_unchanged(&self) -> bool {
+    pub(crate) fn is_unchanged(&self) -> bool {
         crate::publish::FileStamp::of(&self.path).is_ok_and(|s| s == self.stamp)
     }
 
     /// Records `path` as just written: its stamp and BLAKE3.
-    pub fn of(path: &Path) -> Result<ArtifactRecord> {
+    pub(crate) fn of(path: &Path) -> Result<ArtifactRecord> {
         let mut record = Self::stamp_only(path)?;
         record.blake3 = Some(crate::hash::hex(&hash_large_file(path)?));
         Ok(record)
@@ -443,14 +443,14 @@ impl ArtifactRecord {
 
     /// Records `path` as just written, with the BLAKE3 `hash` of the bytes
     /// written to it (taken by the writer).
-    pub fn with_hash(path: &Path, hash: &Hash) -> Result<ArtifactRecord> {
+    pub(crate) fn with_hash(path: &Path, hash: &Hash) -> Result<ArtifactRecord> {
         let mut record = Self::stamp_only(path)?;
         record.blake3 = Some(crate::hash::hex(hash));
         Ok(record)
     }
 
     /// Records `path` as just written by its stamp alone.
-    pub fn stamp_only(path: &Path) -> Result<ArtifactRecord> {
+    pub(crate) fn stamp_only(path: &Path) -> Result<ArtifactRecord> {
         let stamp = crate::publish::FileStamp::of(path).map_err(|e| Error::io(path, e))?;
         Ok(ArtifactRecord {
             path: path.to_path_buf(),
@@ -462,7 +462,7 @@ impl ArtifactRecord {
     /// Checks that `bytes_hash` (BLAKE3 of what was just read from the file)
     /// is what the build wrote; without a recorded hash, that the file still
     /// has the stamp it was written with.
-    pub fn check_hash(&self, bytes_hash: &Hash) -> Result<()> {
+    pub(crate) fn check_hash(&self, bytes_hash: &Hash) -> Result<()> {
         let actual = crate::hash::hex(bytes_hash);
         let expected = match &self.blake3 {
             Some(expected) if *expected == actual => return Ok(()),
@@ -482,7 +482,7 @@ impl ArtifactRecord {
 
 impl BuildRecord {
     /// True when every artifact is the file the build wrote, at the expected paths.
-    pub fn matches_disk(&self, paths: &[PathBuf]) -> bool {
+    pub(crate) fn matches_disk(&self, paths: &[PathBuf]) -> bool {
         self.artifacts.len() == paths.len()
             && self
                 .artifacts
@@ -501,7 +501,7 @@ fn write_cache_file(path: &Path, bytes: &[u8]) -> Result<()> {
 }
 
 /// The cache folder and its files.
-pub struct Cache {
+pub(crate) struct Cache {
     dir: PathBuf,
 }
 
@@ -509,7 +509,7 @@ impl Cache {
     /// The cache of the mod whose outputs are named `stem` in `output_dir`
     /// (`<output>/.zenpak-cache/<stem>/`): mods that share an output folder
     /// keep separate caches.
-    pub fn new(output_dir: &Path, stem: &str) -> Cache {
+    pub(crate) fn new(output_dir: &Path, stem: &str) -> Cache {
         Cache {
             dir: output_dir.join(CACHE_DIR).join(stem),
         }
@@ -518,7 +518,7 @@ impl Cache {
     /// Removes this cache's own files (entries named by their hash and the
     /// bookkeeping files), then its folders if they are left empty. Never
     /// recursive and never through a symbolic link.
-    pub fn clean(&self, removed: &mut Vec<PathBuf>) -> Result<()> {
+    pub(crate) fn clean(&self, removed: &mut Vec<PathBuf>) -> Result<()> {
         let real_dir = |p: &Path| std::fs::symlink_metadata(p).is_ok_and(|m| m.is_dir());
         if !real_dir(&self.dir) {
             return Ok(());
@@ -562,34 +562,34 @@ impl Cache {
     }
 
     /// The cache's folder.
-    pub fn dir(&self) -> &Path {
+    pub(crate) fn dir(&self) -> &Path {
         &self.dir
     }
 
-    pub fn create(&self) -> Result<()> {
+    pub(crate) fn create(&self) -> Result<()> {
         let packages = self.dir.join("packages");
         std::fs::create_dir_all(&packages).map_err(|e| Error::io(&packages, e))
     }
 
-    pub fn files_path(&self) -> PathBuf {
+    pub(crate) fn files_path(&self) -> PathBuf {
         self.dir.join("files.json")
     }
 
-    pub fn build_record_path(&self) -> PathBuf {
+    pub(crate) fn build_record_path(&self) -> PathBuf {
         self.dir.join("build.json")
     }
 
-    pub fn container_record_path(&self) -> PathBuf {
+    pub(crate) fn container_record_path(&self) -> PathBuf {
         self.dir.join("container.bin")
     }
 
-    pub fn tree_record_path(&self) -> PathBuf {
+    pub(crate) fn tree_record_path(&self) -> PathBuf {
         self.dir.join("tree.bin")
     }
 
     /// The last scan's tree record: `Ok(None)` when there is none, an error
     /// when it is damaged.
-    pub fn load_tree_record(&self) -> Result<Option<TreeRecord>> {
+    pub(crate) fn load_tree_record(&self) -> Result<Option<TreeRecord>> {
         let path = self.tree_record_path();
         match std::fs::read(&path) {
             Ok(bytes) => TreeRecord::decode(&bytes)
@@ -600,7 +600,7 @@ impl Cache {
     }
 
     /// Saves the tree record, or with `None` removes the one there is.
-    pub fn save_tree_record(&self, record: Option<&TreeRecord>) -> Result<()> {
+    pub(crate) fn save_tree_record(&self, record: Option<&TreeRecord>) -> Result<()> {
         let path = self.tree_record_path();
         match record {
             Some(record) => write_cache_file(&path, &record.encode()),
@@ -612,35 +612,35 @@ impl Cache {
     }
 
     /// The last build's container record; `None` when missing or unreadable.
-    pub fn load_container_record(&self) -> Option<ContainerRecord> {
+    pub(crate) fn load_container_record(&self) -> Option<ContainerRecord> {
         let bytes = std::fs::read(self.container_record_path()).ok()?;
         ContainerRecord::decode(&bytes).ok()
     }
 
-    pub fn save_container_record(&self, record: &ContainerRecord) -> Result<()> {
+    pub(crate) fn save_container_record(&self, record: &ContainerRecord) -> Result<()> {
         write_cache_file(&self.container_record_path(), &record.encode())
     }
 
     /// Where the converted package with this key is kept.
-    pub fn package_path(&self, key: &Hash) -> PathBuf {
+    pub(crate) fn package_path(&self, key: &Hash) -> PathBuf {
         self.dir
             .join("packages")
             .join(format!("{}.zpc", crate::hash::hex(key)))
     }
 
-    pub fn load_build_record(&self) -> Option<BuildRecord> {
+    pub(crate) fn load_build_record(&self) -> Option<BuildRecord> {
         let bytes = std::fs::read(self.build_record_path()).ok()?;
         serde_json::from_slice(&bytes).ok()
     }
 
-    pub fn save_build_record(&self, record: &BuildRecord) -> Result<()> {
+    pub(crate) fn save_build_record(&self, record: &BuildRecord) -> Result<()> {
         let bytes = serde_json::to_vec_pretty(record).map_err(Error::json)?;
         write_cache_file(&self.build_record_path(), &bytes)
     }
 
     /// The keys of the package entries the cache holds: one listing of its
     /// folder, cheaper than a look-up per package.
-    pub fn package_keys(&self) -> std::collections::BTreeSet<Hash> {
+    pub(crate) fn package_keys(&self) -> std::collections::BTreeSet<Hash> {
         let Ok(entries) = std::fs::read_dir(self.dir.join("packages")) else {
             return Default::default();
         };
@@ -654,7 +654,7 @@ impl Cache {
     }
 
     /// Removes cached packages whose keys are not in `keep`, so the cache holds one build's worth.
-    pub fn prune(&self, keep: &std::collections::BTreeSet<Hash>) -> Result<()> {
+    pub(crate) fn prune(&self, keep: &std::collections::BTreeSet<Hash>) -> Result<()> {
         let dir = self.dir.join("packages");
         let Ok(entries) = std::fs::read_dir(&dir) else {
             return Ok(());
@@ -678,13 +678,13 @@ impl Cache {
 }
 
 /// Whether a file name is one of the cache's package entries (`<64 hex>.zpc`).
-pub fn is_entry_name(name: &str) -> bool {
+pub(crate) fn is_entry_name(name: &str) -> bool {
     name.strip_suffix(".zpc")
         .is_some_and(|hex| hex.len() == 64 && hex.bytes().all(|b| b.is_ascii_hexdigit()))
 }
 
 /// The cache's own bookkeeping files, by name.
-pub const BOOKKEEPING_FILES: [&str; 4] = ["files.json", "build.json", "container.bin", "tree.bin"];
+pub(crate) const BOOKKEEPING_FILES: [&str; 4] = ["files.json", "build.json", "container.bin", "tree.bin"];
 
 /// Marks the tree record and its layout; bump when the layout changes.
 const TREE_MAGIC: &[u8; 8] = b"ZPKTR\x00\x00\x01";
@@ -710,29 +710,29 @@ const RACY_NS: i128 = 2_000_000_000;
 /// removes it. A record that does not read back whole (it ends with its
 /// BLAKE3) is a cache miss and a warning: the content is scanned again.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TreeRecord {
+pub(crate) struct TreeRecord {
     /// Hash of everything besides the files that the content and the build
     /// key depend on.
-    pub config: Hash,
+    pub(crate) config: Hash,
     /// The build key the scan led to.
-    pub build_key: Hash,
-    pub packages: u64,
-    pub loose_files: u64,
-    pub bytes_in: u64,
+    pub(crate) build_key: Hash,
+    pub(crate) packages: u64,
+    pub(crate) loose_files: u64,
+    pub(crate) bytes_in: u64,
     /// How many input files the scan found (the index's entries).
-    pub files: u64,
+    pub(crate) files: u64,
     /// The stamp of the index (`files.json`) that holds them, as this
     /// build left it: an index written since belongs to another scan.
-    pub index: crate::publish::FileStamp,
+    pub(crate) index: crate::publish::FileStamp,
     /// When the scan started (ns since 1970).
-    pub scanned_ns: i128,
+    pub(crate) scanned_ns: i128,
     /// Every folder the scan walked, with its stamp taken before its
     /// entries were read.
-    pub folders: Vec<(String, crate::publish::FileStamp)>,
+    pub(crate) folders: Vec<(String, crate::publish::FileStamp)>,
 }
 
 impl TreeRecord {
-    pub fn encode(&self) -> Vec<u8> {
+    pub(crate) fn encode(&self) -> Vec<u8> {
         let mut w = Writer::with_capacity(256 + self.folders.len() * 128);
         w.bytes(TREE_MAGIC);
         w.bytes(&self.config);
@@ -753,7 +753,7 @@ impl TreeRecord {
         w.into_inner()
     }
 
-    pub fn decode(bytes: &[u8]) -> Result<TreeRecord> {
+    pub(crate) fn decode(bytes: &[u8]) -> Result<TreeRecord> {
         let damaged = || Error::invalid("the build cache's tree record is damaged");
         let body_len = bytes.len().checked_sub(32).ok_or_else(damaged)?;
         let (body, checksum) = bytes.split_at(body_len);
@@ -792,7 +792,7 @@ impl TreeRecord {
     /// Whether every folder still has its recorded stamp, none had changed
     /// within [`RACY_NS`] before the scan, and every file of the `index`
     /// (exactly [`TreeRecord::files`] of them) still has its stamp.
-    pub fn unchanged(&self, index: &Path) -> bool {
+    pub(crate) fn unchanged(&self, index: &Path) -> bool {
         let folders: Vec<&Path> = self.folders.iter().map(|(p, _)| Path::new(p)).collect();
         let settled = |s: &crate::publish::FileStamp| {
             s.changed_ns < self.scanned_ns - RACY_NS
@@ -856,18 +856,18 @@ const CONTAINER_MAGIC: &[u8; 8] = b"ZPKCR\x00\x00\x01";
 /// The container the last build wrote, as a development build needs it to
 /// extend that container (see the module documentation).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ContainerRecord {
+pub(crate) struct ContainerRecord {
     /// Hash of every setting the container's chunk bytes depend on.
-    pub settings: Hash,
-    pub utoc: crate::publish::FileStamp,
-    pub ucas: crate::publish::FileStamp,
+    pub(crate) settings: Hash,
+    pub(crate) utoc: crate::publish::FileStamp,
+    pub(crate) ucas: crate::publish::FileStamp,
     /// Package id → the package key its chunks were made from.
-    pub packages: std::collections::BTreeMap<u64, Hash>,
+    pub(crate) packages: std::collections::BTreeMap<u64, Hash>,
 }
 
 impl ContainerRecord {
     /// Whether `utoc` and `ucas` on disk are the files recorded.
-    pub fn matches(&self, utoc: &Path, ucas: &Path) -> bool {
+    pub(crate) fn matches(&self, utoc: &Path, ucas: &Path) -> bool {
         crate::publish::FileStamp::of(utoc).is_ok_and(|s| s == self.utoc)
             && crate::publish::FileStamp::of(ucas).is_ok_and(|s| s == self.ucas)
     }
@@ -920,11 +920,11 @@ impl ContainerRecord {
 mod hex_hash {
     use serde::{Deserialize, Deserializer, Serializer};
 
-    pub fn serialize<S: Serializer>(hash: &[u8; 32], s: S) -> Result<S::Ok, S::Error> {
+    pub(crate) fn serialize<S: Serializer>(hash: &[u8; 32], s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(&crate::hash::hex(hash))
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<[u8; 32], D::Error> {
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<[u8; 32], D::Error> {
         let text = String::deserialize(d)?;
         crate::hash::from_hex(&text)
             .ok_or_else(|| serde::de::Error::custom("hash must be 64 hex digits"))

@@ -20,7 +20,7 @@ use crate::error::{Error, Result};
 /// What role a cooked file plays in its package.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum PackageFileKind {
+pub(crate) enum PackageFileKind {
     /// `.uasset` or `.umap`: the package header.
     Header,
     /// `.uexp`: the exports' data.
@@ -35,7 +35,7 @@ pub enum PackageFileKind {
 
 impl PackageFileKind {
     /// Splits `name` into its stem and kind, or `None` for files that are not part of a package.
-    pub fn classify(name: &str) -> Option<(&str, PackageFileKind)> {
+    pub(crate) fn classify(name: &str) -> Option<(&str, PackageFileKind)> {
         let lower = name.to_ascii_lowercase();
         // The longest extension first: `.m.ubulk` also ends with `.ubulk`.
         const SUFFIXES: [(&str, PackageFileKind); 6] = [
@@ -63,14 +63,14 @@ pub struct PackageSource {
     /// (`MyGame/Content/Characters/Hero.uasset`): its path in the container.
     pub relative_path: String,
     /// The header (`.uasset`/`.umap`) on disk.
-    pub header: PathBuf,
+    pub(crate) header: PathBuf,
     /// Every other file of the package, by kind.
-    pub companions: Vec<(PackageFileKind, PathBuf)>,
+    pub(crate) companions: Vec<(PackageFileKind, PathBuf)>,
 }
 
 impl PackageSource {
     /// All files of the package, header first.
-    pub fn files(&self) -> impl Iterator<Item = &Path> {
+    pub(crate) fn files(&self) -> impl Iterator<Item = &Path> {
         std::iter::once(self.header.as_path())
             .chain(self.companions.iter().map(|(_, p)| p.as_path()))
     }
@@ -80,8 +80,8 @@ impl PackageSource {
 #[derive(Debug, Clone)]
 pub struct LooseFile {
     /// Path relative to the content root with `/` separators: its path in the pak.
-    pub relative_path: String,
-    pub path: PathBuf,
+    pub(crate) relative_path: String,
+    pub(crate) path: PathBuf,
 }
 
 /// Everything the build takes from the content root, in a stable order
@@ -89,27 +89,27 @@ pub struct LooseFile {
 #[derive(Debug, Clone, Default)]
 pub struct Content {
     pub packages: Vec<PackageSource>,
-    pub loose_files: Vec<LooseFile>,
+    pub(crate) loose_files: Vec<LooseFile>,
     /// Selected files a mod must never contain ([`never_ship`]):
     /// left out of `packages` and `loose_files`; `build` refuses them, `check` lists them.
-    pub never_ship: Vec<NeverShip>,
+    pub(crate) never_ship: Vec<NeverShip>,
     /// What looked wrong but does not stop a build (stray containers, files
     /// the game will not mount, patterns that matched nothing, ...).
-    pub warnings: Vec<Diagnostic>,
+    pub(crate) warnings: Vec<Diagnostic>,
     /// The stamps of [`Content::files`], in that order, taken once by the
     /// scan (with what the build's file index knew of them); empty when the
     /// content changed after the scan.
-    pub stamps: super::cache::Taken,
+    pub(crate) stamps: super::cache::Taken,
     /// Every folder the scan walked, with its stamp (following links) taken
     /// before its entries were read, and when the scan started (ns since
     /// 1970): for [`super::cache::TreeRecord`].
-    pub folders: Vec<(PathBuf, crate::publish::FileStamp)>,
-    pub scanned_ns: i128,
+    pub(crate) folders: Vec<(PathBuf, crate::publish::FileStamp)>,
+    pub(crate) scanned_ns: i128,
 }
 
 impl Content {
     /// Every input file: each package's (header first), then the loose files.
-    pub fn files(&self) -> impl Iterator<Item = &Path> {
+    pub(crate) fn files(&self) -> impl Iterator<Item = &Path> {
         self.packages
             .iter()
             .flat_map(PackageSource::files)
@@ -159,7 +159,7 @@ impl Selection {
         })
     }
 
-    pub fn all() -> Selection {
+    pub(crate) fn all() -> Selection {
         Selection {
             include: None,
             exclude: None,
@@ -169,7 +169,7 @@ impl Selection {
         }
     }
 
-    pub fn selects(&self, relative_path: &str) -> bool {
+    pub(crate) fn selects(&self, relative_path: &str) -> bool {
         let included = match &self.include {
             None => true,
             Some(set) => {
@@ -188,14 +188,14 @@ impl Selection {
     }
 
     /// Whether an `include` pattern starting with `Engine/` selects this path.
-    pub fn names_in_engine(&self, relative_path: &str) -> bool {
+    pub(crate) fn names_in_engine(&self, relative_path: &str) -> bool {
         self.engine_include
             .as_ref()
             .is_some_and(|g| g.is_match(relative_path))
     }
 
     /// Warnings for include patterns that selected nothing (typos, `\` separators).
-    pub fn unused_patterns(&self) -> Vec<Diagnostic> {
+    pub(crate) fn unused_patterns(&self) -> Vec<Diagnostic> {
         self.include_patterns
             .iter()
             .zip(&self.include_used)
@@ -229,7 +229,7 @@ fn is_mounted_path(relative_path: &str, project: &str) -> bool {
 
 /// The package name for a header at `relative_path` (`/`-separated, relative
 /// to the cooked root), or `None` when the path is not inside a content folder.
-pub fn package_name_for(relative_path: &str, project: &str) -> Option<String> {
+pub(crate) fn package_name_for(relative_path: &str, project: &str) -> Option<String> {
     let parts: Vec<&str> = relative_path.split('/').collect();
     let content = parts
         .iter()
@@ -287,7 +287,7 @@ pub fn discover(
 
 /// [`discover`] with the build's file `index`: what it knows unchanged is
 /// not opened again (see [`scan`]'s Git LFS check).
-pub fn discover_indexed(
+pub(crate) fn discover_indexed(
     root: &Path,
     project: &str,
     selection: &Selection,
@@ -307,7 +307,7 @@ pub fn discover_indexed(
 /// [`discover`] that hands back the problems with what was found instead
 /// of failing on them; files that must never ship are in `never_ship`
 /// (`check` lists both).
-pub fn scan(
+pub(crate) fn scan(
     root: &Path,
     project: &str,
     selection: &Selection,

@@ -19,7 +19,7 @@ const SAMPLE: usize = 16;
 /// package headers at `headers` that `current` cannot read, nearest to
 /// `current` first. Empty when `current` reads them all (their failures are
 /// something else).
-pub fn versions_that_read(
+pub(crate) fn versions_that_read(
     headers: &[&std::path::Path],
     current: EngineVersion,
 ) -> Vec<EngineVersion> {
@@ -49,7 +49,7 @@ pub fn versions_that_read(
 /// Replaces a build's package failures by one manifest error when most of
 /// them are format errors that another engine version does not have.
 /// Other errors are returned unchanged.
-pub fn explain_failures(error: Error, content: &Content, manifest: &Manifest) -> Error {
+pub(crate) fn explain_failures(error: Error, content: &Content, manifest: &Manifest) -> Error {
     let ErrorKind::Many {
         failures, total, ..
     } = error.kind()
@@ -89,7 +89,7 @@ pub fn explain_failures(error: Error, content: &Content, manifest: &Manifest) ->
 /// The manifest error for packages that do not read at `[game] engine`
 /// but do at `fits` (best first): a usage error naming the manifest, the
 /// same whether `build` or `check` finds it.
-pub fn wrong_engine(
+pub(crate) fn wrong_engine(
     manifest: &Manifest,
     failed: usize,
     total: usize,
@@ -157,7 +157,7 @@ fn name_foreign_packages(error: Error, content: &Content, current: EngineVersion
 
 /// A `foreign-package` error for the package at `header` when it does not
 /// read as `current` but does as other releases; `None` otherwise.
-pub fn foreign_package(header: &std::path::Path, current: EngineVersion) -> Option<Error> {
+pub(crate) fn foreign_package(header: &std::path::Path, current: EngineVersion) -> Option<Error> {
     let fits = versions_that_read(&[header], current);
     let best = *fits.first()?;
     let also = also(&fits[1..], "also");

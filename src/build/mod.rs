@@ -48,7 +48,7 @@ pub mod never_ship;
 pub mod package;
 pub mod pak_input;
 pub mod placement;
-pub mod zen_store;
+pub(crate) mod zen_store;
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -202,7 +202,7 @@ pub fn lock_output(manifest: &Manifest, reporter: &dyn Reporter) -> Result<Outpu
 /// when the mod or its output folder is inside a game's `Content/Paks`:
 /// the engine mounts every `.pak` there, so it would load the build in the
 /// output folder besides the installed copy. `check` and `build` both give them.
-pub fn manifest_warnings(manifest: &Manifest) -> Vec<Diagnostic> {
+pub(crate) fn manifest_warnings(manifest: &Manifest) -> Vec<Diagnostic> {
     let mut out = manifest.warnings();
     let inside_paks = [manifest.dir.clone(), manifest.output_dir()]
         .iter()

@@ -14,39 +14,39 @@ const OBJECT_FLAG_PUBLIC: u32 = 0x1;
 #[derive(Debug, Clone, Default)]
 pub struct ModPackage {
     /// `/Game/Maps/Entry`.
-    pub name: String,
+    pub(crate) name: String,
     /// The `.uasset`/`.umap`.
-    pub file: PathBuf,
-    pub imports: Vec<ModImport>,
-    pub exports: Vec<ModExport>,
+    pub(crate) file: PathBuf,
+    pub(crate) imports: Vec<ModImport>,
+    pub(crate) exports: Vec<ModExport>,
 }
 
 /// One import of a mod package.
 #[derive(Debug, Clone)]
-pub struct ModImport {
+pub(crate) struct ModImport {
     /// Names from its package down (numbers included).
-    pub path: Vec<String>,
+    pub(crate) path: Vec<String>,
     /// As the engine prints it: `/Game/X/Y.Y_C`.
-    pub full_path: String,
+    pub(crate) full_path: String,
     /// An optional import (the engine loads the package without it).
-    pub optional: bool,
+    pub(crate) optional: bool,
 }
 
 /// One export of a mod package.
 #[derive(Debug, Clone)]
-pub struct ModExport {
+pub(crate) struct ModExport {
     /// Names from its top-level export down (numbers included).
-    pub path: Vec<String>,
-    pub public: bool,
+    pub(crate) path: Vec<String>,
+    pub(crate) public: bool,
     /// Its class as an object path (package first), when the class is an import.
-    pub class: Option<Vec<String>>,
+    pub(crate) class: Option<Vec<String>>,
     /// The class as the engine prints it.
-    pub class_path: String,
+    pub(crate) class_path: String,
 }
 
 impl ModPackage {
     /// The imports and exports of `package` (named `name`, read from `file`).
-    pub fn from_legacy(name: &str, file: PathBuf, package: &LegacyPackage) -> Result<Self> {
+    pub(crate) fn from_legacy(name: &str, file: PathBuf, package: &LegacyPackage) -> Result<Self> {
         let mut imports = Vec::with_capacity(package.imports.len());
         for (index, import) in package.imports.iter().enumerate() {
             imports.push(ModImport {
@@ -82,13 +82,13 @@ impl ModPackage {
     }
 
     /// The last part of the name: `Entry` for `/Game/Maps/Entry`.
-    pub fn short_name(&self) -> &str {
+    pub(crate) fn short_name(&self) -> &str {
         self.name.rsplit('/').next().unwrap_or(&self.name)
     }
 
     /// The export that stands for the asset: named like the package, else
     /// `<Name>_C` (a blueprint's class).
-    pub fn main_export(&self) -> Option<&ModExport> {
+    pub(crate) fn main_export(&self) -> Option<&ModExport> {
         let short = self.short_name();
         let top = |wanted: &str| {
             self.exports
@@ -99,7 +99,7 @@ impl ModPackage {
     }
 
     /// The export at `relative` (names from the top-level export down, any case).
-    pub fn has_export(&self, relative: &[String]) -> Option<&ModExport> {
+    pub(crate) fn has_export(&self, relative: &[String]) -> Option<&ModExport> {
         self.exports.iter().find(|e| {
             e.path.len() == relative.len()
                 && e.path

@@ -36,19 +36,19 @@ use crate::error::{Error, ErrorKind};
 
 /// A selected file the mod must not contain.
 #[derive(Debug, Clone)]
-pub struct NeverShip {
+pub(crate) struct NeverShip {
     /// Path relative to the content root, `/`-separated.
-    pub relative_path: String,
-    pub path: PathBuf,
+    pub(crate) relative_path: String,
+    pub(crate) path: PathBuf,
     /// What the file is, in words.
-    pub what: &'static str,
+    pub(crate) what: &'static str,
     /// The `[content] exclude` pattern that leaves it (and its kind) out.
-    pub exclude: String,
+    pub(crate) exclude: String,
 }
 
 impl NeverShip {
     /// The error `check` and `build` report for it (code `never-ship`).
-    pub fn to_error(&self) -> Error {
+    pub(crate) fn to_error(&self) -> Error {
         Error::new(ErrorKind::Content {
             code: "never-ship",
             message: format!(
@@ -66,13 +66,13 @@ impl NeverShip {
 
 /// The rule for one content root.
 #[derive(Debug, Clone, Copy)]
-pub struct Rules {
+pub(crate) struct Rules {
     /// The root is a `Saved/Cooked/<Platform>` folder: its `Engine/` is the cook's copy.
     cook_root: bool,
 }
 
 impl Rules {
-    pub fn for_root(root: &Path) -> Rules {
+    pub(crate) fn for_root(root: &Path) -> Rules {
         Rules {
             cook_root: is_cook_root(root),
         }
@@ -81,7 +81,7 @@ impl Rules {
     /// Whether the selected file at `relative_path` must never ship;
     /// `named_in_engine_include`: an `include` pattern starting with
     /// `Engine/` selects it (an engine override on purpose).
-    pub fn check(
+    pub(crate) fn check(
         &self,
         relative_path: &str,
         path: &Path,

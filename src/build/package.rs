@@ -28,16 +28,16 @@ use crate::version::EngineVersion;
 
 /// Everything outside a package's own files that its conversion depends on.
 pub struct Settings {
-    pub engine: EngineVersion,
-    pub profile: Profile,
+    pub(crate) engine: EngineVersion,
+    pub(crate) profile: Profile,
     /// The profile's settings from the manifest (`[marvel-rivals]`).
-    pub profile_options: crate::fixups::ProfileOptions,
+    pub(crate) profile_options: crate::fixups::ProfileOptions,
     /// The `.usmap` file; parsed by [`load_mappings`](Self::load_mappings) only
     /// when something is converted, so an up-to-date build never pays for it.
-    pub mappings_file: Option<(PathBuf, Vec<u8>)>,
-    pub mappings: Option<crate::mappings::Mappings>,
+    pub(crate) mappings_file: Option<(PathBuf, Vec<u8>)>,
+    pub(crate) mappings: Option<crate::mappings::Mappings>,
     /// Hash of all of the above plus zenpak's version: part of every package key.
-    pub key: Hash,
+    pub(crate) key: Hash,
 }
 
 impl Settings {
@@ -76,7 +76,7 @@ impl Settings {
         })
     }
 
-    pub fn from_manifest(manifest: &Manifest) -> Result<Settings> {
+    pub(crate) fn from_manifest(manifest: &Manifest) -> Result<Settings> {
         let profile = Profile::from_name(&manifest.game.profile)?;
         let mappings = manifest.mappings_path();
         if let Some(path) = &mappings {
@@ -108,7 +108,7 @@ impl Settings {
 
     /// The cache key of one package: the settings, its name, and each file's
     /// kind and contents (`stamps`: its files' stamps, header first).
-    pub fn package_key(&self, source: &PackageSource, stamps: &[InputStamp]) -> Hash {
+    pub(crate) fn package_key(&self, source: &PackageSource, stamps: &[InputStamp]) -> Hash {
         let mut hasher = blake3::Hasher::new();
         hasher.update(&self.key);
         hasher.update(source.package_name.as_bytes());
@@ -137,12 +137,12 @@ pub struct BuiltPackage {
     /// What the game profile changed (one line per export; not kept in the cache).
     pub fixups: Vec<String>,
     /// Warnings about the package that do not stop the build (not kept in the cache).
-    pub warnings: Vec<crate::diagnostic::Diagnostic>,
+    pub(crate) warnings: Vec<crate::diagnostic::Diagnostic>,
     pub package_id: u64,
     pub package_name: String,
     /// The start of the package's export-bundle chunk (Zen header, and the
     /// export data unless it is [`uexp_tail`](Self::uexp_tail)).
-    pub head: Vec<u8>,
+    pub(crate) head: Vec<u8>,
     /// The rest of the chunk when it is the package's `.uexp` exactly as it
     /// is on disk: that file and its length. Streamed, and kept by reference
     /// in the cache.
@@ -154,7 +154,7 @@ pub struct BuiltPackage {
     pub soft_package_references: Vec<String>,
     /// 5.0–5.2: the package's commands and their dependencies, for the
     /// container-wide bundle pass (`zen::container_bundles`).
-    pub export_graph: Option<crate::zen::ExportGraph>,
+    pub(crate) export_graph: Option<crate::zen::ExportGraph>,
 }
 
 impl BuiltPackage {
@@ -180,7 +180,7 @@ impl BuiltPackage {
 impl BuiltPackage {
     /// 5.0–5.2: what the container-wide bundle pass needs of the package
     /// (`None` for other layouts).
-    pub fn bundle_graph(&self, engine: EngineVersion) -> Result<Option<crate::zen::BundleGraph>> {
+    pub(crate) fn bundle_graph(&self, engine: EngineVersion) -> Result<Option<crate::zen::BundleGraph>> {
         let Some(graph) = &self.export_graph else {
             return Ok(None);
         };
@@ -224,7 +224,7 @@ const CACHE_MAGIC: &[u8; 8] = b"ZPKGC\x00\x00\x04";
 
 /// What the cache has for a package.
 #[derive(Debug)]
-pub enum Cached {
+pub(crate) enum Cached {
     Hit(Box<BuiltPackage>),
     /// Nothing usable (absent, older layout, or its files changed length).
     Miss,
@@ -263,7 +263,7 @@ impl BuiltPackage {
     /// a folder of thousands of files): a torn or damaged entry fails its
     /// checksum and is converted again. The output folder's lock keeps two
     /// builds from writing the same entry.
-    pub fn save(&self, path: &Path, key: &Hash) -> Result<()> {
+    pub(crate) fn save(&self, path: &Path, key: &Hash) -> Result<()> {
         let mut w = Writer::with_capacity(self.head.len() + 256);
         w.bytes(CACHE_MAGIC);
         w.bytes(key);
@@ -317,7 +317,7 @@ impl BuiltPackage {
     /// their lengths. An entry that is not whole, holds another key, or is
     /// another package (entries swapped or copied over each other) is
     /// [`Cached::Damaged`].
-    pub fn load_cached(path: &Path, key: &Hash, source: &PackageSource) -> Cached {
+    pub(crate) fn load_cached(path: &Path, key: &Hash, source: &PackageSource) -> Cached {
         let Ok(bytes) = std::fs::read(path) else {
             return Cached::Miss;
         };
@@ -564,7 +564,7 @@ fn convert_loaded(
 }
 
 /// The container triplet being written: packages in content order, then the loose files.
-pub struct ContainerWriter {
+pub(crate) struct ContainerWriter {
     builder: ContainerBuilder,
     profile: Profile,
     profile_options: crate::fixups::ProfileOptions,
@@ -584,7 +584,7 @@ impl ContainerWriter {
     /// when it was written with the same options and at most
     /// 1/[`MAX_DEAD_FRACTION`] of it would be chunks no longer used; else it
     /// is written anew.
-    pub fn create(
+    pub(crate) fn create(
         manifest: &Manifest,
         settings: &Settings,
         aes_key: Option<&AesKey>,
@@ -641,7 +641,7 @@ impl ContainerWriter {
     /// Tells the writer every package it will be given, before the first:
     /// then only localized packages and their sources are read for the
     /// container header's redirects.
-    pub fn expect_packages(&mut self, packages: &[PackageSource]) {
+    pub(crate) fn expect_packages(&mut self, packages: &[PackageSource]) {
         let bulk_chunks = packages
             .iter()
             .flat_map(|p| &p.companions)
@@ -659,7 +659,7 @@ impl ContainerWriter {
     /// Adds a package's chunk, store entry and bulk-data chunks, visible by
     /// path. `unchanged`: its chunks are the ones the container being
     /// extended holds (same package key), so they are kept where they are.
-    pub fn add_package(
+    pub(crate) fn add_package(
         &mut self,
         source: &PackageSource,
         built: &BuiltPackage,
@@ -723,7 +723,7 @@ impl ContainerWriter {
     /// Any other file is streamed from disk, hashed on the way: bytes that
     /// are not the ones fingerprinted as `expected` (the file changed
     /// during the build) fail the build. Returns the warnings to report.
-    pub fn add_loose_file(
+    pub(crate) fn add_loose_file(
         &mut self,
         file: &LooseFile,
         expected: &Hash,
@@ -756,7 +756,7 @@ impl ContainerWriter {
 
     /// Completes all three files and publishes them (see
     /// [`ContainerBuilder::finish`] for the order).
-    pub fn finish(mut self) -> Result<WrittenContainer> {
+    pub(crate) fn finish(mut self) -> Result<WrittenContainer> {
         for (path, data) in self
             .profile
             .companion_pak_files(&self.profile_options, &self.container_paths)
@@ -776,7 +776,7 @@ impl ContainerWriter {
 /// A development build extends the previous `.ucas` only while at most
 /// 1/this of it would then be chunks no longer used (replaced by earlier
 /// extensions, or changed or removed now); past that it is written anew.
-pub const MAX_DEAD_FRACTION: u64 = 4;
+pub(crate) const MAX_DEAD_FRACTION: u64 = 4;
 
 /// UE4 store entries carry a load order: packages load after the packages
 /// they import. Numbers the container's packages in that order (a depth-first

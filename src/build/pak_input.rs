@@ -222,7 +222,7 @@ fn unpacked_dir(cache_dir: &Path, pak: &Path) -> PathBuf {
 /// Adds the packages and files of `paks` to `content` (unpacked under
 /// `cache_dir`), keeping content order. A path both in a pak and in the
 /// content root, or in two paks, is an error naming both.
-pub fn add_paks(
+pub(crate) fn add_paks(
     content: &mut Content,
     paks: &[PathBuf],
     project: &str,
@@ -334,7 +334,7 @@ fn remove_unpacked(dir: &Path, removed: &mut Vec<PathBuf>) -> Result<()> {
 }
 
 /// Removes every unpacked pak of the cache at `cache_dir` (for `clean`).
-pub fn clean(cache_dir: &Path, removed: &mut Vec<PathBuf>) -> Result<()> {
+pub(crate) fn clean(cache_dir: &Path, removed: &mut Vec<PathBuf>) -> Result<()> {
     let paks = cache_dir.join("paks");
     if !std::fs::symlink_metadata(&paks).is_ok_and(|m| m.is_dir()) {
         return Ok(());

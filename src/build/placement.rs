@@ -21,7 +21,7 @@ use super::discover::{self, PackageFileKind};
 /// The package name a cooked header carries: read at `engine` first, then
 /// at every other release (the name is all that is wanted). `None` when
 /// no release reads a name (UE4 cooks do not write it).
-pub fn stored_package_name(header: &[u8], engine: Option<EngineVersion>) -> Option<String> {
+pub(crate) fn stored_package_name(header: &[u8], engine: Option<EngineVersion>) -> Option<String> {
     engine
         .into_iter()
         .chain(EngineVersion::ALL.into_iter().rev())
@@ -35,7 +35,7 @@ pub fn stored_package_name(header: &[u8], engine: Option<EngineVersion>) -> Opti
 /// `package_name` (`/Game/X/Y` → `<project>/Content/X/Y.<extension>`), or
 /// `None` for a name that is not a content package's (`/Script/…`, no folder,
 /// `..`).
-pub fn header_path_for(package_name: &str, project: &str, extension: &str) -> Option<String> {
+pub(crate) fn header_path_for(package_name: &str, project: &str, extension: &str) -> Option<String> {
     let rest = package_name.strip_prefix('/')?;
     let (mount, inner) = rest.split_once('/')?;
     let well_formed = |s: &str| {
@@ -65,7 +65,7 @@ pub struct Added {
     /// Its name, as its header says.
     pub package: String,
     /// The header given.
-    pub from: PathBuf,
+    pub(crate) from: PathBuf,
     /// The header's place in the mod.
     pub to: PathBuf,
     /// Every file of the package, at its place in the mod.
@@ -271,7 +271,7 @@ fn plan(header: &Path, project: &str, engine: EngineVersion) -> Result<Planned> 
 
 /// The hint for a header whose path does not give a package name: where
 /// its own name says it belongs, when the header carries one.
-pub fn belongs_hint(header: &Path, root: &Path, project: &str) -> Option<String> {
+pub(crate) fn belongs_hint(header: &Path, root: &Path, project: &str) -> Option<String> {
     let bytes = std::fs::read(header).ok()?;
     let package = stored_package_name(&bytes, None)?;
     let name = header.file_name()?.to_str()?;

@@ -20,9 +20,9 @@ use super::discover::Content;
 use crate::error::{Error, ErrorKind, Result};
 
 /// The section the setting lives in.
-pub const SECTION: &str = "/Script/UnrealEd.ProjectPackagingSettings";
+pub(crate) const SECTION: &str = "/Script/UnrealEd.ProjectPackagingSettings";
 /// The setting's key.
-pub const KEY: &str = "bUseZenStore";
+pub(crate) const KEY: &str = "bUseZenStore";
 
 /// How far up from the content root a project's `Config/` is looked for
 /// (`<Project>/Saved/Cooked/<Platform>/<Project>/Content` is 5 levels).
@@ -32,16 +32,16 @@ const MAX_INI_BYTES: u64 = 4 << 20;
 
 /// Where a project turns the Zen Store on.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ZenStoreSetting {
+pub(crate) struct ZenStoreSetting {
     /// `Config/DefaultGame.ini` or `Config/DefaultEngine.ini`.
-    pub file: PathBuf,
+    pub(crate) file: PathBuf,
     /// 1-based line of the `bUseZenStore=True` that counts (the last one).
-    pub line: usize,
+    pub(crate) line: usize,
 }
 
 impl ZenStoreSetting {
     /// The `zen-store-cook` error for an empty `content_root`.
-    pub fn error(&self, content_root: &Path) -> Error {
+    pub(crate) fn error(&self, content_root: &Path) -> Error {
         Error::new(ErrorKind::Content {
             code: "zen-store-cook",
             message: format!(
@@ -64,7 +64,7 @@ impl ZenStoreSetting {
 /// files but what a cook leaves beside them (`ue.projectstore`, `Metadata/`,
 /// `AssetRegistry.bin`), inside a project that cooks into the Zen Store is
 /// the `zen-store-cook` error.
-pub fn check_cook(content_root: &Path, content: &Content) -> Result<()> {
+pub(crate) fn check_cook(content_root: &Path, content: &Content) -> Result<()> {
     let only_cook_metadata = content.loose_files.iter().all(|f| {
         let path = f.relative_path.to_ascii_lowercase();
         path == "ue.projectstore"
@@ -84,7 +84,7 @@ pub fn check_cook(content_root: &Path, content: &Content) -> Result<()> {
 /// if any: the nearest parent with a `Config/DefaultGame.ini` or
 /// `Config/DefaultEngine.ini`; `DefaultGame.ini` (where the editor saves
 /// the setting) decides when it sets the key.
-pub fn project_setting(content_root: &Path) -> Option<ZenStoreSetting> {
+pub(crate) fn project_setting(content_root: &Path) -> Option<ZenStoreSetting> {
     let start = std::fs::canonicalize(content_root).ok()?;
     for dir in start.ancestors().skip(1).take(MAX_LEVELS) {
         let config = dir.join("Config");

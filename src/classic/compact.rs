@@ -18,11 +18,11 @@ use crate::error::Result;
 pub struct CompactIndex(pub i32);
 
 /// The longest encoding, in bytes.
-pub const MAX_COMPACT_INDEX_LEN: usize = 5;
+pub(crate) const MAX_COMPACT_INDEX_LEN: usize = 5;
 
 impl CompactIndex {
     /// Reads one compact index.
-    pub fn read(reader: &mut Reader) -> Result<CompactIndex> {
+    pub(crate) fn read(reader: &mut Reader) -> Result<CompactIndex> {
         let start = reader.pos();
         let first = reader.u8()?;
         let negative = first & 0x80 != 0;
@@ -70,12 +70,12 @@ impl CompactIndex {
     }
 
     /// Reads a compact index and returns its value.
-    pub fn read_i32(reader: &mut Reader) -> Result<i32> {
+    pub(crate) fn read_i32(reader: &mut Reader) -> Result<i32> {
         Ok(Self::read(reader)?.0)
     }
 
     /// Appends the shortest encoding.
-    pub fn write(self, writer: &mut Writer) {
+    pub(crate) fn write(self, writer: &mut Writer) {
         let (bytes, length) = self.encode();
         writer.bytes(&bytes[..length]);
     }
@@ -122,7 +122,7 @@ impl CompactIndex {
     }
 
     /// How many bytes the shortest encoding takes.
-    pub fn encoded_len(self) -> usize {
+    pub(crate) fn encoded_len(self) -> usize {
         self.encode().1
     }
 }

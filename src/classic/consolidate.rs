@@ -78,10 +78,10 @@ pub enum Mode {
 /// `FROM=TO` (retarget mode).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct PackageSpec {
-    pub name: String,
+    pub(crate) name: String,
     /// The package to re-target to (retarget mode).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub target: Option<String>,
+    pub(crate) target: Option<String>,
 }
 
 impl PackageSpec {
@@ -154,7 +154,7 @@ pub struct Repointed {
     /// Whether the import was added (false: the map already had it).
     pub added: bool,
     /// The external package file it was checked against.
-    pub checked_in: PathBuf,
+    pub(crate) checked_in: PathBuf,
 }
 
 /// An export whose references changed.
@@ -198,9 +198,9 @@ pub enum Problem {
 pub struct Unresolved {
     /// The object (or, for undecoded data, the export) concerned.
     pub object: String,
-    pub class: String,
+    pub(crate) class: String,
     /// The external package concerned.
-    pub package: String,
+    pub(crate) package: String,
     #[serde(flatten)]
     pub problem: Problem,
 }

@@ -22,7 +22,7 @@ pub const PACKAGE_EXTENSIONS: &[&str] = &["u", "utx", "uax", "umx", "unr", "usx"
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct RequiredObject {
     /// Index in the import table.
-    pub import: usize,
+    pub(crate) import: usize,
     /// Full dotted path, e.g. `SkyCity.Deco.runeSgn2`.
     pub path: String,
     /// Full class path, e.g. `Engine.Texture`.
@@ -50,7 +50,7 @@ pub struct Requirements {
     /// Objects the package imports from itself: it does not store them, the
     /// engine's native code creates them (intrinsic classes such as
     /// `Core.TextBuffer` in Core.u). The package is not its own requirement.
-    pub own_objects: Vec<RequiredObject>,
+    pub(crate) own_objects: Vec<RequiredObject>,
 }
 
 /// The packages `package` imports from and the objects it imports from each.
@@ -227,7 +227,7 @@ pub enum IntrinsicEvidence {
 /// Checks the objects a package needs against the package that should
 /// hold them. Returns the objects missing from it, and the objects it does
 /// not store but imports from itself (intrinsic).
-pub fn missing_objects(
+pub(crate) fn missing_objects(
     required: &Requirement,
     provider: &Package,
 ) -> (Vec<MissingObject>, Vec<Intrinsic>) {
@@ -301,7 +301,7 @@ pub fn missing_objects(
 
 /// Looks for one required package in `search` and checks the objects needed from it.
 /// `load` reads a package file (callers may cache).
-pub fn check_requirement(
+pub(crate) fn check_requirement(
     required: &Requirement,
     search: &[PathBuf],
     load: &mut dyn FnMut(&Path) -> crate::Result<Package>,
@@ -336,7 +336,7 @@ impl PackageCache {
         Self::default()
     }
 
-    pub fn load(&mut self, file: &Path) -> crate::Result<Package> {
+    pub(crate) fn load(&mut self, file: &Path) -> crate::Result<Package> {
         let entry = self
             .packages
             .entry(file.to_path_buf())
@@ -383,7 +383,7 @@ pub struct EmbeddedPackage {
 }
 
 /// The packages `package` embeds, in export order.
-pub fn embedded_packages(package: &Package) -> Vec<EmbeddedPackage> {
+pub(crate) fn embedded_packages(package: &Package) -> Vec<EmbeddedPackage> {
     let is_package = |i: usize| {
         package
             .class_path(ObjectRef::export(i))

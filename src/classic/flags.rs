@@ -4,7 +4,7 @@
 //! Values from reference 003 (flag tables) and 001 (package flags).
 
 /// Package flags of the header, lowest bit first.
-pub const PACKAGE_FLAGS: &[(u32, &str)] = &[
+pub(crate) const PACKAGE_FLAGS: &[(u32, &str)] = &[
     (0x0001, "PKG_AllowDownload"),
     (0x0002, "PKG_ClientOptional"),
     (0x0004, "PKG_ServerSideOnly"),
@@ -15,7 +15,7 @@ pub const PACKAGE_FLAGS: &[(u32, &str)] = &[
 
 /// Object flags (`RF_*`), lowest bit first. Name entries carry the same
 /// 32-bit flag word.
-pub const OBJECT_FLAGS: &[(u32, &str)] = &[
+pub(crate) const OBJECT_FLAGS: &[(u32, &str)] = &[
     (0x0000_0001, "RF_Transactional"),
     (0x0000_0002, "RF_Unreachable"),
     (0x0000_0004, "RF_Public"),
@@ -52,22 +52,22 @@ pub const OBJECT_FLAGS: &[(u32, &str)] = &[
 pub const RF_PUBLIC: u32 = 0x0000_0004;
 
 /// `RF_HasStack`: the object's data starts with its execution state.
-pub const RF_HAS_STACK: u32 = 0x0200_0000;
+pub(crate) const RF_HAS_STACK: u32 = 0x0200_0000;
 
 /// `RF_LoadForClient`, `RF_LoadForServer`, `RF_LoadForEdit`: the loader
 /// creates an export (and keeps a name) only when one of these matches
 /// what it is loading for (`ULinkerLoad`'s context flags).
-pub const RF_LOAD_CONTEXT: u32 = 0x0007_0000;
+pub(crate) const RF_LOAD_CONTEXT: u32 = 0x0007_0000;
 
 /// `RF_TagExp`: set on every name and export the engine's save writes.
-pub const RF_TAG_EXP: u32 = 0x0000_0010;
+pub(crate) const RF_TAG_EXP: u32 = 0x0000_0010;
 
 /// `RF_Native`: a class with native (C++) code.
-pub const RF_NATIVE: u32 = 0x0400_0000;
+pub(crate) const RF_NATIVE: u32 = 0x0400_0000;
 
 /// Names of the set bits of `value` according to `table`; bits the table
 /// does not know are listed as `0x...` so nothing is hidden.
-pub fn decode_flags(value: u32, table: &[(u32, &str)]) -> Vec<String> {
+pub(crate) fn decode_flags(value: u32, table: &[(u32, &str)]) -> Vec<String> {
     let mut names = Vec::new();
     let mut known = 0u32;
     for &(bit, name) in table {
@@ -84,12 +84,12 @@ pub fn decode_flags(value: u32, table: &[(u32, &str)]) -> Vec<String> {
 }
 
 /// Decoded package flags.
-pub fn package_flag_names(value: u32) -> Vec<String> {
+pub(crate) fn package_flag_names(value: u32) -> Vec<String> {
     decode_flags(value, PACKAGE_FLAGS)
 }
 
 /// Decoded object (or name) flags.
-pub fn object_flag_names(value: u32) -> Vec<String> {
+pub(crate) fn object_flag_names(value: u32) -> Vec<String> {
     decode_flags(value, OBJECT_FLAGS)
 }
 

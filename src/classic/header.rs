@@ -17,14 +17,14 @@ use crate::error::{Context, Result};
 pub use crate::legacy::PACKAGE_FILE_TAG as PACKAGE_TAG;
 
 /// Where the header stores the table counts (each followed by its offset).
-pub const NAME_COUNT_AT: usize = 12;
-pub const EXPORT_COUNT_AT: usize = 20;
-pub const IMPORT_COUNT_AT: usize = 28;
+pub(crate) const NAME_COUNT_AT: usize = 12;
+pub(crate) const EXPORT_COUNT_AT: usize = 20;
+pub(crate) const IMPORT_COUNT_AT: usize = 28;
 /// Where versions before 68 store the heritage offset (after its count).
-pub const HERITAGE_OFFSET_AT: usize = 40;
+pub(crate) const HERITAGE_OFFSET_AT: usize = 40;
 
 /// File versions this reader accepts (Unreal 61–63, Unreal Tournament 68–69, and neighbours).
-pub const SUPPORTED_FILE_VERSIONS: std::ops::RangeInclusive<u16> = 60..=69;
+pub(crate) const SUPPORTED_FILE_VERSIONS: std::ops::RangeInclusive<u16> = 60..=69;
 
 /// The classic file-version table: every version-dependent fact of the
 /// format is a method here, so readers never compare numbers themselves.
@@ -34,7 +34,7 @@ pub struct FileVersion(pub u16);
 
 impl FileVersion {
     /// Names carry a compact-index length prefix (64 and later); before, they are zero-terminated.
-    pub fn has_length_prefixed_names(self) -> bool {
+    pub(crate) fn has_length_prefixed_names(self) -> bool {
         self.0 >= 64
     }
 
@@ -45,7 +45,7 @@ impl FileVersion {
 
     /// The smallest possible name entry: an empty string (its terminator,
     /// plus a length byte when prefixed) and the 32-bit flags.
-    pub fn min_name_entry_size(self) -> usize {
+    pub(crate) fn min_name_entry_size(self) -> usize {
         if self.has_length_prefixed_names() {
             6
         } else {
@@ -56,21 +56,21 @@ impl FileVersion {
     /// Lazy arrays (texture mipmaps, sound and music data) start with the
     /// absolute file position of their end (after 61); before, with their
     /// element count only. Engine: `TLazyArray` serializer, `Ar.Ver() <= 61`.
-    pub fn has_lazy_array_end_positions(self) -> bool {
+    pub(crate) fn has_lazy_array_end_positions(self) -> bool {
         self.0 > 61
     }
 
     /// A model's vectors, points, nodes, surfaces and vertices are arrays
     /// inside the model (after 61); before, they were separate objects.
     /// Engine: `UModel::Serialize`, `Ar.Ver() <= 61`.
-    pub fn has_inline_model_arrays(self) -> bool {
+    pub(crate) fn has_inline_model_arrays(self) -> bool {
         self.0 > 61
     }
 
     /// A level ends with its travel information as a string-to-string map
     /// (after 62) or as two string lists (61 and 62); older levels have
     /// none. Engine: `ULevel::Serialize`.
-    pub fn level_travel_info(self) -> TravelInfo {
+    pub(crate) fn level_travel_info(self) -> TravelInfo {
         match self.0 {
             63.. => TravelInfo::Map,
             61..=62 => TravelInfo::Lists,
@@ -79,7 +79,7 @@ impl FileVersion {
     }
 
     /// The limits the engine's loader puts on a package of this version.
-    pub fn limits(self) -> Limits {
+    pub(crate) fn limits(self) -> Limits {
         Limits {
             // Offsets, sizes and counts are signed 32-bit numbers in every version.
             max_file_size: i32::MAX as u64,
@@ -92,7 +92,7 @@ impl FileVersion {
 
 /// How a level stores its travel information (see [`FileVersion::level_travel_info`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TravelInfo {
+pub(crate) enum TravelInfo {
     None,
     Lists,
     Map,
@@ -100,13 +100,13 @@ pub enum TravelInfo {
 
 /// What a package of one file version can hold (see [`FileVersion::limits`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct Limits {
+pub(crate) struct Limits {
     /// Largest file: every offset is a signed 32-bit number.
-    pub max_file_size: u64,
+    pub(crate) max_file_size: u64,
     /// Most entries in one table.
-    pub max_table_entries: u64,
+    pub(crate) max_table_entries: u64,
     /// Longest name, in bytes, without its terminator.
-    pub max_name_len: usize,
+    pub(crate) max_name_len: usize,
 }
 
 /// One generation record: the export and name counts the package had when
@@ -118,16 +118,16 @@ pub struct Generation {
 }
 
 impl Generation {
-    pub const SIZE: usize = 8;
+    pub(crate) const SIZE: usize = 8;
 
-    pub fn read(reader: &mut Reader) -> Result<Generation> {
+    pub(crate) fn read(reader: &mut Reader) -> Result<Generation> {
         Ok(Generation {
             export_count: reader.i32()?,
             name_count: reader.i32()?,
         })
     }
 
-    pub fn write(&self, writer: &mut Writer) {
+    pub(crate) fn write(&self, writer: &mut Writer) {
         writer.i32(self.export_count);
         writer.i32(self.name_count);
     }
@@ -167,16 +167,16 @@ impl Header {
     /// Header size up to and including the table pointers.
     const FIXED_SIZE: usize = 36;
 
-    pub fn file_version(&self) -> FileVersion {
+    pub(crate) fn file_version(&self) -> FileVersion {
         FileVersion(self.version_word as u16)
     }
 
-    pub fn licensee_version(&self) -> u16 {
+    pub(crate) fn licensee_version(&self) -> u16 {
         (self.version_word >> 16) as u16
     }
 
     /// Reads the header from the start of `reader`.
-    pub fn read(reader: &mut Reader) -> Result<Header> {
+    pub(crate) fn read(reader: &mut Reader) -> Result<Header> {
         let tag_at = reader.pos();
         let tag = reader.u32().context("tag")?;
         if tag != PACKAGE_TAG {
@@ -242,7 +242,7 @@ impl Header {
         })
     }
 
-    pub fn write(&self, writer: &mut Writer) {
+    pub(crate) fn write(&self, writer: &mut Writer) {
         writer.u32(PACKAGE_TAG);
         writer.u32(self.version_word);
         writer.u32(self.package_flags);
@@ -268,7 +268,7 @@ impl Header {
     }
 
     /// Bytes the header takes on disk.
-    pub fn size(&self) -> usize {
+    pub(crate) fn size(&self) -> usize {
         Self::FIXED_SIZE
             + match &self.lineage {
                 Lineage::Heritage { .. } => 8,

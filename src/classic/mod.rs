@@ -231,7 +231,7 @@ impl Package {
     }
 
     /// The outer of an object (null for top-level objects and for null).
-    pub fn outer(&self, reference: ObjectRef) -> ObjectRef {
+    pub(crate) fn outer(&self, reference: ObjectRef) -> ObjectRef {
         match reference.target() {
             Target::Null => ObjectRef::NULL,
             Target::Import(i) => self.imports.get(i).map_or(ObjectRef::NULL, |e| e.outer),
@@ -240,7 +240,7 @@ impl Package {
     }
 
     /// The object's own name (`None` for null).
-    pub fn object_name(&self, reference: ObjectRef) -> &str {
+    pub(crate) fn object_name(&self, reference: ObjectRef) -> &str {
         match reference.target() {
             Target::Null => "None",
             Target::Import(i) => self

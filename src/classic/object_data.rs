@@ -46,21 +46,21 @@ use crate::error::{Error, Result};
 
 /// Property types of the tag's info byte (engine names `NAME_ByteProperty` = 1 … 15).
 mod property_type {
-    pub const BYTE: u8 = 1;
-    pub const INT: u8 = 2;
-    pub const BOOL: u8 = 3;
-    pub const FLOAT: u8 = 4;
-    pub const OBJECT: u8 = 5;
-    pub const NAME: u8 = 6;
-    pub const STRING: u8 = 7;
-    pub const CLASS: u8 = 8;
-    pub const ARRAY: u8 = 9;
-    pub const STRUCT: u8 = 10;
-    pub const VECTOR: u8 = 11;
-    pub const ROTATOR: u8 = 12;
-    pub const STR: u8 = 13;
-    pub const MAP: u8 = 14;
-    pub const FIXED_ARRAY: u8 = 15;
+    pub(crate) const BYTE: u8 = 1;
+    pub(crate) const INT: u8 = 2;
+    pub(crate) const BOOL: u8 = 3;
+    pub(crate) const FLOAT: u8 = 4;
+    pub(crate) const OBJECT: u8 = 5;
+    pub(crate) const NAME: u8 = 6;
+    pub(crate) const STRING: u8 = 7;
+    pub(crate) const CLASS: u8 = 8;
+    pub(crate) const ARRAY: u8 = 9;
+    pub(crate) const STRUCT: u8 = 10;
+    pub(crate) const VECTOR: u8 = 11;
+    pub(crate) const ROTATOR: u8 = 12;
+    pub(crate) const STR: u8 = 13;
+    pub(crate) const MAP: u8 = 14;
+    pub(crate) const FIXED_ARRAY: u8 = 15;
 }
 
 /// Structs of Core and Engine that hold no object reference, with their
@@ -81,9 +81,9 @@ const PLAIN_STRUCTS: &[(&str, usize)] = &[
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct DataReference {
     /// Position in the object's data.
-    pub at: usize,
+    pub(crate) at: usize,
     /// Bytes of its encoding.
-    pub len: usize,
+    pub(crate) len: usize,
     pub target: ObjectRef,
 }
 
@@ -92,12 +92,12 @@ pub struct DataReference {
 pub struct Undecoded {
     /// File offset where decoding stopped.
     pub offset: u64,
-    pub reason: String,
+    pub(crate) reason: String,
 }
 
 /// One piece of decoded object data.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Piece {
+pub(crate) enum Piece {
     /// Bytes without references, written back as they are.
     Bytes(Range<usize>),
     Reference(DataReference),
@@ -118,25 +118,25 @@ pub enum Piece {
 
 /// The tag of a tagged property and its value.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PropertyTag {
+pub(crate) struct PropertyTag {
     /// Name, info byte and (for structs) struct name.
-    pub head: Range<usize>,
+    pub(crate) head: Range<usize>,
     /// Where the info byte is (its bits 4–6 encode the size).
-    pub info_at: usize,
+    pub(crate) info_at: usize,
     /// The explicit size field (0, 1, 2 or 4 bytes).
-    pub size_field: Range<usize>,
+    pub(crate) size_field: Range<usize>,
     /// The array index (0, 1, 2 or 4 bytes).
-    pub array_index: Range<usize>,
+    pub(crate) array_index: Range<usize>,
     /// Where the value was.
-    pub value_range: Range<usize>,
-    pub value: Vec<Piece>,
+    pub(crate) value_range: Range<usize>,
+    pub(crate) value: Vec<Piece>,
 }
 
 /// The decoded data of one export.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ObjectData {
-    pub len: usize,
-    pub pieces: Vec<Piece>,
+    pub(crate) len: usize,
+    pub(crate) pieces: Vec<Piece>,
 }
 
 impl ObjectData {

@@ -31,25 +31,25 @@ pub struct NameReport {
 
 #[derive(Debug, Clone, Serialize)]
 pub struct ImportReport {
-    pub index: usize,
+    pub(crate) index: usize,
     /// The object reference other entries use for it (`-index - 1`).
     pub reference: i32,
     pub path: String,
     pub class: String,
     /// Path of the outer, `None` for top-level packages.
-    pub outer: Option<String>,
+    pub(crate) outer: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
 pub struct ExportReport {
-    pub index: usize,
+    pub(crate) index: usize,
     /// The object reference other entries use for it (`index + 1`).
     pub reference: i32,
     pub path: String,
     pub class: String,
     #[serde(rename = "super")]
     pub super_field: Option<String>,
-    pub outer: Option<String>,
+    pub(crate) outer: Option<String>,
     pub flags: Flags,
     pub serial_size: i32,
     pub serial_offset: Option<i32>,
@@ -60,7 +60,7 @@ pub struct ExportReport {
 /// declares a million exports is reported in bounded memory.
 #[derive(Debug, Clone, Serialize)]
 pub struct PackageReport<'a> {
-    pub kind: &'static str,
+    pub(crate) kind: &'static str,
     pub package: String,
     pub file_size: u64,
     pub file_version: u16,
@@ -105,7 +105,7 @@ impl<'a, T: 'a> Rows<'a, T> {
         self.len
     }
 
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.len == 0
     }
 

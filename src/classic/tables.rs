@@ -61,9 +61,9 @@ impl ObjectRef {
 /// that every reference in a parsed package is known to resolve.
 #[derive(Debug, Clone, Copy)]
 pub struct TableCounts {
-    pub names: usize,
-    pub imports: usize,
-    pub exports: usize,
+    pub(crate) names: usize,
+    pub(crate) imports: usize,
+    pub(crate) exports: usize,
 }
 
 impl TableCounts {
@@ -126,9 +126,9 @@ pub struct NameEntry {
 
 impl NameEntry {
     /// Longest name read (the engine's limit is 64; anything far beyond is corruption).
-    pub const MAX_LEN: usize = 1024;
+    pub(crate) const MAX_LEN: usize = 1024;
 
-    pub fn read(reader: &mut Reader, version: FileVersion) -> Result<NameEntry> {
+    pub(crate) fn read(reader: &mut Reader, version: FileVersion) -> Result<NameEntry> {
         let at = reader.pos();
         let mut text_at = at;
         let bytes = if version.has_length_prefixed_names() {
@@ -170,7 +170,7 @@ impl NameEntry {
 
     /// Writes the entry. Characters above U+00FF cannot be stored; callers
     /// building packages check names with [`crate::binary::is_latin1`].
-    pub fn write(&self, writer: &mut Writer, version: FileVersion) {
+    pub(crate) fn write(&self, writer: &mut Writer, version: FileVersion) {
         let bytes: Vec<u8> = self.name.chars().map(|c| c as u32 as u8).collect();
         if version.has_length_prefixed_names() {
             CompactIndex(bytes.len() as i32 + 1).write(writer);
@@ -195,9 +195,9 @@ pub struct ImportEntry {
 
 impl ImportEntry {
     /// Three one-byte compact indices and a 32-bit reference.
-    pub const MIN_SIZE: usize = 7;
+    pub(crate) const MIN_SIZE: usize = 7;
 
-    pub fn read(reader: &mut Reader, counts: &TableCounts) -> Result<ImportEntry> {
+    pub(crate) fn read(reader: &mut Reader, counts: &TableCounts) -> Result<ImportEntry> {
         Ok(ImportEntry {
             class_package: counts.name(reader, "class package")?,
             class_name: counts.name(reader, "class name")?,
@@ -206,7 +206,7 @@ impl ImportEntry {
         })
     }
 
-    pub fn write(&self, writer: &mut Writer) {
+    pub(crate) fn write(&self, writer: &mut Writer) {
         CompactIndex(self.class_package as i32).write(writer);
         CompactIndex(self.class_name as i32).write(writer);
         writer.i32(self.outer.0);
@@ -233,9 +233,9 @@ pub struct ExportEntry {
 impl ExportEntry {
     /// Two one-byte compact indices, a 32-bit reference, a one-byte name,
     /// 32-bit flags and a one-byte size.
-    pub const MIN_SIZE: usize = 12;
+    pub(crate) const MIN_SIZE: usize = 12;
 
-    pub fn read(reader: &mut Reader, counts: &TableCounts) -> Result<ExportEntry> {
+    pub(crate) fn read(reader: &mut Reader, counts: &TableCounts) -> Result<ExportEntry> {
         let class = counts.compact_ref(reader, "class")?;
         let super_field = counts.compact_ref(reader, "super")?;
         let outer = counts.ref32(reader, "outer (package index)")?;
@@ -271,7 +271,7 @@ impl ExportEntry {
         })
     }
 
-    pub fn write(&self, writer: &mut Writer) {
+    pub(crate) fn write(&self, writer: &mut Writer) {
         CompactIndex(self.class.0).write(writer);
         CompactIndex(self.super_field.0).write(writer);
         writer.i32(self.outer.0);
@@ -295,13 +295,13 @@ impl ExportEntry {
 pub struct HeritageEntry(pub [u8; 16]);
 
 impl HeritageEntry {
-    pub const SIZE: usize = 16;
+    pub(crate) const SIZE: usize = 16;
 
-    pub fn read(reader: &mut Reader) -> Result<HeritageEntry> {
+    pub(crate) fn read(reader: &mut Reader) -> Result<HeritageEntry> {
         Ok(HeritageEntry(reader.guid()?))
     }
 
-    pub fn write(&self, writer: &mut Writer) {
+    pub(crate) fn write(&self, writer: &mut Writer) {
         writer.guid(&self.0);
     }
 }

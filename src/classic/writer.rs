@@ -43,9 +43,9 @@ const GUID_DERIVATION_CONTEXT: &str = "zenpak classic package GUID v1";
 /// at `at` must equal the file offset of `target` (both relative to the
 /// start of the object's data).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct FilePosition {
-    pub at: usize,
-    pub target: usize,
+pub(crate) struct FilePosition {
+    pub(crate) at: usize,
+    pub(crate) target: usize,
 }
 
 /// The serialized data of one export, with the absolute file positions
@@ -53,7 +53,7 @@ pub struct FilePosition {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ObjectBytes {
     pub bytes: Vec<u8>,
-    pub file_positions: Vec<FilePosition>,
+    pub(crate) file_positions: Vec<FilePosition>,
 }
 
 impl ObjectBytes {

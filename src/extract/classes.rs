@@ -36,8 +36,8 @@ const CORE_UOBJECT: &str = "/Script/CoreUObject";
 /// An import's class: the package of the class and the class's name.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct ClassRef {
-    pub package: Name,
-    pub name: Name,
+    pub(crate) package: Name,
+    pub(crate) name: Name,
 }
 
 impl ClassRef {
@@ -47,10 +47,10 @@ impl ClassRef {
             name: Name::new(name, 0),
         }
     }
-    pub fn package() -> Self {
+    pub(crate) fn package() -> Self {
         Self::core("Package")
     }
-    pub fn object() -> Self {
+    pub(crate) fn object() -> Self {
         Self::core("Object")
     }
     fn class() -> Self {

@@ -57,26 +57,26 @@ use super::{
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SourceChunk {
     /// The source's handle for the chunk.
-    pub handle: usize,
+    pub(crate) handle: usize,
     /// The chunk id's 64-bit id (the package id for package and bulk chunks).
-    pub id: u64,
-    pub index: u16,
-    pub chunk_type: ChunkType,
+    pub(crate) id: u64,
+    pub(crate) index: u16,
+    pub(crate) chunk_type: ChunkType,
     /// Path from the directory index, relative to the mount point.
-    pub path: Option<String>,
-    pub size: u64,
+    pub(crate) path: Option<String>,
+    pub(crate) size: u64,
     /// Whether the chunk is in what the user asked to extract (not only in
     /// the game it imports from).
-    pub selected: bool,
+    pub(crate) selected: bool,
 }
 
 /// A file of a companion pak.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SourceFile {
-    pub handle: usize,
-    pub path: String,
-    pub size: u64,
-    pub selected: bool,
+    pub(crate) handle: usize,
+    pub(crate) path: String,
+    pub(crate) size: u64,
+    pub(crate) selected: bool,
 }
 
 /// Containers (and their paks) seen as one: every chunk once (the last
@@ -260,7 +260,7 @@ impl ChunkSource for ViewSource {
 
 /// Package headers read from a [`ChunkSource`] when an import needs them,
 /// keeping the most recently used ones.
-pub struct SourceHeaders<'a> {
+pub(crate) struct SourceHeaders<'a> {
     source: &'a dyn ChunkSource,
     engine: EngineVersion,
     packages: BTreeMap<u64, SourceChunk>,
@@ -272,7 +272,7 @@ pub struct SourceHeaders<'a> {
 const HEADER_CACHE: usize = 256;
 
 impl<'a> SourceHeaders<'a> {
-    pub fn new(
+    pub(crate) fn new(
         source: &'a dyn ChunkSource,
         engine: EngineVersion,
         chunks: &[SourceChunk],
@@ -326,7 +326,7 @@ impl HeaderProvider for SourceHeaders<'_> {
 }
 
 /// The game's script objects from the source's global chunks, if it has them.
-pub fn script_objects(
+pub(crate) fn script_objects(
     source: &dyn ChunkSource,
     chunks: &[SourceChunk],
 ) -> Result<Option<ScriptObjects>> {
@@ -409,17 +409,17 @@ pub struct ExtractSummary {
     pub skipped: Vec<Skipped>,
     /// Packages written with warnings (unresolved imports, approximations;
     /// the warnings themselves come with [`ExtractEvent::Package`]).
-    pub warned_packages: usize,
+    pub(crate) warned_packages: usize,
     /// Warnings about those packages.
-    pub warnings: usize,
+    pub(crate) warnings: usize,
     /// Packages with imports that cannot be resolved (written with
     /// placeholders, or failed), and how many imports that is in all.
-    pub unresolved_packages: usize,
-    pub unresolved_imports: usize,
+    pub(crate) unresolved_packages: usize,
+    pub(crate) unresolved_imports: usize,
     /// Packages chosen for extraction.
-    pub planned: usize,
+    pub(crate) planned: usize,
     /// Packages that could not be extracted.
-    pub failed_packages: usize,
+    pub(crate) failed_packages: usize,
     /// What went wrong with them (a package may have several problems).
     pub failures: Vec<Diagnostic>,
 }
@@ -925,7 +925,7 @@ fn package_groups(plan: &[Planned]) -> Vec<std::ops::Range<usize>> {
 /// temporary file renamed when complete. Folders already checked are
 /// remembered, so a file costs a create, its writes and a rename (and,
 /// in a folder that was not empty, a look at what it replaces).
-pub struct OutputDir {
+pub(crate) struct OutputDir {
     root: PathBuf,
     checked: std::sync::Mutex<BTreeSet<PathBuf>>,
     /// The folder was empty when extraction began: nothing in it is a
@@ -935,7 +935,7 @@ pub struct OutputDir {
 
 impl OutputDir {
     /// The folder `root` (created if missing).
-    pub fn new(root: &Path) -> Result<Self> {
+    pub(crate) fn new(root: &Path) -> Result<Self> {
         std::fs::create_dir_all(root).map_err(|e| Error::io(root, e))?;
         let root = root.canonicalize().map_err(|e| Error::io(root, e))?;
         let was_empty = std::fs::read_dir(&root)
@@ -952,7 +952,7 @@ impl OutputDir {
     /// Writes `relative` (a `/`-separated path), streamed by `fill` through
     /// a buffer. Refuses paths that would leave the folder (see
     /// [`crate::iostore::reader::write_inside`]).
-    pub fn write(
+    pub(crate) fn write(
         &self,
         relative: &str,
         fill: impl FnOnce(&mut dyn Write) -> Result<u64>,
@@ -967,7 +967,7 @@ impl OutputDir {
 
     /// Writes `data`, already in memory, as `relative`: one write, no buffer
     /// in between (see [`OutputDir::write`]).
-    pub fn write_bytes(&self, relative: &str, data: &[u8]) -> Result<u64> {
+    pub(crate) fn write_bytes(&self, relative: &str, data: &[u8]) -> Result<u64> {
         self.write_file(relative, |file, _| {
             file.write_all(data).map_err(|e| Error::io(relative, e))?;
             Ok(data.len() as u64)

@@ -33,10 +33,10 @@ use super::imports::Imports;
 /// One export's preload dependencies (legacy package indices).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(super) struct ExportDependencies {
-    pub create_before_create: Vec<PackageIndex>,
-    pub serialize_before_create: Vec<PackageIndex>,
-    pub create_before_serialize: Vec<PackageIndex>,
-    pub serialize_before_serialize: Vec<PackageIndex>,
+    pub(crate) create_before_create: Vec<PackageIndex>,
+    pub(crate) serialize_before_create: Vec<PackageIndex>,
+    pub(crate) create_before_serialize: Vec<PackageIndex>,
+    pub(crate) serialize_before_serialize: Vec<PackageIndex>,
     /// What [`add`](Self::add) has put in each list, to add nothing twice.
     added: std::collections::BTreeSet<(u8, PackageIndex)>,
 }
@@ -59,7 +59,7 @@ impl ExportDependencies {
         }
     }
 
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.create_before_create.is_empty()
             && self.serialize_before_create.is_empty()
             && self.create_before_serialize.is_empty()

@@ -37,22 +37,22 @@ const FILTER_NOT_FOR_SERVER: u8 = 2;
 /// A legacy export before names get their indices and data its offsets.
 #[derive(Debug, Clone)]
 pub(super) struct DraftExport {
-    pub class: PackageIndex,
-    pub super_index: PackageIndex,
-    pub template: PackageIndex,
-    pub outer: PackageIndex,
-    pub name: Name,
-    pub flags: u32,
-    pub serial_size: i64,
+    pub(crate) class: PackageIndex,
+    pub(crate) super_index: PackageIndex,
+    pub(crate) template: PackageIndex,
+    pub(crate) outer: PackageIndex,
+    pub(crate) name: Name,
+    pub(crate) flags: u32,
+    pub(crate) serial_size: i64,
     /// The Zen export map's serial offset (UE5: in the export data; UE4:
     /// in the legacy header + `.uexp` stream).
-    pub cooked_offset: u64,
-    pub not_for_client: bool,
-    pub not_for_server: bool,
-    pub is_asset: bool,
-    pub inherited_instance: bool,
-    pub not_always_loaded_for_editor_game: bool,
-    pub generate_public_hash: bool,
+    pub(crate) cooked_offset: u64,
+    pub(crate) not_for_client: bool,
+    pub(crate) not_for_server: bool,
+    pub(crate) is_asset: bool,
+    pub(crate) inherited_instance: bool,
+    pub(crate) not_always_loaded_for_editor_game: bool,
+    pub(crate) generate_public_hash: bool,
 }
 
 /// Maps a Zen object reference to a legacy package index.

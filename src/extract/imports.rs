@@ -45,31 +45,31 @@ pub(super) enum Outer {
 /// A legacy import before names get their indices.
 #[derive(Debug, Clone)]
 pub(super) struct DraftImport {
-    pub class: ClassRef,
-    pub outer: Outer,
-    pub object_name: Name,
+    pub(crate) class: ClassRef,
+    pub(crate) outer: Outer,
+    pub(crate) object_name: Name,
     /// For a script object: its global index (class inference needs it).
-    pub script: Option<PackageObjectIndex>,
+    pub(crate) script: Option<PackageObjectIndex>,
 }
 
 /// The resolved import map.
 #[derive(Debug, Clone)]
 pub(super) struct Imports {
-    pub imports: Vec<DraftImport>,
+    pub(crate) imports: Vec<DraftImport>,
     /// Number of entries the Zen import map has (the rest are extras).
-    pub zen_count: usize,
+    pub(crate) zen_count: usize,
     /// Zen import value → legacy import index.
-    pub by_value: BTreeMap<u64, usize>,
+    pub(crate) by_value: BTreeMap<u64, usize>,
 }
 
 impl Imports {
     /// The legacy import index a Zen import value refers to.
-    pub fn index_of(&self, value: PackageObjectIndex) -> Option<usize> {
+    pub(crate) fn index_of(&self, value: PackageObjectIndex) -> Option<usize> {
         self.by_value.get(&value.0).copied()
     }
 
     /// The package an import belongs to (its outermost object's name).
-    pub fn package_of(&self, index: usize) -> Option<String> {
+    pub(crate) fn package_of(&self, index: usize) -> Option<String> {
         let mut current = index;
         for _ in 0..=self.imports.len() {
             let import = self.imports.get(current)?;
@@ -103,11 +103,11 @@ enum Target {
 
 /// Everything import resolution reads.
 pub(super) struct ImportSources<'a> {
-    pub zen: &'a ZenPackage,
+    pub(crate) zen: &'a ZenPackage,
     /// Imported package ids from the store entry (empty when unknown).
-    pub store_imports: &'a [u64],
-    pub script_objects: Option<&'a ScriptObjects>,
-    pub provider: &'a dyn HeaderProvider,
+    pub(crate) store_imports: &'a [u64],
+    pub(crate) script_objects: Option<&'a ScriptObjects>,
+    pub(crate) provider: &'a dyn HeaderProvider,
 }
 
 /// Hashes of every export of an imported package, to find exports by the
@@ -330,7 +330,7 @@ impl Resolver<'_> {
 }
 
 /// Names (with number suffixes) from the top-level export down to `export`.
-pub fn export_relative_path(package: &ZenPackage, export: usize) -> Vec<String> {
+pub(crate) fn export_relative_path(package: &ZenPackage, export: usize) -> Vec<String> {
     let mut path = Vec::new();
     let mut current = export;
     while let Some(entry) = package.exports.get(current) {

@@ -92,10 +92,10 @@ mod exports;
 mod imports;
 mod names;
 mod package;
-pub mod provider;
+pub(crate) mod provider;
 pub mod script_objects;
 
-pub use imports::export_relative_path;
+pub(crate) use imports::export_relative_path;
 
 use std::borrow::Cow;
 use std::collections::BTreeSet;
@@ -116,12 +116,12 @@ pub use script_objects::{ScriptObject, ScriptObjects};
 /// An `FName` as the stages carry it: the text the name map stores and the number.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub(crate) struct Name {
-    pub base: String,
-    pub number: u32,
+    pub(crate) base: String,
+    pub(crate) number: u32,
 }
 
 impl Name {
-    pub fn new(base: impl Into<String>, number: u32) -> Self {
+    pub(crate) fn new(base: impl Into<String>, number: u32) -> Self {
         Name {
             base: base.into(),
             number,
@@ -129,13 +129,13 @@ impl Name {
     }
 
     /// Splits `Name_3` into `Name` and number 4, as the engine stores FNames.
-    pub fn from_full(full: &str) -> Self {
+    pub(crate) fn from_full(full: &str) -> Self {
         let (base, number) = split_number(full);
         Name::new(base, number)
     }
 
     /// The text with its number suffix.
-    pub fn full(&self) -> String {
+    pub(crate) fn full(&self) -> String {
         crate::names::with_number(&self.base, self.number).into_owned()
     }
 }
@@ -146,11 +146,11 @@ pub struct Unresolved {
     /// Index in the Zen import map.
     pub import: usize,
     /// What the entry is known to be.
-    pub what: String,
+    pub(crate) what: String,
     /// Why it could not be resolved.
-    pub reason: String,
+    pub(crate) reason: String,
     /// The placeholder written in its place (with `allow_unresolved`).
-    pub placeholder: String,
+    pub(crate) placeholder: String,
 }
 
 /// How to extract.
@@ -186,7 +186,7 @@ pub struct ZenInput<'a> {
 /// What happened to one package.
 #[derive(Debug, Clone, Serialize)]
 pub struct PackageReport {
-    pub package_name: String,
+    pub(crate) package_name: String,
     pub imports: usize,
     pub exports: usize,
     /// Imports replaced by placeholders.
@@ -198,13 +198,13 @@ pub struct PackageReport {
 /// A legacy package made from a Zen package.
 #[derive(Debug, Clone)]
 pub struct LegacyOutput {
-    pub package_name: String,
+    pub(crate) package_name: String,
     /// `.uasset` / `.umap` bytes.
     pub header: Vec<u8>,
     /// `.uexp` bytes.
     pub export_data: Vec<u8>,
     /// Whether the package holds a world (a map: `.umap`).
-    pub is_map: bool,
+    pub(crate) is_map: bool,
     pub report: PackageReport,
 }
 
@@ -217,11 +217,11 @@ pub fn extract_package(input: ZenInput<'_>, cx: &ExtractContext<'_>) -> Result<L
 /// package chunk where it is the chunk's export data as it is (5.3+): the
 /// container extraction writes it from the chunk, never copying it.
 pub(crate) struct Extracted<'a> {
-    pub package_name: String,
-    pub header: Vec<u8>,
-    pub export_data: Cow<'a, [u8]>,
-    pub is_map: bool,
-    pub report: PackageReport,
+    pub(crate) package_name: String,
+    pub(crate) header: Vec<u8>,
+    pub(crate) export_data: Cow<'a, [u8]>,
+    pub(crate) is_map: bool,
+    pub(crate) report: PackageReport,
 }
 
 impl Extracted<'_> {
@@ -432,7 +432,7 @@ pub fn unresolved_list(unresolved: &[Unresolved], shown: usize) -> String {
 
 /// The one error of a package whose imports cannot be resolved: how many,
 /// the first few by name, and why the first could not be.
-pub fn unresolved_error(unresolved: &[Unresolved]) -> Error {
+pub(crate) fn unresolved_error(unresolved: &[Unresolved]) -> Error {
     let why = unresolved.first().map_or("", |u| u.reason.as_str());
     Error::invalid(format!(
         "{} imports cannot be resolved: {} (the first: {why})",

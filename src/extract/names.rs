@@ -35,15 +35,15 @@ use super::Name;
 /// The legacy name map and how to find a name in it.
 #[derive(Debug, Clone)]
 pub(super) struct NameMap {
-    pub entries: Vec<NameEntry>,
+    pub(crate) entries: Vec<NameEntry>,
     /// `NamesReferencedFromExportData` (UE5).
-    pub referenced_from_export_data: usize,
+    pub(crate) referenced_from_export_data: usize,
     index: BTreeMap<String, u32>,
 }
 
 impl NameMap {
     /// The `FName` of a name the map holds.
-    pub fn fname(&self, name: &Name) -> FName {
+    pub(crate) fn fname(&self, name: &Name) -> FName {
         FName::new(
             self.index.get(&name.base).copied().unwrap_or(0),
             name.number,
@@ -54,11 +54,11 @@ impl NameMap {
 /// What the name map must hold beyond the Zen names.
 pub(super) struct NameNeeds<'a> {
     /// Every name the header refers to (imports, exports, package name).
-    pub header: BTreeSet<&'a str>,
+    pub(crate) header: BTreeSet<&'a str>,
     /// Export object names in export order, and the package name, as the
     /// conversion appends them.
-    pub export_names: Vec<&'a str>,
-    pub package_name: &'a str,
+    pub(crate) export_names: Vec<&'a str>,
+    pub(crate) package_name: &'a str,
 }
 
 /// Builds the legacy name map.

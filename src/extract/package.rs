@@ -41,10 +41,10 @@ use super::names::NameMap;
 /// The finished legacy package (its `.uexp` borrowed from the Zen export
 /// data when it is that data as it is: 5.3+).
 pub(super) struct Assembled<'a> {
-    pub header: Vec<u8>,
-    pub export_data: Cow<'a, [u8]>,
+    pub(crate) header: Vec<u8>,
+    pub(crate) export_data: Cow<'a, [u8]>,
     /// Things the output had to approximate.
-    pub notes: Vec<String>,
+    pub(crate) notes: Vec<String>,
 }
 
 /// The header sections in the order UE 4.26–5.7 cooks write them (corpus:
@@ -69,14 +69,14 @@ fn section_layout(engine: EngineVersion) -> Vec<Section> {
 
 pub(super) struct Parts<'a, 'd> {
     /// The header (its `export_data` is not used: see `export_data`).
-    pub zen: &'a ZenPackage,
+    pub(crate) zen: &'a ZenPackage,
     /// The export data that follows the Zen header in the chunk.
-    pub export_data: &'d [u8],
-    pub package_name: &'a str,
-    pub imports: &'a Imports,
-    pub exports: &'a [DraftExport],
-    pub dependencies: &'a [ExportDependencies],
-    pub names: &'a NameMap,
+    pub(crate) export_data: &'d [u8],
+    pub(crate) package_name: &'a str,
+    pub(crate) imports: &'a Imports,
+    pub(crate) exports: &'a [DraftExport],
+    pub(crate) dependencies: &'a [ExportDependencies],
+    pub(crate) names: &'a NameMap,
 }
 
 pub(super) fn assemble<'d>(parts: Parts<'_, 'd>) -> Result<Assembled<'d>> {

@@ -17,8 +17,8 @@ use crate::zen::{ZenPackage, ZenSummary};
 /// (UE 4.26–5.2 headers refer to their imported packages through that list).
 #[derive(Debug, Clone)]
 pub struct ProvidedPackage {
-    pub header: ZenPackage,
-    pub imported_packages: Vec<u64>,
+    pub(crate) header: ZenPackage,
+    pub(crate) imported_packages: Vec<u64>,
 }
 
 /// Gives the Zen header of a package by id.
@@ -67,11 +67,11 @@ impl PackageHeaders {
         Ok(id)
     }
 
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.packages.len()
     }
 
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.packages.is_empty()
     }
 }
@@ -84,7 +84,7 @@ impl HeaderProvider for PackageHeaders {
 
 /// Reads only the header of a package chunk (the export data is left out,
 /// so a provider does not keep it in memory).
-pub fn read_header(package_chunk: &[u8], engine: EngineVersion) -> Result<ZenPackage> {
+pub(crate) fn read_header(package_chunk: &[u8], engine: EngineVersion) -> Result<ZenPackage> {
     let mut r = Reader::new(package_chunk);
     let summary = ZenSummary::read(&mut r, engine.zen_layout()).context("zen package > summary")?;
     let size = summary.header_size as usize;

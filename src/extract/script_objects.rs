@@ -29,20 +29,20 @@ use crate::zen::{PackageObjectIndex, ZenName};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ScriptObject {
     /// The object's name without its number, and the FName number (0: none).
-    pub name: String,
-    pub number: u32,
+    pub(crate) name: String,
+    pub(crate) number: u32,
     /// The outer object (`None` for a script package such as `/Script/Engine`).
     pub outer: Option<PackageObjectIndex>,
     /// For a class default object: its class.
     pub cdo_class: Option<PackageObjectIndex>,
     /// The object's class as (class package, class name), when the source
     /// says it (legacy imports do; the engine's chunk does not).
-    pub class: Option<(String, String)>,
+    pub(crate) class: Option<(String, String)>,
 }
 
 impl ScriptObject {
     /// The name with its number suffix (`Name_2` for number 3).
-    pub fn full_name(&self) -> String {
+    pub(crate) fn full_name(&self) -> String {
         crate::names::with_number(&self.name, self.number).into_owned()
     }
 }
@@ -334,7 +334,7 @@ impl ScriptObjects {
         self.objects.len()
     }
 
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.objects.is_empty()
     }
 
@@ -350,7 +350,7 @@ impl ScriptObjects {
     /// The chain of objects from the script package down to `index`
     /// (package first), or `None` if an object of the chain is unknown or
     /// the chain loops.
-    pub fn chain(&self, index: PackageObjectIndex) -> Option<Vec<PackageObjectIndex>> {
+    pub(crate) fn chain(&self, index: PackageObjectIndex) -> Option<Vec<PackageObjectIndex>> {
         let mut chain = vec![index];
         let mut current = self.get(index)?;
         while let Some(outer) = current.outer {

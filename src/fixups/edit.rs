@@ -9,16 +9,16 @@ use crate::{Error, Result};
 /// stream (before any edit is applied) with `bytes`; `removed` 0 inserts.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Edit {
-    pub offset: u64,
-    pub removed: u64,
-    pub bytes: Vec<u8>,
+    pub(crate) offset: u64,
+    pub(crate) removed: u64,
+    pub(crate) bytes: Vec<u8>,
 }
 
 /// An insertion (an [`Edit`] that removes nothing), kept for callers that only insert.
 pub type Insertion = Edit;
 
 impl Edit {
-    pub fn insert(offset: u64, bytes: Vec<u8>) -> Self {
+    pub(crate) fn insert(offset: u64, bytes: Vec<u8>) -> Self {
         Edit {
             offset,
             removed: 0,
@@ -26,7 +26,7 @@ impl Edit {
         }
     }
 
-    pub fn replace(offset: u64, removed: u64, bytes: Vec<u8>) -> Self {
+    pub(crate) fn replace(offset: u64, removed: u64, bytes: Vec<u8>) -> Self {
         Edit {
             offset,
             removed,
@@ -35,12 +35,12 @@ impl Edit {
     }
 
     /// First offset after the replaced range.
-    pub fn end(&self) -> u64 {
+    pub(crate) fn end(&self) -> u64 {
         self.offset + self.removed
     }
 
     /// How much the stream grows (negative: shrinks).
-    pub fn delta(&self) -> i64 {
+    pub(crate) fn delta(&self) -> i64 {
         self.bytes.len() as i64 - self.removed as i64
     }
 }
@@ -65,7 +65,7 @@ impl Shift {
     /// The new position of original offset `p`. An insertion exactly at `p`
     /// moves `p` when `inclusive` (the start of what follows it), not
     /// otherwise (the end of what precedes it).
-    pub fn position(&self, p: u64, inclusive: bool) -> u64 {
+    pub(crate) fn position(&self, p: u64, inclusive: bool) -> u64 {
         let mut delta: i64 = if p >= self.header_len {
             self.header_growth
         } else {

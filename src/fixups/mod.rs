@@ -182,19 +182,19 @@ impl std::fmt::Debug for ProfileOptions {
 
 impl ProfileOptions {
     /// Options with one profile's table.
-    pub fn with_table(mut self, profile: &str, table: toml::Value) -> Self {
+    pub(crate) fn with_table(mut self, profile: &str, table: toml::Value) -> Self {
         self.tables.insert(profile.to_string(), table);
         self.read.insert(profile.to_string(), Default::default());
         self
     }
 
     /// The table of the profile named `profile`, if the manifest has one.
-    pub fn table(&self, profile: &str) -> Option<&toml::Value> {
+    pub(crate) fn table(&self, profile: &str) -> Option<&toml::Value> {
         self.tables.get(profile)
     }
 
     /// The settings of a profile, read from its table (its defaults without one).
-    pub fn settings<T>(&self, profile: &str) -> Result<std::sync::Arc<T>>
+    pub(crate) fn settings<T>(&self, profile: &str) -> Result<std::sync::Arc<T>>
     where
         T: serde::de::DeserializeOwned + Default + Send + Sync + 'static,
     {
@@ -213,7 +213,7 @@ impl ProfileOptions {
     }
 
     /// Bytes that change when any option changes (part of build cache keys).
-    pub fn fingerprint(&self) -> Vec<u8> {
+    pub(crate) fn fingerprint(&self) -> Vec<u8> {
         serde_json::to_vec(self).unwrap_or_default()
     }
 }
@@ -222,14 +222,14 @@ impl ProfileOptions {
 /// profiles that name their output their own way.
 #[derive(Debug, Clone, Copy)]
 pub struct ArtifactName<'a> {
-    pub prefix: &'a str,
-    pub name: &'a str,
-    pub suffix: &'a str,
+    pub(crate) prefix: &'a str,
+    pub(crate) name: &'a str,
+    pub(crate) suffix: &'a str,
 }
 
 impl ArtifactName<'_> {
     /// `<prefix><name><suffix>` as the manifest writes them.
-    pub fn plain(&self) -> String {
+    pub(crate) fn plain(&self) -> String {
         format!("{}{}{}", self.prefix, self.name, self.suffix)
     }
 }
@@ -267,7 +267,7 @@ impl Serialize for Profile {
 
 impl Profile {
     /// Every known profile, in registration order.
-    pub fn all() -> impl Iterator<Item = Profile> {
+    pub(crate) fn all() -> impl Iterator<Item = Profile> {
         PROFILES.into_iter().map(Profile)
     }
 
@@ -282,11 +282,11 @@ impl Profile {
     }
 
     /// The profile a game folder looks like, if any but the generic one.
-    pub fn recognise(project: &str, releases: &[EngineVersion]) -> Option<Profile> {
+    pub(crate) fn recognise(project: &str, releases: &[EngineVersion]) -> Option<Profile> {
         Profile::all().find(|p| p.0.recognise(project, releases))
     }
 
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         self.0.name()
     }
 
@@ -484,7 +484,7 @@ impl Serialize for Unchanged {
 #[derive(Debug, Clone, Serialize)]
 pub struct ExportFixup {
     pub export_index: usize,
-    pub export_name: String,
+    pub(crate) export_name: String,
     pub what: Change,
     /// Where the change was located and how.
     pub located_by: LocatedBy,
@@ -513,26 +513,26 @@ pub struct EditRecord {
 /// change in a package, without writing anything.
 #[derive(Debug, Clone, Serialize)]
 pub struct ProfilePreview {
-    pub kind: &'static str,
-    pub file: String,
-    pub profile: String,
-    pub engine: EngineVersion,
+    pub(crate) kind: &'static str,
+    pub(crate) file: String,
+    pub(crate) profile: String,
+    pub(crate) engine: EngineVersion,
     /// Header and `.uexp` sizes before and after.
-    pub header_bytes: [u64; 2],
-    pub uexp_bytes: [u64; 2],
+    pub(crate) header_bytes: [u64; 2],
+    pub(crate) uexp_bytes: [u64; 2],
     /// Every export's serial offset and size before and after.
-    pub exports: Vec<ExportMove>,
+    pub(crate) exports: Vec<ExportMove>,
     /// The changes, each edit with its offset before and after.
-    pub report: FixupReport,
+    pub(crate) report: FixupReport,
 }
 
 /// One export's place before and after the profile.
 #[derive(Debug, Clone, Serialize)]
-pub struct ExportMove {
-    pub index: usize,
-    pub name: String,
-    pub before: [i64; 2],
-    pub after: [i64; 2],
+pub(crate) struct ExportMove {
+    pub(crate) index: usize,
+    pub(crate) name: String,
+    pub(crate) before: [i64; 2],
+    pub(crate) after: [i64; 2],
 }
 
 impl Profile {

@@ -15,7 +15,7 @@ use crate::legacy::FName;
 use crate::properties::PackageContext;
 
 /// Bytes of `FStripDataFlags`.
-pub const STRIP_FLAGS_SIZE: usize = 2;
+pub(crate) const STRIP_FLAGS_SIZE: usize = 2;
 
 /// Materials array entries are at most this many in any real mesh; the
 /// structure search rejects larger counts at once.
@@ -25,7 +25,7 @@ const MAX_BONES: usize = 65536;
 const MAX_TAGS: usize = 256;
 
 /// `FBoxSphereBounds`: origin, box extent, sphere radius.
-pub fn bounds_size(cx: &PackageContext) -> usize {
+pub(crate) fn bounds_size(cx: &PackageContext) -> usize {
     7 * cx.engine.real_size()
 }
 
@@ -34,17 +34,17 @@ pub fn bounds_size(cx: &PackageContext) -> usize {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct MeshLayout {
     /// Offset of the materials count.
-    pub materials_offset: u64,
+    pub(crate) materials_offset: u64,
     /// End offset of each material entry (where a tag container goes, or
     /// starts in a package already in the game's layout).
-    pub entry_ends: Vec<u64>,
+    pub(crate) entry_ends: Vec<u64>,
     /// Each material's `MaterialSlotName`.
     pub slot_names: Vec<FName>,
     /// In a package already in the game's layout: each entry's tags.
-    pub tags: Vec<Vec<FName>>,
+    pub(crate) tags: Vec<Vec<FName>>,
     pub bone_count: usize,
     /// End of the reference skeleton's name → index map.
-    pub skeleton_end: u64,
+    pub(crate) skeleton_end: u64,
 }
 
 impl MeshLayout {
@@ -170,7 +170,7 @@ fn reference_skeleton(r: &mut Reader, cx: &PackageContext) -> Result<usize> {
 }
 
 /// Checks strip flags and bounds that end at `pos` (plausible, finite, non-negative extent).
-pub fn bounds_plausible(data: &[u8], pos: usize, cx: &PackageContext) -> bool {
+pub(crate) fn bounds_plausible(data: &[u8], pos: usize, cx: &PackageContext) -> bool {
     let size = bounds_size(cx);
     let Some(start) = pos.checked_sub(size) else {
         return false;
@@ -194,7 +194,7 @@ pub fn bounds_plausible(data: &[u8], pos: usize, cx: &PackageContext) -> bool {
 /// Every position of `data` where the chain strip flags → bounds →
 /// materials (with tag containers when `tagged`) → reference skeleton
 /// parses. A real mesh has exactly one in its own layout.
-pub fn search_by_structure(
+pub(crate) fn search_by_structure(
     data: &[u8],
     base: u64,
     cx: &PackageContext,

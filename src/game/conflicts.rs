@@ -44,7 +44,7 @@ use crate::iostore::toc::Toc;
 use crate::iostore::{companion, container_stem};
 
 /// The folders under `Paks/` that hold mods.
-pub const MOD_FOLDERS: [&str; 2] = ["~mods", "LogicMods"];
+pub(crate) const MOD_FOLDERS: [&str; 2] = ["~mods", "LogicMods"];
 
 /// Whether a source is the game's own or a mod.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -58,7 +58,7 @@ pub enum Role {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Provider {
     /// The `.pak` (or `.utoc` of a container without one).
-    pub source: String,
+    pub(crate) source: String,
     /// Its file name.
     pub name: String,
     /// The engine's read order (higher wins).
@@ -83,7 +83,7 @@ pub enum ItemKind {
 /// Which of the engine's two rules decided the winner.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum Rule {
+pub(crate) enum Rule {
     /// Highest order, then the container mounted last.
     Chunk,
     /// Highest order, then the pak mounted first.
@@ -97,13 +97,13 @@ pub struct Conflict {
     /// The view path (`Game/Content/X.uasset` for a package, as stored).
     pub path: String,
     /// `0x…` package id, for a package.
-    pub package_id: Option<String>,
+    pub(crate) package_id: Option<String>,
     /// Chunk id (hex) and type, for a container chunk.
-    pub chunk_id: Option<String>,
-    pub chunk_type: Option<String>,
-    pub rule: Rule,
+    pub(crate) chunk_id: Option<String>,
+    pub(crate) chunk_type: Option<String>,
+    pub(crate) rule: Rule,
     /// The copy the engine reads.
-    pub winner: Provider,
+    pub(crate) winner: Provider,
     /// Every provider, in the engine's priority: the winner first.
     pub providers: Vec<Provider>,
 }
@@ -121,26 +121,26 @@ pub enum Shadowing {
 #[derive(Debug, Clone, Serialize)]
 pub struct SourceShadowing {
     #[serde(flatten)]
-    pub provider: Provider,
+    pub(crate) provider: Provider,
     /// Chunks (container headers aside) and pak entries it provides.
-    pub items: usize,
+    pub(crate) items: usize,
     /// How many of them another source hides.
-    pub shadowed: usize,
-    pub state: Shadowing,
+    pub(crate) shadowed: usize,
+    pub(crate) state: Shadowing,
 }
 
 /// A game package or file a mod provides too.
 #[derive(Debug, Clone, Serialize)]
 pub struct Override {
-    pub kind: ItemKind,
-    pub path: String,
-    pub package_id: Option<String>,
+    pub(crate) kind: ItemKind,
+    pub(crate) path: String,
+    pub(crate) package_id: Option<String>,
     /// Whether the mod's copy is the one the engine reads.
     pub wins: bool,
     /// The file name of the source that wins.
-    pub winner: String,
+    pub(crate) winner: String,
     /// The game's sources that provide it (file names).
-    pub game_sources: Vec<String>,
+    pub(crate) game_sources: Vec<String>,
 }
 
 /// One mod: what it overrides of the game, which mods it hides and is hidden by.
@@ -389,7 +389,7 @@ fn in_mod_folder(rel: &str) -> bool {
 /// `~mods`); `own` the files this mod installed before (left out of the
 /// comparison, as `install` replaces them). Warnings only: each names the
 /// other file and says what to change.
-pub fn mount_order_checks(
+pub(crate) fn mount_order_checks(
     game: &GameFolder,
     candidate: &Path,
     own: &[PathBuf],

@@ -48,34 +48,34 @@ pub enum Placement {
 #[derive(Debug, Clone, Serialize)]
 pub struct SourceFacts {
     /// File name of the `.pak` (or `.utoc` for `global.utoc`).
-    pub name: String,
-    pub path: String,
-    pub placement: Placement,
-    pub order: u32,
+    pub(crate) name: String,
+    pub(crate) path: String,
+    pub(crate) placement: Placement,
+    pub(crate) order: u32,
     /// Position in the engine's mount sequence; `None` for a locked source.
-    pub sequence: Option<usize>,
+    pub(crate) sequence: Option<usize>,
     /// Encrypted with a key that was not given: left out of the view,
     /// described from its unencrypted headers only.
-    pub locked: bool,
+    pub(crate) locked: bool,
     /// Locked although a key was given for it: the key does not open it.
-    pub wrong_key: bool,
+    pub(crate) wrong_key: bool,
     /// `EIoStoreTocVersion` number, when it has a container.
-    pub toc_version: Option<u8>,
+    pub(crate) toc_version: Option<u8>,
     /// The container header's version, when it could be read.
-    pub container_header_version: Option<String>,
-    pub pak_version: Option<u32>,
+    pub(crate) container_header_version: Option<String>,
+    pub(crate) pak_version: Option<u32>,
     /// Container id (16 hex digits).
-    pub container_id: Option<String>,
-    pub encrypted: bool,
+    pub(crate) container_id: Option<String>,
+    pub(crate) encrypted: bool,
     /// Key GUID (32 hex digits, `FGuid` words A B C D) when encrypted.
-    pub key_guid: Option<String>,
-    pub signed: bool,
+    pub(crate) key_guid: Option<String>,
+    pub(crate) signed: bool,
     /// A `.sig` file beside the `.pak`.
-    pub sig_file: bool,
+    pub(crate) sig_file: bool,
     /// Compression methods its blocks or entries use (`None` left out).
-    pub compression: Vec<String>,
+    pub(crate) compression: Vec<String>,
     /// Container block size.
-    pub block_size: Option<u32>,
+    pub(crate) block_size: Option<u32>,
 }
 
 /// A fact of the version table that differs between releases that fit.
@@ -90,7 +90,7 @@ pub struct Distinction {
 #[derive(Debug, Clone, Serialize)]
 pub struct EngineFinding {
     /// Every release every fact allows (empty when they contradict).
-    pub releases: Vec<EngineVersion>,
+    pub(crate) releases: Vec<EngineVersion>,
     /// `5.6` or `5.6–5.7`; `None` when no release fits.
     pub range: Option<String>,
     /// The one release, when exactly one fits.
@@ -112,10 +112,10 @@ pub struct CompressionUse {
 #[derive(Debug, Clone, Serialize)]
 pub struct Encryption {
     pub source: String,
-    pub placement: Placement,
+    pub(crate) placement: Placement,
     pub key_guid: String,
     /// Whether the keys given open it.
-    pub opened: bool,
+    pub(crate) opened: bool,
     /// `opened`, `no-key` (none given for its GUID) or `wrong-key`.
     pub key: &'static str,
 }
@@ -134,7 +134,7 @@ pub struct Loading {
     /// The game ships IoStore containers (`.utoc`/`.ucas`).
     pub io_store: bool,
     /// The game has a `global.utoc` (script objects).
-    pub global_container: bool,
+    pub(crate) global_container: bool,
     /// Base-game paks without a container.
     pub pak_only_sources: Vec<String>,
     /// What a mod's packages must be: `io-store` (a `.utoc`/`.ucas` with
@@ -145,7 +145,7 @@ pub struct Loading {
 /// A mod folder.
 #[derive(Debug, Clone, Serialize)]
 pub struct ModFolder {
-    pub placement: Placement,
+    pub(crate) placement: Placement,
     pub path: String,
     pub exists: bool,
 }
@@ -155,7 +155,7 @@ pub struct ModFolder {
 pub struct InstalledMod {
     /// File stem (`MyMod_P`).
     pub name: String,
-    pub path: String,
+    pub(crate) path: String,
     pub placement: Placement,
     pub container_id: Option<String>,
     pub order: u32,
@@ -163,7 +163,7 @@ pub struct InstalledMod {
     pub locked: bool,
     /// Game packages and files it overrides (`game::conflicts`); `None`
     /// for a mod whose key was not given (its contents are unknown).
-    pub overrides: Option<Vec<super::conflicts::Override>>,
+    pub(crate) overrides: Option<Vec<super::conflicts::Override>>,
 }
 
 /// Everything `doctor` reports.

@@ -46,24 +46,24 @@ pub struct EngineEvidence {
 pub struct EngineFacts {
     /// Releases every piece of evidence allows, oldest first (empty when
     /// there is no evidence or it contradicts itself).
-    pub engines: Vec<&'static str>,
-    pub evidence: Vec<EngineEvidence>,
+    pub(crate) engines: Vec<&'static str>,
+    pub(crate) evidence: Vec<EngineEvidence>,
     /// Evidence that could not be placed: unknown versions, unreadable
     /// container headers, pieces that allow no common release.
-    pub unknown: Vec<String>,
+    pub(crate) unknown: Vec<String>,
     /// Compression methods the game's containers and paks declare (engine
     /// names: `Oodle`, `Zlib`, …), sorted.
-    pub compression: Vec<String>,
+    pub(crate) compression: Vec<String>,
     /// Compression block sizes of the game's containers, sorted.
-    pub block_sizes: Vec<u32>,
+    pub(crate) block_sizes: Vec<u32>,
     /// Whether any mounted source is an IoStore container (else the game is pak-only).
-    pub iostore: bool,
+    pub(crate) iostore: bool,
 }
 
 impl EngineFacts {
     /// Whether `engine` is among the releases the game allows. `None` when
     /// the game's files do not tell (no evidence, or contradictory).
-    pub fn allows(&self, engine: EngineVersion) -> Option<bool> {
+    pub(crate) fn allows(&self, engine: EngineVersion) -> Option<bool> {
         if self.engines.is_empty() {
             return None;
         }
@@ -71,7 +71,7 @@ impl EngineFacts {
     }
 
     /// The allowed releases as `EngineVersion`s, oldest first.
-    pub fn releases(&self) -> Vec<EngineVersion> {
+    pub(crate) fn releases(&self) -> Vec<EngineVersion> {
         EngineVersion::ALL
             .into_iter()
             .filter(|e| self.engines.contains(&e.as_str()))
@@ -79,12 +79,12 @@ impl EngineFacts {
     }
 
     /// Whether some evidence names releases (so the range means something).
-    pub fn narrows(&self) -> bool {
+    pub(crate) fn narrows(&self) -> bool {
         self.evidence.iter().any(|e| !e.releases.is_empty())
     }
 
     /// Whether the game's files declare `method` (engine name, any case).
-    pub fn uses_compression(&self, method: &str) -> bool {
+    pub(crate) fn uses_compression(&self, method: &str) -> bool {
         self.compression
             .iter()
             .any(|m| m.eq_ignore_ascii_case(method))
@@ -100,7 +100,7 @@ type Piece = (Vec<EngineVersion>, Vec<String>);
 /// version, every pak's version, a `global.utoc` with script objects, every
 /// method and block size they declare. Reads only TOCs (already read when
 /// mounting) and container header chunks.
-pub fn engine_facts(view: &GameView, leave_out: &[usize]) -> EngineFacts {
+pub(crate) fn engine_facts(view: &GameView, leave_out: &[usize]) -> EngineFacts {
     let mut pieces: BTreeMap<(&'static str, String), Piece> = BTreeMap::new();
     let mut unknown = Vec::new();
     let mut compression = BTreeSet::new();

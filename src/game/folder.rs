@@ -25,7 +25,7 @@ pub struct GameFolder {
     /// The install folder (holding `<Project>/Content/Paks`).
     pub root: PathBuf,
     /// The project folder's name as it is on disk.
-    pub project: String,
+    pub(crate) project: String,
     /// `game-dir-adjusted` when the folder given was not the install folder.
     pub notes: Vec<Diagnostic>,
 }
@@ -127,7 +127,7 @@ impl GameFolder {
 /// The game's `<Project>/Content/Paks` folder that `path` is inside (or
 /// is), if any: the engine mounts every `.pak` under it, at any depth.
 /// Names are compared ignoring ASCII case, as Windows does.
-pub fn paks_folder_containing(path: &Path) -> Option<PathBuf> {
+pub(crate) fn paks_folder_containing(path: &Path) -> Option<PathBuf> {
     path.ancestors()
         .find(|a| {
             let named = |p: Option<&Path>, name: &str| {

@@ -72,13 +72,13 @@ use crate::pak::PakReader;
 
 /// Order `GetPakOrderFromPakFilePath` gives paks in the project's
 /// `Content/Paks/` folder.
-pub const PROJECT_CONTENT_ORDER: u32 = 3;
+pub(crate) const PROJECT_CONTENT_ORDER: u32 = 3;
 /// Order of `Content/Paks/<Project>-*.pak`.
-pub const PROJECT_MAIN_PAK_ORDER: u32 = 4;
+pub(crate) const PROJECT_MAIN_PAK_ORDER: u32 = 4;
 
 /// The order the engine gives a pak: its folder's base order plus the
 /// patch bonus of a `_P.pak` name.
-pub fn pak_order(base: u32, file_name: &str) -> u32 {
+pub(crate) fn pak_order(base: u32, file_name: &str) -> u32 {
     base + patch_bonus(file_name)
 }
 
@@ -86,7 +86,7 @@ pub fn pak_order(base: u32, file_name: &str) -> u32 {
 /// number, +100 × (N + 1). The name comparison is case-sensitive, as the
 /// engine's `EndsWith` default is not: `EndsWith` ignores case, so `_p.pak`
 /// counts too.
-pub fn patch_bonus(file_name: &str) -> u32 {
+pub(crate) fn patch_bonus(file_name: &str) -> u32 {
     let lower = file_name.to_ascii_lowercase();
     let Some(stem) = lower.strip_suffix("_p.pak") else {
         return 0;
@@ -107,7 +107,7 @@ pub fn patch_bonus(file_name: &str) -> u32 {
 
 /// The engine's `FString` ordering (`Stricmp`): ASCII letters compared
 /// lowercased, everything else by UTF-16 code unit.
-pub fn engine_compare(a: &str, b: &str) -> std::cmp::Ordering {
+pub(crate) fn engine_compare(a: &str, b: &str) -> std::cmp::Ordering {
     let fold = |c: u16| {
         if (b'A' as u16..=b'Z' as u16).contains(&c) {
             c + 32
@@ -121,13 +121,13 @@ pub fn engine_compare(a: &str, b: &str) -> std::cmp::Ordering {
 /// One mounted pak and/or container.
 pub struct MountedSource {
     /// The `.pak` (or the `.utoc` of a container without one, e.g. `global.utoc`).
-    pub path: PathBuf,
+    pub(crate) path: PathBuf,
     /// The engine's read order (higher wins).
     pub order: u32,
     /// Position in the engine's mount sequence (0 is mounted first).
-    pub sequence: usize,
-    pub pak: Option<PakReader>,
-    pub container: Option<Container>,
+    pub(crate) sequence: usize,
+    pub(crate) pak: Option<PakReader>,
+    pub(crate) container: Option<Container>,
 }
 
 impl MountedSource {
@@ -142,16 +142,16 @@ impl MountedSource {
 
 /// A chunk of one of the view's containers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub struct ChunkRef {
+pub(crate) struct ChunkRef {
     /// Index into [`GameView::sources`].
-    pub source: usize,
+    pub(crate) source: usize,
     /// TOC index in that source's container.
-    pub index: usize,
+    pub(crate) index: usize,
 }
 
 /// Where a file of the view comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum FileOrigin {
+pub(crate) enum FileOrigin {
     /// A container chunk (with or without a directory-index path).
     Chunk(ChunkRef),
     /// A pak entry: source, index into the pak's `entries`.
@@ -178,7 +178,7 @@ fn is_locked(error: &Error, pak: Option<&Path>, utoc: Option<&Path>) -> bool {
 
 impl FileOrigin {
     /// Index into [`GameView::sources`] of the pak or container it is in.
-    pub fn source(&self) -> usize {
+    pub(crate) fn source(&self) -> usize {
         match *self {
             FileOrigin::Chunk(chunk) => chunk.source,
             FileOrigin::PakEntry { source, .. } => source,
@@ -191,13 +191,13 @@ impl FileOrigin {
 #[derive(Debug, Clone)]
 pub struct ShadowedCopy {
     /// The view path of the hidden copy.
-    pub path: String,
+    pub(crate) path: String,
     /// The file name of the source it is in.
-    pub source: String,
+    pub(crate) source: String,
     /// The hidden copy.
-    pub origin: FileOrigin,
+    pub(crate) origin: FileOrigin,
     /// The copy that is read instead.
-    pub winner: FileOrigin,
+    pub(crate) winner: FileOrigin,
 }
 
 /// A file of the view: what `unpack` writes, what `get` finds.
@@ -208,7 +208,7 @@ pub struct GameFile {
     /// `_chunks/<id>.<type>` for a chunk without a path.
     pub path: String,
     /// The path as stored (mount point + relative path), if it has one.
-    pub stored_path: Option<String>,
+    pub(crate) stored_path: Option<String>,
     /// `pak` for a pak entry, else the chunk type.
     pub kind: String,
     pub size: u64,
@@ -218,16 +218,16 @@ pub struct GameFile {
     /// `.ucas` (it cannot be read here; see `iostore::reader`).
     pub remote: bool,
     #[serde(skip)]
-    pub origin: FileOrigin,
+    pub(crate) origin: FileOrigin,
 }
 
 /// A package of the view: a winning `ExportBundleData` chunk.
 #[derive(Debug, Clone)]
 pub struct PackageChunk {
-    pub package_id: u64,
+    pub(crate) package_id: u64,
     /// Stored path (mount point + relative, `../../../` removed), when indexed.
     pub path: Option<String>,
-    pub chunk: ChunkRef,
+    pub(crate) chunk: ChunkRef,
 }
 
 /// What `unpack` did.
@@ -235,7 +235,7 @@ pub struct PackageChunk {
 pub struct UnpackSummary {
     pub files: usize,
     pub bytes: u64,
-    pub output: String,
+    pub(crate) output: String,
     /// Files not written: remote chunks of on-demand containers.
     pub remote: Vec<String>,
 }
@@ -261,7 +261,7 @@ pub struct SourceSummary {
     pub pak_version: Option<String>,
     pub pak_entries: usize,
     pub container_chunks: Option<usize>,
-    pub mount_point: String,
+    pub(crate) mount_point: String,
     pub encrypted: bool,
 }
 
@@ -286,18 +286,18 @@ pub struct GameView {
 /// A pak or container left out of a view opened with
 /// [`GameView::open_skipping_locked`]: encrypted with a key not given.
 #[derive(Debug, Clone)]
-pub struct LockedSource {
+pub(crate) struct LockedSource {
     /// The `.pak` (or `.utoc`).
-    pub path: PathBuf,
+    pub(crate) path: PathBuf,
     /// The order it would have been mounted with.
-    pub order: u32,
+    pub(crate) order: u32,
     /// Why it could not be opened.
-    pub error: Error,
+    pub(crate) error: Error,
     /// A key was given for it but does not open it (else none was given).
-    pub wrong_key: bool,
+    pub(crate) wrong_key: bool,
 }
 
-pub use crate::mount::virtual_path;
+pub(crate) use crate::mount::virtual_path;
 
 impl GameView {
     /// Opens `path`: a folder (every `.pak` below it and their containers,
@@ -320,12 +320,12 @@ impl GameView {
     /// [`open`](Self::open), but a pak or container that needs a key not
     /// given is left out and listed in [`locked`](Self::locked) instead
     /// of failing the whole view (what `doctor` reports on).
-    pub fn open_skipping_locked(path: &Path, keys: &KeyRing) -> Result<Self> {
+    pub(crate) fn open_skipping_locked(path: &Path, keys: &KeyRing) -> Result<Self> {
         Ok(Self::open_all_with(&[path.to_path_buf()], keys, true)?.0)
     }
 
     /// The sources left out by [`open_skipping_locked`](Self::open_skipping_locked).
-    pub fn locked(&self) -> &[LockedSource] {
+    pub(crate) fn locked(&self) -> &[LockedSource] {
         &self.locked
     }
 
@@ -658,17 +658,17 @@ impl GameView {
     }
 
     /// Every chunk id with its winning copy, by id.
-    pub fn chunks(&self) -> impl Iterator<Item = (&ChunkId, ChunkRef)> + '_ {
+    pub(crate) fn chunks(&self) -> impl Iterator<Item = (&ChunkId, ChunkRef)> + '_ {
         self.chunks.iter().map(|(id, &chunk)| (id, chunk))
     }
 
     /// The winning copy of a chunk.
-    pub fn find_chunk(&self, id: &ChunkId) -> Option<ChunkRef> {
+    pub(crate) fn find_chunk(&self, id: &ChunkId) -> Option<ChunkRef> {
         self.chunks.get(id).copied()
     }
 
     /// The container a chunk reference points into.
-    pub fn container(&self, chunk: ChunkRef) -> &Container {
+    pub(crate) fn container(&self, chunk: ChunkRef) -> &Container {
         self.sources[chunk.source]
             .container
             .as_ref()
@@ -697,12 +697,12 @@ impl GameView {
     }
 
     /// Streams a chunk into `sink` (hash checked at the end).
-    pub fn read_chunk_to(&self, chunk: ChunkRef, sink: &mut dyn Write) -> Result<u64> {
+    pub(crate) fn read_chunk_to(&self, chunk: ChunkRef, sink: &mut dyn Write) -> Result<u64> {
         self.container(chunk).read_chunk_to(chunk.index, sink)
     }
 
     /// Reads a whole chunk.
-    pub fn read_chunk(&self, chunk: ChunkRef) -> Result<Vec<u8>> {
+    pub(crate) fn read_chunk(&self, chunk: ChunkRef) -> Result<Vec<u8>> {
         self.container(chunk).read_chunk(chunk.index)
     }
 
@@ -732,7 +732,7 @@ impl GameView {
     }
 
     /// The container header of a source, if it has a container with one.
-    pub fn container_header(&self, source: usize) -> Result<Option<ContainerHeader>> {
+    pub(crate) fn container_header(&self, source: usize) -> Result<Option<ContainerHeader>> {
         match &self.sources[source].container {
             Some(c) => c.container_header(),
             None => Ok(None),
@@ -827,11 +827,11 @@ impl GameView {
 
 /// A pak of a [`FolderPlan`].
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PlannedPak {
+pub(crate) struct PlannedPak {
     /// Path of the `.pak` relative to the folder, `/`-separated.
-    pub rel: String,
+    pub(crate) rel: String,
     /// The order the engine gives it.
-    pub order: u32,
+    pub(crate) order: u32,
 }
 
 /// What the engine mounts of a `Paks/` folder and in which order, from
@@ -839,18 +839,18 @@ pub struct PlannedPak {
 /// mounts by, also used where opening the game's paks is not wanted
 /// (the mount-order checks of `install`).
 #[derive(Debug, Clone, Default)]
-pub struct FolderPlan {
+pub(crate) struct FolderPlan {
     /// `global.utoc` (mounted first, order 0), if present.
-    pub global: Option<String>,
+    pub(crate) global: Option<String>,
     /// Every `.pak` below the folder, in mount sequence.
-    pub paks: Vec<PlannedPak>,
+    pub(crate) paks: Vec<PlannedPak>,
     /// `.utoc` files (other than `global.utoc`) without a `.pak` beside them.
-    pub tocs_without_pak: Vec<String>,
+    pub(crate) tocs_without_pak: Vec<String>,
 }
 
 impl FolderPlan {
     /// Walks `root` (recursively, `~mods/` included).
-    pub fn of(root: &Path) -> Result<Self> {
+    pub(crate) fn of(root: &Path) -> Result<Self> {
         let mut paks = Vec::new();
         let mut tocs = Vec::new();
         for entry in walkdir::WalkDir::new(root).follow_links(false) {

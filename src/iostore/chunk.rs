@@ -54,14 +54,14 @@ impl ChunkType {
     }
 
     /// The bulk companion kind a chunk type holds, if any.
-    pub fn bulk_kind(self) -> Option<BulkKind> {
+    pub(crate) fn bulk_kind(self) -> Option<BulkKind> {
         BulkKind::ALL
             .into_iter()
             .find(|&k| ChunkType::of_bulk(k) == self)
     }
 
     /// The stored type byte for an engine version.
-    pub fn to_raw(self, engine: EngineVersion) -> u8 {
+    pub(crate) fn to_raw(self, engine: EngineVersion) -> u8 {
         use ChunkType::*;
         if engine.uses_ue5_chunk_types() {
             match self {
@@ -106,7 +106,7 @@ impl ChunkType {
     }
 
     /// The type a stored byte means for an engine generation.
-    pub fn from_raw(raw: u8, ue5: bool) -> Self {
+    pub(crate) fn from_raw(raw: u8, ue5: bool) -> Self {
         use ChunkType::*;
         if ue5 {
             match raw {
@@ -165,7 +165,7 @@ impl ChunkId {
     }
 
     /// The container header chunk of a container.
-    pub fn container_header(container_id: u64, engine: EngineVersion) -> Self {
+    pub(crate) fn container_header(container_id: u64, engine: EngineVersion) -> Self {
         ChunkId::new(container_id, 0, ChunkType::ContainerHeader, engine)
     }
 
@@ -173,7 +173,7 @@ impl ChunkId {
         u64::from_le_bytes(self.0[..8].try_into().unwrap_or_default())
     }
 
-    pub fn index(&self) -> u16 {
+    pub(crate) fn index(&self) -> u16 {
         u16::from_be_bytes([self.0[8], self.0[9]])
     }
 

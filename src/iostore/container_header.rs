@@ -41,7 +41,7 @@ use serde::Serialize;
 use crate::binary::{Reader, Writer};
 use crate::error::{Context, Error, Result};
 use crate::names::{read_name_batch, write_name_batch, NAME_HASH_ALGORITHM_ID};
-pub use crate::names::{BatchName, MappedName, MappedNameKind};
+pub(crate) use crate::names::{BatchName, MappedName, MappedNameKind};
 
 /// `'nCoI'` little-endian: the UE5 container header magic.
 pub const CONTAINER_HEADER_MAGIC: u32 = 0x496F_436E;
@@ -133,17 +133,17 @@ pub struct LocalizedPackage {
 /// A package redirect. UE4 stores only the two ids; UE5 adds the source name.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct PackageRedirect {
-    pub source_package_id: u64,
-    pub target_package_id: u64,
-    pub source_package_name: Option<MappedName>,
+    pub(crate) source_package_id: u64,
+    pub(crate) target_package_id: u64,
+    pub(crate) source_package_name: Option<MappedName>,
 }
 
 /// Soft package references (UE 5.5+): referenced package ids and the
 /// per-package index data, kept as the engine wrote it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct SoftPackageReferences {
-    pub package_ids: Vec<u64>,
-    pub package_indices: Vec<u8>,
+pub(crate) struct SoftPackageReferences {
+    pub(crate) package_ids: Vec<u64>,
+    pub(crate) package_indices: Vec<u8>,
 }
 
 /// UE4 culture map: culture name → `(source package, localized package)` pairs.
@@ -163,8 +163,8 @@ pub struct ContainerHeader {
     pub packages: Vec<(u64, StoreEntry)>,
     /// UE4 only: the container's name batch (empty in practice) as raw
     /// byte arrays (names, hashes).
-    pub legacy_names: Vec<u8>,
-    pub legacy_name_hashes: Vec<u8>,
+    pub(crate) legacy_names: Vec<u8>,
+    pub(crate) legacy_name_hashes: Vec<u8>,
     /// UE 5.1+: optional-segment package ids and their raw store entry buffer.
     pub optional_segment_package_ids: Vec<u64>,
     pub optional_segment_store_entries: Vec<u8>,
@@ -175,18 +175,18 @@ pub struct ContainerHeader {
     /// UE4 only.
     pub culture_packages: Vec<CulturePackages>,
     /// UE 5.5+.
-    pub soft_package_references: Option<SoftPackageReferences>,
+    pub(crate) soft_package_references: Option<SoftPackageReferences>,
     /// Zero bytes some writers leave after the header (a padded chunk);
     /// kept so such headers write back unchanged. zenpak writes none.
-    pub trailing_zeros: usize,
+    pub(crate) trailing_zeros: usize,
     /// UE 5.6+ headers from other tools whose soft-reference record has
     /// size 0 and no body: the offset they wrote, kept for write-back.
-    pub empty_soft_references_offset: Option<i64>,
+    pub(crate) empty_soft_references_offset: Option<i64>,
     /// The element layout of the store entries' shader map hashes: set from
     /// the engine when writing (`None` writes 20-byte hashes); when read,
     /// what the store buffer's size says, `None` when no entry has a hash
     /// (or the version stores none) and so the buffer cannot tell.
-    pub shader_map_hash_layout: Option<ShaderMapHashLayout>,
+    pub(crate) shader_map_hash_layout: Option<ShaderMapHashLayout>,
 }
 
 impl ContainerHeader {

@@ -33,7 +33,7 @@ struct FileEntry {
 /// A directory index being built or read.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DirectoryIndex {
-    pub mount_point: String,
+    pub(crate) mount_point: String,
     directories: Vec<DirectoryEntry>,
     files: Vec<FileEntry>,
     strings: Vec<String>,
@@ -138,7 +138,7 @@ impl DirectoryIndex {
 
     /// Parses a (decrypted) directory index. Trailing bytes (AES padding)
     /// are allowed.
-    pub fn read(data: &[u8]) -> Result<Self> {
+    pub(crate) fn read(data: &[u8]) -> Result<Self> {
         let mut r = Reader::new(data);
         let mount_point = r.fstring().context("directory index > mount point")?;
         let n = r.count_u32(16).context("directory index > directories")?;
@@ -183,7 +183,7 @@ impl DirectoryIndex {
 
     /// Every file as `(path relative to the mount point, TOC index)`, in
     /// the engine's iteration order. Cycles and bad references are errors.
-    pub fn files_with_paths(&self) -> Result<Vec<(String, u32)>> {
+    pub(crate) fn files_with_paths(&self) -> Result<Vec<(String, u32)>> {
         let mut out = Vec::new();
         if self.directories.is_empty() {
             return Ok(out);

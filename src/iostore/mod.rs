@@ -91,19 +91,19 @@ pub use writer::{
 /// The file beside `path` with the same name and only its last extension
 /// replaced by `extension`: `Mod.v2.pak` → `Mod.v2.utoc`. (A path whose name
 /// has no extension gets `extension` appended.)
-pub fn companion(path: &Path, extension: &str) -> PathBuf {
+pub(crate) fn companion(path: &Path, extension: &str) -> PathBuf {
     path.with_extension(extension)
 }
 
 /// `dir/<stem>.<extension>`: a container file named by its base name, which
 /// may hold dots (`Hello.Mod_P` → `Hello.Mod_P.utoc`).
-pub fn container_file(dir: &Path, stem: &str, extension: &str) -> PathBuf {
+pub(crate) fn container_file(dir: &Path, stem: &str, extension: &str) -> PathBuf {
     dir.join(format!("{stem}.{extension}"))
 }
 
 /// The base name of a container file: its name without the last extension
 /// (`Hello.Mod_P.utoc` → `Hello.Mod_P`), the name the container id hashes.
-pub fn container_stem(path: &Path) -> Option<&str> {
+pub(crate) fn container_stem(path: &Path) -> Option<&str> {
     path.file_stem().and_then(|s| s.to_str())
 }
 

@@ -34,9 +34,9 @@ use crate::error::{Context, Error, Result};
 /// The magic, as the u64 the file starts with.
 pub const MAGIC: u64 = 0x6f6e_6465_6d61_6e64;
 /// The first bytes of the later format.
-pub const SIGNATURE_V2: &[u8] = b"UE ON-DEMAND TOC";
+pub(crate) const SIGNATURE_V2: &[u8] = b"UE ON-DEMAND TOC";
 /// Largest `.uondemandtoc` read (it is read whole).
-pub const MAX_BYTES: u64 = 1 << 30;
+pub(crate) const MAX_BYTES: u64 = 1 << 30;
 /// The versions read.
 pub const VERSIONS: std::ops::RangeInclusive<u32> = 4..=12;
 
@@ -44,16 +44,16 @@ pub const VERSIONS: std::ops::RangeInclusive<u32> = 4..=12;
 #[derive(Debug, Clone, Serialize)]
 pub struct OnDemandToc {
     pub version: u32,
-    pub flags: u32,
+    pub(crate) flags: u32,
     pub block_size: u32,
     pub compression_format: String,
-    pub chunks_directory: String,
+    pub(crate) chunks_directory: String,
     pub host_group_name: Option<String>,
     /// Unix seconds, build version, target platform (version 5+).
     pub meta: Option<(i64, String, String)>,
     pub containers: Vec<OnDemandContainer>,
-    pub additional_files: Vec<AdditionalFile>,
-    pub tag_sets: Vec<TagSet>,
+    pub(crate) additional_files: Vec<AdditionalFile>,
+    pub(crate) tag_sets: Vec<TagSet>,
 }
 
 /// One container the table describes.
@@ -65,35 +65,35 @@ pub struct OnDemandContainer {
     pub encryption_key_guid: String,
     pub chunks: Vec<OnDemandChunk>,
     pub block_count: usize,
-    pub utoc_hash: String,
-    pub flags: u8,
+    pub(crate) utoc_hash: String,
+    pub(crate) flags: u8,
     /// Bytes of the embedded container header (version 12+).
-    pub container_header_size: usize,
+    pub(crate) container_header_size: usize,
 }
 
 /// One streamed chunk.
 #[derive(Debug, Clone, Serialize)]
 pub struct OnDemandChunk {
-    pub chunk_id: String,
-    pub hash: String,
-    pub raw_size: u64,
-    pub encoded_size: u64,
-    pub block_offset: u32,
-    pub block_count: u32,
+    pub(crate) chunk_id: String,
+    pub(crate) hash: String,
+    pub(crate) raw_size: u64,
+    pub(crate) encoded_size: u64,
+    pub(crate) block_offset: u32,
+    pub(crate) block_count: u32,
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct AdditionalFile {
-    pub file_name: String,
-    pub size: u64,
-    pub hash: String,
+pub(crate) struct AdditionalFile {
+    pub(crate) file_name: String,
+    pub(crate) size: u64,
+    pub(crate) hash: String,
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct TagSet {
-    pub tag: String,
+pub(crate) struct TagSet {
+    pub(crate) tag: String,
     /// (container index, package indices).
-    pub packages: Vec<(u32, Vec<u32>)>,
+    pub(crate) packages: Vec<(u32, Vec<u32>)>,
 }
 
 impl OnDemandToc {
@@ -115,7 +115,7 @@ impl OnDemandToc {
         Self::read(&data).map_err(|e| e.in_file(path))
     }
 
-    pub fn read(data: &[u8]) -> Result<Self> {
+    pub(crate) fn read(data: &[u8]) -> Result<Self> {
         let mut r = Reader::new(data);
         Self::read_from(&mut r).context("on-demand TOC")
     }

@@ -85,13 +85,13 @@ use crate::version::TocVersion;
 #[derive(Debug, Clone, Serialize)]
 pub struct ChunkInfo {
     pub index: usize,
-    pub id: String,
+    pub(crate) id: String,
     pub chunk_type: ChunkType,
-    pub size: u64,
-    pub compressed_size: u64,
+    pub(crate) size: u64,
+    pub(crate) compressed_size: u64,
     pub path: Option<String>,
     /// An on-demand chunk whose data is not in the local `.ucas`.
-    pub remote: bool,
+    pub(crate) remote: bool,
 }
 
 /// An open container.
@@ -99,7 +99,7 @@ pub struct Container {
     pub utoc_path: PathBuf,
     pub ucas_path: PathBuf,
     pub toc: Toc,
-    pub directory_index: Option<DirectoryIndex>,
+    pub(crate) directory_index: Option<DirectoryIndex>,
     /// TOC index → path relative to the mount point.
     pub paths: BTreeMap<usize, String>,
     methods: Vec<Option<Compression>>,
@@ -140,7 +140,7 @@ impl VerifyReport {
     }
 
     /// Adds another report's findings and counts.
-    pub fn merge(&mut self, other: VerifyReport) {
+    pub(crate) fn merge(&mut self, other: VerifyReport) {
         self.chunks_checked += other.chunks_checked;
         self.packages += other.packages;
         self.pak_entries += other.pak_entries;
@@ -264,7 +264,7 @@ impl Container {
     }
 
     /// Whether the TOC is flagged `OnDemand` (module doc).
-    pub fn is_on_demand(&self) -> bool {
+    pub(crate) fn is_on_demand(&self) -> bool {
         self.toc.header.container_flags & container_flags::ON_DEMAND != 0
     }
 
@@ -336,12 +336,12 @@ impl Container {
     }
 
     /// Whether the container's blocks are AES-encrypted.
-    pub fn is_encrypted(&self) -> bool {
+    pub(crate) fn is_encrypted(&self) -> bool {
         self.toc.header.container_flags & container_flags::ENCRYPTED != 0
     }
 
     /// Whether chunk types use UE5 numbering (TOC versions of UE5 releases).
-    pub fn is_ue5(&self) -> bool {
+    pub(crate) fn is_ue5(&self) -> bool {
         self.toc.header.version >= TocVersion::PerfectHash
     }
 
@@ -353,7 +353,7 @@ impl Container {
     }
 
     /// The keys the container was opened with.
-    pub fn keys(&self) -> &KeyRing {
+    pub(crate) fn keys(&self) -> &KeyRing {
         &self.keys
     }
 
@@ -436,7 +436,7 @@ impl Container {
     /// `sink` got the data, so callers that write files write to a
     /// temporary they discard on error ([`write_inside_with`]). Errors name
     /// the chunk, the block and its `.ucas` offset.
-    pub fn read_chunk_to(&self, index: usize, sink: &mut dyn Write) -> Result<u64> {
+    pub(crate) fn read_chunk_to(&self, index: usize, sink: &mut dyn Write) -> Result<u64> {
         if index >= self.toc.chunk_ids.len() {
             return Err(Error::internal(format!(
                 "chunk index {index} is out of range"
@@ -800,7 +800,7 @@ impl Container {
 
     /// [`Container::verify`]; `companion_pak` false skips the companion pak
     /// (for `global.utoc`, which has none).
-    pub fn verify_with(&self, companion_pak: bool) -> VerifyReport {
+    pub(crate) fn verify_with(&self, companion_pak: bool) -> VerifyReport {
         let mut report = VerifyReport::default();
         let layout = self.check_layout();
         let layout_ok = layout.errors.is_empty();
@@ -1002,7 +1002,7 @@ impl Container {
 }
 
 /// Reads every entry of a pak to check it (SHA-1s, decompression).
-pub fn verify_pak_entries(reader: &PakReader) -> VerifyReport {
+pub(crate) fn verify_pak_entries(reader: &PakReader) -> VerifyReport {
     let mut report = VerifyReport {
         pak_entries: reader.entries.len(),
         ..VerifyReport::default()
@@ -1022,12 +1022,12 @@ pub struct ContainerSummary {
     pub container_id: String,
     pub container_id_matches_file_name: bool,
     pub flags: Vec<&'static str>,
-    pub encryption_key_guid: String,
+    pub(crate) encryption_key_guid: String,
     pub compression_block_size: u32,
     pub compression_methods: Vec<String>,
     pub chunk_count: usize,
     pub block_count: usize,
-    pub partition_count: u32,
+    pub(crate) partition_count: u32,
     pub perfect_hash_seeds: usize,
     pub chunks_without_perfect_hash: usize,
     pub mount_point: String,
@@ -1043,12 +1043,12 @@ pub struct ContainerHeaderSummary {
     pub packages: usize,
     pub localized_packages: usize,
     pub package_redirects: usize,
-    pub optional_segment_packages: usize,
-    pub soft_package_references: usize,
+    pub(crate) optional_segment_packages: usize,
+    pub(crate) soft_package_references: usize,
     /// Bytes of one shader map hash in the store entries (20 up to 5.7, 8 in
     /// 5.8), by the store buffer's size; absent when no package has one.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub shader_map_hash_size: Option<usize>,
+    pub(crate) shader_map_hash_size: Option<usize>,
 }
 
 impl Container {
@@ -1125,7 +1125,7 @@ impl Container {
 /// `.uasset`/`.umap`, so it gets `.uzenasset`/`.uzenmap` (the names the
 /// engine's tools and the corpus use for Zen packages); chunks without a
 /// path go to `_chunks/<id>.<type>`.
-pub fn unpacked_chunk_name(path: Option<&str>, chunk_type: ChunkType, id_hex: &str) -> String {
+pub(crate) fn unpacked_chunk_name(path: Option<&str>, chunk_type: ChunkType, id_hex: &str) -> String {
     match path {
         Some(p) if chunk_type == ChunkType::ExportBundleData => {
             if let Some(stem) = p.strip_suffix(".uasset") {
@@ -1147,7 +1147,7 @@ impl Container {
     /// container are left out. A container whose layout is
     /// unsound is refused before anything is written; every chunk's hash is
     /// checked before its file appears. Returns the number of files.
-    pub fn unpack_filtered(&self, dir: &Path, keep: &dyn Fn(&str) -> bool) -> Result<usize> {
+    pub(crate) fn unpack_filtered(&self, dir: &Path, keep: &dyn Fn(&str) -> bool) -> Result<usize> {
         refuse_layout(self.layout_errors())?;
         let mut count = 0;
         for i in 0..self.toc.chunk_ids.len() {
@@ -1166,13 +1166,13 @@ impl Container {
     }
 
     /// Writes every chunk under `dir`.
-    pub fn unpack(&self, dir: &Path) -> Result<usize> {
+    pub(crate) fn unpack(&self, dir: &Path) -> Result<usize> {
         self.unpack_filtered(dir, &|_| true)
     }
 }
 
 /// Turns layout errors into one error (or none).
-pub fn refuse_layout(mut errors: Vec<Error>) -> Result<()> {
+pub(crate) fn refuse_layout(mut errors: Vec<Error>) -> Result<()> {
     match errors.len() {
         0 => Ok(()),
         1 => Err(errors.remove(0)),
@@ -1184,4 +1184,4 @@ pub fn refuse_layout(mut errors: Vec<Error>) -> Result<()> {
     }
 }
 
-pub use crate::publish::{write_inside, write_inside_with};
+pub(crate) use crate::publish::{write_inside, write_inside_with};

@@ -24,10 +24,10 @@ use crate::binary::{Reader, Writer};
 use crate::error::{Context, Result};
 use crate::version::TocVersion;
 
-pub const TOC_MAGIC: &[u8; 16] = b"-==--==--==--==-";
-pub const TOC_HEADER_SIZE: u32 = 144;
-pub const COMPRESSED_BLOCK_ENTRY_SIZE: u32 = 12;
-pub const COMPRESSION_METHOD_NAME_LEN: u32 = 32;
+pub(crate) const TOC_MAGIC: &[u8; 16] = b"-==--==--==--==-";
+pub(crate) const TOC_HEADER_SIZE: u32 = 144;
+pub(crate) const COMPRESSED_BLOCK_ENTRY_SIZE: u32 = 12;
+pub(crate) const COMPRESSION_METHOD_NAME_LEN: u32 = 32;
 
 /// Largest block size a block entry can describe (24-bit sizes).
 pub const MAX_BLOCK_SIZE: u32 = (1 << 24) - 1;
@@ -44,7 +44,7 @@ pub mod container_flags {
 /// `FIoStoreTocEntryMetaFlags`.
 pub mod meta_flags {
     pub const COMPRESSED: u8 = 1;
-    pub const MEMORY_MAPPED: u8 = 2;
+    pub(crate) const MEMORY_MAPPED: u8 = 2;
 }
 
 /// The fixed 144-byte header.
@@ -66,7 +66,7 @@ pub struct TocHeader {
 }
 
 impl TocHeader {
-    pub fn read(r: &mut Reader) -> Result<Self> {
+    pub(crate) fn read(r: &mut Reader) -> Result<Self> {
         let magic = r.array::<16>()?;
         if &magic != TOC_MAGIC {
             return Err(r.error_at(0, "not a .utoc file (TOC magic is missing)"));
@@ -134,7 +134,7 @@ impl TocHeader {
         })
     }
 
-    pub fn write(&self, w: &mut Writer) {
+    pub(crate) fn write(&self, w: &mut Writer) {
         w.bytes(TOC_MAGIC);
         w.u8(self.version as u8);
         w.u8(0);
@@ -169,7 +169,7 @@ pub struct OffsetAndLength {
 }
 
 impl OffsetAndLength {
-    pub fn read(r: &mut Reader) -> Result<Self> {
+    pub(crate) fn read(r: &mut Reader) -> Result<Self> {
         let b = r.array::<10>()?;
         let be40 = |s: &[u8]| s.iter().fold(0u64, |acc, &x| (acc << 8) | x as u64);
         Ok(OffsetAndLength {
@@ -178,7 +178,7 @@ impl OffsetAndLength {
         })
     }
 
-    pub fn write(&self, w: &mut Writer) {
+    pub(crate) fn write(&self, w: &mut Writer) {
         w.bytes(&self.offset.to_be_bytes()[3..]);
         w.bytes(&self.length.to_be_bytes()[3..]);
     }
@@ -197,7 +197,7 @@ pub struct CompressionBlock {
 }
 
 impl CompressionBlock {
-    pub fn read(r: &mut Reader) -> Result<Self> {
+    pub(crate) fn read(r: &mut Reader) -> Result<Self> {
         let b = r.array::<12>()?;
         let le = |s: &[u8]| s.iter().rev().fold(0u64, |acc, &x| (acc << 8) | x as u64);
         Ok(CompressionBlock {
@@ -208,7 +208,7 @@ impl CompressionBlock {
         })
     }
 
-    pub fn write(&self, w: &mut Writer) {
+    pub(crate) fn write(&self, w: &mut Writer) {
         w.bytes(&self.offset.to_le_bytes()[..5]);
         w.bytes(&self.compressed_size.to_le_bytes()[..3]);
         w.bytes(&self.uncompressed_size.to_le_bytes()[..3]);
@@ -218,7 +218,7 @@ impl CompressionBlock {
     /// Bytes the engine reads for the block: its compressed size aligned
     /// to 16 (the AES block), whether or not the container is encrypted.
     /// zenpak's writer pads every block to this size.
-    pub fn stored_size(&self) -> u64 {
+    pub(crate) fn stored_size(&self) -> u64 {
         (self.compressed_size as u64).next_multiple_of(16)
     }
 
@@ -249,7 +249,7 @@ pub struct ChunkMeta {
 }
 
 impl ChunkMeta {
-    pub fn read(r: &mut Reader, version: TocVersion) -> Result<Self> {
+    pub(crate) fn read(r: &mut Reader, version: TocVersion) -> Result<Self> {
         let hash = r.array::<20>()?;
         if version.meta_size() == 33 {
             r.skip(12)?;
@@ -264,7 +264,7 @@ impl ChunkMeta {
         }
     }
 
-    pub fn write(&self, w: &mut Writer, version: TocVersion) {
+    pub(crate) fn write(&self, w: &mut Writer, version: TocVersion) {
         w.bytes(&self.hash);
         if version.meta_size() == 33 {
             w.zeros(12);
@@ -295,7 +295,7 @@ impl TocHeader {
     /// The bytes the sections after the header take, by the header's counts
     /// (signatures, whose size only the file says, not counted): what the
     /// `.utoc` must hold at least.
-    pub fn declared_len(&self) -> u64 {
+    pub(crate) fn declared_len(&self) -> u64 {
         let n = self.entry_count as u64;
         let seeds = if self.version.has_perfect_hash() {
             self.perfect_hash_seeds_count as u64
@@ -490,7 +490,7 @@ impl Toc {
 
     /// The TOC index of a chunk, looked up as the engine does (perfect hash
     /// when the container has one, else a scan).
-    pub fn find(&self, id: &ChunkId) -> Option<usize> {
+    pub(crate) fn find(&self, id: &ChunkId) -> Option<usize> {
         let count = self.chunk_ids.len();
         if count == 0 {
             return None;
@@ -540,7 +540,7 @@ impl Toc {
 }
 
 /// `FIoStoreTocResource::HashChunkIdWithSeed`: FNV-style over the 12 id bytes.
-pub fn hash_chunk_id(seed: i32, id: &ChunkId) -> u64 {
+pub(crate) fn hash_chunk_id(seed: i32, id: &ChunkId) -> u64 {
     let mut hash: u64 = if seed != 0 {
         seed as i64 as u64
     } else {

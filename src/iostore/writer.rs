@@ -111,19 +111,19 @@ pub struct WrittenContainer {
     pub ucas: PathBuf,
     pub pak: PathBuf,
     pub container_id: u64,
-    pub chunk_count: usize,
-    pub package_count: usize,
-    pub loose_file_count: usize,
-    pub uncompressed_bytes: u64,
-    pub ucas_bytes: u64,
+    pub(crate) chunk_count: usize,
+    pub(crate) package_count: usize,
+    pub(crate) loose_file_count: usize,
+    pub(crate) uncompressed_bytes: u64,
+    pub(crate) ucas_bytes: u64,
     /// Whether the previous `.ucas` was extended (a development build)
     /// rather than written anew in the canonical layout.
-    pub appended: bool,
+    pub(crate) appended: bool,
     /// BLAKE3 of the `.ucas`, taken as it was written (`None` when the
     /// previous one was extended: only its new bytes passed through).
-    pub ucas_blake3: Option<[u8; 32]>,
+    pub(crate) ucas_blake3: Option<[u8; 32]>,
     /// Chunks taken from the previous container as they were.
-    pub reused_chunks: usize,
+    pub(crate) reused_chunks: usize,
 }
 
 /// A part of a chunk's data: bytes in memory, or a range of a file that is
@@ -139,14 +139,14 @@ pub enum ChunkPiece<'a> {
 }
 
 impl ChunkPiece<'_> {
-    pub fn len(&self) -> u64 {
+    pub(crate) fn len(&self) -> u64 {
         match self {
             ChunkPiece::Bytes(b) => b.len() as u64,
             ChunkPiece::File { len, .. } => *len,
         }
     }
 
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.len() == 0
     }
 }
@@ -285,7 +285,7 @@ impl PreviousContainer {
     /// `ucas_len` bytes, as the caller recorded). `None` when it was not
     /// written for `engine` with `options` (block size, compression,
     /// encryption) as one partition: then it cannot be extended.
-    pub fn open(
+    pub(crate) fn open(
         utoc: &Path,
         ucas_len: u64,
         engine: EngineVersion,
@@ -332,14 +332,14 @@ impl PreviousContainer {
     }
 
     /// Length of the `.ucas`.
-    pub fn ucas_len(&self) -> u64 {
+    pub(crate) fn ucas_len(&self) -> u64 {
         self.ucas_len
     }
 
     /// Bytes of the `.ucas` that would be dead once extended by a build
     /// that keeps the chunks of `kept_packages` only: chunks replaced by
     /// earlier extensions, and every other chunk of the container.
-    pub fn dead_bytes_keeping(&self, kept_packages: &BTreeSet<u64>) -> u64 {
+    pub(crate) fn dead_bytes_keeping(&self, kept_packages: &BTreeSet<u64>) -> u64 {
         let live: u64 = self
             .index
             .iter()
@@ -427,7 +427,7 @@ impl ContainerBuilder {
     /// unchanged chunk's blocks where they are. The `.utoc` and `.pak` are
     /// written anew. The result reads like any container but is not the
     /// canonical layout; an unfinished build cuts the `.ucas` back.
-    pub fn create_appending(
+    pub(crate) fn create_appending(
         output_dir: &Path,
         base_name: &str,
         engine: EngineVersion,
@@ -528,21 +528,21 @@ impl ContainerBuilder {
 
     /// Seals the companion pak with a game's own cipher instead of the
     /// engine's AES (call before adding loose files).
-    pub fn set_pak_cipher(&mut self, cipher: std::sync::Arc<dyn crate::pak::PakCipher>) {
+    pub(crate) fn set_pak_cipher(&mut self, cipher: std::sync::Arc<dyn crate::pak::PakCipher>) {
         self.pak = self.pak.take().map(|pak| pak.with_cipher(cipher));
     }
 
     /// The container id (from the base name).
-    pub fn container_id(&self) -> u64 {
+    pub(crate) fn container_id(&self) -> u64 {
         self.container_id
     }
 
-    pub fn engine(&self) -> EngineVersion {
+    pub(crate) fn engine(&self) -> EngineVersion {
         self.engine
     }
 
     /// The container header, for localized packages and redirects.
-    pub fn header_mut(&mut self) -> &mut ContainerHeader {
+    pub(crate) fn header_mut(&mut self) -> &mut ContainerHeader {
         &mut self.header
     }
 
@@ -591,7 +591,7 @@ impl ContainerBuilder {
     }
 
     /// Adds a package whose export-bundle chunk is streamed from `pieces`.
-    pub fn add_package_pieces(
+    pub(crate) fn add_package_pieces(
         &mut self,
         package_id: u64,
         pieces: &[ChunkPiece<'_>],
@@ -616,7 +616,7 @@ impl ContainerBuilder {
     /// Registers an added package as the localized variant of
     /// `source_package_name` for `culture` (see
     /// [`crate::zen::localization`]); the container header lists it.
-    pub fn add_localized_package(
+    pub(crate) fn add_localized_package(
         &mut self,
         package_id: u64,
         culture: &str,
@@ -706,7 +706,7 @@ impl ContainerBuilder {
     /// Makes room for what is about to be added (`chunks` chunks, of which
     /// `packages` are packages), so the builder's tables are allocated
     /// once at their size instead of growing to up to twice it.
-    pub fn reserve(&mut self, chunks: usize, packages: usize) {
+    pub(crate) fn reserve(&mut self, chunks: usize, packages: usize) {
         self.chunks.reserve(chunks);
         self.header.packages.reserve(packages);
     }
@@ -718,7 +718,7 @@ impl ContainerBuilder {
 
     /// Adds a chunk whose data is the concatenation of `pieces`, streamed in
     /// blocks: file ranges are read a block at a time, never whole.
-    pub fn add_chunk_pieces(
+    pub(crate) fn add_chunk_pieces(
         &mut self,
         id: ChunkId,
         pieces: &[ChunkPiece<'_>],
@@ -811,7 +811,7 @@ impl ContainerBuilder {
     /// `length` is checked. Returns `false`, adding nothing, when there is
     /// no previous container or it has no such chunk of that length: add
     /// the chunk's data instead.
-    pub fn add_chunk_reused(
+    pub(crate) fn add_chunk_reused(
         &mut self,
         id: ChunkId,
         length: u64,
@@ -859,7 +859,7 @@ impl ContainerBuilder {
 
     /// [`ContainerBuilder::add_chunk_reused`] for a package's export-bundle
     /// chunk, with its store entry.
-    pub fn add_package_reused(
+    pub(crate) fn add_package_reused(
         &mut self,
         package_id: u64,
         length: u64,
@@ -1046,7 +1046,7 @@ impl ContainerBuilder {
     /// Adds the file at `source` to the companion pak as the loose file
     /// `path`, streamed from disk (see [`PakWriter::add_file_from`]).
     /// Returns the BLAKE3 of the bytes read.
-    pub fn add_loose_file_from(&mut self, path: &str, source: &Path) -> Result<[u8; 32]> {
+    pub(crate) fn add_loose_file_from(&mut self, path: &str, source: &Path) -> Result<[u8; 32]> {
         let rel = self.relative(path)?.to_string();
         let hash = self
             .pak
@@ -1230,7 +1230,7 @@ pub fn write_pieces(pieces: &[ChunkPiece<'_>], out: &mut dyn Write, out_path: &P
 
 /// Publishes a staged `.ucas`, `.utoc` and `.pak` (in that order), removing
 /// the old `.pak` at `pak_path` first.
-pub fn publish_triplet(pak_path: &Path, staged: [Staged; 3]) -> Result<()> {
+pub(crate) fn publish_triplet(pak_path: &Path, staged: [Staged; 3]) -> Result<()> {
     crate::publish::publish(vec![pak_path.to_path_buf()], staged.into())
 }
 

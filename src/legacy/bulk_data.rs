@@ -18,24 +18,24 @@ use super::files::{BulkKind, PackageFiles};
 use super::LegacyPackage;
 
 /// `EBulkDataFlags` bits that decide where a payload is stored.
-pub mod bulk_data_flags {
-    pub const PAYLOAD_IN_SEPARATE_FILE: u32 = 0x0100;
-    pub const OPTIONAL_PAYLOAD: u32 = 0x0800;
-    pub const MEMORY_MAPPED_PAYLOAD: u32 = 0x1000;
-    pub const DUPLICATE_NON_OPTIONAL_PAYLOAD: u32 = 0x4000;
+pub(crate) mod bulk_data_flags {
+    pub(crate) const PAYLOAD_IN_SEPARATE_FILE: u32 = 0x0100;
+    pub(crate) const OPTIONAL_PAYLOAD: u32 = 0x0800;
+    pub(crate) const MEMORY_MAPPED_PAYLOAD: u32 = 0x1000;
+    pub(crate) const DUPLICATE_NON_OPTIONAL_PAYLOAD: u32 = 0x4000;
 }
 
 /// One payload a package expects in a companion file.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CompanionRange {
+pub(crate) struct CompanionRange {
     /// Index in the data resource table.
-    pub resource: usize,
-    pub kind: BulkKind,
-    pub range: Range<u64>,
+    pub(crate) resource: usize,
+    pub(crate) kind: BulkKind,
+    pub(crate) range: Range<u64>,
 }
 
 /// The payloads stored outside the header and `.uexp`, by data resource.
-pub fn companion_ranges(package: &LegacyPackage) -> Vec<CompanionRange> {
+pub(crate) fn companion_ranges(package: &LegacyPackage) -> Vec<CompanionRange> {
     use bulk_data_flags::*;
     let Some(resources) = &package.data_resources else {
         return Vec::new();

@@ -111,7 +111,7 @@ impl PackageFiles {
     }
 
     /// The companion of a kind, if present.
-    pub fn companion(&self, kind: BulkKind) -> Option<&BulkCompanion> {
+    pub(crate) fn companion(&self, kind: BulkKind) -> Option<&BulkCompanion> {
         self.bulk.iter().find(|b| b.kind == kind)
     }
 
@@ -238,7 +238,7 @@ impl PackageFiles {
 
     /// [`check_exports`](Self::check_exports) against a `.uexp` of
     /// `uexp_len` bytes that was not read ([`load_header_only`](Self::load_header_only)).
-    pub fn check_export_ranges(&self, package: &LegacyPackage, uexp_len: u64) -> Result<()> {
+    pub(crate) fn check_export_ranges(&self, package: &LegacyPackage, uexp_len: u64) -> Result<()> {
         for index in 0..package.exports.len() {
             self.locate_export(package, index, uexp_len)?;
         }

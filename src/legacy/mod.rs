@@ -76,7 +76,7 @@
 //! errors, edited packages, `new_cooked` for every release 4.26–5.7); `legacy_mutation.rs`
 //! (~95,000 truncated/overwritten/hostile inputs: no panic, errors with in-range offsets).
 
-pub mod bulk_data;
+pub(crate) mod bulk_data;
 mod cooked;
 mod files;
 mod names;
@@ -132,7 +132,7 @@ pub enum Section {
 }
 
 impl Section {
-    pub const ALL: [Section; 17] = [
+    pub(crate) const ALL: [Section; 17] = [
         Section::Names,
         Section::SoftObjectPaths,
         Section::GatherableText,
@@ -152,7 +152,7 @@ impl Section {
         Section::DataResources,
     ];
 
-    pub fn label(self) -> &'static str {
+    pub(crate) fn label(self) -> &'static str {
         match self {
             Section::Names => "name map",
             Section::SoftObjectPaths => "soft object paths",
@@ -175,7 +175,7 @@ impl Section {
     }
 
     /// Sections zenpak models field by field (the others are kept as bytes).
-    pub fn is_modeled(self) -> bool {
+    pub(crate) fn is_modeled(self) -> bool {
         matches!(
             self,
             Section::Names
@@ -190,7 +190,7 @@ impl Section {
     }
 
     /// The section's offset as the summary gives it (`None`: the version has no such field).
-    pub fn offset_in(self, s: &Summary) -> Option<i64> {
+    pub(crate) fn offset_in(self, s: &Summary) -> Option<i64> {
         let v = match self {
             Section::Names => Some(s.name_offset),
             Section::SoftObjectPaths => s.soft_object_paths_offset,
@@ -263,14 +263,14 @@ pub struct LegacyPackage {
     pub data_resources: Option<DataResources>,
     /// Sections kept as bytes, by section.
     #[serde(skip)]
-    pub raw_sections: BTreeMap<Section, Vec<u8>>,
+    pub(crate) raw_sections: BTreeMap<Section, Vec<u8>>,
     /// The sections with a positive offset, in file order. The writer keeps this order.
-    pub layout: Vec<Section>,
+    pub(crate) layout: Vec<Section>,
     /// Zero bytes between the last table and `TotalHeaderSize` (some cooks pad there).
     pub header_padding: usize,
     /// Bytes of the `.uasset` after `TotalHeaderSize` (cooked packages: none).
     #[serde(skip)]
-    pub after_header: Vec<u8>,
+    pub(crate) after_header: Vec<u8>,
     /// A versioned package whose versions are not the given release's: read
     /// with its own versions; callers report this warning.
     #[serde(skip)]
@@ -698,7 +698,7 @@ impl LegacyPackage {
     }
 
     /// The size [`write`](Self::write) will give the header.
-    pub fn header_size(&self) -> Result<usize> {
+    pub(crate) fn header_size(&self) -> Result<usize> {
         Ok(self.write()?.len())
     }
 
@@ -810,7 +810,7 @@ impl LegacyPackage {
     /// Refuses an import or export whose outer chain loops back on itself
     /// (import 1's outer is 2 and 2's outer is 1): its path has no end, and
     /// the engine would never finish resolving it.
-    pub fn check_outer_chains(&self) -> Result<()> {
+    pub(crate) fn check_outer_chains(&self) -> Result<()> {
         // Slots: imports, then exports.
         let imports = self.imports.len();
         let slot = |index: PackageIndex| match index.resolve() {
@@ -923,7 +923,7 @@ impl LegacyPackage {
     /// The names (number suffixes included) from the outermost object down
     /// to `index`: an import's start with its package, an export's with
     /// its top-level export (this package's name is not among them).
-    pub fn object_names(&self, index: PackageIndex) -> Result<Vec<String>> {
+    pub(crate) fn object_names(&self, index: PackageIndex) -> Result<Vec<String>> {
         let mut names = Vec::new();
         let mut current = index;
         while !current.is_null() {
@@ -995,7 +995,7 @@ impl LegacyPackage {
 }
 
 /// The newest `FObjectDataResource::EVersion` (5.7: `AddedCookedIndex` = 2).
-pub const DATA_RESOURCE_LATEST_VERSION: u32 = 2;
+pub(crate) const DATA_RESOURCE_LATEST_VERSION: u32 = 2;
 
 pub(crate) fn serialize_guid<S: serde::Serializer>(
     g: &[u8; 16],
@@ -1018,7 +1018,7 @@ pub(crate) fn serialize_opt_hex<S: serde::Serializer, const N: usize>(
 /// chains, `outer` giving each object's outer (`None` at the top of a
 /// chain), or `None` when every chain ends. Linear: each object is walked
 /// once. Shared by the legacy and Zen outer-chain checks.
-pub fn first_in_outer_loop(count: usize, outer: impl Fn(usize) -> Option<usize>) -> Option<usize> {
+pub(crate) fn first_in_outer_loop(count: usize, outer: impl Fn(usize) -> Option<usize>) -> Option<usize> {
     // 0 unseen, 1 on the walk, 2 done.
     let mut state = vec![0u8; count];
     let mut walk = Vec::new();

@@ -12,8 +12,8 @@ use crate::error::{Error, Result};
 /// An `FString` as stored: its text and whether it was written as UTF-16.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
 pub struct EngineString {
-    pub text: String,
-    pub utf16: bool,
+    pub(crate) text: String,
+    pub(crate) utf16: bool,
 }
 
 impl EngineString {
@@ -25,12 +25,12 @@ impl EngineString {
         EngineString { text, utf16 }
     }
 
-    pub fn read(r: &mut Reader) -> Result<Self> {
+    pub(crate) fn read(r: &mut Reader) -> Result<Self> {
         let (text, utf16) = r.fstring_ext()?;
         Ok(EngineString { text, utf16 })
     }
 
-    pub fn write(&self, w: &mut Writer) {
+    pub(crate) fn write(&self, w: &mut Writer) {
         w.fstring_ext(&self.text, self.utf16);
     }
 }
@@ -73,7 +73,7 @@ impl NameEntry {
     }
 
     /// `with_hashes`: the UE4 object version has `NAME_HASHES_SERIALIZED`.
-    pub fn read(r: &mut Reader, with_hashes: bool) -> Result<Self> {
+    pub(crate) fn read(r: &mut Reader, with_hashes: bool) -> Result<Self> {
         let (text, utf16) = r.fstring_ext()?;
         let (non_case_preserving_hash, case_preserving_hash) = if with_hashes {
             (r.u16()?, r.u16()?)
@@ -88,7 +88,7 @@ impl NameEntry {
         })
     }
 
-    pub fn write(&self, w: &mut Writer, with_hashes: bool) {
+    pub(crate) fn write(&self, w: &mut Writer, with_hashes: bool) {
         w.fstring_ext(&self.text, self.utf16);
         if with_hashes {
             w.u16(self.non_case_preserving_hash);
@@ -214,7 +214,7 @@ impl FName {
     }
 
     /// Reads the pair and checks the index against the name map.
-    pub fn read(r: &mut Reader, name_count: usize) -> Result<Self> {
+    pub(crate) fn read(r: &mut Reader, name_count: usize) -> Result<Self> {
         let at = r.pos();
         let index = r.u32()?;
         let number = r.u32()?;
@@ -233,7 +233,7 @@ impl FName {
     }
 
     /// The name's text with its number suffix, or an error if the index is out of range.
-    pub fn resolve(&self, names: &[NameEntry]) -> Result<String> {
+    pub(crate) fn resolve(&self, names: &[NameEntry]) -> Result<String> {
         let entry = names.get(self.index as usize).ok_or_else(|| {
             Error::invalid(format!(
                 "name index {} is outside the name map ({} names)",
@@ -245,7 +245,7 @@ impl FName {
     }
 
     /// A displayable form that never fails (`<bad name 12>` for a bad index).
-    pub fn display<'a>(&self, names: &'a [NameEntry]) -> DisplayName<'a> {
+    pub(crate) fn display<'a>(&self, names: &'a [NameEntry]) -> DisplayName<'a> {
         DisplayName { name: *self, names }
     }
 }
@@ -293,11 +293,11 @@ impl PackageIndex {
         self.0 == 0
     }
 
-    pub fn is_import(self) -> bool {
+    pub(crate) fn is_import(self) -> bool {
         self.0 < 0
     }
 
-    pub fn is_export(self) -> bool {
+    pub(crate) fn is_export(self) -> bool {
         self.0 > 0
     }
 
@@ -325,12 +325,12 @@ impl PackageIndex {
         }
     }
 
-    pub fn read(r: &mut Reader) -> Result<Self> {
+    pub(crate) fn read(r: &mut Reader) -> Result<Self> {
         Ok(PackageIndex(r.i32()?))
     }
 
     /// Reads an index and checks it refers to an existing import/export (or null).
-    pub fn read_checked(r: &mut Reader, imports: usize, exports: usize) -> Result<Self> {
+    pub(crate) fn read_checked(r: &mut Reader, imports: usize, exports: usize) -> Result<Self> {
         let at = r.pos();
         let index = PackageIndex(r.i32()?);
         index
@@ -340,7 +340,7 @@ impl PackageIndex {
     }
 
     /// `Err(message)` if the index is outside the given table sizes.
-    pub fn check(self, imports: usize, exports: usize) -> std::result::Result<(), String> {
+    pub(crate) fn check(self, imports: usize, exports: usize) -> std::result::Result<(), String> {
         match self.resolve() {
             ResolvedIndex::Import(i) if i >= imports => Err(format!(
                 "package index {} names import {i} but there are {imports} imports",

@@ -13,69 +13,69 @@ use crate::version::EngineVersion;
 /// One import, resolved.
 #[derive(Debug, Clone, Serialize)]
 pub struct ImportReport {
-    pub index: usize,
+    pub(crate) index: usize,
     /// Full object path, e.g. `/Script/Engine.StaticMesh`.
     pub path: String,
     /// Class as `ClassPackage.ClassName`, e.g. `/Script/CoreUObject.Class`.
     pub class: String,
-    pub outer: i32,
-    pub optional: bool,
+    pub(crate) outer: i32,
+    pub(crate) optional: bool,
 }
 
 /// One export, resolved.
 #[derive(Debug, Clone, Serialize)]
 pub struct ExportReport {
-    pub index: usize,
-    pub name: String,
+    pub(crate) index: usize,
+    pub(crate) name: String,
     pub path: Option<String>,
     pub class: String,
-    pub outer: String,
+    pub(crate) outer: String,
     #[serde(rename = "super")]
-    pub super_: String,
-    pub template: String,
-    pub object_flags: u32,
+    pub(crate) super_: String,
+    pub(crate) template: String,
+    pub(crate) object_flags: u32,
     pub serial_offset: i64,
     pub serial_size: i64,
-    pub is_asset: bool,
-    pub generate_public_hash: Option<bool>,
-    pub is_inherited_instance: Option<bool>,
+    pub(crate) is_asset: bool,
+    pub(crate) generate_public_hash: Option<bool>,
+    pub(crate) is_inherited_instance: Option<bool>,
     /// Preload dependencies by kind (resolved paths).
-    pub serialize_before_serialize: Vec<String>,
-    pub create_before_serialize: Vec<String>,
-    pub serialize_before_create: Vec<String>,
-    pub create_before_create: Vec<String>,
+    pub(crate) serialize_before_serialize: Vec<String>,
+    pub(crate) create_before_serialize: Vec<String>,
+    pub(crate) serialize_before_create: Vec<String>,
+    pub(crate) create_before_create: Vec<String>,
 }
 
 /// One header section: where it starts and how many bytes it has.
 #[derive(Debug, Clone, Serialize)]
 pub struct SectionReport {
-    pub section: super::Section,
-    pub offset: i64,
-    pub size: i64,
+    pub(crate) section: super::Section,
+    pub(crate) offset: i64,
+    pub(crate) size: i64,
 }
 
 /// Everything `inspect` shows about a legacy package.
 #[derive(Debug, Clone, Serialize)]
 pub struct PackageReport {
-    pub kind: &'static str,
-    pub path: String,
-    pub engine: EngineVersion,
-    pub versioned: bool,
-    pub package_name: Option<String>,
-    pub file_versions: super::FileVersions,
-    pub header_size: usize,
-    pub uexp_size: usize,
-    pub summary: Summary,
+    pub(crate) kind: &'static str,
+    pub(crate) path: String,
+    pub(crate) engine: EngineVersion,
+    pub(crate) versioned: bool,
+    pub(crate) package_name: Option<String>,
+    pub(crate) file_versions: super::FileVersions,
+    pub(crate) header_size: usize,
+    pub(crate) uexp_size: usize,
+    pub(crate) summary: Summary,
     /// The header's sections in file order.
-    pub sections: Vec<SectionReport>,
+    pub(crate) sections: Vec<SectionReport>,
     pub names: Vec<String>,
     pub imports: Vec<ImportReport>,
     pub exports: Vec<ExportReport>,
-    pub soft_package_references: Vec<String>,
-    pub soft_object_paths: Vec<String>,
-    pub preload_dependency_count: usize,
-    pub data_resource_count: usize,
-    pub bulk_companions: Vec<BulkCompanion>,
+    pub(crate) soft_package_references: Vec<String>,
+    pub(crate) soft_object_paths: Vec<String>,
+    pub(crate) preload_dependency_count: usize,
+    pub(crate) data_resource_count: usize,
+    pub(crate) bulk_companions: Vec<BulkCompanion>,
 }
 
 impl PackageReport {

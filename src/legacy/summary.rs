@@ -30,7 +30,7 @@ impl FieldPositions {
     }
 
     /// The position of a section's offset field (0 if the version has none).
-    pub fn of(&self, section: Section) -> usize {
+    pub(crate) fn of(&self, section: Section) -> usize {
         self.section_offsets.get(&section).copied().unwrap_or(0)
     }
 }
@@ -52,8 +52,8 @@ pub const PKG_REQUIRES_LOCALIZATION_GATHER: u32 = 0x0004_0000;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct CustomVersion {
     #[serde(serialize_with = "crate::legacy::serialize_guid")]
-    pub key: [u8; 16],
-    pub version: i32,
+    pub(crate) key: [u8; 16],
+    pub(crate) version: i32,
 }
 
 /// `FGenerationInfo`.
@@ -66,11 +66,11 @@ pub struct Generation {
 /// `FEngineVersion` (cooked packages write an empty one).
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
 pub struct SavedEngineVersion {
-    pub major: u16,
-    pub minor: u16,
-    pub patch: u16,
-    pub changelist: u32,
-    pub branch: EngineString,
+    pub(crate) major: u16,
+    pub(crate) minor: u16,
+    pub(crate) patch: u16,
+    pub(crate) changelist: u32,
+    pub(crate) branch: EngineString,
 }
 
 impl SavedEngineVersion {
@@ -98,80 +98,80 @@ impl SavedEngineVersion {
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
 pub struct Summary {
     /// -7 (UE4), -8 (UE5), -9 (5.6+).
-    pub legacy_file_version: i32,
+    pub(crate) legacy_file_version: i32,
     /// Present unless the legacy file version is -4.
     pub legacy_ue3_version: Option<i32>,
     /// The object versions as stored (all 0 in an unversioned package).
     pub file_version_ue4: i32,
     /// Present from legacy file version -8.
     pub file_version_ue5: Option<i32>,
-    pub file_version_licensee_ue4: i32,
+    pub(crate) file_version_licensee_ue4: i32,
     /// `SavedHash` (FIoHash), from UE5 `PACKAGE_SAVED_HASH`.
     #[serde(serialize_with = "crate::legacy::serialize_opt_hex")]
-    pub saved_hash: Option<[u8; 20]>,
-    pub custom_versions: Vec<CustomVersion>,
+    pub(crate) saved_hash: Option<[u8; 20]>,
+    pub(crate) custom_versions: Vec<CustomVersion>,
     pub total_header_size: i32,
     /// `PackageName` (formerly `FolderName`; UE4 cooks write `None`).
     pub package_name: EngineString,
     pub package_flags: u32,
     pub name_count: i32,
-    pub name_offset: i32,
+    pub(crate) name_offset: i32,
     /// From UE5 `ADD_SOFTOBJECTPATH_LIST`.
-    pub soft_object_paths_count: Option<i32>,
-    pub soft_object_paths_offset: Option<i32>,
+    pub(crate) soft_object_paths_count: Option<i32>,
+    pub(crate) soft_object_paths_offset: Option<i32>,
     /// Only when editor-only data is kept.
-    pub localization_id: Option<EngineString>,
-    pub gatherable_text_data_count: i32,
-    pub gatherable_text_data_offset: i32,
+    pub(crate) localization_id: Option<EngineString>,
+    pub(crate) gatherable_text_data_count: i32,
+    pub(crate) gatherable_text_data_offset: i32,
     pub export_count: i32,
-    pub export_offset: i32,
+    pub(crate) export_offset: i32,
     pub import_count: i32,
     pub import_offset: i32,
     /// From UE5 `VERSE_CELLS`.
-    pub cell_export_count: Option<i32>,
-    pub cell_export_offset: Option<i32>,
-    pub cell_import_count: Option<i32>,
-    pub cell_import_offset: Option<i32>,
+    pub(crate) cell_export_count: Option<i32>,
+    pub(crate) cell_export_offset: Option<i32>,
+    pub(crate) cell_import_count: Option<i32>,
+    pub(crate) cell_import_offset: Option<i32>,
     /// From UE5 `METADATA_SERIALIZATION_OFFSET`.
-    pub metadata_offset: Option<i32>,
-    pub depends_offset: i32,
-    pub soft_package_references_count: i32,
-    pub soft_package_references_offset: i32,
-    pub searchable_names_offset: i32,
-    pub thumbnail_table_offset: i32,
+    pub(crate) metadata_offset: Option<i32>,
+    pub(crate) depends_offset: i32,
+    pub(crate) soft_package_references_count: i32,
+    pub(crate) soft_package_references_offset: i32,
+    pub(crate) searchable_names_offset: i32,
+    pub(crate) thumbnail_table_offset: i32,
     /// From UE5 `IMPORT_TYPE_HIERARCHIES` (5.7).
-    pub import_type_hierarchies_count: Option<i32>,
-    pub import_type_hierarchies_offset: Option<i32>,
+    pub(crate) import_type_hierarchies_count: Option<i32>,
+    pub(crate) import_type_hierarchies_offset: Option<i32>,
     /// The package GUID, before UE5 `PACKAGE_SAVED_HASH`.
     #[serde(serialize_with = "crate::legacy::serialize_opt_hex")]
-    pub guid: Option<[u8; 16]>,
+    pub(crate) guid: Option<[u8; 16]>,
     /// Only when editor-only data is kept.
     #[serde(serialize_with = "crate::legacy::serialize_opt_hex")]
-    pub persistent_guid: Option<[u8; 16]>,
+    pub(crate) persistent_guid: Option<[u8; 16]>,
     #[serde(serialize_with = "crate::legacy::serialize_opt_hex")]
-    pub owner_persistent_guid: Option<[u8; 16]>,
+    pub(crate) owner_persistent_guid: Option<[u8; 16]>,
     pub generations: Vec<Generation>,
-    pub saved_by_engine_version: SavedEngineVersion,
-    pub compatible_with_engine_version: SavedEngineVersion,
-    pub compression_flags: u32,
-    pub package_source: u32,
-    pub additional_packages_to_cook: Vec<EngineString>,
+    pub(crate) saved_by_engine_version: SavedEngineVersion,
+    pub(crate) compatible_with_engine_version: SavedEngineVersion,
+    pub(crate) compression_flags: u32,
+    pub(crate) package_source: u32,
+    pub(crate) additional_packages_to_cook: Vec<EngineString>,
     /// Before legacy file version -7 (always 0).
-    pub num_texture_allocations: Option<i32>,
-    pub asset_registry_data_offset: i32,
+    pub(crate) num_texture_allocations: Option<i32>,
+    pub(crate) asset_registry_data_offset: i32,
     /// Where bulk data stored after the exports starts, in the combined
     /// `.uasset` + `.uexp` stream (cooked packages: the end of that stream).
     pub bulk_data_start_offset: i64,
-    pub world_tile_info_data_offset: i32,
-    pub chunk_ids: Vec<i32>,
-    pub preload_dependency_count: i32,
-    pub preload_dependency_offset: i32,
+    pub(crate) world_tile_info_data_offset: i32,
+    pub(crate) chunk_ids: Vec<i32>,
+    pub(crate) preload_dependency_count: i32,
+    pub(crate) preload_dependency_offset: i32,
     /// From UE5 `NAMES_REFERENCED_FROM_EXPORT_DATA`.
     pub names_referenced_from_export_data_count: Option<i32>,
     /// From UE5 `PAYLOAD_TOC`.
-    pub payload_toc_offset: Option<i64>,
+    pub(crate) payload_toc_offset: Option<i64>,
     /// From UE5 `DATA_RESOURCES`.
-    pub data_resource_offset: Option<i32>,
+    pub(crate) data_resource_offset: Option<i32>,
 }
 
 /// The object versions a package is read with (its own, or the engine's when
@@ -181,15 +181,15 @@ pub struct Summary {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 pub struct FileVersions {
     pub legacy: i32,
-    pub ue4: i32,
+    pub(crate) ue4: i32,
     pub ue5: i32,
-    pub licensee: i32,
+    pub(crate) licensee: i32,
 }
 
 impl FileVersions {
     /// The versions an engine release cooks with (what unversioned packages
     /// are read with).
-    pub fn of_engine(engine: crate::version::EngineVersion) -> FileVersions {
+    pub(crate) fn of_engine(engine: crate::version::EngineVersion) -> FileVersions {
         let v = engine.legacy_file_versions();
         FileVersions {
             legacy: v.legacy,
@@ -201,22 +201,22 @@ impl FileVersions {
 
     /// `bImportOptional` on imports and `bGeneratePublicHash` on exports
     /// (UE5 `OPTIONAL_RESOURCES`).
-    pub fn has_optional_resources(&self) -> bool {
+    pub(crate) fn has_optional_resources(&self) -> bool {
         self.ue5_at_least(ue5::OPTIONAL_RESOURCES)
     }
     /// Exports carry a package GUID (before UE5 `REMOVE_OBJECT_EXPORT_PACKAGE_GUID`).
-    pub fn export_has_package_guid(&self) -> bool {
+    pub(crate) fn export_has_package_guid(&self) -> bool {
         !self.ue5_at_least(ue5::REMOVE_OBJECT_EXPORT_PACKAGE_GUID)
     }
     /// Exports carry `bIsInheritedInstance` (UE5 `TRACK_OBJECT_EXPORT_IS_INHERITED`).
-    pub fn export_has_inherited_instance(&self) -> bool {
+    pub(crate) fn export_has_inherited_instance(&self) -> bool {
         self.ue5_at_least(ue5::TRACK_OBJECT_EXPORT_IS_INHERITED)
     }
 
-    pub fn ue4_at_least(&self, v: i32) -> bool {
+    pub(crate) fn ue4_at_least(&self, v: i32) -> bool {
         self.ue4 >= v
     }
-    pub fn ue5_at_least(&self, v: i32) -> bool {
+    pub(crate) fn ue5_at_least(&self, v: i32) -> bool {
         self.ue5 >= v
     }
     fn as_table(&self) -> LegacyFileVersions {
@@ -236,86 +236,86 @@ impl FileVersions {
     }
 
     /// `LegacyUE3Version` is stored (every version but -4).
-    pub fn has_legacy_ue3_version(&self) -> bool {
+    pub(crate) fn has_legacy_ue3_version(&self) -> bool {
         self.legacy != -4
     }
     /// `FileVersionUE5` is stored (legacy -8 on).
-    pub fn has_ue5_version(&self) -> bool {
+    pub(crate) fn has_ue5_version(&self) -> bool {
         self.legacy <= -8
     }
     /// `NumTextureAllocations` is stored (before legacy -7).
-    pub fn has_texture_allocations(&self) -> bool {
+    pub(crate) fn has_texture_allocations(&self) -> bool {
         self.legacy > -7
     }
     /// `SavedHash` then `TotalHeaderSize` right after the versions, and no
     /// package GUID (UE5 `PACKAGE_SAVED_HASH`).
-    pub fn has_saved_hash(&self) -> bool {
+    pub(crate) fn has_saved_hash(&self) -> bool {
         self.ue5_at_least(ue5::PACKAGE_SAVED_HASH)
     }
     /// Soft object path count/offset (UE5 `ADD_SOFTOBJECTPATH_LIST`).
-    pub fn has_soft_object_path_list(&self) -> bool {
+    pub(crate) fn has_soft_object_path_list(&self) -> bool {
         self.ue5_at_least(ue5::ADD_SOFTOBJECTPATH_LIST)
     }
     /// `LocalizationId`, only with editor-only data.
-    pub fn has_localization_id(&self, filter_editor_only: bool) -> bool {
+    pub(crate) fn has_localization_id(&self, filter_editor_only: bool) -> bool {
         !filter_editor_only && self.ue4_at_least(ue4::ADDED_PACKAGE_SUMMARY_LOCALIZATION_ID)
     }
     /// Gatherable text data count/offset.
-    pub fn has_gatherable_text(&self) -> bool {
+    pub(crate) fn has_gatherable_text(&self) -> bool {
         self.ue4_at_least(ue4::SERIALIZE_TEXT_IN_PACKAGES)
     }
     /// Cell export/import counts and offsets (UE5 `VERSE_CELLS`).
-    pub fn has_verse_cells(&self) -> bool {
+    pub(crate) fn has_verse_cells(&self) -> bool {
         self.ue5_at_least(ue5::VERSE_CELLS)
     }
     /// `MetaDataOffset` (UE5 `METADATA_SERIALIZATION_OFFSET`).
-    pub fn has_metadata_offset(&self) -> bool {
+    pub(crate) fn has_metadata_offset(&self) -> bool {
         self.ue5_at_least(ue5::METADATA_SERIALIZATION_OFFSET)
     }
     /// Soft package reference count/offset.
-    pub fn has_soft_package_references(&self) -> bool {
+    pub(crate) fn has_soft_package_references(&self) -> bool {
         self.ue4_at_least(ue4::ADD_STRING_ASSET_REFERENCES_MAP)
     }
     /// `SearchableNamesOffset`.
-    pub fn has_searchable_names(&self) -> bool {
+    pub(crate) fn has_searchable_names(&self) -> bool {
         self.ue4_at_least(ue4::ADDED_SEARCHABLE_NAMES)
     }
     /// Import type hierarchy count/offset (UE5 `IMPORT_TYPE_HIERARCHIES`, 5.7).
-    pub fn has_import_type_hierarchies(&self) -> bool {
+    pub(crate) fn has_import_type_hierarchies(&self) -> bool {
         self.ue5_at_least(ue5::IMPORT_TYPE_HIERARCHIES)
     }
     /// `PersistentGuid`, only with editor-only data.
-    pub fn has_persistent_guid(&self, filter_editor_only: bool) -> bool {
+    pub(crate) fn has_persistent_guid(&self, filter_editor_only: bool) -> bool {
         !filter_editor_only && self.ue4_at_least(ue4::ADDED_PACKAGE_OWNER)
     }
     /// `OwnerPersistentGuid`, only with editor-only data, between
     /// `ADDED_PACKAGE_OWNER` and `NON_OUTER_PACKAGE_IMPORT`.
-    pub fn has_owner_persistent_guid(&self, filter_editor_only: bool) -> bool {
+    pub(crate) fn has_owner_persistent_guid(&self, filter_editor_only: bool) -> bool {
         self.has_persistent_guid(filter_editor_only)
             && !self.ue4_at_least(ue4::NON_OUTER_PACKAGE_IMPORT)
     }
     /// Name map entries carry their two hashes (`NAME_HASHES_SERIALIZED`).
-    pub fn has_name_hashes(&self) -> bool {
+    pub(crate) fn has_name_hashes(&self) -> bool {
         self.ue4_at_least(ue4::NAME_HASHES_SERIALIZED)
     }
     /// `WorldTileInfoDataOffset`.
-    pub fn has_world_tile_info(&self) -> bool {
+    pub(crate) fn has_world_tile_info(&self) -> bool {
         self.ue4_at_least(ue4::WORLD_LEVEL_INFO)
     }
     /// Preload dependency count/offset.
-    pub fn has_preload_dependencies(&self) -> bool {
+    pub(crate) fn has_preload_dependencies(&self) -> bool {
         self.ue4_at_least(ue4::PRELOAD_DEPENDENCIES_IN_COOKED_EXPORTS)
     }
     /// `NamesReferencedFromExportDataCount` (UE5 1001).
-    pub fn has_names_referenced_from_export_data(&self) -> bool {
+    pub(crate) fn has_names_referenced_from_export_data(&self) -> bool {
         self.ue5_at_least(ue5::NAMES_REFERENCED_FROM_EXPORT_DATA)
     }
     /// `PayloadTocOffset` (UE5 `PAYLOAD_TOC`).
-    pub fn has_payload_toc(&self) -> bool {
+    pub(crate) fn has_payload_toc(&self) -> bool {
         self.ue5_at_least(ue5::PAYLOAD_TOC)
     }
     /// `DataResourceOffset` (UE5 `DATA_RESOURCES`).
-    pub fn has_data_resources(&self) -> bool {
+    pub(crate) fn has_data_resources(&self) -> bool {
         self.ue5_at_least(ue5::DATA_RESOURCES)
     }
 }
@@ -327,15 +327,15 @@ const OLDEST_SUPPORTED_UE4: i32 = ue4::NAME_HASHES_SERIALIZED;
 /// What reading a summary gives.
 #[derive(Debug, Clone)]
 pub struct SummaryRead {
-    pub summary: Summary,
+    pub(crate) summary: Summary,
     /// The release the package was cooked with (given, or found from its versions).
-    pub engine: EngineVersion,
+    pub(crate) engine: EngineVersion,
     /// The versions the rest of the package is read with.
-    pub versions: FileVersions,
+    pub(crate) versions: FileVersions,
     /// Set when a versioned package's own versions differ from the given
     /// release's: it is read with its own (as the engine does) and the caller
     /// should say so.
-    pub warning: Option<Diagnostic>,
+    pub(crate) warning: Option<Diagnostic>,
 }
 
 /// The file versions as stored, before they are resolved against a release.
@@ -513,7 +513,7 @@ impl Summary {
             && self.file_version_licensee_ue4 == 0
     }
 
-    pub fn filter_editor_only(&self) -> bool {
+    pub(crate) fn filter_editor_only(&self) -> bool {
         self.package_flags & PKG_FILTER_EDITOR_ONLY != 0
     }
 
@@ -522,7 +522,7 @@ impl Summary {
     }
 
     /// The package name the summary carries, if any (UE4 cooks write `None`).
-    pub fn package_name(&self) -> Option<&str> {
+    pub(crate) fn package_name(&self) -> Option<&str> {
         let name = self.package_name.text.as_str();
         (!name.is_empty() && name != "None").then_some(name)
     }
@@ -531,7 +531,7 @@ impl Summary {
     /// was cooked with; an unversioned package needs it; a versioned one is
     /// read with its own versions (with a warning when they are another
     /// release's).
-    pub fn read(r: &mut Reader, engine: Option<EngineVersion>) -> Result<SummaryRead> {
+    pub(crate) fn read(r: &mut Reader, engine: Option<EngineVersion>) -> Result<SummaryRead> {
         Summary::read_with_positions(r, engine, &mut FieldPositions::default())
     }
 
@@ -748,7 +748,7 @@ impl Summary {
 
     /// Writes the summary as stored; fields a version lacks are skipped,
     /// fields it needs but the model lacks are written as zero.
-    pub fn write(&self, w: &mut Writer, v: &FileVersions) {
+    pub(crate) fn write(&self, w: &mut Writer, v: &FileVersions) {
         let stored = FileVersions::of_legacy(self.legacy_file_version);
         w.u32(PACKAGE_FILE_TAG);
         w.i32(self.legacy_file_version);

@@ -15,12 +15,12 @@ use super::summary::FileVersions;
 /// What the reader of a table entry needs to know besides the bytes.
 #[derive(Debug, Clone, Copy)]
 pub struct TableContext {
-    pub versions: FileVersions,
-    pub filter_editor_only: bool,
-    pub unversioned_properties: bool,
-    pub name_count: usize,
-    pub import_count: usize,
-    pub export_count: usize,
+    pub(crate) versions: FileVersions,
+    pub(crate) filter_editor_only: bool,
+    pub(crate) unversioned_properties: bool,
+    pub(crate) name_count: usize,
+    pub(crate) import_count: usize,
+    pub(crate) export_count: usize,
 }
 
 impl TableContext {
@@ -79,7 +79,7 @@ pub struct ObjectImport {
 }
 
 impl ObjectImport {
-    pub fn read(r: &mut Reader, cx: &TableContext) -> Result<Self> {
+    pub(crate) fn read(r: &mut Reader, cx: &TableContext) -> Result<Self> {
         Ok(ObjectImport {
             class_package: cx.name(r)?,
             class_name: cx.name(r)?,
@@ -98,7 +98,7 @@ impl ObjectImport {
         })
     }
 
-    pub fn write(&self, w: &mut Writer, cx: &TableContext) {
+    pub(crate) fn write(&self, w: &mut Writer, cx: &TableContext) {
         self.class_package.write(w);
         self.class_name.write(w);
         self.outer_index.write(w);
@@ -151,7 +151,7 @@ pub struct ObjectExport {
 }
 
 impl ObjectExport {
-    pub fn read(r: &mut Reader, cx: &TableContext) -> Result<Self> {
+    pub(crate) fn read(r: &mut Reader, cx: &TableContext) -> Result<Self> {
         let class_index = cx.index(r)?;
         let super_index = cx.index(r)?;
         let template_index = if cx.export_has_template_index() {
@@ -236,7 +236,7 @@ impl ObjectExport {
         })
     }
 
-    pub fn write(&self, w: &mut Writer, cx: &TableContext) {
+    pub(crate) fn write(&self, w: &mut Writer, cx: &TableContext) {
         self.class_index.write(w);
         self.super_index.write(w);
         if cx.export_has_template_index() {
@@ -285,7 +285,7 @@ impl ObjectExport {
     }
 
     /// The number of preload dependencies this export lists (the four counts summed).
-    pub fn preload_dependency_total(&self) -> i64 {
+    pub(crate) fn preload_dependency_total(&self) -> i64 {
         self.serialization_before_serialization_dependencies as i64
             + self.create_before_serialization_dependencies as i64
             + self.serialization_before_create_dependencies as i64
@@ -297,13 +297,13 @@ impl ObjectExport {
 /// `FTopLevelAssetPath` (package, asset) plus a sub-path string.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct SoftObjectPath {
-    pub package_name: FName,
-    pub asset_name: FName,
-    pub sub_path: EngineString,
+    pub(crate) package_name: FName,
+    pub(crate) asset_name: FName,
+    pub(crate) sub_path: EngineString,
 }
 
 impl SoftObjectPath {
-    pub fn read(r: &mut Reader, cx: &TableContext) -> Result<Self> {
+    pub(crate) fn read(r: &mut Reader, cx: &TableContext) -> Result<Self> {
         Ok(SoftObjectPath {
             package_name: cx.name(r)?,
             asset_name: cx.name(r)?,
@@ -311,7 +311,7 @@ impl SoftObjectPath {
         })
     }
 
-    pub fn write(&self, w: &mut Writer) {
+    pub(crate) fn write(&self, w: &mut Writer) {
         self.package_name.write(w);
         self.asset_name.write(w);
         self.sub_path.write(w);
@@ -319,7 +319,7 @@ impl SoftObjectPath {
 }
 
 /// `FObjectDataResource::EVersion::AddedCookedIndex`: entries carry a cooked index byte.
-pub const DATA_RESOURCE_VERSION_COOKED_INDEX: u32 = 2;
+pub(crate) const DATA_RESOURCE_VERSION_COOKED_INDEX: u32 = 2;
 
 /// `FObjectDataResource`: one bulk data payload of an export (UE5 `DATA_RESOURCES`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -336,7 +336,7 @@ pub struct DataResource {
 }
 
 impl DataResource {
-    pub fn read(r: &mut Reader, version: u32, cx: &TableContext) -> Result<Self> {
+    pub(crate) fn read(r: &mut Reader, version: u32, cx: &TableContext) -> Result<Self> {
         Ok(DataResource {
             flags: r.u32()?,
             cooked_index: if version >= DATA_RESOURCE_VERSION_COOKED_INDEX {
@@ -353,7 +353,7 @@ impl DataResource {
         })
     }
 
-    pub fn write(&self, w: &mut Writer, version: u32) {
+    pub(crate) fn write(&self, w: &mut Writer, version: u32) {
         w.u32(self.flags);
         if version >= DATA_RESOURCE_VERSION_COOKED_INDEX {
             w.u8(self.cooked_index.unwrap_or(0));

@@ -93,11 +93,11 @@ pub enum BodyCompression {
 /// The engine versions the mappings were dumped from (optional header block).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct PackageVersioning {
-    pub file_version_ue4: i32,
-    pub file_version_ue5: i32,
+    pub(crate) file_version_ue4: i32,
+    pub(crate) file_version_ue5: i32,
     /// Custom versions: GUID (16 raw bytes, as hex) and version number.
-    pub custom_versions: Vec<([u8; 16], i32)>,
-    pub net_cl: u32,
+    pub(crate) custom_versions: Vec<([u8; 16], i32)>,
+    pub(crate) net_cl: u32,
 }
 
 impl PackageVersioning {
@@ -215,7 +215,7 @@ impl PropertyType {
     }
 
     /// The engine's class name for the type (`IntProperty`, `StructProperty`, …).
-    pub fn type_name(&self) -> &'static str {
+    pub(crate) fn type_name(&self) -> &'static str {
         match self {
             PropertyType::Byte => "ByteProperty",
             PropertyType::Bool => "BoolProperty",
@@ -253,7 +253,7 @@ impl PropertyType {
     }
 
     /// `ArrayProperty<StructProperty<Vector>>` style description.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         match self {
             PropertyType::Array(t) | PropertyType::Set(t) | PropertyType::Optional(t) => {
                 format!("{}<{}>", self.type_name(), t.describe())
@@ -375,7 +375,7 @@ impl PropertyType {
 /// version 4) the value is the entry's position.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct EnumSchema {
-    pub name: String,
+    pub(crate) name: String,
     pub entries: Vec<(u64, String)>,
 }
 
@@ -413,7 +413,7 @@ impl EnumSchema {
     }
 
     /// The name of the entry with `value`, if any.
-    pub fn name_of(&self, value: u64) -> Option<&str> {
+    pub(crate) fn name_of(&self, value: u64) -> Option<&str> {
         self.entries
             .iter()
             .find(|(v, _)| *v == value)
@@ -506,7 +506,7 @@ impl StructSchema {
     }
 
     /// The property at own slot `slot` and the array element it stands for.
-    pub fn property_at(&self, slot: u16) -> Option<(&PropertySchema, u8)> {
+    pub(crate) fn property_at(&self, slot: u16) -> Option<(&PropertySchema, u8)> {
         self.properties.iter().find_map(|p| {
             let size = p.array_size.max(1) as u16;
             (slot >= p.schema_index && slot < p.schema_index + size)
@@ -589,7 +589,7 @@ pub struct Mappings {
     pub enums: Vec<EnumSchema>,
     pub structs: Vec<StructSchema>,
     /// Ids of extension blocks found after the structs (kept, not interpreted).
-    pub extensions: Vec<String>,
+    pub(crate) extensions: Vec<String>,
     /// Raw bytes after the structs (extensions), written back as they were.
     #[serde(skip)]
     pub trailing: Vec<u8>,
@@ -599,7 +599,7 @@ pub struct Mappings {
     pub diagnostics: Vec<Diagnostic>,
     /// The file the mappings were loaded from, named in errors about them.
     #[serde(skip)]
-    pub source: Option<std::path::PathBuf>,
+    pub(crate) source: Option<std::path::PathBuf>,
     #[serde(skip)]
     struct_lookup: BTreeMap<String, usize>,
     #[serde(skip)]
@@ -607,13 +607,13 @@ pub struct Mappings {
 }
 
 /// Upper bound of a decompressed body; real files are a few MB.
-pub const MAX_BODY: usize = 256 << 20;
+pub(crate) const MAX_BODY: usize = 256 << 20;
 
 /// A compressed body may claim at most this many times its stored size
 /// (plus [`BODY_RATIO_SLACK`]): real zstd mappings compress about 3.5:1,
 /// while a zstd frame of zeros can claim a thousand times its size, which
 /// is how a 33 KB file used to cost 2 GB.
-pub const MAX_BODY_RATIO: usize = 32;
+pub(crate) const MAX_BODY_RATIO: usize = 32;
 const BODY_RATIO_SLACK: usize = 1 << 20;
 
 impl Mappings {
@@ -877,7 +877,7 @@ impl Mappings {
             .map(|&i| &self.structs[i])
     }
 
-    pub fn enum_schema(&self, name: &str) -> Option<&EnumSchema> {
+    pub(crate) fn enum_schema(&self, name: &str) -> Option<&EnumSchema> {
         self.enum_lookup
             .get(&name.to_ascii_lowercase())
             .map(|&i| &self.enums[i])
@@ -939,7 +939,7 @@ impl Mappings {
 /// The counts of a mappings file.
 #[derive(Debug, Clone, Serialize)]
 pub struct MappingsSummary {
-    pub kind: &'static str,
+    pub(crate) kind: &'static str,
     pub version: u8,
     pub compression: BodyCompression,
     /// UE4 and UE5 object versions the mappings were dumped from, when given.
@@ -950,7 +950,7 @@ pub struct MappingsSummary {
     pub properties: usize,
     pub extensions: Vec<String>,
     /// Warnings from reading (see [`Mappings::diagnostics`]).
-    pub diagnostics: Vec<Diagnostic>,
+    pub(crate) diagnostics: Vec<Diagnostic>,
 }
 
 /// Extensions after the structs: `CEXT` magic, `u8` layout version, `i32`

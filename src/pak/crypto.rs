@@ -16,7 +16,7 @@ use aes::Aes256;
 use crate::error::{Error, Result};
 
 /// The environment variable that holds the AES key.
-pub const AES_KEY_ENV: &str = "ZENPAK_AES_KEY";
+pub(crate) const AES_KEY_ENV: &str = "ZENPAK_AES_KEY";
 
 /// The engine's AES block size.
 pub const AES_BLOCK: usize = 16;
@@ -37,7 +37,7 @@ impl AesKey {
         AesKey(bytes)
     }
 
-    pub fn as_bytes(&self) -> &[u8; 32] {
+    pub(crate) fn as_bytes(&self) -> &[u8; 32] {
         &self.0
     }
 
@@ -63,7 +63,7 @@ impl AesKey {
     }
 
     /// The key from `ZENPAK_AES_KEY`, if set.
-    pub fn from_env() -> Result<Option<Self>> {
+    pub(crate) fn from_env() -> Result<Option<Self>> {
         match std::env::var(AES_KEY_ENV) {
             Ok(v) if !v.trim().is_empty() => AesKey::parse(&v)
                 .map(Some)
@@ -73,13 +73,13 @@ impl AesKey {
     }
 
     /// The key from a key file (hex or base64 text).
-    pub fn from_file(path: &std::path::Path) -> Result<Self> {
+    pub(crate) fn from_file(path: &std::path::Path) -> Result<Self> {
         let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
         AesKey::parse(&text).map_err(|e| Error::usage(format!("{}: {e}", path.display())))
     }
 
     /// Encrypts in place; `data.len()` must be a multiple of 16.
-    pub fn encrypt(&self, data: &mut [u8]) {
+    pub(crate) fn encrypt(&self, data: &mut [u8]) {
         debug_assert_eq!(data.len() % AES_BLOCK, 0);
         let cipher = Aes256::new(GenericArray::from_slice(&self.0));
         for block in data.chunks_exact_mut(AES_BLOCK) {
@@ -88,7 +88,7 @@ impl AesKey {
     }
 
     /// Decrypts in place; a length that is not a multiple of 16 is an error.
-    pub fn decrypt(&self, data: &mut [u8]) -> Result<()> {
+    pub(crate) fn decrypt(&self, data: &mut [u8]) -> Result<()> {
         if !data.len().is_multiple_of(AES_BLOCK) {
             return Err(Error::invalid(format!(
                 "encrypted data of {} bytes is not a whole number of AES blocks",
@@ -131,12 +131,12 @@ impl KeyRing {
         }
     }
 
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.default.is_none() && self.by_guid.is_empty()
     }
 
     /// Adds a key for a GUID (`None` or the zero GUID: the default key).
-    pub fn add(&mut self, guid: Option<[u8; 16]>, key: AesKey) {
+    pub(crate) fn add(&mut self, guid: Option<[u8; 16]>, key: AesKey) {
         match guid {
             Some(g) if g != [0; 16] => {
                 self.by_guid.insert(g, key);
@@ -154,7 +154,7 @@ impl KeyRing {
     }
 
     /// The key for a file whose footer names `guid`: its own key, else the default.
-    pub fn key_for(&self, guid: &[u8; 16]) -> Option<AesKey> {
+    pub(crate) fn key_for(&self, guid: &[u8; 16]) -> Option<AesKey> {
         self.by_guid.get(guid).or(self.default.as_ref()).cloned()
     }
 
@@ -247,7 +247,7 @@ impl KeyRing {
 
 /// A GUID as 32 hex digits (dashes and braces ignored) → the bytes of an
 /// `FGuid` on disk (four little-endian u32 A, B, C, D; the text is A B C D).
-pub fn parse_guid(text: &str) -> Option<[u8; 16]> {
+pub(crate) fn parse_guid(text: &str) -> Option<[u8; 16]> {
     let digits: String = text
         .chars()
         .filter(|c| !matches!(c, '-' | '{' | '}'))
@@ -265,7 +265,7 @@ pub fn parse_guid(text: &str) -> Option<[u8; 16]> {
 
 /// The text [`parse_guid`] reads: the `FGuid` words A B C D as 32
 /// uppercase hex digits.
-pub fn guid_text(guid: &[u8; 16]) -> String {
+pub(crate) fn guid_text(guid: &[u8; 16]) -> String {
     guid.chunks_exact(4)
         .map(|w| format!("{:08X}", u32::from_le_bytes([w[0], w[1], w[2], w[3]])))
         .collect()
@@ -281,7 +281,7 @@ pub fn pad_like_engine(data: &mut Vec<u8>) {
 /// The padding [`pad_like_engine`] appends to a run of `len` bytes whose
 /// first bytes (up to 16) are `first`: what a writer streaming the run
 /// needs at its end.
-pub fn engine_padding(first: &[u8], len: u64) -> Vec<u8> {
+pub(crate) fn engine_padding(first: &[u8], len: u64) -> Vec<u8> {
     if len == 0 || len.is_multiple_of(AES_BLOCK as u64) {
         return Vec::new();
     }

@@ -18,7 +18,7 @@ pub struct PakBlock {
 impl PakBlock {
     /// Blocks of the given stored lengths laid out one after another from
     /// `start`; encrypted blocks each take a whole number of AES blocks.
-    pub fn consecutive(
+    pub(crate) fn consecutive(
         start: u64,
         lens: impl IntoIterator<Item = u64>,
         encrypted: bool,
@@ -41,11 +41,11 @@ impl PakBlock {
             .collect()
     }
 
-    pub fn len(&self) -> u64 {
+    pub(crate) fn len(&self) -> u64 {
         self.end.saturating_sub(self.start)
     }
 
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.len() == 0
     }
 }
@@ -78,7 +78,7 @@ pub struct PakEntry {
 }
 
 impl PakEntry {
-    pub fn is_compressed(&self) -> bool {
+    pub(crate) fn is_compressed(&self) -> bool {
         self.method != 0
     }
 
@@ -103,7 +103,7 @@ impl PakEntry {
     }
 
     /// Size of this entry's full record.
-    pub fn own_record_size(&self, version: PakVersion) -> u64 {
+    pub(crate) fn own_record_size(&self, version: PakVersion) -> u64 {
         PakEntry::record_size(version, self.blocks.len(), self.is_compressed())
     }
 
@@ -144,7 +144,7 @@ impl PakEntry {
 
     /// Reads a full record. Block offsets are returned as stored: absolute
     /// before version 5 (see [`PakEntry::make_blocks_relative`]).
-    pub fn read_full(r: &mut Reader, version: PakVersion) -> Result<Self> {
+    pub(crate) fn read_full(r: &mut Reader, version: PakVersion) -> Result<Self> {
         let offset = r.u64()?;
         let size = r.u64()?;
         let uncompressed_size = r.u64()?;
@@ -193,7 +193,7 @@ impl PakEntry {
 
     /// Turns the absolute block offsets of versions before 5 into offsets
     /// relative to the entry.
-    pub fn make_blocks_relative(&mut self, version: PakVersion) -> Result<()> {
+    pub(crate) fn make_blocks_relative(&mut self, version: PakVersion) -> Result<()> {
         if version.has_relative_block_offsets() {
             return Ok(());
         }
@@ -250,7 +250,7 @@ impl PakEntry {
 
     /// Whether [`PakEntry::write_encoded`] can represent the entry (the
     /// engine keeps the others as full records after the encoded ones).
-    pub fn is_encodable(&self) -> bool {
+    pub(crate) fn is_encodable(&self) -> bool {
         self.blocks.len() <= 0xffff
             && self.method <= 0x3f
             && self.blocks.iter().all(|b| b.len() <= u32::MAX as u64)

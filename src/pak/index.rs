@@ -33,7 +33,7 @@ pub struct PakFooter {
 impl PakFooter {
     /// Reads the footer of the pak at `path` (no key needed: the footer is
     /// never encrypted).
-    pub fn read_file(path: &std::path::Path) -> Result<Self> {
+    pub(crate) fn read_file(path: &std::path::Path) -> Result<Self> {
         use std::io::{Read, Seek, SeekFrom};
         let mut file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
         let len = file.metadata().map_err(|e| Error::io(path, e))?.len();
@@ -179,13 +179,13 @@ impl PakFooter {
 /// The index of versions before 10: mount point, then each entry's path
 /// and full record.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FlatIndex {
-    pub mount_point: String,
-    pub entries: Vec<(String, PakEntry)>,
+pub(crate) struct FlatIndex {
+    pub(crate) mount_point: String,
+    pub(crate) entries: Vec<(String, PakEntry)>,
 }
 
 impl FlatIndex {
-    pub fn read(r: &mut Reader, version: PakVersion) -> Result<Self> {
+    pub(crate) fn read(r: &mut Reader, version: PakVersion) -> Result<Self> {
         let mount_point = r.fstring().context("mount point")?;
         let min_record = 4 + PakEntry::record_size(version, 0, false) as usize;
         let count = r.count_u32(min_record).context("entry count")?;
@@ -202,7 +202,7 @@ impl FlatIndex {
         })
     }
 
-    pub fn write(&self, w: &mut Writer, version: PakVersion) {
+    pub(crate) fn write(&self, w: &mut Writer, version: PakVersion) {
         w.fstring(&self.mount_point);
         w.u32(self.entries.len() as u32);
         for (name, entry) in &self.entries {
@@ -303,7 +303,7 @@ impl PrimaryIndex {
 pub struct PathHashIndex(pub Vec<(u64, i32)>);
 
 impl PathHashIndex {
-    pub fn read(r: &mut Reader) -> Result<Self> {
+    pub(crate) fn read(r: &mut Reader) -> Result<Self> {
         let n = r.count_u32(12)?;
         let mut entries = Vec::with_capacity(n);
         for _ in 0..n {
@@ -403,7 +403,7 @@ impl FullDirectoryIndex {
 }
 
 /// `'PFDQ'`: the first word of a flat full directory index.
-pub const FLAT_DIRECTORY_MAGIC: u32 = 0x5046_4451;
+pub(crate) const FLAT_DIRECTORY_MAGIC: u32 = 0x5046_4451;
 
 /// The flat full directory index of version 13 (`SortedDirectoryIndex`),
 /// read into the map form. Layout (as FabianFG/CUE4Parse reads it; the
@@ -416,10 +416,10 @@ pub const FLAT_DIRECTORY_MAGIC: u32 = 0x5046_4451;
 /// one) and its entry location (i32); the directory blob (per directory:
 /// i32 bytes shared with the previous name, i32 suffix bytes, the suffix)
 /// and the file blob (UTF-8 names back to back).
-pub struct FlatDirectoryIndex;
+pub(crate) struct FlatDirectoryIndex;
 
 impl FlatDirectoryIndex {
-    pub fn read(r: &mut Reader) -> Result<FullDirectoryIndex> {
+    pub(crate) fn read(r: &mut Reader) -> Result<FullDirectoryIndex> {
         let at = r.pos();
         if r.u32()? != FLAT_DIRECTORY_MAGIC {
             return Err(r.error_at(at, "flat directory index magic is missing"));

@@ -104,7 +104,7 @@ pub fn path_hash(relative_path: &str, seed: u64) -> u64 {
 /// lowercased pak file name as it was passed to UnrealPak
 /// (`PakFileUtilities.cpp`), i.e. the standard CRC-32 over the name's
 /// characters, each fed as four little-endian bytes.
-pub fn engine_path_hash_seed(pak_file_name: &str) -> u64 {
+pub(crate) fn engine_path_hash_seed(pak_file_name: &str) -> u64 {
     let mut crc = !0u32;
     for c in pak_file_name.to_lowercase().chars() {
         for byte in (c as u32).to_le_bytes() {

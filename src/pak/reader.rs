@@ -24,7 +24,7 @@ use crate::error::{Context, Error, ErrorKind, Result};
 use crate::version::PakVersion;
 
 /// Largest compression block size accepted (the engine's default is 64 KiB).
-pub const MAX_PAK_BLOCK_SIZE: u32 = 16 << 20;
+pub(crate) const MAX_PAK_BLOCK_SIZE: u32 = 16 << 20;
 
 /// Bytes read at a time from an uncompressed entry (a multiple of 16, so
 /// encrypted runs decrypt piece by piece).
@@ -35,7 +35,7 @@ const COPY_PIECE: u64 = 1 << 20;
 pub struct PakEntryInfo {
     /// Path relative to the mount point.
     pub path: String,
-    pub offset: u64,
+    pub(crate) offset: u64,
     pub size: u64,
     pub uncompressed_size: u64,
     /// The method's engine name (`None`, `Zlib`, `Oodle`, …).
@@ -52,14 +52,14 @@ pub struct PakReader {
     pub version: PakVersion,
     pub mount_point: String,
     pub encrypted_index: bool,
-    pub encryption_key_guid: [u8; 16],
+    pub(crate) encryption_key_guid: [u8; 16],
     pub compression_methods: Vec<String>,
     /// The seed of the path-hash index (version 10+).
     pub path_hash_seed: Option<u64>,
     /// Entries sorted by path (delete records are in `deleted`).
     pub entries: Vec<PakEntryInfo>,
     /// Paths a patch pak marks as deleted (version 6+ delete records).
-    pub deleted: Vec<String>,
+    pub(crate) deleted: Vec<String>,
     key: Option<AesKey>,
 }
 
@@ -312,7 +312,7 @@ impl PakReader {
     }
 
     /// The pak file.
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         &self.path
     }
 
@@ -349,7 +349,7 @@ impl PakReader {
     }
 
     /// Reads an entry only to check it (decompresses, hashes, writes nothing).
-    pub fn verify_entry(&self, info: &PakEntryInfo) -> Result<()> {
+    pub(crate) fn verify_entry(&self, info: &PakEntryInfo) -> Result<()> {
         self.read_to(info, &mut std::io::sink()).map(|_| ())
     }
 
@@ -476,7 +476,7 @@ impl PakReader {
     /// Writes every entry under `dir` at its path (only those `keep`
     /// accepts); nothing is written outside `dir` whatever the paths in the
     /// pak say, and each file appears only once its data has checked out.
-    pub fn unpack_filtered(&self, dir: &Path, keep: &dyn Fn(&str) -> bool) -> Result<usize> {
+    pub(crate) fn unpack_filtered(&self, dir: &Path, keep: &dyn Fn(&str) -> bool) -> Result<usize> {
         let mut count = 0;
         for entry in self.entries.iter().filter(|e| keep(&e.path)) {
             crate::publish::write_inside_with(dir, &entry.path, &mut |w| {

@@ -23,7 +23,7 @@ use crate::error::{Error, Result};
 use crate::version::PakVersion;
 
 /// Block size of compressed pak entries (UnrealPak's default).
-pub const PAK_BLOCK_SIZE: u32 = 64 * 1024;
+pub(crate) const PAK_BLOCK_SIZE: u32 = 64 * 1024;
 
 /// How a pak is written.
 #[derive(Debug, Clone)]
@@ -264,7 +264,7 @@ impl PakWriter {
     /// seals only a prefix of each entry ([`PakCipher::sealed_prefix`])
     /// seals it on the way; one that seals entries whole has the file read
     /// into memory.
-    pub fn add_file_from(&mut self, relative_path: &str, source: &Path) -> Result<[u8; 32]> {
+    pub(crate) fn add_file_from(&mut self, relative_path: &str, source: &Path) -> Result<[u8; 32]> {
         let new_sealing = |this: &Self| {
             this.cipher.as_ref().map(|cipher| {
                 let prefix = cipher.sealed_prefix(&this.options.mount_point, relative_path)?;

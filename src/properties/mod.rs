@@ -74,7 +74,7 @@
 mod class_schema;
 mod native;
 mod package;
-pub mod record;
+pub(crate) mod record;
 
 use std::cell::RefCell;
 
@@ -162,8 +162,8 @@ const MAX_DEPTH: usize = 48;
 
 /// Steps over property blocks of one package.
 pub struct Walker<'a> {
-    pub cx: &'a PackageContext<'a>,
-    pub mappings: Option<&'a Mappings>,
+    pub(crate) cx: &'a PackageContext<'a>,
+    pub(crate) mappings: Option<&'a Mappings>,
     /// Where struct blocks and FNames are, when asked for (see [`record`]).
     recording: Option<&'a RefCell<Recording>>,
 }
@@ -178,7 +178,7 @@ impl<'a> Walker<'a> {
     }
 
     /// Also records the struct blocks and FNames the walk meets into `recording`.
-    pub fn recording_into(mut self, recording: &'a RefCell<Recording>) -> Self {
+    pub(crate) fn recording_into(mut self, recording: &'a RefCell<Recording>) -> Self {
         self.recording = Some(recording);
         self
     }
@@ -694,7 +694,7 @@ pub struct Fragment {
 }
 
 impl Fragment {
-    pub fn unpack(packed: u16) -> Self {
+    pub(crate) fn unpack(packed: u16) -> Self {
         Fragment {
             skip: (packed & 0x7f) as u8,
             has_zeroes: packed & 0x80 != 0,
@@ -703,7 +703,7 @@ impl Fragment {
         }
     }
 
-    pub fn pack(self) -> u16 {
+    pub(crate) fn pack(self) -> u16 {
         (self.skip as u16 & 0x7f)
             | if self.has_zeroes { 0x80 } else { 0 }
             | if self.is_last { 0x100 } else { 0 }
@@ -723,7 +723,7 @@ pub struct UnversionedHeader {
 const MAX_FRAGMENTS: usize = 1 << 12;
 
 impl UnversionedHeader {
-    pub fn read(r: &mut Reader) -> Result<Self> {
+    pub(crate) fn read(r: &mut Reader) -> Result<Self> {
         let mut fragments = Vec::new();
         let mut masked = 0usize;
         loop {
@@ -869,7 +869,7 @@ impl UnversionedHeader {
     }
 
     /// Whether any value (zero or not) is present.
-    pub fn has_values(&self) -> bool {
+    pub(crate) fn has_values(&self) -> bool {
         self.fragments.iter().any(|f| f.values > 0)
     }
 

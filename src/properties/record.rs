@@ -19,7 +19,7 @@ pub struct Recording {
     /// before inner).
     pub structs: Vec<StructVisit>,
     /// Absolute offset of every FName value read (index `i32`, then number `i32`).
-    pub names: Vec<u64>,
+    pub(crate) names: Vec<u64>,
 }
 
 /// One unversioned struct or class block.
@@ -45,8 +45,8 @@ pub struct StructVisit {
 pub struct ValueVisit {
     /// The slot in the struct's unversioned numbering (own properties first, then supers').
     pub slot: usize,
-    pub property: String,
-    pub ty: PropertyType,
+    pub(crate) property: String,
+    pub(crate) ty: PropertyType,
     /// Set in the zero mask: no bytes.
     pub zero: bool,
     pub start: u64,
@@ -55,20 +55,20 @@ pub struct ValueVisit {
 
 impl Recording {
     /// Blocks read as struct `name` (case-insensitive, as FNames compare).
-    pub fn structs_named<'s>(&'s self, name: &'s str) -> impl Iterator<Item = &'s StructVisit> {
+    pub(crate) fn structs_named<'s>(&'s self, name: &'s str) -> impl Iterator<Item = &'s StructVisit> {
         self.structs
             .iter()
             .filter(move |s| s.name.eq_ignore_ascii_case(name))
     }
 
     /// The object's own class block (depth 0), if the walk was unversioned.
-    pub fn object_block(&self) -> Option<&StructVisit> {
+    pub(crate) fn object_block(&self) -> Option<&StructVisit> {
         self.structs.iter().find(|s| s.depth == 0)
     }
 
     /// Blocks that start inside `[start, end)` and are not inside another
     /// such block: the elements of an array of structs spanning that range.
-    pub fn elements_within(&self, start: u64, end: u64) -> Vec<&StructVisit> {
+    pub(crate) fn elements_within(&self, start: u64, end: u64) -> Vec<&StructVisit> {
         let mut out: Vec<&StructVisit> = Vec::new();
         for s in &self.structs {
             if s.header_start < start || s.header_start >= end {
@@ -83,7 +83,7 @@ impl Recording {
     }
 
     /// FName offsets inside `[start, end)`, in order.
-    pub fn names_within(&self, start: u64, end: u64) -> Vec<u64> {
+    pub(crate) fn names_within(&self, start: u64, end: u64) -> Vec<u64> {
         self.names
             .iter()
             .copied()
@@ -94,7 +94,7 @@ impl Recording {
 
 impl StructVisit {
     /// The value of property `name`, if the block has it.
-    pub fn value(&self, name: &str) -> Option<&ValueVisit> {
+    pub(crate) fn value(&self, name: &str) -> Option<&ValueVisit> {
         self.values
             .iter()
             .find(|v| v.property.eq_ignore_ascii_case(name))

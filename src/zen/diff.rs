@@ -28,8 +28,8 @@ pub struct Difference {
     pub entry: Option<usize>,
     /// Field path within the entry (e.g. `public_export_hash`), or what differs.
     pub field: String,
-    pub left: String,
-    pub right: String,
+    pub(crate) left: String,
+    pub(crate) right: String,
 }
 
 impl std::fmt::Display for Difference {
@@ -181,7 +181,7 @@ fn export_data_difference(a: &ZenPackage, b: &ZenPackage) -> Option<Difference> 
 }
 
 /// The first difference within one section, if any.
-pub fn section_difference(
+pub(crate) fn section_difference(
     a: &ZenPackage,
     b: &ZenPackage,
     section: &'static str,

@@ -15,18 +15,18 @@ use crate::version::{EngineVersion, ZenLayout};
 
 /// What a localized package's name says.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Localization {
+pub(crate) struct Localization {
     /// The culture (the engine lowercases it), e.g. `fr` or `zh-hans`.
-    pub culture: String,
+    pub(crate) culture: String,
     /// The package it replaces: the name without `/L10N/<culture>`.
-    pub source_package_name: String,
+    pub(crate) source_package_name: String,
 }
 
 /// The culture and source package of a localized package name
 /// (`/Game/L10N/fr/UI/Title` → `fr`, `/Game/UI/Title`); `None` for other
 /// names. The first `/L10N/` counts, in any case, followed by a culture of
 /// at least two characters and a `/`.
-pub fn localization_of(package_name: &str) -> Option<Localization> {
+pub(crate) fn localization_of(package_name: &str) -> Option<Localization> {
     const MARKER: &str = "/l10n/";
     let begin = package_name.to_ascii_lowercase().find(MARKER)?;
     let culture_start = begin + MARKER.len();
@@ -45,7 +45,7 @@ pub fn localization_of(package_name: &str) -> Option<Localization> {
 /// (package-relative path, lowercased, with class, template and super) and
 /// whether it defines a top-level struct.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RedirectExports {
+pub(crate) struct RedirectExports {
     public: Vec<(
         String,
         PackageObjectIndex,
@@ -56,7 +56,7 @@ pub struct RedirectExports {
 }
 
 impl RedirectExports {
-    pub fn of(package: &ZenPackage) -> Self {
+    pub(crate) fn of(package: &ZenPackage) -> Self {
         // UE4 marks a private export with all bits set, UE5 with 0.
         let private = match package.engine.zen_layout() {
             ZenLayout::Ue4 => PackageObjectIndex::NULL.0,
@@ -104,7 +104,7 @@ fn export_path(package: &ZenPackage, export: usize) -> String {
 /// source, every public export of the source must be public in the
 /// localized package with the same class, template and super (the engine
 /// matches exports by name, which the public export hash stands for).
-pub fn is_redirect(localized: &RedirectExports, source: Option<&RedirectExports>) -> bool {
+pub(crate) fn is_redirect(localized: &RedirectExports, source: Option<&RedirectExports>) -> bool {
     match source {
         None => !localized.defines_top_level_struct,
         Some(source) => source.public.iter().all(|s| localized.public.contains(s)),
@@ -114,7 +114,7 @@ pub fn is_redirect(localized: &RedirectExports, source: Option<&RedirectExports>
 /// The localized packages of a container, collected as packages are added
 /// (the source of one may come before or after it).
 #[derive(Debug, Default)]
-pub struct LocalizedPackages {
+pub(crate) struct LocalizedPackages {
     /// Ids of the packages whose exports redirects need (localized packages
     /// and their sources), when the container's package names were given
     /// up front ([`LocalizedPackages::for_packages`]); `None`: every package.
@@ -127,7 +127,7 @@ impl LocalizedPackages {
     /// For a container whose package names are known before its packages
     /// are added: only localized packages and the sources they name are
     /// read (most containers have none, and then no package is).
-    pub fn for_packages<'a>(package_names: impl IntoIterator<Item = &'a str>) -> Self {
+    pub(crate) fn for_packages<'a>(package_names: impl IntoIterator<Item = &'a str>) -> Self {
         let mut wanted = std::collections::BTreeSet::new();
         for name in package_names {
             if let Some(localization) = localization_of(name) {
@@ -142,7 +142,7 @@ impl LocalizedPackages {
     }
 
     /// Notes a package of the container (`package_bytes`: its Zen chunk).
-    pub fn add(
+    pub(crate) fn add(
         &mut self,
         package_id: u64,
         package_name: &str,
@@ -167,7 +167,7 @@ impl LocalizedPackages {
 
     /// The localized packages the engine keeps as redirects: (localized
     /// package id, culture, source package name), by id.
-    pub fn redirects(&self) -> Vec<(u64, String, String)> {
+    pub(crate) fn redirects(&self) -> Vec<(u64, String, String)> {
         let mut out: Vec<(u64, String, String)> = self
             .candidates
             .iter()

@@ -71,10 +71,10 @@
 
 pub mod convert;
 pub mod diff;
-pub mod localization;
-pub mod names;
-pub mod package;
-pub mod records;
+pub(crate) mod localization;
+pub(crate) mod names;
+pub(crate) mod package;
+pub(crate) mod records;
 pub mod verify;
 
 pub use convert::{

@@ -8,7 +8,7 @@ use serde::Serialize;
 use crate::binary::{Reader, Writer};
 use crate::error::Result;
 
-pub use crate::names::{
+pub(crate) use crate::names::{
     read_name_batch, read_split_names, write_name_batch, write_split_names, BatchName,
     NAME_HASH_ALGORITHM_ID,
 };
@@ -19,12 +19,12 @@ pub type ZenName = BatchName;
 /// Imported package names (5.3+): a name batch, then one i32 number per name.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Default)]
 pub struct ImportedPackageNames {
-    pub names: Vec<BatchName>,
+    pub(crate) names: Vec<BatchName>,
     pub numbers: Vec<i32>,
 }
 
 impl ImportedPackageNames {
-    pub fn read(r: &mut Reader) -> Result<Self> {
+    pub(crate) fn read(r: &mut Reader) -> Result<Self> {
         let names = read_name_batch(r)?;
         r.check_count(names.len() as i64, 4)?;
         let mut numbers = Vec::with_capacity(names.len());
@@ -33,7 +33,7 @@ impl ImportedPackageNames {
         }
         Ok(ImportedPackageNames { names, numbers })
     }
-    pub fn write(&self, w: &mut Writer) {
+    pub(crate) fn write(&self, w: &mut Writer) {
         write_name_batch(w, &self.names);
         for n in &self.numbers {
             w.i32(*n);

@@ -20,40 +20,40 @@ use crate::names::MappedNameKind;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 pub struct ZenSummary {
     /// UE5: whether [`VersioningInfo`] follows the summary.
-    pub has_versioning_info: u32,
+    pub(crate) has_versioning_info: u32,
     /// UE5: size of the header (everything before the export data). UE4
     /// does not store it: it is `graph_data_offset + graph_data_size`.
-    pub header_size: u32,
-    pub name: MappedName,
+    pub(crate) header_size: u32,
+    pub(crate) name: MappedName,
     /// UE4 only: the source package name (the same as `name` unless localized/redirected).
-    pub source_name: MappedName,
+    pub(crate) source_name: MappedName,
     pub package_flags: u32,
     /// Size of the legacy header (`.uasset`) the package was cooked with.
     pub cooked_header_size: u32,
-    pub imported_public_export_hashes_offset: i32,
-    pub name_map_names_offset: i32,
-    pub name_map_names_size: i32,
-    pub name_map_hashes_offset: i32,
-    pub name_map_hashes_size: i32,
-    pub import_map_offset: i32,
+    pub(crate) imported_public_export_hashes_offset: i32,
+    pub(crate) name_map_names_offset: i32,
+    pub(crate) name_map_names_size: i32,
+    pub(crate) name_map_hashes_offset: i32,
+    pub(crate) name_map_hashes_size: i32,
+    pub(crate) import_map_offset: i32,
     pub export_map_offset: i32,
     /// UE4: offset of the export bundle headers (entries follow them).
-    pub export_bundle_entries_offset: i32,
-    pub graph_data_offset: i32,
-    pub graph_data_size: i32,
-    pub dependency_bundle_headers_offset: i32,
-    pub dependency_bundle_entries_offset: i32,
-    pub imported_package_names_offset: i32,
+    pub(crate) export_bundle_entries_offset: i32,
+    pub(crate) graph_data_offset: i32,
+    pub(crate) graph_data_size: i32,
+    pub(crate) dependency_bundle_headers_offset: i32,
+    pub(crate) dependency_bundle_entries_offset: i32,
+    pub(crate) imported_package_names_offset: i32,
     /// 5.6+: offsets of the cell import/export maps. They follow the
     /// versioning info rather than sit in the summary record, so the
     /// package reader/writer handles them.
-    pub cell_import_map_offset: i32,
-    pub cell_export_map_offset: i32,
+    pub(crate) cell_import_map_offset: i32,
+    pub(crate) cell_export_map_offset: i32,
 }
 
 impl ZenSummary {
     /// Size of the summary record for a layout.
-    pub fn size(layout: ZenLayout) -> usize {
+    pub(crate) fn size(layout: ZenLayout) -> usize {
         match layout {
             ZenLayout::Ue4 => 64,
             ZenLayout::GraphData => 44,
@@ -61,7 +61,7 @@ impl ZenSummary {
         }
     }
 
-    pub fn read(r: &mut Reader, layout: ZenLayout) -> Result<Self> {
+    pub(crate) fn read(r: &mut Reader, layout: ZenLayout) -> Result<Self> {
         let mut s = ZenSummary::default();
         if layout != ZenLayout::Ue4 {
             s.has_versioning_info = r.u32()?;
@@ -107,7 +107,7 @@ impl ZenSummary {
         Ok(s)
     }
 
-    pub fn write(&self, w: &mut Writer, layout: ZenLayout) {
+    pub(crate) fn write(&self, w: &mut Writer, layout: ZenLayout) {
         if layout != ZenLayout::Ue4 {
             w.u32(self.has_versioning_info);
             w.u32(self.header_size);
@@ -241,7 +241,7 @@ fn read_bulk_data_map(r: &mut Reader, engine: EngineVersion) -> Result<Vec<BulkD
 
 impl ZenPackage {
     /// A package with `summary` and every table empty.
-    pub fn new(engine: EngineVersion, summary: ZenSummary) -> Self {
+    pub(crate) fn new(engine: EngineVersion, summary: ZenSummary) -> Self {
         ZenPackage {
             engine,
             summary,
@@ -273,7 +273,7 @@ impl ZenPackage {
     /// Reads the header only (the model's export data stays empty), for
     /// callers that need the tables of a whole package chunk without copying
     /// its exports.
-    pub fn read_header(data: &[u8], engine: EngineVersion) -> Result<Self> {
+    pub(crate) fn read_header(data: &[u8], engine: EngineVersion) -> Result<Self> {
         let mut r = Reader::new(data);
         let summary = ZenSummary::read(&mut r, engine.zen_layout())
             .context("summary")

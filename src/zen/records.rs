@@ -8,12 +8,12 @@ use strum::FromRepr;
 use crate::binary::{Reader, Writer};
 use crate::error::Result;
 use crate::legacy::PackageIndex;
-pub use crate::names::MappedName;
+pub(crate) use crate::names::MappedName;
 
 /// What an [`PackageObjectIndex`] refers to (its top two bits).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, FromRepr)]
 #[repr(u64)]
-pub enum ObjectIndexKind {
+pub(crate) enum ObjectIndexKind {
     Export = 0,
     ScriptImport = 1,
     PackageImport = 2,
@@ -34,8 +34,8 @@ impl Serialize for PackageObjectIndex {
 }
 
 impl PackageObjectIndex {
-    pub const SIZE: usize = 8;
-    pub const NULL: PackageObjectIndex = PackageObjectIndex(u64::MAX);
+    pub(crate) const SIZE: usize = 8;
+    pub(crate) const NULL: PackageObjectIndex = PackageObjectIndex(u64::MAX);
     const INDEX_MASK: u64 = (1u64 << 62) - 1;
 
     pub fn export(index: u32) -> Self {
@@ -46,24 +46,24 @@ impl PackageObjectIndex {
         PackageObjectIndex((1u64 << 62) | (path_hash & Self::INDEX_MASK))
     }
     /// A UE5 package import: which imported package, which imported public export hash.
-    pub fn package_import(imported_package: u32, export_hash_index: u32) -> Self {
+    pub(crate) fn package_import(imported_package: u32, export_hash_index: u32) -> Self {
         PackageObjectIndex(
             (2u64 << 62) | ((imported_package as u64) << 32) | export_hash_index as u64,
         )
     }
     /// A UE4 package import (or public export id) from the 62-bit hash of the object's full path.
-    pub fn package_import_from_hash(path_hash: u64) -> Self {
+    pub(crate) fn package_import_from_hash(path_hash: u64) -> Self {
         PackageObjectIndex((2u64 << 62) | (path_hash & Self::INDEX_MASK))
     }
-    pub fn kind(self) -> ObjectIndexKind {
+    pub(crate) fn kind(self) -> ObjectIndexKind {
         // Two bits hold every value of the enum.
         ObjectIndexKind::from_repr(self.0 >> 62).unwrap_or(ObjectIndexKind::Null)
     }
-    pub fn is_null(self) -> bool {
+    pub(crate) fn is_null(self) -> bool {
         self.kind() == ObjectIndexKind::Null
     }
     /// (imported package index, imported public export hash index) of a UE5 package import.
-    pub fn package_import_parts(self) -> Option<(u32, u32)> {
+    pub(crate) fn package_import_parts(self) -> Option<(u32, u32)> {
         (self.kind() == ObjectIndexKind::PackageImport)
             .then_some((((self.0 & Self::INDEX_MASK) >> 32) as u32, self.0 as u32))
     }
@@ -79,10 +79,10 @@ impl PackageObjectIndex {
             ObjectIndexKind::Null => "null".to_string(),
         }
     }
-    pub fn read(r: &mut Reader) -> Result<Self> {
+    pub(crate) fn read(r: &mut Reader) -> Result<Self> {
         Ok(PackageObjectIndex(r.u64()?))
     }
-    pub fn write(&self, w: &mut Writer) {
+    pub(crate) fn write(&self, w: &mut Writer) {
         w.u64(self.0);
     }
 }
@@ -96,12 +96,12 @@ pub struct BulkDataMapEntry {
     pub flags: u32,
     /// Cooked index (the first byte after the flags); the other three are padding.
     pub cooked_index: u8,
-    pub padding: [u8; 3],
+    pub(crate) padding: [u8; 3],
 }
 
 impl BulkDataMapEntry {
-    pub const SIZE: usize = 32;
-    pub fn read(r: &mut Reader) -> Result<Self> {
+    pub(crate) const SIZE: usize = 32;
+    pub(crate) fn read(r: &mut Reader) -> Result<Self> {
         Ok(BulkDataMapEntry {
             serial_offset: r.i64()?,
             duplicate_serial_offset: r.i64()?,
@@ -111,7 +111,7 @@ impl BulkDataMapEntry {
             padding: r.array()?,
         })
     }
-    pub fn write(&self, w: &mut Writer) {
+    pub(crate) fn write(&self, w: &mut Writer) {
         w.i64(self.serial_offset);
         w.i64(self.duplicate_serial_offset);
         w.i64(self.serial_size);
@@ -139,12 +139,12 @@ pub struct ExportMapEntry {
     pub object_flags: u32,
     /// 0 none, 1 not for client, 2 not for server.
     pub filter_flags: u8,
-    pub padding: [u8; 3],
+    pub(crate) padding: [u8; 3],
 }
 
 impl ExportMapEntry {
-    pub const SIZE: usize = 72;
-    pub fn read(r: &mut Reader) -> Result<Self> {
+    pub(crate) const SIZE: usize = 72;
+    pub(crate) fn read(r: &mut Reader) -> Result<Self> {
         Ok(ExportMapEntry {
             cooked_serial_offset: r.u64()?,
             cooked_serial_size: r.u64()?,
@@ -159,7 +159,7 @@ impl ExportMapEntry {
             padding: r.array()?,
         })
     }
-    pub fn write(&self, w: &mut Writer) {
+    pub(crate) fn write(&self, w: &mut Writer) {
         w.u64(self.cooked_serial_offset);
         w.u64(self.cooked_serial_size);
         self.object_name.write(w);
@@ -177,16 +177,16 @@ impl ExportMapEntry {
 /// `FCellExportMapEntry` (Verse cells, 5.6+).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct CellExportMapEntry {
-    pub cooked_serial_offset: u64,
-    pub cooked_serial_layout_size: u64,
-    pub cooked_serial_size: u64,
-    pub cpp_class_info: MappedName,
-    pub public_export_hash: u64,
+    pub(crate) cooked_serial_offset: u64,
+    pub(crate) cooked_serial_layout_size: u64,
+    pub(crate) cooked_serial_size: u64,
+    pub(crate) cpp_class_info: MappedName,
+    pub(crate) public_export_hash: u64,
 }
 
 impl CellExportMapEntry {
-    pub const SIZE: usize = 40;
-    pub fn read(r: &mut Reader) -> Result<Self> {
+    pub(crate) const SIZE: usize = 40;
+    pub(crate) fn read(r: &mut Reader) -> Result<Self> {
         Ok(CellExportMapEntry {
             cooked_serial_offset: r.u64()?,
             cooked_serial_layout_size: r.u64()?,
@@ -195,7 +195,7 @@ impl CellExportMapEntry {
             public_export_hash: r.u64()?,
         })
     }
-    pub fn write(&self, w: &mut Writer) {
+    pub(crate) fn write(&self, w: &mut Writer) {
         w.u64(self.cooked_serial_offset);
         w.u64(self.cooked_serial_layout_size);
         w.u64(self.cooked_serial_size);
@@ -220,8 +220,8 @@ pub struct ExportBundleEntry {
 }
 
 impl ExportBundleEntry {
-    pub const SIZE: usize = 8;
-    pub fn read(r: &mut Reader) -> Result<Self> {
+    pub(crate) const SIZE: usize = 8;
+    pub(crate) fn read(r: &mut Reader) -> Result<Self> {
         let export_index = r.u32()?;
         let at = r.pos();
         let raw = r.u32()?;
@@ -232,7 +232,7 @@ impl ExportBundleEntry {
             command,
         })
     }
-    pub fn write(&self, w: &mut Writer) {
+    pub(crate) fn write(&self, w: &mut Writer) {
         w.u32(self.export_index);
         w.u32(self.command as u32);
     }
@@ -248,14 +248,14 @@ pub struct ExportBundleHeader {
 }
 
 impl ExportBundleHeader {
-    pub fn size(with_serial_offset: bool) -> usize {
+    pub(crate) fn size(with_serial_offset: bool) -> usize {
         if with_serial_offset {
             16
         } else {
             8
         }
     }
-    pub fn read(r: &mut Reader, with_serial_offset: bool) -> Result<Self> {
+    pub(crate) fn read(r: &mut Reader, with_serial_offset: bool) -> Result<Self> {
         Ok(ExportBundleHeader {
             serial_offset: if with_serial_offset {
                 Some(r.u64()?)
@@ -266,7 +266,7 @@ impl ExportBundleHeader {
             entry_count: r.u32()?,
         })
     }
-    pub fn write(&self, w: &mut Writer, with_serial_offset: bool) {
+    pub(crate) fn write(&self, w: &mut Writer, with_serial_offset: bool) {
         if with_serial_offset {
             w.u64(self.serial_offset.unwrap_or(0));
         }
@@ -289,8 +289,8 @@ pub struct DependencyBundleHeader {
 }
 
 impl DependencyBundleHeader {
-    pub const SIZE: usize = 20;
-    pub fn read(r: &mut Reader) -> Result<Self> {
+    pub(crate) const SIZE: usize = 20;
+    pub(crate) fn read(r: &mut Reader) -> Result<Self> {
         // The engine's EntryCount[Create|Serialize (this export)][Create|Serialize (dependency)].
         Ok(DependencyBundleHeader {
             first_entry_index: r.i32()?,
@@ -300,7 +300,7 @@ impl DependencyBundleHeader {
             serialize_before_serialize: r.u32()?,
         })
     }
-    pub fn write(&self, w: &mut Writer) {
+    pub(crate) fn write(&self, w: &mut Writer) {
         w.i32(self.first_entry_index);
         w.u32(self.create_before_create);
         w.u32(self.serialize_before_create);
@@ -323,22 +323,22 @@ pub struct DependencyBundleEntry {
 }
 
 impl DependencyBundleEntry {
-    pub const SIZE: usize = 4;
+    pub(crate) const SIZE: usize = 4;
     /// What the entry refers to, decoded.
-    pub fn index(self) -> PackageIndex {
+    pub(crate) fn index(self) -> PackageIndex {
         PackageIndex(self.package_index)
     }
-    pub fn new(index: PackageIndex) -> Self {
+    pub(crate) fn new(index: PackageIndex) -> Self {
         DependencyBundleEntry {
             package_index: index.0,
         }
     }
-    pub fn read(r: &mut Reader) -> Result<Self> {
+    pub(crate) fn read(r: &mut Reader) -> Result<Self> {
         Ok(DependencyBundleEntry {
             package_index: r.i32()?,
         })
     }
-    pub fn write(&self, w: &mut Writer) {
+    pub(crate) fn write(&self, w: &mut Writer) {
         w.i32(self.package_index);
     }
 }
@@ -352,14 +352,14 @@ pub struct BundleArc {
 }
 
 impl BundleArc {
-    pub const SIZE: usize = 8;
-    pub fn read(r: &mut Reader) -> Result<Self> {
+    pub(crate) const SIZE: usize = 8;
+    pub(crate) fn read(r: &mut Reader) -> Result<Self> {
         Ok(BundleArc {
             from_bundle: r.i32()?,
             to_bundle: r.i32()?,
         })
     }
-    pub fn write(&self, w: &mut Writer) {
+    pub(crate) fn write(&self, w: &mut Writer) {
         w.i32(self.from_bundle);
         w.i32(self.to_bundle);
     }
@@ -375,8 +375,8 @@ pub struct ExternalArc {
 
 impl ExternalArc {
     /// The command type is a single byte here (u32 in bundle entries).
-    pub const SIZE: usize = 9;
-    pub fn read(r: &mut Reader) -> Result<Self> {
+    pub(crate) const SIZE: usize = 9;
+    pub(crate) fn read(r: &mut Reader) -> Result<Self> {
         let from_import = r.i32()?;
         let at = r.pos();
         let raw = r.u8()?;
@@ -388,7 +388,7 @@ impl ExternalArc {
             to_bundle: r.i32()?,
         })
     }
-    pub fn write(&self, w: &mut Writer) {
+    pub(crate) fn write(&self, w: &mut Writer) {
         w.i32(self.from_import);
         w.u8(self.from_command as u8);
         w.i32(self.to_bundle);
@@ -401,13 +401,13 @@ pub struct VersioningInfo {
     pub zen_version: u32,
     pub file_version_ue4: i32,
     pub file_version_ue5: i32,
-    pub licensee_version: i32,
+    pub(crate) licensee_version: i32,
     /// (custom version GUID, version).
-    pub custom_versions: Vec<([u8; 16], i32)>,
+    pub(crate) custom_versions: Vec<([u8; 16], i32)>,
 }
 
 impl VersioningInfo {
-    pub fn read(r: &mut Reader) -> Result<Self> {
+    pub(crate) fn read(r: &mut Reader) -> Result<Self> {
         let zen_version = r.u32()?;
         let file_version_ue4 = r.i32()?;
         let file_version_ue5 = r.i32()?;
@@ -425,7 +425,7 @@ impl VersioningInfo {
             custom_versions,
         })
     }
-    pub fn write(&self, w: &mut Writer) {
+    pub(crate) fn write(&self, w: &mut Writer) {
         w.u32(self.zen_version);
         w.i32(self.file_version_ue4);
         w.i32(self.file_version_ue5);

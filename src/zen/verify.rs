@@ -24,7 +24,7 @@ use super::records::{ExportCommand, ObjectIndexKind};
 /// Checks the packages of `container` (see the module doc); packages that
 /// do not read as any release of the container header's version are left
 /// to the container's own checks.
-pub fn verify_packages(container: &Container) -> VerifyReport {
+pub(crate) fn verify_packages(container: &Container) -> VerifyReport {
     let mut report = VerifyReport::default();
     // A container whose blocks overlap is not inflated (the container's own
     // verify reports why).
@@ -94,7 +94,7 @@ pub fn verify_packages(container: &Container) -> VerifyReport {
 }
 
 /// Refuses an export whose outer chain comes back to itself.
-pub fn check_export_outers(package: &ZenPackage) -> Result<()> {
+pub(crate) fn check_export_outers(package: &ZenPackage) -> Result<()> {
     let count = package.exports.len();
     let outer = |export: usize| {
         let outer = package.exports[export].outer_index;

@@ -19,19 +19,19 @@ use super::super::edit::header_name;
 use super::refuse;
 
 /// The plugin modules whose classes carry the data.
-pub const PLUGIN_MODULES: [&str; 2] = [
+pub(crate) const PLUGIN_MODULES: [&str; 2] = [
     "/Script/MaterialTagPlugin",
     "/Script/RivalsMeshMaterialManager",
 ];
 
 /// What a carrier export holds.
 #[derive(Debug, Clone)]
-pub struct Carrier {
-    pub export_index: usize,
+pub(crate) struct Carrier {
+    pub(crate) export_index: usize,
     /// (material slot name, tags) in the carrier's order.
-    pub slot_tags: Vec<(FName, Vec<FName>)>,
+    pub(crate) slot_tags: Vec<(FName, Vec<FName>)>,
     /// Per LOD: one flag per material slot.
-    pub lod_hidden: Vec<Vec<bool>>,
+    pub(crate) lod_hidden: Vec<Vec<bool>>,
 }
 
 fn is_plugin_module(name: &str) -> bool {
@@ -39,7 +39,7 @@ fn is_plugin_module(name: &str) -> bool {
 }
 
 /// The carrier exports of a package: those whose class is a plugin module's class.
-pub fn find(package: &LegacyPackage) -> Vec<usize> {
+pub(crate) fn find(package: &LegacyPackage) -> Vec<usize> {
     (0..package.exports.len())
         .filter(|&i| match package.exports[i].class_index.resolve() {
             ResolvedIndex::Import(c) => package
@@ -62,7 +62,7 @@ fn fname_at(files: &PackageFiles, offset: u64) -> Result<FName> {
 }
 
 /// Reads carrier export `index` with `mappings` (which must hold its class).
-pub fn read(
+pub(crate) fn read(
     files: &PackageFiles,
     package: &LegacyPackage,
     cx: &PackageContext,
@@ -190,7 +190,7 @@ pub(crate) fn for_mesh<'c>(
 /// `AssetUserData`: the module to `/Script/Engine`, its classes to
 /// `AssetUserData`, their default objects to `Default__AssetUserData`.
 /// Returns one line per import changed.
-pub fn remap_imports(package: &mut LegacyPackage) -> Result<Vec<String>> {
+pub(crate) fn remap_imports(package: &mut LegacyPackage) -> Result<Vec<String>> {
     let mut notes = Vec::new();
     let plugin_imports: Vec<usize> = (0..package.imports.len())
         .filter(|&i| {

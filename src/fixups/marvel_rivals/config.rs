@@ -69,7 +69,7 @@ fn on() -> bool {
 }
 
 /// The keys of `[marvel-rivals]`.
-pub const KEYS: &[&str] = &[
+pub(crate) const KEYS: &[&str] = &[
     "carrier",
     "hidden-materials",
     "screen-sizes",
@@ -118,7 +118,7 @@ impl Default for MarvelRivalsSection {
 
 impl MarvelRivalsSection {
     /// Checks the values serde cannot: globs, the suffix, tag names.
-    pub fn validate(&self) -> Result<()> {
+    pub(crate) fn validate(&self) -> Result<()> {
         let bad = |key: &str, message: String| {
             Err(Error::usage(format!("`[marvel-rivals] {key}`: {message}")))
         };
@@ -155,7 +155,7 @@ impl MarvelRivalsSection {
     }
 
     /// The `[[marvel-rivals.mesh]]` entries that apply to `package_name`.
-    pub fn mesh_settings<'s>(&'s self, package_name: &str) -> Vec<&'s MeshSettings> {
+    pub(crate) fn mesh_settings<'s>(&'s self, package_name: &str) -> Vec<&'s MeshSettings> {
         self.meshes
             .iter()
             .filter(|m| {

@@ -25,22 +25,22 @@ use super::skeletal::Views;
 use super::{refuse, Change, MarvelRivalsSection};
 
 /// The struct the game changed.
-pub const LOD_INFO: &str = "SkeletalMeshLODInfo";
+pub(crate) const LOD_INFO: &str = "SkeletalMeshLODInfo";
 /// The property only the game's struct has.
-pub const HIDDEN_MATERIALS: &str = "DefaultHiddenMaterials";
+pub(crate) const HIDDEN_MATERIALS: &str = "DefaultHiddenMaterials";
 
 /// Where the game's property sits in the game's numbering of the struct.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct FieldSlot {
-    pub slot: usize,
+pub(crate) struct FieldSlot {
+    pub(crate) slot: usize,
     /// Slots it takes (its static array size).
-    pub width: usize,
+    pub(crate) width: usize,
 }
 
 /// The stock view of the game's mappings: `SkeletalMeshLODInfo` without
 /// `DefaultHiddenMaterials`, later properties one slot lower. `None` when
 /// the mappings have no such property (they are not the game's).
-pub fn stock_view(game: &Mappings) -> Result<Option<(Mappings, FieldSlot)>> {
+pub(crate) fn stock_view(game: &Mappings) -> Result<Option<(Mappings, FieldSlot)>> {
     let Some(schema) = game.struct_schema(LOD_INFO) else {
         return Ok(None);
     };
@@ -82,8 +82,8 @@ pub fn stock_view(game: &Mappings) -> Result<Option<(Mappings, FieldSlot)>> {
 
 /// The LOD info changes of one mesh, and the flags each LOD info must then hold.
 pub(crate) struct LodPlan {
-    pub change: Change,
-    pub expected: Vec<Option<Vec<bool>>>,
+    pub(crate) change: Change,
+    pub(crate) expected: Vec<Option<Vec<bool>>>,
 }
 
 /// The hidden-material flags of each LOD, from the manifest's masks (first

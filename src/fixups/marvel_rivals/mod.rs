@@ -82,14 +82,14 @@
 //! `fixups_rivals_corpus.rs` (other corpus packages byte-identical; StaticMesh +64, StringTable
 //! +4 per entry).
 
-pub mod carrier;
+pub(crate) mod carrier;
 pub mod companion;
 mod config;
-pub mod lod_info;
+pub(crate) mod lod_info;
 pub mod pak_cipher;
-pub mod skeletal;
+pub(crate) mod skeletal;
 pub mod static_mesh;
-pub mod string_table;
+pub(crate) mod string_table;
 pub mod unmounted;
 
 use crate::legacy::{FName, LegacyPackage, PackageFiles, ResolvedIndex};
@@ -109,10 +109,10 @@ pub struct MarvelRivals;
 /// A planned change to one export.
 #[derive(Debug, Clone)]
 pub(crate) struct Change {
-    pub export_index: usize,
-    pub what: super::Change,
-    pub located_by: LocatedBy,
-    pub edits: Vec<Edit>,
+    pub(crate) export_index: usize,
+    pub(crate) what: super::Change,
+    pub(crate) located_by: LocatedBy,
+    pub(crate) edits: Vec<Edit>,
 }
 
 /// A gameplay tag to write: a name the export data already uses, or one
@@ -126,10 +126,10 @@ pub(crate) enum Tag {
 /// Tag containers to insert after a mesh's material entries (one per entry).
 #[derive(Debug, Clone)]
 pub(crate) struct TagInsertions {
-    pub export_index: usize,
-    pub located_by: LocatedBy,
+    pub(crate) export_index: usize,
+    pub(crate) located_by: LocatedBy,
     /// (entry end offset, the entry's tags).
-    pub containers: Vec<(u64, Vec<Tag>)>,
+    pub(crate) containers: Vec<(u64, Vec<Tag>)>,
 }
 
 /// Whether export `index`'s class is the script class `/Script/{module}.{class}`.
@@ -191,7 +191,7 @@ fn package_name_of(files: &PackageFiles, package: &LegacyPackage) -> String {
 }
 
 /// The profile's name and its `mod.toml` table.
-pub const NAME: &str = "marvel-rivals";
+pub(crate) const NAME: &str = "marvel-rivals";
 
 /// The `[marvel-rivals]` settings of `options` (validated when the
 /// manifest loaded; the defaults when there is no table).

@@ -85,7 +85,7 @@ impl RivalsPakCipher {
     }
 
     /// Encrypts whole 16-byte blocks in place (a shorter tail is left as it is).
-    pub fn encrypt(&self, data: &mut [u8]) {
+    pub(crate) fn encrypt(&self, data: &mut [u8]) {
         for block in data.chunks_exact_mut(16) {
             reverse_words(block);
             self.aes.encrypt_block(GenericArray::from_mut_slice(block));
@@ -103,7 +103,7 @@ impl RivalsPakCipher {
     }
 
     /// An entry's stored bytes as written to disk (see the module doc).
-    pub fn seal(&self, root_path: &str, mut stored: Vec<u8>) -> Vec<u8> {
+    pub(crate) fn seal(&self, root_path: &str, mut stored: Vec<u8>) -> Vec<u8> {
         let prefix = encrypted_prefix(root_path);
         if prefix >= stored.len() {
             stored.resize(stored.len().next_multiple_of(16), 0);

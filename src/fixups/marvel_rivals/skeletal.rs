@@ -38,11 +38,11 @@ pub fn is_skeletal_mesh(package: &LegacyPackage, index: usize) -> bool {
 /// What the profile will do to a package's SkeletalMeshes.
 #[derive(Default)]
 pub(crate) struct Plan {
-    pub changes: Vec<Change>,
-    pub tags: Vec<TagInsertions>,
-    pub unchanged: Vec<crate::fixups::Unchanged>,
-    pub checks: Vec<MeshCheck>,
-    pub remap_carriers: bool,
+    pub(crate) changes: Vec<Change>,
+    pub(crate) tags: Vec<TagInsertions>,
+    pub(crate) unchanged: Vec<crate::fixups::Unchanged>,
+    pub(crate) checks: Vec<MeshCheck>,
+    pub(crate) remap_carriers: bool,
 }
 
 /// Which layout a mesh's materials are in, where, and how that was found.
@@ -63,14 +63,14 @@ pub(crate) enum Found {
 /// The schemas to read a mesh with: the game's own, and the stock view of
 /// them (the game's minus what only the game has) that stock cooks follow.
 pub(crate) struct Views<'m> {
-    pub game: Option<&'m Mappings>,
-    pub stock: Option<Cow<'m, Mappings>>,
+    pub(crate) game: Option<&'m Mappings>,
+    pub(crate) stock: Option<Cow<'m, Mappings>>,
     /// Where the game's `DefaultHiddenMaterials` is, when the profile renumbers for it.
-    pub field: Option<FieldSlot>,
+    pub(crate) field: Option<FieldSlot>,
 }
 
 impl<'m> Views<'m> {
-    pub fn new(mappings: Option<&'m Mappings>, settings: &MarvelRivalsSection) -> Result<Self> {
+    pub(crate) fn new(mappings: Option<&'m Mappings>, settings: &MarvelRivalsSection) -> Result<Self> {
         let Some(game) = mappings else {
             return Ok(Views {
                 game: None,
@@ -342,22 +342,22 @@ pub(crate) fn plan(
 /// What a changed mesh must read back as.
 #[derive(Debug, Clone)]
 pub(crate) struct MeshCheck {
-    pub export_index: usize,
+    pub(crate) export_index: usize,
     /// Offset of the materials count before the edits.
-    pub materials_offset: u64,
-    pub material_count: usize,
-    pub bone_count: usize,
+    pub(crate) materials_offset: u64,
+    pub(crate) material_count: usize,
+    pub(crate) bone_count: usize,
     /// Each entry's tags as written.
-    pub tags: Vec<Vec<FName>>,
+    pub(crate) tags: Vec<Vec<FName>>,
     /// Per LOD info: the hidden-material flags expected (`None`: none written).
-    pub hidden: Option<Vec<Option<Vec<bool>>>>,
+    pub(crate) hidden: Option<Vec<Option<Vec<bool>>>>,
 }
 
 impl MeshCheck {
     /// Re-reads the changed mesh in the game's layout: same materials and
     /// skeleton, the tags written, and (with mappings) the LOD infos walk
     /// with the game's schema and hold the flags written.
-    pub fn verify(
+    pub(crate) fn verify(
         &self,
         files: &PackageFiles,
         package: &LegacyPackage,

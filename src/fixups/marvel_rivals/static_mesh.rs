@@ -28,7 +28,7 @@ use super::super::edit::Edit;
 use super::{refuse, Change};
 
 /// `MAX_STATIC_MESH_LODS`: the screen size array's fixed length.
-pub const SCREEN_SIZES: usize = 8;
+pub(crate) const SCREEN_SIZES: usize = 8;
 /// Bytes of a stock cooked screen size and of the game's.
 const STOCK_ENTRY: usize = 8;
 const GAME_ENTRY: usize = 16;
@@ -39,16 +39,16 @@ const MAX_MATERIALS: usize = 1024;
 
 /// The screen sizes of a mesh: where the first starts and the values.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ScreenSizes {
+pub(crate) struct ScreenSizes {
     /// Absolute offset of the first entry.
-    pub offset: u64,
-    pub values: [f32; SCREEN_SIZES],
+    pub(crate) offset: u64,
+    pub(crate) values: [f32; SCREEN_SIZES],
     /// Offset of the StaticMaterials count.
-    pub materials_offset: u64,
+    pub(crate) materials_offset: u64,
 }
 
 /// The 8 bytes the game adds after a stock screen size entry.
-pub fn game_extra(lod: usize, value: f32) -> [u8; 8] {
+pub(crate) fn game_extra(lod: usize, value: f32) -> [u8; 8] {
     let second = if lod == 0 && value > 0.0 {
         0.0f32.to_bits()
     } else {

@@ -23,14 +23,14 @@ use super::{refuse, Change};
 
 /// Where a table's entries end, read in one layout.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TableLayout {
+pub(crate) struct TableLayout {
     /// Absolute offset after each entry's value (where the game's field goes or is).
-    pub value_ends: Vec<u64>,
+    pub(crate) value_ends: Vec<u64>,
 }
 
 /// Reads `FStringTable` from slice position `pos` to the end of `data`
 /// (`game`: with the game's field after each value).
-pub fn read_table(data: &[u8], base: u64, pos: usize, game: bool) -> Result<TableLayout> {
+pub(crate) fn read_table(data: &[u8], base: u64, pos: usize, game: bool) -> Result<TableLayout> {
     let mut r = Reader::with_base(data, base);
     r.seek(pos)?;
     r.fstring()?; // namespace

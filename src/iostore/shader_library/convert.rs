@@ -12,7 +12,7 @@ use super::*;
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ShaderAssetInfo {
     /// (shader map hash, package names), in file order.
-    pub shader_maps: Vec<(ShaHash, Vec<String>)>,
+    pub(crate) shader_maps: Vec<(ShaHash, Vec<String>)>,
 }
 
 impl ShaderAssetInfo {
@@ -35,7 +35,7 @@ impl ShaderAssetInfo {
     }
 
     /// The asset info file the cook writes beside a library.
-    pub fn file_name_for(library_file_name: &str) -> Option<String> {
+    pub(crate) fn file_name_for(library_file_name: &str) -> Option<String> {
         let (library, format) = library_and_format(library_file_name)?;
         Some(format!("ShaderAssetInfo-{library}-{format}.assetinfo.json"))
     }
@@ -58,7 +58,7 @@ pub struct ConvertedLibrary {
     /// One chunk per group, in group order.
     pub group_chunks: Vec<(ChunkId, GroupChunk)>,
     /// Package name → shader map hashes, in asset-info order, each once.
-    pub package_shader_maps: BTreeMap<String, Vec<ShaHash>>,
+    pub(crate) package_shader_maps: BTreeMap<String, Vec<ShaHash>>,
     /// Groups of the engine's grouping stored one shader per group, because
     /// a shader in them is compressed with a method zenpak cannot undo
     /// (Oodle): the loader takes any grouping the header describes.
@@ -88,13 +88,13 @@ pub enum GroupChunk {
 
 impl GroupChunk {
     /// The chunk's length, which is also the compressed size its entry records.
-    pub fn len(&self) -> u64 {
+    pub(crate) fn len(&self) -> u64 {
         match self {
             GroupChunk::Stored { len, .. } | GroupChunk::Shaders { len, .. } => *len,
         }
     }
 
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.len() == 0
     }
 }
@@ -263,7 +263,7 @@ impl ConvertedLibrary {
     /// its bytes: a group of one shader as a range of the archive (read in
     /// blocks by the container writer), a larger group (under 2 MiB) made
     /// in one buffer reused from group to group.
-    pub fn each_group(
+    pub(crate) fn each_group(
         &self,
         mut add: impl FnMut(ChunkId, &[ChunkPiece<'_>]) -> Result<()>,
     ) -> Result<()> {

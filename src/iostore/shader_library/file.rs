@@ -18,8 +18,8 @@ pub struct FileConversion {
     pub library: Option<ConvertedLibrary>,
     /// The asset info file the conversion read (build metadata the game
     /// does not read: it is not packed).
-    pub asset_info: Option<PathBuf>,
-    pub warnings: Vec<Diagnostic>,
+    pub(crate) asset_info: Option<PathBuf>,
+    pub(crate) warnings: Vec<Diagnostic>,
 }
 
 /// `ShaderArchive-<library>-<format>.ushaderbytecode`.

@@ -70,7 +70,7 @@ const LEGACY_TABLES: [(&str, u64); 6] = [
 /// Largest cooked archive header read (its tables; the code is streamed).
 /// A real library's header is about 60 bytes per shader: a few MiB for
 /// the largest games' libraries.
-pub const MAX_ARCHIVE_HEADER_BYTES: u64 = 64 << 20;
+pub(crate) const MAX_ARCHIVE_HEADER_BYTES: u64 = 64 << 20;
 /// `SF_RayGen` … `SF_RayCallable`.
 const RAY_TRACING_FREQUENCIES: std::ops::RangeInclusive<u8> = 6..=9;
 
@@ -110,8 +110,8 @@ pub struct ShaderArchive {
 /// `FIoStoreShaderMapEntry`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct IoStoreShaderMapEntry {
-    pub shader_indices_offset: u32,
-    pub num_shaders: u32,
+    pub(crate) shader_indices_offset: u32,
+    pub(crate) num_shaders: u32,
 }
 
 /// `FIoStoreShaderGroupEntry`.
@@ -207,7 +207,7 @@ impl ShaderArchive {
     /// the file has left, and the whole header against
     /// [`MAX_ARCHIVE_HEADER_BYTES`], before anything is allocated: a header
     /// that lies about its sizes is an error at the lying count's offset.
-    pub fn read_header_from(file: &mut (impl Read + Seek), len: u64) -> Result<Self> {
+    pub(crate) fn read_header_from(file: &mut (impl Read + Seek), len: u64) -> Result<Self> {
         let mut word = [0u8; 4];
         let mut read_word = |at: u64| -> Result<[u8; 4]> {
             if at + 4 > len {
@@ -270,7 +270,7 @@ impl ShaderArchive {
     /// Every shader's code lies within the file's `len` bytes: an entry
     /// that says otherwise is an error at its offset in the header (checked
     /// before any code is read, so no size it claims is ever allocated).
-    pub fn check_code(&self, len: u64) -> Result<()> {
+    pub(crate) fn check_code(&self, len: u64) -> Result<()> {
         for (i, e) in self.shader_entries.iter().enumerate() {
             let start = (self.code_offset as u64).saturating_add(e.offset);
             let end = start.saturating_add(e.size as u64);
@@ -450,7 +450,7 @@ impl IoStoreShaderArchive {
     }
 
     /// The chunks a shader map's shaders live in (each once, in shader order).
-    pub fn chunks_of_map(&self, map: usize) -> Vec<ChunkId> {
+    pub(crate) fn chunks_of_map(&self, map: usize) -> Vec<ChunkId> {
         let e = self.shader_map_entries[map];
         let start = e.shader_indices_offset as usize;
         let mut chunks: Vec<ChunkId> = Vec::new();
@@ -483,7 +483,7 @@ fn shader_entry(frequency: u8, group: usize, offset: u64) -> u64 {
 
 /// The chunk of a library (`GetShaderCodeArchiveChunkId`): CityHash64 of
 /// `<library>-<format>` lowercased, as UTF-16.
-pub fn library_chunk_id(library: &str, format: &str, engine: EngineVersion) -> ChunkId {
+pub(crate) fn library_chunk_id(library: &str, format: &str, engine: EngineVersion) -> ChunkId {
     let id = crate::hash::hash_lower_utf16(&format!("{library}-{format}"));
     ChunkId::new(id, 0, ChunkType::ShaderCodeLibrary, engine)
 }
@@ -500,7 +500,7 @@ fn group_chunk_id(hash: &ShaHash, engine: EngineVersion) -> ChunkId {
 /// `ShaderArchive-<library>-<format>.ushaderbytecode` → (library, format),
 /// split as the engine's IoStore tool does: the format is the last
 /// `-` part, the library everything between the first and the last `-`.
-pub fn library_and_format(file_name: &str) -> Option<(String, String)> {
+pub(crate) fn library_and_format(file_name: &str) -> Option<(String, String)> {
     let stem = file_name.strip_suffix(".ushaderbytecode")?;
     let first = stem.find('-')?;
     let last = stem.rfind('-')?;
@@ -521,9 +521,9 @@ pub use file::{convert_file, is_library_file_name, FileConversion};
 
 /// What `verify` found about a container's shader maps.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ShaderMapCheck {
-    pub errors: Vec<String>,
-    pub warnings: Vec<String>,
+pub(crate) struct ShaderMapCheck {
+    pub(crate) errors: Vec<String>,
+    pub(crate) warnings: Vec<String>,
 }
 
 /// Checks that every shader map a store entry lists has its chunks: the
@@ -531,7 +531,7 @@ pub struct ShaderMapCheck {
 /// index) are parsed, and each group chunk of each listed map must be in
 /// the container. A map no library here holds is only a warning: its
 /// library may be in another container the game mounts.
-pub fn check_store_entries(
+pub(crate) fn check_store_entries(
     packages: &[(u64, StoreEntry)],
     chunk_ids: &[ChunkId],
     ue5: bool,

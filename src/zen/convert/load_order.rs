@@ -16,13 +16,13 @@ use super::source::SourcePackage;
 /// A node of the export load graph: one command of one export.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub(super) struct Node {
-    pub export: usize,
-    pub command: ExportCommand,
+    pub(crate) export: usize,
+    pub(crate) command: ExportCommand,
 }
 
 impl Node {
     /// Position in a per-node table (two per export).
-    pub fn slot(self) -> usize {
+    pub(crate) fn slot(self) -> usize {
         self.export * 2 + self.command as usize
     }
 }
@@ -30,8 +30,8 @@ impl Node {
 /// A dependency of a node: a command on an import or export.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(super) struct Dependency {
-    pub index: PackageIndex,
-    pub command: ExportCommand,
+    pub(crate) index: PackageIndex,
+    pub(crate) command: ExportCommand,
 }
 
 /// Each export's dependencies: (of its create, of its serialize).

@@ -24,7 +24,7 @@ mod optimize;
 mod source;
 mod store_entry;
 
-pub use objects::{import_reference, ImportReference};
+pub(crate) use objects::{import_reference, ImportReference};
 pub use optimize::{
     container_bundles, optimize_export_bundles, rebundle, BundleGraph, ExportBundles, ExportGraph,
 };
@@ -58,10 +58,10 @@ pub struct ConvertedPackage {
     /// The container store entry (its bundle size is the chunk's length).
     pub store_entry: StoreEntry,
     /// Names of the packages the legacy package references softly.
-    pub soft_package_references: Vec<String>,
+    pub(crate) soft_package_references: Vec<String>,
     /// 5.0–5.2: what [`optimize_export_bundles`] needs to give the package
     /// the bundles the engine gives it among the container's other packages.
-    pub export_graph: Option<ExportGraph>,
+    pub(crate) export_graph: Option<ExportGraph>,
     /// Bytes of the `.uexp` that follow `package_bytes` in the chunk but
     /// were not read ([`ExportData::Unread`]); 0 when `package_bytes` is
     /// the whole chunk.
@@ -93,7 +93,7 @@ impl<'a> From<&'a Vec<u8>> for ExportData<'a> {
 
 impl ConvertedPackage {
     /// The store entry with the package it belongs to, for reports.
-    pub fn store_entry_report(&self) -> StoreEntryReport<'_> {
+    pub(crate) fn store_entry_report(&self) -> StoreEntryReport<'_> {
         StoreEntryReport {
             package_id: self.package_id,
             package_name: &self.package_name,

@@ -19,14 +19,14 @@ const OBJECT_FLAG_PUBLIC: u32 = 0x1;
 
 /// Builds the Zen name map: adds names as the optimizer meets them.
 pub(super) struct NameMapBuilder {
-    pub names: Vec<BatchName>,
+    pub(crate) names: Vec<BatchName>,
     lookup: BTreeMap<String, u32>,
 }
 
 impl NameMapBuilder {
     /// UE5 starts from the names referenced from export data (the rest of
     /// the legacy name map served only the legacy header); UE4 keeps all.
-    pub fn for_source(source: &SourcePackage, layout: ZenLayout) -> Self {
+    pub(crate) fn for_source(source: &SourcePackage, layout: ZenLayout) -> Self {
         let initial = match (layout, source.names_referenced_from_export_data) {
             (ZenLayout::Ue4, _) | (_, None) => &source.names[..],
             (_, Some(n)) => &source.names[..n.min(source.names.len())],
@@ -51,7 +51,7 @@ impl NameMapBuilder {
         i
     }
 
-    pub fn map(&mut self, base: &str, number: u32) -> MappedName {
+    pub(crate) fn map(&mut self, base: &str, number: u32) -> MappedName {
         MappedName::package(self.add(base), number)
     }
 }
@@ -60,7 +60,7 @@ impl NameMapBuilder {
 /// (names from its package down, numbers included): how the engine finds
 /// the object when the package loads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ImportReference {
+pub(crate) enum ImportReference {
     /// A script object (`/Script/...`), by its global index.
     Script(PackageObjectIndex),
     /// A package itself (no Zen entry; the package must exist).
@@ -80,7 +80,7 @@ pub enum ImportReference {
 }
 
 /// The [`ImportReference`] of an import whose path (package first) is `path`.
-pub fn import_reference(path: &[&str], layout: ZenLayout) -> ImportReference {
+pub(crate) fn import_reference(path: &[&str], layout: ZenLayout) -> ImportReference {
     let package = path.first().copied().unwrap_or_default();
     if package.starts_with("/Script/") {
         let hash = object_path_hash(&path.join("/"));
@@ -105,17 +105,17 @@ pub fn import_reference(path: &[&str], layout: ZenLayout) -> ImportReference {
 
 /// The import map and what it refers to.
 pub(super) struct ImportMap {
-    pub imports: Vec<PackageObjectIndex>,
+    pub(crate) imports: Vec<PackageObjectIndex>,
     /// Imported packages in header order (UE5: by id; UE4: first seen).
-    pub imported_package_names: Vec<String>,
+    pub(crate) imported_package_names: Vec<String>,
     /// UE5: one hash per import of another package's export, in import order.
-    pub imported_public_export_hashes: Vec<u64>,
+    pub(crate) imported_public_export_hashes: Vec<u64>,
     /// UE4: the package id of each import's package (by import index).
-    pub import_package_ids: Vec<Option<u64>>,
+    pub(crate) import_package_ids: Vec<Option<u64>>,
 }
 
 impl ImportMap {
-    pub fn build(source: &SourcePackage, layout: ZenLayout) -> Result<ImportMap> {
+    pub(crate) fn build(source: &SourcePackage, layout: ZenLayout) -> Result<ImportMap> {
         let mut map = ImportMap {
             imports: Vec::with_capacity(source.imports.len()),
             imported_package_names: Vec::new(),

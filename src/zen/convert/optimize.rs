@@ -37,7 +37,7 @@ pub struct ExportGraph {
 impl ExportGraph {
     /// Appends the graph: export count, load order (export, command), then
     /// per export its create and serialize dependencies (index, command).
-    pub fn write(&self, w: &mut Writer) {
+    pub(crate) fn write(&self, w: &mut Writer) {
         w.u32(self.deps.len() as u32);
         w.u32(self.order.len() as u32);
         for node in &self.order {
@@ -57,7 +57,7 @@ impl ExportGraph {
 
     /// Reads what [`write`](Self::write) wrote, checking every export
     /// index and that the order holds each command once.
-    pub fn read(r: &mut Reader) -> Result<Self> {
+    pub(crate) fn read(r: &mut Reader) -> Result<Self> {
         let exports = r.count_u32(10)?;
         let at = r.pos();
         let count = r.count_u32(5)?;
@@ -159,7 +159,7 @@ pub struct BundleGraph {
 impl BundleGraph {
     /// The graph of a package: `package` (its header is enough), the
     /// conversion's `graph`, and its store entry's imported package ids.
-    pub fn new(
+    pub(crate) fn new(
         package_id: u64,
         package: &ZenPackage,
         graph: &ExportGraph,
@@ -255,16 +255,16 @@ fn import_target(
 pub struct ExportBundles(Vec<Vec<Node>>);
 
 impl ExportBundles {
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.0.len()
     }
 
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
 
     /// Each bundle's entries.
-    pub fn entries(&self) -> Vec<Vec<ExportBundleEntry>> {
+    pub(crate) fn entries(&self) -> Vec<Vec<ExportBundleEntry>> {
         self.0
             .iter()
             .map(|b| {

@@ -10,43 +10,43 @@ use crate::names::with_number;
 /// An import of the legacy package, as far as the conversion needs it.
 #[derive(Debug, Clone)]
 pub struct SourceImport {
-    pub object_name: String,
+    pub(crate) object_name: String,
     /// The outer (null: the import is a package).
-    pub outer_index: PackageIndex,
+    pub(crate) outer_index: PackageIndex,
 }
 
 /// An export of the legacy package, as far as the conversion needs it.
 #[derive(Debug, Clone)]
 pub struct SourceExport {
     /// Name without its number, and the FName number (0: none, n: `_{n-1}`).
-    pub object_name: String,
-    pub object_name_number: u32,
-    pub outer_index: PackageIndex,
-    pub class_index: PackageIndex,
-    pub super_index: PackageIndex,
-    pub template_index: PackageIndex,
-    pub object_flags: u32,
+    pub(crate) object_name: String,
+    pub(crate) object_name_number: u32,
+    pub(crate) outer_index: PackageIndex,
+    pub(crate) class_index: PackageIndex,
+    pub(crate) super_index: PackageIndex,
+    pub(crate) template_index: PackageIndex,
+    pub(crate) object_flags: u32,
     /// Offset in the combined header + `.uexp` stream.
-    pub serial_offset: i64,
-    pub serial_size: i64,
-    pub not_for_client: bool,
-    pub not_for_server: bool,
-    pub generate_public_hash: bool,
-    pub first_export_dependency: i32,
-    pub serialize_before_serialize: i32,
-    pub create_before_serialize: i32,
-    pub serialize_before_create: i32,
-    pub create_before_create: i32,
+    pub(crate) serial_offset: i64,
+    pub(crate) serial_size: i64,
+    pub(crate) not_for_client: bool,
+    pub(crate) not_for_server: bool,
+    pub(crate) generate_public_hash: bool,
+    pub(crate) first_export_dependency: i32,
+    pub(crate) serialize_before_serialize: i32,
+    pub(crate) create_before_serialize: i32,
+    pub(crate) serialize_before_create: i32,
+    pub(crate) create_before_create: i32,
 }
 
 /// A data resource (bulk data) of a 5.2+ legacy package.
 #[derive(Debug, Clone, Copy)]
 pub struct SourceDataResource {
-    pub serial_offset: i64,
-    pub duplicate_serial_offset: i64,
-    pub serial_size: i64,
-    pub legacy_bulk_data_flags: u32,
-    pub cooked_index: u8,
+    pub(crate) serial_offset: i64,
+    pub(crate) duplicate_serial_offset: i64,
+    pub(crate) serial_size: i64,
+    pub(crate) legacy_bulk_data_flags: u32,
+    pub(crate) cooked_index: u8,
 }
 
 /// The file versions a versioned legacy package states.
@@ -62,20 +62,20 @@ pub struct SourceVersioning {
 /// What the conversion needs of a legacy package.
 #[derive(Debug, Clone)]
 pub struct SourcePackage {
-    pub package_flags: u32,
+    pub(crate) package_flags: u32,
     /// Size of the `.uasset` header (`TotalHeaderSize`).
-    pub total_header_size: u32,
+    pub(crate) total_header_size: u32,
     /// Name map texts (without numbers).
-    pub names: Vec<String>,
+    pub(crate) names: Vec<String>,
     /// UE5: names referenced from export data (the Zen name map starts with these).
-    pub names_referenced_from_export_data: Option<usize>,
-    pub imports: Vec<SourceImport>,
-    pub exports: Vec<SourceExport>,
-    pub preload_dependencies: Vec<PackageIndex>,
-    pub data_resources: Vec<SourceDataResource>,
+    pub(crate) names_referenced_from_export_data: Option<usize>,
+    pub(crate) imports: Vec<SourceImport>,
+    pub(crate) exports: Vec<SourceExport>,
+    pub(crate) preload_dependencies: Vec<PackageIndex>,
+    pub(crate) data_resources: Vec<SourceDataResource>,
     /// Versioning of a versioned legacy package (None: unversioned).
     pub versioning: Option<SourceVersioning>,
-    pub soft_package_references: Vec<String>,
+    pub(crate) soft_package_references: Vec<String>,
 }
 
 impl SourcePackage {
