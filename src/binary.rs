@@ -46,10 +46,6 @@ impl<'a> Reader<'a> {
         self.data.len()
     }
 
-    pub(crate) fn is_empty(&self) -> bool {
-        self.data.is_empty()
-    }
-
     pub(crate) fn remaining(&self) -> usize {
         self.data.len() - self.pos
     }
@@ -90,14 +86,6 @@ impl<'a> Reader<'a> {
         }
         self.pos = pos;
         Ok(())
-    }
-
-    /// Moves to a position given as a signed/unsigned number read from the file.
-    pub(crate) fn seek_to(&mut self, pos: impl TryInto<usize>) -> Result<()> {
-        match pos.try_into() {
-            Ok(p) => self.seek(p),
-            Err(_) => Err(self.error("offset is negative or too large")),
-        }
     }
 
     pub(crate) fn skip(&mut self, n: usize) -> Result<()> {
@@ -160,12 +148,6 @@ impl<'a> Reader<'a> {
     pub(crate) fn i64(&mut self) -> Result<i64> {
         Ok(i64::from_le_bytes(self.array()?))
     }
-    pub(crate) fn u32_be(&mut self) -> Result<u32> {
-        Ok(u32::from_be_bytes(self.array()?))
-    }
-    pub(crate) fn u64_be(&mut self) -> Result<u64> {
-        Ok(u64::from_be_bytes(self.array()?))
-    }
     pub(crate) fn f32(&mut self) -> Result<f32> {
         Ok(f32::from_le_bytes(self.array()?))
     }
@@ -202,7 +184,12 @@ impl<'a> Reader<'a> {
 
     /// Checks a count taken from the file (read at slice position `at`)
     /// against the bytes that remain.
-    pub(crate) fn check_count_at(&self, at: usize, n: i64, min_element_size: usize) -> Result<usize> {
+    pub(crate) fn check_count_at(
+        &self,
+        at: usize,
+        n: i64,
+        min_element_size: usize,
+    ) -> Result<usize> {
         if n < 0 {
             return Err(self.error_at(at, format!("negative count {n}")));
         }
@@ -347,13 +334,7 @@ impl Writer {
     pub fn u8(&mut self, v: u8) {
         self.buf.push(v);
     }
-    pub(crate) fn i8(&mut self, v: i8) {
-        self.buf.push(v as u8);
-    }
     pub fn u16(&mut self, v: u16) {
-        self.bytes(&v.to_le_bytes());
-    }
-    pub(crate) fn i16(&mut self, v: i16) {
         self.bytes(&v.to_le_bytes());
     }
     pub fn u32(&mut self, v: u32) {
@@ -368,16 +349,7 @@ impl Writer {
     pub fn i64(&mut self, v: i64) {
         self.bytes(&v.to_le_bytes());
     }
-    pub(crate) fn u32_be(&mut self, v: u32) {
-        self.bytes(&v.to_be_bytes());
-    }
-    pub(crate) fn u64_be(&mut self, v: u64) {
-        self.bytes(&v.to_be_bytes());
-    }
     pub fn f32(&mut self, v: f32) {
-        self.bytes(&v.to_le_bytes());
-    }
-    pub(crate) fn f64(&mut self, v: f64) {
         self.bytes(&v.to_le_bytes());
     }
     pub fn bool32(&mut self, v: bool) {
@@ -386,15 +358,8 @@ impl Writer {
     pub fn guid(&mut self, g: &[u8; 16]) {
         self.bytes(g);
     }
-    /// Overwrites 4 bytes at `pos` (for offsets known only after later data is written).
-    pub(crate) fn patch_u32(&mut self, pos: usize, v: u32) {
-        self.buf[pos..pos + 4].copy_from_slice(&v.to_le_bytes());
-    }
     pub(crate) fn patch_i32(&mut self, pos: usize, v: i32) {
         self.buf[pos..pos + 4].copy_from_slice(&v.to_le_bytes());
-    }
-    pub(crate) fn patch_u64(&mut self, pos: usize, v: u64) {
-        self.buf[pos..pos + 8].copy_from_slice(&v.to_le_bytes());
     }
     pub(crate) fn patch_i64(&mut self, pos: usize, v: i64) {
         self.buf[pos..pos + 8].copy_from_slice(&v.to_le_bytes());

@@ -296,15 +296,6 @@ impl Error {
         self
     }
 
-    /// Moves the byte offset by `base`: for errors from a reader over a slice
-    /// that starts at `base` in its file.
-    pub(crate) fn offset_by(mut self, base: u64) -> Self {
-        if let Some(offset) = &mut self.inner.context.offset {
-            *offset = offset.saturating_add(base);
-        }
-        self
-    }
-
     /// Sets the line and column in a text file (kept if already set).
     pub(crate) fn at_line(mut self, line: usize, column: usize) -> Self {
         if self.inner.context.line_column.is_none() {
@@ -536,8 +527,6 @@ impl From<ErrorKind> for Error {
 pub(crate) trait Context<T> {
     fn context(self, structure: impl Into<String>) -> Result<T>;
     fn with_context<S: Into<String>>(self, structure: impl FnOnce() -> S) -> Result<T>;
-    /// Names the file of any error.
-    fn in_file(self, path: impl AsRef<Path>) -> Result<T>;
 }
 
 impl<T> Context<T> for Result<T> {
@@ -546,9 +535,6 @@ impl<T> Context<T> for Result<T> {
     }
     fn with_context<S: Into<String>>(self, structure: impl FnOnce() -> S) -> Result<T> {
         self.map_err(|e| e.within(structure()))
-    }
-    fn in_file(self, path: impl AsRef<Path>) -> Result<T> {
-        self.map_err(|e| e.in_file(path))
     }
 }
 

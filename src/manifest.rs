@@ -143,7 +143,7 @@ pub struct ModSection {
     pub name: String,
     pub version: String,
     #[serde(default)]
-    pub(crate) authors: Vec<String>,
+    pub authors: Vec<String>,
     #[serde(default)]
     pub(crate) description: String,
 }

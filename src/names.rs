@@ -303,7 +303,6 @@ pub struct MappedName {
 }
 
 impl MappedName {
-    pub(crate) const SIZE: usize = 8;
     const INDEX_MASK: u32 = (1 << 30) - 1;
 
     pub(crate) fn new(kind: MappedNameKind, index: u32, number: u32) -> Self {

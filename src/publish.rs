@@ -4,8 +4,8 @@
 //! - [`TempFile`]: every output is written under a unique hidden name in its
 //!   destination folder (`.<name>.<pid>-<random>.zenpak-tmp`), synced, and
 //!   only then renamed over the final name. Dropping an unpublished
-//!   temporary removes it; an interrupt handler can remove all of them
-//!   ([`remove_temporaries`]); a crash leaves them with a name `clean`
+//!   temporary removes it; the interrupt handler removes all of them
+//!   ([`on_interrupt`]); a crash leaves them with a name `clean`
 //!   recognises ([`is_temporary_name`]).
 //! - [`publish`]: renames a set of staged files in the order given, inside a
 //!   critical section that an interrupt waits for, so Ctrl-C never cuts a
@@ -163,14 +163,6 @@ impl Drop for Extension {
     }
 }
 
-/// Removes every registered temporary file (all of this process's unpublished outputs).
-pub(crate) fn remove_temporaries() {
-    let temporaries = TEMPORARIES.lock().unwrap_or_else(|e| e.into_inner());
-    for path in temporaries.iter() {
-        let _ = std::fs::remove_file(path);
-    }
-}
-
 /// Creates the temporary file `path` and registers it, as one step an
 /// interrupt cannot split: after an interrupt, nothing more is created.
 fn create_registered(path: &Path) -> Result<File> {
@@ -265,10 +257,6 @@ impl TempFile {
         &self.path
     }
 
-    pub(crate) fn final_path(&self) -> &Path {
-        &self.final_path
-    }
-
     pub fn file(&mut self) -> &mut File {
         self.file
             .as_mut()
@@ -359,11 +347,7 @@ pub(crate) struct Staged {
     final_path: PathBuf,
 }
 
-impl Staged {
-    pub(crate) fn final_path(&self) -> &Path {
-        &self.final_path
-    }
-}
+impl Staged {}
 
 impl Drop for Staged {
     fn drop(&mut self) {
@@ -984,14 +968,12 @@ impl OwnedFiles {
         };
         let (good, bad): (Vec<OwnedFile>, Vec<OwnedFile>) = std::mem::take(&mut record.files)
             .into_iter()
-            .partition(|f| checked_record_path(dir, &f.name, RecordedName::FileName).is_ok());
+            .partition(|f| checked_record_path(dir, &f.name).is_ok());
         record.files = good;
         record.damaged = bad
             .into_iter()
             .map(|f| {
-                let why = checked_record_path(dir, &f.name, RecordedName::FileName)
-                    .err()
-                    .unwrap_or_default();
+                let why = checked_record_path(dir, &f.name).err().unwrap_or_default();
                 (f, why)
             })
             .collect();
@@ -1023,7 +1005,7 @@ impl OwnedFiles {
         self.files
             .iter()
             .filter(|f| f.owner == owner)
-            .filter_map(|f| checked_record_path(dir, &f.name, RecordedName::FileName).ok())
+            .filter_map(|f| checked_record_path(dir, &f.name).ok())
             .collect()
     }
 
@@ -1060,7 +1042,13 @@ impl OwnedFiles {
     }
 
     /// Records (or re-records) `path` in `dir` as written by zenpak just now for `owner`.
-    pub(crate) fn insert(&mut self, dir: &Path, path: &Path, sha256: String, owner: &str) -> Result<()> {
+    pub(crate) fn insert(
+        &mut self,
+        dir: &Path,
+        path: &Path,
+        sha256: String,
+        owner: &str,
+    ) -> Result<()> {
         let name = relative_name(dir, path)?;
         let stamp = FileStamp::of(path).map_err(|e| Error::io(path, e))?;
         self.files.retain(|f| f.name != name);
@@ -1153,14 +1141,6 @@ fn relative_name(dir: &Path, path: &Path) -> Result<String> {
     Ok(relative.to_string_lossy().replace('\\', "/"))
 }
 
-/// What a name read from a record must be: one file name, or a relative
-/// path that may go through sub-folders.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum RecordedName {
-    FileName,
-    RelativePath,
-}
-
 /// The path inside `dir` that a record (an ownership record, a build
 /// record, a cache entry) names with `name`, once `name` is checked to be a
 /// plain relative name that cannot leave `dir`: not empty, not absolute, no
@@ -1168,11 +1148,7 @@ pub(crate) enum RecordedName {
 /// character, and no `/` at all where a file name is expected. A record is
 /// data written to disk, anyone can edit it: a name that fails is a
 /// damaged record, never a path to act on. The error says why.
-pub(crate) fn checked_record_path(
-    dir: &Path,
-    name: &str,
-    shape: RecordedName,
-) -> std::result::Result<PathBuf, String> {
+pub(crate) fn checked_record_path(dir: &Path, name: &str) -> std::result::Result<PathBuf, String> {
     let reason = if name.is_empty() {
         Some("an empty name")
     } else if name.starts_with('/') {
@@ -1181,7 +1157,7 @@ pub(crate) fn checked_record_path(
         Some("a backslash or colon")
     } else if name.chars().any(char::is_control) {
         Some("a control character")
-    } else if shape == RecordedName::FileName && name.contains('/') {
+    } else if name.contains('/') {
         Some("a folder where a file name is expected")
     } else if name
         .split('/')
@@ -1207,7 +1183,10 @@ pub(crate) fn checked_record_path(
 
 /// [`checked_record_path`] for a record that stores full paths: `path` must
 /// be a plain file name directly inside `dir`.
-pub(crate) fn checked_recorded_file(dir: &Path, path: &Path) -> std::result::Result<PathBuf, String> {
+pub(crate) fn checked_recorded_file(
+    dir: &Path,
+    path: &Path,
+) -> std::result::Result<PathBuf, String> {
     let name = path
         .strip_prefix(dir)
         .ok()
@@ -1219,7 +1198,7 @@ pub(crate) fn checked_recorded_file(dir: &Path, path: &Path) -> std::result::Res
                 dir.display()
             )
         })?;
-    checked_record_path(dir, name, RecordedName::FileName)
+    checked_record_path(dir, name)
 }
 
 #[cfg(test)]

@@ -24,7 +24,6 @@ use crate::manifest::Manifest;
 use crate::publish::{OutputLock, OwnedFiles, Removal, Staged, TempFile};
 
 pub(crate) use crate::build::cache::CACHE_DIR;
-pub(crate) use crate::manifest::ARTIFACT_EXTENSIONS;
 
 /// Name of the release archive folder inside the output folder.
 pub const PACKAGE_DIR: &str = "package";

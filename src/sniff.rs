@@ -57,16 +57,8 @@ pub(crate) fn is_lfs_pointer(head: &[u8]) -> bool {
     head.starts_with(LFS_POINTER_START)
 }
 
-/// Whether the file at `path` is a Git LFS pointer (read only when it is
-/// small enough to be one).
-pub(crate) fn file_is_lfs_pointer(path: &Path) -> Result<bool> {
-    let len = std::fs::metadata(path)
-        .map_err(|e| Error::io(path, e))?
-        .len();
-    file_of_len_is_lfs_pointer(path, len)
-}
-
-/// [`file_is_lfs_pointer`] for a file whose length `len` is known.
+/// Whether the file at `path`, `len` bytes long, is a Git LFS pointer
+/// (read only when it is small enough to be one).
 pub(crate) fn file_of_len_is_lfs_pointer(path: &Path, len: u64) -> Result<bool> {
     if len > LFS_POINTER_MAX_LEN || len < LFS_POINTER_START.len() as u64 {
         return Ok(false);

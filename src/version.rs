@@ -612,8 +612,6 @@ impl EngineVersion {
 /// Each names the first release that has it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) enum Feature {
-    /// UE5 object versions (`FileVersionUE5`) in the legacy summary.
-    Ue5ObjectVersion,
     /// Large world coordinates: vectors and bounds are doubles.
     LargeWorldCoordinates,
 }
@@ -621,7 +619,6 @@ pub(crate) enum Feature {
 impl Feature {
     pub(crate) fn since(self) -> EngineVersion {
         match self {
-            Feature::Ue5ObjectVersion => EngineVersion::UE5_0,
             Feature::LargeWorldCoordinates => EngineVersion::UE5_0,
         }
     }
@@ -634,11 +631,8 @@ impl Feature {
 /// `EUnrealEngineObjectUE4Version` values the legacy package layout branches on.
 pub(crate) mod ue4_object_version {
     pub(crate) const WORLD_LEVEL_INFO: i32 = 224;
-    pub(crate) const CHANGED_CHUNKID_TO_BE_AN_ARRAY_OF_CHUNKIDS: i32 = 326;
-    pub(crate) const ENGINE_VERSION_OBJECT: i32 = 336;
     pub(crate) const LOAD_FOR_EDITOR_GAME: i32 = 365;
     pub(crate) const ADD_STRING_ASSET_REFERENCES_MAP: i32 = 384;
-    pub(crate) const PACKAGE_SUMMARY_HAS_COMPATIBLE_ENGINE_VERSION: i32 = 444;
     pub(crate) const SERIALIZE_TEXT_IN_PACKAGES: i32 = 459;
     pub(crate) const COOKED_ASSETS_IN_EDITOR_SUPPORT: i32 = 485;
     pub(crate) const NAME_HASHES_SERIALIZED: i32 = 504;
@@ -655,18 +649,15 @@ pub(crate) mod ue4_object_version {
 
 /// `EUnrealEngineObjectUE5Version` values the legacy package layout branches on.
 pub mod ue5_object_version {
-    pub(crate) const INITIAL_VERSION: i32 = 1000;
     pub(crate) const NAMES_REFERENCED_FROM_EXPORT_DATA: i32 = 1001;
     pub(crate) const PAYLOAD_TOC: i32 = 1002;
     pub(crate) const OPTIONAL_RESOURCES: i32 = 1003;
     pub(crate) const LARGE_WORLD_COORDINATES: i32 = 1004;
     pub const REMOVE_OBJECT_EXPORT_PACKAGE_GUID: i32 = 1005;
     pub const TRACK_OBJECT_EXPORT_IS_INHERITED: i32 = 1006;
-    pub(crate) const FSOFTOBJECTPATH_REMOVE_ASSET_PATH_FNAMES: i32 = 1007;
     pub(crate) const ADD_SOFTOBJECTPATH_LIST: i32 = 1008;
     pub(crate) const DATA_RESOURCES: i32 = 1009;
     pub(crate) const SCRIPT_SERIALIZATION_OFFSET: i32 = 1010;
-    pub(crate) const PROPERTY_TAG_EXTENSION_AND_OVERRIDABLE_SERIALIZATION: i32 = 1011;
     pub(crate) const PROPERTY_TAG_COMPLETE_TYPE_NAME: i32 = 1012;
     pub(crate) const ASSETREGISTRY_PACKAGEBUILDDEPENDENCIES: i32 = 1013;
     pub(crate) const METADATA_SERIALIZATION_OFFSET: i32 = 1014;

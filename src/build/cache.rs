@@ -167,10 +167,6 @@ impl Taken {
         self.stamps.len()
     }
 
-    pub(crate) fn is_empty(&self) -> bool {
-        self.stamps.is_empty()
-    }
-
     /// The stamp of file `i` now.
     pub(crate) fn stamp(&self, i: usize) -> &crate::publish::FileStamp {
         &self.stamps[i].file
@@ -196,12 +192,14 @@ impl FileIndex {
     /// the content hash that index recorded is reused for every file whose
     /// whole stamp is unchanged; without it (`--release`, `package`,
     /// `--force`), every file is hashed. A missing or damaged index only
-    /// means more hashing.
+    /// means more hashing. (The build calls the two halves itself, with
+    /// the scan's stamps in between.)
+    #[cfg(test)]
     pub(crate) fn refresh(index: Option<&Path>, paths: &[&Path]) -> Result<Stamps> {
         Self::finish(Self::take(index, paths)?, paths)
     }
 
-    /// The first half of [`FileIndex::refresh`]: every file's stamp (one
+    /// The first half of fingerprinting the inputs: every file's stamp (one
     /// `stat` each, [`crate::publish::FileStamp::of_all`]) and, with
     /// `index`, the hashes it recorded for the files whose whole stamp is
     /// unchanged. Nothing is read.
@@ -231,7 +229,7 @@ impl FileIndex {
         })
     }
 
-    /// The second half of [`FileIndex::refresh`]: hashes (in parallel)
+    /// The second half of fingerprinting the inputs: hashes (in parallel)
     /// every file of `taken` (stamps of `paths`, same order) the index did
     /// not know.
     pub(crate) fn finish(taken: Taken, paths: &[&Path]) -> Result<Stamps> {
@@ -684,7 +682,8 @@ pub(crate) fn is_entry_name(name: &str) -> bool {
 }
 
 /// The cache's own bookkeeping files, by name.
-pub(crate) const BOOKKEEPING_FILES: [&str; 4] = ["files.json", "build.json", "container.bin", "tree.bin"];
+pub(crate) const BOOKKEEPING_FILES: [&str; 4] =
+    ["files.json", "build.json", "container.bin", "tree.bin"];
 
 /// Marks the tree record and its layout; bump when the layout changes.
 const TREE_MAGIC: &[u8; 8] = b"ZPKTR\x00\x00\x01";

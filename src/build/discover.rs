@@ -159,16 +159,6 @@ impl Selection {
         })
     }
 
-    pub(crate) fn all() -> Selection {
-        Selection {
-            include: None,
-            exclude: None,
-            include_patterns: Vec::new(),
-            include_used: Vec::new(),
-            engine_include: None,
-        }
-    }
-
     pub(crate) fn selects(&self, relative_path: &str) -> bool {
         let included = match &self.include {
             None => true,

@@ -180,7 +180,10 @@ impl BuiltPackage {
 impl BuiltPackage {
     /// 5.0–5.2: what the container-wide bundle pass needs of the package
     /// (`None` for other layouts).
-    pub(crate) fn bundle_graph(&self, engine: EngineVersion) -> Result<Option<crate::zen::BundleGraph>> {
+    pub(crate) fn bundle_graph(
+        &self,
+        engine: EngineVersion,
+    ) -> Result<Option<crate::zen::BundleGraph>> {
         let Some(graph) = &self.export_graph else {
             return Ok(None);
         };

@@ -35,7 +35,11 @@ pub(crate) fn stored_package_name(header: &[u8], engine: Option<EngineVersion>) 
 /// `package_name` (`/Game/X/Y` → `<project>/Content/X/Y.<extension>`), or
 /// `None` for a name that is not a content package's (`/Script/…`, no folder,
 /// `..`).
-pub(crate) fn header_path_for(package_name: &str, project: &str, extension: &str) -> Option<String> {
+pub(crate) fn header_path_for(
+    package_name: &str,
+    project: &str,
+    extension: &str,
+) -> Option<String> {
     let rest = package_name.strip_prefix('/')?;
     let (mount, inner) = rest.split_once('/')?;
     let well_formed = |s: &str| {

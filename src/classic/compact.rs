@@ -120,11 +120,6 @@ impl CompactIndex {
         let value = Self::read(&mut reader)?;
         Ok((value, reader.pos()))
     }
-
-    /// How many bytes the shortest encoding takes.
-    pub(crate) fn encoded_len(self) -> usize {
-        self.encode().1
-    }
 }
 
 impl From<i32> for CompactIndex {

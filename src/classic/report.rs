@@ -105,7 +105,7 @@ impl<'a, T: 'a> Rows<'a, T> {
         self.len
     }
 
-    pub(crate) fn is_empty(&self) -> bool {
+    pub fn is_empty(&self) -> bool {
         self.len == 0
     }
 

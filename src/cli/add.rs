@@ -9,14 +9,14 @@ use zenpak::{Error, Result};
 use super::output::Output;
 
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     /// Cooked packages: .uasset/.umap headers (or any of a package's files);
     /// each is copied with its .uexp/.ubulk/.uptnl/.m.ubulk.
     #[arg(required = true, value_name = "FILES")]
-    pub files: Vec<PathBuf>,
+    pub(crate) files: Vec<PathBuf>,
     /// The mod: its folder or its mod.toml (default: the nearest mod.toml).
     #[arg(long, value_name = "MOD")]
-    pub to: Option<PathBuf>,
+    pub(crate) to: Option<PathBuf>,
 }
 
 #[derive(serde::Serialize)]
@@ -24,7 +24,7 @@ struct Report<'a> {
     packages: &'a [zenpak::build::placement::Added],
 }
 
-pub fn run(args: Args, out: &Output) -> Result<()> {
+pub(crate) fn run(args: Args, out: &Output) -> Result<()> {
     let manifest_path = match &args.to {
         Some(to) if to.is_dir() => to.join("mod.toml"),
         Some(to) => to.clone(),

@@ -11,14 +11,14 @@ use zenpak::{EngineVersion, Error, Result};
 
 /// Where the manifest is; shared by every command that works on a mod.
 #[derive(Debug, Clone, clap::Args)]
-pub struct ManifestArgs {
+pub(crate) struct ManifestArgs {
     /// Path to mod.toml (default: found by walking up from the current folder).
     #[arg(long, value_name = "PATH")]
-    pub manifest_path: Option<PathBuf>,
+    pub(crate) manifest_path: Option<PathBuf>,
 }
 
 impl ManifestArgs {
-    pub fn load(&self) -> Result<Manifest> {
+    pub(crate) fn load(&self) -> Result<Manifest> {
         let path = match &self.manifest_path {
             Some(p) => p.clone(),
             None => Manifest::find(&std::env::current_dir().map_err(|e| Error::io(".", e))?)?,
@@ -29,14 +29,14 @@ impl ManifestArgs {
 
 /// The parser of `--engine`: lists the supported versions in `--help` and
 /// in the error for an unknown one.
-pub fn engine_parser() -> impl TypedValueParser<Value = EngineVersion> {
+pub(crate) fn engine_parser() -> impl TypedValueParser<Value = EngineVersion> {
     PossibleValuesParser::new(EngineVersion::ALL.map(|v| v.as_str()))
         .map(|s| s.parse::<EngineVersion>().expect("listed versions parse"))
 }
 
 /// The engine a command inside a mod uses when `--engine` is not given:
 /// the nearest `mod.toml`'s `[game] engine`.
-pub fn engine_from_nearest_manifest() -> Option<(EngineVersion, PathBuf)> {
+pub(crate) fn engine_from_nearest_manifest() -> Option<(EngineVersion, PathBuf)> {
     let cwd = std::env::current_dir().ok()?;
     let path = Manifest::find(&cwd).ok()?;
     let manifest = Manifest::load(&path).ok()?;
@@ -45,19 +45,19 @@ pub fn engine_from_nearest_manifest() -> Option<(EngineVersion, PathBuf)> {
 
 /// One or more game install folders.
 #[derive(Debug, Clone, clap::Args)]
-pub struct GameDirArgs {
+pub(crate) struct GameDirArgs {
     /// The game's install folder (holding `<Project>/Content/Paks`); repeat
     /// for several. Default: `ZENPAK_GAME_DIR`, else `[games]` in the user
     /// configuration (`zenpak config-path` shows where).
     #[arg(long = "game-dir", value_name = "DIR")]
-    pub game_dirs: Vec<PathBuf>,
+    pub(crate) game_dirs: Vec<PathBuf>,
     /// Say what would be written and removed, and change nothing.
     #[arg(long)]
-    pub dry_run: bool,
+    pub(crate) dry_run: bool,
 }
 
 impl GameDirArgs {
-    pub fn resolve(&self, manifest: &Manifest) -> Result<Vec<PathBuf>> {
+    pub(crate) fn resolve(&self, manifest: &Manifest) -> Result<Vec<PathBuf>> {
         if !self.game_dirs.is_empty() {
             return Ok(self.game_dirs.clone());
         }
@@ -77,7 +77,7 @@ impl GameDirArgs {
 
 /// Locates the game install folder from the folder given (any folder of
 /// the game) and says which one was taken when it differs.
-pub fn game_folder(
+pub(crate) fn game_folder(
     out: &super::output::Output,
     given: &std::path::Path,
     project: Option<&str>,
@@ -88,21 +88,21 @@ pub fn game_folder(
 }
 
 #[derive(Debug, Clone, clap::Args)]
-pub struct KeyArgs {
+pub(crate) struct KeyArgs {
     /// AES-256 key: 64 hex digits (0x optional) or base64; `GUID:KEY` for a
     /// key that only files with that key GUID use. Repeatable.
     #[arg(long = "aes-key", value_name = "KEY")]
-    pub aes_keys: Vec<String>,
+    pub(crate) aes_keys: Vec<String>,
     /// File holding keys: one key, lines of GUID:KEY, or an UnrealPak
     /// Crypto.json. The `ZENPAK_AES_KEY` environment variable is read too.
     #[arg(long, value_name = "FILE")]
-    pub aes_key_file: Option<PathBuf>,
+    pub(crate) aes_key_file: Option<PathBuf>,
 }
 
 impl KeyArgs {
     /// Every key given: environment first, then the key file, then
     /// `--aes-key` (a later source wins for the same GUID).
-    pub fn keys(&self) -> Result<KeyRing> {
+    pub(crate) fn keys(&self) -> Result<KeyRing> {
         let mut ring = KeyRing::from_env()?;
         if let Some(path) = &self.aes_key_file {
             ring.extend(KeyRing::from_file(path)?);
@@ -117,13 +117,13 @@ impl KeyArgs {
 
 /// A container, pak or game folder to read, `--json`, and the AES keys.
 #[derive(Debug, clap::Args)]
-pub struct SourceArgs {
+pub(crate) struct SourceArgs {
     /// A `.utoc` (with its `.pak`), a `.pak` (with its `.utoc`), or a game's
     /// `Paks` folder (every pak and container, in the engine's mount order).
-    pub path: PathBuf,
+    pub(crate) path: PathBuf,
     /// Print JSON instead of text.
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
     #[command(flatten)]
-    pub key: KeyArgs,
+    pub(crate) key: KeyArgs,
 }

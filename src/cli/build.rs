@@ -11,34 +11,34 @@ use super::args::ManifestArgs;
 use super::output::{Output, Progress};
 
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     #[command(flatten)]
-    pub manifest: ManifestArgs,
+    pub(crate) manifest: ManifestArgs,
     /// Convert every package again and rewrite the outputs, ignoring the cache.
     #[arg(long)]
-    pub force: bool,
+    pub(crate) force: bool,
     /// Write the canonical, reproducible layout. Without it, a rebuild
     /// appends the changed packages' chunks to the previous .ucas (fast;
     /// bytes depend on earlier builds). `package` always builds this way.
     #[arg(long)]
-    pub release: bool,
+    pub(crate) release: bool,
     /// Check the mod against this game first (as `check --game-dir`): a
     /// problem stops the build before anything is written.
     #[arg(long = "game-dir", value_name = "DIR")]
-    pub game_dir: Option<std::path::PathBuf>,
+    pub(crate) game_dir: Option<std::path::PathBuf>,
     /// Keys for the game's encrypted containers.
     #[command(flatten)]
-    pub key: super::args::KeyArgs,
+    pub(crate) key: super::args::KeyArgs,
 }
 
 /// Shows build events through the output layer.
-pub struct BuildPrinter<'a> {
+pub(crate) struct BuildPrinter<'a> {
     out: &'a Output,
     progress: Mutex<Option<Progress<'a>>>,
 }
 
 impl<'a> BuildPrinter<'a> {
-    pub fn new(out: &'a Output) -> Self {
+    pub(crate) fn new(out: &'a Output) -> Self {
         BuildPrinter {
             out,
             progress: Mutex::new(None),
@@ -120,32 +120,32 @@ impl Reporter for BuildPrinter<'_> {
 
 /// The JSON `build-finished` line and what the human summary shows.
 #[derive(Serialize)]
-pub struct Finished<'a> {
-    pub up_to_date: bool,
-    pub packages: usize,
-    pub converted: usize,
-    pub loose_files: usize,
-    pub chunks: usize,
-    pub bytes_in: u64,
-    pub bytes_out: u64,
-    pub warnings: usize,
-    pub elapsed_ms: f64,
+pub(crate) struct Finished<'a> {
+    pub(crate) up_to_date: bool,
+    pub(crate) packages: usize,
+    pub(crate) converted: usize,
+    pub(crate) loose_files: usize,
+    pub(crate) chunks: usize,
+    pub(crate) bytes_in: u64,
+    pub(crate) bytes_out: u64,
+    pub(crate) warnings: usize,
+    pub(crate) elapsed_ms: f64,
     /// `canonical`, `extended` (development layout), or null when up to date.
-    pub layout: Option<zenpak::build::Layout>,
-    pub reused_chunks: usize,
-    pub artifacts: Vec<Artifact<'a>>,
+    pub(crate) layout: Option<zenpak::build::Layout>,
+    pub(crate) reused_chunks: usize,
+    pub(crate) artifacts: Vec<Artifact<'a>>,
 }
 
 #[derive(Serialize)]
-pub struct Artifact<'a> {
-    pub path: String,
-    pub size: u64,
+pub(crate) struct Artifact<'a> {
+    pub(crate) path: String,
+    pub(crate) size: u64,
     /// Null for the `.ucas` of an extended (development) build.
-    pub blake3: Option<&'a str>,
+    pub(crate) blake3: Option<&'a str>,
 }
 
 impl<'a> Finished<'a> {
-    pub fn of(summary: &'a BuildSummary) -> Self {
+    pub(crate) fn of(summary: &'a BuildSummary) -> Self {
         Finished {
             up_to_date: summary.up_to_date,
             packages: summary.packages,
@@ -173,7 +173,7 @@ impl<'a> Finished<'a> {
 
 /// Builds under the output folder's lock (which the caller holds) and
 /// reports the result; shared by `build`, `package` and `install`.
-pub fn build_and_report(
+pub(crate) fn build_and_report(
     manifest: &Manifest,
     (force, release): (bool, bool),
     out: &Output,
@@ -205,7 +205,7 @@ pub fn build_and_report(
     Ok(summary)
 }
 
-pub fn run(args: Args, out: &Output) -> Result<()> {
+pub(crate) fn run(args: Args, out: &Output) -> Result<()> {
     let manifest = args.manifest.load()?;
     if let Some(dir) = &args.game_dir {
         let content = zenpak::build::check::check(&manifest)?;
@@ -231,12 +231,12 @@ pub fn run(args: Args, out: &Output) -> Result<()> {
 }
 
 /// Takes the output folder's lock, saying so while it waits.
-pub fn lock(manifest: &Manifest, out: &Output) -> Result<zenpak::publish::OutputLock> {
+pub(crate) fn lock(manifest: &Manifest, out: &Output) -> Result<zenpak::publish::OutputLock> {
     zenpak::build::lock_output(manifest, &BuildPrinter::new(out))
 }
 
 /// `1 package`, `2 packages`.
-pub fn count(n: usize, noun: &str) -> String {
+pub(crate) fn count(n: usize, noun: &str) -> String {
     match n {
         1 => format!("1 {noun}"),
         n => format!("{n} {noun}s"),
@@ -295,7 +295,7 @@ fn print_summary(out: &Output, summary: &BuildSummary) {
     }
 }
 
-pub fn human_bytes(n: u64) -> String {
+pub(crate) fn human_bytes(n: u64) -> String {
     const UNITS: [&str; 4] = ["B", "KiB", "MiB", "GiB"];
     let mut value = n as f64;
     let mut unit = 0;

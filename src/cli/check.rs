@@ -9,17 +9,17 @@ use super::build::count;
 use super::output::Output;
 
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     #[command(flatten)]
-    pub manifest: ManifestArgs,
+    pub(crate) manifest: ManifestArgs,
     /// Also check the mod against this game (its install folder, or any of
     /// its folders): every import resolves, what it overrides, blueprint
     /// mods, the game's engine and compression.
     #[arg(long = "game-dir", value_name = "DIR")]
-    pub game_dir: Option<std::path::PathBuf>,
+    pub(crate) game_dir: Option<std::path::PathBuf>,
     /// Keys for the game's encrypted containers.
     #[command(flatten)]
-    pub key: KeyArgs,
+    pub(crate) key: KeyArgs,
 }
 
 /// How many packages the game must have are listed without `--verbose`.
@@ -40,7 +40,7 @@ struct CheckLine<'a> {
 
 /// Mounts the game named by `--game-dir` for the mod of `manifest` and
 /// runs the game checks; prints the diagnostics. Shared by `check` and `build`.
-pub fn game_checks(
+pub(crate) fn game_checks(
     out: &Output,
     manifest: &zenpak::manifest::Manifest,
     dir: &std::path::Path,
@@ -59,7 +59,7 @@ pub fn game_checks(
     Ok(report)
 }
 
-pub fn run(args: Args, out: &Output) -> Result<()> {
+pub(crate) fn run(args: Args, out: &Output) -> Result<()> {
     let manifest = args.manifest.load()?;
     let mut report = zenpak::build::check::check(&manifest)?;
     out.diagnostics(&report.warnings);

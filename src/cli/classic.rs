@@ -18,45 +18,45 @@ use zenpak::{Error, Result};
 use super::Output;
 
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     #[command(subcommand)]
-    pub command: ClassicCommand,
+    pub(crate) command: ClassicCommand,
 }
 
 #[derive(Debug, Subcommand)]
-pub enum ClassicCommand {
+pub(crate) enum ClassicCommand {
     /// Make a map refer to external packages instead of the copies it embeds.
     Consolidate(ConsolidateArgs),
 }
 
 #[derive(Debug, clap::Args)]
-pub struct ConsolidateArgs {
+pub(crate) struct ConsolidateArgs {
     /// The map (.unr) to consolidate; it is only read.
-    pub map: PathBuf,
+    pub(crate) map: PathBuf,
     /// Packages to consolidate: NAME for embedded copies, FROM=TO with --retarget.
     #[arg(long = "package", required = true, num_args = 1..)]
-    pub packages: Vec<String>,
+    pub(crate) packages: Vec<String>,
     /// Folders holding the external packages, searched in order.
     #[arg(long, required = true, num_args = 1..)]
-    pub search: Vec<PathBuf>,
+    pub(crate) search: Vec<PathBuf>,
     /// Where to write the consolidated map (never the input).
     #[arg(short, long, required_unless_present = "dry_run")]
-    pub output: Option<PathBuf>,
+    pub(crate) output: Option<PathBuf>,
     /// Replace embedded copies of the packages by imports (the default).
     #[arg(long, conflicts_with = "retarget")]
-    pub embedded: bool,
+    pub(crate) embedded: bool,
     /// Re-target imports of package FROM to package TO.
     #[arg(long)]
-    pub retarget: bool,
+    pub(crate) retarget: bool,
     /// Show what would change without writing anything.
     #[arg(long)]
-    pub dry_run: bool,
+    pub(crate) dry_run: bool,
     /// Print the report as JSON.
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
 }
 
-pub fn run(args: Args, out: &Output) -> Result<()> {
+pub(crate) fn run(args: Args, out: &Output) -> Result<()> {
     match args.command {
         ClassicCommand::Consolidate(args) => run_consolidate(args, out),
     }

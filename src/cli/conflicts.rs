@@ -17,20 +17,20 @@ use super::args::{KeyArgs, ManifestArgs};
 use super::Output;
 
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     /// The game's install folder (or any folder of the game: its project,
     /// `Content`, `Paks`, `~mods`).
     #[arg(long = "game-dir", value_name = "DIR")]
-    pub game_dir: PathBuf,
+    pub(crate) game_dir: PathBuf,
     /// A mod to mount with the game, as the engine mounts `~mods` after it:
     /// a built `.utoc`/`.pak` or a folder of them. Repeatable. Default
     /// inside a mod: its last build in the output folder, if any.
     #[arg(long = "mod", value_name = "PATH")]
-    pub mods: Vec<PathBuf>,
+    pub(crate) mods: Vec<PathBuf>,
     #[command(flatten)]
-    pub manifest: ManifestArgs,
+    pub(crate) manifest: ManifestArgs,
     #[command(flatten)]
-    pub key: KeyArgs,
+    pub(crate) key: KeyArgs,
 }
 
 /// The last JSON line: the totals and every source and mod.
@@ -50,7 +50,7 @@ fn manifest(args: &ManifestArgs) -> Result<Option<Manifest>> {
     Ok(args.load().ok())
 }
 
-pub fn run(args: Args, out: &Output) -> Result<()> {
+pub(crate) fn run(args: Args, out: &Output) -> Result<()> {
     let manifest = manifest(&args.manifest)?;
     let project = manifest.as_ref().map(|m| m.game.project.as_str());
     let folder = super::args::game_folder(out, &args.game_dir, project)?;

@@ -14,31 +14,31 @@ use super::args::{engine_from_nearest_manifest, engine_parser};
 use super::output::Output;
 
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     /// The legacy package (`.uasset`/`.umap`, with its `.uexp` beside it).
-    pub path: PathBuf,
+    pub(crate) path: PathBuf,
     /// Engine version the package was cooked with (and the Zen package is
     /// written for). Default: the nearest mod.toml's `[game] engine`.
     #[arg(long, value_parser = engine_parser())]
-    pub engine: Option<EngineVersion>,
+    pub(crate) engine: Option<EngineVersion>,
     /// Long package name (`/Game/...`) for packages that do not carry it (UE4 cooks).
     #[arg(long)]
-    pub package_name: Option<String>,
+    pub(crate) package_name: Option<String>,
     /// Where to write the Zen package (header + export data). Bulk data
     /// companions are written beside it with their extensions.
     #[arg(short, long)]
-    pub output: PathBuf,
+    pub(crate) output: PathBuf,
     /// Also write the package's store entry (for the container header) as JSON.
     #[arg(long)]
-    pub store_entry: Option<PathBuf>,
+    pub(crate) store_entry: Option<PathBuf>,
     /// Game profile whose fixups are applied before the conversion
     /// (`generic`: none; `marvel-rivals`: SkeletalMesh material padding).
     #[arg(long, default_value = "generic")]
-    pub profile: zenpak::fixups::Profile,
+    pub(crate) profile: zenpak::fixups::Profile,
     /// The game's mappings (.usmap): lets fixups find what they change by
     /// walking the property data instead of by structure alone.
     #[arg(long, value_name = "M.usmap")]
-    pub mappings: Option<PathBuf>,
+    pub(crate) mappings: Option<PathBuf>,
 }
 
 #[derive(Serialize)]
@@ -100,7 +100,7 @@ fn write_to(
     zenpak::publish::write_file(path, write)
 }
 
-pub fn run(args: Args, out: &Output) -> Result<()> {
+pub(crate) fn run(args: Args, out: &Output) -> Result<()> {
     let engine = match args.engine {
         Some(engine) => engine,
         None => match engine_from_nearest_manifest() {

@@ -17,24 +17,24 @@ use serde::Serialize;
 use super::Output;
 
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     /// Classic packages to check (.unr, .u, .utx, .uax, .umx).
     #[arg(required = true)]
-    pub files: Vec<PathBuf>,
+    pub(crate) files: Vec<PathBuf>,
     /// Folders to look for required packages in, in order (like the game's
     /// System, Textures, Sounds, Music and Maps folders).
     #[arg(long, num_args = 1..)]
-    pub search: Vec<PathBuf>,
+    pub(crate) search: Vec<PathBuf>,
     /// List every object needed from each package, not just the counts.
     #[arg(long)]
-    pub objects: bool,
+    pub(crate) objects: bool,
     /// Also check, package by package, what each required package found in
     /// the search folders needs in turn.
     #[arg(long, requires = "search")]
-    pub recursive: bool,
+    pub(crate) recursive: bool,
     /// Print stable JSON instead of text.
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
 }
 
 /// One checked package, with the file it was read from.
@@ -51,7 +51,7 @@ struct Dependencies<'a> {
     packages: Vec<PackageDependencies<'a>>,
 }
 
-pub fn run(args: Args, out: &Output) -> Result<()> {
+pub(crate) fn run(args: Args, out: &Output) -> Result<()> {
     let mut cache = PackageCache::new();
     let reports = if args.recursive {
         dependency_closure(&args.files, &args.search, &mut cache)?

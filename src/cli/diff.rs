@@ -12,14 +12,14 @@ use super::args::engine_parser;
 use super::output::Output;
 
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     /// First Zen package (e.g. the engine's `.uzenasset`).
-    pub left: PathBuf,
+    pub(crate) left: PathBuf,
     /// Second Zen package (e.g. zenpak's conversion).
-    pub right: PathBuf,
+    pub(crate) right: PathBuf,
     /// Engine version both packages were written for.
     #[arg(long, value_parser = engine_parser())]
-    pub engine: EngineVersion,
+    pub(crate) engine: EngineVersion,
 }
 
 #[derive(Serialize)]
@@ -46,7 +46,7 @@ fn load(path: &Path, engine: EngineVersion) -> Result<(Vec<u8>, ZenPackage)> {
     Ok((bytes, package))
 }
 
-pub fn run(args: Args, out: &Output) -> Result<()> {
+pub(crate) fn run(args: Args, out: &Output) -> Result<()> {
     let (left_bytes, left) = load(&args.left, args.engine)?;
     let (right_bytes, right) = load(&args.right, args.engine)?;
     let table = section_table(&left, &right);

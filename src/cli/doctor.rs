@@ -16,21 +16,21 @@ use super::args::{KeyArgs, ManifestArgs};
 use super::Output;
 
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     /// The game's install folder (or any folder of it down to `~mods`).
     #[arg(long = "game-dir", value_name = "DIR")]
-    pub game_dir: PathBuf,
+    pub(crate) game_dir: PathBuf,
     /// The game's project folder name, when the install folder holds several.
     #[arg(long, value_name = "NAME")]
-    pub project: Option<String>,
+    pub(crate) project: Option<String>,
     /// Set `[game] engine`, `project` (and a recognised `profile`) in the
     /// nearest mod.toml, keeping its comments; the change is shown first.
     #[arg(long)]
-    pub write: bool,
+    pub(crate) write: bool,
     #[command(flatten)]
-    pub manifest: ManifestArgs,
+    pub(crate) manifest: ManifestArgs,
     #[command(flatten)]
-    pub key: KeyArgs,
+    pub(crate) key: KeyArgs,
 }
 
 /// What `--write` did.
@@ -48,7 +48,7 @@ struct Doctor<'a> {
     written: Option<Written>,
 }
 
-pub fn run(args: Args, out: &Output) -> Result<()> {
+pub(crate) fn run(args: Args, out: &Output) -> Result<()> {
     // Without a manifest `--write` is a usage error before anything is read.
     let manifest_path = if args.write {
         Some(match &args.manifest.manifest_path {

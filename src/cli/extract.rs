@@ -14,54 +14,54 @@ use super::args::KeyArgs;
 use super::Output;
 
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     /// What to extract: a `.utoc` (with its `.ucas` and `.pak`), a `.pak`
     /// (with its container, if any), or a game's `Paks` folder (every pak
     /// and container, in the engine's mount order). Repeatable.
     #[arg(required = true, value_name = "PATH")]
-    pub paths: Vec<PathBuf>,
+    pub(crate) paths: Vec<PathBuf>,
     /// Output folder (created; must be empty unless --force).
     #[arg(short, long)]
-    pub output: PathBuf,
+    pub(crate) output: PathBuf,
     /// Engine release the containers were written for (default: the
     /// nearest mod.toml's `[game] engine`).
     #[arg(long)]
-    pub engine: Option<EngineVersion>,
+    pub(crate) engine: Option<EngineVersion>,
     /// The game's Paks folder, mounted first: its containers resolve imports
     /// (and global.utoc gives the script objects). Not extracted unless
     /// --with-deps needs them.
     #[arg(long, value_name = "DIR", conflicts_with = "game_dir")]
-    pub game: Option<PathBuf>,
+    pub(crate) game: Option<PathBuf>,
     /// The game, as `install` takes it: its install folder or any folder of
     /// it (the project, `Content`, `Paks`, `~mods`); its `Paks` folder is
     /// used as --game uses it.
     #[arg(long, value_name = "DIR")]
-    pub game_dir: Option<PathBuf>,
+    pub(crate) game_dir: Option<PathBuf>,
     /// Extract only packages whose name matches (e.g. `/Game/Characters/**`); repeatable.
     #[arg(long = "filter", value_name = "GLOB")]
-    pub filters: Vec<String>,
+    pub(crate) filters: Vec<String>,
     /// Also extract the packages the selected ones import.
     #[arg(long)]
-    pub with_deps: bool,
+    pub(crate) with_deps: bool,
     /// Write placeholders for imports that cannot be resolved instead of failing.
     #[arg(long)]
-    pub allow_unresolved: bool,
+    pub(crate) allow_unresolved: bool,
     /// Write into an output folder that is not empty.
     #[arg(long)]
-    pub force: bool,
+    pub(crate) force: bool,
     /// Convert each extracted package back and warn when it differs from the original.
     #[arg(long)]
-    pub verify: bool,
+    pub(crate) verify: bool,
     /// The game's script objects: a file (the ScriptObjects chunk of
     /// global.utoc), or a folder of cooked legacy packages whose /Script/
     /// imports name them (with their classes).
     #[arg(long, value_name = "FILE|DIR")]
-    pub script_objects: Option<PathBuf>,
+    pub(crate) script_objects: Option<PathBuf>,
     /// Print the summary as JSON.
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
     #[command(flatten)]
-    pub key: KeyArgs,
+    pub(crate) key: KeyArgs,
 }
 
 /// The engine: `--engine`, else the nearest mod.toml's (which must load).
@@ -142,7 +142,7 @@ fn unresolved_diagnostic(
     Some(d)
 }
 
-pub fn run(args: Args, out: &Output) -> Result<()> {
+pub(crate) fn run(args: Args, out: &Output) -> Result<()> {
     let engine = engine(&args, out)?;
     let game = game_paks(&args, out)?;
     let source = ViewSource::open(&args.paths, game.as_deref(), &args.key.keys()?)?;

@@ -12,18 +12,18 @@ use super::build::human_bytes;
 use super::Output;
 
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     /// A `.utoc`, a `.pak` or a game's `Paks` folder.
-    pub path: PathBuf,
+    pub(crate) path: PathBuf,
     /// The file, as `zenpak list` shows it (a package's stored `.uasset`
     /// path works too).
-    pub file: String,
+    pub(crate) file: String,
     /// Where to write it (default: its file name in the current folder;
     /// `-`: standard output).
     #[arg(short, long, value_name = "OUT")]
-    pub output: Option<PathBuf>,
+    pub(crate) output: Option<PathBuf>,
     #[command(flatten)]
-    pub key: KeyArgs,
+    pub(crate) key: KeyArgs,
 }
 
 #[derive(serde::Serialize)]
@@ -33,7 +33,7 @@ struct Written<'a> {
     bytes: u64,
 }
 
-pub fn run(args: Args, out: &Output) -> Result<()> {
+pub(crate) fn run(args: Args, out: &Output) -> Result<()> {
     let view = GameView::open(&args.path, &args.key.keys()?)?;
     out.diagnostics(&view.diagnostics);
     let found = view.find_file(&args.file).map(|f| f.path.clone());

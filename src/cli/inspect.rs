@@ -10,31 +10,31 @@ use zenpak::{EngineVersion, Error, Result};
 use super::Output;
 
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     /// The file to inspect.
-    pub path: PathBuf,
+    pub(crate) path: PathBuf,
     /// Engine version the file was cooked with (needed for unversioned
     /// packages; default: the nearest mod.toml's `[game] engine`).
     #[arg(long, value_parser = super::args::engine_parser())]
-    pub engine: Option<EngineVersion>,
+    pub(crate) engine: Option<EngineVersion>,
     /// Print stable JSON instead of text.
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
     /// AES key for encrypted containers and paks.
     #[command(flatten)]
-    pub key: super::args::KeyArgs,
+    pub(crate) key: super::args::KeyArgs,
     /// Mappings (.usmap) of the game: walks each export's property block.
     #[arg(long, value_name = "M.usmap")]
-    pub mappings: Option<PathBuf>,
+    pub(crate) mappings: Option<PathBuf>,
     /// With --mappings: also list the properties read (names, types, values).
     #[arg(long, requires = "mappings")]
-    pub properties: bool,
+    pub(crate) properties: bool,
     /// Show what a game profile would change in a legacy package (offsets before/after).
     #[arg(long, requires = "engine")]
-    pub profile: Option<zenpak::fixups::Profile>,
+    pub(crate) profile: Option<zenpak::fixups::Profile>,
 }
 
-pub fn run(mut args: Args, out: &Output) -> Result<()> {
+pub(crate) fn run(mut args: Args, out: &Output) -> Result<()> {
     if args.path.is_dir() {
         return inspect_folder(&args, out);
     }

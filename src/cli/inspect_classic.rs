@@ -11,7 +11,7 @@ use zenpak::Result;
 use super::inspect::Args;
 use super::Output;
 
-pub fn run(args: &Args, out: &Output) -> Result<()> {
+pub(crate) fn run(args: &Args, out: &Output) -> Result<()> {
     let package = Package::read_file(&args.path)?;
     let report = PackageReport::new(&package);
     // Streamed: a package may declare a million exports.

@@ -11,13 +11,13 @@ use super::args::SourceArgs;
 use super::Output;
 
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     #[command(flatten)]
-    pub source: SourceArgs,
+    pub(crate) source: SourceArgs,
     /// Only paths matching this glob (`*` within a folder, `**` across,
     /// case-insensitive; without `/` it matches file names). Repeatable.
     #[arg(long, value_name = "GLOB")]
-    pub filter: Vec<String>,
+    pub(crate) filter: Vec<String>,
 }
 
 #[derive(Serialize)]
@@ -25,7 +25,7 @@ struct Listing<'a> {
     files: Vec<&'a GameFile>,
 }
 
-pub fn run(args: Args, out: &Output) -> Result<()> {
+pub(crate) fn run(args: Args, out: &Output) -> Result<()> {
     let view = GameView::open(&args.source.path, &args.source.key.keys()?)?;
     let keep = Globs::new("--filter", &args.filter)?;
     out.diagnostics(&view.diagnostics);

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod add;
-pub mod args;
+pub(crate) mod args;
 mod build;
 mod check;
 mod classic;
@@ -23,14 +23,14 @@ mod inspect_classic;
 mod inspect_zen;
 mod list;
 mod new;
-pub mod output;
+pub(crate) mod output;
 mod release;
 mod shell;
 mod unpack;
 mod verify;
-pub mod watch;
+pub(crate) mod watch;
 
-pub use output::{GlobalOptions, Output};
+pub(crate) use output::{GlobalOptions, Output};
 
 const ABOUT: &str = "Build Unreal Engine mods into IoStore containers (.utoc/.ucas/.pak)";
 
@@ -42,18 +42,18 @@ const ABOUT: &str = "Build Unreal Engine mods into IoStore containers (.utoc/.uc
     arg_required_else_help = true,
     after_help = "Examples:\n  zenpak new MyMod --engine 5.6 --project MyGame\n  zenpak build\n  zenpak install --game-dir \"C:/Games/MyGame\"\n  zenpak verify target/MyMod_P.utoc\n\nExit codes: 0 ok, 1 the work failed, 2 usage or manifest error."
 )]
-pub struct Cli {
+pub(crate) struct Cli {
     #[command(flatten)]
-    pub global: GlobalOptions,
+    pub(crate) global: GlobalOptions,
     /// Print the version (with --verbose: the commit and the supported engines).
     #[arg(short = 'V', long = "version")]
-    pub version: bool,
+    pub(crate) version: bool,
     #[command(subcommand)]
-    pub command: Option<Command>,
+    pub(crate) command: Option<Command>,
 }
 
 #[derive(Debug, Subcommand)]
-pub enum Command {
+pub(crate) enum Command {
     /// Build the mod of the nearest mod.toml into <name>_P.utoc/.ucas/.pak.
     #[command(
         after_help = "Examples:\n  zenpak build\n  zenpak build --force --message-format json\n  zenpak build --manifest-path mods/MyMod/mod.toml --deny-warnings"
@@ -205,7 +205,7 @@ impl Command {
 }
 
 /// Runs the parsed command line and gives the exit code.
-pub fn run(cli: Cli) -> ExitCode {
+pub(crate) fn run(cli: Cli) -> ExitCode {
     let Some(command) = cli.command else {
         let out = Output::new(&cli.global, "version");
         if cli.version {

@@ -9,36 +9,36 @@ use super::args::engine_parser;
 use super::output::Output;
 
 #[derive(Debug, clap::Args)]
-pub struct NewArgs {
+pub(crate) struct NewArgs {
     /// Folder to create; also the mod's name unless --name is given.
-    pub path: PathBuf,
+    pub(crate) path: PathBuf,
     /// Name of the mod (the output files' base name), when the folder's name is not one.
     #[arg(long)]
-    pub name: Option<String>,
+    pub(crate) name: Option<String>,
     #[command(flatten)]
-    pub game: GameArgs,
+    pub(crate) game: GameArgs,
 }
 
 #[derive(Debug, clap::Args)]
-pub struct InitArgs {
+pub(crate) struct InitArgs {
     /// Name of the mod (default: the current folder's name).
     #[arg(long)]
-    pub name: Option<String>,
+    pub(crate) name: Option<String>,
     #[command(flatten)]
-    pub game: GameArgs,
+    pub(crate) game: GameArgs,
 }
 
 #[derive(Debug, clap::Args)]
-pub struct GameArgs {
+pub(crate) struct GameArgs {
     /// Engine version of the game.
     #[arg(long, default_value = "5.6", value_parser = engine_parser())]
-    pub engine: EngineVersion,
+    pub(crate) engine: EngineVersion,
     /// The game's project folder name (cooked files live under Cooked/<PROJECT>/Content).
     #[arg(long, default_value = "MyGame")]
-    pub project: String,
+    pub(crate) project: String,
     /// Version control to set up: `git` (a repository, unless already inside one) or `none`.
     #[arg(long, default_value = "git", value_parser = ["git", "none"])]
-    pub vcs: String,
+    pub(crate) vcs: String,
 }
 
 fn folder_name(dir: &std::path::Path) -> Result<String> {
@@ -52,7 +52,7 @@ fn folder_name(dir: &std::path::Path) -> Result<String> {
         })
 }
 
-pub fn run_new(args: NewArgs, out: &Output) -> Result<()> {
+pub(crate) fn run_new(args: NewArgs, out: &Output) -> Result<()> {
     let name = match args.name {
         Some(n) => n,
         None => folder_name(&args.path)?,
@@ -60,7 +60,7 @@ pub fn run_new(args: NewArgs, out: &Output) -> Result<()> {
     create(args.path, name, args.game, out)
 }
 
-pub fn run_init(args: InitArgs, out: &Output) -> Result<()> {
+pub(crate) fn run_init(args: InitArgs, out: &Output) -> Result<()> {
     let dir = std::env::current_dir().map_err(|e| Error::io(".", e))?;
     let name = match args.name {
         Some(n) => n,

@@ -32,7 +32,7 @@ use zenpak::{Error, Result};
 
 /// How results and diagnostics are printed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
-pub enum MessageFormat {
+pub(crate) enum MessageFormat {
     /// Text for people.
     #[default]
     Human,
@@ -42,7 +42,7 @@ pub enum MessageFormat {
 
 /// When to colour human output.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
-pub enum ColorWhen {
+pub(crate) enum ColorWhen {
     /// On a terminal, unless `NO_COLOR` is set.
     #[default]
     Auto,
@@ -52,10 +52,10 @@ pub enum ColorWhen {
 
 /// Options every subcommand understands.
 #[derive(Debug, Clone, clap::Args)]
-pub struct GlobalOptions {
+pub(crate) struct GlobalOptions {
     /// Print nothing but errors.
     #[arg(short, long, global = true, help_heading = "Global options")]
-    pub quiet: bool,
+    pub(crate) quiet: bool,
     /// Print more: every note, every file.
     #[arg(
         short,
@@ -64,16 +64,16 @@ pub struct GlobalOptions {
         help_heading = "Global options",
         conflicts_with = "quiet"
     )]
-    pub verbose: bool,
+    pub(crate) verbose: bool,
     /// Output format of messages.
     #[arg(long, value_enum, value_name = "FMT", default_value_t = MessageFormat::Human, global = true, help_heading = "Global options")]
-    pub message_format: MessageFormat,
+    pub(crate) message_format: MessageFormat,
     /// Colour human output.
     #[arg(long, value_enum, value_name = "WHEN", default_value_t = ColorWhen::Auto, global = true, help_heading = "Global options")]
-    pub color: ColorWhen,
+    pub(crate) color: ColorWhen,
     /// Treat warnings as errors (exit 1 when any warning was printed); for CI.
     #[arg(long, global = true, help_heading = "Global options")]
-    pub deny_warnings: bool,
+    pub(crate) deny_warnings: bool,
 }
 
 const VERB: Style = Style::new()
@@ -94,10 +94,10 @@ const DIM: Style = Style::new().dimmed();
 const SAME_ERROR_SHOWN: usize = 3;
 
 /// The printer every command uses. Thread-safe: the build reports from its workers.
-pub struct Output {
-    pub format: MessageFormat,
-    pub quiet: bool,
-    pub verbose: bool,
+pub(crate) struct Output {
+    pub(crate) format: MessageFormat,
+    pub(crate) quiet: bool,
+    pub(crate) verbose: bool,
     deny_warnings: bool,
     /// Whether stderr gets colour (resolved from `--color`, `NO_COLOR` and the terminal).
     color: bool,
@@ -108,7 +108,7 @@ pub struct Output {
 }
 
 impl Output {
-    pub fn new(global: &GlobalOptions, command: &'static str) -> Output {
+    pub(crate) fn new(global: &GlobalOptions, command: &'static str) -> Output {
         let choice = match global.color {
             ColorWhen::Auto => anstream::ColorChoice::Auto,
             ColorWhen::Always => anstream::ColorChoice::Always,
@@ -132,12 +132,12 @@ impl Output {
         }
     }
 
-    pub fn is_json(&self) -> bool {
+    pub(crate) fn is_json(&self) -> bool {
         self.format == MessageFormat::Json
     }
 
     /// True when human status lines and data are wanted.
-    pub fn is_human_verbose_enough(&self) -> bool {
+    pub(crate) fn is_human_verbose_enough(&self) -> bool {
         self.format == MessageFormat::Human && !self.quiet
     }
 
@@ -155,7 +155,7 @@ impl Output {
     }
 
     /// A cargo-style status line: `   Building MyMod v0.1.0`, right-aligned verb.
-    pub fn status(&self, verb: &str, message: impl std::fmt::Display) {
+    pub(crate) fn status(&self, verb: &str, message: impl std::fmt::Display) {
         if self.is_human_verbose_enough() {
             // Names in the message may come from a container: no raw control characters.
             self.eprint_line(&format!(
@@ -167,7 +167,7 @@ impl Output {
     }
 
     /// A status line shown only with `--verbose`.
-    pub fn verbose_status(&self, verb: &str, message: impl std::fmt::Display) {
+    pub(crate) fn verbose_status(&self, verb: &str, message: impl std::fmt::Display) {
         if self.verbose {
             self.status(verb, message);
         }
@@ -175,7 +175,7 @@ impl Output {
 
     /// One diagnostic: a JSON line, or `level: location: message` on stderr.
     /// Warnings and notes are silenced by `--quiet` in human output; errors never are.
-    pub fn diagnostic(&self, diagnostic: &Diagnostic) {
+    pub(crate) fn diagnostic(&self, diagnostic: &Diagnostic) {
         debug_assert!(
             zenpak::codes::is_known(&diagnostic.code),
             "diagnostic code `{}` is not in zenpak::codes::ALL",
@@ -203,7 +203,7 @@ impl Output {
 
     /// Several diagnostics; in human output, runs of the same error (same
     /// code and message) past the first few are folded into one count line.
-    pub fn diagnostics(&self, diagnostics: &[Diagnostic]) {
+    pub(crate) fn diagnostics(&self, diagnostics: &[Diagnostic]) {
         if self.is_json() || self.verbose {
             for d in diagnostics {
                 self.diagnostic(d);
@@ -247,12 +247,12 @@ impl Output {
     }
 
     /// A warning from the command line itself.
-    pub fn warning(&self, code: &str, message: impl Into<String>) {
+    pub(crate) fn warning(&self, code: &str, message: impl Into<String>) {
         self.diagnostic(&Diagnostic::warning(code, message));
     }
 
     /// A note from the command line itself (shown in human output unless quiet).
-    pub fn note(&self, code: &str, message: impl Into<String>) {
+    pub(crate) fn note(&self, code: &str, message: impl Into<String>) {
         self.diagnostic(&Diagnostic::note(code, message));
     }
 
@@ -306,7 +306,7 @@ impl Output {
 
     /// Prints an error: each failure as its own diagnostic (folded when many
     /// are the same), then for a many-failure error one summary line.
-    pub fn error(&self, error: &Error) {
+    pub(crate) fn error(&self, error: &Error) {
         let diagnostics = Diagnostic::from_error(error);
         self.diagnostics(&diagnostics);
         if let zenpak::error::ErrorKind::Many { .. } = error.kind() {
@@ -325,7 +325,7 @@ impl Output {
     /// The line is streamed to stdout as it is serialized (a report may be
     /// far larger than its input), `reason` first, then the value's fields;
     /// a value that is not an object is carried as `{"reason": …, "data": …}`.
-    pub fn data<T: Serialize>(&self, reason: &str, value: &T, human: impl FnOnce()) {
+    pub(crate) fn data<T: Serialize>(&self, reason: &str, value: &T, human: impl FnOnce()) {
         if self.is_json() {
             stream_json_line(reason, value);
         } else if !self.quiet {
@@ -336,7 +336,7 @@ impl Output {
     /// [`data`](Self::data) for a command that also has its own `--json`:
     /// with it (and human messages) the same value is printed as pretty JSON,
     /// without the `reason`.
-    pub fn report<T: Serialize>(
+    pub(crate) fn report<T: Serialize>(
         &self,
         pretty: bool,
         reason: &str,
@@ -368,7 +368,7 @@ impl Output {
     /// files: `human` writes it into a [`PrintableWriter`] over buffered
     /// stdout, so no control character from a file reaches the terminal.
     /// A closed pipe ends the process quietly, as Unix tools do.
-    pub fn report_text<T: Serialize>(
+    pub(crate) fn report_text<T: Serialize>(
         &self,
         pretty: bool,
         reason: &str,
@@ -398,7 +398,7 @@ impl Output {
 
     /// Starts a progress bar of `len` steps on stderr (hidden when stderr is
     /// not a terminal, with `--quiet` or with JSON output).
-    pub fn progress(&self, verb: &str, len: u64) -> Progress<'_> {
+    pub(crate) fn progress(&self, verb: &str, len: u64) -> Progress<'_> {
         let visible = self.is_human_verbose_enough() && std::io::stderr().is_terminal();
         let bar = ProgressBar::with_draw_target(
             Some(len),
@@ -431,7 +431,7 @@ impl Output {
 
     /// An error when `--deny-warnings` is on and a warning was printed: for
     /// commands that must not go on to ship after a warning.
-    pub fn check_warnings_denied(&self) -> Result<()> {
+    pub(crate) fn check_warnings_denied(&self) -> Result<()> {
         let warnings = self.warnings.load(Ordering::Relaxed);
         if self.deny_warnings && warnings > 0 {
             return Err(Error::invalid(format!(
@@ -444,7 +444,7 @@ impl Output {
 
     /// Ends the command: prints the error if there is one, applies
     /// `--deny-warnings`, prints the JSON `finished` line, and gives the exit code.
-    pub fn finish(&self, result: Result<()>) -> ExitCode {
+    pub(crate) fn finish(&self, result: Result<()>) -> ExitCode {
         self.clear_progress();
         let mut result = result;
         if result.is_ok() && self.deny_warnings {
@@ -484,14 +484,14 @@ impl Output {
 }
 
 /// A progress bar that disappears when dropped.
-pub struct Progress<'a> {
+pub(crate) struct Progress<'a> {
     output: &'a Output,
     bar: ProgressBar,
 }
 
 impl Progress<'_> {
     /// One step done; `message` names it (the whole name, not a prefix).
-    pub fn step(&self, message: &str) {
+    pub(crate) fn step(&self, message: &str) {
         self.bar.inc(1);
         self.bar.set_message(message.to_string());
     }
@@ -580,7 +580,7 @@ impl<W: Write> Write for Counted<W> {
 }
 
 /// One JSON object on one line of stdout.
-pub fn print_json_line<T: Serialize>(value: &T) {
+pub(crate) fn print_json_line<T: Serialize>(value: &T) {
     let mut line = Vec::new();
     match write_json(&mut line, value, false) {
         Ok(()) => {
@@ -670,7 +670,7 @@ impl<F: serde_json::ser::Formatter> serde_json::ser::Formatter for TerminalSafe<
 }
 
 /// Writes to stdout; a closed pipe ends the process quietly, as Unix tools do.
-pub fn write_stdout(text: &str) {
+pub(crate) fn write_stdout(text: &str) {
     let mut out = anstream::stdout().lock();
     if out
         .write_all(text.as_bytes())

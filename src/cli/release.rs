@@ -10,42 +10,42 @@ use super::build::build_and_report;
 use super::output::Output;
 
 #[derive(Debug, clap::Args)]
-pub struct PackageArgs {
+pub(crate) struct PackageArgs {
     #[command(flatten)]
-    pub manifest: ManifestArgs,
+    pub(crate) manifest: ManifestArgs,
     /// The platform the archive is for: its layout and metadata from
     /// `mod.toml` (`[release]`).
     #[arg(long = "for", value_name = "PLATFORM", default_value = "zip",
           value_parser = ["zip", "nexus", "modio", "thunderstore"])]
-    pub platform: String,
+    pub(crate) platform: String,
     /// Build, then print what the archive would hold and the platform's
     /// manifest, writing no archive.
     #[arg(long)]
-    pub dry_run: bool,
+    pub(crate) dry_run: bool,
 }
 
 #[derive(Debug, clap::Args)]
-pub struct InstallArgs {
+pub(crate) struct InstallArgs {
     #[command(flatten)]
-    pub manifest: ManifestArgs,
+    pub(crate) manifest: ManifestArgs,
     #[command(flatten)]
-    pub games: GameDirArgs,
+    pub(crate) games: GameDirArgs,
     /// Replace files in `~mods` that this mod did not install (another
     /// mod's, or nobody's); without it, such a file stops the install.
     #[arg(long)]
-    pub force: bool,
+    pub(crate) force: bool,
     /// Keep running: rebuild (development build) and reinstall whenever the
     /// cooked files or mod.toml change; Ctrl-C stops it.
     #[arg(long, conflicts_with = "dry_run")]
-    pub watch: bool,
+    pub(crate) watch: bool,
 }
 
 #[derive(Debug, clap::Args)]
-pub struct UninstallArgs {
+pub(crate) struct UninstallArgs {
     #[command(flatten)]
-    pub manifest: ManifestArgs,
+    pub(crate) manifest: ManifestArgs,
     #[command(flatten)]
-    pub games: GameDirArgs,
+    pub(crate) games: GameDirArgs,
 }
 
 /// Says once that another zenpak holds a game's `~mods` folder.
@@ -62,12 +62,12 @@ fn waiting_for<'a>(out: &'a Output, mods: &'a std::path::Path) -> impl FnMut(Opt
 }
 
 #[derive(Debug, clap::Args)]
-pub struct CleanArgs {
+pub(crate) struct CleanArgs {
     #[command(flatten)]
-    pub manifest: ManifestArgs,
+    pub(crate) manifest: ManifestArgs,
 }
 
-pub fn run_package(args: PackageArgs, out: &Output) -> Result<()> {
+pub(crate) fn run_package(args: PackageArgs, out: &Output) -> Result<()> {
     let manifest = args.manifest.load()?;
     let lock = super::build::lock(&manifest, out)?;
     // A release archive holds the canonical, reproducible layout.
@@ -102,7 +102,7 @@ pub fn run_package(args: PackageArgs, out: &Output) -> Result<()> {
     Ok(())
 }
 
-pub fn run_install(args: InstallArgs, out: &Output) -> Result<()> {
+pub(crate) fn run_install(args: InstallArgs, out: &Output) -> Result<()> {
     let manifest = args.manifest.load()?;
     let game_dirs = args.games.resolve(&manifest)?;
     if args.watch {
@@ -112,7 +112,7 @@ pub fn run_install(args: InstallArgs, out: &Output) -> Result<()> {
 }
 
 /// Builds (if needed) and installs into each game folder.
-pub fn install(
+pub(crate) fn install(
     args: &InstallArgs,
     manifest: &zenpak::manifest::Manifest,
     game_dirs: &[std::path::PathBuf],
@@ -200,7 +200,7 @@ pub fn install(
     Ok(())
 }
 
-pub fn run_uninstall(args: UninstallArgs, out: &Output) -> Result<()> {
+pub(crate) fn run_uninstall(args: UninstallArgs, out: &Output) -> Result<()> {
     let manifest = args.manifest.load()?;
     for game_dir in &args.games.resolve(&manifest)? {
         let game = super::args::game_folder(out, game_dir, Some(&manifest.game.project))?;
@@ -243,7 +243,7 @@ pub fn run_uninstall(args: UninstallArgs, out: &Output) -> Result<()> {
     Ok(())
 }
 
-pub fn run_clean(args: CleanArgs, out: &Output) -> Result<()> {
+pub(crate) fn run_clean(args: CleanArgs, out: &Output) -> Result<()> {
     let manifest = args.manifest.load()?;
     let report = zenpak::release::clean(&manifest)?;
     for problem in &report.damaged_record {

@@ -11,19 +11,19 @@ use super::output::Output;
 use super::Cli;
 
 #[derive(Debug, clap::Args)]
-pub struct CompletionsArgs {
+pub(crate) struct CompletionsArgs {
     /// The shell to complete for.
-    pub shell: clap_complete::Shell,
+    pub(crate) shell: clap_complete::Shell,
 }
 
 #[derive(Debug, clap::Args)]
-pub struct ManArgs {
+pub(crate) struct ManArgs {
     /// Folder to write `zenpak.1` and `zenpak-<command>.1` into.
     #[arg(long, value_name = "DIR", default_value = ".")]
-    pub out_dir: PathBuf,
+    pub(crate) out_dir: PathBuf,
 }
 
-pub fn run_completions(args: CompletionsArgs) -> Result<()> {
+pub(crate) fn run_completions(args: CompletionsArgs) -> Result<()> {
     let mut command = Cli::command();
     let mut bytes = Vec::new();
     clap_complete::generate(args.shell, &mut command, "zenpak", &mut bytes);
@@ -31,7 +31,7 @@ pub fn run_completions(args: CompletionsArgs) -> Result<()> {
     Ok(())
 }
 
-pub fn run_man(args: ManArgs, out: &Output) -> Result<()> {
+pub(crate) fn run_man(args: ManArgs, out: &Output) -> Result<()> {
     std::fs::create_dir_all(&args.out_dir).map_err(|e| Error::io(&args.out_dir, e))?;
     let command = Cli::command();
     let mut written = Vec::new();
@@ -68,7 +68,7 @@ pub fn run_man(args: ManArgs, out: &Output) -> Result<()> {
 }
 
 #[derive(Debug, clap::Args)]
-pub struct ConfigPathArgs {}
+pub(crate) struct ConfigPathArgs {}
 
 #[derive(Serialize)]
 struct ConfigPathLine {
@@ -79,7 +79,7 @@ struct ConfigPathLine {
 /// Prints the user configuration file zenpak reads (`ZENPAK_CONFIG`, else
 /// `zenpak/config.toml` in the system's configuration folder), whether or
 /// not it exists yet.
-pub fn run_config_path(_args: ConfigPathArgs, out: &Output) -> Result<()> {
+pub(crate) fn run_config_path(_args: ConfigPathArgs, out: &Output) -> Result<()> {
     let path = zenpak::release::UserConfig::path().ok_or_else(|| {
         Error::usage("this system has no user configuration folder")
             .with_hint("set ZENPAK_CONFIG to the configuration file to use")
@@ -95,14 +95,14 @@ pub fn run_config_path(_args: ConfigPathArgs, out: &Output) -> Result<()> {
 }
 
 #[derive(Serialize)]
-pub struct VersionInfo {
+pub(crate) struct VersionInfo {
     version: &'static str,
     commit: &'static str,
     engines: Vec<&'static str>,
     repository: &'static str,
 }
 
-pub fn version_info() -> VersionInfo {
+pub(crate) fn version_info() -> VersionInfo {
     VersionInfo {
         version: env!("CARGO_PKG_VERSION"),
         commit: env!("ZENPAK_COMMIT"),
@@ -111,7 +111,7 @@ pub fn version_info() -> VersionInfo {
     }
 }
 
-pub fn version_text(verbose: bool) -> String {
+pub(crate) fn version_text(verbose: bool) -> String {
     let info = version_info();
     if !verbose {
         return format!("zenpak {}\n", info.version);

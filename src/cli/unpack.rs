@@ -13,25 +13,25 @@ use super::build::{count, human_bytes};
 use super::Output;
 
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     /// A `.utoc`, a `.pak` or a game's `Paks` folder.
-    pub path: PathBuf,
+    pub(crate) path: PathBuf,
     /// Output folder.
-    pub dir: PathBuf,
+    pub(crate) dir: PathBuf,
     /// Only paths matching this glob (as `list --filter`). Repeatable.
     #[arg(long, value_name = "GLOB")]
-    pub filter: Vec<String>,
+    pub(crate) filter: Vec<String>,
     /// Write into an output folder that is not empty.
     #[arg(long)]
-    pub force: bool,
+    pub(crate) force: bool,
     /// Print a JSON summary.
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
     #[command(flatten)]
-    pub key: KeyArgs,
+    pub(crate) key: KeyArgs,
 }
 
-pub fn run(args: Args, out: &Output) -> Result<()> {
+pub(crate) fn run(args: Args, out: &Output) -> Result<()> {
     let view = GameView::open(&args.path, &args.key.keys()?)?;
     out.diagnostics(&view.diagnostics);
     let keep = Globs::new("--filter", &args.filter)?;

@@ -10,9 +10,9 @@ use zenpak::{Error, Result};
 use super::args::SourceArgs;
 use super::Output;
 
-pub type Args = SourceArgs;
+pub(crate) type Args = SourceArgs;
 
-pub fn run(args: Args, out: &Output) -> Result<()> {
+pub(crate) fn run(args: Args, out: &Output) -> Result<()> {
     let view = GameView::open(&args.path, &args.key.keys()?)?;
     let report = view.verify();
     // Notes (what loads in the game but is unusual) with --verbose, and always in JSON.

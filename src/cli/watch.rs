@@ -50,7 +50,7 @@ fn state() -> std::sync::MutexGuard<'static, State> {
 /// For the interrupt handler: true when a watch was idle and is now asked
 /// to stop (the handler then returns and the watch ends by itself); false
 /// when the interrupt is the ordinary one.
-pub fn stop_if_idle() -> bool {
+pub(crate) fn stop_if_idle() -> bool {
     let mut state = state();
     match *state {
         State::Idle | State::Stopping => {
@@ -115,7 +115,7 @@ fn listing(manifest: &Manifest) -> Listing {
 }
 
 /// Installs now, then again after each settled change, until interrupted.
-pub fn run(
+pub(crate) fn run(
     args: &InstallArgs,
     manifest: Manifest,
     game_dirs: &[PathBuf],

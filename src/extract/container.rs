@@ -951,7 +951,7 @@ impl OutputDir {
 
     /// Writes `relative` (a `/`-separated path), streamed by `fill` through
     /// a buffer. Refuses paths that would leave the folder (see
-    /// [`crate::iostore::reader::write_inside`]).
+    /// [`crate::publish::write_inside`]).
     pub(crate) fn write(
         &self,
         relative: &str,

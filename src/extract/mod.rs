@@ -198,13 +198,13 @@ pub struct PackageReport {
 /// A legacy package made from a Zen package.
 #[derive(Debug, Clone)]
 pub struct LegacyOutput {
-    pub(crate) package_name: String,
+    pub package_name: String,
     /// `.uasset` / `.umap` bytes.
     pub header: Vec<u8>,
     /// `.uexp` bytes.
     pub export_data: Vec<u8>,
     /// Whether the package holds a world (a map: `.umap`).
-    pub(crate) is_map: bool,
+    pub is_map: bool,
     pub report: PackageReport,
 }
 

@@ -66,14 +66,6 @@ impl PackageHeaders {
         );
         Ok(id)
     }
-
-    pub(crate) fn len(&self) -> usize {
-        self.packages.len()
-    }
-
-    pub(crate) fn is_empty(&self) -> bool {
-        self.packages.is_empty()
-    }
 }
 
 impl HeaderProvider for PackageHeaders {

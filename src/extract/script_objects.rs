@@ -334,7 +334,7 @@ impl ScriptObjects {
         self.objects.len()
     }
 
-    pub(crate) fn is_empty(&self) -> bool {
+    pub fn is_empty(&self) -> bool {
         self.objects.is_empty()
     }
 

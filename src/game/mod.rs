@@ -662,11 +662,6 @@ impl GameView {
         self.chunks.iter().map(|(id, &chunk)| (id, chunk))
     }
 
-    /// The winning copy of a chunk.
-    pub(crate) fn find_chunk(&self, id: &ChunkId) -> Option<ChunkRef> {
-        self.chunks.get(id).copied()
-    }
-
     /// The container a chunk reference points into.
     pub(crate) fn container(&self, chunk: ChunkRef) -> &Container {
         self.sources[chunk.source]

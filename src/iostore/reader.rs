@@ -1,7 +1,6 @@
 //! Reading a container back: the TOC, chunks by index or path (streamed
 //! block by block, each chunk's hash checked), the container header,
-//! [`Container::verify`], which checks everything a game relies on, and
-//! [`Container::unpack`].
+//! and [`Container::verify`], which checks everything a game relies on.
 //!
 //! `Container::open_with_keys` parses the TOC (every count checked against the bytes that remain),
 //! takes the key named by the header's GUID from the key ring, decrypts the directory index, and maps
@@ -263,11 +262,6 @@ impl Container {
         Ok(container)
     }
 
-    /// Whether the TOC is flagged `OnDemand` (module doc).
-    pub(crate) fn is_on_demand(&self) -> bool {
-        self.toc.header.container_flags & container_flags::ON_DEMAND != 0
-    }
-
     /// Whether chunk `index` is an on-demand chunk whose data is not in the
     /// local `.ucas` (always false without the `OnDemand` flag).
     pub fn is_remote(&self, index: usize) -> bool {
@@ -350,11 +344,6 @@ impl Container {
             .as_ref()
             .map(|d| d.mount_point.as_str())
             .unwrap_or("")
-    }
-
-    /// The keys the container was opened with.
-    pub(crate) fn keys(&self) -> &KeyRing {
-        &self.keys
     }
 
     /// The type of chunk `index`.
@@ -1125,7 +1114,11 @@ impl Container {
 /// `.uasset`/`.umap`, so it gets `.uzenasset`/`.uzenmap` (the names the
 /// engine's tools and the corpus use for Zen packages); chunks without a
 /// path go to `_chunks/<id>.<type>`.
-pub(crate) fn unpacked_chunk_name(path: Option<&str>, chunk_type: ChunkType, id_hex: &str) -> String {
+pub(crate) fn unpacked_chunk_name(
+    path: Option<&str>,
+    chunk_type: ChunkType,
+    id_hex: &str,
+) -> String {
     match path {
         Some(p) if chunk_type == ChunkType::ExportBundleData => {
             if let Some(stem) = p.strip_suffix(".uasset") {
@@ -1141,35 +1134,7 @@ pub(crate) fn unpacked_chunk_name(path: Option<&str>, chunk_type: ChunkType, id_
     }
 }
 
-impl Container {
-    /// Writes the chunks `keep` accepts (by their unpacked name) under
-    /// `dir` (see [`unpacked_chunk_name`]); remote chunks of an on-demand
-    /// container are left out. A container whose layout is
-    /// unsound is refused before anything is written; every chunk's hash is
-    /// checked before its file appears. Returns the number of files.
-    pub(crate) fn unpack_filtered(&self, dir: &Path, keep: &dyn Fn(&str) -> bool) -> Result<usize> {
-        refuse_layout(self.layout_errors())?;
-        let mut count = 0;
-        for i in 0..self.toc.chunk_ids.len() {
-            let name = unpacked_chunk_name(
-                self.paths.get(&i).map(String::as_str),
-                self.chunk_type(i),
-                &self.toc.chunk_ids[i].to_hex(),
-            );
-            if !keep(&name) || self.is_remote(i) {
-                continue;
-            }
-            write_inside_with(dir, &name, &mut |w| self.read_chunk_to(i, w).map(|_| ()))?;
-            count += 1;
-        }
-        Ok(count)
-    }
-
-    /// Writes every chunk under `dir`.
-    pub(crate) fn unpack(&self, dir: &Path) -> Result<usize> {
-        self.unpack_filtered(dir, &|_| true)
-    }
-}
+impl Container {}
 
 /// Turns layout errors into one error (or none).
 pub(crate) fn refuse_layout(mut errors: Vec<Error>) -> Result<()> {
@@ -1184,4 +1149,4 @@ pub(crate) fn refuse_layout(mut errors: Vec<Error>) -> Result<()> {
     }
 }
 
-pub(crate) use crate::publish::{write_inside, write_inside_with};
+pub(crate) use crate::publish::write_inside_with;

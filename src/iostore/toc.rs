@@ -44,7 +44,6 @@ pub mod container_flags {
 /// `FIoStoreTocEntryMetaFlags`.
 pub mod meta_flags {
     pub const COMPRESSED: u8 = 1;
-    pub(crate) const MEMORY_MAPPED: u8 = 2;
 }
 
 /// The fixed 144-byte header.

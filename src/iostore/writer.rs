@@ -145,10 +145,6 @@ impl ChunkPiece<'_> {
             ChunkPiece::File { len, .. } => *len,
         }
     }
-
-    pub(crate) fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
 }
 
 /// Reads a chunk's pieces in order, one block at a time.
@@ -530,11 +526,6 @@ impl ContainerBuilder {
     /// engine's AES (call before adding loose files).
     pub(crate) fn set_pak_cipher(&mut self, cipher: std::sync::Arc<dyn crate::pak::PakCipher>) {
         self.pak = self.pak.take().map(|pak| pak.with_cipher(cipher));
-    }
-
-    /// The container id (from the base name).
-    pub(crate) fn container_id(&self) -> u64 {
-        self.container_id
     }
 
     pub(crate) fn engine(&self) -> EngineVersion {

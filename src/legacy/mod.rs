@@ -1018,7 +1018,10 @@ pub(crate) fn serialize_opt_hex<S: serde::Serializer, const N: usize>(
 /// chains, `outer` giving each object's outer (`None` at the top of a
 /// chain), or `None` when every chain ends. Linear: each object is walked
 /// once. Shared by the legacy and Zen outer-chain checks.
-pub(crate) fn first_in_outer_loop(count: usize, outer: impl Fn(usize) -> Option<usize>) -> Option<usize> {
+pub(crate) fn first_in_outer_loop(
+    count: usize,
+    outer: impl Fn(usize) -> Option<usize>,
+) -> Option<usize> {
     // 0 unseen, 1 on the walk, 2 done.
     let mut state = vec![0u8; count];
     let mut walk = Vec::new();

@@ -44,10 +44,6 @@ impl PakBlock {
     pub(crate) fn len(&self) -> u64 {
         self.end.saturating_sub(self.start)
     }
-
-    pub(crate) fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
 }
 
 /// `FPakEntry::Flags` (the byte after the blocks): bit 0 encrypted, bit 1

@@ -201,15 +201,6 @@ impl FlatIndex {
             entries,
         })
     }
-
-    pub(crate) fn write(&self, w: &mut Writer, version: PakVersion) {
-        w.fstring(&self.mount_point);
-        w.u32(self.entries.len() as u32);
-        for (name, entry) in &self.entries {
-            w.fstring(name);
-            entry.write_full(w, version, false);
-        }
-    }
 }
 
 /// Where a secondary index lies, and the SHA-1 of its (padded) plain text.

@@ -100,27 +100,6 @@ pub fn path_hash(relative_path: &str, seed: u64) -> u64 {
     hash
 }
 
-/// The seed UnrealPak gives the path-hash index: `FCrc::StrCrc32` of the
-/// lowercased pak file name as it was passed to UnrealPak
-/// (`PakFileUtilities.cpp`), i.e. the standard CRC-32 over the name's
-/// characters, each fed as four little-endian bytes.
-pub(crate) fn engine_path_hash_seed(pak_file_name: &str) -> u64 {
-    let mut crc = !0u32;
-    for c in pak_file_name.to_lowercase().chars() {
-        for byte in (c as u32).to_le_bytes() {
-            crc ^= byte as u32;
-            for _ in 0..8 {
-                crc = if crc & 1 != 0 {
-                    (crc >> 1) ^ 0xEDB8_8320
-                } else {
-                    crc >> 1
-                };
-            }
-        }
-    }
-    (!crc) as u64
-}
-
 /// SHA-1 of bytes.
 pub(crate) fn sha1(data: &[u8]) -> [u8; 20] {
     use sha1::{Digest, Sha1};
@@ -147,17 +126,5 @@ mod tests {
         assert_eq!(PakVersion::V7.footer_size(), 61);
         assert_eq!(PakVersion::V5.footer_size(), 45);
         assert_eq!(PakVersion::V3.footer_size(), 44);
-    }
-
-    #[test]
-    fn path_hash_seed_is_the_engine_crc() {
-        // FCrc::StrCrc32 over 4-byte characters equals CRC-32 of UTF-32LE.
-        assert_eq!(engine_path_hash_seed(""), 0);
-        assert_eq!(engine_path_hash_seed("A"), 0xA2DE_4F7A);
-        // repak's check value for a path UnrealPak was given.
-        assert_eq!(
-            engine_path_hash_seed("/home/jieyouxu/repos/unpak/tests/packs/pack_v11.pak"),
-            0x285A_9081
-        );
     }
 }

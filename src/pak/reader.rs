@@ -59,7 +59,7 @@ pub struct PakReader {
     /// Entries sorted by path (delete records are in `deleted`).
     pub entries: Vec<PakEntryInfo>,
     /// Paths a patch pak marks as deleted (version 6+ delete records).
-    pub(crate) deleted: Vec<String>,
+    pub deleted: Vec<String>,
     key: Option<AesKey>,
 }
 
@@ -309,11 +309,6 @@ impl PakReader {
             }
         }
         Ok(out)
-    }
-
-    /// The pak file.
-    pub(crate) fn path(&self) -> &Path {
-        &self.path
     }
 
     /// Whether any entry is encrypted (and so needs the key to read).

@@ -33,7 +33,8 @@ pub struct PakWriterOptions {
     pub key: Option<AesKey>,
     pub encryption_key_guid: [u8; 16],
     /// The path-hash index seed. UnrealPak derives it from the pak's file
-    /// name as it was given ([`super::engine_path_hash_seed`]); the engine
+    /// name as it was given (`FCrc::StrCrc32` of the lowercased name,
+    /// `PakFileUtilities.cpp`); the engine
     /// reads it from the index, so any value works in game. zenpak uses 0
     /// unless told otherwise, so output does not depend on file names.
     pub path_hash_seed: u64,

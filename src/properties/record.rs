@@ -55,7 +55,10 @@ pub struct ValueVisit {
 
 impl Recording {
     /// Blocks read as struct `name` (case-insensitive, as FNames compare).
-    pub(crate) fn structs_named<'s>(&'s self, name: &'s str) -> impl Iterator<Item = &'s StructVisit> {
+    pub(crate) fn structs_named<'s>(
+        &'s self,
+        name: &'s str,
+    ) -> impl Iterator<Item = &'s StructVisit> {
         self.structs
             .iter()
             .filter(move |s| s.name.eq_ignore_ascii_case(name))

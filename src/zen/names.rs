@@ -10,7 +10,6 @@ use crate::error::Result;
 
 pub(crate) use crate::names::{
     read_name_batch, read_split_names, write_name_batch, write_split_names, BatchName,
-    NAME_HASH_ALGORITHM_ID,
 };
 
 /// A name of a Zen package's name map (the name batch's entry type).

@@ -34,7 +34,6 @@ impl Serialize for PackageObjectIndex {
 }
 
 impl PackageObjectIndex {
-    pub(crate) const SIZE: usize = 8;
     pub(crate) const NULL: PackageObjectIndex = PackageObjectIndex(u64::MAX);
     const INDEX_MASK: u64 = (1u64 << 62) - 1;
 
@@ -248,13 +247,6 @@ pub struct ExportBundleHeader {
 }
 
 impl ExportBundleHeader {
-    pub(crate) fn size(with_serial_offset: bool) -> usize {
-        if with_serial_offset {
-            16
-        } else {
-            8
-        }
-    }
     pub(crate) fn read(r: &mut Reader, with_serial_offset: bool) -> Result<Self> {
         Ok(ExportBundleHeader {
             serial_offset: if with_serial_offset {
@@ -324,10 +316,6 @@ pub struct DependencyBundleEntry {
 
 impl DependencyBundleEntry {
     pub(crate) const SIZE: usize = 4;
-    /// What the entry refers to, decoded.
-    pub(crate) fn index(self) -> PackageIndex {
-        PackageIndex(self.package_index)
-    }
     pub(crate) fn new(index: PackageIndex) -> Self {
         DependencyBundleEntry {
             package_index: index.0,

@@ -70,7 +70,10 @@ pub(crate) struct Views<'m> {
 }
 
 impl<'m> Views<'m> {
-    pub(crate) fn new(mappings: Option<&'m Mappings>, settings: &MarvelRivalsSection) -> Result<Self> {
+    pub(crate) fn new(
+        mappings: Option<&'m Mappings>,
+        settings: &MarvelRivalsSection,
+    ) -> Result<Self> {
         let Some(game) = mappings else {
             return Ok(Views {
                 game: None,

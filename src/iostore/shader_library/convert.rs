@@ -93,10 +93,6 @@ impl GroupChunk {
             GroupChunk::Stored { len, .. } | GroupChunk::Shaders { len, .. } => *len,
         }
     }
-
-    pub(crate) fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
 }
 
 /// Decompressed groups kept from the conversion for the write, at most
@@ -172,7 +168,7 @@ pub fn convert(
     )
 }
 
-/// [`convert`] for the cooked archive at `path`, `len` bytes long, whose
+/// [`convert()`] for the cooked archive at `path`, `len` bytes long, whose
 /// header is `archive`: the code is read a group at a time, never whole.
 pub(super) fn convert_path(
     path: &Path,
@@ -190,7 +186,7 @@ pub(super) fn convert_path(
     convert_archive(file_name, archive, source, len, asset_info, engine, kept)
 }
 
-/// [`convert`] of `archive`, whose code (`len` bytes of file) is read from
+/// [`convert()`] of `archive`, whose code (`len` bytes of file) is read from
 /// `code`; up to `kept` bytes of decompressed groups are kept for the write.
 fn convert_archive(
     file_name: &str,

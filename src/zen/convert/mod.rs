@@ -91,17 +91,7 @@ impl<'a> From<&'a Vec<u8>> for ExportData<'a> {
     }
 }
 
-impl ConvertedPackage {
-    /// The store entry with the package it belongs to, for reports.
-    pub(crate) fn store_entry_report(&self) -> StoreEntryReport<'_> {
-        StoreEntryReport {
-            package_id: self.package_id,
-            package_name: &self.package_name,
-            entry: &self.store_entry,
-            soft_package_references: &self.soft_package_references,
-        }
-    }
-}
+impl ConvertedPackage {}
 
 /// Converts a legacy package into a Zen package for `engine`: the driver
 /// that runs the stages in order.

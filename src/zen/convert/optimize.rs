@@ -255,14 +255,6 @@ fn import_target(
 pub struct ExportBundles(Vec<Vec<Node>>);
 
 impl ExportBundles {
-    pub(crate) fn len(&self) -> usize {
-        self.0.len()
-    }
-
-    pub(crate) fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-
     /// Each bundle's entries.
     pub(crate) fn entries(&self) -> Vec<Vec<ExportBundleEntry>> {
         self.0
