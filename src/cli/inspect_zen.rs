@@ -20,7 +20,12 @@ struct ZenReport<'a> {
     package: &'a ZenPackage,
 }
 
-pub(crate) fn run(path: &Path, engine: Option<EngineVersion>, json: bool, out: &Output) -> Result<()> {
+pub(crate) fn run(
+    path: &Path,
+    engine: Option<EngineVersion>,
+    json: bool,
+    out: &Output,
+) -> Result<()> {
     let engine = engine.ok_or_else(|| {
         Error::usage("a Zen package does not say which engine wrote it")
             .in_file(path)
