@@ -379,9 +379,14 @@ impl Error {
     }
 
     /// The process exit code this error means: 2 for usage and for a file
-    /// the system refused ([`Refusal`]: the user's setup to fix), 1 for the rest.
+    /// the system refused ([`Refusal`]: the user's setup to fix), 130 for an
+    /// interrupt (as the Ctrl-C handler exits), 1 for the rest.
     pub fn exit_code(&self) -> u8 {
-        if self.is_usage() || self.refusal().is_some() {
+        if matches!(self.kind(), ErrorKind::Interrupted) {
+            // As the interrupt handler exits: whichever of the two threads
+            // gets there first, Ctrl-C is 130.
+            130
+        } else if self.is_usage() || self.refusal().is_some() {
             2
         } else {
             1
@@ -576,10 +581,10 @@ mod tests {
     }
 
     #[test]
-    fn usage_exits_2_and_the_rest_1() {
+    fn usage_exits_2_an_interrupt_130_and_the_rest_1() {
         assert_eq!(Error::usage("x").exit_code(), 2);
         assert_eq!(Error::invalid("x").exit_code(), 1);
-        assert_eq!(Error::new(ErrorKind::Interrupted).exit_code(), 1);
+        assert_eq!(Error::new(ErrorKind::Interrupted).exit_code(), 130);
     }
 
     #[test]
