@@ -25,6 +25,10 @@
 //!   bytes depend on, and each package's key. A development build extends
 //!   that `.ucas` with the chunks of changed packages only, when the stamps
 //!   show the files are still the ones recorded.
+//! - `tree.bin` ([`TreeRecord`]): every folder the last scan walked with its
+//!   stamp, the stamp of `files.json` and the build key. A development build
+//!   whose folders and files all keep their stamps is up to date without
+//!   walking; a damaged record is a warning and a full scan.
 //!
 //! A release build (`--release`, `package`) never reads `container.bin`:
 //! its bytes depend on the inputs only. A development build's `.ucas` may
