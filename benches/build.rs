@@ -25,8 +25,9 @@
 //!
 //! each phase running the real `zenpak build` binary as a user does, and
 //! reports per phase wall time, CPU time (user + system), minor page faults
-//! and peak resident memory of that process (from `wait4`), and how many
-//! cores were kept busy (CPU / wall). `ZENPAK_BENCH_DIR` keeps the generated
+//! and peak resident memory of that process (from `wait4`; Linux counts
+//! the bench's own resident set at the spawn in it, which the last line
+//! gives), and how many cores were kept busy (CPU / wall). `ZENPAK_BENCH_DIR` keeps the generated
 //! mod in a folder of your choice instead of a temporary one;
 //! `RAYON_NUM_THREADS=1` measures one thread; `ZENPAK_BENCH_PEER` names a
 //! peer's binary run as `PEER to-zen <content folder> <out.utoc> --version
@@ -128,18 +129,45 @@ fn place(template: &Template, content: &Path, folder: &str, stem: &str) {
     }
 }
 
+/// Flips one bit near the end of `file`, in place (a second call flips it back).
+fn flip(file: &Path) {
+    let mut bytes = std::fs::read(file).unwrap();
+    let at = bytes.len() - 5;
+    bytes[at] ^= 1;
+    std::fs::write(file, bytes).unwrap();
+}
+
 fn reset_peak_memory() {
     // Writing 5 to clear_refs resets the peak resident set size (Linux).
     let _ = std::fs::write("/proc/self/clear_refs", "5");
 }
 
 fn peak_memory_mib() -> f64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
-        .map_or(f64::NAN, |kb| kb / 1024.0)
+    status_kib("VmHWM:").map_or(f64::NAN, |kib| kib as f64 / 1024.0)
+}
+
+/// The bench's own resident set (KiB), 0 when unknown.
+fn resident_kib() -> u64 {
+    status_kib("VmRSS:").unwrap_or(0)
+}
+
+/// A `kB` field of `/proc/self/status`.
+fn status_kib(field: &str) -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let value = status.lines().find_map(|l| l.strip_prefix(field))?;
+    value.trim().trim_end_matches("kB").trim().parse().ok()
+}
+
+/// The largest resident set the bench had when it spawned a measured
+/// child: no child's peak reads below it (see [`measure_with`]).
+static BENCH_RSS_KIB: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// The last line of every run: what a peak cannot go below.
+fn print_peak_floor() {
+    println!(
+        "peaks include the bench's own resident set at each spawn: at most {:.1} MiB",
+        BENCH_RSS_KIB.load(std::sync::atomic::Ordering::Relaxed) as f64 / 1024.0
+    );
 }
 
 /// What one run of a process cost.
@@ -165,6 +193,18 @@ fn measure_with(program: &Path, args: &[&str], dir: &Path, env: &[(&str, &str)])
     let stderr_path =
         std::env::temp_dir().join(format!("zenpak-bench-stderr-{}.txt", std::process::id()));
     let stderr = std::fs::File::create(&stderr_path).unwrap();
+    // Linux counts in a child's peak (`ru_maxrss`) the memory of the
+    // process it was spawned from, as it was at the `exec`: the bench gives
+    // freed memory back and resets its own high-water mark first, so that a
+    // peak is the child's own unless the child stays below the bench's
+    // resident set, which is recorded for the last line.
+    // SAFETY: malloc_trim only returns free heap memory to the system.
+    #[cfg(target_env = "gnu")]
+    unsafe {
+        libc::malloc_trim(0);
+    }
+    reset_peak_memory();
+    BENCH_RSS_KIB.fetch_max(resident_kib(), std::sync::atomic::Ordering::Relaxed);
     // Each run starts with nothing waiting to be written: otherwise a run
     // that leaves a GiB for the kernel to write later (the peer does not
     // sync its output) slows down whichever run comes next.
@@ -332,30 +372,21 @@ fn main() {
     assert!(!templates.is_empty(), "no UE 5.6 packages in the corpus");
     if sizes.len() > 1 || std::env::var_os("ZENPAK_BENCH_THREADS").is_some() {
         linearity(&root, &sizes, &bench_threads(), &templates);
+        print_peak_floor();
         return;
     }
     let count = sizes[0];
     let _ = std::fs::remove_dir_all(root.join("target"));
     generate(&root, count, &templates);
-    let (floor_time, inputs) = copy_floor(&root);
+    let (floor_time, changed) = copy_floor(&root);
 
     let full = phase("first build", &root, &[]);
     let forced = phase("build --force", &root, &["--force"]);
     print_triplet_digest(&root);
     let fresh = phase("no-change rebuild", &root, &[]);
-    let changed = inputs
-        .iter()
-        .find(|p| p.extension().is_some_and(|e| e == "uexp"))
-        .unwrap();
-    let flip = || {
-        let mut bytes = std::fs::read(changed).unwrap();
-        let at = bytes.len() - 5;
-        bytes[at] ^= 1;
-        std::fs::write(changed, bytes).unwrap();
-    };
-    flip();
+    flip(&changed);
     let one = phase("one-file-changed rebuild", &root, &[]);
-    flip();
+    flip(&changed);
     let one_release = phase("one-file-changed --release", &root, &["--release"]);
     let ratio = |a: &Measured, b: Duration| a.wall.as_secs_f64() / b.as_secs_f64();
     println!(
@@ -378,6 +409,7 @@ fn main() {
     if let Some(peer) = std::env::var_os("ZENPAK_BENCH_PEER") {
         compare_with_peer(Path::new(&peer), &root);
     }
+    print_peak_floor();
 }
 
 /// Size of each large input.
@@ -628,26 +660,29 @@ fn generate(root: &Path, count: usize, templates: &[Template]) {
 
 /// The I/O floor: every input byte under `<root>/Cooked` read once and
 /// written once to one file, synced. Prints its line; returns the time and
-/// the input files.
-fn copy_floor(root: &Path) -> (Duration, Vec<PathBuf>) {
-    let inputs: Vec<PathBuf> = walkdir::WalkDir::new(root.join("Cooked"))
-        .sort_by_file_name()
-        .into_iter()
-        .filter_map(|e| e.ok())
-        .filter(|e| e.file_type().is_file())
-        .map(|e| e.into_path())
-        .collect();
+/// the first `.uexp` (in name order: the file the one-file-changed runs
+/// flip). The files are walked as they are copied: the bench holds no list
+/// of them, whose memory every child's peak would include (see [`measure_with`]).
+fn copy_floor(root: &Path) -> (Duration, PathBuf) {
     reset_peak_memory();
     // SAFETY: as in `measure`.
     unsafe { libc::sync() };
     let started = Instant::now();
     let floor_path = root.join("copy-floor.bin");
     let mut floor = std::io::BufWriter::new(std::fs::File::create(&floor_path).unwrap());
-    let mut copied = 0u64;
-    for path in &inputs {
-        let bytes = std::fs::read(path).unwrap();
+    let (mut copied, mut files, mut first_uexp) = (0u64, 0usize, None);
+    let walk = walkdir::WalkDir::new(root.join("Cooked")).sort_by_file_name();
+    for entry in walk.into_iter().filter_map(|e| e.ok()) {
+        if !entry.file_type().is_file() {
+            continue;
+        }
+        let bytes = std::fs::read(entry.path()).unwrap();
         copied += bytes.len() as u64;
+        files += 1;
         floor.write_all(&bytes).unwrap();
+        if first_uexp.is_none() && entry.path().extension().is_some_and(|e| e == "uexp") {
+            first_uexp = Some(entry.into_path());
+        }
     }
     floor.into_inner().unwrap().sync_all().unwrap();
     let floor_time = started.elapsed();
@@ -657,10 +692,13 @@ fn copy_floor(root: &Path) -> (Duration, Vec<PathBuf>) {
         "copy floor",
         floor_time.as_secs_f64() * 1000.0,
         peak_memory_mib(),
-        inputs.len(),
+        files,
         copied as f64 / 1048576.0
     );
-    (floor_time, inputs)
+    (
+        floor_time,
+        first_uexp.expect("the generated tree has a .uexp"),
+    )
 }
 
 /// `ZENPAK_BENCH_PACKAGES`: one package count (default 10,000), or several
@@ -726,19 +764,7 @@ fn linearity(root: &Path, sizes: &[usize], threads: &[usize], templates: &[Templ
         let dir = root.join(format!("packages-{packages}"));
         std::fs::create_dir_all(&dir).unwrap();
         generate(&dir, packages, templates);
-        let (floor, inputs) = copy_floor(&dir);
-        let changed = inputs
-            .iter()
-            .find(|p| p.extension().is_some_and(|e| e == "uexp"))
-            .unwrap()
-            .clone();
-        drop(inputs);
-        let flip = || {
-            let mut bytes = std::fs::read(&changed).unwrap();
-            let at = bytes.len() - 5;
-            bytes[at] ^= 1;
-            std::fs::write(&changed, bytes).unwrap();
-        };
+        let (floor, changed) = copy_floor(&dir);
         for &thread_count in threads {
             let _ = std::fs::remove_dir_all(dir.join("target"));
             let count = thread_count.to_string();
@@ -753,9 +779,9 @@ fn linearity(root: &Path, sizes: &[usize], threads: &[usize], templates: &[Templ
             let first = run("first build", &[]);
             let forced = run("build --force", &["--force"]);
             let fresh = run("no-change rebuild", &[]);
-            flip();
+            flip(&changed);
             let one = run("one-file-changed", &[]);
-            flip();
+            flip(&changed);
             rows.push(LinearRow {
                 packages,
                 threads: thread_count,
