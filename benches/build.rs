@@ -8,7 +8,8 @@
 //! - the I/O floor: reading every input file and writing the bytes to one file;
 //! - a full build (empty cache), and `--force`, after which it prints the
 //!   SHA-256 of each file of the triplet (speed work must leave them equal);
-//! - a rebuild with nothing changed;
+//! - a rebuild with nothing changed, beside its floor: one `fstatat` per
+//!   input folder and file on the same threads (the stat floor);
 //! - a rebuild after one `.uexp` changed (a development build: it extends
 //!   the previous `.ucas`), and the same with `--release` (the canonical
 //!   layout, written anew);
@@ -127,6 +128,82 @@ fn place(template: &Template, content: &Path, folder: &str, stem: &str) {
         let suffix = &name[name.find('.').unwrap()..];
         std::fs::copy(&bulk.path, dir.join(format!("{stem}{suffix}"))).unwrap();
     }
+}
+
+/// Measures [`stat_floor`] (the best of three) and prints it beside the
+/// no-change rebuild `fresh`; returns it.
+fn print_stat_floor(root: &Path, threads: usize, fresh: &Measured) -> Duration {
+    let (time, stats) = (0..3).map(|_| stat_floor(root, threads)).min().unwrap();
+    println!(
+        "{:<28} {:>9.1} ms  ({stats} stats on {threads} threads; the no-change rebuild is {:.2}x this)",
+        "stat floor",
+        time.as_secs_f64() * 1000.0,
+        fresh.wall.as_secs_f64() / time.as_secs_f64()
+    );
+    time
+}
+
+/// The floor of a no-change check: one `fstatat` per folder and per file
+/// under `<root>/Cooked`, each file's relative to its folder (opened once),
+/// on `threads` threads — what checking that nothing changed cannot go
+/// below without trusting something it did not look at. Returns the time
+/// and the number of stats.
+fn stat_floor(root: &Path, threads: usize) -> (Duration, usize) {
+    use std::os::unix::ffi::OsStrExt;
+    let c = |bytes: &[u8]| std::ffi::CString::new(bytes).unwrap();
+    let mut by_folder: std::collections::BTreeMap<PathBuf, Vec<std::ffi::CString>> =
+        Default::default();
+    for entry in walkdir::WalkDir::new(root.join("Cooked"))
+        .into_iter()
+        .filter_map(|e| e.ok())
+    {
+        if entry.file_type().is_dir() {
+            by_folder.entry(entry.into_path()).or_default();
+        } else if let Some(parent) = entry.path().parent() {
+            let name = c(entry.file_name().as_bytes());
+            by_folder
+                .entry(parent.to_path_buf())
+                .or_default()
+                .push(name);
+        }
+    }
+    let folders: Vec<(std::ffi::CString, Vec<std::ffi::CString>)> = by_folder
+        .into_iter()
+        .map(|(path, files)| (c(path.as_os_str().as_bytes()), files))
+        .collect();
+    let stats = folders.iter().map(|(_, f)| 1 + f.len()).sum();
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let started = Instant::now();
+    std::thread::scope(|scope| {
+        for _ in 0..threads.max(1) {
+            scope.spawn(|| {
+                // SAFETY: an all-zero `stat` is valid; every call is given
+                // NUL-terminated names and a `stat` to fill.
+                let mut st: libc::stat = unsafe { std::mem::zeroed() };
+                while let Some((folder, files)) =
+                    folders.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+                {
+                    unsafe {
+                        libc::fstatat(
+                            libc::AT_FDCWD,
+                            folder.as_ptr(),
+                            &mut st,
+                            libc::AT_SYMLINK_NOFOLLOW,
+                        );
+                        let fd = libc::open(
+                            folder.as_ptr(),
+                            libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
+                        );
+                        for name in files {
+                            libc::fstatat(fd, name.as_ptr(), &mut st, libc::AT_SYMLINK_NOFOLLOW);
+                        }
+                        libc::close(fd);
+                    }
+                }
+            });
+        }
+    });
+    (started.elapsed(), stats)
 }
 
 /// Flips one bit near the end of `file`, in place (a second call flips it back).
@@ -384,6 +461,11 @@ fn main() {
     let forced = phase("build --force", &root, &["--force"]);
     print_triplet_digest(&root);
     let fresh = phase("no-change rebuild", &root, &[]);
+    let threads = std::env::var("RAYON_NUM_THREADS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    print_stat_floor(&root, threads, &fresh);
     flip(&changed);
     let one = phase("one-file-changed rebuild", &root, &[]);
     flip(&changed);
@@ -748,6 +830,8 @@ struct LinearRow {
     first: Measured,
     forced: Measured,
     fresh: Measured,
+    /// [`stat_floor`] on the same tree and threads.
+    stat: Duration,
     one: Measured,
 }
 
@@ -779,6 +863,7 @@ fn linearity(root: &Path, sizes: &[usize], threads: &[usize], templates: &[Templ
             let first = run("first build", &[]);
             let forced = run("build --force", &["--force"]);
             let fresh = run("no-change rebuild", &[]);
+            let stat = print_stat_floor(&dir, thread_count, &fresh);
             flip(&changed);
             let one = run("one-file-changed", &[]);
             flip(&changed);
@@ -789,6 +874,7 @@ fn linearity(root: &Path, sizes: &[usize], threads: &[usize], templates: &[Templ
                 first,
                 forced,
                 fresh,
+                stat,
                 one,
             });
         }
@@ -797,13 +883,13 @@ fn linearity(root: &Path, sizes: &[usize], threads: &[usize], templates: &[Templ
     let ms = |d: Duration| d.as_secs_f64() * 1000.0;
     println!();
     println!(
-        "{:>8} {:>3} | {:>8} | {:>8} {:>6} | {:>8} {:>8} {:>6} {:>9} {:>7} | {:>8} {:>7} | {:>8} {:>7}",
+        "{:>8} {:>3} | {:>8} | {:>8} {:>6} | {:>8} {:>8} {:>6} {:>9} {:>7} | {:>8} {:>7} {:>7} | {:>8} {:>7}",
         "packages", "thr", "floor ms", "first ms", "peak", "force ms", "cpu ms", "/floor", "ms/1k pkg", "peak",
-        "nochg ms", "peak", "1chg ms", "peak"
+        "nochg ms", "stat ms", "peak", "1chg ms", "peak"
     );
     for r in &rows {
         println!(
-            "{:>8} {:>3} | {:>8.0} | {:>8.0} {:>6.1} | {:>8.0} {:>8.0} {:>5.2}x {:>9.1} {:>7.1} | {:>8.1} {:>7.1} | {:>8.1} {:>7.1}",
+            "{:>8} {:>3} | {:>8.0} | {:>8.0} {:>6.1} | {:>8.0} {:>8.0} {:>5.2}x {:>9.1} {:>7.1} | {:>8.1} {:>7.1} {:>7.1} | {:>8.1} {:>7.1}",
             r.packages,
             r.threads,
             ms(r.floor),
@@ -815,10 +901,11 @@ fn linearity(root: &Path, sizes: &[usize], threads: &[usize], templates: &[Templ
             ms(r.forced.wall) * 1000.0 / r.packages as f64,
             r.forced.peak_mib,
             ms(r.fresh.wall),
+            ms(r.stat),
             r.fresh.peak_mib,
             ms(r.one.wall),
             r.one.peak_mib,
         );
     }
-    println!("(peak in MiB; ms/1k pkg: --force wall per 1,000 packages)");
+    println!("(peak in MiB; ms/1k pkg: --force wall per 1,000 packages; stat ms: the stat floor of the no-change check)");
 }
