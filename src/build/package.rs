@@ -451,14 +451,20 @@ type DecodedEntry = (BuiltPackage, u64, Vec<(BulkKind, u64)>);
 /// touches export data, the `.uexp` is not read at all: the container
 /// writer streams it from disk after the converted header, so most of a
 /// mod's bytes are read once, by the writer.
+/// Only the companions the scan found are looked at.
 pub fn convert(source: &PackageSource, settings: &Settings) -> Result<BuiltPackage> {
+    let uexp = companion_path(source, PackageFileKind::Exports);
+    let bulk = BulkKind::ALL
+        .into_iter()
+        .filter_map(|kind| Some((kind, companion_path(source, bulk_file_kind(kind))?)));
+    let (mut files, uexp_len) =
+        PackageFiles::load_header_with(&source.header, uexp.as_deref(), bulk)?;
     if settings.engine.zen_layout() == crate::version::ZenLayout::DependencyBundles
         && !settings.profile.reads_export_data()
     {
-        let (files, uexp_len) = PackageFiles::load_header_only(&source.header)?;
         return convert_loaded(files, Some(uexp_len), &source.package_name, settings);
     }
-    let files = PackageFiles::load(&source.header)?;
+    files.read_uexp()?;
     convert_files(files, &source.package_name, settings)
 }
 

@@ -67,8 +67,7 @@ impl PackageFiles {
     /// `X.ubulk`, `X.uptnl`, `X.m.ubulk` exist.
     pub fn load(path: impl AsRef<Path>) -> Result<PackageFiles> {
         let (mut files, _) = Self::load_header_only(path)?;
-        files.uexp = std::fs::read(&files.uexp_path)
-            .map_err(|e| missing_uexp(&files.path, &files.uexp_path, e))?;
+        files.read_uexp()?;
         Ok(files)
     }
 
@@ -77,32 +76,52 @@ impl PackageFiles {
     /// passes the export data through unchanged (see
     /// [`crate::zen::convert::ExportData::Unread`]).
     pub fn load_header_only(path: impl AsRef<Path>) -> Result<(PackageFiles, u64)> {
-        let path = path.as_ref().to_path_buf();
-        let header = std::fs::read(&path).map_err(|e| Error::io(&path, e))?;
-        let uexp_path = path.with_extension("uexp");
+        let path = path.as_ref();
+        let bulk = BulkKind::ALL.map(|kind| (kind, path.with_extension(kind.extension())));
+        Self::load_header_with(path, None, bulk)
+    }
+
+    /// [`load_header_only`](Self::load_header_only) for a caller that
+    /// listed the package's folder and knows its companions: `uexp` (else
+    /// `X.uexp`) and `bulk` are the only files looked at — no look-up of a
+    /// name that is not there. A bulk file that is gone by now is left out,
+    /// as a missing one is.
+    pub(crate) fn load_header_with(
+        path: &Path,
+        uexp: Option<&Path>,
+        bulk: impl IntoIterator<Item = (BulkKind, PathBuf)>,
+    ) -> Result<(PackageFiles, u64)> {
+        let header = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+        let uexp_path = uexp.map_or_else(|| path.with_extension("uexp"), Path::to_path_buf);
         let uexp_len = std::fs::metadata(&uexp_path)
-            .map_err(|e| missing_uexp(&path, &uexp_path, e))?
+            .map_err(|e| missing_uexp(path, &uexp_path, e))?
             .len();
-        let mut bulk = Vec::new();
-        for kind in BulkKind::ALL {
-            let companion = path.with_extension(kind.extension());
-            match std::fs::metadata(&companion) {
-                Ok(meta) if meta.is_file() => bulk.push(BulkCompanion {
+        let bulk = bulk
+            .into_iter()
+            .filter_map(|(kind, companion)| match std::fs::metadata(&companion) {
+                Ok(meta) if meta.is_file() => Some(BulkCompanion {
                     kind,
                     path: companion,
                     size: meta.len(),
                 }),
-                _ => {}
-            }
-        }
+                _ => None,
+            })
+            .collect();
         let files = PackageFiles {
-            path,
+            path: path.to_path_buf(),
             header,
             uexp_path,
             uexp: Vec::new(),
             bulk,
         };
         Ok((files, uexp_len))
+    }
+
+    /// Reads the `.uexp` (required) into `uexp`.
+    pub(crate) fn read_uexp(&mut self) -> Result<()> {
+        self.uexp = std::fs::read(&self.uexp_path)
+            .map_err(|e| missing_uexp(&self.path, &self.uexp_path, e))?;
+        Ok(())
     }
 
     /// Parses the header (errors name the file).
