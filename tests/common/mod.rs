@@ -596,11 +596,3 @@ pub fn assert_snapshot(name: &str, actual: &str) {
         }
     }
 }
-
-/// The `code` of every JSON line (`--message-format json` diagnostics) that has one.
-pub fn diagnostic_codes(lines: &[serde_json::Value]) -> Vec<String> {
-    lines
-        .iter()
-        .filter_map(|l| l["code"].as_str().map(String::from))
-        .collect()
-}
