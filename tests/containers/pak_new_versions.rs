@@ -107,7 +107,7 @@ fn version_12_stores_file_names_as_utf8_and_round_trips_them() {
                     out.to_str().unwrap(),
                 ],
             )
-            .assert_code_for(0, format_args!("{name}"));
+            .assert_code_for(0, name);
             assert_eq!(std::fs::read(&out).unwrap(), bytes, "{name}");
         }
     }

@@ -281,7 +281,7 @@ fn inspect_reads_the_container_and_its_packages() {
                 file.to_str().unwrap(),
             ],
         )
-        .assert_code_for(0, format_args!("{path}"))
+        .assert_code_for(0, path)
         .doc();
     }
 }

@@ -164,7 +164,7 @@ fn shader_map_hash_size_follows_the_engine_and_is_read_by_size() {
     assert_eq!(inspected_hash_size(&d.join("Hash57_P.utoc")), 20);
     for stem in ["Hash58_P", "Hash57_P"] {
         let utoc = d.join(format!("{stem}.utoc"));
-        run(None, &["verify", utoc.to_str().unwrap()]).assert_code_for(0, format_args!("{stem}"));
+        run(None, &["verify", utoc.to_str().unwrap()]).assert_code_for(0, stem);
     }
     // A 20-byte hash does not fit a 5.8 header: refused, nothing written.
     let mut b = ContainerBuilder::create(
