@@ -89,12 +89,7 @@ fn install_never_replaces_a_file_it_did_not_write() {
             "json",
         ],
     );
-    assert_eq!(Some(out.code), Some(0), "{}", out.text());
-    let lines = out.json();
-    let report = lines
-        .iter()
-        .find(|l| l["reason"] == "installed")
-        .expect("an installed line");
+    let report = out.ok().line_of("installed");
     assert_eq!(report["refused"], true);
     let conflicts = report["conflicts"].as_array().unwrap();
     assert_eq!(conflicts.len(), 3, "{report}");
@@ -102,7 +97,7 @@ fn install_never_replaces_a_file_it_did_not_write() {
         assert_eq!(conflict["owner"]["kind"], "other-mod");
         assert_eq!(conflict["owner"]["manifest"], manifest_of(&first).as_str());
     }
-    assert_eq!(diagnostics(&lines, "install-would-refuse").len(), 3);
+    assert_eq!(diagnostics(&out.json(), "install-would-refuse").len(), 3);
 
     // The install itself is refused, naming each file; nothing changes.
     let out = run(
