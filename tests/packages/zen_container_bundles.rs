@@ -199,13 +199,7 @@ fn clay_development_build_relays_packages_whose_bundles_change() {
         "--message-format",
         "json",
     ]));
-    assert_eq!(Some(out.code), Some(0));
-    let summary = out
-        .stdout
-        .lines()
-        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-        .find(|v| v["reason"] == "build-finished")
-        .expect("a build-finished line");
+    let summary = out.ok().line_of("build-finished");
     assert_eq!(summary["layout"], "extended", "{summary}");
 
     // What the pass gives the 166 packages that remain.
