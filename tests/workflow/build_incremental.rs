@@ -276,7 +276,7 @@ fn a_broken_package_fails_the_build_without_partial_output() {
         Some(&repo),
         &["build", "--manifest-path", "does-not-exist.toml"],
     );
-    assert_eq!(Some(bad.code), Some(2));
+    bad.assert_code(2);
 }
 
 #[test]
@@ -315,7 +315,7 @@ fn check_lists_problems_and_what_the_game_must_have() {
         .unwrap();
     }
     let bad = run(Some(&repo), &["check", "--message-format", "json"]);
-    assert_eq!(Some(bad.code), Some(1));
+    bad.assert_code(1);
     // The missing .uexp (an I/O error on it) and the two names that differ
     // only in case.
     let errors = bad.diagnostics("error");
@@ -363,7 +363,7 @@ fn a_failed_development_build_leaves_the_previous_container_as_it_was() {
     let original_blueprint = std::fs::read(&blueprint).unwrap();
     std::fs::write(&blueprint, &original_blueprint[..200]).unwrap();
     let failed = run(Some(&repo), &["build", "--quiet"]);
-    assert_eq!(Some(failed.code), Some(1));
+    failed.assert_code(1);
     let after = common::files_under(&target);
     for name in ["Repro_P.utoc", "Repro_P.ucas", "Repro_P.pak"] {
         assert!(

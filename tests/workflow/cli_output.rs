@@ -135,7 +135,7 @@ fn quiet(dir: &Path, args: &[&str]) {
     let mut all = vec!["--quiet"];
     all.extend_from_slice(args);
     let run = common::run(Some(dir), &all);
-    assert_eq!(run.code, 0, "{args:?}: {}", run.stderr);
+    run.assert_code_for(0, format_args!("{args:?}"));
     assert!(
         run.stdout.is_empty(),
         "{args:?} --quiet printed: {}",
@@ -431,7 +431,7 @@ fn completions_and_man_pages_are_generated() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
     let bash = common::run(Some(dir), &["completions", "bash"]);
-    assert_eq!(bash.code, 0, "{}", bash.stderr);
+    bash.ok();
     for command in ["build", "package", "install", "extract", "verify"] {
         assert!(
             bash.stdout.contains(command),
@@ -444,14 +444,14 @@ fn completions_and_man_pages_are_generated() {
     );
     for shell in ["zsh", "fish", "powershell", "elvish"] {
         let run = common::run(Some(dir), &["completions", shell]);
-        assert_eq!(run.code, 0, "{shell}: {}", run.stderr);
+        run.assert_code_for(0, shell);
         assert!(run.stdout.contains("build"), "{shell}");
     }
-    assert_eq!(common::run(Some(dir), &["completions", "tcsh"]).code, 2);
+    common::run(Some(dir), &["completions", "tcsh"]).assert_code(2);
 
     let man = dir.join("man");
     let run = common::run(Some(dir), &["man", "--out-dir", s(&man)]);
-    assert_eq!(run.code, 0, "{}", run.stderr);
+    run.ok();
     let page = std::fs::read_to_string(man.join("zenpak.1")).unwrap();
     assert!(
         page.starts_with(".ie") || page.contains(".TH zenpak"),
@@ -486,7 +486,7 @@ fn new_makes_a_git_repository_unless_inside_one() {
         Some(dir),
         &["new", "GitMod", "--engine", "5.6", "--project", "Game"],
     );
-    assert_eq!(run.code, 0, "{}", run.stderr);
+    run.ok();
     assert!(dir.join("GitMod/.git").is_dir(), "new runs git init");
     // Inside that repository, a second mod is not a repository of its own.
     let inner = dir.join("GitMod/mods");
@@ -495,7 +495,7 @@ fn new_makes_a_git_repository_unless_inside_one() {
         Some(&inner),
         &["new", "Inner", "--engine", "5.6", "--project", "Game"],
     );
-    assert_eq!(run.code, 0, "{}", run.stderr);
+    run.ok();
     assert!(inner.join("Inner/mod.toml").is_file());
     assert!(
         !inner.join("Inner/.git").exists(),
@@ -515,6 +515,6 @@ fn new_makes_a_git_repository_unless_inside_one() {
             "none",
         ],
     );
-    assert_eq!(run.code, 0, "{}", run.stderr);
+    run.ok();
     assert!(!dir.join("Plain/.git").exists());
 }
