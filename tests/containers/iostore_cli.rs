@@ -224,7 +224,7 @@ fn a_truncated_ucas_is_one_error_not_one_per_block() {
         None,
         &["verify", utoc.to_str().unwrap(), "--message-format", "json"],
     );
-    assert_eq!(out.code, 1);
+    out.assert_code(1);
     let verified = out.lines_of("verified").remove(0);
     let errors = verified["errors"].as_array().unwrap();
     assert_eq!(errors.len(), 1, "{errors:#?}");
