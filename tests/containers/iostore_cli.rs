@@ -225,7 +225,7 @@ fn a_truncated_ucas_is_one_error_not_one_per_block() {
         &["verify", utoc.to_str().unwrap(), "--message-format", "json"],
     );
     out.assert_code(1);
-    let verified = out.lines_of("verified").remove(0);
+    let verified = out.line_of("verified");
     let errors = verified["errors"].as_array().unwrap();
     assert_eq!(errors.len(), 1, "{errors:#?}");
     assert_eq!(errors[0]["code"], "format");

@@ -74,7 +74,7 @@ fn convert_inspect_and_diff_from_the_command_line() {
         "json",
     ]));
     diff.assert_code(1);
-    let first = &diff.lines_of("diff")[0]["first_difference"];
+    let first = &diff.line_of("diff")["first_difference"];
     assert_eq!(first["section"], "exports", "{first}");
     assert_eq!(first["entry"], 0, "{first}");
     assert_eq!(first["field"], "cooked_serial_size", "{first}");

@@ -103,7 +103,7 @@ fn convert_with_marvel_rivals_profile() {
             "json",
         ],
     );
-    let converted = &out.ok().lines_of("converted")[0];
+    let converted = &out.ok().line_of("converted");
     // Two fixups of export 0 (their fields are checked on the preview below).
     assert_eq!(
         converted["fixups"].as_array().unwrap().len(),

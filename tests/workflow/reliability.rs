@@ -70,7 +70,7 @@ fn verify_ok(dir: &Path) -> bool {
 /// A `build` with JSON messages that succeeds: its `build-finished` line.
 fn fresh_build(root: &Path) -> serde_json::Value {
     let out = run(Some(root), &["build", "--message-format", "json"]);
-    out.ok().lines_of("build-finished").remove(0)
+    out.ok().line_of("build-finished")
 }
 
 #[test]
@@ -540,7 +540,7 @@ fn a_symlinked_content_folder_is_followed() {
     let out = run(Some(&root), &["build", "--message-format", "json"]);
     out.ok();
     assert_eq!(
-        out.lines_of("build-finished")[0]["packages"],
+        out.line_of("build-finished")["packages"],
         2,
         "{}",
         out.stdout
