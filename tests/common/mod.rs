@@ -418,6 +418,15 @@ impl Run {
             .collect()
     }
 
+    /// The first JSON line with this `reason` (fails the test when there
+    /// is none).
+    pub fn line_of(&self, reason: &str) -> Value {
+        self.lines_of(reason)
+            .into_iter()
+            .next()
+            .unwrap_or_else(|| panic!("no `{reason}` line:\n{}{}", self.stdout, self.stderr))
+    }
+
     /// The diagnostic lines of `level` (`error`, `warning`, `note`).
     pub fn diagnostics(&self, level: &str) -> Vec<Value> {
         self.lines_of("diagnostic")
@@ -452,12 +461,27 @@ impl Run {
         format!("{}{}", self.stdout, self.stderr)
     }
 
+    /// The diagnostics of `level` with this `code`.
+    pub fn coded(&self, level: &str, code: &str) -> Vec<Value> {
+        self.diagnostics(level)
+            .into_iter()
+            .filter(|d| d["code"] == code)
+            .collect()
+    }
+
     /// Asserts the exit code, showing both streams when it differs.
     #[track_caller]
     pub fn assert_code(&self, code: i32) -> &Self {
+        self.assert_code_for(code, "zenpak")
+    }
+
+    /// [`Run::assert_code`] for one of many runs: `what` (the input, the
+    /// case) heads the failure message.
+    #[track_caller]
+    pub fn assert_code_for(&self, code: i32, what: impl std::fmt::Display) -> &Self {
         assert_eq!(
             self.code, code,
-            "exit code\nstdout:\n{}\nstderr:\n{}",
+            "{what}: exit code\nstdout:\n{}\nstderr:\n{}",
             self.stdout, self.stderr
         );
         self
@@ -571,12 +595,4 @@ pub fn assert_snapshot(name: &str, actual: &str) {
             )
         }
     }
-}
-
-/// The `code` of every JSON line (`--message-format json` diagnostics) that has one.
-pub fn diagnostic_codes(lines: &[serde_json::Value]) -> Vec<String> {
-    lines
-        .iter()
-        .filter_map(|l| l["code"].as_str().map(String::from))
-        .collect()
 }

@@ -4,7 +4,7 @@
 //! name is cut at the first dot, and a missing companion is an error
 //! naming it. The binary is run for every case.
 
-use crate::common::{self, run, Run};
+use crate::common::{self, run};
 
 use std::path::{Path, PathBuf};
 
@@ -34,13 +34,9 @@ fn container(dir: &Path, stem: &str, tag: &str) -> PathBuf {
 
 /// The paths `list --json` shows for `path`.
 fn listed(path: &Path) -> Vec<String> {
-    let Run {
-        code,
-        stdout: out,
-        stderr: err,
-    } = run(None, &["list", path.to_str().unwrap(), "--json"]);
-    assert_eq!(code, 0, "list {}: {err}", path.display());
-    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let v: serde_json::Value = run(None, &["list", path.to_str().unwrap(), "--json"])
+        .assert_code_for(0, format_args!("list {}", path.display()))
+        .doc();
     let mut paths: Vec<String> = v["files"]
         .as_array()
         .unwrap()
@@ -61,13 +57,8 @@ fn expected(tag: &str) -> Vec<String> {
 
 /// The `verify --json` report of `path` and the exit code.
 fn verified(path: &Path) -> (i32, serde_json::Value) {
-    let Run {
-        code,
-        stdout: out,
-        stderr: err,
-    } = run(None, &["verify", path.to_str().unwrap(), "--json"]);
-    let report = serde_json::from_str(&out).unwrap_or_else(|_| panic!("{out}{err}"));
-    (code, report)
+    let verified = run(None, &["verify", path.to_str().unwrap(), "--json"]);
+    (verified.code, verified.doc())
 }
 
 #[test]
@@ -83,13 +74,11 @@ fn a_dotted_pak_lists_unpacks_and_verifies_its_own_files() {
     assert_eq!(report["chunks_checked"], 2, "{report}");
     assert_eq!(report["pak_entries"], 1, "{report}");
     let out = dir.join("out");
-    let Run {
-        code, stderr: err, ..
-    } = run(
+    run(
         None,
         &["unpack", pak.to_str().unwrap(), out.to_str().unwrap()],
-    );
-    assert_eq!(code, 0, "{err}");
+    )
+    .ok();
     assert!(out.join("MyGame/Config/Versioned.ini").is_file());
     assert!(out.join("MyGame/Content/Versioned.uzenasset").is_file());
     assert!(!out.join("MyGame/Config/Decoy.ini").exists());
@@ -109,35 +98,27 @@ fn a_dotted_utoc_lists_unpacks_verifies_and_inspects_its_own_files() {
     assert_eq!(report["chunks_checked"], 2, "{report}");
     assert_eq!(report["warnings"], serde_json::json!([]), "{report}");
     let out = dir.join("out");
-    let Run {
-        code, stderr: err, ..
-    } = run(
+    run(
         None,
         &["unpack", utoc.to_str().unwrap(), out.to_str().unwrap()],
-    );
-    assert_eq!(code, 0, "{err}");
+    )
+    .ok();
     assert!(out.join("MyGame/Content/Dotted.uzenasset").is_file());
     assert!(!out.join("MyGame/Content/Decoy.uzenasset").exists());
     // The container id is the hash of the whole base name.
-    let Run {
-        code,
-        stdout: out,
-        stderr: err,
-    } = run(None, &["inspect", utoc.to_str().unwrap(), "--json"]);
-    assert_eq!(code, 0, "{err}");
-    let summary: serde_json::Value = serde_json::from_str(&out).unwrap();
-    assert_eq!(summary["container_id_matches_file_name"], true, "{out}");
+    let summary = run(None, &["inspect", utoc.to_str().unwrap(), "--json"])
+        .ok()
+        .doc();
+    assert_eq!(summary["container_id_matches_file_name"], true, "{summary}");
 
     // A missing companion is an error naming it, not the decoy's.
     std::fs::remove_file(dir.join("Hello.Mod_P.ucas")).unwrap();
-    let Run {
-        code, stdout: out, ..
-    } = run(
+    let error = run(
         None,
         &["list", utoc.to_str().unwrap(), "--message-format", "json"],
-    );
-    assert_eq!(code, 1, "{out}");
-    let error = first_error(&out);
+    )
+    .assert_code(1)
+    .error();
     assert!(
         error["file"]
             .as_str()
@@ -148,9 +129,8 @@ fn a_dotted_utoc_lists_unpacks_verifies_and_inspects_its_own_files() {
     // Written again, then without its .utoc.
     container(&dir, "Hello.Mod_P", "Dotted");
     std::fs::remove_file(&utoc).unwrap();
-    let Run {
-        code, stdout: out, ..
-    } = run(
+    // The pak alone still lists (a pak without a container is a plain pak).
+    run(
         None,
         &[
             "list",
@@ -158,12 +138,9 @@ fn a_dotted_utoc_lists_unpacks_verifies_and_inspects_its_own_files() {
             "--message-format",
             "json",
         ],
-    );
-    // The pak alone still lists (a pak without a container is a plain pak).
-    assert_eq!(code, 0, "{out}");
-    let Run {
-        code, stdout: out, ..
-    } = run(
+    )
+    .ok();
+    let error = run(
         None,
         &[
             "list",
@@ -171,9 +148,9 @@ fn a_dotted_utoc_lists_unpacks_verifies_and_inspects_its_own_files() {
             "--message-format",
             "json",
         ],
-    );
-    assert_eq!(code, 1, "{out}");
-    let error = first_error(&out);
+    )
+    .assert_code(1)
+    .error();
     assert!(
         error["file"]
             .as_str()
@@ -181,15 +158,6 @@ fn a_dotted_utoc_lists_unpacks_verifies_and_inspects_its_own_files() {
             .ends_with("Hello.Mod_P.utoc"),
         "{error}"
     );
-}
-
-/// The first error diagnostic of `--message-format json` output.
-fn first_error(stdout: &str) -> serde_json::Value {
-    stdout
-        .lines()
-        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-        .find(|l| l["reason"] == "diagnostic" && l["level"] == "error")
-        .unwrap_or_else(|| panic!("no error diagnostic in {stdout}"))
 }
 
 #[test]
@@ -202,20 +170,17 @@ fn junk_named_with_a_dot_fails_verification() {
         .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
         .collect();
     std::fs::write(&junk, bytes).unwrap();
-    let Run {
-        code, stdout: out, ..
-    } = run(
+    let error = run(
         None,
         &["verify", junk.to_str().unwrap(), "--message-format", "json"],
-    );
-    assert_eq!(code, 1, "{out}");
-    let error = first_error(&out);
+    )
+    .assert_code(1)
+    .error();
     assert!(
         error["file"].as_str().unwrap().ends_with("Junk.v2.pak"),
         "{error}"
     );
-    let Run { code, .. } = run(None, &["list", junk.to_str().unwrap()]);
-    assert_eq!(code, 1);
+    run(None, &["list", junk.to_str().unwrap()]).assert_code(1);
 }
 
 #[test]
@@ -238,10 +203,7 @@ fn a_mod_whose_name_has_a_dot_builds_verifies_installs_and_packages() {
     .unwrap();
     let _ = std::fs::remove_dir_all(repo.join("target"));
 
-    let Run {
-        code, stderr: err, ..
-    } = run(Some(&repo), &["build"]);
-    assert_eq!(code, 0, "{err}");
+    run(Some(&repo), &["build"]).ok();
     for ext in ["utoc", "ucas", "pak"] {
         assert!(
             repo.join(format!("target/Hello.Mod_P.{ext}")).is_file(),
@@ -258,13 +220,11 @@ fn a_mod_whose_name_has_a_dot_builds_verifies_installs_and_packages() {
     let game = dir.join("Game");
     let paks = game.join("HelloGame/Content/Paks");
     std::fs::create_dir_all(&paks).unwrap();
-    let Run {
-        code, stderr: err, ..
-    } = run(
+    run(
         Some(&repo),
         &["install", "--game-dir", game.to_str().unwrap()],
-    );
-    assert_eq!(code, 0, "{err}");
+    )
+    .ok();
     for ext in ["utoc", "ucas", "pak"] {
         assert!(paks.join(format!("~mods/Hello.Mod_P.{ext}")).is_file());
     }
@@ -274,17 +234,9 @@ fn a_mod_whose_name_has_a_dot_builds_verifies_installs_and_packages() {
     assert_eq!(report["chunks_checked"], 3, "{report}");
     assert_eq!(report["warnings"], serde_json::json!([]), "{report}");
 
-    let Run {
-        code,
-        stdout: out,
-        stderr: err,
-    } = run(Some(&repo), &["package", "--message-format", "json"]);
-    assert_eq!(code, 0, "{err}");
-    let archive = out
-        .lines()
-        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-        .find(|l| l["reason"] == "release-archive")
-        .expect("a release-archive line");
+    let archive = run(Some(&repo), &["package", "--message-format", "json"])
+        .ok()
+        .line_of("release-archive");
     let names: Vec<&str> = archive["files"]
         .as_array()
         .unwrap()

@@ -4,7 +4,7 @@
 //! `.usmap` whose names hold an escape sequence, a bell and a carriage
 //! return print no raw control character; their JSON forms escape them too.
 
-use crate::common::{self, run, Run};
+use crate::common::{self, run};
 
 use zenpak::iostore::container_header::StoreEntry;
 use zenpak::iostore::{ContainerBuilder, ContainerOptions};
@@ -36,22 +36,14 @@ fn unsafe_char(c: char) -> bool {
 /// `inspect` (text, `--json`, `--message-format json`) of `args`: exit 0,
 /// no raw control character on stdout or stderr.
 fn inspect_everywhere(args: &[&str]) {
-    let Run {
-        code,
-        stdout: out,
-        stderr: err,
-    } = run(None, args);
-    assert_eq!(code, 0, "{args:?}: {err}");
-    assert_escaped(args, &format!("{out}{err}"));
+    let inspected = run(None, args);
+    inspected.assert_code_for(0, format_args!("{args:?}"));
+    assert_escaped(args, &inspected.text());
     for format in [&["--json"][..], &["--message-format", "json"]] {
         let args = [args, format].concat();
-        let Run {
-            code,
-            stdout: out,
-            stderr: err,
-        } = run(None, &args);
-        assert_eq!(code, 0, "{args:?}: {err}");
-        let text = format!("{out}{err}");
+        let inspected = run(None, &args);
+        inspected.assert_code_for(0, format_args!("{args:?}"));
+        let (out, text) = (&inspected.stdout, inspected.text());
         assert!(
             !text.chars().any(unsafe_char),
             "{args:?}: raw control characters in: {text:?}"
@@ -161,19 +153,13 @@ fn inspect_escapes_names_from_packages_and_mappings() {
     // The profile's preview names no export when nothing changes: only
     // the absence of raw control characters is asserted.
     let args = ["inspect", p, "--engine", "5.6", "--profile", "generic"];
-    let Run {
-        code,
-        stdout: out,
-        stderr: err,
-    } = run(None, &args);
-    assert_eq!(code, 0, "{err}");
-    assert!(!format!("{out}{err}").chars().any(unsafe_char));
+    let inspected = run(None, &args);
+    inspected.ok();
+    assert!(!inspected.text().chars().any(unsafe_char));
 
     // The Zen package converted from it.
     let zen = dir.join("SM_Cube.uzenasset");
-    let Run {
-        code, stderr: err, ..
-    } = run(
+    run(
         None,
         &[
             "convert",
@@ -185,8 +171,8 @@ fn inspect_escapes_names_from_packages_and_mappings() {
             "-o",
             zen.to_str().unwrap(),
         ],
-    );
-    assert_eq!(code, 0, "{err}");
+    )
+    .ok();
     inspect_everywhere(&["inspect", zen.to_str().unwrap(), "--engine", "5.6"]);
 
     // Mappings with an extension block whose id is an escape sequence.

@@ -195,21 +195,13 @@ fn oodle_blocks_decompress_inside_a_container() {
     let streams = oodle_streams(&corpus);
     let dir = common::temp_dir("oodle");
     let utoc = oodle_container(&dir, &streams);
-    let (
-        common::Run {
-            code, stderr: err, ..
-        },
-        _,
-    ) = common::run_measured(&["verify", utoc.to_str().unwrap()]);
-    assert_eq!(code, 0, "{err}");
+    common::run_measured(&["verify", utoc.to_str().unwrap()])
+        .0
+        .ok();
     let out = dir.join("out");
-    let (
-        common::Run {
-            code, stderr: err, ..
-        },
-        _,
-    ) = common::run_measured(&["unpack", utoc.to_str().unwrap(), out.to_str().unwrap()]);
-    assert_eq!(code, 0, "{err}");
+    common::run_measured(&["unpack", utoc.to_str().unwrap(), out.to_str().unwrap()])
+        .0
+        .ok();
     for (name, _, expected) in &streams {
         let got = std::fs::read(out.join(format!("Game/Oodle/{name}.bin"))).unwrap();
         assert!(&got == expected, "{name} decoded differently");
@@ -332,26 +324,16 @@ fn bomb_container(
 
 fn assert_refused(utoc: &Path, dir: &Path, what: &str) {
     let u = utoc.to_str().unwrap();
-    let (
-        common::Run {
-            code, stderr: err, ..
-        },
-        peak,
-    ) = common::run_measured(&["verify", u]);
-    assert_eq!(code, 1, "{what}: verify accepted it: {err}");
+    let (measured, peak) = common::run_measured(&["verify", u]);
+    measured.assert_code_for(1, format_args!("{what}: verify accepted it"));
     assert!(
         peak < 64 * MIB,
         "{what}: verify peaked at {} MiB",
         peak / MIB
     );
     let out = dir.join(format!("out-{what}"));
-    let (
-        common::Run {
-            code, stderr: err, ..
-        },
-        peak,
-    ) = common::run_measured(&["unpack", u, out.to_str().unwrap()]);
-    assert_eq!(code, 1, "{what}: unpack accepted it: {err}");
+    let (measured, peak) = common::run_measured(&["unpack", u, out.to_str().unwrap()]);
+    measured.assert_code_for(1, format_args!("{what}: unpack accepted it"));
     assert!(
         peak < 64 * MIB,
         "{what}: unpack peaked at {} MiB",
@@ -458,13 +440,9 @@ fn unpack_fails_on_a_flipped_ucas_byte_and_on_a_wrong_key() {
     ucas[mid] ^= 0x10;
     std::fs::write(&written.ucas, &ucas).unwrap();
     let out = dir.join("out");
-    let (
-        common::Run {
-            code, stderr: err, ..
-        },
-        _,
-    ) = common::run_measured(&["unpack", &u, out.to_str().unwrap()]);
-    assert_eq!(code, 1, "{err}");
+    common::run_measured(&["unpack", &u, out.to_str().unwrap()])
+        .0
+        .assert_code(1);
     assert!(!out.join("Game/Content/Real.ubulk").exists());
     let temps = walkdir::WalkDir::new(&dir)
         .into_iter()
@@ -480,21 +458,13 @@ fn unpack_fails_on_a_flipped_ucas_byte_and_on_a_wrong_key() {
     let good_key = "42".repeat(32);
     let bad_key = "43".repeat(32);
     let out = enc.join("out");
-    let (
-        common::Run {
-            code, stderr: err, ..
-        },
-        _,
-    ) = common::run_measured(&["unpack", &u, out.to_str().unwrap(), "--aes-key", &bad_key]);
-    assert_eq!(code, 1, "wrong key accepted: {err}");
+    common::run_measured(&["unpack", &u, out.to_str().unwrap(), "--aes-key", &bad_key])
+        .0
+        .assert_code(1);
     assert!(!out.join("Game/Content/Real.ubulk").exists());
-    let (
-        common::Run {
-            code, stderr: err, ..
-        },
-        _,
-    ) = common::run_measured(&["unpack", &u, out.to_str().unwrap(), "--aes-key", &good_key]);
-    assert_eq!(code, 0, "{err}");
+    common::run_measured(&["unpack", &u, out.to_str().unwrap(), "--aes-key", &good_key])
+        .0
+        .ok();
     assert!(out.join("Game/Content/Real.ubulk").exists());
     let _ = std::fs::remove_dir_all(&dir);
     let _ = std::fs::remove_dir_all(&enc);
@@ -538,23 +508,13 @@ fn a_2_gib_chunk_verifies_and_unpacks_under_256_mib() {
         0,
     );
     let u = utoc.to_str().unwrap();
-    let (
-        common::Run {
-            code, stderr: err, ..
-        },
-        peak,
-    ) = common::run_measured(&["verify", u]);
-    assert_eq!(code, 0, "{err}");
+    let (measured, peak) = common::run_measured(&["verify", u]);
+    measured.ok();
     eprintln!("verify of a 2 GiB chunk: peak RSS {} MiB", peak / MIB);
     assert!(peak < 256 * MIB, "verify peaked at {} MiB", peak / MIB);
     let out = dir.join("out");
-    let (
-        common::Run {
-            code, stderr: err, ..
-        },
-        peak,
-    ) = common::run_measured(&["unpack", u, out.to_str().unwrap()]);
-    assert_eq!(code, 0, "{err}");
+    let (measured, peak) = common::run_measured(&["unpack", u, out.to_str().unwrap()]);
+    measured.ok();
     eprintln!("unpack of a 2 GiB chunk: peak RSS {} MiB", peak / MIB);
     assert!(peak < 256 * MIB, "unpack peaked at {} MiB", peak / MIB);
     let written = out.join("Game/Content/Huge.ubulk");
@@ -617,21 +577,11 @@ fn alignment_slack_is_read_and_shared_data_is_refused() {
     assert!(container.layout_errors().is_empty());
     assert_eq!(container.layout_notes().len(), 1);
     let u = utoc.to_str().unwrap();
-    let (
-        common::Run {
-            code, stderr: err, ..
-        },
-        _,
-    ) = common::run_measured(&["verify", u]);
-    assert_eq!(code, 0, "{err}");
+    common::run_measured(&["verify", u]).0.ok();
     let out = dir.join("out");
-    let (
-        common::Run {
-            code, stderr: err, ..
-        },
-        _,
-    ) = common::run_measured(&["unpack", u, out.to_str().unwrap()]);
-    assert_eq!(code, 0, "{err}");
+    common::run_measured(&["unpack", u, out.to_str().unwrap()])
+        .0
+        .ok();
     assert_eq!(common::files_under(&out).len(), 2);
 
     // One byte of data shared by two blocks, or one byte of data missing.
@@ -763,13 +713,9 @@ fn a_container_header_chunk_declaring_1_gib_is_refused_in_bounded_memory() {
         assert_eq!(common::file_tail(&error, 1), "Header_P.utoc", "{error}");
     }
     let out = dir.join("out");
-    let (
-        common::Run {
-            code, stderr: err, ..
-        },
-        peak,
-    ) = common::run_measured(&["extract", u, "--engine", "5.5", "-o", out.to_str().unwrap()]);
-    assert_eq!(code, 1, "extract accepted it: {err}");
+    let (measured, peak) =
+        common::run_measured(&["extract", u, "--engine", "5.5", "-o", out.to_str().unwrap()]);
+    measured.assert_code(1);
     assert!(peak < 256 * MIB, "extract peaked at {} MiB", peak / MIB);
 }
 

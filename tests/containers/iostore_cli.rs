@@ -1,6 +1,6 @@
 //! The `list`, `verify`, `unpack` and `inspect` commands on real files.
 
-use crate::common::{self, run, Run};
+use crate::common::{self, run};
 use std::path::{Path, PathBuf};
 
 use zenpak::iostore::container_header::StoreEntry;
@@ -36,16 +36,10 @@ fn list_verify_inspect_unpack() {
     let utoc = build(&dir);
     let u = utoc.to_str().unwrap();
 
-    let Run {
-        code,
-        stdout: out,
-        stderr: err,
-    } = run(None, &["list", u, "--json"]);
-    assert_eq!(code, 0, "{err}");
-    let listing: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let listing = run(None, &["list", u, "--json"]).ok().doc();
     let files = listing["files"].as_array().unwrap();
     // The package, the container header chunk and the pak's file.
-    assert_eq!(files.len(), 3, "{out}");
+    assert_eq!(files.len(), 3, "{listing}");
     assert!(files
         .iter()
         .any(|c| c["path"] == "MyGame/Content/A.uzenasset"
@@ -56,34 +50,19 @@ fn list_verify_inspect_unpack() {
         .iter()
         .any(|c| c["path"] == "MyGame/Config/DefaultGame.ini" && c["kind"] == "pak"));
 
-    let Run {
-        code,
-        stdout: out,
-        stderr: err,
-    } = run(None, &["verify", u]);
-    assert_eq!(code, 0, "{out}{err}");
+    run(None, &["verify", u]).ok();
     let verified = run(None, &["verify", u, "--json"]).ok().doc();
     assert_eq!(verified["packages"], 1, "{verified}");
 
-    let Run {
-        code,
-        stdout: out,
-        stderr: err,
-    } = run(None, &["inspect", u, "--json"]);
-    assert_eq!(code, 0, "{err}");
-    let summary: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let summary: serde_json::Value = run(None, &["inspect", u, "--json"]).ok().doc();
     assert_eq!(summary["toc_version"], "ReplaceIoChunkHashWithIoHash");
     assert_eq!(summary["flags"], serde_json::json!(["Indexed"]));
     assert_eq!(summary["container_header"]["packages"], 1);
 
     let pak = dir.join("Cli_P.pak");
-    let Run {
-        code,
-        stdout: out,
-        stderr: err,
-    } = run(None, &["inspect", pak.to_str().unwrap(), "--json"]);
-    assert_eq!(code, 0, "{err}");
-    let summary: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let summary = run(None, &["inspect", pak.to_str().unwrap(), "--json"])
+        .ok()
+        .doc();
     assert_eq!(summary["version"], "11");
     assert_eq!(
         summary["entries"][0]["path"],
@@ -91,10 +70,7 @@ fn list_verify_inspect_unpack() {
     );
 
     let out_dir = dir.join("out");
-    let Run {
-        code, stderr: err, ..
-    } = run(None, &["unpack", u, out_dir.to_str().unwrap()]);
-    assert_eq!(code, 0, "{err}");
+    run(None, &["unpack", u, out_dir.to_str().unwrap()]).ok();
     assert_eq!(
         std::fs::read(out_dir.join("MyGame/Content/A.uzenasset")).unwrap(),
         vec![7u8; 100_000]
@@ -191,20 +167,14 @@ fn inspect_reads_the_uzenmap_that_unpack_writes() {
     run(Some(&dir), &["build", "--quiet"]).ok();
     let utoc = dir.join("target/Map_P.utoc");
     let unpacked = dir.join("out");
-    let Run {
-        code, stderr: err, ..
-    } = run(
+    run(
         None,
         &["unpack", utoc.to_str().unwrap(), unpacked.to_str().unwrap()],
-    );
-    assert_eq!(code, 0, "{err}");
+    )
+    .ok();
     let zenmap = unpacked.join("Engine/Content/Maps/Entry.uzenmap");
     assert!(zenmap.is_file(), "unpack wrote no .uzenmap");
-    let Run {
-        code,
-        stdout: out,
-        stderr: err,
-    } = run(
+    let summary = run(
         None,
         &[
             "inspect",
@@ -213,19 +183,19 @@ fn inspect_reads_the_uzenmap_that_unpack_writes() {
             "5.1",
             "--json",
         ],
-    );
-    assert_eq!(code, 0, "{err}");
-    let summary: serde_json::Value = serde_json::from_str(&out).unwrap();
-    assert_eq!(summary["kind"], "zen-package", "{out}");
-    assert_eq!(summary["package_name"], "/Engine/Maps/Entry", "{out}");
-    assert!(summary["header_size"].as_u64().unwrap() > 0, "{out}");
+    )
+    .ok()
+    .doc();
+    assert_eq!(summary["kind"], "zen-package", "{summary}");
+    assert_eq!(summary["package_name"], "/Engine/Maps/Entry", "{summary}");
+    assert!(summary["header_size"].as_u64().unwrap() > 0, "{summary}");
     assert!(
         summary["names_text"]
             .as_array()
             .unwrap()
             .iter()
             .any(|n| n == "PersistentLevel"),
-        "{out}"
+        "{summary}"
     );
 }
 
@@ -254,8 +224,8 @@ fn a_truncated_ucas_is_one_error_not_one_per_block() {
         None,
         &["verify", utoc.to_str().unwrap(), "--message-format", "json"],
     );
-    assert_eq!(out.code, 1);
-    let verified = out.lines_of("verified").remove(0);
+    out.assert_code(1);
+    let verified = out.line_of("verified");
     let errors = verified["errors"].as_array().unwrap();
     assert_eq!(errors.len(), 1, "{errors:#?}");
     assert_eq!(errors[0]["code"], "format");

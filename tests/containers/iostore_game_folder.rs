@@ -4,7 +4,7 @@
 //! without `.pak` left out, and `list --filter`, `get`, `unpack --filter`
 //! on the real binary.
 
-use crate::common::{self, run, Run};
+use crate::common::{self, run};
 use std::path::{Path, PathBuf};
 
 use zenpak::game::GameView;
@@ -165,13 +165,10 @@ fn the_view_mounts_and_resolves_as_the_engine_does() {
 fn filter_get_and_unpack_on_a_folder() {
     let (root, paks) = game("cli");
     let p = paks.to_str().unwrap();
-    let Run {
-        code,
-        stdout: out,
-        stderr: err,
-    } = run(None, &["list", p, "--filter", "Game/Config/**", "--json"]);
-    assert_eq!(code, 0, "{err}");
-    let listing: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let listing: serde_json::Value =
+        run(None, &["list", p, "--filter", "Game/Config/**", "--json"])
+            .ok()
+            .doc();
     let paths: Vec<&str> = listing["files"]
         .as_array()
         .unwrap()
@@ -186,12 +183,10 @@ fn filter_get_and_unpack_on_a_folder() {
             "Game/Config/H.ini"
         ]
     );
-    let Run {
-        code, stdout: out, ..
-    } = run(None, &["list", p, "--filter", "*.uzenasset", "--json"]);
-    assert_eq!(code, 0);
     assert_eq!(
-        serde_json::from_str::<serde_json::Value>(&out).unwrap()["files"]
+        run(None, &["list", p, "--filter", "*.uzenasset", "--json"])
+            .ok()
+            .doc()["files"]
             .as_array()
             .unwrap()
             .len(),
@@ -200,9 +195,7 @@ fn filter_get_and_unpack_on_a_folder() {
 
     let target = root.join("got/F.ini");
     std::fs::create_dir_all(target.parent().unwrap()).unwrap();
-    let Run {
-        code, stderr: err, ..
-    } = run(
+    run(
         None,
         &[
             "get",
@@ -211,8 +204,8 @@ fn filter_get_and_unpack_on_a_folder() {
             "-o",
             target.to_str().unwrap(),
         ],
-    );
-    assert_eq!(code, 0, "{err}");
+    )
+    .ok();
     assert_eq!(std::fs::read(&target).unwrap(), b"B");
     // A path the view does not hold: the work failed (1); the arguments were fine.
     let missing = run(
@@ -232,9 +225,7 @@ fn filter_get_and_unpack_on_a_folder() {
     assert!(error["hint"].is_string(), "{error}");
 
     let out_dir = root.join("unpacked");
-    let Run {
-        code, stderr: err, ..
-    } = run(
+    run(
         None,
         &[
             "unpack",
@@ -243,26 +234,24 @@ fn filter_get_and_unpack_on_a_folder() {
             "--filter",
             "Game/Content/*",
         ],
-    );
-    assert_eq!(code, 0, "{err}");
+    )
+    .ok();
     assert_eq!(
         std::fs::read(out_dir.join("Game/Content/X.uzenasset")).unwrap(),
         b"patch"
     );
     assert!(!out_dir.join("Game/Config").exists());
     // A single .pak opens with its .utoc; a single .utoc with its .pak.
-    let Run {
-        code, stdout: out, ..
-    } = run(
+    let listed: Vec<String> = run(
         None,
         &[
             "list",
             paks.join("~mods/ModA_P.pak").to_str().unwrap(),
             "--json",
         ],
-    );
-    assert_eq!(code, 0);
-    let listed: Vec<String> = serde_json::from_str::<serde_json::Value>(&out).unwrap()["files"]
+    )
+    .ok()
+    .doc()["files"]
         .as_array()
         .unwrap()
         .iter()
@@ -273,11 +262,7 @@ fn filter_get_and_unpack_on_a_folder() {
             && listed.iter().any(|p| p.ends_with("/Z.uzenasset")),
         "{listed:?}"
     );
-    let Run {
-        code, stdout: out, ..
-    } = run(None, &["inspect", p, "--json"]);
-    assert_eq!(code, 0);
-    let summary: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let summary: serde_json::Value = run(None, &["inspect", p, "--json"]).ok().doc();
     assert_eq!(summary["sources"][3]["order"], 303);
     let _ = std::fs::remove_dir_all(&root);
 }

@@ -12,7 +12,6 @@
 use std::path::{Path, PathBuf};
 
 use crate::common::{self, run, Run};
-use serde_json::Value;
 use zenpak::iostore::container_header::StoreEntry;
 use zenpak::iostore::toc::{container_flags, Toc};
 use zenpak::iostore::{ContainerBuilder, ContainerOptions};
@@ -77,19 +76,11 @@ fn truncate_after_local(utoc: &Path) {
     std::fs::write(&ucas, &bytes[..end as usize]).unwrap();
 }
 
-fn json(out: &str) -> Value {
-    serde_json::from_str(out).unwrap_or_else(|e| panic!("{e}: {out}"))
-}
-
 /// `list --json`: path → remote.
 fn listed(utoc: &Path) -> Vec<(String, bool)> {
-    let Run {
-        code,
-        stdout: out,
-        stderr: err,
-    } = run(None, &["list", utoc.to_str().unwrap(), "--json"]);
-    assert_eq!(code, 0, "{err}");
-    json(&out)["files"]
+    run(None, &["list", utoc.to_str().unwrap(), "--json"])
+        .ok()
+        .doc()["files"]
         .as_array()
         .unwrap()
         .iter()
@@ -102,14 +93,11 @@ fn listed(utoc: &Path) -> Vec<(String, bool)> {
         .collect()
 }
 
-/// The JSON lines of a `--message-format json` run.
-fn json_lines(args: &[&str]) -> (i32, Vec<Value>) {
+/// A `--message-format json` run.
+fn json_run(args: &[&str]) -> Run {
     let mut all = vec!["--message-format", "json"];
     all.extend_from_slice(args);
-    let Run {
-        code, stdout: out, ..
-    } = run(None, &all);
-    (code, out.lines().map(json).collect())
+    run(None, &all)
 }
 
 #[test]
@@ -120,14 +108,8 @@ fn an_on_demand_container_lists_and_verifies_with_its_remote_chunks_named() {
     truncate_after_local(&utoc);
     flag_on_demand(&utoc, true);
 
-    let Run {
-        code,
-        stdout: out,
-        stderr: err,
-    } = run(None, &["inspect", u, "--json"]);
-    assert_eq!(code, 0, "{err}");
     assert_eq!(
-        json(&out)["flags"],
+        run(None, &["inspect", u, "--json"]).ok().doc()["flags"],
         serde_json::json!(["Indexed", "OnDemand"])
     );
 
@@ -140,23 +122,21 @@ fn an_on_demand_container_lists_and_verifies_with_its_remote_chunks_named() {
         .unwrap();
     assert!(header.1, "the header chunk was written last: {files:?}");
     // In text, the remote file's source is marked.
-    let Run {
-        code, stdout: out, ..
-    } = run(None, &["list", u]);
-    assert_eq!(code, 0);
-    let line = |path: &str| out.lines().find(|l| l.ends_with(path)).unwrap().to_string();
+    let text = run(None, &["list", u]);
+    text.ok();
+    let line = |path: &str| {
+        text.stdout
+            .lines()
+            .find(|l| l.ends_with(path))
+            .unwrap()
+            .to_string()
+    };
     assert!(line(REMOTE).contains("(remote)") && !line(LOCAL).contains("(remote)"));
     // The pak's file is local.
     assert!(files.iter().any(|(p, r)| p.ends_with(".ini") && !r));
 
     // verify: the local chunk is checked, the two remote ones counted and named.
-    let Run {
-        code,
-        stdout: out,
-        stderr: err,
-    } = run(None, &["verify", u, "--json"]);
-    assert_eq!(code, 0, "{out}{err}");
-    let report = json(&out);
+    let report = run(None, &["verify", u, "--json"]).ok().doc();
     assert_eq!(report["chunks_checked"], 1);
     assert_eq!(report["remote_chunks"], 2);
     assert_eq!(report["errors"].as_array().unwrap().len(), 0);
@@ -173,26 +153,23 @@ fn an_on_demand_container_lists_and_verifies_with_its_remote_chunks_named() {
 
     // unpack writes what is local and warns for each remote file.
     let out_dir = dir.as_ref().join("out");
-    let (code, lines) = json_lines(&["unpack", u, out_dir.to_str().unwrap()]);
-    assert_eq!(code, 0, "{lines:?}");
-    let warned: Vec<&Value> = lines
-        .iter()
-        .filter(|l| l["code"] == "on-demand-not-written")
-        .collect();
-    assert_eq!(warned.len(), 2, "{lines:?}");
+    let unpacked = json_run(&["unpack", u, out_dir.to_str().unwrap()]);
+    let warned = unpacked.ok().coded("warning", "on-demand-not-written");
+    assert_eq!(warned.len(), 2, "{}", unpacked.stdout);
     assert_eq!(std::fs::read(out_dir.join(LOCAL)).unwrap(), vec![1u8; 1000]);
     assert!(!out_dir.join(REMOTE).exists());
     assert!(out_dir.join("Game/Config/DefaultGame.ini").is_file());
 
     // get of a remote file fails (exit 1, `unsupported`) and writes nothing.
     let target = dir.as_ref().join("got.uzenasset");
-    let (code, lines) = json_lines(&["get", u, REMOTE, "-o", target.to_str().unwrap()]);
-    assert_eq!(code, 1, "{lines:?}");
+    let got = json_run(&["get", u, REMOTE, "-o", target.to_str().unwrap()]);
     assert!(
-        common::diagnostic_codes(&lines)
+        got.assert_code(1)
+            .codes("error")
             .iter()
             .any(|c| c == "unsupported"),
-        "{lines:?}"
+        "{}",
+        got.stdout
     );
     assert!(!target.exists());
 }
@@ -207,11 +184,10 @@ fn without_a_ucas_every_chunk_is_remote_and_without_the_flag_nothing_is() {
 
     // Not flagged: a truncated .ucas is corruption (exit 1), as before.
     truncate_after_local(&utoc);
-    let Run {
-        code, stdout: out, ..
-    } = run(None, &["verify", u, "--json"]);
-    assert_eq!(code, 1);
-    assert_eq!(json(&out)["remote_chunks"], 0);
+    assert_eq!(
+        run(None, &["verify", u, "--json"]).assert_code(1).doc()["remote_chunks"],
+        0
+    );
     assert!(listed(&utoc).iter().all(|(_, remote)| !remote));
 
     // Flagged and no .ucas at all: opens, every chunk remote.
@@ -220,27 +196,16 @@ fn without_a_ucas_every_chunk_is_remote_and_without_the_flag_nothing_is() {
     let files = listed(&utoc);
     let chunks = Toc::read_file(&utoc).unwrap().chunk_ids.len();
     assert_eq!(files.iter().filter(|(_, r)| *r).count(), chunks);
-    let Run {
-        code,
-        stdout: out,
-        stderr: err,
-    } = run(None, &["verify", u, "--json"]);
-    assert_eq!(code, 0, "{out}{err}");
-    let report = json(&out);
+    let report = run(None, &["verify", u, "--json"]).ok().doc();
     assert_eq!(report["remote_chunks"], chunks);
     assert_eq!(report["chunks_checked"], 0);
 
     // The whole .ucas back: every chunk local again, all checked.
     std::fs::write(&ucas, &bytes).unwrap();
     assert!(listed(&utoc).iter().all(|(_, remote)| !remote));
-    let Run {
-        code,
-        stdout: out,
-        stderr: err,
-    } = run(None, &["verify", u, "--json"]);
-    assert_eq!(code, 0, "{out}{err}");
-    assert_eq!(json(&out)["remote_chunks"], 0);
-    assert_eq!(json(&out)["chunks_checked"], chunks);
+    let report = run(None, &["verify", u, "--json"]).ok().doc();
+    assert_eq!(report["remote_chunks"], 0);
+    assert_eq!(report["chunks_checked"], chunks);
 }
 
 /// zenpak's writer never sets `OnDemand`, for any release.
@@ -261,13 +226,9 @@ fn the_writer_never_sets_the_on_demand_flag() {
             0,
             "{engine}"
         );
-        let Run {
-            code,
-            stdout: out,
-            stderr: err,
-        } = run(None, &["inspect", utoc.to_str().unwrap(), "--json"]);
-        assert_eq!(code, 0, "{err}");
-        assert!(!json(&out)["flags"]
+        assert!(!run(None, &["inspect", utoc.to_str().unwrap(), "--json"])
+            .ok()
+            .doc()["flags"]
             .as_array()
             .unwrap()
             .iter()
@@ -361,13 +322,9 @@ fn an_on_demand_toc_names_the_remote_chunks() {
     for version in [4u32, 8, 12] {
         let path = dir.as_ref().join(format!("v{version}.uondemandtoc"));
         std::fs::write(&path, on_demand_toc(version, &remote_ids)).unwrap();
-        let Run {
-            code,
-            stdout: out,
-            stderr: err,
-        } = run(None, &["inspect", path.to_str().unwrap(), "--json"]);
-        assert_eq!(code, 0, "v{version}: {err}");
-        let toc = json(&out);
+        let toc = run(None, &["inspect", path.to_str().unwrap(), "--json"])
+            .assert_code_for(0, format_args!("v{version}"))
+            .doc();
         assert_eq!(toc["version"], version);
         assert_eq!(toc["block_size"], 65536);
         let container = &toc["containers"][0];
@@ -396,8 +353,10 @@ fn an_on_demand_toc_names_the_remote_chunks() {
     let cut = dir.as_ref().join("cut.uondemandtoc");
     for len in [0, 7, 12, 40, bytes.len() / 2, bytes.len() - 1] {
         std::fs::write(&cut, &bytes[..len]).unwrap();
-        let (code, lines) = json_lines(&["inspect", cut.to_str().unwrap(), "--json"]);
-        assert_eq!(code, 1, "cut at {len}: {lines:?}");
+        // Refused, in JSON lines.
+        json_run(&["inspect", cut.to_str().unwrap(), "--json"])
+            .assert_code_for(1, format_args!("cut at {len}"))
+            .json();
     }
     // Versions whose layout is not described, and the later format: refused.
     for (name, bytes) in [
@@ -407,13 +366,15 @@ fn an_on_demand_toc_names_the_remote_chunks() {
     ] {
         let path = dir.as_ref().join(format!("{name}.uondemandtoc"));
         std::fs::write(&path, bytes).unwrap();
-        let (code, lines) = json_lines(&["inspect", path.to_str().unwrap(), "--json"]);
-        assert_eq!(code, 1, "{name}: {lines:?}");
+        let inspected = json_run(&["inspect", path.to_str().unwrap(), "--json"]);
         assert!(
-            common::diagnostic_codes(&lines)
+            inspected
+                .assert_code_for(1, name)
+                .codes("error")
                 .iter()
                 .any(|c| c == "unsupported"),
-            "{name}: {lines:?}"
+            "{name}: {}",
+            inspected.stdout
         );
     }
 }

@@ -15,7 +15,7 @@
 
 use std::path::Path;
 
-use crate::common::{self, run, Run};
+use crate::common::{self, run};
 use zenpak::pak::index::PakFooter;
 use zenpak::pak::{PakWriter, PakWriterOptions};
 use zenpak::version::PakVersion;
@@ -56,13 +56,9 @@ fn relabel(from: &Path, to: &Path, version: PakVersion) {
 }
 
 fn listed(pak: &Path) -> Vec<String> {
-    let Run {
-        code,
-        stdout: out,
-        stderr: err,
-    } = run(None, &["list", pak.to_str().unwrap(), "--json"]);
-    assert_eq!(code, 0, "{}: {err}", pak.display());
-    let listing: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let listing: serde_json::Value = run(None, &["list", pak.to_str().unwrap(), "--json"])
+        .assert_code_for(0, pak.display())
+        .doc();
     let mut paths: Vec<String> = listing["files"]
         .as_array()
         .unwrap()
@@ -98,15 +94,10 @@ fn version_12_stores_file_names_as_utf8_and_round_trips_them() {
 
     for pak in [&v11, &v12] {
         assert_eq!(listed(pak), expected(), "{}", pak.display());
-        let Run {
-            code, stderr: err, ..
-        } = run(None, &["verify", pak.to_str().unwrap()]);
-        assert_eq!(code, 0, "{}: {err}", pak.display());
+        run(None, &["verify", pak.to_str().unwrap()]).assert_code_for(0, pak.display());
         for (name, bytes) in FILES {
             let out = dir.join("got.bin");
-            let Run {
-                code, stderr: err, ..
-            } = run(
+            run(
                 None,
                 &[
                     "get",
@@ -115,8 +106,8 @@ fn version_12_stores_file_names_as_utf8_and_round_trips_them() {
                     "-o",
                     out.to_str().unwrap(),
                 ],
-            );
-            assert_eq!(code, 0, "{name}: {err}");
+            )
+            .assert_code_for(0, name);
             assert_eq!(std::fs::read(&out).unwrap(), bytes, "{name}");
         }
     }
@@ -138,20 +129,12 @@ fn versions_13_and_14_in_the_map_form_are_read() {
             version.has_pakchunk_index().then_some(3)
         );
         assert_eq!(listed(&pak), expected(), "{version}");
-        let Run {
-            code,
-            stdout: out,
-            stderr: err,
-        } = run(
+        let inspected = run(
             None,
             &["inspect", pak.to_str().unwrap(), "--message-format", "json"],
-        );
-        assert_eq!(code, 0, "{err}");
-        let inspected = out
-            .lines()
-            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-            .find(|l| l["reason"] == "inspected")
-            .unwrap_or_else(|| panic!("no inspected line in {out}"));
+        )
+        .ok()
+        .line_of("inspected");
         assert_eq!(inspected["version"], version.name(), "{inspected}");
     }
 }
@@ -170,17 +153,11 @@ fn a_newer_version_is_refused_naming_it() {
     bytes.extend_from_slice(&[0; 241]);
     let pak = dir.join("Newer.pak");
     std::fs::write(&pak, bytes).unwrap();
-    let Run {
-        code, stdout: out, ..
-    } = run(
+    let error = run(
         None,
         &["list", pak.to_str().unwrap(), "--message-format", "json"],
-    );
-    assert_eq!(code, 1, "{out}");
-    let error = out
-        .lines()
-        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-        .find(|l| l["reason"] == "diagnostic" && l["level"] == "error")
-        .unwrap_or_else(|| panic!("no error in {out}"));
+    )
+    .assert_code(1)
+    .error();
     assert_eq!(error["code"], "unsupported", "{error}");
 }

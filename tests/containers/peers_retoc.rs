@@ -4,7 +4,7 @@
 //! aligned to 16 bytes but stores the blocks back to back, so an aligned
 //! range reaches into the next block or past the end of the `.ucas`.
 
-use crate::common::{self, run, Run};
+use crate::common::{self, run};
 use std::path::{Path, PathBuf};
 
 struct Peer {
@@ -66,13 +66,9 @@ fn list_gives_what_retoc_was_given() {
     let pak = utoc.with_extension("pak");
     let folder = utoc.parent().unwrap().to_path_buf();
     for source in [&utoc, &pak, &folder] {
-        let Run {
-            code,
-            stdout: out,
-            stderr: err,
-        } = run(None, &["list", source.to_str().unwrap(), "--json"]);
-        assert_eq!(code, 0, "{}: {err}", source.display());
-        let listing: serde_json::Value = serde_json::from_str(&out).unwrap();
+        let listing: serde_json::Value = run(None, &["list", source.to_str().unwrap(), "--json"])
+            .assert_code_for(0, source.display())
+            .doc();
         let files = listing["files"].as_array().unwrap();
         let mut paths: Vec<String> = files
             .iter()
@@ -107,38 +103,29 @@ fn list_gives_what_retoc_was_given() {
 fn verify_accepts_retoc_layout_with_a_note() {
     let Some(peer) = Peer::get() else { return };
     for (utoc, chunks) in [(peer.mod_utoc(), 6), (peer.global_utoc(), 1)] {
-        let Run {
-            code,
-            stdout: out,
-            stderr: err,
-        } = run(
+        let report = run(
             None,
             &["verify", utoc.to_str().unwrap(), "--message-format", "json"],
-        );
-        assert_eq!(code, 0, "{}: {out}{err}", utoc.display());
-        let lines = common::json_lines(&out);
-        let report = lines.iter().find(|l| l["reason"] == "verified").unwrap();
-        assert_eq!(report["errors"].as_array().unwrap().len(), 0, "{out}");
+        )
+        .assert_code_for(0, utoc.display())
+        .line_of("verified");
+        assert_eq!(report["errors"].as_array().unwrap().len(), 0, "{report}");
         assert_eq!(report["chunks_checked"], chunks);
         let notes = report["notes"].as_array().unwrap();
         assert!(
             notes.iter().any(|n| n["code"] == "unpadded-blocks"),
-            "{out}"
+            "{report}"
         );
         // The human report shows the note only with --verbose.
-        let Run {
-            code,
-            stderr: plain,
-            ..
-        } = run(None, &["verify", utoc.to_str().unwrap()]);
-        assert_eq!(code, 0);
-        let Run {
-            code,
-            stderr: verbose,
-            ..
-        } = run(None, &["verify", "-v", utoc.to_str().unwrap()]);
-        assert_eq!(code, 0);
-        assert!(plain.lines().count() < verbose.lines().count(), "{verbose}");
+        let plain = run(None, &["verify", utoc.to_str().unwrap()]);
+        plain.ok();
+        let verbose = run(None, &["verify", "-v", utoc.to_str().unwrap()]);
+        verbose.ok();
+        assert!(
+            plain.stderr.lines().count() < verbose.stderr.lines().count(),
+            "{}",
+            verbose.stderr
+        );
     }
 }
 
@@ -149,17 +136,15 @@ fn unpack_and_get_give_the_inputs_back() {
     let Some(peer) = Peer::get() else { return };
     let dir = common::temp_dir("peer-unpack");
     let out_dir = dir.join("out");
-    let Run {
-        code, stderr: err, ..
-    } = run(
+    run(
         None,
         &[
             "unpack",
             peer.mod_utoc().to_str().unwrap(),
             out_dir.to_str().unwrap(),
         ],
-    );
-    assert_eq!(code, 0, "{err}");
+    )
+    .ok();
     let files = common::files_under(&out_dir);
     let mut names: Vec<String> = files
         .keys()
@@ -177,9 +162,7 @@ fn unpack_and_get_give_the_inputs_back() {
     for (path, _) in PACKAGES.iter().filter(|(_, bulk)| *bulk) {
         let file = format!("{path}.ubulk");
         let out = dir.join(base_name(&file));
-        let Run {
-            code, stderr: err, ..
-        } = run(
+        run(
             None,
             &[
                 "get",
@@ -188,25 +171,23 @@ fn unpack_and_get_give_the_inputs_back() {
                 "-o",
                 out.to_str().unwrap(),
             ],
-        );
-        assert_eq!(code, 0, "{err}");
+        )
+        .ok();
         assert_eq!(std::fs::read(&out).unwrap(), peer.input(base_name(&file)));
     }
 
     // The global container: its one chunk is ScriptObjects.bin, whose last
     // block's aligned range ends past the end of the .ucas.
     let global_dir = dir.join("global");
-    let Run {
-        code, stderr: err, ..
-    } = run(
+    run(
         None,
         &[
             "unpack",
             peer.global_utoc().to_str().unwrap(),
             global_dir.to_str().unwrap(),
         ],
-    );
-    assert_eq!(code, 0, "{err}");
+    )
+    .ok();
     let files = common::files_under(&global_dir);
     assert_eq!(files.len(), 1);
     let script_objects = std::fs::read(peer.corpus.join("retoc/UE5.3/ScriptObjects.bin")).unwrap();
@@ -232,9 +213,7 @@ fn extract_with_retoc_global_container() {
         .unwrap();
     }
     let out_dir = dir.join("out");
-    let Run {
-        code, stderr: err, ..
-    } = run(
+    run(
         None,
         &[
             "extract",
@@ -247,8 +226,8 @@ fn extract_with_retoc_global_container() {
             "-o",
             out_dir.to_str().unwrap(),
         ],
-    );
-    assert_eq!(code, 0, "{err}");
+    )
+    .ok();
     let files = common::files_under(&out_dir);
     let quinn = "Game/Content/Characters/Mannequins/Textures/Quinn/T_Quinn_01_D";
     for ext in ["uasset", "uexp", "ubulk"] {
@@ -270,39 +249,29 @@ fn extract_with_retoc_global_container() {
 #[test]
 fn inspect_reads_the_container_and_its_packages() {
     let Some(peer) = Peer::get() else { return };
-    let Run {
-        code,
-        stdout: out,
-        stderr: err,
-    } = run(
+    let summary: serde_json::Value = run(
         None,
         &["inspect", "--json", peer.mod_utoc().to_str().unwrap()],
-    );
-    assert_eq!(code, 0, "{err}");
-    let summary: serde_json::Value = serde_json::from_str(&out).unwrap();
+    )
+    .ok()
+    .doc();
     assert_eq!(summary["chunk_count"], 6);
     assert_eq!(summary["container_header"]["packages"], 3);
     assert_eq!(summary["indexed_files"], 5);
 
     let dir = common::temp_dir("peer-inspect");
-    let Run {
-        code, stderr: err, ..
-    } = run(
+    run(
         None,
         &[
             "unpack",
             peer.mod_utoc().to_str().unwrap(),
             dir.to_str().unwrap(),
         ],
-    );
-    assert_eq!(code, 0, "{err}");
+    )
+    .ok();
     for (path, _) in PACKAGES {
         let file: PathBuf = Path::new(&*dir).join(format!("{path}.uzenasset"));
-        let Run {
-            code,
-            stdout: out,
-            stderr: err,
-        } = run(
+        let _: serde_json::Value = run(
             None,
             &[
                 "inspect",
@@ -311,8 +280,8 @@ fn inspect_reads_the_container_and_its_packages() {
                 "5.6",
                 file.to_str().unwrap(),
             ],
-        );
-        assert_eq!(code, 0, "{path}: {err}");
-        let _: serde_json::Value = serde_json::from_str(&out).unwrap();
+        )
+        .assert_code_for(0, path)
+        .doc();
     }
 }

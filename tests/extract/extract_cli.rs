@@ -3,7 +3,7 @@
 //! the script objects, and a container with the packages they import),
 //! extracted by the real binary.
 
-use crate::common::{self, run, Run};
+use crate::common::{self, run};
 use crate::extract_game;
 
 use std::collections::BTreeSet;
@@ -153,7 +153,7 @@ fn extracts_every_corpus_container() {
         let _ = &script_objects;
         args.extend(["--message-format", "json"]);
         let extracted = run(None, &args);
-        let summary = extracted.ok().lines_of("extracted").remove(0);
+        let summary = extracted.ok().line_of("extracted");
         let names: BTreeSet<u64> = game
             .packages
             .iter()
@@ -281,10 +281,7 @@ fn filters_and_dependencies_select_packages() {
         "--filter",
         "/Game/FirstPerson/Blueprints/Widgets/**",
     ];
-    let Run {
-        code, stderr: err, ..
-    } = run(None, &[&base[..], &["-o", out.to_str().unwrap()]].concat());
-    assert_eq!(code, 0, "{err}");
+    run(None, &[&base[..], &["-o", out.to_str().unwrap()]].concat()).ok();
     let files = listed(&out);
     let headers: Vec<&String> = files.iter().filter(|f| f.ends_with(".uasset")).collect();
     assert!(!headers.is_empty());
@@ -298,13 +295,11 @@ fn filters_and_dependencies_select_packages() {
     assert!(!files.contains("TestGame/Config/DefaultMod.ini"));
 
     let with = dir.join("with-deps");
-    let Run {
-        code, stderr: err, ..
-    } = run(
+    run(
         None,
         &[&base[..], &["-o", with.to_str().unwrap(), "--with-deps"]].concat(),
-    );
-    assert_eq!(code, 0, "{err}");
+    )
+    .ok();
     let more = listed(&with);
     assert!(more.len() > files.len(), "dependencies add packages");
     // Exactly the selection's imports, transitively, among the container's packages.
@@ -360,17 +355,6 @@ fn filters_and_dependencies_select_packages() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-fn with_code<'a>(
-    lines: &'a [serde_json::Value],
-    level: &str,
-    code: &str,
-) -> Vec<&'a serde_json::Value> {
-    lines
-        .iter()
-        .filter(|l| l["reason"] == "diagnostic" && l["level"] == level && l["code"] == code)
-        .collect()
-}
-
 /// Unresolved imports are one diagnostic per importing package, never one
 /// per import: a failure each without `--allow-unresolved`, a warning each with.
 #[test]
@@ -392,28 +376,19 @@ fn unresolved_imports_are_reported_once_per_package() {
         "-o",
         out.to_str().unwrap(),
     ];
-    let Run {
-        code,
-        stdout: text,
-        stderr: err,
-    } = run(None, &args);
-    assert_eq!(code, 1, "{err}");
-    let lines = common::json_lines(&text);
-    let summary = lines.iter().find(|l| l["reason"] == "extracted").unwrap();
+    let failed = run(None, &args);
+    let summary = failed.assert_code(1).line_of("extracted");
     let packages = summary["unresolved_packages"].as_u64().unwrap() as usize;
     let imports = summary["unresolved_imports"].as_u64().unwrap() as usize;
     assert!(packages > 0 && imports > packages, "{summary}");
     assert_eq!(summary["failed_packages"], packages, "{summary}");
     // All of them listed in JSON, one note per package.
-    let notes = with_code(&lines, "note", "unresolved-import");
+    let notes = failed.coded("note", "unresolved-import");
     assert_eq!(notes.len(), packages);
     let named: BTreeSet<&str> = notes.iter().map(|n| n["file"].as_str().unwrap()).collect();
     assert_eq!(named.len(), packages, "one per package");
     // One error per failed package, in the import map.
-    let errors: Vec<_> = lines
-        .iter()
-        .filter(|l| l["reason"] == "diagnostic" && l["level"] == "error")
-        .collect();
+    let errors = failed.diagnostics("error");
     assert_eq!(errors.len(), packages);
     assert!(errors.iter().all(|e| e["structure"]
         .as_array()
@@ -422,33 +397,22 @@ fn unresolved_imports_are_reported_once_per_package() {
         .any(|s| s == "import map")));
     assert_eq!(summary["failures"].as_array().unwrap().len(), packages);
 
-    let Run {
-        code,
-        stdout: text,
-        stderr: err,
-    } = run(
+    let allowed = run(
         None,
         &[&args[..], &["--allow-unresolved", "--force"]].concat(),
     );
-    assert_eq!(code, 0, "{err}");
-    let lines = common::json_lines(&text);
-    let summary = lines.iter().find(|l| l["reason"] == "extracted").unwrap();
+    let summary = allowed.ok().line_of("extracted");
     assert_eq!(summary["packages"], 167, "{summary}");
     assert_eq!(summary["unresolved_packages"], packages, "{summary}");
     assert_eq!(summary["unresolved_imports"], imports, "{summary}");
-    let warnings = with_code(&lines, "warning", "unresolved-import");
+    let warnings = allowed.coded("warning", "unresolved-import");
     assert_eq!(warnings.len(), packages);
-    let all_warnings = lines
-        .iter()
-        .filter(|l| l["reason"] == "diagnostic" && l["level"] == "warning")
-        .count();
+    let all_warnings = allowed.diagnostics("warning").len();
 
     // Human output: the same warnings, one line each (no line per import).
     let human = [&args[2..], &["--allow-unresolved", "--force", "--verbose"]].concat();
-    let Run {
-        code, stderr: err, ..
-    } = run(None, &human);
-    assert_eq!(code, 0, "{err}");
+    let human = run(None, &human);
+    let err = &human.ok().stderr;
     let lines = err.lines().filter(|l| l.starts_with("warning:")).count();
     assert_eq!(lines, all_warnings, "{err}");
     assert!(lines < imports);
@@ -491,28 +455,21 @@ fn extract_inside_a_mod_uses_its_engine_and_the_game_folder() {
         run(Some(cwd), &args)
     };
     // No mod.toml and no --engine: a usage error.
-    let Run {
-        code, stderr: err, ..
-    } = run_in(&repo, &install);
-    assert_eq!(code, 2, "{err}");
+    run_in(&repo, &install).assert_code(2);
     std::fs::write(
         repo.join("mod.toml"),
         "[mod]\nname = \"MyMod\"\nversion = \"1\"\n[game]\nengine = \"5.1\"\nproject = \"TestGame\"\n",
     )
     .unwrap();
     for game_dir in [install.clone(), content.clone(), content.join("Paks")] {
-        let Run {
-            code,
-            stdout: text,
-            stderr: err,
-        } = run_in(&repo, &game_dir);
-        assert_eq!(code, 0, "{}: {err}", game_dir.display());
-        let lines = common::json_lines(&text);
-        let summary = lines.iter().find(|l| l["reason"] == "extracted").unwrap();
+        let extracted = run_in(&repo, &game_dir);
+        let summary = extracted
+            .assert_code_for(0, game_dir.display())
+            .line_of("extracted");
         assert_eq!(summary["packages"], 167, "{summary}");
         assert_eq!(summary["unresolved_packages"], 0, "{summary}");
         assert!(summary["script_objects"].as_u64().unwrap() > 0, "{summary}");
-        let adjusted = with_code(&lines, "note", "game-dir-adjusted");
+        let adjusted = extracted.coded("note", "game-dir-adjusted");
         assert_eq!(
             adjusted.len(),
             usize::from(game_dir != install),
@@ -522,10 +479,7 @@ fn extract_inside_a_mod_uses_its_engine_and_the_game_folder() {
     }
     // A broken mod.toml is said, not passed over.
     std::fs::write(repo.join("mod.toml"), "[game]\nengine = \"9.9\"\n").unwrap();
-    let Run {
-        code, stderr: err, ..
-    } = run_in(&repo, &install);
-    assert_eq!(code, 2, "{err}");
+    run_in(&repo, &install).assert_code(2);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -555,10 +509,7 @@ fn output_folder_rules() {
     let error = refused.assert_code(2).error();
     assert_eq!(error["code"], "usage", "{error}");
     assert!(error["hint"].is_string(), "{error}");
-    let Run {
-        code, stderr: err, ..
-    } = run(None, &[&args[..], &["--force", "--json"]].concat());
-    assert_eq!(code, 0, "{err}");
+    run(None, &[&args[..], &["--force", "--json"]].concat()).ok();
     assert_eq!(std::fs::read(out.join("mine.txt")).unwrap(), b"keep me");
     assert!(
         !listed(&out).iter().any(|f| f.contains("zenpak-tmp")),
@@ -566,9 +517,7 @@ fn output_folder_rules() {
     );
     let file = dir.join("a-file");
     std::fs::write(&file, b"x").unwrap();
-    let Run {
-        code, stderr: err, ..
-    } = run(
+    run(
         None,
         &[
             "extract",
@@ -578,8 +527,8 @@ fn output_folder_rules() {
             "-o",
             file.to_str().unwrap(),
         ],
-    );
-    assert_eq!(code, 2, "{err}");
+    )
+    .assert_code(2);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -731,10 +680,7 @@ fn extracts_a_whole_paks_folder_in_mount_order() {
         folder.to_str().unwrap(),
     ];
     // Without the key the encrypted patch cannot be read: a clean error.
-    let Run {
-        code, stderr: err, ..
-    } = run(None, &args);
-    assert_eq!(code, 1, "{err}");
+    run(None, &args).assert_code(1);
     let error = run(None, &[&args[..], &["--message-format", "json"]].concat())
         .assert_code(1)
         .error();
@@ -749,7 +695,7 @@ fn extracts_a_whole_paks_folder_in_mount_order() {
         ]
         .concat(),
     );
-    let summary = extracted.ok().lines_of("extracted").remove(0);
+    let summary = extracted.ok().line_of("extracted");
     assert!(
         extracted.codes("warning").is_empty(),
         "{}",

@@ -30,7 +30,7 @@ fn convert_inspect_and_diff_from_the_command_line() {
             "--store-entry",
             entry.to_str().unwrap(),
         ]));
-        assert!(status.code == 0, "{}", status.stderr);
+        status.ok();
         let store: serde_json::Value =
             serde_json::from_slice(&std::fs::read(&entry).unwrap()).unwrap();
         assert!(store["package_name"].as_str().unwrap().starts_with('/'));
@@ -42,7 +42,7 @@ fn convert_inspect_and_diff_from_the_command_line() {
             "5.7",
             "--json",
         ]));
-        assert!(inspect.code == 0, "{}", inspect.stderr);
+        inspect.ok();
         let json: serde_json::Value = serde_json::from_str(&inspect.stdout).unwrap();
         assert_eq!(json["kind"], "zen-package");
         assert_eq!(json["package_name"], store["package_name"]);
@@ -57,7 +57,7 @@ fn convert_inspect_and_diff_from_the_command_line() {
         "--engine",
         "5.6",
     ]));
-    assert!(same.code == 0);
+    same.ok();
     let mut bytes = std::fs::read(&engine_file).unwrap();
     let package = zenpak::zen::ZenPackage::read(&bytes, zenpak::EngineVersion::UE5_6).unwrap();
     let export_map = package.summary.export_map_offset as usize;
@@ -73,8 +73,8 @@ fn convert_inspect_and_diff_from_the_command_line() {
         "--message-format",
         "json",
     ]));
-    assert_eq!(Some(diff.code), Some(1));
-    let first = &diff.lines_of("diff")[0]["first_difference"];
+    diff.assert_code(1);
+    let first = &diff.line_of("diff")["first_difference"];
     assert_eq!(first["section"], "exports", "{first}");
     assert_eq!(first["entry"], 0, "{first}");
     assert_eq!(first["field"], "cooked_serial_size", "{first}");

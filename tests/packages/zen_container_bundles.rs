@@ -69,7 +69,7 @@ fn build(dir: &Path, extra: &[&str], threads: &str) {
             ])
             .args(extra),
     );
-    assert_eq!(Some(out.code), Some(0), "build: {}", out.stderr);
+    out.ok();
 }
 
 /// `zenpak verify --json`: exit code and the report.
@@ -199,13 +199,7 @@ fn clay_development_build_relays_packages_whose_bundles_change() {
         "--message-format",
         "json",
     ]));
-    assert_eq!(Some(out.code), Some(0));
-    let summary = out
-        .stdout
-        .lines()
-        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-        .find(|v| v["reason"] == "build-finished")
-        .expect("a build-finished line");
+    let summary = out.ok().line_of("build-finished");
     assert_eq!(summary["layout"], "extended", "{summary}");
 
     // What the pass gives the 166 packages that remain.
@@ -259,7 +253,7 @@ fn clay_packages_converted_alone_keep_the_per_package_rule() {
                 .args(["convert", path.to_str().unwrap(), "--engine", "5.1", "-o"])
                 .arg(&target),
         );
-        assert_eq!(Some(out.code), Some(0), "{}", out.stderr);
+        out.ok();
         let bytes = std::fs::read(&target).unwrap();
         let package = zenpak::zen::ZenPackage::read(&bytes, EngineVersion::UE5_1).unwrap();
         assert_eq!(package.export_bundle_headers.len(), 1, "{name}");
@@ -365,7 +359,7 @@ fn export_outer_cycles_are_refused() {
             "--message-format",
             "json",
         ]));
-        assert_eq!(Some(out.code), Some(1), "{command}");
+        out.assert_code_for(1, command);
         let diagnostics = out.lines_of("diagnostic");
         assert!(
             diagnostics

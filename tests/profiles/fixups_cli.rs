@@ -5,7 +5,7 @@ use crate::fixups_support;
 
 use fixups_support::common;
 
-use common::{run, Run};
+use common::run;
 
 #[test]
 fn inspect_mappings_shows_counts() {
@@ -103,7 +103,7 @@ fn convert_with_marvel_rivals_profile() {
             "json",
         ],
     );
-    let converted = &out.ok().lines_of("converted")[0];
+    let converted = &out.ok().line_of("converted");
     // Two fixups of export 0 (their fields are checked on the preview below).
     assert_eq!(
         converted["fixups"].as_array().unwrap().len(),
@@ -196,7 +196,7 @@ fn convert_with_marvel_rivals_profile() {
     assert_eq!(common::file_tail(&error, 1), "SKM_Quinn_Simple.uasset");
     assert!(error["hint"].is_string(), "{error}");
     // An unknown profile is a usage error.
-    let Run { code, .. } = run(
+    run(
         None,
         &[
             "convert",
@@ -208,7 +208,7 @@ fn convert_with_marvel_rivals_profile() {
             "-o",
             "x",
         ],
-    );
-    assert_eq!(code, 2);
+    )
+    .assert_code(2);
     std::fs::remove_dir_all(&tmp).ok();
 }

@@ -1,6 +1,6 @@
 //! Mutated property data and mutated mappings: the walker gives clean errors, never panics.
 
-use crate::common::{self, run, Run};
+use crate::common::{self, run};
 
 use std::collections::BTreeMap;
 
@@ -193,7 +193,7 @@ fn damaged_mappings_through_the_binary_never_panic() {
     let usmap = dir.path().join("damaged.usmap");
     let run = |bytes: &[u8]| {
         std::fs::write(&usmap, bytes).unwrap();
-        let Run { code, stderr, .. } = run(
+        run(
             None,
             &[
                 "inspect",
@@ -204,20 +204,18 @@ fn damaged_mappings_through_the_binary_never_panic() {
                 usmap.to_str().unwrap(),
                 "--properties",
             ],
-        );
-        (Some(code), stderr)
+        )
     };
     // Cut short: the mappings cannot be read, exit 1.
-    let (code, err) = run(&plain[..plain.len() * 2 / 3]);
-    assert_eq!(code, Some(1), "{err}");
+    run(&plain[..plain.len() * 2 / 3]).assert_code(1);
     // Bytes flipped where the structs are: read or refused, never a panic.
     let mut seed = 0x9E37_79B9_7F4A_7C15u64;
     for _ in 0..12 {
         let mut m = plain.clone();
         let at = m.len() / 2 + (next(&mut seed) as usize) % (m.len() / 2);
         m[at] ^= (next(&mut seed) >> 32) as u8 | 1;
-        let (code, err) = run(&m);
-        assert!(matches!(code, Some(0 | 1)), "exit {code:?}: {err}");
+        let flipped = run(&m);
+        assert!(matches!(flipped.code, 0 | 1), "{}", flipped.text());
     }
 }
 
@@ -302,17 +300,10 @@ fn structurally_damaged_mappings_through_the_binary() {
                 usmap.to_str().unwrap(),
                 "--properties",
             ];
-            let Run {
-                code, stderr: err, ..
-            } = run(None, &args);
-            assert_eq!(code, 0, "{package}, {what}: {err}");
-            let Run {
-                code,
-                stdout: out,
-                stderr: err,
-            } = run(None, &[&args[..], &["--json"]].concat());
-            assert_eq!(code, 0, "{package}, {what}: {err}");
-            let report: serde_json::Value = serde_json::from_str(&out).unwrap();
+            run(None, &args).assert_code_for(0, format_args!("{package}, {what}"));
+            let report = run(None, &[&args[..], &["--json"]].concat())
+                .assert_code_for(0, format_args!("{package}, {what}"))
+                .doc();
             let exports = report["exports"].as_array().unwrap();
             let failed: Vec<&str> = exports
                 .iter()
@@ -398,11 +389,7 @@ fn a_struct_that_contains_itself_stops_at_the_nesting_limit() {
         }
         let package = dir.join("SKM_Quinn_Simple.uasset");
         std::fs::write(package.with_extension("uexp"), &data).unwrap();
-        let Run {
-            code,
-            stdout: out,
-            stderr: err,
-        } = run(
+        let report = run(
             None,
             &[
                 "inspect",
@@ -414,9 +401,9 @@ fn a_struct_that_contains_itself_stops_at_the_nesting_limit() {
                 "--properties",
                 "--json",
             ],
-        );
-        assert_eq!(code, 0, "{err}");
-        let report: serde_json::Value = serde_json::from_str(&out).unwrap();
+        )
+        .ok()
+        .doc();
         let failed = &report["exports"][0]["failed"];
         assert_eq!(failed["code"], "format", "{failed}");
         assert!(

@@ -7,18 +7,14 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::cli_output::{built_example as example, json};
+use crate::common::Run;
 
 fn s(p: &Path) -> &str {
     p.to_str().unwrap()
 }
 
-fn added(lines: &[Value]) -> &Vec<Value> {
-    lines
-        .iter()
-        .find(|l| l["reason"] == "added")
-        .expect("an `added` line")["packages"]
-        .as_array()
-        .unwrap()
+fn added(run: &Run) -> Vec<Value> {
+    run.line_of("added")["packages"].as_array().unwrap().clone()
 }
 
 #[test]
@@ -34,12 +30,11 @@ fn add_places_a_package_and_its_companions_by_its_name() {
     let place = repo.join("Cooked/HelloGame/Content/LevelPrototyping/Meshes");
 
     // From another folder, naming the mod with --to, and a companion file.
-    let lines = json(
+    let packages = added(&json(
         &elsewhere,
         &["add", s(&source.with_extension("uexp")), "--to", s(&repo)],
         0,
-    );
-    let packages = added(&lines);
+    ));
     assert_eq!(packages.len(), 1);
     assert_eq!(
         packages[0]["package"],
@@ -58,23 +53,23 @@ fn add_places_a_package_and_its_companions_by_its_name() {
     assert_eq!(packages[0]["files"].as_array().unwrap().len(), 3);
 
     // Again, from inside the mod: the same bytes are there, nothing to do.
-    let lines = json(&repo, &["add", s(&source)], 0);
-    assert_eq!(added(&lines)[0]["copied"], false);
+    assert_eq!(
+        added(&json(&repo, &["add", s(&source)], 0))[0]["copied"],
+        false
+    );
 
     // The build takes it at that path, under that name.
-    let lines = json(&repo, &["build"], 0);
-    assert!(lines.iter().any(|l| l["reason"] == "package"
-        && l["package"] == "/Game/LevelPrototyping/Meshes/SM_Cube"
-        && l["path"] == "HelloGame/Content/LevelPrototyping/Meshes/SM_Cube.uasset"));
+    let built = json(&repo, &["build"], 0);
+    assert!(built
+        .lines_of("package")
+        .iter()
+        .any(|l| l["package"] == "/Game/LevelPrototyping/Meshes/SM_Cube"
+            && l["path"] == "HelloGame/Content/LevelPrototyping/Meshes/SM_Cube.uasset"));
 
     // Other bytes at the destination: refused, named, left as they were.
     let uexp = place.join("SM_Cube.uexp");
     std::fs::write(&uexp, b"another package's export data").unwrap();
-    let lines = json(&repo, &["add", s(&source)], 1);
-    let refusal = lines
-        .iter()
-        .find(|l| l["reason"] == "diagnostic" && l["level"] == "error")
-        .unwrap();
+    let refusal = json(&repo, &["add", s(&source)], 1).error();
     assert_eq!(refusal["code"], "not-owned");
     assert!(refusal["message"].as_str().unwrap().contains(s(&uexp)));
     assert_eq!(

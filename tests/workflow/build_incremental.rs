@@ -11,7 +11,7 @@ pub(crate) fn corpus_mod(corpus: &Path, parent: &Path) -> PathBuf {
         Some(parent),
         &["new", "Repro", "--engine", "5.6", "--project", "Proj"],
     );
-    assert!(out.code == 0, "{}", out.stderr);
+    out.ok();
     let repo = parent.join("Repro");
     let content = repo.join("Cooked/Proj/Content");
     // Each where the package says it was cooked.
@@ -32,13 +32,6 @@ pub(crate) fn corpus_mod(corpus: &Path, parent: &Path) -> PathBuf {
     repo
 }
 
-pub(crate) fn finished(lines: &[serde_json::Value]) -> &serde_json::Value {
-    lines
-        .iter()
-        .find(|l| l["reason"] == "build-finished")
-        .expect("a build-finished line")
-}
-
 fn artifact_sums(line: &serde_json::Value) -> Vec<String> {
     line["artifacts"]
         .as_array()
@@ -57,12 +50,10 @@ fn builds_are_reproducible_and_incremental() {
     let repo = corpus_mod(&corpus, dir.path());
 
     let first = run(Some(&repo), &["build", "--message-format", "json"]);
-    assert!(first.code == 0, "{}", first.stderr);
-    let first = first.json();
-    let done = finished(&first);
+    let done = first.ok().line_of("build-finished");
     assert_eq!(done["converted"], 3);
-    assert_eq!(first.iter().filter(|l| l["reason"] == "package").count(), 3);
-    let sums = artifact_sums(done);
+    assert_eq!(first.lines_of("package").len(), 3);
+    let sums = artifact_sums(&done);
     assert_eq!(sums.len(), 3);
     // Each reported hash is the BLAKE3 of the file's bytes (the `.ucas`'s is
     // taken while it is written, the others' by reading the file).
@@ -79,26 +70,25 @@ fn builds_are_reproducible_and_incremental() {
     // Nothing changed: nothing converted, nothing rewritten.
     let utoc = repo.join("target/Repro_P.utoc");
     let written_at = std::fs::metadata(&utoc).unwrap().modified().unwrap();
-    let again = run(Some(&repo), &["build", "--message-format", "json"]).json();
-    assert_eq!(finished(&again)["converted"], 0);
-    assert_eq!(finished(&again)["up_to_date"], true);
+    let again = run(Some(&repo), &["build", "--message-format", "json"]);
+    assert_eq!(again.line_of("build-finished")["converted"], 0);
+    assert_eq!(again.line_of("build-finished")["up_to_date"], true);
     assert_eq!(
         std::fs::metadata(&utoc).unwrap().modified().unwrap(),
         written_at
     );
 
     // A clean rebuild from scratch gives the same bytes.
-    assert!((run(Some(&repo), &["clean", "--quiet"]).code == 0));
+    run(Some(&repo), &["clean", "--quiet"]).ok();
     assert!(!repo.join("target").exists());
-    let fresh = run(Some(&repo), &["build", "--message-format", "json"]).json();
-    assert_eq!(artifact_sums(finished(&fresh)), sums);
+    let fresh = run(Some(&repo), &["build", "--message-format", "json"]);
+    assert_eq!(artifact_sums(&fresh.line_of("build-finished")), sums);
     let forced = run(
         Some(&repo),
         &["build", "--force", "--message-format", "json"],
-    )
-    .json();
-    assert_eq!(finished(&forced)["converted"], 3);
-    assert_eq!(artifact_sums(finished(&forced)), sums);
+    );
+    assert_eq!(forced.line_of("build-finished")["converted"], 3);
+    assert_eq!(artifact_sums(&forced.line_of("build-finished")), sums);
 
     // One file changed: only its package is converted again.
     let uexp = repo.join("Cooked/Proj/Content/LevelPrototyping/Meshes/SM_Cube.uexp");
@@ -106,11 +96,12 @@ fn builds_are_reproducible_and_incremental() {
     let last = bytes.len() - 5;
     bytes[last] ^= 0x01;
     std::fs::write(&uexp, &bytes).unwrap();
-    let changed = run(Some(&repo), &["build", "--message-format", "json"]).json();
-    assert_eq!(finished(&changed)["converted"], 1);
-    let reconverted: Vec<&serde_json::Value> = changed
-        .iter()
-        .filter(|l| l["reason"] == "package" && l["reused"] == false)
+    let changed = run(Some(&repo), &["build", "--message-format", "json"]);
+    assert_eq!(changed.line_of("build-finished")["converted"], 1);
+    let reconverted: Vec<serde_json::Value> = changed
+        .lines_of("package")
+        .into_iter()
+        .filter(|l| l["reused"] == false)
         .collect();
     assert_eq!(reconverted.len(), 1);
     assert!(reconverted[0]["package"]
@@ -119,21 +110,21 @@ fn builds_are_reproducible_and_incremental() {
         .ends_with("/SM_Cube"));
     // A development rebuild extends the previous .ucas: the unchanged
     // chunks stay where they were, the changed package's are appended.
-    let done = finished(&changed);
+    let done = changed.line_of("build-finished");
     assert_eq!(done["layout"], "extended");
     assert_eq!(done["artifacts"][1]["blake3"], serde_json::Value::Null);
     let ucas = repo.join("target/Repro_P.ucas");
     let extended_len = std::fs::metadata(&ucas).unwrap().len();
     assert!(done["reused_chunks"].as_u64().unwrap() > 0, "{done}");
     let verify = run(Some(&repo), &["verify", "target/Repro_P.utoc"]);
-    assert!(verify.code == 0, "{}", verify.stderr);
+    verify.ok();
     let unpack = |name: &str| {
         let to = dir.path().join(name);
         let out = run(
             Some(&repo),
             &["unpack", "target/Repro_P.utoc", to.to_str().unwrap()],
         );
-        assert!(out.code == 0, "{}", out.stderr);
+        out.ok();
         common::files_under(&to)
     };
     let extended_files = unpack("unpacked-extended");
@@ -145,37 +136,31 @@ fn builds_are_reproducible_and_incremental() {
     let release = run(
         Some(&repo),
         &["build", "--release", "--message-format", "json"],
-    )
-    .json();
-    assert_eq!(finished(&release)["layout"], "canonical");
-    assert_eq!(finished(&release)["converted"], 0);
+    );
+    assert_eq!(release.line_of("build-finished")["layout"], "canonical");
+    assert_eq!(release.line_of("build-finished")["converted"], 0);
     assert!(std::fs::metadata(&ucas).unwrap().len() < extended_len);
     let reconverted_all = run(
         Some(&repo),
         &["build", "--force", "--message-format", "json"],
-    )
-    .json();
-    assert_eq!(finished(&reconverted_all)["converted"], 3);
-    assert_eq!(
-        artifact_sums(finished(&reconverted_all)),
-        artifact_sums(finished(&release))
     );
-    assert_ne!(artifact_sums(finished(&release)), sums);
+    assert_eq!(reconverted_all.line_of("build-finished")["converted"], 3);
+    assert_eq!(
+        artifact_sums(&reconverted_all.line_of("build-finished")),
+        artifact_sums(&release.line_of("build-finished"))
+    );
+    assert_ne!(artifact_sums(&release.line_of("build-finished")), sums);
     assert_eq!(unpack("unpacked-canonical"), extended_files);
     // And a release build is fresh only over the canonical layout.
     let again = run(
         Some(&repo),
         &["build", "--release", "--message-format", "json"],
-    )
-    .json();
-    assert_eq!(finished(&again)["up_to_date"], true);
+    );
+    assert_eq!(again.line_of("build-finished")["up_to_date"], true);
 
     // The release archive holds the triplet under ~mods/ with its sums.
-    let package = run(Some(&repo), &["package", "--message-format", "json"]).json();
-    let package = package
-        .iter()
-        .find(|l| l["reason"] == "release-archive")
-        .expect("a release-archive line");
+    let package =
+        run(Some(&repo), &["package", "--message-format", "json"]).line_of("release-archive");
     let archive = PathBuf::from(package["path"].as_str().unwrap());
     assert!(archive.is_file());
     let names: Vec<&str> = package["files"]
@@ -220,10 +205,10 @@ fn removing_most_of_a_container_writes_it_anew() {
     let repo = corpus_mod(&corpus, dir.path());
     let build = || {
         let out = run(Some(&repo), &["build", "--message-format", "json"]);
-        assert!(out.code == 0, "{}", out.stderr);
+        out.ok();
         let verify = run(Some(&repo), &["verify", "target/Repro_P.utoc"]);
-        assert!(verify.code == 0);
-        finished(&out.json()).clone()
+        verify.ok();
+        out.line_of("build-finished")
     };
     let remove = |folder: &str, name: &str| {
         for ext in ["uasset", "uexp", "ubulk"] {
@@ -291,7 +276,7 @@ fn a_broken_package_fails_the_build_without_partial_output() {
         Some(&repo),
         &["build", "--manifest-path", "does-not-exist.toml"],
     );
-    assert_eq!(Some(bad.code), Some(2));
+    bad.assert_code(2);
 }
 
 #[test]
@@ -302,9 +287,7 @@ fn check_lists_problems_and_what_the_game_must_have() {
     let dir = tempfile::tempdir().unwrap();
     let repo = corpus_mod(&corpus, dir.path());
     let ok = run(Some(&repo), &["check", "--message-format", "json"]);
-    assert!(ok.code == 0, "{}", ok.stdout);
-    let lines = ok.json();
-    let report = lines.iter().find(|l| l["reason"] == "check").unwrap();
+    let report = ok.ok().line_of("check");
     assert_eq!(report["packages"], 3);
     // The character imports the mannequin meshes and animations of the template: not in the mod.
     let needed: Vec<&str> = report["must_exist_in_game"]
@@ -332,7 +315,7 @@ fn check_lists_problems_and_what_the_game_must_have() {
         .unwrap();
     }
     let bad = run(Some(&repo), &["check", "--message-format", "json"]);
-    assert_eq!(Some(bad.code), Some(1));
+    bad.assert_code(1);
     // The missing .uexp (an I/O error on it) and the two names that differ
     // only in case.
     let errors = bad.diagnostics("error");
@@ -363,7 +346,7 @@ fn a_failed_development_build_leaves_the_previous_container_as_it_was() {
     };
     let dir = tempfile::tempdir().unwrap();
     let repo = corpus_mod(&corpus, dir.path());
-    assert!((run(Some(&repo), &["build", "--quiet"]).code == 0));
+    run(Some(&repo), &["build", "--quiet"]).ok();
     let target = repo.join("target");
     let before = common::files_under(&target);
 
@@ -380,7 +363,7 @@ fn a_failed_development_build_leaves_the_previous_container_as_it_was() {
     let original_blueprint = std::fs::read(&blueprint).unwrap();
     std::fs::write(&blueprint, &original_blueprint[..200]).unwrap();
     let failed = run(Some(&repo), &["build", "--quiet"]);
-    assert_eq!(Some(failed.code), Some(1));
+    failed.assert_code(1);
     let after = common::files_under(&target);
     for name in ["Repro_P.utoc", "Repro_P.ucas", "Repro_P.pak"] {
         assert!(
@@ -395,17 +378,17 @@ fn a_failed_development_build_leaves_the_previous_container_as_it_was() {
     );
 
     std::fs::write(&blueprint, &original_blueprint).unwrap();
-    let fixed = run(Some(&repo), &["build", "--message-format", "json"]).json();
-    assert_eq!(finished(&fixed)["layout"], "canonical");
+    let fixed = run(Some(&repo), &["build", "--message-format", "json"]);
+    assert_eq!(fixed.line_of("build-finished")["layout"], "canonical");
     assert_eq!(
-        finished(&fixed)["converted"],
+        fixed.line_of("build-finished")["converted"],
         0,
         "the failed build cached SM_Cube"
     );
     std::fs::write(&uexp, &original_uexp).unwrap();
-    let extended = run(Some(&repo), &["build", "--message-format", "json"]).json();
-    assert_eq!(finished(&extended)["layout"], "extended");
-    assert_eq!(finished(&extended)["converted"], 1);
+    let extended = run(Some(&repo), &["build", "--message-format", "json"]);
+    assert_eq!(extended.line_of("build-finished")["layout"], "extended");
+    assert_eq!(extended.line_of("build-finished")["converted"], 1);
 
     let game = dir.path().join("Game");
     std::fs::create_dir_all(game.join("Proj/Content/Paks")).unwrap();
@@ -413,7 +396,7 @@ fn a_failed_development_build_leaves_the_previous_container_as_it_was() {
         Some(&repo),
         &["install", "--game-dir", game.to_str().unwrap()],
     );
-    assert!(install.code == 0, "{}", install.stderr);
+    install.ok();
     assert_eq!(
         std::fs::read(game.join("Proj/Content/Paks/~mods/Repro_P.ucas")).unwrap(),
         std::fs::read(target.join("Repro_P.ucas")).unwrap()

@@ -80,9 +80,8 @@ fn check_diagnostic(line: &Value) {
     }
 }
 
-/// Parses and checks every stdout line of a `--message-format json` run;
-/// returns the lines.
-fn json_lines(run: &Run, command: &str, expected_code: i32) -> Vec<Value> {
+/// Parses and checks every stdout line of a `--message-format json` run.
+fn check_json_lines(run: &Run, command: &str, expected_code: i32) {
     assert_eq!(
         run.code, expected_code,
         "{command}: exit code\nstdout:\n{}\nstderr:\n{}",
@@ -115,25 +114,20 @@ fn json_lines(run: &Run, command: &str, expected_code: i32) -> Vec<Value> {
     assert!(last["warnings"].is_u64() && last["errors"].is_u64());
     if expected_code != 0 {
         assert!(
-            lines
-                .iter()
-                .any(|l| l["reason"] == "diagnostic" && l["level"] == "error"),
+            !run.diagnostics("error").is_empty(),
             "{command}: a failure says why as an error diagnostic: {}",
             run.stdout
         );
     }
-    lines
 }
 
 /// Runs `args` with `--message-format json` and checks the stream.
-pub(crate) fn json(dir: &Path, args: &[&str], expected_code: i32) -> Vec<Value> {
+pub(crate) fn json(dir: &Path, args: &[&str], expected_code: i32) -> Run {
     let mut all = vec!["--message-format", "json"];
     all.extend_from_slice(args);
-    json_lines(
-        &common::run(Some(dir), &all),
-        &args.join(" "),
-        expected_code,
-    )
+    let run = common::run(Some(dir), &all);
+    check_json_lines(&run, &args.join(" "), expected_code);
+    run
 }
 
 /// Runs `args` with `--quiet`: success, nothing on stdout.
@@ -141,7 +135,7 @@ fn quiet(dir: &Path, args: &[&str]) {
     let mut all = vec!["--quiet"];
     all.extend_from_slice(args);
     let run = common::run(Some(dir), &all);
-    assert_eq!(run.code, 0, "{args:?}: {}", run.stderr);
+    run.assert_code_for(0, format_args!("{args:?}"));
     assert!(
         run.stdout.is_empty(),
         "{args:?} --quiet printed: {}",
@@ -186,9 +180,9 @@ fn mod_workflow_commands_follow_the_policy() {
     let repo = built_example(tmp.path());
 
     // build: success (a line per package, then the summary), then the same quiet.
-    let lines = json(&repo, &["build", "--force"], 0);
-    assert!(lines.iter().any(|l| l["reason"] == "package"));
-    assert!(lines.iter().any(|l| l["reason"] == "build-finished"));
+    let built = json(&repo, &["build", "--force"], 0);
+    assert!(!built.lines_of("package").is_empty());
+    assert!(!built.lines_of("build-finished").is_empty());
     quiet(&repo, &["build"]);
     json(&repo, &["check"], 0);
     quiet(&repo, &["check"]);
@@ -197,8 +191,7 @@ fn mod_workflow_commands_follow_the_policy() {
 
     // list / verify / unpack / get / inspect on the built container.
     let utoc = repo.join("target/HelloMod_P.utoc");
-    let files = json(&repo, &["list", s(&utoc)], 0);
-    let listed = files.iter().find(|l| l["reason"] == "files").unwrap();
+    let listed = json(&repo, &["list", s(&utoc)], 0).line_of("files");
     assert!(!listed["files"].as_array().unwrap().is_empty());
     quiet(&repo, &["list", s(&utoc)]);
     json(&repo, &["verify", s(&utoc)], 0);
@@ -228,7 +221,7 @@ fn mod_workflow_commands_follow_the_policy() {
         .unwrap();
     }
     std::fs::write(damaged.join("HelloMod_P.ucas"), bytes).unwrap();
-    let lines = json(&repo, &["verify", s(&damaged.join("HelloMod_P.utoc"))], 1);
+    let lines = json(&repo, &["verify", s(&damaged.join("HelloMod_P.utoc"))], 1).json();
     assert!(lines
         .iter()
         .any(|l| l["level"] == "error" && l["file"].is_string()));
@@ -251,7 +244,7 @@ fn mod_workflow_commands_follow_the_policy() {
         .find(|p| p.extension().is_some_and(|x| x == "uexp"))
         .unwrap();
     std::fs::write(&uexp, b"short").unwrap();
-    let lines = json(&repo, &["build"], 1);
+    let lines = json(&repo, &["build"], 1).json();
     assert!(lines
         .iter()
         .any(|l| l["level"] == "error" && l["offset"].is_u64() && l["file"].is_string()));
@@ -263,7 +256,7 @@ fn mod_workflow_commands_follow_the_policy() {
 fn new_init_and_shell_commands_follow_the_policy() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
-    let lines = json(
+    let created = json(
         dir,
         &[
             "new",
@@ -277,7 +270,7 @@ fn new_init_and_shell_commands_follow_the_policy() {
         ],
         0,
     );
-    assert!(lines.iter().any(|l| l["reason"] == "mod-created"));
+    assert!(!created.lines_of("mod-created").is_empty());
     // The folder exists now.
     json(
         dir,
@@ -352,8 +345,7 @@ fn package_commands_follow_the_policy() {
     );
     json(dir, &["convert", s(&cube), "-o", s(&out)], 2);
 
-    let lines = json(dir, &["diff", s(&zen), s(&out), "--engine", "5.6"], 0);
-    let diff = lines.iter().find(|l| l["reason"] == "diff").unwrap();
+    let diff = json(dir, &["diff", s(&zen), s(&out), "--engine", "5.6"], 0).line_of("diff");
     assert_eq!(diff["identical"], true, "zenpak equals the engine: {diff}");
     let other = corpus.join("retoc/UE5.6/T_Quinn_01_D.uzenasset");
     json(dir, &["diff", s(&zen), s(&other), "--engine", "5.6"], 1);
@@ -396,9 +388,10 @@ fn extract_follows_the_policy() {
         &repo,
         &["extract", s(&utoc), "-o", s(&out), "--engine", "5.6"],
         1,
-    );
+    )
+    .json();
     assert!(lines.iter().any(|l| l["level"] == "error"));
-    let lines = json(
+    let extracted = json(
         &repo,
         &[
             "extract",
@@ -412,7 +405,7 @@ fn extract_follows_the_policy() {
         ],
         0,
     );
-    assert!(lines.iter().any(|l| l["reason"] == "extracted"));
+    assert!(!extracted.lines_of("extracted").is_empty());
     json(&repo, &["extract", s(&utoc)], 2);
 }
 
@@ -424,8 +417,8 @@ fn conflicts_follows_the_policy() {
     let dir = game.temp();
     let root = s(&game.root);
     let key = game.aes_key.as_str();
-    let lines = json(dir, &["conflicts", "--game-dir", root, "--aes-key", key], 0);
-    assert!(lines.iter().any(|l| l["reason"] == "conflict"));
+    let listed = json(dir, &["conflicts", "--game-dir", root, "--aes-key", key], 0);
+    assert!(!listed.lines_of("conflict").is_empty());
     quiet(dir, &["conflicts", "--game-dir", root, "--aes-key", key]);
     // The encrypted base container without its key: the work fails.
     json(dir, &["conflicts", "--game-dir", root], 1);
@@ -438,7 +431,7 @@ fn completions_and_man_pages_are_generated() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
     let bash = common::run(Some(dir), &["completions", "bash"]);
-    assert_eq!(bash.code, 0, "{}", bash.stderr);
+    bash.ok();
     for command in ["build", "package", "install", "extract", "verify"] {
         assert!(
             bash.stdout.contains(command),
@@ -451,14 +444,14 @@ fn completions_and_man_pages_are_generated() {
     );
     for shell in ["zsh", "fish", "powershell", "elvish"] {
         let run = common::run(Some(dir), &["completions", shell]);
-        assert_eq!(run.code, 0, "{shell}: {}", run.stderr);
+        run.assert_code_for(0, shell);
         assert!(run.stdout.contains("build"), "{shell}");
     }
-    assert_eq!(common::run(Some(dir), &["completions", "tcsh"]).code, 2);
+    common::run(Some(dir), &["completions", "tcsh"]).assert_code(2);
 
     let man = dir.join("man");
     let run = common::run(Some(dir), &["man", "--out-dir", s(&man)]);
-    assert_eq!(run.code, 0, "{}", run.stderr);
+    run.ok();
     let page = std::fs::read_to_string(man.join("zenpak.1")).unwrap();
     assert!(
         page.starts_with(".ie") || page.contains(".TH zenpak"),
@@ -493,7 +486,7 @@ fn new_makes_a_git_repository_unless_inside_one() {
         Some(dir),
         &["new", "GitMod", "--engine", "5.6", "--project", "Game"],
     );
-    assert_eq!(run.code, 0, "{}", run.stderr);
+    run.ok();
     assert!(dir.join("GitMod/.git").is_dir(), "new runs git init");
     // Inside that repository, a second mod is not a repository of its own.
     let inner = dir.join("GitMod/mods");
@@ -502,7 +495,7 @@ fn new_makes_a_git_repository_unless_inside_one() {
         Some(&inner),
         &["new", "Inner", "--engine", "5.6", "--project", "Game"],
     );
-    assert_eq!(run.code, 0, "{}", run.stderr);
+    run.ok();
     assert!(inner.join("Inner/mod.toml").is_file());
     assert!(
         !inner.join("Inner/.git").exists(),
@@ -522,6 +515,6 @@ fn new_makes_a_git_repository_unless_inside_one() {
             "none",
         ],
     );
-    assert_eq!(run.code, 0, "{}", run.stderr);
+    run.ok();
     assert!(!dir.join("Plain/.git").exists());
 }

@@ -5,7 +5,7 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use crate::common::{run, Run};
+use crate::common::run;
 
 /// The command words at the start of `text` (after `zenpak `): the
 /// lowercase words before the first placeholder, option or file name
@@ -31,13 +31,9 @@ fn backticked(text: &str, found: &mut BTreeSet<String>) {
 }
 
 fn help(args: &[&str]) -> String {
-    let Run {
-        code,
-        stdout,
-        stderr,
-    } = run(None, args);
-    assert_eq!(code, 0, "zenpak {args:?}: {stderr}");
-    stdout
+    let help = run(None, args);
+    help.assert_code_for(0, format_args!("zenpak {args:?}"));
+    help.stdout
 }
 
 #[test]

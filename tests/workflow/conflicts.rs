@@ -10,18 +10,11 @@
 //! (`installed_mod_overrides`) gives the same answer.
 
 use crate::common::game_fixture::{GameFixture, OVERRIDDEN_PACKAGE};
-use crate::common::{run, Run};
+use crate::common::run;
 use serde_json::Value;
 use std::path::Path;
 
 /// Every JSON line of stdout.
-fn lines(stdout: &str) -> Vec<Value> {
-    stdout
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
-        .collect()
-}
-
 /// Runs `conflicts` in `cwd` with the fixture's key, in JSON: the conflict
 /// rows and the summary line.
 fn conflicts_json(game: &GameFixture, cwd: &Path, extra: &[&str]) -> (Vec<Value>, Value) {
@@ -36,24 +29,10 @@ fn conflicts_json(game: &GameFixture, cwd: &Path, extra: &[&str]) -> (Vec<Value>
         "json",
     ];
     args.extend_from_slice(extra);
-    let Run {
-        code,
-        stdout,
-        stderr,
-    } = run(Some(cwd), &args);
-    assert_eq!(code, 0, "conflicts failed:\n{stderr}\n{stdout}");
-    let lines = lines(&stdout);
-    let rows: Vec<Value> = lines
-        .iter()
-        .filter(|l| l["reason"] == "conflict")
-        .cloned()
-        .collect();
-    let summary = lines
-        .iter()
-        .find(|l| l["reason"] == "conflicts")
-        .cloned()
-        .expect("a `conflicts` summary line");
-    assert_eq!(lines.last().unwrap()["reason"], "finished");
+    let listed = run(Some(cwd), &args);
+    let rows = listed.ok().lines_of("conflict");
+    let summary = listed.line_of("conflicts");
+    assert_eq!(listed.json().last().unwrap()["reason"], "finished");
     assert_eq!(summary["conflicts"], rows.len());
     (rows, summary)
 }
@@ -159,15 +138,11 @@ fn two_mods_on_one_package_name_both_and_the_winner_and_renaming_the_loser_chang
 
     // Text: a table, exit 0.
     let root = game.root.to_str().unwrap();
-    let Run {
-        code,
-        stdout,
-        stderr,
-    } = run(
+    let table = run(
         Some(&cwd),
         &["conflicts", "--game-dir", root, "--aes-key", &game.aes_key],
     );
-    assert_eq!(code, 0, "{stderr}");
+    let stdout = &table.ok().stdout;
     assert!(stdout.contains("ZenMod_2_P.pak"), "{stdout}");
 }
 
@@ -182,8 +157,7 @@ fn inside_a_mod_its_last_build_is_mounted_with_the_game() {
     // Not built yet: a note says so, the game's own conflicts are shown.
     let (rows, _) = conflicts_json(&game, &repo, &[]);
     assert!(!names(package_row(&rows, OVERRIDDEN_PACKAGE)).is_empty());
-    let Run { code, stderr, .. } = run(Some(&repo), &["build"]);
-    assert_eq!(code, 0, "{stderr}");
+    run(Some(&repo), &["build"]).ok();
 
     for extra in [&[][..], &["--mod", "out/Inner_P.utoc"][..]] {
         let (rows, summary) = conflicts_json(&game, &repo, extra);
@@ -237,33 +211,22 @@ fn install_warns_about_a_name_another_mod_has_a_low_suffix_and_a_missing_pak() {
     )
     .unwrap();
     let root = game.root.to_str().unwrap();
-    let Run {
-        code,
-        stdout,
-        stderr,
-    } = run(
+    let installed = run(
         Some(&repo),
         &["install", "--game-dir", root, "--message-format", "json"],
     );
-    assert_eq!(code, 0, "{stderr}\n{stdout}");
-    let diagnostics: Vec<Value> = lines(&stdout)
-        .into_iter()
-        .filter(|l| l["reason"] == "diagnostic")
-        .collect();
-    let with =
-        |code: &str| -> Vec<&Value> { diagnostics.iter().filter(|d| d["code"] == code).collect() };
-    let same = with("same-stem");
+    let diagnostics = installed.ok().lines_of("diagnostic");
+    let same = installed.coded("warning", "same-stem");
     assert_eq!(same.len(), 1, "{diagnostics:#?}");
-    assert_eq!(same[0]["level"], "warning");
     assert!(same[0]["file"]
         .as_str()
         .unwrap()
         .ends_with("RetocMod_P.pak"));
     assert!(same[0]["file"].as_str().unwrap().contains("LogicMods"));
-    let low = with("order-below-game-patch");
+    let low = installed.coded("warning", "order-below-game-patch");
     assert_eq!(low.len(), 1, "{diagnostics:#?}");
     assert!(low[0]["hint"].as_str().unwrap().contains("_2_P"));
-    let missing = with("companion-pak-missing");
+    let missing = installed.coded("warning", "companion-pak-missing");
     assert_eq!(missing.len(), 1, "{diagnostics:#?}");
     assert!(missing[0]["file"]
         .as_str()
@@ -272,28 +235,21 @@ fn install_warns_about_a_name_another_mod_has_a_low_suffix_and_a_missing_pak() {
     assert!(game.mods.join("RetocMod_P.pak").is_file());
 
     // Installed again: its own previous install is not "another mod".
-    let Run {
-        code,
-        stdout,
-        stderr,
-    } = run(
+    let again = run(
         Some(&repo),
         &["install", "--game-dir", root, "--message-format", "json"],
-    );
-    assert_eq!(code, 0, "{stderr}");
-    let again: Vec<Value> = lines(&stdout)
-        .into_iter()
-        .filter(|l| l["code"] == "same-stem")
-        .collect();
+    )
+    .ok()
+    .coded("warning", "same-stem");
     assert_eq!(again.len(), 1, "only the LogicMods copy: {again:#?}");
 
     // Under --deny-warnings the install stops before writing.
     std::fs::remove_file(game.mods.join("RetocMod_P.pak")).unwrap();
-    let Run { code, .. } = run(
+    run(
         Some(&repo),
         &["install", "--game-dir", root, "--deny-warnings"],
-    );
-    assert_eq!(code, 1);
+    )
+    .assert_code(1);
     assert!(!game.mods.join("RetocMod_P.pak").exists());
 }
 
@@ -305,8 +261,7 @@ fn a_renamed_copy_keeps_its_container_id_install_warns_and_conflicts_shows_the_h
     let repo = game.mod_repo("Renamed");
     game.place_ue56_package(&repo, "BP_ThirdPersonCharacter");
     std::fs::write(repo.join("mod.toml"), GameFixture::manifest_text("Renamed")).unwrap();
-    let Run { code, stderr, .. } = run(Some(&repo), &["build"]);
-    assert_eq!(code, 0, "{stderr}");
+    run(Some(&repo), &["build"]).ok();
     // A copy of this very build under another name in LogicMods: the
     // container id in its TOC is still the hash of `Renamed_P`.
     std::fs::create_dir_all(&game.logic_mods).unwrap();
@@ -318,22 +273,14 @@ fn a_renamed_copy_keeps_its_container_id_install_warns_and_conflicts_shows_the_h
         .unwrap();
     }
     let root = game.root.to_str().unwrap();
-    let Run {
-        code,
-        stdout,
-        stderr,
-    } = run(
+    let installed = run(
         Some(&repo),
         &["install", "--game-dir", root, "--message-format", "json"],
     );
-    assert_eq!(code, 0, "{stderr}");
-    let same: Vec<Value> = lines(&stdout)
-        .into_iter()
-        .filter(|l| l["reason"] == "diagnostic" && l["code"] == "same-container-id")
-        .collect();
-    assert_eq!(same.len(), 1, "{stdout}");
+    let same = installed.ok().coded("warning", "same-container-id");
+    assert_eq!(same.len(), 1, "{}", installed.stdout);
     assert!(same[0]["file"].as_str().unwrap().ends_with("Old_P.utoc"));
-    assert!(lines(&stdout).iter().all(|l| l["code"] != "same-stem"));
+    assert!(installed.json().iter().all(|l| l["code"] != "same-stem"));
 
     // `conflicts` (inside the mod: the installed copy stands for the build).
     let (rows, summary) = conflicts_json(&game, &repo, &[]);

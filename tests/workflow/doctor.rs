@@ -6,7 +6,7 @@
 //! mod.toml keeping its comments; a folder that is not a game is a usage error.
 
 use crate::common::game_fixture::GameFixture;
-use crate::common::{run, temp_dir, Run};
+use crate::common::{run, temp_dir};
 use serde_json::Value;
 use std::path::Path;
 use zenpak::iostore::container_header::StoreEntry;
@@ -30,9 +30,9 @@ fn container(dir: &Path, stem: &str, engine: EngineVersion) {
 /// The `doctor` line of a `--message-format json` run (every line checked
 /// against the schema the other commands use).
 fn doctor_json(cwd: &std::path::Path, args: &[&str], code: i32) -> Value {
-    let lines = crate::cli_output::json(cwd, args, code);
-    let doctors: Vec<&Value> = lines.iter().filter(|l| l["reason"] == "doctor").collect();
-    assert_eq!(doctors.len(), 1, "one doctor object: {lines:?}");
+    let run = crate::cli_output::json(cwd, args, code);
+    let doctors = run.lines_of("doctor");
+    assert_eq!(doctors.len(), 1, "one doctor object: {}", run.stdout);
     doctors[0].clone()
 }
 
@@ -192,11 +192,7 @@ fn doctor_reports_engine_compression_encryption_signing_and_mods() {
     assert_eq!(encryption[0]["key"], "wrong-key");
 
     // Text: the same facts, from any folder of the game.
-    let Run {
-        code,
-        stdout,
-        stderr,
-    } = run(
+    let text = run(
         None,
         &[
             "doctor",
@@ -206,7 +202,7 @@ fn doctor_reports_engine_compression_encryption_signing_and_mods() {
             key,
         ],
     );
-    assert_eq!(code, 0, "{stderr}");
+    let (stdout, stderr) = (&text.ok().stdout, &text.stderr);
     for needle in [
         "5.6–5.7",
         "Oodle",
@@ -250,11 +246,9 @@ fn doctor_write_sets_the_game_keeping_comments() {
     let root = game.root.to_str().unwrap();
 
     // The range has two releases: engine is left as it is (a warning), project is set.
-    let lines = crate::cli_output::json(&repo, &["doctor", "--game-dir", root, "--write"], 0);
-    assert!(lines
-        .iter()
-        .any(|l| l["reason"] == "diagnostic" && l["code"] == "engine-not-written"));
-    let report = lines.iter().find(|l| l["reason"] == "doctor").unwrap();
+    let written = crate::cli_output::json(&repo, &["doctor", "--game-dir", root, "--write"], 0);
+    assert!(!written.coded("warning", "engine-not-written").is_empty());
+    let report = written.line_of("doctor");
     let changes = report["written"]["changes"].as_array().unwrap();
     assert_eq!(changes.len(), 1, "{changes:?}");
     assert_eq!(changes[0]["key"], "game.project");
@@ -274,8 +268,7 @@ fn doctor_write_sets_the_game_keeping_comments() {
     }
 
     // A second run changes nothing.
-    let Run { code, stderr, .. } = run(Some(&repo), &["doctor", "--game-dir", root, "--write"]);
-    assert_eq!(code, 0, "{stderr}");
+    run(Some(&repo), &["doctor", "--game-dir", root, "--write"]).ok();
     assert_eq!(
         std::fs::read_to_string(repo.join("mod.toml")).unwrap(),
         text
@@ -289,15 +282,10 @@ fn doctor_write_without_a_manifest_and_a_folder_that_is_no_game_are_usage_errors
     };
     let empty = game.mod_repo("empty");
     let root = game.root.to_str().unwrap();
-    let Run { code, .. } = run(Some(&empty), &["doctor", "--game-dir", root, "--write"]);
-    assert_eq!(code, 2);
-    let lines = crate::cli_output::json(&empty, &["doctor", "--game-dir", root, "--write"], 2);
-    assert!(lines
-        .iter()
-        .any(|l| l["reason"] == "diagnostic" && l["level"] == "error"));
+    run(Some(&empty), &["doctor", "--game-dir", root, "--write"]).assert_code(2);
+    crate::cli_output::json(&empty, &["doctor", "--game-dir", root, "--write"], 2).error();
 
-    let Run { code, .. } = run(None, &["doctor", "--game-dir", empty.to_str().unwrap()]);
-    assert_eq!(code, 2);
+    run(None, &["doctor", "--game-dir", empty.to_str().unwrap()]).assert_code(2);
     crate::cli_output::json(
         &empty,
         &["doctor", "--game-dir", empty.to_str().unwrap()],
@@ -353,12 +341,12 @@ fn contradicting_and_missing_evidence_is_said_not_guessed() {
     container(&paks, "pakchunk0-Windows", EngineVersion::UE5_3);
     container(&paks, "pakchunk1-Windows", EngineVersion::UE5_6);
     let root = dir.as_ref().join("Install");
-    let lines = crate::cli_output::json(
+    let report = crate::cli_output::json(
         dir.as_ref(),
         &["doctor", "--game-dir", root.to_str().unwrap()],
         1,
-    );
-    let report = lines.iter().find(|l| l["reason"] == "doctor").unwrap();
+    )
+    .line_of("doctor");
     assert_eq!(report["engine"]["releases"].as_array().unwrap().len(), 0);
     assert!(report["engine"]["range"].is_null());
     assert!(report["diagnostics"]

@@ -16,16 +16,12 @@
 //! the package layout goes), and the 5.8 container headers are written by
 //! zenpak's writer from the facts above.
 
-use crate::common::{self, run, temp_dir, Run};
+use crate::common::{self, run, temp_dir};
 use serde_json::Value;
 use std::path::Path;
 use zenpak::iostore::container_header::StoreEntry;
 use zenpak::iostore::{ContainerBuilder, ContainerOptions};
 use zenpak::EngineVersion;
-
-fn json(out: &str) -> Value {
-    serde_json::from_str(out).unwrap_or_else(|e| panic!("{e}: {out}"))
-}
 
 #[test]
 fn a_5_8_mod_builds_and_reads_back() {
@@ -33,9 +29,7 @@ fn a_5_8_mod_builds_and_reads_back() {
         return;
     };
     let dir = temp_dir("engine-5-8-build");
-    let Run {
-        code, stderr: err, ..
-    } = run(
+    run(
         Some(dir.as_ref()),
         &[
             "new",
@@ -46,8 +40,8 @@ fn a_5_8_mod_builds_and_reads_back() {
             "NanosWorld",
             "--quiet",
         ],
-    );
-    assert_eq!(code, 0, "{err}");
+    )
+    .ok();
     let repo = dir.as_ref().join("M58");
     let sky = "NanosWorld/Core/World/Sky";
     let from = corpus
@@ -61,20 +55,11 @@ fn a_5_8_mod_builds_and_reads_back() {
             std::fs::copy(from.join(&file), to.join(&file)).unwrap();
         }
     }
-    let Run {
-        code, stderr: err, ..
-    } = run(Some(&repo), &["build", "--quiet"]);
-    assert_eq!(code, 0, "{err}");
+    run(Some(&repo), &["build", "--quiet"]).ok();
     let utoc = repo.join("target/M58_P.utoc");
     let u = utoc.to_str().unwrap();
 
-    let Run {
-        code,
-        stdout: out,
-        stderr: err,
-    } = run(None, &["inspect", u, "--json"]);
-    assert_eq!(code, 0, "{err}");
-    let summary = json(&out);
+    let summary = run(None, &["inspect", u, "--json"]).ok().doc();
     assert_eq!(summary["toc_version"], "ReplaceIoChunkHashWithIoHash");
     assert_eq!(
         summary["container_header"]["version"],
@@ -82,21 +67,14 @@ fn a_5_8_mod_builds_and_reads_back() {
     );
     assert_eq!(summary["container_header"]["packages"], 2);
     let pak = repo.join("target/M58_P.pak");
-    let Run {
-        code,
-        stdout: out,
-        stderr: err,
-    } = run(None, &["inspect", pak.to_str().unwrap(), "--json"]);
-    assert_eq!(code, 0, "{err}");
-    assert_eq!(json(&out)["version"], "12");
+    assert_eq!(
+        run(None, &["inspect", pak.to_str().unwrap(), "--json"])
+            .ok()
+            .doc()["version"],
+        "12"
+    );
 
-    let Run {
-        code,
-        stdout: out,
-        stderr: err,
-    } = run(None, &["list", u, "--json"]);
-    assert_eq!(code, 0, "{err}");
-    let listing = json(&out);
+    let listing = run(None, &["list", u, "--json"]).ok().doc();
     let packages: Vec<&str> = listing["files"]
         .as_array()
         .unwrap()
@@ -111,12 +89,7 @@ fn a_5_8_mod_builds_and_reads_back() {
             "NanosWorld/Content/NanosWorld/Core/World/Sky/Curve_Sun_Temperature.uzenasset"
         ]
     );
-    let Run {
-        code,
-        stdout: out,
-        stderr: err,
-    } = run(None, &["verify", u]);
-    assert_eq!(code, 0, "{out}{err}");
+    run(None, &["verify", u]).ok();
 }
 
 const HASH64: u64 = 0x0123_4567_89ab_cdef;
@@ -158,13 +131,10 @@ fn container_with_hash(dir: &Path, stem: &str, engine: EngineVersion, hash: [u8;
 
 /// The store entry buffer's shader map hash size as `inspect` reports it.
 fn inspected_hash_size(utoc: &Path) -> Value {
-    let Run {
-        code,
-        stdout: out,
-        stderr: err,
-    } = run(None, &["inspect", utoc.to_str().unwrap(), "--json"]);
-    assert_eq!(code, 0, "{err}");
-    json(&out)["container_header"]["shader_map_hash_size"].clone()
+    run(None, &["inspect", utoc.to_str().unwrap(), "--json"])
+        .ok()
+        .doc()["container_header"]["shader_map_hash_size"]
+        .clone()
 }
 
 #[test]
@@ -194,12 +164,7 @@ fn shader_map_hash_size_follows_the_engine_and_is_read_by_size() {
     assert_eq!(inspected_hash_size(&d.join("Hash57_P.utoc")), 20);
     for stem in ["Hash58_P", "Hash57_P"] {
         let utoc = d.join(format!("{stem}.utoc"));
-        let Run {
-            code,
-            stdout: out,
-            stderr: err,
-        } = run(None, &["verify", utoc.to_str().unwrap()]);
-        assert_eq!(code, 0, "{stem}: {out}{err}");
+        run(None, &["verify", utoc.to_str().unwrap()]).assert_code_for(0, stem);
     }
     // A 20-byte hash does not fit a 5.8 header: refused, nothing written.
     let mut b = ContainerBuilder::create(
@@ -221,11 +186,8 @@ fn shader_map_hash_size_follows_the_engine_and_is_read_by_size() {
 
 /// `doctor --game-dir` JSON report of the game at `root`.
 fn doctor(root: &Path) -> Value {
-    let lines = crate::cli_output::json(root, &["doctor", "--game-dir", root.to_str().unwrap()], 0);
-    lines
-        .into_iter()
-        .find(|l| l["reason"] == "doctor")
-        .expect("a doctor object")
+    crate::cli_output::json(root, &["doctor", "--game-dir", root.to_str().unwrap()], 0)
+        .line_of("doctor")
 }
 
 fn releases(report: &Value) -> Vec<String> {
@@ -272,9 +234,7 @@ fn doctor_and_check_name_5_8_where_the_files_allow_it() {
     // `check --game-dir`: a 5.8 mod fits the 5.8 game; a 5.7 one does not.
     for (engine, differs) in [("5.8", false), ("5.7", true)] {
         let repo = dir.as_ref().join(format!("mod-{engine}"));
-        let Run {
-            code, stderr: err, ..
-        } = run(
+        run(
             Some(dir.as_ref()),
             &[
                 "new",
@@ -285,13 +245,14 @@ fn doctor_and_check_name_5_8_where_the_files_allow_it() {
                 "Game",
                 "--quiet",
             ],
-        );
-        assert_eq!(code, 0, "{err}");
+        )
+        .ok();
         let lines = crate::cli_output::json(
             &repo,
             &["check", "--game-dir", game58.to_str().unwrap()],
             i32::from(differs),
-        );
+        )
+        .json();
         let codes: Vec<&str> = lines.iter().filter_map(|l| l["code"].as_str()).collect();
         assert_eq!(
             codes.contains(&"game-engine-differs"),

@@ -74,7 +74,7 @@ fn install_never_replaces_a_file_it_did_not_write() {
     let (game, mods) = game_folder(dir.path(), "Game1");
     let game_arg = game.to_str().unwrap();
     let out = run(Some(&first), &["install", "--game-dir", game_arg]);
-    assert!(out.code == 0, "{}", out.text());
+    out.ok();
     let installed = std::fs::read(mods.join("Same_P.pak")).unwrap();
 
     // The dry run says the install would be refused, and whose the files are.
@@ -89,12 +89,7 @@ fn install_never_replaces_a_file_it_did_not_write() {
             "json",
         ],
     );
-    assert_eq!(Some(out.code), Some(0), "{}", out.text());
-    let lines = out.json();
-    let report = lines
-        .iter()
-        .find(|l| l["reason"] == "installed")
-        .expect("an installed line");
+    let report = out.ok().line_of("installed");
     assert_eq!(report["refused"], true);
     let conflicts = report["conflicts"].as_array().unwrap();
     assert_eq!(conflicts.len(), 3, "{report}");
@@ -102,7 +97,7 @@ fn install_never_replaces_a_file_it_did_not_write() {
         assert_eq!(conflict["owner"]["kind"], "other-mod");
         assert_eq!(conflict["owner"]["manifest"], manifest_of(&first).as_str());
     }
-    assert_eq!(diagnostics(&lines, "install-would-refuse").len(), 3);
+    assert_eq!(diagnostics(&out.json(), "install-would-refuse").len(), 3);
 
     // The install itself is refused, naming each file; nothing changes.
     let out = run(
@@ -115,7 +110,7 @@ fn install_never_replaces_a_file_it_did_not_write() {
             "json",
         ],
     );
-    assert_eq!(Some(out.code), Some(1), "{}", out.text());
+    out.assert_code(1);
     let lines = out.json();
     let refused = diagnostics(&lines, "not-owned");
     assert_eq!(refused.len(), 3, "{}", out.text());
@@ -138,7 +133,7 @@ fn install_never_replaces_a_file_it_did_not_write() {
             "json",
         ],
     );
-    assert_eq!(Some(out.code), Some(1), "{}", out.text());
+    out.assert_code(1);
     assert_eq!(diagnostics(&out.json(), "not-owned").len(), 1);
     assert_eq!(
         std::fs::read_to_string(mods2.join("Same_P.utoc")).unwrap(),
@@ -152,13 +147,13 @@ fn install_never_replaces_a_file_it_did_not_write() {
         Some(&second),
         &["install", "--game-dir", game_arg, "--force"],
     );
-    assert!(out.code == 0, "{}", out.text());
+    out.ok();
     assert_ne!(std::fs::read(mods.join("Same_P.pak")).unwrap(), installed);
     let out = run(Some(&first), &["uninstall", "--game-dir", game_arg]);
-    assert!(out.code == 0, "{}", out.text());
+    out.ok();
     assert!(mods.join("Same_P.pak").is_file());
     let out = run(Some(&second), &["uninstall", "--game-dir", game_arg]);
-    assert!(out.code == 0, "{}", out.text());
+    out.ok();
     assert_eq!(names_in(&mods), Vec::<String>::new());
 }
 
@@ -172,7 +167,7 @@ fn uninstall_removes_only_what_is_still_as_installed() {
     let (game, mods) = game_folder(dir.path(), "Game");
     let game_arg = game.to_str().unwrap();
     let out = run(Some(&root), &["install", "--game-dir", game_arg]);
-    assert!(out.code == 0, "{}", out.text());
+    out.ok();
     // The .pak replaced by the user (same size, other bytes); the .utoc
     // copied back over itself (new inode and times, same bytes).
     let pak = mods.join("Mine_P.pak");
@@ -194,7 +189,7 @@ fn uninstall_removes_only_what_is_still_as_installed() {
             "json",
         ],
     );
-    assert!(out.code == 0, "{}", out.text());
+    out.ok();
     assert_eq!(diagnostics(&out.json(), "uninstall-kept").len(), 1);
     assert_eq!(std::fs::read(&pak).unwrap(), bytes, "the user's file went");
     assert!(!utoc.exists() && !mods.join("Mine_P.ucas").exists());
@@ -214,7 +209,7 @@ fn installs_at_once_into_one_game_keep_every_record() {
         named_mod(&corpus, dir.path(), "b", "Beta"),
     ];
     for root in &roots {
-        assert!((run(Some(root), &["build"]).code == 0));
+        run(Some(root), &["build"]).ok();
     }
     let (game, mods) = game_folder(dir.path(), "Game");
     let game_arg = game.to_str().unwrap();
@@ -231,7 +226,7 @@ fn installs_at_once_into_one_game_keep_every_record() {
             .collect();
         for child in children {
             let out = common::Run::from(child.wait_with_output().unwrap());
-            assert!(out.code == 0, "{command}: {}", out.text());
+            out.assert_code_for(0, command);
         }
     };
     for round in 0..6 {
@@ -290,9 +285,9 @@ fn records_naming_paths_outside_their_folder_are_damaged() {
     let (game, mods) = game_folder(dir.path(), "Game");
     let game_arg = game.to_str().unwrap();
     let out = run(Some(&root), &["install", "--game-dir", game_arg]);
-    assert!(out.code == 0, "{}", out.text());
+    out.ok();
     let out = run(Some(&root), &["package"]);
-    assert!(out.code == 0, "{}", out.text());
+    out.ok();
 
     // The ownership record in ~mods names a file beside ~mods.
     let victim = mods.parent().unwrap().join("victim.pak");
@@ -311,7 +306,7 @@ fn records_naming_paths_outside_their_folder_are_damaged() {
             "json",
         ],
     );
-    assert!(out.code == 0, "{}", out.text());
+    out.ok();
     assert!(!diagnostics(&out.json(), "damaged-record").is_empty());
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "the game's own");
 
@@ -337,7 +332,7 @@ fn records_naming_paths_outside_their_folder_are_damaged() {
         record["files"][0]["stamp"] = stamp_of(&outside[1]);
     });
     let out = run(Some(&root), &["clean", "--message-format", "json"]);
-    assert!(out.code == 0, "{}", out.text());
+    out.ok();
     assert_eq!(
         diagnostics(&out.json(), "damaged-record").len(),
         2,
@@ -363,7 +358,7 @@ fn leftover_temporaries_are_never_packed_and_clean_removes_them() {
         root.join("Cooked/Game/Config/.DefaultGame.ini.4242-00000000deadbeef.zenpak-tmp");
     std::fs::write(&leftover, "[x]\ny=half-writ").unwrap();
     let out = run(Some(&root), &["build", "--message-format", "json"]);
-    assert!(out.code == 0, "{}", out.text());
+    out.ok();
     assert_eq!(
         diagnostics(&out.json(), "leftover-temporary").len(),
         1,
@@ -371,7 +366,7 @@ fn leftover_temporaries_are_never_packed_and_clean_removes_them() {
         out.text()
     );
     let list = run(Some(&root), &["list", "target/Tmp_P.utoc", "--json"]);
-    assert!(list.code == 0, "{}", list.text());
+    list.ok();
     let listing: Value = serde_json::from_str(&list.stdout).unwrap();
     let paths: Vec<&str> = listing["files"]
         .as_array()
@@ -390,7 +385,7 @@ fn leftover_temporaries_are_never_packed_and_clean_removes_them() {
 
     // Leftovers in the output folder, the release folder and the cache.
     let out = run(Some(&root), &["package"]);
-    assert!(out.code == 0, "{}", out.text());
+    out.ok();
     let target = root.join("target");
     let cache = walkdir::WalkDir::new(&target)
         .into_iter()
@@ -407,7 +402,7 @@ fn leftover_temporaries_are_never_packed_and_clean_removes_them() {
         std::fs::write(file, "half").unwrap();
     }
     let out = run(Some(&root), &["clean"]);
-    assert!(out.code == 0, "{}", out.text());
+    out.ok();
     for file in &leftovers {
         assert!(!file.exists(), "{} was left", file.display());
     }

@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use crate::common::{self, run, temp_dir, Run};
+use crate::common::{run, temp_dir};
 
 fn write_mod(dir: &Path, include: &str) {
     let cooked = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/hello-mod/Cooked");
@@ -28,35 +28,21 @@ fn include_list_and_extract_read_a_pattern_alike() {
         &tmp,
         "include = [\"hellogame/content/hellomod/st_*\", \"*.INI\"]",
     );
-    let Run {
-        code,
-        stdout: out,
-        stderr: err,
-    } = run(Some(&tmp), &["check", "--message-format", "json"]);
-    assert_eq!(code, 0, "{err}{out}");
-    let lines = common::json_lines(&out);
-    let check = lines.iter().find(|l| l["reason"] == "check").unwrap();
+    let check = run(Some(&tmp), &["check", "--message-format", "json"])
+        .ok()
+        .line_of("check");
     assert_eq!(check["packages"], 1, "{check}");
     assert_eq!(check["loose_files"], 1, "{check}");
     // `*` does not cross folders: `hellogame/*` selects nothing below it.
     write_mod(&tmp, "include = [\"hellogame/*\"]");
-    let Run { stdout: out, .. } = run(Some(&tmp), &["check", "--message-format", "json"]);
-    let lines = common::json_lines(&out);
-    let check = lines.iter().find(|l| l["reason"] == "check").unwrap();
+    let check = run(Some(&tmp), &["check", "--message-format", "json"]).line_of("check");
     assert_eq!(check["packages"], 0, "{check}");
 
     write_mod(&tmp, "");
-    let Run {
-        code, stderr: err, ..
-    } = run(Some(&tmp), &["build", "--quiet"]);
-    assert_eq!(code, 0, "{err}");
+    run(Some(&tmp), &["build", "--quiet"]).ok();
     let utoc = tmp.join("target/Globs_P.utoc");
     let utoc = utoc.to_str().unwrap();
-    let Run {
-        code,
-        stdout: out,
-        stderr: err,
-    } = run(
+    let listing: serde_json::Value = run(
         Some(&tmp),
         &[
             "list",
@@ -65,9 +51,9 @@ fn include_list_and_extract_read_a_pattern_alike() {
             "/hellogame/content/hellomod/st_*",
             "--json",
         ],
-    );
-    assert_eq!(code, 0, "{err}");
-    let listing: serde_json::Value = serde_json::from_str(&out).unwrap();
+    )
+    .ok()
+    .doc();
     let listed: Vec<&str> = listing["files"]
         .as_array()
         .unwrap()
@@ -77,9 +63,7 @@ fn include_list_and_extract_read_a_pattern_alike() {
     assert_eq!(listed, ["HelloGame/Content/HelloMod/ST_HelloMod.uzenasset"]);
 
     let out_dir = tmp.join("extracted");
-    let Run {
-        code, stderr: err, ..
-    } = run(
+    run(
         Some(&tmp),
         &[
             "extract",
@@ -92,8 +76,8 @@ fn include_list_and_extract_read_a_pattern_alike() {
             "-o",
             out_dir.to_str().unwrap(),
         ],
-    );
-    assert_eq!(code, 0, "{err}");
+    )
+    .ok();
     let mut extracted: Vec<String> = walk(&out_dir);
     extracted.sort();
     assert!(

@@ -3,42 +3,18 @@
 //! folder, a loose file larger than memory should hold. Every test drives
 //! the real binary.
 
-use crate::build_incremental::{corpus_mod, finished};
-use crate::common::{self, run};
+use crate::build_incremental::corpus_mod;
+use crate::common::{self, run, Run};
 
 use std::path::{Path, PathBuf};
 
-/// Runs `args` with `--message-format json`, expecting exit code `code`;
-/// returns the JSON lines.
-fn json(dir: &Path, args: &[&str], code: i32) -> Vec<serde_json::Value> {
+/// Runs `args` with `--message-format json`, expecting exit code `code`.
+fn json(dir: &Path, args: &[&str], code: i32) -> Run {
     let mut all = vec!["--message-format", "json"];
     all.extend_from_slice(args);
     let out = run(Some(dir), &all);
-    assert_eq!(
-        Some(out.code),
-        Some(code),
-        "zenpak {}\nstdout:\n{}\nstderr:\n{}",
-        args.join(" "),
-        out.stdout,
-        out.stderr
-    );
-    out.json()
-}
-
-/// The error diagnostics of a run.
-fn errors(lines: &[serde_json::Value]) -> Vec<&serde_json::Value> {
-    lines
-        .iter()
-        .filter(|l| l["reason"] == "diagnostic" && l["level"] == "error")
-        .collect()
-}
-
-/// The warnings of a run with this code.
-fn warnings<'a>(lines: &'a [serde_json::Value], code: &str) -> Vec<&'a serde_json::Value> {
-    lines
-        .iter()
-        .filter(|l| l["reason"] == "diagnostic" && l["level"] == "warning" && l["code"] == code)
-        .collect()
+    out.assert_code_for(code, format_args!("zenpak {}", args.join(" ")));
+    out
 }
 
 /// The `.utoc`, `.ucas` and `.pak` of the mod `stem` in `repo/target`.
@@ -114,7 +90,12 @@ fn an_edit_that_keeps_size_and_time_is_built() {
     set_ini(b'2');
     edit_keeping_size_and_time(&repo.join(UEXP), flip_last);
     let dev = json(&repo, &["build"], 0);
-    assert_eq!(finished(&dev)["converted"], 1, "{}", finished(&dev));
+    assert_eq!(
+        dev.line_of("build-finished")["converted"],
+        1,
+        "{}",
+        dev.line_of("build-finished")
+    );
     let files = unpacked(&repo, "target/Repro_P.pak", &dir.join("dev-pak"));
     assert_eq!(files["Proj/Config/DefaultGame.ini"], b"[x]\ny=2\n");
 
@@ -123,7 +104,7 @@ fn an_edit_that_keeps_size_and_time_is_built() {
     set_ini(b'3');
     edit_keeping_size_and_time(&repo.join(UEXP), flip_last);
     let release = json(&repo, &["build", "--release"], 0);
-    assert_eq!(finished(&release)["up_to_date"], false);
+    assert_eq!(release.line_of("build-finished")["up_to_date"], false);
     let released = triplet(&repo, "Repro_P");
     json(&repo, &["build", "--release", "--force"], 0);
     assert!(
@@ -135,10 +116,7 @@ fn an_edit_that_keeps_size_and_time_is_built() {
     set_ini(b'4');
     edit_keeping_size_and_time(&repo.join(UEXP), flip_last);
     let package = json(&repo, &["package"], 0);
-    let archive = package
-        .iter()
-        .find(|l| l["reason"] == "release-archive")
-        .expect("a release-archive line");
+    let archive = package.line_of("release-archive");
     let mut zip =
         zip::ZipArchive::new(std::fs::File::open(archive["path"].as_str().unwrap()).unwrap())
             .unwrap();
@@ -196,15 +174,15 @@ fn swapped_cache_entries_are_converted_again() {
     std::fs::remove_file(repo.join("target/Repro_P.utoc")).unwrap();
 
     let rebuilt = json(&repo, &["build", "--release"], 0);
-    assert_eq!(finished(&rebuilt)["converted"], 3);
-    assert_eq!(warnings(&rebuilt, "cache-damaged").len(), 3);
+    assert_eq!(rebuilt.line_of("build-finished")["converted"], 3);
+    assert_eq!(rebuilt.coded("warning", "cache-damaged").len(), 3);
     assert!(
         triplet(&repo, "Repro_P") == clean,
         "the clean release build's bytes"
     );
     // The entries were written again under their keys: used as they are now.
     let again = json(&repo, &["build", "--release", "--force"], 0);
-    assert!(warnings(&again, "cache-damaged").is_empty());
+    assert!(again.coded("warning", "cache-damaged").is_empty());
     assert!(triplet(&repo, "Repro_P") == clean);
 }
 
@@ -356,9 +334,9 @@ fn a_pak_that_lists_a_path_twice_is_refused() {
     // The pak reads as well-formed, with the one path listed twice.
     json(&repo, &["list", pak.to_str().unwrap()], 0);
     crate::build_pak_input::add_paks(&repo.join("mod.toml"), &["Legacy/Old_P.pak"]);
-    let lines = json(&repo, &["build"], 1);
-    let errors = errors(&lines);
-    assert_eq!(errors.len(), 1, "{lines:?}");
+    let failed = json(&repo, &["build"], 1);
+    let errors = failed.diagnostics("error");
+    assert_eq!(errors.len(), 1, "{failed:?}");
     assert_eq!(errors[0]["code"], "format", "{}", errors[0]);
     assert!(
         errors[0]["file"].as_str().unwrap().ends_with("Old_P.pak"),
@@ -383,7 +361,7 @@ mod links {
             Some(dir),
             &["new", "Linked", "--engine", "5.6", "--project", "Proj"],
         );
-        assert!(out.code == 0, "{}", out.stderr);
+        out.ok();
         let repo = dir.join("Linked");
         std::fs::create_dir_all(repo.join("Cooked/Proj/Config")).unwrap();
         std::fs::write(repo.join("Cooked/Proj/Config/DefaultGame.ini"), "[x]\n").unwrap();
@@ -397,9 +375,9 @@ mod links {
         let link = repo.join("Cooked/Proj/Config/id_rsa");
         symlink(&secret, &link).unwrap();
         for command in ["build", "package"] {
-            let lines = json(&repo, &[command], 2);
-            let errors = errors(&lines);
-            assert_eq!(errors.len(), 1, "{command}: {lines:?}");
+            let refused = json(&repo, &[command], 2);
+            let errors = refused.diagnostics("error");
+            assert_eq!(errors.len(), 1, "{command}: {refused:?}");
             assert_eq!(errors[0]["code"], "usage");
             assert_eq!(errors[0]["file"], link.to_str().unwrap(), "{}", errors[0]);
             let real_secret = secret.canonicalize().unwrap();
@@ -419,8 +397,8 @@ mod links {
         std::fs::remove_file(&link).unwrap();
         let folder_link = repo.join("Cooked/Proj/Keys");
         symlink(secret.parent().unwrap(), &folder_link).unwrap();
-        let lines = json(&repo, &["build"], 2);
-        assert_eq!(errors(&lines)[0]["file"], folder_link.to_str().unwrap());
+        let refused = json(&repo, &["build"], 2);
+        assert_eq!(refused.error()["file"], folder_link.to_str().unwrap());
         std::fs::remove_file(&folder_link).unwrap();
 
         // The manifest opts in: the link is followed.
@@ -442,8 +420,7 @@ mod links {
             text.replacen("[content]\n", "[content]\nfollow-links = \"yes\"\n", 1),
         )
         .unwrap();
-        let lines = json(&repo, &["build"], 2);
-        let error = errors(&lines)[0];
+        let error = json(&repo, &["build"], 2).error();
         let line = text.lines().position(|l| l == "[content]").unwrap() + 2;
         assert_eq!(error["line"], line as u64, "{error}");
     }
@@ -468,7 +445,7 @@ mod links {
         std::fs::rename(repo.join("Cooked"), &cooked).unwrap();
         symlink(&cooked, repo.join("Cooked")).unwrap();
         let built = json(&repo, &["build", "--release"], 0);
-        assert_eq!(finished(&built)["loose_files"], 2);
+        assert_eq!(built.line_of("build-finished")["loose_files"], 2);
     }
 
     #[test]
@@ -503,8 +480,11 @@ mod links {
             let mut args = args.clone();
             let out_arg = out.to_str().unwrap().to_string();
             args.push(&out_arg);
-            let lines = json(&repo, &args, 1);
-            assert!(!errors(&lines).is_empty(), "{name}: {lines:?}");
+            let refused = json(&repo, &args, 1);
+            assert!(
+                !refused.diagnostics("error").is_empty(),
+                "{name}: {refused:?}"
+            );
             assert_eq!(
                 std::fs::read_dir(&elsewhere).unwrap().count(),
                 0,
@@ -536,7 +516,7 @@ fn a_large_loose_file_streams_into_the_pak() {
         Some(&dir),
         &["new", "Big", "--engine", "5.6", "--project", "Proj"],
     );
-    assert!(out.code == 0, "{}", out.stderr);
+    out.ok();
     let repo = dir.join("Big");
     let movie = repo.join("Cooked/Proj/Content/Movies/Intro.bk2");
     std::fs::create_dir_all(movie.parent().unwrap()).unwrap();
@@ -548,13 +528,13 @@ fn a_large_loose_file_streams_into_the_pak() {
     }
     drop(file);
     let manifest = repo.join("mod.toml");
-    let (common::Run { code, stderr, .. }, peak) = common::run_measured(&[
+    let (built, peak) = common::run_measured(&[
         "build",
         "--quiet",
         "--manifest-path",
         manifest.to_str().unwrap(),
     ]);
-    assert_eq!(code, 0, "{stderr}");
+    built.ok();
     eprintln!("peak RSS building a 256 MiB loose file: {} MiB", peak >> 20);
     assert!(peak < 128 << 20, "peak RSS {} MiB", peak >> 20);
 
@@ -600,14 +580,20 @@ fn the_no_change_check_sees_edits_new_files_and_damaged_records() {
     // times may not have ticked yet): let the new ones settle.
     std::thread::sleep(std::time::Duration::from_millis(2100));
     let first = json(&repo, &["build"], 0);
-    assert_eq!(finished(&first)["up_to_date"], false);
+    assert_eq!(first.line_of("build-finished")["up_to_date"], false);
     let tree = repo.join("target/.zenpak-cache/Repro_P/tree.bin");
     assert!(tree.is_file(), "a clean scan is recorded");
     let recorded = inode(&tree);
     let again = json(&repo, &["build"], 0);
-    assert_eq!(finished(&again)["up_to_date"], true);
-    assert_eq!(finished(&again)["packages"], finished(&first)["packages"]);
-    assert_eq!(finished(&again)["bytes_in"], finished(&first)["bytes_in"]);
+    assert_eq!(again.line_of("build-finished")["up_to_date"], true);
+    assert_eq!(
+        again.line_of("build-finished")["packages"],
+        first.line_of("build-finished")["packages"]
+    );
+    assert_eq!(
+        again.line_of("build-finished")["bytes_in"],
+        first.line_of("build-finished")["bytes_in"]
+    );
     if cfg!(unix) {
         assert_eq!(inode(&tree), recorded, "checked, not scanned again");
     }
@@ -618,8 +604,12 @@ fn the_no_change_check_sees_edits_new_files_and_damaged_records() {
     bytes[at] ^= 0x40;
     std::fs::write(&tree, &bytes).unwrap();
     let damaged = json(&repo, &["build"], 0);
-    assert_eq!(warnings(&damaged, "cache-damaged").len(), 1, "{damaged:?}");
-    assert_eq!(finished(&damaged)["up_to_date"], true);
+    assert_eq!(
+        damaged.coded("warning", "cache-damaged").len(),
+        1,
+        "{damaged:?}"
+    );
+    assert_eq!(damaged.line_of("build-finished")["up_to_date"], true);
     assert_ne!(std::fs::read(&tree).unwrap(), bytes, "recorded anew");
 
     // An edit in place keeping size and time (no folder changes).
@@ -629,14 +619,19 @@ fn the_no_change_check_sees_edits_new_files_and_damaged_records() {
         b[at] ^= 0x01;
     });
     let edited = json(&repo, &["build"], 0);
-    assert_eq!(finished(&edited)["up_to_date"], false);
-    assert_eq!(finished(&edited)["converted"], 1, "{}", finished(&edited));
+    assert_eq!(edited.line_of("build-finished")["up_to_date"], false);
+    assert_eq!(
+        edited.line_of("build-finished")["converted"],
+        1,
+        "{}",
+        edited.line_of("build-finished")
+    );
     assert_ne!(triplet(&repo, "Repro_P"), before);
 
     // A file added to a folder the record holds.
     std::fs::write(repo.join("Cooked/Proj/Config/Added.ini"), "[a]\n").unwrap();
     let added = json(&repo, &["build"], 0);
-    assert_eq!(finished(&added)["up_to_date"], false);
+    assert_eq!(added.line_of("build-finished")["up_to_date"], false);
     let files = unpacked(&repo, "target/Repro_P.pak", &dir.join("added-pak"));
     assert_eq!(files["Proj/Config/Added.ini"], b"[a]\n");
 }

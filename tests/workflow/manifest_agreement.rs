@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::common::{self, run, temp_dir, Run};
+use crate::common::{run, temp_dir};
 
 /// A mod in `dir` whose manifest takes the example mod's cooked files in
 /// place, at `engine`, with the `include` line in `[content]` (or none) and
@@ -21,15 +21,6 @@ fn write_mod(dir: &Path, engine: &str, include: &str, compression: &str) -> Path
     dir.to_path_buf()
 }
 
-/// The `code`s of the diagnostics of `level` in a JSON run.
-fn codes(stdout: &str, level: &str) -> Vec<String> {
-    common::json_lines(stdout)
-        .iter()
-        .filter(|v| v["reason"] == "diagnostic" && v["level"] == level)
-        .map(|v| v["code"].as_str().unwrap().to_string())
-        .collect()
-}
-
 const JSON: [&str; 2] = ["--message-format", "json"];
 
 #[test]
@@ -37,21 +28,14 @@ fn empty_mod_builds_with_a_warning_but_package_and_install_refuse() {
     let tmp = temp_dir("empty-mod");
     let dir = write_mod(&tmp, "5.6", "include = [\"Typo/**\"]", "none");
 
-    let Run {
-        code,
-        stdout,
-        stderr,
-    } = run(Some(&dir), &["build", JSON[0], JSON[1]]);
-    assert_eq!(code, 0, "{stderr}");
-    assert!(codes(&stdout, "warning").contains(&"empty-mod".to_string()));
+    assert!(run(Some(&dir), &["build", JSON[0], JSON[1]])
+        .ok()
+        .codes("warning")
+        .contains(&"empty-mod".to_string()));
 
-    let Run { code, stdout, .. } = run(Some(&dir), &["package", JSON[0], JSON[1]]);
-    assert_eq!(code, 1);
-    let errors = common::json_lines(&stdout)
-        .into_iter()
-        .filter(|v| v["reason"] == "diagnostic" && v["level"] == "error")
-        .collect::<Vec<_>>();
-    assert_eq!(errors.len(), 1, "{stdout}");
+    let packaged = run(Some(&dir), &["package", JSON[0], JSON[1]]);
+    let errors = packaged.assert_code(1).diagnostics("error");
+    assert_eq!(errors.len(), 1, "{}", packaged.stdout);
     assert_eq!(errors[0]["code"], "empty-mod");
     assert!(errors[0]["file"].as_str().unwrap().ends_with("mod.toml"));
     assert!(errors[0]["hint"].is_string());
@@ -67,12 +51,11 @@ fn empty_mod_builds_with_a_warning_but_package_and_install_refuse() {
     let game = &tmp.join("game");
     std::fs::create_dir_all(game.join("HelloGame/Content/Paks")).unwrap();
     let game_arg = game.to_string_lossy().into_owned();
-    let Run { code, stdout, .. } = run(
+    let installed = run(
         Some(&dir),
         &["install", "--game-dir", &game_arg, JSON[0], JSON[1]],
     );
-    assert_eq!(code, 1);
-    assert_eq!(codes(&stdout, "error"), ["empty-mod"]);
+    assert_eq!(installed.assert_code(1).codes("error"), ["empty-mod"]);
     assert!(
         !game.join("HelloGame/Content/Paks/~mods").exists(),
         "nothing is written into the game folder"
@@ -80,15 +63,14 @@ fn empty_mod_builds_with_a_warning_but_package_and_install_refuse() {
 
     // The same mod with its content selected ships.
     let dir = write_mod(&tmp, "5.6", "", "none");
-    let Run { code, stderr, .. } = run(Some(&dir), &["package", JSON[0], JSON[1]]);
-    assert_eq!(code, 0, "{stderr}");
+    run(Some(&dir), &["package", JSON[0], JSON[1]]).ok();
 }
 
 /// `check` and `build` on the same manifest: exit code and error codes.
 fn check_and_build(dir: &Path) -> [(i32, Vec<String>); 2] {
     ["check", "build"].map(|command| {
-        let Run { code, stdout, .. } = run(Some(dir), &[command, JSON[0], JSON[1]]);
-        (code, codes(&stdout, "error"))
+        let checked = run(Some(dir), &[command, JSON[0], JSON[1]]);
+        (checked.code, checked.codes("error"))
     })
 }
 

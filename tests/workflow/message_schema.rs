@@ -10,6 +10,7 @@ use std::sync::OnceLock;
 use serde_json::Value;
 
 use super::cli_output::json;
+use crate::common::Run;
 
 fn schema() -> &'static Value {
     static SCHEMA: OnceLock<Value> = OnceLock::new();
@@ -223,17 +224,17 @@ fn build_events_come_in_package_path_order_on_every_run() {
     };
     let tmp = tempfile::tempdir().unwrap();
     let repo = sn2_mod(&corpus, tmp.path());
-    let events = |lines: &[Value]| -> Vec<String> {
-        lines
+    let events = |run: &Run| -> Vec<String> {
+        run.json()
             .iter()
             .filter(|l| l["reason"] != "build-finished" && l["reason"] != "finished")
             .map(|l| format!("{}|{}|{}", l["reason"], l["path"], l["code"]))
             .collect()
     };
     let first = json(&repo, &["build", "--force"], 0);
-    let paths: Vec<&str> = first
+    let packages = first.lines_of("package");
+    let paths: Vec<&str> = packages
         .iter()
-        .filter(|l| l["reason"] == "package")
         .map(|l| l["path"].as_str().unwrap())
         .collect();
     assert!(paths.len() > 32, "{} packages", paths.len());
@@ -249,13 +250,7 @@ fn build_events_come_in_package_path_order_on_every_run() {
         );
     }
     // Up to date: the chunks it holds, not 0.
-    let built = |lines: &[Value]| {
-        lines
-            .iter()
-            .find(|l| l["reason"] == "build-finished")
-            .unwrap()
-            .clone()
-    };
+    let built = |run: &Run| run.line_of("build-finished");
     let fresh = json(&repo, &["build"], 0);
     assert_eq!(built(&fresh)["up_to_date"], true);
     assert_eq!(built(&fresh)["chunks"], built(&first)["chunks"]);
@@ -265,18 +260,18 @@ fn build_events_come_in_package_path_order_on_every_run() {
 #[test]
 fn usage_errors_keep_the_argument_and_the_suggestion() {
     let tmp = tempfile::tempdir().unwrap();
-    let lines = json(tmp.path(), &["biuld"], 2);
+    let lines = json(tmp.path(), &["biuld"], 2).json();
     let d = &lines[0];
     assert_eq!(d["code"], "usage");
     assert_eq!(d["argument"], "biuld");
     assert_eq!(d["suggestion"], "build");
-    let lines = json(tmp.path(), &["build", "--frce"], 2);
+    let lines = json(tmp.path(), &["build", "--frce"], 2).json();
     assert_eq!(lines[0]["argument"], "--frce");
     assert_eq!(lines[0]["suggestion"], "--force");
     assert!(lines[0]["usage"]
         .as_str()
         .is_some_and(|u| u.starts_with("zenpak build")));
-    let lines = json(tmp.path(), &["completions", "tcsh"], 2);
+    let lines = json(tmp.path(), &["completions", "tcsh"], 2).json();
     let valid: Vec<&str> = lines[0]["valid_values"]
         .as_array()
         .unwrap()
@@ -312,12 +307,8 @@ fn a_foreign_package_is_named_on_its_file() {
         .unwrap();
     }
     for command in ["build", "check"] {
-        let lines = json(&repo, &[command], 1);
-        let errors: Vec<&Value> = lines
-            .iter()
-            .filter(|l| l["reason"] == "diagnostic" && l["level"] == "error")
-            .collect();
-        let named: Vec<&&Value> = errors
+        let errors = json(&repo, &[command], 1).diagnostics("error");
+        let named: Vec<&Value> = errors
             .iter()
             .filter(|l| l["code"] == "foreign-package")
             .collect();
@@ -329,7 +320,7 @@ fn a_foreign_package_is_named_on_its_file() {
         assert!(named[0]["hint"].is_string());
         // No manifest error, and no raw parse error on a file.
         let raw =
-            |l: &&Value| l["code"] == "usage" || (l["code"] == "format" && l["file"].is_string());
+            |l: &Value| l["code"] == "usage" || (l["code"] == "format" && l["file"].is_string());
         assert!(!errors.iter().any(raw), "{command}: {errors:?}");
     }
 }

@@ -11,17 +11,16 @@ use crate::common;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-/// Runs zenpak in `dir` with JSON messages: (exit code, JSON lines).
-fn run(dir: &Path, args: &[&str]) -> (i32, Vec<serde_json::Value>) {
-    let out = common::run(Some(dir), &[&["--message-format", "json"], args].concat());
-    (out.code, out.json())
+/// Runs zenpak in `dir` with JSON messages.
+fn run(dir: &Path, args: &[&str]) -> common::Run {
+    common::run(Some(dir), &[&["--message-format", "json"], args].concat())
 }
 
 /// The files of the `never-ship` errors, relative to `root`.
-fn never_ship_files(lines: &[serde_json::Value], root: &Path) -> BTreeSet<String> {
-    lines
+fn never_ship_files(run: &common::Run, root: &Path) -> BTreeSet<String> {
+    run.lines_of("diagnostic")
         .iter()
-        .filter(|l| l["reason"] == "diagnostic" && l["code"] == "never-ship")
+        .filter(|l| l["code"] == "never-ship")
         .map(|l| {
             assert_eq!(l["level"], "error", "{l}");
             assert!(l["hint"].is_string(), "{l}");
@@ -108,10 +107,10 @@ fn a_cooked_platform_root_is_refused_until_excluded() {
     let dir = tempfile::tempdir().unwrap();
     let (repo, root, expected) = cooked_mod(&corpus, dir.path());
 
-    let (code, lines) = run(&repo, &["check"]);
-    assert_eq!(code, 1, "{lines:?}");
-    assert_eq!(never_ship_files(&lines, &root), expected);
-    let check = lines.iter().find(|l| l["reason"] == "check").unwrap();
+    let checked = run(&repo, &["check"]);
+    checked.assert_code(1);
+    assert_eq!(never_ship_files(&checked, &root), expected);
+    let check = checked.line_of("check");
     assert_eq!(check["packages"], 3, "{check}");
     assert_eq!(check["problems"], expected.len(), "{check}");
     let suggested: Vec<String> = check["suggested_exclude"]
@@ -139,9 +138,9 @@ fn a_cooked_platform_root_is_refused_until_excluded() {
         wanted
     );
 
-    let (code, lines) = run(&repo, &["build"]);
-    assert_eq!(code, 1, "{lines:?}");
-    assert_eq!(never_ship_files(&lines, &root), expected);
+    let built = run(&repo, &["build"]);
+    built.assert_code(1);
+    assert_eq!(never_ship_files(&built, &root), expected);
     assert!(!repo.join("target/Repro_P.utoc").exists());
 
     // The suggested lines fix both.
@@ -154,15 +153,10 @@ fn a_cooked_platform_root_is_refused_until_excluded() {
         .join(", ");
     let text = text.replace("[content]\n", &format!("[content]\nexclude = [{list}]\n"));
     std::fs::write(&manifest, text).unwrap();
-    let (code, lines) = run(&repo, &["check"]);
-    assert_eq!(code, 0, "{lines:?}");
-    assert!(never_ship_files(&lines, &root).is_empty());
-    let (code, lines) = run(&repo, &["build"]);
-    assert_eq!(code, 0, "{lines:?}");
-    let finished = lines
-        .iter()
-        .find(|l| l["reason"] == "build-finished")
-        .unwrap();
+    let checked = run(&repo, &["check"]);
+    checked.ok();
+    assert!(never_ship_files(&checked, &root).is_empty());
+    let finished = run(&repo, &["build"]).ok().line_of("build-finished");
     assert_eq!(finished["packages"], 3, "{finished}");
     assert_eq!(finished["loose_files"], 0, "{finished}");
 }
@@ -195,16 +189,15 @@ fn engine_content_ships_when_named() {
         .unwrap()
     };
     manifest("");
-    let (code, lines) = run(&repo, &["check"]);
-    assert_eq!(code, 1, "{lines:?}");
+    let checked = run(&repo, &["check"]);
+    checked.assert_code(1);
     assert_eq!(
-        never_ship_files(&lines, &root),
+        never_ship_files(&checked, &root),
         BTreeSet::from(["Engine/Content/Maps/Entry.umap".to_string()])
     );
     manifest("include = [\"Engine/Content/Maps/**\"]\n");
-    let (code, lines) = run(&repo, &["check"]);
-    assert_eq!(code, 0, "{lines:?}");
-    let check = lines.iter().find(|l| l["reason"] == "check").unwrap();
+    let checked = run(&repo, &["check"]);
+    let check = checked.ok().line_of("check");
     assert_eq!(check["packages"], 1, "{check}");
-    assert!(never_ship_files(&lines, &root).is_empty());
+    assert!(never_ship_files(&checked, &root).is_empty());
 }

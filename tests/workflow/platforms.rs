@@ -70,30 +70,17 @@ const RELEASE: &str = "icon = \"icon.png\"\nchangelog = \"CHANGELOG.md\"\n\
     modio = { game-id = 5, mod-id = 6 }\n\
     thunderstore = { namespace = \"Team\", website = \"https://example.org\", dependencies = [\"UE4SS-RE-3.0.1\"] }";
 
-fn json_lines(stdout: &str) -> Vec<serde_json::Value> {
-    stdout
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("every stdout line is JSON"))
-        .collect()
-}
-
-/// `zenpak package --for <platform>`: the archive event.
-fn package(dir: &Path, platform: &str) -> (i32, Vec<serde_json::Value>) {
-    let Run {
-        code, stdout: out, ..
-    } = run(
+/// `zenpak package --for <platform>`.
+fn package(dir: &Path, platform: &str) -> Run {
+    run(
         Some(dir),
         &["package", "--for", platform, "--message-format", "json"],
-    );
-    (code, json_lines(&out))
+    )
 }
 
-fn archive_of(lines: &[serde_json::Value]) -> (PathBuf, serde_json::Value) {
-    let event = lines
-        .iter()
-        .find(|l| l["reason"] == "release-archive")
-        .unwrap_or_else(|| panic!("no archive in {lines:#?}"))
-        .clone();
+/// The archive of a successful [`package`] and its event.
+fn archive_of(packaged: &Run) -> (PathBuf, serde_json::Value) {
+    let event = packaged.ok().line_of("release-archive");
     (PathBuf::from(event["path"].as_str().unwrap()), event)
 }
 
@@ -110,10 +97,10 @@ fn entries(zip: &Path) -> Vec<(String, Vec<u8>)> {
         .collect()
 }
 
-fn error_codes_and_lines(lines: &[serde_json::Value]) -> Vec<(String, Option<u64>)> {
-    lines
+fn error_codes_and_lines(packaged: &Run) -> Vec<(String, Option<u64>)> {
+    packaged
+        .diagnostics("error")
         .iter()
-        .filter(|l| l["reason"] == "diagnostic" && l["level"] == "error")
         .map(|l| {
             (
                 l["code"].as_str().unwrap_or("").to_string(),
@@ -127,9 +114,7 @@ fn error_codes_and_lines(lines: &[serde_json::Value]) -> Vec<(String, Option<u64
 fn thunderstore_gets_its_layout_and_a_manifest_that_follows_its_rules() {
     let dir = temp_dir("platform-thunderstore");
     write_mod(&dir, "HelloMod", RELEASE);
-    let (code, lines) = package(&dir, "thunderstore");
-    assert_eq!(code, 0, "{lines:#?}");
-    let (zip, event) = archive_of(&lines);
+    let (zip, event) = archive_of(&package(&dir, "thunderstore"));
     assert_eq!(event["platform"], "thunderstore");
     let files = entries(&zip);
     let names: Vec<&str> = files.iter().map(|(n, _)| n.as_str()).collect();
@@ -173,9 +158,8 @@ fn thunderstore_gets_its_layout_and_a_manifest_that_follows_its_rules() {
     // Two runs give the same archive.
     let first = std::fs::read(&zip).unwrap();
     std::fs::remove_dir_all(dir.join("target")).unwrap();
-    let (code, lines) = package(&dir, "thunderstore");
-    assert_eq!(code, 0);
-    assert_eq!(std::fs::read(archive_of(&lines).0).unwrap(), first);
+    let again = archive_of(&package(&dir, "thunderstore"));
+    assert_eq!(std::fs::read(again.0).unwrap(), first);
 }
 
 #[test]
@@ -183,15 +167,14 @@ fn a_value_thunderstore_refuses_is_an_error_naming_its_key() {
     let dir = temp_dir("platform-thunderstore-bad");
     // A name the file system takes but Thunderstore does not.
     write_mod(&dir, "Hello-Mod", RELEASE);
-    let (code, lines) = package(&dir, "thunderstore");
-    assert_eq!(code, 2, "{lines:#?}");
-    let errors = error_codes_and_lines(&lines);
+    let refused = package(&dir, "thunderstore");
+    let errors = error_codes_and_lines(refused.assert_code(2));
     assert_eq!(errors, [("usage".to_string(), Some(2))], "line 2: `name`");
     // A 512×512 icon.
     write_mod(&dir, "HelloMod", RELEASE);
     std::fs::write(dir.join("icon.png"), png(512)).unwrap();
-    let (code, lines) = package(&dir, "thunderstore");
-    assert_eq!(code, 2, "{lines:#?}");
+    let refused = package(&dir, "thunderstore");
+    refused.assert_code(2);
     let icon_line = std::fs::read_to_string(dir.join("mod.toml"))
         .unwrap()
         .lines()
@@ -199,7 +182,7 @@ fn a_value_thunderstore_refuses_is_an_error_naming_its_key() {
         .unwrap() as u64
         + 1;
     assert_eq!(
-        error_codes_and_lines(&lines),
+        error_codes_and_lines(&refused),
         [("usage".to_string(), Some(icon_line))]
     );
     assert!(!dir
@@ -216,9 +199,7 @@ fn nexus_and_modio_get_their_layout_and_upload_metadata_beside_the_archive() {
         ("nexus", "HelloGame/Content/Paks/~mods/", "nexus.json"),
         ("modio", "~mods/", "modio.json"),
     ] {
-        let (code, lines) = package(&dir, platform);
-        assert_eq!(code, 0, "{lines:#?}");
-        let (zip, event) = archive_of(&lines);
+        let (zip, event) = archive_of(&package(&dir, platform));
         let names: Vec<String> = entries(&zip).into_iter().map(|(n, _)| n).collect();
         for ext in ["pak", "ucas", "utoc"] {
             assert!(
@@ -249,9 +230,7 @@ fn nexus_and_modio_get_their_layout_and_upload_metadata_beside_the_archive() {
 fn dry_run_prints_the_plan_and_writes_no_archive() {
     let dir = temp_dir("platform-dry-run");
     write_mod(&dir, "HelloMod", RELEASE);
-    let Run {
-        code, stdout: out, ..
-    } = run(
+    let plan = run(
         Some(&dir),
         &[
             "package",
@@ -261,13 +240,9 @@ fn dry_run_prints_the_plan_and_writes_no_archive() {
             "--message-format",
             "json",
         ],
-    );
-    assert_eq!(code, 0, "{out}");
-    let lines = json_lines(&out);
-    let plan = lines
-        .iter()
-        .find(|l| l["reason"] == "release-plan")
-        .unwrap();
+    )
+    .ok()
+    .line_of("release-plan");
     assert_eq!(plan["platform"], "thunderstore");
     assert_eq!(plan["manifest"]["name"], "HelloMod");
     assert!(plan["entries"]
@@ -284,6 +259,5 @@ fn dry_run_prints_the_plan_and_writes_no_archive() {
     );
     // A platform without its `[release]` entry is a usage error naming it.
     write_mod(&dir, "HelloMod", "icon = \"icon.png\"");
-    let (code, lines) = package(&dir, "nexus");
-    assert_eq!(code, 2, "{lines:#?}");
+    package(&dir, "nexus").assert_code(2);
 }

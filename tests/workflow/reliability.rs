@@ -70,7 +70,7 @@ fn verify_ok(dir: &Path) -> bool {
 /// A `build` with JSON messages that succeeds: its `build-finished` line.
 fn fresh_build(root: &Path) -> serde_json::Value {
     let out = run(Some(root), &["build", "--message-format", "json"]);
-    out.ok().lines_of("build-finished").remove(0)
+    out.ok().line_of("build-finished")
 }
 
 #[test]
@@ -94,7 +94,7 @@ fn two_builds_at_once_never_interleave() {
         .map(|c| common::Run::from(c.wait_with_output().unwrap()))
         .collect();
     for out in &outputs {
-        assert!(out.code == 0, "{}", out.text());
+        out.ok();
     }
     let waited = outputs
         .iter()
@@ -156,7 +156,7 @@ fn interrupting_a_development_build_leaves_the_previous_triplet() {
     .enumerate()
     {
         set_bulk_byte(round as u8 * 2);
-        assert!((run(Some(&root), &["build", "--quiet"]).code == 0));
+        run(Some(&root), &["build", "--quiet"]).ok();
         let before = triplet(&root);
         set_bulk_byte(round as u8 * 2 + 1);
         let out = interrupted(&root, &["build"], Duration::from_millis(millis), signal);
@@ -166,7 +166,7 @@ fn interrupting_a_development_build_leaves_the_previous_triplet() {
             continue;
         }
         if signal == libc::SIGINT {
-            assert_eq!(Some(out.code), Some(130), "{}", out.text());
+            out.assert_code(130);
             assert!(
                 after == before || verify_ok(&root),
                 "Ctrl-C after {millis} ms left a triplet that is neither the old nor a whole new one"
@@ -180,7 +180,7 @@ fn interrupting_a_development_build_leaves_the_previous_triplet() {
         }
         // The next build recovers.
         let next = run(Some(&root), &["build"]);
-        assert!(next.code == 0, "{}", next.text());
+        next.ok();
         assert!(verify_ok(&root));
     }
 }
@@ -192,7 +192,7 @@ fn ctrl_c_and_kill_never_leave_a_mixed_or_half_written_triplet() {
     };
     let dir = tempfile::tempdir().unwrap();
     let root = big_mod(&corpus, dir.path(), 384 << 20);
-    assert!((run(Some(&root), &["build"]).code == 0));
+    run(Some(&root), &["build"]).ok();
     let before = triplet(&root);
     assert!(before.iter().all(Option::is_some));
     // The next build makes other bytes: a changed config file.
@@ -210,7 +210,7 @@ fn ctrl_c_and_kill_never_leave_a_mixed_or_half_written_triplet() {
             // The build finished before the signal: a complete new triplet.
             assert!(verify_ok(&root));
         } else {
-            assert_eq!(Some(out.code), Some(130), "{}", out.text());
+            out.assert_code(130);
             assert!(out.stderr.contains("interrupted"), "{}", out.text());
             // Either the previous triplet, untouched, or (when the signal came
             // while the new one was being published, which an interrupt
@@ -251,7 +251,7 @@ fn ctrl_c_and_kill_never_leave_a_mixed_or_half_written_triplet() {
         let _ = out;
         // The next build recovers: removes stale temporaries, rebuilds, verifies.
         let next = run(Some(&root), &["build"]);
-        assert!(next.code == 0, "{}", next.text());
+        next.ok();
         assert!(temporaries(&root.join("target")).is_empty());
         assert!(verify_ok(&root));
     }
@@ -264,7 +264,7 @@ fn a_damaged_cache_entry_is_rebuilt_with_a_warning() {
     };
     let dir = tempfile::tempdir().unwrap();
     let root = big_mod(&corpus, dir.path(), 1 << 20);
-    assert!((run(Some(&root), &["build"]).code == 0));
+    run(Some(&root), &["build"]).ok();
     let good = triplet(&root);
     // Flip one byte in every cache entry, and make the outputs stale.
     let entries = root.join("target/.zenpak-cache/Big_P/packages");
@@ -276,7 +276,7 @@ fn a_damaged_cache_entry_is_rebuilt_with_a_warning() {
     }
     std::fs::remove_file(root.join("target/Big_P.utoc")).unwrap();
     let out = run(Some(&root), &["build", "--message-format", "json"]);
-    assert!(out.code == 0, "{}", out.text());
+    out.ok();
     let warnings = out.codes("warning");
     assert!(
         !warnings.is_empty() && warnings.iter().all(|c| c == "cache-damaged"),
@@ -333,14 +333,14 @@ fn clean_removes_only_what_zenpak_wrote() {
         )
         .unwrap();
         let out = run(Some(&root), &["package"]);
-        assert!(out.code == 0, "{}", out.text());
+        out.ok();
         roots.push(root);
     }
     assert!(shared.join("package/A-1.0.0.zip").is_file());
     assert!(shared.join("package/B-1.0.0.zip").is_file());
 
     let out = run(Some(&roots[0]), &["clean"]);
-    assert!(out.code == 0, "{}", out.text());
+    out.ok();
     assert!(!shared.join("A_P.utoc").exists() && !shared.join("package/A-1.0.0.zip").exists());
     assert!(
         shared.join("B_P.utoc").is_file(),
@@ -383,9 +383,9 @@ fn clean_through_a_symlinked_target_removes_only_zenpaks_files() {
     std::fs::write(elsewhere.join("package/mine.txt"), "mine").unwrap();
     std::fs::write(elsewhere.join("mine.txt"), "mine").unwrap();
     std::os::unix::fs::symlink(&elsewhere, root.join("target")).unwrap();
-    assert!((run(Some(&root), &["build"]).code == 0));
+    run(Some(&root), &["build"]).ok();
     assert!(elsewhere.join("Big_P.utoc").is_file());
-    assert!((run(Some(&root), &["clean"]).code == 0));
+    run(Some(&root), &["clean"]).ok();
     assert!(!elsewhere.join("Big_P.utoc").exists());
     assert_eq!(file_names(&elsewhere), ["mine.txt", "package"]);
     assert_eq!(file_names(&elsewhere.join("package")), ["mine.txt"]);
@@ -410,7 +410,7 @@ fn output_folders_that_would_mix_with_the_users_files_are_refused() {
             let out = run(Some(&root), &[command, "--message-format", "json"]);
             if command == "clean" {
                 // clean never needs to refuse: it removes only recorded files.
-                assert!(out.code == 0, "{}", out.text());
+                out.ok();
                 continue;
             }
             assert_eq!(
@@ -453,7 +453,7 @@ fn manifest_values_are_data_not_paths() {
         );
         std::fs::write(root.join("mod.toml"), &manifest).unwrap();
         let out = run(Some(&root), &["package", "--message-format", "json"]);
-        assert_eq!(Some(out.code), Some(2), "{key} = {value}: {}", out.text());
+        out.assert_code_for(2, format_args!("{key} = {value}"));
         // A manifest error at the line of `key`.
         let error = out.error();
         assert_eq!(error["code"], "usage", "{error}");
@@ -498,7 +498,7 @@ fn convert_never_overwrites_its_input_and_says_which_folder_is_missing() {
                 "json",
             ],
         );
-        assert_eq!(Some(out.code), Some(2), "{}", out.text());
+        out.assert_code(2);
         assert_eq!(out.error()["code"], "usage", "{}", out.stdout);
     }
     assert_eq!(std::fs::read(&input).unwrap(), original);
@@ -515,7 +515,7 @@ fn convert_never_overwrites_its_input_and_says_which_folder_is_missing() {
             "json",
         ],
     );
-    assert_eq!(Some(out.code), Some(2));
+    out.assert_code(2);
     let error = out.error();
     assert_eq!(error["code"], "usage", "{error}");
     assert_eq!(
@@ -538,9 +538,9 @@ fn a_symlinked_content_folder_is_followed() {
     std::os::unix::fs::symlink(real.join("Cooked"), root.join("Cooked")).unwrap();
     std::fs::write(root.join("mod.toml"), MANIFEST).unwrap();
     let out = run(Some(&root), &["build", "--message-format", "json"]);
-    assert!(out.code == 0, "{}", out.text());
+    out.ok();
     assert_eq!(
-        out.lines_of("build-finished")[0]["packages"],
+        out.line_of("build-finished")["packages"],
         2,
         "{}",
         out.stdout
@@ -553,7 +553,7 @@ fn a_symlinked_content_folder_is_followed() {
     .unwrap();
     let started = Instant::now();
     let out = run(Some(&root), &["build", "--message-format", "json"]);
-    assert_eq!(Some(out.code), Some(2), "{}", out.text());
+    out.assert_code(2);
     let error = out.error();
     assert_eq!(error["code"], "usage", "{error}");
     assert_eq!(common::file_tail(&error, 1), "loop", "{error}");

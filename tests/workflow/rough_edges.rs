@@ -18,23 +18,6 @@ fn example_mod(parent: &Path, name: &str) -> PathBuf {
     to
 }
 
-/// The JSON lines of a `--message-format json` run.
-fn json_lines(stdout: &str) -> Vec<serde_json::Value> {
-    stdout
-        .lines()
-        .filter(|l| l.starts_with('{'))
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
-        .collect()
-}
-
-/// The first JSON line with `reason`.
-fn event<'a>(lines: &'a [serde_json::Value], reason: &str) -> &'a serde_json::Value {
-    lines
-        .iter()
-        .find(|l| l["reason"] == reason)
-        .unwrap_or_else(|| panic!("no {reason} line in {lines:#?}"))
-}
-
 fn sha256_hex(bytes: &[u8]) -> String {
     use sha2::Digest;
     sha2::Sha256::digest(bytes)
@@ -47,14 +30,8 @@ fn sha256_hex(bytes: &[u8]) -> String {
 fn package_writes_a_sha256_file_beside_the_zip() {
     let dir = temp_dir("sha256-beside");
     let m = example_mod(dir.as_ref(), "Sums");
-    let Run {
-        code,
-        stdout,
-        stderr,
-    } = run(Some(&m), &["package", "--message-format", "json"]);
-    assert_eq!(code, 0, "{stderr}");
-    let lines = json_lines(&stdout);
-    let archive = event(&lines, "release-archive");
+    let packaged = run(Some(&m), &["package", "--message-format", "json"]);
+    let archive = packaged.ok().line_of("release-archive");
     let zip = PathBuf::from(archive["path"].as_str().unwrap());
     let sums = PathBuf::from(archive["checksum_file"].as_str().unwrap());
     assert_eq!(sums.parent(), zip.parent(), "beside the zip");
@@ -70,7 +47,7 @@ fn package_writes_a_sha256_file_beside_the_zip() {
     assert_eq!(name, zip.file_name().unwrap().to_str().unwrap());
     assert!(text.ends_with('\n'));
     // The build's own JSON gives BLAKE3 per artifact (as the README says).
-    let finished = event(&json_lines(&stdout), "build-finished").clone();
+    let finished = packaged.line_of("build-finished");
     for artifact in finished["artifacts"].as_array().unwrap() {
         let bytes = std::fs::read(artifact["path"].as_str().unwrap()).unwrap();
         assert_eq!(
@@ -80,27 +57,21 @@ fn package_writes_a_sha256_file_beside_the_zip() {
         );
     }
     // `clean` removes both (they are recorded as written by zenpak).
-    let Run { code, stderr, .. } = run(Some(&m), &["clean"]);
-    assert_eq!(code, 0, "{stderr}");
+    run(Some(&m), &["clean"]).ok();
     assert!(!zip.exists() && !sums.exists());
 }
 
 /// Runs the real binary in `cwd` as a user without special rights: as
 /// `nobody` when the tests run as root (root ignores permission bits), as
-/// this user otherwise. Returns (exit code, stdout, stderr).
-fn zenpak_unprivileged(cwd: &Path, args: &[&str]) -> (i32, String, String) {
+/// this user otherwise.
+fn zenpak_unprivileged(cwd: &Path, args: &[&str]) -> Run {
     use std::os::unix::process::CommandExt;
     let mut cmd = crate::common::command(Some(cwd), args);
     cmd.env("HOME", cwd);
     if unsafe { libc::geteuid() } == 0 {
         cmd.uid(65534).gid(65534);
     }
-    let Run {
-        code,
-        stdout,
-        stderr,
-    } = crate::common::run_command(&mut cmd);
-    (code, stdout, stderr)
+    crate::common::run_command(&mut cmd)
 }
 
 /// Whether the unprivileged user of [`zenpak_unprivileged`] can create a
@@ -138,14 +109,6 @@ fn open_to_all(dir: &Path) {
     }
 }
 
-/// The error diagnostics of a JSON run.
-fn errors(stdout: &str) -> Vec<serde_json::Value> {
-    json_lines(stdout)
-        .into_iter()
-        .filter(|l| l["reason"] == "diagnostic" && l["level"] == "error")
-        .collect()
-}
-
 #[test]
 fn a_read_only_output_folder_is_a_permission_error_naming_the_file() {
     let dir = temp_dir("read-only-out");
@@ -158,19 +121,17 @@ fn a_read_only_output_folder_is_a_permission_error_naming_the_file() {
         eprintln!("this user can write into a 0o555 folder: skipping");
         return;
     }
-    let (code, stdout, stderr) = zenpak_unprivileged(&m, &["build", "--message-format", "json"]);
+    let built = zenpak_unprivileged(&m, &["build", "--message-format", "json"]);
     set_mode(&target, 0o755);
-    assert_eq!(
-        code, 2,
-        "an environment problem is exit code 2: {stdout}{stderr}"
-    );
-    let errors = errors(&stdout);
+    // An environment problem is exit code 2.
+    let errors = built.assert_code(2).diagnostics("error");
+    let stdout = &built.stdout;
     assert_eq!(errors.len(), 1, "{stdout}");
     assert_eq!(errors[0]["code"], "permission-denied", "{stdout}");
     let file = PathBuf::from(errors[0]["file"].as_str().expect("the file is named"));
     assert_eq!(file.parent(), Some(target.as_path()), "{stdout}");
     assert!(errors[0]["hint"].as_str().is_some_and(|h| !h.is_empty()));
-    let finished = event(&json_lines(&stdout), "finished").clone();
+    let finished = built.line_of("finished");
     assert_eq!(finished["exit_code"], 2);
 }
 
@@ -188,7 +149,7 @@ fn a_game_folder_the_user_may_not_write_is_a_permission_error_naming_the_file() 
         return;
     }
     let game_arg = game.to_str().unwrap();
-    let (code, stdout, stderr) = zenpak_unprivileged(
+    let installed = zenpak_unprivileged(
         &m,
         &[
             "install",
@@ -199,8 +160,8 @@ fn a_game_folder_the_user_may_not_write_is_a_permission_error_naming_the_file() 
         ],
     );
     set_mode(&mods, 0o755);
-    assert_eq!(code, 2, "{stdout}{stderr}");
-    let errors = errors(&stdout);
+    let errors = installed.assert_code(2).diagnostics("error");
+    let stdout = &installed.stdout;
     assert_eq!(errors.len(), 1, "{stdout}");
     assert_eq!(errors[0]["code"], "permission-denied", "{stdout}");
     let file = PathBuf::from(errors[0]["file"].as_str().unwrap());
@@ -219,15 +180,6 @@ fn a_game_folder_the_user_may_not_write_is_a_permission_error_naming_the_file() 
     );
 }
 
-/// The codes of the warnings of a JSON run.
-fn warning_codes(stdout: &str) -> Vec<String> {
-    json_lines(stdout)
-        .into_iter()
-        .filter(|l| l["reason"] == "diagnostic" && l["level"] == "warning")
-        .map(|l| l["code"].as_str().unwrap_or_default().to_string())
-        .collect()
-}
-
 #[test]
 fn a_mod_inside_the_games_paks_folder_is_warned_by_check_and_build() {
     let dir = temp_dir("inside-paks");
@@ -235,37 +187,33 @@ fn a_mod_inside_the_games_paks_folder_is_warned_by_check_and_build() {
     std::fs::create_dir_all(&paks).unwrap();
     let inside = example_mod(&paks, "MyMod");
     for command in ["check", "build"] {
-        let Run {
-            code,
-            stdout,
-            stderr,
-        } = run(Some(&inside), &[command, "--message-format", "json"]);
-        assert_eq!(code, 0, "{stderr}");
+        let checked = run(Some(&inside), &[command, "--message-format", "json"]);
         assert!(
-            warning_codes(&stdout)
+            checked
+                .ok()
+                .codes("warning")
                 .iter()
                 .any(|c| c == "mod-inside-game"),
-            "{command}: {stdout}"
+            "{command}: {}",
+            checked.stdout
         );
     }
-    let Run { code, stdout, .. } = run(
+    run(
         Some(&inside),
         &["build", "--message-format", "json", "--deny-warnings"],
-    );
-    assert_eq!(code, 1, "{stdout}");
+    )
+    .assert_code(1);
     // The same mod outside the game: no such warning.
     let outside = example_mod(dir.as_ref(), "MyMod");
-    let Run {
-        code,
-        stdout,
-        stderr,
-    } = run(Some(&outside), &["check", "--message-format", "json"]);
-    assert_eq!(code, 0, "{stderr}");
+    let checked = run(Some(&outside), &["check", "--message-format", "json"]);
     assert!(
-        !warning_codes(&stdout)
+        !checked
+            .ok()
+            .codes("warning")
             .iter()
             .any(|c| c == "mod-inside-game"),
-        "{stdout}"
+        "{}",
+        checked.stdout
     );
 }
 
@@ -274,7 +222,7 @@ fn install_checks_the_game_folder_before_building() {
     let dir = temp_dir("game-first");
     let m = example_mod(dir.as_ref(), "First");
     let missing = dir.as_ref().join("NoSuchGame");
-    let Run { code, stdout, .. } = run(
+    run(
         Some(&m),
         &[
             "install",
@@ -283,9 +231,9 @@ fn install_checks_the_game_folder_before_building() {
             "--message-format",
             "json",
         ],
-    );
-    assert_eq!(code, 2, "{stdout}");
-    assert!(!errors(&stdout).is_empty(), "{stdout}");
+    )
+    .assert_code(2)
+    .error();
     assert!(
         !m.join("target").exists(),
         "nothing may be built for a wrong game folder"
@@ -293,7 +241,7 @@ fn install_checks_the_game_folder_before_building() {
     // A folder that is not this game's (no HelloGame/Content/Paks): refused before building too.
     let other = dir.as_ref().join("Other/OtherGame/Content/Paks");
     std::fs::create_dir_all(&other).unwrap();
-    let Run { code, stdout, .. } = run(
+    run(
         Some(&m),
         &[
             "install",
@@ -302,8 +250,8 @@ fn install_checks_the_game_folder_before_building() {
             "--message-format",
             "json",
         ],
-    );
-    assert_eq!(code, 2, "{stdout}");
+    )
+    .assert_code(2);
     assert!(!m.join("target").exists());
 }
 
@@ -328,13 +276,9 @@ fn git_lfs_pointers_are_named_by_check_build_and_inspect() {
         std::fs::write(file, lfs_pointer_text(&bytes)).unwrap();
     }
     for command in ["check", "build"] {
-        let Run {
-            code,
-            stdout,
-            stderr,
-        } = run(Some(&m), &[command, "--message-format", "json"]);
-        assert_eq!(code, 1, "{command}: {stdout}{stderr}");
-        let errors = errors(&stdout);
+        let refused = run(Some(&m), &[command, "--message-format", "json"]);
+        let errors = refused.assert_code_for(1, command).diagnostics("error");
+        let stdout = &refused.stdout;
         let mut named: Vec<PathBuf> = errors
             .iter()
             .filter(|e| e["code"] == "lfs-pointer")
@@ -349,7 +293,7 @@ fn git_lfs_pointers_are_named_by_check_build_and_inspect() {
         assert_eq!(with_file, 2, "{command}: {stdout}");
         assert!(!m.join("target/Lfs_P.pak").exists() && !m.join("target/HelloMod_P.pak").exists());
     }
-    let Run { code, stdout, .. } = run(
+    let error = run(
         Some(&m),
         &[
             "inspect",
@@ -357,16 +301,16 @@ fn git_lfs_pointers_are_named_by_check_build_and_inspect() {
             "--message-format",
             "json",
         ],
-    );
-    assert_eq!(code, 1, "{stdout}");
-    assert_eq!(errors(&stdout)[0]["code"], "lfs-pointer", "{stdout}");
+    )
+    .assert_code(1)
+    .error();
+    assert_eq!(error["code"], "lfs-pointer", "{error}");
 }
 
 /// The example mod built: its folder and `.utoc`.
 fn built_example(parent: &Path, name: &str) -> (PathBuf, PathBuf) {
     let m = example_mod(parent, name);
-    let Run { code, stderr, .. } = run(Some(&m), &["build", "-q"]);
-    assert_eq!(code, 0, "{stderr}");
+    run(Some(&m), &["build", "-q"]).ok();
     let utoc = m.join("target/HelloMod_P.utoc");
     assert!(utoc.is_file());
     (m, utoc)
@@ -381,23 +325,20 @@ fn unpack_refuses_a_folder_that_is_not_empty_unless_forced() {
     std::fs::write(out.join("mine.txt"), b"keep me").unwrap();
     let utoc = utoc.to_str().unwrap();
     let out_arg = out.to_str().unwrap();
-    let Run { code, stdout, .. } = run(
+    let error = run(
         Some(dir.as_ref()),
         &["unpack", utoc, out_arg, "--message-format", "json"],
-    );
-    assert_eq!(code, 2, "{stdout}");
-    assert_eq!(errors(&stdout)[0]["code"], "usage", "{stdout}");
+    )
+    .assert_code(2)
+    .error();
+    assert_eq!(error["code"], "usage", "{error}");
     let files = crate::common::files_under(&out);
     assert_eq!(
         files.keys().collect::<Vec<_>>(),
         ["mine.txt"],
         "nothing written"
     );
-    let Run {
-        code,
-        stdout,
-        stderr,
-    } = run(
+    let unpacked = run(
         Some(dir.as_ref()),
         &[
             "unpack",
@@ -407,9 +348,9 @@ fn unpack_refuses_a_folder_that_is_not_empty_unless_forced() {
             "--message-format",
             "json",
         ],
-    );
-    assert_eq!(code, 0, "{stderr}");
-    let unpacked = event(&json_lines(&stdout), "unpacked").clone();
+    )
+    .ok()
+    .line_of("unpacked");
     assert!(unpacked["files"].as_u64().unwrap() >= 3, "{unpacked}");
     assert!(out
         .join("HelloGame/Content/HelloMod/ST_HelloMod.uzenasset")
@@ -417,11 +358,11 @@ fn unpack_refuses_a_folder_that_is_not_empty_unless_forced() {
     assert_eq!(std::fs::read(out.join("mine.txt")).unwrap(), b"keep me");
     // An empty or missing folder needs no --force.
     let fresh = dir.as_ref().join("fresh");
-    let Run { code, stderr, .. } = run(
+    run(
         Some(dir.as_ref()),
         &["unpack", utoc, fresh.to_str().unwrap()],
-    );
-    assert_eq!(code, 0, "{stderr}");
+    )
+    .ok();
 }
 
 #[test]
@@ -436,19 +377,14 @@ fn uninstall_removes_the_mods_folder_install_created_and_only_that() {
             std::fs::create_dir_all(paks.join("~mods")).unwrap();
         }
         let game = game.to_str().unwrap();
-        let Run { code, stderr, .. } = run(Some(&m), &["install", "--game-dir", game, "-q"]);
-        assert_eq!(code, 0, "{stderr}");
+        run(Some(&m), &["install", "--game-dir", game, "-q"]).ok();
         assert!(paks.join("~mods/HelloMod_P.pak").is_file());
-        let Run {
-            code,
-            stdout,
-            stderr,
-        } = run(
+        let report = run(
             Some(&m),
             &["uninstall", "--game-dir", game, "--message-format", "json"],
-        );
-        assert_eq!(code, 0, "{stderr}");
-        let report = event(&json_lines(&stdout), "uninstalled").clone();
+        )
+        .ok()
+        .line_of("uninstalled");
         let removed: Vec<&str> = report["removed"]
             .as_array()
             .unwrap()
@@ -493,11 +429,7 @@ fn get_writes_to_standard_output_and_points_zen_packages_at_extract() {
     let utoc = utoc.to_str().unwrap();
     let file = "HelloGame/Content/HelloMod/ST_HelloMod.uzenasset";
     let to_file = dir.as_ref().join("got.uzenasset");
-    let Run {
-        code,
-        stdout,
-        stderr,
-    } = run(
+    let got = run(
         Some(dir.as_ref()),
         &[
             "get",
@@ -509,15 +441,10 @@ fn get_writes_to_standard_output_and_points_zen_packages_at_extract() {
             "json",
         ],
     );
-    assert_eq!(code, 0, "{stderr}");
-    let lines = json_lines(&stdout);
-    let note = lines
-        .iter()
-        .find(|l| l["reason"] == "diagnostic" && l["code"] == "zen-package")
-        .unwrap_or_else(|| panic!("no zen-package note: {stdout}"));
-    assert_eq!(note["level"], "note");
+    let notes = got.ok().coded("note", "zen-package");
+    assert!(!notes.is_empty(), "no zen-package note: {}", got.stdout);
     let expected = std::fs::read(&to_file).unwrap();
-    assert_eq!(event(&lines, "written")["bytes"], expected.len() as u64);
+    assert_eq!(got.line_of("written")["bytes"], expected.len() as u64);
 
     // `-o -`: the bytes on stdout, nothing else there.
     let out = crate::common::command(Some(dir.as_ref()), &["get", utoc, file, "-o", "-"])
@@ -548,9 +475,9 @@ fn get_writes_to_standard_output_and_points_zen_packages_at_extract() {
         .unwrap()
     );
     // JSON messages and the file cannot share stdout.
-    let Run { code, stdout, .. } = run(
+    run(
         Some(dir.as_ref()),
         &["get", utoc, file, "-o", "-", "--message-format", "json"],
-    );
-    assert_eq!(code, 2, "{stdout}");
+    )
+    .assert_code(2);
 }

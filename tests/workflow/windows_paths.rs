@@ -7,17 +7,9 @@ use crate::common;
 
 use std::path::Path;
 
-/// Runs zenpak in `dir` with JSON messages: (exit code, JSON lines).
-fn run(dir: &Path, args: &[&str]) -> (i32, Vec<serde_json::Value>) {
-    let out = common::run(Some(dir), &[&["--message-format", "json"], args].concat());
-    (out.code, out.json())
-}
-
-fn errors<'a>(lines: &'a [serde_json::Value], code: &str) -> Vec<&'a serde_json::Value> {
-    lines
-        .iter()
-        .filter(|l| l["reason"] == "diagnostic" && l["level"] == "error" && l["code"] == code)
-        .collect()
+/// Runs zenpak in `dir` with JSON messages.
+fn run(dir: &Path, args: &[&str]) -> common::Run {
+    common::run(Some(dir), &[&["--message-format", "json"], args].concat())
 }
 
 fn set_root(repo: &Path, root: &str, extra: &str) {
@@ -44,10 +36,9 @@ fn a_bare_backslash_is_pointed_at() {
         .find(|(_, l)| l.starts_with("root ="))
         .unwrap();
     for command in ["check", "build"] {
-        let (code, lines) = run(&repo, &[command]);
-        assert_eq!(code, 2, "{lines:?}");
-        let found = errors(&lines, "usage");
-        assert_eq!(found.len(), 1, "{lines:?}");
+        let refused = run(&repo, &[command]);
+        let found = refused.assert_code(2).coded("error", "usage");
+        assert_eq!(found.len(), 1, "{}", refused.stdout);
         assert_eq!(found[0]["line"], line + 1);
         assert_eq!(found[0]["column"], source.find('\\').unwrap() + 1);
         assert!(found[0]["hint"].is_string());
@@ -70,18 +61,17 @@ fn backslash_paths_are_normalised() {
         let dir = tempfile::tempdir().unwrap();
         let repo = corpus_mod(&corpus, dir.path());
         set_root(&repo, root, include);
-        let (code, lines) = run(&repo, &["check"]);
-        assert_eq!(code, 0, "{root}: {lines:?}");
-        let (code, lines) = run(&repo, &["build", "--release"]);
-        assert_eq!(code, 0, "{root}: {lines:?}");
-        let finished = lines
-            .iter()
-            .find(|l| l["reason"] == "build-finished")
-            .unwrap();
+        run(&repo, &["check"]).assert_code_for(0, root);
+        let built_run = run(&repo, &["build", "--release"]);
+        let finished = built_run.assert_code_for(0, root).line_of("build-finished");
         assert_eq!(finished["packages"], 3, "{root}: {finished}");
         assert!(
-            lines.iter().all(|l| l["code"] != "include-matched-nothing"),
-            "{root}: {lines:?}"
+            built_run
+                .json()
+                .iter()
+                .all(|l| l["code"] != "include-matched-nothing"),
+            "{root}: {}",
+            built_run.stdout
         );
         built.push(std::fs::read(repo.join("target/Repro_P.ucas")).unwrap());
     }
@@ -110,10 +100,11 @@ fn names_that_differ_only_in_case_are_refused() {
     std::fs::write(config.join("DefaultGame.ini"), "[A]\n").unwrap();
     std::fs::write(config.join("defaultgame.ini"), "[B]\n").unwrap();
     for command in ["check", "build"] {
-        let (code, lines) = run(&repo, &[command]);
-        assert_eq!(code, 1, "{command}: {lines:?}");
-        let clashes = errors(&lines, "case-clash");
-        assert_eq!(clashes.len(), 2, "{command}: {lines:?}");
+        let refused = run(&repo, &[command]);
+        let clashes = refused
+            .assert_code_for(1, command)
+            .coded("error", "case-clash");
+        assert_eq!(clashes.len(), 2, "{command}: {}", refused.stdout);
         let files: Vec<&str> = clashes
             .iter()
             .map(|c| c["file"].as_str().unwrap())

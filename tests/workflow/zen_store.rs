@@ -10,8 +10,7 @@
 //! it off or cooked with `-skipzenstore` to get loose cooked files). No
 //! engine is run here: the project trees are made by the test.
 
-use crate::common::{self, temp_dir, TestDir};
-use serde_json::Value;
+use crate::common::{temp_dir, TestDir};
 use std::path::{Path, PathBuf};
 
 const SECTION: &str = "[/Script/UnrealEd.ProjectPackagingSettings]";
@@ -40,20 +39,13 @@ fn config(proj: &Path, file: &str, text: &str) {
     std::fs::write(proj.join("Config").join(file), text).unwrap();
 }
 
-fn errors(lines: &[Value]) -> Vec<&Value> {
-    lines
-        .iter()
-        .filter(|l| l["reason"] == "diagnostic" && l["level"] == "error")
-        .collect()
-}
-
 /// `check` and `build` both fail with the one `zen-store-cook` error in `file`.
 fn assert_zen_store_error(repo: &Path, file: &str, line: u64) {
     for command in ["check", "build"] {
-        let lines = crate::cli_output::json(repo, &[command], 1);
-        let errors = errors(&lines);
-        assert_eq!(errors.len(), 1, "{command}: {lines:?}");
-        let e = errors[0];
+        let refused = crate::cli_output::json(repo, &[command], 1);
+        let errors = refused.diagnostics("error");
+        assert_eq!(errors.len(), 1, "{command}: {}", refused.stdout);
+        let e = &errors[0];
         assert_eq!(e["code"], "zen-store-cook", "{command}");
         let named = e["file"].as_str().unwrap().replace('\\', "/");
         assert!(named.ends_with(&format!("MyProj/Config/{file}")), "{named}");
@@ -100,9 +92,13 @@ fn setting_off_or_content_present_is_no_zen_store_error() {
         "DefaultEngine.ini",
         &format!("{SECTION}\nbUseZenStore=True\n"),
     );
-    let lines = crate::cli_output::json(&repo, &["check"], 1);
-    let found = common::diagnostic_codes(&lines);
-    assert!(!found.iter().any(|c| c == "zen-store-cook"), "{found:?}");
+    let checked = crate::cli_output::json(&repo, &["check"], 1);
+    let found = checked.codes("error");
+    assert!(
+        checked.json().iter().all(|l| l["code"] != "zen-store-cook"),
+        "{}",
+        checked.stdout
+    );
     // What is left is the content's own problem: the marker never ships.
     assert!(found.iter().any(|c| c == "never-ship"), "{found:?}");
 
@@ -118,8 +114,6 @@ fn setting_off_or_content_present_is_no_zen_store_error() {
     let data = cooked.join("MyProj/Content/Data");
     std::fs::create_dir_all(&data).unwrap();
     std::fs::write(data.join("table.csv"), b"a,b\n").unwrap();
-    let lines = crate::cli_output::json(&repo, &["check"], 0);
-    assert!(!common::diagnostic_codes(&lines)
-        .iter()
-        .any(|c| c == "zen-store-cook"));
+    let checked = crate::cli_output::json(&repo, &["check"], 0);
+    assert!(checked.json().iter().all(|l| l["code"] != "zen-store-cook"));
 }
