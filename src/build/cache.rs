@@ -947,10 +947,12 @@ impl ContainerRecordReader {
     }
 
     fn damaged_at(path: &Path, offset: u64, what: &str) -> Error {
-        Error::invalid(format!("the build cache's container record is damaged: {what}"))
-            .within("container record")
-            .in_file(path)
-            .at(offset)
+        Error::invalid(format!(
+            "the build cache's container record is damaged: {what}"
+        ))
+        .within("container record")
+        .in_file(path)
+        .at(offset)
     }
 
     fn damaged(&self, what: &str) -> Error {
@@ -1044,7 +1046,10 @@ pub(crate) struct ContainerRecordWriter {
 impl ContainerRecordWriter {
     pub(crate) fn create(path: &Path) -> Result<ContainerRecordWriter> {
         let mut writer = ContainerRecordWriter {
-            out: std::io::BufWriter::with_capacity(1 << 16, crate::publish::TempFile::create(path)?),
+            out: std::io::BufWriter::with_capacity(
+                1 << 16,
+                crate::publish::TempFile::create(path)?,
+            ),
             hasher: blake3::Hasher::new(),
             packages: 0,
             entry: Writer::new(),

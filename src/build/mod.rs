@@ -626,9 +626,10 @@ fn convert_and_write(
                         }
                     }
                     // Not as recorded after all: from the cache (or converted).
-                    packages.get(i, Pass::Cached).result?.ok_or_else(|| {
-                        Error::internal("a package to convert was skipped")
-                    })?
+                    packages
+                        .get(i, Pass::Cached)
+                        .result?
+                        .ok_or_else(|| Error::internal("a package to convert was skipped"))?
                 }
             };
             if let Some(Some(b)) = bundles.as_ref().map(|b| &b[i]) {
@@ -722,9 +723,7 @@ fn previous_container(
             return None;
         }
     };
-    if record.settings != *container_settings
-        || !record.matches(&artifacts[0], &artifacts[1])
-    {
+    if record.settings != *container_settings || !record.matches(&artifacts[0], &artifacts[1]) {
         return None;
     }
     let same = from_record.iter().map(Option::is_some).collect();

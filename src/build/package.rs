@@ -852,7 +852,10 @@ impl ContainerWriter {
         }
         for (kind, len) in &recorded.bulk {
             let (chunk, bulk_path) = self.bulk_chunk(source, id, *kind);
-            if !self.builder.add_chunk_reused(chunk, *len, Some(&bulk_path))? {
+            if !self
+                .builder
+                .add_chunk_reused(chunk, *len, Some(&bulk_path))?
+            {
                 return Err(lost());
             }
         }
