@@ -664,15 +664,14 @@ impl Cache {
         let Ok(entries) = std::fs::read_dir(&dir) else {
             return Ok(());
         };
-        let keep: std::collections::BTreeSet<String> = keep
-            .iter()
-            .map(|k| format!("{}.zpc", crate::hash::hex(k)))
-            .collect();
         for entry in entries.flatten() {
-            let name = entry.file_name().to_string_lossy().into_owned();
-            if is_entry_name(&name)
+            let name = entry.file_name();
+            let Some(name) = name.to_str().filter(|n| is_entry_name(n)) else {
+                continue;
+            };
+            let key = crate::hash::from_hex(&name[..name.len() - ".zpc".len()]);
+            if key.is_some_and(|key| !keep.contains(&key))
                 && entry.file_type().is_ok_and(|t| t.is_file())
-                && !keep.contains(&name)
             {
                 let path = entry.path();
                 std::fs::remove_file(&path).map_err(|e| Error::io(&path, e))?;
@@ -1285,6 +1284,84 @@ mod tests {
         assert_eq!(error.file(), Some(cache.tree_record_path().as_path()));
         cache.save_tree_record(None).unwrap();
         assert!(!cache.tree_record_path().exists());
+    }
+
+    #[test]
+    fn a_container_record_streams_back_and_any_damage_is_an_error() {
+        use crate::iostore::container_header::StoreEntry;
+        use crate::legacy::BulkKind;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("container.bin");
+        let stamp = |n: u64| crate::publish::FileStamp {
+            size: n,
+            modified_ns: u128::from(n) << 70,
+            inode: n + 1,
+            changed_ns: -(i128::from(n)),
+        };
+        let packages: Vec<RecordedPackage> = (0..3u64)
+            .map(|n| RecordedPackage {
+                package_id: 0x1000 + n,
+                chunk_key: [n as u8; 32],
+                store_entry: StoreEntry {
+                    export_bundles_size: 100 * n + 7,
+                    load_order: n as u32,
+                    export_count: 2,
+                    export_bundle_count: 1,
+                    imported_packages: (0..n).collect(),
+                    shader_map_hashes: vec![[n as u8; 20]; n as usize],
+                },
+                bulk: [(BulkKind::Bulk, 5), (BulkKind::MemoryMapped, 1 << 33)][..n as usize % 3]
+                    .to_vec(),
+            })
+            .collect();
+        let mut writer = ContainerRecordWriter::create(&path).unwrap();
+        for package in &packages {
+            writer.add(package).unwrap();
+        }
+        writer.finish(&[9; 32], &stamp(1), &stamp(2)).unwrap();
+
+        let read_all = || -> Result<(Vec<RecordedPackage>, ContainerRecord)> {
+            let mut reader = ContainerRecordReader::open(&path)?.expect("a record");
+            let mut read = Vec::new();
+            while let Some(package) = reader.next()? {
+                read.push(package);
+            }
+            Ok((read, reader.finish()?))
+        };
+        let (read, record) = read_all().unwrap();
+        assert_eq!(read, packages);
+        assert_eq!(
+            record,
+            ContainerRecord {
+                settings: [9; 32],
+                utoc: stamp(1),
+                ucas: stamp(2),
+                packages: 3,
+            }
+        );
+
+        let whole = std::fs::read(&path).unwrap();
+        for at in [2, 8, 12, whole.len() / 2, whole.len() - 40, whole.len() - 1] {
+            let mut damaged = whole.clone();
+            damaged[at] ^= 0x20;
+            std::fs::write(&path, &damaged).unwrap();
+            let error = read_all().unwrap_err();
+            assert_eq!(error.file(), Some(path.as_path()), "byte {at}");
+        }
+        for len in [0, 7, 12, whole.len() / 2, whole.len() - 1] {
+            std::fs::write(&path, &whole[..len]).unwrap();
+            assert!(read_all().is_err(), "cut at {len}");
+        }
+        std::fs::write(&path, [whole.as_slice(), b"x"].concat()).unwrap();
+        assert!(read_all().is_err(), "a byte past the end");
+        // Another layout (an older zenpak's) is no record, and none either.
+        std::fs::write(&path, [&b"ZPKCR\x00\x00\x01"[..], &whole[8..]].concat()).unwrap();
+        assert!(ContainerRecordReader::open(&path).unwrap().is_none());
+        std::fs::remove_file(&path).unwrap();
+        assert!(ContainerRecordReader::open(&path).unwrap().is_none());
+        // An unfinished writer leaves nothing behind.
+        drop(ContainerRecordWriter::create(&path).unwrap());
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
     }
 
     #[test]
