@@ -712,14 +712,10 @@ fn previous_container(
     let record = match read() {
         Ok(record) => record?,
         Err(e) => {
-            reporter.event(Event::Diagnostic(
-                Diagnostic {
-                    code: crate::codes::CACHE_DAMAGED.into(),
-                    level: crate::diagnostic::Level::Warning,
-                    ..Diagnostic::of(&e)
-                }
-                .with_hint("the container is written anew; nothing damaged reaches the output"),
-            ));
+            reporter.event(Event::Diagnostic(cache_damaged(
+                &e,
+                "the container is written anew; nothing damaged reaches the output",
+            )));
             return None;
         }
     };
@@ -926,16 +922,10 @@ impl Packages<'_> {
                     }
                 }
                 Cached::Damaged(e) if pass == Pass::First => {
-                    damaged = Some(
-                        Diagnostic {
-                            code: crate::codes::CACHE_DAMAGED.into(),
-                            level: crate::diagnostic::Level::Warning,
-                            ..Diagnostic::of(&e)
-                        }
-                        .with_hint(
-                            "the package is converted again; nothing damaged reaches the output",
-                        ),
-                    )
+                    damaged = Some(cache_damaged(
+                        &e,
+                        "the package is converted again; nothing damaged reaches the output",
+                    ))
                 }
                 Cached::Damaged(_) | Cached::Miss => {}
             }
@@ -1031,6 +1021,17 @@ fn bundled_key(key: &Hash, bundles: Option<&crate::zen::ExportBundles>) -> Hash 
             *hasher.finalize().as_bytes()
         }
     }
+}
+
+/// The warning that a cache record did not read back (`e`), saying what
+/// the build does instead (`hint`).
+fn cache_damaged(e: &Error, hint: &str) -> Diagnostic {
+    Diagnostic {
+        code: crate::codes::CACHE_DAMAGED.into(),
+        level: crate::diagnostic::Level::Warning,
+        ..Diagnostic::of(e)
+    }
+    .with_hint(hint)
 }
 
 /// The summary of a build that found its outputs current.
@@ -1153,14 +1154,10 @@ fn unchanged_tree(
     let tree = match cache.load_tree_record() {
         Ok(tree) => tree?,
         Err(e) => {
-            reporter.event(Event::Diagnostic(
-                Diagnostic {
-                    code: crate::codes::CACHE_DAMAGED.into(),
-                    level: crate::diagnostic::Level::Warning,
-                    ..Diagnostic::of(&e)
-                }
-                .with_hint("the content is scanned again; nothing damaged reaches the output"),
-            ));
+            reporter.event(Event::Diagnostic(cache_damaged(
+                &e,
+                "the content is scanned again; nothing damaged reaches the output",
+            )));
             return None;
         }
     };

@@ -420,6 +420,26 @@ fn a_failed_development_build_leaves_the_previous_container_as_it_was() {
     );
 }
 
+/// `zenpak build --message-format json` with `args` in `repo`, which must succeed.
+fn json_build(repo: &Path, args: &[&str]) -> common::Run {
+    let out = run(
+        Some(repo),
+        &[&["build", "--message-format", "json"], args].concat(),
+    );
+    out.ok();
+    out
+}
+
+/// The files of `repo`'s container, unpacked to `to`.
+fn unpack_to(repo: &Path, to: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    run(
+        Some(repo),
+        &["unpack", "target/Repro_P.utoc", to.to_str().unwrap()],
+    )
+    .ok();
+    common::files_under(to)
+}
+
 /// A development build takes an unchanged package from the container
 /// record (`container.bin`) alone: with every cache entry gone, one file
 /// changed still converts one package, and the extended container holds
@@ -431,23 +451,8 @@ fn unchanged_packages_are_kept_from_the_container_record_alone() {
     };
     let dir = tempfile::tempdir().unwrap();
     let repo = corpus_mod(&corpus, dir.path());
-    let build = |args: &[&str]| {
-        let out = run(
-            Some(&repo),
-            &[&["build", "--message-format", "json"], args].concat(),
-        );
-        out.ok();
-        out
-    };
-    let unpack = |name: &str| {
-        let to = dir.path().join(name);
-        run(
-            Some(&repo),
-            &["unpack", "target/Repro_P.utoc", to.to_str().unwrap()],
-        )
-        .ok();
-        common::files_under(&to)
-    };
+    let build = |args: &[&str]| json_build(&repo, args);
+    let unpack = |name: &str| unpack_to(&repo, &dir.path().join(name));
     build(&[]);
     let entries = repo.join("target/.zenpak-cache/Repro_P/packages");
     let remove_entries = || {
@@ -476,13 +481,13 @@ fn unchanged_packages_are_kept_from_the_container_record_alone() {
     assert!(changed.codes("warning").is_empty(), "{}", changed.stdout);
     run(Some(&repo), &["verify", "target/Repro_P.utoc"]).ok();
     let extended = unpack("extended");
-    let list = |_: ()| {
+    let list = || {
         run(Some(&repo), &["list", "target/Repro_P.utoc", "--json"])
             .ok()
             .stdout
             .clone()
     };
-    let extended_list = list(());
+    let extended_list = list();
 
     // The same files, written anew by a release build (which converts the
     // two packages whose entries are gone, and never reads the record).
@@ -490,7 +495,7 @@ fn unchanged_packages_are_kept_from_the_container_record_alone() {
     assert_eq!(finished(&release.json())["layout"], "canonical");
     assert_eq!(finished(&release.json())["converted"], 2);
     assert_eq!(unpack("canonical"), extended);
-    assert_eq!(list(()), extended_list);
+    assert_eq!(list(), extended_list);
 
     // Extending an extended container again, from its record.
     remove_entries();
@@ -517,20 +522,8 @@ fn a_damaged_or_stale_container_record_writes_the_container_anew() {
     };
     let dir = tempfile::tempdir().unwrap();
     let repo = corpus_mod(&corpus, dir.path());
-    let build = || {
-        let out = run(Some(&repo), &["build", "--message-format", "json"]);
-        out.ok();
-        out
-    };
-    let unpack = |name: &str| {
-        let to = dir.path().join(name);
-        run(
-            Some(&repo),
-            &["unpack", "target/Repro_P.utoc", to.to_str().unwrap()],
-        )
-        .ok();
-        common::files_under(&to)
-    };
+    let build = || json_build(&repo, &[]);
+    let unpack = |name: &str| unpack_to(&repo, &dir.path().join(name));
     let uexp = repo.join("Cooked/Proj/Content/LevelPrototyping/Meshes/SM_Cube.uexp");
     let original = std::fs::read(&uexp).unwrap();
     let mut flipped = original.clone();
