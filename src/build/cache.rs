@@ -22,9 +22,13 @@
 //!   entry is a cache miss (and a warning), never wrong output.
 //! - `container.bin` ([`ContainerRecord`]): the container the last build
 //!   wrote — the stamps of its `.utoc` and `.ucas`, the settings its chunk
-//!   bytes depend on, and each package's key. A development build extends
-//!   that `.ucas` with the chunks of changed packages only, when the stamps
-//!   show the files are still the ones recorded.
+//!   bytes depend on, and what each package put in it (its chunk key, store
+//!   entry and bulk chunks' lengths). A development build extends that
+//!   `.ucas` with the chunks of changed packages only, when the stamps show
+//!   the files are still the ones recorded; an unchanged package is added
+//!   from its record alone, its cache entry not opened. Read and written
+//!   as a stream and checksummed: a damaged record is a warning and a
+//!   container written anew.
 //! - `tree.bin` ([`TreeRecord`]): every folder the last scan walked with its
 //!   stamp, the stamp of `files.json` and the build key. A development build
 //!   whose folders and files all keep their stamps is up to date without

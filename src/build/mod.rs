@@ -20,7 +20,8 @@
 //! development build extends the previous container:
 //! - `cache::ContainerRecord` (`container.bin`) remembers the container the
 //!   last build wrote: the stamps of its `.utoc` and `.ucas`, a hash of the
-//!   settings its chunk bytes depend on, and each package's key.
+//!   settings its chunk bytes depend on, and per package (in content order)
+//!   its chunk key, store entry and bulk chunks (`package::RecordedPackage`).
 //! - When the stamps and settings match and at most `MAX_DEAD_FRACTION` of
 //!   the `.ucas` would be unused afterwards (chunks replaced earlier plus
 //!   those of packages changed or removed now,
@@ -28,7 +29,10 @@
 //!   reads the old TOC and `ContainerBuilder::create_appending` opens the
 //!   `.ucas` through `publish::Extension`: an unchanged package (same key)
 //!   keeps its blocks (`add_chunk_reused` copies TOC entries, hash and
-//!   flags; no data is read), a changed one is appended. The `.utoc` (in
+//!   flags; no data is read), a changed one is appended. An unchanged
+//!   package is added from its record (`ContainerWriter::add_recorded`):
+//!   its cache entry is not opened, unless the container header needs its
+//!   bytes (a localized package or the source of one). The `.utoc` (in
 //!   canonical chunk order) and the `.pak` are written anew.
 //! - The old bytes of the `.ucas` are never touched, so the old `.utoc`
 //!   stays valid while the file grows; a build that fails or is interrupted
