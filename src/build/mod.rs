@@ -20,7 +20,8 @@
 //! development build extends the previous container:
 //! - `cache::ContainerRecord` (`container.bin`) remembers the container the
 //!   last build wrote: the stamps of its `.utoc` and `.ucas`, a hash of the
-//!   settings its chunk bytes depend on, and each package's key.
+//!   settings its chunk bytes depend on, and per package (in content order)
+//!   its chunk key, store entry and bulk chunks (`package::RecordedPackage`).
 //! - When the stamps and settings match and at most `MAX_DEAD_FRACTION` of
 //!   the `.ucas` would be unused afterwards (chunks replaced earlier plus
 //!   those of packages changed or removed now,
@@ -28,7 +29,10 @@
 //!   reads the old TOC and `ContainerBuilder::create_appending` opens the
 //!   `.ucas` through `publish::Extension`: an unchanged package (same key)
 //!   keeps its blocks (`add_chunk_reused` copies TOC entries, hash and
-//!   flags; no data is read), a changed one is appended. The `.utoc` (in
+//!   flags; no data is read), a changed one is appended. An unchanged
+//!   package is added from its record (`ContainerWriter::add_recorded`):
+//!   its cache entry is not opened, unless the container header needs its
+//!   bytes (a localized package or the source of one). The `.utoc` (in
 //!   canonical chunk order) and the `.pak` are written anew.
 //! - The old bytes of the `.ucas` are never touched, so the old `.utoc`
 //!   stays valid while the file grows; a build that fails or is interrupted
@@ -347,7 +351,7 @@ pub fn build_locked(
         written,
         converted,
         container_settings,
-        package_keys,
+        container_record,
     } = convert_and_write(
         manifest,
         options,
@@ -364,7 +368,7 @@ pub fn build_locked(
         &artifacts,
         &written,
         build_key,
-        (container_settings, package_keys),
+        (container_settings, container_record),
         &keys,
     )?;
 
@@ -505,8 +509,8 @@ struct Conversion {
     converted: usize,
     /// Hash of the settings the container's chunks depend on.
     container_settings: Hash,
-    /// Package id → the key its chunks were made from.
-    package_keys: std::collections::BTreeMap<u64, Hash>,
+    /// The container's record for the next build, published by [`record`].
+    container_record: cache::ContainerRecordWriter,
 }
 
 /// Step 3: converts every package (or takes it from the cache), with the
@@ -558,22 +562,27 @@ fn convert_and_write(
     };
     // A development build extends the container the last build wrote, if
     // the files are still the ones recorded and were made the same way.
-    let previous = (!options.force && !options.release)
-        .then(|| cache.load_container_record())
-        .flatten()
-        .filter(|r| r.settings == container_settings && r.matches(&artifacts[0], &artifacts[1]));
-    let (previous_ucas_len, unchanged) = match previous {
-        Some(record) => (Some(record.ucas.size), record.packages),
-        None => (None, Default::default()),
+    let extend = !options.force && !options.release;
+    let previous = match extend {
+        true => previous_container(
+            (cache, artifacts, reporter),
+            content,
+            &chunk_keys,
+            &container_settings,
+        ),
+        false => None,
+    };
+    let (previous_ucas_len, same, mut from_record) = match previous {
+        Some(p) => (Some(p.ucas_len), p.same, p.from_record),
+        None => (None, Vec::new(), Vec::new()),
     };
     // The packages whose chunks an extension would keep: same chunk as then.
     let kept: BTreeSet<u64> = content
         .packages
         .iter()
-        .zip(chunk_keys.iter())
-        .map(|(p, key)| (crate::hash::package_id(&p.package_name), key))
-        .filter(|(id, key)| unchanged.get(id) == Some(*key))
-        .map(|(id, _)| id)
+        .zip(&same)
+        .filter(|(_, same)| **same)
+        .map(|(p, _)| crate::hash::package_id(&p.package_name))
         .collect();
     let mut writer = package::ContainerWriter::create(
         manifest,
@@ -584,30 +593,63 @@ fn convert_and_write(
     )?;
     drop(kept);
     writer.expect_packages(&content.packages);
+    // Unchanged packages are added from the record alone (their cache
+    // entries are not read), unless the header needs their bytes or the
+    // previous container is not extended after all.
+    let mut record_in = match writer.is_extending() {
+        true => cache.open_container_record().ok().flatten(),
+        false => None,
+    };
+    for (i, ordinal) in from_record.iter_mut().enumerate() {
+        let id = crate::hash::package_id(&content.packages[i].package_name);
+        if record_in.is_none() || writer.needs_package_bytes(id) {
+            *ordinal = None;
+        }
+    }
+    let skip: Vec<bool> = from_record.iter().map(Option::is_some).collect();
+    let mut record_out = cache.create_container_record()?;
     let pass = match &bundles {
         // Converted and reported already: taken from the cache, silently.
         Some(_) => Pass::Cached,
         None => Pass::First,
     };
     let engine = settings.engine;
-    let mut package_ids = Vec::with_capacity(content.packages.len());
     let fresh = packages
-        .each(pass, &mut |i, mut built| {
+        .each(pass, &skip, &mut |i, built| {
+            let source = &content.packages[i];
+            let mut built = match built {
+                Some(built) => built,
+                None => {
+                    let recorded = from_record[i].and_then(|ordinal| {
+                        next_recorded(&mut record_in, ordinal)
+                            .filter(|r| r.chunk_key == chunk_keys[i])
+                    });
+                    if let Some(recorded) = recorded {
+                        if writer.add_recorded(source, &recorded)? {
+                            return record_out.add(&recorded);
+                        }
+                    }
+                    // Not as recorded after all: from the cache (or converted).
+                    packages
+                        .get(i, Pass::Cached)
+                        .result?
+                        .ok_or_else(|| Error::internal("a package to convert was skipped"))?
+                }
+            };
             if let Some(Some(b)) = bundles.as_ref().map(|b| &b[i]) {
                 built
                     .rebundle(engine, b)
-                    .map_err(|e| e.in_file(&content.packages[i].header))?;
+                    .map_err(|e| e.in_file(&source.header))?;
             }
-            package_ids.push(built.package_id);
-            let same = unchanged.get(&built.package_id) == Some(&chunk_keys[i]);
-            writer.add_package(&content.packages[i], &built, same)?;
-            Ok(())
+            let unchanged = same.get(i).copied().unwrap_or(false);
+            writer.add_package(source, &built, unchanged)?;
+            record_out.add(&package::RecordedPackage::of(&built, chunk_keys[i]))
         })
         .map_err(|e| engine_guess::explain_failures(e, content, manifest))?;
     if pass == Pass::First {
         converted += fresh;
     }
-    drop(bundles);
+    drop((bundles, record_in, from_record, same));
 
     crate::publish::check_interrupted()?;
     reporter.event(Event::Writing { stem: &stem });
@@ -617,18 +659,111 @@ fn convert_and_write(
         }
     }
     let written = writer.finish()?;
-    // Each package's chunk key by id (packages come in content order), for
-    // the next build: made once the writer's memory is free.
-    let package_keys = package_ids
-        .into_iter()
-        .zip(chunk_keys.iter().copied())
-        .collect();
     Ok(Conversion {
         written,
         converted,
         container_settings,
-        package_keys,
+        container_record: record_out,
     })
+}
+
+/// What the last build's container record says of this build's packages.
+struct Previous {
+    /// The recorded `.ucas`'s length.
+    ucas_len: u64,
+    /// Per package: its chunk is the one the container holds (same key).
+    same: Vec<bool>,
+    /// Per package: where the record has it (its place among the recorded
+    /// packages), for those that can be taken from the record in one
+    /// forward read (recorded in the same order as this build has them).
+    from_record: Vec<Option<u64>>,
+}
+
+/// Reads the last build's container record (one pass, as a stream) and
+/// matches it with this build's packages (`chunk_keys`: each one's chunk
+/// key). `None` when there is none, it was made with other settings, the
+/// container on disk is not the one recorded, or it is damaged (then with
+/// a warning): the container is written anew.
+fn previous_container(
+    (cache, artifacts, reporter): (&Cache, &[std::path::PathBuf], &dyn Reporter),
+    content: &Content,
+    chunk_keys: &[Hash],
+    container_settings: &Hash,
+) -> Option<Previous> {
+    let mut by_id: Vec<(u64, u32)> = content
+        .packages
+        .iter()
+        .zip(0..)
+        .map(|(p, i)| (crate::hash::package_id(&p.package_name), i))
+        .collect();
+    by_id.sort_unstable();
+    let mut from_record = vec![None; content.packages.len()];
+    let mut read = || -> Result<Option<cache::ContainerRecord>> {
+        let Some(mut reader) = cache.open_container_record()? else {
+            return Ok(None);
+        };
+        while let Some(package) = reader.next()? {
+            let ordinal = reader.position() - 1;
+            if let Ok(at) = by_id.binary_search_by_key(&package.package_id, |(id, _)| *id) {
+                let i = by_id[at].1 as usize;
+                if chunk_keys[i] == package.chunk_key {
+                    from_record[i] = Some(ordinal);
+                }
+            }
+        }
+        reader.finish().map(Some)
+    };
+    let record = match read() {
+        Ok(record) => record?,
+        Err(e) => {
+            reporter.event(Event::Diagnostic(cache_damaged(
+                &e,
+                "the container is written anew; nothing damaged reaches the output",
+            )));
+            return None;
+        }
+    };
+    if record.settings != *container_settings || !record.matches(&artifacts[0], &artifacts[1]) {
+        return None;
+    }
+    let same = from_record.iter().map(Option::is_some).collect();
+    // Taken from the record in one forward read: each one recorded after
+    // the one before it.
+    let mut last = None;
+    for ordinal in &mut from_record {
+        match (*ordinal, last) {
+            (Some(o), Some(l)) if o <= l => *ordinal = None,
+            (Some(o), _) => last = Some(o),
+            _ => {}
+        }
+    }
+    Some(Previous {
+        ucas_len: record.ucas.size,
+        same,
+        from_record,
+    })
+}
+
+/// The next package of `reader` that is recorded at `ordinal`; `None`
+/// (and the reader let go) when it cannot be read there.
+fn next_recorded(
+    reader: &mut Option<cache::ContainerRecordReader>,
+    ordinal: u64,
+) -> Option<package::RecordedPackage> {
+    let found = (|| {
+        let reader = reader.as_mut()?;
+        while reader.position() <= ordinal {
+            let package = reader.next().ok()??;
+            if reader.position() == ordinal + 1 {
+                return Some(package);
+            }
+        }
+        None
+    })();
+    if found.is_none() {
+        *reader = None;
+    }
+    found
 }
 
 /// Last step: what was written, for the next build — the artifacts' stamps
@@ -640,7 +775,7 @@ fn record(
     artifacts: &[std::path::PathBuf],
     written: &crate::iostore::writer::WrittenContainer,
     build_key: Hash,
-    (settings, packages): (Hash, std::collections::BTreeMap<u64, Hash>),
+    (settings, container_record): (Hash, cache::ContainerRecordWriter),
     keys: &[Hash],
 ) -> Result<Vec<ArtifactRecord>> {
     let mut records = Vec::new();
@@ -661,12 +796,7 @@ fn record(
         extended: written.appended,
         chunks: Some(written.chunk_count),
     })?;
-    cache.save_container_record(&cache::ContainerRecord {
-        settings,
-        utoc: records[0].stamp,
-        ucas: records[1].stamp,
-        packages,
-    })?;
+    container_record.finish(&settings, &records[0].stamp, &records[1].stamp)?;
     cache.prune(&keys.iter().copied().collect::<BTreeSet<_>>())?;
     Ok(records)
 }
@@ -702,16 +832,10 @@ impl Packages<'_> {
     fn each(
         &self,
         pass: Pass,
-        sink: &mut (dyn FnMut(usize, package::BuiltPackage) -> Result<()> + Send),
+        skip: &[bool],
+        sink: &mut (dyn FnMut(usize, Option<package::BuiltPackage>) -> Result<()> + Send),
     ) -> Result<usize> {
-        let Packages {
-            content,
-            keys,
-            cache,
-            settings,
-            options,
-            reporter,
-        } = *self;
+        let (content, reporter) = (self.content, self.reporter);
         let batch_size = (rayon::current_num_threads() * 8).max(1);
         let batches: Vec<std::ops::Range<usize>> = (0..content.packages.len())
             .step_by(batch_size)
@@ -721,40 +845,14 @@ impl Packages<'_> {
         // Workers only convert; what they found is reported by the one thread
         // that hands packages to `sink`, in content (package path) order, so
         // events come out in the same order on every run.
-        let convert_one = |i| -> Converted {
-            let source = &content.packages[i];
-            let path = cache.package_path(&keys[i]);
-            let mut damaged = None;
-            if !options.force || pass == Pass::Cached {
-                match package::BuiltPackage::load_cached(&path, &keys[i], source) {
-                    Cached::Hit(built) => {
-                        return Converted {
-                            result: Ok(*built),
-                            fresh: false,
-                            damaged,
-                        }
-                    }
-                    Cached::Damaged(e) if report => damaged = Some(
-                        Diagnostic {
-                            code: crate::codes::CACHE_DAMAGED.into(),
-                            level: crate::diagnostic::Level::Warning,
-                            ..Diagnostic::of(&e)
-                        }
-                        .with_hint(
-                            "the package is converted again; nothing damaged reaches the output",
-                        ),
-                    ),
-                    Cached::Damaged(_) | Cached::Miss => {}
-                }
-            }
-            let result = package::convert(source, settings).and_then(|built| {
-                built.save(&path, &keys[i])?;
-                Ok(built)
-            });
-            Converted {
-                result,
-                fresh: true,
-                damaged,
+        let convert_one = |i: usize| -> Converted {
+            match skip.get(i) {
+                Some(true) => Converted {
+                    result: Ok(None),
+                    fresh: false,
+                    damaged: None,
+                },
+                _ => self.get(i, pass),
             }
         };
         let convert_batch = |range: std::ops::Range<usize>| -> Vec<Converted> {
@@ -804,6 +902,49 @@ impl Packages<'_> {
         }))
     }
 
+    /// Package `i`, taken from the cache (unless the build is forced and
+    /// this is the first pass) or converted and saved to it.
+    fn get(&self, i: usize, pass: Pass) -> Converted {
+        let Packages {
+            content,
+            keys,
+            cache,
+            settings,
+            options,
+            ..
+        } = *self;
+        let source = &content.packages[i];
+        let path = cache.package_path(&keys[i]);
+        let mut damaged = None;
+        if !options.force || pass == Pass::Cached {
+            match package::BuiltPackage::load_cached(&path, &keys[i], source) {
+                Cached::Hit(built) => {
+                    return Converted {
+                        result: Ok(Some(*built)),
+                        fresh: false,
+                        damaged,
+                    }
+                }
+                Cached::Damaged(e) if pass == Pass::First => {
+                    damaged = Some(cache_damaged(
+                        &e,
+                        "the package is converted again; nothing damaged reaches the output",
+                    ))
+                }
+                Cached::Damaged(_) | Cached::Miss => {}
+            }
+        }
+        let result = package::convert(source, settings).and_then(|built| {
+            built.save(&path, &keys[i])?;
+            Ok(Some(built))
+        });
+        Converted {
+            result,
+            fresh: true,
+            damaged,
+        }
+    }
+
     /// 5.0–5.2: converts (or takes from the cache) every package, keeping
     /// only what the container-wide bundle pass needs of it, and runs the pass
     /// over them all (`zen::container_bundles`). Returns how many were
@@ -812,7 +953,10 @@ impl Packages<'_> {
         let (content, settings) = (self.content, self.settings);
         let mut graphs = Vec::with_capacity(content.packages.len());
         let mut members = Vec::with_capacity(content.packages.len());
-        let converted = self.each(Pass::First, &mut |i, built| {
+        let converted = self.each(Pass::First, &[], &mut |i, built| {
+            let Some(built) = built else {
+                return Err(Error::internal("a package of the bundle pass was skipped"));
+            };
             let graph = built
                 .bundle_graph(settings.engine)
                 .map_err(|e| e.in_file(&content.packages[i].header))?;
@@ -834,7 +978,9 @@ impl Packages<'_> {
 
 /// What a worker made of one package, reported later in content order.
 struct Converted {
-    result: Result<package::BuiltPackage>,
+    /// The package; `None` when it was skipped (taken from the container
+    /// record by the sink, unchanged).
+    result: Result<Option<package::BuiltPackage>>,
     /// Converted now (not taken from the cache).
     fresh: bool,
     /// The cache entry was damaged (and the package converted again).
@@ -848,15 +994,14 @@ fn report_package(reporter: &dyn Reporter, source: &discover::PackageSource, c: 
         reporter.event(Event::Diagnostic(d.clone()));
     }
     if let Ok(built) = &c.result {
-        if c.fresh {
-            for warning in &built.warnings {
-                reporter.event(Event::Diagnostic(warning.clone()));
-            }
+        let fresh = built.as_ref().filter(|_| c.fresh);
+        for warning in fresh.iter().flat_map(|b| &b.warnings) {
+            reporter.event(Event::Diagnostic(warning.clone()));
         }
         reporter.event(Event::Package {
             source,
-            reused: !c.fresh,
-            fixups: if c.fresh { &built.fixups } else { &[] },
+            reused: fresh.is_none(),
+            fixups: fresh.map_or(&[], |b| &b.fixups),
         });
     }
 }
@@ -880,6 +1025,17 @@ fn bundled_key(key: &Hash, bundles: Option<&crate::zen::ExportBundles>) -> Hash 
             *hasher.finalize().as_bytes()
         }
     }
+}
+
+/// The warning that a cache record did not read back (`e`), saying what
+/// the build does instead (`hint`).
+fn cache_damaged(e: &Error, hint: &str) -> Diagnostic {
+    Diagnostic {
+        code: crate::codes::CACHE_DAMAGED.into(),
+        level: crate::diagnostic::Level::Warning,
+        ..Diagnostic::of(e)
+    }
+    .with_hint(hint)
 }
 
 /// The summary of a build that found its outputs current.
@@ -1002,14 +1158,10 @@ fn unchanged_tree(
     let tree = match cache.load_tree_record() {
         Ok(tree) => tree?,
         Err(e) => {
-            reporter.event(Event::Diagnostic(
-                Diagnostic {
-                    code: crate::codes::CACHE_DAMAGED.into(),
-                    level: crate::diagnostic::Level::Warning,
-                    ..Diagnostic::of(&e)
-                }
-                .with_hint("the content is scanned again; nothing damaged reaches the output"),
-            ));
+            reporter.event(Event::Diagnostic(cache_damaged(
+                &e,
+                "the content is scanned again; nothing damaged reaches the output",
+            )));
             return None;
         }
     };

@@ -275,22 +275,8 @@ impl BuiltPackage {
         w.u64(self.head.len() as u64);
         w.bytes(&self.head);
         w.u64(self.uexp_tail.as_ref().map_or(0, |(_, len)| *len));
-        w.u32(self.bulk.len() as u32);
-        for bulk in &self.bulk {
-            w.u8(bulk_kind_code(bulk.kind));
-            w.u64(bulk.len);
-        }
-        let entry = &self.store_entry;
-        w.u32(entry.export_count as u32);
-        w.u32(entry.export_bundle_count as u32);
-        w.u32(entry.imported_packages.len() as u32);
-        for id in &entry.imported_packages {
-            w.u64(*id);
-        }
-        w.u32(entry.shader_map_hashes.len() as u32);
-        for hash in &entry.shader_map_hashes {
-            w.bytes(hash);
-        }
+        write_bulk(&mut w, self.bulk.iter().map(|b| (b.kind, b.len)));
+        write_store_fields(&mut w, &self.store_entry);
         w.u32(self.soft_package_references.len() as u32);
         for name in &self.soft_package_references {
             w.fstring(name);
@@ -393,23 +379,8 @@ impl BuiltPackage {
         let len = r.check_count_at(at, len.min(i64::MAX as u64) as i64, 1)?;
         let head = r.bytes(len)?.to_vec();
         let tail = r.u64()?;
-        let bulk_count = r.count_u32(9)?;
-        let mut bulk_lengths = Vec::with_capacity(bulk_count);
-        for _ in 0..bulk_count {
-            let kind = match r.u8()? {
-                0 => BulkKind::Bulk,
-                1 => BulkKind::Optional,
-                2 => BulkKind::MemoryMapped,
-                other => return Err(r.error(format!("unknown bulk kind {other}"))),
-            };
-            bulk_lengths.push((kind, r.u64()?));
-        }
-        let export_count = r.u32()?;
-        let export_bundle_count = r.u32()?;
-        let n = r.count_u32(8)?;
-        let imported_packages = (0..n).map(|_| r.u64()).collect::<Result<_>>()?;
-        let n = r.count_u32(20)?;
-        let shader_map_hashes = (0..n).map(|_| r.array::<20>()).collect::<Result<_>>()?;
+        let bulk_lengths = read_bulk(&mut r)?;
+        let store_entry = read_store_fields(&mut r)?;
         let n = r.count_u32(4)?;
         let soft_package_references = (0..n).map(|_| r.fstring()).collect::<Result<_>>()?;
         let export_graph = match r.u8()? {
@@ -427,17 +398,134 @@ impl BuiltPackage {
             head,
             uexp_tail: None,
             bulk: Vec::new(),
-            store_entry: StoreEntry {
-                export_count: export_count as i32,
-                export_bundle_count: export_bundle_count as i32,
-                imported_packages,
-                shader_map_hashes,
-                ..StoreEntry::default()
-            },
+            store_entry,
             soft_package_references,
             export_graph,
         };
         Ok((built, tail, bulk_lengths))
+    }
+}
+
+/// Writes each bulk chunk's kind and length (a cache entry, a container record).
+fn write_bulk(w: &mut Writer, bulk: impl ExactSizeIterator<Item = (BulkKind, u64)>) {
+    w.u32(bulk.len() as u32);
+    for (kind, len) in bulk {
+        w.u8(bulk_kind_code(kind));
+        w.u64(len);
+    }
+}
+
+/// The bulk chunks [`write_bulk`] wrote.
+fn read_bulk(r: &mut Reader) -> Result<Vec<(BulkKind, u64)>> {
+    let count = r.count_u32(9)?;
+    let mut bulk = Vec::with_capacity(count);
+    for _ in 0..count {
+        let kind = match r.u8()? {
+            0 => BulkKind::Bulk,
+            1 => BulkKind::Optional,
+            2 => BulkKind::MemoryMapped,
+            other => return Err(r.error(format!("unknown bulk kind {other}"))),
+        };
+        bulk.push((kind, r.u64()?));
+    }
+    Ok(bulk)
+}
+
+/// Writes what a store entry says of its package besides sizes and load
+/// order: export and bundle counts, imports, shader maps.
+fn write_store_fields(w: &mut Writer, entry: &StoreEntry) {
+    w.u32(entry.export_count as u32);
+    w.u32(entry.export_bundle_count as u32);
+    w.u32(entry.imported_packages.len() as u32);
+    for id in &entry.imported_packages {
+        w.u64(*id);
+    }
+    w.u32(entry.shader_map_hashes.len() as u32);
+    for hash in &entry.shader_map_hashes {
+        w.bytes(hash);
+    }
+}
+
+/// The store entry [`write_store_fields`] wrote (size and load order 0).
+fn read_store_fields(r: &mut Reader) -> Result<StoreEntry> {
+    let export_count = r.u32()? as i32;
+    let export_bundle_count = r.u32()? as i32;
+    let n = r.count_u32(8)?;
+    let imported_packages = (0..n).map(|_| r.u64()).collect::<Result<_>>()?;
+    let n = r.count_u32(20)?;
+    let shader_map_hashes = (0..n).map(|_| r.array::<20>()).collect::<Result<_>>()?;
+    Ok(StoreEntry {
+        export_count,
+        export_bundle_count,
+        imported_packages,
+        shader_map_hashes,
+        ..StoreEntry::default()
+    })
+}
+
+/// What one package put in a container, as the container record
+/// (`container.bin`, [`crate::build::cache::ContainerRecord`]) keeps it: all
+/// a development build needs to keep the package's chunks in the container
+/// it extends without reading the package's cache entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct RecordedPackage {
+    pub(crate) package_id: u64,
+    /// The key the package's chunk was made from (its package key, and
+    /// its bundles when a container-wide pass gave it others).
+    pub(crate) chunk_key: Hash,
+    /// The store entry as the container got it (`export_bundles_size` is
+    /// the chunk's length; UE4 load orders are assigned again when the
+    /// container is finished).
+    pub(crate) store_entry: StoreEntry,
+    /// Each bulk-data chunk's kind and length, in the package's order.
+    pub(crate) bulk: Vec<(BulkKind, u64)>,
+}
+
+impl RecordedPackage {
+    /// What `built`, made under `chunk_key`, puts in a container.
+    pub(crate) fn of(built: &BuiltPackage, chunk_key: Hash) -> RecordedPackage {
+        RecordedPackage {
+            package_id: built.package_id,
+            chunk_key,
+            store_entry: StoreEntry {
+                export_bundles_size: built.package_len(),
+                ..built.store_entry.clone()
+            },
+            bulk: built.bulk.iter().map(|b| (b.kind, b.len)).collect(),
+        }
+    }
+
+    /// Appends the package's record to `w`.
+    pub(crate) fn write(&self, w: &mut Writer) {
+        w.u64(self.package_id);
+        w.bytes(&self.chunk_key);
+        w.u64(self.store_entry.export_bundles_size);
+        w.u32(self.store_entry.load_order);
+        write_store_fields(w, &self.store_entry);
+        write_bulk(w, self.bulk.iter().copied());
+    }
+
+    /// Reads a package's record: all of `bytes`.
+    pub(crate) fn read(bytes: &[u8]) -> Result<RecordedPackage> {
+        let mut r = Reader::new(bytes);
+        let package_id = r.u64()?;
+        let chunk_key = r.array::<32>()?;
+        let (export_bundles_size, load_order) = (r.u64()?, r.u32()?);
+        let store_entry = StoreEntry {
+            export_bundles_size,
+            load_order,
+            ..read_store_fields(&mut r)?
+        };
+        let bulk = read_bulk(&mut r)?;
+        if !r.at_end() {
+            return Err(r.error("unexpected bytes after the package's record"));
+        }
+        Ok(RecordedPackage {
+            package_id,
+            chunk_key,
+            store_entry,
+            bulk,
+        })
     }
 }
 
@@ -689,41 +777,116 @@ impl ContainerWriter {
             self.builder
                 .add_package_pieces(id, &built.package_pieces(), entry, path)?;
         }
-        if self.profile.needs_container_paths() {
-            self.container_paths.push(source.relative_path.clone());
-        }
         let engine = self.builder.engine();
         let (id, name) = (built.package_id, &built.package_name);
         self.localized.add(id, name, &built.head, engine)?;
-        let path = &source.relative_path;
-        let stem = &path[..path.rfind('.').unwrap_or(path.len())];
         for bulk in &built.bulk {
-            let chunk_type = ChunkType::of_bulk(bulk.kind);
-            let bulk_path = format!("{stem}.{}", bulk.kind.extension());
+            let (chunk, bulk_path) = self.bulk_chunk(source, id, bulk.kind);
             let pieces = [ChunkPiece::File {
                 path: &bulk.path,
                 offset: 0,
                 len: bulk.len,
             }];
-            let id = crate::iostore::chunk::ChunkId::new(
-                built.package_id,
-                0,
-                chunk_type,
-                self.builder.engine(),
-            );
             if !(unchanged
                 && self
                     .builder
-                    .add_chunk_reused(id, bulk.len, Some(&bulk_path))?)
+                    .add_chunk_reused(chunk, bulk.len, Some(&bulk_path))?)
             {
                 self.builder
-                    .add_chunk_pieces(id, &pieces, Some(&bulk_path))?;
-            }
-            if self.profile.needs_container_paths() {
-                self.container_paths.push(bulk_path);
+                    .add_chunk_pieces(chunk, &pieces, Some(&bulk_path))?;
             }
         }
+        self.note_paths(source, built.bulk.iter().map(|b| b.kind));
         Ok(())
+    }
+
+    /// Whether the container extends the previous one (a development
+    /// build whose previous container could be opened and is kept).
+    pub(crate) fn is_extending(&self) -> bool {
+        self.builder.is_extending()
+    }
+
+    /// Whether the container header needs the package's own bytes (a
+    /// localized package, or the source of one): then it cannot be added
+    /// from its record alone.
+    pub(crate) fn needs_package_bytes(&self, package_id: u64) -> bool {
+        self.localized.wants(package_id)
+    }
+
+    /// Adds an unchanged package from its record alone: its chunks are kept
+    /// where the container being extended has them, nothing of the package
+    /// is read. Returns `false`, adding nothing, when that cannot be done
+    /// (no such chunks of those lengths in the previous container, or the
+    /// header needs the package's bytes): add the built package instead.
+    /// `source` must be the package the record was made from (same key).
+    pub(crate) fn add_recorded(
+        &mut self,
+        source: &PackageSource,
+        recorded: &RecordedPackage,
+    ) -> Result<bool> {
+        let id = recorded.package_id;
+        let engine = self.builder.engine();
+        let package_chunk = crate::iostore::chunk::ChunkId::package_data(id, engine);
+        let len = recorded.store_entry.export_bundles_size;
+        let reusable = !self.needs_package_bytes(id)
+            && self.builder.can_reuse(package_chunk, len)
+            && recorded.bulk.iter().all(|(kind, len)| {
+                let (chunk, _) = self.bulk_chunk(source, id, *kind);
+                self.builder.can_reuse(chunk, *len)
+            });
+        if !reusable {
+            return Ok(false);
+        }
+        let entry = recorded.store_entry.clone();
+        let lost = || {
+            Error::internal(format!(
+                "the previous container's chunks of {} could not be kept after all",
+                source.relative_path
+            ))
+        };
+        if !self
+            .builder
+            .add_package_reused(id, len, entry, &source.relative_path)?
+        {
+            return Err(lost());
+        }
+        for (kind, len) in &recorded.bulk {
+            let (chunk, bulk_path) = self.bulk_chunk(source, id, *kind);
+            if !self
+                .builder
+                .add_chunk_reused(chunk, *len, Some(&bulk_path))?
+            {
+                return Err(lost());
+            }
+        }
+        self.note_paths(source, recorded.bulk.iter().map(|(kind, _)| *kind));
+        Ok(true)
+    }
+
+    /// The chunk id and path of a package's bulk-data chunk of `kind`.
+    fn bulk_chunk(
+        &self,
+        source: &PackageSource,
+        package_id: u64,
+        kind: BulkKind,
+    ) -> (crate::iostore::chunk::ChunkId, String) {
+        let path = &source.relative_path;
+        let stem = &path[..path.rfind('.').unwrap_or(path.len())];
+        let engine = self.builder.engine();
+        let id =
+            crate::iostore::chunk::ChunkId::new(package_id, 0, ChunkType::of_bulk(kind), engine);
+        (id, format!("{stem}.{}", kind.extension()))
+    }
+
+    /// Notes a package's chunk paths for the profile's companion files.
+    fn note_paths(&mut self, source: &PackageSource, bulk: impl Iterator<Item = BulkKind>) {
+        if self.profile.needs_container_paths() {
+            let path = &source.relative_path;
+            let stem = &path[..path.rfind('.').unwrap_or(path.len())];
+            self.container_paths.push(path.clone());
+            self.container_paths
+                .extend(bulk.map(|kind| format!("{stem}.{}", kind.extension())));
+        }
     }
 
     /// Adds a file to the companion pak; a UE5 shader library becomes shader

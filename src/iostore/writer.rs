@@ -808,17 +808,7 @@ impl ContainerBuilder {
         length: u64,
         path: Option<&str>,
     ) -> Result<bool> {
-        let Some(previous) = &self.previous else {
-            return Ok(false);
-        };
-        let Ok(at) = previous.index.binary_search_by(|(chunk, _)| chunk.cmp(&id)) else {
-            return Ok(false);
-        };
-        let old = previous.index[at].1 as usize;
-        if previous.toc.offsets[old].length != length {
-            return Ok(false);
-        }
-        let Ok(range) = previous.toc.chunk_blocks(old) else {
+        let Some((previous, old, range)) = self.reusable(id, length) else {
             return Ok(false);
         };
         let old_blocks = previous.toc.blocks[range].to_vec();
@@ -846,6 +836,37 @@ impl ContainerBuilder {
         self.uncompressed_position += length.next_multiple_of(self.options.block_size as u64);
         self.reused_chunks += 1;
         Ok(true)
+    }
+
+    /// Whether the container extends a previous one.
+    pub(crate) fn is_extending(&self) -> bool {
+        self.previous.is_some()
+    }
+
+    /// Whether [`ContainerBuilder::add_chunk_reused`] would keep the chunk
+    /// (the previous container has it, with `length` bytes).
+    pub(crate) fn can_reuse(&self, id: ChunkId, length: u64) -> bool {
+        self.reusable(id, length).is_some()
+    }
+
+    /// The previous container, the old TOC index of its chunk `id` and that
+    /// chunk's blocks, when it has the chunk with `length` bytes.
+    fn reusable(
+        &self,
+        id: ChunkId,
+        length: u64,
+    ) -> Option<(&PreviousContainer, usize, std::ops::Range<usize>)> {
+        let previous = self.previous.as_ref()?;
+        let at = previous
+            .index
+            .binary_search_by(|(chunk, _)| chunk.cmp(&id))
+            .ok()?;
+        let old = previous.index[at].1 as usize;
+        if previous.toc.offsets[old].length != length {
+            return None;
+        }
+        let range = previous.toc.chunk_blocks(old).ok()?;
+        Some((previous, old, range))
     }
 
     /// [`ContainerBuilder::add_chunk_reused`] for a package's export-bundle

@@ -141,6 +141,15 @@ impl LocalizedPackages {
         }
     }
 
+    /// Whether [`add`](Self::add) reads the package's bytes (a localized
+    /// package or the source of one, or every package when the names were
+    /// not given up front).
+    pub(crate) fn wants(&self, package_id: u64) -> bool {
+        self.wanted
+            .as_ref()
+            .is_none_or(|wanted| wanted.contains(&package_id))
+    }
+
     /// Notes a package of the container (`package_bytes`: its Zen chunk).
     pub(crate) fn add(
         &mut self,
@@ -149,11 +158,7 @@ impl LocalizedPackages {
         package_bytes: &[u8],
         engine: EngineVersion,
     ) -> Result<()> {
-        if self
-            .wanted
-            .as_ref()
-            .is_some_and(|wanted| !wanted.contains(&package_id))
-        {
+        if !self.wants(package_id) {
             return Ok(());
         }
         let exports = RedirectExports::of(&ZenPackage::read_header(package_bytes, engine)?);

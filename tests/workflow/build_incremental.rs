@@ -402,3 +402,169 @@ fn a_failed_development_build_leaves_the_previous_container_as_it_was() {
         std::fs::read(target.join("Repro_P.ucas")).unwrap()
     );
 }
+
+/// `zenpak build --message-format json` with `args` in `repo`, which must succeed.
+fn json_build(repo: &Path, args: &[&str]) -> common::Run {
+    let out = run(
+        Some(repo),
+        &[&["build", "--message-format", "json"], args].concat(),
+    );
+    out.ok();
+    out
+}
+
+/// The files of `repo`'s container, unpacked to `to`.
+fn unpack_to(repo: &Path, to: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    run(
+        Some(repo),
+        &["unpack", "target/Repro_P.utoc", to.to_str().unwrap()],
+    )
+    .ok();
+    common::files_under(to)
+}
+
+/// A development build takes an unchanged package from the container
+/// record (`container.bin`) alone: with every cache entry gone, one file
+/// changed still converts one package, and the extended container holds
+/// what a release build of the same files holds.
+#[test]
+fn unchanged_packages_are_kept_from_the_container_record_alone() {
+    let Some(corpus) = common::corpus() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let repo = corpus_mod(&corpus, dir.path());
+    let build = |args: &[&str]| json_build(&repo, args);
+    let unpack = |name: &str| unpack_to(&repo, &dir.path().join(name));
+    build(&[]);
+    let entries = repo.join("target/.zenpak-cache/Repro_P/packages");
+    let remove_entries = || {
+        for entry in std::fs::read_dir(&entries).unwrap() {
+            std::fs::remove_file(entry.unwrap().path()).unwrap();
+        }
+    };
+    remove_entries();
+
+    let uexp = repo.join("Cooked/Proj/Content/LevelPrototyping/Meshes/SM_Cube.uexp");
+    let mut bytes = std::fs::read(&uexp).unwrap();
+    let last = bytes.len() - 5;
+    bytes[last] ^= 0x01;
+    std::fs::write(&uexp, &bytes).unwrap();
+    let changed = build(&[]);
+    let done = finished(&changed.json()).clone();
+    assert_eq!(done["layout"], "extended", "{done}");
+    assert_eq!(done["converted"], 1, "{done}");
+    let reused: Vec<String> = changed
+        .lines_of("package")
+        .iter()
+        .filter(|l| l["reused"] == true)
+        .map(|l| l["package"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(reused.len(), 2, "{reused:?}");
+    assert!(changed.codes("warning").is_empty(), "{}", changed.stdout);
+    run(Some(&repo), &["verify", "target/Repro_P.utoc"]).ok();
+    let extended = unpack("extended");
+    let list = || {
+        run(Some(&repo), &["list", "target/Repro_P.utoc", "--json"])
+            .ok()
+            .stdout
+            .clone()
+    };
+    let extended_list = list();
+
+    // The same files, written anew by a release build (which converts the
+    // two packages whose entries are gone, and never reads the record).
+    let release = build(&["--release"]);
+    assert_eq!(finished(&release.json())["layout"], "canonical");
+    assert_eq!(finished(&release.json())["converted"], 2);
+    assert_eq!(unpack("canonical"), extended);
+    assert_eq!(list(), extended_list);
+
+    // Extending an extended container again, from its record.
+    remove_entries();
+    bytes[last] ^= 0x01;
+    std::fs::write(&uexp, &bytes).unwrap();
+    build(&[]);
+    let again = build(&[]);
+    assert_eq!(finished(&again.json())["up_to_date"], true);
+    bytes[last] ^= 0x01;
+    std::fs::write(&uexp, &bytes).unwrap();
+    let twice = finished(&build(&[]).json()).clone();
+    assert_eq!(twice["layout"], "extended", "{twice}");
+    assert_eq!(twice["converted"], 1, "{twice}");
+    assert_eq!(unpack("extended-twice"), extended);
+}
+
+/// A damaged container record is a warning and a container written anew,
+/// never wrong output; a stale one (of an earlier container) is a silent
+/// miss; a record of another layout too.
+#[test]
+fn a_damaged_or_stale_container_record_writes_the_container_anew() {
+    let Some(corpus) = common::corpus() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let repo = corpus_mod(&corpus, dir.path());
+    let build = || json_build(&repo, &[]);
+    let unpack = |name: &str| unpack_to(&repo, &dir.path().join(name));
+    let uexp = repo.join("Cooked/Proj/Content/LevelPrototyping/Meshes/SM_Cube.uexp");
+    let original = std::fs::read(&uexp).unwrap();
+    let mut flipped = original.clone();
+    let last = flipped.len() - 5;
+    flipped[last] ^= 0x01;
+    let record = repo.join("target/.zenpak-cache/Repro_P/container.bin");
+
+    build();
+    let first_record = std::fs::read(&record).unwrap();
+    std::fs::write(&uexp, &flipped).unwrap();
+    build();
+    let truth = {
+        run(Some(&repo), &["build", "--release"]).ok();
+        unpack("truth-flipped")
+    };
+    std::fs::write(&uexp, &original).unwrap();
+    let truth_original = {
+        run(Some(&repo), &["build", "--release"]).ok();
+        unpack("truth-original")
+    };
+    build();
+
+    let whole = std::fs::read(&record).unwrap();
+    let mut one_bit = whole.clone();
+    one_bit[whole.len() / 2] ^= 0x04;
+    let cases: [(&str, Vec<u8>, bool); 5] = [
+        ("a bit flipped", one_bit, true),
+        ("cut short", whole[..whole.len() / 2].to_vec(), true),
+        ("garbage", vec![0x5a; 200], true),
+        (
+            "another layout",
+            [&b"ZPKCR\x00\x00\x01"[..], &whole[8..]].concat(),
+            false,
+        ),
+        ("stale", first_record, false),
+    ];
+    for (n, (what, bytes, warned)) in cases.into_iter().enumerate() {
+        // Each case changes the input, so the build does work.
+        std::fs::write(&uexp, &flipped).unwrap();
+        std::fs::write(&record, &bytes).unwrap();
+        let out = build();
+        let done = finished(&out.json()).clone();
+        assert_eq!(done["layout"], "canonical", "{what}: {done}");
+        let damaged: Vec<serde_json::Value> = out
+            .diagnostics("warning")
+            .into_iter()
+            .filter(|d| d["code"] == "cache-damaged")
+            .collect();
+        assert_eq!(damaged.len(), usize::from(warned), "{what}: {}", out.stdout);
+        if warned {
+            assert_eq!(common::file_tail(&damaged[0], 1), "container.bin", "{what}");
+        }
+        run(Some(&repo), &["verify", "target/Repro_P.utoc"]).ok();
+        assert_eq!(unpack(&format!("case-{n}")), truth, "{what}");
+        // The record is whole again: the next change extends the container.
+        std::fs::write(&uexp, &original).unwrap();
+        let next = finished(&build().json()).clone();
+        assert_eq!(next["layout"], "extended", "{what}: {next}");
+        assert_eq!(unpack(&format!("next-{n}")), truth_original, "{what}");
+    }
+}
