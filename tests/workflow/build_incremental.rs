@@ -451,7 +451,7 @@ fn unchanged_packages_are_kept_from_the_container_record_alone() {
     bytes[last] ^= 0x01;
     std::fs::write(&uexp, &bytes).unwrap();
     let changed = build(&[]);
-    let done = finished(&changed.json()).clone();
+    let done = changed.line_of("build-finished");
     assert_eq!(done["layout"], "extended", "{done}");
     assert_eq!(done["converted"], 1, "{done}");
     let reused: Vec<String> = changed
@@ -475,8 +475,8 @@ fn unchanged_packages_are_kept_from_the_container_record_alone() {
     // The same files, written anew by a release build (which converts the
     // two packages whose entries are gone, and never reads the record).
     let release = build(&["--release"]);
-    assert_eq!(finished(&release.json())["layout"], "canonical");
-    assert_eq!(finished(&release.json())["converted"], 2);
+    assert_eq!(release.line_of("build-finished")["layout"], "canonical");
+    assert_eq!(release.line_of("build-finished")["converted"], 2);
     assert_eq!(unpack("canonical"), extended);
     assert_eq!(list(), extended_list);
 
@@ -486,10 +486,10 @@ fn unchanged_packages_are_kept_from_the_container_record_alone() {
     std::fs::write(&uexp, &bytes).unwrap();
     build(&[]);
     let again = build(&[]);
-    assert_eq!(finished(&again.json())["up_to_date"], true);
+    assert_eq!(again.line_of("build-finished")["up_to_date"], true);
     bytes[last] ^= 0x01;
     std::fs::write(&uexp, &bytes).unwrap();
-    let twice = finished(&build(&[]).json()).clone();
+    let twice = build(&[]).line_of("build-finished");
     assert_eq!(twice["layout"], "extended", "{twice}");
     assert_eq!(twice["converted"], 1, "{twice}");
     assert_eq!(unpack("extended-twice"), extended);
@@ -548,13 +548,9 @@ fn a_damaged_or_stale_container_record_writes_the_container_anew() {
         std::fs::write(&uexp, &flipped).unwrap();
         std::fs::write(&record, &bytes).unwrap();
         let out = build();
-        let done = finished(&out.json()).clone();
+        let done = out.line_of("build-finished");
         assert_eq!(done["layout"], "canonical", "{what}: {done}");
-        let damaged: Vec<serde_json::Value> = out
-            .diagnostics("warning")
-            .into_iter()
-            .filter(|d| d["code"] == "cache-damaged")
-            .collect();
+        let damaged = out.coded("warning", "cache-damaged");
         assert_eq!(damaged.len(), usize::from(warned), "{what}: {}", out.stdout);
         if warned {
             assert_eq!(common::file_tail(&damaged[0], 1), "container.bin", "{what}");
@@ -563,7 +559,7 @@ fn a_damaged_or_stale_container_record_writes_the_container_anew() {
         assert_eq!(unpack(&format!("case-{n}")), truth, "{what}");
         // The record is whole again: the next change extends the container.
         std::fs::write(&uexp, &original).unwrap();
-        let next = finished(&build().json()).clone();
+        let next = build().line_of("build-finished");
         assert_eq!(next["layout"], "extended", "{what}: {next}");
         assert_eq!(unpack(&format!("next-{n}")), truth_original, "{what}");
     }
