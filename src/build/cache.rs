@@ -655,6 +655,7 @@ impl Cache {
         };
         entries
             .flatten()
+            .filter(|entry| entry.file_type().is_ok_and(|t| t.is_file()))
             .filter_map(|entry| {
                 let name = entry.file_name();
                 crate::hash::from_hex(name.to_str()?.strip_suffix(".zpc")?)
@@ -662,23 +663,16 @@ impl Cache {
             .collect()
     }
 
-    /// Removes cached packages whose keys are not in `keep`, so the cache holds one build's worth.
-    pub(crate) fn prune(&self, keep: &std::collections::BTreeSet<Hash>) -> Result<()> {
-        let dir = self.dir.join("packages");
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            return Ok(());
-        };
-        for entry in entries.flatten() {
-            let name = entry.file_name();
-            let Some(name) = name.to_str().filter(|n| is_entry_name(n)) else {
-                continue;
-            };
-            let key = crate::hash::from_hex(&name[..name.len() - ".zpc".len()]);
-            if key.is_some_and(|key| !keep.contains(&key))
-                && entry.file_type().is_ok_and(|t| t.is_file())
-            {
-                let path = entry.path();
-                std::fs::remove_file(&path).map_err(|e| Error::io(&path, e))?;
+    /// Removes the package entries of `keys` (the cache then holds one
+    /// build's worth); one already gone is no error.
+    pub(crate) fn remove_entries(&self, keys: &[Hash]) -> Result<()> {
+        for key in keys {
+            let path = self.package_path(key);
+            match std::fs::remove_file(&path) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    return Err(Error::io(&path, e))
+                }
+                _ => {}
             }
         }
         Ok(())

@@ -334,13 +334,24 @@ pub fn build_locked(
     }
 
     settings.load_mappings()?;
-    let cached = if options.force {
-        BTreeSet::new()
-    } else {
-        cache.package_keys()
+    // One listing of the cache's entries: what this build will convert, and
+    // the entries no package of this build has (removed once it is done;
+    // every entry it writes is one of its keys).
+    let (to_convert, stale) = {
+        let listed = cache.package_keys();
+        let mut wanted = keys.clone();
+        wanted.sort_unstable();
+        wanted.dedup();
+        let to_convert = match options.force {
+            true => keys.len(),
+            false => keys.iter().filter(|key| !listed.contains(*key)).count(),
+        };
+        let stale: Vec<Hash> = listed
+            .into_iter()
+            .filter(|key| wanted.binary_search(key).is_err())
+            .collect();
+        (to_convert, stale)
     };
-    let to_convert = keys.iter().filter(|key| !cached.contains(*key)).count();
-    drop(cached);
     reporter.event(Event::Started {
         packages: content.packages.len(),
         loose_files: content.loose_files.len(),
@@ -369,7 +380,7 @@ pub fn build_locked(
         &written,
         build_key,
         (container_settings, container_record),
-        &keys,
+        &stale,
     )?;
 
     Ok(BuildSummary {
@@ -769,14 +780,14 @@ fn next_recorded(
 /// Last step: what was written, for the next build — the artifacts' stamps
 /// and hashes under the build's key, the container's layout (the settings
 /// its chunks depend on, each package's key) and the cache pruned to this
-/// build's packages.
+/// build's packages (`stale`: the entries of none of them).
 fn record(
     cache: &Cache,
     artifacts: &[std::path::PathBuf],
     written: &crate::iostore::writer::WrittenContainer,
     build_key: Hash,
     (settings, container_record): (Hash, cache::ContainerRecordWriter),
-    keys: &[Hash],
+    stale: &[Hash],
 ) -> Result<Vec<ArtifactRecord>> {
     let mut records = Vec::new();
     for path in artifacts {
@@ -797,7 +808,7 @@ fn record(
         chunks: Some(written.chunk_count),
     })?;
     container_record.finish(&settings, &records[0].stamp, &records[1].stamp)?;
-    cache.prune(&keys.iter().copied().collect::<BTreeSet<_>>())?;
+    cache.remove_entries(stale)?;
     Ok(records)
 }
 

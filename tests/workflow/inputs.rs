@@ -150,6 +150,37 @@ fn cache_entries(repo: &Path) -> Vec<PathBuf> {
     entries
 }
 
+/// The cache holds one build's worth: a package changed or removed leaves
+/// no entry behind, in a development build and in a forced one.
+#[test]
+fn the_cache_keeps_only_the_last_build_s_packages() {
+    let Some(corpus) = common::corpus() else {
+        return;
+    };
+    let dir = common::temp_dir("one-worth");
+    let repo = corpus_mod(&corpus, &dir);
+    json(&repo, &["build"], 0);
+    let first = cache_entries(&repo);
+    assert_eq!(first.len(), 3, "{first:?}");
+
+    let meshes = repo.join("Cooked/Proj/Content/LevelPrototyping/Meshes");
+    let uexp = meshes.join("SM_Cube.uexp");
+    let mut bytes = std::fs::read(&uexp).unwrap();
+    let last = bytes.len() - 5;
+    bytes[last] ^= 0x01;
+    std::fs::write(&uexp, &bytes).unwrap();
+    json(&repo, &["build"], 0);
+    let changed = cache_entries(&repo);
+    assert_eq!(changed.len(), 3, "{changed:?}");
+    assert_eq!(changed.iter().filter(|e| first.contains(e)).count(), 2);
+
+    std::fs::remove_dir_all(&meshes).unwrap();
+    json(&repo, &["build", "--force"], 0);
+    let removed = cache_entries(&repo);
+    assert_eq!(removed.len(), 2, "{removed:?}");
+    assert!(removed.iter().all(|e| changed.contains(e)), "{removed:?}");
+}
+
 #[test]
 fn swapped_cache_entries_are_converted_again() {
     let Some(corpus) = common::corpus() else {
