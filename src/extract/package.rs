@@ -450,6 +450,8 @@ fn blobs_in_load_order<'d>(
 
 /// Writes the header with its content hash: the saved hash (5.6+) or the
 /// package GUID (before), over the header and the `.uexp` without its tag.
+/// The header is written once, its hash field zero, and the hash put in
+/// its place.
 fn seal(package: &mut LegacyPackage, export_data: &[u8]) -> Result<Vec<u8>> {
     let saved_hash = package.versions.has_saved_hash();
     if saved_hash {
@@ -457,26 +459,58 @@ fn seal(package: &mut LegacyPackage, export_data: &[u8]) -> Result<Vec<u8>> {
     } else {
         package.summary.guid = Some([0; 16]);
     }
-    let unsealed = package.write()?;
+    let mut header = package.write()?;
+    let field = hash_field(package, saved_hash)?;
+    if header.get(field.clone()).is_none_or(|f| f.iter().any(|&b| b != 0)) {
+        return Err(Error::internal(
+            "the header's content hash is not where the summary puts it",
+        ));
+    }
     let tagged = export_data.ends_with(&PACKAGE_FILE_TAG.to_le_bytes());
     let body = &export_data[..export_data.len() - if tagged { 4 } else { 0 }];
     let mut hasher = blake3::Hasher::new();
-    hasher.update(&unsealed);
+    hasher.update(&header);
     hasher.update(body);
     let hash = hasher.finalize();
-    let bytes = hash.as_bytes();
+    let bytes = &hash.as_bytes()[..field.len()];
+    header[field].copy_from_slice(bytes);
     if saved_hash {
-        let mut h = [0u8; 20];
-        h.copy_from_slice(&bytes[..20]);
-        package.summary.saved_hash = Some(h);
+        package.summary.saved_hash = bytes.try_into().ok();
     } else {
-        let mut g = [0u8; 16];
-        g.copy_from_slice(&bytes[..16]);
-        package.summary.guid = Some(g);
-    }
-    let header = package.write()?;
-    if header.len() != unsealed.len() {
-        return Err(Error::internal("sealing changed the header size"));
+        package.summary.guid = bytes.try_into().ok();
     }
     Ok(header)
+}
+
+/// Where the summary writes the content hash (the saved hash, else the
+/// GUID) in the header: the one range in which the summary written with
+/// that field all zeros and all ones differs. Every other field before it
+/// is the same width whatever its value, so it is also its place in the
+/// whole header (which starts with the summary).
+fn hash_field(package: &LegacyPackage, saved_hash: bool) -> Result<std::ops::Range<usize>> {
+    let len = if saved_hash { 20 } else { 16 };
+    let written = |fill: u8| {
+        let mut summary = package.summary.clone();
+        if saved_hash {
+            summary.saved_hash = Some([fill; 20]);
+        } else {
+            summary.guid = Some([fill; 16]);
+        }
+        let mut w = crate::binary::Writer::new();
+        summary.write(&mut w, &package.versions);
+        w.into_inner()
+    };
+    let (zeros, ones) = (written(0), written(0xff));
+    let start = zeros.iter().zip(&ones).position(|(a, b)| a != b);
+    match start {
+        Some(start)
+            if zeros.len() == ones.len()
+                && start + len <= ones.len()
+                && ones[start..start + len].iter().all(|&b| b == 0xff)
+                && zeros[start + len..] == ones[start + len..] =>
+        {
+            Ok(start..start + len)
+        }
+        _ => Err(Error::internal("the summary writes no content hash field")),
+    }
 }
