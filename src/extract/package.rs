@@ -461,7 +461,10 @@ fn seal(package: &mut LegacyPackage, export_data: &[u8]) -> Result<Vec<u8>> {
     }
     let mut header = package.write()?;
     let field = hash_field(package, saved_hash)?;
-    if header.get(field.clone()).is_none_or(|f| f.iter().any(|&b| b != 0)) {
+    if header
+        .get(field.clone())
+        .is_none_or(|f| f.iter().any(|&b| b != 0))
+    {
         return Err(Error::internal(
             "the header's content hash is not where the summary puts it",
         ));

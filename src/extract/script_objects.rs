@@ -203,8 +203,8 @@ impl ScriptObjects {
     /// Adds what [`import_facts`] found in one package, in import order.
     fn add_facts(&mut self, facts: Vec<ImportFacts>) {
         for fact in facts {
-            if let Some((module, class)) = &fact.native_class {
-                self.add_native_class(module, class);
+            if let Some(native) = &fact.native_class {
+                self.add_native_class(native);
             }
             let Some((global, object)) = fact.object else {
                 continue;
@@ -263,7 +263,9 @@ impl ScriptObjects {
                 return Ok(None);
             }
             let package = LegacyPackage::read(&head, Some(engine)).map_err(|e| e.in_file(path))?;
-            import_facts(&package).map(Some).map_err(|e| e.in_file(path))
+            import_facts(&package)
+                .map(Some)
+                .map_err(|e| e.in_file(path))
         };
         for group in paths.chunks(GROUP) {
             let found: Vec<_> = group.par_iter().map(facts_of).collect();
@@ -276,9 +278,16 @@ impl ScriptObjects {
         Ok(table)
     }
 
-    /// Adds the native class `/Script/Module.Class` (and its package) unless known.
-    fn add_native_class(&mut self, module: &str, class: &str) {
-        let package_index = script_index(&[module.to_string()]);
+    /// Adds the native class `/Script/Module.Class` (and its package) unless
+    /// known, its indices computed by [`NativeClass::new`].
+    fn add_native_class(&mut self, native: &NativeClass) {
+        let NativeClass {
+            module,
+            class,
+            package_index,
+            class_index,
+        } = native;
+        let (package_index, class_index) = (*package_index, *class_index);
         if !self.objects.contains_key(&package_index) {
             self.insert(
                 package_index,
@@ -291,7 +300,6 @@ impl ScriptObjects {
                 },
             );
         }
-        let class_index = script_index(&[module.to_string(), class.to_string()]);
         self.classes.insert(class_index);
         if !self.objects.contains_key(&class_index) {
             let (base, number) = crate::names::split_number(class);
@@ -377,10 +385,32 @@ impl ScriptObjects {
 /// What one import of a legacy package says about script objects, found
 /// without the table (packages are read in parallel, added in order).
 struct ImportFacts {
-    /// `(module, class)`: the import's class, when it is a native class.
-    native_class: Option<(String, String)>,
+    /// The import's class, when it is a native class.
+    native_class: Option<NativeClass>,
     /// The import itself, when it is a script object.
     object: Option<(PackageObjectIndex, ScriptObject)>,
+}
+
+/// A native class `/Script/Module.Class` an import names, with the global
+/// indices of its package and of itself.
+struct NativeClass {
+    module: String,
+    class: String,
+    package_index: PackageObjectIndex,
+    class_index: PackageObjectIndex,
+}
+
+impl NativeClass {
+    fn new(module: String, class: String) -> Self {
+        let package_index = script_index(std::slice::from_ref(&module));
+        let class_index = script_index(&[module.clone(), class.clone()]);
+        NativeClass {
+            module,
+            class,
+            package_index,
+            class_index,
+        }
+    }
 }
 
 /// Each import's [`ImportFacts`], in import order.
@@ -392,7 +422,10 @@ fn import_facts(package: &LegacyPackage) -> Result<Vec<ImportFacts>> {
         // The class an import names is a script object too (a native class).
         let class_package = package.name(import.class_package)?;
         let native_class = if class_package.starts_with("/Script/") {
-            Some((class_package.clone(), package.name(import.class_name)?))
+            Some(NativeClass::new(
+                class_package.clone(),
+                package.name(import.class_name)?,
+            ))
         } else {
             None
         };
