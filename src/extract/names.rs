@@ -141,3 +141,24 @@ fn lowercase_order(a: &str, b: &str) -> std::cmp::Ordering {
     let b_lower = b.bytes().map(|c| c.to_ascii_lowercase());
     a_lower.cmp(b_lower).then_with(|| a.cmp(b))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::lowercase_order;
+
+    #[test]
+    fn lowercase_order_compares_the_lowercase_text_then_the_text() {
+        let words = [
+            "b", "A", "a", "_x", "Z", "ab", "aB", "Ab", "", "é", "E", "[", "a_b",
+        ];
+        for a in words {
+            for b in words {
+                let copies = a
+                    .to_ascii_lowercase()
+                    .cmp(&b.to_ascii_lowercase())
+                    .then_with(|| a.cmp(b));
+                assert_eq!(lowercase_order(a, b), copies, "{a:?} {b:?}");
+            }
+        }
+    }
+}

@@ -48,7 +48,7 @@ impl ScriptObject {
 }
 
 /// The table of script objects, by global index.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ScriptObjects {
     objects: BTreeMap<PackageObjectIndex, ScriptObject>,
     /// Objects some class default object names as its class.
@@ -242,10 +242,6 @@ impl ScriptObjects {
     /// the thread pool, a group at a time; what they give is added in path
     /// order, so the table is the one reading them one by one gives.
     pub fn from_legacy_folder(dir: &std::path::Path, engine: crate::EngineVersion) -> Result<Self> {
-        use rayon::prelude::*;
-        /// Headers read and parsed together (their facts are held until added).
-        const GROUP: usize = 64;
-        let mut table = ScriptObjects::new();
         let mut paths = Vec::new();
         for entry in walkdir::WalkDir::new(dir).sort_by_file_name() {
             let entry = entry.map_err(|e| Error::io(dir, std::io::Error::other(e.to_string())))?;
@@ -257,6 +253,20 @@ impl ScriptObjects {
                 paths.push(path.to_path_buf());
             }
         }
+        /// Headers read and parsed together (their facts are held until added).
+        const GROUP: usize = 64;
+        Self::from_legacy_files(&paths, engine, GROUP)
+    }
+
+    /// The table of the legacy packages `paths` (headers; other files are
+    /// passed over), read `group` at a time on the pool and added in order.
+    fn from_legacy_files(
+        paths: &[std::path::PathBuf],
+        engine: crate::EngineVersion,
+        group: usize,
+    ) -> Result<Self> {
+        use rayon::prelude::*;
+        let mut table = ScriptObjects::new();
         let facts_of = |path: &std::path::PathBuf| -> Result<Option<Vec<ImportFacts>>> {
             let head = std::fs::read(path).map_err(|e| Error::io(path, e))?;
             if !head.starts_with(&crate::legacy::PACKAGE_FILE_TAG.to_le_bytes()) {
@@ -267,7 +277,7 @@ impl ScriptObjects {
                 .map(Some)
                 .map_err(|e| e.in_file(path))
         };
-        for group in paths.chunks(GROUP) {
+        for group in paths.chunks(group.max(1)) {
             let found: Vec<_> = group.par_iter().map(facts_of).collect();
             for facts in found {
                 if let Some(facts) = facts? {
@@ -497,4 +507,50 @@ fn import_chain(package: &LegacyPackage, index: usize) -> Result<Vec<String>> {
     }
     chain.reverse();
     Ok(chain)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_folder_read_on_the_pool_gives_its_packages_added_one_by_one() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../shared/corpus/uassetapi/TestManyAssets/SN2");
+        if !dir.is_dir() {
+            eprintln!("corpus not found; skipping");
+            return;
+        }
+        let engine = crate::EngineVersion::UE5_6;
+        let mut paths: Vec<_> = walkdir::WalkDir::new(&dir)
+            .sort_by_file_name()
+            .into_iter()
+            .map(|e| e.unwrap().into_path())
+            .filter(|p| p.extension().is_some_and(|x| x == "uasset" || x == "umap"))
+            .collect();
+        // A file that is no legacy package is passed over.
+        paths.insert(3, dir.join("Content/Blueprints/BPC_WorldBlocker.uexp"));
+        assert!(paths[3].is_file());
+        let mut one_by_one = ScriptObjects::new();
+        for path in paths
+            .iter()
+            .filter(|p| p.extension().is_some_and(|x| x != "uexp"))
+        {
+            let package = LegacyPackage::read(&std::fs::read(path).unwrap(), Some(engine)).unwrap();
+            one_by_one.add_legacy_package(&package).unwrap();
+        }
+        assert!(
+            paths.len() > 30 && one_by_one.len() > 100,
+            "{}",
+            one_by_one.len()
+        );
+        for group in [1, 5, 64] {
+            let table = ScriptObjects::from_legacy_files(&paths, engine, group).unwrap();
+            assert_eq!(table, one_by_one, "groups of {group}");
+        }
+        assert_eq!(
+            ScriptObjects::from_legacy_folder(&dir, engine).unwrap(),
+            one_by_one
+        );
+    }
 }
