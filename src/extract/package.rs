@@ -542,7 +542,7 @@ mod tests {
                 false,
             ),
         ] {
-            let files = crate::legacy::PackageFiles::load(&corpus.join(file)).unwrap();
+            let files = crate::legacy::PackageFiles::load(corpus.join(file)).unwrap();
             let mut package = files.read_package(Some(engine)).unwrap();
             assert_eq!(package.versions.has_saved_hash(), saved_hash, "{file}");
             let header = seal(&mut package, &files.uexp).unwrap();
