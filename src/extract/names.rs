@@ -136,7 +136,29 @@ fn converted_prefix(zen_names: &[&str], needs: &NameNeeds<'_>) -> usize {
 
 /// The order cooks sort name maps in: by lowercase text.
 fn lowercase_order(a: &str, b: &str) -> std::cmp::Ordering {
-    a.to_ascii_lowercase()
-        .cmp(&b.to_ascii_lowercase())
-        .then_with(|| a.cmp(b))
+    // Byte by byte, as comparing the lowercase copies would (no copies made).
+    let a_lower = a.bytes().map(|c| c.to_ascii_lowercase());
+    let b_lower = b.bytes().map(|c| c.to_ascii_lowercase());
+    a_lower.cmp(b_lower).then_with(|| a.cmp(b))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::lowercase_order;
+
+    #[test]
+    fn lowercase_order_compares_the_lowercase_text_then_the_text() {
+        let words = [
+            "b", "A", "a", "_x", "Z", "ab", "aB", "Ab", "", "é", "E", "[", "a_b",
+        ];
+        for a in words {
+            for b in words {
+                let copies = a
+                    .to_ascii_lowercase()
+                    .cmp(&b.to_ascii_lowercase())
+                    .then_with(|| a.cmp(b));
+                assert_eq!(lowercase_order(a, b), copies, "{a:?} {b:?}");
+            }
+        }
+    }
 }

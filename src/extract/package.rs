@@ -450,6 +450,8 @@ fn blobs_in_load_order<'d>(
 
 /// Writes the header with its content hash: the saved hash (5.6+) or the
 /// package GUID (before), over the header and the `.uexp` without its tag.
+/// The header is written once, its hash field zero, and the hash put in
+/// its place.
 fn seal(package: &mut LegacyPackage, export_data: &[u8]) -> Result<Vec<u8>> {
     let saved_hash = package.versions.has_saved_hash();
     if saved_hash {
@@ -457,26 +459,107 @@ fn seal(package: &mut LegacyPackage, export_data: &[u8]) -> Result<Vec<u8>> {
     } else {
         package.summary.guid = Some([0; 16]);
     }
-    let unsealed = package.write()?;
+    let mut header = package.write()?;
+    let field = hash_field(package, saved_hash)?;
+    if header
+        .get(field.clone())
+        .is_none_or(|f| f.iter().any(|&b| b != 0))
+    {
+        return Err(Error::internal(
+            "the header's content hash is not where the summary puts it",
+        ));
+    }
     let tagged = export_data.ends_with(&PACKAGE_FILE_TAG.to_le_bytes());
     let body = &export_data[..export_data.len() - if tagged { 4 } else { 0 }];
     let mut hasher = blake3::Hasher::new();
-    hasher.update(&unsealed);
+    hasher.update(&header);
     hasher.update(body);
     let hash = hasher.finalize();
-    let bytes = hash.as_bytes();
+    let bytes = &hash.as_bytes()[..field.len()];
+    header[field].copy_from_slice(bytes);
     if saved_hash {
-        let mut h = [0u8; 20];
-        h.copy_from_slice(&bytes[..20]);
-        package.summary.saved_hash = Some(h);
+        package.summary.saved_hash = bytes.try_into().ok();
     } else {
-        let mut g = [0u8; 16];
-        g.copy_from_slice(&bytes[..16]);
-        package.summary.guid = Some(g);
-    }
-    let header = package.write()?;
-    if header.len() != unsealed.len() {
-        return Err(Error::internal("sealing changed the header size"));
+        package.summary.guid = bytes.try_into().ok();
     }
     Ok(header)
+}
+
+/// Where the summary writes the content hash (the saved hash, else the
+/// GUID) in the header: the one range in which the summary written with
+/// that field all zeros and all ones differs. Every other field before it
+/// is the same width whatever its value, so it is also its place in the
+/// whole header (which starts with the summary).
+fn hash_field(package: &LegacyPackage, saved_hash: bool) -> Result<std::ops::Range<usize>> {
+    let len = if saved_hash { 20 } else { 16 };
+    let written = |fill: u8| {
+        let mut summary = package.summary.clone();
+        if saved_hash {
+            summary.saved_hash = Some([fill; 20]);
+        } else {
+            summary.guid = Some([fill; 16]);
+        }
+        let mut w = crate::binary::Writer::new();
+        summary.write(&mut w, &package.versions);
+        w.into_inner()
+    };
+    let (zeros, ones) = (written(0), written(0xff));
+    let start = zeros.iter().zip(&ones).position(|(a, b)| a != b);
+    match start {
+        Some(start)
+            if zeros.len() == ones.len()
+                && start + len <= ones.len()
+                && ones[start..start + len].iter().all(|&b| b == 0xff)
+                && zeros[start + len..] == ones[start + len..] =>
+        {
+            Ok(start..start + len)
+        }
+        _ => Err(Error::internal("the summary writes no content hash field")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The header sealed by putting the hash in its field is the header
+    /// written whole with that hash, and the hash is over the header with
+    /// the field zero and the export data without its tag: for a saved hash
+    /// (5.6) and a GUID (4.27, 5.5).
+    #[test]
+    fn a_header_sealed_in_place_is_the_header_written_with_its_hash() {
+        let corpus = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
+        if !corpus.join("MANIFEST.md").is_file() {
+            eprintln!("corpus not found; skipping");
+            return;
+        }
+        for (file, engine, saved_hash) in [
+            ("retoc/UE5.6/SM_Cube.uasset", EngineVersion::UE5_6, true),
+            ("retoc/UE5.5/SM_Cube.uasset", EngineVersion::UE5_5, false),
+            (
+                "retoc/UE4.27/TestModUI.uasset",
+                EngineVersion::UE4_27,
+                false,
+            ),
+        ] {
+            let files = crate::legacy::PackageFiles::load(corpus.join(file)).unwrap();
+            let mut package = files.read_package(Some(engine)).unwrap();
+            assert_eq!(package.versions.has_saved_hash(), saved_hash, "{file}");
+            let header = seal(&mut package, &files.uexp).unwrap();
+            assert_eq!(header, package.write().unwrap(), "{file}");
+            let field = hash_field(&package, saved_hash).unwrap();
+            let mut zeroed = header.clone();
+            zeroed[field.clone()].fill(0);
+            let body = files.uexp.strip_suffix(&PACKAGE_FILE_TAG.to_le_bytes());
+            let mut hasher = blake3::Hasher::new();
+            hasher.update(&zeroed);
+            hasher.update(body.unwrap_or(&files.uexp));
+            assert_eq!(
+                header[field.clone()],
+                hasher.finalize().as_bytes()[..field.len()],
+                "{file}"
+            );
+            assert!(header[field].iter().any(|&b| b != 0), "{file}");
+        }
+    }
 }

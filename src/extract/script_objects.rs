@@ -48,7 +48,7 @@ impl ScriptObject {
 }
 
 /// The table of script objects, by global index.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ScriptObjects {
     objects: BTreeMap<PackageObjectIndex, ScriptObject>,
     /// Objects some class default object names as its class.
@@ -196,44 +196,28 @@ impl ScriptObjects {
     /// default of. An object already in the table keeps what it has, but
     /// gains a class it did not know.
     pub fn add_legacy_package(&mut self, package: &LegacyPackage) -> Result<()> {
-        for i in 0..package.imports.len() {
-            let path = import_chain(package, i)?;
-            let import = &package.imports[i];
-            // The class an import names is a script object too (a native class).
-            let class_package = package.name(import.class_package)?;
-            if class_package.starts_with("/Script/") {
-                let class_name = package.name(import.class_name)?;
-                self.add_native_class(&class_package, &class_name);
+        self.add_facts(import_facts(package)?);
+        Ok(())
+    }
+
+    /// Adds what [`import_facts`] found in one package, in import order.
+    fn add_facts(&mut self, facts: Vec<ImportFacts>) {
+        for fact in facts {
+            if let Some(native) = &fact.native_class {
+                self.add_native_class(native);
             }
-            if !path[0].starts_with("/Script/") {
+            let Some((global, object)) = fact.object else {
                 continue;
-            }
-            let global = script_index(&path);
-            let outer = (path.len() > 1).then(|| script_index(&path[..path.len() - 1]));
-            let class_package = package.name(import.class_package)?;
-            let class_name = package.name(import.class_name)?;
-            let cdo_class = (path.len() == 2 && path[1].starts_with("Default__")).then(|| {
-                // The class of a default object is `/Script/Module.Class`.
-                let class_path = [class_package.clone(), class_name.clone()];
-                script_index(&class_path)
-            });
-            let base = package
-                .names
-                .get(import.object_name.index as usize)
-                .map(|n| n.text.clone())
-                .ok_or_else(|| Error::invalid(format!("import {i}: name index out of range")))?;
+            };
             // The engine's chunk has a default object for every native
             // class; an import that is a class stands for that evidence.
-            if class_package == "/Script/CoreUObject" && class_name == "Class" {
+            if object
+                .class
+                .as_ref()
+                .is_some_and(|(p, c)| p == "/Script/CoreUObject" && c == "Class")
+            {
                 self.classes.insert(global);
             }
-            let object = ScriptObject {
-                name: base,
-                number: import.object_name.number,
-                outer,
-                cdo_class,
-                class: Some((class_package, class_name)),
-            };
             match self.objects.get_mut(&global) {
                 Some(known) => {
                     if known.class.is_none() {
@@ -249,15 +233,15 @@ impl ScriptObjects {
                 None => self.insert(global, object),
             }
         }
-        Ok(())
     }
 
     /// The script objects the cooked legacy packages under `dir`
     /// (`.uasset`/`.umap` with their `.uexp`, cooked for `engine`) import.
     /// Files that are no legacy package are passed over; a package that
-    /// does not read is an error naming it.
+    /// does not read is an error naming it. Headers are read and parsed on
+    /// the thread pool, a group at a time; what they give is added in path
+    /// order, so the table is the one reading them one by one gives.
     pub fn from_legacy_folder(dir: &std::path::Path, engine: crate::EngineVersion) -> Result<Self> {
-        let mut table = ScriptObjects::new();
         let mut paths = Vec::new();
         for entry in walkdir::WalkDir::new(dir).sort_by_file_name() {
             let entry = entry.map_err(|e| Error::io(dir, std::io::Error::other(e.to_string())))?;
@@ -269,22 +253,51 @@ impl ScriptObjects {
                 paths.push(path.to_path_buf());
             }
         }
-        for path in paths {
-            let head = std::fs::read(&path).map_err(|e| Error::io(&path, e))?;
+        /// Headers read and parsed together (their facts are held until added).
+        const GROUP: usize = 64;
+        Self::from_legacy_files(&paths, engine, GROUP)
+    }
+
+    /// The table of the legacy packages `paths` (headers; other files are
+    /// passed over), read `group` at a time on the pool and added in order.
+    fn from_legacy_files(
+        paths: &[std::path::PathBuf],
+        engine: crate::EngineVersion,
+        group: usize,
+    ) -> Result<Self> {
+        use rayon::prelude::*;
+        let mut table = ScriptObjects::new();
+        let facts_of = |path: &std::path::PathBuf| -> Result<Option<Vec<ImportFacts>>> {
+            let head = std::fs::read(path).map_err(|e| Error::io(path, e))?;
             if !head.starts_with(&crate::legacy::PACKAGE_FILE_TAG.to_le_bytes()) {
-                continue;
+                return Ok(None);
             }
-            let package = LegacyPackage::read(&head, Some(engine)).map_err(|e| e.in_file(&path))?;
-            table
-                .add_legacy_package(&package)
-                .map_err(|e| e.in_file(&path))?;
+            let package = LegacyPackage::read(&head, Some(engine)).map_err(|e| e.in_file(path))?;
+            import_facts(&package)
+                .map(Some)
+                .map_err(|e| e.in_file(path))
+        };
+        for group in paths.chunks(group.max(1)) {
+            let found: Vec<_> = group.par_iter().map(facts_of).collect();
+            for facts in found {
+                if let Some(facts) = facts? {
+                    table.add_facts(facts);
+                }
+            }
         }
         Ok(table)
     }
 
-    /// Adds the native class `/Script/Module.Class` (and its package) unless known.
-    fn add_native_class(&mut self, module: &str, class: &str) {
-        let package_index = script_index(&[module.to_string()]);
+    /// Adds the native class `/Script/Module.Class` (and its package) unless
+    /// known, its indices computed by [`NativeClass::new`].
+    fn add_native_class(&mut self, native: &NativeClass) {
+        let NativeClass {
+            module,
+            class,
+            package_index,
+            class_index,
+        } = native;
+        let (package_index, class_index) = (*package_index, *class_index);
         if !self.objects.contains_key(&package_index) {
             self.insert(
                 package_index,
@@ -297,7 +310,6 @@ impl ScriptObjects {
                 },
             );
         }
-        let class_index = script_index(&[module.to_string(), class.to_string()]);
         self.classes.insert(class_index);
         if !self.objects.contains_key(&class_index) {
             let (base, number) = crate::names::split_number(class);
@@ -380,6 +392,87 @@ impl ScriptObjects {
     }
 }
 
+/// What one import of a legacy package says about script objects, found
+/// without the table (packages are read in parallel, added in order).
+struct ImportFacts {
+    /// The import's class, when it is a native class.
+    native_class: Option<NativeClass>,
+    /// The import itself, when it is a script object.
+    object: Option<(PackageObjectIndex, ScriptObject)>,
+}
+
+/// A native class `/Script/Module.Class` an import names, with the global
+/// indices of its package and of itself.
+struct NativeClass {
+    module: String,
+    class: String,
+    package_index: PackageObjectIndex,
+    class_index: PackageObjectIndex,
+}
+
+impl NativeClass {
+    fn new(module: String, class: String) -> Self {
+        let package_index = script_index(std::slice::from_ref(&module));
+        let class_index = script_index(&[module.clone(), class.clone()]);
+        NativeClass {
+            module,
+            class,
+            package_index,
+            class_index,
+        }
+    }
+}
+
+/// Each import's [`ImportFacts`], in import order.
+fn import_facts(package: &LegacyPackage) -> Result<Vec<ImportFacts>> {
+    let mut facts = Vec::with_capacity(package.imports.len());
+    for i in 0..package.imports.len() {
+        let path = import_chain(package, i)?;
+        let import = &package.imports[i];
+        // The class an import names is a script object too (a native class).
+        let class_package = package.name(import.class_package)?;
+        let native_class = if class_package.starts_with("/Script/") {
+            Some(NativeClass::new(
+                class_package.clone(),
+                package.name(import.class_name)?,
+            ))
+        } else {
+            None
+        };
+        if !path[0].starts_with("/Script/") {
+            facts.push(ImportFacts {
+                native_class,
+                object: None,
+            });
+            continue;
+        }
+        let global = script_index(&path);
+        let outer = (path.len() > 1).then(|| script_index(&path[..path.len() - 1]));
+        let class_name = package.name(import.class_name)?;
+        let cdo_class = (path.len() == 2 && path[1].starts_with("Default__")).then(|| {
+            // The class of a default object is `/Script/Module.Class`.
+            script_index(&[class_package.clone(), class_name.clone()])
+        });
+        let base = package
+            .names
+            .get(import.object_name.index as usize)
+            .map(|n| n.text.clone())
+            .ok_or_else(|| Error::invalid(format!("import {i}: name index out of range")))?;
+        let object = ScriptObject {
+            name: base,
+            number: import.object_name.number,
+            outer,
+            cdo_class,
+            class: Some((class_package, class_name)),
+        };
+        facts.push(ImportFacts {
+            native_class,
+            object: Some((global, object)),
+        });
+    }
+    Ok(facts)
+}
+
 /// The global index of a script object from its path (package first), as
 /// the Zen conversion computes it.
 fn script_index(path: &[String]) -> PackageObjectIndex {
@@ -414,4 +507,50 @@ fn import_chain(package: &LegacyPackage, index: usize) -> Result<Vec<String>> {
     }
     chain.reverse();
     Ok(chain)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_folder_read_on_the_pool_gives_its_packages_added_one_by_one() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../shared/corpus/uassetapi/TestManyAssets/SN2");
+        if !dir.is_dir() {
+            eprintln!("corpus not found; skipping");
+            return;
+        }
+        let engine = crate::EngineVersion::UE5_6;
+        let mut paths: Vec<_> = walkdir::WalkDir::new(&dir)
+            .sort_by_file_name()
+            .into_iter()
+            .map(|e| e.unwrap().into_path())
+            .filter(|p| p.extension().is_some_and(|x| x == "uasset" || x == "umap"))
+            .collect();
+        // A file that is no legacy package is passed over.
+        paths.insert(3, dir.join("Content/Blueprints/BPC_WorldBlocker.uexp"));
+        assert!(paths[3].is_file());
+        let mut one_by_one = ScriptObjects::new();
+        for path in paths
+            .iter()
+            .filter(|p| p.extension().is_some_and(|x| x != "uexp"))
+        {
+            let package = LegacyPackage::read(&std::fs::read(path).unwrap(), Some(engine)).unwrap();
+            one_by_one.add_legacy_package(&package).unwrap();
+        }
+        assert!(
+            paths.len() > 30 && one_by_one.len() > 100,
+            "{}",
+            one_by_one.len()
+        );
+        for group in [1, 5, 64] {
+            let table = ScriptObjects::from_legacy_files(&paths, engine, group).unwrap();
+            assert_eq!(table, one_by_one, "groups of {group}");
+        }
+        assert_eq!(
+            ScriptObjects::from_legacy_folder(&dir, engine).unwrap(),
+            one_by_one
+        );
+    }
 }

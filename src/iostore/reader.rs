@@ -168,12 +168,16 @@ fn io_at(path: &Path, offset: u64, e: std::io::Error) -> Error {
 struct PartitionFiles<'a> {
     container: &'a Container,
     open: BTreeMap<u64, (PathBuf, File, u64)>,
+    /// The block read last: one buffer for all the chunk's blocks.
+    buffer: Vec<u8>,
 }
 
 impl PartitionFiles<'_> {
     /// Reads `len` bytes at `offset` of the container's `.ucas` address
     /// space (partition `offset / partition_size`).
-    fn read(&mut self, offset: u64, len: u64) -> Result<(Vec<u8>, PathBuf, u64)> {
+    /// The bytes are in the returned buffer, with the file's path and the
+    /// offset in it.
+    fn read(&mut self, offset: u64, len: u64) -> Result<(&mut Vec<u8>, &Path, u64)> {
         let size = self.container.partition_size();
         let partition = offset / size;
         let in_file = offset % size;
@@ -194,10 +198,19 @@ impl PartitionFiles<'_> {
         }
         file.seek(SeekFrom::Start(in_file))
             .map_err(|e| io_at(path, in_file, e))?;
-        let mut buf = vec![0u8; len as usize];
-        file.read_exact(&mut buf)
+        let buf = &mut self.buffer;
+        buf.clear();
+        // Read into the buffer's spare room: no zeroing, no allocation once
+        // it has held a block as large.
+        let got = (&*file)
+            .take(len)
+            .read_to_end(buf)
             .map_err(|e| io_at(path, in_file, e))?;
-        Ok((buf, path.clone(), in_file))
+        if got as u64 != len {
+            let eof = std::io::Error::from(std::io::ErrorKind::UnexpectedEof);
+            return Err(io_at(path, in_file, eof));
+        }
+        Ok((buf, path, in_file))
     }
 }
 
@@ -451,6 +464,7 @@ impl Container {
         let mut files = PartitionFiles {
             container: self,
             open: BTreeMap::new(),
+            buffer: Vec::new(),
         };
         let mut hasher = ChunkHasher::new(if self.is_ue5() {
             crate::version::ChunkHashKind::Blake3_160
@@ -498,17 +512,27 @@ impl Container {
     }
 
     /// One block: read, decrypted, decompressed.
-    fn read_block(&self, files: &mut PartitionFiles, b: &CompressionBlock) -> Result<Vec<u8>> {
-        let (mut data, path, in_file) = files.read(b.offset, b.data_size(self.is_encrypted()))?;
-        let located = |e: Error| e.in_file(&path).at(in_file);
+    /// One block's data, decrypted and decompressed (a stored block is
+    /// given from the read buffer as it is).
+    fn read_block<'f>(
+        &self,
+        files: &'f mut PartitionFiles,
+        b: &CompressionBlock,
+    ) -> Result<std::borrow::Cow<'f, [u8]>> {
+        let (data, path, in_file) = files.read(b.offset, b.data_size(self.is_encrypted()))?;
+        let located = |e: Error| e.in_file(path).at(in_file);
         if let Some(key) = &self.key {
-            key.decrypt(&mut data).map_err(located)?;
+            key.decrypt(data).map_err(located)?;
         }
         data.truncate(b.compressed_size as usize);
-        let method = self.block_method(b).map_err(located)?;
-        method
-            .decompress(&data, b.uncompressed_size as usize)
-            .map_err(located)
+        match self.block_method(b).map_err(located)? {
+            // `block_method` checked that both sizes are equal.
+            Compression::None => Ok(std::borrow::Cow::Borrowed(&data[..])),
+            method => method
+                .decompress(data, b.uncompressed_size as usize)
+                .map(std::borrow::Cow::Owned)
+                .map_err(located),
+        }
     }
 
     fn block_method(&self, b: &CompressionBlock) -> Result<Compression> {

@@ -103,13 +103,10 @@ impl NameEntry {
 /// per UTF-16 unit) and of `StrCrc32` (reflected CRC-32 over each character
 /// widened to four bytes). Checked against every name in the corpus.
 pub fn name_map_hashes(text: &str, utf16: bool) -> (u16, u16) {
-    let units: Vec<u32> = if utf16 {
-        text.encode_utf16().map(u32::from).collect()
-    } else {
-        text.chars().map(|c| c as u32).collect()
-    };
     let mut insensitive: u32 = 0;
-    for &unit in &units {
+    let mut sensitive: u32 = !0;
+    // Both CRCs in one pass over the characters (or UTF-16 units), no copy.
+    let mut add = |unit: u32| {
         let upper = if (u32::from(b'a')..=u32::from(b'z')).contains(&unit) {
             unit - 32
         } else {
@@ -124,9 +121,6 @@ pub fn name_map_hashes(text: &str, utf16: bool) -> (u16, u16) {
             insensitive =
                 (insensitive >> 8) ^ CRC_TABLE_MSB[((insensitive ^ byte) & 0xff) as usize];
         }
-    }
-    let mut sensitive: u32 = !0;
-    for &unit in &units {
         // ANSI names are hashed from signed chars: bytes >= 0x80 widen with
         // their sign bit set.
         let mut widened = if !utf16 && unit >= 0x80 {
@@ -139,6 +133,11 @@ pub fn name_map_hashes(text: &str, utf16: bool) -> (u16, u16) {
                 (sensitive >> 8) ^ CRC_TABLE_REFLECTED[((sensitive ^ widened) & 0xff) as usize];
             widened >>= 8;
         }
+    };
+    if utf16 {
+        text.encode_utf16().for_each(|u| add(u32::from(u)));
+    } else {
+        text.chars().for_each(|c| add(c as u32));
     }
     ((insensitive & 0xffff) as u16, (!sensitive & 0xffff) as u16)
 }
@@ -396,6 +395,67 @@ mod tests {
         );
         assert!(NameEntry::new("BlockAll").hashes_match());
         assert!(NameEntry::new("日本").utf16);
+    }
+
+    /// The one-pass hashes against the two CRCs computed one after the
+    /// other over the collected units, as first written: ANSI (with bytes
+    /// past 0x7f, which widen signed) and UTF-16 names.
+    #[test]
+    fn name_map_hashes_are_the_two_crcs_over_the_units() {
+        fn reference(text: &str, utf16: bool) -> (u16, u16) {
+            let units: Vec<u32> = if utf16 {
+                text.encode_utf16().map(u32::from).collect()
+            } else {
+                text.chars().map(|c| c as u32).collect()
+            };
+            let mut insensitive: u32 = 0;
+            for &unit in &units {
+                let upper = if (97..=122).contains(&unit) {
+                    unit - 32
+                } else {
+                    unit
+                };
+                let bytes = if utf16 {
+                    vec![upper & 0xff, (upper >> 8) & 0xff]
+                } else {
+                    vec![upper & 0xff]
+                };
+                for byte in bytes {
+                    insensitive =
+                        (insensitive >> 8) ^ CRC_TABLE_MSB[((insensitive ^ byte) & 0xff) as usize];
+                }
+            }
+            let mut sensitive: u32 = !0;
+            for &unit in &units {
+                let mut widened = if !utf16 && unit >= 0x80 {
+                    unit | 0xffff_ff00
+                } else {
+                    unit
+                };
+                for _ in 0..4 {
+                    sensitive = (sensitive >> 8)
+                        ^ CRC_TABLE_REFLECTED[((sensitive ^ widened) & 0xff) as usize];
+                    widened >>= 8;
+                }
+            }
+            ((insensitive & 0xffff) as u16, (!sensitive & 0xffff) as u16)
+        }
+        for text in [
+            "",
+            "BlockAll",
+            "/Script/Engine",
+            "Caf\u{e9}_\u{ff}",
+            "日本",
+            "Mixed 日本 ok",
+        ] {
+            for utf16 in [false, true] {
+                assert_eq!(
+                    name_map_hashes(text, utf16),
+                    reference(text, utf16),
+                    "{text:?} utf16 {utf16}"
+                );
+            }
+        }
     }
 
     #[test]
