@@ -225,11 +225,53 @@ fn unique_number() -> u64 {
 /// The temporary name beside `final_path`: hidden, unique to this process and call.
 pub(crate) fn temporary_path_for(final_path: &Path) -> PathBuf {
     let name = final_path.file_name().unwrap_or_default().to_string_lossy();
+    // The id asked once: each `std::process::id` is a system call, and
+    // extract names 20,000 temporaries.
+    static PROCESS_ID: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
     final_path.with_file_name(format!(
         ".{name}.{}-{:016x}{TEMPORARY_SUFFIX}",
-        std::process::id(),
+        PROCESS_ID.get_or_init(std::process::id),
         unique_number()
     ))
+}
+
+/// A file without a name in `folder` (Linux `O_TMPFILE`), given a name by
+/// [`link_unnamed`] once complete: one that is never linked (an error, an
+/// interrupt, a kill) is gone with its descriptor, nothing is left to clean
+/// up. `None` where the system or the filesystem has no such files.
+#[cfg(target_os = "linux")]
+pub(crate) fn create_unnamed(folder: &Path) -> Option<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .write(true)
+        .custom_flags(libc::O_TMPFILE)
+        .open(folder)
+        .ok()
+}
+
+/// Gives `file` (from [`create_unnamed`]) the name `target`, which must
+/// not exist yet; an error when it does, or when the name cannot be given
+/// this way (no `/proc`): the caller then writes the bytes another way.
+#[cfg(target_os = "linux")]
+pub(crate) fn link_unnamed(file: &File, target: &Path) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::ffi::OsStrExt;
+    let source = std::ffi::CString::new(format!("/proc/self/fd/{}", file.as_raw_fd()))?;
+    let target = std::ffi::CString::new(target.as_os_str().as_bytes())?;
+    // SAFETY: both paths are NUL-terminated and live across the call.
+    let linked = unsafe {
+        libc::linkat(
+            libc::AT_FDCWD,
+            source.as_ptr(),
+            libc::AT_FDCWD,
+            target.as_ptr(),
+            libc::AT_SYMLINK_FOLLOW,
+        )
+    };
+    match linked {
+        0 => Ok(()),
+        _ => Err(std::io::Error::last_os_error()),
+    }
 }
 
 /// A file being written under a temporary name beside its final path.

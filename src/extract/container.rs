@@ -922,15 +922,21 @@ fn package_groups(plan: &[Planned]) -> Vec<std::ops::Range<usize>> {
 }
 
 /// The output folder: files are written inside it only, each through a
-/// temporary file renamed when complete. Folders already checked are
-/// remembered, so a file costs a create, its writes and a rename (and,
-/// in a folder that was not empty, a look at what it replaces).
+/// temporary file renamed when complete — or, in a folder that was empty,
+/// on Linux, a file without a name linked in when complete. Folders
+/// already checked are remembered, so a file costs a create, its writes
+/// and a rename or link (and, in a folder that was not empty, a look at
+/// what it replaces). Either way no file shows under its name before it
+/// is whole.
 pub(crate) struct OutputDir {
     root: PathBuf,
     checked: std::sync::Mutex<BTreeSet<PathBuf>>,
     /// The folder was empty when extraction began: nothing in it is a
     /// symbolic link zenpak did not make (it makes none).
     was_empty: bool,
+    /// The filesystem refused a file without a name: temporaries are renamed.
+    #[cfg(target_os = "linux")]
+    no_unnamed: std::sync::atomic::AtomicBool,
 }
 
 impl OutputDir {
@@ -946,6 +952,8 @@ impl OutputDir {
             root,
             checked: std::sync::Mutex::new(BTreeSet::new()),
             was_empty,
+            #[cfg(target_os = "linux")]
+            no_unnamed: Default::default(),
         })
     }
 
@@ -1016,12 +1024,45 @@ impl OutputDir {
                 "refusing to write `{relative}`: it is a symbolic link"
             )));
         }
-        let temp = crate::publish::temporary_path_for(&target);
+        // In a folder that was empty, a new file is written without a name
+        // and named when complete: a create and a link, no rename.
+        #[cfg(target_os = "linux")]
+        if self.was_empty && !self.no_unnamed.load(std::sync::atomic::Ordering::Relaxed) {
+            match crate::publish::create_unnamed(&parent) {
+                Some(mut file) => {
+                    let n = fill(&mut file, &target)?;
+                    if crate::publish::link_unnamed(&file, &target).is_ok() {
+                        return Ok(n);
+                    }
+                    // Named another way: the bytes are copied to a temporary
+                    // renamed into place (the name exists, or no `/proc`).
+                    use std::io::Seek;
+                    file.rewind().map_err(|e| Error::io(&target, e))?;
+                    return self.write_through_temporary(&target, |temp_file, temp| {
+                        std::io::copy(&mut file, temp_file).map_err(|e| Error::io(temp, e))?;
+                        Ok(n)
+                    });
+                }
+                None => self
+                    .no_unnamed
+                    .store(true, std::sync::atomic::Ordering::Relaxed),
+            }
+        }
+        self.write_through_temporary(&target, fill)
+    }
+
+    /// Has `fill` write a temporary beside `target` and renames it into place.
+    fn write_through_temporary(
+        &self,
+        target: &Path,
+        fill: impl FnOnce(&mut File, &Path) -> Result<u64>,
+    ) -> Result<u64> {
+        let temp = crate::publish::temporary_path_for(target);
         let result = (|| {
             let mut file = File::create(&temp).map_err(|e| Error::io(&temp, e))?;
             let n = fill(&mut file, &temp)?;
             drop(file);
-            std::fs::rename(&temp, &target).map_err(|e| Error::io(&target, e))?;
+            std::fs::rename(&temp, target).map_err(|e| Error::io(target, e))?;
             Ok(n)
         })();
         if result.is_err() {
