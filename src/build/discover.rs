@@ -34,6 +34,30 @@ pub(crate) enum PackageFileKind {
 }
 
 impl PackageFileKind {
+    /// The kinds a package's files other than its header can have.
+    const COMPANIONS: [PackageFileKind; 4] = [
+        PackageFileKind::Exports,
+        PackageFileKind::Bulk,
+        PackageFileKind::OptionalBulk,
+        PackageFileKind::MemoryMappedBulk,
+    ];
+
+    /// The extension of a file of this kind, with its dot (`.uasset` for
+    /// a header, whose other spelling `.umap` is kept by its path).
+    pub(crate) fn extension(self) -> &'static str {
+        match self {
+            PackageFileKind::Header => ".uasset",
+            PackageFileKind::Exports => ".uexp",
+            PackageFileKind::Bulk => ".ubulk",
+            PackageFileKind::OptionalBulk => ".uptnl",
+            PackageFileKind::MemoryMappedBulk => ".m.ubulk",
+        }
+    }
+
+    fn bit(self) -> u8 {
+        1 << self as u8
+    }
+
     /// Splits `name` into its stem and kind, or `None` for files that are not part of a package.
     pub(crate) fn classify(name: &str) -> Option<(&str, PackageFileKind)> {
         let lower = name.to_ascii_lowercase();
@@ -54,7 +78,9 @@ impl PackageFileKind {
     }
 }
 
-/// One package's files on disk.
+/// One package's files on disk: a compact record (the build keeps one per
+/// package until the container is written), from which the files' paths
+/// are made when they are needed.
 #[derive(Debug, Clone)]
 pub struct PackageSource {
     /// The engine's name for it, e.g. `/Game/Characters/Hero`.
@@ -62,18 +88,72 @@ pub struct PackageSource {
     /// Path of the header relative to the content root, with `/` separators
     /// (`MyGame/Content/Characters/Hero.uasset`): its path in the container.
     pub relative_path: String,
-    /// The header (`.uasset`/`.umap`) on disk.
-    pub(crate) header: PathBuf,
-    /// Every other file of the package, by kind.
-    pub(crate) companions: Vec<(PackageFileKind, PathBuf)>,
+    /// The folder `relative_path` is relative to (shared by every package
+    /// of one scan).
+    root: std::sync::Arc<Path>,
+    /// Which companions the package has: bit `1 << kind`.
+    companions: u8,
+    /// Companions whose extension is not spelled as [`PackageFileKind::extension`]
+    /// (another case), with the extension as found; usually none.
+    spelled: Option<Box<[(PackageFileKind, Box<str>)]>>,
 }
 
 impl PackageSource {
-    /// All files of the package, header first.
-    pub(crate) fn files(&self) -> impl Iterator<Item = &Path> {
-        std::iter::once(self.header.as_path())
-            .chain(self.companions.iter().map(|(_, p)| p.as_path()))
+    /// The header (`.uasset`/`.umap`) on disk.
+    pub(crate) fn header(&self) -> PathBuf {
+        join_relative(&self.root, &self.relative_path)
     }
+
+    /// The kinds of the package's other files, in kind order.
+    pub(crate) fn companion_kinds(&self) -> impl Iterator<Item = PackageFileKind> + '_ {
+        PackageFileKind::COMPANIONS
+            .into_iter()
+            .filter(|kind| self.companions & kind.bit() != 0)
+    }
+
+    /// The package's file of `kind` other than the header, if it has one.
+    pub(crate) fn companion(&self, kind: PackageFileKind) -> Option<PathBuf> {
+        if kind == PackageFileKind::Header || self.companions & kind.bit() == 0 {
+            return None;
+        }
+        let extension = self
+            .spelled
+            .iter()
+            .flat_map(|s| s.iter())
+            .find(|(k, _)| *k == kind)
+            .map_or(kind.extension(), |(_, e)| e);
+        let name = self.relative_path.rsplit('/').next().unwrap_or_default();
+        let stem_len = PackageFileKind::classify(name).map_or(name.len(), |(s, _)| s.len());
+        let stem = &self.relative_path[..self.relative_path.len() - name.len() + stem_len];
+        Some(join_relative(&self.root, &format!("{stem}{extension}")))
+    }
+
+    /// Every other file of the package, by kind (in kind order).
+    pub(crate) fn companions(&self) -> impl Iterator<Item = (PackageFileKind, PathBuf)> + '_ {
+        self.companion_kinds()
+            .filter_map(|kind| Some((kind, self.companion(kind)?)))
+    }
+
+    /// All files of the package, header first.
+    pub(crate) fn files(&self) -> impl Iterator<Item = PathBuf> + '_ {
+        std::iter::once(self.header()).chain(self.companions().map(|(_, p)| p))
+    }
+
+    /// How many files the package has.
+    pub(crate) fn file_count(&self) -> usize {
+        1 + self.companions.count_ones() as usize
+    }
+}
+
+/// `root` joined with a `/`-separated relative path, one component at a
+/// time (so that the separators are the system's).
+fn join_relative(root: &Path, relative: &str) -> PathBuf {
+    let mut path = PathBuf::with_capacity(root.as_os_str().len() + relative.len() + 1);
+    path.push(root);
+    for part in relative.split('/') {
+        path.push(part);
+    }
+    path
 }
 
 /// A file that is not part of a package; it goes into the companion pak.
@@ -109,11 +189,20 @@ pub struct Content {
 
 impl Content {
     /// Every input file: each package's (header first), then the loose files.
-    pub(crate) fn files(&self) -> impl Iterator<Item = &Path> {
+    pub(crate) fn files(&self) -> impl Iterator<Item = PathBuf> + '_ {
         self.packages
             .iter()
             .flat_map(PackageSource::files)
-            .chain(self.loose_files.iter().map(|f| f.path.as_path()))
+            .chain(self.loose_files.iter().map(|f| f.path.clone()))
+    }
+
+    /// How many input files [`Content::files`] gives.
+    pub(crate) fn file_count(&self) -> usize {
+        self.packages
+            .iter()
+            .map(PackageSource::file_count)
+            .sum::<usize>()
+            + self.loose_files.len()
     }
 }
 
@@ -339,14 +428,19 @@ fn scan_stamped(
         packages_of(groups, root, project, selection, &mut never_ship);
     never_ship.sort_by(|a, b| a.relative_path.cmp(&b.relative_path));
     packages.sort_by(|a, b| a.relative_path.cmp(&b.relative_path));
+    packages.shrink_to_fit();
     loose_files.sort_by(|a, b| a.relative_path.cmp(&b.relative_path));
     problems.extend(case_clashes(root, &packages, &loose_files));
-    let files: Vec<&Path> = packages
+    // The paths are made for the scan and let go after it: the packages
+    // keep their paths relative to the root.
+    let files: Vec<PathBuf> = packages
         .iter()
         .flat_map(PackageSource::files)
-        .chain(loose_files.iter().map(|f| f.path.as_path()))
+        .chain(loose_files.iter().map(|f| f.path.clone()))
         .collect();
-    let mut stamps = super::cache::FileIndex::take(index, &files)?;
+    let refs: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
+    let mut stamps = super::cache::FileIndex::take(index, &refs)?;
+    drop(refs);
     drop(files);
     problems.extend(take_lfs_pointers(
         &mut packages,
@@ -390,20 +484,40 @@ fn take_lfs_pointers(
 ) -> Result<Vec<Error>> {
     use crate::sniff::{file_of_len_is_lfs_pointer, lfs_pointer_error};
     use rayon::prelude::*;
-    let files: Vec<&Path> = packages
-        .iter()
-        .flat_map(PackageSource::files)
-        .chain(loose_files.iter().map(|f| f.path.as_path()))
-        .collect();
     let small =
         |i: usize| !stamps.is_known(i) && stamps.stamp(i).size <= crate::sniff::LFS_POINTER_MAX_LEN;
-    let pointer: Vec<bool> = (0..files.len())
-        .into_par_iter()
-        .map(|i| -> Result<bool> {
-            Ok(small(i) && file_of_len_is_lfs_pointer(files[i], stamps.stamp(i).size)?)
+    // Only the small files' paths are made (each package's files come as
+    // one run, in order).
+    let mut candidates: Vec<(usize, PathBuf)> = Vec::new();
+    let mut at = 0;
+    for package in packages.iter() {
+        for file in package.files() {
+            if small(at) {
+                candidates.push((at, file));
+            }
+            at += 1;
+        }
+    }
+    for file in loose_files.iter() {
+        if small(at) {
+            candidates.push((at, file.path.clone()));
+        }
+        at += 1;
+    }
+    let found: Vec<usize> = candidates
+        .par_iter()
+        .map(|(i, file)| -> Result<Option<usize>> {
+            Ok(file_of_len_is_lfs_pointer(file, stamps.stamp(*i).size)?.then_some(*i))
         })
-        .collect::<Result<_>>()?;
-    drop(files);
+        .collect::<Result<Vec<_>>>()?
+        .into_iter()
+        .flatten()
+        .collect();
+    drop(candidates);
+    let mut pointer = vec![false; at];
+    for i in found {
+        pointer[i] = true;
+    }
     if !pointer.contains(&true) {
         return Ok(Vec::new());
     }
@@ -411,12 +525,12 @@ fn take_lfs_pointers(
     let mut keep = vec![true; pointer.len()];
     let mut at = 0;
     packages.retain(|package| {
-        let count = package.files().count();
+        let count = package.file_count();
         let range = at..at + count;
         at += count;
         for (file, i) in package.files().zip(range.clone()) {
             if pointer[i] {
-                problems.push(lfs_pointer_error(file));
+                problems.push(lfs_pointer_error(&file));
             }
         }
         let kept = !pointer[range.clone()].contains(&true);
@@ -436,10 +550,11 @@ fn take_lfs_pointers(
     Ok(problems)
 }
 
-/// A package's files found by the walk, by their path without extension.
+/// A package's files found by the walk, by their path without extension:
+/// their paths relative to the root.
 struct Group {
-    header: Option<(String, PathBuf)>,
-    companions: Vec<(PackageFileKind, String, PathBuf)>,
+    header: Option<String>,
+    companions: Vec<(PackageFileKind, String)>,
 }
 
 /// What the walk of a content root found.
@@ -514,6 +629,7 @@ fn walk(root: &Path, selection: &Selection, follow_links: bool) -> Result<Walked
             path.shrink_to_fit();
             path
         };
+        // Packages keep their paths relative to the root only.
         match PackageFileKind::classify(&name) {
             Some((file_stem, kind)) => {
                 let extension_len = name.len() - file_stem.len();
@@ -523,14 +639,20 @@ fn walk(root: &Path, selection: &Selection, follow_links: bool) -> Result<Walked
                     companions: Vec::new(),
                 });
                 if kind == PackageFileKind::Header {
-                    if let Some((other, _)) = &group.header {
+                    if let Some(other) = &group.header {
                         return Err(Error::usage(format!(
                             "`{other}` and `{relative}` are two headers of one package; keep one"
                         )));
                     }
-                    group.header = Some((relative, owned_path()));
+                    group.header = Some(relative);
                 } else {
-                    group.companions.push((kind, relative, owned_path()));
+                    if let Some((_, other)) = group.companions.iter().find(|(k, _)| *k == kind) {
+                        // One file on Windows, and one chunk of the package.
+                        return Err(Error::usage(format!(
+                            "`{other}` and `{relative}` are two files of one kind of one package; keep one"
+                        )));
+                    }
+                    group.companions.push((kind, relative));
                 }
             }
             None => {
@@ -595,11 +717,13 @@ fn packages_of(
     never_ship: &mut Vec<NeverShip>,
 ) -> (Vec<PackageSource>, Vec<Error>) {
     let rules = never_ship::Rules::for_root(root);
+    let shared_root: std::sync::Arc<Path> = root.into();
     let mut problems = Vec::new();
-    let mut packages = Vec::new();
+    let mut packages = Vec::with_capacity(groups.len());
     for (_, group) in groups {
         match group.header {
-            Some((relative, header)) => {
+            Some(relative) => {
+                let header = join_relative(root, &relative);
                 if !selection.selects(&relative) {
                     continue;
                 }
@@ -624,22 +748,27 @@ fn packages_of(
                     );
                     continue;
                 };
-                // A new list at its exact size: collected in place, it would
-                // keep the walk's larger one (and its room to grow) for the
-                // whole build.
-                let mut companions: Vec<(PackageFileKind, PathBuf)> =
-                    Vec::with_capacity(group.companions.len());
-                companions.extend(group.companions.into_iter().map(|(k, _, p)| (k, p)));
-                companions.sort();
+                // The companions as bits, with the extensions spelled
+                // otherwise than in lowercase kept as they are.
+                let mut companions = 0u8;
+                let mut spelled = Vec::new();
+                for (kind, path) in group.companions {
+                    companions |= kind.bit();
+                    let extension = &path[path.len() - kind.extension().len()..];
+                    if extension != kind.extension() {
+                        spelled.push((kind, Box::from(extension)));
+                    }
+                }
                 packages.push(PackageSource {
                     package_name,
                     relative_path: relative,
-                    header,
+                    root: shared_root.clone(),
                     companions,
+                    spelled: (!spelled.is_empty()).then(|| spelled.into_boxed_slice()),
                 });
             }
             None => {
-                for (_, relative, _) in group.companions {
+                for (_, relative) in group.companions {
                     if selection.selects(&relative) {
                         problems.push(
                             Error::usage("no `.uasset` or `.umap` beside it")

@@ -296,7 +296,7 @@ pub fn build_locked(
                 packages: content.packages.len() as u64,
                 loose_files: content.loose_files.len() as u64,
                 bytes_in,
-                files: content.files().count() as u64,
+                files: content.file_count() as u64,
                 index: crate::publish::FileStamp::of(&cache.files_path()).ok()?,
                 scanned_ns,
                 folders: folders
@@ -456,16 +456,11 @@ fn fingerprint(
     // The scan's stamps (taken with the index of a development build).
     let taken = std::mem::take(&mut content.stamps);
     let content = &*content;
-    // Packages' files first (each package's as one run), then the loose files.
-    let mut all_files: Vec<&Path> = Vec::new();
-    let mut package_files = Vec::with_capacity(content.packages.len());
-    for package in &content.packages {
-        let start = all_files.len();
-        all_files.extend(package.files());
-        package_files.push(start..all_files.len());
-    }
-    let loose_start = all_files.len();
-    all_files.extend(content.loose_files.iter().map(|f| f.path.as_path()));
+    // Packages' files first (each package's as one run), then the loose
+    // files: their paths made for this step only.
+    let paths: Vec<std::path::PathBuf> = content.files().collect();
+    let all_files: Vec<&Path> = paths.iter().map(|p| p.as_path()).collect();
+    let loose_start = all_files.len() - content.loose_files.len();
     let index_path = cache.files_path();
     let trusted_index = (trust == Trust::Stamps).then_some(index_path.as_path());
     let taken = match taken.len() == all_files.len() && !all_files.is_empty() {
@@ -473,11 +468,15 @@ fn fingerprint(
         false => FileIndex::take(trusted_index, &all_files)?,
     };
     let files = FileIndex::finish(taken, &all_files)?;
+    let mut at = 0;
     let keys: Vec<Hash> = content
         .packages
         .iter()
-        .zip(&package_files)
-        .map(|(p, range)| settings.package_key(p, &files.stamps[range.clone()]))
+        .map(|p| {
+            let range = at..at + p.file_count();
+            at = range.end;
+            settings.package_key(p, &files.stamps[range])
+        })
         .collect();
     let build_key = build_key(
         manifest,
@@ -596,7 +595,7 @@ fn convert_and_write(
             if let Some(Some(b)) = bundles.as_ref().map(|b| &b[i]) {
                 built
                     .rebundle(engine, b)
-                    .map_err(|e| e.in_file(&content.packages[i].header))?;
+                    .map_err(|e| e.in_file(content.packages[i].header()))?;
             }
             package_ids.push(built.package_id);
             let same = unchanged.get(&built.package_id) == Some(&chunk_keys[i]);
@@ -799,7 +798,7 @@ impl Packages<'_> {
             total: content.packages.len(),
             failures: failures
                 .into_iter()
-                .map(|(i, e)| e.in_file(&content.packages[i].header))
+                .map(|(i, e)| e.in_file(content.packages[i].header()))
                 .collect(),
         }))
     }
@@ -815,7 +814,7 @@ impl Packages<'_> {
         let converted = self.each(Pass::First, &mut |i, built| {
             let graph = built
                 .bundle_graph(settings.engine)
-                .map_err(|e| e.in_file(&content.packages[i].header))?;
+                .map_err(|e| e.in_file(content.packages[i].header()))?;
             if let Some(graph) = graph {
                 graphs.push(graph);
                 members.push(i);

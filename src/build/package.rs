@@ -114,7 +114,7 @@ impl Settings {
         hasher.update(source.package_name.as_bytes());
         hasher.update(&[0]);
         let kinds = std::iter::once(crate::build::discover::PackageFileKind::Header)
-            .chain(source.companions.iter().map(|(k, _)| *k));
+            .chain(source.companion_kinds());
         for (kind, stamp) in kinds.zip(stamps) {
             hasher.update(&[kind as u8]);
             hasher.update(&stamp.hash);
@@ -255,8 +255,7 @@ fn bulk_file_kind(kind: BulkKind) -> PackageFileKind {
 /// again: the cache entry's key covers the contents (and so the lengths)
 /// the companions had when the build fingerprinted them.
 fn companion_path(source: &PackageSource, kind: PackageFileKind) -> Option<PathBuf> {
-    let (_, path) = source.companions.iter().find(|(k, _)| *k == kind)?;
-    Some(path.clone())
+    source.companion(kind)
 }
 
 impl BuiltPackage {
@@ -455,10 +454,10 @@ pub fn convert(source: &PackageSource, settings: &Settings) -> Result<BuiltPacka
     if settings.engine.zen_layout() == crate::version::ZenLayout::DependencyBundles
         && !settings.profile.reads_export_data()
     {
-        let (files, uexp_len) = PackageFiles::load_header_only(&source.header)?;
+        let (files, uexp_len) = PackageFiles::load_header_only(&source.header())?;
         return convert_loaded(files, Some(uexp_len), &source.package_name, settings);
     }
-    let files = PackageFiles::load(&source.header)?;
+    let files = PackageFiles::load(&source.header())?;
     convert_files(files, &source.package_name, settings)
 }
 
@@ -647,9 +646,9 @@ impl ContainerWriter {
     pub(crate) fn expect_packages(&mut self, packages: &[PackageSource]) {
         let bulk_chunks = packages
             .iter()
-            .flat_map(|p| &p.companions)
+            .flat_map(PackageSource::companion_kinds)
             // Companions are the `.uexp` and the bulk-data files.
-            .filter(|(kind, _)| *kind != PackageFileKind::Exports)
+            .filter(|kind| *kind != PackageFileKind::Exports)
             .count();
         // The packages, their bulk data and the container header.
         self.builder
