@@ -417,7 +417,7 @@ fn scan_stamped(
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos() as i128);
     let Walked {
-        groups,
+        package_files,
         mut loose_files,
         strays,
         temporaries,
@@ -425,7 +425,7 @@ fn scan_stamped(
         folders,
     } = walk(root, selection, follow_links)?;
     let (mut packages, mut problems) =
-        packages_of(groups, root, project, selection, &mut never_ship);
+        packages_of(package_files, root, project, selection, &mut never_ship);
     never_ship.sort_by(|a, b| a.relative_path.cmp(&b.relative_path));
     packages.sort_by(|a, b| a.relative_path.cmp(&b.relative_path));
     packages.shrink_to_fit();
@@ -550,16 +550,26 @@ fn take_lfs_pointers(
     Ok(problems)
 }
 
-/// A package's files found by the walk, by their path without extension:
-/// their paths relative to the root.
-struct Group {
-    header: Option<String>,
-    companions: Vec<(PackageFileKind, String)>,
+/// A package file found by the walk: its path relative to the root, its
+/// kind, and the length of the path without the extension (the files of
+/// one package have the same).
+struct WalkedFile {
+    relative: String,
+    kind: PackageFileKind,
+    stem_len: u32,
+}
+
+impl WalkedFile {
+    fn stem(&self) -> &str {
+        &self.relative[..self.stem_len as usize]
+    }
 }
 
 /// What the walk of a content root found.
 struct Walked {
-    groups: BTreeMap<String, Group>,
+    /// The package files, sorted by path without extension and kind: each
+    /// package's files are one run, and no run has two files of one kind.
+    package_files: Vec<WalkedFile>,
     loose_files: Vec<LooseFile>,
     /// Containers, signatures and mappings found among the files: left out.
     strays: Vec<String>,
@@ -574,7 +584,7 @@ struct Walked {
 /// Walks the content root: package files grouped by package, the other
 /// selected files, and the strays.
 fn walk(root: &Path, selection: &Selection, follow_links: bool) -> Result<Walked> {
-    let mut groups: BTreeMap<String, Group> = BTreeMap::new();
+    let mut package_files: Vec<WalkedFile> = Vec::new();
     let mut loose_files = Vec::new();
     let mut strays = Vec::new();
     let mut temporaries = Vec::new();
@@ -633,27 +643,13 @@ fn walk(root: &Path, selection: &Selection, follow_links: bool) -> Result<Walked
         match PackageFileKind::classify(&name) {
             Some((file_stem, kind)) => {
                 let extension_len = name.len() - file_stem.len();
-                let stem = relative[..relative.len() - extension_len].to_string();
-                let group = groups.entry(stem).or_insert(Group {
-                    header: None,
-                    companions: Vec::new(),
+                let stem_len = u32::try_from(relative.len() - extension_len)
+                    .map_err(|_| Error::usage("this path is too long").in_file(entry.path()))?;
+                package_files.push(WalkedFile {
+                    relative,
+                    kind,
+                    stem_len,
                 });
-                if kind == PackageFileKind::Header {
-                    if let Some(other) = &group.header {
-                        return Err(Error::usage(format!(
-                            "`{other}` and `{relative}` are two headers of one package; keep one"
-                        )));
-                    }
-                    group.header = Some(relative);
-                } else {
-                    if let Some((_, other)) = group.companions.iter().find(|(k, _)| *k == kind) {
-                        // One file on Windows, and one chunk of the package.
-                        return Err(Error::usage(format!(
-                            "`{other}` and `{relative}` are two files of one kind of one package; keep one"
-                        )));
-                    }
-                    group.companions.push((kind, relative));
-                }
             }
             None => {
                 if selection.selects(&relative) {
@@ -678,8 +674,26 @@ fn walk(root: &Path, selection: &Selection, follow_links: bool) -> Result<Walked
         }
     }
 
+    // Each package's files as one run, header first.
+    package_files.sort_unstable_by(|a, b| {
+        (a.stem(), a.kind, &a.relative).cmp(&(b.stem(), b.kind, &b.relative))
+    });
+    for pair in package_files.windows(2) {
+        let (a, b) = (&pair[0], &pair[1]);
+        if a.stem() == b.stem() && a.kind == b.kind {
+            let what = match a.kind {
+                PackageFileKind::Header => "two headers of one package",
+                // One file on Windows, and one chunk of the package.
+                _ => "two files of one kind of one package",
+            };
+            return Err(Error::usage(format!(
+                "`{}` and `{}` are {what}; keep one",
+                a.relative, b.relative
+            )));
+        }
+    }
     Ok(Walked {
-        groups,
+        package_files,
         loose_files,
         strays,
         temporaries,
@@ -710,7 +724,7 @@ fn check_link_inside(link: &Path, real_root: &Path) -> Result<()> {
 /// package of the mod as a problem; packages that must never ship go to
 /// `never_ship`.
 fn packages_of(
-    groups: BTreeMap<String, Group>,
+    package_files: Vec<WalkedFile>,
     root: &Path,
     project: &str,
     selection: &Selection,
@@ -719,11 +733,21 @@ fn packages_of(
     let rules = never_ship::Rules::for_root(root);
     let shared_root: std::sync::Arc<Path> = root.into();
     let mut problems = Vec::new();
-    let mut packages = Vec::with_capacity(groups.len());
-    for (_, group) in groups {
-        match group.header {
+    let mut packages = Vec::new();
+    // The walk's files are read in place and let go at the end: what a
+    // package keeps is copied out of them, into memory of its own rather
+    // than into the holes of the walk's freed strings, which can then go
+    // back to the system whole.
+    for run in package_files.chunk_by(|a, b| a.stem() == b.stem()) {
+        let (header, companions) = match run.split_first() {
+            Some((first, rest)) if first.kind == PackageFileKind::Header => {
+                (Some(&first.relative), rest)
+            }
+            _ => (None, run),
+        };
+        match header {
             Some(relative) => {
-                let header = join_relative(root, &relative);
+                let header = join_relative(root, relative);
                 if !selection.selects(&relative) {
                     continue;
                 }
@@ -750,10 +774,11 @@ fn packages_of(
                 };
                 // The companions as bits, with the extensions spelled
                 // otherwise than in lowercase kept as they are.
-                let mut companions = 0u8;
+                let mut companions_bits = 0u8;
                 let mut spelled = Vec::new();
-                for (kind, path) in group.companions {
-                    companions |= kind.bit();
+                for file in companions {
+                    let (kind, path) = (file.kind, &file.relative);
+                    companions_bits |= kind.bit();
                     let extension = &path[path.len() - kind.extension().len()..];
                     if extension != kind.extension() {
                         spelled.push((kind, Box::from(extension)));
@@ -761,14 +786,14 @@ fn packages_of(
                 }
                 packages.push(PackageSource {
                     package_name,
-                    relative_path: relative,
+                    relative_path: relative.clone(),
                     root: shared_root.clone(),
-                    companions,
+                    companions: companions_bits,
                     spelled: (!spelled.is_empty()).then(|| spelled.into_boxed_slice()),
                 });
             }
             None => {
-                for (_, relative) in group.companions {
+                for relative in companions.iter().map(|f| &f.relative) {
                     if selection.selects(&relative) {
                         problems.push(
                             Error::usage("no `.uasset` or `.umap` beside it")
@@ -780,6 +805,7 @@ fn packages_of(
             }
         }
     }
+    drop(package_files);
     (packages, problems)
 }
 
@@ -929,6 +955,70 @@ mod tests {
             Some(("a", PackageFileKind::Header))
         );
         assert_eq!(PackageFileKind::classify("a.ini"), None);
+    }
+
+    #[test]
+    fn a_package_record_gives_back_the_paths_found_whatever_their_case() {
+        let dir = tempfile::tempdir().unwrap();
+        let folder = dir.path().join("MyGame/Content/Sub");
+        std::fs::create_dir_all(&folder).unwrap();
+        for name in [
+            "Hero.uasset",
+            "Hero.UEXP",
+            "Hero.ubulk",
+            "Map.umap",
+            "Map.uexp",
+        ] {
+            std::fs::write(folder.join(name), name).unwrap();
+        }
+        let selection = Selection::new(&[], &[]).unwrap();
+        let content = discover(dir.path(), "MyGame", &selection, false, false).unwrap();
+        let files: Vec<Vec<PathBuf>> = content
+            .packages
+            .iter()
+            .map(|p| p.files().collect())
+            .collect();
+        assert_eq!(
+            files,
+            [
+                vec![
+                    folder.join("Hero.uasset"),
+                    folder.join("Hero.UEXP"),
+                    folder.join("Hero.ubulk")
+                ],
+                vec![folder.join("Map.umap"), folder.join("Map.uexp")],
+            ]
+        );
+        let hero = &content.packages[0];
+        assert_eq!(hero.package_name, "/Game/Sub/Hero");
+        assert_eq!(hero.file_count(), 3);
+        assert_eq!(
+            hero.companion(PackageFileKind::Exports),
+            Some(folder.join("Hero.UEXP"))
+        );
+        assert_eq!(hero.companion(PackageFileKind::OptionalBulk), None);
+        assert_eq!(content.file_count(), content.files().count());
+        assert!(content.files().all(|f| f.is_file()));
+    }
+
+    #[test]
+    fn two_files_of_one_kind_of_one_package_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let folder = dir.path().join("MyGame/Content");
+        std::fs::create_dir_all(&folder).unwrap();
+        for name in ["A.uasset", "A.ubulk", "A.UBULK"] {
+            std::fs::write(folder.join(name), name).unwrap();
+        }
+        let names = std::fs::read_dir(&folder).unwrap().count();
+        if names < 3 {
+            return; // a file system that ignores case holds one of them
+        }
+        let selection = Selection::new(&[], &[]).unwrap();
+        let error = discover(dir.path(), "MyGame", &selection, false, false).unwrap_err();
+        assert!(
+            matches!(error.kind(), crate::error::ErrorKind::Usage(_)),
+            "{error}"
+        );
     }
 
     #[test]

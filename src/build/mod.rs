@@ -287,6 +287,9 @@ pub fn build_locked(
         bytes_in,
         loose_hashes,
     } = fingerprint(manifest, &settings, &mut content, &cache, trust, options)?;
+    // The scan's and the fingerprint's lists of paths and stamps are gone:
+    // their pages go back before the container's tables are built.
+    release_freed_memory();
     let artifacts = manifest.artifact_paths();
     let tree = clean
         .then(|| {
@@ -388,6 +391,20 @@ pub fn build_locked(
     })
 }
 
+/// Gives the memory freed so far back to the system. glibc's allocator
+/// keeps freed small blocks in its heap for reuse, and the steps of a build
+/// of 100,000 packages free tens of MiB of them (each input file's path
+/// and stamp) that the next step, whose tables are few and large, would
+/// not reuse: the peak would be both steps'. Elsewhere there is nothing to do.
+fn release_freed_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: `malloc_trim` only returns the free pages of the allocator's
+    // arenas to the system; no allocation is touched.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
 /// Step 1: the mod's inputs — the content root's files the manifest
 /// selects, then the files of `[content] paks` — with their warnings reported.
 fn gather(
@@ -407,6 +424,8 @@ fn gather(
         manifest.content.paks.is_empty(),
         (trust == Trust::Stamps).then_some(index.as_path()),
     )?;
+    // The walk's lists are gone.
+    release_freed_memory();
     // A scan that warned, or with input paks, is not recorded for the
     // no-change check (its warnings are said again by every build).
     let clean = content.warnings.is_empty() && manifest.content_paks().is_empty();
