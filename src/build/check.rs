@@ -186,7 +186,7 @@ fn check_package(
     let mut imported = Vec::new();
     let mut warnings = Vec::new();
     let mut facts = None;
-    let result = PackageFiles::load(&source.header()).and_then(|files| {
+    let result = PackageFiles::load(source.header()).and_then(|files| {
         let package = files.read_package(Some(engine))?;
         package.check_outer_chains()?;
         files.check_exports(&package)?;

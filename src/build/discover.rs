@@ -95,8 +95,11 @@ pub struct PackageSource {
     companions: u8,
     /// Companions whose extension is not spelled as [`PackageFileKind::extension`]
     /// (another case), with the extension as found; usually none.
-    spelled: Option<Box<[(PackageFileKind, Box<str>)]>>,
+    spelled: Option<Box<[Spelled]>>,
 }
+
+/// A companion's kind and its extension as found.
+type Spelled = (PackageFileKind, Box<str>);
 
 impl PackageSource {
     /// The header (`.uasset`/`.umap`) on disk.
@@ -748,16 +751,16 @@ fn packages_of(
         match header {
             Some(relative) => {
                 let header = join_relative(root, relative);
-                if !selection.selects(&relative) {
+                if !selection.selects(relative) {
                     continue;
                 }
                 if let Some(found) =
-                    rules.check(&relative, &header, selection.names_in_engine(&relative))
+                    rules.check(relative, &header, selection.names_in_engine(relative))
                 {
                     never_ship.push(found);
                     continue;
                 }
-                let Some(package_name) = package_name_for(&relative, project) else {
+                let Some(package_name) = package_name_for(relative, project) else {
                     let hint = super::placement::belongs_hint(&header, root, project)
                         .unwrap_or_else(|| {
                             format!(
@@ -794,10 +797,10 @@ fn packages_of(
             }
             None => {
                 for relative in companions.iter().map(|f| &f.relative) {
-                    if selection.selects(&relative) {
+                    if selection.selects(relative) {
                         problems.push(
                             Error::usage("no `.uasset` or `.umap` beside it")
-                                .in_file(root.join(&relative))
+                                .in_file(root.join(relative))
                                 .with_hint("copy the whole cooked package"),
                         );
                     }

@@ -454,10 +454,10 @@ pub fn convert(source: &PackageSource, settings: &Settings) -> Result<BuiltPacka
     if settings.engine.zen_layout() == crate::version::ZenLayout::DependencyBundles
         && !settings.profile.reads_export_data()
     {
-        let (files, uexp_len) = PackageFiles::load_header_only(&source.header())?;
+        let (files, uexp_len) = PackageFiles::load_header_only(source.header())?;
         return convert_loaded(files, Some(uexp_len), &source.package_name, settings);
     }
-    let files = PackageFiles::load(&source.header())?;
+    let files = PackageFiles::load(source.header())?;
     convert_files(files, &source.package_name, settings)
 }
 
