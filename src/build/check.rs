@@ -142,7 +142,7 @@ pub fn check(manifest: &Manifest) -> Result<CheckReport> {
             // Most packages read (else `engine_problem` answered): one that
             // reads as another release is foreign, said on its file.
             if let Some(foreign) =
-                crate::build::engine_guess::foreign_package(&source.header, engine)
+                crate::build::engine_guess::foreign_package(&source.header(), engine)
             {
                 check.problems = vec![Diagnostic::of(&foreign)];
             }
@@ -186,7 +186,7 @@ fn check_package(
     let mut imported = Vec::new();
     let mut warnings = Vec::new();
     let mut facts = None;
-    let result = PackageFiles::load(&source.header).and_then(|files| {
+    let result = PackageFiles::load(source.header()).and_then(|files| {
         let package = files.read_package(Some(engine))?;
         package.check_outer_chains()?;
         files.check_exports(&package)?;
@@ -202,7 +202,7 @@ fn check_package(
                             source.package_name
                         ),
                     )
-                    .with_file(&source.header),
+                    .with_file(source.header()),
                 );
             }
         }
@@ -213,14 +213,14 @@ fn check_package(
         }
         facts = Some(ModPackage::from_legacy(
             &source.package_name,
-            source.header.clone(),
+            source.header(),
             &package,
         )?);
         Ok(())
     });
     let unreadable = result.is_err();
     if let Err(e) = result {
-        problems.extend(Diagnostic::from_error(&Error::in_file(e, &source.header)));
+        problems.extend(Diagnostic::from_error(&Error::in_file(e, source.header())));
     }
     PackageCheck {
         problems,
@@ -238,12 +238,13 @@ fn engine_problem(
     packages: &[PackageSource],
     results: &[PackageCheck],
 ) -> Option<Error> {
-    let unreadable: Vec<&std::path::Path> = packages
+    let unreadable: Vec<std::path::PathBuf> = packages
         .iter()
         .zip(results)
         .filter(|(_, check)| check.unreadable)
-        .map(|(p, _)| p.header.as_path())
+        .map(|(p, _)| p.header())
         .collect();
+    let unreadable: Vec<&std::path::Path> = unreadable.iter().map(|p| p.as_path()).collect();
     if unreadable.len() * 2 <= packages.len() {
         return None;
     }

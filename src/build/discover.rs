@@ -34,6 +34,30 @@ pub(crate) enum PackageFileKind {
 }
 
 impl PackageFileKind {
+    /// The kinds a package's files other than its header can have.
+    const COMPANIONS: [PackageFileKind; 4] = [
+        PackageFileKind::Exports,
+        PackageFileKind::Bulk,
+        PackageFileKind::OptionalBulk,
+        PackageFileKind::MemoryMappedBulk,
+    ];
+
+    /// The extension of a file of this kind, with its dot (`.uasset` for
+    /// a header, whose other spelling `.umap` is kept by its path).
+    pub(crate) fn extension(self) -> &'static str {
+        match self {
+            PackageFileKind::Header => ".uasset",
+            PackageFileKind::Exports => ".uexp",
+            PackageFileKind::Bulk => ".ubulk",
+            PackageFileKind::OptionalBulk => ".uptnl",
+            PackageFileKind::MemoryMappedBulk => ".m.ubulk",
+        }
+    }
+
+    fn bit(self) -> u8 {
+        1 << self as u8
+    }
+
     /// Splits `name` into its stem and kind, or `None` for files that are not part of a package.
     pub(crate) fn classify(name: &str) -> Option<(&str, PackageFileKind)> {
         let lower = name.to_ascii_lowercase();
@@ -54,7 +78,9 @@ impl PackageFileKind {
     }
 }
 
-/// One package's files on disk.
+/// One package's files on disk: a compact record (the build keeps one per
+/// package until the container is written), from which the files' paths
+/// are made when they are needed.
 #[derive(Debug, Clone)]
 pub struct PackageSource {
     /// The engine's name for it, e.g. `/Game/Characters/Hero`.
@@ -62,18 +88,75 @@ pub struct PackageSource {
     /// Path of the header relative to the content root, with `/` separators
     /// (`MyGame/Content/Characters/Hero.uasset`): its path in the container.
     pub relative_path: String,
-    /// The header (`.uasset`/`.umap`) on disk.
-    pub(crate) header: PathBuf,
-    /// Every other file of the package, by kind.
-    pub(crate) companions: Vec<(PackageFileKind, PathBuf)>,
+    /// The folder `relative_path` is relative to (shared by every package
+    /// of one scan).
+    root: std::sync::Arc<Path>,
+    /// Which companions the package has: bit `1 << kind`.
+    companions: u8,
+    /// Companions whose extension is not spelled as [`PackageFileKind::extension`]
+    /// (another case), with the extension as found; usually none.
+    spelled: Option<Box<[Spelled]>>,
 }
 
+/// A companion's kind and its extension as found.
+type Spelled = (PackageFileKind, Box<str>);
+
 impl PackageSource {
-    /// All files of the package, header first.
-    pub(crate) fn files(&self) -> impl Iterator<Item = &Path> {
-        std::iter::once(self.header.as_path())
-            .chain(self.companions.iter().map(|(_, p)| p.as_path()))
+    /// The header (`.uasset`/`.umap`) on disk.
+    pub(crate) fn header(&self) -> PathBuf {
+        join_relative(&self.root, &self.relative_path)
     }
+
+    /// The kinds of the package's other files, in kind order.
+    pub(crate) fn companion_kinds(&self) -> impl Iterator<Item = PackageFileKind> + '_ {
+        PackageFileKind::COMPANIONS
+            .into_iter()
+            .filter(|kind| self.companions & kind.bit() != 0)
+    }
+
+    /// The package's file of `kind` other than the header, if it has one.
+    pub(crate) fn companion(&self, kind: PackageFileKind) -> Option<PathBuf> {
+        if kind == PackageFileKind::Header || self.companions & kind.bit() == 0 {
+            return None;
+        }
+        let extension = self
+            .spelled
+            .iter()
+            .flat_map(|s| s.iter())
+            .find(|(k, _)| *k == kind)
+            .map_or(kind.extension(), |(_, e)| e);
+        let name = self.relative_path.rsplit('/').next().unwrap_or_default();
+        let stem_len = PackageFileKind::classify(name).map_or(name.len(), |(s, _)| s.len());
+        let stem = &self.relative_path[..self.relative_path.len() - name.len() + stem_len];
+        Some(join_relative(&self.root, &format!("{stem}{extension}")))
+    }
+
+    /// Every other file of the package, by kind (in kind order).
+    pub(crate) fn companions(&self) -> impl Iterator<Item = (PackageFileKind, PathBuf)> + '_ {
+        self.companion_kinds()
+            .filter_map(|kind| Some((kind, self.companion(kind)?)))
+    }
+
+    /// All files of the package, header first.
+    pub(crate) fn files(&self) -> impl Iterator<Item = PathBuf> + '_ {
+        std::iter::once(self.header()).chain(self.companions().map(|(_, p)| p))
+    }
+
+    /// How many files the package has.
+    pub(crate) fn file_count(&self) -> usize {
+        1 + self.companions.count_ones() as usize
+    }
+}
+
+/// `root` joined with a `/`-separated relative path, one component at a
+/// time (so that the separators are the system's).
+fn join_relative(root: &Path, relative: &str) -> PathBuf {
+    let mut path = PathBuf::with_capacity(root.as_os_str().len() + relative.len() + 1);
+    path.push(root);
+    for part in relative.split('/') {
+        path.push(part);
+    }
+    path
 }
 
 /// A file that is not part of a package; it goes into the companion pak.
@@ -109,11 +192,20 @@ pub struct Content {
 
 impl Content {
     /// Every input file: each package's (header first), then the loose files.
-    pub(crate) fn files(&self) -> impl Iterator<Item = &Path> {
+    pub(crate) fn files(&self) -> impl Iterator<Item = PathBuf> + '_ {
         self.packages
             .iter()
             .flat_map(PackageSource::files)
-            .chain(self.loose_files.iter().map(|f| f.path.as_path()))
+            .chain(self.loose_files.iter().map(|f| f.path.clone()))
+    }
+
+    /// How many input files [`Content::files`] gives.
+    pub(crate) fn file_count(&self) -> usize {
+        self.packages
+            .iter()
+            .map(PackageSource::file_count)
+            .sum::<usize>()
+            + self.loose_files.len()
     }
 }
 
@@ -328,7 +420,7 @@ fn scan_stamped(
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos() as i128);
     let Walked {
-        groups,
+        package_files,
         mut loose_files,
         strays,
         temporaries,
@@ -336,17 +428,22 @@ fn scan_stamped(
         folders,
     } = walk(root, selection, follow_links)?;
     let (mut packages, mut problems) =
-        packages_of(groups, root, project, selection, &mut never_ship);
+        packages_of(package_files, root, project, selection, &mut never_ship);
     never_ship.sort_by(|a, b| a.relative_path.cmp(&b.relative_path));
     packages.sort_by(|a, b| a.relative_path.cmp(&b.relative_path));
+    packages.shrink_to_fit();
     loose_files.sort_by(|a, b| a.relative_path.cmp(&b.relative_path));
     problems.extend(case_clashes(root, &packages, &loose_files));
-    let files: Vec<&Path> = packages
+    // The paths are made for the scan and let go after it: the packages
+    // keep their paths relative to the root.
+    let files: Vec<PathBuf> = packages
         .iter()
         .flat_map(PackageSource::files)
-        .chain(loose_files.iter().map(|f| f.path.as_path()))
+        .chain(loose_files.iter().map(|f| f.path.clone()))
         .collect();
-    let mut stamps = super::cache::FileIndex::take(index, &files)?;
+    let refs: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
+    let mut stamps = super::cache::FileIndex::take(index, &refs)?;
+    drop(refs);
     drop(files);
     problems.extend(take_lfs_pointers(
         &mut packages,
@@ -390,20 +487,40 @@ fn take_lfs_pointers(
 ) -> Result<Vec<Error>> {
     use crate::sniff::{file_of_len_is_lfs_pointer, lfs_pointer_error};
     use rayon::prelude::*;
-    let files: Vec<&Path> = packages
-        .iter()
-        .flat_map(PackageSource::files)
-        .chain(loose_files.iter().map(|f| f.path.as_path()))
-        .collect();
     let small =
         |i: usize| !stamps.is_known(i) && stamps.stamp(i).size <= crate::sniff::LFS_POINTER_MAX_LEN;
-    let pointer: Vec<bool> = (0..files.len())
-        .into_par_iter()
-        .map(|i| -> Result<bool> {
-            Ok(small(i) && file_of_len_is_lfs_pointer(files[i], stamps.stamp(i).size)?)
+    // Only the small files' paths are made (each package's files come as
+    // one run, in order).
+    let mut candidates: Vec<(usize, PathBuf)> = Vec::new();
+    let mut at = 0;
+    for package in packages.iter() {
+        for file in package.files() {
+            if small(at) {
+                candidates.push((at, file));
+            }
+            at += 1;
+        }
+    }
+    for file in loose_files.iter() {
+        if small(at) {
+            candidates.push((at, file.path.clone()));
+        }
+        at += 1;
+    }
+    let found: Vec<usize> = candidates
+        .par_iter()
+        .map(|(i, file)| -> Result<Option<usize>> {
+            Ok(file_of_len_is_lfs_pointer(file, stamps.stamp(*i).size)?.then_some(*i))
         })
-        .collect::<Result<_>>()?;
-    drop(files);
+        .collect::<Result<Vec<_>>>()?
+        .into_iter()
+        .flatten()
+        .collect();
+    drop(candidates);
+    let mut pointer = vec![false; at];
+    for i in found {
+        pointer[i] = true;
+    }
     if !pointer.contains(&true) {
         return Ok(Vec::new());
     }
@@ -411,12 +528,12 @@ fn take_lfs_pointers(
     let mut keep = vec![true; pointer.len()];
     let mut at = 0;
     packages.retain(|package| {
-        let count = package.files().count();
+        let count = package.file_count();
         let range = at..at + count;
         at += count;
         for (file, i) in package.files().zip(range.clone()) {
             if pointer[i] {
-                problems.push(lfs_pointer_error(file));
+                problems.push(lfs_pointer_error(&file));
             }
         }
         let kept = !pointer[range.clone()].contains(&true);
@@ -436,15 +553,26 @@ fn take_lfs_pointers(
     Ok(problems)
 }
 
-/// A package's files found by the walk, by their path without extension.
-struct Group {
-    header: Option<(String, PathBuf)>,
-    companions: Vec<(PackageFileKind, String, PathBuf)>,
+/// A package file found by the walk: its path relative to the root, its
+/// kind, and the length of the path without the extension (the files of
+/// one package have the same).
+struct WalkedFile {
+    relative: String,
+    kind: PackageFileKind,
+    stem_len: u32,
+}
+
+impl WalkedFile {
+    fn stem(&self) -> &str {
+        &self.relative[..self.stem_len as usize]
+    }
 }
 
 /// What the walk of a content root found.
 struct Walked {
-    groups: BTreeMap<String, Group>,
+    /// The package files, sorted by path without extension and kind: each
+    /// package's files are one run, and no run has two files of one kind.
+    package_files: Vec<WalkedFile>,
     loose_files: Vec<LooseFile>,
     /// Containers, signatures and mappings found among the files: left out.
     strays: Vec<String>,
@@ -459,7 +587,7 @@ struct Walked {
 /// Walks the content root: package files grouped by package, the other
 /// selected files, and the strays.
 fn walk(root: &Path, selection: &Selection, follow_links: bool) -> Result<Walked> {
-    let mut groups: BTreeMap<String, Group> = BTreeMap::new();
+    let mut package_files: Vec<WalkedFile> = Vec::new();
     let mut loose_files = Vec::new();
     let mut strays = Vec::new();
     let mut temporaries = Vec::new();
@@ -514,24 +642,17 @@ fn walk(root: &Path, selection: &Selection, follow_links: bool) -> Result<Walked
             path.shrink_to_fit();
             path
         };
+        // Packages keep their paths relative to the root only.
         match PackageFileKind::classify(&name) {
             Some((file_stem, kind)) => {
                 let extension_len = name.len() - file_stem.len();
-                let stem = relative[..relative.len() - extension_len].to_string();
-                let group = groups.entry(stem).or_insert(Group {
-                    header: None,
-                    companions: Vec::new(),
+                let stem_len = u32::try_from(relative.len() - extension_len)
+                    .map_err(|_| Error::usage("this path is too long").in_file(entry.path()))?;
+                package_files.push(WalkedFile {
+                    relative,
+                    kind,
+                    stem_len,
                 });
-                if kind == PackageFileKind::Header {
-                    if let Some((other, _)) = &group.header {
-                        return Err(Error::usage(format!(
-                            "`{other}` and `{relative}` are two headers of one package; keep one"
-                        )));
-                    }
-                    group.header = Some((relative, owned_path()));
-                } else {
-                    group.companions.push((kind, relative, owned_path()));
-                }
             }
             None => {
                 if selection.selects(&relative) {
@@ -556,8 +677,26 @@ fn walk(root: &Path, selection: &Selection, follow_links: bool) -> Result<Walked
         }
     }
 
+    // Each package's files as one run, header first.
+    package_files.sort_unstable_by(|a, b| {
+        (a.stem(), a.kind, &a.relative).cmp(&(b.stem(), b.kind, &b.relative))
+    });
+    for pair in package_files.windows(2) {
+        let (a, b) = (&pair[0], &pair[1]);
+        if a.stem() == b.stem() && a.kind == b.kind {
+            let what = match a.kind {
+                PackageFileKind::Header => "two headers of one package",
+                // One file on Windows, and one chunk of the package.
+                _ => "two files of one kind of one package",
+            };
+            return Err(Error::usage(format!(
+                "`{}` and `{}` are {what}; keep one",
+                a.relative, b.relative
+            )));
+        }
+    }
     Ok(Walked {
-        groups,
+        package_files,
         loose_files,
         strays,
         temporaries,
@@ -588,28 +727,40 @@ fn check_link_inside(link: &Path, real_root: &Path) -> Result<()> {
 /// package of the mod as a problem; packages that must never ship go to
 /// `never_ship`.
 fn packages_of(
-    groups: BTreeMap<String, Group>,
+    package_files: Vec<WalkedFile>,
     root: &Path,
     project: &str,
     selection: &Selection,
     never_ship: &mut Vec<NeverShip>,
 ) -> (Vec<PackageSource>, Vec<Error>) {
     let rules = never_ship::Rules::for_root(root);
+    let shared_root: std::sync::Arc<Path> = root.into();
     let mut problems = Vec::new();
     let mut packages = Vec::new();
-    for (_, group) in groups {
-        match group.header {
-            Some((relative, header)) => {
-                if !selection.selects(&relative) {
+    // The walk's files are read in place and let go at the end: what a
+    // package keeps is copied out of them, into memory of its own rather
+    // than into the holes of the walk's freed strings, which can then go
+    // back to the system whole.
+    for run in package_files.chunk_by(|a, b| a.stem() == b.stem()) {
+        let (header, companions) = match run.split_first() {
+            Some((first, rest)) if first.kind == PackageFileKind::Header => {
+                (Some(&first.relative), rest)
+            }
+            _ => (None, run),
+        };
+        match header {
+            Some(relative) => {
+                let header = join_relative(root, relative);
+                if !selection.selects(relative) {
                     continue;
                 }
                 if let Some(found) =
-                    rules.check(&relative, &header, selection.names_in_engine(&relative))
+                    rules.check(relative, &header, selection.names_in_engine(relative))
                 {
                     never_ship.push(found);
                     continue;
                 }
-                let Some(package_name) = package_name_for(&relative, project) else {
+                let Some(package_name) = package_name_for(relative, project) else {
                     let hint = super::placement::belongs_hint(&header, root, project)
                         .unwrap_or_else(|| {
                             format!(
@@ -624,26 +775,32 @@ fn packages_of(
                     );
                     continue;
                 };
-                // A new list at its exact size: collected in place, it would
-                // keep the walk's larger one (and its room to grow) for the
-                // whole build.
-                let mut companions: Vec<(PackageFileKind, PathBuf)> =
-                    Vec::with_capacity(group.companions.len());
-                companions.extend(group.companions.into_iter().map(|(k, _, p)| (k, p)));
-                companions.sort();
+                // The companions as bits, with the extensions spelled
+                // otherwise than in lowercase kept as they are.
+                let mut companions_bits = 0u8;
+                let mut spelled = Vec::new();
+                for file in companions {
+                    let (kind, path) = (file.kind, &file.relative);
+                    companions_bits |= kind.bit();
+                    let extension = &path[path.len() - kind.extension().len()..];
+                    if extension != kind.extension() {
+                        spelled.push((kind, Box::from(extension)));
+                    }
+                }
                 packages.push(PackageSource {
                     package_name,
-                    relative_path: relative,
-                    header,
-                    companions,
+                    relative_path: relative.clone(),
+                    root: shared_root.clone(),
+                    companions: companions_bits,
+                    spelled: (!spelled.is_empty()).then(|| spelled.into_boxed_slice()),
                 });
             }
             None => {
-                for (_, relative, _) in group.companions {
-                    if selection.selects(&relative) {
+                for relative in companions.iter().map(|f| &f.relative) {
+                    if selection.selects(relative) {
                         problems.push(
                             Error::usage("no `.uasset` or `.umap` beside it")
-                                .in_file(root.join(&relative))
+                                .in_file(root.join(relative))
                                 .with_hint("copy the whole cooked package"),
                         );
                     }
@@ -651,6 +808,7 @@ fn packages_of(
             }
         }
     }
+    drop(package_files);
     (packages, problems)
 }
 
@@ -800,6 +958,70 @@ mod tests {
             Some(("a", PackageFileKind::Header))
         );
         assert_eq!(PackageFileKind::classify("a.ini"), None);
+    }
+
+    #[test]
+    fn a_package_record_gives_back_the_paths_found_whatever_their_case() {
+        let dir = tempfile::tempdir().unwrap();
+        let folder = dir.path().join("MyGame/Content/Sub");
+        std::fs::create_dir_all(&folder).unwrap();
+        for name in [
+            "Hero.uasset",
+            "Hero.UEXP",
+            "Hero.ubulk",
+            "Map.umap",
+            "Map.uexp",
+        ] {
+            std::fs::write(folder.join(name), name).unwrap();
+        }
+        let selection = Selection::new(&[], &[]).unwrap();
+        let content = discover(dir.path(), "MyGame", &selection, false, false).unwrap();
+        let files: Vec<Vec<PathBuf>> = content
+            .packages
+            .iter()
+            .map(|p| p.files().collect())
+            .collect();
+        assert_eq!(
+            files,
+            [
+                vec![
+                    folder.join("Hero.uasset"),
+                    folder.join("Hero.UEXP"),
+                    folder.join("Hero.ubulk")
+                ],
+                vec![folder.join("Map.umap"), folder.join("Map.uexp")],
+            ]
+        );
+        let hero = &content.packages[0];
+        assert_eq!(hero.package_name, "/Game/Sub/Hero");
+        assert_eq!(hero.file_count(), 3);
+        assert_eq!(
+            hero.companion(PackageFileKind::Exports),
+            Some(folder.join("Hero.UEXP"))
+        );
+        assert_eq!(hero.companion(PackageFileKind::OptionalBulk), None);
+        assert_eq!(content.file_count(), content.files().count());
+        assert!(content.files().all(|f| f.is_file()));
+    }
+
+    #[test]
+    fn two_files_of_one_kind_of_one_package_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let folder = dir.path().join("MyGame/Content");
+        std::fs::create_dir_all(&folder).unwrap();
+        for name in ["A.uasset", "A.ubulk", "A.UBULK"] {
+            std::fs::write(folder.join(name), name).unwrap();
+        }
+        let names = std::fs::read_dir(&folder).unwrap().count();
+        if names < 3 {
+            return; // a file system that ignores case holds one of them
+        }
+        let selection = Selection::new(&[], &[]).unwrap();
+        let error = discover(dir.path(), "MyGame", &selection, false, false).unwrap_err();
+        assert!(
+            matches!(error.kind(), crate::error::ErrorKind::Usage(_)),
+            "{error}"
+        );
     }
 
     #[test]

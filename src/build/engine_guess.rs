@@ -71,7 +71,7 @@ pub(crate) fn explain_failures(error: Error, content: &Content, manifest: &Manif
     // Only packages of this build: an error may name a companion instead of the header.
     let headers: Vec<&std::path::Path> = headers
         .into_iter()
-        .filter(|h| content.packages.iter().any(|p| p.header == *h))
+        .filter(|h| content.packages.iter().any(|p| p.header() == *h))
         .collect();
     let fits = versions_that_read(&headers, manifest.game.engine);
     if fits.is_empty() {
@@ -138,7 +138,7 @@ fn name_foreign_packages(error: Error, content: &Content, current: EngineVersion
         .map(|failure| {
             let header = failure
                 .file()
-                .filter(|f| content.packages.iter().any(|p| p.header == *f))
+                .filter(|f| content.packages.iter().any(|p| p.header() == *f))
                 .map(std::path::Path::to_path_buf);
             match header {
                 Some(header) if failure.is_format() => {

@@ -114,7 +114,7 @@ impl Settings {
         hasher.update(source.package_name.as_bytes());
         hasher.update(&[0]);
         let kinds = std::iter::once(crate::build::discover::PackageFileKind::Header)
-            .chain(source.companions.iter().map(|(k, _)| *k));
+            .chain(source.companion_kinds());
         for (kind, stamp) in kinds.zip(stamps) {
             hasher.update(&[kind as u8]);
             hasher.update(&stamp.hash);
@@ -251,14 +251,6 @@ fn bulk_file_kind(kind: BulkKind) -> PackageFileKind {
     }
 }
 
-/// The companion of `kind` of a package. Its length is not looked at
-/// again: the cache entry's key covers the contents (and so the lengths)
-/// the companions had when the build fingerprinted them.
-fn companion_path(source: &PackageSource, kind: PackageFileKind) -> Option<PathBuf> {
-    let (_, path) = source.companions.iter().find(|(k, _)| *k == kind)?;
-    Some(path.clone())
-}
-
 impl BuiltPackage {
     /// Writes the package to the cache under `key` (recorded in the entry,
     /// so an entry found under another key's name is known for what it is),
@@ -343,13 +335,16 @@ impl BuiltPackage {
             );
         }
         if tail > 0 {
-            match companion_path(source, PackageFileKind::Exports) {
+            match source.companion(PackageFileKind::Exports) {
                 Some(uexp) => built.uexp_tail = Some((uexp, tail)),
                 None => return Cached::Miss,
             }
         }
+        // The companions' lengths are not looked at again: the entry's key
+        // covers the contents (and so the lengths) they had when the build
+        // fingerprinted them.
         for (kind, len) in bulk_lengths {
-            match companion_path(source, bulk_file_kind(kind)) {
+            match source.companion(bulk_file_kind(kind)) {
                 Some(path) => built.bulk.push(BulkChunk { kind, path, len }),
                 None => return Cached::Miss,
             }
@@ -541,12 +536,12 @@ type DecodedEntry = (BuiltPackage, u64, Vec<(BulkKind, u64)>);
 /// mod's bytes are read once, by the writer.
 /// Only the companions the scan found are looked at.
 pub fn convert(source: &PackageSource, settings: &Settings) -> Result<BuiltPackage> {
-    let uexp = companion_path(source, PackageFileKind::Exports);
+    let uexp = source.companion(PackageFileKind::Exports);
     let bulk = BulkKind::ALL
         .into_iter()
-        .filter_map(|kind| Some((kind, companion_path(source, bulk_file_kind(kind))?)));
+        .filter_map(|kind| Some((kind, source.companion(bulk_file_kind(kind))?)));
     let (mut files, uexp_len) =
-        PackageFiles::load_header_with(&source.header, uexp.as_deref(), bulk)?;
+        PackageFiles::load_header_with(&source.header(), uexp.as_deref(), bulk)?;
     if settings.engine.zen_layout() == crate::version::ZenLayout::DependencyBundles
         && !settings.profile.reads_export_data()
     {
@@ -741,9 +736,9 @@ impl ContainerWriter {
     pub(crate) fn expect_packages(&mut self, packages: &[PackageSource]) {
         let bulk_chunks = packages
             .iter()
-            .flat_map(|p| &p.companions)
+            .flat_map(PackageSource::companion_kinds)
             // Companions are the `.uexp` and the bulk-data files.
-            .filter(|(kind, _)| *kind != PackageFileKind::Exports)
+            .filter(|kind| *kind != PackageFileKind::Exports)
             .count();
         // The packages, their bulk data and the container header.
         self.builder

@@ -8,7 +8,7 @@
 //! (`TArray<FString>`) the names index. New children and files are linked
 //! at the head of their parent's list, as the engine's writer does.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use crate::binary::{Reader, Writer};
 use crate::error::{Context, Error, Result};
@@ -37,7 +37,20 @@ pub struct DirectoryIndex {
     directories: Vec<DirectoryEntry>,
     files: Vec<FileEntry>,
     strings: Vec<String>,
-    string_lookup: BTreeMap<String, u32>,
+    /// Each name's index in `strings` by a hash of the name, so that a
+    /// name is kept once (a container of 100,000 packages has about as
+    /// many names); a name whose hash an earlier, other name has is in
+    /// `collided`.
+    by_hash: HashMap<u64, u32>,
+    collided: BTreeMap<String, u32>,
+}
+
+/// The hash of a name in [`DirectoryIndex::by_hash`] (the same on every run).
+fn name_hash(name: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    name.hash(&mut hasher);
+    hasher.finish()
 }
 
 impl DirectoryIndex {
@@ -52,17 +65,43 @@ impl DirectoryIndex {
             }],
             files: Vec::new(),
             strings: Vec::new(),
-            string_lookup: BTreeMap::new(),
+            by_hash: HashMap::new(),
+            collided: BTreeMap::new(),
+        }
+    }
+
+    /// The index of `name` in the string table, if it is there.
+    fn find_name(&self, name: &str) -> Option<u32> {
+        let &i = self.by_hash.get(&name_hash(name))?;
+        if self.strings[i as usize] == name {
+            return Some(i);
+        }
+        self.collided.get(name).copied()
+    }
+
+    /// Records that `strings[i]` is a name (the first of equal names stays).
+    fn remember_name(&mut self, i: u32) {
+        let name = &self.strings[i as usize];
+        if self.find_name(name).is_some() {
+            return;
+        }
+        match self.by_hash.entry(name_hash(name)) {
+            std::collections::hash_map::Entry::Vacant(slot) => {
+                slot.insert(i);
+            }
+            std::collections::hash_map::Entry::Occupied(_) => {
+                self.collided.insert(name.clone(), i);
+            }
         }
     }
 
     fn name_index(&mut self, name: &str) -> u32 {
-        if let Some(&i) = self.string_lookup.get(name) {
+        if let Some(i) = self.find_name(name) {
             return i;
         }
         let i = self.strings.len() as u32;
         self.strings.push(name.to_string());
-        self.string_lookup.insert(name.to_string(), i);
+        self.remember_name(i);
         i
     }
 
@@ -165,18 +204,17 @@ impl DirectoryIndex {
         for _ in 0..n {
             strings.push(r.fstring().context("directory index > strings")?);
         }
-        let string_lookup = strings
-            .iter()
-            .enumerate()
-            .map(|(i, s)| (s.clone(), i as u32))
-            .collect();
-        let index = DirectoryIndex {
+        let mut index = DirectoryIndex {
             mount_point,
             directories,
             files,
             strings,
-            string_lookup,
+            by_hash: HashMap::new(),
+            collided: BTreeMap::new(),
         };
+        for i in 0..index.strings.len() as u32 {
+            index.remember_name(i);
+        }
         index.files_with_paths()?;
         Ok(index)
     }
@@ -243,6 +281,25 @@ impl DirectoryIndex {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_name_whose_hash_another_name_has_is_kept_once_too() {
+        let mut index = DirectoryIndex::new("../../../");
+        index.add_file("A/x", 0).unwrap();
+        // As if "B" hashed like "A" (index 0).
+        index.by_hash.insert(name_hash("B"), 0);
+        index.add_file("B/y", 1).unwrap();
+        index.add_file("B/z", 2).unwrap();
+        assert_eq!(index.strings, ["A", "x", "B", "y", "z"]);
+        assert_eq!(index.collided.get("B"), Some(&2));
+        let mut files = DirectoryIndex::read(&index.write())
+            .unwrap()
+            .files_with_paths()
+            .unwrap();
+        files.sort();
+        let expected = [("A/x", 0), ("B/y", 1), ("B/z", 2)].map(|(p, i)| (p.to_string(), i));
+        assert_eq!(files, expected);
+    }
 
     #[test]
     fn paths_round_trip() {

@@ -359,11 +359,24 @@ enum StoredPiece {
 /// Blocks compressed together in parallel: bounds memory to this many blocks.
 const BLOCKS_PER_BATCH: usize = 16;
 
+/// A chunk written, waiting for the TOC (a container of 100,000 packages
+/// keeps as many: no allocation of its own).
 struct PendingChunk {
     id: ChunkId,
     offset: OffsetAndLength,
     meta: ChunkMeta,
-    path: Option<Box<str>>,
+    /// Where its full path is in [`ContainerBuilder::paths`]; `path_len` 0
+    /// for a chunk without a path.
+    path_start: u64,
+    path_len: u32,
+}
+
+impl PendingChunk {
+    /// Its full path, in the builder's `paths`.
+    fn path<'a>(&self, paths: &'a str) -> Option<&'a str> {
+        let start = self.path_start as usize;
+        (self.path_len > 0).then(|| &paths[start..start + self.path_len as usize])
+    }
 }
 
 /// Builds a container triplet. See the module documentation.
@@ -386,6 +399,8 @@ pub struct ContainerBuilder {
     pak: Option<PakWriter>,
     header: ContainerHeader,
     chunks: Vec<PendingChunk>,
+    /// The chunks' full paths, one after the other ([`PendingChunk::path`]).
+    paths: String,
     chunk_ids: BTreeSet<ChunkId>,
     package_ids: BTreeSet<u64>,
     /// Hashes of the chunks' lowercased paths ([`Self::is_path_taken`]).
@@ -509,6 +524,7 @@ impl ContainerBuilder {
             uncompressed_position: 0,
             pak: Some(pak),
             chunks: Vec::new(),
+            paths: String::new(),
             chunk_ids: BTreeSet::new(),
             package_ids: BTreeSet::new(),
             path_hashes: BTreeSet::new(),
@@ -716,7 +732,7 @@ impl ContainerBuilder {
         path: Option<&str>,
     ) -> Result<()> {
         let length: u64 = pieces.iter().map(ChunkPiece::len).sum();
-        let path = self.register_chunk(id, path, length)?;
+        let (path_start, path_len) = self.register_chunk(id, path, length)?;
         let aligned = length.next_multiple_of(self.options.block_size as u64);
         // The container header is read before any decompressor is set up;
         // shader groups are compressed by the shader library itself (the
@@ -735,14 +751,15 @@ impl ContainerBuilder {
             id,
             offset,
             meta,
-            path,
+            path_start,
+            path_len,
         });
         Ok(())
     }
 
     /// Checks a chunk about to be added (its id and path are new, the
     /// container stays below the TOC's 40-bit offsets) and records its id
-    /// and path; returns its full path. From here the chunk is committed: a
+    /// and path; returns where its full path is in `paths`. From here the chunk is committed: a
     /// failure while writing it (disk full) leaves the builder unusable, and
     /// dropping it cleans up.
     fn register_chunk(
@@ -750,7 +767,7 @@ impl ContainerBuilder {
         id: ChunkId,
         path: Option<&str>,
         length: u64,
-    ) -> Result<Option<Box<str>>> {
+    ) -> Result<(u64, u32)> {
         let path = path.map(|p| self.full_path(p)).transpose()?;
         // Paths are compared case-insensitively, by the hash of the
         // lowercased path (see `path_hashes`).
@@ -778,9 +795,14 @@ impl ContainerBuilder {
                 "a container must stay below 1 TiB; split the mod into several containers",
             ));
         }
+        let len = path.as_ref().map_or(0, String::len);
+        let len = u32::try_from(len)
+            .map_err(|_| Error::usage("a chunk's path must be shorter than 4 GiB"))?;
         self.chunk_ids.insert(id);
         self.path_hashes.extend(path_hash);
-        Ok(path.map(String::into_boxed_str))
+        let start = self.paths.len() as u64;
+        self.paths.push_str(path.as_deref().unwrap_or_default());
+        Ok((start, len))
     }
 
     /// Whether a chunk already has `path` (whose lowercased form hashes to
@@ -789,9 +811,10 @@ impl ContainerBuilder {
     fn is_path_taken(&self, path: &str, hash: u64) -> bool {
         self.path_hashes.contains(&hash) && {
             let lower = path.to_lowercase();
-            self.chunks
-                .iter()
-                .any(|c| c.path.as_deref().is_some_and(|p| p.to_lowercase() == lower))
+            self.chunks.iter().any(|c| {
+                c.path(&self.paths)
+                    .is_some_and(|p| p.to_lowercase() == lower)
+            })
         }
     }
 
@@ -813,7 +836,7 @@ impl ContainerBuilder {
         };
         let old_blocks = previous.toc.blocks[range].to_vec();
         let meta = previous.toc.metas[old];
-        let path = self.register_chunk(id, path, length)?;
+        let (path_start, path_len) = self.register_chunk(id, path, length)?;
         for block in old_blocks {
             let method_index = match block.method_index {
                 0 => 0,
@@ -831,7 +854,8 @@ impl ContainerBuilder {
                 length,
             },
             meta,
-            path,
+            path_start,
+            path_len,
         });
         self.uncompressed_position += length.next_multiple_of(self.options.block_size as u64);
         self.reused_chunks += 1;
@@ -1074,9 +1098,15 @@ impl ContainerBuilder {
     // Long on purpose: the TOC is assembled field by field in the order the
     // engine lays it out, and the three files are published in one place.
     pub fn finish(mut self) -> Result<WrittenContainer> {
+        // Every chunk but the header's is added (whose id is new, and path
+        // none): what checked them goes before the TOC is made.
+        self.chunk_ids = BTreeSet::new();
+        self.package_ids = BTreeSet::new();
+        self.path_hashes = BTreeSet::new();
         // The engine lists packages by id (`CreateContainerHeader` sorts its
-        // store entries with `Algo::Sort` on the package id).
-        self.header.packages.sort_by_key(|(id, _)| *id);
+        // store entries with `Algo::Sort` on the package id); ids are
+        // unique (a package added twice is refused).
+        self.header.packages.sort_unstable_by_key(|(id, _)| *id);
         // Each package's shader maps, sorted (`ProcessShaderLibraries` sorts
         // `ShaderMapHashes`).
         for (id, entry) in &mut self.header.packages {
@@ -1095,6 +1125,10 @@ impl ContainerBuilder {
             &header,
             None,
         )?;
+        // The store entries are in the header chunk now.
+        drop(header);
+        let package_count = self.header.packages.len();
+        self.header.packages = Vec::new();
 
         let ucas =
             std::mem::replace(&mut self.ucas, UcasOut::Finished).complete(&self.ucas_write_path)?;
@@ -1110,13 +1144,15 @@ impl ContainerBuilder {
         };
 
         // The engine's mount point: the indexed files' common root.
-        let mount_point = common_root(chunks.iter().filter_map(|c| c.path.as_deref()));
+        let paths = std::mem::take(&mut self.paths);
+        let mount_point = common_root(chunks.iter().filter_map(|c| c.path(&paths)));
         let mut index = DirectoryIndex::new(&mount_point);
         for (toc_index, &original) in ordered.iter().enumerate() {
-            if let Some(p) = &chunks[original].path {
+            if let Some(p) = chunks[original].path(&paths) {
                 index.add_file(&p[mount_point.len()..], toc_index as u32)?;
             }
         }
+        drop(paths);
         let mut directory_index = index.write();
         drop(index);
         // From here each chunk's id, place and hash are copied into the
@@ -1214,7 +1250,7 @@ impl ContainerBuilder {
             pak: self.pak_path.clone(),
             container_id: self.container_id,
             chunk_count,
-            package_count: self.header.packages.len(),
+            package_count,
             loose_file_count: self.loose_files,
             uncompressed_bytes,
             ucas_bytes: self.ucas_position,
