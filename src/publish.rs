@@ -242,7 +242,9 @@ pub(crate) fn temporary_path_for(final_path: &Path) -> PathBuf {
 #[cfg(target_os = "linux")]
 pub(crate) fn create_unnamed(folder: &Path) -> Option<File> {
     use std::os::unix::fs::OpenOptionsExt;
+    // Read too: a file that cannot be linked is copied from (see `link_unnamed`).
     std::fs::OpenOptions::new()
+        .read(true)
         .write(true)
         .custom_flags(libc::O_TMPFILE)
         .open(folder)

@@ -1071,3 +1071,34 @@ impl OutputDir {
         result
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// In a folder that was empty, a file is linked in when whole (Linux);
+    /// a second file under the same name replaces it through a temporary.
+    /// Either way the folder ends up holding the last bytes and nothing else.
+    #[test]
+    fn a_path_written_twice_into_an_empty_folder_holds_the_last_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = OutputDir::new(&dir.path().join("out")).unwrap();
+        assert_eq!(out.write_bytes("a/b.bin", b"first").unwrap(), 5);
+        assert_eq!(out.write_bytes("a/b.bin", b"second").unwrap(), 6);
+        let streamed = out.write("a/c.bin", |w| {
+            w.write_all(b"xyz")
+                .map_err(|e| Error::io(Path::new("a/c.bin"), e))?;
+            Ok(3)
+        });
+        assert_eq!(streamed.unwrap(), 3);
+        let folder = dir.path().join("out/a");
+        assert_eq!(std::fs::read(folder.join("b.bin")).unwrap(), b"second");
+        assert_eq!(std::fs::read(folder.join("c.bin")).unwrap(), b"xyz");
+        let mut names: Vec<String> = std::fs::read_dir(&folder)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        assert_eq!(names, ["b.bin", "c.bin"]);
+    }
+}
