@@ -460,7 +460,7 @@ fn seal(package: &mut LegacyPackage, export_data: &[u8]) -> Result<Vec<u8>> {
         package.summary.guid = Some([0; 16]);
     }
     let mut header = package.write()?;
-    let field = hash_field(package, saved_hash)?;
+    let field = hash_field(package, saved_hash);
     if header
         .get(field.clone())
         .is_none_or(|f| f.iter().any(|&b| b != 0))
@@ -485,37 +485,15 @@ fn seal(package: &mut LegacyPackage, export_data: &[u8]) -> Result<Vec<u8>> {
     Ok(header)
 }
 
-/// Where the summary writes the content hash (the saved hash, else the
-/// GUID) in the header: the one range in which the summary written with
-/// that field all zeros and all ones differs. Every other field before it
-/// is the same width whatever its value, so it is also its place in the
-/// whole header (which starts with the summary).
-fn hash_field(package: &LegacyPackage, saved_hash: bool) -> Result<std::ops::Range<usize>> {
+/// Where the content hash (the saved hash, else the GUID) lies in the
+/// header, which starts with the summary.
+fn hash_field(package: &LegacyPackage, saved_hash: bool) -> std::ops::Range<usize> {
     let len = if saved_hash { 20 } else { 16 };
-    let written = |fill: u8| {
-        let mut summary = package.summary.clone();
-        if saved_hash {
-            summary.saved_hash = Some([fill; 20]);
-        } else {
-            summary.guid = Some([fill; 16]);
-        }
-        let mut w = crate::binary::Writer::new();
-        summary.write(&mut w, &package.versions);
-        w.into_inner()
-    };
-    let (zeros, ones) = (written(0), written(0xff));
-    let start = zeros.iter().zip(&ones).position(|(a, b)| a != b);
-    match start {
-        Some(start)
-            if zeros.len() == ones.len()
-                && start + len <= ones.len()
-                && ones[start..start + len].iter().all(|&b| b == 0xff)
-                && zeros[start + len..] == ones[start + len..] =>
-        {
-            Ok(start..start + len)
-        }
-        _ => Err(Error::internal("the summary writes no content hash field")),
-    }
+    let mut w = crate::binary::Writer::new();
+    let start = package
+        .summary
+        .write_marking_hash(&mut w, &package.versions);
+    start..start + len
 }
 
 #[cfg(test)]
@@ -547,7 +525,7 @@ mod tests {
             assert_eq!(package.versions.has_saved_hash(), saved_hash, "{file}");
             let header = seal(&mut package, &files.uexp).unwrap();
             assert_eq!(header, package.write().unwrap(), "{file}");
-            let field = hash_field(&package, saved_hash).unwrap();
+            let field = hash_field(&package, saved_hash);
             let mut zeroed = header.clone();
             zeroed[field.clone()].fill(0);
             let body = files.uexp.strip_suffix(&PACKAGE_FILE_TAG.to_le_bytes());

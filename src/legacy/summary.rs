@@ -749,7 +749,14 @@ impl Summary {
     /// Writes the summary as stored; fields a version lacks are skipped,
     /// fields it needs but the model lacks are written as zero.
     pub(crate) fn write(&self, w: &mut Writer, v: &FileVersions) {
+        self.write_marking_hash(w, v);
+    }
+
+    /// [`Summary::write`], returning where in `w` the content hash starts:
+    /// the saved hash (5.6+, 20 bytes), else the GUID (16 bytes).
+    pub(crate) fn write_marking_hash(&self, w: &mut Writer, v: &FileVersions) -> usize {
         let stored = FileVersions::of_legacy(self.legacy_file_version);
+        let mut hash_at = 0;
         w.u32(PACKAGE_FILE_TAG);
         w.i32(self.legacy_file_version);
         if stored.has_legacy_ue3_version() {
@@ -761,6 +768,7 @@ impl Summary {
         }
         w.i32(self.file_version_licensee_ue4);
         if v.has_saved_hash() {
+            hash_at = w.pos();
             w.bytes(&self.saved_hash.unwrap_or([0; 20]));
             w.i32(self.total_header_size);
         }
@@ -773,7 +781,7 @@ impl Summary {
             w.i32(self.total_header_size);
         }
         self.write_table_offsets(w, v);
-        self.write_trailer(w, v, stored);
+        self.write_trailer(w, v, stored).unwrap_or(hash_at)
     }
 
     fn write_table_offsets(&self, w: &mut Writer, v: &FileVersions) {
@@ -836,9 +844,17 @@ impl Summary {
         );
     }
 
-    fn write_trailer(&self, w: &mut Writer, v: &FileVersions, stored: FileVersions) {
+    /// Returns where the GUID starts, when the version has one.
+    fn write_trailer(
+        &self,
+        w: &mut Writer,
+        v: &FileVersions,
+        stored: FileVersions,
+    ) -> Option<usize> {
         let editor_only_stripped = self.filter_editor_only();
+        let mut guid_at = None;
         if !v.has_saved_hash() {
+            guid_at = Some(w.pos());
             w.guid(&self.guid.unwrap_or([0; 16]));
         }
         if v.has_persistent_guid(editor_only_stripped) {
@@ -889,5 +905,6 @@ impl Summary {
         if v.has_data_resources() {
             w.i32(self.data_resource_offset.unwrap_or(-1));
         }
+        guid_at
     }
 }
