@@ -317,6 +317,23 @@ impl FileIndex {
         (count, found)
     }
 
+    /// The paths `index` lists, in its order, when it reads back whole and
+    /// holds exactly `count` of them.
+    pub(crate) fn paths(index: &Path, count: u64) -> Option<Vec<String>> {
+        let file = std::fs::File::open(index).ok()?;
+        let mut reader = std::io::BufReader::with_capacity(1 << 16, file);
+        if read_index_header(&mut reader).map(|n| n as u64) != Some(count) {
+            return None;
+        }
+        let mut paths = Vec::with_capacity(usize::try_from(count).ok()?.min(1 << 20));
+        let mut path = Vec::new();
+        for _ in 0..count {
+            read_index_entry(&mut reader, &mut path)?;
+            paths.push(String::from_utf8(std::mem::take(&mut path)).ok()?);
+        }
+        Some(paths)
+    }
+
     /// Writes the index of `paths` with their `stamps` (same order) to `index`.
     pub(crate) fn save(index: &Path, paths: &[&Path], stamps: &[InputStamp]) -> Result<()> {
         use std::io::Write;
@@ -792,10 +809,12 @@ impl TreeRecord {
         })
     }
 
-    /// Whether every folder still has its recorded stamp, none had changed
-    /// within [`RACY_NS`] before the scan, and every file of the `index`
-    /// (exactly [`TreeRecord::files`] of them) still has its stamp.
-    pub(crate) fn unchanged(&self, index: &Path) -> bool {
+    /// Compares the content with this record: every folder must still
+    /// have its recorded stamp and none have changed within [`RACY_NS`]
+    /// before the scan, the `index` must be the one the scan left, and then
+    /// every file of it (exactly [`TreeRecord::files`] of them) is checked
+    /// for its stamp.
+    pub(crate) fn check(&self, index: &Path) -> TreeCheck {
         let folders: Vec<&Path> = self.folders.iter().map(|(p, _)| Path::new(p)).collect();
         let settled = |s: &crate::publish::FileStamp| {
             s.changed_ns < self.scanned_ns - RACY_NS
@@ -807,21 +826,48 @@ impl TreeRecord {
                 .all(|(now, (_, then))| now == then && settled(then))
         });
         let index_same = crate::publish::FileStamp::of(index).is_ok_and(|s| s == self.index);
-        index_same && folders_same && files_unchanged(index, self.files)
+        if !(index_same && folders_same) {
+            return TreeCheck::Changed;
+        }
+        match files_unchanged(index, self.files) {
+            Some(true) => TreeCheck::Unchanged,
+            Some(false) => TreeCheck::FilesChanged,
+            None => TreeCheck::Changed,
+        }
+    }
+
+    /// The folders the scan walked, with their stamps.
+    pub(crate) fn folder_paths(&self) -> Vec<(PathBuf, crate::publish::FileStamp)> {
+        self.folders
+            .iter()
+            .map(|(path, stamp)| (PathBuf::from(path), *stamp))
+            .collect()
     }
 }
 
-/// Whether `index` holds `count` entries and every file in it still has the
-/// stamp recorded (a time of 0 is never trusted), stat'ed a batch at a time
-/// on every core while the index is read as a stream.
-fn files_unchanged(index: &Path, count: u64) -> bool {
-    const BATCH: usize = 8192;
-    let Ok(file) = std::fs::File::open(index) else {
-        return false;
-    };
+/// What [`TreeRecord::check`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TreeCheck {
+    /// Every folder and every input file has its recorded stamp.
+    Unchanged,
+    /// Every folder has its recorded stamp, so no entry was added, removed
+    /// or renamed, and the index lists every input file; some file's stamp
+    /// differs.
+    FilesChanged,
+    /// A folder changed, or the index is not the one recorded: scan.
+    Changed,
+}
+
+/// Whether every file of `index` (which must hold `count` entries) still
+/// has the stamp recorded (a time of 0 is never trusted), stat'ed a batch
+/// at a time on every core while the index is read as a stream; `None`
+/// when the index does not read back whole or holds another count.
+fn files_unchanged(index: &Path, count: u64) -> Option<bool> {
+    const BATCH: usize = 4096;
+    let file = std::fs::File::open(index).ok()?;
     let mut reader = std::io::BufReader::with_capacity(1 << 16, file);
     if read_index_header(&mut reader).map(|n| n as u64) != Some(count) {
-        return false;
+        return None;
     }
     let mut remaining = count as usize;
     let (mut names, mut stamps) = (Vec::new(), Vec::new());
@@ -830,27 +876,23 @@ fn files_unchanged(index: &Path, count: u64) -> bool {
         names.clear();
         stamps.clear();
         while names.len() < BATCH && remaining > 0 {
-            let Some(entry) = read_index_entry(&mut reader, &mut path) else {
-                return false;
-            };
-            let Ok(text) = String::from_utf8(std::mem::take(&mut path)) else {
-                return false;
-            };
-            names.push(text);
+            let entry = read_index_entry(&mut reader, &mut path)?;
+            names.push(String::from_utf8(std::mem::take(&mut path)).ok()?);
             stamps.push(entry.file);
             remaining -= 1;
         }
         let paths: Vec<&Path> = names.iter().map(Path::new).collect();
-        let same = crate::publish::FileStamp::of_all(&paths).is_ok_and(|now| {
-            now.iter()
-                .zip(&stamps)
-                .all(|(now, then)| now == then && then.modified_ns != 0)
-        });
+        // A file gone is a folder changed (a full scan).
+        let now = crate::publish::FileStamp::of_all(&paths).ok()?;
+        let same = now
+            .iter()
+            .zip(&stamps)
+            .all(|(now, then)| now == then && then.modified_ns != 0);
         if !same {
-            return false;
+            return Some(false);
         }
     }
-    true
+    Some(true)
 }
 
 /// Marks the container record and its layout; bump when the layout changes.
@@ -1366,27 +1408,27 @@ mod tests {
     fn a_tree_record_holds_only_while_nothing_changed() {
         let dir = tempfile::tempdir().unwrap();
         let (record, index) = tree_of(dir.path(), later());
-        assert!(record.unchanged(&index));
+        assert_eq!(record.check(&index), TreeCheck::Unchanged);
 
         // A folder changed just before the scan is not trusted.
         let racy = TreeRecord {
             scanned_ns: record.folders[0].1.changed_ns + RACY_NS / 2,
             ..record.clone()
         };
-        assert!(!racy.unchanged(&index));
+        assert_eq!(racy.check(&index), TreeCheck::Changed);
 
         // The index holds another count, or was written again.
         let fewer = TreeRecord {
             files: record.files - 1,
             ..record.clone()
         };
-        assert!(!fewer.unchanged(&index));
+        assert_eq!(fewer.check(&index), TreeCheck::Changed);
         let copy = dir.path().join("copy.bin");
         std::fs::copy(&index, &copy).unwrap();
         std::fs::rename(&copy, &index).unwrap();
-        assert!(!record.unchanged(&index));
+        assert_eq!(record.check(&index), TreeCheck::Changed);
         let (record, index) = tree_of(dir.path(), later());
-        assert!(record.unchanged(&index));
+        assert_eq!(record.check(&index), TreeCheck::Unchanged);
 
         // A file rewritten in place (its folder keeps its stamp).
         let file = dir.path().join("sub/c");
@@ -1395,12 +1437,25 @@ mod tests {
             crate::publish::FileStamp::following(&dir.path().join("sub")).unwrap(),
             record.folders[0].1
         );
-        assert!(!record.unchanged(&index));
+        assert_eq!(record.check(&index), TreeCheck::FilesChanged);
+        // The index lists the files the scan found, which a scan without
+        // listing folders takes as they are.
+        let listed = FileIndex::paths(&index, record.files).unwrap();
+        let found: Vec<String> = ["a", "b", "c", "d", "e"]
+            .iter()
+            .map(|name| dir.path().join("sub").join(name).to_str().unwrap().to_string())
+            .collect();
+        assert_eq!(listed, found);
+        assert!(FileIndex::paths(&index, record.files + 1).is_none());
         let (record, index) = tree_of(dir.path(), later());
-        assert!(record.unchanged(&index));
+        assert_eq!(record.check(&index), TreeCheck::Unchanged);
 
         // A file added to the folder.
         std::fs::write(dir.path().join("sub/new"), b"n").unwrap();
-        assert!(!record.unchanged(&index));
+        assert_eq!(record.check(&index), TreeCheck::Changed);
+        // A file removed.
+        let (record, index) = tree_of(dir.path(), later());
+        std::fs::remove_file(&file).unwrap();
+        assert_eq!(record.check(&index), TreeCheck::Changed);
     }
 }

@@ -364,7 +364,7 @@ pub fn discover(
     follow_links: bool,
     cook_check: bool,
 ) -> Result<Content> {
-    discover_indexed(root, project, selection, follow_links, cook_check, None)
+    discover_indexed(root, project, selection, follow_links, cook_check, None, None)
 }
 
 /// [`discover`] with the build's file `index`: what it knows unchanged is
@@ -376,8 +376,10 @@ pub(crate) fn discover_indexed(
     follow_links: bool,
     cook_check: bool,
     index: Option<&Path>,
+    listed: Option<Listed>,
 ) -> Result<Content> {
-    let (content, mut problems) = scan_stamped(root, project, selection, follow_links, index)?;
+    let (content, mut problems) =
+        scan_stamped(root, project, selection, follow_links, index, listed)?;
     if cook_check {
         super::zen_store::check_cook(root, &content)?;
     }
@@ -395,19 +397,21 @@ pub(crate) fn scan(
     selection: &Selection,
     follow_links: bool,
 ) -> Result<(Content, Vec<Error>)> {
-    scan_stamped(root, project, selection, follow_links, None)
+    scan_stamped(root, project, selection, follow_links, None, None)
 }
 
 /// [`scan`] that takes the files' stamps with what the build's file
 /// `index` knows of them ([`super::cache::FileIndex::take`]): a file it
 /// knows unchanged is not opened again (for the Git LFS check: what the
-/// index holds passed it when it was hashed).
+/// index holds passed it when it was hashed). With `listed`, no folder is
+/// listed: the files are those the last scan found ([`walk_listed`]).
 fn scan_stamped(
     root: &Path,
     project: &str,
     selection: &Selection,
     follow_links: bool,
     index: Option<&Path>,
+    listed: Option<Listed>,
 ) -> Result<(Content, Vec<Error>)> {
     if !root.is_dir() {
         return Err(Error::usage(format!(
@@ -419,6 +423,7 @@ fn scan_stamped(
     let scanned_ns = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos() as i128);
+    let was_listed = listed.is_some();
     let Walked {
         package_files,
         mut loose_files,
@@ -426,7 +431,10 @@ fn scan_stamped(
         temporaries,
         mut never_ship,
         folders,
-    } = walk(root, selection, follow_links)?;
+    } = match listed {
+        Some(listed) => walk_listed(root, selection, listed)?,
+        None => walk(root, selection, follow_links)?,
+    };
     let (mut packages, mut problems) =
         packages_of(package_files, root, project, selection, &mut never_ship);
     never_ship.sort_by(|a, b| a.relative_path.cmp(&b.relative_path));
@@ -451,7 +459,12 @@ fn scan_stamped(
         &mut stamps,
     )?);
     let mut warnings = content_warnings(root, project, strays, &packages, &loose_files);
-    warnings.extend(selection.unused_patterns());
+    // A selection that saw only the listed files cannot tell which patterns
+    // matched nothing; the last scan, which saw every file, warned of
+    // nothing (or would not have been recorded).
+    if !was_listed {
+        warnings.extend(selection.unused_patterns());
+    }
     warnings.extend(temporaries.into_iter().map(|path| {
         Diagnostic::warning(
             "leftover-temporary",
@@ -569,6 +582,7 @@ impl WalkedFile {
 }
 
 /// What the walk of a content root found.
+#[derive(Default)]
 struct Walked {
     /// The package files, sorted by path without extension and kind: each
     /// package's files are one run, and no run has two files of one kind.
@@ -587,12 +601,7 @@ struct Walked {
 /// Walks the content root: package files grouped by package, the other
 /// selected files, and the strays.
 fn walk(root: &Path, selection: &Selection, follow_links: bool) -> Result<Walked> {
-    let mut package_files: Vec<WalkedFile> = Vec::new();
-    let mut loose_files = Vec::new();
-    let mut strays = Vec::new();
-    let mut temporaries = Vec::new();
-    let mut never_ship = Vec::new();
-    let mut folders = Vec::new();
+    let mut walked = Walked::default();
     let rules = never_ship::Rules::for_root(root);
     // Symbolic links are followed (a content folder linked into the mod is
     // common) while they stay inside the root, or anywhere when the manifest
@@ -624,85 +633,123 @@ fn walk(root: &Path, selection: &Selection, follow_links: bool) -> Result<Walked
             // yet (it reads them as the walk goes on): a change made after
             // this stamp shows in the folder's stamp.
             let stamp = crate::publish::FileStamp::following(entry.path())?;
-            folders.push((entry.path().to_path_buf(), stamp));
+            walked.folders.push((entry.path().to_path_buf(), stamp));
         }
-        if !entry.file_type().is_file() {
-            continue;
+        if entry.file_type().is_file() {
+            let name = entry.file_name().to_string_lossy();
+            walked.add_file(root, &rules, selection, entry.path(), &name)?;
         }
-        let name = entry.file_name().to_string_lossy();
-        if crate::publish::is_temporary_name(&name) {
-            temporaries.push(entry.path().to_path_buf());
-            continue;
+    }
+    walked.group_packages()
+}
+
+/// [`walk`] without listing a folder: the files are the `listed` ones
+/// (the last scan's, from the build's file index) and the folders those
+/// the last scan walked, still with the stamps it recorded. Each file is
+/// sorted as the walk sorts it.
+fn walk_listed(root: &Path, selection: &Selection, listed: Listed) -> Result<Walked> {
+    let mut walked = Walked {
+        folders: listed.folders,
+        ..Walked::default()
+    };
+    let rules = never_ship::Rules::for_root(root);
+    for file in &listed.files {
+        let path = Path::new(file);
+        let name = path.file_name().map(|n| n.to_string_lossy()).ok_or_else(|| {
+            Error::internal(format!("the file index lists `{file}`, which is not a file"))
+        })?;
+        walked.add_file(root, &rules, selection, path, &name)?;
+    }
+    walked.group_packages()
+}
+
+/// What a development build knows of its content from the last scan when
+/// no folder changed since (no entry was added, removed or renamed): the
+/// files that scan found (absolute paths, as the file index holds them)
+/// and the folders it walked with their stamps.
+pub(crate) struct Listed {
+    pub(crate) files: Vec<String>,
+    pub(crate) folders: Vec<(PathBuf, crate::publish::FileStamp)>,
+}
+
+impl Walked {
+    /// Sorts the file at `path` (named `name`) found in the content root:
+    /// a zenpak temporary, a package's file, a file that must never ship, a
+    /// stray, a loose file, or nothing the selection takes.
+    fn add_file(
+        &mut self,
+        root: &Path,
+        rules: &never_ship::Rules,
+        selection: &Selection,
+        path: &Path,
+        name: &str,
+    ) -> Result<()> {
+        if crate::publish::is_temporary_name(name) {
+            self.temporaries.push(path.to_path_buf());
+            return Ok(());
         }
-        let relative = relative_slash_path(root, entry.path())?;
-        // Every path found is kept for the whole build: at their exact size
-        // (walkdir's have room to spare), a big mod's list takes a third.
-        let owned_path = || {
-            let mut path = entry.path().to_path_buf();
-            path.shrink_to_fit();
-            path
-        };
+        let relative = relative_slash_path(root, path)?;
         // Packages keep their paths relative to the root only.
-        match PackageFileKind::classify(&name) {
+        match PackageFileKind::classify(name) {
             Some((file_stem, kind)) => {
                 let extension_len = name.len() - file_stem.len();
                 let stem_len = u32::try_from(relative.len() - extension_len)
-                    .map_err(|_| Error::usage("this path is too long").in_file(entry.path()))?;
-                package_files.push(WalkedFile {
+                    .map_err(|_| Error::usage("this path is too long").in_file(path))?;
+                self.package_files.push(WalkedFile {
                     relative,
                     kind,
                     stem_len,
                 });
             }
-            None => {
-                if selection.selects(&relative) {
-                    let named = selection.names_in_engine(&relative);
-                    if let Some(found) = rules.check(&relative, entry.path(), named) {
-                        never_ship.push(found);
-                        continue;
-                    }
-                    let extension = relative
-                        .rsplit_once('.')
-                        .map(|(_, e)| e.to_ascii_lowercase());
-                    if extension.is_some_and(|e| STRAY_EXTENSIONS.contains(&e.as_str())) {
-                        strays.push(relative);
-                        continue;
-                    }
-                    loose_files.push(LooseFile {
-                        relative_path: relative,
-                        path: owned_path(),
-                    });
+            None if selection.selects(&relative) => {
+                let named = selection.names_in_engine(&relative);
+                if let Some(found) = rules.check(&relative, path, named) {
+                    self.never_ship.push(found);
+                    return Ok(());
                 }
+                let extension = relative
+                    .rsplit_once('.')
+                    .map(|(_, e)| e.to_ascii_lowercase());
+                if extension.is_some_and(|e| STRAY_EXTENSIONS.contains(&e.as_str())) {
+                    self.strays.push(relative);
+                    return Ok(());
+                }
+                // Every path found is kept for the whole build: at its
+                // exact size (walkdir's have room to spare).
+                let mut path = path.to_path_buf();
+                path.shrink_to_fit();
+                self.loose_files.push(LooseFile {
+                    relative_path: relative,
+                    path,
+                });
             }
+            None => {}
         }
+        Ok(())
     }
 
-    // Each package's files as one run, header first.
-    package_files.sort_unstable_by(|a, b| {
-        (a.stem(), a.kind, &a.relative).cmp(&(b.stem(), b.kind, &b.relative))
-    });
-    for pair in package_files.windows(2) {
-        let (a, b) = (&pair[0], &pair[1]);
-        if a.stem() == b.stem() && a.kind == b.kind {
-            let what = match a.kind {
-                PackageFileKind::Header => "two headers of one package",
-                // One file on Windows, and one chunk of the package.
-                _ => "two files of one kind of one package",
-            };
-            return Err(Error::usage(format!(
-                "`{}` and `{}` are {what}; keep one",
-                a.relative, b.relative
-            )));
+    /// Puts each package's files together as one run, header first;
+    /// refuses two files of one kind of one package.
+    fn group_packages(mut self) -> Result<Walked> {
+        self.package_files.sort_unstable_by(|a, b| {
+            (a.stem(), a.kind, &a.relative).cmp(&(b.stem(), b.kind, &b.relative))
+        });
+        for pair in self.package_files.windows(2) {
+            let (a, b) = (&pair[0], &pair[1]);
+            if a.stem() == b.stem() && a.kind == b.kind {
+                let what = match a.kind {
+                    PackageFileKind::Header => "two headers of one package",
+                    // One file on Windows, and one chunk of the package.
+                    _ => "two files of one kind of one package",
+                };
+                return Err(Error::usage(format!(
+                    "`{}` and `{}` are {what}; keep one",
+                    a.relative, b.relative
+                )));
+            }
         }
+        Ok(self)
     }
-    Ok(Walked {
-        package_files,
-        loose_files,
-        strays,
-        temporaries,
-        never_ship,
-        folders,
-    })
 }
 
 /// Refuses the symbolic link `link` when what it points to lies outside

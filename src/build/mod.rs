@@ -274,15 +274,20 @@ pub fn build_locked(
     cache.create()?;
     // A development build whose folders and files all still have the
     // stamps the last scan recorded: nothing to scan, nothing to write.
+    let mut listed = None;
     if trust == Trust::Stamps && manifest.content.paks.is_empty() {
-        if let Some(summary) = unchanged_tree(manifest, &settings, options, &cache, &reporter) {
-            return Ok(BuildSummary {
-                elapsed: started.elapsed(),
-                ..summary
-            });
+        match since_last_scan(manifest, &settings, options, &cache, &reporter) {
+            Since::Nothing(summary) => {
+                return Ok(BuildSummary {
+                    elapsed: started.elapsed(),
+                    ..summary
+                })
+            }
+            Since::FilesOnly(files) => listed = Some(files),
+            Since::Unknown => {}
         }
     }
-    let (mut content, clean) = gather(manifest, options, &reporter, &cache, trust)?;
+    let (mut content, clean) = gather(manifest, options, &reporter, &cache, trust, listed)?;
     let folders = std::mem::take(&mut content.folders);
     let scanned_ns = content.scanned_ns;
     let Fingerprint {
@@ -428,6 +433,7 @@ fn gather(
     reporter: &dyn Reporter,
     cache: &Cache,
     trust: Trust,
+    listed: Option<discover::Listed>,
 ) -> Result<(discover::Content, bool)> {
     let selection = Selection::new(&manifest.content.include, &manifest.content.exclude)?;
     let index = cache.files_path();
@@ -438,6 +444,7 @@ fn gather(
         manifest.content.follow_links,
         manifest.content.paks.is_empty(),
         (trust == Trust::Stamps).then_some(index.as_path()),
+        listed,
     )?;
     // The walk's lists are gone.
     release_freed_memory();
@@ -1172,46 +1179,74 @@ fn build_settings(
     hasher
 }
 
+/// What a development build knows from the last scan's record
+/// ([`since_last_scan`]).
+enum Since {
+    /// Nothing changed: the summary of a build with nothing to do.
+    Nothing(BuildSummary),
+    /// No folder changed, so the content holds the files the last scan
+    /// found; a scan takes them without listing a folder.
+    FilesOnly(discover::Listed),
+    /// Scan.
+    Unknown,
+}
+
 /// The no-change check of a development build ([`cache::TreeRecord`]):
-/// the summary of a build with nothing to do when the last scan's record
-/// holds for these settings, every folder and input file still has its
-/// stamp, and the outputs are the files the last build wrote. `None`
-/// means: scan (a damaged record is also a warning).
-fn unchanged_tree(
+/// nothing to do when the last scan's record holds for these settings,
+/// every folder and input file still has its stamp, and the outputs are
+/// the files the last build wrote; the files the last scan found when only
+/// files changed; else [`Since::Unknown`] (a damaged record is also a
+/// warning).
+fn since_last_scan(
     manifest: &Manifest,
     settings: &package::Settings,
     options: &BuildOptions,
     cache: &Cache,
     reporter: &Counting<'_>,
-) -> Option<BuildSummary> {
+) -> Since {
     let tree = match cache.load_tree_record() {
-        Ok(tree) => tree?,
+        Ok(Some(tree)) => tree,
+        Ok(None) => return Since::Unknown,
         Err(e) => {
             reporter.event(Event::Diagnostic(cache_damaged(
                 &e,
                 "the content is scanned again; nothing damaged reaches the output",
             )));
-            return None;
+            return Since::Unknown;
         }
     };
     if tree.config != tree_config(manifest, settings, options) {
-        return None;
+        return Since::Unknown;
     }
-    let record = cache.load_build_record()?;
-    let current = record.key == tree.build_key
-        && record.chunks.is_some()
-        && !(options.release && record.extended)
-        && record.matches_disk(&manifest.artifact_paths())
-        && tree.unchanged(&cache.files_path());
-    current.then(|| {
-        up_to_date_summary(
-            (tree.packages as usize, tree.loose_files as usize),
-            tree.bytes_in,
-            record,
-            reporter.warnings.load(std::sync::atomic::Ordering::Relaxed),
-            Instant::now(),
-        )
-    })
+    let index = cache.files_path();
+    let check = tree.check(&index);
+    if check == cache::TreeCheck::Unchanged {
+        let current = cache.load_build_record().filter(|record| {
+            record.key == tree.build_key
+                && record.chunks.is_some()
+                && !(options.release && record.extended)
+                && record.matches_disk(&manifest.artifact_paths())
+        });
+        if let Some(record) = current {
+            return Since::Nothing(up_to_date_summary(
+                (tree.packages as usize, tree.loose_files as usize),
+                tree.bytes_in,
+                record,
+                reporter.warnings.load(std::sync::atomic::Ordering::Relaxed),
+                Instant::now(),
+            ));
+        }
+    }
+    if check == cache::TreeCheck::Changed {
+        return Since::Unknown;
+    }
+    match cache::FileIndex::paths(&index, tree.files) {
+        Some(files) => Since::FilesOnly(discover::Listed {
+            files,
+            folders: tree.folder_paths(),
+        }),
+        None => Since::Unknown,
+    }
 }
 
 /// What a container's chunk bytes depend on besides the packages' own
