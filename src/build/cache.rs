@@ -222,7 +222,7 @@ impl FileIndex {
         });
         let mut known = Vec::with_capacity(paths.len());
         for (stamp, file) in stamps.iter_mut().zip(now) {
-            let same = stamp.file == file && file.modified_ns != 0;
+            let same = is_same(&file, &stamp.file);
             known.push(same);
             if !same {
                 *stamp = InputStamp {
@@ -315,23 +315,6 @@ impl FileIndex {
             }
         }
         (count, found)
-    }
-
-    /// The paths `index` lists, in its order, when it reads back whole and
-    /// holds exactly `count` of them.
-    pub(crate) fn paths(index: &Path, count: u64) -> Option<Vec<String>> {
-        let file = std::fs::File::open(index).ok()?;
-        let mut reader = std::io::BufReader::with_capacity(1 << 16, file);
-        if read_index_header(&mut reader).map(|n| n as u64) != Some(count) {
-            return None;
-        }
-        let mut paths = Vec::with_capacity(usize::try_from(count).ok()?.min(1 << 20));
-        let mut path = Vec::new();
-        for _ in 0..count {
-            read_index_entry(&mut reader, &mut path)?;
-            paths.push(String::from_utf8(std::mem::take(&mut path)).ok()?);
-        }
-        Some(paths)
     }
 
     /// Writes the index of `paths` with their `stamps` (same order) to `index`.
@@ -830,8 +813,11 @@ impl TreeRecord {
             return TreeCheck::Changed;
         }
         match files_unchanged(index, self.files) {
-            Some(true) => TreeCheck::Unchanged,
-            Some(false) => TreeCheck::FilesChanged,
+            Some(same) if same as u64 == self.files => TreeCheck::Unchanged,
+            Some(same) => match IndexedFiles::read(index, self.files, same) {
+                Some(files) => TreeCheck::FilesChanged(files),
+                None => TreeCheck::Changed,
+            },
             None => TreeCheck::Changed,
         }
     }
@@ -846,24 +832,25 @@ impl TreeRecord {
 }
 
 /// What [`TreeRecord::check`] found.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug)]
 pub(crate) enum TreeCheck {
     /// Every folder and every input file has its recorded stamp.
     Unchanged,
     /// Every folder has its recorded stamp, so no entry was added, removed
     /// or renamed, and the index lists every input file; some file's stamp
-    /// differs.
-    FilesChanged,
+    /// differs. The index's files, stamped.
+    FilesChanged(IndexedFiles),
     /// A folder changed, or the index is not the one recorded: scan.
     Changed,
 }
 
-/// Whether every file of `index` (which must hold `count` entries) still
-/// has the stamp recorded (a time of 0 is never trusted), stat'ed a batch
-/// at a time on every core while the index is read as a stream; `None`
-/// when the index does not read back whole or holds another count.
-fn files_unchanged(index: &Path, count: u64) -> Option<bool> {
-    const BATCH: usize = 4096;
+/// How many of the first files of `index` (which must hold `count`
+/// entries) still have the stamps recorded (a time of 0 is never trusted):
+/// `count` when all do, else a count of whole batches before the first that
+/// holds a change. The files are stat'ed a batch at a time on every core
+/// while the index is read as a stream. `None` when the index does not
+/// read back whole, holds another count, or lists a file that is gone.
+fn files_unchanged(index: &Path, count: u64) -> Option<usize> {
     let file = std::fs::File::open(index).ok()?;
     let mut reader = std::io::BufReader::with_capacity(1 << 16, file);
     if read_index_header(&mut reader).map(|n| n as u64) != Some(count) {
@@ -872,27 +859,105 @@ fn files_unchanged(index: &Path, count: u64) -> Option<bool> {
     let mut remaining = count as usize;
     let (mut names, mut stamps) = (Vec::new(), Vec::new());
     let mut path = Vec::new();
+    let mut same_before = 0;
     while remaining > 0 {
         names.clear();
         stamps.clear();
-        while names.len() < BATCH && remaining > 0 {
+        while names.len() < STAT_BATCH && remaining > 0 {
             let entry = read_index_entry(&mut reader, &mut path)?;
             names.push(String::from_utf8(std::mem::take(&mut path)).ok()?);
             stamps.push(entry.file);
             remaining -= 1;
         }
         let paths: Vec<&Path> = names.iter().map(Path::new).collect();
-        // A file gone is a folder changed (a full scan).
         let now = crate::publish::FileStamp::of_all(&paths).ok()?;
-        let same = now
+        if !now
             .iter()
             .zip(&stamps)
-            .all(|(now, then)| now == then && then.modified_ns != 0);
-        if !same {
-            return Some(false);
+            .all(|(now, then)| is_same(now, then))
+        {
+            return Some(same_before);
         }
+        same_before += names.len();
     }
-    Some(true)
+    Some(same_before)
+}
+
+/// Files the no-change check stats at a time.
+const STAT_BATCH: usize = 4096;
+
+/// Whether a file whose stamp is `now` is the one indexed with `then` (a
+/// time of 0 is never trusted).
+fn is_same(now: &crate::publish::FileStamp, then: &crate::publish::FileStamp) -> bool {
+    now == then && then.modified_ns != 0
+}
+
+/// The input files the file index lists (sorted by path), each with its
+/// stamp now and what the index recorded: what a scan that lists no folder
+/// takes ([`TreeCheck::FilesChanged`]).
+#[derive(Debug)]
+pub(crate) struct IndexedFiles {
+    paths: Vec<String>,
+    now: Vec<crate::publish::FileStamp>,
+    indexed: Vec<InputStamp>,
+}
+
+impl IndexedFiles {
+    /// Reads `index` (exactly `count` entries) and stamps its files, all
+    /// but the first `same_before`, which were just found unchanged.
+    fn read(index: &Path, count: u64, same_before: usize) -> Option<IndexedFiles> {
+        let file = std::fs::File::open(index).ok()?;
+        let mut reader = std::io::BufReader::with_capacity(1 << 16, file);
+        if read_index_header(&mut reader).map(|n| n as u64) != Some(count) {
+            return None;
+        }
+        let capacity = usize::try_from(count).ok()?.min(1 << 20);
+        let (mut paths, mut indexed) = (Vec::with_capacity(capacity), Vec::with_capacity(capacity));
+        let mut path = Vec::new();
+        for _ in 0..count {
+            indexed.push(read_index_entry(&mut reader, &mut path)?);
+            paths.push(String::from_utf8(std::mem::take(&mut path)).ok()?);
+        }
+        let rest: Vec<&Path> = paths.get(same_before..)?.iter().map(Path::new).collect();
+        let mut now: Vec<_> = indexed[..same_before].iter().map(|s| s.file).collect();
+        now.extend(crate::publish::FileStamp::of_all(&rest).ok()?);
+        Some(IndexedFiles {
+            paths,
+            now,
+            indexed,
+        })
+    }
+
+    /// The files' paths, sorted.
+    pub(crate) fn paths(&self) -> &[String] {
+        &self.paths
+    }
+
+    /// [`FileIndex::take`] of `paths` (each one of these files) from what
+    /// was read and stamped: nothing is stat'ed or read again.
+    pub(crate) fn take(&self, paths: &[&Path]) -> Result<Taken> {
+        let mut stamps = Vec::with_capacity(paths.len());
+        let mut known = Vec::with_capacity(paths.len());
+        for path in paths {
+            let key = path.to_string_lossy();
+            let at = self
+                .paths
+                .binary_search_by(|p| p.as_str().cmp(&key))
+                .map_err(|_| Error::internal(format!("`{key}` is not one of the indexed files")))?;
+            let (now, then) = (self.now[at], &self.indexed[at]);
+            let same = is_same(&now, &then.file);
+            known.push(same);
+            stamps.push(InputStamp {
+                file: now,
+                hash: if same { then.hash } else { [0; 32] },
+            });
+        }
+        Ok(Taken {
+            stamps,
+            known,
+            indexed: Some((self.paths.len(), paths.len())),
+        })
+    }
 }
 
 /// Marks the container record and its layout; bump when the layout changes.
@@ -1408,27 +1473,27 @@ mod tests {
     fn a_tree_record_holds_only_while_nothing_changed() {
         let dir = tempfile::tempdir().unwrap();
         let (record, index) = tree_of(dir.path(), later());
-        assert_eq!(record.check(&index), TreeCheck::Unchanged);
+        assert!(matches!(record.check(&index), TreeCheck::Unchanged));
 
         // A folder changed just before the scan is not trusted.
         let racy = TreeRecord {
             scanned_ns: record.folders[0].1.changed_ns + RACY_NS / 2,
             ..record.clone()
         };
-        assert_eq!(racy.check(&index), TreeCheck::Changed);
+        assert!(matches!(racy.check(&index), TreeCheck::Changed));
 
         // The index holds another count, or was written again.
         let fewer = TreeRecord {
             files: record.files - 1,
             ..record.clone()
         };
-        assert_eq!(fewer.check(&index), TreeCheck::Changed);
+        assert!(matches!(fewer.check(&index), TreeCheck::Changed));
         let copy = dir.path().join("copy.bin");
         std::fs::copy(&index, &copy).unwrap();
         std::fs::rename(&copy, &index).unwrap();
-        assert_eq!(record.check(&index), TreeCheck::Changed);
+        assert!(matches!(record.check(&index), TreeCheck::Changed));
         let (record, index) = tree_of(dir.path(), later());
-        assert_eq!(record.check(&index), TreeCheck::Unchanged);
+        assert!(matches!(record.check(&index), TreeCheck::Unchanged));
 
         // A file rewritten in place (its folder keeps its stamp).
         let file = dir.path().join("sub/c");
@@ -1437,25 +1502,46 @@ mod tests {
             crate::publish::FileStamp::following(&dir.path().join("sub")).unwrap(),
             record.folders[0].1
         );
-        assert_eq!(record.check(&index), TreeCheck::FilesChanged);
-        // The index lists the files the scan found, which a scan without
-        // listing folders takes as they are.
-        let listed = FileIndex::paths(&index, record.files).unwrap();
+        // The index's files, in its order, each stamped: the one rewritten
+        // is not known, the others keep their hashes.
+        let TreeCheck::FilesChanged(listed) = record.check(&index) else {
+            panic!("a file changed under unchanged folders");
+        };
+        let sub = dir.path().join("sub");
         let found: Vec<String> = ["a", "b", "c", "d", "e"]
             .iter()
-            .map(|name| dir.path().join("sub").join(name).to_str().unwrap().to_string())
+            .map(|name| sub.join(name).to_str().unwrap().to_string())
             .collect();
-        assert_eq!(listed, found);
-        assert!(FileIndex::paths(&index, record.files + 1).is_none());
+        assert_eq!(listed.paths(), found.as_slice());
+        let asked: Vec<PathBuf> = ["e", "c", "a"].iter().map(|n| sub.join(n)).collect();
+        let asked: Vec<&Path> = asked.iter().map(PathBuf::as_path).collect();
+        let taken = listed.take(&asked).unwrap();
+        assert_eq!(
+            (0..3).map(|i| taken.is_known(i)).collect::<Vec<_>>(),
+            [true, false, true]
+        );
+        assert_eq!(
+            *taken.stamp(1),
+            crate::publish::FileStamp::of(&file).unwrap()
+        );
+        assert_eq!(taken.stamps[0].hash, [b'e'; 32]);
+        assert!(listed.take(&[dir.path().join("other").as_path()]).is_err());
+        // The files the check found unchanged before a change are not
+        // stat'ed again: their stamps are the indexed ones.
+        let later_batch = IndexedFiles::read(&index, record.files, 3).unwrap();
+        assert_eq!(later_batch.paths(), found.as_slice());
+        assert_eq!(later_batch.now[3..], listed.now[3..]);
+        let indexed: Vec<_> = later_batch.indexed[..3].iter().map(|s| s.file).collect();
+        assert_eq!(later_batch.now[..3], indexed);
         let (record, index) = tree_of(dir.path(), later());
-        assert_eq!(record.check(&index), TreeCheck::Unchanged);
+        assert!(matches!(record.check(&index), TreeCheck::Unchanged));
 
         // A file added to the folder.
         std::fs::write(dir.path().join("sub/new"), b"n").unwrap();
-        assert_eq!(record.check(&index), TreeCheck::Changed);
+        assert!(matches!(record.check(&index), TreeCheck::Changed));
         // A file removed.
         let (record, index) = tree_of(dir.path(), later());
         std::fs::remove_file(&file).unwrap();
-        assert_eq!(record.check(&index), TreeCheck::Changed);
+        assert!(matches!(record.check(&index), TreeCheck::Changed));
     }
 }

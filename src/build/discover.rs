@@ -364,7 +364,15 @@ pub fn discover(
     follow_links: bool,
     cook_check: bool,
 ) -> Result<Content> {
-    discover_indexed(root, project, selection, follow_links, cook_check, None, None)
+    discover_indexed(
+        root,
+        project,
+        selection,
+        follow_links,
+        cook_check,
+        None,
+        None,
+    )
 }
 
 /// [`discover`] with the build's file `index`: what it knows unchanged is
@@ -423,7 +431,10 @@ fn scan_stamped(
     let scanned_ns = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos() as i128);
-    let was_listed = listed.is_some();
+    let (indexed, folders) = match listed {
+        Some(Listed { files, folders }) => (Some(files), Some(folders)),
+        None => (None, None),
+    };
     let Walked {
         package_files,
         mut loose_files,
@@ -431,9 +442,9 @@ fn scan_stamped(
         temporaries,
         mut never_ship,
         folders,
-    } = match listed {
-        Some(listed) => walk_listed(root, selection, listed)?,
-        None => walk(root, selection, follow_links)?,
+    } = match (&indexed, folders) {
+        (Some(files), Some(folders)) => walk_listed(root, selection, files, folders)?,
+        _ => walk(root, selection, follow_links)?,
     };
     let (mut packages, mut problems) =
         packages_of(package_files, root, project, selection, &mut never_ship);
@@ -450,7 +461,12 @@ fn scan_stamped(
         .chain(loose_files.iter().map(|f| f.path.clone()))
         .collect();
     let refs: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
-    let mut stamps = super::cache::FileIndex::take(index, &refs)?;
+    let mut stamps = match &indexed {
+        Some(indexed) => indexed.take(&refs)?,
+        None => super::cache::FileIndex::take(index, &refs)?,
+    };
+    let listed = indexed.is_some();
+    drop(indexed);
     drop(refs);
     drop(files);
     problems.extend(take_lfs_pointers(
@@ -462,7 +478,7 @@ fn scan_stamped(
     // A selection that saw only the listed files cannot tell which patterns
     // matched nothing; the last scan, which saw every file, warned of
     // nothing (or would not have been recorded).
-    if !was_listed {
+    if !listed {
         warnings.extend(selection.unused_patterns());
     }
     warnings.extend(temporaries.into_iter().map(|path| {
@@ -647,17 +663,27 @@ fn walk(root: &Path, selection: &Selection, follow_links: bool) -> Result<Walked
 /// (the last scan's, from the build's file index) and the folders those
 /// the last scan walked, still with the stamps it recorded. Each file is
 /// sorted as the walk sorts it.
-fn walk_listed(root: &Path, selection: &Selection, listed: Listed) -> Result<Walked> {
+fn walk_listed(
+    root: &Path,
+    selection: &Selection,
+    files: &super::cache::IndexedFiles,
+    folders: Vec<(PathBuf, crate::publish::FileStamp)>,
+) -> Result<Walked> {
     let mut walked = Walked {
-        folders: listed.folders,
+        folders,
         ..Walked::default()
     };
     let rules = never_ship::Rules::for_root(root);
-    for file in &listed.files {
+    for file in files.paths() {
         let path = Path::new(file);
-        let name = path.file_name().map(|n| n.to_string_lossy()).ok_or_else(|| {
-            Error::internal(format!("the file index lists `{file}`, which is not a file"))
-        })?;
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy())
+            .ok_or_else(|| {
+                Error::internal(format!(
+                    "the file index lists `{file}`, which is not a file"
+                ))
+            })?;
         walked.add_file(root, &rules, selection, path, &name)?;
     }
     walked.group_packages()
@@ -665,10 +691,10 @@ fn walk_listed(root: &Path, selection: &Selection, listed: Listed) -> Result<Wal
 
 /// What a development build knows of its content from the last scan when
 /// no folder changed since (no entry was added, removed or renamed): the
-/// files that scan found (absolute paths, as the file index holds them)
+/// files that scan found, as the file index holds them with their stamps,
 /// and the folders it walked with their stamps.
 pub(crate) struct Listed {
-    pub(crate) files: Vec<String>,
+    pub(crate) files: super::cache::IndexedFiles,
     pub(crate) folders: Vec<(PathBuf, crate::publish::FileStamp)>,
 }
 

@@ -1218,35 +1218,34 @@ fn since_last_scan(
     if tree.config != tree_config(manifest, settings, options) {
         return Since::Unknown;
     }
-    let index = cache.files_path();
-    let check = tree.check(&index);
-    if check == cache::TreeCheck::Unchanged {
-        let current = cache.load_build_record().filter(|record| {
-            record.key == tree.build_key
-                && record.chunks.is_some()
-                && !(options.release && record.extended)
-                && record.matches_disk(&manifest.artifact_paths())
-        });
-        if let Some(record) = current {
-            return Since::Nothing(up_to_date_summary(
-                (tree.packages as usize, tree.loose_files as usize),
-                tree.bytes_in,
-                record,
-                reporter.warnings.load(std::sync::atomic::Ordering::Relaxed),
-                Instant::now(),
-            ));
+    let files = match tree.check(&cache.files_path()) {
+        cache::TreeCheck::Unchanged => {
+            let current = cache.load_build_record().filter(|record| {
+                record.key == tree.build_key
+                    && record.chunks.is_some()
+                    && !(options.release && record.extended)
+                    && record.matches_disk(&manifest.artifact_paths())
+            });
+            match current {
+                Some(record) => {
+                    return Since::Nothing(up_to_date_summary(
+                        (tree.packages as usize, tree.loose_files as usize),
+                        tree.bytes_in,
+                        record,
+                        reporter.warnings.load(std::sync::atomic::Ordering::Relaxed),
+                        Instant::now(),
+                    ))
+                }
+                None => return Since::Unknown,
+            }
         }
-    }
-    if check == cache::TreeCheck::Changed {
-        return Since::Unknown;
-    }
-    match cache::FileIndex::paths(&index, tree.files) {
-        Some(files) => Since::FilesOnly(discover::Listed {
-            files,
-            folders: tree.folder_paths(),
-        }),
-        None => Since::Unknown,
-    }
+        cache::TreeCheck::FilesChanged(files) => files,
+        cache::TreeCheck::Changed => return Since::Unknown,
+    };
+    Since::FilesOnly(discover::Listed {
+        files,
+        folders: tree.folder_paths(),
+    })
 }
 
 /// What a container's chunk bytes depend on besides the packages' own

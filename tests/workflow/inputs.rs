@@ -666,3 +666,77 @@ fn the_no_change_check_sees_edits_new_files_and_damaged_records() {
     let files = unpacked(&repo, "target/Repro_P.pak", &dir.join("added-pak"));
     assert_eq!(files["Proj/Config/Added.ini"], b"[a]\n");
 }
+
+/// When no folder changed since the last scan, a development build takes
+/// the files that scan found from its record instead of listing every
+/// folder: what it builds after edits in place is what a release build
+/// of the same files holds; a pattern that selected only an excluded file
+/// is not taken for one that matched nothing; and a file that became a
+/// Git LFS pointer is still refused.
+#[test]
+fn edits_in_place_under_unchanged_folders_build_what_a_scan_builds() {
+    let Some(corpus) = common::corpus() else {
+        return;
+    };
+    let dir = common::temp_dir("listed");
+    let repo = corpus_mod_with_ini(&corpus, &dir, "[x]\ny=1\n");
+    std::fs::write(repo.join("Cooked/Proj/Config/Skip.ini"), "[s]\n").unwrap();
+    let manifest = repo.join("mod.toml");
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    let text = text.replace(
+        "root = \"Cooked\"",
+        "root = \"Cooked\"\ninclude = [\"Proj/**\", \"**/Skip.ini\"]\nexclude = [\"**/Skip.ini\"]",
+    );
+    std::fs::write(&manifest, text).unwrap();
+    // Folders changed within the last moments are not trusted: let the
+    // new ones settle, so that the next builds find every folder unchanged.
+    std::thread::sleep(std::time::Duration::from_millis(2100));
+    let first = json(&repo, &["build"], 0);
+    assert!(first.codes("warning").is_empty(), "{}", first.stdout);
+    assert!(repo.join("target/.zenpak-cache/Repro_P/tree.bin").is_file());
+
+    edit_keeping_size_and_time(&repo.join(UEXP), |b| {
+        let at = b.len() - 5;
+        b[at] ^= 0x01;
+    });
+    edit_keeping_size_and_time(&repo.join(INI), |b| b[6] = b'2');
+    let edited = json(&repo, &["build"], 0);
+    let done = edited.line_of("build-finished");
+    assert_eq!(done["up_to_date"], false, "{done}");
+    assert_eq!(done["converted"], 1, "{done}");
+    assert_eq!(done["layout"], "extended", "{done}");
+    assert_eq!(
+        done["packages"],
+        first.line_of("build-finished")["packages"]
+    );
+    assert!(edited.codes("warning").is_empty(), "{}", edited.stdout);
+    json(&repo, &["verify", "target/Repro_P.utoc"], 0);
+    let container = unpacked(&repo, "target/Repro_P.utoc", &dir.join("listed-utoc"));
+    let pak = unpacked(&repo, "target/Repro_P.pak", &dir.join("listed-pak"));
+    assert_eq!(pak["Proj/Config/DefaultGame.ini"], b"[x]\ny=2\n");
+    assert!(!pak.contains_key("Proj/Config/Skip.ini"));
+
+    // The same files, scanned and written anew.
+    json(&repo, &["build", "--release"], 0);
+    assert_eq!(
+        unpacked(&repo, "target/Repro_P.utoc", &dir.join("release-utoc")),
+        container
+    );
+    assert_eq!(
+        unpacked(&repo, "target/Repro_P.pak", &dir.join("release-pak")),
+        pak
+    );
+
+    // A file rewritten in place as a Git LFS pointer (its folder unchanged).
+    json(&repo, &["build"], 0);
+    let uexp = repo.join(UEXP);
+    let pointer = crate::rough_edges::lfs_pointer_text(&std::fs::read(&uexp).unwrap());
+    std::fs::write(&uexp, pointer).unwrap();
+    let refused = json(&repo, &["build"], 1);
+    assert_eq!(
+        refused.coded("error", "lfs-pointer").len(),
+        1,
+        "{}",
+        refused.stdout
+    );
+}

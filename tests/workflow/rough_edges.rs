@@ -256,7 +256,7 @@ fn install_checks_the_game_folder_before_building() {
 }
 
 /// The text Git leaves in place of a file kept in LFS until `git lfs pull`.
-fn lfs_pointer_text(bytes: &[u8]) -> String {
+pub(crate) fn lfs_pointer_text(bytes: &[u8]) -> String {
     format!(
         "version https://git-lfs.github.com/spec/v1\noid sha256:{}\nsize {}\n",
         sha256_hex(bytes),
