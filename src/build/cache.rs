@@ -32,7 +32,10 @@
 //! - `tree.bin` ([`TreeRecord`]): every folder the last scan walked with its
 //!   stamp, the stamp of `files.json` and the build key. A development build
 //!   whose folders and files all keep their stamps is up to date without
-//!   walking; a damaged record is a warning and a full scan.
+//!   walking; one whose folders keep theirs (no entry added, removed or
+//!   renamed) but not every file takes the files from `files.json`, stamped
+//!   once ([`IndexedFiles`]), without listing a folder; a damaged record is
+//!   a warning and a full scan.
 //!
 //! A release build (`--release`, `package`) never reads `container.bin`:
 //! its bytes depend on the inputs only. A development build's `.ucas` may
@@ -857,28 +860,35 @@ fn files_unchanged(index: &Path, count: u64) -> Option<usize> {
         return None;
     }
     let mut remaining = count as usize;
-    let (mut names, mut stamps) = (Vec::new(), Vec::new());
-    let mut path = Vec::new();
-    let mut same_before = 0;
-    while remaining > 0 {
-        names.clear();
-        stamps.clear();
-        while names.len() < STAT_BATCH && remaining > 0 {
+    // The next batch is read while this one is stat'ed.
+    let mut read_batch = || -> Option<Vec<(String, crate::publish::FileStamp)>> {
+        let mut batch = Vec::with_capacity(STAT_BATCH.min(remaining));
+        let mut path = Vec::new();
+        while batch.len() < STAT_BATCH && remaining > 0 {
             let entry = read_index_entry(&mut reader, &mut path)?;
-            names.push(String::from_utf8(std::mem::take(&mut path)).ok()?);
-            stamps.push(entry.file);
+            batch.push((String::from_utf8(std::mem::take(&mut path)).ok()?, entry.file));
             remaining -= 1;
         }
-        let paths: Vec<&Path> = names.iter().map(Path::new).collect();
-        let now = crate::publish::FileStamp::of_all(&paths).ok()?;
-        if !now
+        Some(batch)
+    };
+    let mut batch = read_batch()?;
+    let mut same_before = 0;
+    while !batch.is_empty() {
+        let paths: Vec<&Path> = batch.iter().map(|(p, _)| Path::new(p)).collect();
+        let (now, next) = rayon::join(
+            || crate::publish::FileStamp::of_all(&paths).ok(),
+            &mut read_batch,
+        );
+        if !now?
             .iter()
-            .zip(&stamps)
-            .all(|(now, then)| is_same(now, then))
+            .zip(&batch)
+            .all(|(now, (_, then))| is_same(now, then))
         {
             return Some(same_before);
         }
-        same_before += names.len();
+        same_before += batch.len();
+        drop(paths);
+        batch = next?;
     }
     Some(same_before)
 }
