@@ -866,7 +866,10 @@ fn files_unchanged(index: &Path, count: u64) -> Option<usize> {
         let mut path = Vec::new();
         while batch.len() < STAT_BATCH && remaining > 0 {
             let entry = read_index_entry(&mut reader, &mut path)?;
-            batch.push((String::from_utf8(std::mem::take(&mut path)).ok()?, entry.file));
+            batch.push((
+                String::from_utf8(std::mem::take(&mut path)).ok()?,
+                entry.file,
+            ));
             remaining -= 1;
         }
         Some(batch)
@@ -936,6 +939,12 @@ impl IndexedFiles {
             now,
             indexed,
         })
+    }
+
+    /// [`IndexedFiles::read`] of an index whose `count` files were all just
+    /// found unchanged ([`TreeCheck::Unchanged`]): nothing is stat'ed.
+    pub(crate) fn unchanged(index: &Path, count: u64) -> Option<IndexedFiles> {
+        Self::read(index, count, usize::try_from(count).ok()?)
     }
 
     /// The files' paths, sorted.

@@ -1236,7 +1236,12 @@ fn since_last_scan(
                         Instant::now(),
                     ))
                 }
-                None => return Since::Unknown,
+                // Outputs changed, inputs did not: the files just found
+                // unchanged, without listing a folder.
+                None => match cache::IndexedFiles::unchanged(&cache.files_path(), tree.files) {
+                    Some(files) => files,
+                    None => return Since::Unknown,
+                },
             }
         }
         cache::TreeCheck::FilesChanged(files) => files,

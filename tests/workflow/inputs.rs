@@ -727,8 +727,22 @@ fn edits_in_place_under_unchanged_folders_build_what_a_scan_builds() {
         pak
     );
 
-    // A file rewritten in place as a Git LFS pointer (its folder unchanged).
+    // An output removed, no input changed: written again from the same files.
     json(&repo, &["build"], 0);
+    std::fs::remove_file(repo.join("target/Repro_P.pak")).unwrap();
+    let rewritten = json(&repo, &["build"], 0);
+    assert_eq!(rewritten.line_of("build-finished")["up_to_date"], false);
+    assert!(
+        rewritten.codes("warning").is_empty(),
+        "{}",
+        rewritten.stdout
+    );
+    assert_eq!(
+        unpacked(&repo, "target/Repro_P.pak", &dir.join("rewritten-pak")),
+        pak
+    );
+
+    // A file rewritten in place as a Git LFS pointer (its folder unchanged).
     let uexp = repo.join(UEXP);
     let pointer = crate::rough_edges::lfs_pointer_text(&std::fs::read(&uexp).unwrap());
     std::fs::write(&uexp, pointer).unwrap();
