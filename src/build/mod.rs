@@ -842,6 +842,9 @@ fn record(
     (settings, container_record): (Hash, cache::ContainerRecordWriter),
     stale: &[Hash],
 ) -> Result<Vec<ArtifactRecord>> {
+    // The container's tables are gone: their pages go back before the
+    // artifacts are hashed (in pieces of a few MiB).
+    release_freed_memory();
     let mut records = Vec::new();
     for path in artifacts {
         records.push(if *path != written.ucas {

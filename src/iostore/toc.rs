@@ -198,21 +198,33 @@ pub struct CompressionBlock {
 
 impl CompressionBlock {
     pub(crate) fn read(r: &mut Reader) -> Result<Self> {
-        let b = r.array::<12>()?;
+        Ok(Self::from_bytes(&r.array::<12>()?))
+    }
+
+    /// The block from its 12-byte TOC entry.
+    pub(crate) fn from_bytes(b: &[u8; 12]) -> Self {
         let le = |s: &[u8]| s.iter().rev().fold(0u64, |acc, &x| (acc << 8) | x as u64);
-        Ok(CompressionBlock {
+        CompressionBlock {
             offset: le(&b[..5]),
             compressed_size: le(&b[5..8]) as u32,
             uncompressed_size: le(&b[8..11]) as u32,
             method_index: b[11],
-        })
+        }
+    }
+
+    /// Its 12-byte TOC entry (half the block's size in memory: a writer
+    /// keeps its blocks this way).
+    pub(crate) fn to_bytes(&self) -> [u8; 12] {
+        let mut b = [0u8; 12];
+        b[..5].copy_from_slice(&self.offset.to_le_bytes()[..5]);
+        b[5..8].copy_from_slice(&self.compressed_size.to_le_bytes()[..3]);
+        b[8..11].copy_from_slice(&self.uncompressed_size.to_le_bytes()[..3]);
+        b[11] = self.method_index;
+        b
     }
 
     pub(crate) fn write(&self, w: &mut Writer) {
-        w.bytes(&self.offset.to_le_bytes()[..5]);
-        w.bytes(&self.compressed_size.to_le_bytes()[..3]);
-        w.bytes(&self.uncompressed_size.to_le_bytes()[..3]);
-        w.u8(self.method_index);
+        w.bytes(&self.to_bytes());
     }
 
     /// Bytes the engine reads for the block: its compressed size aligned

@@ -65,7 +65,8 @@ use super::directory_index::DirectoryIndex;
 use super::shader_library::{ConvertedLibrary, ShaHash};
 use super::toc::{
     build_perfect_hash_with, container_flags, meta_flags, ChunkMeta, CompressionBlock,
-    IndexSection, OffsetAndLength, Toc, TocHeader, TocSections, MAX_BLOCK_SIZE,
+    IndexSection, OffsetAndLength, Toc, TocHeader, TocSections, COMPRESSED_BLOCK_ENTRY_SIZE,
+    MAX_BLOCK_SIZE,
 };
 use crate::compression::Compression;
 use crate::error::{Error, Result};
@@ -405,10 +406,10 @@ pub struct ContainerBuilder {
     /// The chunks' full paths, one after the other ([`PendingChunk::path`]).
     paths: String,
     chunk_ids: BTreeSet<ChunkId>,
-    package_ids: BTreeSet<u64>,
     /// Hashes of the chunks' lowercased paths ([`Self::is_path_taken`]).
     path_hashes: BTreeSet<u64>,
-    blocks: Vec<CompressionBlock>,
+    /// The compression blocks, each as the TOC stores it (12 bytes).
+    blocks: Vec<[u8; COMPRESSED_BLOCK_ENTRY_SIZE as usize]>,
     methods_used: Vec<Compression>,
     loose_files: usize,
     /// The reused buffer a batch of blocks is read into, so streaming a
@@ -530,7 +531,6 @@ impl ContainerBuilder {
             chunks: Vec::new(),
             paths: String::new(),
             chunk_ids: BTreeSet::new(),
-            package_ids: BTreeSet::new(),
             path_hashes: BTreeSet::new(),
             blocks: Vec::new(),
             methods_used: Vec::new(),
@@ -587,7 +587,7 @@ impl ContainerBuilder {
         path: &str,
     ) -> Result<()> {
         store_entry.export_bundles_size = export_bundle.len() as u64;
-        if self.package_ids.contains(&package_id) {
+        if self.has_package(package_id) {
             return Err(Error::usage(format!(
                 "package id 0x{package_id:016x} ({path}) is added twice"
             )));
@@ -597,7 +597,6 @@ impl ContainerBuilder {
             export_bundle,
             Some(path),
         )?;
-        self.package_ids.insert(package_id);
         self.store.push(package_id, &store_entry);
         Ok(())
     }
@@ -610,7 +609,7 @@ impl ContainerBuilder {
         store_entry: StoreEntry,
         path: &str,
     ) -> Result<()> {
-        if self.package_ids.contains(&package_id) {
+        if self.has_package(package_id) {
             return Err(Error::usage(format!(
                 "package id 0x{package_id:016x} ({path}) is added twice"
             )));
@@ -620,7 +619,6 @@ impl ContainerBuilder {
             pieces,
             Some(path),
         )?;
-        self.package_ids.insert(package_id);
         self.store.push(package_id, &store_entry);
         Ok(())
     }
@@ -810,6 +808,13 @@ impl ContainerBuilder {
         Ok((start, len))
     }
 
+    /// Whether a package of that id is added (its export-bundle chunk is:
+    /// no other chunk has that chunk id).
+    fn has_package(&self, package_id: u64) -> bool {
+        self.chunk_ids
+            .contains(&ChunkId::package_data(package_id, self.engine))
+    }
+
     /// Whether a chunk already has `path` (whose lowercased form hashes to
     /// `hash`). Only the hashes are kept; a match is confirmed against the
     /// paths themselves, so two paths that merely share a hash never clash.
@@ -847,10 +852,13 @@ impl ContainerBuilder {
                 0 => 0,
                 _ => self.method_index(self.options.compression),
             };
-            self.blocks.push(CompressionBlock {
-                method_index,
-                ..block
-            });
+            self.blocks.push(
+                CompressionBlock {
+                    method_index,
+                    ..block
+                }
+                .to_bytes(),
+            );
         }
         self.chunks.push(PendingChunk {
             id,
@@ -907,7 +915,7 @@ impl ContainerBuilder {
         store_entry: StoreEntry,
         path: &str,
     ) -> Result<bool> {
-        if self.package_ids.contains(&package_id) {
+        if self.has_package(package_id) {
             return Err(Error::usage(format!(
                 "package id 0x{package_id:016x} ({path}) is added twice"
             )));
@@ -916,7 +924,6 @@ impl ContainerBuilder {
         if !self.add_chunk_reused(id, length, Some(path))? {
             return Ok(false);
         }
-        self.package_ids.insert(package_id);
         self.store.push(package_id, &store_entry);
         Ok(true)
     }
@@ -1033,12 +1040,15 @@ impl ContainerBuilder {
                 }
                 (compressed_size, method_index, StoredPiece::Owned(stored))
             };
-            self.blocks.push(CompressionBlock {
-                offset: self.ucas_position,
-                compressed_size: compressed_size as u32,
-                uncompressed_size: block.len() as u32,
-                method_index,
-            });
+            self.blocks.push(
+                CompressionBlock {
+                    offset: self.ucas_position,
+                    compressed_size: compressed_size as u32,
+                    uncompressed_size: block.len() as u32,
+                    method_index,
+                }
+                .to_bytes(),
+            );
             self.ucas_position += match &piece {
                 StoredPiece::Range(r) => r.len(),
                 StoredPiece::Owned(bytes) => bytes.len(),
@@ -1106,7 +1116,6 @@ impl ContainerBuilder {
         // Every chunk but the header's is added (whose id is new, and path
         // none): what checked them goes before the TOC is made.
         self.chunk_ids = BTreeSet::new();
-        self.package_ids = BTreeSet::new();
         self.path_hashes = BTreeSet::new();
         // The engine lists packages by id (`CreateContainerHeader` sorts its
         // store entries with `Algo::Sort` on the package id); ids are
@@ -1180,7 +1189,11 @@ impl ContainerBuilder {
         let uncompressed_bytes = chunks.iter().map(|c| c.offset.length).sum();
 
         let mut flags = container_flags::INDEXED;
-        if self.blocks.iter().any(|b| b.method_index != 0) {
+        if self
+            .blocks
+            .iter()
+            .any(|b| CompressionBlock::from_bytes(b).method_index != 0)
+        {
             flags |= container_flags::COMPRESSED;
         }
         if self.options.aes_key.is_some() {
@@ -1214,7 +1227,7 @@ impl ContainerBuilder {
             offsets: in_order().map(|c| c.offset),
             perfect_hash_seeds: &seeds,
             chunks_without_perfect_hash: &overflow,
-            blocks: self.blocks.iter().copied(),
+            blocks: self.blocks.iter().map(CompressionBlock::from_bytes),
             compression_methods: self.methods_used.iter().map(|m| m.engine_name()),
             directory_index,
             metas: in_order().map(|c| c.meta),
