@@ -358,6 +358,20 @@ impl Writer {
     pub fn guid(&mut self, g: &[u8; 16]) {
         self.bytes(g);
     }
+    /// Writes what is buffered to `out` once it holds `at_least` bytes,
+    /// and empties the buffer (its capacity stays, for the next batch):
+    /// how a large structure is streamed through one small buffer.
+    pub(crate) fn drain_to(
+        &mut self,
+        out: &mut impl std::io::Write,
+        at_least: usize,
+    ) -> std::io::Result<()> {
+        if self.buf.len() >= at_least {
+            out.write_all(&self.buf)?;
+            self.buf.clear();
+        }
+        Ok(())
+    }
     pub(crate) fn patch_i32(&mut self, pos: usize, v: i32) {
         self.buf[pos..pos + 4].copy_from_slice(&v.to_le_bytes());
     }

@@ -499,8 +499,8 @@ fn fingerprint(
     let content = &*content;
     // Packages' files first (each package's as one run), then the loose
     // files: their paths made for this step only.
-    let paths: Vec<std::path::PathBuf> = content.files().collect();
-    let all_files: Vec<&Path> = paths.iter().map(|p| p.as_path()).collect();
+    let paths = PathArena::of(content.files(), content.file_count());
+    let all_files = paths.paths();
     let loose_start = all_files.len() - content.loose_files.len();
     let index_path = cache.files_path();
     let trusted_index = (trust == Trust::Stamps).then_some(index_path.as_path());
@@ -536,6 +536,41 @@ fn fingerprint(
         bytes_in: files.stamps.iter().map(|s| s.file.size).sum(),
         loose_hashes: files.stamps[loose_start..].iter().map(|s| s.hash).collect(),
     })
+}
+
+/// Paths kept one after another in one buffer: the fingerprint's list of
+/// every input (206,819 paths at 100,000 packages) costs the paths' bytes
+/// and an end each, where a `PathBuf` each would add an allocation each.
+struct PathArena {
+    bytes: Vec<u8>,
+    ends: Vec<usize>,
+}
+
+impl PathArena {
+    fn of(paths: impl Iterator<Item = std::path::PathBuf>, count: usize) -> Self {
+        let (mut bytes, mut ends) = (Vec::new(), Vec::with_capacity(count));
+        for path in paths {
+            bytes.extend_from_slice(path.as_os_str().as_encoded_bytes());
+            ends.push(bytes.len());
+        }
+        bytes.shrink_to_fit();
+        PathArena { bytes, ends }
+    }
+
+    /// The paths, in the order given.
+    fn paths(&self) -> Vec<&Path> {
+        let mut start = 0;
+        self.ends
+            .iter()
+            .map(|&end| {
+                let bytes = &self.bytes[start..end];
+                start = end;
+                // SAFETY: `bytes` are exactly the bytes `as_encoded_bytes`
+                // gave for one path in `of`, copied unchanged.
+                Path::new(unsafe { std::ffi::OsStr::from_encoded_bytes_unchecked(bytes) })
+            })
+            .collect()
+    }
 }
 
 /// What [`convert_and_write`] did.
@@ -814,6 +849,9 @@ fn record(
     (settings, container_record): (Hash, cache::ContainerRecordWriter),
     stale: &[Hash],
 ) -> Result<Vec<ArtifactRecord>> {
+    // The container's tables are gone: their pages go back before the
+    // artifacts are hashed (in pieces of a few MiB).
+    release_freed_memory();
     let mut records = Vec::new();
     for path in artifacts {
         records.push(if *path != written.ucas {

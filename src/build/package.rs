@@ -16,7 +16,7 @@ use crate::build::discover::{LooseFile, PackageFileKind, PackageSource};
 use crate::error::{Error, Result};
 use crate::fixups::Profile;
 use crate::iostore::chunk::ChunkType;
-use crate::iostore::container_header::StoreEntry;
+use crate::iostore::container_header::{StoreEntry, StoreEntryArena};
 use crate::iostore::{
     ChunkPiece, ContainerBuilder, ContainerOptions, PreviousContainer, WrittenContainer,
 };
@@ -934,7 +934,7 @@ impl ContainerWriter {
             self.builder.add_localized_package(id, &culture, &source);
         }
         if !self.builder.engine().is_ue5() {
-            assign_load_order(&mut self.builder.header_mut().packages);
+            assign_load_order(self.builder.store_entries_mut());
         }
         self.builder.finish()
     }
@@ -949,28 +949,25 @@ pub(crate) const MAX_DEAD_FRACTION: u64 = 4;
 /// they import. Numbers the container's packages in that order (a depth-first
 /// post-order over imports, starting from each package in container order);
 /// imports from outside the container are the game's and need no number.
-fn assign_load_order(packages: &mut [(u64, StoreEntry)]) {
-    let index: std::collections::BTreeMap<u64, usize> = packages
-        .iter()
-        .enumerate()
-        .map(|(i, (id, _))| (*id, i))
-        .collect();
-    let mut order = vec![None; packages.len()];
+fn assign_load_order(packages: &mut StoreEntryArena) {
+    let count = packages.len();
+    let index: std::collections::BTreeMap<u64, usize> =
+        (0..count).map(|i| (packages.id(i), i)).collect();
+    let mut order = vec![None; count];
     let mut next = 0u32;
-    for root in 0..packages.len() {
+    for root in 0..count {
         // Iterative DFS: (package, next import to look at). Cycles are cut where they close.
         let mut stack = vec![(root, 0usize)];
-        let mut on_stack = vec![false; packages.len()];
+        let mut on_stack = vec![false; count];
         on_stack[root] = true;
         while let Some((current, import)) = stack.pop() {
             if order[current].is_some() {
                 continue;
             }
-            let imports = &packages[current].1.imported_packages;
-            match imports.get(import) {
+            match packages.imports(current).nth(import) {
                 Some(id) => {
                     stack.push((current, import + 1));
-                    if let Some(&child) = index.get(id) {
+                    if let Some(&child) = index.get(&id) {
                         if order[child].is_none() && !on_stack[child] {
                             on_stack[child] = true;
                             stack.push((child, 0));
@@ -984,8 +981,8 @@ fn assign_load_order(packages: &mut [(u64, StoreEntry)]) {
             }
         }
     }
-    for ((_, entry), load_order) in packages.iter_mut().zip(order) {
-        entry.load_order = load_order.unwrap_or(0);
+    for (i, load_order) in order.into_iter().enumerate() {
+        packages.set_load_order(i, load_order.unwrap_or(0));
     }
 }
 
@@ -1003,14 +1000,14 @@ mod tests {
     #[test]
     fn ue4_load_order_puts_imports_first() {
         // 10 imports 30 (and a game package 99), 30 imports 20; 40 and 20 import each other.
-        let mut packages = vec![
+        let mut packages = StoreEntryArena::of(&[
             (10, entry(&[30, 99])),
             (20, entry(&[40])),
             (30, entry(&[20])),
             (40, entry(&[20])),
-        ];
+        ]);
         assign_load_order(&mut packages);
-        let order: Vec<u32> = packages.iter().map(|(_, e)| e.load_order).collect();
+        let order: Vec<u32> = (0..4).map(|i| packages.fixed(i).load_order).collect();
         assert_eq!(order, [3, 1, 2, 0]);
         let mut seen: Vec<u32> = order.clone();
         seen.sort();

@@ -373,6 +373,12 @@ impl ContainerHeader {
 
     /// Serializes the header chunk.
     pub fn write(&self) -> Result<Vec<u8>> {
+        self.write_with(&StoreEntryArena::of(&self.packages))
+    }
+
+    /// Serializes the header chunk with the packages and store entries of
+    /// `store` (in its order) instead of [`ContainerHeader::packages`].
+    pub(crate) fn write_with(&self, store: &StoreEntryArena) -> Result<Vec<u8>> {
         let version = self.version;
         let mut w = Writer::new();
         if version.has_magic() {
@@ -380,7 +386,7 @@ impl ContainerHeader {
             w.i32(version as i32);
         }
         w.u64(self.container_id);
-        self.write_packages(&mut w)?;
+        self.write_packages(&mut w, store)?;
         if version.has_magic() {
             self.write_ue5_tables(&mut w)?;
         } else {
@@ -393,9 +399,9 @@ impl ContainerHeader {
         Ok(w.into_inner())
     }
 
-    fn write_packages(&self, w: &mut Writer) -> Result<()> {
+    fn write_packages(&self, w: &mut Writer, store: &StoreEntryArena) -> Result<()> {
         if self.version.has_package_count() {
-            w.u32(self.packages.len() as u32);
+            w.u32(store.len() as u32);
         }
         if self.version.has_legacy_names() {
             w.u32(self.legacy_names.len() as u32);
@@ -403,17 +409,14 @@ impl ContainerHeader {
             w.u32(self.legacy_name_hashes.len() as u32);
             w.bytes(&self.legacy_name_hashes);
         }
-        w.u32(self.packages.len() as u32);
-        for (id, _) in &self.packages {
-            w.u64(*id);
+        w.u32(store.len() as u32);
+        for i in 0..store.len() {
+            w.u64(store.id(i));
         }
         let layout = self
             .shader_map_hash_layout
             .unwrap_or(ShaderMapHashLayout::Sha1);
-        let store = write_store_entries(self.version, layout, &self.packages)?;
-        w.u32(store.len() as u32);
-        w.bytes(&store);
-        Ok(())
+        write_store_entries(w, self.version, layout, store)
     }
 
     fn write_ue5_tables(&self, w: &mut Writer) -> Result<()> {
@@ -740,76 +743,284 @@ fn read_array_view<'a>(r: &mut Reader<'a>, view: usize, element_size: usize) -> 
     Ok(&r.data()[start..start + len])
 }
 
-/// Writes the store entry buffer as the engine lays it out: all fixed
-/// entries first, then each entry's imported packages followed by its
-/// shader map hashes (elements of `layout`), in entry order. An empty array
-/// has offset 0. An 8-byte layout refuses a hash that does not fit 8 bytes.
+/// Store entries kept encoded, one after another in one byte arena: what a
+/// container being built holds per package (100,000 of them for a big mod)
+/// without a heap allocation per entry and per array. A record is the
+/// fixed fields (bundle size u64, load order u32, export count i32, export
+/// bundle count i32), the imported package ids (count u32, then u64 each)
+/// and the shader map hashes (count u32, then 20 bytes each).
+#[derive(Debug, Default, Clone)]
+pub(crate) struct StoreEntryArena {
+    /// Each package's id and where its record starts in `bytes`.
+    index: Vec<(u64, usize)>,
+    bytes: Vec<u8>,
+}
+
+/// Bytes of a record's fixed fields, up to its import count.
+const FIXED_RECORD: usize = 8 + 4 + 4 + 4;
+
+impl StoreEntryArena {
+    pub(crate) fn of(packages: &[(u64, StoreEntry)]) -> Self {
+        let mut arena = StoreEntryArena::default();
+        arena.reserve(packages.len());
+        for (id, entry) in packages {
+            arena.push(*id, entry);
+        }
+        arena
+    }
+
+    pub(crate) fn reserve(&mut self, packages: usize) {
+        self.index.reserve(packages);
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.index.len()
+    }
+
+    pub(crate) fn push(&mut self, id: u64, entry: &StoreEntry) {
+        self.push_parts(
+            id,
+            entry,
+            entry.imported_packages.iter().copied(),
+            &entry.shader_map_hashes,
+        );
+    }
+
+    fn push_parts(
+        &mut self,
+        id: u64,
+        fixed: &StoreEntry,
+        imports: impl ExactSizeIterator<Item = u64>,
+        hashes: &[[u8; 20]],
+    ) {
+        self.index.push((id, self.bytes.len()));
+        let b = &mut self.bytes;
+        b.extend_from_slice(&fixed.export_bundles_size.to_le_bytes());
+        b.extend_from_slice(&fixed.load_order.to_le_bytes());
+        b.extend_from_slice(&fixed.export_count.to_le_bytes());
+        b.extend_from_slice(&fixed.export_bundle_count.to_le_bytes());
+        b.extend_from_slice(&(imports.len() as u32).to_le_bytes());
+        for import in imports {
+            b.extend_from_slice(&import.to_le_bytes());
+        }
+        b.extend_from_slice(&(hashes.len() as u32).to_le_bytes());
+        for hash in hashes {
+            b.extend_from_slice(hash);
+        }
+    }
+
+    pub(crate) fn id(&self, i: usize) -> u64 {
+        self.index[i].0
+    }
+
+    fn u32_at(&self, at: usize) -> u32 {
+        u32::from_le_bytes(self.bytes[at..at + 4].try_into().unwrap())
+    }
+
+    /// Entry `i`'s fixed fields (its arrays left empty).
+    pub(crate) fn fixed(&self, i: usize) -> StoreEntry {
+        let at = self.index[i].1;
+        let field = |o: usize| <[u8; 4]>::try_from(&self.bytes[at + o..at + o + 4]).unwrap();
+        StoreEntry {
+            export_bundles_size: u64::from_le_bytes(self.bytes[at..at + 8].try_into().unwrap()),
+            load_order: u32::from_le_bytes(field(8)),
+            export_count: i32::from_le_bytes(field(12)),
+            export_bundle_count: i32::from_le_bytes(field(16)),
+            ..StoreEntry::default()
+        }
+    }
+
+    /// Entry `i`'s imported package ids.
+    pub(crate) fn imports(&self, i: usize) -> impl ExactSizeIterator<Item = u64> + '_ {
+        let at = self.index[i].1 + FIXED_RECORD;
+        let n = self.u32_at(at) as usize;
+        self.bytes[at + 4..at + 4 + n * 8]
+            .chunks_exact(8)
+            .map(|b| u64::from_le_bytes(b.try_into().unwrap()))
+    }
+
+    /// Entry `i`'s shader map hashes.
+    fn hashes(&self, i: usize) -> impl ExactSizeIterator<Item = &[u8; 20]> + '_ {
+        let at = self.index[i].1 + FIXED_RECORD;
+        let at = at + 4 + self.u32_at(at) as usize * 8;
+        let n = self.u32_at(at) as usize;
+        self.bytes[at + 4..at + 4 + n * 20]
+            .chunks_exact(20)
+            .map(|b| b.try_into().unwrap())
+    }
+
+    pub(crate) fn set_load_order(&mut self, i: usize, load_order: u32) {
+        let at = self.index[i].1 + 8;
+        self.bytes[at..at + 4].copy_from_slice(&load_order.to_le_bytes());
+    }
+
+    /// Orders the entries by package id (ids are unique).
+    pub(crate) fn sort_by_id(&mut self) {
+        self.index.sort_unstable_by_key(|&(id, _)| id);
+    }
+
+    /// The arena with each entry's shader map hashes replaced by those
+    /// `maps` gives for its package id, where it gives any; same order.
+    pub(crate) fn with_shader_maps<'m, M>(&self, maps: impl Fn(u64) -> Option<M>) -> Self
+    where
+        M: Iterator<Item = &'m [u8; 20]>,
+    {
+        let mut out = StoreEntryArena::default();
+        out.reserve(self.len());
+        out.bytes.reserve(self.bytes.len());
+        let mut hashes = Vec::new();
+        for i in 0..self.len() {
+            let id = self.id(i);
+            hashes.clear();
+            match maps(id) {
+                Some(found) => hashes.extend(found.copied()),
+                None => hashes.extend(self.hashes(i).copied()),
+            }
+            out.push_parts(id, &self.fixed(i), self.imports(i), &hashes);
+        }
+        out
+    }
+}
+
+/// Writes the store entry buffer, its byte length first, as the engine lays
+/// it out: all fixed entries first, then each entry's imported packages
+/// followed by its shader map hashes (elements of `layout`), in entry order.
+/// An empty array has offset 0. An 8-byte layout refuses a hash that does
+/// not fit 8 bytes. The buffer goes straight into `w` (the entries are
+/// walked twice: fixed entries, then arrays), with no copy of its own.
 fn write_store_entries(
+    w: &mut Writer,
     version: ContainerHeaderVersion,
     layout: ShaderMapHashLayout,
-    packages: &[(u64, StoreEntry)],
-) -> Result<Vec<u8>> {
+    store: &StoreEntryArena,
+) -> Result<()> {
     let element_size = layout.element_size();
-    let entries = packages.iter().map(|(_, e)| e);
     let (entry_size, imports_view, shaders_view) = version.store_entry_layout();
-    let count = entries.len();
-    let mut table = Writer::new();
-    let mut arrays = Writer::new();
+    let count = store.len();
     let arrays_start = count * entry_size;
-    let view_offset =
-        |view_pos: usize, array_pos: usize| (arrays_start + array_pos - view_pos) as u32;
-    for (index, entry) in entries.enumerate() {
-        let base = index * entry_size;
-        if version.has_store_sizes() {
-            table.u64(entry.export_bundles_size);
-        }
-        if version.has_export_info() {
-            table.i32(entry.export_count);
-            table.i32(entry.export_bundle_count);
-        }
-        if version.has_store_sizes() {
-            table.u32(entry.load_order);
-            table.u32(0);
-        }
-        let imports = &entry.imported_packages;
-        table.u32(imports.len() as u32);
-        table.u32(if imports.is_empty() {
-            0
-        } else {
-            view_offset(base + imports_view, arrays.pos())
-        });
-        for id in imports {
-            arrays.u64(*id);
-        }
-        if let Some(view) = shaders_view {
-            let hashes = &entry.shader_map_hashes;
-            table.u32(hashes.len() as u32);
-            table.u32(if hashes.is_empty() {
-                0
-            } else {
-                view_offset(base + view, arrays.pos())
-            });
-            for h in hashes {
+    let mut arrays_len = 0usize;
+    for i in 0..count {
+        arrays_len += store.imports(i).len() * 8;
+        if shaders_view.is_some() {
+            for h in store.hashes(i) {
                 if h[element_size..].iter().any(|&b| b != 0) {
                     return Err(Error::usage(format!(
                         "package {:016x}: shader map hash {} does not fit the {element_size}-byte \
                          shader map hashes of this engine's container header (UE 5.8 stores 8 bytes)",
-                        packages[index].0,
+                        store.id(i),
                         crate::hash::hex(h)
                     )));
                 }
-                arrays.bytes(&h[..element_size]);
+            }
+            arrays_len += store.hashes(i).len() * element_size;
+        }
+    }
+    let total = u32::try_from(arrays_start + arrays_len).map_err(|_| {
+        Error::usage("the container header's store entries must stay below 4 GiB; split the mod into several containers")
+    })?;
+    w.u32(total);
+    // Offsets are relative to the view's own place in the fixed entry.
+    let view_offset =
+        |view_pos: usize, array_pos: usize| (arrays_start + array_pos - view_pos) as u32;
+    let mut array_pos = 0usize;
+    for index in 0..count {
+        let base = index * entry_size;
+        let entry = store.fixed(index);
+        if version.has_store_sizes() {
+            w.u64(entry.export_bundles_size);
+        }
+        if version.has_export_info() {
+            w.i32(entry.export_count);
+            w.i32(entry.export_bundle_count);
+        }
+        if version.has_store_sizes() {
+            w.u32(entry.load_order);
+            w.u32(0);
+        }
+        let imports = store.imports(index).len();
+        w.u32(imports as u32);
+        w.u32(if imports == 0 {
+            0
+        } else {
+            view_offset(base + imports_view, array_pos)
+        });
+        array_pos += imports * 8;
+        if let Some(view) = shaders_view {
+            let hashes = store.hashes(index).len();
+            w.u32(hashes as u32);
+            w.u32(if hashes == 0 {
+                0
+            } else {
+                view_offset(base + view, array_pos)
+            });
+            array_pos += hashes * element_size;
+        }
+    }
+    for index in 0..count {
+        for id in store.imports(index) {
+            w.u64(id);
+        }
+        if shaders_view.is_some() {
+            for h in store.hashes(index) {
+                w.bytes(&h[..element_size]);
             }
         }
     }
-    let mut out = table.into_inner();
-    out.extend_from_slice(arrays.as_slice());
-    Ok(out)
+    Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn store_entries_kept_encoded_give_back_each_field_and_take_new_shader_maps() {
+        let entries = [
+            (
+                9,
+                StoreEntry {
+                    export_bundles_size: 1 << 40,
+                    load_order: 3,
+                    export_count: -2,
+                    export_bundle_count: 4,
+                    imported_packages: vec![1, u64::MAX],
+                    shader_map_hashes: vec![[7; 20]],
+                },
+            ),
+            (2, StoreEntry::default()),
+            (
+                5,
+                StoreEntry {
+                    imported_packages: vec![9],
+                    shader_map_hashes: vec![[1; 20], [2; 20]],
+                    ..StoreEntry::default()
+                },
+            ),
+        ];
+        let decode = |arena: &StoreEntryArena, i: usize| {
+            let mut entry = arena.fixed(i);
+            entry.imported_packages = arena.imports(i).collect();
+            entry.shader_map_hashes = arena.hashes(i).copied().collect();
+            (arena.id(i), entry)
+        };
+        let mut arena = StoreEntryArena::of(&entries);
+        assert_eq!(arena.len(), 3);
+        for (i, expected) in entries.iter().enumerate() {
+            assert_eq!(&decode(&arena, i), expected);
+        }
+        arena.set_load_order(1, 77);
+        assert_eq!(arena.fixed(1).load_order, 77);
+        arena.sort_by_id();
+        assert_eq!((0..3).map(|i| arena.id(i)).collect::<Vec<_>>(), [2, 5, 9]);
+        let maps = [[3u8; 20], [4; 20]];
+        let replaced = arena.with_shader_maps(|id| (id == 9).then(|| maps.iter()));
+        let (_, nine) = decode(&replaced, 2);
+        assert_eq!(nine.shader_map_hashes, maps);
+        assert_eq!(nine.imported_packages, [1, u64::MAX]);
+        assert_eq!(nine.export_bundles_size, 1 << 40);
+        assert_eq!(decode(&replaced, 1), decode(&arena, 1));
+        assert_eq!(decode(&replaced, 0).1.load_order, 77);
+    }
 
     #[test]
     fn every_version_round_trips() {

@@ -153,7 +153,19 @@ impl DirectoryIndex {
     }
 
     pub fn write(&self) -> Vec<u8> {
-        let mut w = Writer::new();
+        let mut out = Vec::new();
+        match self.write_to(&mut out) {
+            Ok(()) => out,
+            // Writing to memory does not fail.
+            Err(e) => unreachable!("writing a directory index to memory: {e}"),
+        }
+    }
+
+    /// Streams the encoded index to `out` through a small buffer (the index
+    /// of a container of 100,000 packages is about 10 MB).
+    pub(crate) fn write_to(&self, out: &mut impl std::io::Write) -> std::io::Result<()> {
+        const BATCH: usize = 64 << 10;
+        let mut w = Writer::with_capacity(BATCH + 1024);
         w.fstring(&self.mount_point);
         w.u32(self.directories.len() as u32);
         for d in &self.directories {
@@ -161,18 +173,41 @@ impl DirectoryIndex {
             w.u32(d.first_child);
             w.u32(d.next_sibling);
             w.u32(d.first_file);
+            w.drain_to(out, BATCH)?;
         }
         w.u32(self.files.len() as u32);
         for f in &self.files {
             w.u32(f.name);
             w.u32(f.next_file);
             w.u32(f.toc_index);
+            w.drain_to(out, BATCH)?;
         }
         w.u32(self.strings.len() as u32);
         for s in &self.strings {
             w.fstring(s);
+            w.drain_to(out, BATCH)?;
         }
-        w.into_inner()
+        w.drain_to(out, 0)
+    }
+
+    /// The length of the encoded index ([`DirectoryIndex::write_to`]), found
+    /// without keeping the bytes.
+    pub(crate) fn encoded_len(&self) -> u64 {
+        struct Count(u64);
+        impl std::io::Write for Count {
+            fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+                self.0 += buf.len() as u64;
+                Ok(buf.len())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let mut count = Count(0);
+        match self.write_to(&mut count) {
+            Ok(()) => count.0,
+            Err(e) => unreachable!("counting bytes does not fail: {e}"),
+        }
     }
 
     /// Parses a (decrypted) directory index. Trailing bytes (AES padding)

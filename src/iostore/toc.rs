@@ -20,6 +20,7 @@
 use serde::Serialize;
 
 use super::chunk::ChunkId;
+use super::directory_index::DirectoryIndex;
 use crate::binary::{Reader, Writer};
 use crate::error::{Context, Result};
 use crate::version::TocVersion;
@@ -197,21 +198,33 @@ pub struct CompressionBlock {
 
 impl CompressionBlock {
     pub(crate) fn read(r: &mut Reader) -> Result<Self> {
-        let b = r.array::<12>()?;
+        Ok(Self::from_bytes(&r.array::<12>()?))
+    }
+
+    /// The block from its 12-byte TOC entry.
+    pub(crate) fn from_bytes(b: &[u8; 12]) -> Self {
         let le = |s: &[u8]| s.iter().rev().fold(0u64, |acc, &x| (acc << 8) | x as u64);
-        Ok(CompressionBlock {
+        CompressionBlock {
             offset: le(&b[..5]),
             compressed_size: le(&b[5..8]) as u32,
             uncompressed_size: le(&b[8..11]) as u32,
             method_index: b[11],
-        })
+        }
+    }
+
+    /// Its 12-byte TOC entry (half the block's size in memory: a writer
+    /// keeps its blocks this way).
+    pub(crate) fn to_bytes(self) -> [u8; 12] {
+        let mut b = [0u8; 12];
+        b[..5].copy_from_slice(&self.offset.to_le_bytes()[..5]);
+        b[5..8].copy_from_slice(&self.compressed_size.to_le_bytes()[..3]);
+        b[8..11].copy_from_slice(&self.uncompressed_size.to_le_bytes()[..3]);
+        b[11] = self.method_index;
+        b
     }
 
     pub(crate) fn write(&self, w: &mut Writer) {
-        w.bytes(&self.offset.to_le_bytes()[..5]);
-        w.bytes(&self.compressed_size.to_le_bytes()[..3]);
-        w.bytes(&self.uncompressed_size.to_le_bytes()[..3]);
-        w.u8(self.method_index);
+        w.bytes(&self.to_bytes());
     }
 
     /// Bytes the engine reads for the block: its compressed size aligned
@@ -453,38 +466,23 @@ impl Toc {
     }
 
     pub fn write(&self) -> Vec<u8> {
-        let version = self.header.version;
-        let mut w = Writer::new();
-        self.header.write(&mut w);
-        for id in &self.chunk_ids {
-            w.bytes(&id.0);
+        let mut out = Vec::new();
+        let sections = TocSections {
+            header: &self.header,
+            chunk_ids: self.chunk_ids.iter().copied(),
+            offsets: self.offsets.iter().copied(),
+            perfect_hash_seeds: &self.perfect_hash_seeds,
+            chunks_without_perfect_hash: &self.chunks_without_perfect_hash,
+            blocks: self.blocks.iter().copied(),
+            compression_methods: self.compression_methods.iter().map(String::as_str),
+            directory_index: IndexSection::Bytes(&self.directory_index),
+            metas: self.metas.iter().copied(),
+        };
+        match sections.write_to(&mut out) {
+            Ok(()) => out,
+            // Writing to memory does not fail.
+            Err(e) => unreachable!("writing a TOC to memory: {e}"),
         }
-        for o in &self.offsets {
-            o.write(&mut w);
-        }
-        for s in &self.perfect_hash_seeds {
-            w.i32(*s);
-        }
-        for s in &self.chunks_without_perfect_hash {
-            w.i32(*s);
-        }
-        for b in &self.blocks {
-            b.write(&mut w);
-        }
-        for m in &self.compression_methods {
-            let mut name = [0u8; COMPRESSION_METHOD_NAME_LEN as usize];
-            let bytes = m.as_bytes();
-            let n = bytes.len().min(name.len() - 1);
-            name[..n].copy_from_slice(&bytes[..n]);
-            w.bytes(&name);
-        }
-        if self.header.container_flags & container_flags::INDEXED != 0 {
-            w.bytes(&self.directory_index);
-        }
-        for m in &self.metas {
-            m.write(&mut w, version);
-        }
-        w.into_inner()
     }
 
     /// The TOC index of a chunk, looked up as the engine does (perfect hash
@@ -538,6 +536,93 @@ impl Toc {
     }
 }
 
+/// Bytes a streamed TOC section gathers before they are written out.
+const STREAM_BATCH: usize = 64 << 10;
+
+/// The directory index section of [`TocSections`].
+pub(crate) enum IndexSection<'a> {
+    /// As stored (encrypted when the container is).
+    Bytes(&'a [u8]),
+    /// Encoded as it is written ([`DirectoryIndex::write_to`]).
+    Index(&'a DirectoryIndex),
+}
+
+/// A TOC given section by section, each section an iterator over its
+/// entries in TOC order: [`TocSections::write_to`] streams it in file order
+/// through one small buffer, so a container's TOC (13 MB at 100,000
+/// packages) is never held whole, nor are its tables copied. The header's
+/// counts must be the sections' lengths. [`Toc::write`] writes a whole TOC
+/// this way too: the layout has this one home.
+pub(crate) struct TocSections<'a, I, O, B, N, M> {
+    pub(crate) header: &'a TocHeader,
+    pub(crate) chunk_ids: I,
+    pub(crate) offsets: O,
+    pub(crate) perfect_hash_seeds: &'a [i32],
+    pub(crate) chunks_without_perfect_hash: &'a [i32],
+    pub(crate) blocks: B,
+    /// Method names after the implicit `None`.
+    pub(crate) compression_methods: N,
+    /// Written only when the header's flags say the container is indexed.
+    pub(crate) directory_index: IndexSection<'a>,
+    pub(crate) metas: M,
+}
+
+impl<'a, I, O, B, N, M> TocSections<'a, I, O, B, N, M>
+where
+    I: Iterator<Item = ChunkId>,
+    O: Iterator<Item = OffsetAndLength>,
+    B: Iterator<Item = CompressionBlock>,
+    N: Iterator<Item = &'a str>,
+    M: Iterator<Item = ChunkMeta>,
+{
+    pub(crate) fn write_to(self, out: &mut impl std::io::Write) -> std::io::Result<()> {
+        let version = self.header.version;
+        let mut w = Writer::with_capacity(STREAM_BATCH + 64);
+        self.header.write(&mut w);
+        for id in self.chunk_ids {
+            w.bytes(&id.0);
+            w.drain_to(out, STREAM_BATCH)?;
+        }
+        for o in self.offsets {
+            o.write(&mut w);
+            w.drain_to(out, STREAM_BATCH)?;
+        }
+        for s in self
+            .perfect_hash_seeds
+            .iter()
+            .chain(self.chunks_without_perfect_hash)
+        {
+            w.i32(*s);
+            w.drain_to(out, STREAM_BATCH)?;
+        }
+        for b in self.blocks {
+            b.write(&mut w);
+            w.drain_to(out, STREAM_BATCH)?;
+        }
+        for m in self.compression_methods {
+            let mut name = [0u8; COMPRESSION_METHOD_NAME_LEN as usize];
+            let bytes = m.as_bytes();
+            let n = bytes.len().min(name.len() - 1);
+            name[..n].copy_from_slice(&bytes[..n]);
+            w.bytes(&name);
+        }
+        if self.header.container_flags & container_flags::INDEXED != 0 {
+            match self.directory_index {
+                IndexSection::Bytes(bytes) => w.bytes(bytes),
+                IndexSection::Index(index) => {
+                    w.drain_to(out, 0)?;
+                    index.write_to(out)?;
+                }
+            }
+        }
+        for m in self.metas {
+            m.write(&mut w, version);
+            w.drain_to(out, STREAM_BATCH)?;
+        }
+        w.drain_to(out, 0)
+    }
+}
+
 /// `FIoStoreTocResource::HashChunkIdWithSeed`: FNV-style over the 12 id bytes.
 pub(crate) fn hash_chunk_id(seed: i32, id: &ChunkId) -> u64 {
     let mut hash: u64 = if seed != 0 {
@@ -580,26 +665,53 @@ pub struct PerfectHash {
 /// Builds the perfect hash table the way the engine's writer does
 /// (`GeneratePerfectHashes`), so lookups behave identically.
 pub fn build_perfect_hash(ids: &[ChunkId]) -> PerfectHash {
-    let count = ids.len();
+    build_perfect_hash_with(ids.len(), |i| ids[i])
+}
+
+/// [`build_perfect_hash`] over `count` chunks whose ids `id_of` gives, so
+/// the caller's own records need not be copied into a list of ids. The
+/// buckets are one list of chunk indices, bucket after bucket (a few bytes
+/// per chunk, nothing allocated per bucket).
+pub(crate) fn build_perfect_hash_with(
+    count: usize,
+    id_of: impl Fn(usize) -> ChunkId,
+) -> PerfectHash {
     let seed_count = ((count as f64 / 2.0).round() as usize).max(1);
     let mut seeds = vec![0i32; seed_count];
     let mut order = vec![usize::MAX; count];
     let mut free = vec![true; count];
     let mut overflow_chunks: Vec<usize> = Vec::new();
-    let mut buckets: Vec<Vec<usize>> = vec![Vec::new(); seed_count];
-    for (i, id) in ids.iter().enumerate() {
-        buckets[(hash_chunk_id(0, id) % seed_count as u64) as usize].push(i);
+    // Bucket `b` holds members[starts[b]..starts[b + 1]], in chunk order.
+    let bucket_of: Vec<u32> = (0..count)
+        .map(|i| (hash_chunk_id(0, &id_of(i)) % seed_count as u64) as u32)
+        .collect();
+    let mut starts = vec![0u32; seed_count + 1];
+    for &b in &bucket_of {
+        starts[b as usize + 1] += 1;
     }
+    for b in 0..seed_count {
+        starts[b + 1] += starts[b];
+    }
+    let mut members = vec![0u32; count];
+    let mut next = starts[..seed_count].to_vec();
+    for (chunk, &b) in bucket_of.iter().enumerate() {
+        members[next[b as usize] as usize] = chunk as u32;
+        next[b as usize] += 1;
+    }
+    drop((next, bucket_of));
+    let bucket = |b: u32| &members[starts[b as usize] as usize..starts[b as usize + 1] as usize];
     // Largest buckets first; a stable sort keeps equal sizes in bucket order.
-    buckets.sort_by_key(|b| std::cmp::Reverse(b.len()));
+    let mut buckets: Vec<u32> = (0..seed_count as u32).collect();
+    buckets.sort_by_key(|&b| std::cmp::Reverse(bucket(b).len()));
     let primes = seed_primes();
-    for bucket in buckets.iter().take_while(|b| b.len() > 1) {
-        let bucket_hash = hash_chunk_id(0, &ids[bucket[0]]);
+    for &b in buckets.iter().take_while(|&&b| bucket(b).len() > 1) {
+        let members = bucket(b);
         let mut found = None;
         'primes: for &prime in &primes {
-            let mut used = Vec::with_capacity(bucket.len());
-            for &chunk in bucket {
-                let slot = (hash_chunk_id(prime as i32, &ids[chunk]) % count as u64) as usize;
+            let mut used = Vec::with_capacity(members.len());
+            for &chunk in members {
+                let id = id_of(chunk as usize);
+                let slot = (hash_chunk_id(prime as i32, &id) % count as u64) as usize;
                 if !free[slot] || used.contains(&slot) {
                     continue 'primes;
                 }
@@ -610,26 +722,23 @@ pub fn build_perfect_hash(ids: &[ChunkId]) -> PerfectHash {
         }
         match found {
             Some((prime, slots)) => {
-                seeds[(bucket_hash % seed_count as u64) as usize] = prime as i32;
-                for (&chunk, slot) in bucket.iter().zip(slots) {
+                seeds[b as usize] = prime as i32;
+                for (&chunk, slot) in members.iter().zip(slots) {
                     free[slot] = false;
-                    order[slot] = chunk;
+                    order[slot] = chunk as usize;
                 }
             }
             None => {
-                seeds[(bucket_hash % seed_count as u64) as usize] =
-                    -(overflow_chunks.len() as i32) - count as i32 - 1;
-                overflow_chunks.extend_from_slice(bucket);
+                seeds[b as usize] = -(overflow_chunks.len() as i32) - count as i32 - 1;
+                overflow_chunks.extend(members.iter().map(|&c| c as usize));
             }
         }
     }
     let mut free_slots = (0..count).filter(|&s| free[s]);
-    for bucket in buckets.iter().filter(|b| b.len() == 1) {
+    for &b in buckets.iter().filter(|&&b| bucket(b).len() == 1) {
         let slot = free_slots.next().unwrap_or(0);
-        let chunk = bucket[0];
-        let bucket_hash = hash_chunk_id(0, &ids[chunk]);
-        seeds[(bucket_hash % seed_count as u64) as usize] = -(slot as i32) - 1;
-        order[slot] = chunk;
+        seeds[b as usize] = -(slot as i32) - 1;
+        order[slot] = bucket(b)[0] as usize;
     }
     let mut overflow = Vec::with_capacity(overflow_chunks.len());
     for chunk in overflow_chunks {
@@ -722,6 +831,126 @@ mod tests {
             let bytes = toc.write();
             assert_eq!(Toc::read(&bytes).unwrap(), toc);
         }
+    }
+
+    /// BLAKE3 of a perfect hash's order, seeds and overflow slots.
+    fn digest(ph: &PerfectHash) -> String {
+        let mut hasher = blake3::Hasher::new();
+        for &i in &ph.order {
+            hasher.update(&(i as u64).to_le_bytes());
+        }
+        for &s in ph.seeds.iter().chain(&ph.overflow) {
+            hasher.update(&s.to_le_bytes());
+        }
+        hasher.finalize().to_hex()[..16].to_string()
+    }
+
+    #[test]
+    fn the_compact_perfect_hash_places_every_chunk_where_a_list_per_bucket_does() {
+        // Digests of what the algorithm with a list per bucket (zenpak up
+        // to this change, whose containers match the engine's) gave.
+        let expected = [
+            (1usize, "f62b5aa7b957948d"),
+            (2, "b880cafce2bf4a89"),
+            (3, "1dbce29086c86b98"),
+            (10, "1fdb366c457a6ab4"),
+            (257, "308b84ba9a0463e5"),
+            (2000, "1fe5d687a8c160c1"),
+            (20_000, "c90bde5aaa1bebf8"),
+        ];
+        for (n, digest_then) in expected {
+            let ids: Vec<ChunkId> = (0..n as u64)
+                .map(|i| {
+                    ChunkId::new(
+                        i.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (i % 7),
+                        (i % 3) as u16,
+                        ChunkType::BulkData,
+                        EngineVersion::UE5_3,
+                    )
+                })
+                .collect();
+            assert_eq!(digest(&build_perfect_hash(&ids)), digest_then, "{n} chunks");
+        }
+    }
+
+    #[test]
+    fn a_toc_streamed_with_its_directory_index_is_the_toc_written_whole() {
+        let mut index = DirectoryIndex::new("../../../");
+        for (i, path) in [
+            "Game/Content/A.uasset",
+            "Game/Content/Sub/B.ubulk",
+            "Game/Größe.uasset",
+        ]
+        .iter()
+        .enumerate()
+        {
+            index.add_file(path, i as u32).unwrap();
+        }
+        let encoded = index.write();
+        assert_eq!(index.encoded_len(), encoded.len() as u64);
+        let ids: Vec<ChunkId> = (0..3u64)
+            .map(|i| ChunkId::new(i + 7, 0, ChunkType::ExportBundleData, EngineVersion::UE5_3))
+            .collect();
+        let ph = build_perfect_hash(&ids);
+        let toc = Toc {
+            header: TocHeader {
+                version: TocVersion::PerfectHashWithOverflow,
+                entry_count: 3,
+                compressed_block_entry_count: 2,
+                compression_method_name_count: 1,
+                compression_block_size: 65536,
+                directory_index_size: encoded.len() as u32,
+                partition_count: 1,
+                container_id: 5,
+                encryption_key_guid: [0; 16],
+                container_flags: container_flags::INDEXED | container_flags::COMPRESSED,
+                perfect_hash_seeds_count: ph.seeds.len() as u32,
+                partition_size: u64::MAX,
+                chunks_without_perfect_hash_count: ph.overflow.len() as u32,
+            },
+            chunk_ids: ph.order.iter().map(|&i| ids[i]).collect(),
+            offsets: (0..3)
+                .map(|i| OffsetAndLength {
+                    offset: i * 65536,
+                    length: 100 + i,
+                })
+                .collect(),
+            perfect_hash_seeds: ph.seeds.clone(),
+            chunks_without_perfect_hash: ph.overflow.clone(),
+            blocks: (0..2)
+                .map(|i| CompressionBlock {
+                    offset: i * 4096,
+                    compressed_size: 90,
+                    uncompressed_size: 65536,
+                    method_index: 1,
+                })
+                .collect(),
+            compression_methods: vec!["Oodle".to_string()],
+            directory_index: encoded,
+            metas: (0..3u8)
+                .map(|i| ChunkMeta {
+                    hash: [i; 20],
+                    flags: 0,
+                })
+                .collect(),
+        };
+        let whole = toc.write();
+        let mut streamed = Vec::new();
+        TocSections {
+            header: &toc.header,
+            chunk_ids: toc.chunk_ids.iter().copied(),
+            offsets: toc.offsets.iter().copied(),
+            perfect_hash_seeds: &toc.perfect_hash_seeds,
+            chunks_without_perfect_hash: &toc.chunks_without_perfect_hash,
+            blocks: toc.blocks.iter().copied(),
+            compression_methods: ["Oodle"].into_iter(),
+            directory_index: IndexSection::Index(&index),
+            metas: toc.metas.iter().copied(),
+        }
+        .write_to(&mut streamed)
+        .unwrap();
+        assert_eq!(streamed, whole);
+        assert_eq!(Toc::read(&streamed).unwrap(), toc);
     }
 
     #[test]

@@ -60,12 +60,13 @@ use serde::Serialize;
 use super::chunk::{ChunkHasher, ChunkId, ChunkType};
 
 mod fresh;
-use super::container_header::{ContainerHeader, StoreEntry};
+use super::container_header::{ContainerHeader, StoreEntry, StoreEntryArena};
 use super::directory_index::DirectoryIndex;
 use super::shader_library::{ConvertedLibrary, ShaHash};
 use super::toc::{
-    build_perfect_hash, container_flags, meta_flags, ChunkMeta, CompressionBlock, OffsetAndLength,
-    Toc, TocHeader, MAX_BLOCK_SIZE,
+    build_perfect_hash_with, container_flags, meta_flags, ChunkMeta, CompressionBlock,
+    IndexSection, OffsetAndLength, Toc, TocHeader, TocSections, COMPRESSED_BLOCK_ENTRY_SIZE,
+    MAX_BLOCK_SIZE,
 };
 use crate::compression::Compression;
 use crate::error::{Error, Result};
@@ -398,14 +399,17 @@ pub struct ContainerBuilder {
     uncompressed_position: u64,
     pak: Option<PakWriter>,
     header: ContainerHeader,
+    /// The packages' store entries, encoded, in the order added (the
+    /// header's own list stays empty).
+    store: StoreEntryArena,
     chunks: Vec<PendingChunk>,
     /// The chunks' full paths, one after the other ([`PendingChunk::path`]).
     paths: String,
     chunk_ids: BTreeSet<ChunkId>,
-    package_ids: BTreeSet<u64>,
     /// Hashes of the chunks' lowercased paths ([`Self::is_path_taken`]).
     path_hashes: BTreeSet<u64>,
-    blocks: Vec<CompressionBlock>,
+    /// The compression blocks, each as the TOC stores it (12 bytes).
+    blocks: Vec<[u8; COMPRESSED_BLOCK_ENTRY_SIZE as usize]>,
     methods_used: Vec<Compression>,
     loose_files: usize,
     /// The reused buffer a batch of blocks is read into, so streaming a
@@ -523,10 +527,10 @@ impl ContainerBuilder {
             ucas_position,
             uncompressed_position: 0,
             pak: Some(pak),
+            store: StoreEntryArena::default(),
             chunks: Vec::new(),
             paths: String::new(),
             chunk_ids: BTreeSet::new(),
-            package_ids: BTreeSet::new(),
             path_hashes: BTreeSet::new(),
             blocks: Vec::new(),
             methods_used: Vec::new(),
@@ -548,9 +552,10 @@ impl ContainerBuilder {
         self.engine
     }
 
-    /// The container header, for localized packages and redirects.
-    pub(crate) fn header_mut(&mut self) -> &mut ContainerHeader {
-        &mut self.header
+    /// The packages' store entries, in the order added (UE4 load orders
+    /// are set there once every package is added).
+    pub(crate) fn store_entries_mut(&mut self) -> &mut StoreEntryArena {
+        &mut self.store
     }
 
     /// A path below the paths' root (`options.mount_point`), checked.
@@ -582,7 +587,7 @@ impl ContainerBuilder {
         path: &str,
     ) -> Result<()> {
         store_entry.export_bundles_size = export_bundle.len() as u64;
-        if self.package_ids.contains(&package_id) {
+        if self.has_package(package_id) {
             return Err(Error::usage(format!(
                 "package id 0x{package_id:016x} ({path}) is added twice"
             )));
@@ -592,8 +597,7 @@ impl ContainerBuilder {
             export_bundle,
             Some(path),
         )?;
-        self.package_ids.insert(package_id);
-        self.header.packages.push((package_id, store_entry));
+        self.store.push(package_id, &store_entry);
         Ok(())
     }
 
@@ -605,7 +609,7 @@ impl ContainerBuilder {
         store_entry: StoreEntry,
         path: &str,
     ) -> Result<()> {
-        if self.package_ids.contains(&package_id) {
+        if self.has_package(package_id) {
             return Err(Error::usage(format!(
                 "package id 0x{package_id:016x} ({path}) is added twice"
             )));
@@ -615,8 +619,7 @@ impl ContainerBuilder {
             pieces,
             Some(path),
         )?;
-        self.package_ids.insert(package_id);
-        self.header.packages.push((package_id, store_entry));
+        self.store.push(package_id, &store_entry);
         Ok(())
     }
 
@@ -715,7 +718,7 @@ impl ContainerBuilder {
     /// once at their size instead of growing to up to twice it.
     pub(crate) fn reserve(&mut self, chunks: usize, packages: usize) {
         self.chunks.reserve(chunks);
-        self.header.packages.reserve(packages);
+        self.store.reserve(packages);
     }
 
     /// Adds any chunk, optionally visible by path in the directory index.
@@ -805,6 +808,13 @@ impl ContainerBuilder {
         Ok((start, len))
     }
 
+    /// Whether a package of that id is added (its export-bundle chunk is:
+    /// no other chunk has that chunk id).
+    fn has_package(&self, package_id: u64) -> bool {
+        self.chunk_ids
+            .contains(&ChunkId::package_data(package_id, self.engine))
+    }
+
     /// Whether a chunk already has `path` (whose lowercased form hashes to
     /// `hash`). Only the hashes are kept; a match is confirmed against the
     /// paths themselves, so two paths that merely share a hash never clash.
@@ -842,10 +852,13 @@ impl ContainerBuilder {
                 0 => 0,
                 _ => self.method_index(self.options.compression),
             };
-            self.blocks.push(CompressionBlock {
-                method_index,
-                ..block
-            });
+            self.blocks.push(
+                CompressionBlock {
+                    method_index,
+                    ..block
+                }
+                .to_bytes(),
+            );
         }
         self.chunks.push(PendingChunk {
             id,
@@ -902,7 +915,7 @@ impl ContainerBuilder {
         store_entry: StoreEntry,
         path: &str,
     ) -> Result<bool> {
-        if self.package_ids.contains(&package_id) {
+        if self.has_package(package_id) {
             return Err(Error::usage(format!(
                 "package id 0x{package_id:016x} ({path}) is added twice"
             )));
@@ -911,8 +924,7 @@ impl ContainerBuilder {
         if !self.add_chunk_reused(id, length, Some(path))? {
             return Ok(false);
         }
-        self.package_ids.insert(package_id);
-        self.header.packages.push((package_id, store_entry));
+        self.store.push(package_id, &store_entry);
         Ok(true)
     }
 
@@ -1028,12 +1040,15 @@ impl ContainerBuilder {
                 }
                 (compressed_size, method_index, StoredPiece::Owned(stored))
             };
-            self.blocks.push(CompressionBlock {
-                offset: self.ucas_position,
-                compressed_size: compressed_size as u32,
-                uncompressed_size: block.len() as u32,
-                method_index,
-            });
+            self.blocks.push(
+                CompressionBlock {
+                    offset: self.ucas_position,
+                    compressed_size: compressed_size as u32,
+                    uncompressed_size: block.len() as u32,
+                    method_index,
+                }
+                .to_bytes(),
+            );
             self.ucas_position += match &piece {
                 StoredPiece::Range(r) => r.len(),
                 StoredPiece::Owned(bytes) => bytes.len(),
@@ -1101,25 +1116,25 @@ impl ContainerBuilder {
         // Every chunk but the header's is added (whose id is new, and path
         // none): what checked them goes before the TOC is made.
         self.chunk_ids = BTreeSet::new();
-        self.package_ids = BTreeSet::new();
         self.path_hashes = BTreeSet::new();
         // The engine lists packages by id (`CreateContainerHeader` sorts its
         // store entries with `Algo::Sort` on the package id); ids are
         // unique (a package added twice is refused).
-        self.header.packages.sort_unstable_by_key(|(id, _)| *id);
+        self.store.sort_by_id();
         // Each package's shader maps, sorted (`ProcessShaderLibraries` sorts
         // `ShaderMapHashes`).
-        for (id, entry) in &mut self.header.packages {
-            if let Some(maps) = self.shader_maps.get(id) {
-                entry.shader_map_hashes = maps.iter().copied().collect();
-            }
+        if !self.shader_maps.is_empty() {
+            let maps = std::mem::take(&mut self.shader_maps);
+            self.store = self
+                .store
+                .with_shader_maps(|id| maps.get(&id).map(|m| m.iter()));
         }
         // Localized packages in the same order, by their own id.
         self.localized.sort();
         for (id, culture, source) in std::mem::take(&mut self.localized) {
             self.header.add_localized_package(&culture, &source, id);
         }
-        let header = self.header.write()?;
+        let header = self.header.write_with(&self.store)?;
         self.add_chunk(
             ChunkId::container_header(self.container_id, self.engine),
             &header,
@@ -1127,17 +1142,19 @@ impl ContainerBuilder {
         )?;
         // The store entries are in the header chunk now.
         drop(header);
-        let package_count = self.header.packages.len();
-        self.header.packages = Vec::new();
+        let package_count = self.store.len();
+        self.store = StoreEntryArena::default();
 
         let ucas =
             std::mem::replace(&mut self.ucas, UcasOut::Finished).complete(&self.ucas_write_path)?;
 
+        // The chunks are all added: the previous container's tables are of
+        // no more use.
+        self.previous = None;
         let toc_version = self.engine.toc_version();
         let chunks = std::mem::take(&mut self.chunks);
         let (ordered, seeds, overflow) = if toc_version.has_perfect_hash() {
-            let ids: Vec<ChunkId> = chunks.iter().map(|c| c.id).collect();
-            let ph = build_perfect_hash(&ids);
+            let ph = build_perfect_hash_with(chunks.len(), |i| chunks[i].id);
             (ph.order, ph.seeds, ph.overflow)
         } else {
             ((0..chunks.len()).collect(), Vec::new(), Vec::new())
@@ -1152,68 +1169,79 @@ impl ContainerBuilder {
                 index.add_file(&p[mount_point.len()..], toc_index as u32)?;
             }
         }
+        // The paths are in the directory index now.
         drop(paths);
-        let mut directory_index = index.write();
-        drop(index);
-        // From here each chunk's id, place and hash are copied into the
-        // TOC in its order; the paths are in the directory index.
+        // An encrypted index is sealed whole; a plain one is encoded as it
+        // is written.
+        let sealed = self.options.aes_key.as_ref().map(|key| {
+            let mut bytes = index.write();
+            pad_like_engine(&mut bytes);
+            key.encrypt(&mut bytes);
+            bytes
+        });
+        let (directory_index, directory_index_size) = match &sealed {
+            Some(bytes) => (IndexSection::Bytes(bytes), bytes.len() as u64),
+            None => (IndexSection::Index(&index), index.encoded_len()),
+        };
+        let directory_index_size = u32::try_from(directory_index_size)
+            .map_err(|_| Error::usage("the container's directory index must stay below 4 GiB; split the mod into several containers"))?;
         let chunk_count = chunks.len();
         let uncompressed_bytes = chunks.iter().map(|c| c.offset.length).sum();
-        let chunk_ids = ordered.iter().map(|&i| chunks[i].id).collect();
-        let offsets = ordered.iter().map(|&i| chunks[i].offset).collect();
-        let metas = ordered.iter().map(|&i| chunks[i].meta).collect();
-        drop(chunks);
-        drop(ordered);
-        if let Some(key) = &self.options.aes_key {
-            pad_like_engine(&mut directory_index);
-            key.encrypt(&mut directory_index);
-        }
 
         let mut flags = container_flags::INDEXED;
-        if self.blocks.iter().any(|b| b.method_index != 0) {
+        if self
+            .blocks
+            .iter()
+            .any(|b| CompressionBlock::from_bytes(b).method_index != 0)
+        {
             flags |= container_flags::COMPRESSED;
         }
         if self.options.aes_key.is_some() {
             flags |= container_flags::ENCRYPTED;
         }
-        let toc = Toc {
-            header: TocHeader {
-                version: toc_version,
-                entry_count: chunk_count as u32,
-                compressed_block_entry_count: self.blocks.len() as u32,
-                compression_method_name_count: self.methods_used.len() as u32,
-                compression_block_size: self.options.block_size,
-                directory_index_size: directory_index.len() as u32,
-                partition_count: if toc_version.has_partitions() { 1 } else { 0 },
-                container_id: self.container_id,
-                encryption_key_guid: self.options.encryption_key_guid,
-                container_flags: flags,
-                perfect_hash_seeds_count: seeds.len() as u32,
-                partition_size: if toc_version.has_partitions() {
-                    u64::MAX
-                } else {
-                    0
-                },
-                chunks_without_perfect_hash_count: overflow.len() as u32,
+        let header = TocHeader {
+            version: toc_version,
+            entry_count: chunk_count as u32,
+            compressed_block_entry_count: self.blocks.len() as u32,
+            compression_method_name_count: self.methods_used.len() as u32,
+            compression_block_size: self.options.block_size,
+            directory_index_size,
+            partition_count: if toc_version.has_partitions() { 1 } else { 0 },
+            container_id: self.container_id,
+            encryption_key_guid: self.options.encryption_key_guid,
+            container_flags: flags,
+            perfect_hash_seeds_count: seeds.len() as u32,
+            partition_size: if toc_version.has_partitions() {
+                u64::MAX
+            } else {
+                0
             },
-            chunk_ids,
-            offsets,
-            perfect_hash_seeds: seeds,
-            chunks_without_perfect_hash: overflow,
-            blocks: std::mem::take(&mut self.blocks),
-            compression_methods: self
-                .methods_used
-                .iter()
-                .map(|m| m.engine_name().to_string())
-                .collect(),
-            directory_index,
-            metas,
+            chunks_without_perfect_hash_count: overflow.len() as u32,
         };
-        let toc_bytes = toc.write();
-        drop(toc);
+        // Each chunk's id, place and hash go from its pending record to the
+        // file in TOC order: the TOC is written as it is encoded.
+        let in_order = || ordered.iter().map(|&i| &chunks[i]);
+        let sections = TocSections {
+            header: &header,
+            chunk_ids: in_order().map(|c| c.id),
+            offsets: in_order().map(|c| c.offset),
+            perfect_hash_seeds: &seeds,
+            chunks_without_perfect_hash: &overflow,
+            blocks: self.blocks.iter().map(CompressionBlock::from_bytes),
+            compression_methods: self.methods_used.iter().map(|m| m.engine_name()),
+            directory_index,
+            metas: in_order().map(|c| c.meta),
+        };
         let mut utoc = TempFile::create(&self.utoc_path)?;
-        utoc.write_all(&toc_bytes)
-            .map_err(|e| Error::io(utoc.path(), e))?;
+        let at = utoc.path().to_path_buf();
+        let mut out = BufWriter::with_capacity(1 << 16, &mut utoc);
+        sections
+            .write_to(&mut out)
+            .and_then(|()| out.flush())
+            .map_err(|e| Error::io(&at, e))?;
+        drop(out);
+        drop((index, sealed, chunks, ordered, seeds, overflow));
+        self.blocks = Vec::new();
         let utoc = utoc.stage()?;
 
         self.pak
