@@ -159,6 +159,42 @@ fn join_relative(root: &Path, relative: &str) -> PathBuf {
     path
 }
 
+/// Paths kept one after another in one buffer: the scan's and the
+/// fingerprint's lists of every input (206,819 paths at 100,000 packages)
+/// cost the paths' bytes and an end each, where a `PathBuf` each would add
+/// an allocation each.
+pub(crate) struct PathArena {
+    bytes: Vec<u8>,
+    ends: Vec<usize>,
+}
+
+impl PathArena {
+    pub(crate) fn of(paths: impl Iterator<Item = PathBuf>, count: usize) -> Self {
+        let (mut bytes, mut ends) = (Vec::new(), Vec::with_capacity(count));
+        for path in paths {
+            bytes.extend_from_slice(path.as_os_str().as_encoded_bytes());
+            ends.push(bytes.len());
+        }
+        bytes.shrink_to_fit();
+        PathArena { bytes, ends }
+    }
+
+    /// The paths, in the order given.
+    pub(crate) fn paths(&self) -> Vec<&Path> {
+        let mut start = 0;
+        self.ends
+            .iter()
+            .map(|&end| {
+                let bytes = &self.bytes[start..end];
+                start = end;
+                // SAFETY: `bytes` are exactly the bytes `as_encoded_bytes`
+                // gave for one path in `of`, copied unchanged.
+                Path::new(unsafe { std::ffi::OsStr::from_encoded_bytes_unchecked(bytes) })
+            })
+            .collect()
+    }
+}
+
 /// A file that is not part of a package; it goes into the companion pak.
 #[derive(Debug, Clone)]
 pub struct LooseFile {
@@ -455,12 +491,15 @@ fn scan_stamped(
     problems.extend(case_clashes(root, &packages, &loose_files));
     // The paths are made for the scan and let go after it: the packages
     // keep their paths relative to the root.
-    let files: Vec<PathBuf> = packages
-        .iter()
-        .flat_map(PackageSource::files)
-        .chain(loose_files.iter().map(|f| f.path.clone()))
-        .collect();
-    let refs: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
+    let count = packages.iter().map(PackageSource::file_count).sum::<usize>() + loose_files.len();
+    let files = PathArena::of(
+        packages
+            .iter()
+            .flat_map(PackageSource::files)
+            .chain(loose_files.iter().map(|f| f.path.clone())),
+        count,
+    );
+    let refs = files.paths();
     let mut stamps = match &indexed {
         Some(indexed) => indexed.take(&refs)?,
         None => super::cache::FileIndex::take(index, &refs)?,

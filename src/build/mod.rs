@@ -499,7 +499,7 @@ fn fingerprint(
     let content = &*content;
     // Packages' files first (each package's as one run), then the loose
     // files: their paths made for this step only.
-    let paths = PathArena::of(content.files(), content.file_count());
+    let paths = discover::PathArena::of(content.files(), content.file_count());
     let all_files = paths.paths();
     let loose_start = all_files.len() - content.loose_files.len();
     let index_path = cache.files_path();
@@ -536,41 +536,6 @@ fn fingerprint(
         bytes_in: files.stamps.iter().map(|s| s.file.size).sum(),
         loose_hashes: files.stamps[loose_start..].iter().map(|s| s.hash).collect(),
     })
-}
-
-/// Paths kept one after another in one buffer: the fingerprint's list of
-/// every input (206,819 paths at 100,000 packages) costs the paths' bytes
-/// and an end each, where a `PathBuf` each would add an allocation each.
-struct PathArena {
-    bytes: Vec<u8>,
-    ends: Vec<usize>,
-}
-
-impl PathArena {
-    fn of(paths: impl Iterator<Item = std::path::PathBuf>, count: usize) -> Self {
-        let (mut bytes, mut ends) = (Vec::new(), Vec::with_capacity(count));
-        for path in paths {
-            bytes.extend_from_slice(path.as_os_str().as_encoded_bytes());
-            ends.push(bytes.len());
-        }
-        bytes.shrink_to_fit();
-        PathArena { bytes, ends }
-    }
-
-    /// The paths, in the order given.
-    fn paths(&self) -> Vec<&Path> {
-        let mut start = 0;
-        self.ends
-            .iter()
-            .map(|&end| {
-                let bytes = &self.bytes[start..end];
-                start = end;
-                // SAFETY: `bytes` are exactly the bytes `as_encoded_bytes`
-                // gave for one path in `of`, copied unchanged.
-                Path::new(unsafe { std::ffi::OsStr::from_encoded_bytes_unchecked(bytes) })
-            })
-            .collect()
-    }
 }
 
 /// What [`convert_and_write`] did.
