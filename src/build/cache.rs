@@ -221,7 +221,7 @@ impl FileIndex {
         let indexed = index.map(|index| {
             let keys: Vec<std::borrow::Cow<'_, str>> =
                 paths.iter().map(|p| p.to_string_lossy()).collect();
-            Self::merge(index, &keys, &mut stamps)
+            Self::merge(index, &keys, |i, _, stamp| stamps[i] = *stamp)
         });
         let mut known = Vec::with_capacity(paths.len());
         for (stamp, file) in stamps.iter_mut().zip(now) {
@@ -273,14 +273,15 @@ impl FileIndex {
         })
     }
 
-    /// Fills `stamps[i]` with the indexed stamp of `keys[i]`, walking the
-    /// index (sorted by path) beside the keys in sorted order. Returns the
-    /// number of entries the index holds and how many keys it had. Reading
-    /// stops at the first damaged or out-of-order entry.
+    /// Calls `found(i, at, stamp)` for every `keys[i]` the index holds, as
+    /// its entry `at` with `stamp`, walking the index (sorted by path)
+    /// beside the keys in sorted order. Returns the number of entries the
+    /// index holds and how many keys it had. Reading stops at the first
+    /// damaged or out-of-order entry.
     fn merge(
         index: &Path,
         keys: &[std::borrow::Cow<'_, str>],
-        stamps: &mut [InputStamp],
+        mut found: impl FnMut(usize, usize, &InputStamp),
     ) -> (usize, usize) {
         let Ok(file) = std::fs::File::open(index) else {
             return (0, 0);
@@ -294,7 +295,7 @@ impl FileIndex {
         let (mut path, mut previous) = (Vec::new(), Vec::new());
         let mut entry = None;
         let mut remaining = count;
-        let mut found = 0;
+        let mut matched = 0;
         for i in order {
             let key = keys[i as usize].as_bytes();
             // Advance to the first entry not below the key.
@@ -302,8 +303,8 @@ impl FileIndex {
                 match &entry {
                     Some(stamp) if path.as_slice() >= key => {
                         if path.as_slice() == key {
-                            stamps[i as usize] = *stamp;
-                            found += 1;
+                            found(i as usize, count - remaining - 1, stamp);
+                            matched += 1;
                         }
                         break;
                     }
@@ -317,7 +318,7 @@ impl FileIndex {
                 }
             }
         }
-        (count, found)
+        (count, matched)
     }
 
     /// Writes the index of `paths` with their `stamps` (same order) to `index`.
@@ -905,39 +906,46 @@ fn is_same(now: &crate::publish::FileStamp, then: &crate::publish::FileStamp) ->
     now == then && then.modified_ns != 0
 }
 
-/// The input files the file index lists (sorted by path), each with its
-/// stamp now and what the index recorded: what a scan that lists no folder
-/// takes ([`TreeCheck::FilesChanged`]).
+/// The input files the file index lists, each stamped now: what a scan
+/// that lists no folder takes ([`TreeCheck::FilesChanged`]). Only the
+/// stamps are held (in the index's order); the paths are read from the
+/// index as they are needed.
 #[derive(Debug)]
 pub(crate) struct IndexedFiles {
-    paths: Vec<String>,
+    index: PathBuf,
     now: Vec<crate::publish::FileStamp>,
-    indexed: Vec<InputStamp>,
 }
 
 impl IndexedFiles {
-    /// Reads `index` (exactly `count` entries) and stamps its files, all
-    /// but the first `same_before`, which were just found unchanged.
+    /// Stamps the files `index` lists (exactly `count` entries), a batch at
+    /// a time as it is read, all but the first `same_before`, which were
+    /// just found unchanged (their stamps are the indexed ones).
     fn read(index: &Path, count: u64, same_before: usize) -> Option<IndexedFiles> {
-        let file = std::fs::File::open(index).ok()?;
-        let mut reader = std::io::BufReader::with_capacity(1 << 16, file);
-        if read_index_header(&mut reader).map(|n| n as u64) != Some(count) {
-            return None;
-        }
-        let capacity = usize::try_from(count).ok()?.min(1 << 20);
-        let (mut paths, mut indexed) = (Vec::with_capacity(capacity), Vec::with_capacity(capacity));
-        let mut path = Vec::new();
-        for _ in 0..count {
-            indexed.push(read_index_entry(&mut reader, &mut path)?);
-            paths.push(String::from_utf8(std::mem::take(&mut path)).ok()?);
-        }
-        let rest: Vec<&Path> = paths.get(same_before..)?.iter().map(Path::new).collect();
-        let mut now: Vec<_> = indexed[..same_before].iter().map(|s| s.file).collect();
-        now.extend(crate::publish::FileStamp::of_all(&rest).ok()?);
+        let count = usize::try_from(count).ok()?;
+        let mut now = Vec::with_capacity(count.min(1 << 20));
+        let mut batch: Vec<String> = Vec::new();
+        let stat = |batch: &mut Vec<String>, now: &mut Vec<_>| -> Option<()> {
+            let paths: Vec<&Path> = batch.iter().map(Path::new).collect();
+            now.extend(crate::publish::FileStamp::of_all(&paths).ok()?);
+            batch.clear();
+            Some(())
+        };
+        let whole = read_index(index, count, |at, path, stamp| {
+            if at < same_before {
+                now.push(stamp.file);
+                return Some(());
+            }
+            batch.push(path.to_string());
+            if batch.len() == STAT_BATCH {
+                stat(&mut batch, &mut now)?;
+            }
+            Some(())
+        });
+        whole?;
+        stat(&mut batch, &mut now)?;
         Some(IndexedFiles {
-            paths,
+            index: index.to_path_buf(),
             now,
-            indexed,
         })
     }
 
@@ -947,36 +955,75 @@ impl IndexedFiles {
         Self::read(index, count, usize::try_from(count).ok()?)
     }
 
-    /// The files' paths, sorted.
-    pub(crate) fn paths(&self) -> &[String] {
-        &self.paths
+    /// Calls `each` with every path the index lists, in its order, read as
+    /// a stream.
+    pub(crate) fn for_each_path(&self, mut each: impl FnMut(&str) -> Result<()>) -> Result<()> {
+        let mut failed = None;
+        let whole = read_index(&self.index, self.now.len(), |_, path, _| match each(path) {
+            Ok(()) => Some(()),
+            Err(e) => {
+                failed = Some(e);
+                None
+            }
+        });
+        match (failed, whole) {
+            (Some(e), _) => Err(e),
+            (None, Some(())) => Ok(()),
+            (None, None) => Err(Error::invalid(
+                "the build cache's file index changed while the build read it",
+            )
+            .in_file(&self.index)
+            .with_hint("run the build again")),
+        }
     }
 
-    /// [`FileIndex::take`] of `paths` (each one of these files) from what
-    /// was read and stamped: nothing is stat'ed or read again.
+    /// [`FileIndex::take`] of `paths` (files the index lists) from the
+    /// stamps taken: nothing is stat'ed again.
     pub(crate) fn take(&self, paths: &[&Path]) -> Result<Taken> {
-        let mut stamps = Vec::with_capacity(paths.len());
-        let mut known = Vec::with_capacity(paths.len());
-        for path in paths {
-            let key = path.to_string_lossy();
-            let at = self
-                .paths
-                .binary_search_by(|p| p.as_str().cmp(&key))
-                .map_err(|_| Error::internal(format!("`{key}` is not one of the indexed files")))?;
-            let (now, then) = (self.now[at], &self.indexed[at]);
+        let keys: Vec<std::borrow::Cow<'_, str>> =
+            paths.iter().map(|p| p.to_string_lossy()).collect();
+        let mut stamps = vec![UNKNOWN; paths.len()];
+        let mut known = vec![false; paths.len()];
+        let (count, found) = FileIndex::merge(&self.index, &keys, |i, at, then| {
+            let now = self.now.get(at).copied().unwrap_or(UNKNOWN.file);
             let same = is_same(&now, &then.file);
-            known.push(same);
-            stamps.push(InputStamp {
+            known[i] = same;
+            stamps[i] = InputStamp {
                 file: now,
                 hash: if same { then.hash } else { [0; 32] },
-            });
+            };
+        });
+        if count != self.now.len() || found != paths.len() {
+            // Not the files stamped: stamped again.
+            return FileIndex::take(Some(&self.index), paths);
         }
         Ok(Taken {
             stamps,
             known,
-            indexed: Some((self.paths.len(), paths.len())),
+            indexed: Some((count, found)),
         })
     }
+}
+
+/// Reads `index` as a stream: exactly `count` entries, each given to `each`
+/// with its position, path and stamp, until `each` gives `None`. `None`
+/// when the index is not whole, holds another count, or `each` stopped.
+fn read_index(
+    index: &Path,
+    count: usize,
+    mut each: impl FnMut(usize, &str, &InputStamp) -> Option<()>,
+) -> Option<()> {
+    let file = std::fs::File::open(index).ok()?;
+    let mut reader = std::io::BufReader::with_capacity(1 << 16, file);
+    if read_index_header(&mut reader) != Some(count) {
+        return None;
+    }
+    let mut path = Vec::new();
+    for at in 0..count {
+        let stamp = read_index_entry(&mut reader, &mut path)?;
+        each(at, std::str::from_utf8(&path).ok()?, &stamp)?;
+    }
+    Some(())
 }
 
 /// Marks the container record and its layout; bump when the layout changes.
@@ -1531,7 +1578,14 @@ mod tests {
             .iter()
             .map(|name| sub.join(name).to_str().unwrap().to_string())
             .collect();
-        assert_eq!(listed.paths(), found.as_slice());
+        let mut listed_paths = Vec::new();
+        listed
+            .for_each_path(|p| {
+                listed_paths.push(p.to_string());
+                Ok(())
+            })
+            .unwrap();
+        assert_eq!(listed_paths, found);
         let asked: Vec<PathBuf> = ["e", "c", "a"].iter().map(|n| sub.join(n)).collect();
         let asked: Vec<&Path> = asked.iter().map(PathBuf::as_path).collect();
         let taken = listed.take(&asked).unwrap();
@@ -1548,10 +1602,15 @@ mod tests {
         // The files the check found unchanged before a change are not
         // stat'ed again: their stamps are the indexed ones.
         let later_batch = IndexedFiles::read(&index, record.files, 3).unwrap();
-        assert_eq!(later_batch.paths(), found.as_slice());
         assert_eq!(later_batch.now[3..], listed.now[3..]);
-        let indexed: Vec<_> = later_batch.indexed[..3].iter().map(|s| s.file).collect();
-        assert_eq!(later_batch.now[..3], indexed);
+        let mut indexed = Vec::new();
+        read_index(&index, 5, |_, _, stamp| {
+            indexed.push(stamp.file);
+            Some(())
+        })
+        .unwrap();
+        assert_eq!(later_batch.now[..3], indexed[..3]);
+        assert_ne!(later_batch.now[2], listed.now[2]);
         let (record, index) = tree_of(dir.path(), later());
         assert!(matches!(record.check(&index), TreeCheck::Unchanged));
 

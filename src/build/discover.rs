@@ -491,7 +491,11 @@ fn scan_stamped(
     problems.extend(case_clashes(root, &packages, &loose_files));
     // The paths are made for the scan and let go after it: the packages
     // keep their paths relative to the root.
-    let count = packages.iter().map(PackageSource::file_count).sum::<usize>() + loose_files.len();
+    let count = packages
+        .iter()
+        .map(PackageSource::file_count)
+        .sum::<usize>()
+        + loose_files.len();
     let files = PathArena::of(
         packages
             .iter()
@@ -713,7 +717,7 @@ fn walk_listed(
         ..Walked::default()
     };
     let rules = never_ship::Rules::for_root(root);
-    for file in files.paths() {
+    files.for_each_path(|file| {
         let path = Path::new(file);
         let name = path
             .file_name()
@@ -723,8 +727,8 @@ fn walk_listed(
                     "the file index lists `{file}`, which is not a file"
                 ))
             })?;
-        walked.add_file(root, &rules, selection, path, &name)?;
-    }
+        walked.add_file(root, &rules, selection, path, &name)
+    })?;
     walked.group_packages()
 }
 
