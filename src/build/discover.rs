@@ -60,7 +60,6 @@ impl PackageFileKind {
 
     /// Splits `name` into its stem and kind, or `None` for files that are not part of a package.
     pub(crate) fn classify(name: &str) -> Option<(&str, PackageFileKind)> {
-        let lower = name.to_ascii_lowercase();
         // The longest extension first: `.m.ubulk` also ends with `.ubulk`.
         const SUFFIXES: [(&str, PackageFileKind); 6] = [
             (".m.ubulk", PackageFileKind::MemoryMappedBulk),
@@ -71,9 +70,11 @@ impl PackageFileKind {
             (".uptnl", PackageFileKind::OptionalBulk),
         ];
         SUFFIXES.iter().find_map(|(suffix, kind)| {
-            lower
-                .ends_with(suffix)
-                .then(|| (&name[..name.len() - suffix.len()], *kind))
+            // An ASCII suffix matched byte for byte starts at a character.
+            let stem_len = name.len().checked_sub(suffix.len())?;
+            name.as_bytes()[stem_len..]
+                .eq_ignore_ascii_case(suffix.as_bytes())
+                .then(|| (&name[..stem_len], *kind))
         })
     }
 }
@@ -128,7 +129,9 @@ impl PackageSource {
         let name = self.relative_path.rsplit('/').next().unwrap_or_default();
         let stem_len = PackageFileKind::classify(name).map_or(name.len(), |(s, _)| s.len());
         let stem = &self.relative_path[..self.relative_path.len() - name.len() + stem_len];
-        Some(join_relative(&self.root, &format!("{stem}{extension}")))
+        let mut path = join_relative(&self.root, stem);
+        path.as_mut_os_string().push(extension);
+        Some(path)
     }
 
     /// Every other file of the package, by kind (in kind order).
@@ -151,8 +154,17 @@ impl PackageSource {
 /// `root` joined with a `/`-separated relative path, one component at a
 /// time (so that the separators are the system's).
 fn join_relative(root: &Path, relative: &str) -> PathBuf {
-    let mut path = PathBuf::with_capacity(root.as_os_str().len() + relative.len() + 1);
+    let mut path = PathBuf::with_capacity(root.as_os_str().len() + relative.len() + 16);
     path.push(root);
+    if cfg!(unix)
+        && !relative
+            .split('/')
+            .any(|part| part.is_empty() || part == "..")
+    {
+        // `/` is the separator: one push of the whole path is the same.
+        path.push(relative);
+        return path;
+    }
     for part in relative.split('/') {
         path.push(part);
     }
@@ -1012,6 +1024,18 @@ fn content_warnings(
 }
 
 fn relative_slash_path(root: &Path, path: &Path) -> Result<String> {
+    // Where `/` is the separator and the path is `root/` and plain names
+    // (as walked or indexed), the rest is the answer as it is.
+    if cfg!(unix) {
+        let rest = (path.to_str().zip(root.to_str()))
+            .and_then(|(path, root)| path.strip_prefix(root)?.strip_prefix('/'));
+        if let Some(rest) = rest.filter(|rest| {
+            rest.split('/')
+                .all(|part| !part.is_empty() && part != "." && part != "..")
+        }) {
+            return Ok(rest.to_string());
+        }
+    }
     let relative = path.strip_prefix(root).map_err(|_| {
         Error::internal(format!(
             "{} is not inside {}",
@@ -1074,6 +1098,46 @@ mod tests {
             Some(("a", PackageFileKind::Header))
         );
         assert_eq!(PackageFileKind::classify("a.ini"), None);
+    }
+
+    #[test]
+    fn a_path_inside_the_root_is_made_relative_whatever_its_spelling() {
+        let root = Path::new("/mods/Cooked");
+        for (path, relative) in [
+            (
+                "/mods/Cooked/Game/Content/A.uasset",
+                "Game/Content/A.uasset",
+            ),
+            (
+                "/mods/Cooked/Game/./Content/A.uasset",
+                "Game/Content/A.uasset",
+            ),
+            (
+                "/mods/Cooked//Game/Content/A.uasset",
+                "Game/Content/A.uasset",
+            ),
+            ("/mods/Cooked/Game/Content/", "Game/Content"),
+        ] {
+            assert_eq!(
+                relative_slash_path(root, Path::new(path)).unwrap(),
+                relative
+            );
+            assert_eq!(
+                join_relative(root, relative),
+                root.join(relative),
+                "{relative}"
+            );
+        }
+        assert!(relative_slash_path(root, Path::new("/mods/CookedX/A.uasset")).is_err());
+        assert_eq!(
+            PackageFileKind::classify("Tex.M.UBulk"),
+            Some(("Tex", PackageFileKind::MemoryMappedBulk))
+        );
+        assert_eq!(
+            PackageFileKind::classify("Été.uexp"),
+            Some(("Été", PackageFileKind::Exports))
+        );
+        assert_eq!(PackageFileKind::classify("uexp"), None);
     }
 
     #[test]
