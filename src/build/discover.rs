@@ -175,6 +175,7 @@ fn join_relative(root: &Path, relative: &str) -> PathBuf {
 /// fingerprint's lists of every input (206,819 paths at 100,000 packages)
 /// cost the paths' bytes and an end each, where a `PathBuf` each would add
 /// an allocation each.
+#[derive(Debug, Clone, Default)]
 pub(crate) struct PathArena {
     bytes: Vec<u8>,
     ends: Vec<usize>,
@@ -191,19 +192,31 @@ impl PathArena {
         PathArena { bytes, ends }
     }
 
+    /// How many paths it holds.
+    pub(crate) fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// Path `i`.
+    pub(crate) fn get(&self, i: usize) -> &Path {
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        let bytes = &self.bytes[start..self.ends[i]];
+        // SAFETY: `bytes` are exactly the bytes `as_encoded_bytes` gave for
+        // one path in `of`, copied unchanged.
+        Path::new(unsafe { std::ffi::OsStr::from_encoded_bytes_unchecked(bytes) })
+    }
+
     /// The paths, in the order given.
     pub(crate) fn paths(&self) -> Vec<&Path> {
-        let mut start = 0;
-        self.ends
-            .iter()
-            .map(|&end| {
-                let bytes = &self.bytes[start..end];
-                start = end;
-                // SAFETY: `bytes` are exactly the bytes `as_encoded_bytes`
-                // gave for one path in `of`, copied unchanged.
-                Path::new(unsafe { std::ffi::OsStr::from_encoded_bytes_unchecked(bytes) })
-            })
-            .collect()
+        (0..self.len()).map(|i| self.get(i)).collect()
+    }
+
+    /// Keeps the paths for which `keep` says so, in order.
+    pub(crate) fn retain(&mut self, keep: &[bool]) {
+        let kept = (0..self.len())
+            .filter(|&i| keep.get(i).copied().unwrap_or(true))
+            .map(|i| self.get(i).to_path_buf());
+        *self = PathArena::of(kept.collect::<Vec<_>>().into_iter(), self.len());
     }
 }
 
@@ -231,6 +244,10 @@ pub struct Content {
     /// scan (with what the build's file index knew of them); empty when the
     /// content changed after the scan.
     pub(crate) stamps: super::cache::Taken,
+    /// The paths of [`Content::files`], in that order, made by the scan to
+    /// stamp them and kept for the fingerprint; empty when the content
+    /// changed after the scan.
+    pub(crate) paths: PathArena,
     /// Every folder the scan walked, with its stamp (following links) taken
     /// before its entries were read, and when the scan started (ns since
     /// 1970): for [`super::cache::TreeRecord`].
@@ -523,11 +540,12 @@ fn scan_stamped(
     let listed = indexed.is_some();
     drop(indexed);
     drop(refs);
-    drop(files);
+    let mut paths = files;
     problems.extend(take_lfs_pointers(
         &mut packages,
         &mut loose_files,
         &mut stamps,
+        &mut paths,
     )?);
     let mut warnings = content_warnings(root, project, strays, &packages, &loose_files);
     // A selection that saw only the listed files cannot tell which patterns
@@ -551,6 +569,7 @@ fn scan_stamped(
             never_ship,
             warnings,
             stamps,
+            paths,
             folders,
             scanned_ns,
         },
@@ -561,45 +580,33 @@ fn scan_stamped(
 /// Takes out the packages and loose files of which a file is a Git LFS
 /// pointer (the repository was cloned without `git lfs pull`): each such
 /// file is an `lfs-pointer` error, and what it belongs to is not read further.
-/// `stamps` are the files' stamps (packages' files, then the loose files):
+/// `stamps` and `paths` are the files' stamps and paths (packages' files,
+/// then the loose files):
 /// only a small file the index does not know unchanged is opened (on every
 /// core); those of what is taken out go too.
 fn take_lfs_pointers(
     packages: &mut Vec<PackageSource>,
     loose_files: &mut Vec<LooseFile>,
     stamps: &mut super::cache::Taken,
+    paths: &mut PathArena,
 ) -> Result<Vec<Error>> {
     use crate::sniff::{file_of_len_is_lfs_pointer, lfs_pointer_error};
     use rayon::prelude::*;
-    let small =
-        |i: usize| !stamps.is_known(i) && stamps.stamp(i).size <= crate::sniff::LFS_POINTER_MAX_LEN;
-    // Only the small files' paths are made (each package's files come as
-    // one run, in order).
-    let mut candidates: Vec<(usize, PathBuf)> = Vec::new();
-    let mut at = 0;
-    for package in packages.iter() {
-        for file in package.files() {
-            if small(at) {
-                candidates.push((at, file));
-            }
-            at += 1;
-        }
-    }
-    for file in loose_files.iter() {
-        if small(at) {
-            candidates.push((at, file.path.clone()));
-        }
-        at += 1;
-    }
+    let candidates: Vec<usize> = (0..stamps.len())
+        .filter(|&i| {
+            !stamps.is_known(i) && stamps.stamp(i).size <= crate::sniff::LFS_POINTER_MAX_LEN
+        })
+        .collect();
     let found: Vec<usize> = candidates
         .par_iter()
-        .map(|(i, file)| -> Result<Option<usize>> {
-            Ok(file_of_len_is_lfs_pointer(file, stamps.stamp(*i).size)?.then_some(*i))
+        .map(|&i| -> Result<Option<usize>> {
+            Ok(file_of_len_is_lfs_pointer(paths.get(i), stamps.stamp(i).size)?.then_some(i))
         })
         .collect::<Result<Vec<_>>>()?
         .into_iter()
         .flatten()
         .collect();
+    let at = stamps.len();
     drop(candidates);
     let mut pointer = vec![false; at];
     for i in found {
@@ -634,6 +641,7 @@ fn take_lfs_pointers(
         !pointer[i]
     });
     stamps.retain(&keep);
+    paths.retain(&keep);
     Ok(problems)
 }
 

@@ -465,6 +465,7 @@ fn gather(
     if !manifest.content_paks().is_empty() {
         // The paks' files joined the content: stamped again with them.
         content.stamps = Default::default();
+        content.paths = Default::default();
     }
     Ok((content, clean))
 }
@@ -496,10 +497,14 @@ fn fingerprint(
 ) -> Result<Fingerprint> {
     // The scan's stamps (taken with the index of a development build).
     let taken = std::mem::take(&mut content.stamps);
+    let paths = std::mem::take(&mut content.paths);
     let content = &*content;
     // Packages' files first (each package's as one run), then the loose
-    // files: their paths made for this step only.
-    let paths = discover::PathArena::of(content.files(), content.file_count());
+    // files: the scan's paths, or made for this step only.
+    let paths = match paths.len() == content.file_count() {
+        true => paths,
+        false => discover::PathArena::of(content.files(), content.file_count()),
+    };
     let all_files = paths.paths();
     let loose_start = all_files.len() - content.loose_files.len();
     let index_path = cache.files_path();
