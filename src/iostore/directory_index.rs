@@ -31,7 +31,7 @@ struct FileEntry {
 }
 
 /// A directory index being built or read.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct DirectoryIndex {
     pub(crate) mount_point: String,
     directories: Vec<DirectoryEntry>,
@@ -43,7 +43,24 @@ pub struct DirectoryIndex {
     /// `collided`.
     by_hash: HashMap<u64, u32>,
     collided: BTreeMap<String, u32>,
+    /// The folder the last file was added to, as its path was spelled,
+    /// and its entry: files come sorted by path, so most are added to the
+    /// folder before them without walking its parents' children.
+    last_folder: Option<(String, usize)>,
 }
+
+/// Two indexes are equal when they hold the same entries; the lookup
+/// tables are made from those.
+impl PartialEq for DirectoryIndex {
+    fn eq(&self, other: &Self) -> bool {
+        self.mount_point == other.mount_point
+            && self.directories == other.directories
+            && self.files == other.files
+            && self.strings == other.strings
+    }
+}
+
+impl Eq for DirectoryIndex {}
 
 /// The hash of a name in [`DirectoryIndex::by_hash`] (the same on every run).
 fn name_hash(name: &str) -> u64 {
@@ -67,6 +84,7 @@ impl DirectoryIndex {
             strings: Vec::new(),
             by_hash: HashMap::new(),
             collided: BTreeMap::new(),
+            last_folder: None,
         }
     }
 
@@ -113,8 +131,17 @@ impl DirectoryIndex {
                 "empty file path `{relative_path}` in directory index"
             )));
         };
+        // The folder as spelled names the entry only when no part is empty.
+        let plain = parts.len() == relative_path.matches('/').count() + 1;
+        let folder = relative_path
+            .rsplit_once('/')
+            .map_or("", |(folder, _)| folder);
         let mut dir = 0usize;
-        for part in dirs {
+        let known = match &self.last_folder {
+            Some((last, at)) if plain && last == folder => Some(*at),
+            _ => None,
+        };
+        for part in dirs.iter().filter(|_| known.is_none()) {
             let name = self.name_index(part);
             let mut child = self.directories[dir].first_child;
             let mut found = None;
@@ -140,6 +167,11 @@ impl DirectoryIndex {
                     new
                 }
             };
+        }
+        match known {
+            Some(at) => dir = at,
+            None if plain => self.last_folder = Some((folder.to_string(), dir)),
+            None => {}
         }
         let name = self.name_index(file_name);
         let new = self.files.len() as u32;
@@ -246,6 +278,7 @@ impl DirectoryIndex {
             strings,
             by_hash: HashMap::new(),
             collided: BTreeMap::new(),
+            last_folder: None,
         };
         for i in 0..index.strings.len() as u32 {
             index.remember_name(i);
@@ -316,6 +349,30 @@ impl DirectoryIndex {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn files_added_folder_after_folder_build_the_index_a_walk_builds() {
+        // Each file added alone (the folder cache emptied) against all in
+        // a row, with spellings that name a folder differently.
+        let paths = [
+            "G/C/A/x.uasset",
+            "G/C/A/y.uasset",
+            "G/C/A/",
+            "G/C/A/B/z.uasset",
+            "G/C//A/w.uasset",
+            "G/C/A/v.uasset",
+            "G/D/u.uasset",
+            "G/C/A/t.uasset",
+        ];
+        let mut in_a_row = DirectoryIndex::new("../../../");
+        let mut one_by_one = DirectoryIndex::new("../../../");
+        for (i, path) in paths.iter().enumerate() {
+            in_a_row.add_file(path, i as u32).unwrap();
+            one_by_one.last_folder = None;
+            one_by_one.add_file(path, i as u32).unwrap();
+        }
+        assert_eq!(in_a_row, one_by_one);
+    }
 
     #[test]
     fn a_name_whose_hash_another_name_has_is_kept_once_too() {
