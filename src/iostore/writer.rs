@@ -272,7 +272,8 @@ impl UcasOut {
 /// [`ContainerBuilder::create_appending`]).
 pub struct PreviousContainer {
     toc: Toc,
-    /// Each chunk id with its old TOC index, sorted by id.
+    /// Each chunk id with its old TOC index, sorted by id: only for a TOC
+    /// without a perfect hash.
     index: Vec<(ChunkId, u32)>,
     ucas_len: u64,
 }
@@ -311,21 +312,33 @@ impl PreviousContainer {
             return Ok(None);
         }
         let mut toc = toc;
-        let mut index: Vec<(ChunkId, u32)> = std::mem::take(&mut toc.chunk_ids)
-            .into_iter()
-            .zip(0..)
-            .collect();
-        index.sort_unstable();
-        // Only the chunks' places, blocks and hashes are needed from here;
-        // the rest of a big container's TOC is let go.
+        // A chunk is found through the TOC's perfect hash, as the engine
+        // finds it; a TOC without one gets an index sorted by id.
+        let mut index: Vec<(ChunkId, u32)> = Vec::new();
+        if toc.perfect_hash_seeds.is_empty() {
+            index = toc.chunk_ids.iter().copied().zip(0..).collect();
+            index.sort_unstable();
+        }
+        // Only the chunks' ids, places, blocks and hashes are needed from
+        // here; the rest of a big container's TOC is let go.
         toc.directory_index = Vec::new();
-        toc.perfect_hash_seeds = Vec::new();
-        toc.chunks_without_perfect_hash = Vec::new();
         Ok(Some(PreviousContainer {
             toc,
             index,
             ucas_len,
         }))
+    }
+
+    /// The old TOC index of chunk `id`, if the container has it.
+    fn old_index(&self, id: &ChunkId) -> Option<usize> {
+        if self.index.is_empty() {
+            return self.toc.find(id);
+        }
+        let at = self
+            .index
+            .binary_search_by(|(chunk, _)| chunk.cmp(id))
+            .ok()?;
+        Some(self.index[at].1 as usize)
     }
 
     /// Length of the `.ucas`.
@@ -338,10 +351,12 @@ impl PreviousContainer {
     /// earlier extensions, and every other chunk of the container.
     pub(crate) fn dead_bytes_keeping(&self, kept_packages: &BTreeSet<u64>) -> u64 {
         let live: u64 = self
-            .index
+            .toc
+            .chunk_ids
             .iter()
-            .filter(|(id, _)| kept_packages.contains(&id.id()))
-            .filter_map(|&(_, old)| self.toc.chunk_blocks(old as usize).ok())
+            .enumerate()
+            .filter(|(_, id)| kept_packages.contains(&id.id()))
+            .filter_map(|(old, _)| self.toc.chunk_blocks(old).ok())
             .flat_map(|blocks| &self.toc.blocks[blocks])
             .map(CompressionBlock::stored_size)
             .sum();
@@ -894,11 +909,7 @@ impl ContainerBuilder {
         length: u64,
     ) -> Option<(&PreviousContainer, usize, std::ops::Range<usize>)> {
         let previous = self.previous.as_ref()?;
-        let at = previous
-            .index
-            .binary_search_by(|(chunk, _)| chunk.cmp(&id))
-            .ok()?;
-        let old = previous.index[at].1 as usize;
+        let old = previous.old_index(&id)?;
         if previous.toc.offsets[old].length != length {
             return None;
         }
