@@ -851,50 +851,75 @@ pub(crate) enum TreeCheck {
 /// How many of the first files of `index` (which must hold `count`
 /// entries) still have the stamps recorded (a time of 0 is never trusted):
 /// `count` when all do, else a count of whole batches before the first that
-/// holds a change. The files are stat'ed a batch at a time on every core
-/// while the index is read as a stream. `None` when the index does not
-/// read back whole, holds another count, or lists a file that is gone.
+/// holds a change. `None` when the index does not read back whole, holds
+/// another count, or lists a file that is gone.
 fn files_unchanged(index: &Path, count: u64) -> Option<usize> {
+    let mut same_before = 0;
+    stat_index(
+        index,
+        count,
+        0,
+        |_| {},
+        |then, now| {
+            let same = now.iter().zip(then).all(|(now, then)| is_same(now, then));
+            if same {
+                same_before += then.len();
+            }
+            same
+        },
+    )?;
+    Some(same_before)
+}
+
+/// Stats the files `index` lists (exactly `count` entries) a batch at a
+/// time on every core, reading the next batch while one is stat'ed. The
+/// first `from` entries are not stat'ed: each indexed stamp goes to
+/// `skipped`. Each batch's indexed stamps and stamps now go to `batch`,
+/// which says whether to go on. `None` when the index does not read back
+/// whole, holds another count, or lists a file that is gone.
+fn stat_index(
+    index: &Path,
+    count: u64,
+    from: usize,
+    mut skipped: impl FnMut(&crate::publish::FileStamp),
+    mut batch: impl FnMut(&[crate::publish::FileStamp], Vec<crate::publish::FileStamp>) -> bool,
+) -> Option<()> {
     let file = std::fs::File::open(index).ok()?;
     let mut reader = std::io::BufReader::with_capacity(1 << 16, file);
     if read_index_header(&mut reader).map(|n| n as u64) != Some(count) {
         return None;
     }
-    let mut remaining = count as usize;
-    // The next batch is read while this one is stat'ed.
-    let mut read_batch = || -> Option<Vec<(String, crate::publish::FileStamp)>> {
-        let mut batch = Vec::with_capacity(STAT_BATCH.min(remaining));
+    let mut remaining = usize::try_from(count).ok()?;
+    let mut path = Vec::new();
+    for _ in 0..from.min(remaining) {
+        skipped(&read_index_entry(&mut reader, &mut path)?.file);
+        remaining -= 1;
+    }
+    let mut read_batch = || -> Option<(Vec<String>, Vec<crate::publish::FileStamp>)> {
+        let len = STAT_BATCH.min(remaining);
+        let (mut paths, mut stamps) = (Vec::with_capacity(len), Vec::with_capacity(len));
         let mut path = Vec::new();
-        while batch.len() < STAT_BATCH && remaining > 0 {
-            let entry = read_index_entry(&mut reader, &mut path)?;
-            batch.push((
-                String::from_utf8(std::mem::take(&mut path)).ok()?,
-                entry.file,
-            ));
-            remaining -= 1;
+        for _ in 0..len {
+            stamps.push(read_index_entry(&mut reader, &mut path)?.file);
+            paths.push(String::from_utf8(std::mem::take(&mut path)).ok()?);
         }
-        Some(batch)
+        remaining -= len;
+        Some((paths, stamps))
     };
-    let mut batch = read_batch()?;
-    let mut same_before = 0;
-    while !batch.is_empty() {
-        let paths: Vec<&Path> = batch.iter().map(|(p, _)| Path::new(p)).collect();
+    let (mut paths, mut then) = read_batch()?;
+    while !paths.is_empty() {
+        let refs: Vec<&Path> = paths.iter().map(Path::new).collect();
         let (now, next) = rayon::join(
-            || crate::publish::FileStamp::of_all(&paths).ok(),
+            || crate::publish::FileStamp::of_all(&refs).ok(),
             &mut read_batch,
         );
-        if !now?
-            .iter()
-            .zip(&batch)
-            .all(|(now, (_, then))| is_same(now, then))
-        {
-            return Some(same_before);
+        if !batch(&then, now?) {
+            return Some(());
         }
-        same_before += batch.len();
-        drop(paths);
-        batch = next?;
+        drop(refs);
+        (paths, then) = next?;
     }
-    Some(same_before)
+    Some(())
 }
 
 /// Files the no-change check stats at a time.
@@ -921,28 +946,19 @@ impl IndexedFiles {
     /// a time as it is read, all but the first `same_before`, which were
     /// just found unchanged (their stamps are the indexed ones).
     fn read(index: &Path, count: u64, same_before: usize) -> Option<IndexedFiles> {
-        let count = usize::try_from(count).ok()?;
-        let mut now = Vec::with_capacity(count.min(1 << 20));
-        let mut batch: Vec<String> = Vec::new();
-        let stat = |batch: &mut Vec<String>, now: &mut Vec<_>| -> Option<()> {
-            let paths: Vec<&Path> = batch.iter().map(Path::new).collect();
-            now.extend(crate::publish::FileStamp::of_all(&paths).ok()?);
-            batch.clear();
-            Some(())
-        };
-        let whole = read_index(index, count, |at, path, stamp| {
-            if at < same_before {
-                now.push(stamp.file);
-                return Some(());
-            }
-            batch.push(path.to_string());
-            if batch.len() == STAT_BATCH {
-                stat(&mut batch, &mut now)?;
-            }
-            Some(())
-        });
-        whole?;
-        stat(&mut batch, &mut now)?;
+        let mut now = Vec::with_capacity(usize::try_from(count).ok()?.min(1 << 20));
+        let mut stamped = Vec::new();
+        stat_index(
+            index,
+            count,
+            same_before,
+            |then| now.push(*then),
+            |_, batch| {
+                stamped.extend(batch);
+                true
+            },
+        )?;
+        now.append(&mut stamped);
         Some(IndexedFiles {
             index: index.to_path_buf(),
             now,

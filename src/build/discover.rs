@@ -213,10 +213,13 @@ impl PathArena {
 
     /// Keeps the paths for which `keep` says so, in order.
     pub(crate) fn retain(&mut self, keep: &[bool]) {
-        let kept = (0..self.len())
-            .filter(|&i| keep.get(i).copied().unwrap_or(true))
-            .map(|i| self.get(i).to_path_buf());
-        *self = PathArena::of(kept.collect::<Vec<_>>().into_iter(), self.len());
+        let mut kept = PathArena::default();
+        for i in (0..self.len()).filter(|&i| keep.get(i).copied().unwrap_or(true)) {
+            kept.bytes
+                .extend_from_slice(self.get(i).as_os_str().as_encoded_bytes());
+            kept.ends.push(kept.bytes.len());
+        }
+        *self = kept;
     }
 }
 
@@ -496,9 +499,11 @@ fn scan_stamped(
     let scanned_ns = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos() as i128);
-    let (indexed, folders) = match listed {
-        Some(Listed { files, folders }) => (Some(files), Some(folders)),
-        None => (None, None),
+    let (walked, indexed) = match listed {
+        Some(Listed { files, folders }) => {
+            (walk_listed(root, selection, &files, folders)?, Some(files))
+        }
+        None => (walk(root, selection, follow_links)?, None),
     };
     let Walked {
         package_files,
@@ -507,10 +512,7 @@ fn scan_stamped(
         temporaries,
         mut never_ship,
         folders,
-    } = match (&indexed, folders) {
-        (Some(files), Some(folders)) => walk_listed(root, selection, files, folders)?,
-        _ => walk(root, selection, follow_links)?,
-    };
+    } = walked;
     let (mut packages, mut problems) =
         packages_of(package_files, root, project, selection, &mut never_ship);
     never_ship.sort_by(|a, b| a.relative_path.cmp(&b.relative_path));

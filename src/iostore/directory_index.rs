@@ -136,12 +136,32 @@ impl DirectoryIndex {
         let folder = relative_path
             .rsplit_once('/')
             .map_or("", |(folder, _)| folder);
-        let mut dir = 0usize;
-        let known = match &self.last_folder {
-            Some((last, at)) if plain && last == folder => Some(*at),
-            _ => None,
+        let dir = match &self.last_folder {
+            Some((last, at)) if plain && last == folder => *at,
+            _ => {
+                let dir = self.folder_entry(dirs);
+                if plain {
+                    self.last_folder = Some((folder.to_string(), dir));
+                }
+                dir
+            }
         };
-        for part in dirs.iter().filter(|_| known.is_none()) {
+        let name = self.name_index(file_name);
+        let new = self.files.len() as u32;
+        self.files.push(FileEntry {
+            name,
+            next_file: self.directories[dir].first_file,
+            toc_index,
+        });
+        self.directories[dir].first_file = new;
+        Ok(())
+    }
+
+    /// The entry of the folder whose path is `dirs` (its names from the
+    /// root), made with every missing parent.
+    fn folder_entry(&mut self, dirs: &[&str]) -> usize {
+        let mut dir = 0usize;
+        for part in dirs {
             let name = self.name_index(part);
             let mut child = self.directories[dir].first_child;
             let mut found = None;
@@ -168,20 +188,7 @@ impl DirectoryIndex {
                 }
             };
         }
-        match known {
-            Some(at) => dir = at,
-            None if plain => self.last_folder = Some((folder.to_string(), dir)),
-            None => {}
-        }
-        let name = self.name_index(file_name);
-        let new = self.files.len() as u32;
-        self.files.push(FileEntry {
-            name,
-            next_file: self.directories[dir].first_file,
-            toc_index,
-        });
-        self.directories[dir].first_file = new;
-        Ok(())
+        dir
     }
 
     pub fn write(&self) -> Vec<u8> {
