@@ -87,7 +87,7 @@ pub(crate) struct InputStamp {
 }
 
 /// Marks the file index and its layout; bump when the layout changes.
-const INDEX_MAGIC: &[u8; 8] = b"ZPKFI\x00\x00\x03";
+const INDEX_MAGIC: &[u8; 8] = b"ZPKFI\x00\x00\x04";
 
 /// Bytes of a [`crate::publish::FileStamp`] as the cache stores it.
 const STAMP_BYTES: usize = 48;
@@ -133,9 +133,11 @@ const MAX_INDEX_PATH: usize = 64 * 1024;
 /// entries are sorted by path, so it is read as a stream merged with this
 /// build's sorted paths and never held in memory whole.
 ///
-/// Layout: magic, entry count (u32), then per entry the path's length (u32)
-/// and UTF-8 bytes, the stamp ([`encode_stamp`], 48 bytes) and BLAKE3 hash
-/// (32 bytes); all little-endian.
+/// Layout: magic, entry count (u32), then per entry its path — how many of
+/// its first bytes are the previous entry's (u32), then the length (u32)
+/// and UTF-8 bytes of the rest: sorted paths share most of their bytes —,
+/// the stamp ([`encode_stamp`], 48 bytes) and BLAKE3 hash (32 bytes); all
+/// little-endian. Read with [`IndexReader`], written with [`IndexWriter`].
 pub(crate) struct FileIndex;
 
 /// Stamps of one build's input files, in the order they were asked for.
@@ -283,37 +285,30 @@ impl FileIndex {
         keys: &[std::borrow::Cow<'_, str>],
         mut found: impl FnMut(usize, usize, &InputStamp),
     ) -> (usize, usize) {
-        let Ok(file) = std::fs::File::open(index) else {
+        let Some(mut reader) = IndexReader::open(index) else {
             return (0, 0);
         };
-        let mut reader = std::io::BufReader::with_capacity(1 << 16, file);
-        let Some(count) = read_index_header(&mut reader) else {
-            return (0, 0);
-        };
+        let count = reader.count;
         let mut order: Vec<u32> = (0..keys.len() as u32).collect();
         order.sort_unstable_by(|&a, &b| keys[a as usize].cmp(&keys[b as usize]));
-        let (mut path, mut previous) = (Vec::new(), Vec::new());
-        let mut entry = None;
-        let mut remaining = count;
+        let (mut entry, mut done) = (None, false);
         let mut matched = 0;
         for i in order {
             let key = keys[i as usize].as_bytes();
             // Advance to the first entry not below the key.
             loop {
                 match &entry {
-                    Some(stamp) if path.as_slice() >= key => {
-                        if path.as_slice() == key {
-                            found(i as usize, count - remaining - 1, stamp);
+                    Some(stamp) if reader.path() >= key => {
+                        if reader.path() == key {
+                            found(i as usize, count - reader.remaining - 1, stamp);
                             matched += 1;
                         }
                         break;
                     }
-                    _ if remaining == 0 => break,
+                    _ if done => break,
                     _ => {
-                        std::mem::swap(&mut path, &mut previous);
-                        entry = read_index_entry(&mut reader, &mut path)
-                            .filter(|_| entry.is_none() || previous <= path);
-                        remaining = if entry.is_some() { remaining - 1 } else { 0 };
+                        entry = reader.next();
+                        done = entry.is_none();
                     }
                 }
             }
@@ -323,55 +318,144 @@ impl FileIndex {
 
     /// Writes the index of `paths` with their `stamps` (same order) to `index`.
     pub(crate) fn save(index: &Path, paths: &[&Path], stamps: &[InputStamp]) -> Result<()> {
-        use std::io::Write;
         let keys: Vec<std::borrow::Cow<'_, str>> =
             paths.iter().map(|p| p.to_string_lossy()).collect();
         let mut order: Vec<usize> = (0..keys.len()).collect();
         order.sort_unstable_by(|&a, &b| keys[a].cmp(&keys[b]));
         crate::publish::write_file(index, |file| {
             let at = file.path().to_path_buf();
-            let mut out = std::io::BufWriter::with_capacity(1 << 16, file);
             let write = || -> std::io::Result<()> {
-                out.write_all(INDEX_MAGIC)?;
-                out.write_all(&(keys.len() as u32).to_le_bytes())?;
+                let count = u32::try_from(keys.len())
+                    .map_err(|_| std::io::Error::other("too many files for the file index"))?;
+                let out = std::io::BufWriter::with_capacity(1 << 16, file);
+                let mut out = IndexWriter::new(out, count)?;
                 for i in order {
-                    let (key, stamp) = (keys[i].as_bytes(), &stamps[i]);
-                    out.write_all(&(key.len() as u32).to_le_bytes())?;
-                    out.write_all(key)?;
-                    out.write_all(&encode_stamp(&stamp.file))?;
-                    out.write_all(&stamp.hash)?;
+                    out.write(keys[i].as_bytes(), &stamps[i])?;
                 }
-                out.flush()
+                out.finish().map(drop)
             };
             write().map_err(|e| Error::io(&at, e))
         })
     }
 }
 
-/// The entry count of an index, after checking its magic.
-fn read_index_header(reader: &mut impl std::io::Read) -> Option<usize> {
-    let mut header = [0u8; 12];
-    reader.read_exact(&mut header).ok()?;
-    (&header[..8] == INDEX_MAGIC)
-        .then(|| u32::from_le_bytes(header[8..].try_into().unwrap()) as usize)
+/// Reads a file index ([`FileIndex`]) as a stream, one entry at a time,
+/// each checked to sort after the one before it.
+struct IndexReader {
+    reader: std::io::BufReader<std::fs::File>,
+    /// The entries the header declares.
+    count: usize,
+    /// Entries not read yet.
+    remaining: usize,
+    /// The path of the entry read last.
+    path: Vec<u8>,
+    /// The rest of the next path, read before it is checked.
+    rest: Vec<u8>,
 }
 
-/// The next index entry: its path into `path`, and its stamp.
-fn read_index_entry(reader: &mut impl std::io::Read, path: &mut Vec<u8>) -> Option<InputStamp> {
-    let mut len = [0u8; 4];
-    reader.read_exact(&mut len).ok()?;
-    let len = u32::from_le_bytes(len) as usize;
-    if len > MAX_INDEX_PATH {
-        return None;
+impl IndexReader {
+    /// Opens `index` and reads its header; `None` when it cannot be read or
+    /// is not an index of this layout.
+    fn open(index: &Path) -> Option<IndexReader> {
+        use std::io::Read;
+        let file = std::fs::File::open(index).ok()?;
+        let mut reader = std::io::BufReader::with_capacity(1 << 16, file);
+        let mut header = [0u8; 12];
+        reader.read_exact(&mut header).ok()?;
+        if &header[..8] != INDEX_MAGIC {
+            return None;
+        }
+        let count = u32::from_le_bytes(header[8..].try_into().unwrap()) as usize;
+        Some(IndexReader {
+            reader,
+            count,
+            remaining: count,
+            path: Vec::new(),
+            rest: Vec::new(),
+        })
     }
-    path.resize(len, 0);
-    reader.read_exact(path).ok()?;
-    let mut fields = [0u8; STAMP_BYTES + 32];
-    reader.read_exact(&mut fields).ok()?;
-    Some(InputStamp {
-        file: decode_stamp(fields[..STAMP_BYTES].try_into().unwrap()),
-        hash: fields[STAMP_BYTES..].try_into().unwrap(),
-    })
+
+    /// The next entry's stamp (its path is then [`IndexReader::path`]);
+    /// `None` after the last, or at an entry that is damaged or does not
+    /// sort after the one before it.
+    fn next(&mut self) -> Option<InputStamp> {
+        use std::io::Read;
+        self.remaining = self.remaining.checked_sub(1)?;
+        let mut lengths = [0u8; 8];
+        self.reader.read_exact(&mut lengths).ok()?;
+        let shared = u32::from_le_bytes(lengths[..4].try_into().unwrap()) as usize;
+        let rest = u32::from_le_bytes(lengths[4..].try_into().unwrap()) as usize;
+        if shared > self.path.len() || rest > MAX_INDEX_PATH - shared {
+            return None;
+        }
+        self.rest.resize(rest, 0);
+        self.reader.read_exact(&mut self.rest).ok()?;
+        // The first `shared` bytes are the previous path's: the new one
+        // sorts after it when its rest does after the previous one's.
+        if self.rest.as_slice() < &self.path[shared..] {
+            return None;
+        }
+        self.path.truncate(shared);
+        self.path.extend_from_slice(&self.rest);
+        let mut fields = [0u8; STAMP_BYTES + 32];
+        self.reader.read_exact(&mut fields).ok()?;
+        Some(InputStamp {
+            file: decode_stamp(fields[..STAMP_BYTES].try_into().unwrap()),
+            hash: fields[STAMP_BYTES..].try_into().unwrap(),
+        })
+    }
+
+    /// The path of the entry [`IndexReader::next`] read last.
+    fn path(&self) -> &[u8] {
+        &self.path
+    }
+}
+
+/// Writes a file index ([`FileIndex`]): the header, then entries in path order.
+struct IndexWriter<W> {
+    out: W,
+    /// The path of the entry written last.
+    last: Vec<u8>,
+}
+
+impl<W: std::io::Write> IndexWriter<W> {
+    fn new(mut out: W, count: u32) -> std::io::Result<IndexWriter<W>> {
+        out.write_all(INDEX_MAGIC)?;
+        out.write_all(&count.to_le_bytes())?;
+        Ok(IndexWriter {
+            out,
+            last: Vec::new(),
+        })
+    }
+
+    /// Writes the entry of `path` (sorting after the one written before).
+    fn write(&mut self, path: &[u8], stamp: &InputStamp) -> std::io::Result<()> {
+        let shared = self
+            .last
+            .iter()
+            .zip(path)
+            .take_while(|(a, b)| a == b)
+            .count();
+        let rest = &path[shared..];
+        let length = |n: usize| {
+            u32::try_from(n)
+                .map(u32::to_le_bytes)
+                .map_err(|_| std::io::Error::other("a path too long for the file index"))
+        };
+        self.out.write_all(&length(shared)?)?;
+        self.out.write_all(&length(rest.len())?)?;
+        self.out.write_all(rest)?;
+        self.out.write_all(&encode_stamp(&stamp.file))?;
+        self.out.write_all(&stamp.hash)?;
+        self.last.truncate(shared);
+        self.last.extend_from_slice(rest);
+        Ok(())
+    }
+
+    fn finish(mut self) -> std::io::Result<W> {
+        self.out.flush()?;
+        Ok(self.out)
+    }
 }
 
 /// Files larger than this are hashed in pieces on every core ([`hash_large_file`]).
@@ -817,8 +901,8 @@ impl TreeRecord {
             return TreeCheck::Changed;
         }
         match files_unchanged(index, self.files) {
-            Some(same) if same as u64 == self.files => TreeCheck::Unchanged,
-            Some(same) => match IndexedFiles::read(index, self.files, same) {
+            Some(None) => TreeCheck::Unchanged,
+            Some(Some(first_change)) => match IndexedFiles::read(index, self.files, first_change) {
                 Some(files) => TreeCheck::FilesChanged(files),
                 None => TreeCheck::Changed,
             },
@@ -848,13 +932,14 @@ pub(crate) enum TreeCheck {
     Changed,
 }
 
-/// How many of the first files of `index` (which must hold `count`
-/// entries) still have the stamps recorded (a time of 0 is never trusted):
-/// `count` when all do, else a count of whole batches before the first that
-/// holds a change. `None` when the index does not read back whole, holds
-/// another count, or lists a file that is gone.
-fn files_unchanged(index: &Path, count: u64) -> Option<usize> {
+/// Whether the files of `index` (which must hold `count` entries) all
+/// still have the stamps recorded (a time of 0 is never trusted): `None`
+/// when they do, else the first batch that holds a change, stamped
+/// ([`FirstChange`]). `None` (outer) when the index does not read back
+/// whole, holds another count, or lists a file that is gone.
+fn files_unchanged(index: &Path, count: u64) -> Option<Option<FirstChange>> {
     let mut same_before = 0;
+    let mut first_change = None;
     stat_index(
         index,
         count,
@@ -862,13 +947,23 @@ fn files_unchanged(index: &Path, count: u64) -> Option<usize> {
         |_| {},
         |then, now| {
             let same = now.iter().zip(then).all(|(now, then)| is_same(now, then));
-            if same {
-                same_before += then.len();
+            match same {
+                true => same_before += then.len(),
+                false => first_change = Some(FirstChange { same_before, now }),
             }
             same
         },
     )?;
-    Some(same_before)
+    Some(first_change)
+}
+
+/// Where [`files_unchanged`] found the first change: how many files before
+/// it (whole batches) are unchanged, and the stamps now of the batch that
+/// holds it, which need not be taken again.
+#[derive(Debug)]
+struct FirstChange {
+    same_before: usize,
+    now: Vec<crate::publish::FileStamp>,
 }
 
 /// Stats the files `index` lists (exactly `count` entries) a batch at a
@@ -884,26 +979,20 @@ fn stat_index(
     mut skipped: impl FnMut(&crate::publish::FileStamp),
     mut batch: impl FnMut(&[crate::publish::FileStamp], Vec<crate::publish::FileStamp>) -> bool,
 ) -> Option<()> {
-    let file = std::fs::File::open(index).ok()?;
-    let mut reader = std::io::BufReader::with_capacity(1 << 16, file);
-    if read_index_header(&mut reader).map(|n| n as u64) != Some(count) {
+    let mut reader = IndexReader::open(index)?;
+    if reader.count as u64 != count {
         return None;
     }
-    let mut remaining = usize::try_from(count).ok()?;
-    let mut path = Vec::new();
-    for _ in 0..from.min(remaining) {
-        skipped(&read_index_entry(&mut reader, &mut path)?.file);
-        remaining -= 1;
+    for _ in 0..from.min(reader.count) {
+        skipped(&reader.next()?.file);
     }
     let mut read_batch = || -> Option<(Vec<String>, Vec<crate::publish::FileStamp>)> {
-        let len = STAT_BATCH.min(remaining);
+        let len = STAT_BATCH.min(reader.remaining);
         let (mut paths, mut stamps) = (Vec::with_capacity(len), Vec::with_capacity(len));
-        let mut path = Vec::new();
         for _ in 0..len {
-            stamps.push(read_index_entry(&mut reader, &mut path)?.file);
-            paths.push(String::from_utf8(std::mem::take(&mut path)).ok()?);
+            stamps.push(reader.next()?.file);
+            paths.push(String::from_utf8(reader.path().to_vec()).ok()?);
         }
-        remaining -= len;
         Some((paths, stamps))
     };
     let (mut paths, mut then) = read_batch()?;
@@ -943,16 +1032,25 @@ pub(crate) struct IndexedFiles {
 
 impl IndexedFiles {
     /// Stamps the files `index` lists (exactly `count` entries), a batch at
-    /// a time as it is read, all but the first `same_before`, which were
-    /// just found unchanged (their stamps are the indexed ones).
-    fn read(index: &Path, count: u64, same_before: usize) -> Option<IndexedFiles> {
+    /// a time as it is read, all but those `known` already: the first
+    /// `same_before`, just found unchanged (their stamps are the indexed
+    /// ones), then the batch stamped with them.
+    fn read(index: &Path, count: u64, known: FirstChange) -> Option<IndexedFiles> {
+        let FirstChange {
+            same_before,
+            now: batch,
+        } = known;
         let mut now = Vec::with_capacity(usize::try_from(count).ok()?.min(1 << 20));
         let mut stamped = Vec::new();
+        let mut batch = batch.into_iter();
         stat_index(
             index,
             count,
-            same_before,
-            |then| now.push(*then),
+            same_before + batch.len(),
+            |then| match now.len() < same_before {
+                true => now.push(*then),
+                false => now.extend(batch.next()),
+            },
             |_, batch| {
                 stamped.extend(batch);
                 true
@@ -968,7 +1066,15 @@ impl IndexedFiles {
     /// [`IndexedFiles::read`] of an index whose `count` files were all just
     /// found unchanged ([`TreeCheck::Unchanged`]): nothing is stat'ed.
     pub(crate) fn unchanged(index: &Path, count: u64) -> Option<IndexedFiles> {
-        Self::read(index, count, usize::try_from(count).ok()?)
+        let same_before = usize::try_from(count).ok()?;
+        Self::read(
+            index,
+            count,
+            FirstChange {
+                same_before,
+                now: Vec::new(),
+            },
+        )
     }
 
     /// Calls `each` with every path the index lists, in its order, read as
@@ -1029,15 +1135,13 @@ fn read_index(
     count: usize,
     mut each: impl FnMut(usize, &str, &InputStamp) -> Option<()>,
 ) -> Option<()> {
-    let file = std::fs::File::open(index).ok()?;
-    let mut reader = std::io::BufReader::with_capacity(1 << 16, file);
-    if read_index_header(&mut reader) != Some(count) {
+    let mut reader = IndexReader::open(index)?;
+    if reader.count != count {
         return None;
     }
-    let mut path = Vec::new();
     for at in 0..count {
-        let stamp = read_index_entry(&mut reader, &mut path)?;
-        each(at, std::str::from_utf8(&path).ok()?, &stamp)?;
+        let stamp = reader.next()?;
+        each(at, std::str::from_utf8(reader.path()).ok()?, &stamp)?;
     }
     Some(())
 }
@@ -1358,6 +1462,58 @@ mod tests {
     }
 
     #[test]
+    fn index_paths_are_written_as_the_rest_after_the_previous_one_and_read_back_whole() {
+        let paths = [
+            "",
+            "a",
+            "a/b",
+            "a/b/c.uasset",
+            "a/b/c.uexp",
+            "a/bc",
+            "b",
+            "b/c",
+        ];
+        let stamp = |i: usize| InputStamp {
+            file: crate::publish::FileStamp {
+                size: i as u64,
+                modified_ns: i as u128,
+                inode: 1,
+                changed_ns: 2,
+            },
+            hash: [i as u8; 32],
+        };
+        let mut out = IndexWriter::new(Vec::new(), paths.len() as u32).unwrap();
+        for (i, path) in paths.iter().enumerate() {
+            out.write(path.as_bytes(), &stamp(i)).unwrap();
+        }
+        let bytes = out.finish().unwrap();
+        // Each entry holds only the bytes its path does not share.
+        let rests: usize = ["", "a", "/b", "/c.uasset", "exp", "c", "b", "/c"]
+            .iter()
+            .map(|r| r.len())
+            .sum();
+        assert_eq!(
+            bytes.len(),
+            12 + paths.len() * (8 + STAMP_BYTES + 32) + rests
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let index = dir.path().join("files.bin");
+        std::fs::write(&index, &bytes).unwrap();
+        let mut read = Vec::new();
+        read_index(&index, paths.len(), |at, path, s| {
+            read.push((at, path.to_string(), *s));
+            Some(())
+        })
+        .unwrap();
+        let expected: Vec<_> = (0..paths.len())
+            .map(|i| (i, paths[i].to_string(), stamp(i)))
+            .collect();
+        assert_eq!(read, expected);
+        // A count other than the header's is not this index.
+        assert!(read_index(&index, paths.len() - 1, |_, _, _| Some(())).is_none());
+    }
+
+    #[test]
     fn a_damaged_index_only_costs_hashing() {
         let dir = tempfile::tempdir().unwrap();
         let index = dir.path().join("files.bin");
@@ -1386,7 +1542,7 @@ mod tests {
         let mut other_version = whole.clone();
         other_version[7] ^= 0xff;
         let mut long_path = whole.clone();
-        long_path[12..16].copy_from_slice(&u32::MAX.to_le_bytes());
+        long_path[16..20].copy_from_slice(&u32::MAX.to_le_bytes());
         for bytes in [other_version, long_path, vec![0x5a; 300], Vec::new()] {
             std::fs::write(&index, &bytes).unwrap();
             let refreshed = FileIndex::refresh(Some(&index), &paths).unwrap();
@@ -1396,12 +1552,12 @@ mod tests {
 
         // Entries out of order (not written by zenpak): reading stops there.
         let (first, second) = (&paths[1], &paths[3]); // `a`, `b`
-        FileIndex::save(&index, &[*first, *second], &[stamps[1], stamps[3]]).unwrap();
-        let written = std::fs::read(&index).unwrap();
-        let entry = 4 + first.to_string_lossy().len() + STAMP_BYTES + 32;
-        let (header, entries) = written.split_at(12);
-        let (one, two) = entries.split_at(entry);
-        std::fs::write(&index, [header, two, one].concat()).unwrap();
+        let mut out = IndexWriter::new(Vec::new(), 2).unwrap();
+        out.write(second.to_str().unwrap().as_bytes(), &stamps[3])
+            .unwrap();
+        out.write(first.to_str().unwrap().as_bytes(), &stamps[1])
+            .unwrap();
+        std::fs::write(&index, out.finish().unwrap()).unwrap();
         let refreshed = FileIndex::refresh(Some(&index), &[*first, *second]).unwrap();
         assert_eq!(refreshed.stamps[1], stamps[3], "the first entry counts");
         assert_eq!(
@@ -1617,8 +1773,34 @@ mod tests {
         assert!(listed.take(&[dir.path().join("other").as_path()]).is_err());
         // The files the check found unchanged before a change are not
         // stat'ed again: their stamps are the indexed ones.
-        let later_batch = IndexedFiles::read(&index, record.files, 3).unwrap();
+        let later_batch = IndexedFiles::read(
+            &index,
+            record.files,
+            FirstChange {
+                same_before: 3,
+                now: Vec::new(),
+            },
+        )
+        .unwrap();
         assert_eq!(later_batch.now[3..], listed.now[3..]);
+        // Nor are those of the batch the check stamped: they are taken as given.
+        let given = crate::publish::FileStamp {
+            size: 7,
+            modified_ns: 7,
+            inode: 7,
+            changed_ns: 7,
+        };
+        let carried = IndexedFiles::read(
+            &index,
+            record.files,
+            FirstChange {
+                same_before: 1,
+                now: vec![given, listed.now[2]],
+            },
+        )
+        .unwrap();
+        assert_eq!(carried.now[1], given);
+        assert_eq!(carried.now[2..], listed.now[2..]);
         let mut indexed = Vec::new();
         read_index(&index, 5, |_, _, stamp| {
             indexed.push(stamp.file);

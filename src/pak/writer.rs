@@ -715,12 +715,9 @@ impl PakWriter {
         let mut footer_bytes = Writer::new();
         footer.write(&mut footer_bytes);
         self.emit(footer_bytes.as_slice())?;
-        self.file.flush().map_err(|e| Error::io(&self.path, e))?;
-        self.file
-            .get_ref()
-            .sync_all()
-            .map_err(|e| Error::io(&self.path, e))?;
-        Ok(())
+        // Flushed, not synced: whoever publishes the file syncs it once
+        // (the build's temporary, `TempFile::stage`).
+        self.file.flush().map_err(|e| Error::io(&self.path, e))
     }
 }
 
