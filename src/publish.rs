@@ -330,11 +330,24 @@ impl TempFile {
         let file = self.file.take().expect("staged once");
         file.sync_all().map_err(|e| Error::io(&self.path, e))?;
         drop(file);
-        let staged = Staged {
+        Ok(self.staged(true))
+    }
+
+    /// Closes the file without syncing it: for a file that can be made
+    /// again and is checked whenever it is read (the build cache's records),
+    /// which a crash can only cost work. Its rename is not synced either;
+    /// it still keeps the file whole for every reader.
+    pub(crate) fn stage_unsynced(mut self) -> Staged {
+        self.file = None;
+        self.staged(false)
+    }
+
+    fn staged(&mut self, durable: bool) -> Staged {
+        Staged {
             path: std::mem::take(&mut self.path),
             final_path: std::mem::take(&mut self.final_path),
-        };
-        Ok(staged)
+            durable,
+        }
     }
 }
 
@@ -384,11 +397,13 @@ pub(crate) fn drop_cached_pages(path: &Path) {
     let _ = path;
 }
 
-/// A complete, synced temporary waiting to be renamed into place.
+/// A complete temporary waiting to be renamed into place.
 #[derive(Debug)]
 pub(crate) struct Staged {
     path: PathBuf,
     final_path: PathBuf,
+    /// Synced ([`TempFile::stage`]): its rename is synced too.
+    durable: bool,
 }
 
 impl Staged {}
@@ -411,6 +426,17 @@ pub fn write_file(
     write(&mut temp)?;
     let staged = temp.stage()?;
     publish(Vec::new(), vec![staged])
+}
+
+/// [`write_file`] not synced to disk ([`TempFile::stage_unsynced`]): for
+/// files that can be made again and are checked whenever they are read.
+pub(crate) fn write_file_unsynced(
+    final_path: &Path,
+    write: impl FnOnce(&mut TempFile) -> Result<()>,
+) -> Result<()> {
+    let mut temp = TempFile::create(final_path)?;
+    write(&mut temp)?;
+    publish(Vec::new(), vec![temp.stage_unsynced()])
 }
 
 /// Writes `data` to `dir/relative`, refusing any path that could leave
@@ -561,7 +587,7 @@ pub(crate) fn publish_with_extensions(
             let _ = std::fs::remove_file(&from);
             return Err(Error::io(&to, e));
         }
-        if let Some(parent) = to.parent() {
+        if let Some(parent) = to.parent().filter(|_| file.durable) {
             folders.insert(parent.to_path_buf());
         }
     }

@@ -37,6 +37,11 @@
 //!   once ([`IndexedFiles`]), without listing a folder; a damaged record is
 //!   a warning and a full scan.
 //!
+//! None of these files is synced to disk: each is written whole through a
+//! rename and checked when read (a checksum, or its layout and stamps), so
+//! one a crash loses or cuts costs work, never wrong output. The artifacts
+//! are synced before `build.json` names them.
+//!
 //! A release build (`--release`, `package`) never reads `container.bin`:
 //! its bytes depend on the inputs only. A development build's `.ucas` may
 //! hold the earlier builds' replaced chunks, so its bytes depend on history.
@@ -322,7 +327,7 @@ impl FileIndex {
             paths.iter().map(|p| p.to_string_lossy()).collect();
         let mut order: Vec<usize> = (0..keys.len()).collect();
         order.sort_unstable_by(|&a, &b| keys[a].cmp(&keys[b]));
-        crate::publish::write_file(index, |file| {
+        crate::publish::write_file_unsynced(index, |file| {
             let at = file.path().to_path_buf();
             let write = || -> std::io::Result<()> {
                 let count = u32::try_from(keys.len())
@@ -587,10 +592,12 @@ impl BuildRecord {
     }
 }
 
-/// Writes a cache bookkeeping file through a unique temporary and a rename.
+/// Writes a cache bookkeeping file through a unique temporary and a rename,
+/// not synced: each is checked when read (its checksum, its layout), and one
+/// a crash loses costs only work.
 fn write_cache_file(path: &Path, bytes: &[u8]) -> Result<()> {
     use std::io::Write;
-    crate::publish::write_file(path, |f| {
+    crate::publish::write_file_unsynced(path, |f| {
         f.write_all(bytes).map_err(|e| Error::io(f.path(), e))
     })
 }
@@ -1392,7 +1399,7 @@ impl ContainerRecordWriter {
             .out
             .into_inner()
             .map_err(|e| Error::internal(format!("container record: {}", e.error())))?;
-        crate::publish::publish(Vec::new(), vec![temp.stage()?])
+        crate::publish::publish(Vec::new(), vec![temp.stage_unsynced()])
     }
 }
 
