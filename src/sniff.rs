@@ -57,17 +57,54 @@ pub(crate) fn is_lfs_pointer(head: &[u8]) -> bool {
     head.starts_with(LFS_POINTER_START)
 }
 
-/// Whether the file at `path`, `len` bytes long, is a Git LFS pointer
-/// (read only when it is small enough to be one).
-pub(crate) fn file_of_len_is_lfs_pointer(path: &Path, len: u64) -> Result<bool> {
-    if len > LFS_POINTER_MAX_LEN || len < LFS_POINTER_START.len() as u64 {
-        return Ok(false);
+/// A file small enough to be a Git LFS pointer, read by [`read_small_file`].
+pub(crate) struct SmallFile {
+    bytes: [u8; LFS_POINTER_MAX_LEN as usize],
+    len: usize,
+    /// Whether what was read is the whole file, of the length it was given.
+    whole: bool,
+}
+
+impl SmallFile {
+    /// Its contents, when they were read whole and of the length given
+    /// (`None`: it changed while being read).
+    pub(crate) fn whole(&self) -> Option<&[u8]> {
+        self.whole.then_some(&self.bytes[..self.len])
     }
-    let mut head = [0u8; LFS_POINTER_START.len()];
-    std::fs::File::open(path)
-        .and_then(|mut f| f.read_exact(&mut head))
-        .map_err(|e| Error::io(path, e))?;
-    Ok(is_lfs_pointer(&head))
+
+    /// Whether it is a Git LFS pointer.
+    pub(crate) fn is_lfs_pointer(&self) -> bool {
+        is_lfs_pointer(&self.bytes[..self.len])
+    }
+}
+
+/// The file at `path`, `len` bytes long, read whole when it is small enough
+/// to be a Git LFS pointer (`None` when it is larger).
+pub(crate) fn read_small_file(path: &Path, len: u64) -> Result<Option<SmallFile>> {
+    if len > LFS_POINTER_MAX_LEN {
+        return Ok(None);
+    }
+    let mut file = SmallFile {
+        bytes: [0u8; LFS_POINTER_MAX_LEN as usize],
+        len: 0,
+        whole: false,
+    };
+    let mut reader = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    let mut read = |buf: &mut [u8]| loop {
+        match reader.read(buf) {
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            done => return done.map_err(|e| Error::io(path, e)),
+        }
+    };
+    while file.len < file.bytes.len() {
+        match read(&mut file.bytes[file.len..])? {
+            0 => break,
+            n => file.len += n,
+        }
+    }
+    // The end must be where the stamp said (a file that grew has more).
+    file.whole = file.len as u64 == len && read(&mut [0u8; 1])? == 0;
+    Ok(Some(file))
 }
 
 /// The error for a Git LFS pointer where a real file was expected (code `lfs-pointer`).

@@ -171,10 +171,13 @@ const UNKNOWN: InputStamp = InputStamp {
 /// indexed ([`FileIndex::take`]); [`FileIndex::finish`] hashes the rest.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Taken {
-    /// Per file: its stamp now; its hash where `known`, else zeros.
+    /// Per file: its stamp now; its hash where `known` or `hashed`, else zeros.
     stamps: Vec<InputStamp>,
     /// Whether the index had the file with exactly this stamp.
     known: Vec<bool>,
+    /// Whether the file was hashed already, by a read that happened anyway
+    /// (the Git LFS check of small files: [`Taken::set_hash`]).
+    hashed: Vec<bool>,
     /// Entries in the index, and how many of the files it had; `None`
     /// without an index.
     indexed: Option<(usize, usize)>,
@@ -197,12 +200,28 @@ impl Taken {
         self.known[i]
     }
 
+    /// Gives file `i` (not known) its `hash`, taken from its whole contents
+    /// as they are with its stamp now: [`FileIndex::finish`] does not read
+    /// it again.
+    pub(crate) fn set_hash(&mut self, i: usize, hash: Hash) {
+        self.stamps[i].hash = hash;
+        self.hashed[i] = true;
+    }
+
+    /// Whether file `i` was given its hash by [`Taken::set_hash`].
+    #[cfg(test)]
+    pub(crate) fn is_hashed(&self, i: usize) -> bool {
+        self.hashed[i]
+    }
+
     /// Keeps the files for which `keep` says so, in order.
     pub(crate) fn retain(&mut self, keep: &[bool]) {
         let mut flags = keep.iter();
         self.stamps.retain(|_| *flags.next().unwrap_or(&true));
         let mut flags = keep.iter();
         self.known.retain(|_| *flags.next().unwrap_or(&true));
+        let mut flags = keep.iter();
+        self.hashed.retain(|_| *flags.next().unwrap_or(&true));
     }
 }
 
@@ -242,6 +261,7 @@ impl FileIndex {
             }
         }
         Ok(Taken {
+            hashed: vec![false; stamps.len()],
             stamps,
             known,
             indexed,
@@ -250,11 +270,12 @@ impl FileIndex {
 
     /// The second half of fingerprinting the inputs: hashes (in parallel)
     /// every file of `taken` (stamps of `paths`, same order) the index did
-    /// not know.
+    /// not know and that was not hashed already.
     pub(crate) fn finish(taken: Taken, paths: &[&Path]) -> Result<Stamps> {
         let Taken {
             mut stamps,
             known,
+            hashed,
             indexed,
         } = taken;
         if stamps.len() != paths.len() {
@@ -263,8 +284,8 @@ impl FileIndex {
         stamps
             .par_iter_mut()
             .zip(paths.par_iter())
-            .zip(known.par_iter())
-            .filter(|(_, known)| !**known)
+            .zip(known.par_iter().zip(hashed.par_iter()))
+            .filter(|(_, (known, hashed))| !**known && !**hashed)
             .try_for_each(|((stamp, path), _)| -> Result<()> {
                 stamp.hash = if stamp.file.size > LARGE_FILE {
                     hash_large_file(path)?
@@ -1127,6 +1148,7 @@ impl IndexedFiles {
             return FileIndex::take(Some(&self.index), paths);
         }
         Ok(Taken {
+            hashed: vec![false; stamps.len()],
             stamps,
             known,
             indexed: Some((count, found)),

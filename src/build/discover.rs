@@ -585,24 +585,36 @@ fn scan_stamped(
 /// `stamps` and `paths` are the files' stamps and paths (packages' files,
 /// then the loose files):
 /// only a small file the index does not know unchanged is opened (on every
-/// core); those of what is taken out go too.
+/// core), read whole and, when it is not a pointer, hashed for the
+/// fingerprint ([`super::cache::Taken::set_hash`]); those of what is taken
+/// out go too.
 fn take_lfs_pointers(
     packages: &mut Vec<PackageSource>,
     loose_files: &mut Vec<LooseFile>,
     stamps: &mut super::cache::Taken,
     paths: &mut PathArena,
 ) -> Result<Vec<Error>> {
-    use crate::sniff::{file_of_len_is_lfs_pointer, lfs_pointer_error};
+    use crate::sniff::{lfs_pointer_error, read_small_file};
     use rayon::prelude::*;
     let candidates: Vec<usize> = (0..stamps.len())
         .filter(|&i| {
             !stamps.is_known(i) && stamps.stamp(i).size <= crate::sniff::LFS_POINTER_MAX_LEN
         })
         .collect();
-    let found: Vec<usize> = candidates
+    // Each is read whole, and hashed here when it is not a pointer: the
+    // fingerprint does not read it again. `Err(i)`: file `i` is a pointer.
+    let found: Vec<std::result::Result<(usize, super::cache::Hash), usize>> = candidates
         .par_iter()
-        .map(|&i| -> Result<Option<usize>> {
-            Ok(file_of_len_is_lfs_pointer(paths.get(i), stamps.stamp(i).size)?.then_some(i))
+        .map(|&i| -> Result<Option<_>> {
+            let Some(file) = read_small_file(paths.get(i), stamps.stamp(i).size)? else {
+                return Ok(None);
+            };
+            if file.is_lfs_pointer() {
+                return Ok(Some(Err(i)));
+            }
+            Ok(file
+                .whole()
+                .map(|bytes| Ok((i, *blake3::hash(bytes).as_bytes()))))
         })
         .collect::<Result<Vec<_>>>()?
         .into_iter()
@@ -611,8 +623,11 @@ fn take_lfs_pointers(
     let at = stamps.len();
     drop(candidates);
     let mut pointer = vec![false; at];
-    for i in found {
-        pointer[i] = true;
+    for found in found {
+        match found {
+            Ok((i, hash)) => stamps.set_hash(i, hash),
+            Err(i) => pointer[i] = true,
+        }
     }
     if !pointer.contains(&true) {
         return Ok(Vec::new());
@@ -1212,6 +1227,53 @@ mod tests {
             matches!(error.kind(), crate::error::ErrorKind::Usage(_)),
             "{error}"
         );
+    }
+
+    /// Small files are read whole by the Git LFS check and hashed there;
+    /// the fingerprint then gives every file the hash of its contents,
+    /// whether the check hashed it or the fingerprint read it itself.
+    #[test]
+    fn small_files_hashed_by_the_lfs_check_fingerprint_as_read_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let folder = dir.path().join("MyGame/Content");
+        std::fs::create_dir_all(&folder).unwrap();
+        let max = crate::sniff::LFS_POINTER_MAX_LEN as usize;
+        let sizes = [0, 1, 39, 40, 41, 700, max - 1, max, max + 1, 5000];
+        for (n, size) in sizes.iter().enumerate() {
+            let bytes: Vec<u8> = (0..*size).map(|i| (i * 7 + n) as u8).collect();
+            std::fs::write(folder.join(format!("A{n}.uasset")), &bytes).unwrap();
+            std::fs::write(dir.path().join(format!("MyGame/loose{n}.txt")), &bytes).unwrap();
+        }
+        let pointer = "version https://git-lfs.github.com/spec/v1\noid sha256:00\nsize 9\n";
+        std::fs::write(folder.join("A3.uexp"), pointer).unwrap();
+        std::fs::write(dir.path().join("MyGame/pointer.txt"), pointer).unwrap();
+        let selection = Selection::new(&[], &[]).unwrap();
+        let (mut content, problems) = scan(dir.path(), "MyGame", &selection, false).unwrap();
+        // The package and the loose file that are pointers are taken out.
+        assert_eq!(problems.len(), 2, "{problems:?}");
+        assert_eq!(content.packages.len(), sizes.len() - 1);
+        assert_eq!(content.loose_files.len(), sizes.len());
+        // Read by the check: every file small enough to be a pointer.
+        for i in 0..content.stamps.len() {
+            let small = content.stamps.stamp(i).size <= max as u64;
+            assert_eq!(
+                content.stamps.is_hashed(i),
+                small,
+                "{:?}",
+                content.paths.get(i)
+            );
+        }
+        let paths = std::mem::take(&mut content.paths);
+        let paths = paths.paths();
+        let stamps =
+            super::super::cache::FileIndex::finish(std::mem::take(&mut content.stamps), &paths)
+                .unwrap();
+        assert_eq!(stamps.stamps.len(), paths.len());
+        for (stamp, path) in stamps.stamps.iter().zip(&paths) {
+            let bytes = std::fs::read(path).unwrap();
+            assert_eq!(stamp.file.size, bytes.len() as u64, "{path:?}");
+            assert_eq!(stamp.hash, *blake3::hash(&bytes).as_bytes(), "{path:?}");
+        }
     }
 
     #[test]

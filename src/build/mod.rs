@@ -960,7 +960,10 @@ impl Packages<'_> {
         let source = &content.packages[i];
         let path = cache.package_path(&keys[i]);
         let mut damaged = None;
-        if !options.force || pass == Pass::Cached {
+        // An entry that was loaded and not taken is replaced; one a forced
+        // build did not load is kept if it already holds the same bytes.
+        let loaded = !options.force || pass == Pass::Cached;
+        if loaded {
             match package::BuiltPackage::load_cached(&path, &keys[i], source) {
                 Cached::Hit(built) => {
                     return Converted {
@@ -979,7 +982,11 @@ impl Packages<'_> {
             }
         }
         let result = package::convert(source, settings).and_then(|built| {
-            built.save(&path, &keys[i])?;
+            let existing = match loaded {
+                true => package::Existing::Replace,
+                false => package::Existing::KeepIfSame,
+            };
+            built.save(&path, &keys[i], existing)?;
             Ok(Some(built))
         });
         Converted {

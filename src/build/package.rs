@@ -223,7 +223,7 @@ impl BuiltPackage {
 }
 
 /// Marks a cached package file and its layout; bump when the layout changes.
-const CACHE_MAGIC: &[u8; 8] = b"ZPKGC\x00\x00\x04";
+const CACHE_MAGIC: &[u8; 8] = b"ZPKGC\x00\x00\x05";
 
 /// What the cache has for a package.
 #[derive(Debug)]
@@ -251,16 +251,33 @@ fn bulk_file_kind(kind: BulkKind) -> PackageFileKind {
     }
 }
 
+/// How [`BuiltPackage::save`] treats an entry already at its path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Existing {
+    /// Kept when its head (magic and checksum) and length are the new
+    /// entry's (a `--force` build, which did not load it): the key names
+    /// the content, so it holds these bytes unless damaged, and a damaged
+    /// body fails the checksum when it is next loaded.
+    KeepIfSame,
+    /// Replaced: it was loaded and found missing, of an older layout or
+    /// damaged.
+    Replace,
+}
+
+/// Length of an entry's head: the magic and the checksum of the rest.
+const CACHE_HEAD: usize = CACHE_MAGIC.len() + 32;
+
 impl BuiltPackage {
     /// Writes the package to the cache under `key` (recorded in the entry,
     /// so an entry found under another key's name is known for what it is),
-    /// with a BLAKE3 checksum of the entry at its end. Not synced to disk and written in place (renames are costly in
+    /// after a BLAKE3 checksum of the rest of the entry. Not synced to disk and written in place (renames are costly in
     /// a folder of thousands of files): a torn or damaged entry fails its
     /// checksum and is converted again. The output folder's lock keeps two
     /// builds from writing the same entry.
-    pub(crate) fn save(&self, path: &Path, key: &Hash) -> Result<()> {
+    pub(crate) fn save(&self, path: &Path, key: &Hash, existing: Existing) -> Result<()> {
         let mut w = Writer::with_capacity(self.head.len() + 256);
         w.bytes(CACHE_MAGIC);
+        w.zeros(32);
         w.bytes(key);
         w.u64(self.package_id);
         w.fstring_ext(&self.package_name, false);
@@ -277,20 +294,19 @@ impl BuiltPackage {
         if let Some(graph) = &self.export_graph {
             graph.write(&mut w);
         }
-        let checksum = blake3::hash(w.as_slice());
-        w.bytes(checksum.as_bytes());
-        // The key names the content: an entry that is already there with
-        // these bytes (a `--force` build) is left alone. Otherwise a new
-        // file rather than the old one truncated: ext4 flushes a file that
-        // was truncated and rewritten when it is closed.
-        if std::fs::read(path).is_ok_and(|old| old == w.as_slice()) {
+        let mut bytes = w.into_inner();
+        let checksum = blake3::hash(&bytes[CACHE_HEAD..]);
+        bytes[CACHE_MAGIC.len()..CACHE_HEAD].copy_from_slice(checksum.as_bytes());
+        if existing == Existing::KeepIfSame && entry_has_head(path, &bytes) {
             return Ok(());
         }
+        // A new file rather than the old one truncated: ext4 flushes a file
+        // that was truncated and rewritten when it is closed.
         match std::fs::remove_file(path) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(Error::io(path, e)),
             _ => {}
         }
-        std::fs::write(path, w.as_slice()).map_err(|e| Error::io(path, e))
+        std::fs::write(path, &bytes).map_err(|e| Error::io(path, e))
     }
 
     /// Reads the package with `key` back from the cache. Its `.uexp` tail
@@ -305,10 +321,10 @@ impl BuiltPackage {
         if !bytes.starts_with(CACHE_MAGIC) {
             return Cached::Miss;
         }
-        let Some(body_len) = bytes.len().checked_sub(32) else {
+        if bytes.len() < CACHE_HEAD {
             return Cached::Damaged(Error::invalid("the cache entry is truncated").in_file(path));
-        };
-        let (body, checksum) = bytes.split_at(body_len);
+        }
+        let (checksum, body) = bytes[CACHE_MAGIC.len()..].split_at(32);
         if blake3::hash(body).as_bytes() != checksum {
             return Cached::Damaged(
                 Error::new(crate::error::ErrorKind::HashMismatch {
@@ -320,7 +336,7 @@ impl BuiltPackage {
                 .in_file(path),
             );
         }
-        let (mut built, tail, bulk_lengths) = match Self::decode(body, key) {
+        let (mut built, tail, bulk_lengths) = match Self::decode(&bytes, key) {
             Ok(decoded) => decoded,
             Err(e) => return Cached::Damaged(e.within("build cache entry").in_file(path)),
         };
@@ -352,14 +368,15 @@ impl BuiltPackage {
         Cached::Hit(Box::new(built))
     }
 
-    /// The cached record, the `.uexp` tail length, and each bulk chunk's kind and length.
+    /// The cached record, the `.uexp` tail length, and each bulk chunk's
+    /// kind and length, from a whole entry whose checksum was checked.
     fn decode(bytes: &[u8], key: &Hash) -> Result<DecodedEntry> {
         let mut r = Reader::new(bytes);
-        r.bytes(CACHE_MAGIC.len())?;
+        r.bytes(CACHE_HEAD)?;
         let recorded = r.array::<32>()?;
         if recorded != *key {
             return Err(r.error_at(
-                CACHE_MAGIC.len(),
+                CACHE_HEAD,
                 format!(
                     "the entry was made for key {}, not for the key its name says ({})",
                     crate::hash::hex(&recorded),
@@ -399,6 +416,19 @@ impl BuiltPackage {
         };
         Ok((built, tail, bulk_lengths))
     }
+}
+
+/// Whether the file at `path` is as long as `entry` and starts with its
+/// head (magic and checksum): reads those few bytes, not the entry.
+fn entry_has_head(path: &Path, entry: &[u8]) -> bool {
+    use std::io::Read;
+    let Ok(mut file) = std::fs::File::open(path) else {
+        return false;
+    };
+    let mut head = [0u8; CACHE_HEAD];
+    file.metadata().is_ok_and(|m| m.len() == entry.len() as u64)
+        && file.read_exact(&mut head).is_ok()
+        && head[..] == entry[..CACHE_HEAD]
 }
 
 /// Writes each bulk chunk's kind and length (a cache entry, a container record).

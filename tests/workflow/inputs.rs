@@ -217,6 +217,88 @@ fn swapped_cache_entries_are_converted_again() {
     assert!(triplet(&repo, "Repro_P") == clean);
 }
 
+/// A forced build does not read the cache's entries back: one whose head
+/// (magic and checksum) and length are those of the entry it would write
+/// is left as it is; one of another length or head is written again. A
+/// damaged body under an intact head is caught by its checksum when the
+/// entry is next loaded, converted again and written anew.
+#[test]
+fn forced_builds_keep_entries_holding_their_bytes_and_replace_damaged_ones() {
+    let Some(corpus) = common::corpus() else {
+        return;
+    };
+    let dir = common::temp_dir("forced-entries");
+    let repo = corpus_mod(&corpus, &dir);
+    json(&repo, &["build", "--release"], 0);
+    let clean = triplet(&repo, "Repro_P");
+    let entries = cache_entries(&repo);
+    assert_eq!(entries.len(), 3);
+    let originals: Vec<Vec<u8>> = entries.iter().map(|e| std::fs::read(e).unwrap()).collect();
+    let inodes: Vec<u64> = entries.iter().map(|e| inode(e)).collect();
+    let modified = |e: &PathBuf| std::fs::metadata(e).unwrap().modified().unwrap();
+    let times: Vec<_> = entries.iter().map(modified).collect();
+
+    // Over an intact cache: the same bytes, and every entry kept as it was.
+    let forced = json(&repo, &["build", "--release", "--force"], 0);
+    assert_eq!(forced.line_of("build-finished")["converted"], 3);
+    assert!(triplet(&repo, "Repro_P") == clean, "the same bytes");
+    assert_eq!(cache_entries(&repo), entries);
+    for (((entry, original), ino), time) in entries.iter().zip(&originals).zip(&inodes).zip(&times)
+    {
+        assert!(std::fs::read(entry).unwrap() == *original, "{entry:?}");
+        assert_eq!(modified(entry), *time, "{entry:?} kept, not written again");
+        if cfg!(unix) {
+            assert_eq!(inode(entry), *ino, "{entry:?} kept, not written again");
+        }
+    }
+
+    // Damage keeping the length: one byte of the body, one of the
+    // checksum; and an entry one byte longer.
+    let edit = |entry: &Path, edit: &dyn Fn(&mut Vec<u8>)| {
+        let mut bytes = std::fs::read(entry).unwrap();
+        edit(&mut bytes);
+        std::fs::write(entry, &bytes).unwrap();
+    };
+    edit(&entries[0], &|b| {
+        let at = b.len() - 3;
+        b[at] ^= 0x20;
+    });
+    edit(&entries[1], &|b| b[12] ^= 0x01);
+    edit(&entries[2], &|b| b.push(0));
+    let forced = json(&repo, &["build", "--release", "--force"], 0);
+    assert_eq!(forced.line_of("build-finished")["converted"], 3);
+    assert!(forced.coded("warning", "cache-damaged").is_empty());
+    assert!(triplet(&repo, "Repro_P") == clean, "nothing from the cache");
+    assert!(
+        std::fs::read(&entries[1]).unwrap() == originals[1],
+        "rewritten"
+    );
+    assert!(
+        std::fs::read(&entries[2]).unwrap() == originals[2],
+        "rewritten"
+    );
+    let body_damaged = std::fs::read(&entries[0]).unwrap();
+    assert_eq!(body_damaged.len(), originals[0].len());
+    assert!(body_damaged != originals[0], "not read by a forced build");
+
+    // The next build that loads it finds it damaged, converts that one
+    // package again and writes its entry anew; the one after trusts it.
+    std::fs::remove_file(repo.join("target/Repro_P.utoc")).unwrap();
+    let loaded = json(&repo, &["build", "--release"], 0);
+    assert_eq!(loaded.coded("warning", "cache-damaged").len(), 1);
+    assert_eq!(loaded.line_of("build-finished")["converted"], 1);
+    assert!(triplet(&repo, "Repro_P") == clean);
+    assert!(
+        std::fs::read(&entries[0]).unwrap() == originals[0],
+        "rewritten"
+    );
+    std::fs::remove_file(repo.join("target/Repro_P.utoc")).unwrap();
+    let again = json(&repo, &["build", "--release"], 0);
+    assert!(again.coded("warning", "cache-damaged").is_empty());
+    assert_eq!(again.line_of("build-finished")["converted"], 0);
+    assert!(triplet(&repo, "Repro_P") == clean);
+}
+
 /// A mod whose `[content] paks` holds the corpus's SM_Cube and a config
 /// file; returns the repository.
 fn pak_mod(corpus: &Path, dir: &Path) -> PathBuf {
