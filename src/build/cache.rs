@@ -216,24 +216,19 @@ impl FileIndex {
     /// `index`, the hashes it recorded for the files whose whole stamp is
     /// unchanged. Nothing is read.
     pub(crate) fn take(index: Option<&Path>, paths: &[&Path]) -> Result<Taken> {
-        let now = crate::publish::FileStamp::of_all(paths)?;
+        // Stamped in place: one list of stamps, not a second one beside it.
         let mut stamps = vec![UNKNOWN; paths.len()];
+        crate::publish::FileStamp::of_all_into(paths, &mut stamps, |s| &mut s.file)?;
+        let mut known = vec![false; paths.len()];
         let indexed = index.map(|index| {
             let keys: Vec<std::borrow::Cow<'_, str>> =
                 paths.iter().map(|p| p.to_string_lossy()).collect();
-            Self::merge(index, &keys, |i, _, stamp| stamps[i] = *stamp)
+            Self::merge(index, &keys, |i, _, then| {
+                let same = is_same(&stamps[i].file, &then.file);
+                known[i] = same;
+                stamps[i].hash = if same { then.hash } else { [0; 32] };
+            })
         });
-        let mut known = Vec::with_capacity(paths.len());
-        for (stamp, file) in stamps.iter_mut().zip(now) {
-            let same = is_same(&file, &stamp.file);
-            known.push(same);
-            if !same {
-                *stamp = InputStamp {
-                    file,
-                    hash: [0; 32],
-                };
-            }
-        }
         Ok(Taken {
             stamps,
             known,
