@@ -23,7 +23,7 @@ pub(super) struct ChunkPaths {
 impl ChunkPaths {
     /// Adds `path`; returns its number.
     pub(super) fn push(&mut self, path: &str) -> usize {
-        let shared = if self.len % RESTART == 0 {
+        let shared = if self.len.is_multiple_of(RESTART) {
             self.restarts.push(self.bytes.len());
             0
         } else {
