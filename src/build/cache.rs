@@ -1369,6 +1369,32 @@ mod tests {
         assert_eq!(refreshed.stamps[4], stamps[1]);
     }
 
+    /// Paths that are not text are keyed as their lossy text (the index's
+    /// keys are text); the index still holds every file and is found again.
+    #[cfg(unix)]
+    #[test]
+    fn an_index_with_a_path_that_is_not_text_is_merged_whole() {
+        use std::os::unix::ffi::OsStrExt;
+        let dir = tempfile::tempdir().unwrap();
+        let index = dir.path().join("files.bin");
+        // `b\xff` sorts after `b\u{fffe}` as bytes, before it as lossy text.
+        let names: [&[u8]; 5] = [b"zeta", b"b\xff", b"alpha", b"b\xef\xbf\xbe", b"m"];
+        let files: Vec<PathBuf> = names
+            .iter()
+            .map(|name| {
+                let path = dir.path().join(std::ffi::OsStr::from_bytes(name));
+                std::fs::write(&path, name).unwrap();
+                path
+            })
+            .collect();
+        let paths: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
+        let first = FileIndex::refresh(None, &paths).unwrap();
+        FileIndex::save(&index, &paths, &first.stamps).unwrap();
+        let again = FileIndex::refresh(Some(&index), &paths).unwrap();
+        assert!(again.unchanged);
+        assert_eq!(again.stamps, first.stamps);
+    }
+
     #[test]
     fn a_damaged_index_only_costs_hashing() {
         let dir = tempfile::tempdir().unwrap();
