@@ -55,18 +55,22 @@ fn folder_of(path: &str) -> &str {
 /// the path with the most `/` (the first one when several tie), then cut
 /// it back, for every path, to the longest `/`-ended prefix its folder
 /// shares with it, comparing ASCII letters without case.
-pub(crate) fn common_root<'a>(paths: impl IntoIterator<Item = &'a str> + Clone) -> String {
-    let mut deepest = "";
+///
+/// The paths are those `visit` gives to the function it is handed (it is
+/// called twice, and must give the same paths both times), so that paths
+/// not kept as `&str`s need not be gathered first.
+pub(crate) fn common_root(visit: impl Fn(&mut dyn FnMut(&str))) -> String {
+    let mut deepest = String::new();
     let mut most = 0;
-    for path in paths.clone() {
+    visit(&mut |path| {
         let slashes = path.bytes().filter(|&b| b == b'/').count();
         if slashes > most {
             most = slashes;
-            deepest = path;
+            deepest = path.to_string();
         }
-    }
-    let mut root = folder_of(deepest).to_string();
-    for path in paths {
+    });
+    let mut root = folder_of(&deepest).to_string();
+    visit(&mut |path| {
         let folder = folder_of(path);
         let mut shared = 0;
         for (i, b) in folder.bytes().enumerate() {
@@ -84,7 +88,7 @@ pub(crate) fn common_root<'a>(paths: impl IntoIterator<Item = &'a str> + Clone) 
         if shared < root.len() {
             root.truncate(shared);
         }
-    }
+    });
     root
 }
 
@@ -109,32 +113,33 @@ pub(crate) fn virtual_path(mount_point: &str, relative: &str) -> String {
 mod tests {
     use super::*;
 
+    fn root_of(paths: &[&str]) -> String {
+        common_root(|each| paths.iter().for_each(|p| each(p)))
+    }
+
     #[test]
     fn common_root_of_cooked_paths() {
         let sn2 = [
             "../../../SN2/Content/Audio/A.uasset",
             "../../../SN2/Plugins/UWEMusicVolumeManager/Content/B.uasset",
         ];
-        assert_eq!(common_root(sn2.iter().copied()), "../../../SN2/");
+        assert_eq!(root_of(&sn2), "../../../SN2/");
         let one = ["../../../HelloGame/Content/HelloMod/A.uasset"];
-        assert_eq!(
-            common_root(one.iter().copied()),
-            "../../../HelloGame/Content/HelloMod/"
-        );
+        assert_eq!(root_of(&one), "../../../HelloGame/Content/HelloMod/");
         let engine_and_game = [
             "../../../Engine/Content/E.uasset",
             "../../../Game/Content/G.uasset",
         ];
-        assert_eq!(common_root(engine_and_game.iter().copied()), "../../../");
+        assert_eq!(root_of(&engine_and_game), "../../../");
         // Folder names are compared without case; the deepest path's spelling is kept.
         let cased = [
             "../../../Game/Content/a/X.uasset",
             "../../../game/content/B.uasset",
         ];
-        assert_eq!(common_root(cased.iter().copied()), "../../../Game/Content/");
+        assert_eq!(root_of(&cased), "../../../Game/Content/");
         // No files, or files without folders: the engine's root is `/`.
-        assert_eq!(common_root(std::iter::empty()), "/");
-        assert_eq!(common_root(["A.uasset"].iter().copied()), "/");
+        assert_eq!(root_of(&[]), "/");
+        assert_eq!(root_of(&["A.uasset"]), "/");
     }
 
     #[test]

@@ -855,8 +855,6 @@ impl FileStamp {
     /// folder of the path again (a no-change build is mostly these calls).
     /// Elsewhere, or when the folder cannot be opened, [`std::fs::metadata`].
     pub(crate) fn of_all(paths: &[&Path]) -> Result<Vec<FileStamp>> {
-        use rayon::prelude::*;
-        const RUN: usize = 256;
         let mut stamps = vec![
             FileStamp {
                 size: 0,
@@ -866,11 +864,27 @@ impl FileStamp {
             };
             paths.len()
         ];
-        stamps
+        FileStamp::of_all_into(paths, &mut stamps, |s| s)?;
+        Ok(stamps)
+    }
+
+    /// [`FileStamp::of_all`] written into records the caller holds (the
+    /// stamp of `paths[i]` into `stamp(&mut records[i])`), so that a list of
+    /// records with a stamp each needs no second list of stamps beside it.
+    pub(crate) fn of_all_into<T: Send>(
+        paths: &[&Path],
+        records: &mut [T],
+        stamp: fn(&mut T) -> &mut FileStamp,
+    ) -> Result<()> {
+        use rayon::prelude::*;
+        const RUN: usize = 256;
+        if records.len() != paths.len() {
+            return Err(Error::internal("file stamps out of step with the files"));
+        }
+        records
             .par_chunks_mut(RUN)
             .zip(paths.par_chunks(RUN))
-            .try_for_each(|(stamps, paths)| stamp_run(paths, stamps))?;
-        Ok(stamps)
+            .try_for_each(|(records, paths)| stamp_run(paths, records, stamp))
     }
 
     /// The stamp of `path`, following a final symbolic link.
@@ -880,14 +894,19 @@ impl FileStamp {
     }
 }
 
-/// Stamps of `paths` into `stamps` (see [`FileStamp::of_all`]).
+/// Stamps of `paths` into `records` (see [`FileStamp::of_all_into`]).
 #[cfg(unix)]
-fn stamp_run(paths: &[&Path], stamps: &mut [FileStamp]) -> Result<()> {
+fn stamp_run<T>(
+    paths: &[&Path],
+    records: &mut [T],
+    field: fn(&mut T) -> &mut FileStamp,
+) -> Result<()> {
     use std::os::unix::ffi::OsStrExt;
     use std::os::unix::fs::OpenOptionsExt;
     use std::os::unix::io::AsRawFd;
     let mut folder: Option<(&[u8], Option<File>)> = None;
-    for (path, stamp) in paths.iter().zip(stamps) {
+    for (path, record) in paths.iter().zip(records) {
+        let stamp = field(record);
         // Split at the last `/` (cheaper than `Path::parent`, which parses
         // every component); a name that is empty, `.` or `..` takes std's way.
         let bytes = path.as_os_str().as_bytes();
@@ -952,10 +971,15 @@ fn stamp_of_stat(st: &libc::stat) -> FileStamp {
     }
 }
 
-/// Stamps of `paths` into `stamps` (see [`FileStamp::of_all`]).
+/// Stamps of `paths` into `records` (see [`FileStamp::of_all_into`]).
 #[cfg(not(unix))]
-fn stamp_run(paths: &[&Path], stamps: &mut [FileStamp]) -> Result<()> {
-    for (path, stamp) in paths.iter().zip(stamps) {
+fn stamp_run<T>(
+    paths: &[&Path],
+    records: &mut [T],
+    field: fn(&mut T) -> &mut FileStamp,
+) -> Result<()> {
+    for (path, record) in paths.iter().zip(records) {
+        let stamp = field(record);
         *stamp = FileStamp::following(path)?;
     }
     Ok(())

@@ -242,24 +242,17 @@ impl FileIndex {
     /// `index`, the hashes it recorded for the files whose whole stamp is
     /// unchanged. Nothing is read.
     pub(crate) fn take(index: Option<&Path>, paths: &[&Path]) -> Result<Taken> {
-        let now = crate::publish::FileStamp::of_all(paths)?;
+        // Stamped in place: one list of stamps, not a second one beside it.
         let mut stamps = vec![UNKNOWN; paths.len()];
+        crate::publish::FileStamp::of_all_into(paths, &mut stamps, |s| &mut s.file)?;
+        let mut known = vec![false; paths.len()];
         let indexed = index.map(|index| {
-            let keys: Vec<std::borrow::Cow<'_, str>> =
-                paths.iter().map(|p| p.to_string_lossy()).collect();
-            Self::merge(index, &keys, |i, _, stamp| stamps[i] = *stamp)
+            Self::merge(index, paths, |i, _, then| {
+                let same = is_same(&stamps[i].file, &then.file);
+                known[i] = same;
+                stamps[i].hash = if same { then.hash } else { [0; 32] };
+            })
         });
-        let mut known = Vec::with_capacity(paths.len());
-        for (stamp, file) in stamps.iter_mut().zip(now) {
-            let same = is_same(&file, &stamp.file);
-            known.push(same);
-            if !same {
-                *stamp = InputStamp {
-                    file,
-                    hash: [0; 32],
-                };
-            }
-        }
         Ok(Taken {
             hashed: vec![false; stamps.len()],
             stamps,
@@ -301,26 +294,25 @@ impl FileIndex {
         })
     }
 
-    /// Calls `found(i, at, stamp)` for every `keys[i]` the index holds, as
+    /// Calls `found(i, at, stamp)` for every `paths[i]` the index holds, as
     /// its entry `at` with `stamp`, walking the index (sorted by path)
-    /// beside the keys in sorted order. Returns the number of entries the
-    /// index holds and how many keys it had. Reading stops at the first
+    /// beside the paths in sorted order. Returns the number of entries the
+    /// index holds and how many paths it had. Reading stops at the first
     /// damaged or out-of-order entry.
     fn merge(
         index: &Path,
-        keys: &[std::borrow::Cow<'_, str>],
+        paths: &[&Path],
         mut found: impl FnMut(usize, usize, &InputStamp),
     ) -> (usize, usize) {
         let Some(mut reader) = IndexReader::open(index) else {
             return (0, 0);
         };
         let count = reader.count;
-        let mut order: Vec<u32> = (0..keys.len() as u32).collect();
-        order.sort_unstable_by(|&a, &b| keys[a as usize].cmp(&keys[b as usize]));
+        let keys = IndexKeys::of(paths);
         let (mut entry, mut done) = (None, false);
         let mut matched = 0;
-        for i in order {
-            let key = keys[i as usize].as_bytes();
+        for i in keys.sorted() {
+            let key = keys.key(i as usize);
             // Advance to the first entry not below the key.
             loop {
                 match &entry {
@@ -344,24 +336,57 @@ impl FileIndex {
 
     /// Writes the index of `paths` with their `stamps` (same order) to `index`.
     pub(crate) fn save(index: &Path, paths: &[&Path], stamps: &[InputStamp]) -> Result<()> {
-        let keys: Vec<std::borrow::Cow<'_, str>> =
-            paths.iter().map(|p| p.to_string_lossy()).collect();
-        let mut order: Vec<usize> = (0..keys.len()).collect();
-        order.sort_unstable_by(|&a, &b| keys[a].cmp(&keys[b]));
+        let keys = IndexKeys::of(paths);
+        let order = keys.sorted();
         crate::publish::write_file_unsynced(index, |file| {
             let at = file.path().to_path_buf();
             let write = || -> std::io::Result<()> {
-                let count = u32::try_from(keys.len())
+                let count = u32::try_from(paths.len())
                     .map_err(|_| std::io::Error::other("too many files for the file index"))?;
                 let out = std::io::BufWriter::with_capacity(1 << 16, file);
                 let mut out = IndexWriter::new(out, count)?;
                 for i in order {
-                    out.write(keys[i].as_bytes(), &stamps[i])?;
+                    out.write(keys.key(i as usize), &stamps[i as usize])?;
                 }
                 out.finish().map(drop)
             };
             write().map_err(|e| Error::io(&at, e))
         })
+    }
+}
+
+/// Paths as the file index keys them (their text) and sorts them.
+struct IndexKeys<'a> {
+    paths: &'a [&'a Path],
+    /// Each path's text, made only when some path is not valid text (then
+    /// in place of the path's bytes, which the index would not read back).
+    lossy: Vec<std::borrow::Cow<'a, str>>,
+}
+
+impl<'a> IndexKeys<'a> {
+    fn of(paths: &'a [&'a Path]) -> IndexKeys<'a> {
+        // Paths that are text sort as their bytes do: no list of keys is
+        // made for them (a third of the build's peak at 100,000 packages).
+        let lossy = match paths.iter().all(|p| p.to_str().is_some()) {
+            true => Vec::new(),
+            false => paths.iter().map(|p| p.to_string_lossy()).collect(),
+        };
+        IndexKeys { paths, lossy }
+    }
+
+    /// The key of path `i`: its text's bytes.
+    fn key(&self, i: usize) -> &[u8] {
+        match self.lossy.is_empty() {
+            true => self.paths[i].as_os_str().as_encoded_bytes(),
+            false => self.lossy[i].as_bytes(),
+        }
+    }
+
+    /// The paths' positions, in the order of their keys.
+    fn sorted(&self) -> Vec<u32> {
+        let mut order: Vec<u32> = (0..self.paths.len() as u32).collect();
+        order.sort_unstable_by(|&a, &b| self.key(a as usize).cmp(self.key(b as usize)));
+        order
     }
 }
 
@@ -1130,11 +1155,9 @@ impl IndexedFiles {
     /// [`FileIndex::take`] of `paths` (files the index lists) from the
     /// stamps taken: nothing is stat'ed again.
     pub(crate) fn take(&self, paths: &[&Path]) -> Result<Taken> {
-        let keys: Vec<std::borrow::Cow<'_, str>> =
-            paths.iter().map(|p| p.to_string_lossy()).collect();
         let mut stamps = vec![UNKNOWN; paths.len()];
         let mut known = vec![false; paths.len()];
-        let (count, found) = FileIndex::merge(&self.index, &keys, |i, at, then| {
+        let (count, found) = FileIndex::merge(&self.index, paths, |i, at, then| {
             let now = self.now.get(at).copied().unwrap_or(UNKNOWN.file);
             let same = is_same(&now, &then.file);
             known[i] = same;
@@ -1488,6 +1511,32 @@ mod tests {
         assert_eq!(refreshed.stamps[2], stamps[0]);
         assert_eq!(refreshed.stamps[3], stamps[2]);
         assert_eq!(refreshed.stamps[4], stamps[1]);
+    }
+
+    /// Paths that are not text are keyed as their lossy text (the index's
+    /// keys are text); the index still holds every file and is found again.
+    #[cfg(unix)]
+    #[test]
+    fn an_index_with_a_path_that_is_not_text_is_merged_whole() {
+        use std::os::unix::ffi::OsStrExt;
+        let dir = tempfile::tempdir().unwrap();
+        let index = dir.path().join("files.bin");
+        // `b\xff` sorts after `b\u{fffe}` as bytes, before it as lossy text.
+        let names: [&[u8]; 5] = [b"zeta", b"b\xff", b"alpha", b"b\xef\xbf\xbe", b"m"];
+        let files: Vec<PathBuf> = names
+            .iter()
+            .map(|name| {
+                let path = dir.path().join(std::ffi::OsStr::from_bytes(name));
+                std::fs::write(&path, name).unwrap();
+                path
+            })
+            .collect();
+        let paths: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
+        let first = FileIndex::refresh(None, &paths).unwrap();
+        FileIndex::save(&index, &paths, &first.stamps).unwrap();
+        let again = FileIndex::refresh(Some(&index), &paths).unwrap();
+        assert!(again.unchanged);
+        assert_eq!(again.stamps, first.stamps);
     }
 
     #[test]

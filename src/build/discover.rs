@@ -520,6 +520,9 @@ fn scan_stamped(
     packages.shrink_to_fit();
     loose_files.sort_by(|a, b| a.relative_path.cmp(&b.relative_path));
     problems.extend(case_clashes(root, &packages, &loose_files));
+    // The walk's lists and the case check's table are gone: their pages
+    // go back before the lists of paths and stamps below are made.
+    super::release_freed_memory();
     // The paths are made for the scan and let go after it: the packages
     // keep their paths relative to the root.
     let count = packages

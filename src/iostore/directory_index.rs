@@ -30,13 +30,43 @@ struct FileEntry {
     toc_index: u32,
 }
 
+/// The string table: the names one after the other in one buffer (a
+/// container of 100,000 packages has about as many names; a `String` each
+/// would add its own allocation each).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct Names {
+    text: String,
+    ends: Vec<usize>,
+}
+
+impl Names {
+    fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    fn get(&self, i: usize) -> Option<&str> {
+        let end = *self.ends.get(i)?;
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        Some(&self.text[start..end])
+    }
+
+    fn push(&mut self, name: &str) {
+        self.text.push_str(name);
+        self.ends.push(self.text.len());
+    }
+
+    fn iter(&self) -> impl Iterator<Item = &str> {
+        (0..self.len()).filter_map(|i| self.get(i))
+    }
+}
+
 /// A directory index being built or read.
 #[derive(Debug, Clone)]
 pub struct DirectoryIndex {
     pub(crate) mount_point: String,
     directories: Vec<DirectoryEntry>,
     files: Vec<FileEntry>,
-    strings: Vec<String>,
+    strings: Names,
     /// Each name's index in `strings` by a hash of the name, so that a
     /// name is kept once (a container of 100,000 packages has about as
     /// many names); a name whose hash an earlier, other name has is in
@@ -81,7 +111,7 @@ impl DirectoryIndex {
                 first_file: NONE,
             }],
             files: Vec::new(),
-            strings: Vec::new(),
+            strings: Names::default(),
             by_hash: HashMap::new(),
             collided: BTreeMap::new(),
             last_folder: None,
@@ -91,7 +121,7 @@ impl DirectoryIndex {
     /// The index of `name` in the string table, if it is there.
     fn find_name(&self, name: &str) -> Option<u32> {
         let &i = self.by_hash.get(&name_hash(name))?;
-        if self.strings[i as usize] == name {
+        if self.strings.get(i as usize) == Some(name) {
             return Some(i);
         }
         self.collided.get(name).copied()
@@ -99,7 +129,9 @@ impl DirectoryIndex {
 
     /// Records that `strings[i]` is a name (the first of equal names stays).
     fn remember_name(&mut self, i: u32) {
-        let name = &self.strings[i as usize];
+        let Some(name) = self.strings.get(i as usize) else {
+            return;
+        };
         if self.find_name(name).is_some() {
             return;
         }
@@ -108,7 +140,7 @@ impl DirectoryIndex {
                 slot.insert(i);
             }
             std::collections::hash_map::Entry::Occupied(_) => {
-                self.collided.insert(name.clone(), i);
+                self.collided.insert(name.to_string(), i);
             }
         }
     }
@@ -118,7 +150,7 @@ impl DirectoryIndex {
             return i;
         }
         let i = self.strings.len() as u32;
-        self.strings.push(name.to_string());
+        self.strings.push(name);
         self.remember_name(i);
         i
     }
@@ -222,7 +254,7 @@ impl DirectoryIndex {
             w.drain_to(out, BATCH)?;
         }
         w.u32(self.strings.len() as u32);
-        for s in &self.strings {
+        for s in self.strings.iter() {
             w.fstring(s);
             w.drain_to(out, BATCH)?;
         }
@@ -274,9 +306,12 @@ impl DirectoryIndex {
             });
         }
         let n = r.count_u32(4).context("directory index > strings")?;
-        let mut strings = Vec::with_capacity(n);
+        let mut strings = Names {
+            ends: Vec::with_capacity(n),
+            ..Names::default()
+        };
         for _ in 0..n {
-            strings.push(r.fstring().context("directory index > strings")?);
+            strings.push(&r.fstring().context("directory index > strings")?);
         }
         let mut index = DirectoryIndex {
             mount_point,
@@ -302,13 +337,10 @@ impl DirectoryIndex {
             return Ok(out);
         }
         let name = |i: u32| -> Result<&str> {
-            self.strings
-                .get(i as usize)
-                .map(|s| s.as_str())
-                .ok_or_else(|| {
-                    Error::invalid(format!("name {i} is not in the string table"))
-                        .within("directory index")
-                })
+            self.strings.get(i as usize).ok_or_else(|| {
+                Error::invalid(format!("name {i} is not in the string table"))
+                    .within("directory index")
+            })
         };
         let mut visited_dirs = vec![false; self.directories.len()];
         let mut stack = vec![(0u32, String::new())];
@@ -389,7 +421,10 @@ mod tests {
         index.by_hash.insert(name_hash("B"), 0);
         index.add_file("B/y", 1).unwrap();
         index.add_file("B/z", 2).unwrap();
-        assert_eq!(index.strings, ["A", "x", "B", "y", "z"]);
+        assert_eq!(
+            index.strings.iter().collect::<Vec<_>>(),
+            ["A", "x", "B", "y", "z"]
+        );
         assert_eq!(index.collided.get("B"), Some(&2));
         let mut files = DirectoryIndex::read(&index.write())
             .unwrap()

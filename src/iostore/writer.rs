@@ -59,6 +59,7 @@ use serde::Serialize;
 
 use super::chunk::{ChunkHasher, ChunkId, ChunkType};
 
+mod chunk_paths;
 mod fresh;
 use super::container_header::{ContainerHeader, StoreEntry, StoreEntryArena};
 use super::directory_index::DirectoryIndex;
@@ -76,6 +77,7 @@ use crate::pak::crypto::{pad_like_engine, AesKey};
 use crate::pak::PakWriter;
 use crate::publish::{Extension, Staged, TempFile};
 use crate::version::{EngineVersion, ShaderMapHashLayout};
+use chunk_paths::ChunkPaths;
 use fresh::FreshUcas;
 
 /// Settings of a container.
@@ -381,18 +383,8 @@ struct PendingChunk {
     id: ChunkId,
     offset: OffsetAndLength,
     meta: ChunkMeta,
-    /// Where its full path is in [`ContainerBuilder::paths`]; `path_len` 0
-    /// for a chunk without a path.
-    path_start: u64,
-    path_len: u32,
-}
-
-impl PendingChunk {
-    /// Its full path, in the builder's `paths`.
-    fn path<'a>(&self, paths: &'a str) -> Option<&'a str> {
-        let start = self.path_start as usize;
-        (self.path_len > 0).then(|| &paths[start..start + self.path_len as usize])
-    }
+    /// Its full path's number in [`ContainerBuilder::paths`], if it has one.
+    path: Option<u32>,
 }
 
 /// Builds a container triplet. See the module documentation.
@@ -418,8 +410,8 @@ pub struct ContainerBuilder {
     /// header's own list stays empty).
     store: StoreEntryArena,
     chunks: Vec<PendingChunk>,
-    /// The chunks' full paths, one after the other ([`PendingChunk::path`]).
-    paths: String,
+    /// The chunks' full paths ([`PendingChunk::path`]).
+    paths: ChunkPaths,
     chunk_ids: BTreeSet<ChunkId>,
     /// Hashes of the chunks' lowercased paths ([`Self::is_path_taken`]).
     path_hashes: BTreeSet<u64>,
@@ -544,7 +536,7 @@ impl ContainerBuilder {
             pak: Some(pak),
             store: StoreEntryArena::default(),
             chunks: Vec::new(),
-            paths: String::new(),
+            paths: ChunkPaths::default(),
             chunk_ids: BTreeSet::new(),
             path_hashes: BTreeSet::new(),
             blocks: Vec::new(),
@@ -750,7 +742,7 @@ impl ContainerBuilder {
         path: Option<&str>,
     ) -> Result<()> {
         let length: u64 = pieces.iter().map(ChunkPiece::len).sum();
-        let (path_start, path_len) = self.register_chunk(id, path, length)?;
+        let path = self.register_chunk(id, path, length)?;
         let aligned = length.next_multiple_of(self.options.block_size as u64);
         // The container header is read before any decompressor is set up;
         // shader groups are compressed by the shader library itself (the
@@ -769,15 +761,14 @@ impl ContainerBuilder {
             id,
             offset,
             meta,
-            path_start,
-            path_len,
+            path,
         });
         Ok(())
     }
 
     /// Checks a chunk about to be added (its id and path are new, the
     /// container stays below the TOC's 40-bit offsets) and records its id
-    /// and path; returns where its full path is in `paths`. From here the chunk is committed: a
+    /// and path; returns its full path's number in `paths`. From here the chunk is committed: a
     /// failure while writing it (disk full) leaves the builder unusable, and
     /// dropping it cleans up.
     fn register_chunk(
@@ -785,7 +776,7 @@ impl ContainerBuilder {
         id: ChunkId,
         path: Option<&str>,
         length: u64,
-    ) -> Result<(u64, u32)> {
+    ) -> Result<Option<u32>> {
         let path = path.map(|p| self.full_path(p)).transpose()?;
         // Paths are compared case-insensitively, by the hash of the
         // lowercased path (see `path_hashes`).
@@ -813,14 +804,15 @@ impl ContainerBuilder {
                 "a container must stay below 1 TiB; split the mod into several containers",
             ));
         }
-        let len = path.as_ref().map_or(0, String::len);
-        let len = u32::try_from(len)
-            .map_err(|_| Error::usage("a chunk's path must be shorter than 4 GiB"))?;
         self.chunk_ids.insert(id);
         self.path_hashes.extend(path_hash);
-        let start = self.paths.len() as u64;
-        self.paths.push_str(path.as_deref().unwrap_or_default());
-        Ok((start, len))
+        Ok(match path {
+            Some(path) => Some(
+                u32::try_from(self.paths.push(&path))
+                    .map_err(|_| Error::usage("a container holds fewer than 4 billion paths"))?,
+            ),
+            None => None,
+        })
     }
 
     /// Whether a package of that id is added (its export-bundle chunk is:
@@ -836,10 +828,10 @@ impl ContainerBuilder {
     fn is_path_taken(&self, path: &str, hash: u64) -> bool {
         self.path_hashes.contains(&hash) && {
             let lower = path.to_lowercase();
-            self.chunks.iter().any(|c| {
-                c.path(&self.paths)
-                    .is_some_and(|p| p.to_lowercase() == lower)
-            })
+            let mut taken = false;
+            self.paths
+                .for_each(|_, p| taken = taken || p.to_lowercase() == lower);
+            taken
         }
     }
 
@@ -861,7 +853,7 @@ impl ContainerBuilder {
         };
         let old_blocks = previous.toc.blocks[range].to_vec();
         let meta = previous.toc.metas[old];
-        let (path_start, path_len) = self.register_chunk(id, path, length)?;
+        let path = self.register_chunk(id, path, length)?;
         for block in old_blocks {
             let method_index = match block.method_index {
                 0 => 0,
@@ -882,8 +874,7 @@ impl ContainerBuilder {
                 length,
             },
             meta,
-            path_start,
-            path_len,
+            path,
         });
         self.uncompressed_position += length.next_multiple_of(self.options.block_size as u64);
         self.reused_chunks += 1;
@@ -1124,6 +1115,9 @@ impl ContainerBuilder {
     // Long on purpose: the TOC is assembled field by field in the order the
     // engine lays it out, and the three files are published in one place.
     pub fn finish(mut self) -> Result<WrittenContainer> {
+        // The chunks of the previous container are all added: its tables
+        // (its whole TOC) go before the header and the TOC are made.
+        self.previous = None;
         // Every chunk but the header's is added (whose id is new, and path
         // none): what checked them goes before the TOC is made.
         self.chunk_ids = BTreeSet::new();
@@ -1159,9 +1153,6 @@ impl ContainerBuilder {
         let ucas =
             std::mem::replace(&mut self.ucas, UcasOut::Finished).complete(&self.ucas_write_path)?;
 
-        // The chunks are all added: the previous container's tables are of
-        // no more use.
-        self.previous = None;
         let toc_version = self.engine.toc_version();
         let chunks = std::mem::take(&mut self.chunks);
         let (ordered, seeds, overflow) = if toc_version.has_perfect_hash() {
@@ -1173,11 +1164,13 @@ impl ContainerBuilder {
 
         // The engine's mount point: the indexed files' common root.
         let paths = std::mem::take(&mut self.paths);
-        let mount_point = common_root(chunks.iter().filter_map(|c| c.path(&paths)));
+        let mount_point = common_root(|each| paths.for_each(|_, p| each(p)));
         let mut index = DirectoryIndex::new(&mount_point);
+        let mut path = String::new();
         for (toc_index, &original) in ordered.iter().enumerate() {
-            if let Some(p) = chunks[original].path(&paths) {
-                index.add_file(&p[mount_point.len()..], toc_index as u32)?;
+            if let Some(number) = chunks[original].path {
+                paths.get(number as usize, &mut path);
+                index.add_file(&path[mount_point.len()..], toc_index as u32)?;
             }
         }
         // The paths are in the directory index now.
