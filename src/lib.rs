@@ -6,6 +6,7 @@
 //! over it. See `ARCHITECTURE.md` for the module map and the data flow of a
 //! build.
 
+pub(crate) mod arena;
 pub mod binary;
 pub mod build;
 pub mod classic;

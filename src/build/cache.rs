@@ -366,7 +366,7 @@ struct IndexKeys<'a> {
 impl<'a> IndexKeys<'a> {
     fn of(paths: &'a [&'a Path]) -> IndexKeys<'a> {
         // Paths that are text sort as their bytes do: no list of keys is
-        // made for them (a third of the build's peak at 100,000 packages).
+        // made for them (24 bytes a path).
         let lossy = match paths.iter().all(|p| p.to_str().is_some()) {
             true => Vec::new(),
             false => paths.iter().map(|p| p.to_string_lossy()).collect(),
@@ -391,7 +391,7 @@ impl<'a> IndexKeys<'a> {
 }
 
 /// Reads a file index ([`FileIndex`]) as a stream, one entry at a time,
-/// each checked to sort after the one before it.
+/// each checked not to sort before the one before it.
 struct IndexReader {
     reader: std::io::BufReader<std::fs::File>,
     /// The entries the header declares.
@@ -427,8 +427,8 @@ impl IndexReader {
     }
 
     /// The next entry's stamp (its path is then [`IndexReader::path`]);
-    /// `None` after the last, or at an entry that is damaged or does not
-    /// sort after the one before it.
+    /// `None` after the last, or at an entry that is damaged or sorts
+    /// before the one before it.
     fn next(&mut self) -> Option<InputStamp> {
         use std::io::Read;
         self.remaining = self.remaining.checked_sub(1)?;

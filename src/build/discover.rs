@@ -171,38 +171,31 @@ fn join_relative(root: &Path, relative: &str) -> PathBuf {
     path
 }
 
-/// Paths kept one after another in one buffer: the scan's and the
-/// fingerprint's lists of every input (206,819 paths at 100,000 packages)
-/// cost the paths' bytes and an end each, where a `PathBuf` each would add
-/// an allocation each.
+/// Paths kept one after another in one buffer ([`crate::arena`]): the
+/// scan's and the fingerprint's lists of every input.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct PathArena {
-    bytes: Vec<u8>,
-    ends: Vec<usize>,
-}
+pub(crate) struct PathArena(crate::arena::Arena);
 
 impl PathArena {
     pub(crate) fn of(paths: impl Iterator<Item = PathBuf>, count: usize) -> Self {
-        let (mut bytes, mut ends) = (Vec::new(), Vec::with_capacity(count));
+        let mut arena = crate::arena::Arena::with_capacity(count);
         for path in paths {
-            bytes.extend_from_slice(path.as_os_str().as_encoded_bytes());
-            ends.push(bytes.len());
+            arena.push(path.as_os_str().as_encoded_bytes());
         }
-        bytes.shrink_to_fit();
-        PathArena { bytes, ends }
+        arena.shrink_to_fit();
+        PathArena(arena)
     }
 
     /// How many paths it holds.
     pub(crate) fn len(&self) -> usize {
-        self.ends.len()
+        self.0.len()
     }
 
     /// Path `i`.
     pub(crate) fn get(&self, i: usize) -> &Path {
-        let start = if i == 0 { 0 } else { self.ends[i - 1] };
-        let bytes = &self.bytes[start..self.ends[i]];
+        let bytes = self.0.get(i).expect("a path of the arena");
         // SAFETY: `bytes` are exactly the bytes `as_encoded_bytes` gave for
-        // one path in `of`, copied unchanged.
+        // one path (in `of` or `retain`), copied unchanged.
         Path::new(unsafe { std::ffi::OsStr::from_encoded_bytes_unchecked(bytes) })
     }
 
@@ -213,13 +206,11 @@ impl PathArena {
 
     /// Keeps the paths for which `keep` says so, in order.
     pub(crate) fn retain(&mut self, keep: &[bool]) {
-        let mut kept = PathArena::default();
+        let mut kept = crate::arena::Arena::default();
         for i in (0..self.len()).filter(|&i| keep.get(i).copied().unwrap_or(true)) {
-            kept.bytes
-                .extend_from_slice(self.get(i).as_os_str().as_encoded_bytes());
-            kept.ends.push(kept.bytes.len());
+            kept.push(self.get(i).as_os_str().as_encoded_bytes());
         }
-        *self = kept;
+        self.0 = kept;
     }
 }
 

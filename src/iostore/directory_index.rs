@@ -30,29 +30,25 @@ struct FileEntry {
     toc_index: u32,
 }
 
-/// The string table: the names one after the other in one buffer (a
-/// container of 100,000 packages has about as many names; a `String` each
-/// would add its own allocation each).
+/// The string table: the names one after the other in one buffer
+/// ([`crate::arena`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-struct Names {
-    text: String,
-    ends: Vec<usize>,
-}
+struct Names(crate::arena::Arena);
 
 impl Names {
     fn len(&self) -> usize {
-        self.ends.len()
+        self.0.len()
     }
 
     fn get(&self, i: usize) -> Option<&str> {
-        let end = *self.ends.get(i)?;
-        let start = if i == 0 { 0 } else { self.ends[i - 1] };
-        Some(&self.text[start..end])
+        // SAFETY: every piece was pushed from a `&str` (`push`), unchanged.
+        self.0
+            .get(i)
+            .map(|bytes| unsafe { std::str::from_utf8_unchecked(bytes) })
     }
 
     fn push(&mut self, name: &str) {
-        self.text.push_str(name);
-        self.ends.push(self.text.len());
+        self.0.push(name.as_bytes());
     }
 
     fn iter(&self) -> impl Iterator<Item = &str> {
@@ -306,10 +302,7 @@ impl DirectoryIndex {
             });
         }
         let n = r.count_u32(4).context("directory index > strings")?;
-        let mut strings = Names {
-            ends: Vec::with_capacity(n),
-            ..Names::default()
-        };
+        let mut strings = Names(crate::arena::Arena::with_capacity(n));
         for _ in 0..n {
             strings.push(&r.fstring().context("directory index > strings")?);
         }
