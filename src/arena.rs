@@ -4,6 +4,9 @@
 //! build's list of every input path (`build::discover::PathArena`: 206,819
 //! paths at 100,000 packages) and a directory index's names (about as many)
 //! are kept so; each gives its pieces back as its own type.
+//!
+//! [`PathArena`] keeps the bytes every path of a list starts with (the
+//! content root's path, for the build's inputs) once, not once per path.
 
 /// Byte strings one after another in one buffer (see the module doc).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -46,6 +49,107 @@ impl Arena {
     }
 }
 
+/// Paths kept one after another in one buffer, less the bytes all of them
+/// start with (kept once): the build's list of every input path. A path
+/// comes back whole as bytes ([`PathArena::write`]) or as a `PathBuf`
+/// ([`PathArena::path`]), made when it is needed.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct PathArena {
+    /// The bytes every path starts with.
+    prefix: Vec<u8>,
+    /// Each path's bytes after `prefix`.
+    rests: Arena,
+}
+
+impl PathArena {
+    /// The list of the paths `paths()` gives, in that order (called twice:
+    /// first for the bytes they share).
+    pub(crate) fn of<P: AsRef<std::path::Path>, I: Iterator<Item = P>>(
+        paths: impl Fn() -> I,
+    ) -> PathArena {
+        let (mut count, mut prefix) = (0, None::<Vec<u8>>);
+        for path in paths() {
+            count += 1;
+            let path = path.as_ref().as_os_str().as_encoded_bytes();
+            match &mut prefix {
+                None => prefix = Some(path.to_vec()),
+                Some(prefix) => {
+                    let shared = prefix.iter().zip(path).take_while(|(a, b)| a == b).count();
+                    prefix.truncate(shared);
+                }
+            }
+        }
+        let mut arena = PathArena {
+            prefix: prefix.unwrap_or_default(),
+            rests: Arena::with_capacity(count),
+        };
+        for path in paths() {
+            let path = path.as_ref().as_os_str().as_encoded_bytes();
+            arena.rests.push(&path[arena.prefix.len()..]);
+        }
+        arena.rests.shrink_to_fit();
+        arena
+    }
+
+    /// An empty list of room for `count` paths, that [`PathArena::push_text`]
+    /// fills (no prefix is taken out).
+    pub(crate) fn with_capacity(count: usize) -> PathArena {
+        PathArena {
+            prefix: Vec::new(),
+            rests: Arena::with_capacity(count),
+        }
+    }
+
+    /// Adds a path given as text after the others.
+    pub(crate) fn push_text(&mut self, path: &str) {
+        self.rests.push(path.as_bytes());
+    }
+
+    /// How many paths it holds.
+    pub(crate) fn len(&self) -> usize {
+        self.rests.len()
+    }
+
+    /// Whether it holds no path.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The bytes every path starts with, and the rest of path `i`.
+    pub(crate) fn parts(&self, i: usize) -> (&[u8], &[u8]) {
+        let rest = self.rests.get(i).expect("a path of the arena");
+        (&self.prefix, rest)
+    }
+
+    /// Path `i`'s bytes (as `OsStr::as_encoded_bytes` gives them) in place
+    /// of what `into` held.
+    pub(crate) fn write(&self, i: usize, into: &mut Vec<u8>) {
+        let (prefix, rest) = self.parts(i);
+        into.clear();
+        into.extend_from_slice(prefix);
+        into.extend_from_slice(rest);
+    }
+
+    /// Path `i`.
+    pub(crate) fn path(&self, i: usize) -> std::path::PathBuf {
+        let mut bytes = Vec::new();
+        self.write(i, &mut bytes);
+        // SAFETY: `bytes` are exactly the bytes `as_encoded_bytes` gave for
+        // one path (in `of`) or a `str`'s (in `push_text`), unchanged.
+        let os = unsafe { std::ffi::OsString::from_encoded_bytes_unchecked(bytes) };
+        std::path::PathBuf::from(os)
+    }
+
+    /// Keeps the paths for which `keep` says so, in order.
+    pub(crate) fn retain(&mut self, keep: &[bool]) {
+        let mut kept = Arena::default();
+        for i in (0..self.len()).filter(|&i| keep.get(i).copied().unwrap_or(true)) {
+            kept.push(self.parts(i).1);
+        }
+        self.rests = kept;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -59,5 +163,28 @@ mod tests {
         assert_eq!(arena.len(), 3);
         let pieces: Vec<_> = (0..4).map(|i| arena.get(i)).collect();
         assert_eq!(pieces, [Some(&b"ab"[..]), Some(b""), Some(b"cde"), None]);
+    }
+
+    #[test]
+    fn paths_keep_what_they_share_once_and_come_back_whole() {
+        use std::path::{Path, PathBuf};
+        let given = ["/m/Cooked/A.uasset", "/m/Cooked/A.uexp", "/m/Cooked/Bé/C.uasset"];
+        let paths = PathArena::of(|| given.iter().map(Path::new));
+        assert_eq!(paths.parts(0), (&b"/m/Cooked/"[..], &b"A.uasset"[..]));
+        let back: Vec<PathBuf> = (0..paths.len()).map(|i| paths.path(i)).collect();
+        assert_eq!(back, given.map(PathBuf::from));
+        // One path the start of another; a list of one; none.
+        let nested = PathArena::of(|| ["/m/a", "/m/a/b"].into_iter());
+        assert_eq!(nested.parts(0), (&b"/m/a"[..], &b""[..]));
+        assert_eq!(nested.path(1), Path::new("/m/a/b"));
+        let one = PathArena::of(|| std::iter::once("/m/x"));
+        assert_eq!(one.path(0), Path::new("/m/x"));
+        assert!(PathArena::of(|| std::iter::empty::<&str>()).is_empty());
+        // A shared start that splits a character still gives whole paths.
+        let split = PathArena::of(|| ["/m/é", "/m/è"].into_iter());
+        assert_eq!(split.path(1), Path::new("/m/è"));
+        let mut kept = paths.clone();
+        kept.retain(&[true, false, true]);
+        assert_eq!(kept.path(1), Path::new(given[2]));
     }
 }

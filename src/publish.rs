@@ -801,9 +801,12 @@ impl Drop for OutputLock {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FileStamp {
     pub size: u64,
-    pub(crate) modified_ns: u128,
+    /// Nanoseconds since 1970; 0 (never trusted) before 1970 or after 2554.
+    pub(crate) modified_ns: u64,
     pub(crate) inode: u64,
-    pub(crate) changed_ns: i128,
+    /// Nanoseconds since 1970 (before it, negative); a change time outside
+    /// ±292 years of 1970 leaves `modified_ns` 0 (never trusted).
+    pub(crate) changed_ns: i64,
 }
 
 impl FileStamp {
@@ -818,14 +821,11 @@ impl FileStamp {
             .modified()
             .ok()
             .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-            .map_or(0, |d| d.as_nanos());
+            .and_then(|d| u64::try_from(d.as_nanos()).ok());
         #[cfg(unix)]
         let (inode, changed_ns) = {
             use std::os::unix::fs::MetadataExt;
-            (
-                meta.ino(),
-                i128::from(meta.ctime()) * 1_000_000_000 + i128::from(meta.ctime_nsec()),
-            )
+            (meta.ino(), nanoseconds(meta.ctime(), meta.ctime_nsec()))
         };
         // Elsewhere (Windows) std offers no stable file index or change
         // time: the creation time stands in for the change time (a file
@@ -838,10 +838,20 @@ impl FileStamp {
             meta.created()
                 .ok()
                 .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-                .map_or(0, |d| d.as_nanos() as i128),
+                .map_or(Some(0), |d| i64::try_from(d.as_nanos()).ok()),
         );
+        FileStamp::new(meta.len(), modified_ns, inode, changed_ns)
+    }
+
+    /// A stamp of times that may not fit: either out of range leaves the
+    /// modification time 0, which is never trusted.
+    fn new(size: u64, modified_ns: Option<u64>, inode: u64, changed_ns: Option<i64>) -> FileStamp {
+        let (modified_ns, changed_ns) = match (modified_ns, changed_ns) {
+            (Some(m), Some(c)) => (m, c),
+            (_, c) => (0, c.unwrap_or(0)),
+        };
         FileStamp {
-            size: meta.len(),
+            size,
             modified_ns,
             inode,
             changed_ns,
@@ -854,7 +864,7 @@ impl FileStamp {
     /// run of files in it: the kernel then looks up one name, not every
     /// folder of the path again (a no-change build is mostly these calls).
     /// Elsewhere, or when the folder cannot be opened, [`std::fs::metadata`].
-    pub(crate) fn of_all(paths: &[&Path]) -> Result<Vec<FileStamp>> {
+    pub(crate) fn of_all(paths: &crate::arena::PathArena) -> Result<Vec<FileStamp>> {
         let mut stamps = vec![
             FileStamp {
                 size: 0,
@@ -869,10 +879,10 @@ impl FileStamp {
     }
 
     /// [`FileStamp::of_all`] written into records the caller holds (the
-    /// stamp of `paths[i]` into `stamp(&mut records[i])`), so that a list of
+    /// stamp of path `i` into `stamp(&mut records[i])`), so that a list of
     /// records with a stamp each needs no second list of stamps beside it.
     pub(crate) fn of_all_into<T: Send>(
-        paths: &[&Path],
+        paths: &crate::arena::PathArena,
         records: &mut [T],
         stamp: fn(&mut T) -> &mut FileStamp,
     ) -> Result<()> {
@@ -883,8 +893,8 @@ impl FileStamp {
         }
         records
             .par_chunks_mut(RUN)
-            .zip(paths.par_chunks(RUN))
-            .try_for_each(|(records, paths)| stamp_run(paths, records, stamp))
+            .enumerate()
+            .try_for_each(|(run, records)| stamp_run(paths, run * RUN, records, stamp))
     }
 
     /// The stamp of `path`, following a final symbolic link.
@@ -894,42 +904,47 @@ impl FileStamp {
     }
 }
 
-/// Stamps of `paths` into `records` (see [`FileStamp::of_all_into`]).
+/// Stamps of the paths from `first` on into `records` (see
+/// [`FileStamp::of_all_into`]).
 #[cfg(unix)]
 fn stamp_run<T>(
-    paths: &[&Path],
+    paths: &crate::arena::PathArena,
+    first: usize,
     records: &mut [T],
     field: fn(&mut T) -> &mut FileStamp,
 ) -> Result<()> {
     use std::os::unix::ffi::OsStrExt;
     use std::os::unix::fs::OpenOptionsExt;
     use std::os::unix::io::AsRawFd;
-    let mut folder: Option<(&[u8], Option<File>)> = None;
-    for (path, record) in paths.iter().zip(records) {
+    let mut bytes = Vec::new();
+    // The folder open now, and its path.
+    let (mut folder, mut open): (Vec<u8>, Option<File>) = (Vec::new(), None);
+    for (i, record) in (first..).zip(records) {
         let stamp = field(record);
+        paths.write(i, &mut bytes);
         // Split at the last `/` (cheaper than `Path::parent`, which parses
         // every component); a name that is empty, `.` or `..` takes std's way.
-        let bytes = path.as_os_str().as_bytes();
         let split = bytes.iter().rposition(|b| *b == b'/');
         let (parent, name) = match split {
             Some(at) => (&bytes[..at.max(1)], &bytes[at + 1..]),
-            None => (&b"."[..], bytes),
+            None => (&b"."[..], &bytes[..]),
         };
+        let path = Path::new(std::ffi::OsStr::from_bytes(&bytes));
         if name.is_empty() || name == b"." || name == b".." {
             *stamp = FileStamp::following(path)?;
             continue;
         }
-        if folder.as_ref().map(|(p, _)| *p) != Some(parent) {
-            let open = std::fs::OpenOptions::new()
+        if folder.is_empty() || folder != parent {
+            open = std::fs::OpenOptions::new()
                 .read(true)
                 .custom_flags(libc::O_DIRECTORY)
                 .open(std::ffi::OsStr::from_bytes(parent))
                 .ok();
-            folder = Some((parent, open));
+            folder.clear();
+            folder.extend_from_slice(parent);
         }
-        let dir = folder.as_ref().and_then(|(_, f)| f.as_ref());
         let mut c_name = [0u8; 256];
-        let found = match dir {
+        let found = match &open {
             Some(dir) if name.len() < c_name.len() && !name.contains(&0) => {
                 c_name[..name.len()].copy_from_slice(name);
                 // SAFETY: `c_name` is NUL-terminated (zeroed past the name),
@@ -956,31 +971,33 @@ fn stamp_run<T>(
 #[cfg(unix)]
 #[allow(clippy::unnecessary_cast)]
 fn stamp_of_stat(st: &libc::stat) -> FileStamp {
-    let (mtime, mtime_nsec) = (st.st_mtime as i64, st.st_mtime_nsec as i64);
-    let modified_ns = if mtime >= 0 {
-        mtime as u128 * 1_000_000_000 + mtime_nsec as u128
-    } else {
-        0
-    };
-    FileStamp {
-        size: st.st_size as u64,
+    let modified_ns = nanoseconds(st.st_mtime as i64, st.st_mtime_nsec as i64)
+        .and_then(|ns| u64::try_from(ns).ok());
+    FileStamp::new(
+        st.st_size as u64,
         modified_ns,
-        inode: st.st_ino as u64,
-        changed_ns: i128::from(st.st_ctime as i64) * 1_000_000_000
-            + i128::from(st.st_ctime_nsec as i64),
-    }
+        st.st_ino as u64,
+        nanoseconds(st.st_ctime as i64, st.st_ctime_nsec as i64),
+    )
 }
 
-/// Stamps of `paths` into `records` (see [`FileStamp::of_all_into`]).
+/// Seconds and nanoseconds since 1970 as nanoseconds, if they fit.
+#[cfg(unix)]
+fn nanoseconds(seconds: i64, nanos: i64) -> Option<i64> {
+    seconds.checked_mul(1_000_000_000)?.checked_add(nanos)
+}
+
+/// Stamps of the paths from `first` on into `records` (see
+/// [`FileStamp::of_all_into`]).
 #[cfg(not(unix))]
 fn stamp_run<T>(
-    paths: &[&Path],
+    paths: &crate::arena::PathArena,
+    first: usize,
     records: &mut [T],
     field: fn(&mut T) -> &mut FileStamp,
 ) -> Result<()> {
-    for (path, record) in paths.iter().zip(records) {
-        let stamp = field(record);
-        *stamp = FileStamp::following(path)?;
+    for (i, record) in (first..).zip(records) {
+        *field(record) = FileStamp::following(&paths.path(i))?;
     }
     Ok(())
 }
@@ -1320,7 +1337,7 @@ mod tests {
             paths.push(link);
         }
         let asked: Vec<&Path> = paths.iter().map(PathBuf::as_path).collect();
-        let stamps = FileStamp::of_all(&asked).unwrap();
+        let stamps = FileStamp::of_all(&crate::arena::PathArena::of(|| asked.iter())).unwrap();
         for (path, stamp) in paths.iter().zip(&stamps) {
             let expected = FileStamp::from_metadata(&std::fs::metadata(path).unwrap());
             assert_eq!(*stamp, expected, "{}", path.display());
@@ -1331,7 +1348,10 @@ mod tests {
 
         // A file that is gone is an error naming it.
         let gone = sub.join("gone");
-        let error = FileStamp::of_all(&[asked[0], gone.as_path()]).unwrap_err();
+        let error = FileStamp::of_all(&crate::arena::PathArena::of(|| {
+            [asked[0], gone.as_path()].into_iter()
+        }))
+        .unwrap_err();
         assert_eq!(error.file(), Some(gone.as_path()));
     }
 

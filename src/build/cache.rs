@@ -51,6 +51,7 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
+use crate::arena::PathArena;
 use crate::binary::{Reader, Writer};
 use crate::build::package::RecordedPackage;
 use crate::error::{Error, Result};
@@ -92,23 +93,20 @@ pub(crate) struct InputStamp {
 }
 
 /// Marks the file index and its layout; bump when the layout changes.
-const INDEX_MAGIC: &[u8; 8] = b"ZPKFI\x00\x00\x04";
+const INDEX_MAGIC: &[u8; 8] = b"ZPKFI\x00\x00\x05";
 
 /// Bytes of a [`crate::publish::FileStamp`] as the cache stores it.
-const STAMP_BYTES: usize = 48;
+const STAMP_BYTES: usize = 32;
 
-/// A disk stamp as the cache stores it: size, modification time (u128 as
-/// two u64, low first), inode, change time (i128 the same way); all
-/// little-endian.
+/// A disk stamp as the cache stores it: size, modification time, inode,
+/// change time (two's complement); each 8 bytes little-endian.
 fn encode_stamp(stamp: &crate::publish::FileStamp) -> [u8; STAMP_BYTES] {
     let mut out = [0u8; STAMP_BYTES];
     let fields = [
         stamp.size,
-        stamp.modified_ns as u64,
-        (stamp.modified_ns >> 64) as u64,
+        stamp.modified_ns,
         stamp.inode,
         stamp.changed_ns as u64,
-        (stamp.changed_ns >> 64) as u64,
     ];
     for (slot, field) in out.chunks_exact_mut(8).zip(fields) {
         slot.copy_from_slice(&field.to_le_bytes());
@@ -119,12 +117,11 @@ fn encode_stamp(stamp: &crate::publish::FileStamp) -> [u8; STAMP_BYTES] {
 /// The stamp [`encode_stamp`] wrote.
 fn decode_stamp(bytes: &[u8; STAMP_BYTES]) -> crate::publish::FileStamp {
     let u64_at = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap());
-    let wide = |at: usize| u128::from(u64_at(at)) | (u128::from(u64_at(at + 8)) << 64);
     crate::publish::FileStamp {
         size: u64_at(0),
-        modified_ns: wide(8),
-        inode: u64_at(24),
-        changed_ns: wide(32) as i128,
+        modified_ns: u64_at(8),
+        inode: u64_at(16),
+        changed_ns: u64_at(24) as i64,
     }
 }
 
@@ -141,7 +138,7 @@ const MAX_INDEX_PATH: usize = 64 * 1024;
 /// Layout: magic, entry count (u32), then per entry its path — how many of
 /// its first bytes are the previous entry's (u32), then the length (u32)
 /// and UTF-8 bytes of the rest: sorted paths share most of their bytes —,
-/// the stamp ([`encode_stamp`], 48 bytes) and BLAKE3 hash (32 bytes); all
+/// the stamp ([`encode_stamp`], 32 bytes) and BLAKE3 hash (32 bytes); all
 /// little-endian. Read with [`IndexReader`], written with [`IndexWriter`].
 pub(crate) struct FileIndex;
 
@@ -233,7 +230,7 @@ impl FileIndex {
     /// means more hashing. (The build calls the two halves itself, with
     /// the scan's stamps in between.)
     #[cfg(test)]
-    pub(crate) fn refresh(index: Option<&Path>, paths: &[&Path]) -> Result<Stamps> {
+    pub(crate) fn refresh(index: Option<&Path>, paths: &PathArena) -> Result<Stamps> {
         Self::finish(Self::take(index, paths)?, paths)
     }
 
@@ -241,7 +238,7 @@ impl FileIndex {
     /// `stat` each, [`crate::publish::FileStamp::of_all`]) and, with
     /// `index`, the hashes it recorded for the files whose whole stamp is
     /// unchanged. Nothing is read.
-    pub(crate) fn take(index: Option<&Path>, paths: &[&Path]) -> Result<Taken> {
+    pub(crate) fn take(index: Option<&Path>, paths: &PathArena) -> Result<Taken> {
         // Stamped in place: one list of stamps, not a second one beside it.
         let mut stamps = vec![UNKNOWN; paths.len()];
         crate::publish::FileStamp::of_all_into(paths, &mut stamps, |s| &mut s.file)?;
@@ -264,7 +261,7 @@ impl FileIndex {
     /// The second half of fingerprinting the inputs: hashes (in parallel)
     /// every file of `taken` (stamps of `paths`, same order) the index did
     /// not know and that was not hashed already.
-    pub(crate) fn finish(taken: Taken, paths: &[&Path]) -> Result<Stamps> {
+    pub(crate) fn finish(taken: Taken, paths: &PathArena) -> Result<Stamps> {
         let Taken {
             mut stamps,
             known,
@@ -276,14 +273,15 @@ impl FileIndex {
         }
         stamps
             .par_iter_mut()
-            .zip(paths.par_iter())
+            .enumerate()
             .zip(known.par_iter().zip(hashed.par_iter()))
             .filter(|(_, (known, hashed))| !**known && !**hashed)
-            .try_for_each(|((stamp, path), _)| -> Result<()> {
+            .try_for_each(|((i, stamp), _)| -> Result<()> {
+                let path = paths.path(i);
                 stamp.hash = if stamp.file.size > LARGE_FILE {
-                    hash_large_file(path)?
+                    hash_large_file(&path)?
                 } else {
-                    hash_file(path)?
+                    hash_file(&path)?
                 };
                 Ok(())
             })?;
@@ -301,7 +299,7 @@ impl FileIndex {
     /// damaged or out-of-order entry.
     fn merge(
         index: &Path,
-        paths: &[&Path],
+        paths: &PathArena,
         mut found: impl FnMut(usize, usize, &InputStamp),
     ) -> (usize, usize) {
         let Some(mut reader) = IndexReader::open(index) else {
@@ -310,9 +308,9 @@ impl FileIndex {
         let count = reader.count;
         let keys = IndexKeys::of(paths);
         let (mut entry, mut done) = (None, false);
-        let mut matched = 0;
+        let (mut matched, mut buffer) = (0, Vec::new());
         for i in keys.sorted() {
-            let key = keys.key(i as usize);
+            let key = keys.key(i as usize, &mut buffer);
             // Advance to the first entry not below the key.
             loop {
                 match &entry {
@@ -335,7 +333,7 @@ impl FileIndex {
     }
 
     /// Writes the index of `paths` with their `stamps` (same order) to `index`.
-    pub(crate) fn save(index: &Path, paths: &[&Path], stamps: &[InputStamp]) -> Result<()> {
+    pub(crate) fn save(index: &Path, paths: &PathArena, stamps: &[InputStamp]) -> Result<()> {
         let keys = IndexKeys::of(paths);
         let order = keys.sorted();
         crate::publish::write_file_unsynced(index, |file| {
@@ -345,8 +343,9 @@ impl FileIndex {
                     .map_err(|_| std::io::Error::other("too many files for the file index"))?;
                 let out = std::io::BufWriter::with_capacity(1 << 16, file);
                 let mut out = IndexWriter::new(out, count)?;
+                let mut buffer = Vec::new();
                 for i in order {
-                    out.write(keys.key(i as usize), &stamps[i as usize])?;
+                    out.write(keys.key(i as usize, &mut buffer), &stamps[i as usize])?;
                 }
                 out.finish().map(drop)
             };
@@ -357,27 +356,41 @@ impl FileIndex {
 
 /// Paths as the file index keys them (their text) and sorts them.
 struct IndexKeys<'a> {
-    paths: &'a [&'a Path],
+    paths: &'a PathArena,
     /// Each path's text, made only when some path is not valid text (then
     /// in place of the path's bytes, which the index would not read back).
-    lossy: Vec<std::borrow::Cow<'a, str>>,
+    lossy: Vec<String>,
 }
 
 impl<'a> IndexKeys<'a> {
-    fn of(paths: &'a [&'a Path]) -> IndexKeys<'a> {
+    fn of(paths: &'a PathArena) -> IndexKeys<'a> {
         // Paths that are text sort as their bytes do: no list of keys is
-        // made for them (24 bytes a path).
-        let lossy = match paths.iter().all(|p| p.to_str().is_some()) {
+        // made for them. (A path whose text is split by the bytes all
+        // paths share is checked whole.)
+        let mut whole = Vec::new();
+        let is_text = |i: usize, whole: &mut Vec<u8>| {
+            let (prefix, rest) = paths.parts(i);
+            std::str::from_utf8(rest).is_ok() && std::str::from_utf8(prefix).is_ok() || {
+                paths.write(i, whole);
+                std::str::from_utf8(whole).is_ok()
+            }
+        };
+        let lossy = match (0..paths.len()).all(|i| is_text(i, &mut whole)) {
             true => Vec::new(),
-            false => paths.iter().map(|p| p.to_string_lossy()).collect(),
+            false => (0..paths.len())
+                .map(|i| paths.path(i).to_string_lossy().into_owned())
+                .collect(),
         };
         IndexKeys { paths, lossy }
     }
 
-    /// The key of path `i`: its text's bytes.
-    fn key(&self, i: usize) -> &[u8] {
+    /// The key of path `i`: its text's bytes (made in `buffer` if need be).
+    fn key<'b>(&'b self, i: usize, buffer: &'b mut Vec<u8>) -> &'b [u8] {
         match self.lossy.is_empty() {
-            true => self.paths[i].as_os_str().as_encoded_bytes(),
+            true => {
+                self.paths.write(i, buffer);
+                buffer
+            }
             false => self.lossy[i].as_bytes(),
         }
     }
@@ -385,7 +398,16 @@ impl<'a> IndexKeys<'a> {
     /// The paths' positions, in the order of their keys.
     fn sorted(&self) -> Vec<u32> {
         let mut order: Vec<u32> = (0..self.paths.len() as u32).collect();
-        order.sort_unstable_by(|&a, &b| self.key(a as usize).cmp(self.key(b as usize)));
+        match self.lossy.is_empty() {
+            // Every path starts with the same bytes: they sort as the rests do.
+            true => order.sort_unstable_by(|&a, &b| {
+                let rest = |i: u32| self.paths.parts(i as usize).1;
+                rest(a).cmp(rest(b))
+            }),
+            false => order.sort_unstable_by(|&a, &b| {
+                self.lossy[a as usize].cmp(&self.lossy[b as usize])
+            }),
+        }
         order
     }
 }
@@ -831,7 +853,7 @@ pub(crate) const BOOKKEEPING_FILES: [&str; 4] =
     ["files.json", "build.json", "container.bin", "tree.bin"];
 
 /// Marks the tree record and its layout; bump when the layout changes.
-const TREE_MAGIC: &[u8; 8] = b"ZPKTR\x00\x00\x01";
+const TREE_MAGIC: &[u8; 8] = b"ZPKTR\x00\x00\x02";
 
 /// A folder changed this recently before a scan is not trusted by the next
 /// no-change check: file systems stamp times from a clock that ticks every
@@ -939,10 +961,10 @@ impl TreeRecord {
     /// every file of it (exactly [`TreeRecord::files`] of them) is checked
     /// for its stamp.
     pub(crate) fn check(&self, index: &Path) -> TreeCheck {
-        let folders: Vec<&Path> = self.folders.iter().map(|(p, _)| Path::new(p)).collect();
+        let folders = PathArena::of(|| self.folders.iter().map(|(p, _)| Path::new(p)));
         let settled = |s: &crate::publish::FileStamp| {
-            s.changed_ns < self.scanned_ns - RACY_NS
-                && (s.modified_ns as i128) < self.scanned_ns - RACY_NS
+            i128::from(s.changed_ns) < self.scanned_ns - RACY_NS
+                && i128::from(s.modified_ns) < self.scanned_ns - RACY_NS
         };
         let folders_same = crate::publish::FileStamp::of_all(&folders).is_ok_and(|now| {
             now.iter()
@@ -999,7 +1021,7 @@ fn files_unchanged(index: &Path, count: u64) -> Option<Option<FirstChange>> {
         0,
         |_| {},
         |then, now| {
-            let same = now.iter().zip(then).all(|(now, then)| is_same(now, then));
+            let same = now.iter().zip(then).all(|(now, then)| is_same(now, &then.file));
             match same {
                 true => same_before += then.len(),
                 false => first_change = Some(FirstChange { same_before, now }),
@@ -1029,36 +1051,34 @@ fn stat_index(
     index: &Path,
     count: u64,
     from: usize,
-    mut skipped: impl FnMut(&crate::publish::FileStamp),
-    mut batch: impl FnMut(&[crate::publish::FileStamp], Vec<crate::publish::FileStamp>) -> bool,
+    mut skipped: impl FnMut(&InputStamp),
+    mut batch: impl FnMut(&[InputStamp], Vec<crate::publish::FileStamp>) -> bool,
 ) -> Option<()> {
     let mut reader = IndexReader::open(index)?;
     if reader.count as u64 != count {
         return None;
     }
     for _ in 0..from.min(reader.count) {
-        skipped(&reader.next()?.file);
+        skipped(&reader.next()?);
     }
-    let mut read_batch = || -> Option<(Vec<String>, Vec<crate::publish::FileStamp>)> {
+    let mut read_batch = || -> Option<(PathArena, Vec<InputStamp>)> {
         let len = STAT_BATCH.min(reader.remaining);
-        let (mut paths, mut stamps) = (Vec::with_capacity(len), Vec::with_capacity(len));
+        let (mut paths, mut stamps) = (PathArena::with_capacity(len), Vec::with_capacity(len));
         for _ in 0..len {
-            stamps.push(reader.next()?.file);
-            paths.push(String::from_utf8(reader.path().to_vec()).ok()?);
+            stamps.push(reader.next()?);
+            paths.push_text(std::str::from_utf8(reader.path()).ok()?);
         }
         Some((paths, stamps))
     };
     let (mut paths, mut then) = read_batch()?;
     while !paths.is_empty() {
-        let refs: Vec<&Path> = paths.iter().map(Path::new).collect();
         let (now, next) = rayon::join(
-            || crate::publish::FileStamp::of_all(&refs).ok(),
+            || crate::publish::FileStamp::of_all(&paths).ok(),
             &mut read_batch,
         );
         if !batch(&then, now?) {
             return Some(());
         }
-        drop(refs);
         (paths, then) = next?;
     }
     Some(())
@@ -1075,12 +1095,17 @@ fn is_same(now: &crate::publish::FileStamp, then: &crate::publish::FileStamp) ->
 
 /// The input files the file index lists, each stamped now: what a scan
 /// that lists no folder takes ([`TreeCheck::FilesChanged`]). Only the
-/// stamps are held (in the index's order); the paths are read from the
+/// stamps are held (in the index's order), with the hash the index gave
+/// each file whose stamp is the indexed one; the paths are read from the
 /// index as they are needed.
 #[derive(Debug)]
 pub(crate) struct IndexedFiles {
     index: PathBuf,
-    now: Vec<crate::publish::FileStamp>,
+    /// Per entry: the file's stamp now, and its indexed hash where `known`
+    /// (else zeros).
+    now: Vec<InputStamp>,
+    /// Per entry: whether the file's stamp now is the one indexed.
+    known: Vec<bool>,
 }
 
 impl IndexedFiles {
@@ -1093,26 +1118,45 @@ impl IndexedFiles {
             same_before,
             now: batch,
         } = known;
-        let mut now = Vec::with_capacity(usize::try_from(count).ok()?.min(1 << 20));
-        let mut stamped = Vec::new();
+        let room = usize::try_from(count).ok()?.min(1 << 20);
+        let (mut now, mut known) = (Vec::with_capacity(room), Vec::with_capacity(room));
+        let (mut stamped, mut stamped_known) = (Vec::new(), Vec::new());
+        let entry = |now: crate::publish::FileStamp, then: &InputStamp| {
+            let same = is_same(&now, &then.file);
+            let hash = if same { then.hash } else { [0; 32] };
+            (InputStamp { file: now, hash }, same)
+        };
         let mut batch = batch.into_iter();
         stat_index(
             index,
             count,
             same_before + batch.len(),
-            |then| match now.len() < same_before {
-                true => now.push(*then),
-                false => now.extend(batch.next()),
+            |then| {
+                let now_stamp = match now.len() < same_before {
+                    true => Some(then.file),
+                    false => batch.next(),
+                };
+                if let Some(now_stamp) = now_stamp {
+                    let (stamp, same) = entry(now_stamp, then);
+                    now.push(stamp);
+                    known.push(same);
+                }
             },
-            |_, batch| {
-                stamped.extend(batch);
+            |then, batch| {
+                for (now, then) in batch.into_iter().zip(then) {
+                    let (stamp, same) = entry(now, then);
+                    stamped.push(stamp);
+                    stamped_known.push(same);
+                }
                 true
             },
         )?;
         now.append(&mut stamped);
+        known.append(&mut stamped_known);
         Some(IndexedFiles {
             index: index.to_path_buf(),
             now,
+            known,
         })
     }
 
@@ -1153,26 +1197,52 @@ impl IndexedFiles {
     }
 
     /// [`FileIndex::take`] of `paths` (files the index lists) from the
-    /// stamps taken: nothing is stat'ed again.
-    pub(crate) fn take(&self, paths: &[&Path]) -> Result<Taken> {
-        let mut stamps = vec![UNKNOWN; paths.len()];
-        let mut known = vec![false; paths.len()];
-        let (count, found) = FileIndex::merge(&self.index, paths, |i, at, then| {
-            let now = self.now.get(at).copied().unwrap_or(UNKNOWN.file);
-            let same = is_same(&now, &then.file);
-            known[i] = same;
-            stamps[i] = InputStamp {
-                file: now,
-                hash: if same { then.hash } else { [0; 32] },
+    /// stamps taken: nothing is stat'ed again, and the stamps are put in
+    /// the order of `paths` where they are (no second list of them).
+    pub(crate) fn take(self, paths: &PathArena) -> Result<Taken> {
+        let IndexedFiles {
+            index,
+            mut now,
+            mut known,
+        } = self;
+        // Where each entry goes: the position of its path in `paths`.
+        const NOWHERE: u32 = u32::MAX;
+        let mut to = vec![NOWHERE; now.len()];
+        let mut same = true;
+        let (count, found) = FileIndex::merge(&index, paths, |i, at, then| {
+            // The entry must be the one read before, and met once.
+            same &= match (to.get_mut(at), now.get(at), known.get(at)) {
+                (Some(to), Some(now), Some(&known)) if *to == NOWHERE => {
+                    *to = i as u32;
+                    known == is_same(&now.file, &then.file) && (!known || now.hash == then.hash)
+                }
+                _ => false,
             };
         });
-        if count != self.now.len() || found != paths.len() {
+        if !same || count != now.len() || found != paths.len() {
             // Not the files stamped: stamped again.
-            return FileIndex::take(Some(&self.index), paths);
+            return FileIndex::take(Some(&index), paths);
+        }
+        // Entries of no path go; the rest are put in the paths' order by
+        // following each cycle of the permutation.
+        if found != count {
+            let mut kept = to.iter().map(|to| *to != NOWHERE);
+            now.retain(|_| kept.next().unwrap_or(false));
+            let mut kept = to.iter().map(|to| *to != NOWHERE);
+            known.retain(|_| kept.next().unwrap_or(false));
+            to.retain(|to| *to != NOWHERE);
+        }
+        for at in 0..to.len() {
+            while to[at] as usize != at {
+                let other = to[at] as usize;
+                now.swap(at, other);
+                known.swap(at, other);
+                to.swap(at, other);
+            }
         }
         Ok(Taken {
-            hashed: vec![false; stamps.len()],
-            stamps,
+            hashed: vec![false; now.len()],
+            stamps: now,
             known,
             indexed: Some((count, found)),
         })
@@ -1199,7 +1269,7 @@ fn read_index(
 }
 
 /// Marks the container record and its layout; bump when the layout changes.
-const CONTAINER_MAGIC: &[u8; 8] = b"ZPKCR\x00\x00\x02";
+const CONTAINER_MAGIC: &[u8; 8] = b"ZPKCR\x00\x00\x03";
 
 /// The longest package record a container record may hold; a longer one
 /// means the file is damaged.
@@ -1483,6 +1553,10 @@ mod tests {
             .collect()
     }
 
+    fn arena(paths: &[&Path]) -> PathArena {
+        PathArena::of(|| paths.iter())
+    }
+
     fn real_hash(path: &Path) -> Hash {
         *blake3::hash(&std::fs::read(path).unwrap()).as_bytes()
     }
@@ -1494,9 +1568,9 @@ mod tests {
         let files = files(dir.path());
         let paths: Vec<&Path> = files.iter().map(|(p, _)| p.as_path()).collect();
         let stamps: Vec<InputStamp> = files.iter().map(|(_, s)| *s).collect();
-        FileIndex::save(&index, &paths, &stamps).unwrap();
+        FileIndex::save(&index, &arena(&paths), &stamps).unwrap();
 
-        let same = FileIndex::refresh(Some(&index), &paths).unwrap();
+        let same = FileIndex::refresh(Some(&index), &arena(&paths)).unwrap();
         assert_eq!(same.stamps, stamps);
         assert!(same.unchanged);
 
@@ -1504,7 +1578,7 @@ mod tests {
         let extra = dir.path().join("0-new");
         std::fs::write(&extra, b"new").unwrap();
         let asked = [paths[4], extra.as_path(), paths[0], paths[2], paths[1]];
-        let refreshed = FileIndex::refresh(Some(&index), &asked).unwrap();
+        let refreshed = FileIndex::refresh(Some(&index), &arena(&asked)).unwrap();
         assert!(!refreshed.unchanged);
         assert_eq!(refreshed.stamps[0], stamps[4]);
         assert_eq!(refreshed.stamps[1].hash, real_hash(&extra));
@@ -1532,9 +1606,9 @@ mod tests {
             })
             .collect();
         let paths: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
-        let first = FileIndex::refresh(None, &paths).unwrap();
-        FileIndex::save(&index, &paths, &first.stamps).unwrap();
-        let again = FileIndex::refresh(Some(&index), &paths).unwrap();
+        let first = FileIndex::refresh(None, &arena(&paths)).unwrap();
+        FileIndex::save(&index, &arena(&paths), &first.stamps).unwrap();
+        let again = FileIndex::refresh(Some(&index), &arena(&paths)).unwrap();
         assert!(again.unchanged);
         assert_eq!(again.stamps, first.stamps);
     }
@@ -1554,7 +1628,7 @@ mod tests {
         let stamp = |i: usize| InputStamp {
             file: crate::publish::FileStamp {
                 size: i as u64,
-                modified_ns: i as u128,
+                modified_ns: i as u64,
                 inode: 1,
                 changed_ns: 2,
             },
@@ -1607,11 +1681,11 @@ mod tests {
                 .count()
         };
 
-        FileIndex::save(&index, &paths, &stamps).unwrap();
+        FileIndex::save(&index, &arena(&paths), &stamps).unwrap();
         let whole = std::fs::read(&index).unwrap();
         // Cut in the middle of an entry: the entries before it still count.
         std::fs::write(&index, &whole[..whole.len() - 30]).unwrap();
-        let cut = FileIndex::refresh(Some(&index), &paths).unwrap();
+        let cut = FileIndex::refresh(Some(&index), &arena(&paths)).unwrap();
         assert!(!cut.unchanged);
         assert_eq!(rehashed(&cut), 1);
 
@@ -1623,7 +1697,7 @@ mod tests {
         long_path[16..20].copy_from_slice(&u32::MAX.to_le_bytes());
         for bytes in [other_version, long_path, vec![0x5a; 300], Vec::new()] {
             std::fs::write(&index, &bytes).unwrap();
-            let refreshed = FileIndex::refresh(Some(&index), &paths).unwrap();
+            let refreshed = FileIndex::refresh(Some(&index), &arena(&paths)).unwrap();
             assert!(!refreshed.unchanged);
             assert_eq!(rehashed(&refreshed), paths.len());
         }
@@ -1636,7 +1710,7 @@ mod tests {
         out.write(first.to_str().unwrap().as_bytes(), &stamps[1])
             .unwrap();
         std::fs::write(&index, out.finish().unwrap()).unwrap();
-        let refreshed = FileIndex::refresh(Some(&index), &[*first, *second]).unwrap();
+        let refreshed = FileIndex::refresh(Some(&index), &arena(&[*first, *second])).unwrap();
         assert_eq!(refreshed.stamps[1], stamps[3], "the first entry counts");
         assert_eq!(
             refreshed.stamps[0].hash,
@@ -1654,7 +1728,7 @@ mod tests {
         let files = files(&sub);
         let paths: Vec<&Path> = files.iter().map(|(p, _)| p.as_path()).collect();
         let stamps: Vec<InputStamp> = files.iter().map(|(_, s)| *s).collect();
-        FileIndex::save(&index, &paths, &stamps).unwrap();
+        FileIndex::save(&index, &arena(&paths), &stamps).unwrap();
         let folder = crate::publish::FileStamp::following(&sub).unwrap();
         let record = TreeRecord {
             config: [1; 32],
@@ -1715,9 +1789,9 @@ mod tests {
         let path = dir.path().join("container.bin");
         let stamp = |n: u64| crate::publish::FileStamp {
             size: n,
-            modified_ns: u128::from(n) << 70,
+            modified_ns: u64::MAX - n,
             inode: n + 1,
-            changed_ns: -(i128::from(n)),
+            changed_ns: -(n as i64) - (1 << 40),
         };
         let packages: Vec<RecordedPackage> = (0..3u64)
             .map(|n| RecordedPackage {
@@ -1793,7 +1867,7 @@ mod tests {
 
         // A folder changed just before the scan is not trusted.
         let racy = TreeRecord {
-            scanned_ns: record.folders[0].1.changed_ns + RACY_NS / 2,
+            scanned_ns: i128::from(record.folders[0].1.changed_ns) + RACY_NS / 2,
             ..record.clone()
         };
         assert!(matches!(racy.check(&index), TreeCheck::Changed));
@@ -1838,7 +1912,12 @@ mod tests {
         assert_eq!(listed_paths, found);
         let asked: Vec<PathBuf> = ["e", "c", "a"].iter().map(|n| sub.join(n)).collect();
         let asked: Vec<&Path> = asked.iter().map(PathBuf::as_path).collect();
-        let taken = listed.take(&asked).unwrap();
+        // Taken whole, each time from the check again (taking uses it up).
+        let listed_again = || match record.check(&index) {
+            TreeCheck::FilesChanged(listed) => listed,
+            other => panic!("{other:?}"),
+        };
+        let taken = listed_again().take(&arena(&asked)).unwrap();
         assert_eq!(
             (0..3).map(|i| taken.is_known(i)).collect::<Vec<_>>(),
             [true, false, true]
@@ -1848,7 +1927,11 @@ mod tests {
             crate::publish::FileStamp::of(&file).unwrap()
         );
         assert_eq!(taken.stamps[0].hash, [b'e'; 32]);
-        assert!(listed.take(&[dir.path().join("other").as_path()]).is_err());
+        assert_eq!(taken.stamps[2].hash, [b'a'; 32]);
+        assert_eq!(taken.stamps[1].hash, [0; 32]);
+        assert!(listed_again()
+            .take(&arena(&[dir.path().join("other").as_path()]))
+            .is_err());
         // The files the check found unchanged before a change are not
         // stat'ed again: their stamps are the indexed ones.
         let later_batch = IndexedFiles::read(
@@ -1873,11 +1956,11 @@ mod tests {
             record.files,
             FirstChange {
                 same_before: 1,
-                now: vec![given, listed.now[2]],
+                now: vec![given, listed.now[2].file],
             },
         )
         .unwrap();
-        assert_eq!(carried.now[1], given);
+        assert_eq!(carried.now[1].file, given);
         assert_eq!(carried.now[2..], listed.now[2..]);
         let mut indexed = Vec::new();
         read_index(&index, 5, |_, _, stamp| {
@@ -1885,7 +1968,8 @@ mod tests {
             Some(())
         })
         .unwrap();
-        assert_eq!(later_batch.now[..3], indexed[..3]);
+        let later_stamps: Vec<_> = later_batch.now.iter().map(|s| s.file).collect();
+        assert_eq!(later_stamps[..3], indexed[..3]);
         assert_ne!(later_batch.now[2], listed.now[2]);
         let (record, index) = tree_of(dir.path(), later());
         assert!(matches!(record.check(&index), TreeCheck::Unchanged));

@@ -171,49 +171,6 @@ fn join_relative(root: &Path, relative: &str) -> PathBuf {
     path
 }
 
-/// Paths kept one after another in one buffer ([`crate::arena`]): the
-/// scan's and the fingerprint's lists of every input.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct PathArena(crate::arena::Arena);
-
-impl PathArena {
-    pub(crate) fn of(paths: impl Iterator<Item = PathBuf>, count: usize) -> Self {
-        let mut arena = crate::arena::Arena::with_capacity(count);
-        for path in paths {
-            arena.push(path.as_os_str().as_encoded_bytes());
-        }
-        arena.shrink_to_fit();
-        PathArena(arena)
-    }
-
-    /// How many paths it holds.
-    pub(crate) fn len(&self) -> usize {
-        self.0.len()
-    }
-
-    /// Path `i`.
-    pub(crate) fn get(&self, i: usize) -> &Path {
-        let bytes = self.0.get(i).expect("a path of the arena");
-        // SAFETY: `bytes` are exactly the bytes `as_encoded_bytes` gave for
-        // one path (in `of` or `retain`), copied unchanged.
-        Path::new(unsafe { std::ffi::OsStr::from_encoded_bytes_unchecked(bytes) })
-    }
-
-    /// The paths, in the order given.
-    pub(crate) fn paths(&self) -> Vec<&Path> {
-        (0..self.len()).map(|i| self.get(i)).collect()
-    }
-
-    /// Keeps the paths for which `keep` says so, in order.
-    pub(crate) fn retain(&mut self, keep: &[bool]) {
-        let mut kept = crate::arena::Arena::default();
-        for i in (0..self.len()).filter(|&i| keep.get(i).copied().unwrap_or(true)) {
-            kept.push(self.get(i).as_os_str().as_encoded_bytes());
-        }
-        self.0 = kept;
-    }
-}
-
 /// A file that is not part of a package; it goes into the companion pak.
 #[derive(Debug, Clone)]
 pub struct LooseFile {
@@ -241,7 +198,7 @@ pub struct Content {
     /// The paths of [`Content::files`], in that order, made by the scan to
     /// stamp them and kept for the fingerprint; empty when the content
     /// changed after the scan.
-    pub(crate) paths: PathArena,
+    pub(crate) paths: crate::arena::PathArena,
     /// Every folder the scan walked, with its stamp (following links) taken
     /// before its entries were read, and when the scan started (ns since
     /// 1970): for [`super::cache::TreeRecord`].
@@ -516,27 +473,17 @@ fn scan_stamped(
     super::release_freed_memory();
     // The paths are made for the scan and let go after it: the packages
     // keep their paths relative to the root.
-    let count = packages
-        .iter()
-        .map(PackageSource::file_count)
-        .sum::<usize>()
-        + loose_files.len();
-    let files = PathArena::of(
+    let mut paths = crate::arena::PathArena::of(|| {
         packages
             .iter()
             .flat_map(PackageSource::files)
-            .chain(loose_files.iter().map(|f| f.path.clone())),
-        count,
-    );
-    let refs = files.paths();
-    let mut stamps = match &indexed {
-        Some(indexed) => indexed.take(&refs)?,
-        None => super::cache::FileIndex::take(index, &refs)?,
-    };
+            .chain(loose_files.iter().map(|f| f.path.clone()))
+    });
     let listed = indexed.is_some();
-    drop(indexed);
-    drop(refs);
-    let mut paths = files;
+    let mut stamps = match indexed {
+        Some(indexed) => indexed.take(&paths)?,
+        None => super::cache::FileIndex::take(index, &paths)?,
+    };
     problems.extend(take_lfs_pointers(
         &mut packages,
         &mut loose_files,
@@ -586,7 +533,7 @@ fn take_lfs_pointers(
     packages: &mut Vec<PackageSource>,
     loose_files: &mut Vec<LooseFile>,
     stamps: &mut super::cache::Taken,
-    paths: &mut PathArena,
+    paths: &mut crate::arena::PathArena,
 ) -> Result<Vec<Error>> {
     use crate::sniff::{lfs_pointer_error, read_small_file};
     use rayon::prelude::*;
@@ -600,7 +547,7 @@ fn take_lfs_pointers(
     let found: Vec<std::result::Result<(usize, super::cache::Hash), usize>> = candidates
         .par_iter()
         .map(|&i| -> Result<Option<_>> {
-            let Some(file) = read_small_file(paths.get(i), stamps.stamp(i).size)? else {
+            let Some(file) = read_small_file(&paths.path(i), stamps.stamp(i).size)? else {
                 return Ok(None);
             };
             if file.is_lfs_pointer() {
@@ -1254,17 +1201,17 @@ mod tests {
                 content.stamps.is_hashed(i),
                 small,
                 "{:?}",
-                content.paths.get(i)
+                content.paths.path(i)
             );
         }
         let paths = std::mem::take(&mut content.paths);
-        let paths = paths.paths();
         let stamps =
             super::super::cache::FileIndex::finish(std::mem::take(&mut content.stamps), &paths)
                 .unwrap();
         assert_eq!(stamps.stamps.len(), paths.len());
-        for (stamp, path) in stamps.stamps.iter().zip(&paths) {
-            let bytes = std::fs::read(path).unwrap();
+        for (i, stamp) in stamps.stamps.iter().enumerate() {
+            let path = paths.path(i);
+            let bytes = std::fs::read(&path).unwrap();
             assert_eq!(stamp.file.size, bytes.len() as u64, "{path:?}");
             assert_eq!(stamp.hash, *blake3::hash(&bytes).as_bytes(), "{path:?}");
         }

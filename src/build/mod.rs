@@ -517,11 +517,10 @@ fn fingerprint(
     let content = &*content;
     // Packages' files first (each package's as one run), then the loose
     // files: the scan's paths, or made for this step only.
-    let paths = match paths.len() == content.file_count() {
+    let all_files = match paths.len() == content.file_count() {
         true => paths,
-        false => discover::PathArena::of(content.files(), content.file_count()),
+        false => crate::arena::PathArena::of(|| content.files()),
     };
-    let all_files = paths.paths();
     let loose_start = all_files.len() - content.loose_files.len();
     let index_path = cache.files_path();
     let trusted_index = (trust == Trust::Stamps).then_some(index_path.as_path());
@@ -535,7 +534,6 @@ fn fingerprint(
     }
     // The paths are in the index: they go before the keys are made.
     drop(all_files);
-    drop(paths);
     let mut at = 0;
     let keys: Vec<Hash> = content
         .packages
