@@ -85,8 +85,8 @@ impl PackageFileKind {
 }
 
 /// One package's files on disk: a compact record (the build keeps one per
-/// package until the container is written: 32 bytes and one allocation
-/// each), from which the files' paths are made when they are needed.
+/// package until the container is written: 32 bytes on a 64-bit system
+/// and one allocation each), from which the files' paths are made when they are needed.
 #[derive(Clone)]
 pub struct PackageSource {
     /// The package name, then the header's relative path, one after the
@@ -123,6 +123,7 @@ impl PackageSource {
                 "package name of {} bytes is too long",
                 package_name.len()
             ))
+            .with_hint("shorten the package's folder names or file name")
         })?;
         let mut bits = 0u32;
         for (kind, found) in companions {
