@@ -133,7 +133,7 @@ pub fn check(manifest: &Manifest) -> Result<CheckReport> {
     let contained: BTreeSet<String> = content
         .packages
         .iter()
-        .map(|p| p.package_name.to_lowercase())
+        .map(|p| p.package_name().to_lowercase())
         .collect();
     let mut needed = BTreeSet::new();
     for (source, mut check) in content.packages.iter().zip(results) {
@@ -193,13 +193,13 @@ fn check_package(
         files.check_bulk_data(&package)?;
         warnings.extend(profile.package_warnings(profile_options, &files.path, &package)?);
         if let Some(own) = package.package_name() {
-            if !own.eq_ignore_ascii_case(&source.package_name) {
+            if !own.eq_ignore_ascii_case(source.package_name()) {
                 problems.push(
                     Diagnostic::error(
                         "package-path-mismatch",
                         format!(
                             "the package calls itself `{own}` but its path makes it `{}`",
-                            source.package_name
+                            source.package_name()
                         ),
                     )
                     .with_file(source.header()),
@@ -212,7 +212,7 @@ fn check_package(
             }
         }
         facts = Some(ModPackage::from_legacy(
-            &source.package_name,
+            source.package_name(),
             source.header(),
             &package,
         )?);

@@ -54,8 +54,13 @@ impl PackageFileKind {
         }
     }
 
-    fn bit(self) -> u8 {
-        1 << self as u8
+    /// Which byte of [`PackageSource`]'s companion bits is this kind's
+    /// (`None` for a header).
+    fn companion_shift(self) -> Option<u32> {
+        let at = PackageFileKind::COMPANIONS
+            .iter()
+            .position(|k| *k == self)?;
+        Some(8 * at as u32)
     }
 
     /// Splits `name` into its stem and kind, or `None` for files that are not part of a package.
@@ -80,55 +85,128 @@ impl PackageFileKind {
 }
 
 /// One package's files on disk: a compact record (the build keeps one per
-/// package until the container is written), from which the files' paths
-/// are made when they are needed.
-#[derive(Debug, Clone)]
+/// package until the container is written: 32 bytes on a 64-bit system
+/// and one allocation each), from which the files' paths are made when they are needed.
+#[derive(Clone)]
 pub struct PackageSource {
-    /// The engine's name for it, e.g. `/Game/Characters/Hero`.
-    pub package_name: String,
-    /// Path of the header relative to the content root, with `/` separators
-    /// (`MyGame/Content/Characters/Hero.uasset`): its path in the container.
-    pub relative_path: String,
-    /// The folder `relative_path` is relative to (shared by every package
-    /// of one scan).
-    root: std::sync::Arc<Path>,
-    /// Which companions the package has: bit `1 << kind`.
-    companions: u8,
-    /// Companions whose extension is not spelled as [`PackageFileKind::extension`]
-    /// (another case), with the extension as found; usually none.
-    spelled: Option<Box<[Spelled]>>,
+    /// The package name, then the header's relative path, one after the
+    /// other in one allocation ([`PackageSource::package_name`],
+    /// [`PackageSource::relative_path`]).
+    names: Box<str>,
+    /// The folder the relative path is relative to (shared by every
+    /// package of one scan; an `Arc<PathBuf>` is one pointer, an
+    /// `Arc<Path>` two).
+    root: std::sync::Arc<PathBuf>,
+    /// How many bytes of `names` the package name takes.
+    name_len: u32,
+    /// Which companions the package has, and their extensions' spelling:
+    /// byte `i` for [`PackageFileKind::COMPANIONS`]`[i]`, with bit 0 set
+    /// when the package has that file (byte 0 of an extension is its dot,
+    /// never uppercase) and bit `j` when byte `j` of its extension as found
+    /// is uppercase (`.UEXP`, `.M.UBulk`; usually none is).
+    companions: u32,
 }
 
-/// A companion's kind and its extension as found.
-type Spelled = (PackageFileKind, Box<str>);
-
 impl PackageSource {
+    /// The record of the package `package_name` whose header is at
+    /// `relative_path` (`/`-separated) in `root`, with its other files given
+    /// by kind and extension as found (the kind's extension in any case).
+    /// A package name too long to record is a usage error.
+    pub(crate) fn new<'a>(
+        root: std::sync::Arc<PathBuf>,
+        package_name: &str,
+        relative_path: &str,
+        companions: impl IntoIterator<Item = (PackageFileKind, &'a str)>,
+    ) -> Result<PackageSource> {
+        let name_len = u32::try_from(package_name.len()).map_err(|_| {
+            Error::usage(format!(
+                "package name of {} bytes is too long",
+                package_name.len()
+            ))
+            .with_hint("shorten the package's folder names or file name")
+        })?;
+        let mut bits = 0u32;
+        for (kind, found) in companions {
+            let extension = kind.extension().as_bytes();
+            let shift = kind
+                .companion_shift()
+                .filter(|_| found.as_bytes().eq_ignore_ascii_case(extension))
+                .ok_or_else(|| {
+                    Error::internal(format!(
+                        "`{found}` is not the extension of a package's {kind:?} file"
+                    ))
+                })?;
+            let spelling = found
+                .bytes()
+                .enumerate()
+                .filter(|(_, b)| b.is_ascii_uppercase())
+                .fold(1u32, |bits, (j, _)| bits | 1 << j);
+            bits |= spelling << shift;
+        }
+        let mut names = String::with_capacity(package_name.len() + relative_path.len());
+        names.push_str(package_name);
+        names.push_str(relative_path);
+        Ok(PackageSource {
+            names: names.into_boxed_str(),
+            root,
+            name_len,
+            companions: bits,
+        })
+    }
+
+    /// The engine's name for it, e.g. `/Game/Characters/Hero`.
+    pub fn package_name(&self) -> &str {
+        &self.names[..self.name_len as usize]
+    }
+
+    /// Path of the header relative to the content root, with `/` separators
+    /// (`MyGame/Content/Characters/Hero.uasset`): its path in the container.
+    pub fn relative_path(&self) -> &str {
+        &self.names[self.name_len as usize..]
+    }
+
+    /// The companion bits of `kind` (see `companions`), 0 when the package
+    /// has no such file.
+    fn companion_bits(&self, kind: PackageFileKind) -> u8 {
+        kind.companion_shift()
+            .map_or(0, |shift| (self.companions >> shift) as u8)
+    }
+
     /// The header (`.uasset`/`.umap`) on disk.
     pub(crate) fn header(&self) -> PathBuf {
-        join_relative(&self.root, &self.relative_path)
+        join_relative(&self.root, self.relative_path())
     }
 
     /// The kinds of the package's other files, in kind order.
     pub(crate) fn companion_kinds(&self) -> impl Iterator<Item = PackageFileKind> + '_ {
         PackageFileKind::COMPANIONS
             .into_iter()
-            .filter(|kind| self.companions & kind.bit() != 0)
+            .filter(|kind| self.companion_bits(*kind) & 1 != 0)
     }
 
     /// The package's file of `kind` other than the header, if it has one.
     pub(crate) fn companion(&self, kind: PackageFileKind) -> Option<PathBuf> {
-        if kind == PackageFileKind::Header || self.companions & kind.bit() == 0 {
+        let bits = self.companion_bits(kind);
+        if bits & 1 == 0 {
             return None;
         }
-        let extension = self
-            .spelled
-            .iter()
-            .flat_map(|s| s.iter())
-            .find(|(k, _)| *k == kind)
-            .map_or(kind.extension(), |(_, e)| e);
-        let name = self.relative_path.rsplit('/').next().unwrap_or_default();
+        // The extension as found: the kind's, with the letters it had in
+        // uppercase put back so (an extension is at most 8 ASCII bytes).
+        let mut spelled = [0u8; 8];
+        let extension = kind.extension().as_bytes();
+        for (j, (to, from)) in spelled.iter_mut().zip(extension).enumerate() {
+            *to = if bits >> j & 1 != 0 {
+                from.to_ascii_uppercase()
+            } else {
+                *from
+            };
+        }
+        let extension =
+            std::str::from_utf8(&spelled[..extension.len()]).unwrap_or(kind.extension());
+        let relative = self.relative_path();
+        let name = relative.rsplit('/').next().unwrap_or_default();
         let stem_len = PackageFileKind::classify(name).map_or(name.len(), |(s, _)| s.len());
-        let stem = &self.relative_path[..self.relative_path.len() - name.len() + stem_len];
+        let stem = &relative[..relative.len() - name.len() + stem_len];
         let mut path = join_relative(&self.root, stem);
         path.as_mut_os_string().push(extension);
         Some(path)
@@ -147,7 +225,18 @@ impl PackageSource {
 
     /// How many files the package has.
     pub(crate) fn file_count(&self) -> usize {
-        1 + self.companions.count_ones() as usize
+        1 + (self.companions & 0x0101_0101).count_ones() as usize
+    }
+}
+
+impl std::fmt::Debug for PackageSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PackageSource")
+            .field("package_name", &self.package_name())
+            .field("relative_path", &self.relative_path())
+            .field("root", &self.root)
+            .field("companions", &format_args!("{:#010x}", self.companions))
+            .finish()
     }
 }
 
@@ -359,7 +448,6 @@ pub(crate) fn package_name_for(relative_path: &str, project: &str) -> Option<Str
     }
     name.push('/');
     name.push_str(stem);
-    name.shrink_to_fit();
     Some(name)
 }
 
@@ -464,7 +552,7 @@ fn scan_stamped(
     let (mut packages, mut problems) =
         packages_of(package_files, root, project, selection, &mut never_ship);
     never_ship.sort_by(|a, b| a.relative_path.cmp(&b.relative_path));
-    packages.sort_by(|a, b| a.relative_path.cmp(&b.relative_path));
+    packages.sort_by(|a, b| a.relative_path().cmp(b.relative_path()));
     packages.shrink_to_fit();
     loose_files.sort_by(|a, b| a.relative_path.cmp(&b.relative_path));
     problems.extend(case_clashes(root, &packages, &loose_files));
@@ -828,7 +916,7 @@ fn packages_of(
     never_ship: &mut Vec<NeverShip>,
 ) -> (Vec<PackageSource>, Vec<Error>) {
     let rules = never_ship::Rules::for_root(root);
-    let shared_root: std::sync::Arc<Path> = root.into();
+    let shared_root = std::sync::Arc::new(root.to_path_buf());
     let mut problems = Vec::new();
     let mut packages = Vec::new();
     // The walk's files are read in place and let go at the end: what a
@@ -869,25 +957,15 @@ fn packages_of(
                     );
                     continue;
                 };
-                // The companions as bits, with the extensions spelled
-                // otherwise than in lowercase kept as they are.
-                let mut companions_bits = 0u8;
-                let mut spelled = Vec::new();
-                for file in companions {
-                    let (kind, path) = (file.kind, &file.relative);
-                    companions_bits |= kind.bit();
-                    let extension = &path[path.len() - kind.extension().len()..];
-                    if extension != kind.extension() {
-                        spelled.push((kind, Box::from(extension)));
-                    }
-                }
-                packages.push(PackageSource {
-                    package_name,
-                    relative_path: relative.clone(),
-                    root: shared_root.clone(),
-                    companions: companions_bits,
-                    spelled: (!spelled.is_empty()).then(|| spelled.into_boxed_slice()),
+                // The companions by kind, with their extensions as found.
+                let companions = companions.iter().map(|file| {
+                    let path = &file.relative;
+                    (file.kind, &path[path.len() - file.kind.extension().len()..])
                 });
+                match PackageSource::new(shared_root.clone(), &package_name, relative, companions) {
+                    Ok(package) => packages.push(package),
+                    Err(error) => problems.push(error.in_file(&header)),
+                }
             }
             None => {
                 for relative in companions.iter().map(|f| &f.relative) {
@@ -914,7 +992,7 @@ fn case_clashes(root: &Path, packages: &[PackageSource], loose_files: &[LooseFil
     let mut problems = Vec::new();
     let keyed = packages
         .iter()
-        .map(|p| (p.package_name.to_lowercase(), p.relative_path.as_str()))
+        .map(|p| (p.package_name().to_lowercase(), p.relative_path()))
         .chain(
             loose_files
                 .iter()
@@ -1139,7 +1217,7 @@ mod tests {
             ]
         );
         let hero = &content.packages[0];
-        assert_eq!(hero.package_name, "/Game/Sub/Hero");
+        assert_eq!(hero.package_name(), "/Game/Sub/Hero");
         assert_eq!(hero.file_count(), 3);
         assert_eq!(
             hero.companion(PackageFileKind::Exports),
@@ -1148,6 +1226,67 @@ mod tests {
         assert_eq!(hero.companion(PackageFileKind::OptionalBulk), None);
         assert_eq!(content.file_count(), content.files().count());
         assert!(content.files().all(|f| f.is_file()));
+    }
+
+    #[test]
+    fn a_package_record_keeps_its_name_and_path_in_one_text() {
+        let root = std::sync::Arc::new(PathBuf::from("/mods/Cooked"));
+        let folder = root.join("MyGame").join("Content").join("Été");
+        let (name, relative) = ("/Game/Été/Héro", "MyGame/Content/Été/Héro.uasset");
+        let hero = PackageSource::new(
+            root.clone(),
+            name,
+            relative,
+            [
+                (PackageFileKind::Exports, ".UEXP"),
+                (PackageFileKind::Bulk, ".ubulk"),
+                (PackageFileKind::MemoryMappedBulk, ".M.UBulk"),
+            ],
+        )
+        .unwrap();
+        assert_eq!(
+            (hero.package_name(), hero.relative_path()),
+            (name, relative)
+        );
+        assert_eq!(
+            hero.files().collect::<Vec<_>>(),
+            [
+                folder.join("Héro.uasset"),
+                folder.join("Héro.UEXP"),
+                folder.join("Héro.ubulk"),
+                folder.join("Héro.M.UBulk"),
+            ]
+        );
+        assert_eq!(hero.file_count(), 4);
+        assert_eq!(hero.companion(PackageFileKind::OptionalBulk), None);
+        assert_eq!(hero.companion(PackageFileKind::Header), None);
+
+        // No companion, and a header spelled `.umap` in uppercase.
+        let map = PackageSource::new(root.clone(), "/Game/M", "MyGame/Content/M.UMAP", []).unwrap();
+        assert_eq!(
+            (map.package_name(), map.relative_path()),
+            ("/Game/M", "MyGame/Content/M.UMAP")
+        );
+        assert_eq!(
+            map.files().collect::<Vec<_>>(),
+            [root.join("MyGame").join("Content").join("M.UMAP")]
+        );
+        assert_eq!((map.file_count(), map.companion_kinds().count()), (1, 0));
+
+        // What is not a companion's extension is refused, never recorded.
+        for companion in [
+            (PackageFileKind::Exports, ".ubulk"),
+            (PackageFileKind::Header, ".uasset"),
+        ] {
+            let error = PackageSource::new(root.clone(), name, relative, [companion]).unwrap_err();
+            assert!(
+                matches!(error.kind(), crate::error::ErrorKind::Internal(_)),
+                "{error}"
+            );
+        }
+        // One allocation and 32 bytes a package (88 with two `String`s).
+        #[cfg(target_pointer_width = "64")]
+        assert_eq!(std::mem::size_of::<PackageSource>(), 32);
     }
 
     #[test]

@@ -640,7 +640,7 @@ fn convert_and_write(
         .iter()
         .zip(&same)
         .filter(|(_, same)| **same)
-        .map(|(p, _)| crate::hash::package_id(&p.package_name))
+        .map(|(p, _)| crate::hash::package_id(p.package_name()))
         .collect();
     let mut writer = package::ContainerWriter::create(
         manifest,
@@ -659,7 +659,7 @@ fn convert_and_write(
         false => None,
     };
     for (i, ordinal) in from_record.iter_mut().enumerate() {
-        let id = crate::hash::package_id(&content.packages[i].package_name);
+        let id = crate::hash::package_id(content.packages[i].package_name());
         if record_in.is_none() || writer.needs_package_bytes(id) {
             *ordinal = None;
         }
@@ -752,7 +752,7 @@ fn previous_container(
         .packages
         .iter()
         .zip(0..)
-        .map(|(p, i)| (crate::hash::package_id(&p.package_name), i))
+        .map(|(p, i)| (crate::hash::package_id(p.package_name()), i))
         .collect();
     by_id.sort_unstable();
     let mut from_record = vec![None; content.packages.len()];
@@ -1151,7 +1151,7 @@ fn build_key(
 ) -> Hash {
     let mut hasher = build_settings(manifest, settings, options);
     for (source, key) in content.packages.iter().zip(keys) {
-        hasher.update(source.relative_path.as_bytes());
+        hasher.update(source.relative_path().as_bytes());
         hasher.update(&[0]);
         hasher.update(key);
     }

@@ -111,7 +111,7 @@ impl Settings {
     pub(crate) fn package_key(&self, source: &PackageSource, stamps: &[InputStamp]) -> Hash {
         let mut hasher = blake3::Hasher::new();
         hasher.update(&self.key);
-        hasher.update(source.package_name.as_bytes());
+        hasher.update(source.package_name().as_bytes());
         hasher.update(&[0]);
         let kinds = std::iter::once(crate::build::discover::PackageFileKind::Header)
             .chain(source.companion_kinds());
@@ -340,11 +340,12 @@ impl BuiltPackage {
             Ok(decoded) => decoded,
             Err(e) => return Cached::Damaged(e.within("build cache entry").in_file(path)),
         };
-        if built.package_name != source.package_name {
+        if built.package_name != source.package_name() {
             return Cached::Damaged(
                 Error::invalid(format!(
                     "the entry holds package `{}`, not `{}`",
-                    built.package_name, source.package_name
+                    built.package_name,
+                    source.package_name()
                 ))
                 .within("build cache entry")
                 .in_file(path),
@@ -575,10 +576,10 @@ pub fn convert(source: &PackageSource, settings: &Settings) -> Result<BuiltPacka
     if settings.engine.zen_layout() == crate::version::ZenLayout::DependencyBundles
         && !settings.profile.reads_export_data()
     {
-        return convert_loaded(files, Some(uexp_len), &source.package_name, settings);
+        return convert_loaded(files, Some(uexp_len), source.package_name(), settings);
     }
     files.read_uexp()?;
-    convert_files(files, &source.package_name, settings)
+    convert_files(files, source.package_name(), settings)
 }
 
 /// The per-package pipeline: game fixups, reading and checking the legacy
@@ -774,7 +775,7 @@ impl ContainerWriter {
         self.builder
             .reserve(packages.len() + bulk_chunks + 1, packages.len());
         self.localized = crate::zen::localization::LocalizedPackages::for_packages(
-            packages.iter().map(|p| p.package_name.as_str()),
+            packages.iter().map(|p| p.package_name()),
         );
     }
 
@@ -792,7 +793,7 @@ impl ContainerWriter {
             export_bundles_size: built.package_len(),
             ..built.store_entry.clone()
         };
-        let path = &source.relative_path;
+        let path = source.relative_path();
         let (id, len) = (built.package_id, built.package_len());
         if !(unchanged
             && self
@@ -866,12 +867,12 @@ impl ContainerWriter {
         let lost = || {
             Error::internal(format!(
                 "the previous container's chunks of {} could not be kept after all",
-                source.relative_path
+                source.relative_path()
             ))
         };
         if !self
             .builder
-            .add_package_reused(id, len, entry, &source.relative_path)?
+            .add_package_reused(id, len, entry, source.relative_path())?
         {
             return Err(lost());
         }
@@ -895,7 +896,7 @@ impl ContainerWriter {
         package_id: u64,
         kind: BulkKind,
     ) -> (crate::iostore::chunk::ChunkId, String) {
-        let path = &source.relative_path;
+        let path = source.relative_path();
         let stem = &path[..path.rfind('.').unwrap_or(path.len())];
         let engine = self.builder.engine();
         let id =
@@ -906,9 +907,9 @@ impl ContainerWriter {
     /// Notes a package's chunk paths for the profile's companion files.
     fn note_paths(&mut self, source: &PackageSource, bulk: impl Iterator<Item = BulkKind>) {
         if self.profile.needs_container_paths() {
-            let path = &source.relative_path;
+            let path = source.relative_path();
             let stem = &path[..path.rfind('.').unwrap_or(path.len())];
-            self.container_paths.push(path.clone());
+            self.container_paths.push(path.to_string());
             self.container_paths
                 .extend(bulk.map(|kind| format!("{stem}.{}", kind.extension())));
         }

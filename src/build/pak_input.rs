@@ -236,8 +236,8 @@ pub(crate) fn add_paks(
     let mut origin: std::collections::BTreeMap<String, String> = content
         .packages
         .iter()
-        .map(|p| p.relative_path.clone())
-        .chain(content.loose_files.iter().map(|f| f.relative_path.clone()))
+        .map(|p| p.relative_path())
+        .chain(content.loose_files.iter().map(|f| f.relative_path.as_str()))
         .map(|path| (path.to_lowercase(), "the content root".to_string()))
         .collect();
     for pak in paks {
@@ -270,8 +270,8 @@ pub(crate) fn add_paks(
         let paths = found
             .packages
             .iter()
-            .map(|p| &p.relative_path)
-            .chain(found.loose_files.iter().map(|f| &f.relative_path));
+            .map(|p| p.relative_path())
+            .chain(found.loose_files.iter().map(|f| f.relative_path.as_str()));
         for path in paths {
             if let Some(other) = origin.insert(path.to_lowercase(), name.clone()) {
                 return Err(
@@ -287,7 +287,7 @@ pub(crate) fn add_paks(
     }
     content
         .packages
-        .sort_by(|a, b| a.relative_path.cmp(&b.relative_path));
+        .sort_by(|a, b| a.relative_path().cmp(b.relative_path()));
     content
         .loose_files
         .sort_by(|a, b| a.relative_path.cmp(&b.relative_path));

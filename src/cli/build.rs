@@ -92,8 +92,8 @@ impl Reporter for BuildPrinter<'_> {
                     self.out.data(
                         "package",
                         &PackageLine {
-                            package: &source.package_name,
-                            path: &source.relative_path,
+                            package: source.package_name(),
+                            path: source.relative_path(),
                             reused,
                             fixups,
                         },
@@ -101,11 +101,11 @@ impl Reporter for BuildPrinter<'_> {
                     );
                 }
                 if let Some(progress) = &*self.progress.lock().unwrap_or_else(|e| e.into_inner()) {
-                    progress.step(&source.package_name);
+                    progress.step(source.package_name());
                 }
                 for fixup in fixups {
                     self.out
-                        .status("Fixed", format!("{}: {fixup}", source.package_name));
+                        .status("Fixed", format!("{}: {fixup}", source.package_name()));
                 }
             }
             Event::Diagnostic(diagnostic) => self.out.diagnostic(&diagnostic),

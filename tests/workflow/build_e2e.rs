@@ -245,11 +245,18 @@ fn build_game_folder(
     let mut mounts = BTreeSet::new();
     for package in &content.packages {
         assert!(
-            ids.contains(&zenpak::hash::package_id(&package.package_name)),
+            ids.contains(&zenpak::hash::package_id(package.package_name())),
             "{project}: {} is not in the container",
-            package.package_name
+            package.package_name()
         );
-        mounts.insert(package.package_name.split('/').nth(1).unwrap().to_string());
+        mounts.insert(
+            package
+                .package_name()
+                .split('/')
+                .nth(1)
+                .unwrap()
+                .to_string(),
+        );
     }
     for mount in expect_mounts {
         assert!(
