@@ -367,6 +367,7 @@ pub fn build_locked(
         to_convert,
     });
 
+    let counts = (content.packages.len(), content.loose_files.len());
     let Conversion {
         written,
         converted,
@@ -378,8 +379,8 @@ pub fn build_locked(
         &reporter,
         &settings,
         &cache,
-        &content,
-        &keys,
+        content,
+        keys,
         &loose_hashes,
         &artifacts,
     )?;
@@ -393,9 +394,9 @@ pub fn build_locked(
     )?;
 
     Ok(BuildSummary {
-        packages: content.packages.len(),
+        packages: counts.0,
         converted,
-        loose_files: content.loose_files.len(),
+        loose_files: counts.1,
         chunks: written.chunk_count,
         bytes_in,
         bytes_out: records.iter().map(|r| r.stamp.size).sum(),
@@ -574,7 +575,9 @@ struct Conversion {
 /// Step 3: converts every package (or takes it from the cache), with the
 /// 5.0–5.2 container-wide bundle pass first, and writes the container: anew,
 /// or (a development build) extending the last one where its chunks are
-/// still the same; then the loose files into the companion pak.
+/// still the same; then the loose files into the companion pak. The
+/// content's records and the keys are freed before the container's tables
+/// are written (a peak of their own at 100,000 packages).
 #[allow(clippy::too_many_arguments)]
 fn convert_and_write(
     manifest: &Manifest,
@@ -582,11 +585,13 @@ fn convert_and_write(
     reporter: &dyn Reporter,
     settings: &package::Settings,
     cache: &Cache,
-    content: &discover::Content,
-    keys: &[Hash],
+    content: discover::Content,
+    keys: Vec<Hash>,
     loose_hashes: &[Hash],
     artifacts: &[std::path::PathBuf],
 ) -> Result<Conversion> {
+    let (owned, owned_keys) = (content, keys);
+    let (content, keys) = (&owned, owned_keys.as_slice());
     let stem = manifest.artifact_stem();
     let container_settings = container_settings(manifest, settings, options);
     // 5.0–5.2: the engine lays out the export bundles of all the container's
@@ -716,6 +721,11 @@ fn convert_and_write(
             reporter.event(Event::Diagnostic(warning));
         }
     }
+    // Every input is in the container: what described them goes before its
+    // tables are written, and its pages back to the system.
+    drop((chunk_keys, skip));
+    drop((owned, owned_keys));
+    release_freed_memory();
     let written = writer.finish()?;
     Ok(Conversion {
         written,
