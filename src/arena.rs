@@ -168,7 +168,11 @@ mod tests {
     #[test]
     fn paths_keep_what_they_share_once_and_come_back_whole() {
         use std::path::{Path, PathBuf};
-        let given = ["/m/Cooked/A.uasset", "/m/Cooked/A.uexp", "/m/Cooked/Bé/C.uasset"];
+        let given = [
+            "/m/Cooked/A.uasset",
+            "/m/Cooked/A.uexp",
+            "/m/Cooked/Bé/C.uasset",
+        ];
         let paths = PathArena::of(|| given.iter().map(Path::new));
         assert_eq!(paths.parts(0), (&b"/m/Cooked/"[..], &b"A.uasset"[..]));
         let back: Vec<PathBuf> = (0..paths.len()).map(|i| paths.path(i)).collect();
@@ -179,7 +183,7 @@ mod tests {
         assert_eq!(nested.path(1), Path::new("/m/a/b"));
         let one = PathArena::of(|| std::iter::once("/m/x"));
         assert_eq!(one.path(0), Path::new("/m/x"));
-        assert!(PathArena::of(|| std::iter::empty::<&str>()).is_empty());
+        assert!(PathArena::of(std::iter::empty::<&str>).is_empty());
         // A shared start that splits a character still gives whole paths.
         let split = PathArena::of(|| ["/m/é", "/m/è"].into_iter());
         assert_eq!(split.path(1), Path::new("/m/è"));

@@ -404,9 +404,9 @@ impl<'a> IndexKeys<'a> {
                 let rest = |i: u32| self.paths.parts(i as usize).1;
                 rest(a).cmp(rest(b))
             }),
-            false => order.sort_unstable_by(|&a, &b| {
-                self.lossy[a as usize].cmp(&self.lossy[b as usize])
-            }),
+            false => {
+                order.sort_unstable_by(|&a, &b| self.lossy[a as usize].cmp(&self.lossy[b as usize]))
+            }
         }
         order
     }
@@ -1021,7 +1021,10 @@ fn files_unchanged(index: &Path, count: u64) -> Option<Option<FirstChange>> {
         0,
         |_| {},
         |then, now| {
-            let same = now.iter().zip(then).all(|(now, then)| is_same(now, &then.file));
+            let same = now
+                .iter()
+                .zip(then)
+                .all(|(now, then)| is_same(now, &then.file));
             match same {
                 true => same_before += then.len(),
                 false => first_change = Some(FirstChange { same_before, now }),

@@ -518,22 +518,36 @@ impl Toc {
 
     /// Indices of the compression blocks that hold chunk `index`.
     pub fn chunk_blocks(&self, index: usize) -> Result<std::ops::Range<usize>> {
-        let o = self.offsets[index];
-        let block_size = self.header.compression_block_size as u64;
-        if block_size == 0 {
-            return Err(crate::Error::invalid("TOC compression block size is 0"));
-        }
-        let first = o.offset / block_size;
-        let count = o.length.div_ceil(block_size);
-        let end = first + count;
-        if end > self.blocks.len() as u64 {
-            return Err(crate::Error::invalid(format!(
-                "chunk {index} needs blocks {first}..{end} but the TOC has {}",
-                self.blocks.len()
-            )));
-        }
-        Ok(first as usize..end as usize)
+        chunk_block_range(
+            index,
+            self.offsets[index],
+            self.header.compression_block_size,
+            self.blocks.len(),
+        )
     }
+}
+
+/// The compression blocks of chunk `index`, at `offset` in a container of
+/// `block_count` blocks of `block_size` bytes (each chunk starts a block).
+pub(crate) fn chunk_block_range(
+    index: usize,
+    offset: OffsetAndLength,
+    block_size: u32,
+    block_count: usize,
+) -> Result<std::ops::Range<usize>> {
+    let block_size = block_size as u64;
+    if block_size == 0 {
+        return Err(crate::Error::invalid("TOC compression block size is 0"));
+    }
+    let first = offset.offset / block_size;
+    let count = offset.length.div_ceil(block_size);
+    let end = first + count;
+    if end > block_count as u64 {
+        return Err(crate::Error::invalid(format!(
+            "chunk {index} needs blocks {first}..{end} but the TOC has {block_count}"
+        )));
+    }
+    Ok(first as usize..end as usize)
 }
 
 /// Bytes a streamed TOC section gathers before they are written out.

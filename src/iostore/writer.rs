@@ -273,7 +273,12 @@ impl UcasOut {
 /// The container a previous build wrote, opened to be extended (see
 /// [`ContainerBuilder::create_appending`]).
 pub struct PreviousContainer {
+    /// Its TOC, less the directory index and the blocks.
     toc: Toc,
+    /// Its compression blocks, as the TOC stores them (12 bytes each, not
+    /// the 24 of [`CompressionBlock`]: a TOC of 100,000 packages holds
+    /// about 250,000).
+    blocks: Vec<[u8; COMPRESSED_BLOCK_ENTRY_SIZE as usize]>,
     /// Each chunk id with its old TOC index, sorted by id: only for a TOC
     /// without a perfect hash.
     index: Vec<(ChunkId, u32)>,
@@ -324,11 +329,26 @@ impl PreviousContainer {
         // Only the chunks' ids, places, blocks and hashes are needed from
         // here; the rest of a big container's TOC is let go.
         toc.directory_index = Vec::new();
+        let blocks = std::mem::take(&mut toc.blocks)
+            .into_iter()
+            .map(CompressionBlock::to_bytes)
+            .collect();
         Ok(Some(PreviousContainer {
             toc,
+            blocks,
             index,
             ucas_len,
         }))
+    }
+
+    /// The blocks of the chunk at old TOC index `old`.
+    fn chunk_blocks(&self, old: usize) -> Result<std::ops::Range<usize>> {
+        crate::iostore::toc::chunk_block_range(
+            old,
+            self.toc.offsets[old],
+            self.toc.header.compression_block_size,
+            self.blocks.len(),
+        )
     }
 
     /// The old TOC index of chunk `id`, if the container has it.
@@ -358,9 +378,9 @@ impl PreviousContainer {
             .iter()
             .enumerate()
             .filter(|(_, id)| kept_packages.contains(&id.id()))
-            .filter_map(|(old, _)| self.toc.chunk_blocks(old).ok())
-            .flat_map(|blocks| &self.toc.blocks[blocks])
-            .map(CompressionBlock::stored_size)
+            .filter_map(|(old, _)| self.chunk_blocks(old).ok())
+            .flat_map(|blocks| &self.blocks[blocks])
+            .map(|block| CompressionBlock::from_bytes(block).stored_size())
             .sum();
         self.ucas_len.saturating_sub(live)
     }
@@ -378,13 +398,47 @@ enum StoredPiece {
 const BLOCKS_PER_BATCH: usize = 16;
 
 /// A chunk written, waiting for the TOC (a container of 100,000 packages
-/// keeps as many: no allocation of its own).
+/// keeps as many: no allocation of its own, 48 bytes).
 struct PendingChunk {
     id: ChunkId,
-    offset: OffsetAndLength,
     meta: ChunkMeta,
-    /// Its full path's number in [`ContainerBuilder::paths`], if it has one.
-    path: Option<u32>,
+    /// Its offset and length as the TOC stores them (40 bits each, big
+    /// endian; [`ContainerBuilder::register_chunk`] keeps the container
+    /// below that).
+    offset: [u8; 10],
+    /// Its full path's number in [`ContainerBuilder::paths`], or [`NO_PATH`].
+    path: u32,
+}
+
+const _: () = assert!(std::mem::size_of::<PendingChunk>() == 48);
+
+/// [`PendingChunk::path`] of a chunk without a path.
+const NO_PATH: u32 = u32::MAX;
+
+impl PendingChunk {
+    fn new(id: ChunkId, offset: OffsetAndLength, meta: ChunkMeta, path: Option<u32>) -> Self {
+        let mut packed = [0; 10];
+        packed[..5].copy_from_slice(&offset.offset.to_be_bytes()[3..]);
+        packed[5..].copy_from_slice(&offset.length.to_be_bytes()[3..]);
+        PendingChunk {
+            id,
+            meta,
+            offset: packed,
+            path: path.unwrap_or(NO_PATH),
+        }
+    }
+
+    fn offset(&self) -> OffsetAndLength {
+        let be40 = |s: &[u8]| s.iter().fold(0u64, |acc, &x| (acc << 8) | x as u64);
+        OffsetAndLength {
+            offset: be40(&self.offset[..5]),
+            length: be40(&self.offset[5..]),
+        }
+    }
+
+    fn path(&self) -> Option<u32> {
+        (self.path != NO_PATH).then_some(self.path)
+    }
 }
 
 /// Builds a container triplet. See the module documentation.
@@ -757,12 +811,7 @@ impl ContainerBuilder {
             length,
         };
         self.uncompressed_position += aligned;
-        self.chunks.push(PendingChunk {
-            id,
-            offset,
-            meta,
-            path,
-        });
+        self.chunks.push(PendingChunk::new(id, offset, meta, path));
         Ok(())
     }
 
@@ -809,7 +858,9 @@ impl ContainerBuilder {
         Ok(match path {
             Some(path) => Some(
                 u32::try_from(self.paths.push(&path))
-                    .map_err(|_| Error::usage("a container holds fewer than 4 billion paths"))?,
+                    .ok()
+                    .filter(|n| *n != NO_PATH)
+                    .ok_or_else(|| Error::usage("a container holds fewer than 4 billion paths"))?,
             ),
             None => None,
         })
@@ -851,10 +902,10 @@ impl ContainerBuilder {
         let Some((previous, old, range)) = self.reusable(id, length) else {
             return Ok(false);
         };
-        let old_blocks = previous.toc.blocks[range].to_vec();
+        let old_blocks = previous.blocks[range].to_vec();
         let meta = previous.toc.metas[old];
         let path = self.register_chunk(id, path, length)?;
-        for block in old_blocks {
+        for block in old_blocks.iter().map(CompressionBlock::from_bytes) {
             let method_index = match block.method_index {
                 0 => 0,
                 _ => self.method_index(self.options.compression),
@@ -867,15 +918,11 @@ impl ContainerBuilder {
                 .to_bytes(),
             );
         }
-        self.chunks.push(PendingChunk {
-            id,
-            offset: OffsetAndLength {
-                offset: self.uncompressed_position,
-                length,
-            },
-            meta,
-            path,
-        });
+        let offset = OffsetAndLength {
+            offset: self.uncompressed_position,
+            length,
+        };
+        self.chunks.push(PendingChunk::new(id, offset, meta, path));
         self.uncompressed_position += length.next_multiple_of(self.options.block_size as u64);
         self.reused_chunks += 1;
         Ok(true)
@@ -904,7 +951,7 @@ impl ContainerBuilder {
         if previous.toc.offsets[old].length != length {
             return None;
         }
-        let range = previous.toc.chunk_blocks(old).ok()?;
+        let range = previous.chunk_blocks(old).ok()?;
         Some((previous, old, range))
     }
 
@@ -1168,7 +1215,7 @@ impl ContainerBuilder {
         let mut index = DirectoryIndex::new(&mount_point);
         let mut path = String::new();
         for (toc_index, &original) in ordered.iter().enumerate() {
-            if let Some(number) = chunks[original].path {
+            if let Some(number) = chunks[original].path() {
                 paths.get(number as usize, &mut path);
                 index.add_file(&path[mount_point.len()..], toc_index as u32)?;
             }
@@ -1190,7 +1237,7 @@ impl ContainerBuilder {
         let directory_index_size = u32::try_from(directory_index_size)
             .map_err(|_| Error::usage("the container's directory index must stay below 4 GiB; split the mod into several containers"))?;
         let chunk_count = chunks.len();
-        let uncompressed_bytes = chunks.iter().map(|c| c.offset.length).sum();
+        let uncompressed_bytes = chunks.iter().map(|c| c.offset().length).sum();
 
         let mut flags = container_flags::INDEXED;
         if self
@@ -1228,7 +1275,7 @@ impl ContainerBuilder {
         let sections = TocSections {
             header: &header,
             chunk_ids: in_order().map(|c| c.id),
-            offsets: in_order().map(|c| c.offset),
+            offsets: in_order().map(PendingChunk::offset),
             perfect_hash_seeds: &seeds,
             chunks_without_perfect_hash: &overflow,
             blocks: self.blocks.iter().map(CompressionBlock::from_bytes),
