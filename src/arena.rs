@@ -1,12 +1,11 @@
 //! Many short byte strings kept one after another in one buffer, each
 //! found by its number: a list of them costs their bytes and one end each,
 //! where a `String` or `PathBuf` each would add an allocation each. The
-//! build's list of every input path (`build::discover::PathArena`: 206,819
-//! paths at 100,000 packages) and a directory index's names (about as many)
-//! are kept so; each gives its pieces back as its own type.
-//!
-//! [`PathArena`] keeps the bytes every path of a list starts with (the
-//! content root's path, for the build's inputs) once, not once per path.
+//! build's list of every input path ([`PathArena`]: 206,819 paths at
+//! 100,000 packages) and a directory index's names (about as many) are kept
+//! so; each gives its pieces back as its own type. A [`PathArena`] also
+//! keeps the bytes all its paths start with (the content root's path, for
+//! the build's inputs) once, not once per path.
 
 /// Byte strings one after another in one buffer (see the module doc).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -43,6 +42,12 @@ impl Arena {
         Some(&self.bytes[start..end])
     }
 
+    /// Empties it, keeping its room.
+    pub(crate) fn clear(&mut self) {
+        self.bytes.clear();
+        self.ends.clear();
+    }
+
     /// Gives back the buffer's room beyond its bytes.
     pub(crate) fn shrink_to_fit(&mut self) {
         self.bytes.shrink_to_fit();
@@ -62,33 +67,70 @@ pub(crate) struct PathArena {
 }
 
 impl PathArena {
-    /// The list of the paths `paths()` gives, in that order (called twice:
-    /// first for the bytes they share).
-    pub(crate) fn of<P: AsRef<std::path::Path>, I: Iterator<Item = P>>(
-        paths: impl Fn() -> I,
+    /// The list of `paths` (about `count` of them), in that order. The
+    /// bytes kept once are those of the first path, cut to what each later
+    /// one shares with them (the rests kept so far then get the bytes cut
+    /// off in front: a few short ones at the start of a folder's files).
+    pub(crate) fn of<P: AsRef<std::path::Path>>(
+        paths: impl IntoIterator<Item = P>,
+        count: usize,
     ) -> PathArena {
-        let (mut count, mut prefix) = (0, None::<Vec<u8>>);
-        for path in paths() {
-            count += 1;
-            let path = path.as_ref().as_os_str().as_encoded_bytes();
-            match &mut prefix {
-                None => prefix = Some(path.to_vec()),
-                Some(prefix) => {
-                    let shared = prefix.iter().zip(path).take_while(|(a, b)| a == b).count();
-                    prefix.truncate(shared);
-                }
-            }
-        }
+        Self::starting_with(None, paths, count)
+    }
+
+    /// [`PathArena::of`] for paths that are all expected under `root` (the
+    /// content root), which is the bytes kept once: nothing is cut unless a
+    /// path lies elsewhere.
+    pub(crate) fn under<P: AsRef<std::path::Path>>(
+        root: &std::path::Path,
+        paths: impl IntoIterator<Item = P>,
+        count: usize,
+    ) -> PathArena {
+        let root = root.as_os_str().as_encoded_bytes().to_vec();
+        Self::starting_with(Some(root), paths, count)
+    }
+
+    fn starting_with<P: AsRef<std::path::Path>>(
+        prefix: Option<Vec<u8>>,
+        paths: impl IntoIterator<Item = P>,
+        count: usize,
+    ) -> PathArena {
         let mut arena = PathArena {
-            prefix: prefix.unwrap_or_default(),
+            prefix: prefix.clone().unwrap_or_default(),
             rests: Arena::with_capacity(count),
         };
-        for path in paths() {
+        for path in paths {
             let path = path.as_ref().as_os_str().as_encoded_bytes();
+            if arena.rests.len() == 0 && prefix.is_none() {
+                arena.prefix = path.to_vec();
+            } else if !path.starts_with(&arena.prefix) {
+                let shared = arena
+                    .prefix
+                    .iter()
+                    .zip(path)
+                    .take_while(|(a, b)| a == b)
+                    .count();
+                arena.cut_prefix(shared);
+            }
             arena.rests.push(&path[arena.prefix.len()..]);
         }
         arena.rests.shrink_to_fit();
         arena
+    }
+
+    /// Keeps only the first `len` bytes of the prefix: the rest of it goes
+    /// before each path's rest.
+    fn cut_prefix(&mut self, len: usize) {
+        let cut = self.prefix.split_off(len);
+        let mut rests = Arena::with_capacity(self.rests.len());
+        let mut piece = Vec::new();
+        for i in 0..self.rests.len() {
+            piece.clear();
+            piece.extend_from_slice(&cut);
+            piece.extend_from_slice(self.rests.get(i).expect("a path of the arena"));
+            rests.push(&piece);
+        }
+        self.rests = rests;
     }
 
     /// An empty list of room for `count` paths, that [`PathArena::push_text`]
@@ -98,6 +140,12 @@ impl PathArena {
             prefix: Vec::new(),
             rests: Arena::with_capacity(count),
         }
+    }
+
+    /// Empties it (its prefix too), keeping its room.
+    pub(crate) fn clear(&mut self) {
+        self.prefix.clear();
+        self.rests.clear();
     }
 
     /// Adds a path given as text after the others.
@@ -173,20 +221,28 @@ mod tests {
             "/m/Cooked/A.uexp",
             "/m/Cooked/Bé/C.uasset",
         ];
-        let paths = PathArena::of(|| given.iter().map(Path::new));
+        let paths = PathArena::of(given.iter().map(Path::new), given.len());
         assert_eq!(paths.parts(0), (&b"/m/Cooked/"[..], &b"A.uasset"[..]));
         let back: Vec<PathBuf> = (0..paths.len()).map(|i| paths.path(i)).collect();
         assert_eq!(back, given.map(PathBuf::from));
         // One path the start of another; a list of one; none.
-        let nested = PathArena::of(|| ["/m/a", "/m/a/b"].into_iter());
+        let nested = PathArena::of(["/m/a", "/m/a/b"], 2);
         assert_eq!(nested.parts(0), (&b"/m/a"[..], &b""[..]));
         assert_eq!(nested.path(1), Path::new("/m/a/b"));
-        let one = PathArena::of(|| std::iter::once("/m/x"));
+        let one = PathArena::of(["/m/x"], 1);
         assert_eq!(one.path(0), Path::new("/m/x"));
-        assert!(PathArena::of(std::iter::empty::<&str>).is_empty());
+        assert!(PathArena::of(std::iter::empty::<&str>(), 0).is_empty());
         // A shared start that splits a character still gives whole paths.
-        let split = PathArena::of(|| ["/m/é", "/m/è"].into_iter());
+        let split = PathArena::of(["/m/é", "/m/è"], 2);
         assert_eq!(split.path(1), Path::new("/m/è"));
+        // A later path that shares less cuts the prefix: earlier ones stay whole.
+        let later = PathArena::of(["/m/a/b/1", "/m/a/b/2", "/m/a/c", "/n"], 4);
+        assert_eq!(later.parts(3), (&b"/"[..], &b"n"[..]));
+        let back: Vec<PathBuf> = (0..4).map(|i| later.path(i)).collect();
+        assert_eq!(
+            back,
+            ["/m/a/b/1", "/m/a/b/2", "/m/a/c", "/n"].map(PathBuf::from)
+        );
         let mut kept = paths.clone();
         kept.retain(&[true, false, true]);
         assert_eq!(kept.path(1), Path::new(given[2]));

@@ -1337,7 +1337,7 @@ mod tests {
             paths.push(link);
         }
         let asked: Vec<&Path> = paths.iter().map(PathBuf::as_path).collect();
-        let stamps = FileStamp::of_all(&crate::arena::PathArena::of(|| asked.iter())).unwrap();
+        let stamps = FileStamp::of_all(&crate::arena::PathArena::of(&asked, asked.len())).unwrap();
         for (path, stamp) in paths.iter().zip(&stamps) {
             let expected = FileStamp::from_metadata(&std::fs::metadata(path).unwrap());
             assert_eq!(*stamp, expected, "{}", path.display());
@@ -1348,10 +1348,8 @@ mod tests {
 
         // A file that is gone is an error naming it.
         let gone = sub.join("gone");
-        let error = FileStamp::of_all(&crate::arena::PathArena::of(|| {
-            [asked[0], gone.as_path()].into_iter()
-        }))
-        .unwrap_err();
+        let error = FileStamp::of_all(&crate::arena::PathArena::of([asked[0], gone.as_path()], 2))
+            .unwrap_err();
         assert_eq!(error.file(), Some(gone.as_path()));
     }
 

@@ -961,7 +961,10 @@ impl TreeRecord {
     /// every file of it (exactly [`TreeRecord::files`] of them) is checked
     /// for its stamp.
     pub(crate) fn check(&self, index: &Path) -> TreeCheck {
-        let folders = PathArena::of(|| self.folders.iter().map(|(p, _)| Path::new(p)));
+        let folders = PathArena::of(
+            self.folders.iter().map(|(p, _)| Path::new(p)),
+            self.folders.len(),
+        );
         let settled = |s: &crate::publish::FileStamp| {
             i128::from(s.changed_ns) < self.scanned_ns - RACY_NS
                 && i128::from(s.modified_ns) < self.scanned_ns - RACY_NS
@@ -1027,7 +1030,12 @@ fn files_unchanged(index: &Path, count: u64) -> Option<Option<FirstChange>> {
                 .all(|(now, then)| is_same(now, &then.file));
             match same {
                 true => same_before += then.len(),
-                false => first_change = Some(FirstChange { same_before, now }),
+                false => {
+                    first_change = Some(FirstChange {
+                        same_before,
+                        now: now.to_vec(),
+                    })
+                }
             }
             same
         },
@@ -1045,7 +1053,8 @@ struct FirstChange {
 }
 
 /// Stats the files `index` lists (exactly `count` entries) a batch at a
-/// time on every core, reading the next batch while one is stat'ed. The
+/// time on every core, reading the next batch while one is stat'ed (two
+/// sets of buffers, used in turn: nothing is allocated per batch). The
 /// first `from` entries are not stat'ed: each indexed stamp goes to
 /// `skipped`. Each batch's indexed stamps and stamps now go to `batch`,
 /// which says whether to go on. `None` when the index does not read back
@@ -1055,7 +1064,7 @@ fn stat_index(
     count: u64,
     from: usize,
     mut skipped: impl FnMut(&InputStamp),
-    mut batch: impl FnMut(&[InputStamp], Vec<crate::publish::FileStamp>) -> bool,
+    mut batch: impl FnMut(&[InputStamp], &[crate::publish::FileStamp]) -> bool,
 ) -> Option<()> {
     let mut reader = IndexReader::open(index)?;
     if reader.count as u64 != count {
@@ -1064,25 +1073,33 @@ fn stat_index(
     for _ in 0..from.min(reader.count) {
         skipped(&reader.next()?);
     }
-    let mut read_batch = || -> Option<(PathArena, Vec<InputStamp>)> {
-        let len = STAT_BATCH.min(reader.remaining);
-        let (mut paths, mut stamps) = (PathArena::with_capacity(len), Vec::with_capacity(len));
-        for _ in 0..len {
+    let room = STAT_BATCH.min(reader.remaining);
+    let mut read_batch = |paths: &mut PathArena, stamps: &mut Vec<InputStamp>| -> Option<()> {
+        paths.clear();
+        stamps.clear();
+        for _ in 0..STAT_BATCH.min(reader.remaining) {
             stamps.push(reader.next()?);
             paths.push_text(std::str::from_utf8(reader.path()).ok()?);
         }
-        Some((paths, stamps))
+        Some(())
     };
-    let (mut paths, mut then) = read_batch()?;
+    let buffers = || (PathArena::with_capacity(room), Vec::with_capacity(room));
+    let ((mut paths, mut then), (mut next_paths, mut next_then)) = (buffers(), buffers());
+    let mut now = Vec::with_capacity(room);
+    read_batch(&mut paths, &mut then)?;
     while !paths.is_empty() {
-        let (now, next) = rayon::join(
-            || crate::publish::FileStamp::of_all(&paths).ok(),
-            &mut read_batch,
+        now.resize(paths.len(), UNKNOWN.file);
+        let (stamped, read) = rayon::join(
+            || crate::publish::FileStamp::of_all_into(&paths, &mut now, |s| s).ok(),
+            || read_batch(&mut next_paths, &mut next_then),
         );
-        if !batch(&then, now?) {
+        stamped?;
+        if !batch(&then, &now) {
             return Some(());
         }
-        (paths, then) = next?;
+        read?;
+        std::mem::swap(&mut paths, &mut next_paths);
+        std::mem::swap(&mut then, &mut next_then);
     }
     Some(())
 }
@@ -1146,8 +1163,8 @@ impl IndexedFiles {
                 }
             },
             |then, batch| {
-                for (now, then) in batch.into_iter().zip(then) {
-                    let (stamp, same) = entry(now, then);
+                for (now, then) in batch.iter().zip(then) {
+                    let (stamp, same) = entry(*now, then);
                     stamped.push(stamp);
                     stamped_known.push(same);
                 }
@@ -1557,7 +1574,7 @@ mod tests {
     }
 
     fn arena(paths: &[&Path]) -> PathArena {
-        PathArena::of(|| paths.iter())
+        PathArena::of(paths, paths.len())
     }
 
     fn real_hash(path: &Path) -> Hash {

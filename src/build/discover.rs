@@ -561,12 +561,19 @@ fn scan_stamped(
     super::release_freed_memory();
     // The paths are made for the scan and let go after it: the packages
     // keep their paths relative to the root.
-    let mut paths = crate::arena::PathArena::of(|| {
+    let count = packages
+        .iter()
+        .map(PackageSource::file_count)
+        .sum::<usize>()
+        + loose_files.len();
+    let mut paths = crate::arena::PathArena::under(
+        root,
         packages
             .iter()
             .flat_map(PackageSource::files)
-            .chain(loose_files.iter().map(|f| f.path.clone()))
-    });
+            .chain(loose_files.iter().map(|f| f.path.clone())),
+        count,
+    );
     let listed = indexed.is_some();
     let mut stamps = match indexed {
         Some(indexed) => indexed.take(&paths)?,

@@ -520,7 +520,7 @@ fn fingerprint(
     // files: the scan's paths, or made for this step only.
     let all_files = match paths.len() == content.file_count() {
         true => paths,
-        false => crate::arena::PathArena::of(|| content.files()),
+        false => crate::arena::PathArena::of(content.files(), content.file_count()),
     };
     let loose_start = all_files.len() - content.loose_files.len();
     let index_path = cache.files_path();
