@@ -7,6 +7,12 @@
 //! keeps the bytes all its paths start with (the content root's path, for
 //! the build's inputs) once, not once per path.
 
+/// How many bytes `a` and `b` share at their start: what a list of sorted
+/// strings, each written as the rest after its predecessor, leaves out.
+pub(crate) fn shared_len(a: &[u8], b: &[u8]) -> usize {
+    a.iter().zip(b).take_while(|(a, b)| a == b).count()
+}
+
 /// Byte strings one after another in one buffer (see the module doc).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct Arena {
@@ -104,12 +110,7 @@ impl PathArena {
             if arena.rests.len() == 0 && prefix.is_none() {
                 arena.prefix = path.to_vec();
             } else if !path.starts_with(&arena.prefix) {
-                let shared = arena
-                    .prefix
-                    .iter()
-                    .zip(path)
-                    .take_while(|(a, b)| a == b)
-                    .count();
+                let shared = shared_len(&arena.prefix, path);
                 arena.cut_prefix(shared);
             }
             arena.rests.push(&path[arena.prefix.len()..]);

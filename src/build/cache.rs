@@ -503,12 +503,7 @@ impl<W: std::io::Write> IndexWriter<W> {
 
     /// Writes the entry of `path` (sorting after the one written before).
     fn write(&mut self, path: &[u8], stamp: &InputStamp) -> std::io::Result<()> {
-        let shared = self
-            .last
-            .iter()
-            .zip(path)
-            .take_while(|(a, b)| a == b)
-            .count();
+        let shared = crate::arena::shared_len(&self.last, path);
         let rest = &path[shared..];
         let length = |n: usize| {
             u32::try_from(n)

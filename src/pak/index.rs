@@ -545,11 +545,7 @@ mod tests {
         let mut dir_blob = Writer::new();
         let mut previous = "";
         for (dir, _) in &fdi.0 {
-            let shared = dir
-                .bytes()
-                .zip(previous.bytes())
-                .take_while(|(a, b)| a == b)
-                .count();
+            let shared = crate::arena::shared_len(dir.as_bytes(), previous.as_bytes());
             dir_blob.u32(shared as u32);
             dir_blob.u32((dir.len() - shared) as u32);
             dir_blob.bytes(&dir.as_bytes()[shared..]);

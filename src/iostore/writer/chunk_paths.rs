@@ -27,12 +27,7 @@ impl ChunkPaths {
             self.restarts.push(self.bytes.len());
             0
         } else {
-            let mut shared = self
-                .last
-                .bytes()
-                .zip(path.bytes())
-                .take_while(|(a, b)| a == b)
-                .count();
+            let mut shared = crate::arena::shared_len(self.last.as_bytes(), path.as_bytes());
             // Cut at a character, so that every prefix decoded is text.
             while !path.is_char_boundary(shared) {
                 shared -= 1;
