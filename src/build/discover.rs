@@ -615,6 +615,9 @@ fn scan_stamped(
     ))
 }
 
+/// Small files [`take_lfs_pointers`] reads at a time.
+const LFS_CHECK_BATCH: usize = 4096;
+
 /// Takes out the packages and loose files of which a file is a Git LFS
 /// pointer (the repository was cloned without `git lfs pull`): each such
 /// file is an `lfs-pointer` error, and what it belongs to is not read further.
@@ -639,32 +642,31 @@ fn take_lfs_pointers(
         .collect();
     // Each is read whole, and hashed here when it is not a pointer: the
     // fingerprint does not read it again. `Err(i)`: file `i` is a pointer.
-    let found: Vec<std::result::Result<(usize, super::cache::Hash), usize>> = candidates
-        .par_iter()
-        .map(|&i| -> Result<Option<_>> {
-            let Some(file) = read_small_file(&paths.path(i), stamps.stamp(i).size)? else {
-                return Ok(None);
-            };
-            if file.is_lfs_pointer() {
-                return Ok(Some(Err(i)));
+    // A batch at a time, so that the answers are never held for them all.
+    let mut pointer = vec![false; stamps.len()];
+    for batch in candidates.chunks(LFS_CHECK_BATCH) {
+        let found = batch
+            .par_iter()
+            .map(|&i| -> Result<Option<_>> {
+                let Some(file) = read_small_file(&paths.path(i), stamps.stamp(i).size)? else {
+                    return Ok(None);
+                };
+                if file.is_lfs_pointer() {
+                    return Ok(Some(Err(i)));
+                }
+                Ok(file
+                    .whole()
+                    .map(|bytes| Ok((i, *blake3::hash(bytes).as_bytes()))))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        for found in found.into_iter().flatten() {
+            match found {
+                Ok((i, hash)) => stamps.set_hash(i, hash),
+                Err(i) => pointer[i] = true,
             }
-            Ok(file
-                .whole()
-                .map(|bytes| Ok((i, *blake3::hash(bytes).as_bytes()))))
-        })
-        .collect::<Result<Vec<_>>>()?
-        .into_iter()
-        .flatten()
-        .collect();
-    let at = stamps.len();
-    drop(candidates);
-    let mut pointer = vec![false; at];
-    for found in found {
-        match found {
-            Ok((i, hash)) => stamps.set_hash(i, hash),
-            Err(i) => pointer[i] = true,
         }
     }
+    drop(candidates);
     if !pointer.contains(&true) {
         return Ok(Vec::new());
     }
@@ -1233,6 +1235,50 @@ mod tests {
         assert_eq!(hero.companion(PackageFileKind::OptionalBulk), None);
         assert_eq!(content.file_count(), content.files().count());
         assert!(content.files().all(|f| f.is_file()));
+    }
+
+    #[test]
+    fn names_that_differ_only_in_case_clash_with_the_one_before_in_content_order() {
+        let root = std::sync::Arc::new(PathBuf::from("/m"));
+        let names = [
+            "/Game/Hero",
+            "/Game/Other",
+            "/Game/hero",
+            "/Game/Straße",
+            "/Game/HERO",
+        ];
+        let packages: Vec<PackageSource> = names
+            .iter()
+            .enumerate()
+            .map(|(i, name)| {
+                let relative = format!("G/Content/{i}{}.uasset", &name[6..]);
+                PackageSource::new(root.clone(), name, &relative, []).unwrap()
+            })
+            .collect();
+        let loose = |relative: &str| LooseFile {
+            relative_path: relative.to_string(),
+            path: root.join(relative),
+        };
+        let loose_files = [
+            loose("G/Content/a.TXT"),
+            loose("G/Content/b.txt"),
+            loose("G/Content/A.txt"),
+        ];
+        let clashes = case_clashes(&root, &packages, &loose_files);
+        let files: Vec<&Path> = clashes.iter().filter_map(|e| e.file()).collect();
+        // `hero` clashes with `Hero`, `HERO` with `hero` (the last one
+        // seen), then the loose files; `Straße` with nothing.
+        let expected = [
+            root.join("G/Content/2hero.uasset"),
+            root.join("G/Content/4HERO.uasset"),
+            root.join("G/Content/A.txt"),
+        ];
+        assert_eq!(
+            files,
+            expected.iter().map(PathBuf::as_path).collect::<Vec<_>>()
+        );
+        let codes: Vec<_> = clashes.iter().map(|e| e.code()).collect();
+        assert_eq!(codes, ["case-clash"; 3]);
     }
 
     #[test]
