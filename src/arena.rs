@@ -244,6 +244,14 @@ mod tests {
             back,
             ["/m/a/b/1", "/m/a/b/2", "/m/a/c", "/n"].map(PathBuf::from)
         );
+        // Under a root: the root is kept once, unless a path lies elsewhere.
+        let mixed = ["/m/a/b/1", "/m/a/b/2", "/m/a/c", "/n"];
+        let rooted = PathArena::under(Path::new("/m/a"), &mixed[..3], 3);
+        assert_eq!(rooted.parts(2), (&b"/m/a"[..], &b"/c"[..]));
+        let outside = PathArena::under(Path::new("/m/a"), mixed, 4);
+        assert_eq!(outside.parts(3).0, b"/");
+        let back: Vec<PathBuf> = (0..4).map(|i| outside.path(i)).collect();
+        assert_eq!(back, mixed.map(PathBuf::from));
         let mut kept = paths.clone();
         kept.retain(&[true, false, true]);
         assert_eq!(kept.path(1), Path::new(given[2]));

@@ -894,7 +894,16 @@ impl FileStamp {
         records
             .par_chunks_mut(RUN)
             .enumerate()
-            .try_for_each(|(run, records)| stamp_run(paths, run * RUN, records, stamp))
+            .try_for_each(|(run, records)| -> Result<()> {
+                #[cfg(unix)]
+                stamp_run(paths, run * RUN, records, stamp)?;
+                // Elsewhere std's way, one file at a time.
+                #[cfg(not(unix))]
+                for (i, record) in (run * RUN..).zip(records) {
+                    *stamp(record) = FileStamp::following(&paths.path(i))?;
+                }
+                Ok(())
+            })
     }
 
     /// The stamp of `path`, following a final symbolic link.
@@ -905,7 +914,8 @@ impl FileStamp {
 }
 
 /// Stamps of the paths from `first` on into `records` (see
-/// [`FileStamp::of_all_into`]).
+/// [`FileStamp::of_all_into`]) on Unix: each file one `fstatat` in its
+/// folder, opened once for the files of the run in it.
 #[cfg(unix)]
 fn stamp_run<T>(
     paths: &crate::arena::PathArena,
@@ -985,21 +995,6 @@ fn stamp_of_stat(st: &libc::stat) -> FileStamp {
 #[cfg(unix)]
 fn nanoseconds(seconds: i64, nanos: i64) -> Option<i64> {
     seconds.checked_mul(1_000_000_000)?.checked_add(nanos)
-}
-
-/// Stamps of the paths from `first` on into `records` (see
-/// [`FileStamp::of_all_into`]).
-#[cfg(not(unix))]
-fn stamp_run<T>(
-    paths: &crate::arena::PathArena,
-    first: usize,
-    records: &mut [T],
-    field: fn(&mut T) -> &mut FileStamp,
-) -> Result<()> {
-    for (i, record) in (first..).zip(records) {
-        *field(record) = FileStamp::following(&paths.path(i))?;
-    }
-    Ok(())
 }
 
 /// One file zenpak wrote, as it wrote it.

@@ -368,9 +368,9 @@ impl<'a> IndexKeys<'a> {
         // made for them. (A path whose text is split by the bytes all
         // paths share is checked whole.)
         let mut whole = Vec::new();
+        let prefix_is_text = !paths.is_empty() && std::str::from_utf8(paths.parts(0).0).is_ok();
         let is_text = |i: usize, whole: &mut Vec<u8>| {
-            let (prefix, rest) = paths.parts(i);
-            std::str::from_utf8(rest).is_ok() && std::str::from_utf8(prefix).is_ok() || {
+            prefix_is_text && std::str::from_utf8(paths.parts(i).1).is_ok() || {
                 paths.write(i, whole);
                 std::str::from_utf8(whole).is_ok()
             }

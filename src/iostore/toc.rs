@@ -170,17 +170,29 @@ pub struct OffsetAndLength {
 
 impl OffsetAndLength {
     pub(crate) fn read(r: &mut Reader) -> Result<Self> {
-        let b = r.array::<10>()?;
-        let be40 = |s: &[u8]| s.iter().fold(0u64, |acc, &x| (acc << 8) | x as u64);
-        Ok(OffsetAndLength {
-            offset: be40(&b[..5]),
-            length: be40(&b[5..]),
-        })
+        Ok(OffsetAndLength::from_bytes(&r.array::<10>()?))
     }
 
     pub(crate) fn write(&self, w: &mut Writer) {
-        w.bytes(&self.offset.to_be_bytes()[3..]);
-        w.bytes(&self.length.to_be_bytes()[3..]);
+        w.bytes(&self.to_bytes());
+    }
+
+    /// From the 10 bytes the TOC stores: offset and length, 40 bits each,
+    /// big endian.
+    pub(crate) fn from_bytes(b: &[u8; 10]) -> Self {
+        let be40 = |s: &[u8]| s.iter().fold(0u64, |acc, &x| (acc << 8) | x as u64);
+        OffsetAndLength {
+            offset: be40(&b[..5]),
+            length: be40(&b[5..]),
+        }
+    }
+
+    /// The 10 bytes the TOC stores (each value's low 40 bits).
+    pub(crate) fn to_bytes(self) -> [u8; 10] {
+        let mut b = [0; 10];
+        b[..5].copy_from_slice(&self.offset.to_be_bytes()[3..]);
+        b[5..].copy_from_slice(&self.length.to_be_bytes()[3..]);
+        b
     }
 }
 

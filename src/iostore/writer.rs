@@ -417,23 +417,16 @@ const NO_PATH: u32 = u32::MAX;
 
 impl PendingChunk {
     fn new(id: ChunkId, offset: OffsetAndLength, meta: ChunkMeta, path: Option<u32>) -> Self {
-        let mut packed = [0; 10];
-        packed[..5].copy_from_slice(&offset.offset.to_be_bytes()[3..]);
-        packed[5..].copy_from_slice(&offset.length.to_be_bytes()[3..]);
         PendingChunk {
             id,
             meta,
-            offset: packed,
+            offset: offset.to_bytes(),
             path: path.unwrap_or(NO_PATH),
         }
     }
 
     fn offset(&self) -> OffsetAndLength {
-        let be40 = |s: &[u8]| s.iter().fold(0u64, |acc, &x| (acc << 8) | x as u64);
-        OffsetAndLength {
-            offset: be40(&self.offset[..5]),
-            length: be40(&self.offset[5..]),
-        }
+        OffsetAndLength::from_bytes(&self.offset)
     }
 
     fn path(&self) -> Option<u32> {
