@@ -69,10 +69,11 @@ pub struct DirectoryIndex {
     /// `collided`.
     by_hash: HashMap<u64, u32>,
     collided: BTreeMap<String, u32>,
-    /// The folder the last file was added to, as its path was spelled,
-    /// and its entry: files come sorted by path, so most are added to the
-    /// folder before them without walking its parents' children.
-    last_folder: Option<(String, usize)>,
+    /// Each folder files were added to, as its path was spelled (with no
+    /// empty part), and its entry: a file is added without walking its
+    /// parents' children, whatever the order (a writer adds them in the
+    /// TOC's order, which mixes the folders).
+    folders: HashMap<Box<str>, usize>,
 }
 
 /// Two indexes are equal when they hold the same entries; the lookup
@@ -110,7 +111,7 @@ impl DirectoryIndex {
             strings: Names::default(),
             by_hash: HashMap::new(),
             collided: BTreeMap::new(),
-            last_folder: None,
+            folders: HashMap::new(),
         }
     }
 
@@ -153,25 +154,26 @@ impl DirectoryIndex {
 
     /// Adds a file by its path relative to the mount point (`/`-separated).
     pub fn add_file(&mut self, relative_path: &str, toc_index: u32) -> Result<()> {
-        let parts: Vec<&str> = relative_path.split('/').filter(|p| !p.is_empty()).collect();
-        let Some((file_name, dirs)) = parts.split_last() else {
-            return Err(Error::usage(format!(
-                "empty file path `{relative_path}` in directory index"
-            )));
-        };
         // The folder as spelled names the entry only when no part is empty.
-        let plain = parts.len() == relative_path.matches('/').count() + 1;
-        let folder = relative_path
+        let plain = relative_path.split('/').all(|part| !part.is_empty());
+        let (folder, file_name) = relative_path
             .rsplit_once('/')
-            .map_or("", |(folder, _)| folder);
-        let dir = match &self.last_folder {
-            Some((last, at)) if plain && last == folder => *at,
-            _ => {
+            .unwrap_or(("", relative_path));
+        let known = plain.then(|| self.folders.get(folder).copied()).flatten();
+        let (dir, file_name) = match known {
+            Some(dir) => (dir, file_name),
+            None => {
+                let parts: Vec<&str> = relative_path.split('/').filter(|p| !p.is_empty()).collect();
+                let Some((&file_name, dirs)) = parts.split_last() else {
+                    return Err(Error::usage(format!(
+                        "empty file path `{relative_path}` in directory index"
+                    )));
+                };
                 let dir = self.folder_entry(dirs);
                 if plain {
-                    self.last_folder = Some((folder.to_string(), dir));
+                    self.folders.insert(folder.into(), dir);
                 }
-                dir
+                (dir, file_name)
             }
         };
         let name = self.name_index(file_name);
@@ -313,7 +315,7 @@ impl DirectoryIndex {
             strings,
             by_hash: HashMap::new(),
             collided: BTreeMap::new(),
-            last_folder: None,
+            folders: HashMap::new(),
         };
         for i in 0..index.strings.len() as u32 {
             index.remember_name(i);
@@ -400,7 +402,7 @@ mod tests {
         let mut one_by_one = DirectoryIndex::new("../../../");
         for (i, path) in paths.iter().enumerate() {
             in_a_row.add_file(path, i as u32).unwrap();
-            one_by_one.last_folder = None;
+            one_by_one.folders.clear();
             one_by_one.add_file(path, i as u32).unwrap();
         }
         assert_eq!(in_a_row, one_by_one);

@@ -988,12 +988,40 @@ impl ContainerBuilder {
             self.options.compression
         };
         let block_size = self.options.block_size as usize;
+        // Blocks stored as they are (no compression, no key) go from the
+        // inputs straight into a new `.ucas`'s buffers, hashed there.
+        let in_place = method == Compression::None
+            && self.options.aes_key.is_none()
+            && matches!(self.ucas, UcasOut::Fresh(_));
         let mut reader = PieceReader::new(pieces);
         let mut remaining = length;
         let mut batch = std::mem::take(&mut self.batch_buffer);
         let result = (|| -> Result<()> {
             while remaining > 0 {
                 let take = remaining.min((block_size * BLOCKS_PER_BATCH) as u64) as usize;
+                if in_place {
+                    remaining -= take as u64;
+                    // Every block is whole but the chunk's last, which is
+                    // padded (a copy) unless it fills its AES blocks.
+                    let last_block = match take % block_size {
+                        0 => block_size,
+                        short => short,
+                    };
+                    let tail = match remaining == 0
+                        && !last_block.is_multiple_of(crate::pak::crypto::AES_BLOCK)
+                    {
+                        true => last_block,
+                        false => 0,
+                    };
+                    self.fill_as_is(take - tail, &mut reader, &mut hasher)?;
+                    if tail > 0 {
+                        batch.resize(tail, 0);
+                        reader.fill(&mut batch)?;
+                        hasher.update(&batch);
+                        self.store_batch(&batch, method, &mut flags)?;
+                    }
+                    continue;
+                }
                 batch.resize(take, 0);
                 reader.fill(&mut batch)?;
                 remaining -= take as u64;
@@ -1013,6 +1041,40 @@ impl ContainerBuilder {
             hash: hasher.finish(),
             flags,
         })
+    }
+
+    /// Stores the next `len` bytes of `reader` as whole blocks, neither
+    /// compressed nor encrypted, read straight into the new `.ucas`'s
+    /// buffers and given to `hasher` there (no copy in between).
+    fn fill_as_is(
+        &mut self,
+        len: usize,
+        reader: &mut PieceReader<'_>,
+        hasher: &mut ChunkHasher,
+    ) -> Result<()> {
+        let block_size = self.options.block_size as usize;
+        for at in (0..len).step_by(block_size) {
+            let size = (len - at).min(block_size) as u32;
+            self.blocks.push(
+                CompressionBlock {
+                    offset: self.ucas_position,
+                    compressed_size: size,
+                    uncompressed_size: size,
+                    method_index: 0,
+                }
+                .to_bytes(),
+            );
+            self.ucas_position += u64::from(size);
+        }
+        let UcasOut::Fresh(ucas) = &mut self.ucas else {
+            return Err(Error::internal("blocks stored in place need a new .ucas"));
+        };
+        let fill = |bytes: &mut [u8]| {
+            reader.fill(bytes)?;
+            hasher.update(bytes);
+            Ok(())
+        };
+        ucas.fill_in_place(len, fill, |path, e| Error::io(path, e))
     }
 
     /// The chunk hash of `pieces` (`length` bytes), read a batch at a time.

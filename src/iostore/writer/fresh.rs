@@ -141,19 +141,41 @@ impl FreshUcas {
     }
 }
 
+impl FreshUcas {
+    /// Appends `len` bytes that `fill` writes into the buffers in place,
+    /// one stretch at a time in file order (a buffer that fills goes to
+    /// the writing thread, whose error `shipped` turns into `E`); `fill`'s
+    /// error stops it.
+    pub(super) fn fill_in_place<E>(
+        &mut self,
+        mut len: usize,
+        mut fill: impl FnMut(&mut [u8]) -> std::result::Result<(), E>,
+        shipped: impl Fn(&std::path::Path, std::io::Error) -> E,
+    ) -> std::result::Result<(), E> {
+        while len > 0 {
+            if self.filled == BUFFER {
+                self.ship().map_err(|e| shipped(&self.path, e))?;
+            }
+            let buffer = self.current.as_mut().expect("a buffer is being filled");
+            let take = len.min(BUFFER - self.filled);
+            fill(&mut buffer.bytes_mut()[self.filled..self.filled + take])?;
+            self.filled += take;
+            len -= take;
+        }
+        Ok(())
+    }
+}
+
 impl Write for FreshUcas {
     fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
         let mut rest = bytes;
-        while !rest.is_empty() {
-            if self.filled == BUFFER {
-                self.ship()?;
-            }
-            let buffer = self.current.as_mut().expect("a buffer is being filled");
-            let take = rest.len().min(BUFFER - self.filled);
-            buffer.bytes_mut()[self.filled..self.filled + take].copy_from_slice(&rest[..take]);
-            self.filled += take;
-            rest = &rest[take..];
-        }
+        let copy = |into: &mut [u8]| {
+            let (now, later) = rest.split_at(into.len());
+            into.copy_from_slice(now);
+            rest = later;
+            Ok(())
+        };
+        self.fill_in_place(bytes.len(), copy, |_, e| e)?;
         Ok(bytes.len())
     }
 
@@ -291,8 +313,9 @@ fn direct_io_works(dir: &std::path::Path) -> bool {
 mod tests {
     use super::*;
 
-    /// The file holds exactly the bytes written, whatever their lengths
-    /// (buffer boundaries, a last block cut short), and the hash is theirs;
+    /// The file holds exactly the bytes written or filled in place,
+    /// whatever their lengths (buffer boundaries, a last block cut short),
+    /// and the hash is theirs;
     /// direct and buffered writes give the same file.
     #[test]
     fn writes_exactly_the_bytes_and_their_hash() {
@@ -317,9 +340,23 @@ mod tests {
                 let final_path = dir.path().join(format!("out-{direct}-{n}.ucas"));
                 let mut out =
                     FreshUcas::new(TempFile::create(&final_path).unwrap(), direct).unwrap();
-                // Uneven pieces, as chunks arrive.
-                for piece in data.chunks(70_001) {
-                    out.write_all(piece).unwrap();
+                // Uneven pieces, as chunks arrive: copied in, or filled in
+                // place (stretch after stretch, across buffers).
+                for (p, piece) in data.chunks(70_001).enumerate() {
+                    if p % 2 == 0 {
+                        out.write_all(piece).unwrap();
+                        continue;
+                    }
+                    let mut rest = piece;
+                    let fill = |into: &mut [u8]| -> Result<()> {
+                        let (now, later) = rest.split_at(into.len());
+                        into.copy_from_slice(now);
+                        rest = later;
+                        Ok(())
+                    };
+                    out.fill_in_place(piece.len(), fill, |path, e| Error::io(path, e))
+                        .unwrap();
+                    assert!(rest.is_empty());
                 }
                 let (staged, hash) = out.finish().unwrap();
                 crate::publish::publish(Vec::new(), vec![staged]).unwrap();
