@@ -883,6 +883,9 @@ enum Pass {
     Cached,
 }
 
+/// The most packages [`Packages::each`] converts in one batch.
+const MAX_BATCH: usize = 256;
+
 /// A build's packages and how they are converted: their sources, keys,
 /// the cache, the settings and where events go.
 struct Packages<'a> {
@@ -907,7 +910,11 @@ impl Packages<'_> {
         sink: &mut (dyn FnMut(usize, Option<package::BuiltPackage>) -> Result<()> + Send),
     ) -> Result<usize> {
         let (content, reporter) = (self.content, self.reporter);
-        let batch_size = (rayon::current_num_threads() * 8).max(1);
+        // A batch is converted while the one before it goes to the sink, and
+        // each pair waits for its slower half: batches of 32 packages per
+        // thread even out what one package costs against another, and the
+        // cap bounds what converted packages a batch holds on many cores.
+        let batch_size = (rayon::current_num_threads() * 32).clamp(1, MAX_BATCH);
         let batches: Vec<std::ops::Range<usize>> = (0..content.packages.len())
             .step_by(batch_size)
             .map(|start| start..(start + batch_size).min(content.packages.len()))
