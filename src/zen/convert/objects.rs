@@ -3,7 +3,7 @@
 //! public export hashes) and the export map, as the engine's
 //! `FPackageStoreOptimizer::ProcessImports` / `ProcessExports` build them.
 
-use std::collections::BTreeMap;
+use std::collections::HashMap;
 
 use crate::error::{Error, Result};
 use crate::hash::{object_path_hash, package_id, public_export_hash};
@@ -20,7 +20,7 @@ const OBJECT_FLAG_PUBLIC: u32 = 0x1;
 /// Builds the Zen name map: adds names as the optimizer meets them.
 pub(super) struct NameMapBuilder {
     pub(crate) names: Vec<BatchName>,
-    lookup: BTreeMap<String, u32>,
+    lookup: HashMap<String, u32>,
 }
 
 impl NameMapBuilder {
@@ -33,7 +33,7 @@ impl NameMapBuilder {
         };
         let mut builder = NameMapBuilder {
             names: Vec::new(),
-            lookup: BTreeMap::new(),
+            lookup: HashMap::new(),
         };
         for name in initial {
             builder.add(name);
@@ -112,6 +112,8 @@ pub(super) struct ImportMap {
     pub(crate) imported_public_export_hashes: Vec<u64>,
     /// UE4: the package id of each import's package (by import index).
     pub(crate) import_package_ids: Vec<Option<u64>>,
+    /// The id of each of `imported_package_names` (each hashed once).
+    imported_ids: Vec<u64>,
 }
 
 impl ImportMap {
@@ -121,21 +123,24 @@ impl ImportMap {
             imported_package_names: Vec::new(),
             imported_public_export_hashes: Vec::new(),
             import_package_ids: vec![None; source.imports.len()],
+            imported_ids: Vec::new(),
         };
         let paths = (0..source.imports.len())
             .map(|i| source.import_path(i))
             .collect::<Result<Vec<_>>>()?;
         if layout != ZenLayout::Ue4 {
             // The engine lists every non-script package it imports, sorted by id.
-            let mut packages: Vec<&str> = paths
+            let mut packages: Vec<(u64, &str)> = paths
                 .iter()
                 .filter(|p| p.len() == 1 && !p[0].starts_with("/Script/"))
-                .map(|p| p[0])
+                .map(|p| (package_id(p[0]), p[0]))
                 .collect();
-            // FNames compare without case: one entry per package id.
-            packages.sort_by_key(|p| package_id(p));
-            packages.dedup_by_key(|p| package_id(p));
-            map.imported_package_names = packages.iter().map(|p| p.to_string()).collect();
+            // FNames compare without case: one entry per package id (the
+            // first, as the sort keeps the order of equals).
+            packages.sort_by_key(|&(id, _)| id);
+            packages.dedup_by_key(|&mut (id, _)| id);
+            map.imported_ids = packages.iter().map(|&(id, _)| id).collect();
+            map.imported_package_names = packages.iter().map(|&(_, p)| p.to_string()).collect();
         }
         for (i, path) in paths.iter().enumerate() {
             let index = map
@@ -164,6 +169,7 @@ impl ImportMap {
             ImportReference::Ue4Export { package_id, index } => {
                 if !self.imported_package_names.iter().any(|p| p == package) {
                     self.imported_package_names.push(package.to_string());
+                    self.imported_ids.push(package_id);
                 }
                 return Ok((index, Some(package_id)));
             }
@@ -173,9 +179,9 @@ impl ImportMap {
             } => (package_id, public_export_hash),
         };
         let package_index = self
-            .imported_package_names
+            .imported_ids
             .iter()
-            .position(|p| package_id(p) == id)
+            .position(|&p| p == id)
             .ok_or_else(|| Error::invalid(format!("package `{package}` is not imported")))?;
         // One hash per import, in import order (no sharing between imports).
         let hash_index = self.imported_public_export_hashes.len();
