@@ -1054,17 +1054,8 @@ impl ContainerBuilder {
     ) -> Result<()> {
         let block_size = self.options.block_size as usize;
         for at in (0..len).step_by(block_size) {
-            let size = (len - at).min(block_size) as u32;
-            self.blocks.push(
-                CompressionBlock {
-                    offset: self.ucas_position,
-                    compressed_size: size,
-                    uncompressed_size: size,
-                    method_index: 0,
-                }
-                .to_bytes(),
-            );
-            self.ucas_position += u64::from(size);
+            let size = (len - at).min(block_size);
+            self.place_block(size, size, 0, size);
         }
         let UcasOut::Fresh(ucas) = &mut self.ucas else {
             return Err(Error::internal("blocks stored in place need a new .ucas"));
@@ -1144,19 +1135,11 @@ impl ContainerBuilder {
                 }
                 (compressed_size, method_index, StoredPiece::Owned(stored))
             };
-            self.blocks.push(
-                CompressionBlock {
-                    offset: self.ucas_position,
-                    compressed_size: compressed_size as u32,
-                    uncompressed_size: block.len() as u32,
-                    method_index,
-                }
-                .to_bytes(),
-            );
-            self.ucas_position += match &piece {
+            let stored_len = match &piece {
                 StoredPiece::Range(r) => r.len(),
                 StoredPiece::Owned(bytes) => bytes.len(),
-            } as u64;
+            };
+            self.place_block(compressed_size, block.len(), method_index, stored_len);
             // Neighbouring ranges are written (and hashed) as one.
             match (stored_pieces.last_mut(), piece) {
                 (Some(StoredPiece::Range(last)), StoredPiece::Range(r)) if last.end == r.start => {
@@ -1175,6 +1158,27 @@ impl ContainerBuilder {
                 .map_err(|e| Error::io(&self.ucas_write_path, e))?;
         }
         Ok(())
+    }
+
+    /// Adds the entry of a block stored next in the `.ucas` (`stored_len`
+    /// bytes there, padding included) to the block table.
+    fn place_block(
+        &mut self,
+        compressed_size: usize,
+        uncompressed_size: usize,
+        method_index: u8,
+        stored_len: usize,
+    ) {
+        self.blocks.push(
+            CompressionBlock {
+                offset: self.ucas_position,
+                compressed_size: compressed_size as u32,
+                uncompressed_size: uncompressed_size as u32,
+                method_index,
+            }
+            .to_bytes(),
+        );
+        self.ucas_position += stored_len as u64;
     }
 
     fn method_index(&mut self, method: Compression) -> u8 {
