@@ -851,39 +851,29 @@ impl ContainerWriter {
         recorded: &RecordedPackage,
     ) -> Result<bool> {
         let id = recorded.package_id;
+        if self.needs_package_bytes(id) {
+            return Ok(false);
+        }
         let engine = self.builder.engine();
         let package_chunk = crate::iostore::chunk::ChunkId::package_data(id, engine);
         let len = recorded.store_entry.export_bundles_size;
-        let reusable = !self.needs_package_bytes(id)
-            && self.builder.can_reuse(package_chunk, len)
-            && recorded.bulk.iter().all(|(kind, len)| {
-                let (chunk, _) = self.bulk_chunk(source, id, *kind);
-                self.builder.can_reuse(chunk, *len)
-            });
-        if !reusable {
+        // Every chunk is found first: the package is kept whole or not at all.
+        let Some(package) = self.builder.reusable(package_chunk, len) else {
             return Ok(false);
-        }
-        let entry = recorded.store_entry.clone();
-        let lost = || {
-            Error::internal(format!(
-                "the previous container's chunks of {} could not be kept after all",
-                source.relative_path()
-            ))
         };
-        if !self
-            .builder
-            .add_package_reused(id, len, entry, source.relative_path())?
-        {
-            return Err(lost());
-        }
+        let mut bulk = Vec::with_capacity(recorded.bulk.len());
         for (kind, len) in &recorded.bulk {
             let (chunk, bulk_path) = self.bulk_chunk(source, id, *kind);
-            if !self
-                .builder
-                .add_chunk_reused(chunk, *len, Some(&bulk_path))?
-            {
-                return Err(lost());
+            match self.builder.reusable(chunk, *len) {
+                Some(kept) => bulk.push((kept, bulk_path)),
+                None => return Ok(false),
             }
+        }
+        let entry = recorded.store_entry.clone();
+        self.builder
+            .keep_package(id, package, entry, source.relative_path())?;
+        for (kept, bulk_path) in bulk {
+            self.builder.keep_chunk(kept, Some(&bulk_path))?;
         }
         self.note_paths(source, recorded.bulk.iter().map(|(kind, _)| *kind));
         Ok(true)

@@ -493,7 +493,10 @@ impl Progress<'_> {
     /// One step done; `message` names it (the whole name, not a prefix).
     pub(crate) fn step(&self, message: &str) {
         self.bar.inc(1);
-        self.bar.set_message(message.to_string());
+        // A hidden bar (`--quiet`, JSON, no terminal) gets no message made.
+        if !self.bar.is_hidden() {
+            self.bar.set_message(message.to_string());
+        }
     }
 }
 

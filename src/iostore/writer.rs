@@ -51,7 +51,7 @@
 //! * Per-version output (TOC, header, hashes, flags, block layout) is listed in the `iostore`
 //!   module doc; `tests/containers/iostore_round_trip.rs` checks that writing twice is identical.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
@@ -285,6 +285,18 @@ pub struct PreviousContainer {
     ucas_len: u64,
 }
 
+/// A chunk of the previous container a build can keep where it is
+/// ([`ContainerBuilder::reusable`]).
+#[derive(Debug, Clone)]
+pub(crate) struct KeptChunk {
+    id: ChunkId,
+    length: u64,
+    /// Its index in the previous TOC.
+    old: usize,
+    /// Its compression blocks there.
+    blocks: std::ops::Range<usize>,
+}
+
 impl PreviousContainer {
     /// Reads the `.utoc` at `utoc` (its `.ucas` beside it must have
     /// `ucas_len` bytes, as the caller recorded). `None` when it was not
@@ -459,9 +471,9 @@ pub struct ContainerBuilder {
     chunks: Vec<PendingChunk>,
     /// The chunks' full paths ([`PendingChunk::path`]).
     paths: ChunkPaths,
-    chunk_ids: BTreeSet<ChunkId>,
+    chunk_ids: HashSet<ChunkId>,
     /// Hashes of the chunks' lowercased paths ([`Self::is_path_taken`]).
-    path_hashes: BTreeSet<u64>,
+    path_hashes: HashSet<u64>,
     /// The compression blocks, each as the TOC stores it (12 bytes).
     blocks: Vec<[u8; COMPRESSED_BLOCK_ENTRY_SIZE as usize]>,
     methods_used: Vec<Compression>,
@@ -584,8 +596,8 @@ impl ContainerBuilder {
             store: StoreEntryArena::default(),
             chunks: Vec::new(),
             paths: ChunkPaths::default(),
-            chunk_ids: BTreeSet::new(),
-            path_hashes: BTreeSet::new(),
+            chunk_ids: HashSet::new(),
+            path_hashes: HashSet::new(),
             blocks: Vec::new(),
             methods_used: Vec::new(),
             loose_files: 0,
@@ -892,25 +904,49 @@ impl ContainerBuilder {
         length: u64,
         path: Option<&str>,
     ) -> Result<bool> {
-        let Some((previous, old, range)) = self.reusable(id, length) else {
+        let Some(kept) = self.reusable(id, length) else {
             return Ok(false);
         };
-        let old_blocks = previous.blocks[range].to_vec();
-        let meta = previous.toc.metas[old];
+        self.keep_chunk(kept, path)?;
+        Ok(true)
+    }
+
+    /// Adds a chunk [`ContainerBuilder::reusable`] found (see
+    /// [`ContainerBuilder::add_chunk_reused`]).
+    pub(crate) fn keep_chunk(&mut self, kept: KeptChunk, path: Option<&str>) -> Result<()> {
+        let KeptChunk {
+            id,
+            length,
+            old,
+            blocks,
+        } = kept;
+        // A block compressed then is compressed with this build's method
+        // (the same, see `PreviousContainer::open`), under its index here.
+        let compressed = match &self.previous {
+            Some(previous) => previous.blocks[blocks.clone()]
+                .iter()
+                .any(|b| CompressionBlock::from_bytes(b).method_index != 0),
+            None => {
+                return Err(Error::internal(
+                    "a chunk of the previous container is kept after it was let go",
+                ))
+            }
+        };
+        let method = match compressed {
+            true => self.method_index(self.options.compression),
+            false => 0,
+        };
         let path = self.register_chunk(id, path, length)?;
-        for block in old_blocks.iter().map(CompressionBlock::from_bytes) {
-            let method_index = match block.method_index {
-                0 => 0,
-                _ => self.method_index(self.options.compression),
-            };
-            self.blocks.push(
-                CompressionBlock {
-                    method_index,
-                    ..block
-                }
-                .to_bytes(),
-            );
-        }
+        let previous = self.previous.as_ref().expect("checked above");
+        let meta = previous.toc.metas[old];
+        self.blocks.extend(previous.blocks[blocks].iter().map(|b| {
+            let block = CompressionBlock::from_bytes(b);
+            CompressionBlock {
+                method_index: if block.method_index == 0 { 0 } else { method },
+                ..block
+            }
+            .to_bytes()
+        }));
         let offset = OffsetAndLength {
             offset: self.uncompressed_position,
             length,
@@ -918,7 +954,7 @@ impl ContainerBuilder {
         self.chunks.push(PendingChunk::new(id, offset, meta, path));
         self.uncompressed_position += length.next_multiple_of(self.options.block_size as u64);
         self.reused_chunks += 1;
-        Ok(true)
+        Ok(())
     }
 
     /// Whether the container extends a previous one.
@@ -926,26 +962,21 @@ impl ContainerBuilder {
         self.previous.is_some()
     }
 
-    /// Whether [`ContainerBuilder::add_chunk_reused`] would keep the chunk
-    /// (the previous container has it, with `length` bytes).
-    pub(crate) fn can_reuse(&self, id: ChunkId, length: u64) -> bool {
-        self.reusable(id, length).is_some()
-    }
-
-    /// The previous container, the old TOC index of its chunk `id` and that
-    /// chunk's blocks, when it has the chunk with `length` bytes.
-    fn reusable(
-        &self,
-        id: ChunkId,
-        length: u64,
-    ) -> Option<(&PreviousContainer, usize, std::ops::Range<usize>)> {
+    /// The chunk `id` of the previous container, to keep with
+    /// [`ContainerBuilder::keep_chunk`], when it has it with `length` bytes.
+    pub(crate) fn reusable(&self, id: ChunkId, length: u64) -> Option<KeptChunk> {
         let previous = self.previous.as_ref()?;
         let old = previous.old_index(&id)?;
         if previous.toc.offsets[old].length != length {
             return None;
         }
-        let range = previous.chunk_blocks(old).ok()?;
-        Some((previous, old, range))
+        let blocks = previous.chunk_blocks(old).ok()?;
+        Some(KeptChunk {
+            id,
+            length,
+            old,
+            blocks,
+        })
     }
 
     /// [`ContainerBuilder::add_chunk_reused`] for a package's export-bundle
@@ -957,17 +988,31 @@ impl ContainerBuilder {
         store_entry: StoreEntry,
         path: &str,
     ) -> Result<bool> {
+        let id = ChunkId::package_data(package_id, self.engine);
+        let Some(kept) = self.reusable(id, length) else {
+            return Ok(false);
+        };
+        self.keep_package(package_id, kept, store_entry, path)?;
+        Ok(true)
+    }
+
+    /// [`ContainerBuilder::keep_chunk`] for a package's export-bundle
+    /// chunk (found for `package_id`), with its store entry.
+    pub(crate) fn keep_package(
+        &mut self,
+        package_id: u64,
+        kept: KeptChunk,
+        store_entry: StoreEntry,
+        path: &str,
+    ) -> Result<()> {
         if self.has_package(package_id) {
             return Err(Error::usage(format!(
                 "package id 0x{package_id:016x} ({path}) is added twice"
             )));
         }
-        let id = ChunkId::package_data(package_id, self.engine);
-        if !self.add_chunk_reused(id, length, Some(path))? {
-            return Ok(false);
-        }
+        self.keep_chunk(kept, Some(path))?;
         self.store.push(package_id, &store_entry);
-        Ok(true)
+        Ok(())
     }
 
     /// Splits a chunk into blocks, compresses, pads, encrypts and writes
@@ -1226,8 +1271,8 @@ impl ContainerBuilder {
         self.previous = None;
         // Every chunk but the header's is added (whose id is new, and path
         // none): what checked them goes before the TOC is made.
-        self.chunk_ids = BTreeSet::new();
-        self.path_hashes = BTreeSet::new();
+        self.chunk_ids = HashSet::new();
+        self.path_hashes = HashSet::new();
         // The engine lists packages by id (`CreateContainerHeader` sorts its
         // store entries with `Algo::Sort` on the package id); ids are
         // unique (a package added twice is refused).
