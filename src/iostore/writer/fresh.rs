@@ -1,6 +1,6 @@
-//! A new `.ucas` as it is written: the builder fills aligned buffers, and a
+//! A new `.ucas` as it is written: the builder fills aligned buffers, a
 //! thread of the file's own hashes each one (BLAKE3, recorded by a build)
-//! and writes it, while the builder fills the next.
+//! and another writes it, while the builder fills the next.
 //!
 //! On Linux the file is written with direct I/O (`O_DIRECT`): the bytes go
 //! from the buffer to the disk without being copied into the page cache
@@ -196,58 +196,74 @@ impl Drop for FreshUcas {
     }
 }
 
-/// The writing thread: hashes and writes each buffer in order, gives it
-/// back, and at the end (the channel closed) trims the file to the bytes
-/// written (direct I/O writes the last block whole).
+/// The writing thread: writes each buffer in order and gives it back,
+/// while a thread of its own hashes the next (the hash of one buffer and
+/// the disk's write of another overlap); at the end (the channel closed)
+/// trims the file to the bytes written (direct I/O writes the last block
+/// whole).
 fn write_buffers(
     mut file: TempFile,
     direct: bool,
     filled: Receiver<Filled>,
     give_back: SyncSender<AlignedBuffer>,
 ) -> Outcome {
-    let mut hasher = blake3::Hasher::new();
+    let (to_write, hashed) = sync_channel::<Filled>(BUFFERS - 1);
+    let result = std::thread::scope(|scope| -> std::io::Result<[u8; 32]> {
+        let hasher = std::thread::Builder::new()
+            .name("ucas hasher".into())
+            .spawn_scoped(scope, move || {
+                let mut hasher = blake3::Hasher::new();
+                for filled in filled {
+                    hasher.update(&filled.buffer.bytes()[..filled.len]);
+                    // A closed channel: the writing stopped on an error.
+                    if to_write.send(filled).is_err() {
+                        break;
+                    }
+                }
+                *hasher.finalize().as_bytes()
+            })?;
+        let written = write_hashed(&mut file, direct, hashed, give_back);
+        let hash = hasher
+            .join()
+            .map_err(|_| std::io::Error::other("the .ucas hashing thread stopped"))?;
+        file.file().set_len(written?)?;
+        Ok(hash)
+    });
+    (file, result)
+}
+
+/// [`write_buffers`]' writing: each hashed buffer written, then given back
+/// to be filled again; the bytes written. An error stops it (the channels
+/// close, which stops the hashing thread and the builder).
+fn write_hashed(
+    file: &mut TempFile,
+    direct: bool,
+    hashed: Receiver<Filled>,
+    give_back: SyncSender<AlignedBuffer>,
+) -> std::io::Result<u64> {
     let mut direct = direct && set_direct(file.file(), true);
     let mut written = 0u64;
     let mut not_yet_flushed = 0u64;
-    let mut failed = None;
-    for Filled { mut buffer, len } in filled {
-        if failed.is_none() {
-            hasher.update(&buffer.bytes()[..len]);
-            // Only the last buffer is short; direct I/O writes it padded
-            // to whole blocks, and the padding is cut off below.
-            let padded = if direct {
-                let padded = len.next_multiple_of(ALIGN);
-                buffer.bytes_mut()[len..padded].fill(0);
-                padded
-            } else {
-                len
-            };
-            match write_all(file.file(), &buffer.bytes()[..padded], &mut direct) {
-                Ok(()) => {
-                    written += len as u64;
-                    not_yet_flushed += padded as u64;
-                    if !direct && not_yet_flushed >= WRITE_BEHIND {
-                        not_yet_flushed = 0;
-                        file.start_writeback();
-                    }
-                }
-                Err(e) => failed = Some(e),
-            }
-        }
-        if failed.is_some() {
-            // Stop taking buffers: the builder sees the channel closed.
-            break;
+    for Filled { mut buffer, len } in hashed {
+        // Only the last buffer is short; direct I/O writes it padded to
+        // whole blocks, and the padding is cut off at the end.
+        let padded = if direct {
+            let padded = len.next_multiple_of(ALIGN);
+            buffer.bytes_mut()[len..padded].fill(0);
+            padded
+        } else {
+            len
+        };
+        write_all(file.file(), &buffer.bytes()[..padded], &mut direct)?;
+        written += len as u64;
+        not_yet_flushed += padded as u64;
+        if !direct && not_yet_flushed >= WRITE_BEHIND {
+            not_yet_flushed = 0;
+            file.start_writeback();
         }
         let _ = give_back.send(buffer);
     }
-    let result = match failed {
-        Some(e) => Err(e),
-        None => file
-            .file()
-            .set_len(written)
-            .map(|()| *hasher.finalize().as_bytes()),
-    };
-    (file, result)
+    Ok(written)
 }
 
 /// Writes all of `bytes`; a refusal of direct I/O (`EINVAL`: this
