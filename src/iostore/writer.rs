@@ -920,29 +920,25 @@ impl ContainerBuilder {
             old,
             blocks,
         } = kept;
-        // A block compressed then is compressed with this build's method
-        // (the same, see `PreviousContainer::open`), under its index here.
-        let compressed = match &self.previous {
-            Some(previous) => previous.blocks[blocks.clone()]
-                .iter()
-                .any(|b| CompressionBlock::from_bytes(b).method_index != 0),
-            None => {
-                return Err(Error::internal(
-                    "a chunk of the previous container is kept after it was let go",
-                ))
-            }
-        };
-        let method = match compressed {
-            true => self.method_index(self.options.compression),
-            false => 0,
-        };
         let path = self.register_chunk(id, path, length)?;
-        let previous = self.previous.as_ref().expect("checked above");
+        let Some(previous) = &self.previous else {
+            return Err(Error::internal(
+                "a chunk of the previous container is kept after it was let go",
+            ));
+        };
         let meta = previous.toc.metas[old];
+        let (methods_used, compression) = (&mut self.methods_used, self.options.compression);
         self.blocks.extend(previous.blocks[blocks].iter().map(|b| {
             let block = CompressionBlock::from_bytes(b);
+            // A block compressed then is compressed with this build's
+            // method (the same, see `PreviousContainer::open`), under its
+            // number here.
+            let method_index = match block.method_index {
+                0 => 0,
+                _ => method_index(methods_used, compression),
+            };
             CompressionBlock {
-                method_index: if block.method_index == 0 { 0 } else { method },
+                method_index,
                 ..block
             }
             .to_bytes()
@@ -1169,7 +1165,7 @@ impl ContainerBuilder {
                 let (mut stored, method_index) = match packed {
                     Some(p) => {
                         *flags |= meta_flags::COMPRESSED;
-                        (p, self.method_index(method))
+                        (p, method_index(&mut self.methods_used, method))
                     }
                     None => (block.to_vec(), 0u8),
                 };
@@ -1224,16 +1220,6 @@ impl ContainerBuilder {
             .to_bytes(),
         );
         self.ucas_position += stored_len as u64;
-    }
-
-    fn method_index(&mut self, method: Compression) -> u8 {
-        match self.methods_used.iter().position(|m| *m == method) {
-            Some(i) => i as u8 + 1,
-            None => {
-                self.methods_used.push(method);
-                self.methods_used.len() as u8
-            }
-        }
     }
 
     /// Adds a loose (non-package) file to the companion pak.
@@ -1457,6 +1443,18 @@ pub fn write_pieces(pieces: &[ChunkPiece<'_>], out: &mut dyn Write, out_path: &P
         remaining -= take as u64;
     }
     Ok(())
+}
+
+/// The TOC's number for compression `method` (1-based; 0 is none),
+/// adding it to `methods_used` the first time.
+fn method_index(methods_used: &mut Vec<Compression>, method: Compression) -> u8 {
+    match methods_used.iter().position(|m| *m == method) {
+        Some(i) => i as u8 + 1,
+        None => {
+            methods_used.push(method);
+            methods_used.len() as u8
+        }
+    }
 }
 
 /// Publishes a staged `.ucas`, `.utoc` and `.pak` (in that order), removing
