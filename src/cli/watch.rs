@@ -137,6 +137,11 @@ pub(crate) fn run(
     };
     cycle(&manifest, &mut installs)?;
     loop {
+        // Idle before it says so: a Ctrl-C prompted by the line below ends
+        // the watch cleanly, never as an interrupted build.
+        if !set_idle() {
+            return Ok(());
+        }
         out.data(
             "watching",
             &Watching {
@@ -153,9 +158,6 @@ pub(crate) fn run(
                 )
             },
         );
-        if !set_idle() {
-            return Ok(());
-        }
         // Wait for a change, then for the files to settle.
         let mut changed_at: Option<Instant> = None;
         loop {
