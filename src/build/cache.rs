@@ -585,9 +585,9 @@ pub(crate) struct BuildRecord {
 pub struct ArtifactRecord {
     pub path: PathBuf,
     pub stamp: crate::publish::FileStamp,
-    /// Hex BLAKE3 of the contents; `None` for the `.ucas` a development
-    /// build extended (hashing it again would cost as much as the build:
-    /// its stamp identifies it, and release builds record every hash).
+    /// Hex BLAKE3 of the contents; `None` for the `.ucas` of a development
+    /// build (hashing a GiB costs a tenth of the build: its stamp identifies
+    /// it, and release builds record every hash).
     pub blake3: Option<String>,
 }
 

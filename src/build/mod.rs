@@ -330,12 +330,13 @@ pub fn build_locked(
     // Nothing changed since the last build, and the files on disk are the
     // ones it wrote: leave every file as it is.
     if !options.force {
-        if let Some(record) = cache.load_build_record() {
+        if let Some(mut record) = cache.load_build_record() {
             let layout_ok = !(options.release && record.extended);
             if record.key == build_key
                 && layout_ok
                 && record.chunks.is_some()
                 && record.matches_disk(&artifacts)
+                && (!options.release || hash_for_release(&cache, &mut record)?)
             {
                 return Ok(up_to_date_summary(
                     (content.packages.len(), content.loose_files.len()),
@@ -658,8 +659,7 @@ fn convert_and_write(
     let mut writer = package::ContainerWriter::create(
         manifest,
         settings,
-        options.aes_key.as_ref(),
-        options.pak_key.as_ref(),
+        options,
         previous_ucas_len.map(|len| (len, &kept)),
     )?;
     drop(kept);
@@ -1246,6 +1246,26 @@ enum Since {
     FilesOnly(discover::Listed),
     /// Scan.
     Unknown,
+}
+
+/// A release build takes the container a development build wrote in the
+/// canonical layout as it is, with every artifact's hash recorded: those the
+/// development build identified by their stamp alone (its `.ucas`) are
+/// hashed now. False when one is no longer the file the build wrote.
+fn hash_for_release(cache: &Cache, record: &mut BuildRecord) -> Result<bool> {
+    let mut hashed_now = false;
+    for artifact in record.artifacts.iter_mut().filter(|a| a.blake3.is_none()) {
+        let hashed = ArtifactRecord::of(&artifact.path)?;
+        if hashed.stamp != artifact.stamp || !hashed.is_unchanged() {
+            return Ok(false);
+        }
+        *artifact = hashed;
+        hashed_now = true;
+    }
+    if hashed_now {
+        cache.save_build_record(record)?;
+    }
+    Ok(true)
 }
 
 /// The no-change check of a development build ([`cache::TreeRecord`]):

@@ -23,7 +23,6 @@ use crate::iostore::{
 use crate::legacy::BulkKind;
 use crate::legacy::PackageFiles;
 use crate::manifest::Manifest;
-use crate::pak::crypto::AesKey;
 use crate::version::EngineVersion;
 
 /// Everything outside a package's own files that its conversion depends on.
@@ -699,8 +698,10 @@ pub(crate) struct ContainerWriter {
 }
 
 impl ContainerWriter {
-    /// `aes_key` encrypts the container (`[output] encrypt`); `pak_key` is the
-    /// key a profile's own pak cipher needs.
+    /// `build`'s AES key encrypts the container (`[output] encrypt`); its
+    /// pak key is the one a profile's own pak cipher needs; only a release
+    /// build hashes the `.ucas` as it is written (a development build's is
+    /// identified by its stamp, see [`super::cache::ArtifactRecord`]).
     /// `previous`: extend the container already in the output folder, whose
     /// `.ucas` has that length, keeping the chunks of the given packages (a
     /// development build; see [`ContainerBuilder::create_appending`]) —
@@ -710,13 +711,14 @@ impl ContainerWriter {
     pub(crate) fn create(
         manifest: &Manifest,
         settings: &Settings,
-        aes_key: Option<&AesKey>,
-        pak_key: Option<&AesKey>,
+        build: &super::BuildOptions,
         previous: Option<(u64, &std::collections::BTreeSet<u64>)>,
     ) -> Result<ContainerWriter> {
+        let pak_key = build.pak_key.as_ref();
         let options = ContainerOptions {
             compression: manifest.output.compression,
-            aes_key: aes_key.cloned(),
+            aes_key: build.aes_key.clone(),
+            hash_ucas: build.release,
             // Content paths are below the engine root; the container's mount
             // point is their common root, as the engine writes it.
             mount_point: crate::mount::ENGINE_ROOT.to_string(),

@@ -93,6 +93,10 @@ pub struct ContainerOptions {
     pub encryption_key_guid: [u8; 16],
     /// Mount point of the directory index and the pak.
     pub mount_point: String,
+    /// Whether a `.ucas` written anew is hashed as it is written
+    /// ([`WrittenContainer`]'s BLAKE3; on by default). A development build
+    /// leaves it off: its stamp identifies the file.
+    pub hash_ucas: bool,
 }
 
 impl Default for ContainerOptions {
@@ -103,6 +107,7 @@ impl Default for ContainerOptions {
             aes_key: None,
             encryption_key_guid: [0; 16],
             mount_point: "../../../".to_string(),
+            hash_ucas: true,
         }
     }
 }
@@ -123,7 +128,8 @@ pub struct WrittenContainer {
     /// rather than written anew in the canonical layout.
     pub(crate) appended: bool,
     /// BLAKE3 of the `.ucas`, taken as it was written (`None` when the
-    /// previous one was extended: only its new bytes passed through).
+    /// previous one was extended: only its new bytes passed through; and
+    /// without [`ContainerOptions::hash_ucas`]).
     pub(crate) ucas_blake3: Option<[u8; 32]>,
     /// Chunks taken from the previous container as they were.
     pub(crate) reused_chunks: usize,
@@ -237,8 +243,8 @@ enum UcasOut {
 
 /// A `.ucas` ready to publish.
 enum CompletedUcas {
-    /// Written anew, with the BLAKE3 hash of its bytes.
-    Staged(Staged, [u8; 32]),
+    /// Written anew, with the BLAKE3 hash of its bytes (when asked for).
+    Staged(Staged, Option<[u8; 32]>),
     Extended(Extension),
 }
 
@@ -561,7 +567,11 @@ impl ContainerBuilder {
                 crate::publish::drop_cached_pages(&path("ucas"));
                 let temp = TempFile::create(&path("ucas"))?;
                 let at = temp.path().to_path_buf();
-                (UcasOut::Fresh(FreshUcas::new(temp, true)?), at, 0)
+                (
+                    UcasOut::Fresh(FreshUcas::new(temp, true, options.hash_ucas)?),
+                    at,
+                    0,
+                )
             }
         };
         let temp_pak = TempFile::create(&path("pak"))?;
@@ -1402,7 +1412,7 @@ impl ContainerBuilder {
         let (appended, ucas_blake3) = match ucas {
             CompletedUcas::Staged(ucas, hash) => {
                 publish_triplet(&self.pak_path, [ucas, utoc, pak])?;
-                (false, Some(hash))
+                (false, hash)
             }
             CompletedUcas::Extended(extension) => {
                 crate::publish::publish_with_extensions(

@@ -32,12 +32,26 @@ pub(crate) fn corpus_mod(corpus: &Path, parent: &Path) -> PathBuf {
     repo
 }
 
-fn artifact_sums(line: &serde_json::Value) -> Vec<String> {
-    line["artifacts"]
-        .as_array()
-        .unwrap()
+/// The BLAKE3 of each artifact's bytes on disk, after checking what the
+/// build's JSON says of them: each hash it gives is the file's; a
+/// development build gives none for the `.ucas` (its stamp identifies it),
+/// a release build gives every one.
+fn artifact_sums(line: &serde_json::Value, release: bool) -> Vec<String> {
+    let artifacts = line["artifacts"].as_array().unwrap();
+    assert_eq!(artifacts.len(), 3, "{line}");
+    artifacts
         .iter()
-        .map(|a| a["blake3"].as_str().unwrap().to_string())
+        .map(|artifact| {
+            let path = artifact["path"].as_str().unwrap();
+            let sum = blake3::hash(&std::fs::read(path).unwrap())
+                .to_hex()
+                .to_string();
+            match artifact["blake3"].as_str() {
+                Some(given) => assert_eq!(given, sum, "{path}"),
+                None => assert!(!release && path.ends_with(".ucas"), "{artifact}"),
+            }
+            sum
+        })
         .collect()
 }
 
@@ -53,23 +67,32 @@ fn builds_are_reproducible_and_incremental() {
     let done = first.ok().line_of("build-finished");
     assert_eq!(done["converted"], 3);
     assert_eq!(first.lines_of("package").len(), 3);
-    let sums = artifact_sums(&done);
-    assert_eq!(sums.len(), 3);
-    // Each reported hash is the BLAKE3 of the file's bytes (the `.ucas`'s is
-    // taken while it is written, the others' by reading the file).
-    for artifact in done["artifacts"].as_array().unwrap() {
-        let bytes = std::fs::read(artifact["path"].as_str().unwrap()).unwrap();
-        assert_eq!(
-            artifact["blake3"].as_str().unwrap(),
-            blake3::hash(&bytes).to_hex().as_str(),
-            "{}",
-            artifact["path"]
-        );
-    }
+    assert_eq!(done["artifacts"][1]["blake3"], serde_json::Value::Null);
+    let sums = artifact_sums(&done, false);
 
-    // Nothing changed: nothing converted, nothing rewritten.
+    // A release build takes that container as it is (the layout is the
+    // canonical one) and hashes the `.ucas` it was given without a hash.
     let utoc = repo.join("target/Repro_P.utoc");
     let written_at = std::fs::metadata(&utoc).unwrap().modified().unwrap();
+    let release = run(
+        Some(&repo),
+        &["build", "--release", "--message-format", "json"],
+    );
+    let done = release.ok().line_of("build-finished");
+    assert_eq!(done["up_to_date"], true, "{done}");
+    assert!(done["artifacts"][1]["blake3"].is_string(), "{done}");
+    assert_eq!(artifact_sums(&done, true), sums);
+    // and the next one has that hash recorded.
+    let again = run(
+        Some(&repo),
+        &["build", "--release", "--message-format", "json"],
+    );
+    assert_eq!(
+        again.line_of("build-finished")["artifacts"],
+        done["artifacts"]
+    );
+
+    // Nothing changed: nothing converted, nothing rewritten.
     let again = run(Some(&repo), &["build", "--message-format", "json"]);
     assert_eq!(again.line_of("build-finished")["converted"], 0);
     assert_eq!(again.line_of("build-finished")["up_to_date"], true);
@@ -82,13 +105,16 @@ fn builds_are_reproducible_and_incremental() {
     run(Some(&repo), &["clean", "--quiet"]).ok();
     assert!(!repo.join("target").exists());
     let fresh = run(Some(&repo), &["build", "--message-format", "json"]);
-    assert_eq!(artifact_sums(&fresh.line_of("build-finished")), sums);
+    assert_eq!(artifact_sums(&fresh.line_of("build-finished"), false), sums);
     let forced = run(
         Some(&repo),
         &["build", "--force", "--message-format", "json"],
     );
     assert_eq!(forced.line_of("build-finished")["converted"], 3);
-    assert_eq!(artifact_sums(&forced.line_of("build-finished")), sums);
+    assert_eq!(
+        artifact_sums(&forced.line_of("build-finished"), false),
+        sums
+    );
 
     // One file changed: only its package is converted again.
     let uexp = repo.join("Cooked/Proj/Content/LevelPrototyping/Meshes/SM_Cube.uexp");
@@ -140,16 +166,17 @@ fn builds_are_reproducible_and_incremental() {
     assert_eq!(release.line_of("build-finished")["layout"], "canonical");
     assert_eq!(release.line_of("build-finished")["converted"], 0);
     assert!(std::fs::metadata(&ucas).unwrap().len() < extended_len);
+    let release_sums = artifact_sums(&release.line_of("build-finished"), true);
     let reconverted_all = run(
         Some(&repo),
         &["build", "--force", "--message-format", "json"],
     );
     assert_eq!(reconverted_all.line_of("build-finished")["converted"], 3);
     assert_eq!(
-        artifact_sums(&reconverted_all.line_of("build-finished")),
-        artifact_sums(&release.line_of("build-finished"))
+        artifact_sums(&reconverted_all.line_of("build-finished"), false),
+        release_sums
     );
-    assert_ne!(artifact_sums(&release.line_of("build-finished")), sums);
+    assert_ne!(release_sums, sums);
     assert_eq!(unpack("unpacked-canonical"), extended_files);
     // And a release build is fresh only over the canonical layout.
     let again = run(

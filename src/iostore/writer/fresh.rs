@@ -1,6 +1,7 @@
 //! A new `.ucas` as it is written: the builder fills aligned buffers, a
-//! thread of the file's own hashes each one (BLAKE3, recorded by a build)
-//! and another writes it, while the builder fills the next.
+//! thread of the file's own hashes each one (BLAKE3, recorded by a release
+//! build; a development build asks for none) and another writes it, while
+//! the builder fills the next.
 //!
 //! On Linux the file is written with direct I/O (`O_DIRECT`): the bytes go
 //! from the buffer to the disk without being copied into the page cache
@@ -59,7 +60,7 @@ struct Filled {
 }
 
 /// What the writing thread hands back when the channel closes.
-type Outcome = (TempFile, std::io::Result<[u8; 32]>);
+type Outcome = (TempFile, std::io::Result<Option<[u8; 32]>>);
 
 /// The `.ucas` being written (see the module documentation).
 pub(super) struct FreshUcas {
@@ -73,8 +74,8 @@ pub(super) struct FreshUcas {
 
 impl FreshUcas {
     /// Starts writing `file`; `direct` asks for direct I/O where the
-    /// system has it.
-    pub(super) fn new(file: TempFile, direct: bool) -> Result<Self> {
+    /// system has it, `hash` for the BLAKE3 of the bytes.
+    pub(super) fn new(file: TempFile, direct: bool, hash: bool) -> Result<Self> {
         let path = file.path().to_path_buf();
         let (to_writer, filled) = sync_channel::<Filled>(BUFFERS - 1);
         let (give_back, free) = sync_channel::<AlignedBuffer>(BUFFERS);
@@ -85,7 +86,7 @@ impl FreshUcas {
         }
         let writer = std::thread::Builder::new()
             .name("ucas writer".into())
-            .spawn(move || write_buffers(file, direct, filled, give_back))
+            .spawn(move || write_buffers(file, direct, hash, filled, give_back))
             .map_err(|e| Error::io(&path, e))?;
         Ok(FreshUcas {
             path,
@@ -127,8 +128,8 @@ impl FreshUcas {
     }
 
     /// Writes what is left, waits for the thread and syncs the file:
-    /// returns it staged, with the BLAKE3 hash of all its bytes.
-    pub(super) fn finish(mut self) -> Result<(Staged, [u8; 32])> {
+    /// returns it staged, with the BLAKE3 hash of all its bytes when asked.
+    pub(super) fn finish(mut self) -> Result<(Staged, Option<[u8; 32]>)> {
         if self.filled > 0 {
             self.ship().map_err(|e| Error::io(&self.path, e))?;
         }
@@ -197,30 +198,33 @@ impl Drop for FreshUcas {
 }
 
 /// The writing thread: writes each buffer in order and gives it back,
-/// while a thread of its own hashes the next (the hash of one buffer and
-/// the disk's write of another overlap); at the end (the channel closed)
-/// trims the file to the bytes written (direct I/O writes the last block
-/// whole).
+/// while a thread of its own hashes the next when `hash` (the hash of one
+/// buffer and the disk's write of another overlap); at the end (the
+/// channel closed) trims the file to the bytes written (direct I/O writes
+/// the last block whole).
 fn write_buffers(
     mut file: TempFile,
     direct: bool,
+    hash: bool,
     filled: Receiver<Filled>,
     give_back: SyncSender<AlignedBuffer>,
 ) -> Outcome {
     let (to_write, hashed) = sync_channel::<Filled>(BUFFERS - 1);
-    let result = std::thread::scope(|scope| -> std::io::Result<[u8; 32]> {
+    let result = std::thread::scope(|scope| -> std::io::Result<Option<[u8; 32]>> {
         let hasher = std::thread::Builder::new()
             .name("ucas hasher".into())
             .spawn_scoped(scope, move || {
-                let mut hasher = blake3::Hasher::new();
+                let mut hasher = hash.then(blake3::Hasher::new);
                 for filled in filled {
-                    hasher.update(&filled.buffer.bytes()[..filled.len]);
+                    if let Some(hasher) = &mut hasher {
+                        hasher.update(&filled.buffer.bytes()[..filled.len]);
+                    }
                     // A closed channel: the writing stopped on an error.
                     if to_write.send(filled).is_err() {
                         break;
                     }
                 }
-                *hasher.finalize().as_bytes()
+                hasher.map(|h| *h.finalize().as_bytes())
             })?;
         let written = write_hashed(&mut file, direct, hashed, give_back);
         let hash = hasher
@@ -331,7 +335,7 @@ mod tests {
 
     /// The file holds exactly the bytes written or filled in place,
     /// whatever their lengths (buffer boundaries, a last block cut short),
-    /// and the hash is theirs;
+    /// and the hash is theirs (none when none is asked for);
     /// direct and buffered writes give the same file.
     #[test]
     fn writes_exactly_the_bytes_and_their_hash() {
@@ -350,12 +354,12 @@ mod tests {
             BUFFER,
             3 * BUFFER + 17,
         ];
-        for direct in [false, true] {
+        for (direct, hashed) in [(false, true), (true, true), (true, false)] {
             for (n, &total) in lengths.iter().enumerate() {
                 let data: Vec<u8> = (0..total).map(|i| (i * 31 + i / 7 + n) as u8).collect();
-                let final_path = dir.path().join(format!("out-{direct}-{n}.ucas"));
-                let mut out =
-                    FreshUcas::new(TempFile::create(&final_path).unwrap(), direct).unwrap();
+                let final_path = dir.path().join(format!("out-{direct}-{hashed}-{n}.ucas"));
+                let temp = TempFile::create(&final_path).unwrap();
+                let mut out = FreshUcas::new(temp, direct, hashed).unwrap();
                 // Uneven pieces, as chunks arrive: copied in, or filled in
                 // place (stretch after stretch, across buffers).
                 for (p, piece) in data.chunks(70_001).enumerate() {
@@ -381,7 +385,7 @@ mod tests {
                     data,
                     "{total} bytes, direct {direct}"
                 );
-                assert_eq!(hash, *blake3::hash(&data).as_bytes());
+                assert_eq!(hash, hashed.then(|| *blake3::hash(&data).as_bytes()));
             }
         }
         // Say which path the test took (both are correct, only one is fast).
@@ -394,7 +398,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let temp = TempFile::create(&dir.path().join("x.ucas")).unwrap();
         let temp_path = temp.path().to_path_buf();
-        let mut out = FreshUcas::new(temp, true).unwrap();
+        let mut out = FreshUcas::new(temp, true, true).unwrap();
         out.write_all(&vec![7u8; BUFFER + 10]).unwrap();
         drop(out);
         assert!(!temp_path.exists());
