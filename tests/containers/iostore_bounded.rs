@@ -416,6 +416,7 @@ fn real_container(dir: &Path, key: Option<AesKey>) -> zenpak::iostore::WrittenCo
             aes_key: key,
             encryption_key_guid: [0; 16],
             mount_point: "../../../".into(),
+            hash_ucas: true,
         },
     )
     .unwrap();

@@ -44,6 +44,7 @@ fn options() -> ContainerOptions {
         aes_key: None,
         encryption_key_guid: [0; 16],
         mount_point: "../../../".into(),
+        hash_ucas: true,
     }
 }
 
