@@ -585,9 +585,10 @@ pub(crate) struct BuildRecord {
 pub struct ArtifactRecord {
     pub path: PathBuf,
     pub stamp: crate::publish::FileStamp,
-    /// Hex BLAKE3 of the contents; `None` for the `.ucas` of a development
-    /// build (hashing a GiB costs a tenth of the build: its stamp identifies
-    /// it, and release builds record every hash).
+    /// Hex BLAKE3 of the contents, recorded by a release build; `None` in
+    /// a development build's record, whose outputs their stamps identify
+    /// (hashing them would read every output again: a GiB `.ucas`, a pak
+    /// of large loose files).
     pub blake3: Option<String>,
 }
 

@@ -395,7 +395,7 @@ pub fn build_locked(
     )?;
     let records = record(
         &cache,
-        &artifacts,
+        (&artifacts, options.release),
         &written,
         build_key,
         (container_settings, container_record),
@@ -842,13 +842,15 @@ fn next_recorded(
     found
 }
 
-/// Last step: what was written, for the next build — the artifacts' stamps
-/// and hashes under the build's key, the container's layout (the settings
-/// its chunks depend on, each package's key) and the cache pruned to this
-/// build's packages (`stale`: the entries of none of them).
+/// Last step: what was written, for the next build — the artifacts (by
+/// their hashes in a `release` build, by their stamps in a development
+/// build; see [`ArtifactRecord::blake3`]) under the build's key, the
+/// container's layout (the settings its chunks depend on, each package's
+/// key) and the cache pruned to this build's packages (`stale`: the
+/// entries of none of them).
 fn record(
     cache: &Cache,
-    artifacts: &[std::path::PathBuf],
+    (artifacts, release): (&[std::path::PathBuf], bool),
     written: &crate::iostore::writer::WrittenContainer,
     build_key: Hash,
     (settings, container_record): (Hash, cache::ContainerRecordWriter),
@@ -859,14 +861,11 @@ fn record(
     release_freed_memory();
     let mut records = Vec::new();
     for path in artifacts {
-        records.push(if *path != written.ucas {
-            ArtifactRecord::of(path)?
-        } else if let Some(hash) = &written.ucas_blake3 {
+        records.push(match &written.ucas_blake3 {
+            _ if !release => ArtifactRecord::stamp_only(path)?,
             // Hashed as it was written.
-            ArtifactRecord::with_hash(path, hash)?
-        } else {
-            // An extended `.ucas`: identified by its stamp (see ArtifactRecord::blake3).
-            ArtifactRecord::stamp_only(path)?
+            Some(hash) if *path == written.ucas => ArtifactRecord::with_hash(path, hash)?,
+            _ => ArtifactRecord::of(path)?,
         });
     }
     cache.save_build_record(&BuildRecord {
@@ -1250,8 +1249,8 @@ enum Since {
 
 /// A release build takes the container a development build wrote in the
 /// canonical layout as it is, with every artifact's hash recorded: those the
-/// development build identified by their stamp alone (its `.ucas`) are
-/// hashed now. False when one is no longer the file the build wrote.
+/// development build identified by their stamps alone are hashed now.
+/// False when one is no longer the file the build wrote.
 fn hash_for_release(cache: &Cache, record: &mut BuildRecord) -> Result<bool> {
     let mut hashed_now = false;
     for artifact in record.artifacts.iter_mut().filter(|a| a.blake3.is_none()) {

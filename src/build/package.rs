@@ -700,8 +700,9 @@ pub(crate) struct ContainerWriter {
 impl ContainerWriter {
     /// `build`'s AES key encrypts the container (`[output] encrypt`); its
     /// pak key is the one a profile's own pak cipher needs; only a release
-    /// build hashes the `.ucas` as it is written (a development build's is
-    /// identified by its stamp, see [`super::cache::ArtifactRecord`]).
+    /// build hashes the `.ucas` as it is written (a development build's
+    /// outputs are identified by their stamps, see
+    /// [`super::cache::ArtifactRecord`]).
     /// `previous`: extend the container already in the output folder, whose
     /// `.ucas` has that length, keeping the chunks of the given packages (a
     /// development build; see [`ContainerBuilder::create_appending`]) —

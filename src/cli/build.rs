@@ -140,7 +140,7 @@ pub(crate) struct Finished<'a> {
 pub(crate) struct Artifact<'a> {
     pub(crate) path: String,
     pub(crate) size: u64,
-    /// Null for the `.ucas` of a development build (see `ArtifactRecord::blake3`).
+    /// Null in a development build (see `ArtifactRecord::blake3`).
     pub(crate) blake3: Option<&'a str>,
 }
 

@@ -95,7 +95,7 @@ pub struct ContainerOptions {
     pub mount_point: String,
     /// Whether a `.ucas` written anew is hashed as it is written
     /// ([`WrittenContainer`]'s BLAKE3; on by default). A development build
-    /// leaves it off: its stamp identifies the file.
+    /// leaves it off: its outputs are identified by their stamps.
     pub hash_ucas: bool,
 }
 

@@ -197,11 +197,11 @@ impl Drop for FreshUcas {
     }
 }
 
-/// The writing thread: writes each buffer in order and gives it back,
-/// while a thread of its own hashes the next when `hash` (the hash of one
-/// buffer and the disk's write of another overlap); at the end (the
-/// channel closed) trims the file to the bytes written (direct I/O writes
-/// the last block whole).
+/// The writing thread: writes each buffer in order and gives it back; with
+/// `hash`, a thread of its own hashes each buffer first (the hash of one
+/// buffer and the disk's write of another overlap). At the end (the
+/// channel closed) it trims the file to the bytes written (direct I/O
+/// writes the last block whole).
 fn write_buffers(
     mut file: TempFile,
     direct: bool,
@@ -209,46 +209,50 @@ fn write_buffers(
     filled: Receiver<Filled>,
     give_back: SyncSender<AlignedBuffer>,
 ) -> Outcome {
-    let (to_write, hashed) = sync_channel::<Filled>(BUFFERS - 1);
-    let result = std::thread::scope(|scope| -> std::io::Result<Option<[u8; 32]>> {
-        let hasher = std::thread::Builder::new()
-            .name("ucas hasher".into())
-            .spawn_scoped(scope, move || {
-                let mut hasher = hash.then(blake3::Hasher::new);
-                for filled in filled {
-                    if let Some(hasher) = &mut hasher {
+    let result = if hash {
+        let (to_write, hashed) = sync_channel::<Filled>(BUFFERS - 1);
+        std::thread::scope(|scope| -> std::io::Result<Option<[u8; 32]>> {
+            let hasher = std::thread::Builder::new()
+                .name("ucas hasher".into())
+                .spawn_scoped(scope, move || {
+                    let mut hasher = blake3::Hasher::new();
+                    for filled in filled {
                         hasher.update(&filled.buffer.bytes()[..filled.len]);
+                        // A closed channel: the writing stopped on an error.
+                        if to_write.send(filled).is_err() {
+                            break;
+                        }
                     }
-                    // A closed channel: the writing stopped on an error.
-                    if to_write.send(filled).is_err() {
-                        break;
-                    }
-                }
-                hasher.map(|h| *h.finalize().as_bytes())
-            })?;
-        let written = write_hashed(&mut file, direct, hashed, give_back);
-        let hash = hasher
-            .join()
-            .map_err(|_| std::io::Error::other("the .ucas hashing thread stopped"))?;
-        file.file().set_len(written?)?;
-        Ok(hash)
-    });
+                    *hasher.finalize().as_bytes()
+                })?;
+            let written = write_in_order(&mut file, direct, hashed, give_back);
+            let hash = hasher
+                .join()
+                .map_err(|_| std::io::Error::other("the .ucas hashing thread stopped"))?;
+            file.file().set_len(written?)?;
+            Ok(Some(hash))
+        })
+    } else {
+        write_in_order(&mut file, direct, filled, give_back)
+            .and_then(|written| file.file().set_len(written))
+            .map(|()| None)
+    };
     (file, result)
 }
 
-/// [`write_buffers`]' writing: each hashed buffer written, then given back
-/// to be filled again; the bytes written. An error stops it (the channels
-/// close, which stops the hashing thread and the builder).
-fn write_hashed(
+/// [`write_buffers`]' writing: each buffer written, then given back to be
+/// filled again; the bytes written. An error stops it (the channels close,
+/// which stops the hashing thread, if any, and the builder).
+fn write_in_order(
     file: &mut TempFile,
     direct: bool,
-    hashed: Receiver<Filled>,
+    buffers: Receiver<Filled>,
     give_back: SyncSender<AlignedBuffer>,
 ) -> std::io::Result<u64> {
     let mut direct = direct && set_direct(file.file(), true);
     let mut written = 0u64;
     let mut not_yet_flushed = 0u64;
-    for Filled { mut buffer, len } in hashed {
+    for Filled { mut buffer, len } in buffers {
         // Only the last buffer is short; direct I/O writes it padded to
         // whole blocks, and the padding is cut off at the end.
         let padded = if direct {
@@ -354,7 +358,7 @@ mod tests {
             BUFFER,
             3 * BUFFER + 17,
         ];
-        for (direct, hashed) in [(false, true), (true, true), (true, false)] {
+        for (direct, hashed) in [(false, true), (true, true), (false, false), (true, false)] {
             for (n, &total) in lengths.iter().enumerate() {
                 let data: Vec<u8> = (0..total).map(|i| (i * 31 + i / 7 + n) as u8).collect();
                 let final_path = dir.path().join(format!("out-{direct}-{hashed}-{n}.ucas"));
