@@ -624,8 +624,10 @@ pub fn uninstall(
     if dry_run || !is_real_dir(&mods) {
         return uninstall_locked(manifest, game_dir, &mods, dry_run);
     }
-    let created_folder = OwnedFiles::load(&mods).created_folder;
     let lock = lock_mods(&mods, waiting).map_err(|e| in_game_folder(e, &mods, "uninstall"))?;
+    // Read under the lock: on Windows, a record another zenpak reads cannot
+    // be replaced, and one installing or uninstalling now replaces it.
+    let created_folder = OwnedFiles::load(&mods).created_folder;
     let report = uninstall_locked(manifest, game_dir, &mods, dry_run);
     unlock_mods(&mods, lock).map_err(|e| in_game_folder(e, &mods, "uninstall"))?;
     let mut report = report.map_err(|e| in_game_folder(e, &mods, "uninstall"))?;
