@@ -736,6 +736,10 @@ mod windows {
     /// has it open alone (a release deleting it takes microseconds).
     pub(crate) const BUSY_TRIES: u32 = 1000;
     pub(crate) const BUSY_WAIT: std::time::Duration = std::time::Duration::from_millis(10);
+    /// How long replacing an ownership record is retried while another
+    /// zenpak reads it (an instant), before the refusal is reported: 2 s,
+    /// short enough that a folder really refusing writes fails soon.
+    pub(crate) const RECORD_BUSY_TRIES: u32 = 200;
 
     pub(crate) fn is_sharing_violation(e: &std::io::Error) -> bool {
         e.raw_os_error() == Some(ERROR_SHARING_VIOLATION)
@@ -1118,7 +1122,39 @@ impl OwnedFiles {
     /// Writes the record (damaged entries as they were); an empty record
     /// removes the file instead. A record file that could not be read is
     /// first set aside as `.zenpak-owned.damaged-<n>.json`, never deleted.
+    ///
+    /// On Windows a file another process has open cannot be replaced or
+    /// removed. The record is read outside the `~mods` lock (an install's
+    /// mount-order checks come before its build), for an instant each time,
+    /// so a refused replacement is retried for a while before it fails.
     pub(crate) fn save(&self, dir: &Path) -> Result<()> {
+        #[cfg(windows)]
+        {
+            let mut tries = 0;
+            loop {
+                match self.save_once(dir) {
+                    Err(e)
+                        if tries < windows::RECORD_BUSY_TRIES
+                            && matches!(
+                                e.refusal(),
+                                Some(
+                                    crate::error::Refusal::PermissionDenied
+                                        | crate::error::Refusal::InUse
+                                )
+                            ) =>
+                    {
+                        tries += 1;
+                        std::thread::sleep(windows::BUSY_WAIT);
+                    }
+                    result => return result,
+                }
+            }
+        }
+        #[cfg(not(windows))]
+        self.save_once(dir)
+    }
+
+    fn save_once(&self, dir: &Path) -> Result<()> {
         let path = Self::record_path(dir);
         if self.unreadable.is_some() && path.exists() {
             let aside = dir.join(format!(

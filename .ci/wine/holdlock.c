@@ -6,6 +6,11 @@
  *   holdlock open PATH MS   open PATH for reading sharing only reading, as a
  *                           running game holds its .pak, print "holding",
  *                           keep it MS milliseconds, exit 0.
+ *   holdlock read PATH MS   for MS milliseconds, open PATH as another
+ *                           zenpak reads it (sharing read, write and
+ *                           delete), read it, keep it open 2 ms, close it,
+ *                           wait 1 ms, again; print "reading" first and
+ *                           the number of reads last, exit 0.
  *   holdlock delete PATH    try to delete PATH: exit 0 when deleted, 3 when
  *                           refused because a process has it open without
  *                           delete sharing, 1 on any other error.
@@ -45,6 +50,28 @@ int wmain(int argc, wchar_t **argv)
         CloseHandle(file);
         return 0;
     }
+    if (argc == 4 && wcscmp(argv[1], L"read") == 0) {
+        DWORD end = GetTickCount() + (DWORD)_wtoi(argv[3]);
+        long reads = 0;
+        static char buffer[65536];
+        printf("reading\n");
+        fflush(stdout);
+        while (GetTickCount() < end) {
+            HANDLE file = CreateFileW(argv[2], GENERIC_READ,
+                                      FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE,
+                                      NULL, OPEN_EXISTING, 0, NULL);
+            if (file != INVALID_HANDLE_VALUE) {
+                DWORD got;
+                ReadFile(file, buffer, sizeof buffer, &got, NULL);
+                Sleep(2);
+                CloseHandle(file);
+                reads++;
+            }
+            Sleep(1);
+        }
+        printf("%ld reads\n", reads);
+        return 0;
+    }
     if (argc == 3 && wcscmp(argv[1], L"delete") == 0) {
         if (DeleteFileW(argv[2]))
             return 0;
@@ -52,6 +79,6 @@ int wmain(int argc, wchar_t **argv)
         printf("holdlock: delete refused, error %lu\n", error);
         return error == ERROR_SHARING_VIOLATION ? 3 : 1;
     }
-    fprintf(stderr, "usage: holdlock lock PATH MS | holdlock open PATH MS | holdlock delete PATH\n");
+    fprintf(stderr, "usage: holdlock lock PATH MS | holdlock open PATH MS | holdlock read PATH MS | holdlock delete PATH\n");
     return 2;
 }
