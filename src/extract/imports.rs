@@ -153,7 +153,7 @@ impl Resolver<'_> {
         match value.kind() {
             ObjectIndexKind::Null => Ok(Target::Package),
             ObjectIndexKind::ScriptImport => match self.src.script_objects {
-                Some(table) if table.chain(value).is_some() => Ok(Target::Script(value)),
+                Some(table) if table.has_chain(value) => Ok(Target::Script(value)),
                 _ => {
                     let why = if self.src.script_objects.is_none() {
                         "no script objects were given"

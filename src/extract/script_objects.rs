@@ -16,6 +16,7 @@
 //!   from any packages that import the objects. These imports also state
 //!   each object's class, which the engine's chunk does not carry.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::binary::Reader;
@@ -254,12 +255,13 @@ impl ScriptObjects {
             }
         }
         /// Headers read and parsed together (their facts are held until added).
-        const GROUP: usize = 64;
+        const GROUP: usize = 256;
         Self::from_legacy_files(&paths, engine, GROUP)
     }
 
     /// The table of the legacy packages `paths` (headers; other files are
-    /// passed over), read `group` at a time on the pool and added in order.
+    /// passed over), read `group` at a time on the pool and added in order,
+    /// each group while the next is read.
     fn from_legacy_files(
         paths: &[std::path::PathBuf],
         engine: crate::EngineVersion,
@@ -272,19 +274,31 @@ impl ScriptObjects {
             if !head.starts_with(&crate::legacy::PACKAGE_FILE_TAG.to_le_bytes()) {
                 return Ok(None);
             }
-            let package = LegacyPackage::read(&head, Some(engine)).map_err(|e| e.in_file(path))?;
+            let package =
+                LegacyPackage::read_imports(&head, Some(engine)).map_err(|e| e.in_file(path))?;
             import_facts(&package)
                 .map(Some)
                 .map_err(|e| e.in_file(path))
         };
-        for group in paths.chunks(group.max(1)) {
-            let found: Vec<_> = group.par_iter().map(facts_of).collect();
+        let add = |table: &mut ScriptObjects, found: Vec<Result<Option<Vec<ImportFacts>>>>| {
             for facts in found {
                 if let Some(facts) = facts? {
                     table.add_facts(facts);
                 }
             }
+            Ok::<(), Error>(())
+        };
+        // A group is added while the next one is read.
+        let mut found = Vec::new();
+        for group in paths.chunks(group.max(1)) {
+            let (next, added) = rayon::join(
+                || group.par_iter().map(facts_of).collect(),
+                || add(&mut table, std::mem::take(&mut found)),
+            );
+            added?;
+            found = next;
         }
+        add(&mut table, found)?;
         Ok(table)
     }
 
@@ -363,17 +377,30 @@ impl ScriptObjects {
     /// (package first), or `None` if an object of the chain is unknown or
     /// the chain loops.
     pub(crate) fn chain(&self, index: PackageObjectIndex) -> Option<Vec<PackageObjectIndex>> {
-        let mut chain = vec![index];
+        let mut chain = vec![index; self.chain_len(index)?];
+        for i in (0..chain.len() - 1).rev() {
+            chain[i] = self.get(chain[i + 1])?.outer?;
+        }
+        Some(chain)
+    }
+
+    /// Whether [`chain`](Self::chain) has a chain for `index` (without making it).
+    pub(crate) fn has_chain(&self, index: PackageObjectIndex) -> bool {
+        self.chain_len(index).is_some()
+    }
+
+    /// The length of the chain of `index`, if it has one.
+    fn chain_len(&self, index: PackageObjectIndex) -> Option<usize> {
+        let mut len = 1;
         let mut current = self.get(index)?;
         while let Some(outer) = current.outer {
-            if chain.len() > MAX_DEPTH {
+            if len > MAX_DEPTH {
                 return None;
             }
-            chain.push(outer);
+            len += 1;
             current = self.get(outer)?;
         }
-        chain.reverse();
-        Some(chain)
+        Some(len)
     }
 
     /// The object's path as the engine prints it (`/Script/Engine.Actor:Sub`).
@@ -413,7 +440,7 @@ struct NativeClass {
 impl NativeClass {
     fn new(module: String, class: String) -> Self {
         let package_index = script_index(std::slice::from_ref(&module));
-        let class_index = script_index(&[module.clone(), class.clone()]);
+        let class_index = script_index(&[&module, &class]);
         NativeClass {
             module,
             class,
@@ -423,35 +450,42 @@ impl NativeClass {
     }
 }
 
-/// Each import's [`ImportFacts`], in import order.
+/// What each import says about script objects, in import order. A native
+/// class named by several imports (every package import's class is
+/// `/Script/CoreUObject.Package`) is given once: adding it again changes
+/// nothing.
 fn import_facts(package: &LegacyPackage) -> Result<Vec<ImportFacts>> {
-    let mut facts = Vec::with_capacity(package.imports.len());
-    for i in 0..package.imports.len() {
+    let mut facts = Vec::new();
+    let mut classes_given = BTreeSet::new();
+    for (i, import) in package.imports.iter().enumerate() {
         let path = import_chain(package, i)?;
-        let import = &package.imports[i];
         // The class an import names is a script object too (a native class).
-        let class_package = package.name(import.class_package)?;
-        let native_class = if class_package.starts_with("/Script/") {
-            Some(NativeClass::new(
-                class_package.clone(),
-                package.name(import.class_name)?,
-            ))
-        } else {
-            None
-        };
+        let class_package = import.class_package.text(&package.names)?;
+        let is_script_class = class_package.starts_with("/Script/");
+        let native_class =
+            if is_script_class && classes_given.insert((import.class_package, import.class_name)) {
+                Some(NativeClass::new(
+                    class_package.to_string(),
+                    import.class_name.text(&package.names)?.into_owned(),
+                ))
+            } else {
+                None
+            };
         if !path[0].starts_with("/Script/") {
-            facts.push(ImportFacts {
-                native_class,
-                object: None,
-            });
+            if native_class.is_some() {
+                facts.push(ImportFacts {
+                    native_class,
+                    object: None,
+                });
+            }
             continue;
         }
         let global = script_index(&path);
         let outer = (path.len() > 1).then(|| script_index(&path[..path.len() - 1]));
-        let class_name = package.name(import.class_name)?;
+        let class_name = import.class_name.text(&package.names)?;
         let cdo_class = (path.len() == 2 && path[1].starts_with("Default__")).then(|| {
             // The class of a default object is `/Script/Module.Class`.
-            script_index(&[class_package.clone(), class_name.clone()])
+            script_index(&[&class_package, &class_name])
         });
         let base = package
             .names
@@ -463,7 +497,7 @@ fn import_facts(package: &LegacyPackage) -> Result<Vec<ImportFacts>> {
             number: import.object_name.number,
             outer,
             cdo_class,
-            class: Some((class_package, class_name)),
+            class: Some((class_package.into_owned(), class_name.into_owned())),
         };
         facts.push(ImportFacts {
             native_class,
@@ -475,12 +509,19 @@ fn import_facts(package: &LegacyPackage) -> Result<Vec<ImportFacts>> {
 
 /// The global index of a script object from its path (package first), as
 /// the Zen conversion computes it.
-fn script_index(path: &[String]) -> PackageObjectIndex {
-    PackageObjectIndex::script_import(object_path_hash(&path.join("/")))
+fn script_index<S: AsRef<str>>(path: &[S]) -> PackageObjectIndex {
+    let mut joined = String::with_capacity(path.iter().map(|p| p.as_ref().len() + 1).sum());
+    for (i, part) in path.iter().enumerate() {
+        if i > 0 {
+            joined.push('/');
+        }
+        joined.push_str(part.as_ref());
+    }
+    PackageObjectIndex::script_import(object_path_hash(&joined))
 }
 
 /// Names (with number suffixes) from the outermost import down to import `index`.
-fn import_chain(package: &LegacyPackage, index: usize) -> Result<Vec<String>> {
+fn import_chain(package: &LegacyPackage, index: usize) -> Result<Vec<Cow<'_, str>>> {
     let mut chain = Vec::new();
     let mut current = index;
     loop {
@@ -489,7 +530,7 @@ fn import_chain(package: &LegacyPackage, index: usize) -> Result<Vec<String>> {
                 "import {index}: outer chain refers to a missing import"
             ))
         })?;
-        chain.push(package.name(import.object_name)?);
+        chain.push(import.object_name.text(&package.names)?);
         if chain.len() > package.imports.len() {
             return Err(Error::invalid(format!(
                 "import {index}: the outer chain loops"

@@ -281,6 +281,28 @@ impl LegacyPackage {
     /// Parses a `.uasset`/`.umap` header. `engine` is required for
     /// unversioned packages and must agree with a versioned one.
     pub fn read(header: &[u8], engine: Option<EngineVersion>) -> Result<LegacyPackage> {
+        Self::read_sections(header, engine, |_| true)
+    }
+
+    /// [`read`](Self::read) of the summary, the names and the imports only,
+    /// every other table left empty (and unchecked): what a reader of the
+    /// imports alone needs, in a fraction of the time.
+    pub(crate) fn read_imports(
+        header: &[u8],
+        engine: Option<EngineVersion>,
+    ) -> Result<LegacyPackage> {
+        Self::read_sections(header, engine, |s| {
+            matches!(s, Section::Names | Section::Imports)
+        })
+    }
+
+    /// [`read`](Self::read) parsing the sections `wanted` says (the summary
+    /// and the section layout are always read and checked).
+    fn read_sections(
+        header: &[u8],
+        engine: Option<EngineVersion>,
+        wanted: impl Fn(Section) -> bool,
+    ) -> Result<LegacyPackage> {
         let mut r = Reader::new(header);
         let mut positions = FieldPositions::default();
         let SummaryRead {
@@ -360,7 +382,7 @@ impl LegacyPackage {
             Section::Imports | Section::Exports => 1,
             _ => 2,
         });
-        for section in order {
+        for section in order.into_iter().filter(|&s| wanted(s)) {
             let (start, end) = extent(section).expect("section is placed");
             let mut sr = Reader::with_base(&header[start..end], start as u64);
             package

@@ -2,6 +2,7 @@
 //! `FName` as (index, number), `FPackageIndex`, and the engine string with
 //! its encoding kept (so a rewrite reproduces the original bytes).
 
+use std::borrow::Cow;
 use std::fmt;
 
 use serde::Serialize;
@@ -104,8 +105,11 @@ impl NameEntry {
 /// widened to four bytes). Checked against every name in the corpus.
 pub fn name_map_hashes(text: &str, utf16: bool) -> (u16, u16) {
     let mut insensitive: u32 = 0;
-    let mut sensitive: u32 = !0;
-    // Both CRCs in one pass over the characters (or UTF-16 units), no copy.
+    // `StrCrc32` is the standard CRC-32 of the widened characters.
+    let mut sensitive = crc32fast::Hasher::new();
+    let mut widened = [0u8; 256];
+    let mut len = 0;
+    // Both hashes in one pass over the characters (or UTF-16 units).
     let mut add = |unit: u32| {
         let upper = if (u32::from(b'a')..=u32::from(b'z')).contains(&unit) {
             unit - 32
@@ -123,15 +127,16 @@ pub fn name_map_hashes(text: &str, utf16: bool) -> (u16, u16) {
         }
         // ANSI names are hashed from signed chars: bytes >= 0x80 widen with
         // their sign bit set.
-        let mut widened = if !utf16 && unit >= 0x80 {
+        let wide = if !utf16 && unit >= 0x80 {
             unit | 0xffff_ff00
         } else {
             unit
         };
-        for _ in 0..4 {
-            sensitive =
-                (sensitive >> 8) ^ CRC_TABLE_REFLECTED[((sensitive ^ widened) & 0xff) as usize];
-            widened >>= 8;
+        widened[len..len + 4].copy_from_slice(&wide.to_le_bytes());
+        len += 4;
+        if len == widened.len() {
+            sensitive.update(&widened);
+            len = 0;
         }
     };
     if utf16 {
@@ -139,7 +144,11 @@ pub fn name_map_hashes(text: &str, utf16: bool) -> (u16, u16) {
     } else {
         text.chars().for_each(|c| add(c as u32));
     }
-    ((insensitive & 0xffff) as u16, (!sensitive & 0xffff) as u16)
+    sensitive.update(&widened[..len]);
+    (
+        (insensitive & 0xffff) as u16,
+        (sensitive.finalize() & 0xffff) as u16,
+    )
 }
 
 /// The engine's `StrCrc_DEPRECATED`: the MSB-first CRC-32 of the text's
@@ -178,7 +187,9 @@ static CRC_TABLE_MSB: [u32; 256] = {
     table
 };
 
-/// Reflected CRC-32 (polynomial 0xEDB88320) table.
+/// Reflected CRC-32 (polynomial 0xEDB88320) table: the tests' reference
+/// for the case-preserving hash (zenpak computes it with `crc32fast`).
+#[cfg(test)]
 static CRC_TABLE_REFLECTED: [u32; 256] = {
     let mut table = [0u32; 256];
     let mut i = 0;
@@ -233,6 +244,11 @@ impl FName {
 
     /// The name's text with its number suffix, or an error if the index is out of range.
     pub(crate) fn resolve(&self, names: &[NameEntry]) -> Result<String> {
+        self.text(names).map(Cow::into_owned)
+    }
+
+    /// [`resolve`](Self::resolve) borrowing the text when it has no number.
+    pub(crate) fn text<'a>(&self, names: &'a [NameEntry]) -> Result<Cow<'a, str>> {
         let entry = names.get(self.index as usize).ok_or_else(|| {
             Error::invalid(format!(
                 "name index {} is outside the name map ({} names)",
@@ -240,7 +256,7 @@ impl FName {
                 names.len()
             ))
         })?;
-        Ok(crate::names::with_number(&entry.text, self.number).into_owned())
+        Ok(crate::names::with_number(&entry.text, self.number))
     }
 
     /// A displayable form that never fails (`<bad name 12>` for a bad index).
