@@ -190,10 +190,13 @@ impl ChunkId {
     }
 }
 
-/// Incremental chunk hash of the engine's kind.
+/// Incremental chunk hash of the engine's kind. Lives on the stack of the
+/// read or write that hashes one chunk: not boxed, which for every chunk
+/// read would be an allocation large enough to make the allocator tidy up.
+#[allow(clippy::large_enum_variant)]
 pub(crate) enum ChunkHasher {
     Sha1(sha1::Sha1),
-    Blake3(Box<blake3::Hasher>),
+    Blake3(blake3::Hasher),
 }
 
 impl ChunkHasher {
@@ -202,7 +205,7 @@ impl ChunkHasher {
             crate::version::ChunkHashKind::Sha1 => {
                 ChunkHasher::Sha1(<sha1::Sha1 as sha1::Digest>::new())
             }
-            crate::version::ChunkHashKind::Blake3_160 => ChunkHasher::Blake3(Box::default()),
+            crate::version::ChunkHashKind::Blake3_160 => ChunkHasher::Blake3(blake3::Hasher::new()),
         }
     }
 

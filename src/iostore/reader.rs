@@ -164,6 +164,11 @@ fn io_at(path: &Path, offset: u64, e: std::io::Error) -> Error {
     Error::new(ErrorKind::Io(e)).in_file(path).at(offset)
 }
 
+thread_local! {
+    /// See [`PartitionFiles::KEPT_BUFFER`].
+    static BLOCK_BUFFER: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
 /// The partition files a chunk read opens, kept for the length of the read.
 struct PartitionFiles<'a> {
     container: &'a Container,
@@ -172,7 +177,19 @@ struct PartitionFiles<'a> {
     buffer: Vec<u8>,
 }
 
-impl PartitionFiles<'_> {
+impl<'a> PartitionFiles<'a> {
+    /// Buffers a thread keeps for the blocks it reads (up to this size):
+    /// one allocation for all the chunks a thread reads, not one per chunk.
+    const KEPT_BUFFER: usize = 4 << 20;
+
+    fn new(container: &'a Container) -> Self {
+        PartitionFiles {
+            container,
+            open: BTreeMap::new(),
+            buffer: BLOCK_BUFFER.try_with(|b| b.take()).unwrap_or_default(),
+        }
+    }
+
     /// Reads `len` bytes at `offset` of the container's `.ucas` address
     /// space (partition `offset / partition_size`).
     /// The bytes are in the returned buffer, with the file's path and the
@@ -200,6 +217,8 @@ impl PartitionFiles<'_> {
             .map_err(|e| io_at(path, in_file, e))?;
         let buf = &mut self.buffer;
         buf.clear();
+        // At most the file's size (checked above): room for the block at once.
+        buf.reserve(len as usize);
         // Read into the buffer's spare room: no zeroing, no allocation once
         // it has held a block as large.
         let got = (&*file)
@@ -211,6 +230,16 @@ impl PartitionFiles<'_> {
             return Err(io_at(path, in_file, eof));
         }
         Ok((buf, path, in_file))
+    }
+}
+
+impl Drop for PartitionFiles<'_> {
+    fn drop(&mut self) {
+        if self.buffer.capacity() <= Self::KEPT_BUFFER {
+            let buffer = std::mem::take(&mut self.buffer);
+            // Ignored while the thread ends (its buffer is gone then).
+            let _ = BLOCK_BUFFER.try_with(|b| b.set(buffer));
+        }
     }
 }
 
@@ -461,11 +490,7 @@ impl Container {
         let range = self.toc.chunk_blocks(index)?;
         let first_block = range.start;
         self.check_chunk_blocks(index)?;
-        let mut files = PartitionFiles {
-            container: self,
-            open: BTreeMap::new(),
-            buffer: Vec::new(),
-        };
+        let mut files = PartitionFiles::new(self);
         let mut hasher = ChunkHasher::new(if self.is_ue5() {
             crate::version::ChunkHashKind::Blake3_160
         } else {
