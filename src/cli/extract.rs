@@ -145,25 +145,16 @@ fn unresolved_diagnostic(
 pub(crate) fn run(args: Args, out: &Output) -> Result<()> {
     let engine = engine(&args, out)?;
     let game = game_paks(&args, out)?;
-    let keys = args.key.keys()?;
-    // The containers are opened while the script objects are read (a
-    // folder of legacy packages takes a while): neither needs the other.
-    let (source, script_objects) = rayon::join(
-        || ViewSource::open(&args.paths, game.as_deref(), &keys),
-        || match &args.script_objects {
-            Some(dir) if dir.is_dir() => ScriptObjects::from_legacy_folder(dir, engine).map(Some),
-            Some(path) => {
-                let data = std::fs::read(path).map_err(|e| Error::io(path, e))?;
-                ScriptObjects::read_ue5(&data)
-                    .map(Some)
-                    .map_err(|e| e.in_file(path))
-            }
-            None => Ok(None),
-        },
-    );
-    let source = source?;
+    let source = ViewSource::open(&args.paths, game.as_deref(), &args.key.keys()?)?;
     out.diagnostics(&source.view().diagnostics);
-    let script_objects = script_objects?;
+    let script_objects = match &args.script_objects {
+        Some(dir) if dir.is_dir() => Some(ScriptObjects::from_legacy_folder(dir, engine)?),
+        Some(path) => {
+            let data = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+            Some(ScriptObjects::read_ue5(&data).map_err(|e| e.in_file(path))?)
+        }
+        None => None,
+    };
     let request = ExtractRequest {
         engine,
         output: args.output.clone(),

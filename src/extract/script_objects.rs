@@ -255,7 +255,7 @@ impl ScriptObjects {
             }
         }
         /// Headers read and parsed together (their facts are held until added).
-        const GROUP: usize = 256;
+        const GROUP: usize = 64;
         Self::from_legacy_files(&paths, engine, GROUP)
     }
 
