@@ -440,7 +440,7 @@ struct NativeClass {
 impl NativeClass {
     fn new(module: String, class: String) -> Self {
         let package_index = script_index(std::slice::from_ref(&module));
-        let class_index = script_index(&[&module, &class]);
+        let class_index = script_index(&[module.as_str(), class.as_str()]);
         NativeClass {
             module,
             class,
@@ -485,7 +485,7 @@ fn import_facts(package: &LegacyPackage) -> Result<Vec<ImportFacts>> {
         let class_name = import.class_name.text(&package.names)?;
         let cdo_class = (path.len() == 2 && path[1].starts_with("Default__")).then(|| {
             // The class of a default object is `/Script/Module.Class`.
-            script_index(&[&class_package, &class_name])
+            script_index(&[class_package.as_ref(), class_name.as_ref()])
         });
         let base = package
             .names
@@ -509,15 +509,8 @@ fn import_facts(package: &LegacyPackage) -> Result<Vec<ImportFacts>> {
 
 /// The global index of a script object from its path (package first), as
 /// the Zen conversion computes it.
-fn script_index<S: AsRef<str>>(path: &[S]) -> PackageObjectIndex {
-    let mut joined = String::with_capacity(path.iter().map(|p| p.as_ref().len() + 1).sum());
-    for (i, part) in path.iter().enumerate() {
-        if i > 0 {
-            joined.push('/');
-        }
-        joined.push_str(part.as_ref());
-    }
-    PackageObjectIndex::script_import(object_path_hash(&joined))
+fn script_index<S: std::borrow::Borrow<str>>(path: &[S]) -> PackageObjectIndex {
+    PackageObjectIndex::script_import(object_path_hash(&path.join("/")))
 }
 
 /// Names (with number suffixes) from the outermost import down to import `index`.
