@@ -812,14 +812,30 @@ fn print_median_pair(what: &str, them: &str, ours: &mut [Duration], theirs: &mut
 /// runs (ext4 slows writing for a while after large deletes), so the
 /// ratio is taken from runs made side by side. Both are durable: the floor
 /// syncs its file, zenpak its output.
+///
+/// Each pair has a second floor, which replaces its previous copy as
+/// `--force` replaces the previous output (a new file, synced, renamed over
+/// the old one): the file system frees the old file's blocks inside the
+/// rename, which the first floor never pays. The two floors' difference is
+/// that cost alone.
 fn compare_with_floor(root: &Path) {
     const PAIRS: usize = 3;
-    let (mut ours, mut floors) = (Vec::new(), Vec::new());
+    let (mut ours, mut floors, mut replacing) = (Vec::new(), Vec::new(), Vec::new());
+    // The previous copy the first replacing floor replaces.
+    copy_floor_to(root, FloorOutput::Replacing);
     for _ in 0..PAIRS {
         floors.push(copy_floor(root).0);
+        replacing.push(copy_floor_to(root, FloorOutput::Replacing).0);
         ours.push(phase("build --force", root, &["--force"]).wall);
     }
-    print_median_pair("durable", "copy floor", &mut ours, &mut floors);
+    let _ = std::fs::remove_file(root.join(FloorOutput::Replacing.file_name()));
+    print_median_pair("durable", "copy floor", &mut ours.clone(), &mut floors);
+    print_median_pair(
+        "durable, both replacing their previous output",
+        "copy floor",
+        &mut ours,
+        &mut replacing,
+    );
 }
 
 /// Generates `count` packages under `<root>/Cooked` (unless a tree of that
@@ -854,18 +870,45 @@ fn generate(root: &Path, count: usize, templates: &[Template]) {
     .unwrap();
 }
 
+/// Where the copy floor writes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum FloorOutput {
+    /// A new file, removed after the time is taken.
+    Fresh,
+    /// A new file renamed over the previous run's copy (kept for the next).
+    Replacing,
+}
+
+impl FloorOutput {
+    fn file_name(self) -> &'static str {
+        match self {
+            FloorOutput::Fresh => "copy-floor.bin",
+            FloorOutput::Replacing => "copy-floor-previous.bin",
+        }
+    }
+}
+
 /// The I/O floor: every input byte under `<root>/Cooked` read once and
-/// written once to one file, synced. Prints its line; returns the time and
-/// the first `.uexp` (in name order: the file the one-file-changed runs
+/// written once to one new file, synced. Prints its line; returns the time
+/// and the first `.uexp` (in name order: the file the one-file-changed runs
 /// flip). The files are walked as they are copied: the bench holds no list
 /// of them, whose memory every child's peak would include (see [`measure_with`]).
 fn copy_floor(root: &Path) -> (Duration, PathBuf) {
+    copy_floor_to(root, FloorOutput::Fresh)
+}
+
+/// [`copy_floor`], writing as `output` says.
+fn copy_floor_to(root: &Path, output: FloorOutput) -> (Duration, PathBuf) {
     reset_peak_memory();
     // SAFETY: as in `measure`.
     unsafe { libc::sync() };
     let started = Instant::now();
-    let floor_path = root.join("copy-floor.bin");
-    let mut floor = std::io::BufWriter::new(std::fs::File::create(&floor_path).unwrap());
+    let floor_path = root.join(output.file_name());
+    let written_path = match output {
+        FloorOutput::Fresh => floor_path.clone(),
+        FloorOutput::Replacing => root.join("copy-floor-next.bin"),
+    };
+    let mut floor = std::io::BufWriter::new(std::fs::File::create(&written_path).unwrap());
     let (mut copied, mut files, mut first_uexp) = (0u64, 0usize, None);
     let walk = walkdir::WalkDir::new(root.join("Cooked")).sort_by_file_name();
     for entry in walk.into_iter().filter_map(|e| e.ok()) {
@@ -881,11 +924,20 @@ fn copy_floor(root: &Path) -> (Duration, PathBuf) {
         }
     }
     floor.into_inner().unwrap().sync_all().unwrap();
+    if output == FloorOutput::Replacing {
+        std::fs::rename(&written_path, &floor_path).unwrap();
+        std::fs::File::open(root).unwrap().sync_all().unwrap();
+    }
     let floor_time = started.elapsed();
-    std::fs::remove_file(&floor_path).unwrap();
+    if output == FloorOutput::Fresh {
+        std::fs::remove_file(&floor_path).unwrap();
+    }
     println!(
         "{:<28} {:>10.1} ms  peak {:>7.1} MiB  ({} files, {:.1} MiB)",
-        "copy floor",
+        match output {
+            FloorOutput::Fresh => "copy floor",
+            FloorOutput::Replacing => "copy floor, replacing",
+        },
         floor_time.as_secs_f64() * 1000.0,
         peak_memory_mib(),
         files,

@@ -242,8 +242,10 @@ impl<'a> Reader<'a> {
             }
             let text = &bytes[..n - 1];
             if text.is_ascii() {
-                // ASCII is valid UTF-8 as it is; no per-character decoding.
-                return Ok((String::from_utf8_lossy(text).into_owned(), false));
+                // ASCII is valid UTF-8 as it is: copied whole, no decoding.
+                let text = std::str::from_utf8(text)
+                    .map_err(|_| self.error_at(at, "string is not text"))?;
+                return Ok((text.to_owned(), false));
             }
             // Latin-1: each byte is one code point.
             Ok((text.iter().map(|&b| b as char).collect(), false))
@@ -385,7 +387,12 @@ impl Writer {
             self.i32(0);
             return;
         }
-        if !utf16 && is_latin1(s) {
+        if !utf16 && s.is_ascii() {
+            // One byte per character, as it is.
+            self.i32(s.len() as i32 + 1);
+            self.bytes(s.as_bytes());
+            self.u8(0);
+        } else if !utf16 && is_latin1(s) {
             self.i32(s.chars().count() as i32 + 1);
             for c in s.chars() {
                 self.u8(c as u32 as u8);

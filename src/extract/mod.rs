@@ -346,7 +346,7 @@ fn build_legacy<'a>(
 ) -> Result<package::Assembled<'a>> {
     let package_name = zen.package_name();
     let dependencies = dependencies::rebuild(zen, imports, exports, placement)?;
-    let export_names: Vec<String> = exports.iter().map(|e| e.name.base.clone()).collect();
+    let export_names: Vec<&str> = exports.iter().map(|e| e.name.base.as_str()).collect();
     let package_fname = Name::from_full(&package_name);
     let mut header_names: BTreeSet<&str> = BTreeSet::new();
     for d in &imports.imports {
@@ -356,7 +356,7 @@ fn build_legacy<'a>(
             d.object_name.base.as_str(),
         ]);
     }
-    header_names.extend(export_names.iter().map(String::as_str));
+    header_names.extend(&export_names);
     if zen.engine.is_ue5() {
         header_names.insert(&package_fname.base);
     }
@@ -364,7 +364,7 @@ fn build_legacy<'a>(
         zen,
         &names::NameNeeds {
             header: header_names,
-            export_names: export_names.iter().map(String::as_str).collect(),
+            export_names,
             package_name: &package_fname.base,
         },
     );
@@ -375,7 +375,7 @@ fn build_legacy<'a>(
         imports,
         exports,
         dependencies: &dependencies,
-        names: &names,
+        names,
     })
 }
 

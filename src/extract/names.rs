@@ -38,16 +38,32 @@ pub(super) struct NameMap {
     pub(crate) entries: Vec<NameEntry>,
     /// `NamesReferencedFromExportData` (UE5).
     pub(crate) referenced_from_export_data: usize,
-    index: BTreeMap<String, u32>,
+    /// Indices of `entries` in the order of their text, only the first of
+    /// equal texts: a lookup borrows the entries' text, copies none.
+    by_text: Vec<u32>,
 }
 
 impl NameMap {
     /// The `FName` of a name the map holds.
     pub(crate) fn fname(&self, name: &Name) -> FName {
-        FName::new(
-            self.index.get(&name.base).copied().unwrap_or(0),
-            name.number,
-        )
+        FName::new(self.index_of(&name.base).unwrap_or(0), name.number)
+    }
+
+    fn index_of(&self, text: &str) -> Option<u32> {
+        self.by_text
+            .binary_search_by(|&i| self.entries[i as usize].text.as_str().cmp(text))
+            .ok()
+            .map(|at| self.by_text[at])
+    }
+
+    /// Sorts `by_text` for the entries as they are now.
+    fn index(&mut self) {
+        let entries = &self.entries;
+        let mut by_text: Vec<u32> = (0..entries.len() as u32).collect();
+        // Stable: of equal texts the first entry comes first, and is kept.
+        by_text.sort_by(|&a, &b| entries[a as usize].text.cmp(&entries[b as usize].text));
+        by_text.dedup_by(|b, a| entries[*a as usize].text == entries[*b as usize].text);
+        self.by_text = by_text;
     }
 }
 
@@ -76,33 +92,30 @@ pub(super) fn build(zen: &ZenPackage, needs: &NameNeeds<'_>) -> NameMap {
         }
         _ => first,
     };
-    let mut entries: Vec<NameEntry> = zen.names[..kept]
-        .iter()
-        .map(|n| NameEntry::new(n.text.clone()))
-        .collect();
-    let mut index: BTreeMap<String, u32> = BTreeMap::new();
-    for (i, e) in entries.iter().enumerate() {
-        index.entry(e.text.clone()).or_insert(i as u32);
-    }
-    let mut rest: Vec<&str> = needs
-        .header
-        .iter()
-        .copied()
-        .filter(|n| !index.contains_key(*n))
-        .collect();
-    rest.sort_by(|a, b| lowercase_order(a, b));
-    for name in rest {
-        index.insert(name.to_string(), entries.len() as u32);
-        entries.push(NameEntry::new(name));
-    }
-    NameMap {
-        entries,
+    let mut map = NameMap {
+        entries: zen.names[..kept]
+            .iter()
+            .map(|n| NameEntry::new(n.text.clone()))
+            .collect(),
         referenced_from_export_data: match zen.engine.zen_layout() {
             ZenLayout::Ue4 => 0,
             _ => kept,
         },
-        index,
+        by_text: Vec::new(),
+    };
+    map.index();
+    let mut rest: Vec<&str> = needs
+        .header
+        .iter()
+        .copied()
+        .filter(|n| map.index_of(n).is_none())
+        .collect();
+    if !rest.is_empty() {
+        rest.sort_by(|a, b| lowercase_order(a, b));
+        map.entries.extend(rest.into_iter().map(NameEntry::new));
+        map.index();
     }
+    map
 }
 
 /// The smallest count of leading Zen names that, with the export names and

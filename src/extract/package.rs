@@ -76,7 +76,7 @@ pub(super) struct Parts<'a, 'd> {
     pub(crate) imports: &'a Imports,
     pub(crate) exports: &'a [DraftExport],
     pub(crate) dependencies: &'a [ExportDependencies],
-    pub(crate) names: &'a NameMap,
+    pub(crate) names: NameMap,
 }
 
 pub(super) fn assemble<'d>(parts: Parts<'_, 'd>) -> Result<Assembled<'d>> {
@@ -103,9 +103,9 @@ pub(super) fn assemble<'d>(parts: Parts<'_, 'd>) -> Result<Assembled<'d>> {
         s.names_referenced_from_export_data_count =
             Some(parts.names.referenced_from_export_data as i32);
     }
-    package.names = parts.names.entries.clone();
     package.imports = legacy_imports(&parts);
     package.exports = legacy_exports(&parts);
+    package.names = parts.names.entries;
     package.depends_map = vec![Vec::new(); package.exports.len()];
     flatten_dependencies(&mut package, parts.dependencies);
     package.data_resources = data_resources(zen, parts.exports);
