@@ -8,7 +8,11 @@
 //! - the I/O floor: reading every input file and writing the bytes to one
 //!   file, synced; and again in three pairs interleaved with `build
 //!   --force`, whose median ratio is the one to read (a single floor run
-//!   moves by a factor of three on a disk that has just deleted much);
+//!   moves by a factor of three on a disk that has just deleted much); each
+//!   pair also has a floor that replaces its previous copy through a
+//!   rename, as `--force` replaces its output (the file system frees the
+//!   old file inside the rename: 1 GiB takes most of a second on a disk
+//!   mounted with `discard`);
 //! - a full build (empty cache), and `--force`, after which it prints the
 //!   SHA-256 of each file of the triplet (speed work must leave them equal);
 //! - a rebuild with nothing changed, beside its floor: one `fstatat` per
