@@ -54,6 +54,7 @@ codes! {
     GLOB_BACKSLASH = "glob-backslash": "a manifest pattern uses backslashes",
     HASH_MISMATCH = "hash-mismatch": "data does not hash to the value recorded for it",
     INCLUDE_MATCHED_NOTHING = "include-matched-nothing": "an include pattern matched no file",
+    INPUT_CHANGED = "input-changed": "an input file changed while the build read it (build again once whatever writes it is done)",
     INSTALL_KEPT = "install-kept": "install left a file it did not write",
     INSTALL_REPLACED = "install-replaced": "install --force replaced a file it did not own",
     INSTALL_WOULD_REFUSE = "install-would-refuse": "install would refuse to replace a file it does not own",

@@ -1100,6 +1100,51 @@ fn stat_index(
     Some(())
 }
 
+/// The first file of `index` (which must hold `count` entries) whose stamp
+/// now is not the indexed one — written, replaced or removed since the
+/// build stamped it — or `None` when every file still has its stamp.
+/// Stamped a batch at a time on every core. Unlike the no-change check,
+/// which never trusts a time of 0, this asks only whether the stamp moved:
+/// a write always moves the change time. An index that does not read back
+/// whole is an error.
+pub(crate) fn changed_since_indexed(index: &Path, count: u64) -> Result<Option<PathBuf>> {
+    let unreadable = || {
+        Error::invalid("the build cache's file index does not read back whole")
+            .in_file(index)
+            .with_hint("build again")
+    };
+    let mut reader = IndexReader::open(index).ok_or_else(unreadable)?;
+    if reader.count as u64 != count {
+        return Err(unreadable());
+    }
+    let room = STAT_BATCH.min(reader.remaining);
+    let (mut paths, mut then) = (PathArena::with_capacity(room), Vec::with_capacity(room));
+    let mut now = Vec::with_capacity(room);
+    while reader.remaining > 0 {
+        paths.clear();
+        then.clear();
+        for _ in 0..STAT_BATCH.min(reader.remaining) {
+            then.push(reader.next().ok_or_else(unreadable)?.file);
+            paths.push_text(std::str::from_utf8(reader.path()).map_err(|_| unreadable())?);
+        }
+        now.clear();
+        now.resize(paths.len(), UNKNOWN.file);
+        // A file that is gone fails the batch: found one at a time below.
+        let stamped = crate::publish::FileStamp::of_all_into(&paths, &mut now, |s| s).is_ok();
+        for i in 0..paths.len() {
+            let moved = match stamped {
+                true => now[i] != then[i],
+                false => crate::publish::FileStamp::following(&paths.path(i))
+                    .map_or(true, |stamp| stamp != then[i]),
+            };
+            if moved {
+                return Ok(Some(paths.path(i)));
+            }
+        }
+    }
+    Ok(None)
+}
+
 /// Files the no-change check stats at a time.
 const STAT_BATCH: usize = 4096;
 

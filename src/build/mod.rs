@@ -614,6 +614,7 @@ fn convert_and_write(
         settings,
         options,
         reporter,
+        saved: std::sync::Mutex::new(vec![false; content.packages.len()]),
     };
     let (mut converted, bundles) = if settings.engine.zen_layout() == ZenLayout::GraphData {
         let (converted, bundles) = packages
@@ -729,8 +730,13 @@ fn convert_and_write(
             reporter.event(Event::Diagnostic(warning));
         }
     }
-    // Every input is in the container: what described them goes before its
-    // tables are written, and its pages back to the system.
+    // Every input is in the container, as read now: each file must still
+    // be the one fingerprinted, or bytes read after a change (an editor's
+    // cook still writing) would ship, and stay cached, under the key of the
+    // bytes before it.
+    check_inputs_unchanged(cache, content.file_count(), &packages)?;
+    // What described the inputs goes before the container's tables are
+    // written, and its pages back to the system.
     drop((chunk_keys, skip));
     drop((owned, owned_keys));
     release_freed_memory();
@@ -741,6 +747,38 @@ fn convert_and_write(
         container_settings,
         container_record: record_out,
     })
+}
+
+/// Fails the build when an input file is not the one the fingerprint
+/// stamped and hashed (compared through the file index, as stamped then):
+/// the entries this build saved to the cache are removed first, since one
+/// of them may hold bytes read after the change under the key of the bytes
+/// before it. A file changed while the build ran costs a build again, never
+/// a wrong package under a right key.
+fn check_inputs_unchanged(cache: &Cache, files: usize, packages: &Packages<'_>) -> Result<()> {
+    if files == 0 {
+        return Ok(());
+    }
+    let Some(changed) = cache::changed_since_indexed(&cache.files_path(), files as u64)? else {
+        return Ok(());
+    };
+    let saved = packages.saved.lock().unwrap_or_else(|e| e.into_inner());
+    let written: Vec<Hash> = packages
+        .keys
+        .iter()
+        .zip(saved.iter())
+        .filter(|(_, saved)| **saved)
+        .map(|(key, _)| *key)
+        .collect();
+    cache.remove_entries(&written)?;
+    Err(Error::new(ErrorKind::Content {
+        code: crate::codes::INPUT_CHANGED,
+        message: "the file changed while the build read it".into(),
+    })
+    .in_file(changed)
+    .with_hint(
+        "something is still writing the mod's files (the editor's cook?): build again once it is done",
+    ))
 }
 
 /// What the last build's container record says of this build's packages.
@@ -902,6 +940,8 @@ struct Packages<'a> {
     settings: &'a package::Settings,
     options: &'a BuildOptions,
     reporter: &'a dyn Reporter,
+    /// Per package: converted by this build and saved to the cache.
+    saved: std::sync::Mutex<Vec<bool>>,
 }
 
 impl Packages<'_> {
@@ -955,9 +995,13 @@ impl Packages<'_> {
             let (next_results, written) = rayon::join(
                 || next.map(&convert_batch),
                 || -> Result<()> {
+                    let mut saved = self.saved.lock().unwrap_or_else(|e| e.into_inner());
                     for (offset, c) in results.into_iter().enumerate() {
                         let i = range.start + offset;
                         converted += usize::from(c.fresh && c.result.is_ok());
+                        if c.fresh && c.result.is_ok() {
+                            saved[i] = true;
+                        }
                         if report {
                             report_package(reporter, &content.packages[i], &c);
                         }

@@ -588,3 +588,63 @@ fn a_damaged_or_stale_container_record_writes_the_container_anew() {
         assert_eq!(unpack(&format!("next-{n}")), truth_original, "{what}");
     }
 }
+
+/// A file written while a build reads the inputs (an editor's cook still
+/// running) fails the build with `input-changed` and publishes nothing;
+/// the cache keeps no entry the build converted, so the file put back as
+/// it was is converted again from its own bytes, never taken from an entry
+/// made of the bytes read after the change (under the key of those before).
+#[test]
+fn a_file_changed_during_the_build_fails_it_and_leaves_no_entry_made_from_it() {
+    use zenpak::build::{Event, Reporter};
+    let Some(corpus) = common::corpus() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let repo = corpus_mod(&corpus, dir.path());
+    json_build(&repo, &[]);
+    let reference = unpack_to(&repo, &dir.path().join("reference"));
+    std::fs::remove_dir_all(repo.join("target")).unwrap();
+
+    let header = repo.join("Cooked/Proj/Content/LevelPrototyping/Meshes/SM_Cube.uasset");
+    let before = std::fs::read(&header).unwrap();
+    // Another valid header: a name the export data refers to, renamed in
+    // place (the Zen package's name batch holds its text).
+    let at = before
+        .windows(8)
+        .position(|w| w == b"lambert1")
+        .expect("SM_Cube names its material slot lambert1");
+    let mut after = before.clone();
+    after[at + 7] = b'2';
+
+    /// Writes the file once the inputs are fingerprinted, before any is converted.
+    struct WritesOnStart<'a>(&'a Path, &'a [u8]);
+    impl Reporter for WritesOnStart<'_> {
+        fn event(&self, event: Event<'_>) {
+            if let Event::Started { .. } = event {
+                std::fs::write(self.0, self.1).unwrap();
+            }
+        }
+    }
+    let manifest = zenpak::manifest::Manifest::load(&repo.join("mod.toml")).unwrap();
+    let error = zenpak::build::build(
+        &manifest,
+        &zenpak::build::BuildOptions::default(),
+        &WritesOnStart(&header, &after),
+    )
+    .unwrap_err();
+    assert_eq!(error.code(), "input-changed", "{error}");
+    assert_eq!(
+        error.file().and_then(Path::file_name),
+        header.file_name(),
+        "{error}"
+    );
+    assert!(!repo.join("target/Repro_P.utoc").exists());
+
+    // Put back: every package is converted again, and the container is
+    // the one those files make.
+    std::fs::write(&header, &before).unwrap();
+    let rebuilt = json_build(&repo, &[]);
+    assert_eq!(rebuilt.line_of("build-finished")["converted"], 3);
+    assert_eq!(unpack_to(&repo, &dir.path().join("rebuilt")), reference);
+}
