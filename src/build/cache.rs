@@ -1106,8 +1106,12 @@ fn stat_index(
 /// Stamped a batch at a time on every core. Unlike the no-change check,
 /// which never trusts a time of 0, this asks only whether the stamp moved:
 /// a write always moves the change time. An index that does not read back
-/// whole is an error.
-pub(crate) fn changed_since_indexed(index: &Path, count: u64) -> Result<Option<PathBuf>> {
+/// whole is an error. With `only`, the files not in it are not stat'ed.
+pub(crate) fn changed_since_indexed(
+    index: &Path,
+    count: u64,
+    only: Option<&std::collections::HashSet<PathBuf>>,
+) -> Result<Option<PathBuf>> {
     let unreadable = || {
         Error::invalid("the build cache's file index does not read back whole")
             .in_file(index)
@@ -1123,9 +1127,13 @@ pub(crate) fn changed_since_indexed(index: &Path, count: u64) -> Result<Option<P
     while reader.remaining > 0 {
         paths.clear();
         then.clear();
-        for _ in 0..STAT_BATCH.min(reader.remaining) {
-            then.push(reader.next().ok_or_else(unreadable)?.file);
-            paths.push_text(std::str::from_utf8(reader.path()).map_err(|_| unreadable())?);
+        while paths.len() < STAT_BATCH && reader.remaining > 0 {
+            let stamp = reader.next().ok_or_else(unreadable)?.file;
+            let path = std::str::from_utf8(reader.path()).map_err(|_| unreadable())?;
+            if only.is_none_or(|only| only.contains(Path::new(path))) {
+                then.push(stamp);
+                paths.push_text(path);
+            }
         }
         now.clear();
         now.resize(paths.len(), UNKNOWN.file);

@@ -686,6 +686,7 @@ fn convert_and_write(
         None => Pass::First,
     };
     let engine = settings.engine;
+    let mut read = ReadPackages(vec![false; content.packages.len()]);
     let fresh = packages
         .each(pass, &skip, &mut |i, built| {
             let source = &content.packages[i];
@@ -714,6 +715,7 @@ fn convert_and_write(
                     .map_err(|e| e.in_file(source.header()))?;
             }
             let unchanged = same.get(i).copied().unwrap_or(false);
+            read.0[i] = !(unchanged && writer.is_extending());
             writer.add_package(source, &built, unchanged)?;
             record_out.add(&package::RecordedPackage::of(&built, chunk_keys[i]))
         })
@@ -734,7 +736,7 @@ fn convert_and_write(
     // be the one fingerprinted, or bytes read after a change (an editor's
     // cook still writing) would ship, and stay cached, under the key of the
     // bytes before it.
-    check_inputs_unchanged(cache, content.file_count(), &packages)?;
+    check_inputs_unchanged(cache, content, &packages, read)?;
     // What described the inputs goes before the container's tables are
     // written, and its pages back to the system.
     drop((chunk_keys, skip));
@@ -749,17 +751,40 @@ fn convert_and_write(
     })
 }
 
-/// Fails the build when an input file is not the one the fingerprint
-/// stamped and hashed (compared through the file index, as stamped then):
-/// the entries this build saved to the cache are removed first, since one
-/// of them may hold bytes read after the change under the key of the bytes
-/// before it. A file changed while the build ran costs a build again, never
-/// a wrong package under a right key.
-fn check_inputs_unchanged(cache: &Cache, files: usize, packages: &Packages<'_>) -> Result<()> {
-    if files == 0 {
+/// Fails the build when an input file it read is not the one the
+/// fingerprint stamped and hashed (compared through the file index, as
+/// stamped then): the entries this build saved to the cache are removed
+/// first, since one of them may hold bytes read after the change under the
+/// key of the bytes before it. A file changed while the build ran costs a
+/// build again, never a wrong package under a right key. The files of
+/// packages not read (kept from the container extended) are not looked at,
+/// unless most were read; loose files are checked by their hash as written.
+fn check_inputs_unchanged(
+    cache: &Cache,
+    content: &Content,
+    packages: &Packages<'_>,
+    ReadPackages(read): ReadPackages,
+) -> Result<()> {
+    let files = content.file_count() as u64;
+    let read_count = read.iter().filter(|r| **r).count();
+    if files == 0 || read_count == 0 {
         return Ok(());
     }
-    let Some(changed) = cache::changed_since_indexed(&cache.files_path(), files as u64)? else {
+    // A few packages read: their files by path; else every file, which
+    // holds no list of paths.
+    let few = read_count < content.packages.len() && read_count <= (read.len() / 8).max(64);
+    let only: Option<std::collections::HashSet<std::path::PathBuf>> = few.then(|| {
+        content
+            .packages
+            .iter()
+            .zip(&read)
+            .filter(|(_, read)| **read)
+            .flat_map(|(p, _)| p.files())
+            .collect()
+    });
+    drop(read);
+    let Some(changed) = cache::changed_since_indexed(&cache.files_path(), files, only.as_ref())?
+    else {
         return Ok(());
     };
     let saved = packages.saved.lock().unwrap_or_else(|e| e.into_inner());
@@ -943,6 +968,10 @@ struct Packages<'a> {
     /// Per package: converted by this build and saved to the cache.
     saved: std::sync::Mutex<Vec<bool>>,
 }
+
+/// Which packages' files a build read: converted, or their chunk written
+/// from their files (not kept from the container it extends).
+struct ReadPackages(Vec<bool>);
 
 impl Packages<'_> {
     /// Converts (or takes from the cache) every package in batches, in content

@@ -647,4 +647,22 @@ fn a_file_changed_during_the_build_fails_it_and_leaves_no_entry_made_from_it() {
     let rebuilt = json_build(&repo, &[]);
     assert_eq!(rebuilt.line_of("build-finished")["converted"], 3);
     assert_eq!(unpack_to(&repo, &dir.path().join("rebuilt")), reference);
+
+    // A development build that converts the one package changed and keeps
+    // the others from the container it extends: a change under it is seen
+    // as well, and its entry is not kept.
+    std::fs::write(&header, &after).unwrap();
+    let error = zenpak::build::build(
+        &manifest,
+        &zenpak::build::BuildOptions::default(),
+        &WritesOnStart(&header, &before),
+    )
+    .unwrap_err();
+    assert_eq!(error.code(), "input-changed", "{error}");
+    std::fs::write(&header, &after).unwrap();
+    let changed = json_build(&repo, &[]).line_of("build-finished");
+    assert_eq!(changed["converted"], 1, "{changed}");
+    std::fs::write(&header, &before).unwrap();
+    json_build(&repo, &[]);
+    assert_eq!(unpack_to(&repo, &dir.path().join("back")), reference);
 }
