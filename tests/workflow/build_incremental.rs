@@ -627,18 +627,20 @@ fn a_file_changed_during_the_build_fails_it_and_leaves_no_entry_made_from_it() {
         }
     }
     let manifest = zenpak::manifest::Manifest::load(&repo.join("mod.toml")).unwrap();
-    let error = zenpak::build::build(
-        &manifest,
-        &zenpak::build::BuildOptions::default(),
-        &WritesOnStart(&header, &after),
-    )
-    .unwrap_err();
-    assert_eq!(error.code(), "input-changed", "{error}");
-    assert_eq!(
-        error.file().and_then(Path::file_name),
-        header.file_name(),
-        "{error}"
-    );
+    // A build during which the header becomes `bytes`: it fails,
+    // naming the file.
+    let build_changing_to = |bytes: &[u8]| {
+        let options = zenpak::build::BuildOptions::default();
+        let error =
+            zenpak::build::build(&manifest, &options, &WritesOnStart(&header, bytes)).unwrap_err();
+        assert_eq!(error.code(), "input-changed", "{error}");
+        assert_eq!(
+            error.file().and_then(Path::file_name),
+            header.file_name(),
+            "{error}"
+        );
+    };
+    build_changing_to(&after);
     assert!(!repo.join("target/Repro_P.utoc").exists());
 
     // Put back: every package is converted again, and the container is
@@ -652,13 +654,7 @@ fn a_file_changed_during_the_build_fails_it_and_leaves_no_entry_made_from_it() {
     // the others from the container it extends: a change under it is seen
     // as well, and its entry is not kept.
     std::fs::write(&header, &after).unwrap();
-    let error = zenpak::build::build(
-        &manifest,
-        &zenpak::build::BuildOptions::default(),
-        &WritesOnStart(&header, &before),
-    )
-    .unwrap_err();
-    assert_eq!(error.code(), "input-changed", "{error}");
+    build_changing_to(&before);
     std::fs::write(&header, &after).unwrap();
     let changed = json_build(&repo, &[]).line_of("build-finished");
     assert_eq!(changed["converted"], 1, "{changed}");
