@@ -616,6 +616,12 @@ fn convert_and_write(
         reporter,
         saved: std::sync::Mutex::new(vec![false; content.packages.len()]),
     };
+    let entries = UncheckedEntries {
+        cache,
+        content,
+        packages: &packages,
+        checked: false,
+    };
     let (mut converted, bundles) = if settings.engine.zen_layout() == ZenLayout::GraphData {
         let (converted, bundles) = packages
             .container_bundles()
@@ -736,7 +742,7 @@ fn convert_and_write(
     // be the one fingerprinted, or bytes read after a change (an editor's
     // cook still writing) would ship, and stay cached, under the key of the
     // bytes before it.
-    check_inputs_unchanged(cache, content, &packages, read)?;
+    entries.check(read)?;
     // What described the inputs goes before the container's tables are
     // written, and its pages back to the system.
     drop((chunk_keys, skip));
@@ -749,6 +755,41 @@ fn convert_and_write(
         container_settings,
         container_record: record_out,
     })
+}
+
+/// The cache entries a build saved, until their files are checked
+/// against the fingerprint ([`check_inputs_unchanged`]): a build that stops
+/// before (an error, an interrupt) checks them when this is dropped, and
+/// removes them if one of their files changed.
+struct UncheckedEntries<'a> {
+    cache: &'a Cache,
+    content: &'a Content,
+    packages: &'a Packages<'a>,
+    checked: bool,
+}
+
+impl UncheckedEntries<'_> {
+    /// [`check_inputs_unchanged`] for the packages `read`.
+    fn check(mut self, read: ReadPackages) -> Result<()> {
+        self.checked = true;
+        check_inputs_unchanged(self.cache, self.content, self.packages, read)
+    }
+}
+
+impl Drop for UncheckedEntries<'_> {
+    fn drop(&mut self) {
+        if !self.checked {
+            let saved = self
+                .packages
+                .saved
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            let read = ReadPackages(saved.clone());
+            drop(saved);
+            // The build already failed: its own error is the one reported.
+            let _ = check_inputs_unchanged(self.cache, self.content, self.packages, read);
+        }
+    }
 }
 
 /// Fails the build when an input file it read is not the one the

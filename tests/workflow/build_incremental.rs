@@ -593,7 +593,9 @@ fn a_damaged_or_stale_container_record_writes_the_container_anew() {
 /// running) fails the build with `input-changed` and publishes nothing;
 /// the cache keeps no entry the build converted, so the file put back as
 /// it was is converted again from its own bytes, never taken from an entry
-/// made of the bytes read after the change (under the key of those before).
+/// made of the bytes read after the change (under the key of those before):
+/// in a first build, in a development build extending its container, and
+/// in a build that fails for another reason meanwhile.
 #[test]
 fn a_file_changed_during_the_build_fails_it_and_leaves_no_entry_made_from_it() {
     use zenpak::build::{Event, Reporter};
@@ -661,4 +663,23 @@ fn a_file_changed_during_the_build_fails_it_and_leaves_no_entry_made_from_it() {
     std::fs::write(&header, &before).unwrap();
     json_build(&repo, &[]);
     assert_eq!(unpack_to(&repo, &dir.path().join("back")), reference);
+
+    // A build that fails for another reason (a package cut short) while the
+    // file changes keeps no entry made from it either.
+    std::fs::remove_dir_all(repo.join("target")).unwrap();
+    let uexp = repo.join("Cooked/Proj/Content/ThirdPerson/Blueprints/BP_ThirdPersonCharacter.uexp");
+    let whole = std::fs::read(&uexp).unwrap();
+    std::fs::write(&uexp, &whole[..whole.len() / 3]).unwrap();
+    let options = zenpak::build::BuildOptions::default();
+    let error =
+        zenpak::build::build(&manifest, &options, &WritesOnStart(&header, &after)).unwrap_err();
+    assert_eq!(error.code(), "many", "{error}");
+    std::fs::write(&uexp, &whole).unwrap();
+    std::fs::write(&header, &before).unwrap();
+    let again = json_build(&repo, &[]).line_of("build-finished");
+    assert_eq!(again["converted"], 3, "{again}");
+    assert_eq!(
+        unpack_to(&repo, &dir.path().join("after-failure")),
+        reference
+    );
 }
