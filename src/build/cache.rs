@@ -448,6 +448,28 @@ impl IndexReader {
         })
     }
 
+    /// The next entries `keep` takes (by path), up to [`STAT_BATCH`] of
+    /// them, into `paths` and `stamps` (emptied first); `None` at an entry
+    /// that does not read.
+    fn next_batch(
+        &mut self,
+        paths: &mut PathArena,
+        stamps: &mut Vec<InputStamp>,
+        keep: impl Fn(&str) -> bool,
+    ) -> Option<()> {
+        paths.clear();
+        stamps.clear();
+        while paths.len() < STAT_BATCH && self.remaining > 0 {
+            let stamp = self.next()?;
+            let path = std::str::from_utf8(self.path()).ok()?;
+            if keep(path) {
+                stamps.push(stamp);
+                paths.push_text(path);
+            }
+        }
+        Some(())
+    }
+
     /// The next entry's stamp (its path is then [`IndexReader::path`]);
     /// `None` after the last, or at an entry that is damaged or sorts
     /// before the one before it.
@@ -1070,14 +1092,8 @@ fn stat_index(
         skipped(&reader.next()?);
     }
     let room = STAT_BATCH.min(reader.remaining);
-    let mut read_batch = |paths: &mut PathArena, stamps: &mut Vec<InputStamp>| -> Option<()> {
-        paths.clear();
-        stamps.clear();
-        for _ in 0..STAT_BATCH.min(reader.remaining) {
-            stamps.push(reader.next()?);
-            paths.push_text(std::str::from_utf8(reader.path()).ok()?);
-        }
-        Some(())
+    let mut read_batch = |paths: &mut PathArena, stamps: &mut Vec<InputStamp>| {
+        reader.next_batch(paths, stamps, |_| true)
     };
     let buffers = || (PathArena::with_capacity(room), Vec::with_capacity(room));
     let ((mut paths, mut then), (mut next_paths, mut next_then)) = (buffers(), buffers());
@@ -1125,25 +1141,20 @@ pub(crate) fn changed_since_indexed(
     let (mut paths, mut then) = (PathArena::with_capacity(room), Vec::with_capacity(room));
     let mut now = Vec::with_capacity(room);
     while reader.remaining > 0 {
-        paths.clear();
-        then.clear();
-        while paths.len() < STAT_BATCH && reader.remaining > 0 {
-            let stamp = reader.next().ok_or_else(unreadable)?.file;
-            let path = std::str::from_utf8(reader.path()).map_err(|_| unreadable())?;
-            if only.is_none_or(|only| only.contains(Path::new(path))) {
-                then.push(stamp);
-                paths.push_text(path);
-            }
-        }
+        reader
+            .next_batch(&mut paths, &mut then, |path| {
+                only.is_none_or(|only| only.contains(Path::new(path)))
+            })
+            .ok_or_else(unreadable)?;
         now.clear();
         now.resize(paths.len(), UNKNOWN.file);
         // A file that is gone fails the batch: found one at a time below.
         let stamped = crate::publish::FileStamp::of_all_into(&paths, &mut now, |s| s).is_ok();
         for i in 0..paths.len() {
             let moved = match stamped {
-                true => now[i] != then[i],
+                true => now[i] != then[i].file,
                 false => crate::publish::FileStamp::following(&paths.path(i))
-                    .map_or(true, |stamp| stamp != then[i]),
+                    .map_or(true, |stamp| stamp != then[i].file),
             };
             if moved {
                 return Ok(Some(paths.path(i)));

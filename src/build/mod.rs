@@ -692,7 +692,9 @@ fn convert_and_write(
         None => Pass::First,
     };
     let engine = settings.engine;
-    let mut read = ReadPackages(vec![false; content.packages.len()]);
+    // Per package: its files were read (converted, or its chunk written
+    // from them rather than kept from the container extended).
+    let mut read = vec![false; content.packages.len()];
     let fresh = packages
         .each(pass, &skip, &mut |i, built| {
             let source = &content.packages[i];
@@ -721,7 +723,7 @@ fn convert_and_write(
                     .map_err(|e| e.in_file(source.header()))?;
             }
             let unchanged = same.get(i).copied().unwrap_or(false);
-            read.0[i] = !(unchanged && writer.is_extending());
+            read[i] = !(unchanged && writer.is_extending());
             writer.add_package(source, &built, unchanged)?;
             record_out.add(&package::RecordedPackage::of(&built, chunk_keys[i]))
         })
@@ -770,7 +772,7 @@ struct UncheckedEntries<'a> {
 
 impl UncheckedEntries<'_> {
     /// [`check_inputs_unchanged`] for the packages `read`.
-    fn check(mut self, read: ReadPackages) -> Result<()> {
+    fn check(mut self, read: Vec<bool>) -> Result<()> {
         self.checked = true;
         check_inputs_unchanged(self.cache, self.content, self.packages, read)
     }
@@ -784,7 +786,7 @@ impl Drop for UncheckedEntries<'_> {
                 .saved
                 .lock()
                 .unwrap_or_else(|e| e.into_inner());
-            let read = ReadPackages(saved.clone());
+            let read = saved.clone();
             drop(saved);
             // The build already failed: its own error is the one reported.
             let _ = check_inputs_unchanged(self.cache, self.content, self.packages, read);
@@ -799,16 +801,16 @@ impl Drop for UncheckedEntries<'_> {
 /// key of the bytes before it. A file changed while the build ran costs a
 /// build again, never a wrong package under a right key. The files of
 /// packages not read (kept from the container extended) are not looked at,
-/// unless most were read; loose files are checked by their hash as written.
+/// unless many were read; loose files are checked by their hash as written.
 fn check_inputs_unchanged(
     cache: &Cache,
     content: &Content,
     packages: &Packages<'_>,
-    ReadPackages(read): ReadPackages,
+    read: Vec<bool>,
 ) -> Result<()> {
     let files = content.file_count() as u64;
     let read_count = read.iter().filter(|r| **r).count();
-    if files == 0 || read_count == 0 {
+    if read_count == 0 {
         return Ok(());
     }
     // A few packages read: their files by path; else every file, which
@@ -1009,10 +1011,6 @@ struct Packages<'a> {
     /// Per package: converted by this build and saved to the cache.
     saved: std::sync::Mutex<Vec<bool>>,
 }
-
-/// Which packages' files a build read: converted, or their chunk written
-/// from their files (not kept from the container it extends).
-struct ReadPackages(Vec<bool>);
 
 impl Packages<'_> {
     /// Converts (or takes from the cache) every package in batches, in content
