@@ -421,9 +421,8 @@ fn read_back(root: &Path) {
         .find(|p| p.extension().is_some_and(|e| e == "utoc"))
         .expect("the build wrote a .utoc");
     let ucas_bytes = std::fs::metadata(utoc.with_extension("ucas")).map_or(0, |m| m.len());
-    // The build writes the `.ucas` past the page cache (direct I/O): read
-    // it once first, so that `unpack` and `extract` both start with it
-    // cached, as they did when it was written buffered.
+    // Read once first, so that `unpack` and `extract` both start with it
+    // cached, whatever the build left in memory.
     std::io::copy(
         &mut std::fs::File::open(utoc.with_extension("ucas")).unwrap(),
         &mut std::io::sink(),

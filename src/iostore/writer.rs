@@ -562,13 +562,12 @@ impl ContainerBuilder {
             None => {
                 // The previous `.ucas` stays whole until the new one replaces
                 // it, but its cached pages are of no more use: handing them
-                // back first frees that memory (and, where the new file is
-                // written buffered, lets its pages reuse them).
+                // back first frees that memory for the new file's.
                 crate::publish::drop_cached_pages(&path("ucas"));
                 let temp = TempFile::create(&path("ucas"))?;
                 let at = temp.path().to_path_buf();
                 (
-                    UcasOut::Fresh(FreshUcas::new(temp, true, options.hash_ucas)?),
+                    UcasOut::Fresh(FreshUcas::new(temp, options.hash_ucas)?),
                     at,
                     0,
                 )
