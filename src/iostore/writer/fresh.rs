@@ -5,10 +5,10 @@
 //! to start writing them to disk, so the sync before publishing waits for
 //! the last stretch only.
 //!
-//! The writes go through the page cache, on every system. Direct I/O
-//! (`O_DIRECT`, Linux) was measured against them on the bench's virtio
-//! disk: one direct write in flight at a time kept the disk below what the
-//! kernel's own write-out reaches, and the build took longer.
+//! The writes go through the page cache, on every system, not around it
+//! (`O_DIRECT`): a direct write waits for the disk, so with one in flight
+//! at a time the disk idles between them, while the kernel's write-out
+//! keeps several in flight.
 
 use std::io::Write;
 use std::path::PathBuf;
