@@ -25,7 +25,7 @@ use zenpak::diagnostic::{printable, PrintableWriter};
 
 use anstyle::{AnsiColor, Style};
 use clap::ValueEnum;
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
 use serde::Serialize;
 use zenpak::diagnostic::{Diagnostic, Level};
 use zenpak::{Error, Result};
@@ -409,7 +409,7 @@ impl Output {
             },
         );
         let template = format!(
-            "{} [{{bar:30}}] {{pos}}/{{len}} {{elapsed}} {{per_sec}} {{wide_msg}}",
+            "{} [{{bar:30}}] {{pos}}/{{len}} {{elapsed}} {{rate}} {{wide_msg}}",
             self.paint(
                 Style::new()
                     .bold()
@@ -420,7 +420,14 @@ impl Output {
         bar.set_style(
             ProgressStyle::with_template(&template)
                 .unwrap_or_else(|_| ProgressStyle::default_bar())
-                .progress_chars("=> "),
+                .progress_chars("=> ")
+                // Whole steps per second (indicatif's `per_sec` shows four decimals).
+                .with_key(
+                    "rate",
+                    |state: &ProgressState, w: &mut dyn std::fmt::Write| {
+                        let _ = write!(w, "{:.0}/s", state.per_sec());
+                    },
+                ),
         );
         if visible {
             bar.enable_steady_tick(Duration::from_millis(200));
