@@ -16,13 +16,12 @@
 //!   from any packages that import the objects. These imports also state
 //!   each object's class, which the engine's chunk does not carry.
 
-use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::binary::Reader;
 use crate::error::{Context, Error, Result};
 use crate::hash::object_path_hash;
-use crate::legacy::{LegacyPackage, ResolvedIndex};
+use crate::legacy::{FName, LegacyPackage, NameEntry, ResolvedIndex};
 use crate::zen::names::{read_name_batch, read_split_names};
 use crate::zen::{PackageObjectIndex, ZenName};
 
@@ -197,32 +196,28 @@ impl ScriptObjects {
     /// default of. An object already in the table keeps what it has, but
     /// gains a class it did not know.
     pub fn add_legacy_package(&mut self, package: &LegacyPackage) -> Result<()> {
-        self.add_facts(import_facts(package)?);
-        Ok(())
+        self.add_facts(&package.names, import_facts(package)?)
     }
 
-    /// Adds what [`import_facts`] found in one package, in import order.
-    fn add_facts(&mut self, facts: Vec<ImportFacts>) {
+    /// Adds what [`import_facts`] found in one package (whose name map is
+    /// `names`), in import order.
+    fn add_facts(&mut self, names: &[NameEntry], facts: Vec<ImportFacts>) -> Result<()> {
         for fact in facts {
             if let Some(native) = &fact.native_class {
-                self.add_native_class(native);
+                self.add_native_class(names, native)?;
             }
-            let Some((global, object)) = fact.object else {
+            let Some(object) = fact.object else {
                 continue;
             };
             // The engine's chunk has a default object for every native
             // class; an import that is a class stands for that evidence.
-            if object
-                .class
-                .as_ref()
-                .is_some_and(|(p, c)| p == "/Script/CoreUObject" && c == "Class")
-            {
-                self.classes.insert(global);
+            if object.is_class {
+                self.classes.insert(object.global);
             }
-            match self.objects.get_mut(&global) {
+            match self.objects.get_mut(&object.global) {
                 Some(known) => {
                     if known.class.is_none() {
-                        known.class = object.class;
+                        known.class = Some(object.class_text(names)?);
                     }
                     if known.cdo_class.is_none() {
                         if let Some(c) = object.cdo_class {
@@ -231,9 +226,10 @@ impl ScriptObjects {
                         }
                     }
                 }
-                None => self.insert(global, object),
+                None => self.insert(object.global, object.entry(names)?),
             }
         }
+        Ok(())
     }
 
     /// The script objects the cooked legacy packages under `dir`
@@ -269,42 +265,45 @@ impl ScriptObjects {
     ) -> Result<Self> {
         use rayon::prelude::*;
         let mut table = ScriptObjects::new();
-        let facts_of = |path: &std::path::PathBuf| -> Result<Option<Vec<ImportFacts>>> {
+        type Found = Result<Option<(Vec<NameEntry>, Vec<ImportFacts>)>>;
+        let facts_of = |path: &std::path::PathBuf| -> Found {
             let head = std::fs::read(path).map_err(|e| Error::io(path, e))?;
             if !head.starts_with(&crate::legacy::PACKAGE_FILE_TAG.to_le_bytes()) {
                 return Ok(None);
             }
             let package =
                 LegacyPackage::read_imports(&head, Some(engine)).map_err(|e| e.in_file(path))?;
-            import_facts(&package)
-                .map(Some)
-                .map_err(|e| e.in_file(path))
+            let facts = import_facts(&package).map_err(|e| e.in_file(path))?;
+            Ok(Some((package.names, facts)))
         };
-        let add = |table: &mut ScriptObjects, found: Vec<Result<Option<Vec<ImportFacts>>>>| {
-            for facts in found {
-                if let Some(facts) = facts? {
-                    table.add_facts(facts);
+        let add = |table: &mut ScriptObjects,
+                   (group, found): (&[std::path::PathBuf], Vec<Found>)| {
+            for (path, found) in group.iter().zip(found) {
+                if let Some((names, facts)) = found? {
+                    table
+                        .add_facts(&names, facts)
+                        .map_err(|e| e.in_file(path))?;
                 }
             }
             Ok::<(), Error>(())
         };
         // A group is added while the next one is read.
-        let mut found = Vec::new();
+        let mut found = (&[][..], Vec::new());
         for group in paths.chunks(group.max(1)) {
             let (next, added) = rayon::join(
                 || group.par_iter().map(facts_of).collect(),
                 || add(&mut table, std::mem::take(&mut found)),
             );
             added?;
-            found = next;
+            found = (group, next);
         }
         add(&mut table, found)?;
         Ok(table)
     }
 
     /// Adds the native class `/Script/Module.Class` (and its package) unless
-    /// known, its indices computed by [`NativeClass::new`].
-    fn add_native_class(&mut self, native: &NativeClass) {
+    /// known, its text copied out of the package's `names`.
+    fn add_native_class(&mut self, names: &[NameEntry], native: &NativeClass) -> Result<()> {
         let NativeClass {
             module,
             class,
@@ -316,7 +315,7 @@ impl ScriptObjects {
             self.insert(
                 package_index,
                 ScriptObject {
-                    name: module.to_string(),
+                    name: module.resolve(names)?,
                     number: 0,
                     outer: None,
                     cdo_class: None,
@@ -326,7 +325,8 @@ impl ScriptObjects {
         }
         self.classes.insert(class_index);
         if !self.objects.contains_key(&class_index) {
-            let (base, number) = crate::names::split_number(class);
+            let class = class.text(names)?;
+            let (base, number) = crate::names::split_number(&class);
             self.insert(
                 class_index,
                 ScriptObject {
@@ -338,6 +338,7 @@ impl ScriptObjects {
                 },
             );
         }
+        Ok(())
     }
 
     fn insert(&mut self, global: PackageObjectIndex, object: ScriptObject) {
@@ -420,58 +421,92 @@ impl ScriptObjects {
 }
 
 /// What one import of a legacy package says about script objects, found
-/// without the table (packages are read in parallel, added in order).
+/// without the table (packages are read in parallel, added in order). Names
+/// stay indices into the package's name map: most imports name objects the
+/// table already has, so their text is copied only when added.
 struct ImportFacts {
     /// The import's class, when it is a native class.
     native_class: Option<NativeClass>,
     /// The import itself, when it is a script object.
-    object: Option<(PackageObjectIndex, ScriptObject)>,
+    object: Option<ImportedObject>,
 }
 
 /// A native class `/Script/Module.Class` an import names, with the global
 /// indices of its package and of itself.
 struct NativeClass {
-    module: String,
-    class: String,
+    module: FName,
+    class: FName,
     package_index: PackageObjectIndex,
     class_index: PackageObjectIndex,
 }
 
-impl NativeClass {
-    fn new(module: String, class: String) -> Self {
-        let package_index = script_index(std::slice::from_ref(&module));
-        let class_index = script_index(&[module.as_str(), class.as_str()]);
-        NativeClass {
-            module,
-            class,
-            package_index,
-            class_index,
-        }
+/// A `/Script/` import: its global index, name, outer, class and (for a
+/// class default object) the class it is the default of.
+struct ImportedObject {
+    global: PackageObjectIndex,
+    name: FName,
+    outer: Option<PackageObjectIndex>,
+    cdo_class: Option<PackageObjectIndex>,
+    /// Class package and class name.
+    class: (FName, FName),
+    /// Whether the class is `/Script/CoreUObject.Class`.
+    is_class: bool,
+}
+
+impl ImportedObject {
+    /// The table's entry, its names copied out of the package's `names`.
+    fn entry(&self, names: &[NameEntry]) -> Result<ScriptObject> {
+        let base = names
+            .get(self.name.index as usize)
+            .ok_or_else(|| Error::invalid("an import's name index is out of range"))?;
+        Ok(ScriptObject {
+            name: base.text.clone(),
+            number: self.name.number,
+            outer: self.outer,
+            cdo_class: self.cdo_class,
+            class: Some(self.class_text(names)?),
+        })
+    }
+
+    fn class_text(&self, names: &[NameEntry]) -> Result<(String, String)> {
+        Ok((
+            self.class.0.text(names)?.into_owned(),
+            self.class.1.text(names)?.into_owned(),
+        ))
     }
 }
 
 /// What each import says about script objects, in import order. A native
 /// class named by several imports (every package import's class is
 /// `/Script/CoreUObject.Package`) is given once: adding it again changes
-/// nothing.
+/// nothing. Each path is hashed once: an import's outer is the import
+/// before it in its chain, whose index is kept.
 fn import_facts(package: &LegacyPackage) -> Result<Vec<ImportFacts>> {
+    let names = &package.names;
     let mut facts = Vec::new();
     let mut classes_given = BTreeSet::new();
+    let mut globals: Vec<Option<PackageObjectIndex>> = vec![None; package.imports.len()];
+    let mut chain = Vec::new();
+    let mut path = String::new();
     for (i, import) in package.imports.iter().enumerate() {
-        let path = import_chain(package, i)?;
+        import_chain(package, i, &mut chain)?;
         // The class an import names is a script object too (a native class).
-        let class_package = import.class_package.text(&package.names)?;
-        let is_script_class = class_package.starts_with("/Script/");
-        let native_class =
-            if is_script_class && classes_given.insert((import.class_package, import.class_name)) {
-                Some(NativeClass::new(
-                    class_package.to_string(),
-                    import.class_name.text(&package.names)?.into_owned(),
-                ))
-            } else {
-                None
-            };
-        if !path[0].starts_with("/Script/") {
+        let class_package = import.class_package.text(names)?;
+        let native_class = if class_package.starts_with("/Script/")
+            && classes_given.insert((import.class_package, import.class_name))
+        {
+            let class_name = import.class_name.text(names)?;
+            Some(NativeClass {
+                module: import.class_package,
+                class: import.class_name,
+                package_index: script_index(&[class_package.as_ref()]),
+                class_index: script_index(&[class_package.as_ref(), class_name.as_ref()]),
+            })
+        } else {
+            None
+        };
+        let root = package.imports[chain[0]].object_name.text(names)?;
+        if !root.starts_with("/Script/") {
             if native_class.is_some() {
                 facts.push(ImportFacts {
                     native_class,
@@ -480,28 +515,39 @@ fn import_facts(package: &LegacyPackage) -> Result<Vec<ImportFacts>> {
             }
             continue;
         }
-        let global = script_index(&path);
-        let outer = (path.len() > 1).then(|| script_index(&path[..path.len() - 1]));
-        let class_name = import.class_name.text(&package.names)?;
-        let cdo_class = (path.len() == 2 && path[1].starts_with("Default__")).then(|| {
-            // The class of a default object is `/Script/Module.Class`.
-            script_index(&[class_package.as_ref(), class_name.as_ref()])
+        // The path, `/`-joined as `script_index` joins it.
+        path.clear();
+        let mut outer_len = 0;
+        for (depth, &link) in chain.iter().enumerate() {
+            if depth > 0 {
+                outer_len = path.len();
+                path.push('/');
+            }
+            path.push_str(&package.imports[link].object_name.text(names)?);
+        }
+        let global = PackageObjectIndex::script_import(object_path_hash(&path));
+        globals[i] = Some(global);
+        let outer = (chain.len() > 1).then(|| {
+            globals[chain[chain.len() - 2]].unwrap_or_else(|| {
+                PackageObjectIndex::script_import(object_path_hash(&path[..outer_len]))
+            })
         });
-        let base = package
-            .names
-            .get(import.object_name.index as usize)
-            .map(|n| n.text.clone())
-            .ok_or_else(|| Error::invalid(format!("import {i}: name index out of range")))?;
-        let object = ScriptObject {
-            name: base,
-            number: import.object_name.number,
-            outer,
-            cdo_class,
-            class: Some((class_package.into_owned(), class_name.into_owned())),
-        };
+        let class_name = import.class_name.text(names)?;
+        let cdo_class =
+            (chain.len() == 2 && path[outer_len + 1..].starts_with("Default__")).then(|| {
+                // The class of a default object is `/Script/Module.Class`.
+                script_index(&[class_package.as_ref(), class_name.as_ref()])
+            });
         facts.push(ImportFacts {
             native_class,
-            object: Some((global, object)),
+            object: Some(ImportedObject {
+                global,
+                name: import.object_name,
+                outer,
+                cdo_class,
+                class: (import.class_package, import.class_name),
+                is_class: class_package == "/Script/CoreUObject" && class_name == "Class",
+            }),
         });
     }
     Ok(facts)
@@ -513,9 +559,11 @@ fn script_index<S: std::borrow::Borrow<str>>(path: &[S]) -> PackageObjectIndex {
     PackageObjectIndex::script_import(object_path_hash(&path.join("/")))
 }
 
-/// Names (with number suffixes) from the outermost import down to import `index`.
-fn import_chain(package: &LegacyPackage, index: usize) -> Result<Vec<Cow<'_, str>>> {
-    let mut chain = Vec::new();
+/// The imports from the outermost one down to import `index`, into
+/// `chain`; an error when an outer is missing, an export, or loops, or a
+/// name's index is out of range.
+fn import_chain(package: &LegacyPackage, index: usize, chain: &mut Vec<usize>) -> Result<()> {
+    chain.clear();
     let mut current = index;
     loop {
         let import = package.imports.get(current).ok_or_else(|| {
@@ -523,7 +571,8 @@ fn import_chain(package: &LegacyPackage, index: usize) -> Result<Vec<Cow<'_, str
                 "import {index}: outer chain refers to a missing import"
             ))
         })?;
-        chain.push(import.object_name.text(&package.names)?);
+        import.object_name.text(&package.names)?;
+        chain.push(current);
         if chain.len() > package.imports.len() {
             return Err(Error::invalid(format!(
                 "import {index}: the outer chain loops"
@@ -540,7 +589,7 @@ fn import_chain(package: &LegacyPackage, index: usize) -> Result<Vec<Cow<'_, str
         }
     }
     chain.reverse();
-    Ok(chain)
+    Ok(())
 }
 
 #[cfg(test)]
