@@ -26,7 +26,8 @@
 //! package's warnings go to the caller as `ExtractEvent`s as they come, not kept.
 //! [`OutputDir`] checks every path like `iostore::reader::write_inside` (never outside the
 //! output folder) and writes each file under a temporary name in its folder, renamed when
-//! complete. Tests: `tests/extract/extract_cli.rs`.
+//! complete, or (Linux, into a folder that was empty) without a name, linked in when complete
+//! through a handle on its folder each thread keeps. Tests: `tests/extract/extract_cli.rs`.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::fs::File;
@@ -937,6 +938,10 @@ pub(crate) struct OutputDir {
     /// The filesystem refused a file without a name: temporaries are renamed.
     #[cfg(target_os = "linux")]
     no_unnamed: std::sync::atomic::AtomicBool,
+    /// The folder each thread writes files without a name into now: a
+    /// package's files, and the next package's, are mostly in one folder.
+    #[cfg(target_os = "linux")]
+    folders: std::sync::Mutex<Vec<(std::thread::ThreadId, Arc<crate::publish::UnnamedFolder>)>>,
 }
 
 impl OutputDir {
@@ -954,6 +959,8 @@ impl OutputDir {
             was_empty,
             #[cfg(target_os = "linux")]
             no_unnamed: Default::default(),
+            #[cfg(target_os = "linux")]
+            folders: Default::default(),
         })
     }
 
@@ -1028,10 +1035,14 @@ impl OutputDir {
         // and named when complete: a create and a link, no rename.
         #[cfg(target_os = "linux")]
         if self.was_empty && !self.no_unnamed.load(std::sync::atomic::Ordering::Relaxed) {
-            match crate::publish::create_unnamed(&parent) {
-                Some(mut file) => {
+            let created = self
+                .unnamed_folder(&parent)
+                .and_then(|folder| Some((folder.create()?, folder)));
+            match created {
+                Some((mut file, folder)) => {
                     let n = fill(&mut file, &target)?;
-                    if crate::publish::link_unnamed(&file, &target).is_ok() {
+                    let name = target.file_name().unwrap_or_default();
+                    if folder.link(&file, name).is_ok() {
                         return Ok(n);
                     }
                     // Named another way: the bytes are copied to a temporary
@@ -1049,6 +1060,28 @@ impl OutputDir {
             }
         }
         self.write_through_temporary(&target, fill)
+    }
+
+    /// The folder `parent` open for files without a name, kept for the
+    /// calling thread until it writes into another folder.
+    #[cfg(target_os = "linux")]
+    fn unnamed_folder(&self, parent: &Path) -> Option<Arc<crate::publish::UnnamedFolder>> {
+        let thread = std::thread::current().id();
+        let lock = || self.folders.lock().unwrap_or_else(|e| e.into_inner());
+        let kept = lock()
+            .iter()
+            .find(|(t, f)| *t == thread && f.path() == parent)
+            .map(|(_, f)| Arc::clone(f));
+        if kept.is_some() {
+            return kept;
+        }
+        let folder = Arc::new(crate::publish::UnnamedFolder::open(parent)?);
+        let mut folders = lock();
+        match folders.iter_mut().find(|(t, _)| *t == thread) {
+            Some(entry) => entry.1 = Arc::clone(&folder),
+            None => folders.push((thread, Arc::clone(&folder))),
+        }
+        Some(folder)
     }
 
     /// Has `fill` write a temporary beside `target` and renames it into place.
