@@ -239,27 +239,32 @@ impl ScriptObjects {
     /// the thread pool, a group at a time; what they give is added in path
     /// order, so the table is the one reading them one by one gives.
     pub fn from_legacy_folder(dir: &std::path::Path, engine: crate::EngineVersion) -> Result<Self> {
-        let mut paths = Vec::new();
-        for entry in walkdir::WalkDir::new(dir).sort_by_file_name() {
-            let entry = entry.map_err(|e| Error::io(dir, std::io::Error::other(e.to_string())))?;
-            let path = entry.path();
-            let is_header = path.extension().is_some_and(|x| {
-                x.eq_ignore_ascii_case("uasset") || x.eq_ignore_ascii_case("umap")
+        let headers = walkdir::WalkDir::new(dir)
+            .sort_by_file_name()
+            .into_iter()
+            .filter_map(|entry| {
+                let entry = match entry {
+                    Ok(entry) => entry,
+                    Err(e) => {
+                        return Some(Err(Error::io(dir, std::io::Error::other(e.to_string()))))
+                    }
+                };
+                let is_header = entry.path().extension().is_some_and(|x| {
+                    x.eq_ignore_ascii_case("uasset") || x.eq_ignore_ascii_case("umap")
+                });
+                (is_header && entry.file_type().is_file()).then(|| Ok(entry.into_path()))
             });
-            if is_header && entry.file_type().is_file() {
-                paths.push(path.to_path_buf());
-            }
-        }
         /// Headers read and parsed together (their facts are held until added).
         const GROUP: usize = 64;
-        Self::from_legacy_files(&paths, engine, GROUP)
+        Self::from_legacy_files(headers, engine, GROUP)
     }
 
     /// The table of the legacy packages `paths` (headers; other files are
-    /// passed over), read `group` at a time on the pool and added in order,
-    /// each group while the next is read.
+    /// passed over), read `group` at a time on the pool and added in order:
+    /// while a group is read, the one before is added and the paths of the
+    /// next are listed. The first error in path order is the one returned.
     fn from_legacy_files(
-        paths: &[std::path::PathBuf],
+        mut paths: impl Iterator<Item = Result<std::path::PathBuf>> + Send,
         engine: crate::EngineVersion,
         group: usize,
     ) -> Result<Self> {
@@ -277,7 +282,7 @@ impl ScriptObjects {
             Ok(Some((package.names, facts)))
         };
         let add = |table: &mut ScriptObjects,
-                   (group, found): (&[std::path::PathBuf], Vec<Found>)| {
+                   (group, found): (Vec<std::path::PathBuf>, Vec<Found>)| {
             for (path, found) in group.iter().zip(found) {
                 if let Some((names, facts)) = found? {
                     table
@@ -287,15 +292,34 @@ impl ScriptObjects {
             }
             Ok::<(), Error>(())
         };
-        // A group is added while the next one is read.
-        let mut found = (&[][..], Vec::new());
-        for group in paths.chunks(group.max(1)) {
-            let (next, added) = rayon::join(
-                || group.par_iter().map(facts_of).collect(),
-                || add(&mut table, std::mem::take(&mut found)),
+        let group = group.max(1);
+        let list = |paths: &mut dyn Iterator<Item = Result<std::path::PathBuf>>| {
+            paths.take(group).collect::<Result<Vec<_>>>()
+        };
+        let mut found = (Vec::new(), Vec::new());
+        let mut listed = list(&mut paths);
+        loop {
+            let current = match listed {
+                Ok(current) if current.is_empty() => break,
+                Ok(current) => current,
+                Err(e) => {
+                    // The groups before the listing's error come first.
+                    add(&mut table, found)?;
+                    return Err(e);
+                }
+            };
+            let ((next, added), next_listed) = rayon::join(
+                || {
+                    rayon::join(
+                        || current.par_iter().map(facts_of).collect(),
+                        || add(&mut table, std::mem::take(&mut found)),
+                    )
+                },
+                || list(&mut paths),
             );
             added?;
-            found = (group, next);
+            found = (current, next);
+            listed = next_listed;
         }
         add(&mut table, found)?;
         Ok(table)
@@ -628,7 +652,9 @@ mod tests {
             one_by_one.len()
         );
         for group in [1, 5, 64] {
-            let table = ScriptObjects::from_legacy_files(&paths, engine, group).unwrap();
+            let table =
+                ScriptObjects::from_legacy_files(paths.iter().cloned().map(Ok), engine, group)
+                    .unwrap();
             assert_eq!(table, one_by_one, "groups of {group}");
         }
         assert_eq!(
