@@ -867,7 +867,9 @@ impl Drop for OutputLock {
 /// On Windows, where std has no stable file index or change time, the
 /// creation time takes the change time's place and the inode is 0: an edit
 /// in place that keeps the size and sets the modification time back goes
-/// unseen there by development builds (release builds hash every input).
+/// unseen there by development builds, as does a file written through
+/// another of its hard links (its listing entry under this name keeps the
+/// earlier stamp: see `stamps_listed`); release builds hash every input.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FileStamp {
     pub size: u64,
@@ -928,10 +930,10 @@ impl FileStamp {
         }
     }
 
-    /// The stamps of many files (following symbolic links, as
+    /// The stamps of many files or folders (following symbolic links, as
     /// [`std::fs::metadata`] does), on every core, in the order given. On
     /// Unix each is one `fstatat` relative to its folder, opened once for a
-    /// run of files in it: the kernel then looks up one name, not every
+    /// run of paths in it: the kernel then looks up one name, not every
     /// folder of the path again (a no-change build is mostly these calls).
     /// Elsewhere, or when the folder cannot be opened, [`std::fs::metadata`].
     pub(crate) fn of_all(paths: &crate::arena::PathArena) -> Result<Vec<FileStamp>> {
@@ -944,23 +946,44 @@ impl FileStamp {
             };
             paths.len()
         ];
-        FileStamp::of_all_into(paths, &mut stamps, |s| s)?;
+        FileStamp::stamp_all(paths, &mut stamps, |s| s, false)?;
         Ok(stamps)
     }
 
-    /// [`FileStamp::of_all`] written into records the caller holds (the
-    /// stamp of path `i` into `stamp(&mut records[i])`), so that a list of
-    /// records with a stamp each needs no second list of stamps beside it.
+    /// [`FileStamp::of_all`] of files (not folders), written into records
+    /// the caller holds (the stamp of path `i` into `stamp(&mut
+    /// records[i])`), so that a list of records with a stamp each needs no
+    /// second list of stamps beside it. On Windows each folder's files are
+    /// stamped from one listing of it (`stamps_listed`), not by opening
+    /// every file.
     pub(crate) fn of_all_into<T: Send>(
         paths: &crate::arena::PathArena,
         records: &mut [T],
         stamp: fn(&mut T) -> &mut FileStamp,
+    ) -> Result<()> {
+        FileStamp::stamp_all(paths, records, stamp, true)
+    }
+
+    /// [`FileStamp::of_all_into`], and [`FileStamp::of_all`] with `listed`
+    /// false (folders: NTFS keeps a folder's times in its parent's listing
+    /// only as of the last time it was closed, so a folder is opened).
+    fn stamp_all<T: Send>(
+        paths: &crate::arena::PathArena,
+        records: &mut [T],
+        stamp: fn(&mut T) -> &mut FileStamp,
+        listed: bool,
     ) -> Result<()> {
         use rayon::prelude::*;
         const RUN: usize = 256;
         if records.len() != paths.len() {
             return Err(Error::internal("file stamps out of step with the files"));
         }
+        #[cfg(not(unix))]
+        if listed {
+            return stamps_listed(paths, records, stamp);
+        }
+        #[cfg(unix)]
+        let _ = listed;
         records
             .par_chunks_mut(RUN)
             .enumerate()
@@ -981,6 +1004,96 @@ impl FileStamp {
         let meta = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
         Ok(FileStamp::from_metadata(&meta))
     }
+}
+
+/// Stamps of files on Windows (see [`FileStamp::of_all_into`]) from a
+/// listing of each of their folders, on every core: a listing (std's
+/// `read_dir`, which asks Windows for a folder's entries many at a time)
+/// gives each entry's size and times, where [`std::fs::metadata`] opens
+/// each file and asks its handle. Git for Windows (its file system cache)
+/// and Ninja stamp files the same way. NTFS brings a file's listing entry
+/// up to date when the file is closed, and only the entry of the name it
+/// was opened by: a file still open for writing shows its earlier stamp
+/// until it is closed, and one written through another of its hard links
+/// keeps it under this name. A name the listing does not hold as it is
+/// written here, and a symbolic link (to be followed), take std's way, as
+/// does a folder that cannot be listed; so errors are std's.
+#[cfg(not(unix))]
+fn stamps_listed<T: Send>(
+    paths: &crate::arena::PathArena,
+    records: &mut [T],
+    field: fn(&mut T) -> &mut FileStamp,
+) -> Result<()> {
+    use rayon::prelude::*;
+    use std::collections::HashMap;
+    // Each folder with the positions of the paths in it, in the order first
+    // met (names are taken from `paths` again per folder, so only one
+    // folder's are held at a time on each thread); a path without both a
+    // folder and a name takes std's way.
+    let mut folders: Vec<(PathBuf, Vec<usize>)> = Vec::new();
+    let mut folder_at: HashMap<PathBuf, usize> = HashMap::new();
+    let mut alone = Vec::new();
+    for i in 0..paths.len() {
+        let path = paths.path(i);
+        match (path.parent(), path.file_name()) {
+            (Some(parent), Some(_)) if !parent.as_os_str().is_empty() => {
+                let at = *folder_at.entry(parent.to_path_buf()).or_insert_with(|| {
+                    folders.push((parent.to_path_buf(), Vec::new()));
+                    folders.len() - 1
+                });
+                folders[at].1.push(i);
+            }
+            _ => alone.push(i),
+        }
+    }
+    drop(folder_at);
+    let listed: Vec<Vec<(usize, FileStamp)>> = folders
+        .par_iter()
+        .map(|(folder, indices)| -> Result<Vec<(usize, FileStamp)>> {
+            let named: Vec<PathBuf> = indices.iter().map(|&i| paths.path(i)).collect();
+            let mut wanted: HashMap<&std::ffi::OsStr, Option<FileStamp>> = named
+                .iter()
+                .filter_map(|path| Some((path.file_name()?, None)))
+                .collect();
+            let mut left = wanted.len();
+            if let Ok(entries) = std::fs::read_dir(folder) {
+                for entry in entries {
+                    // An entry that does not read ends the listing: what is
+                    // still wanted takes std's way.
+                    let Ok(entry) = entry else { break };
+                    let name = entry.file_name();
+                    let Some(slot) = wanted.get_mut(name.as_os_str()) else {
+                        continue;
+                    };
+                    *slot = match entry.metadata() {
+                        Ok(meta) if !meta.file_type().is_symlink() => {
+                            Some(FileStamp::from_metadata(&meta))
+                        }
+                        _ => None,
+                    };
+                    left -= 1;
+                    if left == 0 {
+                        break;
+                    }
+                }
+            }
+            indices
+                .iter()
+                .zip(&named)
+                .map(|(&i, path)| {
+                    let listed = path.file_name().and_then(|name| *wanted.get(name)?);
+                    Ok((i, listed.map_or_else(|| FileStamp::following(path), Ok)?))
+                })
+                .collect()
+        })
+        .collect::<Result<_>>()?;
+    for (i, stamp) in listed.into_iter().flatten() {
+        *field(&mut records[i]) = stamp;
+    }
+    for i in alone {
+        *field(&mut records[i]) = FileStamp::following(&paths.path(i))?;
+    }
+    Ok(())
 }
 
 /// Stamps of the paths from `first` on into `records` (see
@@ -1426,6 +1539,8 @@ mod tests {
                 paths.push(path);
             }
         }
+        // A path asked twice is stamped twice.
+        paths.push(paths[3].clone());
         #[cfg(unix)]
         {
             // A link is followed, as `std::fs::metadata` does.
@@ -1434,10 +1549,16 @@ mod tests {
             paths.push(link);
         }
         let asked: Vec<&Path> = paths.iter().map(PathBuf::as_path).collect();
-        let stamps = FileStamp::of_all(&crate::arena::PathArena::of(&asked, asked.len())).unwrap();
-        for (path, stamp) in paths.iter().zip(&stamps) {
+        let arena = crate::arena::PathArena::of(&asked, asked.len());
+        let stamps = FileStamp::of_all(&arena).unwrap();
+        // Files stamped as files are (on Windows, from their folders'
+        // listings) what metadata says too.
+        let mut listed = vec![stamps[0]; stamps.len()];
+        FileStamp::of_all_into(&arena, &mut listed, |s| s).unwrap();
+        for ((path, stamp), listed) in paths.iter().zip(&stamps).zip(&listed) {
             let expected = FileStamp::from_metadata(&std::fs::metadata(path).unwrap());
             assert_eq!(*stamp, expected, "{}", path.display());
+            assert_eq!(*listed, expected, "{}", path.display());
             assert_ne!(stamp.modified_ns, 0);
         }
         #[cfg(unix)]
@@ -1445,8 +1566,11 @@ mod tests {
 
         // A file that is gone is an error naming it.
         let gone = sub.join("gone");
-        let error = FileStamp::of_all(&crate::arena::PathArena::of([asked[0], gone.as_path()], 2))
-            .unwrap_err();
+        let with_gone = crate::arena::PathArena::of([asked[0], gone.as_path()], 2);
+        let error = FileStamp::of_all(&with_gone).unwrap_err();
+        assert_eq!(error.file(), Some(gone.as_path()));
+        let mut two = vec![stamps[0]; 2];
+        let error = FileStamp::of_all_into(&with_gone, &mut two, |s| s).unwrap_err();
         assert_eq!(error.file(), Some(gone.as_path()));
     }
 
