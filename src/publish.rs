@@ -33,8 +33,23 @@ use crate::error::{Error, ErrorKind, Result};
 /// The suffix of every temporary file zenpak writes.
 pub(crate) const TEMPORARY_SUFFIX: &str = ".zenpak-tmp";
 
-/// Temporaries that exist now (registered on creation, removed on publish or drop).
-static TEMPORARIES: Mutex<BTreeSet<PathBuf>> = Mutex::new(BTreeSet::new());
+/// Temporaries that exist now (registered on creation, removed on publish
+/// or drop), in shards by path: a temporary is created under its shard's
+/// lock ([`create_registered`]), so threads writing many files (`unpack`,
+/// `extract`) create them side by side, not one at a time.
+static TEMPORARIES: [Mutex<BTreeSet<PathBuf>>; TEMPORARY_SHARDS] =
+    [const { Mutex::new(BTreeSet::new()) }; TEMPORARY_SHARDS];
+const TEMPORARY_SHARDS: usize = 16;
+
+/// The shard of [`TEMPORARIES`] that registers `path`.
+fn temporaries_of(path: &Path) -> std::sync::MutexGuard<'static, BTreeSet<PathBuf>> {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    path.hash(&mut hasher);
+    TEMPORARIES[hasher.finish() as usize % TEMPORARY_SHARDS]
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+}
 /// Files being extended in place, with the length each had (see [`Extension`]).
 static EXTENDED: Mutex<BTreeMap<PathBuf, u64>> = Mutex::new(BTreeMap::new());
 /// Held while a publication renames files; an interrupt waits for it.
@@ -64,9 +79,14 @@ pub(crate) fn check_interrupted() -> Result<()> {
 pub fn on_interrupt() {
     INTERRUPTED.store(true, Ordering::SeqCst);
     let publishing = PUBLISHING.lock().unwrap_or_else(|e| e.into_inner());
-    // Kept too: a temporary being created waits, then sees the interrupt.
-    let temporaries = TEMPORARIES.lock().unwrap_or_else(|e| e.into_inner());
-    for path in temporaries.iter() {
+    // Every shard, locked in order (a thread holds at most one, so this
+    // cannot deadlock) and kept too: a temporary being created waits, then
+    // sees the interrupt.
+    let temporaries: Vec<_> = TEMPORARIES
+        .iter()
+        .map(|shard| shard.lock().unwrap_or_else(|e| e.into_inner()))
+        .collect();
+    for path in temporaries.iter().flat_map(|shard| shard.iter()) {
         let _ = std::fs::remove_file(path);
     }
     let extended = EXTENDED.lock().unwrap_or_else(|e| e.into_inner());
@@ -166,7 +186,7 @@ impl Drop for Extension {
 /// Creates the temporary file `path` and registers it, as one step an
 /// interrupt cannot split: after an interrupt, nothing more is created.
 fn create_registered(path: &Path) -> Result<File> {
-    let mut temporaries = TEMPORARIES.lock().unwrap_or_else(|e| e.into_inner());
+    let mut temporaries = temporaries_of(path);
     check_interrupted()?;
     let file = std::fs::OpenOptions::new()
         .write(true)
@@ -437,10 +457,7 @@ impl Drop for TempFile {
 }
 
 fn unregister(path: &Path) {
-    TEMPORARIES
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .remove(path);
+    temporaries_of(path).remove(path);
 }
 
 /// Asks the system to drop the cached pages of the file at `path` (if any),
@@ -505,67 +522,199 @@ pub(crate) fn write_file_unsynced(
     publish(Vec::new(), vec![temp.stage_unsynced()])
 }
 
-/// Writes `data` to `dir/relative`, refusing any path that could leave
-/// `dir` (see [`write_inside_with`]).
-pub(crate) fn write_inside(dir: &Path, relative: &str, data: &[u8]) -> Result<PathBuf> {
-    write_inside_with(dir, relative, &mut |w| {
-        w.write_all(data)
-            .map_err(|e| Error::new(crate::error::ErrorKind::Io(e)))
-    })
+/// A folder zenpak writes files into (`unpack`, `extract`, `get`, a pak
+/// input unpacked for a build, packages added to a mod): inside it only —
+/// no absolute path, `..`, drive letter or backslash, no folder below it
+/// that is a symbolic link, no target that is one; folders are created one
+/// at a time, none through a link ([`create_folders_inside`]). Each file
+/// goes through a temporary beside it renamed when complete (registered,
+/// so an interrupt removes it) — or, in a folder that was empty, on Linux,
+/// a file without a name linked in when complete. A failed fill leaves
+/// nothing. Folders already checked are remembered, so a file costs a
+/// create, its writes and a rename or link (and, in a folder that was not
+/// empty, a look at what it replaces), not a walk of its path. No sync per
+/// file: what is written here can be made again, and thousands of fsyncs
+/// would dominate an unpack.
+pub(crate) struct OutputDir {
+    root: PathBuf,
+    checked: std::sync::Mutex<BTreeSet<PathBuf>>,
+    /// The folder was empty when extraction began: nothing in it is a
+    /// symbolic link zenpak did not make (it makes none).
+    was_empty: bool,
+    /// The filesystem refused a file without a name: temporaries are renamed.
+    #[cfg(target_os = "linux")]
+    no_unnamed: std::sync::atomic::AtomicBool,
+    /// The folder each thread writes files without a name into now: a
+    /// package's files, and the next package's, are mostly in one folder.
+    #[cfg(target_os = "linux")]
+    folders: std::sync::Mutex<Vec<(std::thread::ThreadId, std::sync::Arc<UnnamedFolder>)>>,
 }
 
-/// Streams a file into `dir/relative`: `fill` writes the data into a
-/// uniquely named temporary beside the target, which is renamed into place
-/// only when `fill` succeeds (and deleted otherwise), so a failed or
-/// corrupt read never leaves a file behind. Refuses any path that could
-/// leave `dir` (absolute paths, `..`, drive letters, backslashes, a folder
-/// below `dir` that is a symlink, a target that is a symlink); folders are
-/// created one at a time, none through a link ([`create_folders_inside`]).
-pub(crate) fn write_inside_with(
-    dir: &Path,
-    relative: &str,
-    fill: &mut dyn FnMut(&mut dyn Write) -> Result<()>,
-) -> Result<PathBuf> {
-    crate::mount::validate_relative_path(relative).map_err(|_| {
-        Error::invalid(format!(
-            "refusing to write `{relative}`: the path would leave the output folder"
-        ))
-    })?;
-    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-    let root = dir.canonicalize().map_err(|e| Error::io(dir, e))?;
-    let target = root.join(relative);
-    let parent = target.parent().unwrap_or(&root);
-    create_folders_inside(&root, parent, relative)?;
-    let real_parent = parent.canonicalize().map_err(|e| Error::io(parent, e))?;
-    if !real_parent.starts_with(&root) {
-        return Err(Error::invalid(format!(
-            "refusing to write `{relative}`: it resolves outside the output folder"
-        )));
+impl OutputDir {
+    /// The folder `root` (created if missing).
+    pub(crate) fn new(root: &Path) -> Result<Self> {
+        std::fs::create_dir_all(root).map_err(|e| Error::io(root, e))?;
+        let root = root.canonicalize().map_err(|e| Error::io(root, e))?;
+        let was_empty = std::fs::read_dir(&root)
+            .map_err(|e| Error::io(&root, e))?
+            .next()
+            .is_none();
+        Ok(OutputDir {
+            root,
+            checked: std::sync::Mutex::new(BTreeSet::new()),
+            was_empty,
+            #[cfg(target_os = "linux")]
+            no_unnamed: Default::default(),
+            #[cfg(target_os = "linux")]
+            folders: Default::default(),
+        })
     }
-    if target
-        .symlink_metadata()
-        .map(|m| m.file_type().is_symlink())
-        .unwrap_or(false)
-    {
-        return Err(Error::invalid(format!(
-            "refusing to write `{relative}`: it is a symbolic link"
-        )));
+
+    /// The folder, its links resolved: a file written as `relative` is
+    /// `root().join(relative)`.
+    pub(crate) fn root(&self) -> &Path {
+        &self.root
     }
-    // No sync per file: an extracted tree is re-creatable, and thousands of
-    // fsyncs would dominate an unpack; the rename alone keeps files whole.
-    let temp = temporary_path_for(&target);
-    let file = create_registered(&temp)?;
-    let result = (|| {
-        let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
-        fill(&mut out).map_err(|e| e.in_file(&target))?;
-        out.flush().map_err(|e| Error::io(&temp, e))?;
-        std::fs::rename(&temp, &target).map_err(|e| Error::io(&target, e))
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&temp);
+
+    /// Writes `relative` (a `/`-separated path), streamed by `fill` through
+    /// a buffer; returns what `fill` returns (its byte count).
+    pub(crate) fn write(
+        &self,
+        relative: &str,
+        fill: impl FnOnce(&mut dyn Write) -> Result<u64>,
+    ) -> Result<u64> {
+        self.write_file(relative, |file, temp| {
+            let mut w = std::io::BufWriter::with_capacity(1 << 16, file);
+            let n = fill(&mut w)?;
+            w.flush().map_err(|e| Error::io(temp, e))?;
+            Ok(n)
+        })
     }
-    unregister(&temp);
-    result.map(|_| target)
+
+    /// Writes `data`, already in memory, as `relative`: one write, no buffer
+    /// in between (see [`OutputDir::write`]).
+    pub(crate) fn write_bytes(&self, relative: &str, data: &[u8]) -> Result<u64> {
+        self.write_file(relative, |file, _| {
+            file.write_all(data).map_err(|e| Error::io(relative, e))?;
+            Ok(data.len() as u64)
+        })
+    }
+
+    /// Checks `relative`, creates its folders, has `fill` write its
+    /// temporary (given with its path) and renames it into place.
+    fn write_file(
+        &self,
+        relative: &str,
+        fill: impl FnOnce(&mut File, &Path) -> Result<u64>,
+    ) -> Result<u64> {
+        crate::mount::validate_relative_path(relative).map_err(|_| {
+            Error::invalid(format!(
+                "refusing to write `{relative}`: the path would leave the output folder"
+            ))
+        })?;
+        let target = self.root.join(relative);
+        let parent = target.parent().unwrap_or(&self.root).to_path_buf();
+        let known = |checked: &std::sync::Mutex<BTreeSet<PathBuf>>| {
+            checked
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .contains(&parent)
+        };
+        if !known(&self.checked) {
+            create_folders_inside(&self.root, &parent, relative)?;
+            let real = parent.canonicalize().map_err(|e| Error::io(&parent, e))?;
+            if !real.starts_with(&self.root) {
+                return Err(Error::invalid(format!(
+                    "refusing to write `{relative}`: it resolves outside the output folder"
+                )));
+            }
+            self.checked
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert(parent.clone());
+        }
+        if !self.was_empty
+            && target
+                .symlink_metadata()
+                .is_ok_and(|m| m.file_type().is_symlink())
+        {
+            return Err(Error::invalid(format!(
+                "refusing to write `{relative}`: it is a symbolic link"
+            )));
+        }
+        // In a folder that was empty, a new file is written without a name
+        // and named when complete: a create and a link, no rename.
+        #[cfg(target_os = "linux")]
+        if self.was_empty && !self.no_unnamed.load(std::sync::atomic::Ordering::Relaxed) {
+            let created = self
+                .unnamed_folder(&parent)
+                .and_then(|folder| Some((folder.create()?, folder)));
+            match created {
+                Some((mut file, folder)) => {
+                    let n = fill(&mut file, &target)?;
+                    let name = target.file_name().unwrap_or_default();
+                    if folder.link(&file, name).is_ok() {
+                        return Ok(n);
+                    }
+                    // Named another way: the bytes are copied to a temporary
+                    // renamed into place (the name exists, or no `/proc`).
+                    use std::io::Seek;
+                    file.rewind().map_err(|e| Error::io(&target, e))?;
+                    return self.write_through_temporary(&target, |temp_file, temp| {
+                        std::io::copy(&mut file, temp_file).map_err(|e| Error::io(temp, e))?;
+                        Ok(n)
+                    });
+                }
+                None => self
+                    .no_unnamed
+                    .store(true, std::sync::atomic::Ordering::Relaxed),
+            }
+        }
+        self.write_through_temporary(&target, fill)
+    }
+
+    /// The folder `parent` open for files without a name, kept for the
+    /// calling thread until it writes into another folder.
+    #[cfg(target_os = "linux")]
+    fn unnamed_folder(&self, parent: &Path) -> Option<std::sync::Arc<UnnamedFolder>> {
+        let thread = std::thread::current().id();
+        let lock = || self.folders.lock().unwrap_or_else(|e| e.into_inner());
+        let kept = lock()
+            .iter()
+            .find(|(t, f)| *t == thread && f.path() == parent)
+            .map(|(_, f)| std::sync::Arc::clone(f));
+        if kept.is_some() {
+            return kept;
+        }
+        let folder = std::sync::Arc::new(UnnamedFolder::open(parent)?);
+        let mut folders = lock();
+        match folders.iter_mut().find(|(t, _)| *t == thread) {
+            Some(entry) => entry.1 = std::sync::Arc::clone(&folder),
+            None => folders.push((thread, std::sync::Arc::clone(&folder))),
+        }
+        Some(folder)
+    }
+
+    /// Has `fill` write a temporary beside `target` and renames it into place.
+    fn write_through_temporary(
+        &self,
+        target: &Path,
+        fill: impl FnOnce(&mut File, &Path) -> Result<u64>,
+    ) -> Result<u64> {
+        let temp = temporary_path_for(target);
+        let mut file = create_registered(&temp)?;
+        let result = (|| {
+            let n = fill(&mut file, &temp)?;
+            drop(file);
+            std::fs::rename(&temp, target).map_err(|e| Error::io(target, e))?;
+            Ok(n)
+        })();
+        if result.is_err() {
+            let _ = std::fs::remove_file(&temp);
+        }
+        unregister(&temp);
+        result
+    }
 }
 
 /// Creates the folders from `root` down to `folder` (inside it) one at a
@@ -1526,6 +1675,74 @@ pub(crate) fn checked_recorded_file(
 mod tests {
     use super::*;
 
+    /// The names in `folder`, sorted.
+    fn names_in(folder: &Path) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(folder)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
+    /// In a folder that was empty, a file is linked in when whole (Linux);
+    /// a second file under the same name replaces it through a temporary.
+    /// Either way the folder ends up holding the last bytes and nothing else.
+    #[test]
+    fn a_path_written_twice_into_an_empty_folder_holds_the_last_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = OutputDir::new(&dir.path().join("out")).unwrap();
+        assert_eq!(out.write_bytes("a/b.bin", b"first").unwrap(), 5);
+        assert_eq!(out.write_bytes("a/b.bin", b"second").unwrap(), 6);
+        let streamed = out.write("a/c.bin", |w| {
+            w.write_all(b"xyz")
+                .map_err(|e| Error::io(Path::new("a/c.bin"), e))?;
+            Ok(3)
+        });
+        assert_eq!(streamed.unwrap(), 3);
+        let folder = dir.path().join("out/a");
+        assert_eq!(std::fs::read(folder.join("b.bin")).unwrap(), b"second");
+        assert_eq!(std::fs::read(folder.join("c.bin")).unwrap(), b"xyz");
+        assert_eq!(names_in(&folder), ["b.bin", "c.bin"]);
+    }
+
+    /// A fill that fails leaves nothing, in a folder that was empty and in
+    /// one that was not; in the latter the temporary is registered while it
+    /// is filled, so that an interrupt would remove it.
+    #[test]
+    fn a_failed_write_leaves_nothing_and_a_temporary_is_registered_meanwhile() {
+        let dir = tempfile::tempdir().unwrap();
+        let failed = || Err(Error::invalid("the data did not check out"));
+        let empty = OutputDir::new(&dir.path().join("empty")).unwrap();
+        assert!(empty.write("a/x.bin", |_| failed()).is_err());
+        assert_eq!(
+            std::fs::read_dir(dir.path().join("empty/a"))
+                .unwrap()
+                .count(),
+            0
+        );
+
+        let full = dir.path().join("full");
+        std::fs::create_dir_all(full.join("a")).unwrap();
+        std::fs::write(full.join("a/keep.bin"), b"kept").unwrap();
+        let out = OutputDir::new(&full).unwrap();
+        let mut registered = false;
+        let result = out.write("a/x.bin", |w| {
+            w.write_all(b"partial").unwrap();
+            w.flush().unwrap();
+            let names: Vec<PathBuf> = std::fs::read_dir(out.root().join("a"))
+                .unwrap()
+                .map(|e| e.unwrap().path())
+                .filter(|p| is_temporary_name(&p.file_name().unwrap().to_string_lossy()))
+                .collect();
+            registered = names.len() == 1 && temporaries_of(&names[0]).contains(&names[0]);
+            failed()
+        });
+        assert!(result.is_err());
+        assert!(registered, "the temporary was not registered while filled");
+        assert_eq!(names_in(&full.join("a")), ["keep.bin"]);
+    }
+
     #[test]
     fn stamps_of_many_files_are_what_metadata_says() {
         let dir = tempfile::tempdir().unwrap();
@@ -1603,12 +1820,7 @@ mod tests {
         third.write_all(b"by proc").unwrap();
         folder.link(&third, "b.bin".as_ref()).unwrap();
         assert_eq!(std::fs::read(dir.path().join("b.bin")).unwrap(), b"by proc");
-        let mut names: Vec<_> = std::fs::read_dir(dir.path())
-            .unwrap()
-            .map(|e| e.unwrap().file_name())
-            .collect();
-        names.sort();
-        assert_eq!(names, ["a.bin", "b.bin"]);
+        assert_eq!(names_in(dir.path()), ["a.bin", "b.bin"]);
     }
 
     #[test]
@@ -1642,10 +1854,7 @@ mod tests {
         publish(vec![old.clone()], staged).unwrap();
         assert!(!old.exists());
         assert_eq!(std::fs::read(dir.path().join("a.pak")).unwrap(), b"a.pak");
-        let names: Vec<String> = std::fs::read_dir(dir.path())
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .collect();
+        let names = names_in(dir.path());
         assert!(names.iter().all(|n| !is_temporary_name(n)), "{names:?}");
     }
 

@@ -175,20 +175,22 @@ fn unpack_once(pak: &Path, dir: &Path, keys: &KeyRing, trust: Trust) -> Result<(
     drop(seen);
     let mut files = Vec::with_capacity(reader.entries.len());
     let mut written = Vec::with_capacity(reader.entries.len());
+    let out = crate::publish::OutputDir::new(dir)?;
     for entry in &reader.entries {
         crate::publish::check_interrupted()?;
         let path = crate::mount::virtual_path(&reader.mount_point, &entry.path);
         let mut hasher = blake3::Hasher::new();
-        let target = crate::publish::write_inside_with(dir, &path, &mut |w| {
+        out.write(&path, |w| {
             let mut hashing = Hashing {
                 inner: w,
                 hasher: blake3::Hasher::new(),
             };
-            reader.read_to(entry, &mut hashing)?;
+            let n = reader.read_to(entry, &mut hashing)?;
             hasher = hashing.hasher;
-            Ok(())
+            Ok(n)
         })
         .map_err(|e| e.in_file(pak).within(format!("entry `{}`", entry.path)))?;
+        let target = out.root().join(&path);
         written.push(WrittenFile {
             stamp: FileStamp::of(&target).map_err(|e| Error::io(&target, e))?,
             blake3: crate::hash::hex(hasher.finalize().as_bytes()),

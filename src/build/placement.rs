@@ -176,9 +176,12 @@ pub fn add(
             failures,
         }));
     }
-    for (relative, data) in &writes {
-        crate::publish::check_interrupted()?;
-        crate::publish::write_inside(content_root, relative, data)?;
+    if !writes.is_empty() {
+        let out = crate::publish::OutputDir::new(content_root)?;
+        for (relative, data) in &writes {
+            crate::publish::check_interrupted()?;
+            out.write_bytes(relative, data)?;
+        }
     }
     Ok(plans
         .into_iter()

@@ -24,13 +24,10 @@
 //! results and events are put back in plan order); bulk data and pak files go to their files
 //! block by block; [`SourceHeaders`] keeps at most 256 imported headers (read on demand); each
 //! package's warnings go to the caller as `ExtractEvent`s as they come, not kept.
-//! [`OutputDir`] checks every path like `iostore::reader::write_inside` (never outside the
-//! output folder) and writes each file under a temporary name in its folder, renamed when
-//! complete, or (Linux, into a folder that was empty) without a name, linked in when complete
-//! through a handle on its folder each thread keeps. Tests: `tests/extract/extract_cli.rs`.
+//! Files are written through [`OutputDir`] (never outside the output folder, none under its
+//! name before it is whole). Tests: `tests/extract/extract_cli.rs`.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
-use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -42,9 +39,9 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::game::{ChunkRef, FileOrigin, GameView};
 use crate::hash::package_id;
 use crate::iostore::chunk::ChunkType;
-use crate::iostore::validate_relative_path;
 use crate::pak::crypto::KeyRing;
 use crate::pak::PakReader;
+use crate::publish::OutputDir;
 use crate::version::EngineVersion;
 
 use super::provider::{read_header, HeaderProvider, ProvidedPackage};
@@ -920,218 +917,4 @@ fn package_groups(plan: &[Planned]) -> Vec<std::ops::Range<usize>> {
         groups.push(start..plan.len());
     }
     groups
-}
-
-/// The output folder: files are written inside it only, each through a
-/// temporary file renamed when complete — or, in a folder that was empty,
-/// on Linux, a file without a name linked in when complete. Folders
-/// already checked are remembered, so a file costs a create, its writes
-/// and a rename or link (and, in a folder that was not empty, a look at
-/// what it replaces). Either way no file shows under its name before it
-/// is whole.
-pub(crate) struct OutputDir {
-    root: PathBuf,
-    checked: std::sync::Mutex<BTreeSet<PathBuf>>,
-    /// The folder was empty when extraction began: nothing in it is a
-    /// symbolic link zenpak did not make (it makes none).
-    was_empty: bool,
-    /// The filesystem refused a file without a name: temporaries are renamed.
-    #[cfg(target_os = "linux")]
-    no_unnamed: std::sync::atomic::AtomicBool,
-    /// The folder each thread writes files without a name into now: a
-    /// package's files, and the next package's, are mostly in one folder.
-    #[cfg(target_os = "linux")]
-    folders: std::sync::Mutex<Vec<(std::thread::ThreadId, Arc<crate::publish::UnnamedFolder>)>>,
-}
-
-impl OutputDir {
-    /// The folder `root` (created if missing).
-    pub(crate) fn new(root: &Path) -> Result<Self> {
-        std::fs::create_dir_all(root).map_err(|e| Error::io(root, e))?;
-        let root = root.canonicalize().map_err(|e| Error::io(root, e))?;
-        let was_empty = std::fs::read_dir(&root)
-            .map_err(|e| Error::io(&root, e))?
-            .next()
-            .is_none();
-        Ok(OutputDir {
-            root,
-            checked: std::sync::Mutex::new(BTreeSet::new()),
-            was_empty,
-            #[cfg(target_os = "linux")]
-            no_unnamed: Default::default(),
-            #[cfg(target_os = "linux")]
-            folders: Default::default(),
-        })
-    }
-
-    /// Writes `relative` (a `/`-separated path), streamed by `fill` through
-    /// a buffer. Refuses paths that would leave the folder (see
-    /// [`crate::publish::write_inside`]).
-    pub(crate) fn write(
-        &self,
-        relative: &str,
-        fill: impl FnOnce(&mut dyn Write) -> Result<u64>,
-    ) -> Result<u64> {
-        self.write_file(relative, |file, temp| {
-            let mut w = std::io::BufWriter::with_capacity(1 << 16, file);
-            let n = fill(&mut w)?;
-            w.flush().map_err(|e| Error::io(temp, e))?;
-            Ok(n)
-        })
-    }
-
-    /// Writes `data`, already in memory, as `relative`: one write, no buffer
-    /// in between (see [`OutputDir::write`]).
-    pub(crate) fn write_bytes(&self, relative: &str, data: &[u8]) -> Result<u64> {
-        self.write_file(relative, |file, _| {
-            file.write_all(data).map_err(|e| Error::io(relative, e))?;
-            Ok(data.len() as u64)
-        })
-    }
-
-    /// Checks `relative`, creates its folders, has `fill` write its
-    /// temporary (given with its path) and renames it into place.
-    fn write_file(
-        &self,
-        relative: &str,
-        fill: impl FnOnce(&mut File, &Path) -> Result<u64>,
-    ) -> Result<u64> {
-        validate_relative_path(relative).map_err(|_| {
-            Error::invalid(format!(
-                "refusing to write `{relative}`: the path would leave the output folder"
-            ))
-        })?;
-        let target = self.root.join(relative);
-        let parent = target.parent().unwrap_or(&self.root).to_path_buf();
-        let known = |checked: &std::sync::Mutex<BTreeSet<PathBuf>>| {
-            checked
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .contains(&parent)
-        };
-        if !known(&self.checked) {
-            crate::publish::create_folders_inside(&self.root, &parent, relative)?;
-            let real = parent.canonicalize().map_err(|e| Error::io(&parent, e))?;
-            if !real.starts_with(&self.root) {
-                return Err(Error::invalid(format!(
-                    "refusing to write `{relative}`: it resolves outside the output folder"
-                )));
-            }
-            self.checked
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .insert(parent.clone());
-        }
-        if !self.was_empty
-            && target
-                .symlink_metadata()
-                .is_ok_and(|m| m.file_type().is_symlink())
-        {
-            return Err(Error::invalid(format!(
-                "refusing to write `{relative}`: it is a symbolic link"
-            )));
-        }
-        // In a folder that was empty, a new file is written without a name
-        // and named when complete: a create and a link, no rename.
-        #[cfg(target_os = "linux")]
-        if self.was_empty && !self.no_unnamed.load(std::sync::atomic::Ordering::Relaxed) {
-            let created = self
-                .unnamed_folder(&parent)
-                .and_then(|folder| Some((folder.create()?, folder)));
-            match created {
-                Some((mut file, folder)) => {
-                    let n = fill(&mut file, &target)?;
-                    let name = target.file_name().unwrap_or_default();
-                    if folder.link(&file, name).is_ok() {
-                        return Ok(n);
-                    }
-                    // Named another way: the bytes are copied to a temporary
-                    // renamed into place (the name exists, or no `/proc`).
-                    use std::io::Seek;
-                    file.rewind().map_err(|e| Error::io(&target, e))?;
-                    return self.write_through_temporary(&target, |temp_file, temp| {
-                        std::io::copy(&mut file, temp_file).map_err(|e| Error::io(temp, e))?;
-                        Ok(n)
-                    });
-                }
-                None => self
-                    .no_unnamed
-                    .store(true, std::sync::atomic::Ordering::Relaxed),
-            }
-        }
-        self.write_through_temporary(&target, fill)
-    }
-
-    /// The folder `parent` open for files without a name, kept for the
-    /// calling thread until it writes into another folder.
-    #[cfg(target_os = "linux")]
-    fn unnamed_folder(&self, parent: &Path) -> Option<Arc<crate::publish::UnnamedFolder>> {
-        let thread = std::thread::current().id();
-        let lock = || self.folders.lock().unwrap_or_else(|e| e.into_inner());
-        let kept = lock()
-            .iter()
-            .find(|(t, f)| *t == thread && f.path() == parent)
-            .map(|(_, f)| Arc::clone(f));
-        if kept.is_some() {
-            return kept;
-        }
-        let folder = Arc::new(crate::publish::UnnamedFolder::open(parent)?);
-        let mut folders = lock();
-        match folders.iter_mut().find(|(t, _)| *t == thread) {
-            Some(entry) => entry.1 = Arc::clone(&folder),
-            None => folders.push((thread, Arc::clone(&folder))),
-        }
-        Some(folder)
-    }
-
-    /// Has `fill` write a temporary beside `target` and renames it into place.
-    fn write_through_temporary(
-        &self,
-        target: &Path,
-        fill: impl FnOnce(&mut File, &Path) -> Result<u64>,
-    ) -> Result<u64> {
-        let temp = crate::publish::temporary_path_for(target);
-        let result = (|| {
-            let mut file = File::create(&temp).map_err(|e| Error::io(&temp, e))?;
-            let n = fill(&mut file, &temp)?;
-            drop(file);
-            std::fs::rename(&temp, target).map_err(|e| Error::io(target, e))?;
-            Ok(n)
-        })();
-        if result.is_err() {
-            let _ = std::fs::remove_file(&temp);
-        }
-        result
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// In a folder that was empty, a file is linked in when whole (Linux);
-    /// a second file under the same name replaces it through a temporary.
-    /// Either way the folder ends up holding the last bytes and nothing else.
-    #[test]
-    fn a_path_written_twice_into_an_empty_folder_holds_the_last_bytes() {
-        let dir = tempfile::tempdir().unwrap();
-        let out = OutputDir::new(&dir.path().join("out")).unwrap();
-        assert_eq!(out.write_bytes("a/b.bin", b"first").unwrap(), 5);
-        assert_eq!(out.write_bytes("a/b.bin", b"second").unwrap(), 6);
-        let streamed = out.write("a/c.bin", |w| {
-            w.write_all(b"xyz")
-                .map_err(|e| Error::io(Path::new("a/c.bin"), e))?;
-            Ok(3)
-        });
-        assert_eq!(streamed.unwrap(), 3);
-        let folder = dir.path().join("out/a");
-        assert_eq!(std::fs::read(folder.join("b.bin")).unwrap(), b"second");
-        assert_eq!(std::fs::read(folder.join("c.bin")).unwrap(), b"xyz");
-        let mut names: Vec<String> = std::fs::read_dir(&folder)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .collect();
-        names.sort();
-        assert_eq!(names, ["b.bin", "c.bin"]);
-    }
 }

@@ -64,7 +64,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::iostore::chunk::{ChunkId, ChunkType};
 use crate::iostore::container_header::ContainerHeader;
 use crate::iostore::reader::{
-    refuse_layout, unpacked_chunk_name, verify_pak_entries, write_inside_with, VerifyReport,
+    refuse_layout, unpacked_chunk_name, verify_pak_entries, VerifyReport,
 };
 use crate::iostore::{companion, Container};
 use crate::pak::crypto::KeyRing;
@@ -782,18 +782,14 @@ impl GameView {
             output: dir.display().to_string(),
             ..UnpackSummary::default()
         };
+        let out = crate::publish::OutputDir::new(dir)?;
         for f in selected {
             if f.remote {
                 summary.remote.push(f.path.clone());
                 continue;
             }
-            let mut bytes = 0;
-            write_inside_with(dir, &f.path, &mut |w| {
-                bytes = self.read_file_to(f, w)?;
-                Ok(())
-            })?;
+            summary.bytes += out.write(&f.path, |w| self.read_file_to(f, w))?;
             summary.files += 1;
-            summary.bytes += bytes;
         }
         Ok(summary)
     }
@@ -811,12 +807,7 @@ impl GameView {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .ok_or_else(|| Error::usage(format!("{}: not a file name", out.display())))?;
-        let mut bytes = 0;
-        write_inside_with(dir, &name, &mut |w| {
-            bytes = self.read_file_to(file, w)?;
-            Ok(())
-        })?;
-        Ok(bytes)
+        crate::publish::OutputDir::new(dir)?.write(&name, |w| self.read_file_to(file, w))
     }
 }
 

@@ -55,7 +55,7 @@
 //!
 //! # `unpack`
 //!
-//! Files go through `publish::write_inside_with`: a unique temporary beside the target, renamed only
+//! Files go through `publish::OutputDir`: a unique temporary beside the target, renamed only
 //! when its data checked out, deleted otherwise; absolute paths, `..`, drive letters, backslashes and
 //! symlinked targets or folders are refused (`publish::create_folders_inside`). A package chunk
 //! (`ExportBundleData`) is written as `X.uzenasset` / `X.uzenmap` (never mistaken for a legacy
@@ -465,7 +465,7 @@ impl Container {
     /// Streams chunk `index` into `sink` one compression block at a time,
     /// then checks the chunk's hash: on a mismatch the error comes after
     /// `sink` got the data, so callers that write files write to a
-    /// temporary they discard on error ([`write_inside_with`]). Errors name
+    /// temporary they discard on error ([`crate::publish::OutputDir`]). Errors name
     /// the chunk, the block and its `.ucas` offset.
     pub(crate) fn read_chunk_to(&self, index: usize, sink: &mut dyn Write) -> Result<u64> {
         if index >= self.toc.chunk_ids.len() {
@@ -1197,5 +1197,3 @@ pub(crate) fn refuse_layout(mut errors: Vec<Error>) -> Result<()> {
         })),
     }
 }
-
-pub(crate) use crate::publish::write_inside_with;

@@ -472,11 +472,10 @@ impl PakReader {
     /// accepts); nothing is written outside `dir` whatever the paths in the
     /// pak say, and each file appears only once its data has checked out.
     pub(crate) fn unpack_filtered(&self, dir: &Path, keep: &dyn Fn(&str) -> bool) -> Result<usize> {
+        let out = crate::publish::OutputDir::new(dir)?;
         let mut count = 0;
         for entry in self.entries.iter().filter(|e| keep(&e.path)) {
-            crate::publish::write_inside_with(dir, &entry.path, &mut |w| {
-                self.read_to(entry, w).map(|_| ())
-            })?;
+            out.write(&entry.path, |w| self.read_to(entry, w))?;
             count += 1;
         }
         Ok(count)
