@@ -626,7 +626,9 @@ impl OutputDir {
             if !real.starts_with(&self.root) {
                 return Err(Error::invalid(format!(
                     "refusing to write `{relative}`: it resolves outside the output folder"
-                )));
+                ))
+                .in_file(&parent)
+                .with_hint("remove the link that leads out, or write into another folder"));
             }
             self.checked
                 .lock()
@@ -640,7 +642,9 @@ impl OutputDir {
         {
             return Err(Error::invalid(format!(
                 "refusing to write `{relative}`: it is a symbolic link"
-            )));
+            ))
+            .in_file(&target)
+            .with_hint("remove the link, or write into another folder"));
         }
         // In a folder that was empty, a new file is written without a name
         // and named when complete: a create and a link, no rename.

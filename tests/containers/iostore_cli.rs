@@ -141,6 +141,54 @@ fn unpack_never_writes_outside_the_folder() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// `unpack --force` into a folder holding a symbolic link where a file or a
+/// folder of the container goes, and `get -o` onto a link, refuse (naming
+/// the link) and leave what the links point to as it was.
+#[cfg(unix)]
+#[test]
+fn unpack_and_get_never_write_through_a_symbolic_link() {
+    let dir = common::temp_dir("links");
+    let utoc = build(&dir);
+    let u = utoc.to_str().unwrap();
+    let victim = dir.join("victim.ini");
+    std::fs::write(&victim, b"victim").unwrap();
+    let elsewhere = dir.join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let out = dir.join("out");
+    let o = out.to_str().unwrap();
+    run(None, &["unpack", u, o]).ok();
+
+    // A file of the container that is now a link.
+    let ini = out.join("MyGame/Config/DefaultGame.ini");
+    std::fs::remove_file(&ini).unwrap();
+    std::os::unix::fs::symlink(&victim, &ini).unwrap();
+    let args = ["unpack", u, o, "--force", "--message-format", "json"];
+    let error = run(None, &args).assert_code(1).error();
+    assert_eq!(error["code"], "format", "{error}");
+    assert_eq!(common::file_tail(&error, 1), "DefaultGame.ini", "{error}");
+    let get_args = [
+        "get",
+        u,
+        "MyGame/Config/DefaultGame.ini",
+        "-o",
+        ini.to_str().unwrap(),
+        "--message-format",
+        "json",
+    ];
+    let error = run(None, &get_args).assert_code(1).error();
+    assert_eq!(error["code"], "format", "{error}");
+    assert_eq!(common::file_tail(&error, 1), "DefaultGame.ini", "{error}");
+    assert_eq!(std::fs::read(&victim).unwrap(), b"victim");
+
+    // A folder of the container that is now a link.
+    std::fs::remove_dir_all(out.join("MyGame/Config")).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, out.join("MyGame/Config")).unwrap();
+    let error = run(None, &args).assert_code(1).error();
+    assert_eq!(error["code"], "format", "{error}");
+    assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// A map built into a container is unpacked as `.uzenmap`, and `inspect`
 /// reads that file back as the Zen package of the map.
 #[test]
