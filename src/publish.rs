@@ -583,10 +583,10 @@ impl OutputDir {
         relative: &str,
         fill: impl FnOnce(&mut dyn Write) -> Result<u64>,
     ) -> Result<u64> {
-        self.write_file(relative, |file, temp| {
+        self.write_file(relative, |file, target| {
             let mut w = std::io::BufWriter::with_capacity(1 << 16, file);
-            let n = fill(&mut w)?;
-            w.flush().map_err(|e| Error::io(temp, e))?;
+            let n = fill(&mut w).map_err(|e| e.in_file(target))?;
+            w.flush().map_err(|e| Error::io(target, e))?;
             Ok(n)
         })
     }
@@ -594,14 +594,15 @@ impl OutputDir {
     /// Writes `data`, already in memory, as `relative`: one write, no buffer
     /// in between (see [`OutputDir::write`]).
     pub(crate) fn write_bytes(&self, relative: &str, data: &[u8]) -> Result<u64> {
-        self.write_file(relative, |file, _| {
-            file.write_all(data).map_err(|e| Error::io(relative, e))?;
+        self.write_file(relative, |file, target| {
+            file.write_all(data).map_err(|e| Error::io(target, e))?;
             Ok(data.len() as u64)
         })
     }
 
     /// Checks `relative`, creates its folders, has `fill` write its
-    /// temporary (given with its path) and renames it into place.
+    /// temporary (given the target's path, which its errors name) and
+    /// renames it into place.
     fn write_file(
         &self,
         relative: &str,
@@ -708,7 +709,7 @@ impl OutputDir {
         let temp = temporary_path_for(target);
         let mut file = create_registered(&temp)?;
         let result = (|| {
-            let n = fill(&mut file, &temp)?;
+            let n = fill(&mut file, target)?;
             drop(file);
             std::fs::rename(&temp, target).map_err(|e| Error::io(target, e))?;
             Ok(n)
@@ -1179,27 +1180,21 @@ fn stamps_listed<T: Send>(
 ) -> Result<()> {
     use rayon::prelude::*;
     use std::collections::HashMap;
-    // Each folder with the positions of the paths in it, in the order first
-    // met (names are taken from `paths` again per folder, so only one
-    // folder's are held at a time on each thread); a path without both a
-    // folder and a name takes std's way.
-    let mut folders: Vec<(PathBuf, Vec<usize>)> = Vec::new();
-    let mut folder_at: HashMap<PathBuf, usize> = HashMap::new();
+    // Each folder with the positions of the paths in it (names are taken
+    // from `paths` again per folder, so only one folder's are held at a
+    // time on each thread); a path without both a folder and a name takes
+    // std's way.
+    let mut folders: HashMap<PathBuf, Vec<usize>> = HashMap::new();
     let mut alone = Vec::new();
     for i in 0..paths.len() {
         let path = paths.path(i);
         match (path.parent(), path.file_name()) {
             (Some(parent), Some(_)) if !parent.as_os_str().is_empty() => {
-                let at = *folder_at.entry(parent.to_path_buf()).or_insert_with(|| {
-                    folders.push((parent.to_path_buf(), Vec::new()));
-                    folders.len() - 1
-                });
-                folders[at].1.push(i);
+                folders.entry(parent.to_path_buf()).or_default().push(i);
             }
             _ => alone.push(i),
         }
     }
-    drop(folder_at);
     let listed: Vec<Vec<(usize, FileStamp)>> = folders
         .par_iter()
         .map(|(folder, indices)| -> Result<Vec<(usize, FileStamp)>> {
@@ -1718,7 +1713,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let failed = || Err(Error::invalid("the data did not check out"));
         let empty = OutputDir::new(&dir.path().join("empty")).unwrap();
-        assert!(empty.write("a/x.bin", |_| failed()).is_err());
+        let error = empty.write("a/x.bin", |_| failed()).unwrap_err();
+        // The error names the file it was for.
+        assert_eq!(error.file(), Some(empty.root().join("a/x.bin").as_path()));
         assert_eq!(
             std::fs::read_dir(dir.path().join("empty/a"))
                 .unwrap()
@@ -1742,7 +1739,10 @@ mod tests {
             registered = names.len() == 1 && temporaries_of(&names[0]).contains(&names[0]);
             failed()
         });
-        assert!(result.is_err());
+        assert_eq!(
+            result.unwrap_err().file(),
+            Some(out.root().join("a/x.bin").as_path())
+        );
         assert!(registered, "the temporary was not registered while filled");
         assert_eq!(names_in(&full.join("a")), ["keep.bin"]);
     }
