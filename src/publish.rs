@@ -591,6 +591,34 @@ impl OutputDir {
         })
     }
 
+    /// Writes one file per item, as [`OutputDir::write`] would, on the
+    /// thread pool: `path` names an item's file, `fill` streams its bytes.
+    /// Items go a group at a time, with a look at an interrupt between
+    /// groups. Returns each item's byte count in item order, or the error
+    /// of the first item (in that order) that failed; items after it in its
+    /// group may have been written, each whole.
+    pub(crate) fn write_each<T: Sync>(
+        &self,
+        items: &[T],
+        path: impl Fn(&T) -> &str + Sync,
+        fill: impl Fn(&T, &mut dyn Write) -> Result<u64> + Sync,
+    ) -> Result<Vec<u64>> {
+        use rayon::prelude::*;
+        const GROUP: usize = 256;
+        let mut written = Vec::with_capacity(items.len());
+        for group in items.chunks(GROUP) {
+            check_interrupted()?;
+            let results: Vec<Result<u64>> = group
+                .par_iter()
+                .map(|item| self.write(path(item), |w| fill(item, w)))
+                .collect();
+            for result in results {
+                written.push(result?);
+            }
+        }
+        Ok(written)
+    }
+
     /// Writes `data`, already in memory, as `relative`: one write, no buffer
     /// in between (see [`OutputDir::write`]).
     pub(crate) fn write_bytes(&self, relative: &str, data: &[u8]) -> Result<u64> {
@@ -1745,6 +1773,62 @@ mod tests {
         );
         assert!(registered, "the temporary was not registered while filled");
         assert_eq!(names_in(&full.join("a")), ["keep.bin"]);
+    }
+
+    /// `write_each` writes on the pool but answers in item order: the byte
+    /// counts in order, and of several failures the first item's, every
+    /// file before it written whole and no failed one left behind.
+    #[test]
+    fn write_each_answers_in_item_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = OutputDir::new(dir.path()).unwrap();
+        let items: Vec<(String, usize)> = (0..600)
+            .map(|i| (format!("d{}/f{i}.bin", i % 7), i))
+            .collect();
+        let written = out
+            .write_each(
+                &items,
+                |(path, _)| path,
+                |(_, n), w| {
+                    w.write_all(&vec![*n as u8; *n]).unwrap();
+                    Ok(*n as u64)
+                },
+            )
+            .unwrap();
+        assert_eq!(written, (0..600u64).collect::<Vec<_>>());
+        for (path, n) in &items {
+            assert_eq!(
+                std::fs::read(dir.path().join(path)).unwrap(),
+                vec![*n as u8; *n]
+            );
+        }
+
+        let again = tempfile::tempdir().unwrap();
+        let out = OutputDir::new(again.path()).unwrap();
+        let fails = |n: usize| n == 300 || n == 310 || n == 500;
+        let error = out
+            .write_each(
+                &items,
+                |(path, _)| path,
+                |(_, n), w| {
+                    if fails(*n) {
+                        return Err(Error::invalid(format!("item {n}")));
+                    }
+                    w.write_all(&vec![*n as u8; *n]).unwrap();
+                    Ok(*n as u64)
+                },
+            )
+            .unwrap_err();
+        assert_eq!(error.file(), Some(out.root().join("d6/f300.bin").as_path()));
+        for (path, n) in &items {
+            let file = again.path().join(path);
+            if *n < 300 {
+                assert_eq!(std::fs::read(&file).unwrap(), vec![*n as u8; *n], "{path}");
+            }
+            assert!(!fails(*n) || !file.exists(), "{path}");
+        }
+        // Items from the group after the failure's were not started.
+        assert!(!again.path().join(&items[599].0).exists());
     }
 
     #[test]

@@ -599,14 +599,16 @@ pub fn extract(
             });
         }
     }
-    for (path, what) in &files {
-        let bytes = match what {
-            FileSource::Pak(f) => output.write(path, |w| source.copy_file(f, w))?,
-            FileSource::Chunk(c) => output.write(path, |w| source.copy_chunk(c, w))?,
-        };
-        summary.files += 1;
-        summary.bytes_written += bytes;
-    }
+    let written = output.write_each(
+        &files,
+        |(path, _)| path,
+        |(_, what), w| match what {
+            FileSource::Pak(f) => source.copy_file(f, w),
+            FileSource::Chunk(c) => source.copy_chunk(c, w),
+        },
+    )?;
+    summary.files += written.len();
+    summary.bytes_written += written.iter().sum::<u64>();
     Ok(summary)
 }
 

@@ -783,14 +783,12 @@ impl GameView {
             ..UnpackSummary::default()
         };
         let out = crate::publish::OutputDir::new(dir)?;
-        for f in selected {
-            if f.remote {
-                summary.remote.push(f.path.clone());
-                continue;
-            }
-            summary.bytes += out.write(&f.path, |w| self.read_file_to(f, w))?;
-            summary.files += 1;
-        }
+        let (remote, local): (Vec<&GameFile>, Vec<&GameFile>) =
+            selected.into_iter().partition(|f| f.remote);
+        summary.remote = remote.into_iter().map(|f| f.path.clone()).collect();
+        let written = out.write_each(&local, |f| &f.path, |f, w| self.read_file_to(f, w))?;
+        summary.files = written.len();
+        summary.bytes = written.iter().sum();
         Ok(summary)
     }
 

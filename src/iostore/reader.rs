@@ -64,7 +64,7 @@
 
 use std::collections::BTreeMap;
 use std::fs::File;
-use std::io::{Read, Seek, SeekFrom, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
@@ -108,6 +108,8 @@ pub struct Container {
     keys: KeyRing,
     /// On-demand containers: chunks whose data is not in the local `.ucas`.
     remote: std::collections::BTreeSet<usize>,
+    /// Partition files opened so far, by number (see [`PartitionFiles`]).
+    partitions: std::sync::Mutex<BTreeMap<u64, std::sync::Arc<OpenPartition>>>,
 }
 
 /// What a `verify` found: errors and warnings as diagnostics, plus counts.
@@ -169,10 +171,17 @@ thread_local! {
     static BLOCK_BUFFER: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
 }
 
-/// The partition files a chunk read opens, kept for the length of the read.
+/// A partition file, opened by the first read that needs it and shared by
+/// every thread reading the container (reads give their offset).
+struct OpenPartition {
+    path: PathBuf,
+    file: File,
+    len: u64,
+}
+
+/// The partition files a chunk read uses, and its block buffer.
 struct PartitionFiles<'a> {
     container: &'a Container,
-    open: BTreeMap<u64, (PathBuf, File, u64)>,
     /// The block read last: one buffer for all the chunk's blocks.
     buffer: Vec<u8>,
 }
@@ -185,7 +194,6 @@ impl<'a> PartitionFiles<'a> {
     fn new(container: &'a Container) -> Self {
         PartitionFiles {
             container,
-            open: BTreeMap::new(),
             buffer: BLOCK_BUFFER.try_with(|b| b.take()).unwrap_or_default(),
         }
     }
@@ -194,42 +202,62 @@ impl<'a> PartitionFiles<'a> {
     /// space (partition `offset / partition_size`).
     /// The bytes are in the returned buffer, with the file's path and the
     /// offset in it.
-    fn read(&mut self, offset: u64, len: u64) -> Result<(&mut Vec<u8>, &Path, u64)> {
+    fn read(
+        &mut self,
+        offset: u64,
+        len: u64,
+    ) -> Result<(&mut [u8], std::sync::Arc<OpenPartition>, u64)> {
         let size = self.container.partition_size();
-        let partition = offset / size;
         let in_file = offset % size;
-        if !self.open.contains_key(&partition) {
-            let path = self.container.partition_path(partition);
-            let file = File::open(&path).map_err(|e| Error::io(&path, e))?;
-            let file_len = file.metadata().map_err(|e| Error::io(&path, e))?.len();
-            self.open.insert(partition, (path, file, file_len));
-        }
-        let (path, file, file_len) = self.open.get_mut(&partition).expect("inserted above");
-        if in_file.checked_add(len).is_none_or(|end| end > *file_len) {
+        let partition = self.container.partition(offset / size)?;
+        let OpenPartition {
+            path,
+            file,
+            len: file_len,
+        } = &*partition;
+        let (path, file, file_len) = (path, file, *file_len);
+        if in_file.checked_add(len).is_none_or(|end| end > file_len) {
             return Err(Error::format(
                 in_file,
                 format!("the block ({len} bytes) runs past the end of the file ({file_len} bytes)"),
             )
-            .in_file(&*path)
+            .in_file(path)
             .with_hint("the .ucas is truncated, or belongs to another .utoc"));
         }
-        file.seek(SeekFrom::Start(in_file))
-            .map_err(|e| io_at(path, in_file, e))?;
-        let buf = &mut self.buffer;
-        buf.clear();
-        // At most the file's size (checked above): room for the block at once.
-        buf.reserve(len as usize);
-        // Read into the buffer's spare room: no zeroing, no allocation once
-        // it has held a block as large.
-        let got = (&*file)
-            .take(len)
-            .read_to_end(buf)
-            .map_err(|e| io_at(path, in_file, e))?;
-        if got as u64 != len {
-            let eof = std::io::Error::from(std::io::ErrorKind::UnexpectedEof);
-            return Err(io_at(path, in_file, eof));
+        // At most the file's size (checked above). The buffer only grows:
+        // it is zeroed once, up to the largest block read.
+        let len = len as usize;
+        if self.buffer.len() < len {
+            self.buffer.resize(len, 0);
         }
-        Ok((buf, path, in_file))
+        let buf = &mut self.buffer[..len];
+        read_exact_at(file, buf, in_file).map_err(|e| io_at(path, in_file, e))?;
+        Ok((buf, partition, in_file))
+    }
+}
+
+/// Fills `buf` from `file` at `offset`, leaving the file's position to
+/// other readers.
+fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::FileExt::read_exact_at(file, buf, offset)
+    }
+    #[cfg(windows)]
+    {
+        let (mut done, mut at) = (0, offset);
+        while done < buf.len() {
+            match std::os::windows::fs::FileExt::seek_read(file, &mut buf[done..], at) {
+                Ok(0) => return Err(std::io::ErrorKind::UnexpectedEof.into()),
+                Ok(n) => {
+                    done += n;
+                    at += n as u64;
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
     }
 }
 
@@ -296,6 +324,7 @@ impl Container {
             key,
             keys: keys.clone(),
             remote: Default::default(),
+            partitions: Default::default(),
         };
         container.read_directory_index()?;
         if on_demand {
@@ -428,6 +457,20 @@ impl Container {
         }
     }
 
+    /// Partition `number`'s file, opened on first use.
+    fn partition(&self, number: u64) -> Result<std::sync::Arc<OpenPartition>> {
+        let lock = || self.partitions.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(open) = lock().get(&number) {
+            return Ok(std::sync::Arc::clone(open));
+        }
+        let path = self.partition_path(number);
+        let file = File::open(&path).map_err(|e| Error::io(&path, e))?;
+        let len = file.metadata().map_err(|e| Error::io(&path, e))?.len();
+        let open = std::sync::Arc::new(OpenPartition { path, file, len });
+        // Another thread may have opened it meanwhile: the first one stays.
+        Ok(std::sync::Arc::clone(lock().entry(number).or_insert(open)))
+    }
+
     /// Large game containers are split into partitions (`X.ucas`,
     /// `X_s1.ucas`, …); block offsets run through all of them.
     fn partition_path(&self, partition: u64) -> PathBuf {
@@ -536,7 +579,6 @@ impl Container {
         Ok(length)
     }
 
-    /// One block: read, decrypted, decompressed.
     /// One block's data, decrypted and decompressed (a stored block is
     /// given from the read buffer as it is).
     fn read_block<'f>(
@@ -544,15 +586,15 @@ impl Container {
         files: &'f mut PartitionFiles,
         b: &CompressionBlock,
     ) -> Result<std::borrow::Cow<'f, [u8]>> {
-        let (data, path, in_file) = files.read(b.offset, b.data_size(self.is_encrypted()))?;
-        let located = |e: Error| e.in_file(path).at(in_file);
+        let (data, partition, in_file) = files.read(b.offset, b.data_size(self.is_encrypted()))?;
+        let located = |e: Error| e.in_file(&partition.path).at(in_file);
         if let Some(key) = &self.key {
             key.decrypt(data).map_err(located)?;
         }
-        data.truncate(b.compressed_size as usize);
+        let data = &data[..(b.compressed_size as usize).min(data.len())];
         match self.block_method(b).map_err(located)? {
             // `block_method` checked that both sizes are equal.
-            Compression::None => Ok(std::borrow::Cow::Borrowed(&data[..])),
+            Compression::None => Ok(std::borrow::Cow::Borrowed(data)),
             method => method
                 .decompress(data, b.uncompressed_size as usize)
                 .map(std::borrow::Cow::Owned)
@@ -1182,8 +1224,6 @@ pub(crate) fn unpacked_chunk_name(
         None => format!("_chunks/{id_hex}.{chunk_type:?}"),
     }
 }
-
-impl Container {}
 
 /// Turns layout errors into one error (or none).
 pub(crate) fn refuse_layout(mut errors: Vec<Error>) -> Result<()> {

@@ -473,12 +473,9 @@ impl PakReader {
     /// pak say, and each file appears only once its data has checked out.
     pub(crate) fn unpack_filtered(&self, dir: &Path, keep: &dyn Fn(&str) -> bool) -> Result<usize> {
         let out = crate::publish::OutputDir::new(dir)?;
-        let mut count = 0;
-        for entry in self.entries.iter().filter(|e| keep(&e.path)) {
-            out.write(&entry.path, |w| self.read_to(entry, w))?;
-            count += 1;
-        }
-        Ok(count)
+        let kept: Vec<&PakEntryInfo> = self.entries.iter().filter(|e| keep(&e.path)).collect();
+        let written = out.write_each(&kept, |e| &e.path, |e, w| self.read_to(e, w))?;
+        Ok(written.len())
     }
 
     /// Writes every entry under `dir`.
