@@ -661,11 +661,6 @@ impl LegacyPackage {
                 layout.insert(at, section);
             }
         }
-        let mut bodies = Vec::with_capacity(layout.len());
-        for &section in &layout {
-            bodies.push(self.write_section(section, &cx)?);
-        }
-
         let mut summary = self.summary.clone();
         summary.name_count = self.names.len() as i32;
         summary.import_count = self.imports.len() as i32;
@@ -679,28 +674,36 @@ impl LegacyPackage {
         if layout.contains(&Section::PreloadDependencies) {
             summary.preload_dependency_count = self.preload_dependencies.len() as i32;
         }
-        let mut probe = Writer::new();
-        summary.write(&mut probe, &self.versions);
-        let mut position = probe.pos();
-        for (section, body) in layout.iter().zip(&bodies) {
-            let offset = i32::try_from(position).map_err(|_| {
-                Error::limit("package header size", position as u64, i32::MAX as u64)
-            })?;
-            section.set_offset_in(&mut summary, offset);
-            position += body.len();
+        // The summary goes first with every section's offset set (to 0), so
+        // that it has its final size; each section follows in one buffer,
+        // and the summary is written again over the first, its offsets known.
+        for &section in &layout {
+            section.set_offset_in(&mut summary, 0);
         }
-        position += self.header_padding;
-        summary.total_header_size = i32::try_from(position)
-            .map_err(|_| Error::limit("package header size", position as u64, i32::MAX as u64))?;
-
-        let mut w = Writer::with_capacity(position + self.after_header.len());
+        let mut w = Writer::with_capacity(self.after_header.len() + self.header_padding + 4096);
         summary.write(&mut w, &self.versions);
-        for body in &bodies {
-            w.bytes(body);
+        let summary_size = w.pos();
+        let header_size = |position: usize| {
+            i32::try_from(position)
+                .map_err(|_| Error::limit("package header size", position as u64, i32::MAX as u64))
+        };
+        for &section in &layout {
+            section.set_offset_in(&mut summary, header_size(w.pos())?);
+            self.write_section(section, &cx, &mut w)?;
         }
+        summary.total_header_size = header_size(w.pos() + self.header_padding)?;
         w.zeros(self.header_padding);
         w.bytes(&self.after_header);
-        Ok(w.into_inner())
+        let mut head = Writer::with_capacity(summary_size);
+        summary.write(&mut head, &self.versions);
+        let mut out = w.into_inner();
+        if head.pos() != summary_size {
+            return Err(Error::internal(
+                "the summary's size changed with its section offsets",
+            ));
+        }
+        out[..summary_size].copy_from_slice(&head.into_inner());
+        Ok(out)
     }
 
     /// Each section in file order with its offset and size, as the summary gives them.
@@ -766,18 +769,17 @@ impl LegacyPackage {
         }
     }
 
-    fn write_section(&self, section: Section, cx: &TableContext) -> Result<Vec<u8>> {
-        let mut w = Writer::new();
+    fn write_section(&self, section: Section, cx: &TableContext, w: &mut Writer) -> Result<()> {
         match section {
             Section::Names => {
                 let hashes = self.versions.has_name_hashes();
                 for name in &self.names {
-                    name.write(&mut w, hashes);
+                    name.write(w, hashes);
                 }
             }
-            Section::SoftObjectPaths => self.soft_object_paths.iter().for_each(|p| p.write(&mut w)),
-            Section::Imports => self.imports.iter().for_each(|i| i.write(&mut w, cx)),
-            Section::Exports => self.exports.iter().for_each(|e| e.write(&mut w, cx)),
+            Section::SoftObjectPaths => self.soft_object_paths.iter().for_each(|p| p.write(w)),
+            Section::Imports => self.imports.iter().for_each(|i| i.write(w, cx)),
+            Section::Exports => self.exports.iter().for_each(|e| e.write(w, cx)),
             Section::Depends => {
                 if self.depends_map.len() != self.exports.len() {
                     return Err(Error::invalid(format!(
@@ -788,17 +790,17 @@ impl LegacyPackage {
                 }
                 for list in &self.depends_map {
                     w.i32(list.len() as i32);
-                    list.iter().for_each(|i| i.write(&mut w));
+                    list.iter().for_each(|i| i.write(w));
                 }
             }
             Section::SoftPackageReferences => self
                 .soft_package_references
                 .iter()
-                .for_each(|n| n.write(&mut w)),
+                .for_each(|n| n.write(w)),
             Section::PreloadDependencies => self
                 .preload_dependencies
                 .iter()
-                .for_each(|i| i.write(&mut w)),
+                .for_each(|i| i.write(w)),
             Section::DataResources => {
                 let resources = self.data_resources.as_ref().ok_or_else(|| {
                     Error::internal("the layout has a data resource section but the package has no data resources")
@@ -808,7 +810,7 @@ impl LegacyPackage {
                 resources
                     .entries
                     .iter()
-                    .for_each(|d| d.write(&mut w, resources.version));
+                    .for_each(|d| d.write(w, resources.version));
             }
             raw => {
                 if let Some(bytes) = self.raw_sections.get(&raw) {
@@ -816,7 +818,7 @@ impl LegacyPackage {
                 }
             }
         }
-        Ok(w.into_inner())
+        Ok(())
     }
 
     /// The package name the summary carries (5.x cooks write it; UE4 cooks write `None`).
