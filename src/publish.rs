@@ -592,8 +592,8 @@ impl OutputDir {
     }
 
     /// Writes one file per item, as [`OutputDir::write`] would, on the
-    /// thread pool: `path` names an item's file, `fill` streams its bytes.
-    /// Items go a group at a time, with a look at an interrupt between
+    /// thread pool: `path` names an item's file, `fill` streams its bytes,
+    /// `written` hears of it once it is in place. Items go a group at a time, with a look at an interrupt between
     /// groups. Returns each item's byte count in item order, or the error
     /// of the first item (in that order) that failed; items after it in its
     /// group may have been written, each whole.
@@ -602,21 +602,26 @@ impl OutputDir {
         items: &[T],
         path: impl Fn(&T) -> &str + Sync,
         fill: impl Fn(&T, &mut dyn Write) -> Result<u64> + Sync,
+        written: impl Fn(&T) + Sync,
     ) -> Result<Vec<u64>> {
         use rayon::prelude::*;
         const GROUP: usize = 256;
-        let mut written = Vec::with_capacity(items.len());
+        let mut sizes = Vec::with_capacity(items.len());
         for group in items.chunks(GROUP) {
             check_interrupted()?;
             let results: Vec<Result<u64>> = group
                 .par_iter()
-                .map(|item| self.write(path(item), |w| fill(item, w)))
+                .map(|item| {
+                    let n = self.write(path(item), |w| fill(item, w))?;
+                    written(item);
+                    Ok(n)
+                })
                 .collect();
             for result in results {
-                written.push(result?);
+                sizes.push(result?);
             }
         }
-        Ok(written)
+        Ok(sizes)
     }
 
     /// Writes `data`, already in memory, as `relative`: one write, no buffer
@@ -1793,6 +1798,7 @@ mod tests {
                     w.write_all(&vec![*n as u8; *n]).unwrap();
                     Ok(*n as u64)
                 },
+                |_| (),
             )
             .unwrap();
         assert_eq!(written, (0..600u64).collect::<Vec<_>>());
@@ -1817,6 +1823,7 @@ mod tests {
                     w.write_all(&vec![*n as u8; *n]).unwrap();
                     Ok(*n as u64)
                 },
+                |_| (),
             )
             .unwrap_err();
         assert_eq!(error.file(), Some(out.root().join("d6/f300.bin").as_path()));

@@ -36,7 +36,11 @@ pub(crate) fn run(args: Args, out: &Output) -> Result<()> {
     out.diagnostics(&view.diagnostics);
     let keep = Globs::new("--filter", &args.filter)?;
     zenpak::extract::container::check_output(&args.dir, args.force)?;
-    let summary = view.unpack(&args.dir, &|path| keep.is_empty() || keep.is_match(path))?;
+    let selected = view.select(&|path| keep.is_empty() || keep.is_match(path));
+    let local = selected.iter().filter(|f| !f.remote).count();
+    let progress = out.progress("Unpacking", local as u64);
+    let summary = view.unpack(&args.dir, &selected, &|f| progress.step(&f.path))?;
+    drop(progress);
     // One warning per file the game streams instead of shipping.
     let remote: Vec<_> = summary
         .remote

@@ -606,6 +606,7 @@ pub fn extract(
             FileSource::Pak(f) => source.copy_file(f, w),
             FileSource::Chunk(c) => source.copy_chunk(c, w),
         },
+        |_| (),
     )?;
     summary.files += written.len();
     summary.bytes_written += written.iter().sum::<u64>();

@@ -763,15 +763,26 @@ impl GameView {
         report
     }
 
-    /// Writes every file `keep` accepts (by view path) under `dir`, but
-    /// remote chunks of on-demand containers, which it lists. Every
-    /// container's layout is checked first (an unsound one is refused
-    /// before anything is written); every chunk hash and pak SHA-1 is
-    /// checked before its file appears.
-    pub fn unpack(&self, dir: &Path, keep: &dyn Fn(&str) -> bool) -> Result<UnpackSummary> {
-        let selected: Vec<&GameFile> = self.files.iter().filter(|f| keep(&f.path)).collect();
+    /// The files `keep` accepts (by view path), in view order: what
+    /// [`GameView::unpack`] is given.
+    pub fn select(&self, keep: &dyn Fn(&str) -> bool) -> Vec<&GameFile> {
+        self.files.iter().filter(|f| keep(&f.path)).collect()
+    }
+
+    /// Writes the `selected` files under `dir` on the thread pool, but
+    /// remote chunks of on-demand containers, which it lists; `on_written`
+    /// hears of each file once it is in place. Every container's layout is
+    /// checked first (an unsound one is refused before anything is
+    /// written); every chunk hash and pak SHA-1 is checked before its file
+    /// appears.
+    pub fn unpack(
+        &self,
+        dir: &Path,
+        selected: &[&GameFile],
+        on_written: &(dyn Fn(&GameFile) + Sync),
+    ) -> Result<UnpackSummary> {
         let mut checked = std::collections::BTreeSet::new();
-        for f in &selected {
+        for f in selected {
             if let FileOrigin::Chunk(chunk) = f.origin {
                 if checked.insert(chunk.source) {
                     refuse_layout(self.container(chunk).layout_errors())?;
@@ -784,9 +795,14 @@ impl GameView {
         };
         let out = crate::publish::OutputDir::new(dir)?;
         let (remote, local): (Vec<&GameFile>, Vec<&GameFile>) =
-            selected.into_iter().partition(|f| f.remote);
+            selected.iter().partition(|f| f.remote);
         summary.remote = remote.into_iter().map(|f| f.path.clone()).collect();
-        let written = out.write_each(&local, |f| &f.path, |f, w| self.read_file_to(f, w))?;
+        let written = out.write_each(
+            &local,
+            |f| &f.path,
+            |f, w| self.read_file_to(f, w),
+            |f| on_written(f),
+        )?;
         summary.files = written.len();
         summary.bytes = written.iter().sum();
         Ok(summary)

@@ -793,14 +793,12 @@ impl LegacyPackage {
                     list.iter().for_each(|i| i.write(w));
                 }
             }
-            Section::SoftPackageReferences => self
-                .soft_package_references
-                .iter()
-                .for_each(|n| n.write(w)),
-            Section::PreloadDependencies => self
-                .preload_dependencies
-                .iter()
-                .for_each(|i| i.write(w)),
+            Section::SoftPackageReferences => {
+                self.soft_package_references.iter().for_each(|n| n.write(w))
+            }
+            Section::PreloadDependencies => {
+                self.preload_dependencies.iter().for_each(|i| i.write(w))
+            }
             Section::DataResources => {
                 let resources = self.data_resources.as_ref().ok_or_else(|| {
                     Error::internal("the layout has a data resource section but the package has no data resources")

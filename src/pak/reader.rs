@@ -474,7 +474,7 @@ impl PakReader {
     pub(crate) fn unpack_filtered(&self, dir: &Path, keep: &dyn Fn(&str) -> bool) -> Result<usize> {
         let out = crate::publish::OutputDir::new(dir)?;
         let kept: Vec<&PakEntryInfo> = self.entries.iter().filter(|e| keep(&e.path)).collect();
-        let written = out.write_each(&kept, |e| &e.path, |e, w| self.read_to(e, w))?;
+        let written = out.write_each(&kept, |e| &e.path, |e, w| self.read_to(e, w), |_| ())?;
         Ok(written.len())
     }
 
