@@ -89,6 +89,19 @@ pub trait ChunkSource: Sync {
             .map_err(|e| Error::io(chunk.path.as_deref().unwrap_or("chunk"), e))?;
         Ok(data.len() as u64)
     }
+    /// Reads a chunk into `dest`, as long as the chunk; where the source
+    /// can, without a buffer in between.
+    fn read_chunk_into(&self, chunk: &SourceChunk, dest: &mut [u8]) -> Result<()> {
+        let mut rest = &mut dest[..];
+        let n = self.copy_chunk(chunk, &mut rest)?;
+        if n != chunk.size || !rest.is_empty() {
+            return Err(Error::internal(format!(
+                "chunk of {} bytes read as {n}",
+                chunk.size
+            )));
+        }
+        Ok(())
+    }
     /// Package id → imported package ids, from the container headers.
     fn store_entries(&self) -> Result<BTreeMap<u64, Vec<u64>>>;
     fn files(&self) -> Result<Vec<SourceFile>>;
@@ -210,6 +223,13 @@ impl ChunkSource for ViewSource {
     fn copy_chunk(&self, chunk: &SourceChunk, out: &mut dyn Write) -> Result<u64> {
         self.view
             .read_chunk_to(self.checked_chunk(chunk.handle)?, out)
+    }
+
+    fn read_chunk_into(&self, chunk: &SourceChunk, dest: &mut [u8]) -> Result<()> {
+        let chunk = self.checked_chunk(chunk.handle)?;
+        self.view
+            .container(chunk)
+            .read_chunk_into(chunk.index, dest)
     }
 
     fn store_entries(&self) -> Result<BTreeMap<u64, Vec<u64>>> {
@@ -826,7 +846,9 @@ fn plan_files(
 
 /// A chunk buffer kept per worker thread, so that reading a package costs
 /// no allocation (and no fresh pages) once the thread has read one as large.
-/// A buffer grown past `KEPT_BUFFER` is let go after use.
+/// Its length is kept too (what it held is left in it), so that reading
+/// into it zeroes only where it grows. A buffer grown past `KEPT_BUFFER` is
+/// let go after use.
 fn with_chunk_buffer<R>(f: impl FnOnce(&mut Vec<u8>) -> R) -> R {
     const KEPT_BUFFER: usize = 16 << 20;
     thread_local! {
@@ -834,7 +856,6 @@ fn with_chunk_buffer<R>(f: impl FnOnce(&mut Vec<u8>) -> R) -> R {
     }
     BUFFER.with(|cell| match cell.try_borrow_mut() {
         Ok(mut buffer) => {
-            buffer.clear();
             let result = f(&mut buffer);
             if buffer.capacity() > KEPT_BUFFER {
                 *buffer = Vec::new();
@@ -855,12 +876,25 @@ fn convert_planned<'b>(
     store: &'b BTreeMap<u64, Vec<u64>>,
     buffer: &'b mut Vec<u8>,
 ) -> Result<Extracted<'b>> {
-    buffer.reserve(p.chunk.size.min(1 << 26) as usize);
-    source.copy_chunk(&p.chunk, buffer)?;
+    // A chunk up to this size is read into place; a larger one (its size
+    // declared, not yet read) grows the buffer as its data comes.
+    const READ_INTO: u64 = 64 << 20;
+    let package = if p.chunk.size <= READ_INTO {
+        let len = p.chunk.size as usize;
+        if buffer.len() < len {
+            buffer.resize(len, 0);
+        }
+        source.read_chunk_into(&p.chunk, &mut buffer[..len])?;
+        &buffer[..len]
+    } else {
+        buffer.clear();
+        source.copy_chunk(&p.chunk, buffer)?;
+        &buffer[..]
+    };
     extract_borrowed(
         ZenInput {
             engine,
-            package: buffer,
+            package,
             imported_packages: store.get(&p.chunk.id).map(Vec::as_slice),
         },
         cx,

@@ -179,6 +179,29 @@ struct OpenPartition {
     len: u64,
 }
 
+/// Where a chunk read puts the chunk: streamed to a writer, or into a
+/// slice as long as the chunk (`at` bytes filled so far).
+enum ChunkOut<'a> {
+    Stream(&'a mut dyn Write),
+    Slice { dest: &'a mut [u8], at: usize },
+}
+
+impl ChunkOut<'_> {
+    /// The next `data` of the chunk (the read keeps it within the chunk's length).
+    fn write(&mut self, data: &[u8]) -> Result<()> {
+        match self {
+            ChunkOut::Stream(sink) => sink
+                .write_all(data)
+                .map_err(|e| Error::new(ErrorKind::Io(e)).within("writing the chunk's data")),
+            ChunkOut::Slice { dest, at } => {
+                dest[*at..*at + data.len()].copy_from_slice(data);
+                *at += data.len();
+                Ok(())
+            }
+        }
+    }
+}
+
 /// The partition files a chunk read uses, and its block buffer.
 struct PartitionFiles<'a> {
     container: &'a Container,
@@ -207,32 +230,42 @@ impl<'a> PartitionFiles<'a> {
         offset: u64,
         len: u64,
     ) -> Result<(&mut [u8], std::sync::Arc<OpenPartition>, u64)> {
-        let size = self.container.partition_size();
-        let in_file = offset % size;
-        let partition = self.container.partition(offset / size)?;
-        let OpenPartition {
-            path,
-            file,
-            len: file_len,
-        } = &*partition;
-        let (path, file, file_len) = (path, file, *file_len);
-        if in_file.checked_add(len).is_none_or(|end| end > file_len) {
-            return Err(Error::format(
-                in_file,
-                format!("the block ({len} bytes) runs past the end of the file ({file_len} bytes)"),
-            )
-            .in_file(path)
-            .with_hint("the .ucas is truncated, or belongs to another .utoc"));
-        }
-        // At most the file's size (checked above). The buffer only grows:
-        // it is zeroed once, up to the largest block read.
+        let (partition, in_file) = self.locate(offset, len)?;
+        // At most the file's size (checked by `locate`). The buffer only
+        // grows: it is zeroed once, up to the largest block read.
         let len = len as usize;
         if self.buffer.len() < len {
             self.buffer.resize(len, 0);
         }
         let buf = &mut self.buffer[..len];
-        read_exact_at(file, buf, in_file).map_err(|e| io_at(path, in_file, e))?;
+        read_exact_at(&partition.file, buf, in_file)
+            .map_err(|e| io_at(&partition.path, in_file, e))?;
         Ok((buf, partition, in_file))
+    }
+
+    /// Fills `dest` from `offset` of the `.ucas` address space.
+    fn read_into(&mut self, offset: u64, dest: &mut [u8]) -> Result<()> {
+        let (partition, in_file) = self.locate(offset, dest.len() as u64)?;
+        read_exact_at(&partition.file, dest, in_file)
+            .map_err(|e| io_at(&partition.path, in_file, e))
+    }
+
+    /// The partition holding `len` bytes at `offset`, and their offset in
+    /// its file, checked to lie inside it.
+    fn locate(&mut self, offset: u64, len: u64) -> Result<(std::sync::Arc<OpenPartition>, u64)> {
+        let size = self.container.partition_size();
+        let in_file = offset % size;
+        let partition = self.container.partition(offset / size)?;
+        let file_len = partition.len;
+        if in_file.checked_add(len).is_none_or(|end| end > file_len) {
+            return Err(Error::format(
+                in_file,
+                format!("the block ({len} bytes) runs past the end of the file ({file_len} bytes)"),
+            )
+            .in_file(&partition.path)
+            .with_hint("the .ucas is truncated, or belongs to another .utoc"));
+        }
+        Ok((partition, in_file))
     }
 }
 
@@ -511,16 +544,35 @@ impl Container {
     /// temporary they discard on error ([`crate::publish::OutputDir`]). Errors name
     /// the chunk, the block and its `.ucas` offset.
     pub(crate) fn read_chunk_to(&self, index: usize, sink: &mut dyn Write) -> Result<u64> {
+        self.read_chunk_checked(index, ChunkOut::Stream(sink))
+    }
+
+    /// Reads chunk `index` into `dest`, which must be as long as the chunk
+    /// (as [`Container::read_chunk_to`], the hash checked at the end).
+    /// Stored blocks are read straight into `dest`, not through a buffer.
+    pub(crate) fn read_chunk_into(&self, index: usize, dest: &mut [u8]) -> Result<()> {
+        let length = self.toc.offsets.get(index).map(|o| o.length);
+        if length != Some(dest.len() as u64) {
+            return Err(Error::internal(format!(
+                "chunk {index} read into {} bytes, not its length",
+                dest.len()
+            )));
+        }
+        self.read_chunk_checked(index, ChunkOut::Slice { dest, at: 0 })
+            .map(|_| ())
+    }
+
+    fn read_chunk_checked(&self, index: usize, out: ChunkOut<'_>) -> Result<u64> {
         if index >= self.toc.chunk_ids.len() {
             return Err(Error::internal(format!(
                 "chunk index {index} is out of range"
             )));
         }
-        self.read_chunk_inner(index, sink)
+        self.read_chunk_inner(index, out)
             .map_err(|e| e.within(self.chunk_label(index)).in_file(&self.ucas_path))
     }
 
-    fn read_chunk_inner(&self, index: usize, sink: &mut dyn Write) -> Result<u64> {
+    fn read_chunk_inner(&self, index: usize, mut out: ChunkOut<'_>) -> Result<u64> {
         if self.is_remote(index) {
             return Err(Error::unsupported(
                 "the chunk is on demand: its data is not in the local .ucas (the game streams it)",
@@ -544,13 +596,28 @@ impl Container {
             let global = first_block + i;
             let block_label =
                 || format!("block {i} (TOC block {global}, .ucas offset {})", b.offset);
+            // A stored block read into a slice goes straight to its place.
+            if let ChunkOut::Slice { dest, at } = &mut out {
+                let size = b.compressed_size as u64;
+                let stored = !self.is_encrypted() && b.method_index == 0;
+                if stored && size <= remaining {
+                    self.block_method(b).map_err(|e| e.within(block_label()))?;
+                    let place = &mut dest[*at..*at + size as usize];
+                    files
+                        .read_into(b.offset, place)
+                        .map_err(|e| e.within(block_label()))?;
+                    hasher.update(place);
+                    *at += size as usize;
+                    remaining -= size;
+                    continue;
+                }
+            }
             let data = self
                 .read_block(&mut files, b)
                 .map_err(|e| e.within(block_label()))?;
             let take = (data.len() as u64).min(remaining) as usize;
             hasher.update(&data[..take]);
-            sink.write_all(&data[..take])
-                .map_err(|e| Error::new(ErrorKind::Io(e)).within("writing the chunk's data"))?;
+            out.write(&data[..take])?;
             remaining -= take as u64;
         }
         if remaining != 0 {
@@ -1235,5 +1302,53 @@ pub(crate) fn refuse_layout(mut errors: Vec<Error>) -> Result<()> {
             total: n,
             failures: errors,
         })),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A chunk read into a slice (stored blocks straight into place) is the
+    /// chunk streamed, for every chunk of a container retoc wrote; a byte
+    /// changed in a stored block fails the hash check on that way too.
+    #[test]
+    fn a_chunk_read_into_a_slice_is_the_chunk_streamed() {
+        let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
+        if !corpus.join("MANIFEST.md").is_file() {
+            assert_ne!(std::env::var("CI").as_deref(), Ok("true"), "corpus missing");
+            eprintln!("corpus not found; skipping");
+            return;
+        }
+        let peer = corpus.join("peers/retoc/UE5.6-to-zen");
+        let container = Container::open(&peer.join("RetocMod_P.utoc"), None).unwrap();
+        assert!(container.toc.blocks.iter().all(|b| b.method_index == 0));
+        for index in 0..container.toc.chunk_ids.len() {
+            let streamed = container.read_chunk(index).unwrap();
+            let mut dest = vec![0xAA; streamed.len()];
+            container.read_chunk_into(index, &mut dest).unwrap();
+            assert_eq!(dest, streamed, "chunk {index}");
+            let mut short = vec![0; streamed.len() + 1];
+            assert!(container.read_chunk_into(index, &mut short).is_err());
+        }
+
+        let dir = tempfile::tempdir().unwrap();
+        for ext in ["utoc", "ucas"] {
+            let name = format!("RetocMod_P.{ext}");
+            std::fs::copy(peer.join(&name), dir.path().join(&name)).unwrap();
+        }
+        let index = (0..container.toc.chunk_ids.len())
+            .max_by_key(|&i| container.toc.offsets[i].length)
+            .unwrap();
+        let block = container.toc.chunk_blocks(index).unwrap().start;
+        let at = container.toc.blocks[block].offset + 10;
+        let ucas = dir.path().join("RetocMod_P.ucas");
+        let mut bytes = std::fs::read(&ucas).unwrap();
+        bytes[at as usize] ^= 0xFF;
+        std::fs::write(&ucas, bytes).unwrap();
+        let corrupt = Container::open(&dir.path().join("RetocMod_P.utoc"), None).unwrap();
+        let mut dest = vec![0; container.toc.offsets[index].length as usize];
+        let error = corrupt.read_chunk_into(index, &mut dest).unwrap_err();
+        assert_eq!(error.code(), "hash-mismatch");
     }
 }
