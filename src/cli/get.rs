@@ -36,7 +36,8 @@ struct Written<'a> {
 pub(crate) fn run(args: Args, out: &Output) -> Result<()> {
     let view = GameView::open(&args.path, &args.key.keys()?)?;
     out.diagnostics(&view.diagnostics);
-    let found = view.find_file(&args.file).map(|f| f.path.clone());
+    let found_file = view.find_file(&args.file);
+    let found = found_file.map(|f| f.path.clone());
     let output = match (&args.output, &found) {
         (Some(o), _) => o.clone(),
         (None, Some(p)) => PathBuf::from(p.rsplit('/').next().unwrap_or(p)),
@@ -54,8 +55,11 @@ pub(crate) fn run(args: Args, out: &Output) -> Result<()> {
             "this is a package as the container stores it (Zen form), which the editor and legacy tools do not read",
         )
         .with_hint(format!(
-            "`zenpak extract {} DIR --filter <path>` writes it as legacy .uasset/.uexp files",
-            args.path.display()
+            "`zenpak extract {} -o DIR --filter {}` writes it as legacy .uasset/.uexp files (add `--engine X.Y` outside a mod whose mod.toml names the engine)",
+            args.path.display(),
+            found_file
+                .and_then(|f| f.package_name())
+                .unwrap_or_else(|| "<package name>".into())
         ))]);
     }
     if output.as_os_str() == "-" {

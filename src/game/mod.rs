@@ -221,6 +221,18 @@ pub struct GameFile {
     pub(crate) origin: FileOrigin,
 }
 
+impl GameFile {
+    /// The name of the package this file holds (`/Game/Maps/Entry` for
+    /// `Game/Content/Maps/Entry.uzenmap`, stored as `….umap`), as `extract
+    /// --filter` takes it; `None` for a file that is not a package header
+    /// inside a content folder.
+    pub fn package_name(&self) -> Option<String> {
+        let stored = self.stored_path.as_deref()?;
+        let project = stored.split('/').next().unwrap_or_default();
+        crate::build::discover::package_name_for(stored, project)
+    }
+}
+
 /// A package of the view: a winning `ExportBundleData` chunk.
 #[derive(Debug, Clone)]
 pub struct PackageChunk {

@@ -425,7 +425,7 @@ fn uninstall_removes_the_mods_folder_install_created_and_only_that() {
 #[test]
 fn get_writes_to_standard_output_and_points_zen_packages_at_extract() {
     let dir = temp_dir("get-stdout");
-    let (_, utoc) = built_example(dir.as_ref(), "Get");
+    let (hello, utoc) = built_example(dir.as_ref(), "Get");
     let utoc = utoc.to_str().unwrap();
     let file = "HelloGame/Content/HelloMod/ST_HelloMod.uzenasset";
     let to_file = dir.as_ref().join("got.uzenasset");
@@ -443,6 +443,29 @@ fn get_writes_to_standard_output_and_points_zen_packages_at_extract() {
     );
     let notes = got.ok().coded("note", "zen-package");
     assert!(!notes.is_empty(), "no zen-package note: {}", got.stdout);
+    // The command the hint gives, run in the mod (which names the engine),
+    // extracts that package (placeholders for the game's imports).
+    let hint = notes[0]["hint"].as_str().unwrap();
+    let command = hint.split('`').nth(1).unwrap();
+    let extracted = dir.as_ref().join("extracted");
+    let mut args: Vec<&str> = command
+        .split(' ')
+        .skip(1)
+        .map(|a| {
+            if a == "DIR" {
+                extracted.to_str().unwrap()
+            } else {
+                a
+            }
+        })
+        .collect();
+    assert_eq!(args[1], utoc, "{hint}");
+    args.extend(["--allow-unresolved", "--message-format", "json"]);
+    let summary = run(Some(&hello), &args).ok().line_of("extracted");
+    assert_eq!(summary["packages"], 1, "{hint}");
+    assert!(extracted
+        .join("HelloGame/Content/HelloMod/ST_HelloMod.uasset")
+        .is_file());
     let expected = std::fs::read(&to_file).unwrap();
     assert_eq!(got.line_of("written")["bytes"], expected.len() as u64);
 
