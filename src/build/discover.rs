@@ -414,6 +414,15 @@ fn is_mounted_path(relative_path: &str, project: &str) -> bool {
     first.eq_ignore_ascii_case(project) || first.eq_ignore_ascii_case("Engine")
 }
 
+/// The package name for a header stored in a container or pak at `stored`
+/// (mount point + relative path, `../../../` removed:
+/// `Game/Content/Maps/Entry.umap`), its first folder taken as the project;
+/// `None` when it is not a header inside a content folder.
+pub fn package_name_of_stored(stored: &str) -> Option<String> {
+    let project = stored.split('/').next().unwrap_or_default();
+    package_name_for(stored, project)
+}
+
 /// The package name for a header at `relative_path` (`/`-separated, relative
 /// to the cooked root), or `None` when the path is not inside a content folder.
 pub(crate) fn package_name_for(relative_path: &str, project: &str) -> Option<String> {

@@ -58,7 +58,8 @@ pub(crate) fn run(args: Args, out: &Output) -> Result<()> {
             "`zenpak extract {} -o DIR --filter {}` writes it as legacy .uasset/.uexp files (add `--engine X.Y` outside a mod whose mod.toml names the engine)",
             args.path.display(),
             found_file
-                .and_then(|f| f.package_name())
+                .and_then(|f| f.stored_path.as_deref())
+                .and_then(zenpak::build::discover::package_name_of_stored)
                 .unwrap_or_else(|| "<package name>".into())
         ))]);
     }

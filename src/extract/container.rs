@@ -678,8 +678,7 @@ fn package_name_of(
     engine: EngineVersion,
 ) -> Result<String> {
     if let Some(path) = &chunk.path {
-        let project = path.split('/').next().unwrap_or_default();
-        if let Some(name) = crate::build::discover::package_name_for(path, project) {
+        if let Some(name) = crate::build::discover::package_name_of_stored(path) {
             if package_id(&name) == chunk.id {
                 return Ok(name);
             }

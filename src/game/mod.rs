@@ -208,7 +208,7 @@ pub struct GameFile {
     /// `_chunks/<id>.<type>` for a chunk without a path.
     pub path: String,
     /// The path as stored (mount point + relative path), if it has one.
-    pub(crate) stored_path: Option<String>,
+    pub stored_path: Option<String>,
     /// `pak` for a pak entry, else the chunk type.
     pub kind: String,
     pub size: u64,
@@ -219,18 +219,6 @@ pub struct GameFile {
     pub remote: bool,
     #[serde(skip)]
     pub(crate) origin: FileOrigin,
-}
-
-impl GameFile {
-    /// The name of the package this file holds (`/Game/Maps/Entry` for
-    /// `Game/Content/Maps/Entry.uzenmap`, stored as `….umap`), as `extract
-    /// --filter` takes it; `None` for a file that is not a package header
-    /// inside a content folder.
-    pub fn package_name(&self) -> Option<String> {
-        let stored = self.stored_path.as_deref()?;
-        let project = stored.split('/').next().unwrap_or_default();
-        crate::build::discover::package_name_for(stored, project)
-    }
 }
 
 /// A package of the view: a winning `ExportBundleData` chunk.

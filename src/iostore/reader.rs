@@ -955,17 +955,22 @@ impl Container {
             report.error(e);
         }
         report.notes.extend(layout.notes);
-        for i in 0..self.toc.chunk_ids.len() {
+        // Chunks are read on the pool; what each shows is reported in chunk order.
+        let read = |i: usize| -> Result<()> {
+            // A container whose blocks overlap is not inflated: that is the bomb.
+            if layout_ok && !self.is_remote(i) {
+                self.read_chunk_to(i, &mut std::io::sink())?;
+            }
+            Ok(())
+        };
+        in_order_on_pool(self.toc.chunk_ids.len(), read, |i, read| {
             if self.is_remote(i) {
                 report.remote_chunks += 1;
             } else {
                 report.chunks_checked += 1;
             }
-            // A container whose blocks overlap is not inflated: that is the bomb.
-            if layout_ok && !self.is_remote(i) {
-                if let Err(e) = self.read_chunk_to(i, &mut std::io::sink()) {
-                    report.error(&e);
-                }
+            if let Err(e) = read {
+                report.error(&e);
             }
             if self.toc.metas[i].hash == [0; 20] && self.toc.offsets[i].length > 0 {
                 report.warn(
@@ -986,7 +991,7 @@ impl Container {
                     .in_file(&self.utoc_path),
                 );
             }
-        }
+        });
         if !self.remote.is_empty() {
             report.notes.push(self.remote_note());
         }
@@ -1154,12 +1159,37 @@ pub(crate) fn verify_pak_entries(reader: &PakReader) -> VerifyReport {
         pak_entries: reader.entries.len(),
         ..VerifyReport::default()
     };
-    for entry in &reader.entries {
-        if let Err(e) = reader.verify_entry(entry) {
-            report.error(&e);
+    let entries = &reader.entries;
+    in_order_on_pool(
+        entries.len(),
+        |i| reader.verify_entry(&entries[i]),
+        |_, checked| {
+            if let Err(e) = checked {
+                report.error(&e);
+            }
+        },
+    );
+    report
+}
+
+/// Runs `work` for items `0..count` on the thread pool, a group at a time,
+/// and gives each result to `then` in item order: a check's findings come
+/// out in the order a single thread would give them, and memory holds one
+/// group's results.
+fn in_order_on_pool<R: Send>(
+    count: usize,
+    work: impl Fn(usize) -> R + Sync,
+    mut then: impl FnMut(usize, R),
+) {
+    use rayon::prelude::*;
+    const GROUP: usize = 256;
+    for start in (0..count).step_by(GROUP) {
+        let end = (start + GROUP).min(count);
+        let results: Vec<R> = (start..end).into_par_iter().map(&work).collect();
+        for (i, result) in (start..end).zip(results) {
+            then(i, result);
         }
     }
-    report
 }
 
 /// A summary of a container for `inspect`.

@@ -282,3 +282,57 @@ fn a_truncated_ucas_is_one_error_not_one_per_block() {
         .unwrap()
         .ends_with("RetocMod_P.utoc"));
 }
+
+/// `verify` reads chunks on the thread pool but reports them in chunk
+/// order: with every chunk of a 600-package container damaged (more than
+/// one group of the pool's work), the errors name chunks 0, 1, 2, … in turn,
+/// the same run after run.
+#[test]
+fn verify_reports_damaged_chunks_in_chunk_order() {
+    let dir = common::temp_dir("verify-order");
+    let mut b = ContainerBuilder::create(
+        &dir,
+        "Order_P",
+        EngineVersion::UE5_6,
+        ContainerOptions::default(),
+    )
+    .unwrap();
+    for i in 0..600u32 {
+        let name = format!("/Game/P{i}");
+        let data: Vec<u8> = (0..5000u32).map(|j| (i * 31 + j * 7) as u8).collect();
+        b.add_package(
+            zenpak::hash::package_id(&name),
+            &data,
+            StoreEntry::default(),
+            &format!("MyGame/Content/P{i}.uasset"),
+        )
+        .unwrap();
+    }
+    let utoc = b.finish().unwrap().utoc;
+    let ucas = utoc.with_extension("ucas");
+    let mut bytes = std::fs::read(&ucas).unwrap();
+    for at in (100..bytes.len()).step_by(1024) {
+        bytes[at] ^= 0xFF;
+    }
+    std::fs::write(&ucas, bytes).unwrap();
+    let chunk_errors = || -> Vec<u64> {
+        let verified = run(
+            None,
+            &["verify", utoc.to_str().unwrap(), "--message-format", "json"],
+        );
+        verified
+            .diagnostics("error")
+            .iter()
+            .filter_map(|d| {
+                let first = d["structure"].get(0)?.as_str()?;
+                let number = first.strip_prefix("chunk ")?.split(' ').next()?;
+                number.parse().ok()
+            })
+            .collect()
+    };
+    // 601 chunks (the packages and the container header), each in turn;
+    // the header is named again by the check of the header that follows.
+    let first = chunk_errors();
+    assert_eq!(first[..601], (0..601).collect::<Vec<u64>>(), "{first:?}");
+    assert_eq!(chunk_errors(), first);
+}
