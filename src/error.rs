@@ -95,7 +95,7 @@ pub enum ErrorKind {
     #[error("{message}")]
     Content { code: &'static str, message: String },
     /// The user stopped the command (Ctrl-C); nothing half-written was left behind.
-    #[error("interrupted; the previous output was left as it was")]
+    #[error("interrupted; nothing was left half-written (a build keeps its previous output; unpack, extract and get keep the files they finished)")]
     Interrupted,
     /// Several inputs failed (packages of a build, findings of `verify`); each
     /// failure is an error of its own with its own context.

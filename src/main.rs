@@ -15,15 +15,16 @@ fn main() -> ExitCode {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
-    // Ctrl-C and SIGTERM: let a publication under way finish, remove every
-    // temporary file, and leave the previous outputs as they were.
+    // Ctrl-C and SIGTERM: let a publication under way finish and remove
+    // every temporary file: a build's previous outputs stay as they were,
+    // the files a command finished stay whole.
     let _ = ctrlc::set_handler(|| {
         // `install --watch` waiting for a change stops by itself, cleanly.
         if cli::watch::stop_if_idle() {
             return;
         }
         zenpak::publish::on_interrupt();
-        eprintln!("\nerror: interrupted; the previous output was left as it was");
+        eprintln!("\nerror: interrupted; nothing was left half-written (a build keeps its previous output; unpack, extract and get keep the files they finished)");
         std::process::exit(130);
     });
     let cli = match cli::Cli::try_parse() {
