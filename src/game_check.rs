@@ -43,7 +43,7 @@ use crate::build::discover::LooseFile;
 use crate::build::mod_package::ModPackage;
 use crate::diagnostic::{Diagnostic, Level};
 use crate::error::Result;
-use crate::extract::container::{ChunkSource, ViewSource};
+use crate::extract::container::ViewSource;
 use crate::extract::export_relative_path;
 use crate::extract::script_objects::ScriptObjects;
 use crate::game::facts::{engine_facts, EngineFacts};

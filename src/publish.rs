@@ -72,6 +72,48 @@ pub(crate) fn check_interrupted() -> Result<()> {
     }
 }
 
+/// How many items [`in_order_on_pool`] gives the pool at once. The pool's
+/// threads meet at the end of each group and wait for its slowest item, so
+/// groups are large enough for item costs to even out (`unpack`'s files
+/// differ in size by orders of magnitude), and small enough that two
+/// groups' results are a few MiB.
+pub(crate) const POOL_GROUP: usize = 256;
+
+/// Runs `work` for every item on the thread pool a group at a time
+/// ([`POOL_GROUP`]) and hands each result to `then`, on one thread, in
+/// item order: what comes out is in the order one thread would give it,
+/// whatever the pool's timing. A group's results go to `then` while the pool
+/// works on the next group, so memory holds two groups' results. An
+/// interrupt (looked at before each group is handed over) or an error from
+/// `then` stops it: no group after the one being worked on then starts.
+pub(crate) fn in_order_on_pool<T: Sync, R: Send>(
+    items: &[T],
+    work: impl Fn(&T) -> R + Sync,
+    mut then: impl FnMut(&T, R) -> Result<()> + Send,
+) -> Result<()> {
+    use rayon::prelude::*;
+    let work_on = |group: &'_ [T]| -> Vec<R> { group.par_iter().map(&work).collect() };
+    let mut groups = items.chunks(POOL_GROUP);
+    check_interrupted()?;
+    let mut current = groups.next().map(|group| (group, work_on(group)));
+    while let Some((group, results)) = current {
+        check_interrupted()?;
+        let next = groups.next();
+        let (worked, handed) = rayon::join(
+            || next.map(|group| (group, work_on(group))),
+            || {
+                group
+                    .iter()
+                    .zip(results)
+                    .try_for_each(|(item, result)| then(item, result))
+            },
+        );
+        handed?;
+        current = worked;
+    }
+    Ok(())
+}
+
 /// What an interrupt handler does: marks the process interrupted, waits for
 /// a publication under way to complete, and removes every temporary file.
 /// It keeps the publication lock for good, so no publication can start
@@ -593,10 +635,11 @@ impl OutputDir {
 
     /// Writes one file per item, as [`OutputDir::write`] would, on the
     /// thread pool: `path` names an item's file, `fill` streams its bytes,
-    /// `written` hears of it once it is in place. Items go a group at a time, with a look at an interrupt between
-    /// groups. Returns each item's byte count in item order, or the error
-    /// of the first item (in that order) that failed; items after it in its
-    /// group may have been written, each whole.
+    /// `written` hears of it once it is in place. Items go a group at a
+    /// time ([`in_order_on_pool`]). Returns each item's byte count in item
+    /// order, or the error of the first item (in that order) that failed;
+    /// items after it in its group and the next may have been written, each
+    /// whole, and no later group is started.
     pub(crate) fn write_each<T: Sync>(
         &self,
         items: &[T],
@@ -604,23 +647,19 @@ impl OutputDir {
         fill: impl Fn(&T, &mut dyn Write) -> Result<u64> + Sync,
         written: impl Fn(&T) + Sync,
     ) -> Result<Vec<u64>> {
-        use rayon::prelude::*;
-        const GROUP: usize = 256;
         let mut sizes = Vec::with_capacity(items.len());
-        for group in items.chunks(GROUP) {
-            check_interrupted()?;
-            let results: Vec<Result<u64>> = group
-                .par_iter()
-                .map(|item| {
-                    let n = self.write(path(item), |w| fill(item, w))?;
-                    written(item);
-                    Ok(n)
-                })
-                .collect();
-            for result in results {
-                sizes.push(result?);
-            }
-        }
+        in_order_on_pool(
+            items,
+            |item| {
+                let n = self.write(path(item), |w| fill(item, w))?;
+                written(item);
+                Ok(n)
+            },
+            |_, n: Result<u64>| {
+                sizes.push(n?);
+                Ok(())
+            },
+        )?;
         Ok(sizes)
     }
 
@@ -1787,7 +1826,7 @@ mod tests {
     fn write_each_answers_in_item_order() {
         let dir = tempfile::tempdir().unwrap();
         let out = OutputDir::new(dir.path()).unwrap();
-        let items: Vec<(String, usize)> = (0..600)
+        let items: Vec<(String, usize)> = (0..1000)
             .map(|i| (format!("d{}/f{i}.bin", i % 7), i))
             .collect();
         let written = out
@@ -1801,7 +1840,7 @@ mod tests {
                 |_| (),
             )
             .unwrap();
-        assert_eq!(written, (0..600u64).collect::<Vec<_>>());
+        assert_eq!(written, (0..1000u64).collect::<Vec<_>>());
         for (path, n) in &items {
             assert_eq!(
                 std::fs::read(dir.path().join(path)).unwrap(),
@@ -1834,8 +1873,11 @@ mod tests {
             }
             assert!(!fails(*n) || !file.exists(), "{path}");
         }
-        // Items from the group after the failure's were not started.
-        assert!(!again.path().join(&items[599].0).exists());
+        // Items in groups after the failure's and the next were not started.
+        let not_started = (300 / POOL_GROUP + 2) * POOL_GROUP;
+        for (path, _) in &items[not_started..] {
+            assert!(!again.path().join(path).exists(), "{path}");
+        }
     }
 
     #[test]

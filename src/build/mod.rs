@@ -58,8 +58,6 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use rayon::prelude::*;
-
 use crate::diagnostic::Diagnostic;
 use crate::error::{Error, ErrorKind, Result};
 use crate::manifest::Manifest;
@@ -996,9 +994,6 @@ enum Pass {
     Cached,
 }
 
-/// The most packages [`Packages::each`] converts in one batch.
-const MAX_BATCH: usize = 256;
-
 /// A build's packages and how they are converted: their sources, keys,
 /// the cache, the settings and where events go.
 struct Packages<'a> {
@@ -1013,9 +1008,9 @@ struct Packages<'a> {
 }
 
 impl Packages<'_> {
-    /// Converts (or takes from the cache) every package in batches, in content
+    /// Converts (or takes from the cache) every package in groups, in content
     /// order, and gives each to `sink` (one thread, in content order). Memory
-    /// holds two batches' headers, never bulk data. Returns how many were
+    /// holds two groups' headers, never bulk data. Returns how many were
     /// converted; every failure (of conversion or of `sink`'s package) is
     /// collected into one error, and `sink` is given no package after the first.
     fn each(
@@ -1025,66 +1020,41 @@ impl Packages<'_> {
         sink: &mut (dyn FnMut(usize, Option<package::BuiltPackage>) -> Result<()> + Send),
     ) -> Result<usize> {
         let (content, reporter) = (self.content, self.reporter);
-        // A batch is converted while the one before it goes to the sink, and
-        // each pair waits for its slower half: batches of 32 packages per
-        // thread even out what one package costs against another, and the
-        // cap bounds what converted packages a batch holds on many cores.
-        let batch_size = (rayon::current_num_threads() * 32).clamp(1, MAX_BATCH);
-        let batches: Vec<std::ops::Range<usize>> = (0..content.packages.len())
-            .step_by(batch_size)
-            .map(|start| start..(start + batch_size).min(content.packages.len()))
-            .collect();
         let report = pass == Pass::First;
         // Workers only convert; what they found is reported by the one thread
         // that hands packages to `sink`, in content (package path) order, so
-        // events come out in the same order on every run.
-        let convert_one = |i: usize| -> Converted {
-            match skip.get(i) {
+        // events come out in the same order on every run. A group is
+        // converted while the one before it goes to the sink: both cores
+        // stay busy, and memory holds two groups' headers.
+        let mut converted = 0;
+        let mut failures: Vec<(usize, Error)> = Vec::new();
+        let packages: Vec<usize> = (0..content.packages.len()).collect();
+        crate::publish::in_order_on_pool(
+            &packages,
+            |&i| match skip.get(i) {
                 Some(true) => Converted {
                     result: Ok(None),
                     fresh: false,
                     damaged: None,
                 },
                 _ => self.get(i, pass),
-            }
-        };
-        let convert_batch = |range: std::ops::Range<usize>| -> Vec<Converted> {
-            range.into_par_iter().map(&convert_one).collect()
-        };
-        let mut converted = 0;
-        let mut failures: Vec<(usize, Error)> = Vec::new();
-        // Batch N is given to the sink (one thread, in content order) while the
-        // pool converts batch N+1: both cores stay busy.
-        let mut pending = batches.first().cloned().map(&convert_batch);
-        for (n, range) in batches.iter().enumerate() {
-            crate::publish::check_interrupted()?;
-            let results = pending.take().unwrap_or_default();
-            let next = batches.get(n + 1).cloned();
-            let (next_results, written) = rayon::join(
-                || next.map(&convert_batch),
-                || -> Result<()> {
-                    let mut saved = self.saved.lock().unwrap_or_else(|e| e.into_inner());
-                    for (offset, c) in results.into_iter().enumerate() {
-                        let i = range.start + offset;
-                        converted += usize::from(c.fresh && c.result.is_ok());
-                        if c.fresh && c.result.is_ok() {
-                            saved[i] = true;
-                        }
-                        if report {
-                            report_package(reporter, &content.packages[i], &c);
-                        }
-                        match c.result {
-                            Ok(built) if failures.is_empty() => sink(i, built)?,
-                            Ok(_) => {}
-                            Err(e) => failures.push((i, e)),
-                        }
-                    }
-                    Ok(())
-                },
-            );
-            written?;
-            pending = next_results;
-        }
+            },
+            |&i, c| {
+                converted += usize::from(c.fresh && c.result.is_ok());
+                if c.fresh && c.result.is_ok() {
+                    self.saved.lock().unwrap_or_else(|e| e.into_inner())[i] = true;
+                }
+                if report {
+                    report_package(reporter, &content.packages[i], &c);
+                }
+                match c.result {
+                    Ok(built) if failures.is_empty() => sink(i, built)?,
+                    Ok(_) => {}
+                    Err(e) => failures.push((i, e)),
+                }
+                Ok(())
+            },
+        )?;
         if failures.is_empty() {
             return Ok(converted);
         }

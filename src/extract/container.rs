@@ -9,9 +9,7 @@
 //! listed as skipped. Script objects come from the caller, else from the sources'
 //! ScriptObjects / Loader chunks.
 //!
-//! The packages come from a [`ChunkSource`]: anything that can list its chunks and read or
-//! stream them (and its pak files and store entries). [`ViewSource`], the one the CLI uses, is
-//! over a [`GameView`]: a game's `Paks/` folder (`--game`) mounted first, then the named
+//! The packages come from a [`ViewSource`], over a [`GameView`]: a game's `Paks/` folder (`--game`) mounted first, then the named
 //! `.utoc`/`.pak` files or folders; the engine's mount order picks each chunk's and file's copy
 //! (Oodle and encrypted containers included). Only what was named is selected; the game only
 //! resolves imports.
@@ -19,9 +17,9 @@
 //! Memory is bounded: each worker thread of the pool reads a package's chunk into a buffer it
 //! keeps (no allocation per package once it has read one as large; let go past 16 MiB),
 //! converts it, writes its files — the `.uexp` of 5.3+ straight from that buffer — and keeps
-//! only its report; packages go to the pool a group at a time (at most `GROUP_PACKAGES` = 256
-//! packages and `GROUP_BYTES` = 64 MiB of package chunks; each file has its own path, so
-//! results and events are put back in plan order); bulk data and pak files go to their files
+//! only its report; packages go to the pool a group at a time
+//! ([`crate::publish::in_order_on_pool`]; each file has its own path, so results and events
+//! are put back in plan order); bulk data and pak files go to their files
 //! block by block; [`SourceHeaders`] keeps at most 256 imported headers (read on demand); each
 //! package's warnings go to the caller as `ExtractEvent`s as they come, not kept.
 //! Files are written through [`OutputDir`] (never outside the output folder, none under its
@@ -75,43 +73,6 @@ pub struct SourceFile {
     pub(crate) path: String,
     pub(crate) size: u64,
     pub(crate) selected: bool,
-}
-
-/// Containers (and their paks) seen as one: every chunk once (the last
-/// container that has it wins), the store entries of their headers.
-pub trait ChunkSource: Sync {
-    fn chunks(&self) -> Result<Vec<SourceChunk>>;
-    fn read_chunk(&self, chunk: &SourceChunk) -> Result<Vec<u8>>;
-    /// Writes a chunk to `out`, in pieces where the source can; returns its size.
-    fn copy_chunk(&self, chunk: &SourceChunk, out: &mut dyn Write) -> Result<u64> {
-        let data = self.read_chunk(chunk)?;
-        out.write_all(&data)
-            .map_err(|e| Error::io(chunk.path.as_deref().unwrap_or("chunk"), e))?;
-        Ok(data.len() as u64)
-    }
-    /// Reads a chunk into `dest`, as long as the chunk; where the source
-    /// can, without a buffer in between.
-    fn read_chunk_into(&self, chunk: &SourceChunk, dest: &mut [u8]) -> Result<()> {
-        let mut rest = &mut dest[..];
-        let n = self.copy_chunk(chunk, &mut rest)?;
-        if n != chunk.size || !rest.is_empty() {
-            return Err(Error::internal(format!(
-                "chunk of {} bytes read as {n}",
-                chunk.size
-            )));
-        }
-        Ok(())
-    }
-    /// Package id → imported package ids, from the container headers.
-    fn store_entries(&self) -> Result<BTreeMap<u64, Vec<u64>>>;
-    fn files(&self) -> Result<Vec<SourceFile>>;
-    fn read_file(&self, file: &SourceFile) -> Result<Vec<u8>>;
-    /// Writes a file to `out`, in pieces where the source can; returns its size.
-    fn copy_file(&self, file: &SourceFile, out: &mut dyn Write) -> Result<u64> {
-        let data = self.read_file(file)?;
-        out.write_all(&data).map_err(|e| Error::io(&file.path, e))?;
-        Ok(data.len() as u64)
-    }
 }
 
 /// A [`GameView`] (a game's `Paks/` folder, a mod's containers, or both)
@@ -194,8 +155,10 @@ impl ViewSource {
 /// Handles pack (source index, TOC or pak entry index).
 const HANDLE_SHIFT: u32 = 32;
 
-impl ChunkSource for ViewSource {
-    fn chunks(&self) -> Result<Vec<SourceChunk>> {
+/// Containers (and their paks) seen as one: every chunk once (the copy the
+/// game loads), the store entries of their headers.
+impl ViewSource {
+    pub(crate) fn chunks(&self) -> Result<Vec<SourceChunk>> {
         let mut chunks: Vec<SourceChunk> = self
             .view
             .chunks()
@@ -216,23 +179,23 @@ impl ChunkSource for ViewSource {
         Ok(chunks)
     }
 
-    fn read_chunk(&self, chunk: &SourceChunk) -> Result<Vec<u8>> {
+    pub(crate) fn read_chunk(&self, chunk: &SourceChunk) -> Result<Vec<u8>> {
         self.view.read_chunk(self.checked_chunk(chunk.handle)?)
     }
 
-    fn copy_chunk(&self, chunk: &SourceChunk, out: &mut dyn Write) -> Result<u64> {
+    pub(crate) fn copy_chunk(&self, chunk: &SourceChunk, out: &mut dyn Write) -> Result<u64> {
         self.view
             .read_chunk_to(self.checked_chunk(chunk.handle)?, out)
     }
 
-    fn read_chunk_into(&self, chunk: &SourceChunk, dest: &mut [u8]) -> Result<()> {
+    pub(crate) fn read_chunk_into(&self, chunk: &SourceChunk, dest: &mut [u8]) -> Result<()> {
         let chunk = self.checked_chunk(chunk.handle)?;
         self.view
             .container(chunk)
             .read_chunk_into(chunk.index, dest)
     }
 
-    fn store_entries(&self) -> Result<BTreeMap<u64, Vec<u64>>> {
+    pub(crate) fn store_entries(&self) -> Result<BTreeMap<u64, Vec<u64>>> {
         // Lowest priority first, so that the copy the game loads is the
         // one left in the map (highest order, then the last mounted).
         let mut order: Vec<usize> = (0..self.view.sources().len()).collect();
@@ -248,7 +211,7 @@ impl ChunkSource for ViewSource {
         Ok(entries)
     }
 
-    fn files(&self) -> Result<Vec<SourceFile>> {
+    pub(crate) fn files(&self) -> Result<Vec<SourceFile>> {
         Ok(self
             .view
             .files()
@@ -265,21 +228,16 @@ impl ChunkSource for ViewSource {
             .collect())
     }
 
-    fn read_file(&self, file: &SourceFile) -> Result<Vec<u8>> {
-        let (pak, entry) = self.pak_entry(file)?;
-        pak.read(entry)
-    }
-
-    fn copy_file(&self, file: &SourceFile, out: &mut dyn Write) -> Result<u64> {
+    pub(crate) fn copy_file(&self, file: &SourceFile, out: &mut dyn Write) -> Result<u64> {
         let (pak, entry) = self.pak_entry(file)?;
         pak.read_to(entry, out)
     }
 }
 
-/// Package headers read from a [`ChunkSource`] when an import needs them,
+/// Package headers read from a [`ViewSource`] when an import needs them,
 /// keeping the most recently used ones.
 pub(crate) struct SourceHeaders<'a> {
-    source: &'a dyn ChunkSource,
+    source: &'a ViewSource,
     engine: EngineVersion,
     packages: BTreeMap<u64, SourceChunk>,
     store: &'a BTreeMap<u64, Vec<u64>>,
@@ -291,7 +249,7 @@ const HEADER_CACHE: usize = 256;
 
 impl<'a> SourceHeaders<'a> {
     pub(crate) fn new(
-        source: &'a dyn ChunkSource,
+        source: &'a ViewSource,
         engine: EngineVersion,
         chunks: &[SourceChunk],
         store: &'a BTreeMap<u64, Vec<u64>>,
@@ -345,7 +303,7 @@ impl HeaderProvider for SourceHeaders<'_> {
 
 /// The game's script objects from the source's global chunks, if it has them.
 pub(crate) fn script_objects(
-    source: &dyn ChunkSource,
+    source: &ViewSource,
     chunks: &[SourceChunk],
 ) -> Result<Option<ScriptObjects>> {
     let find = |t: ChunkType| chunks.iter().find(|c| c.chunk_type == t);
@@ -499,10 +457,10 @@ struct Planned {
 /// Extracts the selected packages of `source` (and their other files) into
 /// `request.output`. `script_objects` overrides the source's own.
 pub fn extract(
-    source: &dyn ChunkSource,
+    source: &ViewSource,
     request: &ExtractRequest,
     script_objects_given: Option<&ScriptObjects>,
-    on_event: &mut dyn FnMut(&ExtractEvent),
+    on_event: &mut (dyn FnMut(&ExtractEvent) + Send),
 ) -> Result<ExtractSummary> {
     check_output(&request.output, request.force)?;
     let output = OutputDir::new(&request.output)?;
@@ -558,30 +516,23 @@ pub fn extract(
     // package per worker (its chunk in the worker's buffer) and the
     // reports of one group.
     let mut done = 0;
-    for range in package_groups(&plan) {
-        crate::publish::check_interrupted()?;
-        let results: Vec<(Written, Vec<Unresolved>)> = {
-            use rayon::prelude::*;
-            plan[range.clone()]
-                .par_iter()
-                .map(|p| {
-                    with_chunk_buffer(|buffer| {
-                        let mut out =
-                            match convert_planned(source, (request.engine, &cx), p, &store, buffer)
-                            {
-                                Ok(out) => out,
-                                Err(e) => return (Err(e), Vec::new()),
-                            };
-                        let unresolved = std::mem::take(&mut out.report.unresolved);
-                        if !unresolved.is_empty() && !request.options.allow_unresolved {
-                            return (Err(super::unresolved_error(&unresolved)), unresolved);
-                        }
-                        (write_converted(source, &output, p, out, &bulk), unresolved)
-                    })
-                })
-                .collect()
-        };
-        for (p, (result, unresolved)) in plan[range].iter().zip(results) {
+    crate::publish::in_order_on_pool(
+        &plan,
+        |p| {
+            with_chunk_buffer(|buffer| {
+                let mut out =
+                    match convert_planned(source, (request.engine, &cx), p, &store, buffer) {
+                        Ok(out) => out,
+                        Err(e) => return (Err(e), Vec::new()),
+                    };
+                let unresolved = std::mem::take(&mut out.report.unresolved);
+                if !unresolved.is_empty() && !request.options.allow_unresolved {
+                    return (Err(super::unresolved_error(&unresolved)), unresolved);
+                }
+                (write_converted(source, &output, p, out, &bulk), unresolved)
+            })
+        },
+        |p, (result, unresolved): (Written, Vec<Unresolved>)| {
             let ok = result.is_ok();
             let mut warnings = Vec::new();
             if !unresolved.is_empty() {
@@ -617,8 +568,9 @@ pub fn extract(
                 warnings,
                 unresolved,
             });
-        }
-    }
+            Ok(())
+        },
+    )?;
     let written = output.write_each(
         &files,
         |(path, _)| path,
@@ -673,7 +625,7 @@ fn bulk_extension(t: ChunkType) -> Option<&'static str> {
 /// The package name of a package chunk: from its path when the path maps
 /// to the chunk's id, else from its header.
 fn package_name_of(
-    source: &dyn ChunkSource,
+    source: &ViewSource,
     chunk: &SourceChunk,
     engine: EngineVersion,
 ) -> Result<String> {
@@ -698,7 +650,7 @@ fn glob_set(filters: &[String]) -> Result<Option<crate::glob::Globs>> {
 /// The packages to extract: the selected ones the filters match, plus (with
 /// dependencies) what they import, sorted by output path.
 fn plan_packages(
-    source: &dyn ChunkSource,
+    source: &ViewSource,
     request: &ExtractRequest,
     chunks: &[SourceChunk],
     store: &BTreeMap<u64, Vec<u64>>,
@@ -763,7 +715,7 @@ fn planned(chunk: &SourceChunk, name: String) -> Planned {
 
 /// Imported package ids from a 5.3+ header, when there is no store entry.
 fn imported_from_header(
-    source: &dyn ChunkSource,
+    source: &ViewSource,
     chunk: Option<&SourceChunk>,
     engine: EngineVersion,
 ) -> Vec<u64> {
@@ -793,7 +745,7 @@ enum FileSource {
 /// The other files to write (pak files, chunks with a path that are no
 /// package data), and what is skipped.
 fn plan_files(
-    source: &dyn ChunkSource,
+    source: &ViewSource,
     request: &ExtractRequest,
     chunks: &[SourceChunk],
     skipped: &mut Vec<Skipped>,
@@ -869,7 +821,7 @@ fn with_chunk_buffer<R>(f: impl FnOnce(&mut Vec<u8>) -> R) -> R {
 /// Converts one planned package, its chunk read from `source` into `buffer`
 /// (the `.uexp` may borrow from it).
 fn convert_planned<'b>(
-    source: &dyn ChunkSource,
+    source: &ViewSource,
     (engine, cx): (EngineVersion, &ExtractContext<'_>),
     p: &Planned,
     store: &'b BTreeMap<u64, Vec<u64>>,
@@ -903,7 +855,7 @@ fn convert_planned<'b>(
 /// Writes a converted package's files (its bulk data streamed from
 /// `source`); returns its report and the bytes written.
 fn write_converted(
-    source: &dyn ChunkSource,
+    source: &ViewSource,
     output: &OutputDir,
     p: &Planned,
     out: Extracted<'_>,
@@ -930,27 +882,4 @@ fn write_converted(
         }
     }
     Ok((out.report, written))
-}
-
-/// Packages converted together (between two looks at an interrupt, the
-/// pool's threads meeting at the end): at most this many...
-const GROUP_PACKAGES: usize = 256;
-/// ...and at most this many bytes of package chunks (unless one is larger).
-const GROUP_BYTES: u64 = 64 << 20;
-
-/// The plan cut into groups of consecutive packages (see [`extract`]).
-fn package_groups(plan: &[Planned]) -> Vec<std::ops::Range<usize>> {
-    let mut groups = Vec::new();
-    let (mut start, mut bytes) = (0, 0u64);
-    for (i, p) in plan.iter().enumerate() {
-        if i > start && (i - start >= GROUP_PACKAGES || bytes + p.chunk.size > GROUP_BYTES) {
-            groups.push(start..i);
-            (start, bytes) = (i, 0);
-        }
-        bytes += p.chunk.size;
-    }
-    if start < plan.len() {
-        groups.push(start..plan.len());
-    }
-    groups
 }

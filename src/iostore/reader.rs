@@ -78,6 +78,7 @@ use crate::diagnostic::Diagnostic;
 use crate::error::{Error, ErrorKind, Result};
 use crate::pak::crypto::{AesKey, KeyRing};
 use crate::pak::PakReader;
+use crate::publish::in_order_on_pool;
 use crate::version::TocVersion;
 
 /// One chunk as listed.
@@ -207,6 +208,9 @@ struct PartitionFiles<'a> {
     container: &'a Container,
     /// The block read last: one buffer for all the chunk's blocks.
     buffer: Vec<u8>,
+    /// The partition read last, by number: a chunk's blocks are nearly
+    /// always in one, so the container's table is not locked per block.
+    last: Option<(u64, std::sync::Arc<OpenPartition>)>,
 }
 
 impl<'a> PartitionFiles<'a> {
@@ -218,6 +222,7 @@ impl<'a> PartitionFiles<'a> {
         PartitionFiles {
             container,
             buffer: BLOCK_BUFFER.try_with(|b| b.take()).unwrap_or_default(),
+            last: None,
         }
     }
 
@@ -254,8 +259,15 @@ impl<'a> PartitionFiles<'a> {
     /// its file, checked to lie inside it.
     fn locate(&mut self, offset: u64, len: u64) -> Result<(std::sync::Arc<OpenPartition>, u64)> {
         let size = self.container.partition_size();
-        let in_file = offset % size;
-        let partition = self.container.partition(offset / size)?;
+        let (number, in_file) = (offset / size, offset % size);
+        let partition = match &self.last {
+            Some((n, open)) if *n == number => std::sync::Arc::clone(open),
+            _ => {
+                let open = self.container.partition(number)?;
+                self.last = Some((number, std::sync::Arc::clone(&open)));
+                open
+            }
+        };
         let file_len = partition.len;
         if in_file.checked_add(len).is_none_or(|end| end > file_len) {
             return Err(Error::format(
@@ -956,14 +968,15 @@ impl Container {
         }
         report.notes.extend(layout.notes);
         // Chunks are read on the pool; what each shows is reported in chunk order.
-        let read = |i: usize| -> Result<()> {
+        let read = |&i: &usize| -> Result<()> {
             // A container whose blocks overlap is not inflated: that is the bomb.
             if layout_ok && !self.is_remote(i) {
                 self.read_chunk_to(i, &mut std::io::sink())?;
             }
             Ok(())
         };
-        in_order_on_pool(self.toc.chunk_ids.len(), read, |i, read| {
+        let chunks: Vec<usize> = (0..self.toc.chunk_ids.len()).collect();
+        let checked = in_order_on_pool(&chunks, read, |&i, read| {
             if self.is_remote(i) {
                 report.remote_chunks += 1;
             } else {
@@ -991,7 +1004,11 @@ impl Container {
                     .in_file(&self.utoc_path),
                 );
             }
+            Ok(())
         });
+        if let Err(e) = checked {
+            report.error(&e);
+        }
         if !self.remote.is_empty() {
             report.notes.push(self.remote_note());
         }
@@ -1159,37 +1176,20 @@ pub(crate) fn verify_pak_entries(reader: &PakReader) -> VerifyReport {
         pak_entries: reader.entries.len(),
         ..VerifyReport::default()
     };
-    let entries = &reader.entries;
-    in_order_on_pool(
-        entries.len(),
-        |i| reader.verify_entry(&entries[i]),
+    let checked = in_order_on_pool(
+        &reader.entries,
+        |entry| reader.verify_entry(entry),
         |_, checked| {
             if let Err(e) = checked {
                 report.error(&e);
             }
+            Ok(())
         },
     );
-    report
-}
-
-/// Runs `work` for items `0..count` on the thread pool, a group at a time,
-/// and gives each result to `then` in item order: a check's findings come
-/// out in the order a single thread would give them, and memory holds one
-/// group's results.
-fn in_order_on_pool<R: Send>(
-    count: usize,
-    work: impl Fn(usize) -> R + Sync,
-    mut then: impl FnMut(usize, R),
-) {
-    use rayon::prelude::*;
-    const GROUP: usize = 256;
-    for start in (0..count).step_by(GROUP) {
-        let end = (start + GROUP).min(count);
-        let results: Vec<R> = (start..end).into_par_iter().map(&work).collect();
-        for (i, result) in (start..end).zip(results) {
-            then(i, result);
-        }
+    if let Err(e) = checked {
+        report.error(&e);
     }
+    report
 }
 
 /// A summary of a container for `inspect`.
