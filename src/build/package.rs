@@ -300,12 +300,25 @@ impl BuiltPackage {
             return Ok(());
         }
         // A new file rather than the old one truncated: ext4 flushes a file
-        // that was truncated and rewritten when it is closed.
-        match std::fs::remove_file(path) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(Error::io(path, e)),
-            _ => {}
+        // that was truncated and rewritten when it is closed. The old one
+        // is removed only when there is one: an unlink locks the folder
+        // even for a name that is not there, which threads saving entries
+        // side by side (a first build) then wait on.
+        let create = || {
+            std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(path)
+        };
+        let mut file = match create() {
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                std::fs::remove_file(path).map_err(|e| Error::io(path, e))?;
+                create()
+            }
+            created => created,
         }
-        std::fs::write(path, &bytes).map_err(|e| Error::io(path, e))
+        .map_err(|e| Error::io(path, e))?;
+        std::io::Write::write_all(&mut file, &bytes).map_err(|e| Error::io(path, e))
     }
 
     /// Reads the package with `key` back from the cache. Its `.uexp` tail
