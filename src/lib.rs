@@ -37,5 +37,10 @@ pub mod sniff;
 pub mod version;
 pub mod zen;
 
+/// The shared corpus for unit tests, found as the integration tests find it.
+#[cfg(test)]
+#[path = "../tests/common/corpus.rs"]
+mod test_corpus;
+
 pub use error::{Error, Result};
 pub use version::EngineVersion;

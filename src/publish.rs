@@ -94,7 +94,6 @@ pub(crate) fn in_order_on_pool<T: Sync, R: Send>(
     use rayon::prelude::*;
     let work_on = |group: &'_ [T]| -> Vec<R> { group.par_iter().map(&work).collect() };
     let mut groups = items.chunks(POOL_GROUP);
-    check_interrupted()?;
     let mut current = groups.next().map(|group| (group, work_on(group)));
     while let Some((group, results)) = current {
         check_interrupted()?;

@@ -9,10 +9,10 @@
 //! listed as skipped. Script objects come from the caller, else from the sources'
 //! ScriptObjects / Loader chunks.
 //!
-//! The packages come from a [`ViewSource`], over a [`GameView`]: a game's `Paks/` folder (`--game`) mounted first, then the named
-//! `.utoc`/`.pak` files or folders; the engine's mount order picks each chunk's and file's copy
-//! (Oodle and encrypted containers included). Only what was named is selected; the game only
-//! resolves imports.
+//! The packages come from a [`ViewSource`], over a [`GameView`]: a game's `Paks/` folder
+//! (`--game`) mounted first, then the named `.utoc`/`.pak` files or folders; the engine's mount
+//! order picks each chunk's and file's copy (Oodle and encrypted containers included). Only
+//! what was named is selected; the game only resolves imports.
 //!
 //! Memory is bounded: each worker thread of the pool reads a package's chunk into a buffer it
 //! keeps (no allocation per package once it has read one as large; let go past 16 MiB),
@@ -155,9 +155,8 @@ impl ViewSource {
 /// Handles pack (source index, TOC or pak entry index).
 const HANDLE_SHIFT: u32 = 32;
 
-/// Containers (and their paks) seen as one: every chunk once (the copy the
-/// game loads), the store entries of their headers.
 impl ViewSource {
+    /// Every chunk once: the copy the game loads.
     pub(crate) fn chunks(&self) -> Result<Vec<SourceChunk>> {
         let mut chunks: Vec<SourceChunk> = self
             .view
@@ -195,6 +194,7 @@ impl ViewSource {
             .read_chunk_into(chunk.index, dest)
     }
 
+    /// Package id → imported package ids, from the container headers.
     pub(crate) fn store_entries(&self) -> Result<BTreeMap<u64, Vec<u64>>> {
         // Lowest priority first, so that the copy the game loads is the
         // one left in the map (highest order, then the last mounted).
@@ -514,7 +514,7 @@ pub fn extract(
     // (every file goes to its own path, so the order of writing does not
     // matter); results and events come back in plan order. Memory holds a
     // package per worker (its chunk in the worker's buffer) and the
-    // reports of one group.
+    // reports of two groups.
     let mut done = 0;
     crate::publish::in_order_on_pool(
         &plan,

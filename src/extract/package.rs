@@ -506,11 +506,9 @@ mod tests {
     /// (5.6) and a GUID (4.27, 5.5).
     #[test]
     fn a_header_sealed_in_place_is_the_header_written_with_its_hash() {
-        let corpus = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
-        if !corpus.join("MANIFEST.md").is_file() {
-            eprintln!("corpus not found; skipping");
+        let Some(corpus) = crate::test_corpus::corpus() else {
             return;
-        }
+        };
         for (file, engine, saved_hash) in [
             ("retoc/UE5.6/SM_Cube.uasset", EngineVersion::UE5_6, true),
             ("retoc/UE5.5/SM_Cube.uasset", EngineVersion::UE5_5, false),

@@ -622,12 +622,10 @@ mod tests {
 
     #[test]
     fn a_folder_read_on_the_pool_gives_its_packages_added_one_by_one() {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../shared/corpus/uassetapi/TestManyAssets/SN2");
-        if !dir.is_dir() {
-            eprintln!("corpus not found; skipping");
+        let Some(corpus) = crate::test_corpus::corpus() else {
             return;
-        }
+        };
+        let dir = corpus.join("uassetapi/TestManyAssets/SN2");
         let engine = crate::EngineVersion::UE5_6;
         let mut paths: Vec<_> = walkdir::WalkDir::new(&dir)
             .sort_by_file_name()

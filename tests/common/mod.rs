@@ -2,36 +2,15 @@
 //! binary ([`run`], [`Run`]) and snapshot files ([`assert_snapshot`]).
 #![allow(dead_code)]
 
+pub mod corpus;
 pub mod game_fixture;
+
+pub use corpus::corpus;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde_json::Value;
-
-/// The corpus folder: `$ZENPAK_CORPUS`, else `../shared/corpus` beside the repo.
-/// Returns `None` (after saying so) when it is missing; under `CI=true` a
-/// missing corpus fails the test instead.
-pub fn corpus() -> Option<PathBuf> {
-    let dir = match std::env::var_os("ZENPAK_CORPUS") {
-        Some(d) => PathBuf::from(d),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus"),
-    };
-    if dir.join("MANIFEST.md").is_file() {
-        return Some(dir);
-    }
-    if std::env::var("CI").map(|v| v == "true").unwrap_or(false) {
-        panic!(
-            "corpus not found at {} (set ZENPAK_CORPUS); under CI=true a missing corpus is a failure",
-            dir.display()
-        );
-    }
-    eprintln!(
-        "corpus not found at {}: skipping corpus test",
-        dir.display()
-    );
-    None
-}
 
 /// The engine version of a corpus folder, from `engines.tsv` (longest matching prefix).
 pub fn engine_of(corpus: &Path, file: &Path) -> Option<zenpak::EngineVersion> {
