@@ -695,10 +695,11 @@ pub struct CleanReport {
 }
 
 /// Removes what `zenpak build` and `zenpak package` wrote for this mod: the
-/// triplet the last build recorded, its release archives, its cache entries,
-/// and zenpak's own temporaries; then each folder that is left empty.
-/// Nothing is removed by pattern except zenpak's temporaries and cache
-/// entries (named by their hash), and nothing through a symbolic link.
+/// triplet the last build recorded, its release archives, its cache (the
+/// entry pack and the bookkeeping files, by name), and zenpak's own
+/// temporaries; then each folder that is left empty. Nothing is removed by
+/// pattern except zenpak's temporaries and an earlier layout's cache entries
+/// (named by their hash), and nothing through a symbolic link.
 pub fn clean(manifest: &Manifest) -> Result<CleanReport> {
     let dir = manifest.output_dir();
     let mut report = CleanReport::default();

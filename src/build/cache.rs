@@ -10,16 +10,18 @@
 //!   inode, so an edit is always seen. A release build (`--release`,
 //!   `package`) and a `--force` build hash every input and never read the
 //!   index: their output depends on the bytes alone.
-//! - `packages/<key>.zpc`: a converted package, under a key that hashes
-//!   everything its conversion depends on (its files' contents, its name, the
-//!   engine version, the profile, the mappings and zenpak's version).
+//! - `packages.zpk` and `packages.zpi` ([`super::entry_pack`]): the
+//!   converted packages, each under a key that hashes everything its
+//!   conversion depends on (its files' contents, its name, the engine
+//!   version, the profile, the mappings and zenpak's version), back to back
+//!   in one pack with an index of where each lies.
 //! - `build.json`: the key of the last build as a whole and the artifacts it
 //!   wrote, each with its BLAKE3 hash and the stamp it had when written
 //!   ([`crate::publish::FileStamp`]: size, times and inode, which no later
 //!   write keeps); when the next build's key is the same and every artifact
 //!   still has its stamp, nothing is rewritten.
-//! - `packages/<key>.zpc` entries end with a BLAKE3 checksum: a damaged
-//!   entry is a cache miss (and a warning), never wrong output.
+//! - Each entry begins with a BLAKE3 checksum: a damaged entry is a cache
+//!   miss (and a warning), never wrong output.
 //! - `container.bin` ([`ContainerRecord`]): the container the last build
 //!   wrote — the stamps of its `.utoc` and `.ucas`, the settings its chunk
 //!   bytes depend on, and what each package put in it (its chunk key, store
@@ -703,48 +705,54 @@ impl Cache {
         }
     }
 
-    /// Removes this cache's own files (entries named by their hash and the
-    /// bookkeeping files), then its folders if they are left empty. Never
-    /// recursive and never through a symbolic link.
+    /// Removes this cache's own files (the entry pack, its index and the
+    /// bookkeeping files, and an earlier layout's entries named by their
+    /// hash), then its folders if they are left empty. Never recursive and
+    /// never through a symbolic link.
     pub(crate) fn clean(&self, removed: &mut Vec<PathBuf>) -> Result<()> {
-        let real_dir = |p: &Path| std::fs::symlink_metadata(p).is_ok_and(|m| m.is_dir());
-        if !real_dir(&self.dir) {
+        if !is_real_dir(&self.dir) {
             return Ok(());
         }
         super::pak_input::clean(&self.dir, removed)?;
-        let packages = self.dir.join("packages");
-        let mut remove_file = |path: PathBuf| -> Result<()> {
-            if std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file()) {
-                std::fs::remove_file(&path).map_err(|e| Error::io(&path, e))?;
-                removed.push(path);
-            }
-            Ok(())
-        };
-        if real_dir(&packages) {
-            for entry in std::fs::read_dir(&packages)
-                .map_err(|e| Error::io(&packages, e))?
-                .flatten()
-            {
-                if is_entry_name(&entry.file_name().to_string_lossy()) {
-                    remove_file(entry.path())?;
-                }
-            }
-        }
+        self.remove_old_layout(removed)?;
         for name in BOOKKEEPING_FILES {
-            remove_file(self.dir.join(name))?;
+            remove_own_file(self.dir.join(name), removed)?;
         }
-        for dir in [&self.dir, &packages] {
-            removed.extend(crate::publish::remove_leftover_temporaries(dir)?);
-        }
+        removed.extend(crate::publish::remove_leftover_temporaries(&self.dir)?);
         let parent = self.dir.parent().map(Path::to_path_buf);
-        for dir in [Some(packages), Some(self.dir.clone()), parent]
-            .into_iter()
-            .flatten()
-        {
-            if real_dir(&dir) && std::fs::read_dir(&dir).is_ok_and(|mut d| d.next().is_none()) {
+        for dir in [Some(self.dir.clone()), parent].into_iter().flatten() {
+            if is_real_dir(&dir) && std::fs::read_dir(&dir).is_ok_and(|mut d| d.next().is_none()) {
                 std::fs::remove_dir(&dir).map_err(|e| Error::io(&dir, e))?;
                 removed.push(dir);
             }
+        }
+        Ok(())
+    }
+
+    /// Removes the entries an earlier zenpak kept one per file
+    /// (`packages/<hash>.zpc`), and their folder once empty; nothing when
+    /// there is no such folder (one look).
+    pub(crate) fn remove_old_entries(&self) -> Result<()> {
+        self.remove_old_layout(&mut Vec::new())
+    }
+
+    fn remove_old_layout(&self, removed: &mut Vec<PathBuf>) -> Result<()> {
+        let packages = self.dir.join("packages");
+        if !is_real_dir(&packages) {
+            return Ok(());
+        }
+        for entry in std::fs::read_dir(&packages)
+            .map_err(|e| Error::io(&packages, e))?
+            .flatten()
+        {
+            if is_entry_name(&entry.file_name().to_string_lossy()) {
+                remove_own_file(entry.path(), removed)?;
+            }
+        }
+        removed.extend(crate::publish::remove_leftover_temporaries(&packages)?);
+        if std::fs::read_dir(&packages).is_ok_and(|mut d| d.next().is_none()) {
+            std::fs::remove_dir(&packages).map_err(|e| Error::io(&packages, e))?;
+            removed.push(packages);
         }
         Ok(())
     }
@@ -755,8 +763,7 @@ impl Cache {
     }
 
     pub(crate) fn create(&self) -> Result<()> {
-        let packages = self.dir.join("packages");
-        std::fs::create_dir_all(&packages).map_err(|e| Error::io(&packages, e))
+        std::fs::create_dir_all(&self.dir).map_err(|e| Error::io(&self.dir, e))
     }
 
     pub(crate) fn files_path(&self) -> PathBuf {
@@ -811,13 +818,6 @@ impl Cache {
         ContainerRecordWriter::create(&self.container_record_path())
     }
 
-    /// Where the converted package with this key is kept.
-    pub(crate) fn package_path(&self, key: &Hash) -> PathBuf {
-        self.dir
-            .join("packages")
-            .join(format!("{}.zpc", crate::hash::hex(key)))
-    }
-
     pub(crate) fn load_build_record(&self) -> Option<BuildRecord> {
         let bytes = std::fs::read(self.build_record_path()).ok()?;
         serde_json::from_slice(&bytes).ok()
@@ -827,48 +827,38 @@ impl Cache {
         let bytes = serde_json::to_vec_pretty(record).map_err(Error::json)?;
         write_cache_file(&self.build_record_path(), &bytes)
     }
-
-    /// The keys of the package entries the cache holds: one listing of its
-    /// folder, cheaper than a look-up per package.
-    pub(crate) fn package_keys(&self) -> std::collections::BTreeSet<Hash> {
-        let Ok(entries) = std::fs::read_dir(self.dir.join("packages")) else {
-            return Default::default();
-        };
-        entries
-            .flatten()
-            .filter(|entry| entry.file_type().is_ok_and(|t| t.is_file()))
-            .filter_map(|entry| {
-                let name = entry.file_name();
-                crate::hash::from_hex(name.to_str()?.strip_suffix(".zpc")?)
-            })
-            .collect()
-    }
-
-    /// Removes the package entries of `keys` (the cache then holds one
-    /// build's worth); one already gone is no error.
-    pub(crate) fn remove_entries(&self, keys: &[Hash]) -> Result<()> {
-        for key in keys {
-            let path = self.package_path(key);
-            match std::fs::remove_file(&path) {
-                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                    return Err(Error::io(&path, e))
-                }
-                _ => {}
-            }
-        }
-        Ok(())
-    }
 }
 
-/// Whether a file name is one of the cache's package entries (`<64 hex>.zpc`).
-pub(crate) fn is_entry_name(name: &str) -> bool {
+/// A folder, not a link to one.
+fn is_real_dir(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir())
+}
+
+/// Removes `path` if it is a file (not a link), noting it in `removed`.
+fn remove_own_file(path: PathBuf, removed: &mut Vec<PathBuf>) -> Result<()> {
+    if std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file()) {
+        std::fs::remove_file(&path).map_err(|e| Error::io(&path, e))?;
+        removed.push(path);
+    }
+    Ok(())
+}
+
+/// Whether a file name is one of an earlier layout's package entries
+/// (`packages/<64 hex>.zpc`).
+fn is_entry_name(name: &str) -> bool {
     name.strip_suffix(".zpc")
         .is_some_and(|hex| hex.len() == 64 && hex.bytes().all(|b| b.is_ascii_hexdigit()))
 }
 
 /// The cache's own bookkeeping files, by name.
-pub(crate) const BOOKKEEPING_FILES: [&str; 4] =
-    ["files.json", "build.json", "container.bin", "tree.bin"];
+pub(crate) const BOOKKEEPING_FILES: [&str; 6] = [
+    "files.json",
+    "build.json",
+    "container.bin",
+    "tree.bin",
+    super::entry_pack::PACK_FILE,
+    super::entry_pack::INDEX_FILE,
+];
 
 /// Marks the tree record and its layout; bump when the layout changes.
 const TREE_MAGIC: &[u8; 8] = b"ZPKTR\x00\x00\x02";

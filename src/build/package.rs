@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use crate::binary::{Reader, Writer};
 use crate::build::cache::{Hash, InputStamp};
 use crate::build::discover::{LooseFile, PackageFileKind, PackageSource};
+use crate::build::entry_pack::EntryPack;
 use crate::error::{Error, Result};
 use crate::fixups::Profile;
 use crate::iostore::chunk::ChunkType;
@@ -250,7 +251,7 @@ fn bulk_file_kind(kind: BulkKind) -> PackageFileKind {
     }
 }
 
-/// How [`BuiltPackage::save`] treats an entry already at its path.
+/// How [`BuiltPackage::save`] treats an entry the pack already holds for its key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Existing {
     /// Kept when its head (magic and checksum) and length are the new
@@ -267,13 +268,10 @@ pub(crate) enum Existing {
 const CACHE_HEAD: usize = CACHE_MAGIC.len() + 32;
 
 impl BuiltPackage {
-    /// Writes the package to the cache under `key` (recorded in the entry,
-    /// so an entry found under another key's name is known for what it is),
-    /// after a BLAKE3 checksum of the rest of the entry. Not synced to disk and written in place (renames are costly in
-    /// a folder of thousands of files): a torn or damaged entry fails its
-    /// checksum and is converted again. The output folder's lock keeps two
-    /// builds from writing the same entry.
-    pub(crate) fn save(&self, path: &Path, key: &Hash, existing: Existing) -> Result<()> {
+    /// The package as a cache entry under `key` (recorded in the entry, so
+    /// an entry found under another key is known for what it is), after a
+    /// BLAKE3 checksum of the rest of the entry.
+    fn entry(&self, key: &Hash) -> Vec<u8> {
         let mut w = Writer::with_capacity(self.head.len() + 256);
         w.bytes(CACHE_MAGIC);
         w.zeros(32);
@@ -296,72 +294,58 @@ impl BuiltPackage {
         let mut bytes = w.into_inner();
         let checksum = blake3::hash(&bytes[CACHE_HEAD..]);
         bytes[CACHE_MAGIC.len()..CACHE_HEAD].copy_from_slice(checksum.as_bytes());
-        if existing == Existing::KeepIfSame && entry_has_head(path, &bytes) {
-            return Ok(());
-        }
-        // A new file rather than the old one truncated: ext4 flushes a file
-        // that was truncated and rewritten when it is closed. The old one
-        // is removed only when there is one: an unlink locks the folder
-        // even for a name that is not there, which threads saving entries
-        // side by side (a first build) then wait on.
-        let create = || {
-            std::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .open(path)
-        };
-        let mut file = match create() {
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                std::fs::remove_file(path).map_err(|e| Error::io(path, e))?;
-                create()
-            }
-            created => created,
-        }
-        .map_err(|e| Error::io(path, e))?;
-        std::io::Write::write_all(&mut file, &bytes).map_err(|e| Error::io(path, e))
+        bytes
     }
 
-    /// Reads the package with `key` back from the cache. Its `.uexp` tail
-    /// and bulk data are taken from `source`'s files, which must still have
-    /// their lengths. An entry that is not whole, holds another key, or is
-    /// another package (entries swapped or copied over each other) is
-    /// [`Cached::Damaged`].
-    pub(crate) fn load_cached(path: &Path, key: &Hash, source: &PackageSource) -> Cached {
-        let Ok(bytes) = std::fs::read(path) else {
-            return Cached::Miss;
+    /// Saves the package to the cache's pack under `key` (not synced: a
+    /// torn or damaged entry fails its checksum and is converted again).
+    pub(crate) fn save(&self, entries: &EntryPack, key: &Hash, existing: Existing) -> Result<()> {
+        let bytes = self.entry(key);
+        if existing == Existing::KeepIfSame && entries.holds(key, &bytes, CACHE_HEAD) {
+            return Ok(());
+        }
+        entries.save(key, &bytes)
+    }
+
+    /// Reads the package with `key` back from the cache's pack. Its `.uexp`
+    /// tail and bulk data are taken from `source`'s files, which must still
+    /// have their lengths. An entry that is not whole, holds another key,
+    /// or is another package is [`Cached::Damaged`], named by the pack and
+    /// the entry's offset in it.
+    pub(crate) fn load_cached(entries: &EntryPack, key: &Hash, source: &PackageSource) -> Cached {
+        let (bytes, offset) = match entries.load(key) {
+            Ok(Some(found)) => found,
+            Ok(None) => return Cached::Miss,
+            Err(e) => return Cached::Damaged(e.within("build cache entry")),
+        };
+        let damaged = |e: Error| {
+            let at = offset + e.offset().unwrap_or(0);
+            Cached::Damaged(e.within("build cache entry").in_file(entries.path()).at(at))
         };
         if !bytes.starts_with(CACHE_MAGIC) {
             return Cached::Miss;
         }
         if bytes.len() < CACHE_HEAD {
-            return Cached::Damaged(Error::invalid("the cache entry is truncated").in_file(path));
+            return damaged(Error::invalid("the cache entry is truncated"));
         }
         let (checksum, body) = bytes[CACHE_MAGIC.len()..].split_at(32);
         if blake3::hash(body).as_bytes() != checksum {
-            return Cached::Damaged(
-                Error::new(crate::error::ErrorKind::HashMismatch {
-                    algorithm: "BLAKE3",
-                    expected: crate::hash::hex(checksum),
-                    actual: blake3::hash(body).to_hex().to_string(),
-                })
-                .within("build cache entry")
-                .in_file(path),
-            );
+            return damaged(Error::new(crate::error::ErrorKind::HashMismatch {
+                algorithm: "BLAKE3",
+                expected: crate::hash::hex(checksum),
+                actual: blake3::hash(body).to_hex().to_string(),
+            }));
         }
         let (mut built, tail, bulk_lengths) = match Self::decode(&bytes, key) {
             Ok(decoded) => decoded,
-            Err(e) => return Cached::Damaged(e.within("build cache entry").in_file(path)),
+            Err(e) => return damaged(e),
         };
         if built.package_name != source.package_name() {
-            return Cached::Damaged(
-                Error::invalid(format!(
-                    "the entry holds package `{}`, not `{}`",
-                    built.package_name,
-                    source.package_name()
-                ))
-                .within("build cache entry")
-                .in_file(path),
-            );
+            return damaged(Error::invalid(format!(
+                "the entry holds package `{}`, not `{}`",
+                built.package_name,
+                source.package_name()
+            )));
         }
         if tail > 0 {
             match source.companion(PackageFileKind::Exports) {
@@ -429,19 +413,6 @@ impl BuiltPackage {
         };
         Ok((built, tail, bulk_lengths))
     }
-}
-
-/// Whether the file at `path` is as long as `entry` and starts with its
-/// head (magic and checksum): reads those few bytes, not the entry.
-fn entry_has_head(path: &Path, entry: &[u8]) -> bool {
-    use std::io::Read;
-    let Ok(mut file) = std::fs::File::open(path) else {
-        return false;
-    };
-    let mut head = [0u8; CACHE_HEAD];
-    file.metadata().is_ok_and(|m| m.len() == entry.len() as u64)
-        && file.read_exact(&mut head).is_ok()
-        && head[..] == entry[..CACHE_HEAD]
 }
 
 /// Writes each bulk chunk's kind and length (a cache entry, a container record).

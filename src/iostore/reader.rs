@@ -283,7 +283,7 @@ impl<'a> PartitionFiles<'a> {
 
 /// Fills `buf` from `file` at `offset`, leaving the file's position to
 /// other readers.
-fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+pub(crate) fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
     #[cfg(unix)]
     {
         std::os::unix::fs::FileExt::read_exact_at(file, buf, offset)

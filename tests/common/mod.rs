@@ -2,6 +2,7 @@
 //! binary ([`run`], [`Run`]) and snapshot files ([`assert_snapshot`]).
 #![allow(dead_code)]
 
+pub mod cache_pack;
 pub mod corpus;
 pub mod game_fixture;
 

@@ -4,6 +4,7 @@
 //! the real binary.
 
 use crate::build_incremental::corpus_mod;
+use crate::common::cache_pack::{cache_entries, write_cache_entries, Key};
 use crate::common::{self, run, Run};
 
 use std::path::{Path, PathBuf};
@@ -138,16 +139,28 @@ fn an_edit_that_keeps_size_and_time_is_built() {
     assert_eq!(files["Proj/Config/DefaultGame.ini"], b"[x]\ny=4\n");
 }
 
-/// The package entries of the cache of `Repro_P`.
-fn cache_entries(repo: &Path) -> Vec<PathBuf> {
-    let mut entries: Vec<PathBuf> =
-        std::fs::read_dir(repo.join("target/.zenpak-cache/Repro_P/packages"))
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .filter(|p| p.extension().is_some_and(|e| e == "zpc"))
-            .collect();
-    entries.sort();
-    entries
+/// The cache of `Repro_P`.
+fn cache_dir(repo: &Path) -> PathBuf {
+    repo.join("target/.zenpak-cache/Repro_P")
+}
+
+/// The keys of the package entries of the cache of `Repro_P`, sorted.
+fn cache_keys(repo: &Path) -> Vec<Key> {
+    let mut keys: Vec<Key> = cache_entries(&cache_dir(repo))
+        .into_iter()
+        .map(|(key, _)| key)
+        .collect();
+    keys.sort();
+    keys
+}
+
+/// Flips one bit near the end of `file` (of a `.uexp`: in its export data),
+/// in place: a change every time.
+fn flip_near_end(file: &Path) {
+    let mut bytes = std::fs::read(file).unwrap();
+    let last = bytes.len() - 5;
+    bytes[last] ^= 0x01;
+    std::fs::write(file, &bytes).unwrap();
 }
 
 /// The cache holds one build's worth: a package changed or removed leaves
@@ -160,25 +173,52 @@ fn the_cache_keeps_only_the_last_build_s_packages() {
     let dir = common::temp_dir("one-worth");
     let repo = corpus_mod(&corpus, &dir);
     json(&repo, &["build"], 0);
-    let first = cache_entries(&repo);
+    let first = cache_keys(&repo);
     assert_eq!(first.len(), 3, "{first:?}");
 
     let meshes = repo.join("Cooked/Proj/Content/LevelPrototyping/Meshes");
-    let uexp = meshes.join("SM_Cube.uexp");
-    let mut bytes = std::fs::read(&uexp).unwrap();
-    let last = bytes.len() - 5;
-    bytes[last] ^= 0x01;
-    std::fs::write(&uexp, &bytes).unwrap();
+    flip_near_end(&meshes.join("SM_Cube.uexp"));
     json(&repo, &["build"], 0);
-    let changed = cache_entries(&repo);
+    let changed = cache_keys(&repo);
     assert_eq!(changed.len(), 3, "{changed:?}");
     assert_eq!(changed.iter().filter(|e| first.contains(e)).count(), 2);
 
     std::fs::remove_dir_all(&meshes).unwrap();
     json(&repo, &["build", "--force"], 0);
-    let removed = cache_entries(&repo);
+    let removed = cache_keys(&repo);
     assert_eq!(removed.len(), 2, "{removed:?}");
     assert!(removed.iter().all(|e| changed.contains(e)), "{removed:?}");
+}
+
+/// A cache of the layout before the entry pack (`packages/<key>.zpc`, one
+/// file per package): the next build removes those entries, and only them
+/// (another file in that folder stays, and so does the folder then).
+#[test]
+fn entries_of_the_one_file_per_package_layout_are_removed_by_the_next_build() {
+    let Some(corpus) = common::corpus() else {
+        return;
+    };
+    let dir = common::temp_dir("old-layout");
+    let repo = corpus_mod(&corpus, &dir);
+    json(&repo, &["build"], 0);
+    let old = cache_dir(&repo).join("packages");
+    std::fs::create_dir_all(&old).unwrap();
+    let entry = old.join(format!("{}.zpc", "ab".repeat(32)));
+    std::fs::write(&entry, b"ZPKGC an entry of the old layout").unwrap();
+    std::fs::write(old.join("notes.txt"), b"not zenpak's").unwrap();
+    let uexp = repo.join("Cooked/Proj/Content/LevelPrototyping/Meshes/SM_Cube.uexp");
+    flip_near_end(&uexp);
+    json(&repo, &["build"], 0);
+    assert!(!entry.exists(), "the old entry is removed");
+    assert!(old.join("notes.txt").is_file(), "another file stays");
+    assert_eq!(cache_keys(&repo).len(), 3);
+
+    // Alone in its folder, the old entry goes with the folder.
+    std::fs::remove_file(old.join("notes.txt")).unwrap();
+    std::fs::write(&entry, b"ZPKGC").unwrap();
+    flip_near_end(&uexp);
+    json(&repo, &["build"], 0);
+    assert!(!old.exists(), "the emptied folder is removed");
 }
 
 #[test]
@@ -191,17 +231,17 @@ fn swapped_cache_entries_are_converted_again() {
     json(&repo, &["build", "--release"], 0);
     let clean = triplet(&repo, "Repro_P");
 
-    // Two entries' files exchanged (each whole, checksum and all), and a
-    // third overwritten by a copy of the first.
-    let entries = cache_entries(&repo);
+    // Two entries' bytes exchanged (each whole, checksum and all), and a
+    // third replaced by a copy of the first.
+    let entries = cache_entries(&cache_dir(&repo));
     assert_eq!(entries.len(), 3);
-    let (a, b) = (
-        std::fs::read(&entries[0]).unwrap(),
-        std::fs::read(&entries[1]).unwrap(),
-    );
-    std::fs::write(&entries[0], &b).unwrap();
-    std::fs::write(&entries[1], &a).unwrap();
-    std::fs::write(&entries[2], &b).unwrap();
+    let (a, b) = (entries[0].1.clone(), entries[1].1.clone());
+    let swapped = [
+        (entries[0].0, b.clone()),
+        (entries[1].0, a),
+        (entries[2].0, b),
+    ];
+    write_cache_entries(&cache_dir(&repo), &swapped);
     std::fs::remove_file(repo.join("target/Repro_P.utoc")).unwrap();
 
     let rebuilt = json(&repo, &["build", "--release"], 0);
@@ -231,55 +271,51 @@ fn forced_builds_keep_entries_holding_their_bytes_and_replace_damaged_ones() {
     let repo = corpus_mod(&corpus, &dir);
     json(&repo, &["build", "--release"], 0);
     let clean = triplet(&repo, "Repro_P");
-    let entries = cache_entries(&repo);
+    let cache = cache_dir(&repo);
+    let entries = cache_entries(&cache);
     assert_eq!(entries.len(), 3);
-    let originals: Vec<Vec<u8>> = entries.iter().map(|e| std::fs::read(e).unwrap()).collect();
-    let inodes: Vec<u64> = entries.iter().map(|e| inode(e)).collect();
+    let files = [cache.join("packages.zpk"), cache.join("packages.zpi")];
     let modified = |e: &PathBuf| std::fs::metadata(e).unwrap().modified().unwrap();
-    let times: Vec<_> = entries.iter().map(modified).collect();
+    let times: Vec<_> = files.iter().map(modified).collect();
+    let inodes: Vec<u64> = files.iter().map(|f| inode(f)).collect();
+    let entry = |key: &Key| {
+        cache_entries(&cache)
+            .into_iter()
+            .find(|(k, _)| k == key)
+            .unwrap()
+            .1
+    };
 
-    // Over an intact cache: the same bytes, and every entry kept as it was.
+    // Over an intact cache: the same bytes, and the pack and its index
+    // left as they were (nothing appended, nothing written anew).
     let forced = json(&repo, &["build", "--release", "--force"], 0);
     assert_eq!(forced.line_of("build-finished")["converted"], 3);
     assert!(triplet(&repo, "Repro_P") == clean, "the same bytes");
-    assert_eq!(cache_entries(&repo), entries);
-    for (((entry, original), ino), time) in entries.iter().zip(&originals).zip(&inodes).zip(&times)
-    {
-        assert!(std::fs::read(entry).unwrap() == *original, "{entry:?}");
-        assert_eq!(modified(entry), *time, "{entry:?} kept, not written again");
+    assert!(cache_entries(&cache) == entries);
+    for ((file, time), ino) in files.iter().zip(&times).zip(&inodes) {
+        assert_eq!(modified(file), *time, "{file:?} kept, not written again");
         if cfg!(unix) {
-            assert_eq!(inode(entry), *ino, "{entry:?} kept, not written again");
+            assert_eq!(inode(file), *ino, "{file:?} kept, not written again");
         }
     }
 
     // Damage keeping the length: one byte of the body, one of the
     // checksum; and an entry one byte longer.
-    let edit = |entry: &Path, edit: &dyn Fn(&mut Vec<u8>)| {
-        let mut bytes = std::fs::read(entry).unwrap();
-        edit(&mut bytes);
-        std::fs::write(entry, &bytes).unwrap();
-    };
-    edit(&entries[0], &|b| {
-        let at = b.len() - 3;
-        b[at] ^= 0x20;
-    });
-    edit(&entries[1], &|b| b[12] ^= 0x01);
-    edit(&entries[2], &|b| b.push(0));
+    let mut damaged = entries.clone();
+    let at = damaged[0].1.len() - 3;
+    damaged[0].1[at] ^= 0x20;
+    damaged[1].1[12] ^= 0x01;
+    damaged[2].1.push(0);
+    write_cache_entries(&cache, &damaged);
     let forced = json(&repo, &["build", "--release", "--force"], 0);
     assert_eq!(forced.line_of("build-finished")["converted"], 3);
     assert!(forced.coded("warning", "cache-damaged").is_empty());
     assert!(triplet(&repo, "Repro_P") == clean, "nothing from the cache");
-    assert!(
-        std::fs::read(&entries[1]).unwrap() == originals[1],
-        "rewritten"
-    );
-    assert!(
-        std::fs::read(&entries[2]).unwrap() == originals[2],
-        "rewritten"
-    );
-    let body_damaged = std::fs::read(&entries[0]).unwrap();
-    assert_eq!(body_damaged.len(), originals[0].len());
-    assert!(body_damaged != originals[0], "not read by a forced build");
+    assert!(entry(&entries[1].0) == entries[1].1, "rewritten");
+    assert!(entry(&entries[2].0) == entries[2].1, "rewritten");
+    let body_damaged = entry(&entries[0].0);
+    assert_eq!(body_damaged.len(), entries[0].1.len());
+    assert!(body_damaged != entries[0].1, "not read by a forced build");
 
     // The next build that loads it finds it damaged, converts that one
     // package again and writes its entry anew; the one after trusts it.
@@ -288,10 +324,7 @@ fn forced_builds_keep_entries_holding_their_bytes_and_replace_damaged_ones() {
     assert_eq!(loaded.coded("warning", "cache-damaged").len(), 1);
     assert_eq!(loaded.line_of("build-finished")["converted"], 1);
     assert!(triplet(&repo, "Repro_P") == clean);
-    assert!(
-        std::fs::read(&entries[0]).unwrap() == originals[0],
-        "rewritten"
-    );
+    assert!(entry(&entries[0].0) == entries[0].1, "rewritten");
     std::fs::remove_file(repo.join("target/Repro_P.utoc")).unwrap();
     let again = json(&repo, &["build", "--release"], 0);
     assert!(again.coded("warning", "cache-damaged").is_empty());

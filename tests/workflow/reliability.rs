@@ -267,13 +267,14 @@ fn a_damaged_cache_entry_is_rebuilt_with_a_warning() {
     run(Some(&root), &["build"]).ok();
     let good = triplet(&root);
     // Flip one byte in every cache entry, and make the outputs stale.
-    let entries = root.join("target/.zenpak-cache/Big_P/packages");
-    for entry in std::fs::read_dir(&entries).unwrap().flatten() {
-        let mut bytes = std::fs::read(entry.path()).unwrap();
+    let cache = root.join("target/.zenpak-cache/Big_P");
+    let mut entries = common::cache_pack::cache_entries(&cache);
+    assert!(!entries.is_empty());
+    for (_, bytes) in &mut entries {
         let middle = bytes.len() / 2;
         bytes[middle] ^= 0x20;
-        std::fs::write(entry.path(), bytes).unwrap();
     }
+    common::cache_pack::write_cache_entries(&cache, &entries);
     std::fs::remove_file(root.join("target/Big_P.utoc")).unwrap();
     let out = run(Some(&root), &["build", "--message-format", "json"]);
     out.ok();
