@@ -683,7 +683,7 @@ impl BuildRecord {
 /// Writes a cache bookkeeping file through a unique temporary and a rename,
 /// not synced: each is checked when read (its checksum, its layout), and one
 /// a crash loses costs only work.
-fn write_cache_file(path: &Path, bytes: &[u8]) -> Result<()> {
+pub(crate) fn write_cache_file(path: &Path, bytes: &[u8]) -> Result<()> {
     use std::io::Write;
     crate::publish::write_file_unsynced(path, |f| {
         f.write_all(bytes).map_err(|e| Error::io(f.path(), e))

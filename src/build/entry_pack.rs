@@ -39,7 +39,7 @@ use std::io::{BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use crate::build::cache::Hash;
+use crate::build::cache::{write_cache_file, Hash};
 use crate::error::{Error, Result};
 use crate::publish::TempFile;
 
@@ -185,8 +185,8 @@ impl EntryPack {
             Some(read) => read,
             None => {
                 let generation = new_generation();
-                write_whole(&pack_path, &head(PACK_MAGIC, generation))?;
-                write_whole(&index_path, &head(INDEX_MAGIC, generation))?;
+                write_cache_file(&pack_path, &head(PACK_MAGIC, generation))?;
+                write_cache_file(&index_path, &head(INDEX_MAGIC, generation))?;
                 (generation, Vec::new(), HEAD)
             }
         };
@@ -229,14 +229,14 @@ impl EntryPack {
 
     /// Calls `each` for every whole record of the index at `index_path`
     /// (of a pack `pack_len` long), in file order, up to the first that is
-    /// not. Returns the index's generation and the length up to there;
-    /// `None` when it is not an index of `generation` (any, when `None`).
+    /// not. Returns the index's length up to there; `None` when it is not
+    /// an index of `generation` (of any, when `None`).
     fn each_record(
         index_path: &Path,
         generation: Option<u64>,
         pack_len: u64,
         mut each: impl FnMut(&IndexRecord) -> Result<()>,
-    ) -> Option<Result<(u64, u64)>> {
+    ) -> Option<Result<u64>> {
         let file = File::open(index_path).ok()?;
         let len = file.metadata().ok()?.len();
         let mut index = BufReader::with_capacity(1 << 16, file);
@@ -256,7 +256,7 @@ impl EntryPack {
             }
             end += IndexRecord::SIZE as u64;
         }
-        Some(Ok((found, end)))
+        Some(Ok(end))
     }
 
     /// The generation, the entries (sorted by key prefix, the last of each
@@ -274,7 +274,7 @@ impl EntryPack {
             .saturating_sub(HEAD)
             / IndexRecord::SIZE as u64;
         let mut slots = Vec::with_capacity(records as usize);
-        let (_, end) = Self::each_record(index_path, Some(generation), pack_len, |r| {
+        let end = Self::each_record(index_path, Some(generation), pack_len, |r| {
             slots.push(Slot {
                 prefix: prefix(&r.key),
                 offset: r.offset,
@@ -524,7 +524,8 @@ impl EntryPack {
 
 impl Table {
     /// Where the entry of key prefix `prefix` lies (the last written), and
-    /// whether it was written by this build.
+    /// whether [`EntryPack::finish`] keeps it: written by this build, or of
+    /// a key it wants.
     fn find_prefix(&self, prefix: u64) -> Option<(u64, u32, bool)> {
         let appended = self.appended.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(&(offset, len)) = appended.at.get(&prefix) {
@@ -536,25 +537,18 @@ impl Table {
             .binary_search_by_key(&prefix, |s| s.prefix)
             .ok()?;
         let slot = self.known[i];
-        Some((slot.offset, slot.len, false))
+        Some((slot.offset, slot.len, slot.wanted))
     }
 
     /// Whether `record` of the index is the one that counts for its key,
-    /// and is kept: written by this build, or of a key it wants.
+    /// and is kept.
     fn keeps(&self, record: &IndexRecord) -> bool {
         record.len > 0
             && self
                 .find_prefix(prefix(&record.key))
-                .is_some_and(|(offset, len, new)| {
-                    (offset, len) == (record.offset, record.len)
-                        && (new || self.wanted(prefix(&record.key)))
+                .is_some_and(|(offset, len, kept)| {
+                    kept && (offset, len) == (record.offset, record.len)
                 })
-    }
-
-    fn wanted(&self, prefix: u64) -> bool {
-        self.known
-            .binary_search_by_key(&prefix, |s| s.prefix)
-            .is_ok_and(|i| self.known[i].wanted)
     }
 }
 
@@ -564,13 +558,6 @@ fn flushed(writer: std::io::BufWriter<TempFile>) -> Result<TempFile> {
     writer
         .into_inner()
         .map_err(|e| Error::io(path, e.into_error()))
-}
-
-/// Writes a file of the pair whole, through a temporary and a rename.
-fn write_whole(path: &Path, bytes: &[u8]) -> Result<()> {
-    crate::publish::write_file_unsynced(path, |f| {
-        f.write_all(bytes).map_err(|e| Error::io(f.path(), e))
-    })
 }
 
 /// The keys the index at `dir` names, sorted.
