@@ -64,9 +64,10 @@
 //!   `SM_Cube` (5.5, 5.6), Clay meshes (5.1); same in CUE4Parse `FStaticMeshRenderData.cs`.
 //!
 //! # Tests
-//! - `tests/profiles/properties_corpus.rs`: 1814 of 1850 `uassetapi` exports walk (985 end at the
-//!   GUID flag, 829 have native data); the 36 skipped are 31 unsupported native structs (28
-//!   `MovieSceneCompiledData`, 2 Niagara, 1 5.7 `FSpline`) and 5 schemas in other packages.
+//! - `tests/profiles/properties_corpus.rs`: 1930 of 1975 `uassetapi` exports walk (1028 end at the
+//!   GUID flag, 902 have native data); the 45 skipped are 31 unsupported native structs (28
+//!   `MovieSceneCompiledData`, 2 Niagara, 1 5.7 `FSpline`) and 14 schemas in other packages
+//!   (blueprint classes and user-defined structs; 9 of them in `TestJson/MotorTown`).
 //! - `tests/profiles/properties_header_encoding.rs`: all 3890 corpus headers re-encode to the
 //!   engine's bytes, except 13 5.4 BlankGame object blocks starting with 4 zero bytes.
 //! - `properties_synthetic.rs` (hand-made blocks, truncations), `properties_mutation.rs` (no panic).
