@@ -15,6 +15,7 @@ mod fixups_rivals_static_mesh;
 mod fixups_rivals_string_table;
 mod mappings_bounded;
 mod mappings_corpus;
+mod properties_codec;
 mod properties_corpus;
 mod properties_header_encoding;
 mod properties_mutation;

@@ -1,0 +1,1781 @@
+//! The property codec: reads an export's data into a [`tree`](super::tree)
+//! and writes a tree back to bytes, each type's read and write side by side.
+//!
+//! Losslessness is checked, not assumed: [`Codec::read_export`] writes the
+//! tree it read and compares the bytes with the export's; an export whose
+//! bytes do not come back (a layout the codec gets wrong, a name stored
+//! twice in the name map, a non-canonical string) is kept as an opaque run
+//! with the reason, never as a tree that would write other bytes. Inside
+//! tagged data a value whose layout is unknown is kept as its bytes (the
+//! tag gives its size); inside unversioned data nothing gives a size, so
+//! such a value makes the whole export opaque.
+//!
+//! Names are written through the package's name map (the first entry with
+//! the text); a name the map lacks is an error naming it.
+
+use std::collections::HashMap;
+
+use crate::binary::{Reader, Writer};
+use crate::error::{Context, Error, Result};
+use crate::mappings::{Mappings, PropertyType, StructSchema};
+use crate::version::{EngineVersion, Feature};
+
+use super::native::{native_struct, NativeLayout};
+use super::tree::*;
+use super::{slot_owner, PackageContext, UnversionedHeader, Walker, MAX_DEPTH};
+
+/// Reads and writes the property data of one package's exports.
+pub struct Codec<'a> {
+    cx: &'a PackageContext<'a>,
+    mappings: Option<&'a Mappings>,
+    /// Name text → first index in the name map (for writing).
+    name_index: HashMap<&'a str, i32>,
+}
+
+impl<'a> Codec<'a> {
+    pub fn new(cx: &'a PackageContext<'a>, mappings: Option<&'a Mappings>) -> Self {
+        let mut name_index = HashMap::with_capacity(cx.names.len());
+        for (i, n) in cx.names.iter().enumerate() {
+            name_index.entry(*n).or_insert(i as i32);
+        }
+        Codec {
+            cx,
+            mappings,
+            name_index,
+        }
+    }
+
+    fn engine(&self) -> EngineVersion {
+        self.cx.engine
+    }
+
+    /// Reads export data (`base`: its offset in the package's stream) of an
+    /// object of class `class`, then checks that the tree writes the same
+    /// bytes; whatever fails is kept opaque with its reason.
+    pub fn read_export(&self, data: &[u8], base: u64, class: &str) -> ExportData {
+        let opaque = |reason: String| ExportData::Opaque {
+            reason,
+            opaque: Hex(data.to_vec()),
+        };
+        let tree = match self.decode_export(data, base, class) {
+            Ok(tree) => tree,
+            Err(e) => return opaque(e.to_string()),
+        };
+        match self.write_export(&tree, class) {
+            Ok(bytes) if bytes == data => ExportData::Decoded(tree),
+            Ok(bytes) => {
+                let at = bytes
+                    .iter()
+                    .zip(data)
+                    .position(|(a, b)| a != b)
+                    .unwrap_or(bytes.len().min(data.len()));
+                opaque(format!(
+                    "the decoded properties write other bytes (from byte offset {} of the export, {} bytes against {}); kept as read",
+                    base + at as u64,
+                    bytes.len(),
+                    data.len()
+                ))
+            }
+            Err(e) => opaque(format!("the decoded properties do not write back: {e}")),
+        }
+    }
+
+    fn decode_export(&self, data: &[u8], base: u64, class: &str) -> Result<ExportTree> {
+        let mut r = Reader::with_base(data, base);
+        let mut control = None;
+        if !self.cx.unversioned && self.engine().tagged_objects_have_serialization_control() {
+            let start = r.pos();
+            let flags = r.u8().context("class serialization control")?;
+            if flags & 0x02 != 0 {
+                r.u8().context("overridable serialization operation")?;
+            }
+            control = Some(Hex(r.data()[start..r.pos()].to_vec()));
+        }
+        let properties = self.block(&mut r, class, 0)?;
+        let at = r.pos();
+        let object_guid = match r.u32().context("object GUID flag")? {
+            0 => None,
+            1 => Some(Guid(r.guid()?)),
+            v => return Err(r.error_at(at, format!("object GUID flag is {v}, not 0 or 1"))),
+        };
+        Ok(ExportTree {
+            control,
+            properties,
+            object_guid,
+            native: Hex(r.rest().to_vec()),
+        })
+    }
+
+    /// Writes an export's data from its tree (`class`: the object's class).
+    pub fn write_export(&self, tree: &ExportTree, class: &str) -> Result<Vec<u8>> {
+        let mut w = Writer::new();
+        if let Some(control) = &tree.control {
+            w.bytes(&control.0);
+        }
+        self.write_block(&mut w, &tree.properties, class, 0)?;
+        match &tree.object_guid {
+            None => w.u32(0),
+            Some(g) => {
+                w.u32(1);
+                w.guid(&g.0);
+            }
+        }
+        w.bytes(&tree.native.0);
+        Ok(w.into_inner())
+    }
+
+    /// Writes export data given as [`ExportData`].
+    pub fn write_export_data(&self, data: &ExportData, class: &str) -> Result<Vec<u8>> {
+        match data {
+            ExportData::Decoded(tree) => self.write_export(tree, class),
+            ExportData::Opaque { opaque, .. } => Ok(opaque.0.clone()),
+        }
+    }
+
+    // ---- blocks ----------------------------------------------------------
+
+    fn block(&self, r: &mut Reader, name: &str, depth: usize) -> Result<Block> {
+        if depth > MAX_DEPTH {
+            return Err(r.error(format!("structs nest deeper than {MAX_DEPTH} levels")));
+        }
+        if self.cx.unversioned {
+            self.unversioned_block(r, name, depth)
+        } else {
+            self.tagged_block(r, depth)
+        }
+    }
+
+    fn write_block(&self, w: &mut Writer, block: &Block, name: &str, depth: usize) -> Result<()> {
+        if depth > MAX_DEPTH {
+            return Err(Error::invalid(format!(
+                "structs nest deeper than {MAX_DEPTH} levels"
+            )));
+        }
+        match block {
+            Block::Unversioned { properties, header } => {
+                self.write_unversioned_block(w, properties, header.as_ref(), name, depth)
+            }
+            Block::Tagged { properties } => self.write_tagged_block(w, properties, depth),
+        }
+    }
+
+    fn mappings(&self, what: &str) -> Result<&'a Mappings> {
+        self.mappings.ok_or_else(|| no_mappings(what))
+    }
+
+    fn chain(&self, name: &str) -> Result<Vec<&'a StructSchema>> {
+        self.mappings(name)?.chain(name).map_err(|e| {
+            e.within(format!("unversioned properties of `{name}`"))
+                .with_hint("use the mappings (.usmap) dumped from the game this package belongs to")
+        })
+    }
+
+    fn unversioned_block(&self, r: &mut Reader, name: &str, depth: usize) -> Result<Block> {
+        let header_start = r.pos();
+        let header =
+            UnversionedHeader::read(r).with_context(|| format!("unversioned header of {name}"))?;
+        let raw_header = &r.data()[header_start..r.pos()];
+        let slots = header.values()?;
+        let mut properties = Vec::with_capacity(slots.len());
+        let chain = if slots.is_empty() {
+            None
+        } else {
+            Some(self.chain(name).map_err(|e| e.at(r.offset()))?)
+        };
+        let total = chain
+            .as_ref()
+            .map(|c| c.iter().map(|s| s.property_count as usize).sum::<usize>());
+        for &(slot, zero) in &slots {
+            let chain = chain.as_ref().expect("read when there are slots");
+            if slot >= total.unwrap_or(0) {
+                return Err(r.error(format!(
+                    "unversioned header names property slot {slot} but `{name}` has {} (wrong mappings for this game?)",
+                    total.unwrap_or(0)
+                )));
+            }
+            let (schema, own) = slot_owner(chain, slot);
+            let Some((prop, element)) = schema.property_at(own as u16) else {
+                return Err(r.error(format!(
+                    "property slot {own} of `{}` is not in the mappings (wrong mappings for this game?)",
+                    schema.name
+                )));
+            };
+            let value = if zero {
+                None
+            } else {
+                Some(self.value(r, &prop.ty, depth + 1).with_context(|| {
+                    format!(
+                        "property {}.{} ({})",
+                        schema.name,
+                        prop.name,
+                        prop.ty.describe()
+                    )
+                })?)
+            };
+            properties.push(UnversionedProperty {
+                name: prop.name.clone(),
+                index: element,
+                value,
+            });
+        }
+        let slot_count = match total {
+            Some(t) => Some(t),
+            None => self
+                .mappings
+                .and_then(|m| m.chain(name).ok())
+                .map(|c| c.iter().map(|s| s.property_count as usize).sum()),
+        };
+        // Without the struct's schema (an empty block of a struct the
+        // mappings lack) the header is kept as it is.
+        let canonical = match slot_count {
+            Some(n) => Some(UnversionedHeader::from_values(&slots, n)?.to_bytes()),
+            None => None,
+        };
+        let header = (canonical.as_deref() != Some(raw_header)).then(|| Hex(raw_header.to_vec()));
+        Ok(Block::Unversioned { properties, header })
+    }
+
+    fn write_unversioned_block(
+        &self,
+        w: &mut Writer,
+        properties: &[UnversionedProperty],
+        kept_header: Option<&Hex>,
+        name: &str,
+        depth: usize,
+    ) -> Result<()> {
+        let chain = match self.mappings.map(|m| m.chain(name)) {
+            Some(Ok(chain)) => Some(chain),
+            _ if properties.is_empty() => None,
+            Some(Err(e)) => return Err(e.within(format!("properties of `{name}`"))),
+            None => return Err(no_mappings(name)),
+        };
+        let slot_count: usize = chain
+            .as_ref()
+            .map_or(0, |c| c.iter().map(|s| s.property_count as usize).sum());
+        let mut slots = Vec::with_capacity(properties.len());
+        let mut types = Vec::with_capacity(properties.len());
+        for p in properties {
+            let chain = chain.as_ref().expect("properties need the chain");
+            let (slot, ty) = slot_of(chain, &p.name, p.index).ok_or_else(|| {
+                Error::invalid(format!(
+                    "`{name}` has no property `{}`{} under these mappings",
+                    p.name,
+                    if p.index > 0 {
+                        format!(" with element {}", p.index)
+                    } else {
+                        String::new()
+                    }
+                ))
+            })?;
+            if slots.last().is_some_and(|&(s, _)| s >= slot) {
+                return Err(Error::invalid(format!(
+                    "property `{}` of `{name}` is out of order: unversioned properties are written in the struct's order",
+                    p.name
+                )));
+            }
+            slots.push((slot, p.value.is_none()));
+            types.push(ty);
+        }
+        let canonical = match kept_header {
+            Some(kept) => {
+                let header = UnversionedHeader::read(&mut Reader::new(&kept.0))
+                    .context("kept unversioned header")?;
+                if header.values()? == slots {
+                    w.bytes(&kept.0);
+                    None
+                } else {
+                    Some(())
+                }
+            }
+            None => Some(()),
+        };
+        if canonical.is_some() {
+            let slot_count = if properties.is_empty() && chain.is_none() {
+                0
+            } else {
+                slot_count
+            };
+            UnversionedHeader::from_values(&slots, slot_count)?.write(w);
+        }
+        for (p, ty) in properties.iter().zip(types) {
+            if let Some(v) = &p.value {
+                self.write_value(w, ty, v, depth + 1)
+                    .with_context(|| format!("property {name}.{}", p.name))?;
+            }
+        }
+        Ok(())
+    }
+
+    // ---- values (unversioned and native) -----------------------------------
+
+    fn value(&self, r: &mut Reader, ty: &PropertyType, depth: usize) -> Result<Value> {
+        if depth > MAX_DEPTH {
+            return Err(r.error(format!("values nest deeper than {MAX_DEPTH} levels")));
+        }
+        Ok(match ty {
+            PropertyType::Bool => {
+                let at = r.pos();
+                match r.u8()? {
+                    0 => Value::Bool(false),
+                    1 => Value::Bool(true),
+                    v => return Err(r.error_at(at, format!("bool value is {v}, not 0 or 1"))),
+                }
+            }
+            PropertyType::Byte => Value::Byte(r.u8()?),
+            PropertyType::Int8 => Value::Int8(r.i8()?),
+            PropertyType::Int16 => Value::Int16(r.i16()?),
+            PropertyType::UInt16 => Value::UInt16(r.u16()?),
+            PropertyType::Int => Value::Int(r.i32()?),
+            PropertyType::UInt32 => Value::UInt32(r.u32()?),
+            PropertyType::Int64 => Value::Int64(Wide(r.i64()?)),
+            PropertyType::UInt64 => Value::UInt64(Wide(r.u64()?)),
+            PropertyType::Float => Value::Float(F32(r.f32()?)),
+            PropertyType::Double => Value::Double(F64(r.f64()?)),
+            PropertyType::Enum {
+                underlying,
+                enum_name,
+            } => {
+                let raw = match self.value(r, underlying, depth + 1)? {
+                    Value::Byte(v) => v as i64,
+                    Value::Int8(v) => v as i64,
+                    Value::Int16(v) => v as i64,
+                    Value::UInt16(v) => v as i64,
+                    Value::Int(v) => v as i64,
+                    Value::UInt32(v) => v as i64,
+                    Value::Int64(v) => v.0,
+                    Value::UInt64(v) => v.0 as i64,
+                    _ => {
+                        return Err(r.error(format!(
+                            "enum `{enum_name}` has an underlying type that is not an integer"
+                        )))
+                    }
+                };
+                let name = self
+                    .mappings
+                    .and_then(|m| m.enum_schema(enum_name))
+                    .and_then(|e| e.name_of(raw as u64))
+                    .filter(|n| self.enum_value(enum_name, n) == Some(raw as u64));
+                Value::Enum(match name {
+                    Some(n) => EnumValue::Name(n.to_string()),
+                    None => EnumValue::Raw(raw),
+                })
+            }
+            PropertyType::Name => Value::Name(self.name(r)?),
+            PropertyType::Str | PropertyType::AnsiStr => Value::Str(self.fstring(r)?),
+            PropertyType::Utf8Str => Value::Str(FStr::plain(r.utf8_string()?)),
+            PropertyType::Object | PropertyType::WeakObject | PropertyType::Interface => {
+                Value::Object(self.cx.package_index(r)?)
+            }
+            PropertyType::LazyObject => Value::LazyObject(Guid(r.guid()?)),
+            PropertyType::SoftObject | PropertyType::AssetObject => {
+                Value::SoftObject(self.soft_object_path(r)?)
+            }
+            PropertyType::Delegate => Value::Delegate(self.delegate(r)?),
+            PropertyType::MulticastDelegate => {
+                let n = r.count_i32(12)?;
+                let mut list = Vec::with_capacity(n);
+                for _ in 0..n {
+                    list.push(self.delegate(r)?);
+                }
+                Value::MulticastDelegate(list)
+            }
+            PropertyType::FieldPath => {
+                let n = r.count_i32(8)?;
+                let mut path = Vec::with_capacity(n);
+                for _ in 0..n {
+                    path.push(self.name(r)?);
+                }
+                let owner = self.cx.package_index(r)?;
+                Value::FieldPath { path, owner }
+            }
+            PropertyType::Text => Value::Text(self.text(r, depth)?),
+            PropertyType::Struct(name) => {
+                Value::Struct(Box::new(self.struct_value(r, name, depth)?))
+            }
+            PropertyType::Array(inner) => {
+                let n = r.count_i32(1)?;
+                let mut items = Vec::with_capacity(n);
+                for i in 0..n {
+                    items.push(
+                        self.element(r, inner, depth + 1)
+                            .with_context(|| format!("element {i}"))?,
+                    );
+                }
+                Value::Array(items)
+            }
+            PropertyType::Set(inner) => {
+                let removed = self.elements(r, inner, depth, "removed element")?;
+                let items = self.elements(r, inner, depth, "element")?;
+                Value::Set { removed, items }
+            }
+            PropertyType::Map(key, value) => {
+                let removed = self.elements(r, key, depth, "removed key")?;
+                let n = r.count_i32(1)?;
+                let mut entries = Vec::with_capacity(n);
+                for i in 0..n {
+                    let k = self
+                        .element(r, key, depth + 1)
+                        .with_context(|| format!("key {i}"))?;
+                    let v = self
+                        .element(r, value, depth + 1)
+                        .with_context(|| format!("value {i}"))?;
+                    entries.push((k, v));
+                }
+                Value::Map { removed, entries }
+            }
+            PropertyType::Optional(inner) => {
+                let at = r.pos();
+                match r.u8()? {
+                    0 => Value::Optional(None),
+                    1 => Value::Optional(Some(Box::new(self.value(r, inner, depth + 1)?))),
+                    v => return Err(r.error_at(at, format!("optional's is-set flag is {v}"))),
+                }
+            }
+            PropertyType::Unknown => {
+                return Err(Error::unsupported(
+                    "the mappings give this property no type (code 0xFF); its layout is unknown",
+                )
+                .at(r.offset()))
+            }
+        })
+    }
+
+    fn write_value(
+        &self,
+        w: &mut Writer,
+        ty: &PropertyType,
+        v: &Value,
+        depth: usize,
+    ) -> Result<()> {
+        if depth > MAX_DEPTH {
+            return Err(Error::invalid(format!(
+                "values nest deeper than {MAX_DEPTH} levels"
+            )));
+        }
+        let mismatch = || {
+            Error::invalid(format!(
+                "a {} value where the property is {}",
+                value_kind(v),
+                ty.describe()
+            ))
+        };
+        match (ty, v) {
+            (PropertyType::Bool, Value::Bool(b)) => w.u8(*b as u8),
+            (PropertyType::Byte, Value::Byte(x)) => w.u8(*x),
+            (PropertyType::Int8, Value::Int8(x)) => w.u8(*x as u8),
+            (PropertyType::Int16, Value::Int16(x)) => w.bytes(&x.to_le_bytes()),
+            (PropertyType::UInt16, Value::UInt16(x)) => w.u16(*x),
+            (PropertyType::Int, Value::Int(x)) => w.i32(*x),
+            (PropertyType::UInt32, Value::UInt32(x)) => w.u32(*x),
+            (PropertyType::Int64, Value::Int64(x)) => w.i64(x.0),
+            (PropertyType::UInt64, Value::UInt64(x)) => w.u64(x.0),
+            (PropertyType::Float, Value::Float(x)) => w.f32(x.0),
+            (PropertyType::Double, Value::Double(x)) => w.bytes(&x.0.to_le_bytes()),
+            (
+                PropertyType::Enum {
+                    underlying,
+                    enum_name,
+                },
+                Value::Enum(e),
+            ) => {
+                let raw = match e {
+                    EnumValue::Raw(v) => *v,
+                    EnumValue::Name(n) => self.enum_value(enum_name, n).ok_or_else(|| {
+                        Error::invalid(format!("`{n}` is not an entry of enum `{enum_name}`"))
+                    })? as i64,
+                };
+                let int = match underlying.as_ref() {
+                    PropertyType::Byte => Value::Byte(raw as u8),
+                    PropertyType::Int8 => Value::Int8(raw as i8),
+                    PropertyType::Int16 => Value::Int16(raw as i16),
+                    PropertyType::UInt16 => Value::UInt16(raw as u16),
+                    PropertyType::Int => Value::Int(raw as i32),
+                    PropertyType::UInt32 => Value::UInt32(raw as u32),
+                    PropertyType::Int64 => Value::Int64(Wide(raw)),
+                    PropertyType::UInt64 => Value::UInt64(Wide(raw as u64)),
+                    _ => return Err(mismatch()),
+                };
+                self.write_value(w, underlying, &int, depth + 1)?;
+            }
+            (PropertyType::Name, Value::Name(n)) => self.write_name(w, n)?,
+            (PropertyType::Str | PropertyType::AnsiStr, Value::Str(s)) => write_fstring(w, s),
+            (PropertyType::Utf8Str, Value::Str(s)) => w.utf8_string(&s.text),
+            (
+                PropertyType::Object | PropertyType::WeakObject | PropertyType::Interface,
+                Value::Object(i),
+            ) => w.i32(self.checked_index(*i)?),
+            (PropertyType::LazyObject, Value::LazyObject(g)) => w.guid(&g.0),
+            (PropertyType::SoftObject | PropertyType::AssetObject, Value::SoftObject(p)) => {
+                self.write_soft_object_path(w, p)?
+            }
+            (PropertyType::Delegate, Value::Delegate(d)) => self.write_delegate(w, d)?,
+            (PropertyType::MulticastDelegate, Value::MulticastDelegate(list)) => {
+                w.i32(len_i32(list.len())?);
+                for d in list {
+                    self.write_delegate(w, d)?;
+                }
+            }
+            (PropertyType::FieldPath, Value::FieldPath { path, owner }) => {
+                w.i32(len_i32(path.len())?);
+                for n in path {
+                    self.write_name(w, n)?;
+                }
+                w.i32(self.checked_index(*owner)?);
+            }
+            (PropertyType::Text, Value::Text(t)) => self.write_text(w, t, depth)?,
+            (PropertyType::Struct(name), Value::Struct(s)) => {
+                if &s.name != name {
+                    return Err(Error::invalid(format!(
+                        "a `{}` struct where the property holds `{name}`",
+                        s.name
+                    )));
+                }
+                self.write_struct_value(w, s, depth)?
+            }
+            (PropertyType::Array(inner), Value::Array(items)) => {
+                w.i32(len_i32(items.len())?);
+                for (i, item) in items.iter().enumerate() {
+                    self.write_element(w, inner, item, depth + 1)
+                        .with_context(|| format!("element {i}"))?;
+                }
+            }
+            (PropertyType::Set(inner), Value::Set { removed, items }) => {
+                self.write_elements(w, inner, removed, depth)?;
+                self.write_elements(w, inner, items, depth)?;
+            }
+            (PropertyType::Map(key, value), Value::Map { removed, entries }) => {
+                self.write_elements(w, key, removed, depth)?;
+                w.i32(len_i32(entries.len())?);
+                for (i, (k, v)) in entries.iter().enumerate() {
+                    self.write_element(w, key, k, depth + 1)
+                        .with_context(|| format!("key {i}"))?;
+                    self.write_element(w, value, v, depth + 1)
+                        .with_context(|| format!("value {i}"))?;
+                }
+            }
+            (PropertyType::Optional(inner), Value::Optional(v)) => match v {
+                None => w.u8(0),
+                Some(v) => {
+                    w.u8(1);
+                    self.write_value(w, inner, v, depth + 1)?;
+                }
+            },
+            _ => return Err(mismatch()),
+        }
+        Ok(())
+    }
+
+    /// An element of an array, set or map: enums there are their entry's FName.
+    fn element(&self, r: &mut Reader, ty: &PropertyType, depth: usize) -> Result<Value> {
+        match ty {
+            PropertyType::Enum { .. } => Ok(Value::Name(self.name(r)?)),
+            _ => self.value(r, ty, depth),
+        }
+    }
+
+    fn write_element(
+        &self,
+        w: &mut Writer,
+        ty: &PropertyType,
+        v: &Value,
+        depth: usize,
+    ) -> Result<()> {
+        match (ty, v) {
+            (PropertyType::Enum { .. }, Value::Name(n)) => self.write_name(w, n),
+            _ => self.write_value(w, ty, v, depth),
+        }
+    }
+
+    fn elements(
+        &self,
+        r: &mut Reader,
+        ty: &PropertyType,
+        depth: usize,
+        what: &str,
+    ) -> Result<Vec<Value>> {
+        let n = r.count_i32(1)?;
+        let mut items = Vec::with_capacity(n);
+        for i in 0..n {
+            items.push(
+                self.element(r, ty, depth + 1)
+                    .with_context(|| format!("{what} {i}"))?,
+            );
+        }
+        Ok(items)
+    }
+
+    fn write_elements(
+        &self,
+        w: &mut Writer,
+        ty: &PropertyType,
+        items: &[Value],
+        depth: usize,
+    ) -> Result<()> {
+        w.i32(len_i32(items.len())?);
+        for (i, item) in items.iter().enumerate() {
+            self.write_element(w, ty, item, depth + 1)
+                .with_context(|| format!("element {i}"))?;
+        }
+        Ok(())
+    }
+
+    /// The value of entry `name` of enum `enum_name`, when the mappings have
+    /// it and the name is that of one entry only.
+    fn enum_value(&self, enum_name: &str, name: &str) -> Option<u64> {
+        let schema = self.mappings?.enum_schema(enum_name)?;
+        let mut found = schema.entries.iter().filter(|(_, n)| n == name);
+        let (v, _) = found.next()?;
+        found.next().is_none().then_some(*v)
+    }
+
+    // ---- structs -------------------------------------------------------
+
+    fn struct_value(&self, r: &mut Reader, name: &str, depth: usize) -> Result<StructValue> {
+        let body = if let Some(layout) = native_struct(name, self.engine()) {
+            self.native(r, name, layout, depth)?
+        } else if !self.cx.unversioned {
+            StructBody::Block(self.tagged_block(r, depth + 1)?)
+        } else {
+            if self
+                .mappings
+                .is_some_and(|m| m.struct_schema(name).is_none())
+            {
+                return Err(Error::unsupported(format!(
+                    "struct `{name}` is neither natively serialized (known to zenpak) nor in the mappings"
+                ))
+                .at(r.offset()));
+            }
+            StructBody::Block(self.unversioned_block(r, name, depth + 1)?)
+        };
+        Ok(StructValue {
+            name: name.to_string(),
+            body,
+        })
+    }
+
+    fn write_struct_value(&self, w: &mut Writer, s: &StructValue, depth: usize) -> Result<()> {
+        let layout = native_struct(&s.name, self.engine());
+        match (&s.body, layout) {
+            (StructBody::Block(block), None) => self.write_block(w, block, &s.name, depth + 1),
+            (StructBody::Fields(values), Some(NativeLayout::Fixed(_))) => {
+                let comps = fixed_components(&s.name, self.engine()).ok_or_else(|| {
+                    Error::invalid(format!("struct `{}` has no named fields", s.name))
+                })?;
+                if comps.len() != values.len() {
+                    return Err(Error::invalid(format!(
+                        "struct `{}` has {} fields, not {}",
+                        s.name,
+                        comps.len(),
+                        values.len()
+                    )));
+                }
+                for (c, v) in comps.iter().zip(values) {
+                    c.write(w, v)
+                        .with_context(|| format!("struct {}", s.name))?;
+                }
+                Ok(())
+            }
+            (StructBody::SoftObject(p), Some(NativeLayout::SoftObjectPath)) => {
+                self.write_soft_object_path(w, p)
+            }
+            (StructBody::Tags(tags), Some(NativeLayout::GameplayTagContainer)) => {
+                w.i32(len_i32(tags.len())?);
+                for t in tags {
+                    self.write_name(w, t)?;
+                }
+                Ok(())
+            }
+            (StructBody::Native(bytes), Some(_)) => {
+                w.bytes(&bytes.0);
+                Ok(())
+            }
+            _ => Err(Error::invalid(format!(
+                "struct `{}` is not serialized the way its value is given",
+                s.name
+            ))),
+        }
+    }
+
+    fn native(
+        &self,
+        r: &mut Reader,
+        name: &str,
+        layout: NativeLayout,
+        depth: usize,
+    ) -> Result<StructBody> {
+        Ok(match layout {
+            NativeLayout::Fixed(n) => match fixed_components(name, self.engine()) {
+                Some(comps) => {
+                    let start = r.pos();
+                    let mut values = Vec::with_capacity(comps.len());
+                    for c in &comps {
+                        values.push(c.read(r).with_context(|| format!("native struct {name}"))?);
+                    }
+                    debug_assert_eq!(r.pos() - start, n, "components of {name}");
+                    StructBody::Fields(values)
+                }
+                None => StructBody::Native(Hex(r
+                    .bytes(n)
+                    .with_context(|| format!("native struct {name}"))?
+                    .to_vec())),
+            },
+            NativeLayout::SoftObjectPath => StructBody::SoftObject(self.soft_object_path(r)?),
+            NativeLayout::GameplayTagContainer => {
+                let n = r.count_i32(8).context("gameplay tag container")?;
+                let mut tags = Vec::with_capacity(n);
+                for _ in 0..n {
+                    tags.push(self.name(r)?);
+                }
+                StructBody::Tags(tags)
+            }
+            _ => {
+                // Stepped over by the walker's layout; kept as bytes.
+                let start = r.pos();
+                let walker = Walker::new(self.cx, self.mappings);
+                super::native::read(&walker, r, name, layout, depth)?;
+                StructBody::Native(Hex(r.data()[start..r.pos()].to_vec()))
+            }
+        })
+    }
+
+    // ---- small records -------------------------------------------------
+
+    fn name(&self, r: &mut Reader) -> Result<Name> {
+        self.cx.name(r).map(Name)
+    }
+
+    fn write_name(&self, w: &mut Writer, n: &Name) -> Result<()> {
+        let (index, number) = match self.name_index.get(n.0.as_str()) {
+            Some(&i) => (i, 0),
+            None => {
+                let (base, number) = crate::names::split_number(&n.0);
+                let i = *self.name_index.get(base).ok_or_else(|| {
+                    Error::invalid(format!(
+                        "the name `{}` is not in the package's name map",
+                        n.0
+                    ))
+                })?;
+                (i, number)
+            }
+        };
+        w.i32(index);
+        w.u32(number);
+        Ok(())
+    }
+
+    fn fstring(&self, r: &mut Reader) -> Result<FStr> {
+        let terminated_empty = r.peek_u32() == Some(1);
+        let (text, utf16) = r.fstring_ext()?;
+        Ok(FStr::read(text, utf16, terminated_empty))
+    }
+
+    fn checked_index(&self, i: i32) -> Result<i32> {
+        let ok = match i {
+            0 => true,
+            i if i < 0 => ((-(i as i64)) - 1) < self.cx.import_count as i64,
+            i => ((i as i64) - 1) < self.cx.export_count as i64,
+        };
+        if ok {
+            Ok(i)
+        } else {
+            Err(Error::invalid(format!(
+                "object reference {i} is outside the package's {} imports and {} exports",
+                self.cx.import_count, self.cx.export_count
+            )))
+        }
+    }
+
+    fn delegate(&self, r: &mut Reader) -> Result<Delegate> {
+        let object = self.cx.package_index(r)?;
+        Ok(Delegate {
+            object,
+            function: self.name(r)?,
+        })
+    }
+
+    fn write_delegate(&self, w: &mut Writer, d: &Delegate) -> Result<()> {
+        w.i32(self.checked_index(d.object)?);
+        self.write_name(w, &d.function)
+    }
+
+    fn soft_object_path(&self, r: &mut Reader) -> Result<SoftObjectPath> {
+        if self.cx.soft_object_path_count > 0 {
+            let at = r.pos();
+            let i = r.i32()?;
+            if i < 0 || i as usize >= self.cx.soft_object_path_count {
+                return Err(r.error_at(
+                    at,
+                    format!(
+                        "soft object path index {i} is outside the list ({})",
+                        self.cx.soft_object_path_count
+                    ),
+                ));
+            }
+            return Ok(SoftObjectPath::Index(i));
+        }
+        let path = self.name(r)?;
+        let asset = if self.engine().soft_object_path_is_top_level_asset_path() {
+            Some(self.name(r)?)
+        } else {
+            None
+        };
+        Ok(SoftObjectPath::Path {
+            path,
+            asset,
+            sub_path: self.fstring(r)?,
+        })
+    }
+
+    fn write_soft_object_path(&self, w: &mut Writer, p: &SoftObjectPath) -> Result<()> {
+        match p {
+            SoftObjectPath::Index(i) if self.cx.soft_object_path_count > 0 => {
+                if *i < 0 || *i as usize >= self.cx.soft_object_path_count {
+                    return Err(Error::invalid(format!(
+                        "soft object path index {i} is outside the package's list ({})",
+                        self.cx.soft_object_path_count
+                    )));
+                }
+                w.i32(*i);
+            }
+            SoftObjectPath::Path {
+                path,
+                asset,
+                sub_path,
+            } if self.cx.soft_object_path_count == 0 => {
+                self.write_name(w, path)?;
+                match (asset, self.engine().soft_object_path_is_top_level_asset_path()) {
+                    (Some(a), true) => self.write_name(w, a)?,
+                    (None, false) => {}
+                    _ => {
+                        return Err(Error::invalid(
+                            "a soft object path's asset name is given for a release that has none, or missing",
+                        ))
+                    }
+                }
+                write_fstring(w, sub_path);
+            }
+            _ => {
+                return Err(Error::invalid(
+                    "this package keeps soft object paths in a list: give an index into it (and the reverse)",
+                ))
+            }
+        }
+        Ok(())
+    }
+
+    // ---- text ----------------------------------------------------------
+
+    fn text(&self, r: &mut Reader, depth: usize) -> Result<Text> {
+        if depth > MAX_DEPTH {
+            return Err(r.error("texts nest too deeply"));
+        }
+        let flags = r.u32()?;
+        let history = match r.i8()? {
+            -1 => {
+                let invariant = if r.bool32()? {
+                    Some(self.fstring(r)?)
+                } else {
+                    None
+                };
+                TextHistory::None { invariant }
+            }
+            0 => TextHistory::Base {
+                namespace: self.fstring(r)?,
+                key: self.fstring(r)?,
+                source: self.fstring(r)?,
+            },
+            kind @ (1..=3) => {
+                let pattern = Box::new(self.text(r, depth + 1)?);
+                let n = r.count_i32(if kind == 2 { 1 } else { 5 })?;
+                let mut arguments = Vec::with_capacity(n);
+                for _ in 0..n {
+                    let name = if kind == 2 {
+                        None
+                    } else {
+                        Some(self.fstring(r)?)
+                    };
+                    let value = self.format_value(r, depth)?;
+                    arguments.push(FormatArgument { name, value });
+                }
+                TextHistory::Format {
+                    kind,
+                    pattern,
+                    arguments,
+                }
+            }
+            10 => TextHistory::Transform {
+                source: Box::new(self.text(r, depth + 1)?),
+                transform: r.u8()?,
+            },
+            11 => TextHistory::StringTable {
+                table: self.name(r)?,
+                key: self.fstring(r)?,
+            },
+            other => {
+                return Err(Error::unsupported(format!(
+                    "text history type {other} is not decoded by zenpak"
+                ))
+                .at(r.offset() - 1))
+            }
+        };
+        Ok(Text { flags, history })
+    }
+
+    fn write_text(&self, w: &mut Writer, t: &Text, depth: usize) -> Result<()> {
+        if depth > MAX_DEPTH {
+            return Err(Error::invalid("texts nest too deeply"));
+        }
+        w.u32(t.flags);
+        match &t.history {
+            TextHistory::None { invariant } => {
+                w.u8(-1i8 as u8);
+                match invariant {
+                    None => w.bool32(false),
+                    Some(s) => {
+                        w.bool32(true);
+                        write_fstring(w, s);
+                    }
+                }
+            }
+            TextHistory::Base {
+                namespace,
+                key,
+                source,
+            } => {
+                w.u8(0);
+                for s in [namespace, key, source] {
+                    write_fstring(w, s);
+                }
+            }
+            TextHistory::Format {
+                kind,
+                pattern,
+                arguments,
+            } => {
+                if !(1..=3).contains(kind) {
+                    return Err(Error::invalid(format!(
+                        "text format kind {kind} is not 1 (named), 2 (ordered) or 3 (argument)"
+                    )));
+                }
+                w.u8(*kind as u8);
+                self.write_text(w, pattern, depth + 1)?;
+                w.i32(len_i32(arguments.len())?);
+                for a in arguments {
+                    match (&a.name, *kind == 2) {
+                        (None, true) => {}
+                        (Some(n), false) => write_fstring(w, n),
+                        _ => return Err(Error::invalid(
+                            "named and argument formats name each argument; ordered ones do not",
+                        )),
+                    }
+                    self.write_format_value(w, &a.value, depth)?;
+                }
+            }
+            TextHistory::Transform { source, transform } => {
+                w.u8(10);
+                self.write_text(w, source, depth + 1)?;
+                w.u8(*transform);
+            }
+            TextHistory::StringTable { table, key } => {
+                w.u8(11);
+                self.write_name(w, table)?;
+                write_fstring(w, key);
+            }
+        }
+        Ok(())
+    }
+
+    fn format_value(&self, r: &mut Reader, depth: usize) -> Result<FormatValue> {
+        let at = r.pos();
+        Ok(match r.i8()? {
+            0 => FormatValue::Int(Wide(r.i64()?)),
+            1 => FormatValue::UInt(Wide(r.u64()?)),
+            2 => FormatValue::Float(F32(r.f32()?)),
+            3 => FormatValue::Double(F64(r.f64()?)),
+            4 => FormatValue::Text(Box::new(self.text(r, depth + 1)?)),
+            5 => FormatValue::Gender(r.u8()?),
+            t => return Err(r.error_at(at, format!("unknown text format argument type {t}"))),
+        })
+    }
+
+    fn write_format_value(&self, w: &mut Writer, v: &FormatValue, depth: usize) -> Result<()> {
+        match v {
+            FormatValue::Int(x) => {
+                w.u8(0);
+                w.i64(x.0);
+            }
+            FormatValue::UInt(x) => {
+                w.u8(1);
+                w.u64(x.0);
+            }
+            FormatValue::Float(x) => {
+                w.u8(2);
+                w.f32(x.0);
+            }
+            FormatValue::Double(x) => {
+                w.u8(3);
+                w.bytes(&x.0.to_le_bytes());
+            }
+            FormatValue::Text(t) => {
+                w.u8(4);
+                self.write_text(w, t, depth + 1)?;
+            }
+            FormatValue::Gender(g) => {
+                w.u8(5);
+                w.u8(*g);
+            }
+        }
+        Ok(())
+    }
+
+    // ---- tagged ----------------------------------------------------------
+
+    fn tagged_block(&self, r: &mut Reader, depth: usize) -> Result<Block> {
+        if depth > MAX_DEPTH {
+            return Err(r.error("tagged structs nest too deeply"));
+        }
+        let complete = self.engine().property_tags_have_complete_type_names();
+        let mut properties = Vec::new();
+        loop {
+            let name = self.name(r).context("property tag name")?;
+            if name.0 == "None" {
+                return Ok(Block::Tagged { properties });
+            }
+            let (tag, size, bool_value) = if complete {
+                self.complete_tag(r)?
+            } else {
+                self.named_tag(r)?
+            };
+            let data = r
+                .bytes(size)
+                .with_context(|| format!("value of property {}", name.0))?;
+            let base = r.offset() - size as u64;
+            let value = if let Some(b) = bool_value {
+                Value::Bool(b)
+            } else {
+                let ty = tag_type(&tag);
+                let mut sub = Reader::with_base(data, base);
+                match self.tagged_value(&mut sub, &ty, size, depth) {
+                    Ok(v) if sub.at_end() => v,
+                    _ => Value::Opaque(Hex(data.to_vec())),
+                }
+            };
+            properties.push(TaggedProperty { name, tag, value });
+        }
+    }
+
+    /// A tag before 5.4. Returns the tag, the value's size and, for a bool, its value.
+    fn named_tag(&self, r: &mut Reader) -> Result<(Tag, usize, Option<bool>)> {
+        let ty = self.name(r)?;
+        let size = r.count_i32(0)?;
+        let array_index = r.i32()?;
+        let (mut struct_name, mut struct_guid, mut inner, mut value_type) =
+            (None, None, None, None);
+        let mut bool_value = None;
+        match ty.0.as_str() {
+            "StructProperty" => {
+                struct_name = Some(self.name(r)?);
+                struct_guid = Some(Guid(r.guid()?));
+            }
+            "BoolProperty" => {
+                let at = r.pos();
+                bool_value = Some(match r.u8()? {
+                    0 => false,
+                    1 => true,
+                    v => return Err(r.error_at(at, format!("bool tag value is {v}"))),
+                });
+            }
+            "ByteProperty" | "EnumProperty" | "ArrayProperty" | "SetProperty"
+            | "OptionalProperty" => inner = Some(self.name(r)?),
+            "MapProperty" => {
+                inner = Some(self.name(r)?);
+                value_type = Some(self.name(r)?);
+            }
+            _ => {}
+        }
+        let at = r.pos();
+        let property_guid = match r.u8()? {
+            0 => None,
+            1 => Some(Guid(r.guid()?)),
+            v => return Err(r.error_at(at, format!("property GUID flag is {v}"))),
+        };
+        Ok((
+            Tag::Named {
+                ty,
+                array_index,
+                struct_name,
+                struct_guid,
+                inner,
+                value_type,
+                property_guid,
+            },
+            size,
+            bool_value,
+        ))
+    }
+
+    /// A 5.4+ tag: type name tree, size, flags and what the flags add.
+    fn complete_tag(&self, r: &mut Reader) -> Result<(Tag, usize, Option<bool>)> {
+        let ty = self.type_name(r, 0)?;
+        let size = r.count_i32(0)?;
+        let flags = r.u8()?;
+        let array_index = if flags & 0x01 != 0 { r.i32()? } else { 0 };
+        let property_guid = if flags & 0x02 != 0 {
+            Some(Guid(r.guid()?))
+        } else {
+            None
+        };
+        let extensions = if flags & 0x04 != 0 {
+            let start = r.pos();
+            let ext = r.u8()?;
+            if ext & 0x02 != 0 {
+                r.u8()?;
+                r.bool32()?;
+            }
+            Some(Hex(r.data()[start..r.pos()].to_vec()))
+        } else {
+            None
+        };
+        let bool_value = (ty.name.0 == "BoolProperty").then_some(flags & 0x10 != 0);
+        Ok((
+            Tag::Complete {
+                ty,
+                flags,
+                array_index,
+                property_guid,
+                extensions,
+            },
+            size,
+            bool_value,
+        ))
+    }
+
+    fn type_name(&self, r: &mut Reader, depth: usize) -> Result<TypeName> {
+        if depth > 16 {
+            return Err(r.error("property type name nests too deeply"));
+        }
+        let name = self.name(r)?;
+        let n = r.count_i32(12)?;
+        let mut parameters = Vec::with_capacity(n);
+        for _ in 0..n {
+            parameters.push(self.type_name(r, depth + 1)?);
+        }
+        Ok(TypeName { name, parameters })
+    }
+
+    fn write_type_name(&self, w: &mut Writer, t: &TypeName) -> Result<()> {
+        self.write_name(w, &t.name)?;
+        w.i32(len_i32(t.parameters.len())?);
+        for p in &t.parameters {
+            self.write_type_name(w, p)?;
+        }
+        Ok(())
+    }
+
+    fn write_tagged_block(
+        &self,
+        w: &mut Writer,
+        properties: &[TaggedProperty],
+        depth: usize,
+    ) -> Result<()> {
+        if depth > MAX_DEPTH {
+            return Err(Error::invalid("tagged structs nest too deeply"));
+        }
+        for p in properties {
+            self.write_name(w, &p.name)?;
+            let bool_value = match (&p.value, tag_is_bool(&p.tag)) {
+                (Value::Bool(b), true) => Some(*b),
+                (_, true) => {
+                    return Err(Error::invalid(format!(
+                        "property `{}` is a BoolProperty: its value must be a bool",
+                        p.name.0
+                    )))
+                }
+                _ => None,
+            };
+            let size_at = match &p.tag {
+                Tag::Named {
+                    ty,
+                    array_index,
+                    struct_name,
+                    struct_guid,
+                    inner,
+                    value_type,
+                    property_guid,
+                } => {
+                    self.write_name(w, ty)?;
+                    let size_at = w.pos();
+                    w.i32(0);
+                    w.i32(*array_index);
+                    match ty.0.as_str() {
+                        "StructProperty" => {
+                            self.write_name(w, required(struct_name, "struct_name")?)?;
+                            w.guid(&struct_guid.map_or([0; 16], |g| g.0));
+                        }
+                        "BoolProperty" => w.u8(bool_value.unwrap_or(false) as u8),
+                        "ByteProperty" | "EnumProperty" | "ArrayProperty" | "SetProperty"
+                        | "OptionalProperty" => self.write_name(w, required(inner, "inner")?)?,
+                        "MapProperty" => {
+                            self.write_name(w, required(inner, "inner")?)?;
+                            self.write_name(w, required(value_type, "value_type")?)?;
+                        }
+                        _ => {}
+                    }
+                    match property_guid {
+                        None => w.u8(0),
+                        Some(g) => {
+                            w.u8(1);
+                            w.guid(&g.0);
+                        }
+                    }
+                    size_at
+                }
+                Tag::Complete {
+                    ty,
+                    flags,
+                    array_index,
+                    property_guid,
+                    extensions,
+                } => {
+                    self.write_type_name(w, ty)?;
+                    let size_at = w.pos();
+                    w.i32(0);
+                    let mut flags = *flags & !0x17;
+                    flags |= (*array_index != 0) as u8;
+                    flags |= (property_guid.is_some() as u8) << 1;
+                    flags |= (extensions.is_some() as u8) << 2;
+                    flags |= (bool_value == Some(true)) as u8 * 0x10;
+                    w.u8(flags);
+                    if *array_index != 0 {
+                        w.i32(*array_index);
+                    }
+                    if let Some(g) = property_guid {
+                        w.guid(&g.0);
+                    }
+                    if let Some(e) = extensions {
+                        w.bytes(&e.0);
+                    }
+                    size_at
+                }
+            };
+            let start = w.pos();
+            if bool_value.is_none() {
+                let ty = tag_type(&p.tag);
+                self.write_tagged_value(w, &ty, &p.value, depth)
+                    .with_context(|| format!("property {}", p.name.0))?;
+            }
+            let size = len_i32(w.pos() - start)?;
+            w.patch_i32(size_at, size);
+        }
+        self.write_name(w, &Name("None".to_string()))
+    }
+
+    /// A tagged value of `size` bytes whose type the tag gives.
+    fn tagged_value(
+        &self,
+        r: &mut Reader,
+        ty: &TagType,
+        size: usize,
+        depth: usize,
+    ) -> Result<Value> {
+        if depth > MAX_DEPTH {
+            return Err(r.error("tagged values nest too deeply"));
+        }
+        Ok(match ty {
+            TagType::Simple(t) => self.value(r, t, depth + 1)?,
+            TagType::Byte => {
+                if size == 1 {
+                    Value::Byte(r.u8()?)
+                } else {
+                    Value::Name(self.name(r)?)
+                }
+            }
+            TagType::EnumName => Value::Name(self.name(r)?),
+            TagType::Struct(name) => Value::Struct(Box::new(self.struct_value(r, name, depth)?)),
+            TagType::Array(inner) => {
+                let n = r.count_i32(1)?;
+                let mut items = Vec::with_capacity(n);
+                match inner.as_ref() {
+                    TagType::InnerStruct => {
+                        let inner_name = self.name(r)?;
+                        let (inner, _, _) = self.named_tag(r)?;
+                        let Tag::Named {
+                            struct_name: Some(struct_name),
+                            ..
+                        } = &inner
+                        else {
+                            return Err(r.error("an array of structs without its inner struct tag"));
+                        };
+                        let struct_name = struct_name.0.clone();
+                        for _ in 0..n {
+                            items.push(Value::Struct(Box::new(self.struct_value(
+                                r,
+                                &struct_name,
+                                depth,
+                            )?)));
+                        }
+                        return Ok(Value::StructArray {
+                            inner_name,
+                            inner,
+                            items,
+                        });
+                    }
+                    TagType::Byte => {
+                        // Raw bytes or enum names: the size tells.
+                        let bytes = size.checked_sub(4) == Some(n);
+                        for _ in 0..n {
+                            items.push(if bytes {
+                                Value::Byte(r.u8()?)
+                            } else {
+                                Value::Name(self.name(r)?)
+                            });
+                        }
+                    }
+                    TagType::Simple(PropertyType::Bool) => {
+                        for _ in 0..n {
+                            items.push(Value::Bool(r.u8()? != 0));
+                        }
+                    }
+                    inner => {
+                        for _ in 0..n {
+                            items.push(self.tagged_value(r, inner, 0, depth + 1)?);
+                        }
+                    }
+                }
+                Value::Array(items)
+            }
+            TagType::Set(inner) => {
+                let removed = self.tagged_elements(r, inner, depth)?;
+                let items = self.tagged_elements(r, inner, depth)?;
+                Value::Set { removed, items }
+            }
+            TagType::Map(key, value) => {
+                let removed = self.tagged_elements(r, key, depth)?;
+                let n = r.count_i32(1)?;
+                let mut entries = Vec::with_capacity(n);
+                for _ in 0..n {
+                    let k = self.tagged_value(r, key, 0, depth + 1)?;
+                    let v = self.tagged_value(r, value, 0, depth + 1)?;
+                    entries.push((k, v));
+                }
+                Value::Map { removed, entries }
+            }
+            TagType::Unknown | TagType::InnerStruct => {
+                return Err(Error::unsupported(
+                    "a tagged value of a type the codec does not decode",
+                ))
+            }
+        })
+    }
+
+    fn tagged_elements(&self, r: &mut Reader, ty: &TagType, depth: usize) -> Result<Vec<Value>> {
+        let n = r.count_i32(1)?;
+        let mut items = Vec::with_capacity(n);
+        for _ in 0..n {
+            items.push(self.tagged_value(r, ty, 0, depth + 1)?);
+        }
+        Ok(items)
+    }
+
+    fn write_tagged_value(
+        &self,
+        w: &mut Writer,
+        ty: &TagType,
+        v: &Value,
+        depth: usize,
+    ) -> Result<()> {
+        if let Value::Opaque(bytes) = v {
+            w.bytes(&bytes.0);
+            return Ok(());
+        }
+        match (ty, v) {
+            (TagType::Simple(t), v) => self.write_value(w, t, v, depth + 1),
+            (TagType::Byte, Value::Byte(b)) => {
+                w.u8(*b);
+                Ok(())
+            }
+            (TagType::Byte | TagType::EnumName, Value::Name(n)) => self.write_name(w, n),
+            (TagType::Struct(name), Value::Struct(s)) if &s.name == name => {
+                self.write_struct_value(w, s, depth)
+            }
+            (
+                TagType::Array(inner),
+                Value::StructArray {
+                    inner_name,
+                    inner: tag,
+                    items,
+                },
+            ) if matches!(inner.as_ref(), TagType::InnerStruct) => {
+                let Tag::Named {
+                    ty,
+                    array_index,
+                    struct_name: Some(struct_name),
+                    struct_guid,
+                    property_guid,
+                    ..
+                } = tag
+                else {
+                    return Err(Error::invalid(
+                        "an array's inner struct tag is a named tag that names its struct",
+                    ));
+                };
+                w.i32(len_i32(items.len())?);
+                self.write_name(w, inner_name)?;
+                self.write_name(w, ty)?;
+                let size_at = w.pos();
+                w.i32(0);
+                w.i32(*array_index);
+                self.write_name(w, struct_name)?;
+                w.guid(&struct_guid.map_or([0; 16], |g| g.0));
+                match property_guid {
+                    None => w.u8(0),
+                    Some(g) => {
+                        w.u8(1);
+                        w.guid(&g.0);
+                    }
+                }
+                let start = w.pos();
+                for item in items {
+                    match item {
+                        Value::Struct(s) if s.name == struct_name.0 => {
+                            self.write_struct_value(w, s, depth)?
+                        }
+                        _ => {
+                            return Err(Error::invalid(format!(
+                                "an element of an array of `{}` structs is not one",
+                                struct_name.0
+                            )))
+                        }
+                    }
+                }
+                let size = len_i32(w.pos() - start)?;
+                w.patch_i32(size_at, size);
+                Ok(())
+            }
+            (TagType::Array(inner), Value::Array(items)) => {
+                w.i32(len_i32(items.len())?);
+                for item in items {
+                    match (inner.as_ref(), item) {
+                        (TagType::Simple(PropertyType::Bool), Value::Bool(b)) => w.u8(*b as u8),
+                        (inner, item) => self.write_tagged_value(w, inner, item, depth + 1)?,
+                    }
+                }
+                Ok(())
+            }
+            (TagType::Set(inner), Value::Set { removed, items }) => {
+                for list in [removed, items] {
+                    w.i32(len_i32(list.len())?);
+                    for item in list {
+                        self.write_tagged_value(w, inner, item, depth + 1)?;
+                    }
+                }
+                Ok(())
+            }
+            (TagType::Map(key, value), Value::Map { removed, entries }) => {
+                w.i32(len_i32(removed.len())?);
+                for k in removed {
+                    self.write_tagged_value(w, key, k, depth + 1)?;
+                }
+                w.i32(len_i32(entries.len())?);
+                for (k, v) in entries {
+                    self.write_tagged_value(w, key, k, depth + 1)?;
+                    self.write_tagged_value(w, value, v, depth + 1)?;
+                }
+                Ok(())
+            }
+            _ => Err(Error::invalid(format!(
+                "a {} value where the tag says otherwise",
+                value_kind(v)
+            ))),
+        }
+    }
+}
+
+/// What a tag says a value is.
+#[derive(Debug, Clone)]
+enum TagType {
+    /// Laid out as in unversioned data.
+    Simple(PropertyType),
+    /// `ByteProperty`: a byte, or an enum's FName (the size tells).
+    Byte,
+    /// `EnumProperty` in tagged data: the entry's FName.
+    EnumName,
+    Struct(String),
+    /// Inside a pre-5.4 array: structs, named by an inner tag.
+    InnerStruct,
+    Array(Box<TagType>),
+    Set(Box<TagType>),
+    Map(Box<TagType>, Box<TagType>),
+    Unknown,
+}
+
+fn simple_type(name: &str) -> Option<PropertyType> {
+    Some(match name {
+        "Int8Property" => PropertyType::Int8,
+        "Int16Property" => PropertyType::Int16,
+        "IntProperty" => PropertyType::Int,
+        "Int64Property" => PropertyType::Int64,
+        "UInt16Property" => PropertyType::UInt16,
+        "UInt32Property" => PropertyType::UInt32,
+        "UInt64Property" => PropertyType::UInt64,
+        "FloatProperty" => PropertyType::Float,
+        "DoubleProperty" => PropertyType::Double,
+        "BoolProperty" => PropertyType::Bool,
+        "NameProperty" => PropertyType::Name,
+        "StrProperty" => PropertyType::Str,
+        "TextProperty" => PropertyType::Text,
+        "ObjectProperty" | "ClassProperty" | "WeakObjectProperty" | "InterfaceProperty" => {
+            PropertyType::Object
+        }
+        "LazyObjectProperty" => PropertyType::LazyObject,
+        "SoftObjectProperty" | "SoftClassProperty" | "AssetObjectProperty" => {
+            PropertyType::SoftObject
+        }
+        "DelegateProperty" => PropertyType::Delegate,
+        "MulticastDelegateProperty"
+        | "MulticastInlineDelegateProperty"
+        | "MulticastSparseDelegateProperty" => PropertyType::MulticastDelegate,
+        "FieldPathProperty" => PropertyType::FieldPath,
+        _ => return None,
+    })
+}
+
+/// The value type a tag gives.
+fn tag_type(tag: &Tag) -> TagType {
+    match tag {
+        Tag::Named {
+            ty,
+            struct_name,
+            inner,
+            value_type,
+            ..
+        } => named_tag_type(
+            &ty.0,
+            struct_name.as_ref().map(|n| n.0.as_str()),
+            inner.as_ref().map(|n| n.0.as_str()),
+            value_type.as_ref().map(|n| n.0.as_str()),
+        ),
+        Tag::Complete { ty, .. } => complete_tag_type(ty),
+    }
+}
+
+fn named_tag_type(
+    ty: &str,
+    struct_name: Option<&str>,
+    inner: Option<&str>,
+    value: Option<&str>,
+) -> TagType {
+    let element = |name: Option<&str>, in_array: bool| match name {
+        Some("StructProperty") if in_array => TagType::InnerStruct,
+        Some("StructProperty") => TagType::Unknown,
+        Some(n) => named_tag_type(n, None, None, None),
+        None => TagType::Unknown,
+    };
+    match ty {
+        "StructProperty" => {
+            struct_name.map_or(TagType::Unknown, |s| TagType::Struct(s.to_string()))
+        }
+        "ByteProperty" => TagType::Byte,
+        "EnumProperty" => TagType::EnumName,
+        "ArrayProperty" => TagType::Array(Box::new(element(inner, true))),
+        "SetProperty" => TagType::Set(Box::new(element(inner, false))),
+        "MapProperty" => TagType::Map(
+            Box::new(element(inner, false)),
+            Box::new(element(value, false)),
+        ),
+        other => simple_type(other).map_or(TagType::Unknown, TagType::Simple),
+    }
+}
+
+fn complete_tag_type(t: &TypeName) -> TagType {
+    let param = |i: usize| {
+        t.parameters
+            .get(i)
+            .map_or(TagType::Unknown, complete_tag_type)
+    };
+    match t.name.0.as_str() {
+        "StructProperty" => t.parameters.first().map_or(TagType::Unknown, |p| {
+            // The struct's path; its object name is what native layouts and
+            // schemas are keyed by.
+            let path = &p.name.0;
+            TagType::Struct(path.rsplit(['.', '/']).next().unwrap_or(path).to_string())
+        }),
+        "ByteProperty" => TagType::Byte,
+        "EnumProperty" => TagType::EnumName,
+        "ArrayProperty" => TagType::Array(Box::new(param(0))),
+        "SetProperty" => TagType::Set(Box::new(param(0))),
+        "MapProperty" => TagType::Map(Box::new(param(0)), Box::new(param(1))),
+        other => simple_type(other).map_or(TagType::Unknown, TagType::Simple),
+    }
+}
+
+fn tag_is_bool(tag: &Tag) -> bool {
+    match tag {
+        Tag::Named { ty, .. } => ty.0 == "BoolProperty",
+        Tag::Complete { ty, .. } => ty.name.0 == "BoolProperty",
+    }
+}
+
+fn required<'t>(v: &'t Option<Name>, field: &str) -> Result<&'t Name> {
+    v.as_ref()
+        .ok_or_else(|| Error::invalid(format!("the tag needs its `{field}`")))
+}
+
+/// The global slot of property `name` (element `index`) in a struct's
+/// chain, and its type.
+fn slot_of<'s>(
+    chain: &[&'s StructSchema],
+    name: &str,
+    index: u8,
+) -> Option<(usize, &'s PropertyType)> {
+    let mut base = 0usize;
+    for s in chain {
+        if let Some(p) = s
+            .properties
+            .iter()
+            .find(|p| p.name == name && index < p.array_size.max(1))
+        {
+            return Some((base + p.schema_index as usize + index as usize, &p.ty));
+        }
+        base += s.property_count as usize;
+    }
+    None
+}
+
+fn no_mappings(what: &str) -> Error {
+    Error::usage(format!(
+        "{what} is serialized unversioned; reading it needs the game's mappings"
+    ))
+    .with_hint("give the game's .usmap: `[game] mappings` in mod.toml, or --mappings Game.usmap")
+}
+
+fn len_i32(n: usize) -> Result<i32> {
+    i32::try_from(n)
+        .map_err(|_| Error::invalid(format!("{n} elements are more than a count holds")))
+}
+
+fn value_kind(v: &Value) -> &'static str {
+    match v {
+        Value::Bool(_) => "Bool",
+        Value::Int8(_) => "Int8",
+        Value::Byte(_) => "Byte",
+        Value::Int16(_) => "Int16",
+        Value::UInt16(_) => "UInt16",
+        Value::Int(_) => "Int",
+        Value::UInt32(_) => "UInt32",
+        Value::Int64(_) => "Int64",
+        Value::UInt64(_) => "UInt64",
+        Value::Float(_) => "Float",
+        Value::Double(_) => "Double",
+        Value::Enum(_) => "Enum",
+        Value::Name(_) => "Name",
+        Value::Str(_) => "Str",
+        Value::Text(_) => "Text",
+        Value::Object(_) => "Object",
+        Value::LazyObject(_) => "LazyObject",
+        Value::SoftObject(_) => "SoftObject",
+        Value::Struct(_) => "Struct",
+        Value::Array(_) => "Array",
+        Value::Set { .. } => "Set",
+        Value::Map { .. } => "Map",
+        Value::Optional(_) => "Optional",
+        Value::Delegate(_) => "Delegate",
+        Value::MulticastDelegate(_) => "MulticastDelegate",
+        Value::FieldPath { .. } => "FieldPath",
+        Value::StructArray { .. } => "StructArray",
+        Value::Opaque(_) => "Opaque",
+    }
+}
+
+/// One component of a fixed-layout native struct.
+#[derive(Debug, Clone, Copy)]
+enum Component {
+    U8,
+    I32,
+    U32,
+    I64,
+    F32,
+    F64,
+}
+
+impl Component {
+    fn read(self, r: &mut Reader) -> Result<Value> {
+        Ok(match self {
+            Component::U8 => Value::Byte(r.u8()?),
+            Component::I32 => Value::Int(r.i32()?),
+            Component::U32 => Value::UInt32(r.u32()?),
+            Component::I64 => Value::Int64(Wide(r.i64()?)),
+            Component::F32 => Value::Float(F32(r.f32()?)),
+            Component::F64 => Value::Double(F64(r.f64()?)),
+        })
+    }
+
+    fn write(self, w: &mut Writer, v: &Value) -> Result<()> {
+        match (self, v) {
+            (Component::U8, Value::Byte(x)) => w.u8(*x),
+            (Component::I32, Value::Int(x)) => w.i32(*x),
+            (Component::U32, Value::UInt32(x)) => w.u32(*x),
+            (Component::I64, Value::Int64(x)) => w.i64(x.0),
+            (Component::F32, Value::Float(x)) => w.f32(x.0),
+            (Component::F64, Value::Double(x)) => w.bytes(&x.0.to_le_bytes()),
+            (c, v) => {
+                return Err(Error::invalid(format!(
+                    "a {} field where the struct has {c:?}",
+                    value_kind(v)
+                )))
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The components of a fixed-layout native struct, in order, for the ones
+/// whose fields are plain numbers (the rest stay bytes).
+fn fixed_components(name: &str, engine: EngineVersion) -> Option<Vec<Component>> {
+    use Component::*;
+    let real = if engine.has(Feature::LargeWorldCoordinates) {
+        F64
+    } else {
+        F32
+    };
+    let n = |c: Component, k: usize| vec![c; k];
+    Some(match name {
+        "Vector"
+        | "Vector_NetQuantize"
+        | "Vector_NetQuantize10"
+        | "Vector_NetQuantize100"
+        | "Vector_NetQuantizeNormal"
+        | "Rotator" => n(real, 3),
+        "Vector2D" => n(real, 2),
+        "Vector4" | "Quat" | "Plane" | "Sphere" => n(real, 4),
+        "Box" => [n(real, 6), vec![U8]].concat(),
+        "Box2D" => [n(real, 4), vec![U8]].concat(),
+        "Matrix" => n(real, 16),
+        "Vector2f" | "DeprecateSlateVector2D" | "SimpleCurveKey" => n(F32, 2),
+        "IntPoint" => n(I32, 2),
+        "DateTime" | "Timespan" => vec![I64],
+        "Vector3f" | "Rotator3f" => n(F32, 3),
+        "IntVector" => n(I32, 3),
+        "Vector4f" | "Quat4f" | "Plane4f" | "Sphere3f" | "LinearColor" => n(F32, 4),
+        "IntVector4" => n(I32, 4),
+        "Vector3d" | "Rotator3d" => n(F64, 3),
+        "Quat4d" | "Plane4d" | "Sphere3d" => n(F64, 4),
+        // B, G, R, A as stored.
+        "Color" => n(U8, 4),
+        "FrameNumber" => vec![I32],
+        "NavAgentSelector" => vec![U32],
+        "RichCurveKey" => [n(U8, 3), n(F32, 6)].concat(),
+        "MovieSceneFrameRange" => vec![U8, I32, U8, I32],
+        "FontCharacter" => [n(I32, 4), vec![U8, I32]].concat(),
+        _ => return None,
+    })
+}
+
+fn write_fstring(w: &mut Writer, s: &FStr) {
+    if s.terminated_empty && s.text.is_empty() && !s.utf16 {
+        w.i32(1);
+        w.u8(0);
+    } else {
+        w.fstring_ext(&s.text, s.utf16);
+    }
+}
