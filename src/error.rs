@@ -85,6 +85,11 @@ pub enum ErrorKind {
     /// mod (another mod's, or nobody's): left alone unless forced.
     #[error("{0}")]
     NotOwned(String),
+    /// A file zenpak would write or lock is a link, another name of a file
+    /// (a hard link), a reparse point or not a regular file, which zenpak
+    /// did not make: nothing is written through it.
+    #[error("{0}")]
+    UnsafeOutput(String),
     /// The mod has no packages and no loose files: `package` and `install`
     /// refuse to ship it (a mistyped `include` or content root).
     #[error("{0}")]
@@ -127,6 +132,7 @@ impl ErrorKind {
             ErrorKind::Key(_) => "key",
             ErrorKind::Busy(_) => "busy",
             ErrorKind::NotOwned(_) => "not-owned",
+            ErrorKind::UnsafeOutput(_) => "unsafe-output",
             ErrorKind::EmptyMod(_) => "empty-mod",
             ErrorKind::Content { code, .. } => code,
             ErrorKind::Interrupted => "interrupted",
@@ -150,6 +156,10 @@ pub(crate) enum Refusal {
     InUse,
     /// No space left, or over a quota.
     DiskFull,
+    /// Larger than a file may be: a file-size limit (`ulimit -f`, whose
+    /// signal the binary ignores so that the write fails instead) or the
+    /// file system's largest file (4 GiB on FAT32).
+    FileTooLarge,
 }
 
 impl Refusal {
@@ -165,6 +175,7 @@ impl Refusal {
             std::io::ErrorKind::StorageFull | std::io::ErrorKind::QuotaExceeded => {
                 Some(Refusal::DiskFull)
             }
+            std::io::ErrorKind::FileTooLarge => Some(Refusal::FileTooLarge),
             _ => None,
         }
     }
@@ -176,6 +187,7 @@ impl Refusal {
             Refusal::ReadOnly => "read-only",
             Refusal::InUse => "file-in-use",
             Refusal::DiskFull => "disk-full",
+            Refusal::FileTooLarge => "file-too-large",
         }
     }
 
@@ -191,6 +203,11 @@ impl Refusal {
                  while it runs), then run zenpak again"
             }
             Refusal::DiskFull => "the drive is full: free some space, then run zenpak again",
+            Refusal::FileTooLarge => {
+                "the file would be larger than this system lets a file be: raise the file-size \
+                 limit (`ulimit -f`), or write to a drive whose file system takes larger files \
+                 (FAT32 stops at 4 GiB), then run zenpak again"
+            }
         }
     }
 }
@@ -490,6 +507,7 @@ impl Clone for ErrorKind {
             ErrorKind::Key(m) => ErrorKind::Key(m.clone()),
             ErrorKind::Busy(m) => ErrorKind::Busy(m.clone()),
             ErrorKind::NotOwned(m) => ErrorKind::NotOwned(m.clone()),
+            ErrorKind::UnsafeOutput(m) => ErrorKind::UnsafeOutput(m.clone()),
             ErrorKind::EmptyMod(m) => ErrorKind::EmptyMod(m.clone()),
             ErrorKind::Content { code, message } => ErrorKind::Content {
                 code,
@@ -594,6 +612,7 @@ mod tests {
             (K::PermissionDenied, "permission-denied"),
             (K::ReadOnlyFilesystem, "read-only"),
             (K::StorageFull, "disk-full"),
+            (K::FileTooLarge, "file-too-large"),
         ] {
             let e = Error::io("f", std::io::Error::from(kind));
             assert_eq!((e.code(), e.exit_code()), (code, 2));

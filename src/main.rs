@@ -15,6 +15,14 @@ fn main() -> ExitCode {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
+    // A file-size limit (`ulimit -f`) fails the write that reaches it
+    // (EFBIG, the `file-too-large` error, temporaries removed) instead of
+    // killing zenpak halfway through with SIGXFSZ.
+    #[cfg(unix)]
+    // SAFETY: ignoring a signal before any thread starts.
+    unsafe {
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+    }
     // Ctrl-C and SIGTERM: let a publication under way finish and remove
     // every temporary file: a build's previous outputs stay as they were,
     // the files a command finished stay whole.

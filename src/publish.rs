@@ -13,11 +13,14 @@
 //!   reader sees at any instant (a container's `.pak` last: the game finds
 //!   mods through their `.pak`).
 //! - [`OutputLock`]: one zenpak at a time per output folder (an advisory
-//!   lock on `<dir>/.zenpak-lock`), so two builds never interleave.
+//!   lock on `<dir>/.zenpak-lock`), so two builds never interleave. The
+//!   lock file is opened as itself, never through a link: one that is a
+//!   link (or a hard link, a reparse point) is refused (`unsafe-output`).
 //! - [`OwnedFiles`]: the record of the files zenpak wrote in a folder, with
 //!   their size, hash and a stamp of the inode that no later write can keep
 //!   unchanged. Only files in the record whose stamp still matches are ever
-//!   deleted.
+//!   deleted. Files about to be renamed into place are recorded as pending
+//!   first, so a record and its files never disagree after an interrupt.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs::File;
@@ -239,11 +242,29 @@ fn create_registered(path: &Path) -> Result<File> {
     Ok(file)
 }
 
-/// Whether a file name is one of zenpak's temporaries (the one naming
-/// rule, [`temporary_path_for`]): discovery never takes such a file into a
-/// mod, and `clean` removes them.
+/// Whether a file name is one of zenpak's temporaries, as
+/// [`temporary_path_for`] names them (`.<name>.<pid>-<16 hex
+/// digits>.zenpak-tmp`, nothing looser): discovery never takes such a file
+/// into a mod, and `clean`, `install` and `uninstall` remove them from the
+/// folders they write ([`remove_leftover_temporaries`]).
 pub fn is_temporary_name(name: &str) -> bool {
-    name.starts_with('.') && name.ends_with(TEMPORARY_SUFFIX)
+    let Some(stem) = name
+        .strip_prefix('.')
+        .and_then(|n| n.strip_suffix(TEMPORARY_SUFFIX))
+    else {
+        return false;
+    };
+    let Some((named, unique)) = stem.rsplit_once('.') else {
+        return false;
+    };
+    let Some((pid, random)) = unique.split_once('-') else {
+        return false;
+    };
+    !named.is_empty()
+        && !pid.is_empty()
+        && pid.bytes().all(|b| b.is_ascii_digit())
+        && random.len() == 16
+        && random.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
 /// Removes the temporaries a killed zenpak left directly in `dir` (files
@@ -925,10 +946,7 @@ impl OutputLock {
                 Ok(()) => {}
                 Err(std::fs::TryLockError::WouldBlock) => {
                     if let Some(waiting) = waiting.take() {
-                        let holder = std::fs::read_to_string(&path)
-                            .ok()
-                            .and_then(|t| t.trim().parse().ok());
-                        waiting(holder);
+                        waiting(lock_holder(&file));
                     }
                     file.lock().map_err(|e| Error::io(&path, e))?;
                 }
@@ -979,18 +997,73 @@ impl OutputLock {
     }
 }
 
-/// Opens (creating) the lock file at `path`. On Windows without delete
-/// sharing: while any zenpak has it open, no one can delete or rename it,
-/// so the name always means the file that is locked. A release under way
-/// ([`OutputLock::release_removing`]) has it open alone for an instant;
-/// the open is retried meanwhile.
+/// The process id the holder of the lock wrote into `file` (read through
+/// the open file, never by its name again; on Windows the holder's lock
+/// keeps others from reading it: `None`).
+fn lock_holder(mut file: &File) -> Option<u32> {
+    use std::io::{Read, Seek};
+    let mut text = String::new();
+    file.seek(std::io::SeekFrom::Start(0)).ok()?;
+    file.take(32).read_to_string(&mut text).ok()?;
+    text.trim().parse().ok()
+}
+
+/// Opens (creating) the lock file at `path`, never through a link: a lock
+/// file that is a symbolic link, another name of a file (a hard link), a
+/// Windows reparse point (a symbolic link or junction) or not a regular
+/// file is refused ([`refuse_lock_file`]) before a byte is written, since
+/// zenpak writes its process id into the file it locks and empties it when
+/// done. On Windows without delete sharing: while any zenpak has it open,
+/// no one can delete or rename it, so the name always means the file that
+/// is locked. A release under way ([`OutputLock::release_removing`]) has it
+/// open alone for an instant; the open is retried meanwhile.
 fn open_lock_file(path: &Path) -> Result<File> {
+    let file = open_lock_file_no_follow(path)?;
+    let meta = file.metadata().map_err(|e| Error::io(path, e))?;
+    #[cfg(windows)]
+    if meta.file_type().is_symlink() {
+        return Err(refuse_lock_file(path, "a symbolic link or junction"));
+    }
+    if !meta.is_file() {
+        return Err(refuse_lock_file(path, "not a regular file"));
+    }
+    #[cfg(unix)]
+    if std::os::unix::fs::MetadataExt::nlink(&meta) > 1 {
+        return Err(refuse_lock_file(
+            path,
+            "another name of a file that has other names (a hard link)",
+        ));
+    }
+    Ok(file)
+}
+
+/// The error for a lock file zenpak will not use: `what` it is.
+fn refuse_lock_file(path: &Path, what: &str) -> Error {
+    let what = match std::fs::read_link(path) {
+        Ok(target) => format!("{what} to `{}`", target.display()),
+        Err(_) => what.to_string(),
+    };
+    Error::new(ErrorKind::UnsafeOutput(format!(
+        "refusing to use the lock file: it is {what}, which zenpak did not make \
+         (it writes its process id into its lock file and empties it when done)"
+    )))
+    .in_file(path)
+    .with_hint(format!(
+        "remove `{}` (what it leads to is left as it is), then run zenpak again; \
+         zenpak makes a new lock file itself",
+        path.display()
+    ))
+}
+
+/// [`open_lock_file`]'s open: the name itself, never what a link leads to.
+fn open_lock_file_no_follow(path: &Path) -> Result<File> {
     let mut options = std::fs::OpenOptions::new();
     options.read(true).write(true).create(true).truncate(false);
     #[cfg(windows)]
     {
         use std::os::windows::fs::OpenOptionsExt;
         options.share_mode(windows::FILE_SHARE_READ | windows::FILE_SHARE_WRITE);
+        options.custom_flags(windows::FILE_FLAG_OPEN_REPARSE_POINT);
         let mut tries = 0;
         loop {
             match options.open(path) {
@@ -1008,7 +1081,18 @@ fn open_lock_file(path: &Path) -> Result<File> {
             }
         }
     }
-    #[cfg(not(windows))]
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NOFOLLOW);
+        match options.open(path) {
+            Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+                Err(refuse_lock_file(path, "a symbolic link"))
+            }
+            result => result.map_err(|e| Error::io(path, e)),
+        }
+    }
+    #[cfg(not(any(unix, windows)))]
     options.open(path).map_err(|e| Error::io(path, e))
 }
 
@@ -1020,6 +1104,9 @@ mod windows {
 
     pub(crate) const FILE_SHARE_READ: u32 = 0x1;
     pub(crate) const FILE_SHARE_WRITE: u32 = 0x2;
+    /// Opens a reparse point (a symbolic link, a junction) itself, not
+    /// what it leads to.
+    pub(crate) const FILE_FLAG_OPEN_REPARSE_POINT: u32 = 0x0020_0000;
     const DELETE: u32 = 0x0001_0000;
     const FILE_FLAG_DELETE_ON_CLOSE: u32 = 0x0400_0000;
     const ERROR_SHARING_VIOLATION: i32 = 32;
@@ -1045,7 +1132,7 @@ mod windows {
         let opened = std::fs::OpenOptions::new()
             .access_mode(DELETE)
             .share_mode(0)
-            .custom_flags(FILE_FLAG_DELETE_ON_CLOSE)
+            .custom_flags(FILE_FLAG_DELETE_ON_CLOSE | FILE_FLAG_OPEN_REPARSE_POINT)
             .open(path);
         match opened {
             Ok(file) => {
@@ -1062,7 +1149,7 @@ mod windows {
 /// Whether the open `file` is the file named `path` now.
 #[cfg(unix)]
 fn is_same_file(file: &File, path: &Path) -> bool {
-    let (Ok(open), Ok(named)) = (file.metadata(), std::fs::metadata(path)) else {
+    let (Ok(open), Ok(named)) = (file.metadata(), std::fs::symlink_metadata(path)) else {
         return false;
     };
     use std::os::unix::fs::MetadataExt;
@@ -1420,6 +1507,15 @@ pub(crate) struct OwnedFiles {
     /// removed with the last recorded file, when nothing else is in it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub(crate) created_folder: bool,
+    /// The files an install is about to rename into place, recorded before
+    /// the first rename and dropped with the record written after the last
+    /// ([`OwnedFiles::expect`]). An install stopped between the two leaves
+    /// them here; [`load`](Self::load) then settles each: a file on disk
+    /// with that name, size and hash is the new one (its entry replaces the
+    /// name's), any other entry is forgotten. So the record and the files
+    /// agree whatever moment the install stopped at.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) pending: Vec<OwnedFile>,
     /// Entries whose name is not a plain file name of the folder (see
     /// [`checked_record_path`]), with why: never acted on, written back as
     /// they were.
@@ -1485,7 +1581,66 @@ impl OwnedFiles {
                 (f, why)
             })
             .collect();
+        record.settle_pending(dir);
         record
+    }
+
+    /// Settles what an interrupted install left [`pending`](Self::pending):
+    /// each file that made it to its name is recorded as it is on disk,
+    /// the others are forgotten (the name's entry, if any, still stands).
+    fn settle_pending(&mut self, dir: &Path) {
+        for entry in std::mem::take(&mut self.pending) {
+            let path = match checked_record_path(dir, &entry.name) {
+                Ok(path) => path,
+                Err(why) => {
+                    self.damaged.push((entry, why));
+                    continue;
+                }
+            };
+            if !entry.is_on_disk(&path).unwrap_or(false) {
+                continue;
+            }
+            let Ok(stamp) = FileStamp::of(&path) else {
+                continue;
+            };
+            self.files.retain(|f| f.name != entry.name);
+            self.files.push(OwnedFile { stamp, ..entry });
+        }
+        self.files.sort_by(|a, b| a.name.cmp(&b.name));
+    }
+
+    /// Records `staged`, about to be renamed to `path` in `dir`, as
+    /// [`pending`](Self::pending) for `owner`: saved before the renames,
+    /// it lets the next load tell the new file at `path` from the old.
+    pub(crate) fn expect(
+        &mut self,
+        dir: &Path,
+        path: &Path,
+        staged: &Staged,
+        sha256: String,
+        owner: &str,
+    ) -> Result<()> {
+        let entry = Self::entry(dir, path, &staged.path, sha256, owner)?;
+        self.pending.retain(|f| f.name != entry.name);
+        self.pending.push(entry);
+        Ok(())
+    }
+
+    /// The entry for the file at `stamped` (`path` itself, or the temporary
+    /// about to become it) under `path`'s name in `dir`.
+    fn entry(
+        dir: &Path,
+        path: &Path,
+        stamped: &Path,
+        sha256: String,
+        owner: &str,
+    ) -> Result<OwnedFile> {
+        Ok(OwnedFile {
+            name: relative_name(dir, path)?,
+            stamp: FileStamp::of(stamped).map_err(|e| Error::io(stamped, e))?,
+            sha256,
+            owner: owner.to_string(),
+        })
     }
 
     /// What is wrong with the record as loaded, one line each (for warnings
@@ -1561,7 +1716,7 @@ impl OwnedFiles {
             ));
             std::fs::rename(&path, &aside).map_err(|e| Error::io(&path, e))?;
         }
-        if self.files.is_empty() && self.damaged.is_empty() {
+        if self.files.is_empty() && self.damaged.is_empty() && self.pending.is_empty() {
             return match std::fs::remove_file(&path) {
                 Ok(()) => Ok(()),
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
@@ -1573,6 +1728,7 @@ impl OwnedFiles {
         let bytes = serde_json::to_vec_pretty(&OwnedFiles {
             files: all,
             created_folder: self.created_folder,
+            pending: self.pending.clone(),
             ..OwnedFiles::default()
         })
         .map_err(Error::json)?;
@@ -1589,15 +1745,9 @@ impl OwnedFiles {
         sha256: String,
         owner: &str,
     ) -> Result<()> {
-        let name = relative_name(dir, path)?;
-        let stamp = FileStamp::of(path).map_err(|e| Error::io(path, e))?;
-        self.files.retain(|f| f.name != name);
-        self.files.push(OwnedFile {
-            name,
-            stamp,
-            sha256,
-            owner: owner.to_string(),
-        });
+        let entry = Self::entry(dir, path, path, sha256, owner)?;
+        self.files.retain(|f| f.name != entry.name);
+        self.files.push(entry);
         self.files.sort_by(|a, b| a.name.cmp(&b.name));
         Ok(())
     }

@@ -475,7 +475,7 @@ fn in_game_folder(e: Error, mods: &Path, command: &str) -> Error {
              otherwise give your user write access to that folder (a game under Program Files \
              is not writable by default) or run zenpak from an administrator prompt"
         )),
-        Some(Refusal::ReadOnly | Refusal::DiskFull) => {
+        Some(Refusal::ReadOnly | Refusal::DiskFull | Refusal::FileTooLarge) => {
             let hint = format!("{doing}: {}", e.hint().unwrap_or_default());
             e.replace_hint(hint)
         }
@@ -555,6 +555,9 @@ fn install_locked(
         return Err(refusal(&report.conflicts));
     }
     std::fs::create_dir_all(mods).map_err(|e| Error::io(mods, e))?;
+    // Full-size temporaries a killed install left (no live zenpak owns
+    // them: the folder is locked).
+    crate::publish::remove_leftover_temporaries(mods)?;
     // Stage all three (checking each is what the build wrote), .pak last.
     let mut staged: Vec<Staged> = Vec::new();
     let mut hashes = Vec::new();
@@ -574,6 +577,13 @@ fn install_locked(
         .cloned()
         .collect();
     remove_first.sort();
+    // The record names the new files before the first rename: stopped at
+    // any point after (Ctrl-C waits for the renames, then nothing more is
+    // written; a kill), the next run finds which are in place.
+    for ((file, target), sha256) in staged.iter().zip(&targets).zip(&hashes) {
+        owned.expect(mods, target, file, sha256.clone(), &owner)?;
+    }
+    owned.save(mods)?;
     crate::publish::publish(remove_first.clone(), staged)?;
     for old in &remove_first {
         if !targets.contains(old) {
@@ -592,6 +602,7 @@ fn install_locked(
         }
     }
     // A replaced file is this mod's now: the other mod's entry goes with it.
+    owned.pending.clear();
     for (target, sha256) in targets.iter().zip(hashes) {
         owned.insert(mods, target, sha256, &owner)?;
     }
@@ -668,6 +679,11 @@ fn uninstall_locked(
             }
         }
         return Ok(report);
+    }
+    // Full-size temporaries a killed install left (the folder is locked;
+    // not when it is not a folder of its own, which is not locked either).
+    if is_real_dir(mods) {
+        crate::publish::remove_leftover_temporaries(mods)?;
     }
     if mine.is_empty() {
         return Ok(report);

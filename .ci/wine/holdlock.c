@@ -14,6 +14,11 @@
  *   holdlock delete PATH    try to delete PATH: exit 0 when deleted, 3 when
  *                           refused because a process has it open without
  *                           delete sharing, 1 on any other error.
+ *   holdlock link LINK TARGET  make LINK a symbolic link to the file TARGET
+ *                           (as a repository checked out on Windows, or an
+ *                           unpacked archive, can): exit 0 when made and
+ *                           seen as a reparse point, 4 when this system
+ *                           cannot make one (printing why), 1 otherwise.
  * Build: x86_64-w64-mingw32-gcc -municode -O2 -o holdlock.exe holdlock.c */
 #include <windows.h>
 #include <stdio.h>
@@ -79,6 +84,19 @@ int wmain(int argc, wchar_t **argv)
         printf("holdlock: delete refused, error %lu\n", error);
         return error == ERROR_SHARING_VIOLATION ? 3 : 1;
     }
-    fprintf(stderr, "usage: holdlock lock PATH MS | holdlock open PATH MS | holdlock read PATH MS | holdlock delete PATH\n");
+    if (argc == 4 && wcscmp(argv[1], L"link") == 0) {
+        /* SYMBOLIC_LINK_FLAG_ALLOW_UNPRIVILEGED_CREATE: developer mode. */
+        if (!CreateSymbolicLinkW(argv[2], argv[3], 0x2)) {
+            printf("holdlock: CreateSymbolicLinkW failed, error %lu\n", GetLastError());
+            return 4;
+        }
+        DWORD attributes = GetFileAttributesW(argv[2]);
+        if (attributes == INVALID_FILE_ATTRIBUTES || !(attributes & FILE_ATTRIBUTE_REPARSE_POINT)) {
+            printf("holdlock: the link is not seen as a reparse point (attributes %lx)\n", attributes);
+            return 4;
+        }
+        return 0;
+    }
+    fprintf(stderr, "usage: holdlock lock PATH MS | holdlock open PATH MS | holdlock read PATH MS | holdlock delete PATH | holdlock link LINK TARGET\n");
     return 2;
 }

@@ -7,6 +7,10 @@
 //! same for [`SETTLE`] (an editor's cook writes many files: one rebuild for
 //! all of them). Polling needs no watcher crate, sees changes on network
 //! and Wine-mapped drives alike, and costs one directory walk per poll.
+//! Each rebuild is compared against the listing taken just before it
+//! started, so a file saved while it runs (after it read that file) is a
+//! change, and another rebuild follows: the installed mod ends with the
+//! last edit.
 //!
 //! Ctrl-C between rebuilds ends the watch at once (exit 0, the JSON
 //! `finished` line). Ctrl-C during a rebuild is the ordinary interrupt: the
@@ -184,7 +188,9 @@ pub(crate) fn run(
                 continue;
             }
         }
-        cycle(&manifest, &mut installs)?;
+        // What this rebuild starts from, taken before it reads a file: a
+        // change saved while it runs differs from it, and brings another.
         seen = listing(&manifest);
+        cycle(&manifest, &mut installs)?;
     }
 }

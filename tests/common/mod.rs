@@ -316,6 +316,28 @@ pub fn command(cwd: Option<&Path>, args: &[&str]) -> Command {
     command
 }
 
+/// [`command`] run through another program (`strace …`, `bash -c …`):
+/// `prefix` (the program and its arguments) first, then the binary and
+/// `args`, with the same folder and environment.
+pub fn command_through(prefix: &[&std::ffi::OsStr], cwd: Option<&Path>, args: &[&str]) -> Command {
+    let zenpak = command(cwd, args);
+    let mut through = Command::new(prefix[0]);
+    through
+        .args(&prefix[1..])
+        .arg(zenpak.get_program())
+        .args(zenpak.get_args());
+    for (key, value) in zenpak.get_envs() {
+        match value {
+            Some(value) => through.env(key, value),
+            None => through.env_remove(key),
+        };
+    }
+    if let Some(cwd) = cwd {
+        through.current_dir(cwd);
+    }
+    through
+}
+
 /// Runs the binary with `args` in `cwd` (see [`command`]).
 pub fn run(cwd: Option<&Path>, args: &[&str]) -> Run {
     run_command(&mut command(cwd, args))

@@ -18,6 +18,8 @@ mod game_check;
 mod game_folder;
 mod globs;
 mod inputs;
+mod install_interrupted;
+mod lock_link;
 mod manifest_agreement;
 mod message_schema;
 mod never_ship;

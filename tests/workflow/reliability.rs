@@ -560,3 +560,43 @@ fn a_symlinked_content_folder_is_followed() {
     assert_eq!(common::file_tail(&error, 1), "loop", "{error}");
     assert!(started.elapsed() < Duration::from_secs(30));
 }
+
+/// A file-size limit (`ulimit -f`, SIGXFSZ) fails a build as a full disk
+/// does: an error with its own code and hint (not a death by the signal,
+/// exit 153), and no temporaries or half-written outputs left.
+#[cfg(unix)]
+#[test]
+fn a_file_size_limit_fails_the_build_with_an_error_and_no_temporaries() {
+    let Some(corpus) = common::corpus() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let root = big_mod(&corpus, dir.path(), 4 << 20);
+    let prefix: Vec<&std::ffi::OsStr> = vec![
+        "bash".as_ref(),
+        "-c".as_ref(),
+        // 1024 blocks of 1 KiB: the 4 MiB container cannot be written.
+        "ulimit -f 1024; exec \"$0\" \"$@\"".as_ref(),
+    ];
+    let out = common::run_command(&mut common::command_through(
+        &prefix,
+        Some(&root),
+        &["--message-format", "json", "build"],
+    ));
+    out.assert_code(2);
+    let error = out.error();
+    assert_eq!(error["code"], "file-too-large", "{}", out.text());
+    assert!(error["hint"].is_string());
+    assert!(error["file"].is_string());
+    let left: Vec<_> = walkdir::WalkDir::new(root.join("target"))
+        .into_iter()
+        .flatten()
+        .filter(|e| zenpak::publish::is_temporary_name(&e.file_name().to_string_lossy()))
+        .map(|e| e.into_path())
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+    assert_eq!(triplet(&root), vec![None, None, None]);
+    // Without the limit, the same build succeeds.
+    run(Some(&root), &["build"]).ok();
+    assert!(verify_ok(&root));
+}

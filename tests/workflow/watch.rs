@@ -183,3 +183,44 @@ fn sigint_during_a_rebuild_leaves_a_whole_triplet() {
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
 }
+
+/// An edit saved while a rebuild's install is under way is not lost: the
+/// watch sees it and installs again, so the game ends with the last edit
+/// (it used to stay one edit behind).
+#[test]
+fn an_edit_saved_during_a_rebuild_is_installed_too() {
+    let Some(corpus) = crate::common::corpus() else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    // A 256 MiB container: the rebuild's install copies it for a while.
+    let repo = crate::reliability::big_mod(&corpus, &tmp.path().join("mod"), 256 << 20);
+    let game = tmp.path().join("Game");
+    std::fs::create_dir_all(game.join("Game/Content/Paks")).unwrap();
+    let pak = game.join("Game/Content/Paks/~mods/Big_P.pak");
+    let holds = |marker: &str| {
+        std::fs::read(&pak).is_ok_and(|b| b.windows(marker.len()).any(|w| w == marker.as_bytes()))
+    };
+    let mut watch = Watch::start(&repo, &game);
+    watch.wait_for("watching", |l| l["reason"] == "watching");
+    let ini = repo.join("Cooked/Game/Config/DefaultGame.ini");
+    std::fs::write(&ini, "[x]\ny=first-edit\n").unwrap();
+    watch.wait_for("the rebuild", |l| l["reason"] == "build-finished");
+    // The rebuild has read its inputs; its install is copying now.
+    std::fs::write(&ini, "[x]\ny=later-edit\n").unwrap();
+    watch.wait_for("the rebuild's install", |l| {
+        l["reason"] == "watching" && l["installs"] == 2
+    });
+    assert!(holds("first-edit"), "the first edit was installed");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !holds("later-edit") && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let installed = holds("later-edit");
+    let (code, lines) = watch.interrupt_and_wait();
+    assert!(
+        installed,
+        "the edit saved during the rebuild never reached the game: {lines:?}"
+    );
+    assert_eq!(code, 0, "{lines:?}");
+}
