@@ -53,6 +53,11 @@ fn strace_works() -> bool {
         .status()
         .is_ok_and(|s| s.success());
     if !works {
+        // CI installs strace (`.ci/run`): there a missing one is a failure.
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "strace cannot run here; CI needs it (apt-get install strace)"
+        );
         eprintln!("strace cannot run here (missing, or ptrace not allowed): skipping");
     }
     works
