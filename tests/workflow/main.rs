@@ -21,6 +21,7 @@ mod inputs;
 mod manifest_agreement;
 mod message_schema;
 mod never_ship;
+mod package_pairs;
 mod platforms;
 mod reliability;
 mod rough_edges;
