@@ -280,7 +280,9 @@ fn a_release_file_outside_the_mod_or_not_a_regular_file_is_refused() {
         outside.file_name().unwrap().to_string_lossy()
     );
     let absolute = secret_file.to_string_lossy().replace('\\', "/");
-    let mut cases: Vec<(&str, String, Option<fn(&Path)>)> = vec![
+    // What the case is, the `changelog` value, and what makes the file.
+    type Case = (&'static str, String, Option<fn(&Path)>);
+    let mut cases: Vec<Case> = vec![
         ("a path climbing out with ..", up, None),
         ("an absolute path", absolute, None),
     ];
