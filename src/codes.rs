@@ -110,6 +110,7 @@ codes! {
     SUFFIX = "suffix": "the manifest's suffix is questionable",
     SUGGESTED_EXCLUDE = "suggested-exclude": "check: exclude patterns that leave out never-ship files",
     TOC_UNREADABLE = "toc-unreadable": "doctor: a .utoc does not read",
+    UEXP_MISMATCH = "uexp-mismatch": "a package's .uexp is not the one its header was cooked with (another cook's)",
     UNINSTALL_KEPT = "uninstall-kept": "uninstall left a file it did not write",
     UNMOUNTED_FILE = "unmounted-file": "a file the game will not mount",
     UNPADDED_BLOCKS = "unpadded-blocks": "a container's blocks are not padded",

@@ -29,6 +29,12 @@
 //!   flat index before version 10). A real pak's index is about 100 bytes
 //!   per file before version 10 and less after, so 64 MiB is over half a
 //!   million files in one pak.
+//! - [`MAX_RELEASE_FILE_BYTES`], 16 MiB: one file `[release]` names (a
+//!   changelog, a README, Thunderstore's 256×256 icon). Real ones are a few
+//!   KiB to a few hundred KiB (a long changelog of years of releases is
+//!   under 1 MiB; a 256×256 PNG is at most 256 KiB); it is read a block at a
+//!   time into the archive, whole only for mod.io's changelog, which its
+//!   upload metadata carries as text.
 //!
 //! | what | limit | where |
 //! |---|---|---|
@@ -43,6 +49,7 @@
 //! | the container header chunk (declared length) | 32 MiB | `Container::container_header` |
 //! | one pak index part (declared size) | 64 MiB | `PakReader::open`, `MAX_PAK_INDEX_BYTES` |
 //! | a classic package's report | streamed row by row | `classic::report::Rows` |
+//! | a release file (changelog, README, icon; read bounded, its size as read) | 16 MiB | `platform::open_release_file`, `MAX_RELEASE_FILE_BYTES` |
 //! | a cooked shader archive's header (its code is streamed) | counts ≤ bytes left; 64 MiB | `ShaderArchive::read_header_from`, `MAX_ARCHIVE_HEADER_BYTES` |
 //!
 //! Pinned by `tests/containers/iostore_bounded.rs` and `pak_bounded.rs` (bombs refused and a 2 GiB
@@ -56,6 +63,8 @@ pub(crate) const MAX_TOC_BYTES: u64 = 64 << 20;
 pub(crate) const MAX_CONTAINER_HEADER_BYTES: u64 = 32 << 20;
 /// Largest part of a pak index read (see the module doc).
 pub(crate) const MAX_PAK_INDEX_BYTES: u64 = 64 << 20;
+/// Largest file `[release]` names (see the module doc).
+pub(crate) const MAX_RELEASE_FILE_BYTES: u64 = 16 << 20;
 
 /// Checks that `what` (declared as `declared` bytes) fits `budget`; the
 /// error names both and what the file holds (`file_len`), and says the

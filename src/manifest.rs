@@ -105,6 +105,25 @@ pub(crate) struct ReleaseSection {
     pub(crate) thunderstore: Option<ThunderstoreSection>,
 }
 
+impl ReleaseSection {
+    /// The files `[release]` names, with their keys.
+    pub(crate) fn files(&self) -> [(&'static str, Option<&Path>); 3] {
+        [
+            ("icon", self.icon.as_deref()),
+            ("changelog", self.changelog.as_deref()),
+            ("readme", self.readme.as_deref()),
+        ]
+    }
+
+    fn files_mut(&mut self) -> [Option<&mut PathBuf>; 3] {
+        [
+            self.icon.as_mut(),
+            self.changelog.as_mut(),
+            self.readme.as_mut(),
+        ]
+    }
+}
+
 /// `[release] nexus = { game = "…", mod-id = N, file-group = N }`.
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
@@ -302,6 +321,11 @@ impl Manifest {
         }
         if let Some(p) = &mut self.output.key_file {
             path(p);
+        }
+        if let Some(release) = &mut self.release {
+            for p in release.files_mut().into_iter().flatten() {
+                path(p);
+            }
         }
         for glob in self
             .content
@@ -509,6 +533,20 @@ impl Manifest {
                 return bad(key, format!("`{value}` cannot be part of a file name"));
             }
         }
+        if let Some(release) = &self.release {
+            for (key, file) in release.files() {
+                if let Some(file) = file.filter(|f| !is_inside_path(f)) {
+                    return bad(
+                        key,
+                        format!(
+                            "`{}` is not a path inside the mod's folder (absolute, or climbing out with `..`); a release ships only the mod's own files",
+                            file.display()
+                        ),
+                    )
+                    .map_err(|e| e.with_hint("copy the file next to mod.toml and name it relative to it (`changelog = \"CHANGELOG.md\"`)"));
+                }
+            }
+        }
         Ok(())
     }
 
@@ -588,6 +626,18 @@ impl Manifest {
     pub(crate) fn key_file_path(&self) -> Option<PathBuf> {
         self.output.key_file.as_ref().map(|k| self.dir.join(k))
     }
+}
+
+/// A relative path that stays below the folder it is resolved against:
+/// no root, no drive, no `..` (what `[release]` paths must be; links are
+/// checked when the file is opened, `platform::open_release_file`).
+fn is_inside_path(path: &Path) -> bool {
+    path.components().all(|c| {
+        matches!(
+            c,
+            std::path::Component::Normal(_) | std::path::Component::CurDir
+        )
+    })
 }
 
 fn is_file_name_safe(s: &str) -> bool {

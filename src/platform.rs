@@ -111,6 +111,10 @@ pub struct PlannedEntry {
     /// Whether it is one of the build's artifacts (checked against the build).
     #[serde(skip)]
     pub(crate) artifact: bool,
+    /// The `[release]` key naming it, for a release file: opened again
+    /// through [`open_release_file`] when it is copied.
+    #[serde(skip)]
+    pub(crate) release_key: Option<&'static str>,
 }
 
 /// What `package --for` writes.
@@ -151,18 +155,13 @@ pub fn plan(manifest: &Manifest, platform: Platform, artifacts: &[PathBuf]) -> R
             from: Some(path.clone()),
             bytes: None,
             artifact: true,
+            release_key: None,
         })
         .collect();
     let file = |key: &str, path: &Path| -> Result<PathBuf> {
         let full = manifest.dir.join(path);
-        if full.is_file() {
-            Ok(full)
-        } else {
-            Err(manifest.key_error(
-                key,
-                format!("`{}` is not a file next to mod.toml", path.display()),
-            ))
-        }
+        open_release_file(manifest, key, &full)?;
+        Ok(full)
     };
     let changelog = release
         .changelog
@@ -200,7 +199,14 @@ pub fn plan(manifest: &Manifest, platform: Platform, artifacts: &[PathBuf]) -> R
                 )
             })?;
             let changelog_text = match &changelog {
-                Some(path) => std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?,
+                Some(path) => {
+                    let mut text = Vec::new();
+                    copy_release_file(manifest, "changelog", path, &mut text, path)?;
+                    String::from_utf8(text).map_err(|_| {
+                        manifest
+                            .key_error("changelog", format!("{} is not UTF-8 text", path.display()))
+                    })?
+                }
                 None => String::new(),
             };
             let json = serde_json::json!({
@@ -229,15 +235,22 @@ pub fn plan(manifest: &Manifest, platform: Platform, artifacts: &[PathBuf]) -> R
             })?;
             let icon = file("icon", icon)?;
             check_icon(manifest, &icon)?;
+            // The default README.md is a release file as soon as anything
+            // (even a dangling link) has that name.
+            let default_readme = Path::new("README.md");
             let readme = match release.readme.as_deref() {
                 Some(p) => Some(file("readme", p)?),
-                None => Some(manifest.dir.join("README.md")).filter(|p| p.is_file()),
+                None if manifest.dir.join(default_readme).symlink_metadata().is_ok() => {
+                    Some(file("readme", default_readme)?)
+                }
+                None => None,
             };
             entries.push(PlannedEntry {
                 name: "icon.png".into(),
                 from: Some(icon),
                 bytes: None,
                 artifact: false,
+                release_key: Some("icon"),
             });
             entries.push(match readme {
                 Some(path) => PlannedEntry {
@@ -245,12 +258,14 @@ pub fn plan(manifest: &Manifest, platform: Platform, artifacts: &[PathBuf]) -> R
                     from: Some(path),
                     bytes: None,
                     artifact: false,
+                    release_key: Some("readme"),
                 },
                 None => PlannedEntry {
                     name: "README.md".into(),
                     from: None,
                     bytes: Some(format!("# {}\n\n{}\n", m.name, m.description).into_bytes()),
                     artifact: false,
+                    release_key: None,
                 },
             });
             let json = serde_json::json!({
@@ -267,6 +282,7 @@ pub fn plan(manifest: &Manifest, platform: Platform, artifacts: &[PathBuf]) -> R
                 from: None,
                 bytes: Some(text),
                 artifact: false,
+                release_key: None,
             });
             (Some(json), None)
         }
@@ -278,6 +294,7 @@ pub fn plan(manifest: &Manifest, platform: Platform, artifacts: &[PathBuf]) -> R
                 from: Some(path),
                 bytes: None,
                 artifact: false,
+                release_key: Some("changelog"),
             });
         }
     }
@@ -352,12 +369,123 @@ fn is_semver(v: &str) -> bool {
         })
 }
 
+/// Opens `path`, the file `[release] key` names (resolved against the
+/// manifest's folder), under the rules content obeys: it lies inside the
+/// mod's folder once links are resolved (anywhere with `[content]
+/// follow-links = true`, as links under the content root), it is a regular
+/// file (not a FIFO, a device or a folder), and it holds at most
+/// [`MAX_RELEASE_FILE_BYTES`](crate::limits::MAX_RELEASE_FILE_BYTES). The
+/// manifest's validation has already refused absolute paths and `..`;
+/// this runs when the plan is made and again when each file is copied, so
+/// a file turned into a link meanwhile is refused too. The file opened is
+/// the resolved path itself, without following a link (Unix), and without
+/// waiting for a writer should it have become a FIFO.
+pub(crate) fn open_release_file(
+    manifest: &Manifest,
+    key: &str,
+    path: &Path,
+) -> Result<std::fs::File> {
+    let limit = crate::limits::MAX_RELEASE_FILE_BYTES;
+    let refuse = |why: String| {
+        manifest.key_error(key, why).with_hint(
+            "name a regular file inside the mod's folder, at most 16 MiB (a link may leave the folder only with `[content] follow-links = true`)",
+        )
+    };
+    let target = path.canonicalize().map_err(|_| {
+        refuse(format!(
+            "`{}` is not a file next to mod.toml",
+            path.display()
+        ))
+    })?;
+    let dir = match manifest.dir.as_os_str().is_empty() {
+        true => Path::new("."),
+        false => manifest.dir.as_path(),
+    };
+    let mod_dir = dir.canonicalize().map_err(|e| Error::io(dir, e))?;
+    if !manifest.content.follow_links && !target.starts_with(&mod_dir) {
+        return Err(refuse(format!(
+            "`{}` leads outside the mod's folder, to `{}`",
+            path.display(),
+            target.display()
+        )));
+    }
+    let regular = |meta: &std::fs::Metadata| -> Result<()> {
+        if !meta.is_file() {
+            return Err(refuse(format!(
+                "`{}` is not a regular file (a folder, FIFO, socket or device)",
+                path.display()
+            )));
+        }
+        if meta.len() > limit {
+            return Err(refuse(format!(
+                "`{}` holds {} bytes, more than the {} MiB a release file may hold",
+                path.display(),
+                meta.len(),
+                limit >> 20
+            )));
+        }
+        Ok(())
+    };
+    regular(&std::fs::metadata(&target).map_err(|e| Error::io(&target, e))?)?;
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
+    }
+    let file = options.open(&target).map_err(|e| {
+        refuse(format!(
+            "`{}` changed while zenpak opened it ({e})",
+            path.display()
+        ))
+    })?;
+    regular(&file.metadata().map_err(|e| Error::io(&target, e))?)?;
+    Ok(file)
+}
+
+/// Copies the release file `path` (`[release] key`) into `to` (named
+/// `to_path` in errors), opened by [`open_release_file`] and read a block
+/// at a time, never more than the budget (a file whose size the system
+/// does not tell, as those of `/proc`, is cut off and refused): returns
+/// the bytes copied.
+pub(crate) fn copy_release_file(
+    manifest: &Manifest,
+    key: &str,
+    path: &Path,
+    to: &mut dyn std::io::Write,
+    to_path: &Path,
+) -> Result<u64> {
+    let limit = crate::limits::MAX_RELEASE_FILE_BYTES;
+    let mut file = std::io::Read::take(open_release_file(manifest, key, path)?, limit + 1);
+    let mut buffer = vec![0u8; 64 << 10];
+    let mut copied = 0u64;
+    loop {
+        let n = std::io::Read::read(&mut file, &mut buffer).map_err(|e| Error::io(path, e))?;
+        if n == 0 {
+            return Ok(copied);
+        }
+        copied += n as u64;
+        if copied > limit {
+            return Err(manifest.key_error(
+                key,
+                format!(
+                    "`{}` holds more than the {} MiB a release file may hold",
+                    path.display(),
+                    limit >> 20
+                ),
+            ));
+        }
+        to.write_all(&buffer[..n])
+            .map_err(|e| Error::io(to_path, e))?;
+    }
+}
+
 /// The icon is a PNG of 256×256 (its `IHDR` chunk, the first after the signature).
 fn check_icon(manifest: &Manifest, path: &Path) -> Result<()> {
     let mut head = [0u8; 24];
-    let read = std::fs::File::open(path)
-        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut head))
-        .is_ok();
+    let read = open_release_file(manifest, "icon", path)?;
+    let read = std::io::Read::read_exact(&mut &read, &mut head).is_ok();
     const SIGNATURE: [u8; 8] = [0x89, b'P', b'N', b'G', 0x0d, 0x0a, 0x1a, 0x0a];
     if !read || head[..8] != SIGNATURE || &head[12..16] != b"IHDR" {
         return Err(manifest.key_error("icon", format!("{} is not a PNG file", path.display())));

@@ -56,20 +56,51 @@ pub(crate) fn owner_of(manifest: &Manifest) -> String {
 /// (BLAKE3, SHA-256) of the bytes.
 fn copy_hashing(from: &Path, to: &mut dyn Write, to_path: &Path) -> Result<([u8; 32], String)> {
     let mut input = std::fs::File::open(from).map_err(|e| Error::io(from, e))?;
-    let mut blake = blake3::Hasher::new();
-    let mut sha = Sha256::new();
+    let mut to = Hashing::new(to);
     let mut buffer = vec![0u8; 1 << 20];
     loop {
         let n = input.read(&mut buffer).map_err(|e| Error::io(from, e))?;
         if n == 0 {
             break;
         }
-        blake.update(&buffer[..n]);
-        sha.update(&buffer[..n]);
         to.write_all(&buffer[..n])
             .map_err(|e| Error::io(to_path, e))?;
     }
-    Ok((*blake.finalize().as_bytes(), hex(&sha.finalize())))
+    Ok(to.finish())
+}
+
+/// A writer that hashes what passes through it (BLAKE3 and SHA-256).
+struct Hashing<'a> {
+    to: &'a mut dyn Write,
+    blake: blake3::Hasher,
+    sha: Sha256,
+}
+
+impl<'a> Hashing<'a> {
+    fn new(to: &'a mut dyn Write) -> Self {
+        Hashing {
+            to,
+            blake: blake3::Hasher::new(),
+            sha: Sha256::new(),
+        }
+    }
+
+    fn finish(self) -> ([u8; 32], String) {
+        (*self.blake.finalize().as_bytes(), hex(&self.sha.finalize()))
+    }
+}
+
+impl Write for Hashing<'_> {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        let n = self.to.write(bytes)?;
+        self.blake.update(&bytes[..n]);
+        self.sha.update(&bytes[..n]);
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.to.flush()
+    }
 }
 
 /// Result of `zenpak package`.
@@ -157,8 +188,13 @@ pub fn package(
             let name = entry.name.clone();
             zip.start_file(name.as_str(), options)
                 .map_err(|e| Error::io(&temp_path, std::io::Error::other(e)))?;
-            let sha256 = match (&entry.from, &entry.bytes) {
-                (Some(from), _) => {
+            let sha256 = match (&entry.from, &entry.bytes, entry.release_key) {
+                (Some(from), _, Some(key)) => {
+                    let mut to = Hashing::new(&mut zip);
+                    crate::platform::copy_release_file(manifest, key, from, &mut to, &temp_path)?;
+                    to.finish().1
+                }
+                (Some(from), _, None) => {
                     let (blake, sha256) = copy_hashing(from, &mut zip, &temp_path)?;
                     if entry.artifact {
                         if let Some(artifact) = summary.artifacts.iter().find(|a| &a.path == from) {
@@ -167,11 +203,11 @@ pub fn package(
                     }
                     sha256
                 }
-                (None, Some(bytes)) => {
+                (None, Some(bytes), _) => {
                     zip.write_all(bytes).map_err(|e| Error::io(&temp_path, e))?;
                     hex(&Sha256::digest(bytes))
                 }
-                (None, None) => return Err(Error::internal("a planned entry has no contents")),
+                (None, None, _) => return Err(Error::internal("a planned entry has no contents")),
             };
             files.push(ArchiveEntry { name, sha256 });
         }

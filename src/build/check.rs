@@ -190,6 +190,7 @@ fn check_package(
         let package = files.read_package(Some(engine))?;
         package.check_outer_chains()?;
         files.check_exports(&package)?;
+        files.check_uexp_belongs(&package, files.uexp.len() as u64)?;
         files.check_bulk_data(&package)?;
         warnings.extend(profile.package_warnings(profile_options, &files.path, &package)?);
         if let Some(own) = package.package_name() {

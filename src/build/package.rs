@@ -556,6 +556,12 @@ pub fn convert(source: &PackageSource, settings: &Settings) -> Result<BuiltPacka
         .filter_map(|kind| Some((kind, source.companion(bulk_file_kind(kind))?)));
     let (mut files, uexp_len) =
         PackageFiles::load_header_with(&source.header(), uexp.as_deref(), bulk)?;
+    // The pair on disk, before a profile edits it: its `.uexp` is the one
+    // its header was cooked with (its size from the listing, its tag read
+    // with one small read, so an unread `.uexp` is checked too).
+    let package = files.read_package(Some(settings.engine))?;
+    files.check_export_ranges(&package, uexp_len)?;
+    files.check_uexp_belongs(&package, uexp_len)?;
     if settings.engine.zen_layout() == crate::version::ZenLayout::DependencyBundles
         && !settings.profile.reads_export_data()
     {

@@ -98,7 +98,10 @@ pub fn add(
 ) -> Result<Vec<Added>> {
     let mut headers: Vec<PathBuf> = Vec::new();
     for file in files {
-        let header = header_of(file)?;
+        // A bare file name (`SM_Cube.uasset`) has an empty parent, which
+        // names no folder to list; as an absolute path it has its own.
+        let file = std::path::absolute(file).map_err(|e| Error::io(file, e))?;
+        let header = header_of(&file)?;
         if !headers.contains(&header) {
             headers.push(header);
         }
@@ -216,7 +219,7 @@ fn header_of(file: &Path) -> Result<PathBuf> {
     };
     if kind == PackageFileKind::Header {
         if !file.is_file() {
-            return Err(Error::usage(format!("{} does not exist", file.display())));
+            return Err(Error::usage(format!("{} does not exist", file.display())).in_file(file));
         }
         return Ok(file.to_path_buf());
     }

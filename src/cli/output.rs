@@ -275,17 +275,10 @@ impl Output {
             if let Some(source) = source_line(file, line) {
                 let gutter = line.to_string();
                 let pad = " ".repeat(gutter.len());
-                let caret_at = source
-                    .char_indices()
-                    .nth(column.saturating_sub(1))
-                    .map_or(source.len(), |(i, _)| i);
-                let width = source[caret_at..]
-                    .split(|c: char| c.is_whitespace() || c == '=')
-                    .next()
-                    .map_or(1, |t| t.chars().count().max(1));
+                let (source, caret_at, width) = caret_window(&source, column);
                 out.push_str(&format!(
                     "\n  {pad} {bar}\n  {gutter} {bar} {source}\n  {pad} {bar} {}{}",
-                    " ".repeat(source[..caret_at].chars().count()),
+                    " ".repeat(caret_at),
                     self.paint(style, &"^".repeat(width)),
                     bar = self.paint(DIM, "|"),
                 ));
@@ -712,6 +705,46 @@ fn split_hint(d: &Diagnostic) -> std::borrow::Cow<'_, Diagnostic> {
         _ => embedded,
     });
     std::borrow::Cow::Owned(d)
+}
+
+/// Characters of a source line shown around the caret: a longer line (a
+/// manifest holding a 1 MB line) shows this many around the column, with
+/// `…` where it is cut.
+const SOURCE_WINDOW: usize = 120;
+
+/// The part of `source` shown under a diagnostic at `column` (1-based, in
+/// characters): at most [`SOURCE_WINDOW`] characters around it, `…` at a
+/// cut end, tabs as spaces and other characters a terminal would act on as
+/// `�` (one column each, so the caret stays under its character); with the
+/// caret's column in what is shown and its width (the token at the column,
+/// at least 1, never past the window).
+fn caret_window(source: &str, column: usize) -> (String, usize, usize) {
+    let chars: Vec<char> = source.chars().collect();
+    let at = column.saturating_sub(1).min(chars.len());
+    let start = at
+        .saturating_sub(SOURCE_WINDOW / 2)
+        .min(chars.len().saturating_sub(SOURCE_WINDOW));
+    let end = (start + SOURCE_WINDOW).min(chars.len());
+    let shown = chars[start..end].iter().map(|&c| match c {
+        '\t' => ' ',
+        c if zenpak::diagnostic::is_unprintable(c) => '\u{fffd}',
+        c => c,
+    });
+    let mut text = String::new();
+    let cut_before = start > 0;
+    if cut_before {
+        text.push('…');
+    }
+    text.extend(shown);
+    if end < chars.len() {
+        text.push('…');
+    }
+    let width = chars[at..end]
+        .iter()
+        .take_while(|c| !c.is_whitespace() && **c != '=')
+        .count()
+        .max(1);
+    (text, at - start + usize::from(cut_before), width)
 }
 
 /// Line `line` (1-based) of a text file, for the caret under a manifest error.

@@ -265,6 +265,73 @@ impl PackageFiles {
     }
 }
 
+impl PackageFiles {
+    /// Checks that the `.uexp` (of `uexp_len` bytes, read or not) was
+    /// written by the cook that wrote the header: the header's bulk-data
+    /// start offset is where its export data ends in the combined stream,
+    /// so header + `.uexp` (less the package tag `C1 83 2A 9E` at its end,
+    /// when there) must come to it exactly. A `.uexp` of another cook
+    /// beside this header (an editor's stale cook, a half-copied update)
+    /// holds other bytes at the offsets the header gives, which the game
+    /// reads as this package's objects. The tag of an unread `.uexp` is
+    /// read with one small read. A header that gives no offset (0 or less)
+    /// says nothing to check against.
+    pub fn check_uexp_belongs(&self, package: &LegacyPackage, uexp_len: u64) -> Result<()> {
+        let declared = package.summary.bulk_data_start_offset;
+        let Ok(declared) = u64::try_from(declared) else {
+            return Ok(());
+        };
+        if declared == 0 {
+            return Ok(());
+        }
+        let tag = super::PACKAGE_FILE_TAG.to_le_bytes();
+        let tagged = if self.uexp.len() as u64 == uexp_len {
+            self.uexp_has_tag()
+        } else if uexp_len >= 4 {
+            use std::io::{Read, Seek};
+            let mut end = [0u8; 4];
+            let mut file =
+                std::fs::File::open(&self.uexp_path).map_err(|e| Error::io(&self.uexp_path, e))?;
+            file.seek(std::io::SeekFrom::Start(uexp_len - 4))
+                .and_then(|_| file.read_exact(&mut end))
+                .map_err(|e| Error::io(&self.uexp_path, e))?;
+            end == tag
+        } else {
+            false
+        };
+        let header_len = self.header.len() as u64;
+        let total = header_len + uexp_len - if tagged { 4 } else { 0 };
+        if total == declared {
+            return Ok(());
+        }
+        let name = |p: &Path| {
+            p.file_name().map_or_else(
+                || p.display().to_string(),
+                |n| n.to_string_lossy().into_owned(),
+            )
+        };
+        Err(Error::new(crate::error::ErrorKind::Content {
+            code: crate::codes::UEXP_MISMATCH,
+            message: format!(
+                "`{}` does not belong to `{}`: the header says its export data ends at byte {declared} \
+                 ({header_len}-byte header + {} bytes of .uexp{}), but the .uexp holds {uexp_len} bytes, \
+                 ending at byte {total}; it was written by another cook",
+                name(&self.uexp_path),
+                name(&self.path),
+                declared.saturating_sub(header_len),
+                if tagged { " + the 4-byte package tag" } else { "" },
+            ),
+        })
+        .within("package summary > bulk data start offset")
+        .in_file(&self.path)
+        .with_hint(format!(
+            "re-cook, or copy the `.uasset` and `.uexp` of one cook together ({} is from another cook than {})",
+            self.uexp_path.display(),
+            self.path.display()
+        )))
+    }
+}
+
 /// Which file an export's bytes are in, and where.
 enum ExportBytes {
     Header(std::ops::Range<usize>),

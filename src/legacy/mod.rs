@@ -831,8 +831,27 @@ impl LegacyPackage {
 
     /// Refuses an import or export whose outer chain loops back on itself
     /// (import 1's outer is 2 and 2's outer is 1): its path has no end, and
-    /// the engine would never finish resolving it.
+    /// the engine would never finish resolving it. Refuses too an export
+    /// that is its own class, super or template: the engine creates an
+    /// export after its class and template and links its super first, so it
+    /// would recurse into the export it is creating (or crash).
     pub(crate) fn check_outer_chains(&self) -> Result<()> {
+        for (e, export) in self.exports.iter().enumerate() {
+            for (what, index) in [
+                ("class", export.class_index),
+                ("super", export.super_index),
+                ("template", export.template_index),
+            ] {
+                if index.resolve() == ResolvedIndex::Export(e) {
+                    return Err(Error::invalid(format!(
+                        "the export is its own {what} (its {what} index {} points at itself)",
+                        index.0
+                    ))
+                    .within(format!("export {e}"))
+                    .within("export map"));
+                }
+            }
+        }
         // Slots: imports, then exports.
         let imports = self.imports.len();
         let slot = |index: PackageIndex| match index.resolve() {

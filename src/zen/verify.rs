@@ -93,9 +93,23 @@ pub(crate) fn verify_packages(container: &Container) -> VerifyReport {
     report
 }
 
-/// Refuses an export whose outer chain comes back to itself.
+/// Refuses an export whose outer chain comes back to itself, or that is
+/// its own class, super or template (see `LegacyPackage::check_outer_chains`).
 pub(crate) fn check_export_outers(package: &ZenPackage) -> Result<()> {
     let count = package.exports.len();
+    for (e, export) in package.exports.iter().enumerate() {
+        for (what, index) in [
+            ("class", export.class_index),
+            ("super", export.super_index),
+            ("template", export.template_index),
+        ] {
+            if index.kind() == ObjectIndexKind::Export && index.0 == e as u64 {
+                return Err(Error::invalid(format!("the export is its own {what}"))
+                    .within(format!("export {e}"))
+                    .within("export map"));
+            }
+        }
+    }
     let outer = |export: usize| {
         let outer = package.exports[export].outer_index;
         (outer.kind() == ObjectIndexKind::Export)

@@ -120,3 +120,41 @@ fn a_package_in_the_wrong_folder_is_told_where_it_belongs() {
     std::fs::remove_dir_all(&wrong).unwrap();
     json(&repo, &["build"], 0);
 }
+
+/// Issue 51: `add SM_Cube.uasset`, a bare file name run from the folder
+/// holding it, adds the package with its companions (it failed naming no
+/// file: the name's folder is empty).
+#[test]
+fn a_bare_file_name_is_added_from_the_current_folder() {
+    let Some(corpus) = crate::common::corpus() else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = example(tmp.path());
+    let incoming = repo.join("incoming");
+    std::fs::create_dir_all(&incoming).unwrap();
+    for ext in ["uasset", "uexp", "ubulk"] {
+        std::fs::copy(
+            corpus.join(format!("retoc/UE5.6/SM_Cube.{ext}")),
+            incoming.join(format!("SM_Cube.{ext}")),
+        )
+        .unwrap();
+    }
+    let packages = added(&json(&incoming, &["add", "SM_Cube.uasset"], 0));
+    assert_eq!(packages.len(), 1);
+    assert_eq!(packages[0]["files"].as_array().unwrap().len(), 3);
+    let place = repo.join("Cooked/HelloGame/Content/LevelPrototyping/Meshes");
+    for ext in ["uasset", "uexp", "ubulk"] {
+        assert_eq!(
+            std::fs::read(place.join(format!("SM_Cube.{ext}"))).unwrap(),
+            std::fs::read(incoming.join(format!("SM_Cube.{ext}"))).unwrap(),
+            "{ext}"
+        );
+    }
+    // A bare name that is not there is an error naming it.
+    let missing = json(&incoming, &["add", "SM_Sphere.uasset"], 2).error();
+    assert_eq!(
+        crate::common::file_tail(&missing, 2),
+        "incoming/SM_Sphere.uasset"
+    );
+}

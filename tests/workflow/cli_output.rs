@@ -518,3 +518,70 @@ fn new_makes_a_git_repository_unless_inside_one() {
     run.ok();
     assert!(!dir.join("Plain/.git").exists());
 }
+
+/// Issue 51: a manifest error on a 1 MB line shows about 120 characters of
+/// it around the caret, `…` where it is cut, not the whole line; the caret
+/// stays under the column the error names.
+#[test]
+fn a_manifest_error_on_a_long_line_shows_a_window_around_the_caret() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = built_example(tmp.path());
+    let manifest = std::fs::read_to_string(repo.join("mod.toml")).unwrap();
+    let long = "x".repeat(1 << 20);
+    for (what, line) in [
+        // The error at the end of the line (a TOML syntax error after the string).
+        ("at the end", format!("description = \"{long}\" junk")),
+        // The error at its start (an unknown key whose value is the long part).
+        ("at the start", format!("descripton = \"{long}\"")),
+        // In the middle, with a tab and a control character around it.
+        (
+            "in the middle",
+            format!("description = \"{long}\"\t\u{7}{long}"),
+        ),
+    ] {
+        let text = manifest.replace(
+            "description = \"A string table and a settings asset that uses it, for the game HelloGame.\"",
+            &line,
+        );
+        assert_ne!(text, manifest);
+        std::fs::write(repo.join("mod.toml"), &text).unwrap();
+        let out = common::run(Some(&repo), &["check"]);
+        out.assert_code_for(2, what);
+        let longest = out.stderr.lines().map(|l| l.chars().count()).max().unwrap();
+        assert!(longest <= 400, "{what}: a line of {longest} characters");
+        let lines: Vec<&str> = out.stderr.lines().collect();
+        let caret = lines
+            .iter()
+            .position(|l| l.trim_end().ends_with('^') && l.contains('|'))
+            .unwrap_or_else(|| panic!("{what}: no caret line:\n{}", out.stderr));
+        let source = lines[caret - 1];
+        assert!(source.contains('…'), "{what}: {source}");
+        assert!(
+            !source.contains('\u{7}') && !source.contains('\t'),
+            "{what}"
+        );
+        let json = json(&repo, &["check"], 2).error();
+        let column = json["column"].as_u64().unwrap() as usize;
+        // The caret's character in the window is the one at the column.
+        let at = lines[caret].chars().position(|c| c == '^').unwrap();
+        let shown: Vec<char> = source.chars().collect();
+        let full: Vec<char> = text
+            .lines()
+            .nth(json["line"].as_u64().unwrap() as usize - 1)
+            .unwrap()
+            .chars()
+            .collect();
+        let expected = full.get(column - 1).copied().unwrap_or(' ');
+        let expected = match expected {
+            '\t' => ' ',
+            c if c.is_control() => '\u{fffd}',
+            c => c,
+        };
+        assert_eq!(
+            shown.get(at).copied().unwrap_or(' '),
+            expected,
+            "{what}: {source}\n{}",
+            lines[caret]
+        );
+    }
+}

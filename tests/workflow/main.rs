@@ -23,6 +23,7 @@ mod lock_link;
 mod manifest_agreement;
 mod message_schema;
 mod never_ship;
+mod package_pairs;
 mod platforms;
 mod reliability;
 mod rough_edges;

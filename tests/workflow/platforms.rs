@@ -12,7 +12,7 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use crate::common::{run, temp_dir, Run};
+use crate::common::{command, files_under, run, run_command, temp_dir, Run};
 
 /// A real PNG of `size`×`size` grey pixels.
 fn png(size: u32) -> Vec<u8> {
@@ -260,4 +260,151 @@ fn dry_run_prints_the_plan_and_writes_no_archive() {
     // A platform without its `[release]` entry is a usage error naming it.
     write_mod(&dir, "HelloMod", "icon = \"icon.png\"");
     package(&dir, "nexus").assert_code(2);
+}
+
+/// Issue 51: a file `[release]` names obeys the content rules. `..`, an
+/// absolute path, `/proc/self/environ`, a link leaving the mod, a FIFO and
+/// a 1 GiB (sparse) changelog are each refused with exit 2 (the manifest
+/// names a file the release may not ship: the user's to fix in `mod.toml`
+/// or the file), at the key's line, before anything is written; the
+/// secret they would have carried is in no file of the mod's folder.
+#[test]
+fn a_release_file_outside_the_mod_or_not_a_regular_file_is_refused() {
+    const SECRET: &str = "zenpak-test-secret-5f1c2e";
+    let outside = temp_dir("platform-release-outside");
+    let secret_file = outside.join("id_rsa");
+    std::fs::write(&secret_file, SECRET).unwrap();
+    let dir = temp_dir("platform-release-files");
+    let up = format!(
+        "../{}/id_rsa",
+        outside.file_name().unwrap().to_string_lossy()
+    );
+    let absolute = secret_file.to_string_lossy().replace('\\', "/");
+    // What the case is, the `changelog` value, and what makes the file.
+    type Case = (&'static str, String, Option<fn(&Path)>);
+    let mut cases: Vec<Case> = vec![
+        ("a path climbing out with ..", up, None),
+        ("an absolute path", absolute, None),
+    ];
+    #[cfg(unix)]
+    {
+        cases.push(("/proc/self/environ", "/proc/self/environ".into(), None));
+        cases.push((
+            "a link leaving the mod",
+            "CHANGES.md".into(),
+            Some(|dir: &Path| {
+                let outside = dir.join("../outside-link-target");
+                std::fs::write(&outside, SECRET).unwrap();
+                std::os::unix::fs::symlink(&outside, dir.join("CHANGES.md")).unwrap();
+            }),
+        ));
+        cases.push((
+            "a FIFO",
+            "CHANGES.md".into(),
+            Some(|dir: &Path| {
+                let path =
+                    std::ffi::CString::new(dir.join("CHANGES.md").to_str().unwrap()).unwrap();
+                assert_eq!(unsafe { libc::mkfifo(path.as_ptr(), 0o644) }, 0);
+            }),
+        ));
+    }
+    cases.push((
+        "a 1 GiB changelog",
+        "CHANGES.md".into(),
+        Some(|dir: &Path| {
+            let file = std::fs::File::create(dir.join("CHANGES.md")).unwrap();
+            file.set_len(1 << 30).unwrap();
+        }),
+    ));
+    for (what, changelog, prepare) in cases {
+        let _ = std::fs::remove_file(dir.join("CHANGES.md"));
+        let release = format!("changelog = \"{changelog}\"\nmodio = {{ game-id = 5, mod-id = 6 }}");
+        write_mod(&dir, "HelloMod", &release);
+        if let Some(prepare) = prepare {
+            prepare(&dir);
+        }
+        let refused = run_command(
+            command(
+                Some(&dir),
+                &["package", "--for", "modio", "--message-format", "json"],
+            )
+            .env("ZENPAK_TEST_SECRET", SECRET),
+        );
+        refused.assert_code_for(2, what);
+        let changelog_line = std::fs::read_to_string(dir.join("mod.toml"))
+            .unwrap()
+            .lines()
+            .position(|l| l.starts_with("changelog"))
+            .unwrap() as u64
+            + 1;
+        assert_eq!(
+            error_codes_and_lines(&refused),
+            [("usage".to_string(), Some(changelog_line))],
+            "{what}"
+        );
+        let written = files_under(&dir);
+        assert!(
+            !written
+                .keys()
+                .any(|name| name.starts_with("target/package/")
+                    && (name.ends_with(".zip") || name.ends_with(".json"))),
+            "{what}: {:?}",
+            written.keys()
+        );
+        for (name, bytes) in &written {
+            assert!(
+                !bytes.windows(SECRET.len()).any(|w| w == SECRET.as_bytes()),
+                "{what}: the secret is in {name}"
+            );
+        }
+    }
+}
+
+/// The README Thunderstore ships by default (`README.md`) obeys the same
+/// rules; a link that stays inside the mod is taken, and one that leaves
+/// it is taken with `[content] follow-links = true`, as under the content root.
+#[cfg(unix)]
+#[test]
+fn the_default_readme_follows_the_content_rules_for_links() {
+    let outside = temp_dir("platform-readme-outside");
+    std::fs::write(outside.join("README.md"), "# outside\n").unwrap();
+    let dir = temp_dir("platform-readme-link");
+    write_mod(&dir, "HelloMod", RELEASE);
+    std::fs::remove_file(dir.join("README.md")).unwrap();
+    std::os::unix::fs::symlink(outside.join("README.md"), dir.join("README.md")).unwrap();
+    let refused = package(&dir, "thunderstore");
+    refused.assert_code(2);
+    assert_eq!(refused.error()["code"], "usage");
+    assert!(
+        !dir.join("target/package").exists()
+            || !std::fs::read_dir(dir.join("target/package"))
+                .unwrap()
+                .any(|e| e.unwrap().file_name().to_string_lossy().ends_with(".zip"))
+    );
+    // A link inside the mod is what it points to.
+    std::fs::remove_file(dir.join("README.md")).unwrap();
+    std::fs::create_dir(dir.join("docs")).unwrap();
+    std::fs::write(dir.join("docs/README.md"), "# inside\n").unwrap();
+    std::os::unix::fs::symlink("docs/README.md", dir.join("README.md")).unwrap();
+    let (zip, _) = archive_of(&package(&dir, "thunderstore"));
+    let readme = entries(&zip)
+        .into_iter()
+        .find(|(n, _)| n == "README.md")
+        .unwrap();
+    assert_eq!(readme.1, b"# inside\n");
+    // With follow-links, the link leaving the mod is taken.
+    std::fs::remove_file(dir.join("README.md")).unwrap();
+    std::os::unix::fs::symlink(outside.join("README.md"), dir.join("README.md")).unwrap();
+    let text = std::fs::read_to_string(dir.join("mod.toml")).unwrap();
+    std::fs::write(
+        dir.join("mod.toml"),
+        text.replace("[content]\n", "[content]\nfollow-links = true\n"),
+    )
+    .unwrap();
+    let (zip, _) = archive_of(&package(&dir, "thunderstore"));
+    let readme = entries(&zip)
+        .into_iter()
+        .find(|(n, _)| n == "README.md")
+        .unwrap();
+    assert_eq!(readme.1, b"# outside\n");
 }
