@@ -36,21 +36,39 @@ fn link_folder(dir: &Path, to: &Path) {
     std::os::unix::fs::symlink(to, dir).unwrap();
 }
 
+/// `zenpak <command> --game-dir <game> --aes-key <its key> --message-format json <extra>` in `cwd`.
+fn against_game(
+    game: &GameFixture,
+    cwd: &Path,
+    command: &str,
+    extra: &[&str],
+) -> crate::common::Run {
+    let root = game.root.to_str().unwrap();
+    let mut args = vec![
+        command,
+        "--game-dir",
+        root,
+        "--aes-key",
+        &game.aes_key,
+        "--message-format",
+        "json",
+    ];
+    args.extend_from_slice(extra);
+    run(Some(cwd), &args)
+}
+
+/// A mod repository `name` in the fixture's scratch space holding the
+/// retoc/UE5.6 package `package`, with its `mod.toml`.
+fn mod_with(game: &GameFixture, name: &str, package: &str) -> PathBuf {
+    let repo = game.mod_repo(name);
+    game.place_ue56_package(&repo, package);
+    std::fs::write(repo.join("mod.toml"), GameFixture::manifest_text(name)).unwrap();
+    repo
+}
+
 /// `doctor --message-format json`: (exit code, the doctor object, the run).
 fn doctor(game: &GameFixture, cwd: &Path) -> (i32, Value, crate::common::Run) {
-    let root = game.root.to_str().unwrap();
-    let done = run(
-        Some(cwd),
-        &[
-            "doctor",
-            "--game-dir",
-            root,
-            "--aes-key",
-            &game.aes_key,
-            "--message-format",
-            "json",
-        ],
-    );
+    let done = against_game(game, cwd, "doctor", &[]);
     let report = done
         .lines_of("doctor")
         .into_iter()
@@ -61,18 +79,7 @@ fn doctor(game: &GameFixture, cwd: &Path) -> (i32, Value, crate::common::Run) {
 
 /// `conflicts --message-format json` in `cwd`: (exit code, the summary, the run).
 fn conflicts(game: &GameFixture, cwd: &Path, extra: &[&str]) -> (i32, Value, crate::common::Run) {
-    let root = game.root.to_str().unwrap();
-    let mut args = vec![
-        "conflicts",
-        "--game-dir",
-        root,
-        "--aes-key",
-        &game.aes_key,
-        "--message-format",
-        "json",
-    ];
-    args.extend_from_slice(extra);
-    let done = run(Some(cwd), &args);
+    let done = against_game(game, cwd, "conflicts", extra);
     let summary = done
         .lines_of("conflicts")
         .into_iter()
@@ -182,9 +189,7 @@ fn linked_containers_are_read_and_never_written_through() {
 
     // Writing: a link in the way of an install is not replaced through, and
     // an installed file replaced by a link is not deleted by uninstall.
-    let repo = game.mod_repo("ZenMod");
-    game.place_ue56_package(&repo, "T_Quinn_01_D");
-    std::fs::write(repo.join("mod.toml"), GameFixture::manifest_text("ZenMod")).unwrap();
+    let repo = mod_with(&game, "ZenMod", "T_Quinn_01_D");
     let root = game.root.to_str().unwrap();
     let target = staging.join("ZenMod_P/ZenMod_P.pak");
     let bytes = std::fs::read(&target).unwrap();
@@ -194,9 +199,7 @@ fn linked_containers_are_read_and_never_written_through() {
         .unwrap()
         .file_type()
         .is_symlink());
-    let repo = game.mod_repo("Other");
-    game.place_ue56_package(&repo, "T_Quinn_01_D");
-    std::fs::write(repo.join("mod.toml"), GameFixture::manifest_text("Other")).unwrap();
+    let repo = mod_with(&game, "Other", "T_Quinn_01_D");
     run(Some(&repo), &["install", "--game-dir", root]).ok();
     let installed = game.mods.join("Other_P.pak");
     let copy = game.temp().join("other-copy.pak");
@@ -213,13 +216,7 @@ fn conflicts_previews_the_mod_where_install_puts_it_and_install_warns() {
     let Some(game) = GameFixture::build("readers-preview") else {
         return;
     };
-    let repo = game.mod_repo("ThirdMod");
-    game.place_ue56_package(&repo, "SM_Cube");
-    std::fs::write(
-        repo.join("mod.toml"),
-        GameFixture::manifest_text("ThirdMod"),
-    )
-    .unwrap();
+    let repo = mod_with(&game, "ThirdMod", "SM_Cube");
     run(Some(&repo), &["build"]).ok();
     // In `~mods`, `ThirdMod_P.pak` sorts above `RetocMod_P.pak` in the
     // engine's descending path order: mounted first, it loses the chunk.
@@ -228,18 +225,7 @@ fn conflicts_previews_the_mod_where_install_puts_it_and_install_warns() {
     assert_eq!(mod_state(&before, "ThirdMod_P.pak"), "wholly");
     let root = game.root.to_str().unwrap();
     // `check --game-dir` warns the same way.
-    let checked = run(
-        Some(&repo),
-        &[
-            "check",
-            "--game-dir",
-            root,
-            "--aes-key",
-            &game.aes_key,
-            "--message-format",
-            "json",
-        ],
-    );
+    let checked = against_game(&game, &repo, "check", &[]);
     let lost = checked.coded("warning", "override-not-loaded");
     assert_eq!(lost.len(), 1, "{}", checked.stdout);
     assert!(lost[0]["message"]
@@ -361,25 +347,37 @@ fn one_bad_container_is_named_and_the_rest_is_read() {
     assert_eq!(mod_state(&summary, "ZenMod_P.pak"), "wholly");
     assert_eq!(done.coded("error", "source-unreadable").len(), bad.len());
 
-    let repo = game.mod_repo("Checked");
-    game.place_ue56_package(&repo, "T_Quinn_01_D");
-    std::fs::write(repo.join("mod.toml"), GameFixture::manifest_text("Checked")).unwrap();
-    let root = game.root.to_str().unwrap();
-    let checked = run(
-        Some(&repo),
-        &[
-            "check",
-            "--game-dir",
-            root,
-            "--aes-key",
-            &game.aes_key,
-            "--message-format",
-            "json",
-        ],
-    );
+    let repo = mod_with(&game, "Checked", "T_Quinn_01_D");
+    let checked = against_game(&game, &repo, "check", &[]);
     checked.assert_code(1);
     assert_eq!(checked.coded("error", "source-unreadable").len(), bad.len());
     assert!(!checked.lines_of("check").is_empty(), "{}", checked.stdout);
+
+    // `extract --game-dir`: the mod is extracted, the bad ones named, exit 1.
+    let out = game.temp().join("extracted");
+    let retoc = game.mods.join("RetocMod_P.utoc");
+    let extracted = against_game(
+        &game,
+        &cwd,
+        "extract",
+        &[
+            retoc.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+            "--engine",
+            "5.6",
+        ],
+    );
+    extracted.assert_code(1);
+    assert_eq!(
+        extracted.coded("error", "source-unreadable").len(),
+        bad.len()
+    );
+    assert!(
+        !extracted.lines_of("extracted").is_empty(),
+        "{}",
+        extracted.stdout
+    );
 }
 
 /// Clears the screen, retitles the terminal, rings, returns the carriage.
