@@ -84,7 +84,7 @@ impl Diagnostic {
     }
 
     pub fn with_file(mut self, file: impl AsRef<std::path::Path>) -> Self {
-        self.file = Some(file.as_ref().display().to_string());
+        self.file = Some(path_text(file.as_ref()));
         self
     }
 
@@ -108,7 +108,7 @@ impl Diagnostic {
             level: Level::Error,
             code: error.code().to_string(),
             message: error.message(),
-            file: context.file.as_ref().map(|f| f.display().to_string()),
+            file: context.file.as_deref().map(path_text),
             structure: context.structure.clone(),
             offset: context.offset,
             line: context.line_column.map(|(l, _)| l),
@@ -195,6 +195,43 @@ impl std::fmt::Display for Diagnostic {
 /// printed. Text with none of them is returned as it is.
 pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
     escape_unprintable(text, false)
+}
+
+/// A path as it is named in messages: its bytes as they are, a byte that
+/// is not UTF-8 written `\xNN` (a name such as `Bad\xff_P.pak` stays
+/// that name, not a lossy `U+FFFD` that names no file).
+pub fn path_text(path: &std::path::Path) -> String {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        let mut out = String::new();
+        for chunk in path.as_os_str().as_bytes().utf8_chunks() {
+            out.push_str(chunk.valid());
+            for b in chunk.invalid() {
+                out.push_str(&format!("\\x{b:02x}"));
+            }
+        }
+        out
+    }
+    #[cfg(not(unix))]
+    {
+        path.display().to_string()
+    }
+}
+
+/// `items` joined with `, `, at most `shown` of them, then `and N more`:
+/// a list that may be as long as a game has paks, on one line.
+pub fn bounded_list(items: &[String], shown: usize) -> String {
+    let mut text = items
+        .iter()
+        .take(shown)
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .join(", ");
+    if items.len() > shown {
+        text.push_str(&format!(" and {} more", items.len() - shown));
+    }
+    text
 }
 
 /// Whether a terminal would act on `c` instead of showing it: a control

@@ -46,6 +46,7 @@ use crate::error::Result;
 use crate::extract::container::ViewSource;
 use crate::extract::export_relative_path;
 use crate::extract::script_objects::ScriptObjects;
+use crate::game::conflicts::{override_not_loaded, LostOverride};
 use crate::game::facts::{engine_facts, EngineFacts};
 use crate::game::folder::GameFolder;
 use crate::game::{pak_order, ChunkRef, GameView, PackageChunk, PROJECT_CONTENT_ORDER};
@@ -777,6 +778,8 @@ pub(crate) fn overrides(
     let mod_relative = format!("~mods/{mod_pak}");
     let mut list = Vec::new();
     let mut diagnostics = Vec::new();
+    let mut lost = Vec::new();
+    let mut lost_file = None;
     for package in packages {
         let id = package_id(&package.name);
         let providers = game.providers(id);
@@ -817,19 +820,23 @@ pub(crate) fn overrides(
                 }
             }
         }
-        let message = format!(
-            "{} replaces the game's package from {} (order {}); installed as {mod_relative} (order {mod_order}) it {}",
-            package.name,
-            relative(winner),
-            winner_source.order,
-            if mod_wins {
-                "is loaded instead"
-            } else {
-                "is NOT loaded: the game's copy sorts above it"
-            }
-        );
-        diagnostics
-            .push(Diagnostic::note("overrides-game-package", message).with_file(&package.file));
+        if mod_wins {
+            let message = format!(
+                "{} replaces the game's package from {} (order {}); installed as {mod_relative} (order {mod_order}) it is loaded instead",
+                package.name,
+                relative(winner),
+                winner_source.order,
+            );
+            diagnostics
+                .push(Diagnostic::note("overrides-game-package", message).with_file(&package.file));
+        } else {
+            lost_file.get_or_insert_with(|| package.file.clone());
+            lost.push(LostOverride {
+                path: package.name.clone(),
+                winner: relative(winner),
+                winner_order: winner_source.order,
+            });
+        }
         if containers.len() > 1 {
             diagnostics.push(
                 Diagnostic::note(
@@ -872,6 +879,16 @@ pub(crate) fn overrides(
             game_class: game_class_name,
             class_check,
         });
+    }
+    // The ones the mod loses, as `install` says it.
+    if let Some(file) = lost_file {
+        diagnostics.extend(override_not_loaded(
+            &stem,
+            mod_order,
+            &file,
+            list.len(),
+            &lost,
+        ));
     }
     (list, diagnostics)
 }

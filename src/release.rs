@@ -521,7 +521,9 @@ fn in_game_folder(e: Error, mods: &Path, command: &str) -> Error {
 
 /// The mount-order checks of [`crate::game::conflicts::mount_order_checks`]
 /// for this mod about to be installed into `game`: its built `.pak` when
-/// there is a build, else the name a build gives it (`check --game-dir`).
+/// there is a build, else the name a build gives it (`check --game-dir`);
+/// when installing a build, also `override-not-loaded` (the mod mounted
+/// where it goes, `game::conflicts::lost_overrides`).
 /// The files this mod installed before (by ownership record) are left out.
 pub fn mount_order_warnings(
     manifest: &Manifest,
@@ -542,7 +544,13 @@ pub fn mount_order_warnings(
     let built = built.as_path();
     let mods = game.mods();
     let own = OwnedFiles::load(&mods).paths_of(&mods, &owner_of(manifest));
-    crate::game::conflicts::mount_order_checks(game, built, &own)
+    let mut found = crate::game::conflicts::mount_order_checks(game, built, &own)?;
+    // Installing: which of the mod's overrides the game will load
+    // (`check --game-dir` says it from the mod's packages instead).
+    if summary.is_some() {
+        found.extend(crate::game::conflicts::lost_overrides(game, built, &own));
+    }
+    Ok(found)
 }
 
 fn install_locked(

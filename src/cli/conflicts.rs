@@ -1,7 +1,9 @@
 //! `zenpak conflicts --game-dir GAME [--mod PATH…]`: every package and file
 //! that more than one of the game's sources, its installed mods and the
 //! mods named provide, who wins by the engine's mount order, and which mods
-//! are partly or wholly shadowed. The work is `zenpak::game::conflicts`;
+//! are partly or wholly shadowed. A mod named (or the mod's last build) is
+//! mounted where `install` puts it, `~mods/<file name>`, so the winner shown
+//! is the one the game will load once it is installed. The work is `zenpak::game::conflicts`;
 //! this file mounts the sources and prints.
 
 use std::io::Write;
@@ -54,15 +56,15 @@ pub(crate) fn run(args: Args, out: &Output) -> Result<()> {
     let manifest = manifest(&args.manifest)?;
     let project = manifest.as_ref().map(|m| m.game.project.as_str());
     let folder = super::args::game_folder(out, &args.game_dir, project)?;
-    let mut paths = vec![folder.paks()];
-    paths.extend(args.mods.iter().cloned());
+    let mut paths = args.mods.clone();
     if let (true, Some(manifest)) = (args.mods.is_empty(), &manifest) {
         paths.extend(built_mod(manifest, &folder, out));
     }
-    let (view, named) = GameView::open_all(&paths, &args.key.keys()?)?;
+    // A mod named is mounted where `install` puts it, in `~mods`.
+    let (view, named) = GameView::open_game(&folder.paks(), &paths, &args.key.keys()?)?;
     out.diagnostics(&view.diagnostics);
     let mut mods = conflicts::installed_mods(&view, &folder.paks());
-    mods.extend(named.iter().skip(1).flatten());
+    mods.extend(named.iter().flatten());
     let report = conflicts::conflicts(&view, &mods);
     for conflict in &report.conflicts {
         out.data("conflict", conflict, || {});
@@ -74,7 +76,7 @@ pub(crate) fn run(args: Args, out: &Output) -> Result<()> {
         mods: &report.mods,
     };
     out.report_text(false, "conflicts", &summary, |w| table(w, &report));
-    Ok(())
+    view.unreadable_error().map_or(Ok(()), Err)
 }
 
 /// The mod's last build (its `.pak`), unless that mod is installed in the

@@ -12,7 +12,13 @@ use zenpak::game::folder::GameFolder;
 use zenpak::manifest::{edit_game_keys, KeyChange, Manifest};
 use zenpak::{Error, Result};
 
+use zenpak::diagnostic::bounded_list;
+
 use super::args::{KeyArgs, ManifestArgs};
+
+/// How many pak names a line of the text report names (`--message-format
+/// json` has them all).
+const NAMES_SHOWN: usize = 8;
 use super::Output;
 
 #[derive(Debug, clap::Args)]
@@ -82,6 +88,9 @@ pub(crate) fn run(args: Args, out: &Output) -> Result<()> {
         written,
     };
     out.report_text(false, "doctor", &doctor, |w| text(w, &doctor));
+    if let Some(unreadable) = &report.unreadable {
+        return Err(unreadable.clone());
+    }
     if report
         .diagnostics
         .iter()
@@ -165,7 +174,7 @@ fn text(w: &mut dyn Write, doctor: &Doctor) -> std::io::Result<()> {
             e.fact,
             e.value,
             zenpak::game::doctor::range_text(&e.releases).unwrap_or_else(|| "none".into()),
-            e.sources.join(", ")
+            bounded_list(&e.sources, NAMES_SHOWN)
         )?;
     }
     for d in &engine.tells_apart {
@@ -186,7 +195,7 @@ fn text(w: &mut dyn Write, doctor: &Doctor) -> std::io::Result<()> {
             } else {
                 sizes.join(", ")
             },
-            c.sources.join(", ")
+            bounded_list(&c.sources, NAMES_SHOWN)
         )?;
     }
     if r.encryption.is_empty() {
@@ -213,7 +222,7 @@ fn text(w: &mut dyn Write, doctor: &Doctor) -> std::io::Result<()> {
             format!(
                 "signed ({} .sig files; Signed containers: {}); zenpak does not sign, and a signature bypass is the player's business",
                 s.sig_files.len(),
-                if s.signed_containers.is_empty() { "none".into() } else { s.signed_containers.join(", ") }
+                if s.signed_containers.is_empty() { "none".into() } else { bounded_list(&s.signed_containers, NAMES_SHOWN) }
             )
         } else {
             "not signed".into()
@@ -231,7 +240,10 @@ fn text(w: &mut dyn Write, doctor: &Doctor) -> std::io::Result<()> {
         if l.pak_only_sources.is_empty() {
             String::new()
         } else {
-            format!(" and paks ({})", l.pak_only_sources.join(", "))
+            format!(
+                " and paks ({})",
+                bounded_list(&l.pak_only_sources, NAMES_SHOWN)
+            )
         },
         if l.mod_packages == "io-store" {
             "a .utoc/.ucas with its .pak"

@@ -214,7 +214,10 @@ pub(crate) fn run(args: Args, out: &Output) -> Result<()> {
             summary.output.display()
         )
     });
-    match summary.failure_error() {
+    match summary
+        .failure_error()
+        .or_else(|| source.view().unreadable_error())
+    {
         Some(e) => Err(e),
         None => Ok(()),
     }

@@ -86,7 +86,11 @@ pub(crate) fn run(args: Args, out: &Output) -> Result<()> {
         bytes,
     };
     out.data("written", &written, || {
-        println!("wrote {} ({})", output.display(), human_bytes(bytes))
+        println!(
+            "wrote {} ({})",
+            zenpak::diagnostic::printable(&zenpak::diagnostic::path_text(&output)),
+            human_bytes(bytes)
+        )
     });
     Ok(())
 }

@@ -90,15 +90,13 @@ impl ViewSource {
     /// import). Without `game`, everything named is both extracted and
     /// resolved against.
     pub fn open(selected: &[PathBuf], game: Option<&Path>, keys: &KeyRing) -> Result<Self> {
-        let paths: Vec<PathBuf> = game
-            .map(Path::to_path_buf)
-            .into_iter()
-            .chain(selected.iter().cloned())
-            .collect();
-        let (view, named) = GameView::open_all(&paths, keys)?;
+        let (view, named) = match game {
+            // The game's unreadable sources are named and left out.
+            Some(game) => GameView::open_game(game, selected, keys)?,
+            None => GameView::open_all(selected, keys)?,
+        };
         let mut flags = vec![false; view.sources().len()];
-        let skip = usize::from(game.is_some());
-        for &source in named.iter().skip(skip).flatten() {
+        for &source in named.iter().flatten() {
             flags[source] = true;
         }
         Ok(ViewSource {

@@ -139,6 +139,8 @@ pub struct Override {
     pub wins: bool,
     /// The file name of the source that wins.
     pub(crate) winner: String,
+    /// Its order.
+    pub(crate) winner_order: u32,
     /// The game's sources that provide it (file names).
     pub(crate) game_sources: Vec<String>,
 }
@@ -213,7 +215,7 @@ pub fn conflicts(view: &GameView, mods: &[usize]) -> ConflictReport {
     let provider = |s: usize| {
         let source = &sources[s];
         Provider {
-            source: source.path.display().to_string(),
+            source: crate::diagnostic::path_text(&source.path),
             name: source.name(),
             order: source.order,
             sequence: source.sequence,
@@ -315,6 +317,7 @@ pub fn conflicts(view: &GameView, mods: &[usize]) -> ConflictReport {
                     package_id: c.package_id.clone(),
                     wins: mine == 0,
                     winner: c.winner.name.clone(),
+                    winner_order: c.winner.order,
                     game_sources,
                 });
             }
@@ -414,7 +417,7 @@ pub(crate) fn mount_order_checks(
     };
 
     for planned in plan.paks.iter().filter(|p| in_mod_folder(&p.rel)) {
-        let pak = paks.join(&planned.rel);
+        let pak = planned.path.clone();
         if is_own(&pak) {
             continue;
         }
@@ -464,9 +467,12 @@ pub(crate) fn mount_order_checks(
         }
     }
 
-    for rel in plan.tocs_without_pak.iter().filter(|r| in_mod_folder(r)) {
-        let utoc = paks.join(rel);
-        if is_own(&utoc) {
+    for (rel, utoc) in plan
+        .tocs_without_pak
+        .iter()
+        .filter(|(r, _)| in_mod_folder(r))
+    {
+        if is_own(utoc) {
             continue;
         }
         out.push(
@@ -474,7 +480,7 @@ pub(crate) fn mount_order_checks(
                 "companion-pak-missing",
                 format!("the installed mod `{rel}` has no .pak beside it: the engine does not mount the container"),
             )
-            .with_file(&utoc)
+            .with_file(utoc)
             .with_hint("copy the mod's .pak beside its .utoc, or remove the .utoc and .ucas"),
         );
     }
@@ -488,7 +494,7 @@ pub(crate) fn mount_order_checks(
         .filter(|p| patch_bonus(p.rel.rsplit('/').next().unwrap_or(&p.rel)) > 0)
         .max_by_key(|p| p.order);
     if let Some(patch) = highest_patch.filter(|p| order <= p.order) {
-        let n = ((patch.order.saturating_sub(PROJECT_CONTENT_ORDER)) / 100).max(1);
+        let n = suffix_above(patch.order);
         out.push(
             Diagnostic::warning(
                 "order-below-game-patch",
@@ -507,9 +513,157 @@ pub(crate) fn mount_order_checks(
     Ok(out)
 }
 
+/// The `N` of the `_N_P` name whose order is above `order` (in `~mods`).
+pub(crate) fn suffix_above(order: u32) -> u32 {
+    (order.saturating_sub(PROJECT_CONTENT_ORDER) / 100).max(1)
+}
+
+/// `stem` with its `_P` / `_N_P` ending replaced by `_{n}_P`.
+fn renamed_stem(stem: &str, n: u32) -> String {
+    let mut base = stem;
+    if base.to_ascii_lowercase().ends_with("_p") {
+        base = &base[..base.len() - 2];
+        if let Some((front, digits)) = base.rsplit_once('_') {
+            if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+                base = front;
+            }
+        }
+    }
+    format!("{base}_{n}_P")
+}
+
+/// One override of the game a mod loses: the path, the file name of the
+/// source the engine loads it from instead, and that source's order.
+pub(crate) struct LostOverride {
+    pub(crate) path: String,
+    pub(crate) winner: String,
+    pub(crate) winner_order: u32,
+}
+
+/// How many of a lost override's paths and winners a warning names.
+const LOST_NAMED: usize = 3;
+
+/// `override-not-loaded`: the mod `stem` (installed as `~mods/<stem>.pak`,
+/// order `order`; `file` is what the warning is about) loses `lost` of its
+/// `total` overrides of the game to other sources, which the engine loads
+/// instead. Names the winners and the `_N_P` rename that puts the mod above
+/// them all. `install` and `check --game-dir` say it the same way.
+pub(crate) fn override_not_loaded(
+    stem: &str,
+    order: u32,
+    file: &Path,
+    total: usize,
+    lost: &[LostOverride],
+) -> Option<Diagnostic> {
+    let highest = lost.iter().max_by_key(|l| l.winner_order)?;
+    let mut winners: Vec<String> = Vec::new();
+    for l in lost {
+        let named = format!("{} (order {})", l.winner, l.winner_order);
+        if !winners.contains(&named) {
+            winners.push(named);
+        }
+    }
+    let paths: Vec<String> = lost.iter().map(|l| l.path.clone()).collect();
+    let n = suffix_above(highest.winner_order);
+    let renamed = renamed_stem(stem, n);
+    let new_order = pak_order(PROJECT_CONTENT_ORDER, &format!("{renamed}.pak"));
+    Some(
+        Diagnostic::warning(
+            "override-not-loaded",
+            format!(
+                "`{stem}.pak` (order {order}) wins {} of its {total} overrides of the game: the engine loads {} from {} instead",
+                if lost.len() == total {
+                    "none".to_string()
+                } else {
+                    format!("only {}", total - lost.len())
+                },
+                crate::diagnostic::bounded_list(&paths, LOST_NAMED),
+                crate::diagnostic::bounded_list(&winners, LOST_NAMED),
+            ),
+        )
+        .with_file(file)
+        .with_hint(format!(
+            "rename it `{renamed}` (order {new_order}, above {}'s {}): `[output] suffix = \"_{n}_P\"`",
+            highest.winner, highest.winner_order
+        )),
+    )
+}
+
+/// `override-not-loaded` for the mod `candidate` (a built `.pak`) about to
+/// be installed into `game`, replacing the files `own`: the game is
+/// mounted with the mod where `install` puts it, and the mod's overrides
+/// that another source wins are named. Sources whose key is not given are
+/// left out (their contents are unknown); a game that does not read gives
+/// a `mount-order-unchecked` warning instead.
+pub(crate) fn lost_overrides(
+    game: &GameFolder,
+    candidate: &Path,
+    own: &[PathBuf],
+) -> Vec<Diagnostic> {
+    let paks = game.paks();
+    if !paks.is_dir() || !candidate.is_file() {
+        return Vec::new();
+    }
+    let keys = crate::pak::crypto::KeyRing::default();
+    let opened = GameView::open_game_with(&paks, &[candidate.to_path_buf()], own, &keys, true);
+    let (view, named) = match opened {
+        Ok(opened) => opened,
+        Err(e) => {
+            return vec![Diagnostic::warning(
+                "mount-order-unchecked",
+                format!(
+                    "which of the mod's overrides the game loads could not be checked: {}",
+                    e.message()
+                ),
+            )
+            .with_file(&paks)]
+        }
+    };
+    let Some(&source) = named.first().and_then(|n| n.first()) else {
+        return Vec::new();
+    };
+    let mut mods = installed_mods(&view, &paks);
+    mods.push(source);
+    let report = conflicts(&view, &mods);
+    let Some(own_report) = report.mods.iter().find(|m| m.provider.sequence == source) else {
+        return Vec::new();
+    };
+    let lost: Vec<LostOverride> = own_report
+        .overrides
+        .iter()
+        .filter(|o| !o.wins)
+        .map(|o| LostOverride {
+            path: o.path.clone(),
+            winner: o.winner.clone(),
+            winner_order: o.winner_order,
+        })
+        .collect();
+    let stem = container_stem(candidate).unwrap_or_default();
+    override_not_loaded(
+        stem,
+        own_report.provider.order,
+        candidate,
+        own_report.overrides.len(),
+        &lost,
+    )
+    .into_iter()
+    .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_rename_puts_the_mod_above_the_winner() {
+        assert_eq!(suffix_above(103), 1);
+        assert_eq!(suffix_above(203), 2);
+        assert_eq!(suffix_above(3), 1);
+        assert_eq!(renamed_stem("ThirdMod_P", 1), "ThirdMod_1_P");
+        assert_eq!(renamed_stem("ThirdMod_3_p", 4), "ThirdMod_4_P");
+        assert_eq!(renamed_stem("Plain", 1), "Plain_1_P");
+        assert!(pak_order(3, "ThirdMod_1_P.pak") > 103);
+    }
 
     #[test]
     fn mod_folders_are_the_first_component() {

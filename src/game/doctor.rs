@@ -183,12 +183,16 @@ pub struct DoctorReport {
     /// The game profile its files name (`None`: no game-specific one).
     pub profile: Option<Profile>,
     pub diagnostics: Vec<Diagnostic>,
+    /// Paks and containers that do not read (each an error diagnostic):
+    /// the error that ends `doctor` after its report.
+    #[serde(skip)]
+    pub unreadable: Option<crate::error::Error>,
 }
 
 /// Examines the located game folder with the keys given.
 pub fn examine(folder: &GameFolder, keys: &KeyRing) -> Result<DoctorReport> {
     let paks = folder.paks();
-    let view = GameView::open_skipping_locked(&paks, keys)?;
+    let (view, _) = GameView::open_game_with(&paks, &[], &[], keys, true)?;
     let mut diagnostics = folder.notes.clone();
     diagnostics.extend(view.diagnostics.iter().cloned());
 
@@ -385,6 +389,7 @@ pub fn examine(folder: &GameFolder, keys: &KeyRing) -> Result<DoctorReport> {
             .into_iter()
             .map(|m| (m.provider.source, m.overrides))
             .collect();
+    let unreadable = view.unreadable_error();
     let mut installed_mods: Vec<InstalledMod> = sources
         .iter()
         .filter(|s| s.placement != Placement::Game)
@@ -418,6 +423,7 @@ pub fn examine(folder: &GameFolder, keys: &KeyRing) -> Result<DoctorReport> {
         installed_mods,
         profile: Profile::recognise(&folder.project, &engine_releases),
         diagnostics,
+        unreadable,
     })
 }
 
@@ -438,9 +444,9 @@ fn blank_facts(paks: &Path, path: &Path, order: u32, locked: bool) -> SourceFact
     SourceFacts {
         name: path
             .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
+            .map(|n| crate::diagnostic::path_text(Path::new(n)))
             .unwrap_or_default(),
-        path: path.display().to_string(),
+        path: crate::diagnostic::path_text(path),
         placement,
         order,
         sequence: None,

@@ -35,6 +35,12 @@
 //!   which grows with each mount); package store entries follow the same
 //!   rule from 5.2 (`FFilePackageStoreBackend::Mount`; 5.0/5.1 sorted ascending and kept the first).
 //!
+//! [`GameView::open_game`] is how the game readers open a game's folder: symbolic links are followed
+//! (files and folders, `Paks` and `~mods` themselves included) as the game follows them, a pak or
+//! container that does not read is named (`source-unreadable`) and left out while the rest is read,
+//! a mod named is mounted where `install` puts it, and two containers with one container id (a
+//! renamed copy) are flagged (`same-container-id`): the engine takes them for one container.
+//!
 //! The order is computed from the file names alone by [`FolderPlan`] (also used by the mount-order
 //! checks of `install`, which must not open the game's encrypted paks). Every copy that loses is
 //! kept as a [`ShadowedCopy`] naming the copy that wins it, so [`conflicts`] reports who provides
@@ -135,7 +141,7 @@ impl MountedSource {
     pub fn name(&self) -> String {
         self.path
             .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
+            .map(|n| crate::diagnostic::path_text(Path::new(n)))
             .unwrap_or_default()
     }
 }
@@ -281,10 +287,16 @@ pub struct GameView {
     /// instead of failing the open.
     skip_locked: bool,
     locked: Vec<LockedSource>,
+    /// Whether a pak or container of a folder that does not read is
+    /// reported and left out ([`GameView::open_game`]) instead of failing
+    /// the open.
+    keep_going: bool,
+    /// How many were left out so.
+    unreadable: usize,
 }
 
 /// A pak or container left out of a view opened with
-/// [`GameView::open_skipping_locked`]: encrypted with a key not given.
+/// [`GameView::open_game_with`]: encrypted with a key not given.
 #[derive(Debug, Clone)]
 pub(crate) struct LockedSource {
     /// The `.pak` (or `.utoc`).
@@ -317,14 +329,7 @@ impl GameView {
         Self::open_all_with(paths, keys, false)
     }
 
-    /// [`open`](Self::open), but a pak or container that needs a key not
-    /// given is left out and listed in [`locked`](Self::locked) instead
-    /// of failing the whole view (what `doctor` reports on).
-    pub(crate) fn open_skipping_locked(path: &Path, keys: &KeyRing) -> Result<Self> {
-        Ok(Self::open_all_with(&[path.to_path_buf()], keys, true)?.0)
-    }
-
-    /// The sources left out by [`open_skipping_locked`](Self::open_skipping_locked).
+    /// The sources left out by [`open_game_with`](Self::open_game_with).
     pub(crate) fn locked(&self) -> &[LockedSource] {
         &self.locked
     }
@@ -334,8 +339,105 @@ impl GameView {
         keys: &KeyRing,
         skip_locked: bool,
     ) -> Result<(Self, Vec<Vec<usize>>)> {
-        let mut view = GameView {
+        let mut view = GameView::empty(skip_locked, false);
+        let mut mounted = Vec::new();
+        for path in paths {
+            let mut named = Vec::new();
+            view.add(path, keys, &mut named)?;
+            mounted.push(named);
+        }
+        view.finish();
+        Ok((view, mounted))
+    }
+
+    /// Opens a game's `Paks/` folder as the game readers (`doctor`,
+    /// `conflicts`, `check`/`build`/`extract --game-dir`) do: a pak or
+    /// container of it that does not read is named in a `source-unreadable`
+    /// error diagnostic and left out, the rest is read, and
+    /// [`unreadable_error`](Self::unreadable_error) ends the command as a
+    /// failure. `mods` (built mods, or folders of them) are mounted where
+    /// `install` puts them, `~mods/<file name>`, in the engine's order
+    /// there (a mod already inside the game folder stays where it is).
+    /// Returns, for each of `mods`, the sources it stands for.
+    pub fn open_game(
+        paks: &Path,
+        mods: &[PathBuf],
+        keys: &KeyRing,
+    ) -> Result<(Self, Vec<Vec<usize>>)> {
+        Self::open_game_with(paks, mods, &[], keys, false)
+    }
+
+    /// [`open_game`](Self::open_game), leaving out the paks `leave_out`
+    /// (the files an install replaces), and with `skip_locked` a source
+    /// that needs a key not given is left out and listed in
+    /// [`locked`](Self::locked) (what `doctor` reports on).
+    pub(crate) fn open_game_with(
+        paks: &Path,
+        mods: &[PathBuf],
+        leave_out: &[PathBuf],
+        keys: &KeyRing,
+        skip_locked: bool,
+    ) -> Result<(Self, Vec<Vec<usize>>)> {
+        let mut view = GameView::empty(skip_locked, true);
+        let mut plan = FolderPlan::of(paks)?;
+        plan.leave_out(leave_out);
+        let inside_game = |pak: &Path| {
+            let root = paks.canonicalize().ok();
+            let pak = pak.canonicalize().ok();
+            matches!((root, pak), (Some(r), Some(p)) if p.starts_with(&r))
+        };
+        // Each mod's paks (placed in the plan), or itself when it has none
+        // (a `.utoc` alone: mounted after the game, as given).
+        let mut mod_paks: Vec<Result<Vec<PathBuf>, PathBuf>> = Vec::new();
+        for path in mods {
+            let paks_of: Vec<PathBuf> = if path.is_dir() {
+                FolderPlan::of(path)?
+                    .paks
+                    .into_iter()
+                    .map(|p| p.path)
+                    .collect()
+            } else {
+                let pak = companion(path, "pak");
+                if pak.is_file() {
+                    vec![pak]
+                } else {
+                    Vec::new()
+                }
+            };
+            if paks_of.is_empty() {
+                mod_paks.push(Err(path.clone()));
+                continue;
+            }
+            for pak in paks_of.iter().filter(|p| !inside_game(p)) {
+                plan.place_in_mods(pak);
+            }
+            mod_paks.push(Ok(paks_of));
+        }
+        let mut game = Vec::new();
+        view.mount_plan(paks, plan, keys, &mut game)?;
+        let mut named = Vec::new();
+        for paks_of in mod_paks {
+            let mut sources = Vec::new();
+            match paks_of {
+                Ok(paks_of) => {
+                    for pak in paks_of {
+                        let canonical = pak.canonicalize().unwrap_or(pak);
+                        sources.extend(view.mounted.get(&canonical).copied());
+                    }
+                }
+                Err(path) => view.add(&path, keys, &mut sources)?,
+            }
+            named.push(sources);
+        }
+        view.finish();
+        Ok((view, named))
+    }
+
+    fn empty(skip_locked: bool, keep_going: bool) -> Self {
+        GameView {
             skip_locked,
+            keep_going,
+            unreadable: 0,
             locked: Vec::new(),
             sources: Vec::new(),
             chunks: BTreeMap::new(),
@@ -343,15 +445,24 @@ impl GameView {
             shadowed: Vec::new(),
             diagnostics: Vec::new(),
             mounted: BTreeMap::new(),
-        };
-        let mut mounted = Vec::new();
-        for path in paths {
-            let mut named = Vec::new();
-            view.add(path, keys, &mut named)?;
-            mounted.push(named);
         }
-        view.resolve();
-        Ok((view, mounted))
+    }
+
+    /// Once every source is mounted: who wins what, and shared container ids.
+    fn finish(&mut self) {
+        self.resolve();
+        self.flag_shared_container_ids();
+    }
+
+    /// The error that ends a game reader whose view left out sources that
+    /// do not read (each named by its own diagnostic), if any did.
+    pub fn unreadable_error(&self) -> Option<Error> {
+        (self.unreadable > 0).then(|| {
+            Error::invalid(format!(
+                "{} of the game's paks and containers could not be read and were left out (each is named above); the rest was read",
+                self.unreadable
+            ))
+        })
     }
 
     /// Mounts one folder, container or pak; pushes the sources it stands for.
@@ -407,31 +518,47 @@ impl GameView {
 
     fn mount_folder(&mut self, root: &Path, keys: &KeyRing, named: &mut Vec<usize>) -> Result<()> {
         let plan = FolderPlan::of(root)?;
-        if let Some(global) = &plan.global {
-            let utoc = root.join(global);
-            named.extend(self.mount(&utoc, None, Some(&utoc), 0, keys)?);
+        self.mount_plan(root, plan, keys, named)
+    }
+
+    /// Mounts what `plan` (of the folder `root`) says, in its order.
+    fn mount_plan(
+        &mut self,
+        root: &Path,
+        plan: FolderPlan,
+        keys: &KeyRing,
+        named: &mut Vec<usize>,
+    ) -> Result<()> {
+        self.diagnostics.extend(plan.notes);
+        for problem in plan.problems {
+            self.unreadable(problem)?;
+        }
+        if let Some(utoc) = &plan.global {
+            let mounted = self.mount(utoc, None, Some(utoc), 0, keys);
+            named.extend(self.kept_going(mounted)?);
         }
         for planned in &plan.paks {
-            let pak = root.join(&planned.rel);
-            let utoc = companion(&pak, "utoc");
-            named.extend(self.mount(
-                &pak,
-                Some(&pak),
+            let pak = &planned.path;
+            let utoc = companion(pak, "utoc");
+            let mounted = self.mount(
+                pak,
+                Some(pak),
                 utoc.is_file().then_some(utoc.as_path()),
                 planned.order,
                 keys,
-            )?);
+            );
+            named.extend(self.kept_going(mounted)?);
         }
-        for rel in &plan.tocs_without_pak {
+        for (rel, utoc) in &plan.tocs_without_pak {
             self.diagnostics.push(
                 Diagnostic::warning(
                     "container-without-pak",
                     format!("`{rel}` has no .pak beside it; the engine does not mount it, so it is left out"),
                 )
-                .with_file(root.join(rel)),
+                .with_file(utoc),
             );
         }
-        if named.is_empty() && !self.locked.is_empty() {
+        if named.is_empty() && (!self.locked.is_empty() || self.unreadable > 0) {
             return Ok(());
         }
         if named.is_empty() && !plan.tocs_without_pak.is_empty() {
@@ -449,6 +576,78 @@ impl GameView {
             .with_hint("give a game's Content/Paks folder, a .utoc or a .pak"));
         }
         Ok(())
+    }
+
+    /// A source of a folder that could not be mounted: in a view that keeps
+    /// going, an error diagnostic naming it (the rest is read, and
+    /// [`unreadable_error`](Self::unreadable_error) ends the command as a
+    /// failure); else the error itself.
+    fn unreadable(&mut self, error: Error) -> Result<()> {
+        if !self.keep_going {
+            return Err(error);
+        }
+        self.unreadable += 1;
+        let mut diagnostic = Diagnostic::of(&error);
+        diagnostic.code = "source-unreadable".into();
+        diagnostic.message = format!(
+            "{}; this pak or container is left out and the rest of the game is read",
+            diagnostic.message
+        );
+        if diagnostic.hint.is_none() {
+            diagnostic.hint = Some(
+                "replace the file with a good copy (verify the game's files in its launcher), or remove it if it is a mod"
+                    .into(),
+            );
+        }
+        self.diagnostics.push(diagnostic);
+        Ok(())
+    }
+
+    /// [`mount`](Self::mount)'s result, an error kept going past when the view does.
+    fn kept_going(&mut self, mounted: Result<Option<usize>>) -> Result<Option<usize>> {
+        match mounted {
+            Ok(source) => Ok(source),
+            Err(error) => self.unreadable(error).map(|()| None),
+        }
+    }
+
+    /// Once every source is mounted: two containers with one container id
+    /// (a renamed copy keeps the id of the name it was built under), which
+    /// the engine takes for one container, so one of them is not loaded.
+    fn flag_shared_container_ids(&mut self) {
+        let mut seen: BTreeMap<u64, usize> = BTreeMap::new();
+        for (s, source) in self.sources.iter().enumerate() {
+            let Some(container) = &source.container else {
+                continue;
+            };
+            let id = container.toc.header.container_id;
+            let Some(&first) = seen.get(&id) else {
+                seen.insert(id, s);
+                continue;
+            };
+            let first = self.sources[first]
+                .container
+                .as_ref()
+                .map(|c| c.utoc_path.clone())
+                .unwrap_or_default();
+            // One file mounted twice (`global.utoc`, and a `global.pak`
+            // beside it) is not two containers.
+            if first == container.utoc_path {
+                continue;
+            }
+            self.diagnostics.push(
+                Diagnostic::warning(
+                    "same-container-id",
+                    format!(
+                        "{} and {} have one container id, {id:#018x}: the engine treats the two as one container, so one of them is not loaded",
+                        crate::diagnostic::path_text(&first),
+                        crate::diagnostic::path_text(&container.utoc_path),
+                    ),
+                )
+                .with_file(&container.utoc_path)
+                .with_hint("remove one of them (a renamed copy keeps the container id of the name it was built under; rebuild it under the new name instead)"),
+            );
+        }
     }
 
     /// Mounts a pak and/or container, unless the same files are mounted
@@ -828,8 +1027,11 @@ impl GameView {
 /// A pak of a [`FolderPlan`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct PlannedPak {
-    /// Path of the `.pak` relative to the folder, `/`-separated.
+    /// Path of the `.pak` relative to the folder, `/`-separated (a name
+    /// that is not UTF-8 lossily: it only sorts and is shown).
     pub(crate) rel: String,
+    /// The file itself (a link is followed when it is opened).
+    pub(crate) path: PathBuf,
     /// The order the engine gives it.
     pub(crate) order: u32,
 }
@@ -838,33 +1040,74 @@ pub(crate) struct PlannedPak {
 /// the file names alone (nothing is opened): the one rule [`GameView`]
 /// mounts by, also used where opening the game's paks is not wanted
 /// (the mount-order checks of `install`).
+///
+/// Symbolic links are followed, files and folders alike, as the game
+/// follows them (mod managers deploy by linking, and on Linux and the
+/// Steam Deck whole folders are linked); a link loop or a link to
+/// nothing is one of the [`problems`](Self::problems), and a link whose
+/// target lies outside the folder is named in a note. Reading through a
+/// link is all zenpak does: `install` and `uninstall` replace or remove
+/// only files they wrote (`publish::OwnedFile::is_on_disk`: a link is
+/// never one).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct FolderPlan {
     /// `global.utoc` (mounted first, order 0), if present.
-    pub(crate) global: Option<String>,
+    pub(crate) global: Option<PathBuf>,
     /// Every `.pak` below the folder, in mount sequence.
     pub(crate) paks: Vec<PlannedPak>,
-    /// `.utoc` files (other than `global.utoc`) without a `.pak` beside them.
-    pub(crate) tocs_without_pak: Vec<String>,
+    /// `.utoc` files (other than `global.utoc`) without a `.pak` beside
+    /// them: relative path and the file.
+    pub(crate) tocs_without_pak: Vec<(String, PathBuf)>,
+    /// Entries the walk could not read (a link loop, a broken link, a
+    /// folder that may not be listed).
+    pub(crate) problems: Vec<Error>,
+    /// `link-outside-game`, when some of the containers are links leaving the folder.
+    pub(crate) notes: Vec<Diagnostic>,
+    /// The project name of a `<Project>/Content/Paks` folder.
+    project: Option<String>,
 }
 
+/// How many links the `link-outside-game` note names.
+const LINKS_NAMED: usize = 3;
+
 impl FolderPlan {
-    /// Walks `root` (recursively, `~mods/` included).
+    /// Walks `root` (recursively, `~mods/` included, links followed).
     pub(crate) fn of(root: &Path) -> Result<Self> {
-        let mut paks = Vec::new();
-        let mut tocs = Vec::new();
-        for entry in walkdir::WalkDir::new(root).follow_links(false) {
-            let entry = entry.map_err(|e| {
-                let at = e.path().unwrap_or(root).to_path_buf();
-                Error::io(
-                    at,
-                    e.into_io_error()
-                        .unwrap_or_else(|| std::io::Error::other("cannot walk the folder")),
-                )
-            })?;
-            if !entry.file_type().is_file() {
-                continue;
-            }
+        let mut plan = FolderPlan {
+            project: project_name(root),
+            ..FolderPlan::default()
+        };
+        let canonical_root = root.canonicalize().map_err(|e| Error::io(root, e))?;
+        let mut tocs: Vec<(String, PathBuf)> = Vec::new();
+        let mut outside: Vec<String> = Vec::new();
+        for entry in walkdir::WalkDir::new(root).follow_links(true) {
+            let entry = match entry {
+                Ok(entry) => entry,
+                Err(e) if e.depth() == 0 => {
+                    let at = e.path().unwrap_or(root).to_path_buf();
+                    return Err(Error::io(
+                        at,
+                        e.into_io_error()
+                            .unwrap_or_else(|| std::io::Error::other("cannot walk the folder")),
+                    ));
+                }
+                Err(e) => {
+                    let at = e.path().unwrap_or(root).to_path_buf();
+                    let error = match e.loop_ancestor() {
+                        Some(ancestor) => Error::invalid(format!(
+                            "this link leads back to {}, a folder it is in: it is not followed",
+                            crate::diagnostic::path_text(ancestor)
+                        )),
+                        None => Error::io(
+                            &at,
+                            e.into_io_error()
+                                .unwrap_or_else(|| std::io::Error::other("cannot walk the folder")),
+                        ),
+                    };
+                    plan.problems.push(error.in_file(&at));
+                    continue;
+                }
+            };
             let rel = entry
                 .path()
                 .strip_prefix(root)
@@ -872,53 +1115,106 @@ impl FolderPlan {
                 .to_string_lossy()
                 .replace('\\', "/");
             let lower = rel.to_ascii_lowercase();
+            let container = [".pak", ".utoc", ".ucas"]
+                .iter()
+                .any(|x| lower.ends_with(x));
+            if entry.path_is_symlink() && (container || entry.file_type().is_dir()) {
+                let inside = entry
+                    .path()
+                    .canonicalize()
+                    .is_ok_and(|target| target.starts_with(&canonical_root));
+                if !inside {
+                    outside.push(rel.clone());
+                }
+            }
+            if !entry.file_type().is_file() {
+                continue;
+            }
             if lower.ends_with(".pak") {
-                paks.push(rel);
+                plan.paks.push(PlannedPak {
+                    order: 0,
+                    path: entry.path().to_path_buf(),
+                    rel,
+                });
             } else if lower.ends_with(".utoc") {
-                tocs.push(rel);
+                tocs.push((rel, entry.path().to_path_buf()));
             }
         }
-        let global = tocs
+        if !outside.is_empty() {
+            plan.notes.push(
+                Diagnostic::note(
+                    "link-outside-game",
+                    format!(
+                        "{} of the game's files and folders are links to places outside {}: {}; they are read through the links, as the game reads them",
+                        outside.len(),
+                        root.display(),
+                        crate::diagnostic::bounded_list(&outside, LINKS_NAMED)
+                    ),
+                )
+                .with_file(root.join(&outside[0]))
+                .with_hint("install and uninstall never write through a link, and never remove one"),
+            );
+        }
+        plan.global = tocs
             .iter()
-            .find(|t| t.eq_ignore_ascii_case("global.utoc"))
-            .cloned();
-        let project = project_name(root);
-        paks.sort_by(|a, b| engine_compare(b, a));
-        let tocs_without_pak = tocs
+            .find(|(rel, _)| rel.eq_ignore_ascii_case("global.utoc"))
+            .map(|(_, path)| path.clone());
+        plan.tocs_without_pak = tocs
             .into_iter()
-            .filter(|rel| !rel.eq_ignore_ascii_case("global.utoc"))
-            .filter(|rel| {
-                !paks.iter().any(|p| {
-                    companion(Path::new(p), "utoc")
-                        .to_string_lossy()
-                        .eq_ignore_ascii_case(rel)
-                })
+            .filter(|(rel, _)| !rel.eq_ignore_ascii_case("global.utoc"))
+            .filter(|(_, path)| {
+                !plan
+                    .paks
+                    .iter()
+                    .any(|p| companion(&p.path, "utoc") == *path)
             })
             .collect();
-        let paks = paks
-            .into_iter()
-            .map(|rel| {
-                let file_name = rel.rsplit('/').next().unwrap_or(&rel);
-                let main_pak = project.as_deref().is_some_and(|p| {
-                    !rel.contains('/')
-                        && file_name.len() > p.len()
-                        && file_name[..p.len()].eq_ignore_ascii_case(p)
-                        && file_name.as_bytes()[p.len()] == b'-'
-                });
-                let base = if main_pak {
-                    PROJECT_MAIN_PAK_ORDER
-                } else {
-                    PROJECT_CONTENT_ORDER
-                };
-                let order = pak_order(base, file_name);
-                PlannedPak { rel, order }
-            })
-            .collect();
-        Ok(FolderPlan {
-            global,
-            paks,
-            tocs_without_pak,
-        })
+        plan.sort();
+        Ok(plan)
+    }
+
+    /// Puts the mod `pak` (not in the folder) where `install` puts it,
+    /// `~mods/<file name>`, in place of a file of that name already there.
+    pub(crate) fn place_in_mods(&mut self, pak: &Path) {
+        let name = pak
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let rel = format!("~mods/{name}");
+        self.paks.retain(|p| !p.rel.eq_ignore_ascii_case(&rel));
+        self.paks.push(PlannedPak {
+            rel,
+            path: pak.to_path_buf(),
+            order: 0,
+        });
+        self.sort();
+    }
+
+    /// Leaves out the paks at `paths` (files `install` replaces).
+    pub(crate) fn leave_out(&mut self, paths: &[PathBuf]) {
+        self.paks.retain(|p| !paths.contains(&p.path));
+    }
+
+    /// The engine's mount sequence (descending paths) and each pak's order.
+    fn sort(&mut self) {
+        self.paks.sort_by(|a, b| engine_compare(&b.rel, &a.rel));
+        for planned in &mut self.paks {
+            let rel = &planned.rel;
+            let file_name = rel.rsplit('/').next().unwrap_or(rel);
+            let main_pak = self.project.as_deref().is_some_and(|p| {
+                !rel.contains('/')
+                    && file_name.len() > p.len()
+                    && file_name.is_char_boundary(p.len())
+                    && file_name[..p.len()].eq_ignore_ascii_case(p)
+                    && file_name.as_bytes()[p.len()] == b'-'
+            });
+            let base = if main_pak {
+                PROJECT_MAIN_PAK_ORDER
+            } else {
+                PROJECT_CONTENT_ORDER
+            };
+            planned.order = pak_order(base, file_name);
+        }
     }
 }
 
@@ -944,8 +1240,18 @@ impl GameView {
 }
 
 /// The project name of a `<Project>/Content/Paks` folder.
+/// The path as given is asked first (a `Paks` that is a link to a folder
+/// elsewhere is still the game's), then the folder it resolves to.
 fn project_name(paks: &Path) -> Option<String> {
-    let paks = paks.canonicalize().ok()?;
+    project_name_of(paks).or_else(|| project_name_of(&paks.canonicalize().ok()?))
+}
+
+fn project_name_of(paks: &Path) -> Option<String> {
+    let paks = if paks.is_absolute() {
+        paks.to_path_buf()
+    } else {
+        std::env::current_dir().ok()?.join(paks)
+    };
     let content = paks.parent()?;
     if !content
         .file_name()?

@@ -146,11 +146,13 @@ impl PakReader {
                 // Read whole, so only within its budget (see `crate::limits`).
                 crate::limits::check_declared(what, size, crate::limits::MAX_PAK_INDEX_BYTES, len)
                     .map_err(|e| e.at(offset).within(what.to_string()))?;
+                // Without the key the index is not read at all (a game of
+                // locked paks would read every index for nothing).
+                if encrypted_index && key.is_none() {
+                    return Err(missing_key(&format!("the {what}")));
+                }
                 let mut data = read_at(&mut file, len, offset, size, what)?;
-                if encrypted_index {
-                    let key = key
-                        .as_ref()
-                        .ok_or_else(|| missing_key(&format!("the {what}")))?;
+                if let (true, Some(key)) = (encrypted_index, key.as_ref()) {
                     key.decrypt(&mut data)
                         .map_err(|e| e.within(what.to_string()))?;
                 }

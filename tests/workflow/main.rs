@@ -16,6 +16,7 @@ mod engine_5_8;
 mod example_mod;
 mod game_check;
 mod game_folder;
+mod game_readers;
 mod globs;
 mod inputs;
 mod install_interrupted;
