@@ -301,7 +301,7 @@ impl PackageFiles {
         };
         let header_len = self.header.len() as u64;
         let total = header_len + uexp_len - if tagged { 4 } else { 0 };
-        if total == declared {
+        if total == declared || inline_payloads_fit(package, declared, total) {
             return Ok(());
         }
         let name = |p: &Path| {
@@ -330,6 +330,37 @@ impl PackageFiles {
             self.path.display()
         )))
     }
+}
+
+/// Whether bytes between the end of the export data (`declared`) and the
+/// end of the stream (`total`) are the package's inline bulk data: payloads
+/// stored after the exports in the `.uexp` (`PayloadAtEndOfFile` without
+/// `PayloadInSeperateFile`). With a data resource table (5.2+) they must
+/// account for the bytes exactly (their offsets relative to the export
+/// data's end, or absolute in the stream); without one (older packages
+/// record bulk data only inside export data) a longer stream cannot be
+/// told from a stale one here, and is accepted as the engine accepts it.
+fn inline_payloads_fit(package: &LegacyPackage, declared: u64, total: u64) -> bool {
+    const PAYLOAD_AT_END_OF_FILE: u32 = 0x0001;
+    use super::bulk_data::bulk_data_flags::PAYLOAD_IN_SEPARATE_FILE;
+    if total < declared {
+        return false;
+    }
+    let Some(resources) = &package.data_resources else {
+        return true;
+    };
+    let inline = resources.entries.iter().filter(|r| {
+        r.legacy_bulk_data_flags & PAYLOAD_AT_END_OF_FILE != 0
+            && r.legacy_bulk_data_flags & PAYLOAD_IN_SEPARATE_FILE == 0
+            && r.serial_size > 0
+    });
+    let (mut relative_end, mut absolute_end) = (declared, declared);
+    for r in inline {
+        let (offset, size) = (r.serial_offset.max(0) as u64, r.serial_size as u64);
+        relative_end = relative_end.max(declared.saturating_add(offset).saturating_add(size));
+        absolute_end = absolute_end.max(offset.saturating_add(size));
+    }
+    total == relative_end || total == absolute_end
 }
 
 /// Which file an export's bytes are in, and where.
