@@ -493,7 +493,7 @@ fn toc_facts(facts: &mut SourceFacts, toc: &Toc) {
 /// `.sig` files in the game's `Paks` folder (mod folders left out).
 fn sig_files(paks: &Path) -> Vec<String> {
     let mut out: Vec<String> = walkdir::WalkDir::new(paks)
-        .follow_links(false)
+        .follow_links(true)
         .into_iter()
         .filter_entry(|e| {
             e.depth() == 0

@@ -311,20 +311,31 @@ fn garbage(path: &Path) {
     std::fs::write(path, vec![0x5Au8; 4096]).unwrap();
 }
 
+/// `Bad\xff_P.pak` in `dir`, where a file name may be any bytes (Unix).
+fn non_utf8_name(dir: &Path) -> Option<PathBuf> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        Some(dir.join(std::ffi::OsStr::from_bytes(b"Bad\xff_P.pak")))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = dir;
+        None
+    }
+}
+
 #[test]
 fn one_bad_container_is_named_and_the_rest_is_read() {
     let Some(game) = GameFixture::build("readers-bad") else {
         return;
     };
     let cwd = game.temp().to_path_buf();
-    garbage(&game.mods.join("Broken_P.pak"));
-    let mut bad: Vec<PathBuf> = vec![game.mods.join("Broken_P.pak")];
-    #[cfg(unix)]
-    {
-        use std::os::unix::ffi::OsStrExt;
-        let name = std::ffi::OsStr::from_bytes(b"Bad\xff_P.pak");
-        garbage(&game.mods.join(name));
-        bad.push(game.mods.join(name));
+    let bad: Vec<PathBuf> = std::iter::once(game.mods.join("Broken_P.pak"))
+        .chain(non_utf8_name(&game.mods))
+        .collect();
+    for path in &bad {
+        garbage(path);
     }
     let (code, report, done) = doctor(&game, &cwd);
     assert_eq!(code, 1, "{}{}", done.stdout, done.stderr);
