@@ -17,6 +17,7 @@ mod example_mod;
 mod game_check;
 mod game_folder;
 mod globs;
+mod hostile_sources;
 mod inputs;
 mod manifest_agreement;
 mod message_schema;
