@@ -149,13 +149,17 @@ impl VerifyReport {
     /// Adds a finding to its list, unless enough of its kind are there
     /// already (then it is only counted).
     pub(crate) fn push(&mut self, d: Diagnostic) {
-        if !self.kinds.admit(&d) {
-            return;
+        if self.kinds.admit(&d) {
+            self.list(d.level).push(d);
         }
-        match d.level {
-            crate::diagnostic::Level::Error => self.errors.push(d),
-            crate::diagnostic::Level::Warning => self.warnings.push(d),
-            crate::diagnostic::Level::Note => self.notes.push(d),
+    }
+
+    /// The list findings of `level` go into.
+    fn list(&mut self, level: crate::diagnostic::Level) -> &mut Vec<Diagnostic> {
+        match level {
+            crate::diagnostic::Level::Error => &mut self.errors,
+            crate::diagnostic::Level::Warning => &mut self.warnings,
+            crate::diagnostic::Level::Note => &mut self.notes,
         }
     }
 
@@ -180,11 +184,7 @@ impl VerifyReport {
     /// more there were (`more-of-kind`). Called once, when the report is complete.
     pub fn finish(&mut self) {
         for d in self.kinds.summaries() {
-            match d.level {
-                crate::diagnostic::Level::Error => self.errors.push(d),
-                crate::diagnostic::Level::Warning => self.warnings.push(d),
-                crate::diagnostic::Level::Note => self.notes.push(d),
-            }
+            self.list(d.level).push(d);
         }
     }
 }
