@@ -325,6 +325,111 @@ impl<W: std::io::Write> std::io::Write for PrintableWriter<W> {
     }
 }
 
+/// Diagnostics of one kind shown before the rest of that kind are only
+/// counted (a TOC whose 364,000 chunks share one id, a pak of 100,000 `..`
+/// names): the first of each are enough to act on.
+pub(crate) const SHOWN_PER_KIND: usize = 20;
+
+/// Caps diagnostics per kind ([`SHOWN_PER_KIND`] each): a kind is the
+/// level, code, file and the message's shape (its numbers, hex ids and
+/// quoted or parenthesized parts left out, so "chunk 5 (…)" and
+/// "chunk 6 (…)" are one kind). What is not shown is summed up by
+/// [`PerKind::summaries`] in one `more-of-kind` diagnostic per kind.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct PerKind {
+    /// Per kind: how many were seen, and the first one's message.
+    seen: std::collections::BTreeMap<KindKey, (usize, String)>,
+}
+
+/// A kind of finding: level, code, file and message shape.
+type KindKey = (Level, String, Option<String>, String);
+
+impl PerKind {
+    /// Counts `d`; whether it is among the first of its kind (to be kept).
+    pub(crate) fn admit(&mut self, d: &Diagnostic) -> bool {
+        let key = (
+            d.level,
+            d.code.clone(),
+            d.file.clone(),
+            message_shape(&d.message),
+        );
+        let seen = self
+            .seen
+            .entry(key)
+            .or_insert_with(|| (0, d.message.clone()));
+        seen.0 += 1;
+        seen.0 <= SHOWN_PER_KIND
+    }
+
+    /// Takes in another count's diagnostics that were not shown (those it
+    /// kept are admitted one by one by the caller).
+    pub(crate) fn absorb_hidden(&mut self, other: &PerKind) {
+        for (key, (n, first)) in &other.seen {
+            let hidden = n.saturating_sub(SHOWN_PER_KIND);
+            if hidden > 0 {
+                let seen = self
+                    .seen
+                    .entry(key.clone())
+                    .or_insert_with(|| (0, first.clone()));
+                seen.0 += hidden;
+            }
+        }
+    }
+
+    /// One `more-of-kind` diagnostic per kind with more than
+    /// [`SHOWN_PER_KIND`], at that kind's level; the counts are cleared.
+    pub(crate) fn summaries(&mut self) -> Vec<Diagnostic> {
+        let seen = std::mem::take(&mut self.seen);
+        seen.into_iter()
+            .filter(|(_, (n, _))| *n > SHOWN_PER_KIND)
+            .map(|((level, code, file, _), (n, first))| {
+                let mut d = Diagnostic::warning(
+                    "more-of-kind",
+                    format!(
+                        "and {} more {}s of this kind (`{code}`, like: {first}), not shown",
+                        n - SHOWN_PER_KIND,
+                        level.as_str()
+                    ),
+                );
+                d.level = level;
+                d.file = file;
+                d
+            })
+            .collect()
+    }
+}
+
+/// A message with what varies between findings of one kind left out:
+/// digits, `0x…` ids, and what is between backticks or parentheses.
+fn message_shape(message: &str) -> String {
+    let mut out = String::with_capacity(message.len());
+    let mut depth = 0usize;
+    let mut quoted = false;
+    let mut chars = message.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '`' => quoted = !quoted,
+            '(' if !quoted => depth += 1,
+            ')' if !quoted => depth = depth.saturating_sub(1),
+            _ if quoted || depth > 0 => {}
+            '0' if chars.peek() == Some(&'x') => {
+                chars.next();
+                while chars.peek().is_some_and(char::is_ascii_hexdigit) {
+                    chars.next();
+                }
+                out.push('#');
+            }
+            c if c.is_ascii_digit() => {
+                if !out.ends_with('#') {
+                    out.push('#');
+                }
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -31,6 +31,26 @@ pub fn validate_relative_path(path: &str) -> Result<()> {
     Ok(())
 }
 
+/// Why a stored name (a pak entry's path, a container's directory-index
+/// path) names no file the game can ask for, if it does not: an empty
+/// name, an absolute one, or an empty, `.` or `..` component. The engine
+/// mounts such an entry, but the paths it looks up are standardized first
+/// (`..` collapsed, no empty components), so none ever matches it; and
+/// `unpack` refuses to write it (see `publish::OutputDir`).
+pub(crate) fn unreachable_name(path: &str) -> Option<&'static str> {
+    if path.is_empty() {
+        Some("is empty")
+    } else if path.starts_with('/') {
+        Some("is absolute")
+    } else if path.split('/').any(|s| s == "..") {
+        Some("has a `..` component")
+    } else if path.split('/').any(|s| s.is_empty() || s == ".") {
+        Some("has an empty or `.` component")
+    } else {
+        None
+    }
+}
+
 /// Mount points end with `/` and use `/`.
 pub(crate) fn normalize_mount_point(mount: &str) -> Result<String> {
     if mount.contains('\\') || mount.is_empty() {

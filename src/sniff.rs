@@ -179,7 +179,7 @@ fn package_kind(head: &[u8], ext: &str) -> FileKind {
 
 /// Reads the first [`HEAD_LEN`] bytes of `path` and sniffs it.
 pub fn sniff_file(path: &Path) -> Result<FileKind> {
-    let mut file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    let mut file = crate::limits::open_regular(path)?;
     let mut head = Vec::with_capacity(HEAD_LEN);
     file.by_ref()
         .take(HEAD_LEN as u64)

@@ -144,8 +144,8 @@ impl std::io::Write for Hashing<'_> {
 /// Unpacks `pak` into `dir` unless `dir` already holds this version of it,
 /// whole and untouched (checked as far as `trust` says; with
 /// [`Trust::Nothing`] it is always unpacked anew). A pak that lists one
-/// path twice is refused: which of the two the game would read is not
-/// defined.
+/// path twice is refused: the game reads the last one listed (see
+/// `pak::reader`), which may not be the one the modder meant.
 fn unpack_once(pak: &Path, dir: &Path, keys: &KeyRing, trust: Trust) -> Result<()> {
     if let Some(record) = load_record(dir) {
         if is_intact(&record, pak, dir, trust)? {
@@ -160,19 +160,15 @@ fn unpack_once(pak: &Path, dir: &Path, keys: &KeyRing, trust: Trust) -> Result<(
     let stamp = FileStamp::of(pak).map_err(|e| Error::io(pak, e))?;
     let pak_blake3 = crate::hash::hex(&hash_large_file(pak)?);
     let reader = PakReader::open_with_keys(pak, keys)?;
-    let mut seen = std::collections::BTreeMap::new();
-    for entry in &reader.entries {
-        if let Some(first) = seen.insert(entry.path.to_lowercase(), entry.offset) {
-            return Err(Error::invalid(format!(
-                "the pak lists `{}` twice (records at offsets {first} and {})",
-                entry.path, entry.offset
-            ))
-            .within("pak index")
-            .in_file(pak)
-            .with_hint("which of the two the game reads is not defined: make the pak again with one of them"));
-        }
+    if let Some(repeated) = reader.repeated.first() {
+        return Err(Error::invalid(format!(
+            "the pak lists `{}` twice (records at offsets {} and {})",
+            repeated.path, repeated.dropped, repeated.kept
+        ))
+        .within("pak index")
+        .in_file(pak)
+        .with_hint("the game reads the last one listed, which may not be the one meant: make the pak again with one of them"));
     }
-    drop(seen);
     let mut files = Vec::with_capacity(reader.entries.len());
     let mut written = Vec::with_capacity(reader.entries.len());
     let out = crate::publish::OutputDir::new(dir)?;

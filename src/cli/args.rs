@@ -127,3 +127,22 @@ pub(crate) struct SourceArgs {
     #[command(flatten)]
     pub(crate) key: KeyArgs,
 }
+
+/// `--max-output`, shared by the commands that write a source's files
+/// (`unpack`, `extract`, `get`).
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct MaxOutputArgs {
+    /// Refuse to write more than SIZE (bytes, or with K, M, G, T: powers of
+    /// 1024), checked before anything is written. Default: no limit, but
+    /// output over 64 times the size of the containers and paks read is
+    /// announced with its total (`large-output`); with CI=true in the
+    /// environment such output is refused unless --max-output is given.
+    #[arg(long, value_name = "SIZE", value_parser = zenpak::limits::parse_size)]
+    pub(crate) max_output: Option<u64>,
+}
+
+impl MaxOutputArgs {
+    pub(crate) fn budget(&self) -> zenpak::limits::OutputBudget {
+        zenpak::limits::OutputBudget::from_env(self.max_output)
+    }
+}

@@ -10,7 +10,7 @@ use zenpak::extract::container::{extract, ExtractEvent, ExtractRequest, ViewSour
 use zenpak::extract::{ExtractOptions, ScriptObjects};
 use zenpak::{EngineVersion, Error, Result};
 
-use super::args::KeyArgs;
+use super::args::{KeyArgs, MaxOutputArgs};
 use super::Output;
 
 #[derive(Debug, clap::Args)]
@@ -62,6 +62,8 @@ pub(crate) struct Args {
     pub(crate) json: bool,
     #[command(flatten)]
     pub(crate) key: KeyArgs,
+    #[command(flatten)]
+    pub(crate) max_output: MaxOutputArgs,
 }
 
 /// The engine: `--engine`, else the nearest mod.toml's (which must load).
@@ -165,6 +167,7 @@ pub(crate) fn run(args: Args, out: &Output) -> Result<()> {
             allow_unresolved: args.allow_unresolved,
             verify: args.verify,
         },
+        output_budget: args.max_output.budget(),
     };
     let mut progress = None;
     let summary = extract(
@@ -172,7 +175,10 @@ pub(crate) fn run(args: Args, out: &Output) -> Result<()> {
         &request,
         script_objects.as_ref(),
         &mut |event| match event {
-            ExtractEvent::Planned { packages, .. } => {
+            ExtractEvent::Planned {
+                packages, warnings, ..
+            } => {
+                out.diagnostics(warnings);
                 progress = Some(out.progress("Extracting", *packages as u64));
             }
             ExtractEvent::Package {

@@ -7,7 +7,7 @@ use zenpak::diagnostic::Diagnostic;
 use zenpak::game::GameView;
 use zenpak::Result;
 
-use super::args::KeyArgs;
+use super::args::{KeyArgs, MaxOutputArgs};
 use super::build::human_bytes;
 use super::Output;
 
@@ -24,6 +24,8 @@ pub(crate) struct Args {
     pub(crate) output: Option<PathBuf>,
     #[command(flatten)]
     pub(crate) key: KeyArgs,
+    #[command(flatten)]
+    pub(crate) max_output: MaxOutputArgs,
 }
 
 #[derive(serde::Serialize)]
@@ -62,6 +64,13 @@ pub(crate) fn run(args: Args, out: &Output) -> Result<()> {
                 .and_then(zenpak::build::discover::package_name_of_stored)
                 .unwrap_or_else(|| "<package name>".into())
         ))]);
+    }
+    if let Some(f) = found_file {
+        let large = args
+            .max_output
+            .budget()
+            .check(f.size, view.input_bytes(), &args.path)?;
+        out.diagnostics(&large.into_iter().collect::<Vec<_>>());
     }
     if output.as_os_str() == "-" {
         if out.is_json() {

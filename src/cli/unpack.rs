@@ -8,7 +8,7 @@ use zenpak::game::GameView;
 use zenpak::glob::Globs;
 use zenpak::Result;
 
-use super::args::KeyArgs;
+use super::args::{KeyArgs, MaxOutputArgs};
 use super::build::{count, human_bytes};
 use super::Output;
 
@@ -29,15 +29,26 @@ pub(crate) struct Args {
     pub(crate) json: bool,
     #[command(flatten)]
     pub(crate) key: KeyArgs,
+    #[command(flatten)]
+    pub(crate) max_output: MaxOutputArgs,
 }
 
 pub(crate) fn run(args: Args, out: &Output) -> Result<()> {
     let view = GameView::open(&args.path, &args.key.keys()?)?;
     out.diagnostics(&view.diagnostics);
     let keep = Globs::new("--filter", &args.filter)?;
-    zenpak::extract::container::check_output(&args.dir, args.force)?;
     let selected = view.select(&|path| keep.is_empty() || keep.is_match(path));
     let local = selected.iter().filter(|f| !f.remote).count();
+    let planned = selected
+        .iter()
+        .filter(|f| !f.remote)
+        .fold(0u64, |sum, f| sum.saturating_add(f.size));
+    let large = args
+        .max_output
+        .budget()
+        .check(planned, view.input_bytes(), &args.path)?;
+    out.diagnostics(&large.into_iter().collect::<Vec<_>>());
+    zenpak::extract::container::check_output(&args.dir, args.force)?;
     let progress = out.progress("Unpacking", local as u64);
     let summary = view.unpack(&args.dir, &selected, &|f| progress.step(&f.path))?;
     drop(progress);

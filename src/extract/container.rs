@@ -110,6 +110,22 @@ impl ViewSource {
         &self.view
     }
 
+    /// `error`, naming the `.utoc` that `chunk` is read from unless it
+    /// names a file already (what is parsed from a chunk's bytes knows no
+    /// file of its own).
+    pub(crate) fn name_chunk_file(&self, error: Error, chunk: &SourceChunk) -> Error {
+        let container = self.view.container(Self::chunk_ref(chunk.handle));
+        error.in_file(&container.utoc_path)
+    }
+
+    /// Bytes on disk of the sources to extract (not the game they import from).
+    fn selected_bytes(&self) -> u64 {
+        (0..self.selected.len())
+            .filter(|&i| self.selected[i])
+            .map(|i| self.view.source_bytes(i))
+            .sum()
+    }
+
     fn chunk_ref(handle: usize) -> ChunkRef {
         ChunkRef {
             source: handle >> HANDLE_SHIFT,
@@ -306,7 +322,9 @@ pub(crate) fn script_objects(
 ) -> Result<Option<ScriptObjects>> {
     let find = |t: ChunkType| chunks.iter().find(|c| c.chunk_type == t);
     if let Some(chunk) = find(ChunkType::ScriptObjects) {
-        return ScriptObjects::read_ue5(&source.read_chunk(chunk)?).map(Some);
+        return ScriptObjects::read_ue5(&source.read_chunk(chunk)?)
+            .map(Some)
+            .map_err(|e| source.name_chunk_file(e, chunk).within("script objects"));
     }
     if let (Some(meta), Some(names), Some(hashes)) = (
         find(ChunkType::LoaderInitialLoadMeta),
@@ -318,7 +336,8 @@ pub(crate) fn script_objects(
             &source.read_chunk(names)?,
             &source.read_chunk(hashes)?,
         )
-        .map(Some);
+        .map(Some)
+        .map_err(|e| source.name_chunk_file(e, meta).within("script objects"));
     }
     Ok(None)
 }
@@ -335,17 +354,20 @@ pub struct ExtractRequest {
     /// Write into an output folder that is not empty.
     pub force: bool,
     pub options: ExtractOptions,
+    /// How much may be written (checked before anything is).
+    pub output_budget: crate::limits::OutputBudget,
 }
 
 /// Progress, as extraction goes.
 #[derive(Debug, Clone, Serialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum ExtractEvent {
-    /// What will be done.
+    /// What will be done, and what to know before it is (`large-output`).
     Planned {
         packages: usize,
         files: usize,
         skipped: usize,
+        warnings: Vec<Diagnostic>,
     },
     /// A package is done (written or failed), with the warnings about it
     /// (given here as they come, not kept: memory stays flat however many
@@ -460,17 +482,24 @@ pub fn extract(
     script_objects_given: Option<&ScriptObjects>,
     on_event: &mut (dyn FnMut(&ExtractEvent) + Send),
 ) -> Result<ExtractSummary> {
-    check_output(&request.output, request.force)?;
-    let output = OutputDir::new(&request.output)?;
     let chunks = source.chunks()?;
     let store = source.store_entries()?;
     let mut skipped = Vec::new();
     let plan = plan_packages(source, request, &chunks, &store, &mut skipped)?;
     let files = plan_files(source, request, &chunks, &mut skipped)?;
+    let bulk = bulk_chunks(&chunks);
+    let large = request.output_budget.check(
+        planned_bytes(&plan, &files, &bulk),
+        source.selected_bytes(),
+        &request.output,
+    )?;
+    check_output(&request.output, request.force)?;
+    let output = OutputDir::new(&request.output)?;
     on_event(&ExtractEvent::Planned {
         packages: plan.len(),
         files: files.len(),
         skipped: skipped.len(),
+        warnings: large.into_iter().collect(),
     });
     let own_script_objects;
     let table = match script_objects_given {
@@ -506,7 +535,6 @@ pub fn extract(
         failed_packages: 0,
         failures: Vec::new(),
     };
-    let bulk = bulk_chunks(&chunks);
     let total = plan.len();
     // Packages are converted and written on the pool a group at a time
     // (every file goes to its own path, so the order of writing does not
@@ -551,6 +579,7 @@ pub fn extract(
                 }
                 Err(e) => {
                     summary.failed_packages += 1;
+                    let e = source.name_chunk_file(e, &p.chunk);
                     for mut d in Diagnostic::from_error(&e) {
                         d.structure.insert(0, format!("package {}", p.name));
                         summary.failures.push(d);
@@ -606,6 +635,29 @@ pub fn check_output(output: &Path, force: bool) -> Result<()> {
     std::fs::create_dir_all(output).map_err(|e| Error::io(output, e))
 }
 
+/// What extraction will write, as the chunks and files declare it: each
+/// package's chunk and its bulk-data chunks (the legacy files add a header
+/// of about the same size), and the other files.
+fn planned_bytes(
+    plan: &[Planned],
+    files: &[(String, FileSource)],
+    bulk: &BTreeMap<(u64, ChunkType), SourceChunk>,
+) -> u64 {
+    let packages = plan.iter().map(|p| {
+        let bulk: u64 = bulk
+            .range((p.chunk.id, ChunkType::Invalid)..)
+            .take_while(|((id, _), _)| *id == p.chunk.id)
+            .map(|(_, c)| c.size)
+            .sum();
+        p.chunk.size.saturating_add(bulk)
+    });
+    let files = files.iter().map(|(_, what)| match what {
+        FileSource::Pak(f) => f.size,
+        FileSource::Chunk(c) => c.size,
+    });
+    packages.chain(files).fold(0u64, u64::saturating_add)
+}
+
 /// Bulk-data chunks by (package id, type).
 fn bulk_chunks(chunks: &[SourceChunk]) -> BTreeMap<(u64, ChunkType), SourceChunk> {
     chunks
@@ -635,7 +687,16 @@ fn package_name_of(
         }
     }
     let bytes = source.read_chunk(chunk)?;
-    Ok(read_header(&bytes, engine)?.package_name())
+    let header = read_header(&bytes, engine).map_err(|e| {
+        let at = chunk
+            .path
+            .clone()
+            .unwrap_or_else(|| format!("0x{:016x}", chunk.id));
+        source
+            .name_chunk_file(e, chunk)
+            .within(format!("package chunk {at}"))
+    })?;
+    Ok(header.package_name())
 }
 
 fn glob_set(filters: &[String]) -> Result<Option<crate::glob::Globs>> {

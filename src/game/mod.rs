@@ -490,6 +490,13 @@ impl GameView {
                 std::io::Error::new(std::io::ErrorKind::NotFound, "no such file"),
             ));
         }
+        // Regular files only: a FIFO or a device named `.utoc` or `.pak` is
+        // refused, not read as empty or skipped.
+        for file in [path, &pak, &utoc] {
+            if file.exists() {
+                crate::limits::open_regular(file)?;
+            }
+        }
         // A `.ucas` is read through its `.utoc`; the `.utoc` must be there.
         if ext == "ucas" && !utoc.is_file() {
             return Err(Error::io(
@@ -687,6 +694,11 @@ impl GameView {
             }
             Err(error) => return Err(error),
         };
+        // Names listed twice or unreachable: every reader hears of them.
+        self.diagnostics
+            .extend(pak.iter().flat_map(PakReader::index_warnings));
+        self.diagnostics
+            .extend(container.iter().flat_map(Container::index_warnings));
         self.mounted.insert(canonical, self.sources.len());
         self.sources.push(MountedSource {
             path: path.to_path_buf(),
@@ -784,6 +796,23 @@ impl GameView {
             files.entry(key).or_insert(file);
         }
         self.files = files.into_values().collect();
+    }
+
+    /// Bytes on disk of source `index` (its `.pak`, `.utoc` and `.ucas`):
+    /// what reading it reads at most, against which
+    /// [`OutputBudget`](crate::limits::OutputBudget) weighs what is written.
+    pub fn source_bytes(&self, index: usize) -> u64 {
+        let s = &self.sources[index];
+        let len = |p: &Path| std::fs::metadata(p).map_or(0, |m| m.len());
+        s.pak.as_ref().map_or(0, |_| len(&s.path))
+            + s.container
+                .as_ref()
+                .map_or(0, |c| len(&c.utoc_path) + len(&c.ucas_path))
+    }
+
+    /// [`source_bytes`](Self::source_bytes) of every mounted source.
+    pub fn input_bytes(&self) -> u64 {
+        (0..self.sources.len()).map(|i| self.source_bytes(i)).sum()
     }
 
     /// The mounted paks and containers, in mount sequence.
@@ -959,6 +988,7 @@ impl GameView {
                 (None, None) => {}
             }
         }
+        report.finish();
         report
     }
 

@@ -125,6 +125,10 @@ pub struct VerifyReport {
     pub warnings: Vec<Diagnostic>,
     /// What is unusual but loads in the game (shown by `verify -v`).
     pub notes: Vec<Diagnostic>,
+    /// Findings per kind: the first few of each are kept, the rest counted
+    /// (`more-of-kind`, added by [`VerifyReport::finish`]).
+    #[serde(skip)]
+    pub(crate) kinds: crate::diagnostic::PerKind,
 }
 
 impl VerifyReport {
@@ -132,13 +136,31 @@ impl VerifyReport {
         self.errors.is_empty()
     }
 
-    fn error(&mut self, error: &Error) {
-        self.errors.extend(Diagnostic::from_error(error));
+    pub(crate) fn error(&mut self, error: &Error) {
+        for d in Diagnostic::from_error(error) {
+            self.push(d);
+        }
     }
 
     fn warn(&mut self, code: &str, message: String, file: &Path) {
-        self.warnings
-            .push(Diagnostic::warning(code, message).with_file(file));
+        self.push(Diagnostic::warning(code, message).with_file(file));
+    }
+
+    /// Adds a finding to its list, unless enough of its kind are there
+    /// already (then it is only counted).
+    pub(crate) fn push(&mut self, d: Diagnostic) {
+        if self.kinds.admit(&d) {
+            self.list(d.level).push(d);
+        }
+    }
+
+    /// The list findings of `level` go into.
+    fn list(&mut self, level: crate::diagnostic::Level) -> &mut Vec<Diagnostic> {
+        match level {
+            crate::diagnostic::Level::Error => &mut self.errors,
+            crate::diagnostic::Level::Warning => &mut self.warnings,
+            crate::diagnostic::Level::Note => &mut self.notes,
+        }
     }
 
     /// Adds another report's findings and counts.
@@ -147,9 +169,23 @@ impl VerifyReport {
         self.packages += other.packages;
         self.pak_entries += other.pak_entries;
         self.remote_chunks += other.remote_chunks;
-        self.errors.extend(other.errors);
-        self.warnings.extend(other.warnings);
-        self.notes.extend(other.notes);
+        self.kinds.absorb_hidden(&other.kinds);
+        for d in other
+            .errors
+            .into_iter()
+            .chain(other.warnings)
+            .chain(other.notes)
+        {
+            self.push(d);
+        }
+    }
+
+    /// Adds, for each kind of finding with more than were kept, how many
+    /// more there were (`more-of-kind`). Called once, when the report is complete.
+    pub fn finish(&mut self) {
+        for d in self.kinds.summaries() {
+            self.list(d.level).push(d);
+        }
     }
 }
 
@@ -445,6 +481,24 @@ impl Container {
         Ok(())
     }
 
+    /// Directory-index paths no path the game looks up can reach
+    /// (`entry-name-unreachable`), the first few of each kind.
+    pub(crate) fn index_warnings(&self) -> Vec<Diagnostic> {
+        let mut kinds = crate::diagnostic::PerKind::default();
+        let mut out = Vec::new();
+        for path in self.paths.values() {
+            if let Some(why) = crate::mount::unreachable_name(path) {
+                let d = crate::pak::reader::unreachable_warning("container path", path, why)
+                    .with_file(&self.utoc_path);
+                if kinds.admit(&d) {
+                    out.push(d);
+                }
+            }
+        }
+        out.extend(kinds.summaries());
+        out
+    }
+
     /// Whether the container's blocks are AES-encrypted.
     pub(crate) fn is_encrypted(&self) -> bool {
         self.toc.header.container_flags & container_flags::ENCRYPTED != 0
@@ -509,7 +563,7 @@ impl Container {
             return Ok(std::sync::Arc::clone(open));
         }
         let path = self.partition_path(number);
-        let file = File::open(&path).map_err(|e| Error::io(&path, e))?;
+        let file = crate::limits::open_regular(&path)?;
         let len = file.metadata().map_err(|e| Error::io(&path, e))?.len();
         let open = std::sync::Arc::new(OpenPartition { path, file, len });
         // Another thread may have opened it meanwhile: the first one stays.
@@ -976,6 +1030,7 @@ impl Container {
             Ok(())
         };
         let chunks: Vec<usize> = (0..self.toc.chunk_ids.len()).collect();
+        let lookup = self.toc.lookup();
         let checked = in_order_on_pool(&chunks, read, |&i, read| {
             if self.is_remote(i) {
                 report.remote_chunks += 1;
@@ -995,7 +1050,7 @@ impl Container {
                     &self.utoc_path,
                 );
             }
-            if self.toc.find(&self.toc.chunk_ids[i]) != Some(i) {
+            if lookup.find(&self.toc.chunk_ids[i]) != Some(i) {
                 report.error(
                     &Error::invalid(format!(
                         "{} cannot be found through the TOC's lookup table",

@@ -354,7 +354,7 @@ impl Toc {
         use std::io::Read;
         let fail = |e: crate::Error| e.in_file(path);
         let io = |e| crate::Error::io(path, e);
-        let mut file = std::fs::File::open(path).map_err(io)?;
+        let mut file = crate::limits::open_regular(path)?;
         let len = file.metadata().map_err(io)?.len();
         let mut head = Vec::with_capacity(TOC_HEADER_SIZE as usize);
         (&mut file)
@@ -498,8 +498,50 @@ impl Toc {
     }
 
     /// The TOC index of a chunk, looked up as the engine does (perfect hash
-    /// when the container has one, else a scan).
+    /// when the container has one, else a scan). One look-up; for many,
+    /// [`Toc::lookup`] builds its maps once.
     pub(crate) fn find(&self, id: &ChunkId) -> Option<usize> {
+        self.find_with(id, None)
+    }
+
+    /// A look-up of every chunk in the time of one pass: what `find` scans
+    /// (the ids of a TOC without perfect-hash seeds, the overflow list of
+    /// one with them) is put in a map first.
+    ///
+    /// A TOC without seeds (UE 4.26/4.27, or hostile) is read by the engine
+    /// into a map from chunk id to TOC index, built once in TOC order
+    /// (`FIoStoreTocReader::Read` in `IoStore.cpp`:
+    /// `ChunkIdToIndex.Add(Toc.ChunkIds[ChunkIndex], ChunkIndex)`); `TMap::Add`
+    /// replaces the value of a key already there, so of ids listed twice the
+    /// last is the one found. [`Toc::find`] agrees.
+    pub(crate) fn lookup(&self) -> ChunkLookup<'_> {
+        let map = |indices: &mut dyn Iterator<Item = usize>| {
+            let mut map = std::collections::HashMap::new();
+            for i in indices {
+                map.insert(self.chunk_ids[i], i);
+            }
+            map
+        };
+        let scanned = if self.perfect_hash_seeds.is_empty() {
+            map(&mut (0..self.chunk_ids.len()))
+        } else {
+            // The overflow list is scanned from its start: the first match
+            // is found, so the map keeps the first.
+            map(&mut self
+                .chunks_without_perfect_hash
+                .iter()
+                .rev()
+                .map(|&i| i as usize)
+                .filter(|&i| i < self.chunk_ids.len()))
+        };
+        ChunkLookup { toc: self, scanned }
+    }
+
+    fn find_with(
+        &self,
+        id: &ChunkId,
+        scanned: Option<&std::collections::HashMap<ChunkId, usize>>,
+    ) -> Option<usize> {
         let count = self.chunk_ids.len();
         if count == 0 {
             return None;
@@ -513,6 +555,9 @@ impl Toc {
             let slot = if seed < 0 {
                 let slot = (-(seed as i64) - 1) as usize;
                 if slot >= count {
+                    if let Some(scanned) = scanned {
+                        return scanned.get(id).copied();
+                    }
                     return self
                         .chunks_without_perfect_hash
                         .iter()
@@ -525,7 +570,11 @@ impl Toc {
             };
             return (self.chunk_ids[slot] == *id).then_some(slot);
         }
-        self.chunk_ids.iter().position(|c| c == id)
+        if let Some(scanned) = scanned {
+            return scanned.get(id).copied();
+        }
+        // The engine's map keeps the last of ids listed twice (see `lookup`).
+        self.chunk_ids.iter().rposition(|c| c == id)
     }
 
     /// Indices of the compression blocks that hold chunk `index`.
@@ -536,6 +585,21 @@ impl Toc {
             self.header.compression_block_size,
             self.blocks.len(),
         )
+    }
+}
+
+/// [`Toc::find`] for many chunks: its scans done once, as maps.
+pub(crate) struct ChunkLookup<'a> {
+    toc: &'a Toc,
+    /// The scanned ids (all of a TOC without seeds, else the overflow list)
+    /// → the TOC index the engine finds.
+    scanned: std::collections::HashMap<ChunkId, usize>,
+}
+
+impl ChunkLookup<'_> {
+    /// The TOC index of a chunk, as [`Toc::find`] gives it.
+    pub(crate) fn find(&self, id: &ChunkId) -> Option<usize> {
+        self.toc.find_with(id, Some(&self.scanned))
     }
 }
 

@@ -35,7 +35,7 @@ impl PakFooter {
     /// never encrypted).
     pub(crate) fn read_file(path: &std::path::Path) -> Result<Self> {
         use std::io::{Read, Seek, SeekFrom};
-        let mut file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+        let mut file = crate::limits::open_regular(path)?;
         let len = file.metadata().map_err(|e| Error::io(path, e))?.len();
         let tail_len = len.min(PakVersion::V9.footer_size() as u64);
         let mut tail = vec![0; tail_len as usize];

@@ -20,6 +20,7 @@ use super::entry::PakEntry;
 use super::index::{FlatIndex, FullDirectoryIndex, PakFooter, PathHashIndex, PrimaryIndex};
 use super::sha1;
 use crate::compression::Compression;
+use crate::diagnostic::Diagnostic;
 use crate::error::{Context, Error, ErrorKind, Result};
 use crate::version::PakVersion;
 
@@ -60,7 +61,66 @@ pub struct PakReader {
     pub entries: Vec<PakEntryInfo>,
     /// Paths a patch pak marks as deleted (version 6+ delete records).
     pub deleted: Vec<String>,
+    /// Paths the index lists more than once: `entries` holds the copy the
+    /// engine keeps (see [`keep_last_of_each_path`]), these the others.
+    pub(crate) repeated: Vec<RepeatedPath>,
     key: Option<AesKey>,
+}
+
+/// A path a pak's index lists more than once.
+#[derive(Debug, Clone)]
+pub(crate) struct RepeatedPath {
+    /// The path as the dropped copy is listed.
+    pub(crate) path: String,
+    /// Offset of the dropped copy's record.
+    pub(crate) dropped: u64,
+    /// Offset of the record of the copy the engine keeps.
+    pub(crate) kept: u64,
+}
+
+/// Keeps, of entries listing one path (compared ignoring case) more than
+/// once, the last listed: the engine's `FPakFile::LoadIndex` adds each entry
+/// in index order to a `TMap` keyed by its path (`FPakDirectory`, an
+/// `FString` map, case-insensitive), and `TMap::Add` replaces the value of a
+/// key already there, so the last one listed is the file the game reads
+/// (from version 10 the directory index is loaded into the same maps, in
+/// the order it lists them). Returns the dropped copies.
+fn keep_last_of_each_path(entries: &mut Vec<PakEntryInfo>) -> Vec<RepeatedPath> {
+    let mut last: std::collections::HashMap<String, usize> = Default::default();
+    for (i, e) in entries.iter().enumerate() {
+        last.insert(e.path.to_lowercase(), i);
+    }
+    if last.len() == entries.len() {
+        return Vec::new();
+    }
+    let offsets: Vec<u64> = entries.iter().map(|e| e.offset).collect();
+    let mut repeated = Vec::new();
+    let mut i = 0;
+    entries.retain(|e| {
+        let kept = last[&e.path.to_lowercase()];
+        if kept != i {
+            repeated.push(RepeatedPath {
+                path: e.path.clone(),
+                dropped: e.offset,
+                kept: offsets[kept],
+            });
+        }
+        i += 1;
+        kept == i - 1
+    });
+    repeated
+}
+
+/// `entry-name-unreachable`: a stored name (`what`: a pak entry, a
+/// container path) that no path the game looks up can reach.
+pub(crate) fn unreachable_warning(what: &str, name: &str, why: &str) -> Diagnostic {
+    Diagnostic::warning(
+        "entry-name-unreachable",
+        format!(
+            "{what} `{name}` {why}: the engine mounts it, but no path the game looks up names it, so it is not a file of the game (unpack refuses to write it)"
+        ),
+    )
+    .with_hint("the pak or container was made by a broken or hostile tool; make it again with plain relative paths")
 }
 
 /// Reads `len` bytes at `offset`, checking first that the file holds them.
@@ -126,7 +186,7 @@ impl PakReader {
     }
 
     fn open_inner(path: &Path, keys: &KeyRing) -> Result<Self> {
-        let mut file = File::open(path).map_err(|e| Error::io(path, e))?;
+        let mut file = crate::limits::open_regular(path)?;
         let len = file.metadata().map_err(|e| Error::io(path, e))?.len();
         let tail_len = len.min(super::FOOTER_SEARCH_BYTES as u64);
         let tail = read_at(&mut file, len, len - tail_len, tail_len, "footer")?;
@@ -220,6 +280,7 @@ impl PakReader {
         let (mut entries, mut deleted) =
             Self::entry_infos(listed, version, &footer.compression_methods)?;
         check_layout(&entries, version, footer.index_offset)?;
+        let repeated = keep_last_of_each_path(&mut entries);
         entries.sort_by(|a, b| a.path.cmp(&b.path));
         deleted.sort();
         Ok(PakReader {
@@ -232,8 +293,43 @@ impl PakReader {
             path_hash_seed,
             entries,
             deleted,
+            repeated,
             key,
         })
+    }
+
+    /// What the index holds that the game will not read as listed: paths
+    /// listed twice (`pak-path-twice`: the engine reads the last) and names
+    /// no path the game asks for can reach (`entry-name-unreachable`),
+    /// the first few of each kind.
+    pub(crate) fn index_warnings(&self) -> Vec<Diagnostic> {
+        let mut kinds = crate::diagnostic::PerKind::default();
+        let mut out = Vec::new();
+        let mut push = |d: Diagnostic| {
+            let d = d.with_file(&self.path);
+            if kinds.admit(&d) {
+                out.push(d);
+            }
+        };
+        for r in &self.repeated {
+            push(
+                Diagnostic::warning(
+                    "pak-path-twice",
+                    format!(
+                        "the pak lists `{}` twice (records at offsets {} and {}); the engine reads the last one listed (offset {}), and so does zenpak",
+                        r.path, r.dropped, r.kept, r.kept
+                    ),
+                )
+                .with_hint("make the pak again with one copy of the file"),
+            );
+        }
+        for e in &self.entries {
+            if let Some(why) = crate::mount::unreachable_name(&e.path) {
+                push(unreachable_warning("pak entry", &e.path, why));
+            }
+        }
+        out.extend(kinds.summaries());
+        out
     }
 
     /// The listed entries as the reader keeps them (deleted ones by name only).
@@ -351,7 +447,7 @@ impl PakReader {
     }
 
     fn read_to_inner(&self, info: &PakEntryInfo, sink: &mut dyn Write) -> Result<u64> {
-        let mut file = File::open(&self.path).map_err(|e| Error::io(&self.path, e))?;
+        let mut file = crate::limits::open_regular(&self.path)?;
         let file_len = file.metadata().map_err(|e| Error::io(&self.path, e))?.len();
         let entry = &info.entry;
         let record_len = entry.own_record_size(self.version);

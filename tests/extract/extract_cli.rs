@@ -599,6 +599,7 @@ fn progress_events() {
         with_dependencies: false,
         force: false,
         options: ExtractOptions::default(),
+        output_budget: Default::default(),
     };
     let mut events = Vec::new();
     let summary = extract(&source, &request, None, &mut |e| events.push(e.clone())).unwrap();

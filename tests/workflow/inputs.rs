@@ -421,7 +421,7 @@ fn a_tampered_unpacked_pak_is_unpacked_again() {
 /// encrypted) so that its directory index lists the entry named `from` as
 /// `to` (same length): the SHA-1s of the directory index and of the primary
 /// index that name it are updated, so the pak reads as well-formed.
-fn rename_in_directory_index(path: &Path, from: &str, to: &str) {
+pub(crate) fn rename_in_directory_index(path: &Path, from: &str, to: &str) {
     use sha1::Digest;
     use zenpak::pak::index::{PakFooter, PrimaryIndex};
     assert_eq!(from.len(), to.len());

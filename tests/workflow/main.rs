@@ -18,6 +18,7 @@ mod game_check;
 mod game_folder;
 mod game_readers;
 mod globs;
+mod hostile_sources;
 mod inputs;
 mod install_interrupted;
 mod lock_link;
