@@ -65,7 +65,9 @@ pub(crate) fn run(args: Args, out: &Output) -> Result<()> {
                 .unwrap_or_else(|| "<package name>".into())
         ))]);
     }
-    if let Some(f) = found_file {
+    // A remote chunk of an on-demand container is not written (get fails
+    // on it below, `unsupported`): it weighs nothing against the budget.
+    if let Some(f) = found_file.filter(|f| !f.remote) {
         let large = args
             .max_output
             .budget()

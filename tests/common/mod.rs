@@ -106,9 +106,54 @@ pub fn zen_packages(corpus: &Path) -> Vec<(PathBuf, zenpak::EngineVersion)> {
 }
 
 /// Runs a command to its end and returns its exit status and peak resident
-/// memory in KiB (from the kernel's accounting of that one child, `wait4`).
+/// memory in KiB. Measured by `/usr/bin/time` (GNU time's `%M`) where it is
+/// there, as [`run_measured`] does: the kernel's accounting of a child of
+/// this test process (`wait4`) starts from this process's own peak, which
+/// other tests of the binary running beside it raise. Without GNU time,
+/// from `wait4`.
 #[cfg(unix)]
 pub fn run_measuring_memory(
+    command: &mut std::process::Command,
+) -> (std::process::ExitStatus, u64, std::process::Output) {
+    let time = Path::new("/usr/bin/time");
+    if !time.is_file() {
+        return run_measuring_memory_of_child(command);
+    }
+    static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let peak_path =
+        std::env::temp_dir().join(format!("zenpak-peak-{}-{n}.txt", std::process::id()));
+    let mut timed = Command::new(time);
+    timed.arg("-f").arg("%M").arg("-o").arg(&peak_path);
+    timed.arg(command.get_program()).args(command.get_args());
+    if let Some(dir) = command.get_current_dir() {
+        timed.current_dir(dir);
+    }
+    for (key, value) in command.get_envs() {
+        match value {
+            Some(value) => timed.env(key, value),
+            None => timed.env_remove(key),
+        };
+    }
+    let (status, _, mut output) = run_measuring_memory_of_child(&mut timed);
+    let peak = std::fs::read_to_string(&peak_path)
+        .ok()
+        .and_then(|t| t.lines().last().and_then(|l| l.trim().parse::<u64>().ok()))
+        .expect("GNU time wrote the peak");
+    let _ = std::fs::remove_file(&peak_path);
+    // GNU time reports a non-zero exit on stderr; that line is its, not ours.
+    let stderr = String::from_utf8_lossy(&output.stderr)
+        .lines()
+        .filter(|l| !l.starts_with("Command exited with non-zero status"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    output.stderr = stderr.into_bytes();
+    (status, peak, output)
+}
+
+/// [`run_measuring_memory`] from the kernel's accounting of the child (`wait4`).
+#[cfg(unix)]
+fn run_measuring_memory_of_child(
     command: &mut std::process::Command,
 ) -> (std::process::ExitStatus, u64, std::process::Output) {
     use std::os::unix::process::ExitStatusExt;
