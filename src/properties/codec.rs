@@ -1172,6 +1172,54 @@ impl<'a> Codec<'a> {
         Ok(())
     }
 
+    /// Writes a tag before 5.4 (what follows the property's name) with a
+    /// zero size; returns where the size goes, to be set once the value is written.
+    fn write_named_tag(
+        &self,
+        w: &mut Writer,
+        tag: &Tag,
+        bool_value: Option<bool>,
+    ) -> Result<usize> {
+        let Tag::Named {
+            ty,
+            array_index,
+            struct_name,
+            struct_guid,
+            inner,
+            value_type,
+            property_guid,
+        } = tag
+        else {
+            return Err(Error::invalid("a 5.4+ tag where a named tag is written"));
+        };
+        self.write_name(w, ty)?;
+        let size_at = w.pos();
+        w.i32(0);
+        w.i32(*array_index);
+        match ty.0.as_str() {
+            "StructProperty" => {
+                self.write_name(w, required(struct_name, "struct_name")?)?;
+                w.guid(&struct_guid.map_or([0; 16], |g| g.0));
+            }
+            "BoolProperty" => w.u8(bool_value.unwrap_or(false) as u8),
+            "ByteProperty" | "EnumProperty" | "ArrayProperty" | "SetProperty"
+            | "OptionalProperty" => self.write_name(w, required(inner, "inner")?)?,
+            "MapProperty" => {
+                self.write_name(w, required(inner, "inner")?)?;
+                self.write_name(w, required(value_type, "value_type")?)?;
+            }
+            _ => {}
+        }
+        match property_guid {
+            None => w.u8(0),
+            Some(g) => {
+                w.u8(1);
+                w.guid(&g.0);
+            }
+        }
+        Ok(size_at)
+    }
+
     fn write_tagged_block(
         &self,
         w: &mut Writer,
@@ -1194,42 +1242,7 @@ impl<'a> Codec<'a> {
                 _ => None,
             };
             let size_at = match &p.tag {
-                Tag::Named {
-                    ty,
-                    array_index,
-                    struct_name,
-                    struct_guid,
-                    inner,
-                    value_type,
-                    property_guid,
-                } => {
-                    self.write_name(w, ty)?;
-                    let size_at = w.pos();
-                    w.i32(0);
-                    w.i32(*array_index);
-                    match ty.0.as_str() {
-                        "StructProperty" => {
-                            self.write_name(w, required(struct_name, "struct_name")?)?;
-                            w.guid(&struct_guid.map_or([0; 16], |g| g.0));
-                        }
-                        "BoolProperty" => w.u8(bool_value.unwrap_or(false) as u8),
-                        "ByteProperty" | "EnumProperty" | "ArrayProperty" | "SetProperty"
-                        | "OptionalProperty" => self.write_name(w, required(inner, "inner")?)?,
-                        "MapProperty" => {
-                            self.write_name(w, required(inner, "inner")?)?;
-                            self.write_name(w, required(value_type, "value_type")?)?;
-                        }
-                        _ => {}
-                    }
-                    match property_guid {
-                        None => w.u8(0),
-                        Some(g) => {
-                            w.u8(1);
-                            w.guid(&g.0);
-                        }
-                    }
-                    size_at
-                }
+                Tag::Named { .. } => self.write_named_tag(w, &p.tag, bool_value)?,
                 Tag::Complete {
                     ty,
                     flags,
@@ -1408,10 +1421,7 @@ impl<'a> Codec<'a> {
             ) if matches!(inner.as_ref(), TagType::InnerStruct) => {
                 let Tag::Named {
                     ty,
-                    array_index,
                     struct_name: Some(struct_name),
-                    struct_guid,
-                    property_guid,
                     ..
                 } = tag
                 else {
@@ -1419,21 +1429,14 @@ impl<'a> Codec<'a> {
                         "an array's inner struct tag is a named tag that names its struct",
                     ));
                 };
+                if ty.0 != "StructProperty" {
+                    return Err(Error::invalid(
+                        "an array's inner struct tag is a StructProperty tag",
+                    ));
+                }
                 w.i32(len_i32(items.len())?);
                 self.write_name(w, inner_name)?;
-                self.write_name(w, ty)?;
-                let size_at = w.pos();
-                w.i32(0);
-                w.i32(*array_index);
-                self.write_name(w, struct_name)?;
-                w.guid(&struct_guid.map_or([0; 16], |g| g.0));
-                match property_guid {
-                    None => w.u8(0),
-                    Some(g) => {
-                        w.u8(1);
-                        w.guid(&g.0);
-                    }
-                }
+                let size_at = self.write_named_tag(w, tag, None)?;
                 let start = w.pos();
                 for item in items {
                     match item {
