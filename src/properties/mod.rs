@@ -48,6 +48,8 @@
 //! the game profiles' edits until they move onto the codec.
 //!
 //! # Files
+//! - `codec/`: `mod.rs` (exports, unversioned blocks, values, structs), `tagged.rs` (tags and
+//!   tagged values), `text.rs` (`FText` histories), `fixed.rs` (fixed native structs' fields).
 //! - `package.rs`: `PackageContext::of(&LegacyPackage)`; `walk_export` (property block, then the
 //!   object GUID flag `UObject::Serialize` writes after it, CDOs included; returns where native
 //!   data starts); `walk_package` (every export, failures per export; adds `class_schema` schemas).
