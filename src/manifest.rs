@@ -618,7 +618,7 @@ impl Manifest {
     }
 
     /// The mappings file, resolved against the manifest's folder.
-    pub(crate) fn mappings_path(&self) -> Option<PathBuf> {
+    pub fn mappings_path(&self) -> Option<PathBuf> {
         self.game.mappings.as_ref().map(|m| self.dir.join(m))
     }
 

@@ -955,7 +955,7 @@ fn find_export(package: &Package, path: &str) -> Option<usize> {
 /// Writes the consolidated map to `output` through a temporary file in
 /// its folder. Refuses to write over `input`.
 pub fn write_output(input: &Path, output: &Path, bytes: &[u8]) -> Result<()> {
-    if same_file(input, output) {
+    if crate::publish::same_file(input, output) {
         return Err(Error::usage(format!(
             "{} is the input map; consolidate never writes over its input",
             output.display()
@@ -965,21 +965,4 @@ pub fn write_output(input: &Path, output: &Path, bytes: &[u8]) -> Result<()> {
     crate::publish::write_file(output, |file| {
         std::io::Write::write_all(file, bytes).map_err(|e| Error::io(file.path(), e))
     })
-}
-
-/// Whether two paths name the same file (through links too).
-fn same_file(a: &Path, b: &Path) -> bool {
-    if let (Ok(a), Ok(b)) = (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
-        if a == b {
-            return true;
-        }
-    }
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::MetadataExt;
-        if let (Ok(a), Ok(b)) = (std::fs::metadata(a), std::fs::metadata(b)) {
-            return a.dev() == b.dev() && a.ino() == b.ino();
-        }
-    }
-    false
 }

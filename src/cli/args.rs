@@ -37,10 +37,15 @@ pub(crate) fn engine_parser() -> impl TypedValueParser<Value = EngineVersion> {
 /// The engine a command inside a mod uses when `--engine` is not given:
 /// the nearest `mod.toml`'s `[game] engine`.
 pub(crate) fn engine_from_nearest_manifest() -> Option<(EngineVersion, PathBuf)> {
+    nearest_manifest().map(|(manifest, path)| (manifest.game.engine, path))
+}
+
+/// The nearest `mod.toml` above the current folder, if one loads.
+pub(crate) fn nearest_manifest() -> Option<(Manifest, PathBuf)> {
     let cwd = std::env::current_dir().ok()?;
     let path = Manifest::find(&cwd).ok()?;
     let manifest = Manifest::load(&path).ok()?;
-    Some((manifest.game.engine, path))
+    Some((manifest, path))
 }
 
 /// One or more game install folders.

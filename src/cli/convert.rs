@@ -52,24 +52,26 @@ struct Report<'a> {
     fixups: &'a [String],
 }
 
-/// Refuses an output that is one of the input's own files, or whose folder is missing.
-fn check_output(output: &Path, input: &PackageFiles) -> Result<()> {
-    let same = |a: &Path, b: &Path| match (a.canonicalize(), b.canonicalize()) {
-        (Ok(a), Ok(b)) => a == b,
-        _ => false,
-    };
+/// Refuses an output that is one of the input's own files, or whose folder
+/// is missing (`example`: an output to suggest instead).
+pub(crate) fn check_output(output: &Path, input: &PackageFiles, example: &str) -> Result<()> {
     let inputs = [input.path.clone(), input.uexp_path.clone()]
         .into_iter()
         .chain(input.bulk.iter().map(|b| b.path.clone()));
     for file in inputs {
-        if same(output, &file) {
+        if zenpak::publish::same_file(output, &file) {
             return Err(
                 Error::usage("the output would overwrite the package's own file")
                     .in_file(output)
-                    .with_hint("write the Zen package elsewhere, e.g. `-o out/X.uzenasset`"),
+                    .with_hint(format!("write it elsewhere, e.g. `-o {example}`")),
             );
         }
     }
+    check_output_folder(output)
+}
+
+/// Refuses an output whose folder is missing.
+pub(crate) fn check_output_folder(output: &Path) -> Result<()> {
     let parent = output.parent().filter(|p| !p.as_os_str().is_empty());
     if let Some(parent) = parent {
         if !parent.is_dir() {
@@ -115,7 +117,7 @@ pub(crate) fn run(args: Args, out: &Output) -> Result<()> {
         },
     };
     let files = PackageFiles::load(&args.path)?;
-    check_output(&args.output, &files)?;
+    check_output(&args.output, &files, "out/X.uzenasset")?;
     let mut settings = Settings::new(
         engine,
         args.profile,

@@ -8,6 +8,7 @@ use clap::{Parser, Subcommand};
 
 mod add;
 pub(crate) mod args;
+mod asset_json;
 mod build;
 mod check;
 mod classic;
@@ -170,6 +171,16 @@ pub(crate) enum Command {
         after_help = "Examples:\n  zenpak conflicts --game-dir \"C:/Games/MyGame\"\n  zenpak conflicts --game-dir ~/Games/MyGame --mod target/MyMod_P.utoc --message-format json"
     )]
     Conflicts(conflicts::Args),
+    /// Write a cooked package (.uasset/.uexp) as a JSON document: every export's properties as a typed tree.
+    #[command(
+        after_help = "Examples:\n  zenpak to-json Cooked/MyGame/Content/Data/DT_Weapons.uasset -o DT_Weapons.json\n  zenpak to-json DT_Weapons.uasset --engine 5.3 --mappings MyGame.usmap -o DT_Weapons.json"
+    )]
+    ToJson(asset_json::ToJsonArgs),
+    /// Write a cooked package (.uasset/.uexp, and bulk files) from a JSON document `to-json` wrote, edited or not.
+    #[command(
+        after_help = "Examples:\n  zenpak from-json DT_Weapons.json -o Cooked/MyGame/Content/Data/DT_Weapons.uasset"
+    )]
+    FromJson(asset_json::FromJsonArgs),
 }
 
 impl Command {
@@ -200,6 +211,8 @@ impl Command {
             Command::Classic(_) => "classic",
             Command::Extract(_) => "extract",
             Command::Conflicts(_) => "conflicts",
+            Command::ToJson(_) => "to-json",
+            Command::FromJson(_) => "from-json",
         }
     }
 }
@@ -238,6 +251,8 @@ pub(crate) fn run(cli: Cli) -> ExitCode {
         Command::Classic(args) => classic::run(args, &out),
         Command::Extract(args) => extract::run(args, &out),
         Command::Conflicts(args) => conflicts::run(args, &out),
+        Command::ToJson(args) => asset_json::run_to_json(args, &out),
+        Command::FromJson(args) => asset_json::run_from_json(args, &out),
         Command::Completions(args) => shell::run_completions(args),
         Command::Man(args) => shell::run_man(args, &out),
         Command::ConfigPath(args) => shell::run_config_path(args, &out),

@@ -17,14 +17,8 @@
 //!   (`ProfileOptions::from_manifest`); `Profile::preview` applies to a copy and reports each edit's
 //!   old/new offset and each export's old/new offset and size (`zenpak inspect --profile`, JSON
 //!   `"kind": "profile-preview"`). `zenpak convert --profile` applies it, then converts.
-//! - `Edit`: replace `removed` bytes at an original offset with new bytes (removing nothing
-//!   inserts). `Shift` maps original offsets to new ones.
-//! - The header may grow: `edit::header_name` appends a name only the header uses;
-//!   `edit::export_data_name` inserts one at the end of the names-referenced-from-export-data
-//!   prefix (the Zen name map keeps exactly that prefix) and renumbers every header FName after it
-//!   (imports, export names, soft object paths, soft package references). Packages with searchable
-//!   names, import type hierarchies or Verse cells are refused. Data after the header moves by the
-//!   growth.
+//! - Byte edits, names added to the header and every offset they move go
+//!   through `legacy::edit` (see its docs).
 //! - `skeletal_mesh.rs`: SkeletalMesh native data after the GUID flag — `FStripDataFlags` (2),
 //!   bounds (7 reals), materials (`i32` count + entries; in the game's layout each followed by a
 //!   tag container), `FReferenceSkeleton` (root parent −1, every other parent below its index, pose
@@ -35,7 +29,6 @@
 //! of the changed `.uexp`, header equal apart from export size and inline bulk data offset),
 //! `fixups_cli.rs`; per-game tests in the game's module.
 
-pub mod edit;
 mod generic;
 pub mod marvel_rivals;
 pub mod skeletal_mesh;
@@ -47,7 +40,6 @@ use crate::mappings::Mappings;
 use crate::version::EngineVersion;
 use crate::{Error, Result};
 
-pub use edit::{apply_edits, apply_insertions, Edit, Insertion};
 pub use generic::Generic;
 pub use marvel_rivals::{MarvelRivals, MarvelRivalsSection, MeshSettings};
 

@@ -78,6 +78,7 @@
 
 pub(crate) mod bulk_data;
 mod cooked;
+pub mod edit;
 mod files;
 mod names;
 mod report;

@@ -89,6 +89,7 @@
 
 mod class_schema;
 pub mod codec;
+pub mod document;
 mod native;
 mod package;
 pub(crate) mod record;

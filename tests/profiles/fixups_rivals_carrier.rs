@@ -8,9 +8,9 @@ use crate::fixups_support;
 
 use fixups_support::{edited, game_mappings, options, quinn, rebuild_as, V56};
 use zenpak::binary::Writer;
-use zenpak::fixups::edit::{export_data_name, header_name};
 use zenpak::fixups::skeletal_mesh::parse_at;
 use zenpak::fixups::{Profile, ProfileOptions};
+use zenpak::legacy::edit::{export_data_name, header_name};
 use zenpak::legacy::{FName, ObjectImport, PackageFiles, PackageIndex};
 use zenpak::mappings::{Mappings, PropertySchema, PropertyType, StructSchema};
 use zenpak::properties::PackageContext;

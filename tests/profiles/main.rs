@@ -5,6 +5,7 @@ mod common;
 #[path = "../fixups_support/mod.rs"]
 mod fixups_support;
 
+mod asset_json;
 mod fixups_cli;
 mod fixups_convert;
 mod fixups_marvel_rivals;

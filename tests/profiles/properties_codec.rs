@@ -26,7 +26,7 @@ struct Counts {
 /// The packages the codec is tried on: the uassetapi games with their
 /// mappings, the 4.27 tagged packages (not in `engines.tsv`), the retoc
 /// pairs' legacy packages and the example mod.
-fn packages(corpus: &Path) -> Vec<(String, PathBuf, EngineVersion)> {
+pub(crate) fn packages(corpus: &Path) -> Vec<(String, PathBuf, EngineVersion)> {
     let mut out: Vec<(String, PathBuf, EngineVersion)> = common::legacy_packages(corpus)
         .into_iter()
         .map(|(path, engine)| {

@@ -15,8 +15,8 @@ use crate::mappings::{Mappings, PropertyType};
 use crate::properties::{walk_export_recorded, PackageContext};
 use crate::{Error, Result};
 
-use super::super::edit::header_name;
 use super::refuse;
+use crate::legacy::edit::header_name;
 
 /// The plugin modules whose classes carry the data.
 pub(crate) const PLUGIN_MODULES: [&str; 2] = [

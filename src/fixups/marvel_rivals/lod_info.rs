@@ -18,11 +18,11 @@ use crate::mappings::{Mappings, PropertyType};
 use crate::properties::{Recording, StructVisit, UnversionedHeader};
 use crate::{Error, Result};
 
-use super::super::edit::Edit;
 use super::super::skeletal_mesh::MeshLayout;
 use super::carrier::Carrier;
 use super::skeletal::Views;
 use super::{refuse, Change, MarvelRivalsSection};
+use crate::legacy::edit::Edit;
 
 /// The struct the game changed.
 pub(crate) const LOD_INFO: &str = "SkeletalMeshLODInfo";

@@ -98,8 +98,8 @@ use crate::properties::PackageContext;
 use crate::version::EngineVersion;
 use crate::{Error, Result};
 
-use super::edit::{apply_edits, export_data_name, Edit, Shift};
 use super::{EditRecord, ExportFixup, FixupReport, GameProfile, LocatedBy, ProfileOptions};
+use crate::legacy::edit::{apply_edits, export_data_name, Edit, Shift};
 
 pub use config::{MarvelRivalsSection, MeshSettings, DEFAULT_SUFFIX, DEFAULT_UNMOUNTED_CLASSES};
 pub use skeletal::is_skeletal_mesh;

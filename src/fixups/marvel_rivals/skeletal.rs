@@ -22,13 +22,13 @@ use crate::mappings::Mappings;
 use crate::properties::{walk_export_recorded, PackageContext, Recording};
 use crate::{Error, Result};
 
-use super::super::edit::Shift;
 use super::super::skeletal_mesh::{
     bounds_size, parse_at, search_by_structure, MeshLayout, STRIP_FLAGS_SIZE,
 };
 use super::carrier::{self, Carrier};
 use super::lod_info::{self, FieldSlot};
 use super::{refuse, Change, MarvelRivalsSection, Tag, TagInsertions};
+use crate::legacy::edit::Shift;
 
 /// Whether export `index` is a `/Script/Engine.SkeletalMesh`.
 pub fn is_skeletal_mesh(package: &LegacyPackage, index: usize) -> bool {

@@ -24,8 +24,8 @@ use crate::properties::{walk_export_recorded, PackageContext};
 use crate::version::EngineVersion;
 use crate::{Error, Result};
 
-use super::super::edit::Edit;
 use super::{refuse, Change};
+use crate::legacy::edit::Edit;
 
 /// `MAX_STATIC_MESH_LODS`: the screen size array's fixed length.
 pub(crate) const SCREEN_SIZES: usize = 8;

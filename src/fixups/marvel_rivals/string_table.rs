@@ -18,8 +18,8 @@ use crate::mappings::Mappings;
 use crate::properties::{walk_export, PackageContext};
 use crate::{Error, Result};
 
-use super::super::edit::Edit;
 use super::{refuse, Change};
+use crate::legacy::edit::Edit;
 
 /// Where a table's entries end, read in one layout.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -13,6 +13,7 @@
 //! Names are written through the package's name map (the first entry with
 //! the text); a name the map lacks is an error naming it.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 
 use crate::binary::{Reader, Writer};
@@ -36,6 +37,9 @@ pub struct Codec<'a> {
     mappings: Option<&'a Mappings>,
     /// Name text → first index in the name map (for writing).
     name_index: HashMap<&'a str, i32>,
+    /// When collecting: the names written that the name map lacks, in the
+    /// order first met (each written as index 0 meanwhile).
+    missing: Option<RefCell<Vec<String>>>,
 }
 
 impl<'a> Codec<'a> {
@@ -48,7 +52,25 @@ impl<'a> Codec<'a> {
             cx,
             mappings,
             name_index,
+            missing: None,
         }
+    }
+
+    /// A codec whose writes do not fail on a name the name map lacks: they
+    /// collect it ([`missing_names`](Self::missing_names)), for the caller
+    /// to add to the package before writing for real.
+    pub fn collecting_missing_names(mut self) -> Self {
+        self.missing = Some(RefCell::new(Vec::new()));
+        self
+    }
+
+    /// The names a collecting codec's writes needed and the map lacks
+    /// (without number suffixes: `Sword_2` needs `Sword`).
+    pub fn missing_names(&self) -> Vec<String> {
+        self.missing
+            .as_ref()
+            .map(|m| m.borrow().clone())
+            .unwrap_or_default()
     }
 
     fn engine(&self) -> EngineVersion {
@@ -755,13 +777,22 @@ impl<'a> Codec<'a> {
             Some(&i) => (i, 0),
             None => {
                 let (base, number) = crate::names::split_number(&n.0);
-                let i = *self.name_index.get(base).ok_or_else(|| {
-                    Error::invalid(format!(
-                        "the name `{}` is not in the package's name map",
-                        n.0
-                    ))
-                })?;
-                (i, number)
+                match (self.name_index.get(base), &self.missing) {
+                    (Some(&i), _) => (i, number),
+                    (None, Some(missing)) => {
+                        let mut missing = missing.borrow_mut();
+                        if !missing.iter().any(|m| m == base) {
+                            missing.push(base.to_string());
+                        }
+                        (0, number)
+                    }
+                    (None, None) => {
+                        return Err(Error::invalid(format!(
+                            "the name `{}` is not in the package's name map",
+                            n.0
+                        )))
+                    }
+                }
             }
         };
         w.i32(index);

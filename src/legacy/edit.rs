@@ -2,7 +2,7 @@
 //! (insertions and replacements) inside exports, names added to the name
 //! map, and every size and offset that depends on them recomputed.
 
-use crate::legacy::{FName, LegacyPackage, NameEntry, PackageFiles, Section};
+use super::{FName, LegacyPackage, NameEntry, PackageFiles, Section};
 use crate::{Error, Result};
 
 /// Replaces `removed` bytes at an absolute offset of the header + .uexp
@@ -13,9 +13,6 @@ pub struct Edit {
     pub(crate) removed: u64,
     pub(crate) bytes: Vec<u8>,
 }
-
-/// An insertion (an [`Edit`] that removes nothing), kept for callers that only insert.
-pub type Insertion = Edit;
 
 impl Edit {
     pub(crate) fn insert(offset: u64, bytes: Vec<u8>) -> Self {
@@ -197,18 +194,6 @@ pub fn apply_edits(
     }
     files.header = header;
     Ok(shift)
-}
-
-/// Insertions only (see [`apply_edits`]).
-pub fn apply_insertions(
-    files: &mut PackageFiles,
-    package: &mut LegacyPackage,
-    insertions: &[Insertion],
-) -> Result<()> {
-    if insertions.is_empty() {
-        return Ok(());
-    }
-    apply_edits(files, package, insertions).map(|_| ())
 }
 
 /// The index of name `text` (number 0), appended to the name map if the

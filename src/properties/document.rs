@@ -1,0 +1,561 @@
+//! A whole legacy package as one JSON document (`zenpak to-json` /
+//! `from-json`): what the package is (its engine, name, name map, imports
+//! and exports as paths) and each export's data as the codec's tree.
+//!
+//! # Format 1
+//!
+//! ```text
+//! { "format": 1, "engine": "5.1", "package": "/Game/Data/DT_Weapons",
+//!   "names": [...], "imports": [{"path", "class"}],
+//!   "exports": [{"path", "class", "data": {tree}}            decoded
+//!              |{"path", "class", "reason", "opaque": hex}], kept as bytes
+//!   "header": {"reason", "opaque": hex},                    the .uasset as read
+//!   "uexp_runs": [{"offset", "opaque": hex}],               .uexp bytes outside exports
+//!   "companions": [{"extension", "opaque": hex}] }          .ubulk, .uptnl, .m.ubulk
+//! ```
+//!
+//! Only the exports' data is edited. `names`, `imports` and each export's
+//! `path` and `class` say what the package holds; [`AssetDocument::write`]
+//! refuses a document where they no longer match its header, so that an
+//! edit there is not silently lost. A name the edited data needs and the
+//! name map lacks is added the way the cooker lays names out
+//! ([`crate::legacy::edit::export_data_name`]), and every size and offset
+//! that moves with it, or with an export's new size, is recomputed
+//! ([`crate::legacy::edit::apply_edits`]): an unchanged document writes the
+//! package's bytes again, an edited one differs by what the edit implies.
+//!
+//! The header's other tables (preload dependencies, soft paths, data
+//! resources, …) are kept in `header` as the bytes read, written back
+//! through the header writer with the offsets recomputed.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::legacy::edit::{apply_edits, export_data_name, Edit};
+use crate::legacy::{BulkKind, LegacyPackage, PackageFiles};
+use crate::mappings::Mappings;
+use crate::version::EngineVersion;
+
+use super::tree::{ExportData, ExportTree, Hex};
+use super::{export_class_name, mappings_with_package_classes, Codec, PackageContext};
+
+/// The document format this zenpak writes. Readers accept it and every
+/// older one.
+pub const FORMAT: u32 = 1;
+
+/// A legacy package as JSON (see the module docs).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AssetDocument {
+    pub format: u32,
+    /// The release the package was read with (`5.1`).
+    pub engine: String,
+    /// The package's name as its summary stores it; 4.x cooks store none,
+    /// and the file's name stands for it (object paths start with it).
+    pub package: String,
+    /// The name map, in order (read-only).
+    pub names: Vec<String>,
+    /// Each import's full path and class (read-only).
+    pub imports: Vec<ImportEntry>,
+    pub exports: Vec<ExportEntry>,
+    /// The `.uasset` as read; its tables other than the name map are written
+    /// from it.
+    pub header: OpaqueRun,
+    /// Bytes of the `.uexp` that belong to no export (the package tag,
+    /// inline bulk data), at their offset in the `.uexp` as read.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub uexp_runs: Vec<UexpRun>,
+    /// Bulk-data companion files, as read.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub companions: Vec<Companion>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ImportEntry {
+    pub path: String,
+    pub class: String,
+}
+
+/// One export: its path and class (read-only), and its data: decoded
+/// (`data`) or kept as bytes (`opaque`, with the `reason`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExportEntry {
+    pub path: String,
+    pub class: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<ExportTree>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub opaque: Option<Hex>,
+}
+
+/// Bytes kept as they are, and why.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OpaqueRun {
+    pub reason: String,
+    pub opaque: Hex,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UexpRun {
+    pub offset: u64,
+    pub opaque: Hex,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Companion {
+    /// `ubulk`, `uptnl` or `m.ubulk`.
+    pub extension: String,
+    pub opaque: Hex,
+}
+
+/// A package's files as [`AssetDocument::write`] makes them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WrittenPackage {
+    pub header: Vec<u8>,
+    pub uexp: Vec<u8>,
+    /// Companion files: (extension, bytes).
+    pub companions: Vec<(BulkKind, Vec<u8>)>,
+}
+
+/// What [`AssetDocument::read`] decoded: exports in all and decoded.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct DocumentCounts {
+    pub exports: usize,
+    pub decoded: usize,
+}
+
+/// How far past the bytes a document holds its header may place export
+/// data (decoded exports hold no byte count until written).
+const MAX_LAYOUT_SLACK: u64 = 256 << 20;
+
+const HEADER_REASON: &str = "the package header: the name map, imports and exports are listed above; its other tables are written from these bytes, offsets recomputed";
+
+impl AssetDocument {
+    /// Reads a loaded package (`files`, parsed as `package`) into a document.
+    /// `mappings` give unversioned packages their schemas; without them an
+    /// unversioned export's data is kept opaque with that reason.
+    pub fn read(
+        files: &PackageFiles,
+        package: &LegacyPackage,
+        mappings: Option<&Mappings>,
+    ) -> Result<AssetDocument> {
+        files.check_exports(package)?;
+        let augmented = mappings.and_then(|m| mappings_with_package_classes(files, package, m));
+        let mappings = augmented.as_ref().or(mappings);
+        let cx = PackageContext::of(package);
+        let codec = Codec::new(&cx, mappings);
+        let fallback_name = files
+            .path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let own_name = package
+            .package_name()
+            .map(str::to_string)
+            .unwrap_or(fallback_name);
+        let mut imports = Vec::with_capacity(package.imports.len());
+        for i in 0..package.imports.len() {
+            let import = &package.imports[i];
+            imports.push(ImportEntry {
+                path: package.import_path(i)?,
+                class: format!(
+                    "{}.{}",
+                    package.name(import.class_package)?,
+                    package.name(import.class_name)?
+                ),
+            });
+        }
+        let mut exports = Vec::with_capacity(package.exports.len());
+        let header_len = files.header.len();
+        let mut covered: Vec<(usize, usize)> = Vec::with_capacity(package.exports.len());
+        for index in 0..package.exports.len() {
+            let class = export_class_name(package, index)?;
+            let class_path = class_path(package, index, &own_name)?;
+            let data = files.export_data(package, index)?;
+            let base = package.exports[index].serial_offset as u64;
+            let start = (base as usize).checked_sub(header_len).ok_or_else(|| {
+                Error::unsupported(format!(
+                    "export {index} lies in the .uasset, not the .uexp (an uncooked package)"
+                ))
+                .in_file(&files.path)
+            })?;
+            covered.push((start, start + data.len()));
+            let path = package.export_path(index, Some(&own_name))?;
+            let entry = match codec.read_export(data, base, &class) {
+                ExportData::Decoded(tree) => ExportEntry {
+                    path,
+                    class: class_path,
+                    data: Some(tree),
+                    reason: None,
+                    opaque: None,
+                },
+                ExportData::Opaque { reason, opaque } => ExportEntry {
+                    path,
+                    class: class_path,
+                    data: None,
+                    reason: Some(reason),
+                    opaque: Some(opaque),
+                },
+            };
+            exports.push(entry);
+        }
+        let uexp_runs =
+            uncovered_runs(&files.uexp, covered).map_err(|e| e.in_file(&files.uexp_path))?;
+        let mut companions = Vec::with_capacity(files.bulk.len());
+        for companion in &files.bulk {
+            companions.push(Companion {
+                extension: companion.kind.extension().to_string(),
+                opaque: Hex(companion.read()?),
+            });
+        }
+        Ok(AssetDocument {
+            format: FORMAT,
+            engine: package.engine.as_str().to_string(),
+            package: own_name,
+            names: package.names.iter().map(|n| n.text.clone()).collect(),
+            imports,
+            exports,
+            header: OpaqueRun {
+                reason: HEADER_REASON.to_string(),
+                opaque: Hex(files.header.clone()),
+            },
+            uexp_runs,
+            companions,
+        })
+    }
+
+    /// How many exports the document has and how many are decoded.
+    pub fn counts(&self) -> DocumentCounts {
+        DocumentCounts {
+            exports: self.exports.len(),
+            decoded: self.exports.iter().filter(|e| e.data.is_some()).count(),
+        }
+    }
+
+    /// Parses a document, naming the JSON path of what does not fit.
+    pub fn from_json(text: &[u8]) -> Result<AssetDocument> {
+        let de = &mut serde_json::Deserializer::from_slice(text);
+        let doc: AssetDocument = serde_path_to_error::deserialize(de).map_err(|e| {
+            let path = e.path().to_string();
+            Error::invalid(format!("at `{path}`: {}", e.inner())).with_hint(
+                "fix the value at that path, or write the document again with `zenpak to-json`",
+            )
+        })?;
+        if doc.format == 0 || doc.format > FORMAT {
+            return Err(Error::unsupported(format!(
+                "the document is format {}; this zenpak reads formats 1 to {FORMAT}",
+                doc.format
+            ))
+            .with_hint("use the zenpak that wrote it, or a newer one"));
+        }
+        Ok(doc)
+    }
+
+    /// The document as JSON (pretty, ending in a newline).
+    pub fn to_json(&self) -> Result<Vec<u8>> {
+        let mut out = serde_json::to_vec_pretty(self).map_err(Error::json)?;
+        out.push(b'\n');
+        Ok(out)
+    }
+
+    /// The engine release the document names.
+    pub fn engine(&self) -> Result<EngineVersion> {
+        self.engine.parse().map_err(|_| {
+            invalid_at(
+                "engine",
+                format!("`{}` is not an engine release zenpak knows", self.engine),
+            )
+        })
+    }
+
+    /// Writes the package the document describes (see the module docs).
+    pub fn write(&self, mappings: Option<&Mappings>) -> Result<WrittenPackage> {
+        let engine = self.engine()?;
+        let mut package = LegacyPackage::read(&self.header.opaque.0, Some(engine))
+            .map_err(|e| e.within("header.opaque"))?;
+        self.check_read_only(&package)?;
+        let sizes: Vec<usize> = package
+            .exports
+            .iter()
+            .map(|e| usize::try_from(e.serial_size).unwrap_or(0))
+            .collect();
+        let header_len = self.header.opaque.0.len();
+        let mut uexp_len = self
+            .uexp_runs
+            .iter()
+            .map(|r| (r.offset as usize).saturating_add(r.opaque.0.len()))
+            .max()
+            .unwrap_or(0);
+        let mut starts = Vec::with_capacity(sizes.len());
+        for (index, (export, size)) in package.exports.iter().zip(&sizes).enumerate() {
+            let start = usize::try_from(export.serial_offset)
+                .ok()
+                .and_then(|o| o.checked_sub(header_len))
+                .ok_or_else(|| {
+                    invalid_at(
+                        "header.opaque",
+                        format!(
+                            "export {index}'s serial offset {} is not in the .uexp",
+                            export.serial_offset
+                        ),
+                    )
+                })?;
+            starts.push(start);
+            uexp_len = uexp_len.max(start.saturating_add(*size));
+        }
+        let declared: u64 = self
+            .exports
+            .iter()
+            .map(|e| e.opaque.as_ref().map_or(0, |h| h.0.len() as u64))
+            .sum::<u64>()
+            + self
+                .uexp_runs
+                .iter()
+                .map(|r| r.opaque.0.len() as u64)
+                .sum::<u64>();
+        if uexp_len as u64 > declared.saturating_mul(2).saturating_add(MAX_LAYOUT_SLACK) {
+            return Err(invalid_at(
+                "header.opaque",
+                format!("the header places export data up to byte {uexp_len} of the .uexp, far past what the document holds"),
+            ));
+        }
+        // The original files, as far as the document has them: the exports'
+        // bytes are written below; the rest is the runs.
+        let mut uexp = vec![0u8; uexp_len];
+        for run in &self.uexp_runs {
+            let at = run.offset as usize;
+            uexp[at..at + run.opaque.0.len()].copy_from_slice(&run.opaque.0);
+        }
+        let mut files = PackageFiles {
+            path: "document.uasset".into(),
+            header: self.header.opaque.0.clone(),
+            uexp_path: "document.uexp".into(),
+            uexp,
+            bulk: Vec::new(),
+        };
+        // First pass: exports whose bytes the document holds or that need
+        // no schema from this package, so that the package's own classes
+        // (blueprints) can give their schemas to the second.
+        let first = self.write_exports(&package, mappings, true)?;
+        for (index, bytes) in first.iter().enumerate() {
+            if let Some(bytes) = bytes.as_ref().ok().filter(|b| b.len() == sizes[index]) {
+                let at = starts[index];
+                files.uexp[at..at + bytes.len()].copy_from_slice(bytes);
+            }
+        }
+        let augmented = mappings.and_then(|m| mappings_with_package_classes(&files, &package, m));
+        let mappings = augmented.as_ref().or(mappings);
+        // Names the data needs and the name map lacks.
+        let missing = {
+            let cx = PackageContext::of(&package);
+            let codec = Codec::new(&cx, mappings).collecting_missing_names();
+            for (index, export) in self.exports.iter().enumerate() {
+                let _ = self.export_bytes(&codec, &package, index, export);
+            }
+            codec.missing_names()
+        };
+        for name in &missing {
+            export_data_name(&mut package, name).map_err(|e| e.within("adding a name"))?;
+        }
+        let written = self.write_exports(&package, mappings, false)?;
+        let mut edits = Vec::new();
+        for (index, bytes) in written.into_iter().enumerate() {
+            let bytes = bytes?;
+            let offset = package.exports[index].serial_offset as u64;
+            if bytes.len() == sizes[index] {
+                let at = starts[index];
+                files.uexp[at..at + bytes.len()].copy_from_slice(&bytes);
+            } else {
+                edits.push(Edit::replace(offset, sizes[index] as u64, bytes));
+            }
+        }
+        if missing.is_empty() && edits.is_empty() {
+            // Nothing moved: the header is the one read.
+        } else {
+            apply_edits(&mut files, &mut package, &edits)?;
+        }
+        let mut companions = Vec::with_capacity(self.companions.len());
+        for (i, c) in self.companions.iter().enumerate() {
+            let kind = BulkKind::ALL
+                .into_iter()
+                .find(|k| k.extension() == c.extension)
+                .ok_or_else(|| {
+                    invalid_at(
+                        &format!("companions[{i}].extension"),
+                        format!("`{}` is not ubulk, uptnl or m.ubulk", c.extension),
+                    )
+                })?;
+            companions.push((kind, c.opaque.0.clone()));
+        }
+        Ok(WrittenPackage {
+            header: files.header,
+            uexp: files.uexp,
+            companions,
+        })
+    }
+
+    /// Every export's bytes (or why not), through a codec on `package`.
+    fn write_exports(
+        &self,
+        package: &LegacyPackage,
+        mappings: Option<&Mappings>,
+        collecting: bool,
+    ) -> Result<Vec<Result<Vec<u8>>>> {
+        let cx = PackageContext::of(package);
+        let codec = Codec::new(&cx, mappings);
+        let codec = if collecting {
+            codec.collecting_missing_names()
+        } else {
+            codec
+        };
+        Ok(self
+            .exports
+            .iter()
+            .enumerate()
+            .map(|(index, export)| self.export_bytes(&codec, package, index, export))
+            .collect())
+    }
+
+    fn export_bytes(
+        &self,
+        codec: &Codec,
+        package: &LegacyPackage,
+        index: usize,
+        export: &ExportEntry,
+    ) -> Result<Vec<u8>> {
+        let at = format!("exports[{index}]");
+        match (&export.data, &export.opaque) {
+            (Some(tree), None) => {
+                let class = export_class_name(package, index)?;
+                codec.write_export(tree, &class).map_err(|e| {
+                    e.within(format!("{at}.data ({})", export.path)).with_hint(
+                        "fix the value, or write the document again with `zenpak to-json`",
+                    )
+                })
+            }
+            (None, Some(bytes)) => Ok(bytes.0.clone()),
+            _ => Err(invalid_at(
+                &at,
+                "an export has either `data` (decoded) or `opaque` (bytes), one of them",
+            )),
+        }
+    }
+
+    /// The read-only parts must still say what the header says.
+    fn check_read_only(&self, package: &LegacyPackage) -> Result<()> {
+        let names: Vec<&str> = package.names.iter().map(|n| n.text.as_str()).collect();
+        if names.len() != self.names.len() || names.iter().zip(&self.names).any(|(a, b)| a != b) {
+            let at = names
+                .iter()
+                .zip(&self.names)
+                .position(|(a, b)| a != b)
+                .unwrap_or(names.len().min(self.names.len()));
+            return Err(read_only(&format!("names[{at}]"), "the name map"));
+        }
+        if self.imports.len() != package.imports.len() {
+            return Err(read_only("imports", "the import table"));
+        }
+        for (i, import) in self.imports.iter().enumerate() {
+            if package.import_path(i)? != import.path {
+                return Err(read_only(&format!("imports[{i}].path"), "the import table"));
+            }
+        }
+        if self.exports.len() != package.exports.len() {
+            return Err(read_only("exports", "the export table"));
+        }
+        let own_name = &self.package;
+        for (i, export) in self.exports.iter().enumerate() {
+            if class_path(package, i, own_name)? != export.class {
+                return Err(read_only(
+                    &format!("exports[{i}].class"),
+                    "the export table",
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl WrittenPackage {
+    /// Writes the files: `path` is the `.uasset`/`.umap`; the `.uexp` and
+    /// companions go beside it. Each file appears whole or not at all.
+    pub fn write_to(&self, path: &Path) -> Result<Vec<PathBuf>> {
+        use std::io::Write;
+        let mut files = vec![
+            (path.to_path_buf(), &self.header),
+            (path.with_extension("uexp"), &self.uexp),
+        ];
+        for (kind, bytes) in &self.companions {
+            files.push((path.with_extension(kind.extension()), bytes));
+        }
+        let mut staged = Vec::with_capacity(files.len());
+        for (path, bytes) in &files {
+            let mut temp = crate::publish::TempFile::create(path)?;
+            temp.write_all(bytes)
+                .map_err(|e| Error::io(temp.path(), e))?;
+            staged.push(temp.stage()?);
+        }
+        crate::publish::publish(Vec::new(), staged)?;
+        Ok(files.into_iter().map(|(p, _)| p).collect())
+    }
+}
+
+/// The full path of export `index`'s class (`/Script/Engine.DataTable`;
+/// a class without a class is `/Script/CoreUObject.Class`).
+fn class_path(package: &LegacyPackage, index: usize, own_name: &str) -> Result<String> {
+    let class = package.exports[index].class_index;
+    if class.is_null() {
+        return Ok("/Script/CoreUObject.Class".to_string());
+    }
+    package.object_path(class, Some(own_name))
+}
+
+/// The runs of `uexp` that no export covers (`covered`: export ranges in
+/// the `.uexp`). Exports may not overlap.
+fn uncovered_runs(uexp: &[u8], mut covered: Vec<(usize, usize)>) -> Result<Vec<UexpRun>> {
+    covered.sort_unstable();
+    let mut runs = Vec::new();
+    let mut at = 0usize;
+    for (start, end) in covered {
+        if start < at {
+            return Err(Error::unsupported(format!(
+                "two exports share the .uexp bytes at {start}: a document keeps each export's bytes once"
+            )));
+        }
+        if start > at {
+            runs.push(UexpRun {
+                offset: at as u64,
+                opaque: Hex(uexp[at..start].to_vec()),
+            });
+        }
+        at = end;
+    }
+    if at < uexp.len() {
+        runs.push(UexpRun {
+            offset: at as u64,
+            opaque: Hex(uexp[at..].to_vec()),
+        });
+    }
+    Ok(runs)
+}
+
+fn invalid_at(path: &str, message: impl std::fmt::Display) -> Error {
+    Error::invalid(format!("at `{path}`: {message}"))
+}
+
+fn read_only(path: &str, what: &str) -> Error {
+    invalid_at(
+        path,
+        format!("{what} is read-only in a document: it must stay as `to-json` wrote it"),
+    )
+    .with_hint("edit export data only; a name or an import the data needs is added when the package is written")
+}
