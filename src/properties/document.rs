@@ -151,8 +151,6 @@ impl AssetDocument {
         files.check_exports(package)?;
         let augmented = mappings.and_then(|m| mappings_with_package_classes(files, package, m));
         let mappings = augmented.as_ref().or(mappings);
-        let cx = PackageContext::of(package);
-        let codec = Codec::new(&cx, mappings);
         let fallback_name = files
             .path
             .file_stem()
@@ -162,6 +160,8 @@ impl AssetDocument {
             .package_name()
             .map(str::to_string)
             .unwrap_or(fallback_name);
+        let cx = PackageContext::of_named(package, &own_name);
+        let codec = Codec::new(&cx, mappings);
         let mut imports = Vec::with_capacity(package.imports.len());
         for i in 0..package.imports.len() {
             let import = &package.imports[i];
@@ -356,7 +356,7 @@ impl AssetDocument {
         let mappings = augmented.as_ref().or(mappings);
         // Names the data needs and the name map lacks.
         let missing = {
-            let cx = PackageContext::of(&package);
+            let cx = PackageContext::of_named(&package, &self.package);
             let codec = Codec::new(&cx, mappings).collecting_missing_names();
             for (index, export) in self.exports.iter().enumerate() {
                 let _ = self.export_bytes(&codec, &package, index, export);
@@ -410,7 +410,7 @@ impl AssetDocument {
         mappings: Option<&Mappings>,
         collecting: bool,
     ) -> Result<Vec<Result<Vec<u8>>>> {
-        let cx = PackageContext::of(package);
+        let cx = PackageContext::of_named(package, &self.package);
         let codec = Codec::new(&cx, mappings);
         let codec = if collecting {
             codec.collecting_missing_names()

@@ -121,6 +121,9 @@ pub struct PackageContext<'a> {
     pub names: Vec<&'a str>,
     pub import_count: usize,
     pub export_count: usize,
+    /// Each import's full path, then each export's (empty when unknown):
+    /// object references read and write through them.
+    pub object_paths: Vec<String>,
     /// Entries in the summary's soft object path list (5.1+). When present,
     /// soft object paths in export data are indices into it.
     pub soft_object_path_count: usize,

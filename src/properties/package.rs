@@ -13,13 +13,27 @@ use crate::{Error, Result};
 use super::{PackageContext, PropertyBlock, PropertyInfo, Recording, Walker};
 
 impl<'a> PackageContext<'a> {
-    /// The context of a legacy package.
+    /// The context of a legacy package (its exports' paths start with the
+    /// name its summary stores, or with `Package` when it stores none; see
+    /// [`of_named`](Self::of_named)).
     pub fn of(package: &'a LegacyPackage) -> Self {
+        Self::of_named(package, package.package_name().unwrap_or("Package"))
+    }
+
+    /// [`of`](Self::of) with the package's name given (a 4.x cook stores none).
+    pub fn of_named(package: &'a LegacyPackage, package_name: &str) -> Self {
         PackageContext {
             engine: package.engine,
             names: package.names.iter().map(|n| n.text.as_str()).collect(),
             import_count: package.imports.len(),
             export_count: package.exports.len(),
+            object_paths: (0..package.imports.len())
+                .map(|i| package.import_path(i))
+                .chain(
+                    (0..package.exports.len()).map(|e| package.export_path(e, Some(package_name))),
+                )
+                .map(|p| p.unwrap_or_default())
+                .collect(),
             soft_object_path_count: package.soft_object_paths.len(),
             unversioned: package.summary.unversioned_properties(),
         }

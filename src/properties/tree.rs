@@ -34,10 +34,85 @@ pub struct ExportTree {
     /// The object GUID flag and, when set, the GUID.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub object_guid: Option<Guid>,
-    /// The class's own serialized data after the properties (mesh, texture,
-    /// DataTable rows, …), kept as bytes.
+    /// A `DataTable`'s rows: each row's name and its row struct's
+    /// properties (the struct the `RowStruct` property names).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rows: Option<Entries<Block>>,
+    /// A `StringTable`'s table.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub string_table: Option<StringTable>,
+    /// The class's own serialized data after what is decoded above (mesh,
+    /// texture, sound data, …), kept as bytes.
     #[serde(default, skip_serializing_if = "Hex::is_empty")]
     pub native: Hex,
+}
+
+/// `FStringTable`: the namespace, each key's source string, and the
+/// metadata of keys that have some.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StringTable {
+    pub namespace: FStr,
+    pub entries: Entries<FStr>,
+    #[serde(default, skip_serializing_if = "Entries::is_empty")]
+    pub metadata: Entries<Entries<FStr>>,
+}
+
+/// Entries keyed by text, in their stored order: a JSON object (whose keys
+/// keep that order), read back into the same order. A key stored twice is
+/// kept twice.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Entries<V>(pub Vec<(String, V)>);
+
+impl<V> Default for Entries<V> {
+    fn default() -> Self {
+        Entries(Vec::new())
+    }
+}
+
+impl<V> Entries<V> {
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The value of the first entry keyed `key`.
+    pub fn get(&self, key: &str) -> Option<&V> {
+        self.0.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+    }
+}
+
+impl<V: Serialize> Serialize for Entries<V> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = s.serialize_map(Some(self.0.len()))?;
+        for (k, v) in &self.0 {
+            map.serialize_entry(k, v)?;
+        }
+        map.end()
+    }
+}
+
+impl<'de, V: Deserialize<'de>> Deserialize<'de> for Entries<V> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visit<V>(std::marker::PhantomData<V>);
+        impl<'de, V: Deserialize<'de>> serde::de::Visitor<'de> for Visit<V> {
+            type Value = Entries<V>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("an object of entries")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<Self::Value, A::Error> {
+                let mut out = Vec::new();
+                while let Some((k, v)) = map.next_entry::<String, V>()? {
+                    out.push((k, v));
+                }
+                Ok(Entries(out))
+            }
+        }
+        d.deserialize_map(Visit(std::marker::PhantomData))
+    }
 }
 
 /// A property block (an object's or a struct's).
@@ -147,9 +222,9 @@ pub enum Value {
     Name(Name),
     Str(FStr),
     Text(Text),
-    /// An object (also weak object, interface) reference: a package index
-    /// (negative: import `-i - 1`, positive: export `i - 1`, 0: none).
-    Object(i32),
+    /// An object (also weak object, interface) reference, by the object's
+    /// path.
+    Object(ObjectRef),
     LazyObject(Guid),
     SoftObject(SoftObjectPath),
     Struct(Box<StructValue>),
@@ -169,7 +244,7 @@ pub enum Value {
     MulticastDelegate(Vec<Delegate>),
     FieldPath {
         path: Vec<Name>,
-        owner: i32,
+        owner: ObjectRef,
     },
     /// Before 5.4, a tagged array of structs: the inner tag the array
     /// writes before its elements (its size is computed on write), then the structs.
@@ -208,6 +283,13 @@ pub enum StructBody {
     Native(Hex),
 }
 
+/// A reference to an import or an export of the package, by its full path
+/// (`/Script/Engine.DataTable`, `/Game/Maps/Arena.Arena:PersistentLevel`);
+/// `null` for none. The package's own exports' paths start with its name.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct ObjectRef(pub Option<String>);
+
 /// An enum value: by name when the mappings name it, else raw.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
@@ -221,7 +303,7 @@ pub enum EnumValue {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Delegate {
-    pub object: i32,
+    pub object: ObjectRef,
     pub function: Name,
 }
 
@@ -319,7 +401,7 @@ impl FStr {
 
     /// Whether the stored encoding is the narrowest one for the text (then
     /// the flags need not be written down).
-    fn is_canonical(&self) -> bool {
+    pub fn is_canonical(&self) -> bool {
         (!self.utf16 || !crate::binary::is_latin1(&self.text)) && !self.terminated_empty
     }
 

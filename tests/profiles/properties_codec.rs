@@ -21,6 +21,9 @@ struct Counts {
     decoded: usize,
     /// Decoded with no byte run left inside the properties (the native tail aside).
     fully: usize,
+    /// DataTable and StringTable exports, and those whose rows or table are decoded.
+    tables: usize,
+    tables_decoded: usize,
 }
 
 /// The packages the codec is tried on: the uassetapi games with their
@@ -107,6 +110,16 @@ fn every_corpus_export_round_trips_through_the_tree_and_json() {
             let base = package.exports[index].serial_offset as u64;
             let read = codec.read_export(data, base, &class);
             counts.exports += 1;
+            if class == "DataTable" || class == "StringTable" {
+                counts.tables += 1;
+                if let ExportData::Decoded(tree) = &read {
+                    if tree.rows.is_some() || tree.string_table.is_some() {
+                        counts.tables_decoded += 1;
+                    } else {
+                        eprintln!("table not decoded: {} export {index}", path.display());
+                    }
+                }
+            }
             let rel = path.strip_prefix(&corpus).unwrap_or(&path).display();
             // Written back as it is, and through JSON.
             let written = codec.write_export_data(&read, &class).unwrap();
@@ -145,22 +158,30 @@ fn every_corpus_export_round_trips_through_the_tree_and_json() {
     }
     let mut total = Counts::default();
     eprintln!(
-        "{:<36} {:>8} {:>8} {:>8} {:>8}",
-        "game", "packages", "exports", "decoded", "fully"
+        "{:<36} {:>8} {:>8} {:>8} {:>8} {:>7} {:>7}",
+        "game", "packages", "exports", "decoded", "fully", "tables", "decoded"
     );
     for (game, c) in &table {
         eprintln!(
-            "{game:<36} {:>8} {:>8} {:>8} {:>8}",
-            c.packages, c.exports, c.decoded, c.fully
+            "{game:<36} {:>8} {:>8} {:>8} {:>8} {:>7} {:>7}",
+            c.packages, c.exports, c.decoded, c.fully, c.tables, c.tables_decoded
         );
         total.packages += c.packages;
         total.exports += c.exports;
         total.decoded += c.decoded;
         total.fully += c.fully;
+        total.tables += c.tables;
+        total.tables_decoded += c.tables_decoded;
     }
     eprintln!(
-        "{:<36} {:>8} {:>8} {:>8} {:>8}",
-        "all", total.packages, total.exports, total.decoded, total.fully
+        "{:<36} {:>8} {:>8} {:>8} {:>8} {:>7} {:>7}",
+        "all",
+        total.packages,
+        total.exports,
+        total.decoded,
+        total.fully,
+        total.tables,
+        total.tables_decoded
     );
     for (reason, n) in &reasons {
         eprintln!("opaque {n:>4}: {reason}");
@@ -177,6 +198,12 @@ fn every_corpus_export_round_trips_through_the_tree_and_json() {
         .filter(|(game, _)| game.starts_with("Test"))
         .fold((0, 0), |(e, d), (_, c)| (e + c.exports, d + c.decoded));
     assert_eq!(uassetapi, (2172, 2126), "uassetapi exports, decoded");
+    // Every DataTable and StringTable has its rows or its table decoded.
+    assert_eq!(
+        (total.tables, total.tables_decoded),
+        (4, 4),
+        "DataTable and StringTable exports, with their tails decoded"
+    );
     assert_eq!(
         (total.exports, total.decoded, total.fully),
         (2454, 2194, 1700),

@@ -60,6 +60,7 @@ fn context(
         names: names.to_vec(),
         import_count: 2,
         export_count: 1,
+        object_paths: vec!["/Script/A".into(), "/Script/A.B".into(), "/Game/P.C".into()],
         soft_object_path_count: 0,
         unversioned,
     }

@@ -26,6 +26,7 @@ use super::tree::*;
 use super::{slot_owner, PackageContext, UnversionedHeader, Walker, MAX_DEPTH};
 
 mod fixed;
+mod tables;
 mod tagged;
 mod text;
 
@@ -37,6 +38,8 @@ pub struct Codec<'a> {
     mappings: Option<&'a Mappings>,
     /// Name text → first index in the name map (for writing).
     name_index: HashMap<&'a str, i32>,
+    /// Object path → package index (the first object with the path).
+    object_index: HashMap<&'a str, i32>,
     /// When collecting: the names written that the name map lacks, in the
     /// order first met (each written as index 0 meanwhile).
     missing: Option<RefCell<Vec<String>>>,
@@ -48,10 +51,22 @@ impl<'a> Codec<'a> {
         for (i, n) in cx.names.iter().enumerate() {
             name_index.entry(*n).or_insert(i as i32);
         }
+        let mut object_index = HashMap::with_capacity(cx.object_paths.len());
+        for (slot, path) in cx.object_paths.iter().enumerate() {
+            let index = if slot < cx.import_count {
+                -(slot as i32) - 1
+            } else {
+                (slot - cx.import_count) as i32 + 1
+            };
+            if !path.is_empty() {
+                object_index.entry(path.as_str()).or_insert(index);
+            }
+        }
         Codec {
             cx,
             mappings,
             name_index,
+            object_index,
             missing: None,
         }
     }
@@ -126,10 +141,13 @@ impl<'a> Codec<'a> {
             1 => Some(Guid(r.guid()?)),
             v => return Err(r.error_at(at, format!("object GUID flag is {v}, not 0 or 1"))),
         };
+        let (rows, string_table) = self.read_tail(&mut r, class, &properties);
         Ok(ExportTree {
             control,
             properties,
             object_guid,
+            rows,
+            string_table,
             native: Hex(r.rest().to_vec()),
         })
     }
@@ -148,6 +166,7 @@ impl<'a> Codec<'a> {
                 w.guid(&g.0);
             }
         }
+        self.write_tail(&mut w, tree)?;
         w.bytes(&tree.native.0);
         Ok(w.into_inner())
     }
@@ -392,7 +411,7 @@ impl<'a> Codec<'a> {
             PropertyType::Str | PropertyType::AnsiStr => Value::Str(self.fstring(r)?),
             PropertyType::Utf8Str => Value::Str(FStr::plain(r.utf8_string()?)),
             PropertyType::Object | PropertyType::WeakObject | PropertyType::Interface => {
-                Value::Object(self.cx.package_index(r)?)
+                Value::Object(self.object_ref(r)?)
             }
             PropertyType::LazyObject => Value::LazyObject(Guid(r.guid()?)),
             PropertyType::SoftObject | PropertyType::AssetObject => {
@@ -413,7 +432,7 @@ impl<'a> Codec<'a> {
                 for _ in 0..n {
                     path.push(self.name(r)?);
                 }
-                let owner = self.cx.package_index(r)?;
+                let owner = self.object_ref(r)?;
                 Value::FieldPath { path, owner }
             }
             PropertyType::Text => Value::Text(self.text(r, depth)?),
@@ -530,8 +549,8 @@ impl<'a> Codec<'a> {
             (PropertyType::Utf8Str, Value::Str(s)) => w.utf8_string(&s.text),
             (
                 PropertyType::Object | PropertyType::WeakObject | PropertyType::Interface,
-                Value::Object(i),
-            ) => w.i32(self.checked_index(*i)?),
+                Value::Object(o),
+            ) => self.write_object_ref(w, o)?,
             (PropertyType::LazyObject, Value::LazyObject(g)) => w.guid(&g.0),
             (PropertyType::SoftObject | PropertyType::AssetObject, Value::SoftObject(p)) => {
                 self.write_soft_object_path(w, p)?
@@ -548,7 +567,7 @@ impl<'a> Codec<'a> {
                 for n in path {
                     self.write_name(w, n)?;
                 }
-                w.i32(self.checked_index(*owner)?);
+                self.write_object_ref(w, owner)?;
             }
             (PropertyType::Text, Value::Text(t)) => self.write_text(w, t, depth)?,
             (PropertyType::Struct(name), Value::Struct(s)) => {
@@ -806,24 +825,46 @@ impl<'a> Codec<'a> {
         Ok(FStr::read(text, utf16, terminated_empty))
     }
 
-    fn checked_index(&self, i: i32) -> Result<i32> {
-        let ok = match i {
-            0 => true,
-            i if i < 0 => ((-(i as i64)) - 1) < self.cx.import_count as i64,
-            i => ((i as i64) - 1) < self.cx.export_count as i64,
-        };
-        if ok {
-            Ok(i)
+    /// An object reference (a package index) as the object's path.
+    fn object_ref(&self, r: &mut Reader) -> Result<ObjectRef> {
+        let at = r.pos();
+        let index = self.cx.package_index(r)?;
+        if index == 0 {
+            return Ok(ObjectRef(None));
+        }
+        let slot = if index < 0 {
+            (-(index as i64) - 1) as usize
         } else {
-            Err(Error::invalid(format!(
-                "object reference {i} is outside the package's {} imports and {} exports",
-                self.cx.import_count, self.cx.export_count
-            )))
+            (index as i64 - 1) as usize + self.cx.import_count
+        };
+        match self.cx.object_paths.get(slot).filter(|p| !p.is_empty()) {
+            Some(path) if self.object_index.get(path.as_str()) == Some(&index) => {
+                Ok(ObjectRef(Some(path.clone())))
+            }
+            Some(path) => Err(r.error_at(
+                at,
+                format!("object reference {index} is to `{path}`, a path an earlier object of the package has too"),
+            )),
+            None => Err(r.error_at(at, format!("object reference {index} has no path"))),
         }
     }
 
+    fn write_object_ref(&self, w: &mut Writer, o: &ObjectRef) -> Result<()> {
+        let index = match &o.0 {
+            None => 0,
+            Some(path) => *self.object_index.get(path.as_str()).ok_or_else(|| {
+                Error::invalid(format!(
+                    "no import or export of the package has the path `{path}`"
+                ))
+                .with_hint("refer to an object the package's `imports` or `exports` list")
+            })?,
+        };
+        w.i32(index);
+        Ok(())
+    }
+
     fn delegate(&self, r: &mut Reader) -> Result<Delegate> {
-        let object = self.cx.package_index(r)?;
+        let object = self.object_ref(r)?;
         Ok(Delegate {
             object,
             function: self.name(r)?,
@@ -831,7 +872,7 @@ impl<'a> Codec<'a> {
     }
 
     fn write_delegate(&self, w: &mut Writer, d: &Delegate) -> Result<()> {
-        w.i32(self.checked_index(d.object)?);
+        self.write_object_ref(w, &d.object)?;
         self.write_name(w, &d.function)
     }
 

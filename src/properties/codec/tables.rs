@@ -1,0 +1,155 @@
+//! The native tails modders edit, after an export's object GUID flag:
+//! a `DataTable`'s rows and a `StringTable`'s table. Each is decoded only
+//! when it reads to the export's end exactly and writes back the same
+//! bytes; otherwise the tail stays the export's `native` byte run.
+//!
+//! - `UDataTable::Serialize` (cooked): an `i32` row count, then per row
+//!   its name (FName) and the row struct's property block (the struct the
+//!   `RowStruct` property names; unversioned blocks take its schema from
+//!   the mappings).
+//! - `FStringTable` (after `UStringTable`'s properties): the namespace
+//!   (FString), an `i32` count of entries (key and source string, both
+//!   FStrings), an `i32` count of keys with metadata (the key, then an
+//!   `i32` count of FName → FString pairs). Keys are JSON object keys, so
+//!   a table whose keys are stored in other than their narrowest form
+//!   stays bytes.
+
+use crate::binary::{Reader, Writer};
+use crate::error::{Error, Result};
+
+use super::super::tree::{Block, Entries, ExportTree, Name, ObjectRef, StringTable, Value};
+use super::{write_fstring, Codec};
+
+impl Codec<'_> {
+    /// Decodes the tail `r` is at, for an object of class `class` with
+    /// `properties`; `None` (and `r` where it was) when the class has no
+    /// tail decoded here or it does not read exactly.
+    pub(super) fn read_tail(
+        &self,
+        r: &mut Reader,
+        class: &str,
+        properties: &Block,
+    ) -> (Option<Entries<Block>>, Option<StringTable>) {
+        let start = r.pos();
+        let result = match class {
+            "DataTable" => self
+                .row_struct(properties)
+                .and_then(|row| self.read_rows(r, &row))
+                .map(|rows| (Some(rows), None)),
+            "StringTable" => self.read_string_table(r).map(|t| (None, Some(t))),
+            _ => return (None, None),
+        };
+        match result {
+            Ok(tail) if r.at_end() => tail,
+            _ => {
+                let _ = r.seek(start);
+                (None, None)
+            }
+        }
+    }
+
+    /// Writes what [`read_tail`](Self::read_tail) decoded.
+    pub(super) fn write_tail(&self, w: &mut Writer, tree: &ExportTree) -> Result<()> {
+        if let Some(rows) = &tree.rows {
+            let row = self.row_struct(&tree.properties)?;
+            w.i32(count(rows.0.len(), "rows")?);
+            for (name, block) in &rows.0 {
+                self.write_name(w, &Name(name.clone()))
+                    .map_err(|e| e.within(format!("row `{name}`")))?;
+                self.write_block(w, block, &row, 1)
+                    .map_err(|e| e.within(format!("row `{name}`")))?;
+            }
+        }
+        if let Some(table) = &tree.string_table {
+            write_fstring(w, &table.namespace);
+            w.i32(count(table.entries.0.len(), "string table entries")?);
+            for (key, value) in &table.entries.0 {
+                write_fstring(w, &super::super::tree::FStr::plain(key.as_str()));
+                write_fstring(w, value);
+            }
+            w.i32(count(table.metadata.0.len(), "string table metadata keys")?);
+            for (key, pairs) in &table.metadata.0 {
+                write_fstring(w, &super::super::tree::FStr::plain(key.as_str()));
+                w.i32(count(pairs.0.len(), "metadata of a key")?);
+                for (name, value) in &pairs.0 {
+                    self.write_name(w, &Name(name.clone()))?;
+                    write_fstring(w, value);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The name of the struct a DataTable's `RowStruct` property refers to.
+    fn row_struct(&self, properties: &Block) -> Result<String> {
+        let value = match properties {
+            Block::Unversioned { properties, .. } => properties
+                .iter()
+                .find(|p| p.name == "RowStruct")
+                .and_then(|p| p.value.as_ref()),
+            Block::Tagged { properties } => properties
+                .iter()
+                .find(|p| p.name.0 == "RowStruct")
+                .map(|p| &p.value),
+        };
+        let Some(Value::Object(ObjectRef(Some(path)))) = value else {
+            return Err(Error::invalid(
+                "the DataTable has no RowStruct property: its rows cannot be read",
+            ));
+        };
+        // The struct's object name: the path's last part.
+        Ok(path.rsplit(['.', ':']).next().unwrap_or(path).to_string())
+    }
+
+    fn read_rows(&self, r: &mut Reader, row: &str) -> Result<Entries<Block>> {
+        let n = r.count_i32(8)?;
+        let mut rows = Vec::with_capacity(n);
+        for _ in 0..n {
+            let name = self.name(r)?;
+            let block = self.block(r, row, 1)?;
+            rows.push((name.0, block));
+        }
+        Ok(Entries(rows))
+    }
+
+    fn read_string_table(&self, r: &mut Reader) -> Result<StringTable> {
+        let namespace = self.fstring(r)?;
+        let n = r.count_i32(8)?;
+        let mut entries = Vec::with_capacity(n);
+        for _ in 0..n {
+            let key = self.plain_key(r)?;
+            entries.push((key, self.fstring(r)?));
+        }
+        let n = r.count_i32(8)?;
+        let mut metadata = Vec::with_capacity(n);
+        for _ in 0..n {
+            let key = self.plain_key(r)?;
+            let m = r.count_i32(12)?;
+            let mut pairs = Vec::with_capacity(m);
+            for _ in 0..m {
+                let name = self.name(r)?;
+                pairs.push((name.0, self.fstring(r)?));
+            }
+            metadata.push((key, Entries(pairs)));
+        }
+        Ok(StringTable {
+            namespace,
+            entries: Entries(entries),
+            metadata: Entries(metadata),
+        })
+    }
+
+    /// A key: an FString stored in its narrowest form (a JSON key carries no flags).
+    fn plain_key(&self, r: &mut Reader) -> Result<String> {
+        let at = r.pos();
+        let key = self.fstring(r)?;
+        if !key.is_canonical() {
+            return Err(r.error_at(at, "a key stored in other than its narrowest form"));
+        }
+        Ok(key.text)
+    }
+}
+
+fn count(n: usize, what: &str) -> Result<i32> {
+    i32::try_from(n).map_err(|_| Error::limit(what, n as u64, i32::MAX as u64))
+}
