@@ -194,7 +194,7 @@ impl AssetDocument {
                 ExportData::Decoded(tree) => ExportEntry {
                     path,
                     class: class_path,
-                    data: Some(tree),
+                    data: Some(*tree),
                     reason: None,
                     opaque: None,
                 },

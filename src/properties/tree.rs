@@ -17,7 +17,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum ExportData {
-    Decoded(ExportTree),
+    Decoded(Box<ExportTree>),
     Opaque { reason: String, opaque: Hex },
 }
 
@@ -41,6 +41,9 @@ pub struct ExportTree {
     /// A `StringTable`'s table.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub string_table: Option<StringTable>,
+    /// An enum's (`UserDefinedEnum`'s) entries.
+    #[serde(default, rename = "enum", skip_serializing_if = "Option::is_none")]
+    pub enumeration: Option<Enumeration>,
     /// The class's own serialized data after what is decoded above (mesh,
     /// texture, sound data, …), kept as bytes.
     #[serde(default, skip_serializing_if = "Hex::is_empty")]
@@ -56,6 +59,16 @@ pub struct StringTable {
     pub entries: Entries<FStr>,
     #[serde(default, skip_serializing_if = "Entries::is_empty")]
     pub metadata: Entries<Entries<FStr>>,
+}
+
+/// `UEnum`'s own data: each entry's name (`E_Weapon::NewEnumerator0`)
+/// and value, and how the names are formed (`CppForm`: 0 regular,
+/// 1 namespaced, 2 enum class).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Enumeration {
+    pub names: Entries<Wide<i64>>,
+    pub cpp_form: u8,
 }
 
 /// Entries keyed by text, in their stored order: a JSON object (whose keys

@@ -9,6 +9,11 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
+use serde_json::{json, Value};
+
+use common::Run;
+use zenpak::properties::document::AssetDocument;
+
 #[derive(Default, Debug, Clone, Copy, PartialEq, Eq)]
 struct Counts {
     packages: usize,
@@ -155,4 +160,452 @@ fn every_corpus_package_comes_back_byte_identical_through_to_json_and_from_json(
         (2454, 2194),
         "exports, decoded"
     );
+}
+
+// ---- known values and edits ------------------------------------------------
+//
+// serde_json's `Value` keeps object keys sorted (this crate does not turn on
+// its `preserve_order`), and a row's or an entry's order is part of the
+// bytes. So the edits are made as a modder makes them, on the document's
+// text, and orders are read through the library's typed document.
+
+const NANOS: &str = "uassetapi/TestUE5_7/NanosWorld";
+const SN2: &str = "uassetapi/TestManyAssets/SN2";
+
+fn usmap(game: &Path) -> PathBuf {
+    common::files_with_ext(game, &["usmap"]).remove(0)
+}
+
+/// `to-json` of `package` (mappings: the game's); the document's text.
+fn to_json_text(package: &Path, engine: &str, game: &Path, dir: &Path) -> String {
+    let out = dir.join("document.json");
+    let usmap = usmap(game);
+    let run = common::run(
+        None,
+        &[
+            "to-json",
+            package.to_str().unwrap(),
+            "--engine",
+            engine,
+            "--mappings",
+            usmap.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+            "-q",
+        ],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    std::fs::read_to_string(&out).unwrap()
+}
+
+/// `from-json` of the document `text` into `dir/out/<name>`; the run and
+/// the written `.uasset`.
+fn from_json_text(text: &str, game: &Path, dir: &Path, name: &str) -> (Run, PathBuf) {
+    let json = dir.join(format!("{name}.edited.json"));
+    std::fs::write(&json, text).unwrap();
+    let out = dir.join("out").join(name);
+    std::fs::create_dir_all(out.parent().unwrap()).unwrap();
+    let usmap = usmap(game);
+    let run = common::run(
+        None,
+        &[
+            "from-json",
+            json.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+            "--mappings",
+            usmap.to_str().unwrap(),
+            "--message-format",
+            "json",
+        ],
+    );
+    (run, out)
+}
+
+fn value(text: &str) -> Value {
+    serde_json::from_str(text).unwrap()
+}
+
+/// The row (or entry) names of export 0, in their order.
+fn row_names(text: &str) -> Vec<String> {
+    let doc = AssetDocument::from_json(text.as_bytes()).unwrap();
+    let tree = doc.exports[0].data.as_ref().expect("decoded");
+    tree.rows
+        .as_ref()
+        .expect("rows")
+        .0
+        .iter()
+        .map(|(k, _)| k.clone())
+        .collect()
+}
+
+/// The value of the property `name` of an unversioned block.
+fn prop<'a>(block: &'a Value, name: &str) -> &'a Value {
+    block["unversioned"]["properties"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == name)
+        .unwrap_or_else(|| panic!("no property {name} in {block}"))
+        .get("value")
+        .unwrap()
+}
+
+/// Row `row`'s `TextStyle.Font` struct block of DT_ChatEntry.
+fn font_of<'a>(doc: &'a Value, row: &str) -> &'a Value {
+    let row = &doc["exports"][0]["data"]["rows"][row];
+    let style = &prop(row, "TextStyle")["Struct"]["block"];
+    &prop(style, "Font")["Struct"]["block"]
+}
+
+/// The byte range of the JSON value that follows `"key": ` at or after
+/// `from` in pretty-printed `text` (strings and nesting respected).
+fn value_span(text: &str, key: &str, from: usize) -> std::ops::Range<usize> {
+    let pattern = format!("\"{key}\": ");
+    let start = from
+        + text[from..]
+            .find(&pattern)
+            .unwrap_or_else(|| panic!("no {pattern} after {from}"))
+        + pattern.len();
+    let bytes = text.as_bytes();
+    let (mut depth, mut in_string, mut escaped) = (0i32, false, false);
+    for (i, &b) in bytes.iter().enumerate().skip(start) {
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'{' | b'[' => depth += 1,
+            b'}' | b']' => {
+                depth -= 1;
+                if depth == 0 {
+                    return start..i + 1;
+                }
+            }
+            b',' | b'\n' if depth == 0 => return start..i,
+            _ => {}
+        }
+    }
+    panic!("unterminated value of {key}")
+}
+
+/// Known values, read from the packages' bytes by hand (offsets in the
+/// `.uexp`), found in the JSON where they belong.
+#[test]
+fn to_json_shows_what_the_bytes_say() {
+    let Some(corpus) = common::corpus() else {
+        return;
+    };
+    let dir = common::temp_dir("asset-json-known");
+    let (nanos, sn2) = (corpus.join(NANOS), corpus.join(SN2));
+    // DT_ChatEntry: at 0x02 the RowStruct reference -7 (import 6,
+    // /Script/UMG.RichTextStyleRow), at 0x0a 13 rows; the first row's name
+    // at 0x0e is name 3 (`Default`), the second's at 0x110 name 10
+    // (`PlayerName`); the first row's font size at 0x3f is 00 00 60 41
+    // (14.0) and its FontObject -3 (import 2, Font_Roboto).
+    let text = to_json_text(
+        &nanos.join("Content/NanosWorld/Core/Chat/DT_ChatEntry.uasset"),
+        "5.7",
+        &nanos,
+        &dir,
+    );
+    let dt = value(&text);
+    let export = &dt["exports"][0];
+    assert_eq!(export["class"], "/Script/Engine.DataTable");
+    assert_eq!(
+        prop(&export["data"]["properties"], "RowStruct"),
+        &json!({"Object": "/Script/UMG.RichTextStyleRow"})
+    );
+    let rows = row_names(&text);
+    assert_eq!(rows.len(), 13);
+    assert_eq!(rows[..2], ["Default", "PlayerName"]);
+    // The other row names are the name map's first 14 names less `Light`
+    // (a font's typeface name).
+    let mut expected: Vec<&str> = dt["names"].as_array().unwrap()[..14]
+        .iter()
+        .map(|n| n.as_str().unwrap())
+        .filter(|n| *n != "Light")
+        .collect();
+    let mut sorted: Vec<&str> = rows.iter().map(String::as_str).collect();
+    sorted.sort();
+    expected.sort();
+    assert_eq!(sorted, expected);
+    let font = font_of(&dt, "Default");
+    assert_eq!(prop(font, "Size"), &json!({"Float": 14.0}));
+    assert_eq!(
+        prop(font, "FontObject"),
+        &json!({"Object": "/Game/NanosWorld/UI/Fonts/Roboto/Font_Roboto.Font_Roboto"})
+    );
+    // ST_Attributes: namespace `ST_Attributes` at 0x06, one entry at 0x1a:
+    // `PlayerHasDied` → `Player {0} has died`, no metadata.
+    let st = value(&to_json_text(
+        &sn2.join("Content/StringTables/ST_Attributes.uasset"),
+        "5.6",
+        &sn2,
+        &dir,
+    ));
+    assert_eq!(
+        st["exports"][0]["data"]["string_table"],
+        json!({"namespace": "ST_Attributes", "entries": {"PlayerHasDied": "Player {0} has died"}})
+    );
+    // CF_MAccelerationConversionCurve: 3 keys at 0x04; the second at 0x23:
+    // modes 02 01 00, time cd cc cc 3d (0.1), value cd cc 4c 3f (0.8),
+    // tangents 5b 50 1c 3f (0.6106011) in and out; the third at time and
+    // value 1.0 (0000803f).
+    let curve = value(&to_json_text(
+        &sn2.join("Content/Blueprints/Character/CF_MAccelerationConversionCurve.uasset"),
+        "5.6",
+        &sn2,
+        &dir,
+    ));
+    let float_curve = prop(&curve["exports"][0]["data"]["properties"], "FloatCurve");
+    let keys = prop(&float_curve["Struct"]["block"], "Keys")["Array"]
+        .as_array()
+        .unwrap();
+    assert_eq!(keys.len(), 3);
+    assert_eq!(
+        keys[1]["Struct"]["fields"],
+        json!([{"Byte": 2}, {"Byte": 1}, {"Byte": 0}, {"Float": 0.1}, {"Float": 0.8},
+               {"Float": 0.6106011}, {"Float": 0.0}, {"Float": 0.6106011}, {"Float": 0.0}])
+    );
+    assert_eq!(keys[2]["Struct"]["fields"][3], json!({"Float": 1.0}));
+    assert_eq!(keys[2]["Struct"]["fields"][4], json!({"Float": 1.0}));
+    // E_AnimSyncMethodOptions: 3 entries, names 1, 2, 0 of the name map
+    // with values 0, 1, 2, then CppForm 1 (namespaced).
+    let e = value(&to_json_text(
+        &sn2.join("Content/Blueprints/Character/E_AnimSyncMethodOptions.uasset"),
+        "5.6",
+        &sn2,
+        &dir,
+    ));
+    assert_eq!(
+        e["exports"][0]["data"]["enum"],
+        json!({"names": {
+            "E_AnimSyncMethodOptions::NewEnumerator0": "0",
+            "E_AnimSyncMethodOptions::NewEnumerator1": "1",
+            "E_AnimSyncMethodOptions::E_MAX": "2"}, "cpp_form": 1})
+    );
+}
+
+/// The offsets where two buffers of one length differ.
+fn differing(a: &[u8], b: &[u8]) -> Vec<usize> {
+    assert_eq!(a.len(), b.len());
+    a.iter()
+        .zip(b)
+        .enumerate()
+        .filter(|(_, (x, y))| x != y)
+        .map(|(i, _)| i)
+        .collect()
+}
+
+/// The document less what moves with any edit (the header's bytes, the
+/// .uexp runs' offsets) and the name map, for comparing what an edit changed.
+fn content(text: &str) -> Value {
+    let mut doc = value(text);
+    for key in ["header", "uexp_runs", "names"] {
+        doc.as_object_mut().unwrap().remove(key);
+    }
+    doc
+}
+
+#[test]
+fn from_json_writes_exactly_what_an_edit_implies() {
+    let Some(corpus) = common::corpus() else {
+        return;
+    };
+    let dir = common::temp_dir("asset-json-edits");
+    let (nanos, sn2) = (corpus.join(NANOS), corpus.join(SN2));
+    let source = nanos.join("Content/NanosWorld/Core/Chat/DT_ChatEntry.uasset");
+    let original = to_json_text(&source, "5.7", &nanos, &dir);
+    let (header, uexp) = (
+        std::fs::read(&source).unwrap(),
+        std::fs::read(source.with_extension("uexp")).unwrap(),
+    );
+
+    // A number in a row (the first `Size` is the first row's): of the float
+    // at 0x3f (00 00 60 41, 14.0; 20.0 is 00 00 a0 41) one byte changes,
+    // nothing else.
+    let at = original.find("\"name\": \"Size\"").unwrap();
+    let size = value_span(&original, "Float", at);
+    assert_eq!(&original[size.clone()], "14.0");
+    let mut edited = original.clone();
+    edited.replace_range(size, "20.0");
+    let (run, out) = from_json_text(&edited, &nanos, &dir, "DT_ChatEntry.uasset");
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    assert_eq!(std::fs::read(&out).unwrap(), header);
+    let new_uexp = std::fs::read(out.with_extension("uexp")).unwrap();
+    assert_eq!(differing(&uexp, &new_uexp), [0x41]);
+    assert_eq!(new_uexp[0x3f..0x43], 20.0f32.to_le_bytes());
+    let reread = to_json_text(&out, "5.7", &nanos, &dir);
+    assert_eq!(
+        reread, edited,
+        "to-json of the written package is the edited document"
+    );
+    // Set back: the original bytes.
+    let (run, out) = from_json_text(&original, &nanos, &dir, "DT_ChatEntry.uasset");
+    assert_eq!(run.code, 0);
+    assert_eq!(std::fs::read(&out).unwrap(), header);
+    assert_eq!(std::fs::read(out.with_extension("uexp")).unwrap(), uexp);
+
+    // A row renamed to a name the package lacks (`Cyan` → `Teal`), a row
+    // removed (`Grey`), a row added (a copy of `Red` as `Maroon`, last).
+    let mut edited = original.clone();
+    let red = value_span(&edited, "Red", value_span(&edited, "rows", 0).start);
+    let red_text = edited[red].to_string();
+    let grey = value_span(&edited, "Grey", 0);
+    // The removed row with its key and the comma before it.
+    let grey_start = edited[..grey.start].rfind(",").unwrap();
+    edited.replace_range(grey_start..grey.end, "");
+    edited = edited.replacen("\"Cyan\": {", "\"Teal\": {", 1);
+    let rows = value_span(&edited, "rows", 0);
+    let last = edited[..rows.end - 1].trim_end().len();
+    edited.insert_str(last, &format!(",\n        \"Maroon\": {red_text}"));
+    let (run, out) = from_json_text(&edited, &nanos, &dir, "DT_ChatEntry.uasset");
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    let reread = to_json_text(&out, "5.7", &nanos, &dir);
+    let mut expected_rows = row_names(&original);
+    expected_rows.retain(|r| r != "Grey");
+    for r in &mut expected_rows {
+        if r == "Cyan" {
+            *r = "Teal".into();
+        }
+    }
+    expected_rows.push("Maroon".into());
+    assert_eq!(row_names(&reread), expected_rows);
+    // The new names follow the 14 the export data referred to; the
+    // header-only names come after them.
+    let names = |t: &str| -> Vec<String> {
+        value(t)["names"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| n.as_str().unwrap().to_string())
+            .collect()
+    };
+    let (old_names, new_names) = (names(&original), names(&reread));
+    assert_eq!(new_names[..14], old_names[..14]);
+    assert_eq!(new_names[14..16], ["Teal", "Maroon"]);
+    assert_eq!(new_names[16..], old_names[14..]);
+    assert_eq!(content(&reread), content(&edited));
+    // The package reads back: every export within the .uexp, the .uexp's
+    // end where the header's bulk data starts.
+    let run = common::run(
+        None,
+        &[
+            "inspect",
+            out.to_str().unwrap(),
+            "--engine",
+            "5.7",
+            "--json",
+        ],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    build_and_read_back(&out, &dir, &nanos, &expected_rows);
+
+    // A string made longer: the export grows by the 4 bytes added.
+    let st_source = sn2.join("Content/StringTables/ST_Attributes.uasset");
+    let st = to_json_text(&st_source, "5.6", &sn2, &dir);
+    let edited = st.replacen("Player {0} has died", "Player {0} was defeated", 1);
+    let (run, out) = from_json_text(&edited, &sn2, &dir, "ST_Attributes.uasset");
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    let old = std::fs::read(st_source.with_extension("uexp")).unwrap();
+    let new = std::fs::read(out.with_extension("uexp")).unwrap();
+    assert_eq!(new.len(), old.len() + 4);
+    assert_eq!(
+        content(&to_json_text(&out, "5.6", &sn2, &dir)),
+        content(&edited)
+    );
+
+    // An array element added: a fourth key of the curve, at time 2.0.
+    let cf_source = sn2.join("Content/Blueprints/Character/CF_MAccelerationConversionCurve.uasset");
+    let cf = to_json_text(&cf_source, "5.6", &sn2, &dir);
+    let keys = value_span(&cf, "Array", cf.find("\"name\": \"Keys\"").unwrap());
+    let third = cf[..keys.end - 1].trim_end().len();
+    let third_start = cf[..third]
+        .rfind("{\n                                  \"Struct\"")
+        .unwrap();
+    let copy = cf[third_start..third].replacen("\"Float\": 1.0", "\"Float\": 2.0", 1);
+    let mut edited = cf.clone();
+    edited.insert_str(third, &format!(",\n{copy}"));
+    let (run, out) = from_json_text(&edited, &sn2, &dir, "CF_Curve.uasset");
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    let reread = value(&to_json_text(&out, "5.6", &sn2, &dir));
+    let float_curve = prop(&reread["exports"][0]["data"]["properties"], "FloatCurve");
+    let keys = prop(&float_curve["Struct"]["block"], "Keys")["Array"]
+        .as_array()
+        .unwrap();
+    assert_eq!(keys.len(), 4);
+    assert_eq!(keys[3]["Struct"]["fields"][3], json!({"Float": 2.0}));
+    let old = std::fs::read(cf_source.with_extension("uexp")).unwrap();
+    let new = std::fs::read(out.with_extension("uexp")).unwrap();
+    assert_eq!(new.len(), old.len() + 27, "a RichCurveKey is 27 bytes");
+}
+
+/// A mod holding the edited DataTable builds; `verify` passes the
+/// container, and `extract` gives back the edited export data byte for
+/// byte, with the added names (its imports are placeholders: the corpus has
+/// no 5.7 script objects, so the class cannot be named and the rows are not
+/// decoded from the extracted package).
+fn build_and_read_back(package: &Path, dir: &Path, game: &Path, rows: &[String]) {
+    let repo = dir.join("EditedMod");
+    let run = common::run(
+        Some(dir),
+        &[
+            "new",
+            "EditedMod",
+            "--engine",
+            "5.7",
+            "--project",
+            "NanosWorld",
+            "--vcs",
+            "none",
+        ],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let chat = repo.join("Cooked/NanosWorld/Content/NanosWorld/Core/Chat");
+    std::fs::create_dir_all(&chat).unwrap();
+    for ext in ["uasset", "uexp"] {
+        std::fs::copy(
+            package.with_extension(ext),
+            chat.join(format!("DT_ChatEntry.{ext}")),
+        )
+        .unwrap();
+    }
+    let run = common::run(Some(&repo), &["build", "--message-format", "json"]);
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    let utoc = common::files_with_ext(&repo.join("target"), &["utoc"]).remove(0);
+    let run = common::run(None, &["verify", utoc.to_str().unwrap()]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let extracted = dir.join("extracted");
+    let run = common::run(
+        None,
+        &[
+            "extract",
+            utoc.to_str().unwrap(),
+            "-o",
+            extracted.to_str().unwrap(),
+            "--engine",
+            "5.7",
+            "--allow-unresolved",
+        ],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let back = common::files_with_ext(&extracted, &["uasset"])
+        .into_iter()
+        .find(|p| p.file_stem().is_some_and(|s| s == "DT_ChatEntry"))
+        .expect("extract wrote DT_ChatEntry");
+    assert_eq!(
+        std::fs::read(back.with_extension("uexp")).unwrap(),
+        std::fs::read(package.with_extension("uexp")).unwrap()
+    );
+    let names = value(&to_json_text(&back, "5.7", game, dir))["names"].clone();
+    for row in rows {
+        assert!(names.as_array().unwrap().contains(&json!(row)), "{row}");
+    }
 }

@@ -21,7 +21,8 @@ struct Counts {
     decoded: usize,
     /// Decoded with no byte run left inside the properties (the native tail aside).
     fully: usize,
-    /// DataTable and StringTable exports, and those whose rows or table are decoded.
+    /// DataTable, StringTable and UserDefinedEnum exports, and those whose
+    /// rows, table or entries are decoded.
     tables: usize,
     tables_decoded: usize,
 }
@@ -110,10 +111,13 @@ fn every_corpus_export_round_trips_through_the_tree_and_json() {
             let base = package.exports[index].serial_offset as u64;
             let read = codec.read_export(data, base, &class);
             counts.exports += 1;
-            if class == "DataTable" || class == "StringTable" {
+            if ["DataTable", "StringTable", "UserDefinedEnum"].contains(&class.as_str()) {
                 counts.tables += 1;
                 if let ExportData::Decoded(tree) = &read {
-                    if tree.rows.is_some() || tree.string_table.is_some() {
+                    if tree.rows.is_some()
+                        || tree.string_table.is_some()
+                        || tree.enumeration.is_some()
+                    {
                         counts.tables_decoded += 1;
                     } else {
                         eprintln!("table not decoded: {} export {index}", path.display());
@@ -198,10 +202,11 @@ fn every_corpus_export_round_trips_through_the_tree_and_json() {
         .filter(|(game, _)| game.starts_with("Test"))
         .fold((0, 0), |(e, d), (_, c)| (e + c.exports, d + c.decoded));
     assert_eq!(uassetapi, (2172, 2126), "uassetapi exports, decoded");
-    // Every DataTable and StringTable has its rows or its table decoded.
+    // Every DataTable, StringTable and UserDefinedEnum has its rows, its
+    // table or its entries decoded.
     assert_eq!(
         (total.tables, total.tables_decoded),
-        (4, 4),
+        (12, 12),
         "DataTable and StringTable exports, with their tails decoded"
     );
     assert_eq!(

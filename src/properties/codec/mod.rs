@@ -105,7 +105,7 @@ impl<'a> Codec<'a> {
             Err(e) => return opaque(e.to_string()),
         };
         match self.write_export(&tree, class) {
-            Ok(bytes) if bytes == data => ExportData::Decoded(tree),
+            Ok(bytes) if bytes == data => ExportData::Decoded(Box::new(tree)),
             Ok(bytes) => {
                 let at = bytes
                     .iter()
@@ -141,13 +141,14 @@ impl<'a> Codec<'a> {
             1 => Some(Guid(r.guid()?)),
             v => return Err(r.error_at(at, format!("object GUID flag is {v}, not 0 or 1"))),
         };
-        let (rows, string_table) = self.read_tail(&mut r, class, &properties);
+        let tail = self.read_tail(&mut r, class, &properties);
         Ok(ExportTree {
             control,
             properties,
             object_guid,
-            rows,
-            string_table,
+            rows: tail.rows,
+            string_table: tail.string_table,
+            enumeration: tail.enumeration,
             native: Hex(r.rest().to_vec()),
         })
     }

@@ -7,6 +7,8 @@
 //!   its name (FName) and the row struct's property block (the struct the
 //!   `RowStruct` property names; unversioned blocks take its schema from
 //!   the mappings).
+//! - `UEnum::Serialize` (a `UserDefinedEnum`): an `i32` count of entries,
+//!   each a name (FName) and an `i64` value, then the `CppForm` byte.
 //! - `FStringTable` (after `UStringTable`'s properties): the namespace
 //!   (FString), an `i32` count of entries (key and source string, both
 //!   FStrings), an `i32` count of keys with metadata (the key, then an
@@ -17,33 +19,48 @@
 use crate::binary::{Reader, Writer};
 use crate::error::{Error, Result};
 
-use super::super::tree::{Block, Entries, ExportTree, Name, ObjectRef, StringTable, Value};
+use super::super::tree::{
+    Block, Entries, Enumeration, ExportTree, Name, ObjectRef, StringTable, Value, Wide,
+};
 use super::{write_fstring, Codec};
+
+/// What [`Codec::read_tail`] decoded (at most one of them).
+#[derive(Default)]
+pub(super) struct Tail {
+    pub(super) rows: Option<Entries<Block>>,
+    pub(super) string_table: Option<StringTable>,
+    pub(super) enumeration: Option<Enumeration>,
+}
 
 impl Codec<'_> {
     /// Decodes the tail `r` is at, for an object of class `class` with
     /// `properties`; `None` (and `r` where it was) when the class has no
     /// tail decoded here or it does not read exactly.
-    pub(super) fn read_tail(
-        &self,
-        r: &mut Reader,
-        class: &str,
-        properties: &Block,
-    ) -> (Option<Entries<Block>>, Option<StringTable>) {
+    pub(super) fn read_tail(&self, r: &mut Reader, class: &str, properties: &Block) -> Tail {
         let start = r.pos();
         let result = match class {
             "DataTable" => self
                 .row_struct(properties)
                 .and_then(|row| self.read_rows(r, &row))
-                .map(|rows| (Some(rows), None)),
-            "StringTable" => self.read_string_table(r).map(|t| (None, Some(t))),
-            _ => return (None, None),
+                .map(|rows| Tail {
+                    rows: Some(rows),
+                    ..Tail::default()
+                }),
+            "StringTable" => self.read_string_table(r).map(|t| Tail {
+                string_table: Some(t),
+                ..Tail::default()
+            }),
+            "UserDefinedEnum" | "Enum" => self.read_enum(r).map(|e| Tail {
+                enumeration: Some(e),
+                ..Tail::default()
+            }),
+            _ => return Tail::default(),
         };
         match result {
             Ok(tail) if r.at_end() => tail,
             _ => {
                 let _ = r.seek(start);
-                (None, None)
+                Tail::default()
             }
         }
     }
@@ -59,6 +76,14 @@ impl Codec<'_> {
                 self.write_block(w, block, &row, 1)
                     .map_err(|e| e.within(format!("row `{name}`")))?;
             }
+        }
+        if let Some(e) = &tree.enumeration {
+            w.i32(count(e.names.0.len(), "enum entries")?);
+            for (name, value) in &e.names.0 {
+                self.write_name(w, &Name(name.clone()))?;
+                w.i64(value.0);
+            }
+            w.u8(e.cpp_form);
         }
         if let Some(table) = &tree.string_table {
             write_fstring(w, &table.namespace);
@@ -110,6 +135,19 @@ impl Codec<'_> {
             rows.push((name.0, block));
         }
         Ok(Entries(rows))
+    }
+
+    fn read_enum(&self, r: &mut Reader) -> Result<Enumeration> {
+        let n = r.count_i32(16)?;
+        let mut names = Vec::with_capacity(n);
+        for _ in 0..n {
+            let name = self.name(r)?;
+            names.push((name.0, Wide(r.i64()?)));
+        }
+        Ok(Enumeration {
+            names: Entries(names),
+            cpp_form: r.u8()?,
+        })
     }
 
     fn read_string_table(&self, r: &mut Reader) -> Result<StringTable> {
