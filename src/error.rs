@@ -364,6 +364,16 @@ impl Error {
         self.inner.context.hint.as_deref()
     }
 
+    /// Where it happened and what: the display without the hint.
+    pub fn summary(&self) -> String {
+        let location = self.location();
+        if location.is_empty() {
+            self.message()
+        } else {
+            format!("{location}: {}", self.message())
+        }
+    }
+
     /// The kind's message alone, without file, structure, offset or hint.
     pub fn message(&self) -> String {
         self.inner.kind.to_string()

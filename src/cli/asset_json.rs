@@ -4,6 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
+use zenpak::diagnostic::Diagnostic;
 use zenpak::legacy::{BulkKind, PackageFiles};
 use zenpak::mappings::Mappings;
 use zenpak::properties::document::{AssetDocument, DocumentCounts};
@@ -112,6 +113,48 @@ pub(crate) fn run_to_json(args: ToJsonArgs, out: &Output) -> Result<()> {
         .map_err(|e| e.in_file(&args.path))?;
     let json = document.to_json()?;
     let counts = document.counts();
+    if let Some((index, export)) = document
+        .exports
+        .iter()
+        .enumerate()
+        .find(|(_, e)| e.data.is_none())
+    {
+        let diagnostic = if mappings.is_some()
+            && counts.decoded == 0
+            && package.summary.unversioned_properties()
+        {
+            Diagnostic::warning(
+                "mappings-mismatch",
+                format!(
+                    "not one of the {} exports decodes with these mappings: each is kept as bytes",
+                    counts.exports
+                ),
+            )
+            .with_hint("use the mappings (.usmap) dumped from the game this package belongs to")
+        } else {
+            Diagnostic::note(
+                "opaque-exports",
+                format!(
+                    "{} of {} exports are kept as bytes (`opaque`), the first export {index} ({}): {}",
+                    counts.exports - counts.decoded,
+                    counts.exports,
+                    export.path,
+                    export.reason.as_deref().unwrap_or("")
+                ),
+            )
+        };
+        out.diagnostic(&diagnostic.with_file(&args.path));
+    }
+    for (index, export, reason) in document.undecoded_tables() {
+        out.diagnostic(
+            &Diagnostic::warning(
+                "table-not-decoded",
+                format!("export {index} ({}): {reason}", export.path),
+            )
+            .with_file(&args.path)
+            .with_hint("the document keeps the bytes, so it still writes the package; give the game's own mappings to edit them as text"),
+        );
+    }
     match &args.output {
         Some(path) => {
             super::convert::check_output(path, &files, "DT_Weapons.json")?;

@@ -162,18 +162,9 @@ impl AssetDocument {
             .unwrap_or(fallback_name);
         let cx = PackageContext::of_named(package, &own_name);
         let codec = Codec::new(&cx, mappings);
-        let mut imports = Vec::with_capacity(package.imports.len());
-        for i in 0..package.imports.len() {
-            let import = &package.imports[i];
-            imports.push(ImportEntry {
-                path: package.import_path(i)?,
-                class: format!(
-                    "{}.{}",
-                    package.name(import.class_package)?,
-                    package.name(import.class_name)?
-                ),
-            });
-        }
+        let imports = (0..package.imports.len())
+            .map(|i| import_entry(package, i))
+            .collect::<Result<Vec<_>>>()?;
         let mut exports = Vec::with_capacity(package.exports.len());
         let header_len = files.header.len();
         let mut covered: Vec<(usize, usize)> = Vec::with_capacity(package.exports.len());
@@ -241,20 +232,42 @@ impl AssetDocument {
         }
     }
 
+    /// Exports of a class whose own data is decoded (DataTable,
+    /// StringTable, enum) with that data kept as bytes, and why.
+    pub fn undecoded_tables(&self) -> Vec<(usize, &ExportEntry, &str)> {
+        self.exports
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| {
+                super::codec::has_decoded_tail(e.class.rsplit(['.', ':']).next().unwrap_or(""))
+            })
+            .filter_map(|(i, e)| {
+                let reason = match &e.data {
+                    Some(tree) => tree.native.as_ref().map(|n| n.reason.as_str()),
+                    None => e.reason.as_deref(),
+                }?;
+                Some((i, e, reason))
+            })
+            .collect()
+    }
+
     /// Parses a document, naming the JSON path of what does not fit.
     pub fn from_json(text: &[u8]) -> Result<AssetDocument> {
         let de = &mut serde_json::Deserializer::from_slice(text);
         let doc: AssetDocument = serde_path_to_error::deserialize(de).map_err(|e| {
             let path = e.path().to_string();
-            Error::invalid(format!("at `{path}`: {}", e.inner())).with_hint(
-                "fix the value at that path, or write the document again with `zenpak to-json`",
-            )
+            Error::invalid(e.inner().to_string())
+                .within(path)
+                .with_hint(
+                    "fix the value at that path, or write the document again with `zenpak to-json`",
+                )
         })?;
         if doc.format == 0 || doc.format > FORMAT {
             return Err(Error::unsupported(format!(
                 "the document is format {}; this zenpak reads formats 1 to {FORMAT}",
                 doc.format
             ))
+            .within("format")
             .with_hint("use the zenpak that wrote it, or a newer one"));
         }
         Ok(doc)
@@ -282,6 +295,18 @@ impl AssetDocument {
         let engine = self.engine()?;
         let mut package = LegacyPackage::read(&self.header.opaque.0, Some(engine))
             .map_err(|e| e.within("header.opaque"))?;
+        // Every stored run of the .uexp within the budget's reach before
+        // anything is laid out.
+        for (i, run) in self.uexp_runs.iter().enumerate() {
+            if run.offset.saturating_add(run.opaque.0.len() as u64)
+                > MAX_LAYOUT_SLACK.saturating_mul(16)
+            {
+                return Err(invalid_at(
+                    &format!("uexp_runs[{i}].offset"),
+                    format!("offset {} is past any .uexp zenpak lays out", run.offset),
+                ));
+            }
+        }
         self.check_read_only(&package)?;
         let sizes: Vec<usize> = package
             .exports
@@ -465,8 +490,15 @@ impl AssetDocument {
             return Err(read_only("imports", "the import table"));
         }
         for (i, import) in self.imports.iter().enumerate() {
-            if package.import_path(i)? != import.path {
+            let entry = import_entry(package, i)?;
+            if entry.path != import.path {
                 return Err(read_only(&format!("imports[{i}].path"), "the import table"));
+            }
+            if entry.class != import.class {
+                return Err(read_only(
+                    &format!("imports[{i}].class"),
+                    "the import table",
+                ));
             }
         }
         if self.exports.len() != package.exports.len() {
@@ -509,6 +541,19 @@ impl WrittenPackage {
     }
 }
 
+/// Import `i` as the document lists it.
+fn import_entry(package: &LegacyPackage, i: usize) -> Result<ImportEntry> {
+    let import = &package.imports[i];
+    Ok(ImportEntry {
+        path: package.import_path(i)?,
+        class: format!(
+            "{}.{}",
+            package.name(import.class_package)?,
+            package.name(import.class_name)?
+        ),
+    })
+}
+
 /// The full path of export `index`'s class (`/Script/Engine.DataTable`;
 /// a class without a class is `/Script/CoreUObject.Class`).
 fn class_path(package: &LegacyPackage, index: usize, own_name: &str) -> Result<String> {
@@ -548,8 +593,9 @@ fn uncovered_runs(uexp: &[u8], mut covered: Vec<(usize, usize)>) -> Result<Vec<U
     Ok(runs)
 }
 
+/// An error in the document at JSON path `path` (`exports[3].class`).
 fn invalid_at(path: &str, message: impl std::fmt::Display) -> Error {
-    Error::invalid(format!("at `{path}`: {message}"))
+    Error::invalid(message.to_string()).within(path)
 }
 
 fn read_only(path: &str, what: &str) -> Error {

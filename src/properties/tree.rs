@@ -45,9 +45,17 @@ pub struct ExportTree {
     #[serde(default, rename = "enum", skip_serializing_if = "Option::is_none")]
     pub enumeration: Option<Enumeration>,
     /// The class's own serialized data after what is decoded above (mesh,
-    /// texture, sound data, …), kept as bytes.
-    #[serde(default, skip_serializing_if = "Hex::is_empty")]
-    pub native: Hex,
+    /// texture, sound data, …), kept as bytes with the reason.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub native: Option<NativeRun>,
+}
+
+/// Bytes of an export that zenpak keeps as they are, and why.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NativeRun {
+    pub reason: String,
+    pub opaque: Hex,
 }
 
 /// `FStringTable`: the namespace, each key's source string, and the

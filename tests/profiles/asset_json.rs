@@ -609,3 +609,208 @@ fn build_and_read_back(package: &Path, dir: &Path, game: &Path, rows: &[String])
         assert!(names.as_array().unwrap().contains(&json!(row)), "{row}");
     }
 }
+
+/// The `error` diagnostic of a failed run (`--message-format json`).
+fn error_of(run: &Run) -> Value {
+    run.json()
+        .into_iter()
+        .find(|l| l["reason"] == "diagnostic" && l["level"] == "error")
+        .unwrap_or_else(|| panic!("no error in {}", run.stdout))
+}
+
+/// Nothing but the inputs in `dir/out` (no output, no temporary).
+fn assert_nothing_written(out: &Path) {
+    let dir = out.parent().unwrap();
+    let left: Vec<_> = std::fs::read_dir(dir)
+        .map(|d| d.flatten().map(|e| e.file_name()).collect())
+        .unwrap_or_default();
+    assert!(left.is_empty(), "written: {left:?}");
+}
+
+#[test]
+fn damaged_input_is_an_error_naming_where_and_writes_nothing() {
+    let Some(corpus) = common::corpus() else {
+        return;
+    };
+    let dir = common::temp_dir("asset-json-damaged");
+    let (nanos, sn2) = (corpus.join(NANOS), corpus.join(SN2));
+    let source = nanos.join("Content/NanosWorld/Core/Chat/DT_ChatEntry.uasset");
+    let original = to_json_text(&source, "5.7", &nanos, &dir);
+
+    // Another game's mappings: to-json keeps what does not decode as
+    // bytes and warns (a DataTable's rows: `table-not-decoded`; a package
+    // of which nothing decodes: `mappings-mismatch`); from-json of a
+    // decoded document refuses them.
+    let to_json_with = |package: &Path, engine: &str, mappings: &Path| {
+        let out = dir.join("wrong.json");
+        let run = common::run(
+            None,
+            &[
+                "to-json",
+                package.to_str().unwrap(),
+                "--engine",
+                engine,
+                "--mappings",
+                mappings.to_str().unwrap(),
+                "-o",
+                out.to_str().unwrap(),
+                "--message-format",
+                "json",
+            ],
+        );
+        assert_eq!(run.code, 0, "{}", run.stdout);
+        run.json()
+            .into_iter()
+            .filter(|l| l["level"] == "warning")
+            .map(|l| l["code"].as_str().unwrap().to_string())
+            .collect::<Vec<_>>()
+    };
+    let enum_types = corpus.join("uassetapi/TestUE5_1/UnderlyingEnumTypes");
+    assert_eq!(
+        to_json_with(&enum_types.join("NewDataTable.uasset"), "5.1", &usmap(&sn2)),
+        ["table-not-decoded"]
+    );
+    assert_eq!(
+        to_json_with(
+            &nanos.join("Content/NanosWorld/Core/A_EmptySound.uasset"),
+            "5.7",
+            &usmap(&enum_types)
+        ),
+        ["mappings-mismatch"]
+    );
+    let wrong = usmap(&enum_types);
+    let json = dir.join("original.json");
+    std::fs::write(&json, &original).unwrap();
+    let target = dir.join("out/DT_ChatEntry.uasset");
+    std::fs::create_dir_all(target.parent().unwrap()).unwrap();
+    let run = common::run(
+        None,
+        &[
+            "from-json",
+            json.to_str().unwrap(),
+            "-o",
+            target.to_str().unwrap(),
+            "--mappings",
+            wrong.to_str().unwrap(),
+            "--message-format",
+            "json",
+        ],
+    );
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    let error = error_of(&run);
+    assert!(error["structure"][0]
+        .as_str()
+        .unwrap()
+        .starts_with("exports[0].data"));
+    assert_nothing_written(&target);
+
+    // Truncated property data: the .uexp cut in half.
+    let cut = dir.join("cut");
+    std::fs::create_dir_all(&cut).unwrap();
+    std::fs::copy(&source, cut.join("DT_ChatEntry.uasset")).unwrap();
+    let uexp = std::fs::read(source.with_extension("uexp")).unwrap();
+    std::fs::write(cut.join("DT_ChatEntry.uexp"), &uexp[..uexp.len() / 2]).unwrap();
+    let cut_json = dir.join("out/cut.json");
+    let run = common::run(
+        None,
+        &[
+            "to-json",
+            cut.join("DT_ChatEntry.uasset").to_str().unwrap(),
+            "--engine",
+            "5.7",
+            "--mappings",
+            usmap(&nanos).to_str().unwrap(),
+            "-o",
+            cut_json.to_str().unwrap(),
+            "--message-format",
+            "json",
+        ],
+    );
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert!(error_of(&run)["file"]
+        .as_str()
+        .unwrap()
+        .contains("DT_ChatEntry"));
+    assert_nothing_written(&cut_json);
+
+    // A wrong type at each level: (the edit, the JSON path the error names).
+    let size_at = original.find("\"name\": \"Size\"").unwrap();
+    let float = value_span(&original, "Float", size_at);
+    let size_value = value_span(&original, "value", size_at);
+    let properties = value_span(&original, "properties", 0);
+    let cases: Vec<(String, &str)> = vec![
+        (
+            original.replacen("\"format\": 1", "\"format\": \"one\"", 1),
+            "format",
+        ),
+        (
+            original.replacen("\"format\": 1", "\"format\": 99", 1),
+            "format",
+        ),
+        (
+            format!(
+                "{}5{}",
+                &original[..properties.start],
+                &original[properties.end..]
+            ),
+            "exports[0].data.properties",
+        ),
+        (
+            format!(
+                "{}\"abc\"{}",
+                &original[..float.start],
+                &original[float.end..]
+            ),
+            "exports[0].data.rows.Default",
+        ),
+        (
+            format!(
+                "{}{{\"Int\": 14}}{}",
+                &original[..size_value.start],
+                &original[size_value.end..]
+            ),
+            "exports[0].data",
+        ),
+        (
+            original.replacen("\"name\": \"Size\"", "\"name\": \"Sise\"", 1),
+            "exports[0].data",
+        ),
+        (
+            original.replacen(
+                "\"class\": \"/Script/Engine.DataTable\"",
+                "\"class\": \"/Script/Engine.CurveTable\"",
+                1,
+            ),
+            "imports[1].class",
+        ),
+        (
+            original.replacen(
+                "\"class\": \"/Script/Engine.DataTable\",\n      \"data\"",
+                "\"class\": \"/Script/Engine.CurveTable\",\n      \"data\"",
+                1,
+            ),
+            "exports[0].class",
+        ),
+        (
+            original.replacen("\"offset\": 3355", "\"offset\": 1000000000000000", 1),
+            "uexp_runs[0].offset",
+        ),
+    ];
+    for (i, (text, path)) in cases.iter().enumerate() {
+        assert!(text != &original, "case {i} edits the document");
+        let (run, out) = from_json_text(text, &nanos, &dir, "DT_ChatEntry.uasset");
+        assert_eq!(run.code, 1, "case {i}: {}", run.stdout);
+        let error = error_of(&run);
+        let structure: Vec<&str> = error["structure"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s.as_str().unwrap())
+            .collect();
+        assert!(
+            structure.iter().any(|s| s.starts_with(path)),
+            "case {i}: {path} not in {structure:?}"
+        );
+        assert_nothing_written(&out);
+    }
+}

@@ -27,6 +27,8 @@ use super::{slot_owner, PackageContext, UnversionedHeader, Walker, MAX_DEPTH};
 
 mod fixed;
 mod tables;
+
+pub use tables::has_decoded_tail;
 mod tagged;
 mod text;
 
@@ -102,7 +104,7 @@ impl<'a> Codec<'a> {
         };
         let tree = match self.decode_export(data, base, class) {
             Ok(tree) => tree,
-            Err(e) => return opaque(e.to_string()),
+            Err(e) => return opaque(e.summary()),
         };
         match self.write_export(&tree, class) {
             Ok(bytes) if bytes == data => ExportData::Decoded(Box::new(tree)),
@@ -119,7 +121,10 @@ impl<'a> Codec<'a> {
                     data.len()
                 ))
             }
-            Err(e) => opaque(format!("the decoded properties do not write back: {e}")),
+            Err(e) => opaque(format!(
+                "the decoded properties do not write back: {}",
+                e.summary()
+            )),
         }
     }
 
@@ -142,6 +147,13 @@ impl<'a> Codec<'a> {
             v => return Err(r.error_at(at, format!("object GUID flag is {v}, not 0 or 1"))),
         };
         let tail = self.read_tail(&mut r, class, &properties);
+        let rest = r.rest();
+        let native = (!rest.is_empty()).then(|| NativeRun {
+            reason: tail.reason.unwrap_or_else(|| {
+                format!("the native data of a {class}, which zenpak keeps as bytes")
+            }),
+            opaque: Hex(rest.to_vec()),
+        });
         Ok(ExportTree {
             control,
             properties,
@@ -149,7 +161,7 @@ impl<'a> Codec<'a> {
             rows: tail.rows,
             string_table: tail.string_table,
             enumeration: tail.enumeration,
-            native: Hex(r.rest().to_vec()),
+            native,
         })
     }
 
@@ -168,7 +180,9 @@ impl<'a> Codec<'a> {
             }
         }
         self.write_tail(&mut w, tree)?;
-        w.bytes(&tree.native.0);
+        if let Some(native) = &tree.native {
+            w.bytes(&native.opaque.0);
+        }
         Ok(w.into_inner())
     }
 

@@ -24,12 +24,23 @@ use super::super::tree::{
 };
 use super::{write_fstring, Codec};
 
+/// Whether objects of class `class` (its object name) have a tail decoded
+/// here: a DataTable's rows, a StringTable's table, an enum's entries.
+pub fn has_decoded_tail(class: &str) -> bool {
+    matches!(
+        class,
+        "DataTable" | "StringTable" | "UserDefinedEnum" | "Enum"
+    )
+}
+
 /// What [`Codec::read_tail`] decoded (at most one of them).
 #[derive(Default)]
 pub(super) struct Tail {
     pub(super) rows: Option<Entries<Block>>,
     pub(super) string_table: Option<StringTable>,
     pub(super) enumeration: Option<Enumeration>,
+    /// Why a tail of a class decoded here was kept as bytes.
+    pub(super) reason: Option<String>,
 }
 
 impl Codec<'_> {
@@ -50,18 +61,29 @@ impl Codec<'_> {
                 string_table: Some(t),
                 ..Tail::default()
             }),
-            "UserDefinedEnum" | "Enum" => self.read_enum(r).map(|e| Tail {
+            _ if has_decoded_tail(class) => self.read_enum(r).map(|e| Tail {
                 enumeration: Some(e),
                 ..Tail::default()
             }),
             _ => return Tail::default(),
         };
-        match result {
-            Ok(tail) if r.at_end() => tail,
-            _ => {
-                let _ = r.seek(start);
-                Tail::default()
-            }
+        let what = match class {
+            "DataTable" => "the DataTable's rows",
+            "StringTable" => "the string table's entries",
+            _ => "the enum's entries",
+        };
+        let reason = match result {
+            Ok(tail) if r.at_end() => return tail,
+            Ok(_) => format!(
+                "{what} are kept as bytes: {} bytes follow them in the export",
+                r.remaining()
+            ),
+            Err(e) => format!("{what} are kept as bytes: {}", e.summary()),
+        };
+        let _ = r.seek(start);
+        Tail {
+            reason: Some(reason),
+            ..Tail::default()
         }
     }
 
