@@ -77,11 +77,96 @@ fn round_trip(path: &Path, engine: &str, mappings: Option<&Path>, dir: &Path) ->
     let run = common::run(None, &argv);
     assert_eq!(run.code, 0, "from-json {}: {}", path.display(), run.stdout);
     let identical = package_files(path) == package_files(&out);
+    let doc: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    check_against_schema(&doc, path);
     Counts {
         packages: 1,
         exports: report["exports"].as_u64().unwrap() as usize,
         decoded: report["decoded"].as_u64().unwrap() as usize,
         identical: identical as usize,
+    }
+}
+
+/// `docs/asset-json.schema.json`.
+fn schema() -> &'static Value {
+    static SCHEMA: std::sync::OnceLock<Value> = std::sync::OnceLock::new();
+    SCHEMA.get_or_init(|| {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/asset-json.schema.json");
+        serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+    })
+}
+
+/// Every key the document uses is one the schema declares where it is
+/// used: the document's, an export's, an export tree's, each value's type
+/// and each struct's body.
+fn check_against_schema(doc: &Value, path: &Path) {
+    let schema = schema();
+    let declared = |at: &Value| -> Vec<String> {
+        at["properties"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .cloned()
+            .collect()
+    };
+    let keys_in = |v: &Value, allowed: &[String], what: &str| {
+        for k in v.as_object().unwrap().keys() {
+            assert!(
+                allowed.contains(k),
+                "{}: {what} key `{k}` is not in the schema",
+                path.display()
+            );
+        }
+    };
+    assert_eq!(doc["format"], schema["properties"]["format"]["const"]);
+    keys_in(doc, &declared(schema), "document");
+    let defs = &schema["$defs"];
+    let values = declared(&defs["Value"]);
+    let structs = declared(&defs["Value"]["properties"]["Struct"]);
+    // `keyed`: how many levels of objects keyed by row, entry or enum
+    // names (not values) begin here.
+    fn walk(v: &Value, keyed: u8, values: &[String], structs: &[String], path: &Path) {
+        match v {
+            Value::Object(map) => {
+                if map.len() == 1 && keyed == 0 {
+                    let (k, inner) = map.iter().next().unwrap();
+                    if k.starts_with(|c: char| c.is_ascii_uppercase()) {
+                        assert!(
+                            values.contains(k),
+                            "{}: value type `{k}` is not in the schema",
+                            path.display()
+                        );
+                        if k == "Struct" {
+                            for key in inner.as_object().unwrap().keys() {
+                                assert!(
+                                    structs.contains(key),
+                                    "{}: struct key `{key}`",
+                                    path.display()
+                                );
+                            }
+                        }
+                    }
+                }
+                for (k, inner) in map {
+                    let below = match (keyed, k.as_str()) {
+                        (0, "rows" | "entries" | "names") => 1,
+                        (0, "metadata") => 2,
+                        (0, _) => 0,
+                        (n, _) => n - 1,
+                    };
+                    walk(inner, below, values, structs, path);
+                }
+            }
+            Value::Array(items) => items.iter().for_each(|i| walk(i, 0, values, structs, path)),
+            _ => {}
+        }
+    }
+    for export in doc["exports"].as_array().unwrap() {
+        keys_in(export, &declared(&defs["Export"]), "export");
+        if let Some(data) = export.get("data") {
+            keys_in(data, &declared(&defs["ExportTree"]), "export data");
+            walk(data, 0, &values, &structs, path);
+        }
     }
 }
 
