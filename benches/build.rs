@@ -34,6 +34,12 @@
 //!   development build (empty cache) and with `--force`; the peak memory of
 //!   each must stay below 256 MiB whatever the input's size;
 //!
+//! - the property codec (`ZENPAK_BENCH_JSON=0` leaves it out; a few
+//!   seconds): `to-json` + `from-json` of every corpus package through the
+//!   library (MiB/s of package bytes), and a DataTable of about 10 MB
+//!   (`ZENPAK_BENCH_TABLE_MB`; DT_ChatEntry's rows copied under new names) written by `zenpak
+//!   from-json` and read by `zenpak to-json`, each timed as a process;
+//!
 //! each phase running the real `zenpak build` binary as a user does, and
 //! reports per phase wall time, CPU time (user + system), minor page faults
 //! and peak resident memory of that process (from `wait4`; Linux counts
@@ -588,10 +594,135 @@ fn main() {
     if std::env::var_os("ZENPAK_BENCH_LARGE").is_none_or(|v| v != "0") {
         large_inputs(&root, &templates);
     }
+    if std::env::var_os("ZENPAK_BENCH_JSON").is_none_or(|v| v != "0") {
+        asset_json(&corpus, &root);
+    }
     if let Some(peer) = std::env::var_os("ZENPAK_BENCH_PEER") {
         compare_with_peer(Path::new(&peer), &root);
     }
     print_peak_floor();
+}
+
+/// The engine `engines.tsv` gives a corpus file (longest folder prefix).
+fn corpus_engine(corpus: &Path, file: &Path) -> Option<EngineVersion> {
+    let table = std::fs::read_to_string(corpus.join("engines.tsv")).ok()?;
+    let rel = file.strip_prefix(corpus).ok()?.to_string_lossy().replace('\\', "/");
+    table
+        .lines()
+        .filter_map(|l| l.split_once('\t'))
+        .filter(|(prefix, _)| rel.starts_with(prefix))
+        .max_by_key(|(prefix, _)| prefix.len())
+        .and_then(|(_, v)| v.trim().parse().ok())
+}
+
+/// The `.usmap` nearest above a corpus file.
+fn corpus_mappings(file: &Path) -> Option<PathBuf> {
+    file.ancestors().skip(1).find_map(|dir| {
+        std::fs::read_dir(dir)
+            .ok()?
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| p.extension().is_some_and(|x| x == "usmap"))
+    })
+}
+
+/// The property codec: the corpus through `to-json` + `from-json` in the
+/// library, and a 10 MB DataTable through the two commands.
+fn asset_json(corpus: &Path, root: &Path) {
+    use zenpak::mappings::Mappings;
+    use zenpak::properties::document::AssetDocument;
+    let mut packages = Vec::new();
+    for entry in walkdir::WalkDir::new(corpus.join("uassetapi")).sort_by_file_name() {
+        let path = entry.unwrap().into_path();
+        if path.extension().is_some_and(|x| x == "uasset" || x == "umap") {
+            if let Some(engine) = corpus_engine(corpus, &path) {
+                packages.push((path, engine));
+            }
+        }
+    }
+    let mut cache: std::collections::BTreeMap<PathBuf, Mappings> = Default::default();
+    let mut loaded = Vec::new();
+    for (path, engine) in packages {
+        let Ok(files) = PackageFiles::load(&path) else {
+            continue;
+        };
+        let usmap = corpus_mappings(&path);
+        if let Some(u) = &usmap {
+            if !cache.contains_key(u) {
+                cache.insert(u.clone(), Mappings::load(u).unwrap());
+            }
+        }
+        loaded.push((files, engine, usmap));
+    }
+    let bytes: usize = loaded
+        .iter()
+        .map(|(f, _, _)| f.header.len() + f.uexp.len())
+        .sum();
+    let start = Instant::now();
+    let mut json_bytes = 0usize;
+    for (files, engine, usmap) in &loaded {
+        let mappings = usmap.as_ref().map(|u| &cache[u]);
+        let package = files.read_package(Some(*engine)).unwrap();
+        let doc = AssetDocument::read(files, &package, mappings).unwrap();
+        let json = doc.to_json().unwrap();
+        json_bytes += json.len();
+        let back = AssetDocument::from_json(&json).unwrap();
+        let written = back.write(mappings).unwrap();
+        assert!(written.header == files.header && written.uexp == files.uexp);
+    }
+    let took = start.elapsed().as_secs_f64();
+    println!(
+        "to-json + from-json of {} corpus packages ({:.1} MiB, {:.1} MiB of JSON) in {:.0} ms: {:.1} MiB/s",
+        loaded.len(),
+        bytes as f64 / 1048576.0,
+        json_bytes as f64 / 1048576.0,
+        took * 1000.0,
+        bytes as f64 / 1048576.0 / took
+    );
+
+    // A ~10 MB DataTable: DT_ChatEntry with its first row copied under new names.
+    let game = corpus.join("uassetapi/TestUE5_7/NanosWorld");
+    let source = game.join("Content/NanosWorld/Core/Chat/DT_ChatEntry.uasset");
+    let usmap = corpus_mappings(&source).unwrap();
+    let mappings = Mappings::load(&usmap).unwrap();
+    let files = PackageFiles::load(&source).unwrap();
+    let package = files.read_package(Some(EngineVersion::UE5_7)).unwrap();
+    let mut doc = AssetDocument::read(&files, &package, Some(&mappings)).unwrap();
+    let row_bytes = files.uexp.len() / 13;
+    let rows = doc.exports[0].data.as_mut().unwrap().rows.as_mut().unwrap();
+    let first = rows.0[0].1.clone();
+    let target: usize = std::env::var("ZENPAK_BENCH_TABLE_MB")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(10);
+    for i in 0..(target << 20) / row_bytes {
+        rows.0.push((format!("Row_{i}"), first.clone()));
+    }
+    let dir = root.join("asset-json");
+    std::fs::create_dir_all(&dir).unwrap();
+    let json = dir.join("DT_Big.json");
+    std::fs::write(&json, doc.to_json().unwrap()).unwrap();
+    let zenpak = Path::new(env!("CARGO_BIN_EXE_zenpak"));
+    let out = dir.join("DT_Big.uasset");
+    let (json_s, out_s, usmap_s) = (
+        json.to_str().unwrap(),
+        out.to_str().unwrap(),
+        usmap.to_str().unwrap(),
+    );
+    let from = measure(zenpak, &["from-json", json_s, "-o", out_s, "--mappings", usmap_s, "-q"], &dir);
+    let size = std::fs::metadata(out.with_extension("uexp")).unwrap().len() as f64 / 1048576.0;
+    report(&format!("from-json {size:.1} MiB table"), &from);
+    let back = dir.join("DT_Big.back.json");
+    let to = measure(
+        zenpak,
+        &["to-json", out_s, "--engine", "5.7", "--mappings", usmap_s, "-o", back.to_str().unwrap(), "-q"],
+        &dir,
+    );
+    report(&format!("to-json {size:.1} MiB table"), &to);
+    let json_mib = std::fs::metadata(&back).unwrap().len() as f64 / 1048576.0;
+    println!("  the table's document is {json_mib:.0} MiB of JSON");
+    let _ = std::fs::remove_file(&back);
+    let _ = std::fs::remove_file(&json);
 }
 
 /// Size of each large input.

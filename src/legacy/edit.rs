@@ -215,24 +215,35 @@ pub fn header_name(package: &mut LegacyPackage, text: &str) -> FName {
 /// Zen package keeps exactly that prefix, so a new one is inserted at the end
 /// of the prefix and every header reference to a later name is renumbered.
 pub fn export_data_name(package: &mut LegacyPackage, text: &str) -> Result<u32> {
-    let referenced = match package.summary.names_referenced_from_export_data_count {
-        Some(n) => usize::try_from(n)
-            .ok()
-            .filter(|&n| n <= package.names.len())
-            .ok_or_else(|| {
-                Error::invalid(format!(
-                    "the summary says {n} names are referenced from export data, but the package has {}",
-                    package.names.len()
-                ))
-            })?,
-        None => package.names.len(),
-    };
+    let referenced = referenced_names(package)?;
     if let Some(i) = package.names[..referenced]
         .iter()
         .position(|n| n.text == text)
     {
         return Ok(i as u32);
     }
+    export_data_names(package, &[text.to_string()])?;
+    Ok(referenced as u32)
+}
+
+/// [`export_data_name`] of several names at once (in their order, those
+/// the prefix lacks), renumbering the header once: for a table that gains
+/// thousands of rows.
+pub fn export_data_names(package: &mut LegacyPackage, texts: &[String]) -> Result<()> {
+    let referenced = referenced_names(package)?;
+    let present: std::collections::HashSet<&str> = package.names[..referenced]
+        .iter()
+        .map(|n| n.text.as_str())
+        .collect();
+    let mut seen = std::collections::HashSet::new();
+    let new: Vec<NameEntry> = texts
+        .iter()
+        .filter(|t| !present.contains(t.as_str()) && seen.insert(t.as_str()))
+        .map(|t| NameEntry::new(t))
+        .collect();
+    let Some(first) = new.first() else {
+        return Ok(());
+    };
     for section in [
         Section::SearchableNames,
         Section::ImportTypeHierarchies,
@@ -245,22 +256,24 @@ pub fn export_data_name(package: &mut LegacyPackage, text: &str) -> Result<u32> 
             .is_some_and(|b| !b.is_empty())
         {
             return Err(Error::unsupported(format!(
-                "adding the name `{text}` to a package with a {} section (which may refer to names) is not supported",
+                "adding the name `{}` to a package with a {} section (which may refer to names) is not supported",
+                first.text,
                 section.label()
             )));
         }
     }
-    package.names.insert(referenced, NameEntry::new(text));
+    let added = new.len();
+    package.names.splice(referenced..referenced, new);
     if let Some(n) = package
         .summary
         .names_referenced_from_export_data_count
         .as_mut()
     {
-        *n += 1;
+        *n += added as i32;
     }
     let bump = |name: &mut FName| {
         if name.index as usize >= referenced {
-            name.index += 1;
+            name.index += added as u32;
         }
     };
     for import in &mut package.imports {
@@ -281,5 +294,21 @@ pub fn export_data_name(package: &mut LegacyPackage, text: &str) -> Result<u32> 
     for name in &mut package.soft_package_references {
         bump(name);
     }
-    Ok(referenced as u32)
+    Ok(())
+}
+
+/// How many names export data may refer to (the summary's count, or all).
+fn referenced_names(package: &LegacyPackage) -> Result<usize> {
+    match package.summary.names_referenced_from_export_data_count {
+        Some(n) => usize::try_from(n)
+            .ok()
+            .filter(|&n| n <= package.names.len())
+            .ok_or_else(|| {
+                Error::invalid(format!(
+                    "the summary says {n} names are referenced from export data, but the package has {}",
+                    package.names.len()
+                ))
+            }),
+        None => Ok(package.names.len()),
+    }
 }

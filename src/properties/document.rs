@@ -19,7 +19,7 @@
 //! refuses a document where they no longer match its header, so that an
 //! edit there is not silently lost. A name the edited data needs and the
 //! name map lacks is added the way the cooker lays names out
-//! ([`crate::legacy::edit::export_data_name`]), and every size and offset
+//! ([`crate::legacy::edit::export_data_names`]), and every size and offset
 //! that moves with it, or with an export's new size, is recomputed
 //! ([`crate::legacy::edit::apply_edits`]): an unchanged document writes the
 //! package's bytes again, an edited one differs by what the edit implies.
@@ -33,7 +33,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::legacy::edit::{apply_edits, export_data_name, Edit};
+use crate::legacy::edit::{apply_edits, export_data_names, Edit};
 use crate::legacy::{BulkKind, LegacyPackage, PackageFiles};
 use crate::mappings::Mappings;
 use crate::version::EngineVersion;
@@ -388,9 +388,7 @@ impl AssetDocument {
             }
             codec.missing_names()
         };
-        for name in &missing {
-            export_data_name(&mut package, name).map_err(|e| e.within("adding a name"))?;
-        }
+        export_data_names(&mut package, &missing).map_err(|e| e.within("adding names"))?;
         let written = self.write_exports(&package, mappings, false)?;
         let mut edits = Vec::new();
         for (index, bytes) in written.into_iter().enumerate() {

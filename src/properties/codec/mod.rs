@@ -43,8 +43,8 @@ pub struct Codec<'a> {
     /// Object path → package index (the first object with the path).
     object_index: HashMap<&'a str, i32>,
     /// When collecting: the names written that the name map lacks, in the
-    /// order first met (each written as index 0 meanwhile).
-    missing: Option<RefCell<Vec<String>>>,
+    /// order first met (each written as index 0 meanwhile), and the same as a set.
+    missing: Option<RefCell<(Vec<String>, std::collections::HashSet<String>)>>,
 }
 
 impl<'a> Codec<'a> {
@@ -77,7 +77,7 @@ impl<'a> Codec<'a> {
     /// collect it ([`missing_names`](Self::missing_names)), for the caller
     /// to add to the package before writing for real.
     pub fn collecting_missing_names(mut self) -> Self {
-        self.missing = Some(RefCell::new(Vec::new()));
+        self.missing = Some(RefCell::default());
         self
     }
 
@@ -86,7 +86,7 @@ impl<'a> Codec<'a> {
     pub fn missing_names(&self) -> Vec<String> {
         self.missing
             .as_ref()
-            .map(|m| m.borrow().clone())
+            .map(|m| m.borrow().0.clone())
             .unwrap_or_default()
     }
 
@@ -814,9 +814,9 @@ impl<'a> Codec<'a> {
                 match (self.name_index.get(base), &self.missing) {
                     (Some(&i), _) => (i, number),
                     (None, Some(missing)) => {
-                        let mut missing = missing.borrow_mut();
-                        if !missing.iter().any(|m| m == base) {
-                            missing.push(base.to_string());
+                        let (order, set) = &mut *missing.borrow_mut();
+                        if set.insert(base.to_string()) {
+                            order.push(base.to_string());
                         }
                         (0, number)
                     }
