@@ -617,7 +617,7 @@ fn pak_package(game: &GameContext, package: &str) -> bool {
             .iter()
             .any(|path| game.view().find_file(path).is_some());
     }
-    game.view().files().iter().any(|f| {
+    game.view().files().any(|f| {
         candidates.iter().any(|c| {
             f.path.len() >= c.len()
                 && f.path.is_char_boundary(f.path.len() - c.len())
@@ -917,20 +917,19 @@ pub(crate) fn file_overrides(
             continue;
         };
         // The mod's own installed copy is not the game's: the copy it hides is.
-        let source = if own(&found.source) {
+        let source = if own(found.source) {
             let hidden = game
                 .view()
                 .shadowed()
-                .iter()
-                .find(|c| c.path.eq_ignore_ascii_case(&found.path) && !own(&c.source));
-            let Some(name) = hidden.map(|c| &c.source) else {
+                .find(|c| c.path.eq_ignore_ascii_case(&found.path) && !own(c.source));
+            let Some(name) = hidden.map(|c| c.source) else {
                 continue;
             };
             match game
                 .view()
                 .sources()
                 .iter()
-                .position(|s| s.pak.is_some() && s.name() == *name)
+                .position(|s| s.pak.is_some() && s.name() == name)
             {
                 Some(s) => s,
                 None => continue,

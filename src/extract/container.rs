@@ -229,11 +229,10 @@ impl ViewSource {
         Ok(self
             .view
             .files()
-            .iter()
             .filter_map(|f| match f.origin {
                 FileOrigin::PakEntry { source, entry } => Some(SourceFile {
                     handle: (source << HANDLE_SHIFT) | entry,
-                    path: f.path.clone(),
+                    path: f.path.into_owned(),
                     size: f.size,
                     selected: self.selected[source],
                 }),

@@ -1352,31 +1352,6 @@ impl Container {
     }
 }
 
-/// How `unpack` names a chunk's file: its directory-index path, except that
-/// a package chunk (`ExportBundleData`) is a Zen package, not a legacy
-/// `.uasset`/`.umap`, so it gets `.uzenasset`/`.uzenmap` (the names the
-/// engine's tools and the corpus use for Zen packages); chunks without a
-/// path go to `_chunks/<id>.<type>`.
-pub(crate) fn unpacked_chunk_name(
-    path: Option<&str>,
-    chunk_type: ChunkType,
-    id_hex: &str,
-) -> String {
-    match path {
-        Some(p) if chunk_type == ChunkType::ExportBundleData => {
-            if let Some(stem) = p.strip_suffix(".uasset") {
-                format!("{stem}.uzenasset")
-            } else if let Some(stem) = p.strip_suffix(".umap") {
-                format!("{stem}.uzenmap")
-            } else {
-                p.to_string()
-            }
-        }
-        Some(p) => p.to_string(),
-        None => format!("_chunks/{id_hex}.{chunk_type:?}"),
-    }
-}
-
 /// Turns layout errors into one error (or none).
 pub(crate) fn refuse_layout(mut errors: Vec<Error>) -> Result<()> {
     match errors.len() {

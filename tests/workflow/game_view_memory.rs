@@ -1,0 +1,172 @@
+//! Issue 51 item 13: a game view's memory. A sparse `.utoc` that fills the
+//! 64 MiB TOC budget with chunk entries (each a few dozen bytes on disk)
+//! must not cost the game readers many times that, and a game folder of
+//! several of them must stay within `limits.rs`' 256 MiB, measured on the
+//! real binary with the peak-RSS helper.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use zenpak::iostore::chunk::{ChunkId, ChunkType};
+use zenpak::iostore::toc::{container_flags, Toc};
+use zenpak::EngineVersion;
+
+use crate::common;
+
+const MIB: u64 = 1 << 20;
+/// `limits.rs`: every read path stays far below this.
+const BOUND: u64 = 256 * MIB;
+
+/// A container `<dir>/<stem>.{pak,utoc,ucas}` whose `.utoc` lists as many
+/// chunks as fit in `toc_bytes` (distinct bulk-data ids, each of length 0):
+/// the ids written, the offsets and metas left as a hole of zeros. The
+/// `.pak` is a real one with one file. Returns the chunk count.
+fn sparse_container(dir: &Path, stem: &str, toc_bytes: u64) -> u64 {
+    let engine = EngineVersion::UE5_6;
+    let built = zenpak::iostore::ContainerBuilder::create(
+        dir,
+        stem,
+        engine,
+        zenpak::iostore::ContainerOptions {
+            compression: zenpak::compression::Compression::None,
+            block_size: 65536,
+            aes_key: None,
+            encryption_key_guid: [0; 16],
+            mount_point: "../../../".into(),
+            hash_ucas: true,
+        },
+    )
+    .unwrap();
+    let mut b = built;
+    b.add_loose_file(&format!("Game/Config/{stem}.ini"), b"[Sparse]\n")
+        .unwrap();
+    let written = b.finish().unwrap();
+    assert_eq!(written.pak, dir.join(format!("{stem}.pak")));
+    let mut toc = Toc::read(&std::fs::read(&written.utoc).unwrap()).unwrap();
+    let version = toc.header.version;
+    let per_chunk = 12 + 10 + version.meta_size() as u64;
+    let count = (toc_bytes - 144) / per_chunk;
+    toc.header.entry_count = count as u32;
+    toc.header.compressed_block_entry_count = 0;
+    toc.header.compression_method_name_count = 0;
+    toc.header.perfect_hash_seeds_count = 0;
+    toc.header.chunks_without_perfect_hash_count = 0;
+    toc.header.directory_index_size = 0;
+    toc.header.container_flags &= !(container_flags::INDEXED | container_flags::COMPRESSED);
+    let header = Toc {
+        header: toc.header.clone(),
+        chunk_ids: Vec::new(),
+        offsets: Vec::new(),
+        perfect_hash_seeds: Vec::new(),
+        chunks_without_perfect_hash: Vec::new(),
+        blocks: Vec::new(),
+        compression_methods: Vec::new(),
+        directory_index: Vec::new(),
+        metas: Vec::new(),
+    }
+    .write();
+    assert_eq!(header.len(), 144);
+    let file = std::fs::File::create(&written.utoc).unwrap();
+    let mut out = std::io::BufWriter::new(&file);
+    out.write_all(&header).unwrap();
+    let base = u64::from(toc.header.container_id as u32) << 32;
+    for i in 0..count {
+        let id = ChunkId::new(base | i, 0, ChunkType::BulkData, engine);
+        out.write_all(&id.0).unwrap();
+    }
+    out.flush().unwrap();
+    drop(out);
+    file.set_len(144 + count * per_chunk).unwrap();
+    assert!(144 + count * per_chunk <= zenpak_toc_budget());
+    std::fs::write(&written.ucas, b"").unwrap();
+    count
+}
+
+/// `limits::MAX_TOC_BYTES` (crate-private): 64 MiB.
+fn zenpak_toc_budget() -> u64 {
+    64 * MIB
+}
+
+/// `<root>/Game/Content/Paks` with `n` sparse containers filling the TOC budget.
+fn sparse_game(name: &str, n: usize) -> (common::TestDir, PathBuf, PathBuf, u64) {
+    let dir = common::temp_dir(name);
+    let root = dir.as_ref().join("Install");
+    let paks = root.join("Game/Content/Paks");
+    std::fs::create_dir_all(&paks).unwrap();
+    let mut chunks = 0;
+    for i in 0..n {
+        chunks += sparse_container(&paks, &format!("pakchunk{i}-Windows"), zenpak_toc_budget());
+    }
+    (dir, root, paks, chunks)
+}
+
+fn measured(what: &str, args: &[&str]) -> (common::Run, u64) {
+    let started = std::time::Instant::now();
+    let (run, peak) = common::run_measured(args);
+    eprintln!(
+        "{what}: {} exit {}, peak RSS {} MiB, {:.2} s",
+        args[0],
+        run.code,
+        peak / MIB,
+        started.elapsed().as_secs_f64()
+    );
+    (run, peak)
+}
+
+/// One sparse `.utoc` at the TOC budget (1,458,885 chunks): `list` reads
+/// it whole and `verify` checks it, each within the bound (the base code's
+/// `list` took 1,006 MiB: a `String` path, kind and source per chunk and a
+/// second map keyed by the lowercased path).
+#[test]
+fn one_sparse_toc_at_the_budget_reads_in_bounded_memory() {
+    let (_dir, _root, paks, chunks) = sparse_game("sparse-toc-one", 1);
+    let utoc = paks.join("pakchunk0-Windows.utoc");
+    let u = utoc.to_str().unwrap();
+    let what = format!("one TOC of {chunks} chunks");
+    let (run, peak) = measured(&what, &["list", u, "--filter", "*.nothing"]);
+    run.assert_code(0);
+    assert!(peak < BOUND, "list peaked at {} MiB", peak / MIB);
+    // Every chunk is there (the filter keeps them all).
+    let (run, peak) = measured(&what, &["list", u, "--filter", "_chunks/*.bulkdata"]);
+    run.assert_code(0);
+    assert_eq!(run.stdout.lines().count() as u64, chunks + 1);
+    assert!(peak < BOUND, "list peaked at {} MiB", peak / MIB);
+    // (The chunks have no data and the container no header: verify fails
+    // on them, within the bound.)
+    let (run, peak) = measured(&what, &["verify", u, "--message-format", "json"]);
+    run.assert_code(1);
+    assert!(peak < BOUND, "verify peaked at {} MiB", peak / MIB);
+}
+
+/// Four of them in one game folder (5.8 million chunks; `doctor` took
+/// 4,002 MiB on the base code): the view reads containers up to
+/// `MAX_VIEW_TOC_BYTES` in all, and the game readers name each container
+/// left out (`source-unreadable`, exit 1) and read the rest; `list` of the
+/// folder refuses it (`limit`). All within the bound.
+#[test]
+fn four_sparse_tocs_in_a_game_folder_read_in_bounded_memory() {
+    let (_dir, root, paks, chunks) = sparse_game("sparse-toc-four", 4);
+    let r = root.to_str().unwrap();
+    let p = paks.to_str().unwrap();
+    let what = format!("four TOCs of {chunks} chunks");
+    for command in ["doctor", "conflicts"] {
+        let args = [command, "--game-dir", r, "--message-format", "json"];
+        let (run, peak) = measured(&what, &args);
+        run.assert_code(1);
+        assert!(peak < BOUND, "{command} peaked at {} MiB", peak / MIB);
+        let left_out: Vec<_> = run
+            .diagnostics("error")
+            .into_iter()
+            .filter(|d| d["code"] == "source-unreadable")
+            .collect();
+        assert_eq!(left_out.len(), 3, "{command}: {}", run.stdout);
+        for d in left_out {
+            let file = d["file"].as_str().unwrap();
+            assert!(file.ends_with("-Windows.utoc"), "{d}");
+        }
+    }
+    let (run, peak) = measured(&what, &["list", p, "--message-format", "json"]);
+    run.assert_code(1);
+    assert_eq!(run.error()["code"], "limit", "{}", run.stdout);
+    assert!(peak < BOUND, "list peaked at {} MiB", peak / MIB);
+}
