@@ -157,7 +157,7 @@ impl GameContext {
                 id,
                 PackageChunk {
                     package_id: id,
-                    path: container.paths.get(&winner.index).cloned(),
+                    path: container.paths.get(winner.index).map(str::to_string),
                     chunk: winner,
                 },
             );

@@ -182,7 +182,7 @@ impl ViewSource {
                     id: id.id(),
                     index: id.index(),
                     chunk_type: container.chunk_type(chunk.index),
-                    path: container.paths.get(&chunk.index).cloned(),
+                    path: container.paths.get(chunk.index).map(str::to_string),
                     size: container.toc.offsets[chunk.index].length,
                     selected: self.selected[chunk.source],
                 }

@@ -361,7 +361,7 @@ fn chunk_conflict(
     let container = view.container(chunk);
     let id = container.toc.chunk_ids[chunk.index];
     let chunk_type = container.chunk_type(chunk.index);
-    let stored = container.paths.get(&chunk.index).cloned();
+    let stored = container.paths.get(chunk.index).map(str::to_string);
     let kind = if chunk_type == ChunkType::ExportBundleData {
         ItemKind::Package
     } else if stored.is_some() {

@@ -375,13 +375,20 @@ fn kind_name(chunk_type: ChunkType) -> Cow<'static, str> {
     })
 }
 
+/// The length of file `path`.
+fn file_len(path: &Path) -> Result<u64> {
+    Ok(std::fs::metadata(path)
+        .map_err(|e| Error::io(path, e))?
+        .len())
+}
+
 /// The view path of a chunk (see [`ViewName::of_chunk`]).
 fn chunk_name(sources: &[MountedSource], chunk: ChunkRef) -> ViewName<'_> {
     let container = sources[chunk.source]
         .container
         .as_ref()
         .expect("chunk references always point at containers");
-    let stored = container.paths.get(&chunk.index).map(String::as_str);
+    let stored = container.paths.get(chunk.index);
     ViewName::of_chunk(
         stored,
         container.chunk_type(chunk.index),
@@ -459,9 +466,9 @@ pub struct GameView {
     keep_going: bool,
     /// How many were left out so.
     unreadable: usize,
-    /// Bytes of the `.utoc` files mounted, against
-    /// [`MAX_VIEW_TOC_BYTES`](crate::limits::MAX_VIEW_TOC_BYTES).
-    toc_bytes: u64,
+    /// Bytes of the `.utoc` files mounted and of their chunks' paths,
+    /// against [`MAX_VIEW_TABLE_BYTES`](crate::limits::MAX_VIEW_TABLE_BYTES).
+    table_bytes: u64,
 }
 
 /// A pak or container left out of a view opened with
@@ -607,7 +614,7 @@ impl GameView {
             skip_locked,
             keep_going,
             unreadable: 0,
-            toc_bytes: 0,
+            table_bytes: 0,
             locked: Vec::new(),
             sources: Vec::new(),
             chunks: Vec::new(),
@@ -843,7 +850,11 @@ impl GameView {
         if let Some(&existing) = self.mounted.get(&canonical) {
             return Ok(Some(existing));
         }
-        let toc_bytes = self.toc_bytes + utoc.map_or(Ok(0), |u| self.check_toc_budget(u))?;
+        // The TOC's bytes before it is read, with its paths once they are.
+        let toc_len = match utoc {
+            Some(u) => self.check_tables(u, file_len(u)?)?,
+            None => 0,
+        };
         let opened = pak
             .map(|p| PakReader::open_with_keys(p, keys))
             .transpose()
@@ -866,12 +877,15 @@ impl GameView {
             }
             Err(error) => return Err(error),
         };
+        if let (Some(u), Some(c)) = (utoc, &container) {
+            self.check_tables(u, toc_len + c.paths.memory())?;
+        }
         // Names listed twice or unreachable: every reader hears of them.
         self.diagnostics
             .extend(pak.iter().flat_map(PakReader::index_warnings));
         self.diagnostics
             .extend(container.iter().flat_map(Container::index_warnings));
-        self.toc_bytes = toc_bytes;
+        self.table_bytes += toc_len + container.as_ref().map_or(0, |c| c.paths.memory());
         self.mounted.insert(canonical, self.sources.len());
         self.sources.push(MountedSource {
             name: path
@@ -887,27 +901,26 @@ impl GameView {
         Ok(Some(self.sources.len() - 1))
     }
 
-    /// The length of `utoc`, when the view's TOCs stay within
-    /// [`MAX_VIEW_TOC_BYTES`](crate::limits::MAX_VIEW_TOC_BYTES) with it:
-    /// checked before it is read, so a game of many large TOCs is refused
-    /// container by container, not read whole. (A `.utoc` over the budget
-    /// of one TOC is left to `Toc::read_file`, which says so.)
-    fn check_toc_budget(&self, utoc: &Path) -> Result<u64> {
-        use crate::limits::{MAX_TOC_BYTES, MAX_VIEW_TOC_BYTES};
-        let len = std::fs::metadata(utoc)
-            .map_err(|e| Error::io(utoc, e))?
-            .len();
-        let total = self.toc_bytes.saturating_add(len);
-        if len <= MAX_TOC_BYTES && total > MAX_VIEW_TOC_BYTES {
+    /// `bytes` (of `utoc`'s TOC, or of it and its chunks' paths), when
+    /// the view's tables stay within
+    /// [`MAX_VIEW_TABLE_BYTES`](crate::limits::MAX_VIEW_TABLE_BYTES) with
+    /// them: checked before the TOC is read and again once its paths are,
+    /// so a game of many large TOCs is refused container by container, not
+    /// read whole. (A `.utoc` over the budget of one TOC is left to
+    /// `Toc::read_file`, which says so.)
+    fn check_tables(&self, utoc: &Path, bytes: u64) -> Result<u64> {
+        use crate::limits::{MAX_TOC_BYTES, MAX_VIEW_TABLE_BYTES};
+        let total = self.table_bytes.saturating_add(bytes);
+        if total > MAX_VIEW_TABLE_BYTES && file_len(utoc)? <= MAX_TOC_BYTES {
             return Err(Error::limit(
-                "the size of the game's .utoc files read together, this one included,",
+                "the size of the game's .utoc files and their paths read together, this one's included,",
                 total,
-                MAX_VIEW_TOC_BYTES,
+                MAX_VIEW_TABLE_BYTES,
             )
             .in_file(utoc)
             .with_hint("the game's containers together list more chunks than zenpak reads at once (real games stay far below): read this container on its own (`zenpak list` or `verify` of its .utoc)"));
         }
-        Ok(len)
+        Ok(bytes)
     }
 
     /// Decides which copy of each chunk and file wins. What is kept is
@@ -1057,7 +1070,7 @@ impl GameView {
         match record.origin {
             FileOrigin::Chunk(chunk) => {
                 let container = self.container(chunk);
-                let stored = container.paths.get(&chunk.index).map(String::as_str);
+                let stored = container.paths.get(chunk.index);
                 GameFile {
                     path: chunk_name(&self.sources, chunk).into_cow(),
                     stored_path: stored,
@@ -1177,11 +1190,7 @@ impl GameView {
             FileOrigin::PakEntry { .. } => ViewName::whole(self.pak_path(record)),
         };
         let stored = |record: &FileRecord| match record.origin {
-            FileOrigin::Chunk(chunk) => self
-                .container(chunk)
-                .paths
-                .get(&chunk.index)
-                .map(String::as_str),
+            FileOrigin::Chunk(chunk) => self.container(chunk).paths.get(chunk.index),
             FileOrigin::PakEntry { .. } => Some(self.pak_path(record)),
         };
         self.files
@@ -1220,7 +1229,7 @@ impl GameView {
                 }
                 Some(PackageChunk {
                     package_id: container.toc.chunk_ids[chunk.index].id(),
-                    path: container.paths.get(&chunk.index).cloned(),
+                    path: container.paths.get(chunk.index).map(str::to_string),
                     chunk,
                 })
             })

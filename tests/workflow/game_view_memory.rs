@@ -170,3 +170,102 @@ fn four_sparse_tocs_in_a_game_folder_read_in_bounded_memory() {
     assert_eq!(run.error()["code"], "limit", "{}", run.stdout);
     assert!(peak < BOUND, "list peaked at {} MiB", peak / MIB);
 }
+
+/// A container of `count` chunks whose directory index gives every chunk a
+/// path of `name_len` bytes, all one name of the string table: a few bytes
+/// each in the `.utoc` (12 per file entry), `name_len` each when spelled
+/// out. Returns the `.utoc`.
+fn path_bomb_container(dir: &Path, count: u32, name_len: usize) -> PathBuf {
+    let stem = "PathBomb_P";
+    let mut b = zenpak::iostore::ContainerBuilder::create(
+        dir,
+        stem,
+        EngineVersion::UE5_6,
+        zenpak::iostore::ContainerOptions {
+            compression: zenpak::compression::Compression::None,
+            block_size: 65536,
+            aes_key: None,
+            encryption_key_guid: [0; 16],
+            mount_point: "../../../".into(),
+            hash_ucas: true,
+        },
+    )
+    .unwrap();
+    b.add_loose_file("Game/Config/PathBomb.ini", b"[Bomb]\n")
+        .unwrap();
+    let written = b.finish().unwrap();
+    let mut toc = Toc::read(&std::fs::read(&written.utoc).unwrap()).unwrap();
+    let fstring = |out: &mut Vec<u8>, text: &[u8]| {
+        out.extend_from_slice(&(text.len() as i32 + 1).to_le_bytes());
+        out.extend_from_slice(text);
+        out.push(0);
+    };
+    let mut index = Vec::new();
+    fstring(&mut index, b"../../../");
+    // The root: no name, no children, its first file 0.
+    index.extend_from_slice(&1u32.to_le_bytes());
+    for field in [u32::MAX, u32::MAX, u32::MAX, 0] {
+        index.extend_from_slice(&field.to_le_bytes());
+    }
+    index.extend_from_slice(&count.to_le_bytes());
+    for i in 0..count {
+        let next = if i + 1 == count { u32::MAX } else { i + 1 };
+        for field in [0, next, i] {
+            index.extend_from_slice(&field.to_le_bytes());
+        }
+    }
+    index.extend_from_slice(&1u32.to_le_bytes());
+    fstring(&mut index, &vec![b'a'; name_len]);
+    let engine = EngineVersion::UE5_6;
+    let base = u64::from(toc.header.container_id as u32) << 32;
+    toc.chunk_ids = (0..u64::from(count))
+        .map(|i| ChunkId::new(base | i, 0, ChunkType::BulkData, engine))
+        .collect();
+    toc.offsets = vec![
+        zenpak::iostore::toc::OffsetAndLength {
+            offset: 0,
+            length: 0
+        };
+        count as usize
+    ];
+    toc.metas = vec![toc.metas[0]; count as usize];
+    toc.blocks.clear();
+    toc.compression_methods.clear();
+    toc.perfect_hash_seeds.clear();
+    toc.chunks_without_perfect_hash.clear();
+    toc.header.entry_count = count;
+    toc.header.compressed_block_entry_count = 0;
+    toc.header.compression_method_name_count = 0;
+    toc.header.perfect_hash_seeds_count = 0;
+    toc.header.chunks_without_perfect_hash_count = 0;
+    toc.header.container_flags &= !container_flags::COMPRESSED;
+    toc.header.container_flags |= container_flags::INDEXED;
+    toc.header.directory_index_size = index.len() as u32;
+    toc.directory_index = index;
+    let bytes = toc.write();
+    assert!(bytes.len() as u64 <= zenpak_toc_budget());
+    std::fs::write(&written.utoc, bytes).unwrap();
+    std::fs::write(&written.ucas, b"").unwrap();
+    written.utoc
+}
+
+/// A directory index that spells a gigabyte of paths from 12 MiB of file
+/// entries (a million chunks, each a 1,000-byte path): `list` and
+/// `verify` refuse it (`limit`, naming the file) within the bound.
+#[test]
+fn a_directory_index_spelling_a_gigabyte_of_paths_is_refused_in_bounded_memory() {
+    let dir = common::temp_dir("path-bomb");
+    let utoc = path_bomb_container(&dir, 1_000_000, 1000);
+    let u = utoc.to_str().unwrap();
+    for command in ["list", "verify"] {
+        let (run, peak) = measured(
+            "a gigabyte of index paths",
+            &[command, u, "--message-format", "json"],
+        );
+        run.assert_code(1);
+        let error = run.error();
+        assert_eq!(error["code"], "limit", "{command}: {error}");
+        assert_eq!(common::file_tail(&error, 1), "PathBomb_P.utoc", "{error}");
+        assert!(peak < BOUND, "{command} peaked at {} MiB", peak / MIB);
+    }
+}
