@@ -445,8 +445,13 @@ pub struct GameView {
     sources: Vec<MountedSource>,
     /// Every chunk id with its winning copy, sorted by id.
     chunks: Vec<(ChunkId, ChunkRef)>,
-    /// Every file the game sees, sorted by view path (ASCII case folded).
-    files: Vec<FileRecord>,
+    /// Every file the game sees, sorted by view path (ASCII case folded):
+    /// sorted when first asked for (`verify`, `conflicts` never ask).
+    files: std::sync::OnceLock<Vec<FileRecord>>,
+    /// The winning copy of each pak path, sorted by it.
+    pak_files: Vec<FileRecord>,
+    /// Each source's place in the engine's priority for chunks.
+    chunk_rank: Vec<usize>,
     /// The view path of every pak entry, by [`FileRecord::name`].
     pak_paths: crate::arena::Arena,
     /// Copies hidden by a higher-priority one, in the order of the
@@ -618,7 +623,9 @@ impl GameView {
             locked: Vec::new(),
             sources: Vec::new(),
             chunks: Vec::new(),
-            files: Vec::new(),
+            files: Default::default(),
+            pak_files: Vec::new(),
+            chunk_rank: Vec::new(),
             pak_paths: Default::default(),
             shadowed: Vec::new(),
             diagnostics: Vec::new(),
@@ -1021,41 +1028,50 @@ impl GameView {
         });
         shadowed_files.sort_unstable_by_key(|c| place(&c.origin));
 
-        // The files: every winning chunk and pak file by path. Of chunks
-        // sharing a path the last in priority order is kept, and a chunk
-        // is kept over a pak file of its name (they never share one in
-        // practice: chunks of packages are renamed `.uzen*`).
-        let mut files: Vec<FileRecord> = chunks
-            .iter()
-            .map(|&(_, chunk)| FileRecord {
-                origin: FileOrigin::Chunk(chunk),
-                name: u32::MAX,
-            })
-            .chain(pak_files)
-            .collect();
-        let sources = &self.sources;
-        let name_of = |record: &FileRecord| match record.origin {
-            FileOrigin::Chunk(chunk) => chunk_name(sources, chunk),
-            FileOrigin::PakEntry { .. } => pak_name(record),
-        };
-        let precedence = |record: &FileRecord| match record.origin {
-            FileOrigin::Chunk(_) => (0, std::cmp::Reverse(place(&record.origin))),
-            FileOrigin::PakEntry { .. } => (1, std::cmp::Reverse((0, 0))),
-        };
-        files.sort_unstable_by(|a, b| {
-            name_of(a)
-                .cmp_folded(&name_of(b))
-                .then_with(|| precedence(a).cmp(&precedence(b)))
-        });
-        files.dedup_by(|later, first| name_of(later).cmp_folded(&name_of(first)).is_eq());
-        files.shrink_to_fit();
+        pak_files.shrink_to_fit();
         pak_paths.shrink_to_fit();
-
         shadowed_chunks.extend(shadowed_files);
         self.shadowed = shadowed_chunks;
         self.chunks = chunks;
-        self.files = files;
+        self.pak_files = pak_files;
         self.pak_paths = pak_paths;
+        self.chunk_rank = chunk_rank;
+    }
+
+    /// The files: every winning chunk and pak file by path. Of chunks
+    /// sharing a path the last in priority order is kept, and a chunk is
+    /// kept over a pak file of its name (they never share one in practice:
+    /// chunks of packages are renamed `.uzen*`).
+    fn records(&self) -> &[FileRecord] {
+        self.files.get_or_init(|| {
+            let mut files: Vec<FileRecord> = self
+                .chunks
+                .iter()
+                .map(|&(_, chunk)| FileRecord {
+                    origin: FileOrigin::Chunk(chunk),
+                    name: u32::MAX,
+                })
+                .chain(self.pak_files.iter().copied())
+                .collect();
+            let name_of = |record: &FileRecord| match record.origin {
+                FileOrigin::Chunk(chunk) => chunk_name(&self.sources, chunk),
+                FileOrigin::PakEntry { .. } => ViewName::whole(self.pak_path(record)),
+            };
+            let precedence = |record: &FileRecord| match record.origin {
+                FileOrigin::Chunk(c) => {
+                    (0, std::cmp::Reverse((self.chunk_rank[c.source], c.index)))
+                }
+                FileOrigin::PakEntry { .. } => (1, std::cmp::Reverse((0, 0))),
+            };
+            files.sort_unstable_by(|a, b| {
+                name_of(a)
+                    .cmp_folded(&name_of(b))
+                    .then_with(|| precedence(a).cmp(&precedence(b)))
+            });
+            files.dedup_by(|later, first| name_of(later).cmp_folded(&name_of(first)).is_eq());
+            files.shrink_to_fit();
+            files
+        })
     }
 
     /// The view path of pak-entry record `record`.
@@ -1121,7 +1137,7 @@ impl GameView {
 
     /// Every file the game would see (winning copies only), sorted by path.
     pub fn files(&self) -> impl ExactSizeIterator<Item = GameFile<'_>> + Clone + '_ {
-        self.files.iter().map(|record| self.file(record))
+        self.records().iter().map(|record| self.file(record))
     }
 
     /// The sources in mount sequence with their orders, and the totals.
@@ -1155,7 +1171,7 @@ impl GameView {
                         }),
                 })
                 .collect(),
-            files: self.files.len(),
+            files: self.records().len(),
             packages: self.packages().len(),
             shadowed: self.shadowed.len(),
             diagnostics: self.diagnostics.clone(),
@@ -1193,11 +1209,11 @@ impl GameView {
             FileOrigin::Chunk(chunk) => self.container(chunk).paths.get(chunk.index),
             FileOrigin::PakEntry { .. } => Some(self.pak_path(record)),
         };
-        self.files
+        self.records()
             .iter()
             .find(|r| name(r).eq_ignore_ascii_case(path))
             .or_else(|| {
-                self.files
+                self.records()
                     .iter()
                     .find(|r| stored(r).is_some_and(|s| s.eq_ignore_ascii_case(path)))
             })

@@ -16,17 +16,16 @@ use crate::common;
 const MIB: u64 = 1 << 20;
 /// `limits.rs`: every read path stays far below this.
 const BOUND: u64 = 256 * MIB;
+/// `limits::MAX_TOC_BYTES` (crate-private): the largest `.utoc` read.
+const TOC_BUDGET: u64 = 64 * MIB;
 
-/// A container `<dir>/<stem>.{pak,utoc,ucas}` whose `.utoc` lists as many
-/// chunks as fit in `toc_bytes` (distinct bulk-data ids, each of length 0):
-/// the ids written, the offsets and metas left as a hole of zeros. The
-/// `.pak` is a real one with one file. Returns the chunk count.
-fn sparse_container(dir: &Path, stem: &str, toc_bytes: u64) -> u64 {
-    let engine = EngineVersion::UE5_6;
-    let built = zenpak::iostore::ContainerBuilder::create(
+/// A 5.6 container `<dir>/<stem>.{pak,utoc,ucas}` of one loose file (in
+/// its `.pak`), whose TOC the tests below replace.
+fn one_file_container(dir: &Path, stem: &str) -> zenpak::iostore::WrittenContainer {
+    let mut b = zenpak::iostore::ContainerBuilder::create(
         dir,
         stem,
-        engine,
+        EngineVersion::UE5_6,
         zenpak::iostore::ContainerOptions {
             compression: zenpak::compression::Compression::None,
             block_size: 65536,
@@ -37,10 +36,18 @@ fn sparse_container(dir: &Path, stem: &str, toc_bytes: u64) -> u64 {
         },
     )
     .unwrap();
-    let mut b = built;
-    b.add_loose_file(&format!("Game/Config/{stem}.ini"), b"[Sparse]\n")
+    b.add_loose_file(&format!("Game/Config/{stem}.ini"), b"[Config]\n")
         .unwrap();
-    let written = b.finish().unwrap();
+    b.finish().unwrap()
+}
+
+/// A container `<dir>/<stem>.{pak,utoc,ucas}` whose `.utoc` lists as many
+/// chunks as fit in `toc_bytes` (distinct bulk-data ids, each of length 0):
+/// the ids written, the offsets and metas left as a hole of zeros. The
+/// `.pak` is a real one with one file. Returns the chunk count.
+fn sparse_container(dir: &Path, stem: &str, toc_bytes: u64) -> u64 {
+    let engine = EngineVersion::UE5_6;
+    let written = one_file_container(dir, stem);
     assert_eq!(written.pak, dir.join(format!("{stem}.pak")));
     let mut toc = Toc::read(&std::fs::read(&written.utoc).unwrap()).unwrap();
     let version = toc.header.version;
@@ -77,14 +84,9 @@ fn sparse_container(dir: &Path, stem: &str, toc_bytes: u64) -> u64 {
     out.flush().unwrap();
     drop(out);
     file.set_len(144 + count * per_chunk).unwrap();
-    assert!(144 + count * per_chunk <= zenpak_toc_budget());
+    assert!(144 + count * per_chunk <= TOC_BUDGET);
     std::fs::write(&written.ucas, b"").unwrap();
     count
-}
-
-/// `limits::MAX_TOC_BYTES` (crate-private): 64 MiB.
-fn zenpak_toc_budget() -> u64 {
-    64 * MIB
 }
 
 /// `<root>/Game/Content/Paks` with `n` sparse containers filling the TOC budget.
@@ -95,7 +97,7 @@ fn sparse_game(name: &str, n: usize) -> (common::TestDir, PathBuf, PathBuf, u64)
     std::fs::create_dir_all(&paks).unwrap();
     let mut chunks = 0;
     for i in 0..n {
-        chunks += sparse_container(&paks, &format!("pakchunk{i}-Windows"), zenpak_toc_budget());
+        chunks += sparse_container(&paks, &format!("pakchunk{i}-Windows"), TOC_BUDGET);
     }
     (dir, root, paks, chunks)
 }
@@ -176,24 +178,7 @@ fn four_sparse_tocs_in_a_game_folder_read_in_bounded_memory() {
 /// each in the `.utoc` (12 per file entry), `name_len` each when spelled
 /// out. Returns the `.utoc`.
 fn path_bomb_container(dir: &Path, count: u32, name_len: usize) -> PathBuf {
-    let stem = "PathBomb_P";
-    let mut b = zenpak::iostore::ContainerBuilder::create(
-        dir,
-        stem,
-        EngineVersion::UE5_6,
-        zenpak::iostore::ContainerOptions {
-            compression: zenpak::compression::Compression::None,
-            block_size: 65536,
-            aes_key: None,
-            encryption_key_guid: [0; 16],
-            mount_point: "../../../".into(),
-            hash_ucas: true,
-        },
-    )
-    .unwrap();
-    b.add_loose_file("Game/Config/PathBomb.ini", b"[Bomb]\n")
-        .unwrap();
-    let written = b.finish().unwrap();
+    let written = one_file_container(dir, "PathBomb_P");
     let mut toc = Toc::read(&std::fs::read(&written.utoc).unwrap()).unwrap();
     let fstring = |out: &mut Vec<u8>, text: &[u8]| {
         out.extend_from_slice(&(text.len() as i32 + 1).to_le_bytes());
@@ -243,7 +228,7 @@ fn path_bomb_container(dir: &Path, count: u32, name_len: usize) -> PathBuf {
     toc.header.directory_index_size = index.len() as u32;
     toc.directory_index = index;
     let bytes = toc.write();
-    assert!(bytes.len() as u64 <= zenpak_toc_budget());
+    assert!(bytes.len() as u64 <= TOC_BUDGET);
     std::fs::write(&written.utoc, bytes).unwrap();
     std::fs::write(&written.ucas, b"").unwrap();
     written.utoc
