@@ -90,9 +90,10 @@ impl GameContext {
         let view = source.view();
         let mut diagnostics = view.diagnostics.clone();
         // UE5's ScriptObjects chunk, or UE4's initial load meta and global names.
+        use crate::extract::container::{script_objects, SCRIPT_OBJECT_CHUNKS};
         let script_objects = match source
-            .chunks()
-            .and_then(|chunks| crate::extract::container::script_objects(&source, &chunks))
+            .chunks_of(|t| SCRIPT_OBJECT_CHUNKS.contains(&t))
+            .and_then(|chunks| script_objects(&source, &chunks))
         {
             Ok(table) => table,
             Err(e) => {

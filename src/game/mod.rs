@@ -208,8 +208,8 @@ pub struct ShadowedCopy<'a> {
 /// when asked for ([`GameView::shadowed`]).
 #[derive(Debug, Clone, Copy)]
 struct Shadowed {
-    origin: FileOrigin,
-    winner: FileOrigin,
+    origin: Packed,
+    winner: Packed,
 }
 
 /// A file of the view: what `unpack` writes, what `get` finds. Made when
@@ -235,15 +235,55 @@ pub struct GameFile<'a> {
     pub(crate) origin: FileOrigin,
 }
 
-/// A file of the view as kept: where it comes from, and for a pak entry
-/// its view path's number in [`GameView::pak_paths`]. A chunk's path is
-/// made from its container's directory index or its id when asked for, so
-/// a file costs a few dozen bytes however many a container lists.
-#[derive(Debug, Clone, Copy)]
-struct FileRecord {
-    origin: FileOrigin,
-    /// Index into `pak_paths` (pak entries only).
-    name: u32,
+/// A copy (a chunk or a pak entry) in 8 bytes, as the view keeps one
+/// for every file, every winner by id and every hidden copy: its source,
+/// the top bit set for a pak entry, and its TOC or entry index (both
+/// counts are `u32` in the files). A chunk's path is made from its
+/// container's directory index or its id when asked for, so a file costs
+/// a few dozen bytes however many a container lists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Packed {
+    source: u32,
+    index: u32,
+}
+
+/// [`Packed::source`]'s bit for a pak entry.
+const PAK_ENTRY: u32 = 1 << 31;
+
+impl Packed {
+    fn of(origin: FileOrigin) -> Self {
+        match origin {
+            FileOrigin::Chunk(c) => Packed {
+                source: c.source as u32,
+                index: c.index as u32,
+            },
+            FileOrigin::PakEntry { source, entry } => Packed {
+                source: source as u32 | PAK_ENTRY,
+                index: entry as u32,
+            },
+        }
+    }
+
+    fn origin(self) -> FileOrigin {
+        let source = (self.source & !PAK_ENTRY) as usize;
+        let index = self.index as usize;
+        if self.source & PAK_ENTRY != 0 {
+            FileOrigin::PakEntry {
+                source,
+                entry: index,
+            }
+        } else {
+            FileOrigin::Chunk(ChunkRef { source, index })
+        }
+    }
+
+    /// The chunk of a chunk's record.
+    fn chunk(self) -> ChunkRef {
+        ChunkRef {
+            source: self.source as usize,
+            index: self.index as usize,
+        }
+    }
 }
 
 /// A view path in up to three pieces, compared and lowercased without
@@ -382,6 +422,17 @@ fn file_len(path: &Path) -> Result<u64> {
         .len())
 }
 
+/// The view path of a pak entry's record, from the arena of them and
+/// where each source's entries start in it.
+fn pak_path_in<'a>(paths: &'a crate::arena::Arena, base: &[u32], record: Packed) -> &'a str {
+    let FileOrigin::PakEntry { source, entry } = record.origin() else {
+        return "";
+    };
+    let bytes = paths.get(base[source] as usize + entry).unwrap_or_default();
+    // Pushed from `String`s: UTF-8.
+    std::str::from_utf8(bytes).unwrap_or_default()
+}
+
 /// The view path of a chunk (see [`ViewName::of_chunk`]).
 fn chunk_name(sources: &[MountedSource], chunk: ChunkRef) -> ViewName<'_> {
     let container = sources[chunk.source]
@@ -444,15 +495,17 @@ pub struct SourceSummary {
 pub struct GameView {
     sources: Vec<MountedSource>,
     /// Every chunk id with its winning copy, sorted by id.
-    chunks: Vec<(ChunkId, ChunkRef)>,
+    chunks: Vec<(ChunkId, Packed)>,
     /// Every file the game sees, sorted by view path (ASCII case folded):
     /// sorted when first asked for (`verify`, `conflicts` never ask).
-    files: std::sync::OnceLock<Vec<FileRecord>>,
+    files: std::sync::OnceLock<Vec<Packed>>,
     /// The winning copy of each pak path, sorted by it.
-    pak_files: Vec<FileRecord>,
+    pak_files: Vec<Packed>,
+    /// Where each source's pak entries start in `pak_paths`.
+    pak_base: Vec<u32>,
     /// Each source's place in the engine's priority for chunks.
     chunk_rank: Vec<usize>,
-    /// The view path of every pak entry, by [`FileRecord::name`].
+    /// The view path of every pak entry (see `pak_base`).
     pak_paths: crate::arena::Arena,
     /// Copies hidden by a higher-priority one, in the order of the
     /// engine's priority (for one chunk or path: the best loser first).
@@ -625,6 +678,7 @@ impl GameView {
             chunks: Vec::new(),
             files: Default::default(),
             pak_files: Vec::new(),
+            pak_base: Vec::new(),
             chunk_rank: Vec::new(),
             pak_paths: Default::default(),
             shadowed: Vec::new(),
@@ -931,7 +985,7 @@ impl GameView {
     }
 
     /// Decides which copy of each chunk and file wins. What is kept is
-    /// compact ([`FileRecord`], [`Shadowed`]): a chunk's path is not made
+    /// compact ([`Packed`], [`Shadowed`]): a chunk's path is not made
     /// until it is asked for.
     fn resolve(&mut self) {
         // Chunks: highest order, then the last mounted.
@@ -961,7 +1015,7 @@ impl GameView {
         };
 
         // Each id's copies in priority order: the first wins.
-        let mut chunks: Vec<(ChunkId, ChunkRef)> = Vec::with_capacity(
+        let mut chunks: Vec<(ChunkId, Packed)> = Vec::with_capacity(
             self.sources
                 .iter()
                 .filter_map(|s| s.container.as_ref())
@@ -971,62 +1025,63 @@ impl GameView {
         for (s, source) in self.sources.iter().enumerate() {
             if let Some(container) = &source.container {
                 let ids = container.toc.chunk_ids.iter().enumerate();
-                chunks.extend(ids.map(|(index, &id)| (id, ChunkRef { source: s, index })));
+                chunks.extend(ids.map(|(index, &id)| {
+                    (
+                        id,
+                        Packed::of(FileOrigin::Chunk(ChunkRef { source: s, index })),
+                    )
+                }));
             }
         }
-        chunks.sort_unstable_by_key(|(id, c)| (*id, chunk_rank[c.source], c.index));
+        chunks.sort_unstable_by_key(|&(id, c)| (id, chunk_rank[c.source as usize], c.index));
         let mut shadowed_chunks = Vec::new();
         chunks.dedup_by(|later, first| {
             let same = later.0 == first.0;
             if same {
                 shadowed_chunks.push(Shadowed {
-                    origin: FileOrigin::Chunk(later.1),
-                    winner: FileOrigin::Chunk(first.1),
+                    origin: later.1,
+                    winner: first.1,
                 });
             }
             same
         });
         chunks.shrink_to_fit();
-        shadowed_chunks.sort_unstable_by_key(|c| place(&c.origin));
+        shadowed_chunks.sort_unstable_by_key(|c| place(&c.origin.origin()));
 
         // Each pak path's copies in priority order: the first wins.
         let mut pak_paths = crate::arena::Arena::default();
-        let mut pak_files: Vec<FileRecord> = Vec::new();
+        let mut pak_files: Vec<Packed> = Vec::new();
+        let mut pak_base = vec![0u32; self.sources.len()];
         for &s in &by_file_priority {
             let Some(pak) = &self.sources[s].pak else {
                 continue;
             };
+            pak_base[s] = pak_paths.len() as u32;
             for (entry, info) in pak.entries.iter().enumerate() {
                 let path = virtual_path(&pak.mount_point, &info.path);
-                pak_files.push(FileRecord {
-                    origin: FileOrigin::PakEntry { source: s, entry },
-                    name: pak_paths.len() as u32,
-                });
+                pak_files.push(Packed::of(FileOrigin::PakEntry { source: s, entry }));
                 pak_paths.push(path.as_bytes());
             }
         }
-        let pak_name = |record: &FileRecord| {
-            // Pushed from `String`s above: UTF-8.
-            let bytes = pak_paths.get(record.name as usize).unwrap_or_default();
-            ViewName::whole(std::str::from_utf8(bytes).unwrap_or_default())
-        };
+        let pak_name =
+            |record: &Packed| ViewName::whole(pak_path_in(&pak_paths, &pak_base, *record));
         pak_files.sort_by(|a, b| {
             pak_name(a)
                 .cmp_folded(&pak_name(b))
-                .then_with(|| place(&a.origin).cmp(&place(&b.origin)))
+                .then_with(|| place(&a.origin()).cmp(&place(&b.origin())))
         });
         let mut shadowed_files = Vec::new();
         pak_files.dedup_by(|later, first| {
             let same = pak_name(later).cmp_folded(&pak_name(first)).is_eq();
             if same {
                 shadowed_files.push(Shadowed {
-                    origin: later.origin,
-                    winner: first.origin,
+                    origin: *later,
+                    winner: *first,
                 });
             }
             same
         });
-        shadowed_files.sort_unstable_by_key(|c| place(&c.origin));
+        shadowed_files.sort_unstable_by_key(|c| place(&c.origin.origin()));
 
         pak_files.shrink_to_fit();
         pak_paths.shrink_to_fit();
@@ -1035,6 +1090,7 @@ impl GameView {
         self.chunks = chunks;
         self.pak_files = pak_files;
         self.pak_paths = pak_paths;
+        self.pak_base = pak_base;
         self.chunk_rank = chunk_rank;
     }
 
@@ -1042,22 +1098,16 @@ impl GameView {
     /// sharing a path the last in priority order is kept, and a chunk is
     /// kept over a pak file of its name (they never share one in practice:
     /// chunks of packages are renamed `.uzen*`).
-    fn records(&self) -> &[FileRecord] {
+    fn records(&self) -> &[Packed] {
         self.files.get_or_init(|| {
-            let mut files: Vec<FileRecord> = self
+            let mut files: Vec<Packed> = self
                 .chunks
                 .iter()
-                .map(|&(_, chunk)| FileRecord {
-                    origin: FileOrigin::Chunk(chunk),
-                    name: u32::MAX,
-                })
+                .map(|&(_, chunk)| chunk)
                 .chain(self.pak_files.iter().copied())
                 .collect();
-            let name_of = |record: &FileRecord| match record.origin {
-                FileOrigin::Chunk(chunk) => chunk_name(&self.sources, chunk),
-                FileOrigin::PakEntry { .. } => ViewName::whole(self.pak_path(record)),
-            };
-            let precedence = |record: &FileRecord| match record.origin {
+            let name_of = |record: &Packed| self.name(*record);
+            let precedence = |record: &Packed| match record.origin() {
                 FileOrigin::Chunk(c) => {
                     (0, std::cmp::Reverse((self.chunk_rank[c.source], c.index)))
                 }
@@ -1074,16 +1124,22 @@ impl GameView {
         })
     }
 
-    /// The view path of pak-entry record `record`.
-    fn pak_path(&self, record: &FileRecord) -> &str {
-        let bytes = self.pak_paths.get(record.name as usize).unwrap_or_default();
-        // Pushed from `String`s: UTF-8.
-        std::str::from_utf8(bytes).unwrap_or_default()
+    /// The view path of a pak entry's record.
+    fn pak_path(&self, record: Packed) -> &str {
+        pak_path_in(&self.pak_paths, &self.pak_base, record)
+    }
+
+    /// The view path of a record, in pieces.
+    fn name(&self, record: Packed) -> ViewName<'_> {
+        match record.origin() {
+            FileOrigin::Chunk(chunk) => chunk_name(&self.sources, chunk),
+            FileOrigin::PakEntry { .. } => ViewName::whole(self.pak_path(record)),
+        }
     }
 
     /// A file as callers see it, from its record.
-    fn file(&self, record: &FileRecord) -> GameFile<'_> {
-        match record.origin {
+    fn file(&self, record: Packed) -> GameFile<'_> {
+        match record.origin() {
             FileOrigin::Chunk(chunk) => {
                 let container = self.container(chunk);
                 let stored = container.paths.get(chunk.index);
@@ -1094,7 +1150,7 @@ impl GameView {
                     size: container.toc.offsets[chunk.index].length,
                     source: self.sources[chunk.source].name(),
                     remote: container.is_remote(chunk.index),
-                    origin: record.origin,
+                    origin: record.origin(),
                 }
             }
             FileOrigin::PakEntry { source, entry } => {
@@ -1107,7 +1163,7 @@ impl GameView {
                     size: pak.map_or(0, |p| p.entries[entry].uncompressed_size),
                     source: self.sources[source].name(),
                     remote: false,
-                    origin: record.origin,
+                    origin: record.origin(),
                 }
             }
         }
@@ -1137,7 +1193,7 @@ impl GameView {
 
     /// Every file the game would see (winning copies only), sorted by path.
     pub fn files(&self) -> impl ExactSizeIterator<Item = GameFile<'_>> + Clone + '_ {
-        self.records().iter().map(|record| self.file(record))
+        self.records().iter().map(|&record| self.file(record))
     }
 
     /// The sources in mount sequence with their orders, and the totals.
@@ -1182,18 +1238,10 @@ impl GameView {
     /// (`conflicts` groups them by winner).
     pub fn shadowed(&self) -> impl ExactSizeIterator<Item = ShadowedCopy<'_>> + '_ {
         self.shadowed.iter().map(|copy| ShadowedCopy {
-            path: match copy.origin {
-                FileOrigin::Chunk(chunk) => chunk_name(&self.sources, chunk).into_cow(),
-                FileOrigin::PakEntry { source, entry } => {
-                    let pak = self.sources[source].pak.as_ref();
-                    Cow::Owned(pak.map_or_else(String::new, |p| {
-                        virtual_path(&p.mount_point, &p.entries[entry].path)
-                    }))
-                }
-            },
-            source: self.sources[copy.origin.source()].name(),
-            origin: copy.origin,
-            winner: copy.winner,
+            path: self.name(copy.origin).into_cow(),
+            source: self.sources[copy.origin.origin().source()].name(),
+            origin: copy.origin.origin(),
+            winner: copy.winner.origin(),
         })
     }
 
@@ -1201,28 +1249,24 @@ impl GameView {
     /// its stored `.uasset`/`.umap` path.
     pub fn find_file(&self, path: &str) -> Option<GameFile<'_>> {
         let path = path.trim_start_matches('/');
-        let name = |record: &FileRecord| match record.origin {
-            FileOrigin::Chunk(chunk) => chunk_name(&self.sources, chunk),
-            FileOrigin::PakEntry { .. } => ViewName::whole(self.pak_path(record)),
-        };
-        let stored = |record: &FileRecord| match record.origin {
+        let stored = |record: Packed| match record.origin() {
             FileOrigin::Chunk(chunk) => self.container(chunk).paths.get(chunk.index),
             FileOrigin::PakEntry { .. } => Some(self.pak_path(record)),
         };
         self.records()
             .iter()
-            .find(|r| name(r).eq_ignore_ascii_case(path))
+            .find(|&&r| self.name(r).eq_ignore_ascii_case(path))
             .or_else(|| {
                 self.records()
                     .iter()
-                    .find(|r| stored(r).is_some_and(|s| s.eq_ignore_ascii_case(path)))
+                    .find(|&&r| stored(r).is_some_and(|s| s.eq_ignore_ascii_case(path)))
             })
-            .map(|r| self.file(r))
+            .map(|&r| self.file(r))
     }
 
     /// Every chunk id with its winning copy, by id.
     pub(crate) fn chunks(&self) -> impl Iterator<Item = (&ChunkId, ChunkRef)> + '_ {
-        self.chunks.iter().map(|(id, chunk)| (id, *chunk))
+        self.chunks.iter().map(|(id, chunk)| (id, chunk.chunk()))
     }
 
     /// The container a chunk reference points into.
@@ -1236,9 +1280,8 @@ impl GameView {
     /// Every package (winning `ExportBundleData` chunk), by package id.
     pub fn packages(&self) -> Vec<PackageChunk> {
         let mut out: Vec<PackageChunk> = self
-            .chunks
-            .iter()
-            .filter_map(|&(_, chunk)| {
+            .chunks()
+            .filter_map(|(_, chunk)| {
                 let container = self.container(chunk);
                 if container.chunk_type(chunk.index) != ChunkType::ExportBundleData {
                     return None;
@@ -1280,7 +1323,7 @@ impl GameView {
 
     /// The ScriptObjects chunk of `global.utoc` (UE5), when the view has one.
     pub fn script_objects(&self) -> Result<Option<Vec<u8>>> {
-        for &(id, chunk) in &self.chunks {
+        for (id, chunk) in self.chunks() {
             let container = self.container(chunk);
             if container.is_ue5() && id.chunk_type(true) == ChunkType::ScriptObjects {
                 return self.read_chunk(chunk).map(Some);

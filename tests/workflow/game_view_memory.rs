@@ -141,10 +141,11 @@ fn one_sparse_toc_at_the_budget_reads_in_bounded_memory() {
 }
 
 /// Four of them in one game folder (5.8 million chunks; `doctor` took
-/// 4,002 MiB on the base code): the view reads containers up to
-/// `MAX_VIEW_TOC_BYTES` in all, and the game readers name each container
-/// left out (`source-unreadable`, exit 1) and read the rest; `list` of the
-/// folder refuses it (`limit`). All within the bound.
+/// 4,002 MiB on the base code, `check --game-dir` 4,472 MiB): the view
+/// reads containers up to `MAX_VIEW_TABLE_BYTES` in all, and the game
+/// readers name each container left out (`source-unreadable`, exit 1) and
+/// read the rest; `list` of the folder refuses it (`limit`). All within
+/// the bound.
 #[test]
 fn four_sparse_tocs_in_a_game_folder_read_in_bounded_memory() {
     let (_dir, root, paks, chunks) = sparse_game("sparse-toc-four", 4);
@@ -171,6 +172,42 @@ fn four_sparse_tocs_in_a_game_folder_read_in_bounded_memory() {
     run.assert_code(1);
     assert_eq!(run.error()["code"], "limit", "{}", run.stdout);
     assert!(peak < BOUND, "list peaked at {} MiB", peak / MIB);
+    // `check --game-dir` of a mod (the corpus's SM_Cube) against it.
+    let Some(corpus) = common::corpus() else {
+        return;
+    };
+    let repo = root.parent().unwrap().join("mod");
+    let meshes = repo.join("Cooked/Game/Content/LevelPrototyping/Meshes");
+    std::fs::create_dir_all(&meshes).unwrap();
+    for ext in ["uasset", "uexp", "ubulk"] {
+        let name = format!("SM_Cube.{ext}");
+        std::fs::copy(corpus.join("retoc/UE5.6").join(&name), meshes.join(&name)).unwrap();
+    }
+    let manifest = repo.join("mod.toml");
+    std::fs::write(
+        &manifest,
+        common::game_fixture::GameFixture::manifest_text("Mod"),
+    )
+    .unwrap();
+    let m = manifest.to_str().unwrap();
+    let args = [
+        "check",
+        "--manifest-path",
+        m,
+        "--game-dir",
+        r,
+        "--message-format",
+        "json",
+    ];
+    let (run, peak) = measured(&what, &args);
+    run.assert_code(1);
+    assert!(peak < BOUND, "check peaked at {} MiB", peak / MIB);
+    let left_out = run
+        .codes("error")
+        .iter()
+        .filter(|c| *c == "source-unreadable")
+        .count();
+    assert_eq!(left_out, 3, "{}", run.stdout);
 }
 
 /// A container of `count` chunks whose directory index gives every chunk a
