@@ -22,12 +22,14 @@
 //! - [`MAX_VIEW_TABLE_BYTES`], 64 MiB: every `.utoc` of one game view
 //!   together, with the paths their directory indexes spell (`list`,
 //!   `verify`, `doctor`, `conflicts`, `check --game-dir` of a folder). A
-//!   view keeps every container's tables, each chunk in about 2.5 times
-//!   its TOC bytes (its id, offsets and meta, its winning copy by id and
-//!   its file record: `GameView` makes a file's path, kind and source only
-//!   when asked) and each path in its bytes and 16 more
-//!   (`iostore::reader::ChunkPaths`), so a view at the budget is about
-//!   160 MiB; four sparse TOCs at the brim took `doctor` to 4 GiB before.
+//!   view keeps every container's tables: a chunk's id, offsets and meta
+//!   (about its TOC bytes), 20 bytes for its winning copy by id and 8 for
+//!   its file (`GameView` makes a file's path, kind and source only when
+//!   asked), each path in its bytes and 16 more
+//!   (`iostore::reader::ChunkPaths`); a TOC is read whole before it is
+//!   parsed. A view at the budget (1.46 million chunks) peaks at about
+//!   140 MiB (`verify`, with its lookup table, 190 MiB); four sparse TOCs
+//!   at the brim took `doctor` to 4 GiB before.
 //!   A real game's TOCs total a few MiB to tens of MiB (hundreds of
 //!   thousands of chunks are about 20 MiB of TOC and as much of paths).
 //!   A container that would take the view over is refused (`limit`; the
@@ -82,7 +84,9 @@
 //! may be written; `--max-output SIZE` refuses more than SIZE anywhere.
 //!
 //! Pinned by `tests/containers/iostore_bounded.rs` and `pak_bounded.rs` (bombs refused and a 2 GiB
-//! chunk unpacked within 256 MiB, measured on the real binary).
+//! chunk unpacked within 256 MiB, measured on the real binary), and by
+//! `tests/workflow/game_view_memory.rs` (sparse TOCs at the budget, four in one game, a directory
+//! index spelling a gigabyte of paths).
 
 use std::fs::File;
 use std::path::Path;
