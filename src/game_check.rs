@@ -90,9 +90,10 @@ impl GameContext {
         let view = source.view();
         let mut diagnostics = view.diagnostics.clone();
         // UE5's ScriptObjects chunk, or UE4's initial load meta and global names.
+        use crate::extract::container::{script_objects, SCRIPT_OBJECT_CHUNKS};
         let script_objects = match source
-            .chunks()
-            .and_then(|chunks| crate::extract::container::script_objects(&source, &chunks))
+            .chunks_of(|t| SCRIPT_OBJECT_CHUNKS.contains(&t))
+            .and_then(|chunks| script_objects(&source, &chunks))
         {
             Ok(table) => table,
             Err(e) => {
@@ -157,7 +158,7 @@ impl GameContext {
                 id,
                 PackageChunk {
                     package_id: id,
-                    path: container.paths.get(&winner.index).cloned(),
+                    path: container.paths.get(winner.index).map(str::to_string),
                     chunk: winner,
                 },
             );
@@ -617,7 +618,7 @@ fn pak_package(game: &GameContext, package: &str) -> bool {
             .iter()
             .any(|path| game.view().find_file(path).is_some());
     }
-    game.view().files().iter().any(|f| {
+    game.view().files().any(|f| {
         candidates.iter().any(|c| {
             f.path.len() >= c.len()
                 && f.path.is_char_boundary(f.path.len() - c.len())
@@ -917,20 +918,19 @@ pub(crate) fn file_overrides(
             continue;
         };
         // The mod's own installed copy is not the game's: the copy it hides is.
-        let source = if own(&found.source) {
+        let source = if own(found.source) {
             let hidden = game
                 .view()
                 .shadowed()
-                .iter()
-                .find(|c| c.path.eq_ignore_ascii_case(&found.path) && !own(&c.source));
-            let Some(name) = hidden.map(|c| &c.source) else {
+                .find(|c| c.path.eq_ignore_ascii_case(&found.path) && !own(c.source));
+            let Some(name) = hidden.map(|c| c.source) else {
                 continue;
             };
             match game
                 .view()
                 .sources()
                 .iter()
-                .position(|s| s.pak.is_some() && s.name() == *name)
+                .position(|s| s.pak.is_some() && s.name() == name)
             {
                 Some(s) => s,
                 None => continue,

@@ -19,6 +19,25 @@
 //!   46 MiB of chunk ids, offsets and metas; its blocks at 64 KiB each are
 //!   12 bytes per 64 KiB of data, 12 MiB for a 64 GiB container). The
 //!   engine reads the TOC whole too (`FIoStoreTocResource::Read`).
+//! - [`MAX_VIEW_TABLE_BYTES`], 64 MiB: every `.utoc` of one game view
+//!   together, with the paths their directory indexes spell (`list`,
+//!   `verify`, `doctor`, `conflicts`, `check --game-dir` of a folder). A
+//!   view keeps every container's tables: a chunk's id, offsets and meta
+//!   (about its TOC bytes), 20 bytes for its winning copy by id and 8 for
+//!   its file (`GameView` makes a file's path, kind and source only when
+//!   asked), each path in its bytes and 16 more
+//!   (`iostore::reader::ChunkPaths`); a TOC is read whole before it is
+//!   parsed. A view at the budget (1.46 million chunks) peaks at about
+//!   140 MiB (`verify`, with its lookup table, 190 MiB); four sparse TOCs
+//!   at the brim took `doctor` to 4 GiB before.
+//!   A real game's TOCs total a few MiB to tens of MiB (hundreds of
+//!   thousands of chunks are about 20 MiB of TOC and as much of paths).
+//!   A container that would take the view over is refused (`limit`; the
+//!   game readers name it and read the rest): checked on the `.utoc`'s
+//!   length before it is read, and with its paths once they are. A
+//!   directory index is read as long as it spells at most this many bytes
+//!   of paths (`DirectoryIndex::each_file`): twelve bytes of a file entry
+//!   can name a path of any length.
 //! - [`MAX_CONTAINER_HEADER_BYTES`], 32 MiB: the container header chunk
 //!   (the package store entries of a container). The largest real one in
 //!   the corpus is 3.6 MiB (a whole UE 4.27 game); a header lists about
@@ -46,6 +65,8 @@
 //! | a pak block | size ≤ 16 MiB; stored ≤ 2 × size + 4 KiB | `entry_extent` |
 //! | memory while reading data | one block, or 1 MiB of an uncompressed pak entry | `read_chunk_to`, `read_to` |
 //! | a whole `.utoc` (declared size and file length) | 64 MiB | `Toc::read_file`, `MAX_TOC_BYTES` |
+//! | every `.utoc` of a game view and its chunks' paths (summed) | 64 MiB | `GameView::mount`, `MAX_VIEW_TABLE_BYTES` |
+//! | the paths a directory index spells (summed) | 64 MiB | `DirectoryIndex::each_file` |
 //! | the container header chunk (declared length) | 32 MiB | `Container::container_header` |
 //! | one pak index part (declared size) | 64 MiB | `PakReader::open`, `MAX_PAK_INDEX_BYTES` |
 //! | a classic package's report | streamed row by row | `classic::report::Rows` |
@@ -63,7 +84,9 @@
 //! may be written; `--max-output SIZE` refuses more than SIZE anywhere.
 //!
 //! Pinned by `tests/containers/iostore_bounded.rs` and `pak_bounded.rs` (bombs refused and a 2 GiB
-//! chunk unpacked within 256 MiB, measured on the real binary).
+//! chunk unpacked within 256 MiB, measured on the real binary), and by
+//! `tests/workflow/game_view_memory.rs` (sparse TOCs at the budget, four in one game, a directory
+//! index spelling a gigabyte of paths).
 
 use std::fs::File;
 use std::path::Path;
@@ -72,6 +95,9 @@ use crate::error::{Error, Result};
 
 /// Largest `.utoc` read (see the module doc).
 pub(crate) const MAX_TOC_BYTES: u64 = 64 << 20;
+/// Largest total of the `.utoc` files one game view reads and of their
+/// chunks' paths; also the most a directory index spells (see the module doc).
+pub(crate) const MAX_VIEW_TABLE_BYTES: u64 = 64 << 20;
 /// Largest container header chunk read (see the module doc).
 pub(crate) const MAX_CONTAINER_HEADER_BYTES: u64 = 32 << 20;
 /// Largest part of a pak index read (see the module doc).

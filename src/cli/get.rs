@@ -39,7 +39,7 @@ pub(crate) fn run(args: Args, out: &Output) -> Result<()> {
     let view = GameView::open(&args.path, &args.key.keys()?)?;
     out.diagnostics(&view.diagnostics);
     let found_file = view.find_file(&args.file);
-    let found = found_file.map(|f| f.path.clone());
+    let found = found_file.as_ref().map(|f| f.path.to_string());
     let output = match (&args.output, &found) {
         (Some(o), _) => o.clone(),
         (None, Some(p)) => PathBuf::from(p.rsplit('/').next().unwrap_or(p)),
@@ -60,14 +60,15 @@ pub(crate) fn run(args: Args, out: &Output) -> Result<()> {
             "`zenpak extract {} -o DIR --filter {}` writes it as legacy .uasset/.uexp files (add `--engine X.Y` outside a mod whose mod.toml names the engine)",
             args.path.display(),
             found_file
-                .and_then(|f| f.stored_path.as_deref())
+                .as_ref()
+                .and_then(|f| f.stored_path)
                 .and_then(zenpak::build::discover::package_name_of_stored)
                 .unwrap_or_else(|| "<package name>".into())
         ))]);
     }
     // A remote chunk of an on-demand container is not written (get fails
     // on it below, `unsupported`): it weighs nothing against the budget.
-    if let Some(f) = found_file.filter(|f| !f.remote) {
+    if let Some(f) = found_file.as_ref().filter(|f| !f.remote) {
         let large = args
             .max_output
             .budget()

@@ -20,9 +20,41 @@ pub(crate) struct Args {
     pub(crate) filter: Vec<String>,
 }
 
-#[derive(Serialize)]
+/// The files the filter keeps, made one at a time as they are written
+/// (a game of a million chunks is not held twice).
 struct Listing<'a> {
-    files: Vec<&'a GameFile>,
+    view: &'a GameView,
+    keep: &'a Globs,
+}
+
+impl<'a> Listing<'a> {
+    fn files(&self) -> impl Iterator<Item = GameFile<'a>> + 'a {
+        let keep = self.keep;
+        self.view
+            .files()
+            .filter(move |f| keep.is_empty() || keep.is_match(&f.path))
+    }
+}
+
+impl Serialize for Listing<'_> {
+    fn serialize<S: serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        struct Files<'b, 'a>(&'b Listing<'a>);
+        impl Serialize for Files<'_, '_> {
+            fn serialize<S: serde::Serializer>(
+                &self,
+                serializer: S,
+            ) -> std::result::Result<S::Ok, S::Error> {
+                serializer.collect_seq(self.0.files())
+            }
+        }
+        let mut listing = serializer.serialize_struct("Listing", 1)?;
+        listing.serialize_field("files", &Files(self))?;
+        listing.end()
+    }
 }
 
 pub(crate) fn run(args: Args, out: &Output) -> Result<()> {
@@ -30,24 +62,21 @@ pub(crate) fn run(args: Args, out: &Output) -> Result<()> {
     let keep = Globs::new("--filter", &args.filter)?;
     out.diagnostics(&view.diagnostics);
     let listing = Listing {
-        files: view
-            .files()
-            .iter()
-            .filter(|f| keep.is_empty() || keep.is_match(&f.path))
-            .collect(),
+        view: &view,
+        keep: &keep,
     };
     out.report(args.source.json, "files", &listing, || {
         println!("{:>12}  {:<22}  {:<28}  path", "size", "kind", "source");
-        for f in &listing.files {
+        for f in listing.files() {
             // Paths and sources are read from containers: printed escaped.
             println!(
                 "{:>12}  {:<22}  {:<28}  {}",
                 f.size,
                 f.kind,
                 if f.remote {
-                    format!("{} (remote)", printable(&f.source))
+                    format!("{} (remote)", printable(f.source))
                 } else {
-                    printable(&f.source).into_owned()
+                    printable(f.source).into_owned()
                 },
                 printable(&f.path)
             );

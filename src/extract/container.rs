@@ -172,9 +172,16 @@ const HANDLE_SHIFT: u32 = 32;
 impl ViewSource {
     /// Every chunk once: the copy the game loads.
     pub(crate) fn chunks(&self) -> Result<Vec<SourceChunk>> {
+        self.chunks_of(|_| true)
+    }
+
+    /// [`chunks`](Self::chunks) of the types `keep` accepts (a game of
+    /// millions of chunks is not listed whole for four of them).
+    pub(crate) fn chunks_of(&self, keep: impl Fn(ChunkType) -> bool) -> Result<Vec<SourceChunk>> {
         let mut chunks: Vec<SourceChunk> = self
             .view
             .chunks()
+            .filter(|&(_, chunk)| keep(self.view.container(chunk).chunk_type(chunk.index)))
             .map(|(id, chunk)| {
                 let container = self.view.container(chunk);
                 SourceChunk {
@@ -182,7 +189,7 @@ impl ViewSource {
                     id: id.id(),
                     index: id.index(),
                     chunk_type: container.chunk_type(chunk.index),
-                    path: container.paths.get(&chunk.index).cloned(),
+                    path: container.paths.get(chunk.index).map(str::to_string),
                     size: container.toc.offsets[chunk.index].length,
                     selected: self.selected[chunk.source],
                 }
@@ -229,11 +236,10 @@ impl ViewSource {
         Ok(self
             .view
             .files()
-            .iter()
             .filter_map(|f| match f.origin {
                 FileOrigin::PakEntry { source, entry } => Some(SourceFile {
                     handle: (source << HANDLE_SHIFT) | entry,
-                    path: f.path.clone(),
+                    path: f.path.into_owned(),
                     size: f.size,
                     selected: self.selected[source],
                 }),
@@ -314,6 +320,14 @@ impl HeaderProvider for SourceHeaders<'_> {
         Ok(found)
     }
 }
+
+/// The chunk types [`script_objects`] reads.
+pub(crate) const SCRIPT_OBJECT_CHUNKS: [ChunkType; 4] = [
+    ChunkType::ScriptObjects,
+    ChunkType::LoaderInitialLoadMeta,
+    ChunkType::LoaderGlobalNames,
+    ChunkType::LoaderGlobalNameHashes,
+];
 
 /// The game's script objects from the source's global chunks, if it has them.
 pub(crate) fn script_objects(

@@ -216,7 +216,7 @@ pub fn conflicts(view: &GameView, mods: &[usize]) -> ConflictReport {
         let source = &sources[s];
         Provider {
             source: crate::diagnostic::path_text(&source.path),
-            name: source.name(),
+            name: source.name().to_string(),
             order: source.order,
             sequence: source.sequence,
             role: role(s),
@@ -238,7 +238,7 @@ pub fn conflicts(view: &GameView, mods: &[usize]) -> ConflictReport {
         }
         groups
             .entry(copy.winner)
-            .or_insert_with(|| (copy.path.clone(), Vec::new()))
+            .or_insert_with(|| (copy.path.into_owned(), Vec::new()))
             .1
             .push(copy.origin);
     }
@@ -361,7 +361,7 @@ fn chunk_conflict(
     let container = view.container(chunk);
     let id = container.toc.chunk_ids[chunk.index];
     let chunk_type = container.chunk_type(chunk.index);
-    let stored = container.paths.get(&chunk.index).cloned();
+    let stored = container.paths.get(chunk.index).map(str::to_string);
     let kind = if chunk_type == ChunkType::ExportBundleData {
         ItemKind::Package
     } else if stored.is_some() {

@@ -128,7 +128,7 @@ pub(crate) fn engine_facts(view: &GameView, leave_out: &[usize]) -> EngineFacts 
             iostore = true;
             let header = &container.toc.header;
             let toc = header.version;
-            add("toc-version", (toc as u8).to_string(), &name, &|e| {
+            add("toc-version", (toc as u8).to_string(), name, &|e| {
                 e.toc_version() == toc
             });
             let script_objects = (0..container.toc.chunk_ids.len())
@@ -137,7 +137,7 @@ pub(crate) fn engine_facts(view: &GameView, leave_out: &[usize]) -> EngineFacts 
                 add(
                     "script-objects",
                     "global.utoc holds a ScriptObjects chunk".into(),
-                    &name,
+                    name,
                     &|e| e.uses_ue5_chunk_types(),
                 );
             }
@@ -155,7 +155,7 @@ pub(crate) fn engine_facts(view: &GameView, leave_out: &[usize]) -> EngineFacts 
                     add(
                         "container-header-version",
                         format!("{version:?}"),
-                        &name,
+                        name,
                         &|e| e.container_header_version() == version,
                     );
                     // 5.8's 8-byte shader map hashes share 5.6/5.7's
@@ -165,7 +165,7 @@ pub(crate) fn engine_facts(view: &GameView, leave_out: &[usize]) -> EngineFacts 
                         add(
                             "shader-map-hash-size",
                             layout.element_size().to_string(),
-                            &name,
+                            name,
                             &|e| {
                                 e.container_header_version() == version
                                     && e.shader_map_hash_layout() == layout
@@ -182,7 +182,7 @@ pub(crate) fn engine_facts(view: &GameView, leave_out: &[usize]) -> EngineFacts 
         }
         if let Some(pak) = &source.pak {
             let version = pak.version;
-            add("pak-version", version.name().to_string(), &name, &|e| {
+            add("pak-version", version.name().to_string(), name, &|e| {
                 e.pak_version() == version
             });
             for method in &pak.compression_methods {

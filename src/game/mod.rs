@@ -59,6 +59,7 @@ pub mod doctor;
 pub mod facts;
 pub mod folder;
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -69,9 +70,7 @@ use crate::diagnostic::Diagnostic;
 use crate::error::{Error, ErrorKind, Result};
 use crate::iostore::chunk::{ChunkId, ChunkType};
 use crate::iostore::container_header::ContainerHeader;
-use crate::iostore::reader::{
-    refuse_layout, unpacked_chunk_name, verify_pak_entries, VerifyReport,
-};
+use crate::iostore::reader::{refuse_layout, verify_pak_entries, VerifyReport};
 use crate::iostore::{companion, Container};
 use crate::pak::crypto::KeyRing;
 use crate::pak::PakReader;
@@ -128,6 +127,8 @@ pub(crate) fn engine_compare(a: &str, b: &str) -> std::cmp::Ordering {
 pub struct MountedSource {
     /// The `.pak` (or the `.utoc` of a container without one, e.g. `global.utoc`).
     pub(crate) path: PathBuf,
+    /// Its file name, for messages.
+    name: String,
     /// The engine's read order (higher wins).
     pub order: u32,
     /// Position in the engine's mount sequence (0 is mounted first).
@@ -138,11 +139,8 @@ pub struct MountedSource {
 
 impl MountedSource {
     /// The file name, for messages.
-    pub fn name(&self) -> String {
-        self.path
-            .file_name()
-            .map(|n| crate::diagnostic::path_text(Path::new(n)))
-            .unwrap_or_default()
+    pub fn name(&self) -> &str {
+        &self.name
     }
 }
 
@@ -195,36 +193,258 @@ impl FileOrigin {
 /// A copy the engine does not read because a higher-priority source
 /// provides the same chunk (by id) or pak file (by path).
 #[derive(Debug, Clone)]
-pub struct ShadowedCopy {
+pub struct ShadowedCopy<'a> {
     /// The view path of the hidden copy.
-    pub(crate) path: String,
+    pub(crate) path: Cow<'a, str>,
     /// The file name of the source it is in.
-    pub(crate) source: String,
+    pub(crate) source: &'a str,
     /// The hidden copy.
     pub(crate) origin: FileOrigin,
     /// The copy that is read instead.
     pub(crate) winner: FileOrigin,
 }
 
-/// A file of the view: what `unpack` writes, what `get` finds.
+/// A hidden copy as the view keeps it: its path and source are looked up
+/// when asked for ([`GameView::shadowed`]).
+#[derive(Debug, Clone, Copy)]
+struct Shadowed {
+    origin: Packed,
+    winner: Packed,
+}
+
+/// A file of the view: what `unpack` writes, what `get` finds. Made when
+/// asked for from the view's compact records ([`GameView::files`]), its
+/// strings borrowed from the containers and paks.
 #[derive(Debug, Clone, Serialize)]
-pub struct GameFile {
+pub struct GameFile<'a> {
     /// The path `unpack` writes it at: its mount point + path with the
     /// leading `../../../` removed (`Game/Content/Maps/Entry.uzenmap`), or
     /// `_chunks/<id>.<type>` for a chunk without a path.
-    pub path: String,
+    pub path: Cow<'a, str>,
     /// The path as stored (mount point + relative path), if it has one.
-    pub stored_path: Option<String>,
+    pub stored_path: Option<&'a str>,
     /// `pak` for a pak entry, else the chunk type.
-    pub kind: String,
+    pub kind: Cow<'static, str>,
     pub size: u64,
     /// The pak or container it comes from.
-    pub source: String,
+    pub source: &'a str,
     /// A chunk of an on-demand container whose data is not in the local
     /// `.ucas` (it cannot be read here; see `iostore::reader`).
     pub remote: bool,
     #[serde(skip)]
     pub(crate) origin: FileOrigin,
+}
+
+/// A copy (a chunk or a pak entry) in 8 bytes, as the view keeps one
+/// for every file, every winner by id and every hidden copy: its source,
+/// the top bit set for a pak entry, and its TOC or entry index (both
+/// counts are `u32` in the files). A chunk's path is made from its
+/// container's directory index or its id when asked for, so a file costs
+/// a few dozen bytes however many a container lists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Packed {
+    source: u32,
+    index: u32,
+}
+
+/// [`Packed::source`]'s bit for a pak entry.
+const PAK_ENTRY: u32 = 1 << 31;
+
+impl Packed {
+    fn of(origin: FileOrigin) -> Self {
+        match origin {
+            FileOrigin::Chunk(c) => Packed {
+                source: c.source as u32,
+                index: c.index as u32,
+            },
+            FileOrigin::PakEntry { source, entry } => Packed {
+                source: source as u32 | PAK_ENTRY,
+                index: entry as u32,
+            },
+        }
+    }
+
+    fn origin(self) -> FileOrigin {
+        let source = (self.source & !PAK_ENTRY) as usize;
+        let index = self.index as usize;
+        if self.source & PAK_ENTRY != 0 {
+            FileOrigin::PakEntry {
+                source,
+                entry: index,
+            }
+        } else {
+            FileOrigin::Chunk(ChunkRef { source, index })
+        }
+    }
+
+    /// The chunk of a chunk's record.
+    fn chunk(self) -> ChunkRef {
+        ChunkRef {
+            source: self.source as usize,
+            index: self.index as usize,
+        }
+    }
+}
+
+/// A view path in up to three pieces, compared and lowercased without
+/// being put together: a chunk's stored path (or its stem and the Zen
+/// extension), `_chunks/` and the id and type of a chunk without one, or a
+/// pak entry's path.
+struct ViewName<'a> {
+    head: &'a str,
+    /// ASCII: the id in hex, a dot and the type of a chunk without a path.
+    buf: [u8; 48],
+    buf_len: usize,
+    tail: &'static str,
+    /// The chunk id, when the name is `_chunks/<id>.<type>`: such names
+    /// compare as their ids do (the hex digits keep the bytes' order).
+    id: Option<ChunkId>,
+}
+
+impl<'a> ViewName<'a> {
+    fn whole(path: &'a str) -> Self {
+        ViewName {
+            head: path,
+            buf: [0; 48],
+            buf_len: 0,
+            tail: "",
+            id: None,
+        }
+    }
+
+    /// How `unpack` names a chunk's file: its directory-index path, except
+    /// that a package chunk (`ExportBundleData`) is a Zen package, not a
+    /// legacy `.uasset`/`.umap`, so it gets `.uzenasset`/`.uzenmap` (the
+    /// names the engine's tools and the corpus use for Zen packages);
+    /// chunks without a path go to `_chunks/<id>.<type>`.
+    fn of_chunk(stored: Option<&'a str>, chunk_type: ChunkType, id: &ChunkId) -> Self {
+        match stored {
+            Some(p) if chunk_type == ChunkType::ExportBundleData => {
+                for (from, to) in [(".uasset", ".uzenasset"), (".umap", ".uzenmap")] {
+                    if let Some(stem) = p.strip_suffix(from) {
+                        return ViewName {
+                            tail: to,
+                            ..ViewName::whole(stem)
+                        };
+                    }
+                }
+                ViewName::whole(p)
+            }
+            Some(p) => ViewName::whole(p),
+            None => {
+                const DIGITS: &[u8; 16] = b"0123456789abcdef";
+                let mut name = ViewName {
+                    id: Some(*id),
+                    ..ViewName::whole("_chunks/")
+                };
+                for (i, byte) in id.0.iter().enumerate() {
+                    name.buf[2 * i] = DIGITS[usize::from(byte >> 4)];
+                    name.buf[2 * i + 1] = DIGITS[usize::from(byte & 0xf)];
+                }
+                name.buf[24] = b'.';
+                let kind = kind_name(chunk_type);
+                let len = kind.len().min(name.buf.len() - 25);
+                name.buf[25..25 + len].copy_from_slice(&kind.as_bytes()[..len]);
+                name.buf_len = 25 + len;
+                name
+            }
+        }
+    }
+
+    fn bytes(&self) -> impl Iterator<Item = u8> + '_ {
+        self.head
+            .bytes()
+            .chain(self.buf[..self.buf_len].iter().copied())
+            .chain(self.tail.bytes())
+    }
+
+    /// The order of the view's files: the paths' bytes, ASCII letters lowercased.
+    fn cmp_folded(&self, other: &ViewName) -> std::cmp::Ordering {
+        if let (Some(a), Some(b)) = (self.id, other.id) {
+            return a.cmp(&b);
+        }
+        let fold = |b: u8| b.to_ascii_lowercase();
+        self.bytes().map(fold).cmp(other.bytes().map(fold))
+    }
+
+    fn eq_ignore_ascii_case(&self, text: &str) -> bool {
+        self.head.len() + self.buf_len + self.tail.len() == text.len()
+            && self
+                .bytes()
+                .zip(text.bytes())
+                .all(|(a, b)| a.eq_ignore_ascii_case(&b))
+    }
+
+    fn into_cow(self) -> Cow<'a, str> {
+        if self.buf_len == 0 && self.tail.is_empty() {
+            return Cow::Borrowed(self.head);
+        }
+        let mut text = String::with_capacity(self.head.len() + self.buf_len + self.tail.len());
+        text.push_str(self.head);
+        // The buffer holds ASCII only (hex digits, a dot, a type name).
+        text.extend(self.buf[..self.buf_len].iter().map(|&b| b as char));
+        text.push_str(self.tail);
+        Cow::Owned(text)
+    }
+}
+
+/// A chunk type as `list` names it (its `Debug` form).
+fn kind_name(chunk_type: ChunkType) -> Cow<'static, str> {
+    use ChunkType::*;
+    Cow::Borrowed(match chunk_type {
+        Invalid => "Invalid",
+        InstallManifest => "InstallManifest",
+        ExportBundleData => "ExportBundleData",
+        BulkData => "BulkData",
+        OptionalBulkData => "OptionalBulkData",
+        MemoryMappedBulkData => "MemoryMappedBulkData",
+        LoaderGlobalMeta => "LoaderGlobalMeta",
+        LoaderInitialLoadMeta => "LoaderInitialLoadMeta",
+        LoaderGlobalNames => "LoaderGlobalNames",
+        LoaderGlobalNameHashes => "LoaderGlobalNameHashes",
+        ScriptObjects => "ScriptObjects",
+        ContainerHeader => "ContainerHeader",
+        ExternalFile => "ExternalFile",
+        ShaderCodeLibrary => "ShaderCodeLibrary",
+        ShaderCode => "ShaderCode",
+        PackageStoreEntry => "PackageStoreEntry",
+        DerivedData => "DerivedData",
+        EditorDerivedData => "EditorDerivedData",
+        PackageResource => "PackageResource",
+        Unknown(_) => return Cow::Owned(format!("{chunk_type:?}")),
+    })
+}
+
+/// The length of file `path`.
+fn file_len(path: &Path) -> Result<u64> {
+    Ok(std::fs::metadata(path)
+        .map_err(|e| Error::io(path, e))?
+        .len())
+}
+
+/// The view path of a pak entry's record, from the arena of them and
+/// where each source's entries start in it.
+fn pak_path_in<'a>(paths: &'a crate::arena::Arena, base: &[u32], record: Packed) -> &'a str {
+    let FileOrigin::PakEntry { source, entry } = record.origin() else {
+        return "";
+    };
+    let bytes = paths.get(base[source] as usize + entry).unwrap_or_default();
+    // Pushed from `String`s: UTF-8.
+    std::str::from_utf8(bytes).unwrap_or_default()
+}
+
+/// The view path of a chunk (see [`ViewName::of_chunk`]).
+fn chunk_name(sources: &[MountedSource], chunk: ChunkRef) -> ViewName<'_> {
+    let container = sources[chunk.source]
+        .container
+        .as_ref()
+        .expect("chunk references always point at containers");
+    let stored = container.paths.get(chunk.index);
+    ViewName::of_chunk(
+        stored,
+        container.chunk_type(chunk.index),
+        &container.toc.chunk_ids[chunk.index],
+    )
 }
 
 /// A package of the view: a winning `ExportBundleData` chunk.
@@ -274,11 +494,22 @@ pub struct SourceSummary {
 /// A mounted game folder, container or pak.
 pub struct GameView {
     sources: Vec<MountedSource>,
-    chunks: BTreeMap<ChunkId, ChunkRef>,
-    files: Vec<GameFile>,
+    /// Every chunk id with its winning copy, sorted by id.
+    chunks: Vec<(ChunkId, Packed)>,
+    /// Every file the game sees, sorted by view path (ASCII case folded):
+    /// sorted when first asked for (`verify`, `conflicts` never ask).
+    files: std::sync::OnceLock<Vec<Packed>>,
+    /// The winning copy of each pak path, sorted by it.
+    pak_files: Vec<Packed>,
+    /// Where each source's pak entries start in `pak_paths`.
+    pak_base: Vec<u32>,
+    /// Each source's place in the engine's priority for chunks.
+    chunk_rank: Vec<usize>,
+    /// The view path of every pak entry (see `pak_base`).
+    pak_paths: crate::arena::Arena,
     /// Copies hidden by a higher-priority one, in the order of the
     /// engine's priority (for one chunk or path: the best loser first).
-    shadowed: Vec<ShadowedCopy>,
+    shadowed: Vec<Shadowed>,
     /// What the view noticed while mounting (e.g. a `.utoc` without its `.pak`).
     pub diagnostics: Vec<Diagnostic>,
     /// Canonical path of each mounted source → its index.
@@ -293,6 +524,9 @@ pub struct GameView {
     keep_going: bool,
     /// How many were left out so.
     unreadable: usize,
+    /// Bytes of the `.utoc` files mounted and of their chunks' paths,
+    /// against [`MAX_VIEW_TABLE_BYTES`](crate::limits::MAX_VIEW_TABLE_BYTES).
+    table_bytes: u64,
 }
 
 /// A pak or container left out of a view opened with
@@ -438,10 +672,15 @@ impl GameView {
             skip_locked,
             keep_going,
             unreadable: 0,
+            table_bytes: 0,
             locked: Vec::new(),
             sources: Vec::new(),
-            chunks: BTreeMap::new(),
-            files: Vec::new(),
+            chunks: Vec::new(),
+            files: Default::default(),
+            pak_files: Vec::new(),
+            pak_base: Vec::new(),
+            chunk_rank: Vec::new(),
+            pak_paths: Default::default(),
             shadowed: Vec::new(),
             diagnostics: Vec::new(),
             mounted: BTreeMap::new(),
@@ -672,6 +911,11 @@ impl GameView {
         if let Some(&existing) = self.mounted.get(&canonical) {
             return Ok(Some(existing));
         }
+        // The TOC's bytes before it is read, with its paths once they are.
+        let toc_len = match utoc {
+            Some(u) => self.check_tables(u, file_len(u)?)?,
+            None => 0,
+        };
         let opened = pak
             .map(|p| PakReader::open_with_keys(p, keys))
             .transpose()
@@ -694,13 +938,21 @@ impl GameView {
             }
             Err(error) => return Err(error),
         };
+        if let (Some(u), Some(c)) = (utoc, &container) {
+            self.check_tables(u, toc_len + c.paths.memory())?;
+        }
         // Names listed twice or unreachable: every reader hears of them.
         self.diagnostics
             .extend(pak.iter().flat_map(PakReader::index_warnings));
         self.diagnostics
             .extend(container.iter().flat_map(Container::index_warnings));
+        self.table_bytes += toc_len + container.as_ref().map_or(0, |c| c.paths.memory());
         self.mounted.insert(canonical, self.sources.len());
         self.sources.push(MountedSource {
+            name: path
+                .file_name()
+                .map(|n| crate::diagnostic::path_text(Path::new(n)))
+                .unwrap_or_default(),
             path: path.to_path_buf(),
             order,
             sequence: self.sources.len(),
@@ -710,7 +962,31 @@ impl GameView {
         Ok(Some(self.sources.len() - 1))
     }
 
-    /// Decides which copy of each chunk and file wins.
+    /// `bytes` (of `utoc`'s TOC, or of it and its chunks' paths), when
+    /// the view's tables stay within
+    /// [`MAX_VIEW_TABLE_BYTES`](crate::limits::MAX_VIEW_TABLE_BYTES) with
+    /// them: checked before the TOC is read and again once its paths are,
+    /// so a game of many large TOCs is refused container by container, not
+    /// read whole. (A `.utoc` over the budget of one TOC is left to
+    /// `Toc::read_file`, which says so.)
+    fn check_tables(&self, utoc: &Path, bytes: u64) -> Result<u64> {
+        use crate::limits::{MAX_TOC_BYTES, MAX_VIEW_TABLE_BYTES};
+        let total = self.table_bytes.saturating_add(bytes);
+        if total > MAX_VIEW_TABLE_BYTES && file_len(utoc)? <= MAX_TOC_BYTES {
+            return Err(Error::limit(
+                "the size of the game's .utoc files and their paths read together, this one's included,",
+                total,
+                MAX_VIEW_TABLE_BYTES,
+            )
+            .in_file(utoc)
+            .with_hint("the game's containers together list more chunks than zenpak reads at once (real games stay far below): read this container on its own (`zenpak list` or `verify` of its .utoc)"));
+        }
+        Ok(bytes)
+    }
+
+    /// Decides which copy of each chunk and file wins. What is kept is
+    /// compact ([`Packed`], [`Shadowed`]): a chunk's path is not made
+    /// until it is asked for.
     fn resolve(&mut self) {
         // Chunks: highest order, then the last mounted.
         let mut by_chunk_priority: Vec<usize> = (0..self.sources.len()).collect();
@@ -723,79 +999,174 @@ impl GameView {
         // Pak files: highest order, then the first mounted.
         let mut by_file_priority: Vec<usize> = (0..self.sources.len()).collect();
         by_file_priority.sort_by_key(|&s| (std::cmp::Reverse(self.sources[s].order), s));
+        let rank = |priority: &[usize]| {
+            let mut rank = vec![0usize; priority.len()];
+            for (r, &s) in priority.iter().enumerate() {
+                rank[s] = r;
+            }
+            rank
+        };
+        let (chunk_rank, file_rank) = (rank(&by_chunk_priority), rank(&by_file_priority));
+        // The place of a copy in the engine's priority: of its source, then
+        // of the copy in its TOC or pak index.
+        let place = |origin: &FileOrigin| match *origin {
+            FileOrigin::Chunk(c) => (chunk_rank[c.source], c.index),
+            FileOrigin::PakEntry { source, entry } => (file_rank[source], entry),
+        };
 
-        let mut files: BTreeMap<String, GameFile> = BTreeMap::new();
-        for &s in &by_chunk_priority {
-            let source = &self.sources[s];
-            let Some(container) = &source.container else {
+        // Each id's copies in priority order: the first wins.
+        let mut chunks: Vec<(ChunkId, Packed)> = Vec::with_capacity(
+            self.sources
+                .iter()
+                .filter_map(|s| s.container.as_ref())
+                .map(|c| c.toc.chunk_ids.len())
+                .sum(),
+        );
+        for (s, source) in self.sources.iter().enumerate() {
+            if let Some(container) = &source.container {
+                let ids = container.toc.chunk_ids.iter().enumerate();
+                chunks.extend(ids.map(|(index, &id)| {
+                    (
+                        id,
+                        Packed::of(FileOrigin::Chunk(ChunkRef { source: s, index })),
+                    )
+                }));
+            }
+        }
+        chunks.sort_unstable_by_key(|&(id, c)| (id, chunk_rank[c.source as usize], c.index));
+        let mut shadowed_chunks = Vec::new();
+        chunks.dedup_by(|later, first| {
+            let same = later.0 == first.0;
+            if same {
+                shadowed_chunks.push(Shadowed {
+                    origin: later.1,
+                    winner: first.1,
+                });
+            }
+            same
+        });
+        chunks.shrink_to_fit();
+        shadowed_chunks.sort_unstable_by_key(|c| place(&c.origin.origin()));
+
+        // Each pak path's copies in priority order: the first wins.
+        let mut pak_paths = crate::arena::Arena::default();
+        let mut pak_files: Vec<Packed> = Vec::new();
+        let mut pak_base = vec![0u32; self.sources.len()];
+        for &s in &by_file_priority {
+            let Some(pak) = &self.sources[s].pak else {
                 continue;
             };
-            for index in 0..container.toc.chunk_ids.len() {
-                let id = container.toc.chunk_ids[index];
-                let stored = container.paths.get(&index).cloned();
-                let chunk_type = container.chunk_type(index);
-                let name = unpacked_chunk_name(stored.as_deref(), chunk_type, &id.to_hex());
-                if let Some(&winner) = self.chunks.get(&id) {
-                    self.shadowed.push(ShadowedCopy {
-                        path: name,
-                        source: source.name(),
-                        origin: FileOrigin::Chunk(ChunkRef { source: s, index }),
-                        winner: FileOrigin::Chunk(winner),
-                    });
-                    continue;
-                }
-                let chunk = ChunkRef { source: s, index };
-                self.chunks.insert(id, chunk);
-                files.insert(
-                    name.to_ascii_lowercase(),
-                    GameFile {
-                        path: name,
-                        stored_path: stored,
-                        kind: format!("{chunk_type:?}"),
-                        size: container.toc.offsets[index].length,
-                        source: source.name(),
-                        remote: container.is_remote(index),
-                        origin: FileOrigin::Chunk(chunk),
-                    },
-                );
-            }
-        }
-        let mut pak_files: BTreeMap<String, GameFile> = BTreeMap::new();
-        for &s in &by_file_priority {
-            let source = &self.sources[s];
-            let Some(pak) = &source.pak else { continue };
+            pak_base[s] = pak_paths.len() as u32;
             for (entry, info) in pak.entries.iter().enumerate() {
                 let path = virtual_path(&pak.mount_point, &info.path);
-                let key = path.to_ascii_lowercase();
-                if let Some(winner) = pak_files.get(&key) {
-                    self.shadowed.push(ShadowedCopy {
-                        path,
-                        source: source.name(),
-                        origin: FileOrigin::PakEntry { source: s, entry },
-                        winner: winner.origin,
-                    });
-                    continue;
-                }
-                pak_files.insert(
-                    key,
-                    GameFile {
-                        path: path.clone(),
-                        stored_path: Some(path),
-                        kind: "pak".into(),
-                        size: info.uncompressed_size,
-                        source: source.name(),
-                        remote: false,
-                        origin: FileOrigin::PakEntry { source: s, entry },
-                    },
-                );
+                pak_files.push(Packed::of(FileOrigin::PakEntry { source: s, entry }));
+                pak_paths.push(path.as_bytes());
             }
         }
-        // A pak file and a chunk never share a name in practice (chunks of
-        // packages are renamed `.uzen*`); if they do, the chunk is kept.
-        for (key, file) in pak_files {
-            files.entry(key).or_insert(file);
+        let pak_name =
+            |record: &Packed| ViewName::whole(pak_path_in(&pak_paths, &pak_base, *record));
+        pak_files.sort_by(|a, b| {
+            pak_name(a)
+                .cmp_folded(&pak_name(b))
+                .then_with(|| place(&a.origin()).cmp(&place(&b.origin())))
+        });
+        let mut shadowed_files = Vec::new();
+        pak_files.dedup_by(|later, first| {
+            let same = pak_name(later).cmp_folded(&pak_name(first)).is_eq();
+            if same {
+                shadowed_files.push(Shadowed {
+                    origin: *later,
+                    winner: *first,
+                });
+            }
+            same
+        });
+        shadowed_files.sort_unstable_by_key(|c| place(&c.origin.origin()));
+
+        pak_files.shrink_to_fit();
+        pak_paths.shrink_to_fit();
+        shadowed_chunks.extend(shadowed_files);
+        self.shadowed = shadowed_chunks;
+        self.chunks = chunks;
+        self.pak_files = pak_files;
+        self.pak_paths = pak_paths;
+        self.pak_base = pak_base;
+        self.chunk_rank = chunk_rank;
+    }
+
+    /// The files: every winning chunk and pak file by path. Of chunks
+    /// sharing a path the last in priority order is kept, and a chunk is
+    /// kept over a pak file of its name (they never share one in practice:
+    /// chunks of packages are renamed `.uzen*`).
+    fn records(&self) -> &[Packed] {
+        self.files.get_or_init(|| {
+            let mut files: Vec<Packed> = self
+                .chunks
+                .iter()
+                .map(|&(_, chunk)| chunk)
+                .chain(self.pak_files.iter().copied())
+                .collect();
+            let name_of = |record: &Packed| self.name(*record);
+            let precedence = |record: &Packed| match record.origin() {
+                FileOrigin::Chunk(c) => {
+                    (0, std::cmp::Reverse((self.chunk_rank[c.source], c.index)))
+                }
+                FileOrigin::PakEntry { .. } => (1, std::cmp::Reverse((0, 0))),
+            };
+            files.sort_unstable_by(|a, b| {
+                name_of(a)
+                    .cmp_folded(&name_of(b))
+                    .then_with(|| precedence(a).cmp(&precedence(b)))
+            });
+            files.dedup_by(|later, first| name_of(later).cmp_folded(&name_of(first)).is_eq());
+            files.shrink_to_fit();
+            files
+        })
+    }
+
+    /// The view path of a pak entry's record.
+    fn pak_path(&self, record: Packed) -> &str {
+        pak_path_in(&self.pak_paths, &self.pak_base, record)
+    }
+
+    /// The view path of a record, in pieces.
+    fn name(&self, record: Packed) -> ViewName<'_> {
+        match record.origin() {
+            FileOrigin::Chunk(chunk) => chunk_name(&self.sources, chunk),
+            FileOrigin::PakEntry { .. } => ViewName::whole(self.pak_path(record)),
         }
-        self.files = files.into_values().collect();
+    }
+
+    /// A file as callers see it, from its record.
+    fn file(&self, record: Packed) -> GameFile<'_> {
+        match record.origin() {
+            FileOrigin::Chunk(chunk) => {
+                let container = self.container(chunk);
+                let stored = container.paths.get(chunk.index);
+                GameFile {
+                    path: chunk_name(&self.sources, chunk).into_cow(),
+                    stored_path: stored,
+                    kind: kind_name(container.chunk_type(chunk.index)),
+                    size: container.toc.offsets[chunk.index].length,
+                    source: self.sources[chunk.source].name(),
+                    remote: container.is_remote(chunk.index),
+                    origin: record.origin(),
+                }
+            }
+            FileOrigin::PakEntry { source, entry } => {
+                let path = self.pak_path(record);
+                let pak = self.sources[source].pak.as_ref();
+                GameFile {
+                    path: Cow::Borrowed(path),
+                    stored_path: Some(path),
+                    kind: Cow::Borrowed("pak"),
+                    size: pak.map_or(0, |p| p.entries[entry].uncompressed_size),
+                    source: self.sources[source].name(),
+                    remote: false,
+                    origin: record.origin(),
+                }
+            }
+        }
     }
 
     /// Bytes on disk of source `index` (its `.pak`, `.utoc` and `.ucas`):
@@ -821,8 +1192,8 @@ impl GameView {
     }
 
     /// Every file the game would see (winning copies only), sorted by path.
-    pub fn files(&self) -> &[GameFile] {
-        &self.files
+    pub fn files(&self) -> impl ExactSizeIterator<Item = GameFile<'_>> + Clone + '_ {
+        self.records().iter().map(|&record| self.file(record))
     }
 
     /// The sources in mount sequence with their orders, and the totals.
@@ -856,7 +1227,7 @@ impl GameView {
                         }),
                 })
                 .collect(),
-            files: self.files.len(),
+            files: self.records().len(),
             packages: self.packages().len(),
             shadowed: self.shadowed.len(),
             diagnostics: self.diagnostics.clone(),
@@ -865,29 +1236,37 @@ impl GameView {
 
     /// Copies hidden by a higher-priority one, each with the copy that wins
     /// (`conflicts` groups them by winner).
-    pub fn shadowed(&self) -> &[ShadowedCopy] {
-        &self.shadowed
+    pub fn shadowed(&self) -> impl ExactSizeIterator<Item = ShadowedCopy<'_>> + '_ {
+        self.shadowed.iter().map(|copy| ShadowedCopy {
+            path: self.name(copy.origin).into_cow(),
+            source: self.sources[copy.origin.origin().source()].name(),
+            origin: copy.origin.origin(),
+            winner: copy.winner.origin(),
+        })
     }
 
     /// A file by its view path (case-insensitive); also finds a package by
     /// its stored `.uasset`/`.umap` path.
-    pub fn find_file(&self, path: &str) -> Option<&GameFile> {
+    pub fn find_file(&self, path: &str) -> Option<GameFile<'_>> {
         let path = path.trim_start_matches('/');
-        self.files
+        let stored = |record: Packed| match record.origin() {
+            FileOrigin::Chunk(chunk) => self.container(chunk).paths.get(chunk.index),
+            FileOrigin::PakEntry { .. } => Some(self.pak_path(record)),
+        };
+        self.records()
             .iter()
-            .find(|f| f.path.eq_ignore_ascii_case(path))
+            .find(|&&r| self.name(r).eq_ignore_ascii_case(path))
             .or_else(|| {
-                self.files.iter().find(|f| {
-                    f.stored_path
-                        .as_deref()
-                        .is_some_and(|s| s.eq_ignore_ascii_case(path))
-                })
+                self.records()
+                    .iter()
+                    .find(|&&r| stored(r).is_some_and(|s| s.eq_ignore_ascii_case(path)))
             })
+            .map(|&r| self.file(r))
     }
 
     /// Every chunk id with its winning copy, by id.
     pub(crate) fn chunks(&self) -> impl Iterator<Item = (&ChunkId, ChunkRef)> + '_ {
-        self.chunks.iter().map(|(id, &chunk)| (id, chunk))
+        self.chunks.iter().map(|(id, chunk)| (id, chunk.chunk()))
     }
 
     /// The container a chunk reference points into.
@@ -901,16 +1280,15 @@ impl GameView {
     /// Every package (winning `ExportBundleData` chunk), by package id.
     pub fn packages(&self) -> Vec<PackageChunk> {
         let mut out: Vec<PackageChunk> = self
-            .chunks
-            .values()
-            .filter_map(|&chunk| {
+            .chunks()
+            .filter_map(|(_, chunk)| {
                 let container = self.container(chunk);
                 if container.chunk_type(chunk.index) != ChunkType::ExportBundleData {
                     return None;
                 }
                 Some(PackageChunk {
                     package_id: container.toc.chunk_ids[chunk.index].id(),
-                    path: container.paths.get(&chunk.index).cloned(),
+                    path: container.paths.get(chunk.index).map(str::to_string),
                     chunk,
                 })
             })
@@ -945,7 +1323,7 @@ impl GameView {
 
     /// The ScriptObjects chunk of `global.utoc` (UE5), when the view has one.
     pub fn script_objects(&self) -> Result<Option<Vec<u8>>> {
-        for (id, &chunk) in &self.chunks {
+        for (id, chunk) in self.chunks() {
             let container = self.container(chunk);
             if container.is_ue5() && id.chunk_type(true) == ChunkType::ScriptObjects {
                 return self.read_chunk(chunk).map(Some);
@@ -994,8 +1372,8 @@ impl GameView {
 
     /// The files `keep` accepts (by view path), in view order: what
     /// [`GameView::unpack`] is given.
-    pub fn select(&self, keep: &dyn Fn(&str) -> bool) -> Vec<&GameFile> {
-        self.files.iter().filter(|f| keep(&f.path)).collect()
+    pub fn select(&self, keep: &dyn Fn(&str) -> bool) -> Vec<GameFile<'_>> {
+        self.files().filter(|f| keep(&f.path)).collect()
     }
 
     /// Writes the `selected` files under `dir` on the thread pool, but
@@ -1007,7 +1385,7 @@ impl GameView {
     pub fn unpack(
         &self,
         dir: &Path,
-        selected: &[&GameFile],
+        selected: &[GameFile<'_>],
         on_written: &(dyn Fn(&GameFile) + Sync),
     ) -> Result<UnpackSummary> {
         let mut checked = std::collections::BTreeSet::new();
@@ -1025,7 +1403,7 @@ impl GameView {
         let out = crate::publish::OutputDir::new(dir)?;
         let (remote, local): (Vec<&GameFile>, Vec<&GameFile>) =
             selected.iter().partition(|f| f.remote);
-        summary.remote = remote.into_iter().map(|f| f.path.clone()).collect();
+        summary.remote = remote.into_iter().map(|f| f.path.to_string()).collect();
         let written = out.write_each(
             &local,
             |f| &f.path,
@@ -1050,7 +1428,7 @@ impl GameView {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .ok_or_else(|| Error::usage(format!("{}: not a file name", out.display())))?;
-        crate::publish::OutputDir::new(dir)?.write(&name, |w| self.read_file_to(file, w))
+        crate::publish::OutputDir::new(dir)?.write(&name, |w| self.read_file_to(&file, w))
     }
 }
 
@@ -1252,11 +1630,11 @@ impl GameView {
     /// [`get`](Self::get) into `sink` (`zenpak get -o -`: standard output).
     pub fn get_to(&self, path: &str, sink: &mut dyn Write) -> Result<u64> {
         let file = self.file_to_get(path)?;
-        self.read_file_to(file, sink)
+        self.read_file_to(&file, sink)
     }
 
     /// The file `path` names, from a container whose layout can be read.
-    fn file_to_get(&self, path: &str) -> Result<&GameFile> {
+    fn file_to_get(&self, path: &str) -> Result<GameFile<'_>> {
         let file = self.find_file(path).ok_or_else(|| {
             Error::invalid(format!("no file `{path}` in the view")).with_hint(
                 "`zenpak list` shows the paths; a package's .uasset is listed as .uzenasset",

@@ -320,16 +320,24 @@ impl DirectoryIndex {
         for i in 0..index.strings.len() as u32 {
             index.remember_name(i);
         }
-        index.files_with_paths()?;
+        index.each_file(crate::limits::MAX_VIEW_TABLE_BYTES, |_, _| Ok(()))?;
         Ok(index)
     }
 
-    /// Every file as `(path relative to the mount point, TOC index)`, in
-    /// the engine's iteration order. Cycles and bad references are errors.
-    pub(crate) fn files_with_paths(&self) -> Result<Vec<(String, u32)>> {
-        let mut out = Vec::new();
+    /// Calls `each` with every file's path (relative to the mount point)
+    /// and TOC index, in the engine's iteration order. Cycles and bad
+    /// references are errors. Paths are spelled one at a time in one
+    /// buffer, and at most `budget` bytes of them in all: twelve bytes of a
+    /// file entry can name a path of any length (a long name, a deep
+    /// folder), so a hostile index could spell gigabytes; over the budget
+    /// it is a `limit` error, before the bytes are spelled.
+    pub(crate) fn each_file(
+        &self,
+        budget: u64,
+        mut each: impl FnMut(&str, u32) -> Result<()>,
+    ) -> Result<()> {
         if self.directories.is_empty() {
-            return Ok(out);
+            return Ok(());
         }
         let name = |i: u32| -> Result<&str> {
             self.strings.get(i as usize).ok_or_else(|| {
@@ -337,16 +345,45 @@ impl DirectoryIndex {
                     .within("directory index")
             })
         };
+        let mut spelled = 0u64;
+        let mut spell = |path: &mut String, len: usize, piece: &str, end: &str| -> Result<()> {
+            let total = len + piece.len() + end.len();
+            spelled = spelled.saturating_add(total as u64);
+            if spelled > budget {
+                return Err(Error::limit(
+                    "the bytes of the paths the directory index spells",
+                    spelled,
+                    budget,
+                )
+                .within("directory index")
+                .with_hint("the index gives its files paths far longer or more numerous than a game's (a long name or a deep folder repeated); the file is damaged or hostile"));
+            }
+            path.truncate(len);
+            path.push_str(piece);
+            path.push_str(end);
+            Ok(())
+        };
         let mut visited_dirs = vec![false; self.directories.len()];
-        let mut stack = vec![(0u32, String::new())];
+        // Each folder to visit with the length of its parent's path in
+        // `path`: a folder is visited after every folder its parent's path
+        // leads through and before its siblings, so `path` still begins
+        // with its parent's path then.
+        let mut stack = vec![(0u32, None::<usize>)];
+        let mut path = String::new();
         let mut steps = 0usize;
-        while let Some((dir, path)) = stack.pop() {
+        while let Some((dir, parent_len)) = stack.pop() {
             let entry = *self.directories.get(dir as usize).ok_or_else(|| {
                 Error::invalid(format!("directory {dir} does not exist")).within("directory index")
             })?;
             if std::mem::replace(&mut visited_dirs[dir as usize], true) {
                 return Err(Error::invalid("directories form a cycle").within("directory index"));
             }
+            // The root's path is empty; a folder's is its parent's, its name and `/`.
+            match parent_len {
+                None => path.clear(),
+                Some(len) => spell(&mut path, len, name(entry.name)?, "/")?,
+            }
+            let dir_len = path.len();
             let mut file = entry.first_file;
             while file != NONE {
                 steps += 1;
@@ -356,13 +393,15 @@ impl DirectoryIndex {
                 let f = *self.files.get(file as usize).ok_or_else(|| {
                     Error::invalid(format!("file {file} does not exist")).within("directory index")
                 })?;
-                out.push((format!("{path}{}", name(f.name)?), f.toc_index));
+                spell(&mut path, dir_len, name(f.name)?, "")?;
+                each(&path, f.toc_index)?;
                 file = f.next_file;
             }
-            let mut children = Vec::new();
+            path.truncate(dir_len);
+            let first = stack.len();
             let mut child = entry.first_child;
             while child != NONE {
-                if children.len() > self.directories.len() {
+                if stack.len() - first > self.directories.len() {
                     return Err(
                         Error::invalid("sibling list forms a cycle").within("directory index")
                     );
@@ -371,18 +410,29 @@ impl DirectoryIndex {
                     Error::invalid(format!("directory {child} does not exist"))
                         .within("directory index")
                 })?;
-                children.push((child, format!("{path}{}/", name(c.name)?)));
+                stack.push((child, Some(dir_len)));
                 child = c.next_sibling;
             }
-            stack.extend(children.into_iter().rev());
+            stack[first..].reverse();
         }
-        Ok(out)
+        Ok(())
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn files_with_paths(index: &DirectoryIndex) -> Vec<(String, u32)> {
+        let mut files = Vec::new();
+        index
+            .each_file(u64::MAX, |path, i| {
+                files.push((path.to_string(), i));
+                Ok(())
+            })
+            .unwrap();
+        files
+    }
 
     #[test]
     fn files_added_folder_after_folder_build_the_index_a_walk_builds() {
@@ -421,10 +471,7 @@ mod tests {
             ["A", "x", "B", "y", "z"]
         );
         assert_eq!(index.collided.get("B"), Some(&2));
-        let mut files = DirectoryIndex::read(&index.write())
-            .unwrap()
-            .files_with_paths()
-            .unwrap();
+        let mut files = files_with_paths(&DirectoryIndex::read(&index.write()).unwrap());
         files.sort();
         let expected = [("A/x", 0), ("B/y", 1), ("B/z", 2)].map(|(p, i)| (p.to_string(), i));
         assert_eq!(files, expected);
@@ -444,7 +491,7 @@ mod tests {
         }
         let back = DirectoryIndex::read(&index.write()).unwrap();
         assert_eq!(back.mount_point, "../../../");
-        let mut files = back.files_with_paths().unwrap();
+        let mut files = files_with_paths(&back);
         files.sort();
         let mut expected: Vec<(String, u32)> = paths
             .iter()

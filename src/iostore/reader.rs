@@ -101,7 +101,7 @@ pub struct Container {
     pub toc: Toc,
     pub(crate) directory_index: Option<DirectoryIndex>,
     /// TOC index → path relative to the mount point.
-    pub paths: BTreeMap<usize, String>,
+    pub paths: ChunkPaths,
     methods: Vec<Option<Compression>>,
     /// The key the container's blocks are decrypted with (only when it is encrypted).
     key: Option<AesKey>,
@@ -111,6 +111,78 @@ pub struct Container {
     remote: std::collections::BTreeSet<usize>,
     /// Partition files opened so far, by number (see [`PartitionFiles`]).
     partitions: std::sync::Mutex<BTreeMap<u64, std::sync::Arc<OpenPartition>>>,
+}
+
+/// The directory index's path of each indexed chunk of a container
+/// (relative to the mount point, as the view sees them), all in one
+/// buffer: a container of a million chunks keeps its paths' bytes and 16
+/// bytes each, not a `String` and a map node each.
+#[derive(Debug, Clone, Default)]
+pub struct ChunkPaths {
+    names: crate::arena::Arena,
+    /// (TOC index, piece of `names`), sorted by TOC index, one per index.
+    by_index: Vec<(u32, u32)>,
+    /// Bytes of the paths.
+    bytes: u64,
+}
+
+impl ChunkPaths {
+    /// Adds the path of chunk `index` (a later path of the same chunk
+    /// replaces it, once [`finish`](Self::finish)ed).
+    fn push(&mut self, index: u32, path: &str) {
+        self.by_index.push((index, self.names.len() as u32));
+        self.names.push(path.as_bytes());
+        self.bytes += path.len() as u64;
+    }
+
+    /// Sorts the paths by TOC index, the last given for an index kept.
+    fn finish(&mut self) {
+        self.by_index.reverse();
+        self.by_index.sort_by_key(|&(index, _)| index);
+        self.by_index.dedup_by_key(|&mut (index, _)| index);
+        self.by_index.shrink_to_fit();
+        self.names.shrink_to_fit();
+    }
+
+    fn name(&self, piece: u32) -> &str {
+        // Every piece was pushed from a `&str`.
+        std::str::from_utf8(self.names.get(piece as usize).unwrap_or_default()).unwrap_or_default()
+    }
+
+    /// The path of chunk `index`, if the index gives it one.
+    pub fn get(&self, index: usize) -> Option<&str> {
+        let at = self
+            .by_index
+            .binary_search_by_key(&index, |&(i, _)| i as usize)
+            .ok()?;
+        Some(self.name(self.by_index[at].1))
+    }
+
+    /// How many chunks have a path.
+    pub fn len(&self) -> usize {
+        self.by_index.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.by_index.is_empty()
+    }
+
+    /// Every chunk with a path and its path, by TOC index.
+    pub fn iter(&self) -> impl Iterator<Item = (usize, &str)> + '_ {
+        self.by_index
+            .iter()
+            .map(|&(index, piece)| (index as usize, self.name(piece)))
+    }
+
+    /// Every path, by TOC index.
+    pub fn values(&self) -> impl Iterator<Item = &str> + '_ {
+        self.iter().map(|(_, path)| path)
+    }
+
+    /// What the paths hold in memory, about: their bytes and 16 bytes each.
+    pub(crate) fn memory(&self) -> u64 {
+        self.bytes + 16 * self.names.len() as u64
+    }
 }
 
 /// What a `verify` found: errors and warnings as diagnostics, plus counts.
@@ -400,7 +472,7 @@ impl Container {
             ucas_path,
             toc,
             directory_index: None,
-            paths: BTreeMap::new(),
+            paths: ChunkPaths::default(),
             methods,
             key,
             keys: keys.clone(),
@@ -465,18 +537,23 @@ impl Container {
         })?;
         // Paths are kept as the view sees them (`SN2/Content/X.uasset`),
         // whatever common root the writer chose as mount point.
-        for (path, toc_index) in index.files_with_paths().map_err(|e| e.in_file(utoc))? {
-            let path = crate::mount::virtual_path(&index.mount_point, &path);
-            if toc_index as usize >= self.toc.chunk_ids.len() {
-                return Err(Error::invalid(format!(
-                    "file `{path}` points at chunk {toc_index}, but the TOC has {}",
-                    self.toc.chunk_ids.len()
-                ))
-                .within("directory index")
-                .in_file(utoc));
-            }
-            self.paths.insert(toc_index as usize, path);
-        }
+        let chunks = self.toc.chunk_ids.len();
+        let mut paths = ChunkPaths::default();
+        index
+            .each_file(crate::limits::MAX_VIEW_TABLE_BYTES, |path, toc_index| {
+                let path = crate::mount::virtual_path(&index.mount_point, path);
+                if toc_index as usize >= chunks {
+                    return Err(Error::invalid(format!(
+                        "file `{path}` points at chunk {toc_index}, but the TOC has {chunks}"
+                    ))
+                    .within("directory index"));
+                }
+                paths.push(toc_index, &path);
+                Ok(())
+            })
+            .map_err(|e| e.in_file(utoc))?;
+        paths.finish();
+        self.paths = paths;
         self.directory_index = Some(index);
         Ok(())
     }
@@ -540,7 +617,7 @@ impl Container {
                     chunk_type: self.chunk_type(i),
                     size: self.toc.offsets[i].length,
                     compressed_size,
-                    path: self.paths.get(&i).cloned(),
+                    path: self.paths.get(i).map(str::to_string),
                     remote: self.is_remote(i),
                 }
             })
@@ -584,7 +661,7 @@ impl Container {
     /// How a chunk is named in errors: index, id and path.
     fn chunk_label(&self, index: usize) -> String {
         let mut label = format!("chunk {index} ({}", self.toc.chunk_ids[index].to_hex());
-        if let Some(p) = self.paths.get(&index) {
+        if let Some(p) = self.paths.get(index) {
             label.push_str(", ");
             label.push_str(p);
         }
@@ -960,10 +1037,7 @@ impl Container {
 
     /// The TOC index of the chunk at `path` (relative to the mount point).
     pub fn find_path(&self, path: &str) -> Option<usize> {
-        self.paths
-            .iter()
-            .find(|(_, p)| p.as_str() == path)
-            .map(|(&i, _)| i)
+        self.paths.iter().find(|&(_, p)| p == path).map(|(i, _)| i)
     }
 
     /// Parses the container header chunk, if the container has one.
@@ -1349,31 +1423,6 @@ impl Container {
             chunk_types,
             container_header,
         })
-    }
-}
-
-/// How `unpack` names a chunk's file: its directory-index path, except that
-/// a package chunk (`ExportBundleData`) is a Zen package, not a legacy
-/// `.uasset`/`.umap`, so it gets `.uzenasset`/`.uzenmap` (the names the
-/// engine's tools and the corpus use for Zen packages); chunks without a
-/// path go to `_chunks/<id>.<type>`.
-pub(crate) fn unpacked_chunk_name(
-    path: Option<&str>,
-    chunk_type: ChunkType,
-    id_hex: &str,
-) -> String {
-    match path {
-        Some(p) if chunk_type == ChunkType::ExportBundleData => {
-            if let Some(stem) = p.strip_suffix(".uasset") {
-                format!("{stem}.uzenasset")
-            } else if let Some(stem) = p.strip_suffix(".umap") {
-                format!("{stem}.uzenmap")
-            } else {
-                p.to_string()
-            }
-        }
-        Some(p) => p.to_string(),
-        None => format!("_chunks/{id_hex}.{chunk_type:?}"),
     }
 }
 

@@ -110,7 +110,7 @@ fn read(view: &GameView, path: &str) -> Vec<u8> {
         .find_file(path)
         .unwrap_or_else(|| panic!("{path} not found"));
     let mut out = Vec::new();
-    view.read_file_to(file, &mut out).unwrap();
+    view.read_file_to(&file, &mut out).unwrap();
     out
 }
 
@@ -118,7 +118,11 @@ fn read(view: &GameView, path: &str) -> Vec<u8> {
 fn the_view_mounts_and_resolves_as_the_engine_does() {
     let (root, paks) = game("resolve");
     let view = GameView::open(&paks, &KeyRing::default()).unwrap();
-    let order: Vec<(String, u32)> = view.sources().iter().map(|s| (s.name(), s.order)).collect();
+    let order: Vec<(String, u32)> = view
+        .sources()
+        .iter()
+        .map(|s| (s.name().to_string(), s.order))
+        .collect();
     assert_eq!(
         order,
         [

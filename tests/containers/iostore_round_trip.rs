@@ -155,7 +155,11 @@ fn every_engine_every_compression_with_and_without_aes() {
                         "{label}: {}",
                         input.path
                     );
-                    assert_eq!(container.paths.get(&index), Some(&input.path), "{label}");
+                    assert_eq!(
+                        container.paths.get(index),
+                        Some(input.path.as_str()),
+                        "{label}"
+                    );
                 }
                 let bulk =
                     ChunkId::new(inputs(engine)[6].package_id, 0, ChunkType::BulkData, engine);

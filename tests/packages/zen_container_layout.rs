@@ -85,12 +85,10 @@ fn sn2_mounts_at_its_common_root_with_ids_sorted() {
     let header = container.container_header().unwrap().unwrap();
     assert!(header.packages.windows(2).all(|w| w[0].0 < w[1].0));
     for (relative, id) in expected {
-        let (index, _) = container
-            .paths
-            .iter()
-            .find(|(_, p)| **p == relative)
+        let index = container
+            .find_path(&relative)
             .unwrap_or_else(|| panic!("{relative} is not listed"));
-        let chunk = container.toc.chunk_ids[*index];
+        let chunk = container.toc.chunk_ids[index];
         assert_eq!(chunk.id(), id, "{relative}");
     }
     assert!(container.verify().errors.is_empty());

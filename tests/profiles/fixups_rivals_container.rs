@@ -87,7 +87,7 @@ fn chunknames_lists_exactly_the_containers_paths() {
         return;
     };
     let container = Container::open(&utoc, None).unwrap();
-    let paths: Vec<String> = container.paths.values().cloned().collect();
+    let paths: Vec<String> = container.paths.values().map(str::to_string).collect();
     assert_eq!(
         paths.len(),
         5,

@@ -128,7 +128,7 @@ fn build_corpus_packages_for(corpus: &Path, engine: EngineVersion) {
         "{engine}: verify: {:?}",
         report.errors
     );
-    let paths: BTreeSet<&str> = container.paths.values().map(String::as_str).collect();
+    let paths: BTreeSet<&str> = container.paths.values().collect();
     let header = container
         .container_header()
         .unwrap()
@@ -160,12 +160,8 @@ fn build_corpus_packages_for(corpus: &Path, engine: EngineVersion) {
             store_ids.contains(&converted.package_id),
             "{engine}: no store entry for {package_name}"
         );
-        let (index, _) = container
-            .paths
-            .iter()
-            .find(|(_, p)| p.as_str() == container_path)
-            .unwrap();
-        let chunk = container.read_chunk(*index).unwrap();
+        let index = container.find_path(container_path).unwrap();
+        let chunk = container.read_chunk(index).unwrap();
         assert!(
             chunk == converted.package_bytes,
             "{engine}: {package_name}: chunk differs from `zenpak convert` (5.0–5.2: with the container-wide bundles)"
@@ -361,8 +357,8 @@ fn marvel_rivals_profile_pads_skeletal_meshes_in_a_build() {
             Container::open(&zenpak::release::artifact_paths(&manifest)[0], None).unwrap();
         assert!(container.verify().errors.is_empty());
         let mut sizes = std::collections::BTreeMap::new();
-        for (index, path) in &container.paths {
-            sizes.insert(path.clone(), container.read_chunk(*index).unwrap().len());
+        for (index, path) in container.paths.iter() {
+            sizes.insert(path.to_string(), container.read_chunk(index).unwrap().len());
         }
         sizes
     };

@@ -234,16 +234,12 @@ fn example_builds_into_a_container_that_verifies() {
         (STRING_TABLE, "/Game/HelloMod/ST_HelloMod"),
         (SETTINGS, "/Game/HelloMod/DA_HelloModSettings"),
     ] {
-        let (&index, _) = container
-            .paths
-            .iter()
-            .find(|(_, p)| p.as_str() == relative)
-            .unwrap_or_else(|| {
-                panic!(
-                    "{relative} is not in the directory index: {:?}",
-                    container.paths
-                )
-            });
+        let index = container.find_path(relative).unwrap_or_else(|| {
+            panic!(
+                "{relative} is not in the directory index: {:?}",
+                container.paths.values().collect::<Vec<_>>()
+            )
+        });
         assert!(
             store_ids.contains(&package_id(package_name)),
             "no store entry for {package_name}"

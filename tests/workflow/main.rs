@@ -17,6 +17,7 @@ mod example_mod;
 mod game_check;
 mod game_folder;
 mod game_readers;
+mod game_view_memory;
 mod globs;
 mod hostile_sources;
 mod inputs;
