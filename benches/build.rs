@@ -606,7 +606,11 @@ fn main() {
 /// The engine `engines.tsv` gives a corpus file (longest folder prefix).
 fn corpus_engine(corpus: &Path, file: &Path) -> Option<EngineVersion> {
     let table = std::fs::read_to_string(corpus.join("engines.tsv")).ok()?;
-    let rel = file.strip_prefix(corpus).ok()?.to_string_lossy().replace('\\', "/");
+    let rel = file
+        .strip_prefix(corpus)
+        .ok()?
+        .to_string_lossy()
+        .replace('\\', "/");
     table
         .lines()
         .filter_map(|l| l.split_once('\t'))
@@ -634,7 +638,10 @@ fn asset_json(corpus: &Path, root: &Path) {
     let mut packages = Vec::new();
     for entry in walkdir::WalkDir::new(corpus.join("uassetapi")).sort_by_file_name() {
         let path = entry.unwrap().into_path();
-        if path.extension().is_some_and(|x| x == "uasset" || x == "umap") {
+        if path
+            .extension()
+            .is_some_and(|x| x == "uasset" || x == "umap")
+        {
             if let Some(engine) = corpus_engine(corpus, &path) {
                 packages.push((path, engine));
             }
@@ -709,13 +716,35 @@ fn asset_json(corpus: &Path, root: &Path) {
         out.to_str().unwrap(),
         usmap.to_str().unwrap(),
     );
-    let from = measure(zenpak, &["from-json", json_s, "-o", out_s, "--mappings", usmap_s, "-q"], &dir);
+    let from = measure(
+        zenpak,
+        &[
+            "from-json",
+            json_s,
+            "-o",
+            out_s,
+            "--mappings",
+            usmap_s,
+            "-q",
+        ],
+        &dir,
+    );
     let size = std::fs::metadata(out.with_extension("uexp")).unwrap().len() as f64 / 1048576.0;
     report(&format!("from-json {size:.1} MiB table"), &from);
     let back = dir.join("DT_Big.back.json");
     let to = measure(
         zenpak,
-        &["to-json", out_s, "--engine", "5.7", "--mappings", usmap_s, "-o", back.to_str().unwrap(), "-q"],
+        &[
+            "to-json",
+            out_s,
+            "--engine",
+            "5.7",
+            "--mappings",
+            usmap_s,
+            "-o",
+            back.to_str().unwrap(),
+            "-q",
+        ],
         &dir,
     );
     report(&format!("to-json {size:.1} MiB table"), &to);

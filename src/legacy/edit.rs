@@ -239,7 +239,7 @@ pub fn export_data_names(package: &mut LegacyPackage, texts: &[String]) -> Resul
     let new: Vec<NameEntry> = texts
         .iter()
         .filter(|t| !present.contains(t.as_str()) && seen.insert(t.as_str()))
-        .map(|t| NameEntry::new(t))
+        .map(|t| NameEntry::new(t.as_str()))
         .collect();
     let Some(first) = new.first() else {
         return Ok(());

@@ -36,24 +36,35 @@ fn package_files(path: &Path) -> Vec<(String, Vec<u8>)> {
         .collect()
 }
 
+/// `zenpak to-json INPUT -o OUTPUT` (with `engine`) or `zenpak from-json
+/// INPUT -o OUTPUT` (without), with `--mappings` when given and JSON
+/// messages.
+fn json_command(input: &Path, output: &Path, engine: Option<&str>, mappings: Option<&Path>) -> Run {
+    let mut args = vec![
+        if engine.is_some() {
+            "to-json"
+        } else {
+            "from-json"
+        },
+        input.to_str().unwrap(),
+        "-o",
+        output.to_str().unwrap(),
+        "--message-format",
+        "json",
+    ];
+    if let Some(engine) = engine {
+        args.extend(["--engine", engine]);
+    }
+    if let Some(m) = mappings {
+        args.extend(["--mappings", m.to_str().unwrap()]);
+    }
+    common::run(None, &args)
+}
+
 /// One package through both commands; its counts (`identical` 1 or 0).
 fn round_trip(path: &Path, engine: &str, mappings: Option<&Path>, dir: &Path) -> Counts {
     let json = dir.join("package.json");
-    let mut args: Vec<String> = vec![
-        "to-json".into(),
-        path.display().to_string(),
-        "--engine".into(),
-        engine.into(),
-        "-o".into(),
-        json.display().to_string(),
-        "--message-format".into(),
-        "json".into(),
-    ];
-    if let Some(m) = mappings {
-        args.extend(["--mappings".into(), m.display().to_string()]);
-    }
-    let argv: Vec<&str> = args.iter().map(String::as_str).collect();
-    let run = common::run(None, &argv);
+    let run = json_command(path, &json, Some(engine), mappings);
     assert_eq!(run.code, 0, "to-json {}: {}", path.display(), run.stdout);
     let lines = run.json();
     let report = lines
@@ -62,19 +73,7 @@ fn round_trip(path: &Path, engine: &str, mappings: Option<&Path>, dir: &Path) ->
         .expect("a to-json line");
     let out = dir.join("out").join(path.file_name().unwrap());
     std::fs::create_dir_all(out.parent().unwrap()).unwrap();
-    let mut args: Vec<String> = vec![
-        "from-json".into(),
-        json.display().to_string(),
-        "-o".into(),
-        out.display().to_string(),
-        "--message-format".into(),
-        "json".into(),
-    ];
-    if let Some(m) = mappings {
-        args.extend(["--mappings".into(), m.display().to_string()]);
-    }
-    let argv: Vec<&str> = args.iter().map(String::as_str).collect();
-    let run = common::run(None, &argv);
+    let run = json_command(&json, &out, None, mappings);
     assert_eq!(run.code, 0, "from-json {}: {}", path.display(), run.stdout);
     let identical = package_files(path) == package_files(&out);
     let doc: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
@@ -264,22 +263,8 @@ fn usmap(game: &Path) -> PathBuf {
 /// `to-json` of `package` (mappings: the game's); the document's text.
 fn to_json_text(package: &Path, engine: &str, game: &Path, dir: &Path) -> String {
     let out = dir.join("document.json");
-    let usmap = usmap(game);
-    let run = common::run(
-        None,
-        &[
-            "to-json",
-            package.to_str().unwrap(),
-            "--engine",
-            engine,
-            "--mappings",
-            usmap.to_str().unwrap(),
-            "-o",
-            out.to_str().unwrap(),
-            "-q",
-        ],
-    );
-    assert_eq!(run.code, 0, "{}", run.stderr);
+    let run = json_command(package, &out, Some(engine), Some(&usmap(game)));
+    assert_eq!(run.code, 0, "{}", run.stdout);
     std::fs::read_to_string(&out).unwrap()
 }
 
@@ -290,21 +275,7 @@ fn from_json_text(text: &str, game: &Path, dir: &Path, name: &str) -> (Run, Path
     std::fs::write(&json, text).unwrap();
     let out = dir.join("out").join(name);
     std::fs::create_dir_all(out.parent().unwrap()).unwrap();
-    let usmap = usmap(game);
-    let run = common::run(
-        None,
-        &[
-            "from-json",
-            json.to_str().unwrap(),
-            "-o",
-            out.to_str().unwrap(),
-            "--mappings",
-            usmap.to_str().unwrap(),
-            "--message-format",
-            "json",
-        ],
-    );
-    (run, out)
+    (json_command(&json, &out, None, Some(&usmap(game))), out)
 }
 
 fn value(text: &str) -> Value {
@@ -727,21 +698,11 @@ fn damaged_input_is_an_error_naming_where_and_writes_nothing() {
     // of which nothing decodes: `mappings-mismatch`); from-json of a
     // decoded document refuses them.
     let to_json_with = |package: &Path, engine: &str, mappings: &Path| {
-        let out = dir.join("wrong.json");
-        let run = common::run(
-            None,
-            &[
-                "to-json",
-                package.to_str().unwrap(),
-                "--engine",
-                engine,
-                "--mappings",
-                mappings.to_str().unwrap(),
-                "-o",
-                out.to_str().unwrap(),
-                "--message-format",
-                "json",
-            ],
+        let run = json_command(
+            package,
+            &dir.join("wrong.json"),
+            Some(engine),
+            Some(mappings),
         );
         assert_eq!(run.code, 0, "{}", run.stdout);
         run.json()
@@ -768,19 +729,7 @@ fn damaged_input_is_an_error_naming_where_and_writes_nothing() {
     std::fs::write(&json, &original).unwrap();
     let target = dir.join("out/DT_ChatEntry.uasset");
     std::fs::create_dir_all(target.parent().unwrap()).unwrap();
-    let run = common::run(
-        None,
-        &[
-            "from-json",
-            json.to_str().unwrap(),
-            "-o",
-            target.to_str().unwrap(),
-            "--mappings",
-            wrong.to_str().unwrap(),
-            "--message-format",
-            "json",
-        ],
-    );
+    let run = json_command(&json, &target, None, Some(&wrong));
     assert_eq!(run.code, 1, "{}", run.stdout);
     let error = error_of(&run);
     assert!(error["structure"][0]
@@ -796,20 +745,11 @@ fn damaged_input_is_an_error_naming_where_and_writes_nothing() {
     let uexp = std::fs::read(source.with_extension("uexp")).unwrap();
     std::fs::write(cut.join("DT_ChatEntry.uexp"), &uexp[..uexp.len() / 2]).unwrap();
     let cut_json = dir.join("out/cut.json");
-    let run = common::run(
-        None,
-        &[
-            "to-json",
-            cut.join("DT_ChatEntry.uasset").to_str().unwrap(),
-            "--engine",
-            "5.7",
-            "--mappings",
-            usmap(&nanos).to_str().unwrap(),
-            "-o",
-            cut_json.to_str().unwrap(),
-            "--message-format",
-            "json",
-        ],
+    let run = json_command(
+        &cut.join("DT_ChatEntry.uasset"),
+        &cut_json,
+        Some("5.7"),
+        Some(&usmap(&nanos)),
     );
     assert_eq!(run.code, 1, "{}", run.stdout);
     assert!(error_of(&run)["file"]
