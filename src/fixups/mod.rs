@@ -2,7 +2,7 @@
 //! converted, for games that ship a modified engine.
 //!
 //! A profile transforms the LEGACY package (header model + export data): it
-//! may insert bytes into exports, and [`edit`] then recomputes every size and
+//! may insert bytes into exports, and [`crate::legacy::edit`] then recomputes every size and
 //! offset that follows (export serial sizes, later exports' serial offsets,
 //! the bulk data start offset, inline data resource offsets (no `PayloadAtEndOfFile` /
 //! `PayloadInSeperateFile` flag)) and rewrites the header. The normal Zen conversion runs

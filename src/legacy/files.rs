@@ -314,12 +314,13 @@ impl PackageFiles {
             code: crate::codes::UEXP_MISMATCH,
             message: format!(
                 "`{}` does not belong to `{}`: the header says its export data ends at byte {declared} \
-                 ({header_len}-byte header + {} bytes of .uexp{}), but the .uexp holds {uexp_len} bytes, \
+                 ({header_len}-byte header + {} bytes of .uexp), but the .uexp holds {} bytes of export data{}, \
                  ending at byte {total}; it was written by another cook",
                 name(&self.uexp_path),
                 name(&self.path),
                 declared.saturating_sub(header_len),
-                if tagged { " + the 4-byte package tag" } else { "" },
+                total.saturating_sub(header_len),
+                if tagged { " before its 4-byte package tag" } else { "" },
             ),
         })
         .within("package summary > bulk data start offset")
