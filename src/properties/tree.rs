@@ -143,6 +143,9 @@ pub enum Block {
     /// Unversioned (cooked): present properties in schema order; a value of
     /// `null` is one the zero mask marks (the type's zero, not serialized).
     Unversioned {
+        /// A JSON object keyed by property name (`Name[2]` for element 2 of
+        /// a static array), in schema order.
+        #[serde(with = "keyed_properties")]
         properties: Vec<UnversionedProperty>,
         /// The header as read, kept only when it is not the one the cooker
         /// writes for these properties (so unchanged data writes back as it was).
@@ -151,6 +154,66 @@ pub enum Block {
     },
     /// Tagged (versioned): each property with its tag, up to `None`.
     Tagged { properties: Vec<TaggedProperty> },
+}
+
+/// An unversioned block's properties as one JSON object: `"Name": value`
+/// (`null` when zero-masked), `"Name[i]"` for element `i` of a static
+/// array, in their order.
+mod keyed_properties {
+    use super::{UnversionedProperty, Value};
+    use serde::{Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(
+        properties: &[UnversionedProperty],
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = s.serialize_map(Some(properties.len()))?;
+        for p in properties {
+            if p.index == 0 {
+                map.serialize_entry(&p.name, &p.value)?;
+            } else {
+                map.serialize_entry(&format!("{}[{}]", p.name, p.index), &p.value)?;
+            }
+        }
+        map.end()
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<Vec<UnversionedProperty>, D::Error> {
+        struct Visit;
+        impl<'de> serde::de::Visitor<'de> for Visit {
+            type Value = Vec<UnversionedProperty>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("an object of properties, each `\"Name\": value`")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<Self::Value, A::Error> {
+                let mut out = Vec::new();
+                while let Some(key) = map.next_key::<String>()? {
+                    let value: Option<Value> = map.next_value()?;
+                    let (name, index) = match key.strip_suffix(']').and_then(|k| k.rsplit_once('['))
+                    {
+                        Some((name, index)) => (
+                            name.to_string(),
+                            index.parse::<u8>().map_err(|_| {
+                                serde::de::Error::custom(format!(
+                                    "`{key}`: a static array element is `Name[0..255]`"
+                                ))
+                            })?,
+                        ),
+                        None => (key, 0),
+                    };
+                    out.push(UnversionedProperty { name, index, value });
+                }
+                Ok(out)
+            }
+        }
+        d.deserialize_map(Visit)
+    }
 }
 
 /// One present property of an unversioned block.

@@ -149,6 +149,7 @@ fn check_against_schema(doc: &Value, path: &Path) {
                 for (k, inner) in map {
                     let below = match (keyed, k.as_str()) {
                         (0, "rows" | "entries" | "names") => 1,
+                        (0, "properties") if inner.is_object() => 1,
                         (0, "metadata") => 2,
                         (0, _) => 0,
                         (n, _) => n - 1,
@@ -298,13 +299,8 @@ fn row_names(text: &str) -> Vec<String> {
 /// The value of the property `name` of an unversioned block.
 fn prop<'a>(block: &'a Value, name: &str) -> &'a Value {
     block["unversioned"]["properties"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|p| p["name"] == name)
+        .get(name)
         .unwrap_or_else(|| panic!("no property {name} in {block}"))
-        .get("value")
-        .unwrap()
 }
 
 /// Row `row`'s `TextStyle.Font` struct block of DT_ChatEntry.
@@ -349,6 +345,43 @@ fn value_span(text: &str, key: &str, from: usize) -> std::ops::Range<usize> {
         }
     }
     panic!("unterminated value of {key}")
+}
+
+/// The byte ranges of the elements of the JSON array at `span` in `text`.
+fn array_items(text: &str, span: std::ops::Range<usize>) -> Vec<std::ops::Range<usize>> {
+    let bytes = text.as_bytes();
+    let (mut depth, mut in_string, mut escaped) = (0i32, false, false);
+    let mut items = Vec::new();
+    let mut start = None;
+    for i in span.start + 1..span.end - 1 {
+        let b = bytes[i];
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        if start.is_none() && !b.is_ascii_whitespace() {
+            start = Some(i);
+        }
+        match b {
+            b'"' => in_string = true,
+            b'{' | b'[' => depth += 1,
+            b'}' | b']' => depth -= 1,
+            b',' if depth == 0 => {
+                let s = start.take().unwrap();
+                items.push(s..s + text[s..i].trim_end().len());
+            }
+            _ => {}
+        }
+    }
+    if let Some(s) = start {
+        items.push(s..s + text[s..span.end - 1].trim_end().len());
+    }
+    items
 }
 
 /// Known values, read from the packages' bytes by hand (offsets in the
@@ -487,7 +520,7 @@ fn from_json_writes_exactly_what_an_edit_implies() {
     // A number in a row (the first `Size` is the first row's): of the float
     // at 0x3f (00 00 60 41, 14.0; 20.0 is 00 00 a0 41) one byte changes,
     // nothing else.
-    let at = original.find("\"name\": \"Size\"").unwrap();
+    let at = original.find("\"Size\": ").unwrap();
     let size = value_span(&original, "Float", at);
     assert_eq!(&original[size.clone()], "14.0");
     let mut edited = original.clone();
@@ -581,14 +614,12 @@ fn from_json_writes_exactly_what_an_edit_implies() {
     // An array element added: a fourth key of the curve, at time 2.0.
     let cf_source = sn2.join("Content/Blueprints/Character/CF_MAccelerationConversionCurve.uasset");
     let cf = to_json_text(&cf_source, "5.6", &sn2, &dir);
-    let keys = value_span(&cf, "Array", cf.find("\"name\": \"Keys\"").unwrap());
-    let third = cf[..keys.end - 1].trim_end().len();
-    let third_start = cf[..third]
-        .rfind("{\n                                  \"Struct\"")
-        .unwrap();
-    let copy = cf[third_start..third].replacen("\"Float\": 1.0", "\"Float\": 2.0", 1);
+    let keys = value_span(&cf, "Array", cf.find("\"Keys\": ").unwrap());
+    let items = array_items(&cf, keys);
+    let third = items[2].clone();
+    let copy = cf[third.clone()].replacen("\"Float\": 1.0", "\"Float\": 2.0", 1);
     let mut edited = cf.clone();
-    edited.insert_str(third, &format!(",\n{copy}"));
+    edited.insert_str(third.end, &format!(", {copy}"));
     let (run, out) = from_json_text(&edited, &sn2, &dir, "CF_Curve.uasset");
     assert_eq!(run.code, 0, "{}", run.stdout);
     let reread = value(&to_json_text(&out, "5.6", &sn2, &dir));
@@ -759,9 +790,9 @@ fn damaged_input_is_an_error_naming_where_and_writes_nothing() {
     assert_nothing_written(&cut_json);
 
     // A wrong type at each level: (the edit, the JSON path the error names).
-    let size_at = original.find("\"name\": \"Size\"").unwrap();
+    let size_at = original.find("\"Size\": ").unwrap();
     let float = value_span(&original, "Float", size_at);
-    let size_value = value_span(&original, "value", size_at);
+    let size_value = value_span(&original, "Size", size_at);
     let properties = value_span(&original, "properties", 0);
     let cases: Vec<(String, &str)> = vec![
         (
@@ -797,7 +828,7 @@ fn damaged_input_is_an_error_naming_where_and_writes_nothing() {
             "exports[0].data",
         ),
         (
-            original.replacen("\"name\": \"Size\"", "\"name\": \"Sise\"", 1),
+            original.replacen("\"Size\": ", "\"Sise\": ", 1),
             "exports[0].data",
         ),
         (
