@@ -49,7 +49,8 @@ use crate::extract::script_objects::ScriptObjects;
 use crate::game::conflicts::{override_not_loaded, LostOverride};
 use crate::game::facts::{engine_facts, EngineFacts};
 use crate::game::folder::GameFolder;
-use crate::game::{pak_order, ChunkRef, GameView, PackageChunk, PROJECT_CONTENT_ORDER};
+use crate::game::mount_order::{pak_order, PROJECT_CONTENT_ORDER};
+use crate::game::{ChunkRef, GameView, PackageChunk};
 use crate::hash::package_id;
 use crate::iostore::chunk::ChunkType;
 use crate::manifest::Manifest;
@@ -793,7 +794,7 @@ pub(crate) fn overrides(
         // mount in descending order of their paths.
         let mod_wins = mod_order > winner_source.order
             || (mod_order == winner_source.order
-                && crate::game::engine_compare(&mod_relative, &relative(winner))
+                && crate::game::mount_order::engine_compare(&mod_relative, &relative(winner))
                     == std::cmp::Ordering::Less);
 
         let main = package.main_export();
@@ -942,7 +943,7 @@ pub(crate) fn file_overrides(
         let game_pak = game.relative(source);
         let mod_wins = mod_order > winner.order
             || (mod_order == winner.order
-                && crate::game::engine_compare(&mod_relative, &game_pak)
+                && crate::game::mount_order::engine_compare(&mod_relative, &game_pak)
                     == std::cmp::Ordering::Greater);
         diagnostics.push(
             Diagnostic::note(

@@ -33,9 +33,8 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use super::{
-    pak_order, patch_bonus, ChunkRef, FileOrigin, FolderPlan, GameView, PROJECT_CONTENT_ORDER,
-};
+use super::mount_order::{pak_order, patch_bonus, FolderPlan, PROJECT_CONTENT_ORDER};
+use super::{ChunkRef, FileOrigin, GameView};
 use crate::diagnostic::Diagnostic;
 use crate::error::Result;
 use crate::game::folder::GameFolder;

@@ -177,6 +177,27 @@ pub enum PropertyType {
 const MAX_TYPE_DEPTH: usize = 16;
 
 impl PropertyType {
+    /// The type an `FProperty` class name gives when the property carries
+    /// nothing but its kind (numbers, names, strings, texts): the names a
+    /// tag and a class's own field list share.
+    pub(crate) fn plain(type_name: &str) -> Option<Self> {
+        Some(match type_name {
+            "Int8Property" => PropertyType::Int8,
+            "Int16Property" => PropertyType::Int16,
+            "IntProperty" => PropertyType::Int,
+            "Int64Property" => PropertyType::Int64,
+            "UInt16Property" => PropertyType::UInt16,
+            "UInt32Property" => PropertyType::UInt32,
+            "UInt64Property" => PropertyType::UInt64,
+            "FloatProperty" => PropertyType::Float,
+            "DoubleProperty" => PropertyType::Double,
+            "NameProperty" => PropertyType::Name,
+            "StrProperty" => PropertyType::Str,
+            "TextProperty" => PropertyType::Text,
+            _ => return None,
+        })
+    }
+
     fn code(&self) -> u8 {
         match self {
             PropertyType::Byte => 0,

@@ -167,18 +167,6 @@ fn field(
             r.skip(6)?;
             PropertyType::Bool
         }
-        "Int8Property" => PropertyType::Int8,
-        "Int16Property" => PropertyType::Int16,
-        "IntProperty" => PropertyType::Int,
-        "Int64Property" => PropertyType::Int64,
-        "UInt16Property" => PropertyType::UInt16,
-        "UInt32Property" => PropertyType::UInt32,
-        "UInt64Property" => PropertyType::UInt64,
-        "FloatProperty" => PropertyType::Float,
-        "DoubleProperty" => PropertyType::Double,
-        "NameProperty" => PropertyType::Name,
-        "StrProperty" => PropertyType::Str,
-        "TextProperty" => PropertyType::Text,
         "ObjectProperty" | "ObjectPtrProperty" => {
             object_name(r, package)?;
             PropertyType::Object
@@ -238,7 +226,8 @@ fn field(
                 enum_name,
             }
         }
-        other => return Err(r.error(format!("property type {other} is not known to zenpak"))),
+        other => PropertyType::plain(other)
+            .ok_or_else(|| r.error(format!("property type {other} is not known to zenpak")))?,
     };
     Ok((name, ty, array_dim))
 }

@@ -311,17 +311,13 @@ fn font_of<'a>(doc: &'a Value, row: &str) -> &'a Value {
 }
 
 /// The byte range of the JSON value that follows `"key": ` at or after
-/// `from` in pretty-printed `text` (strings and nesting respected).
-fn value_span(text: &str, key: &str, from: usize) -> std::ops::Range<usize> {
-    let pattern = format!("\"{key}\": ");
-    let start = from
-        + text[from..]
-            .find(&pattern)
-            .unwrap_or_else(|| panic!("no {pattern} after {from}"))
-        + pattern.len();
-    let bytes = text.as_bytes();
-    let (mut depth, mut in_string, mut escaped) = (0i32, false, false);
-    for (i, &b) in bytes.iter().enumerate().skip(start) {
+/// The brackets, commas and line ends of `text[range]` that lie outside
+/// JSON strings, with their positions.
+fn structure(text: &str, range: std::ops::Range<usize>) -> Vec<(usize, u8)> {
+    let (mut in_string, mut escaped) = (false, false);
+    let mut out = Vec::new();
+    for i in range {
+        let b = text.as_bytes()[i];
         if in_string {
             match b {
                 _ if escaped => escaped = false,
@@ -329,10 +325,27 @@ fn value_span(text: &str, key: &str, from: usize) -> std::ops::Range<usize> {
                 b'"' => in_string = false,
                 _ => {}
             }
-            continue;
+        } else if b == b'"' {
+            in_string = true;
+        } else if b"{}[],\n".contains(&b) {
+            out.push((i, b));
         }
+    }
+    out
+}
+
+/// The byte range of the JSON value that follows `"key": ` at or after
+/// `from` in pretty-printed `text`.
+fn value_span(text: &str, key: &str, from: usize) -> std::ops::Range<usize> {
+    let pattern = format!("\"{key}\": ");
+    let start = from
+        + text[from..]
+            .find(&pattern)
+            .unwrap_or_else(|| panic!("no {pattern} after {from}"))
+        + pattern.len();
+    let mut depth = 0;
+    for (i, b) in structure(text, start..text.len()) {
         match b {
-            b'"' => in_string = true,
             b'{' | b'[' => depth += 1,
             b'}' | b']' => {
                 depth -= 1;
@@ -340,7 +353,7 @@ fn value_span(text: &str, key: &str, from: usize) -> std::ops::Range<usize> {
                     return start..i + 1;
                 }
             }
-            b',' | b'\n' if depth == 0 => return start..i,
+            _ if depth == 0 => return start..i,
             _ => {}
         }
     }
@@ -349,39 +362,26 @@ fn value_span(text: &str, key: &str, from: usize) -> std::ops::Range<usize> {
 
 /// The byte ranges of the elements of the JSON array at `span` in `text`.
 fn array_items(text: &str, span: std::ops::Range<usize>) -> Vec<std::ops::Range<usize>> {
-    let bytes = text.as_bytes();
-    let (mut depth, mut in_string, mut escaped) = (0i32, false, false);
-    let mut items = Vec::new();
-    let mut start = None;
-    for i in span.start + 1..span.end - 1 {
-        let b = bytes[i];
-        if in_string {
-            match b {
-                _ if escaped => escaped = false,
-                b'\\' => escaped = true,
-                b'"' => in_string = false,
-                _ => {}
-            }
-            continue;
-        }
-        if start.is_none() && !b.is_ascii_whitespace() {
-            start = Some(i);
-        }
+    let inside = span.start + 1..span.end - 1;
+    let mut cuts = vec![inside.start];
+    let mut depth = 0;
+    for (i, b) in structure(text, inside.clone()) {
         match b {
-            b'"' => in_string = true,
             b'{' | b'[' => depth += 1,
             b'}' | b']' => depth -= 1,
-            b',' if depth == 0 => {
-                let s = start.take().unwrap();
-                items.push(s..s + text[s..i].trim_end().len());
-            }
+            b',' if depth == 0 => cuts.push(i + 1),
             _ => {}
         }
     }
-    if let Some(s) = start {
-        items.push(s..s + text[s..span.end - 1].trim_end().len());
-    }
-    items
+    cuts.push(inside.end + 1);
+    cuts.windows(2)
+        .map(|w| {
+            let piece = &text[w[0]..w[1] - 1];
+            let lead = piece.len() - piece.trim_start().len();
+            w[0] + lead..w[0] + piece.trim_end().len()
+        })
+        .filter(|r| !r.is_empty())
+        .collect()
 }
 
 /// Known values, read from the packages' bytes by hand (offsets in the

@@ -495,20 +495,11 @@ enum TagType {
 }
 
 fn simple_type(name: &str) -> Option<PropertyType> {
+    if let Some(plain) = PropertyType::plain(name) {
+        return Some(plain);
+    }
     Some(match name {
-        "Int8Property" => PropertyType::Int8,
-        "Int16Property" => PropertyType::Int16,
-        "IntProperty" => PropertyType::Int,
-        "Int64Property" => PropertyType::Int64,
-        "UInt16Property" => PropertyType::UInt16,
-        "UInt32Property" => PropertyType::UInt32,
-        "UInt64Property" => PropertyType::UInt64,
-        "FloatProperty" => PropertyType::Float,
-        "DoubleProperty" => PropertyType::Double,
         "BoolProperty" => PropertyType::Bool,
-        "NameProperty" => PropertyType::Name,
-        "StrProperty" => PropertyType::Str,
-        "TextProperty" => PropertyType::Text,
         "ObjectProperty" | "ClassProperty" | "WeakObjectProperty" | "InterfaceProperty" => {
             PropertyType::Object
         }
