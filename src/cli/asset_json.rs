@@ -91,6 +91,13 @@ pub(crate) fn run_to_json(args: ToJsonArgs, out: &Output) -> Result<()> {
             manifest.game.engine
         }),
     };
+    if zenpak::sniff::sniff_file(&args.path)? == zenpak::sniff::FileKind::ZenPackage {
+        return Err(Error::usage(
+            "this is a Zen package (as a container stores it); to-json reads legacy .uasset/.uexp packages",
+        )
+        .in_file(&args.path)
+        .with_hint("write it as a legacy package first: `zenpak extract CONTAINER.utoc -o DIR --filter <package name>`, then run to-json on the .uasset"));
+    }
     let files = PackageFiles::load(&args.path)?;
     let package = files.read_package(engine).map_err(|e| match engine {
         Some(_) => e,

@@ -256,11 +256,16 @@ impl AssetDocument {
         let de = &mut serde_json::Deserializer::from_slice(text);
         let doc: AssetDocument = serde_path_to_error::deserialize(de).map_err(|e| {
             let path = e.path().to_string();
-            Error::invalid(e.inner().to_string())
-                .within(path)
-                .with_hint(
-                    "fix the value at that path, or write the document again with `zenpak to-json`",
-                )
+            let error = Error::invalid(e.inner().to_string());
+            // serde_path_to_error names the document itself `.` or `?`.
+            let error = if path == "." || path == "?" {
+                error.within("the document")
+            } else {
+                error.within(path)
+            };
+            error.with_hint(
+                "fix the value at that path, or write the document again with `zenpak to-json`",
+            )
         })?;
         if doc.format == 0 || doc.format > FORMAT {
             return Err(Error::unsupported(format!(

@@ -789,6 +789,19 @@ fn damaged_input_is_an_error_naming_where_and_writes_nothing() {
         .contains("DT_ChatEntry"));
     assert_nothing_written(&cut_json);
 
+    // A Zen package (as a container stores it) is not read as legacy: a
+    // usage error that says to extract it first.
+    let zen_json = dir.join("out/zen.json");
+    let run = json_command(
+        &corpus.join("retoc/UE5.6/SM_Cube.uzenasset"),
+        &zen_json,
+        Some("5.6"),
+        None,
+    );
+    assert_eq!(run.code, 2, "{}", run.stdout);
+    assert_eq!(error_of(&run)["code"], "usage");
+    assert_nothing_written(&zen_json);
+
     // A wrong type at each level: (the edit, the JSON path the error names).
     let size_at = original.find("\"Size\": ").unwrap();
     let float = value_span(&original, "Float", size_at);
