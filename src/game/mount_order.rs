@@ -71,7 +71,7 @@ pub(crate) struct PlannedPak {
 }
 
 /// What the engine mounts of a `Paks/` folder and in which order, from
-/// the file names alone (nothing is opened): the one rule [`GameView`]
+/// the file names alone (nothing is opened): the one rule [`GameView`](super::GameView)
 /// mounts by, also used where opening the game's paks is not wanted
 /// (the mount-order checks of `install`).
 ///
