@@ -673,7 +673,7 @@ fn asset_json(corpus: &Path, root: &Path) {
         let doc = AssetDocument::read(files, &package, mappings).unwrap();
         let json = doc.to_json().unwrap();
         json_bytes += json.len();
-        let back = AssetDocument::from_json(&json).unwrap();
+        let back = AssetDocument::from_json(&json, mappings).unwrap();
         let written = back.write(mappings).unwrap();
         assert!(written.header == files.header && written.uexp == files.uexp);
     }

@@ -200,8 +200,9 @@ pub(crate) fn run_to_json(args: ToJsonArgs, out: &Output) -> Result<()> {
 
 pub(crate) fn run_from_json(args: FromJsonArgs, out: &Output) -> Result<()> {
     let text = std::fs::read(&args.path).map_err(|e| Error::io(&args.path, e))?;
-    let document = AssetDocument::from_json(&text).map_err(|e| e.in_file(&args.path))?;
     let mappings = load_mappings(args.mappings.as_deref(), out)?;
+    let document =
+        AssetDocument::from_json(&text, mappings.as_ref()).map_err(|e| e.in_file(&args.path))?;
     super::convert::check_output_folder(&args.output)?;
     if zenpak::publish::same_file(&args.output, &args.path) {
         return Err(

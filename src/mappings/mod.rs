@@ -625,6 +625,12 @@ pub struct Mappings {
     struct_lookup: BTreeMap<String, usize>,
     #[serde(skip)]
     enum_lookup: BTreeMap<String, usize>,
+    /// Each name as spelled → what the case-insensitive lookup gives it (the
+    /// common case, without lowering the name).
+    #[serde(skip)]
+    struct_exact: std::collections::HashMap<String, usize>,
+    #[serde(skip)]
+    enum_exact: std::collections::HashMap<String, usize>,
 }
 
 /// Upper bound of a decompressed body; real files are a few MB.
@@ -733,6 +739,8 @@ impl Mappings {
             source: None,
             struct_lookup: BTreeMap::new(),
             enum_lookup: BTreeMap::new(),
+            struct_exact: Default::default(),
+            enum_exact: Default::default(),
         };
         mappings.build_lookups();
         Ok(mappings)
@@ -772,6 +780,8 @@ impl Mappings {
             source: None,
             struct_lookup: BTreeMap::new(),
             enum_lookup: BTreeMap::new(),
+            struct_exact: Default::default(),
+            enum_exact: Default::default(),
         };
         m.build_lookups();
         m
@@ -809,6 +819,14 @@ impl Mappings {
             self.enum_lookup
                 .entry(e.name.to_ascii_lowercase())
                 .or_insert(i);
+        }
+        for s in &self.structs {
+            let i = self.struct_lookup[&s.name.to_ascii_lowercase()];
+            self.struct_exact.entry(s.name.clone()).or_insert(i);
+        }
+        for e in &self.enums {
+            let i = self.enum_lookup[&e.name.to_ascii_lowercase()];
+            self.enum_exact.entry(e.name.clone()).or_insert(i);
         }
     }
 
@@ -893,14 +911,16 @@ impl Mappings {
 
     /// The schema of a struct or class by name (case-insensitive, as FNames are).
     pub fn struct_schema(&self, name: &str) -> Option<&StructSchema> {
-        self.struct_lookup
-            .get(&name.to_ascii_lowercase())
+        self.struct_exact
+            .get(name)
+            .or_else(|| self.struct_lookup.get(&name.to_ascii_lowercase()))
             .map(|&i| &self.structs[i])
     }
 
     pub(crate) fn enum_schema(&self, name: &str) -> Option<&EnumSchema> {
-        self.enum_lookup
-            .get(&name.to_ascii_lowercase())
+        self.enum_exact
+            .get(name)
+            .or_else(|| self.enum_lookup.get(&name.to_ascii_lowercase()))
             .map(|&i| &self.enums[i])
     }
 
@@ -908,31 +928,33 @@ impl Mappings {
     /// missing super struct or a cycle.
     pub fn chain(&self, name: &str) -> Result<Vec<&StructSchema>> {
         // Damaged or foreign mappings are named, so they can be replaced.
-        let from = match &self.source {
+        let from = || match &self.source {
             Some(path) => format!(" ({})", path.display()),
             None => String::new(),
         };
-        let mut out: Vec<&StructSchema> = Vec::new();
-        let mut current = Some(name.to_string());
+        let mut out: Vec<&StructSchema> = Vec::with_capacity(4);
+        let mut current = Some(name);
         while let Some(n) = current {
             // Not the file's fault: the dumper did not record that struct.
-            let s = self.struct_schema(&n).ok_or_else(|| {
+            let s = self.struct_schema(n).ok_or_else(|| {
                 Error::unsupported(match out.last() {
-                    None => format!("the mappings{from} have no schema for `{n}`"),
+                    None => format!("the mappings{} have no schema for `{n}`", from()),
                     Some(child) => format!(
-                        "the mappings{from} have no schema for `{n}`, super struct of `{}`",
+                        "the mappings{} have no schema for `{n}`, super struct of `{}`",
+                        from(),
                         child.name
                     ),
                 })
             })?;
             if out.iter().any(|o| std::ptr::eq(*o, s)) || out.len() > 256 {
                 return Err(Error::invalid(format!(
-                    "the super struct chain of `{name}` in the mappings{from} loops at `{}`",
+                    "the super struct chain of `{name}` in the mappings{} loops at `{}`",
+                    from(),
                     s.name
                 )));
             }
             out.push(s);
-            current = s.super_name.clone();
+            current = s.super_name.as_deref();
         }
         Ok(out)
     }
@@ -1146,6 +1168,8 @@ mod tests {
             source: None,
             struct_lookup: BTreeMap::new(),
             enum_lookup: BTreeMap::new(),
+            struct_exact: Default::default(),
+            enum_exact: Default::default(),
         };
         m.build_lookups();
         m

@@ -27,6 +27,14 @@
 //! The header's other tables (preload dependencies, soft paths, data
 //! resources, …) are kept in `header` as the bytes read, written back
 //! through the header writer with the offsets recomputed.
+//!
+//! Export data is plain JSON (`"Damage": 42`; see
+//! [`codec::json`](super::codec::json)), so reading it back needs its
+//! types: [`AssetDocument::from_json`] parses the document with each
+//! export's data kept as raw text, reads the header, then types each
+//! export's data by the export's class — through the mappings, and for
+//! exports of the package's own classes (blueprints) through the schemas
+//! those classes' exports give.
 
 use std::path::{Path, PathBuf};
 
@@ -38,6 +46,7 @@ use crate::legacy::{BulkKind, LegacyPackage, PackageFiles};
 use crate::mappings::Mappings;
 use crate::version::EngineVersion;
 
+use super::codec::json::{ExportTreeSeed, Schemas};
 use super::tree::{ExportData, ExportTree, Hex};
 use super::{export_class_name, mappings_with_package_classes, Codec, PackageContext};
 
@@ -45,9 +54,9 @@ use super::{export_class_name, mappings_with_package_classes, Codec, PackageCont
 /// older one.
 pub const FORMAT: u32 = 1;
 
-/// A legacy package as JSON (see the module docs).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// A legacy package as JSON (see the module docs). Read with
+/// [`AssetDocument::from_json`]: export data is typed by the schema.
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct AssetDocument {
     pub format: u32,
     /// The release the package was read with (`5.1`).
@@ -72,6 +81,37 @@ pub struct AssetDocument {
     pub companions: Vec<Companion>,
 }
 
+/// A document as parsed before its export data is typed.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawDocument<'a> {
+    format: u32,
+    engine: String,
+    package: String,
+    names: Vec<String>,
+    imports: Vec<ImportEntry>,
+    #[serde(borrow)]
+    exports: Vec<RawExport<'a>>,
+    header: OpaqueRun,
+    #[serde(default)]
+    uexp_runs: Vec<UexpRun>,
+    #[serde(default)]
+    companions: Vec<Companion>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawExport<'a> {
+    path: String,
+    class: String,
+    #[serde(borrow, default)]
+    data: Option<&'a serde_json::value::RawValue>,
+    #[serde(default)]
+    reason: Option<String>,
+    #[serde(default)]
+    opaque: Option<Hex>,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ImportEntry {
@@ -81,8 +121,7 @@ pub struct ImportEntry {
 
 /// One export: its path and class (read-only), and its data: decoded
 /// (`data`) or kept as bytes (`opaque`, with the `reason`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ExportEntry {
     pub path: String,
     pub class: String,
@@ -252,28 +291,84 @@ impl AssetDocument {
     }
 
     /// Parses a document, naming the JSON path of what does not fit.
-    pub fn from_json(text: &[u8]) -> Result<AssetDocument> {
+    /// Export data is read through the types its schema gives (`mappings`
+    /// for unversioned packages, with the package's own classes added).
+    pub fn from_json(text: &[u8], mappings: Option<&Mappings>) -> Result<AssetDocument> {
         let de = &mut serde_json::Deserializer::from_slice(text);
-        let doc: AssetDocument = serde_path_to_error::deserialize(de).map_err(|e| {
-            let path = e.path().to_string();
-            let error = Error::invalid(e.inner().to_string());
-            // serde_path_to_error names the document itself `.` or `?`.
-            let error = if path == "." || path == "?" {
-                error.within("the document")
-            } else {
-                error.within(path)
-            };
-            error.with_hint(
-                "fix the value at that path, or write the document again with `zenpak to-json`",
-            )
-        })?;
-        if doc.format == 0 || doc.format > FORMAT {
+        let raw: RawDocument = serde_path_to_error::deserialize(de)
+            .map_err(|e| json_error(&e.path().to_string(), e.inner()))?;
+        if raw.format == 0 || raw.format > FORMAT {
             return Err(Error::unsupported(format!(
                 "the document is format {}; this zenpak reads formats 1 to {FORMAT}",
-                doc.format
+                raw.format
             ))
             .within("format")
             .with_hint("use the zenpak that wrote it, or a newer one"));
+        }
+        let raw_exports = raw.exports;
+        let mut doc = AssetDocument {
+            format: raw.format,
+            engine: raw.engine,
+            package: raw.package,
+            names: raw.names,
+            imports: raw.imports,
+            exports: Vec::with_capacity(raw_exports.len()),
+            header: raw.header,
+            uexp_runs: raw.uexp_runs,
+            companions: raw.companions,
+        };
+        let engine = doc.engine()?;
+        let package = LegacyPackage::read(&doc.header.opaque.0, Some(engine))
+            .map_err(|e| e.within("header.opaque"))?;
+        if raw_exports.len() != package.exports.len() {
+            return Err(read_only("exports", "the export table"));
+        }
+        let unversioned = PackageContext::of_named(&package, &doc.package).unversioned;
+        let schemas = |mappings| Schemas {
+            mappings,
+            engine,
+            unversioned,
+        };
+        let mut untyped = Vec::new();
+        for (index, e) in raw_exports.iter().enumerate() {
+            let data = match e.data {
+                Some(json) => match type_export(json, schemas(mappings), &package, index) {
+                    Ok(tree) => Some(tree),
+                    Err(error) => {
+                        untyped.push((index, error));
+                        None
+                    }
+                },
+                None => None,
+            };
+            doc.exports.push(ExportEntry {
+                path: e.path.clone(),
+                class: e.class.clone(),
+                data,
+                reason: e.reason.clone(),
+                opaque: e.opaque.clone(),
+            });
+        }
+        // Exports of the package's own classes (blueprints) are typed by
+        // schemas read from the exports typed above.
+        if let (Some((_, first)), Some(m)) = (untyped.first(), mappings) {
+            let augmented = doc
+                .layout(&package)
+                .ok()
+                .and_then(|(mut files, starts, sizes)| {
+                    doc.place_exports(&package, Some(m), &mut files, &starts, &sizes);
+                    mappings_with_package_classes(&files, &package, m)
+                });
+            let Some(augmented) = augmented else {
+                return Err(first.clone());
+            };
+            for (index, _) in untyped {
+                let json = raw_exports[index].data.expect("typed only with data");
+                let tree = type_export(json, schemas(Some(&augmented)), &package, index)?;
+                doc.exports[index].data = Some(tree);
+            }
+        } else if let Some((_, first)) = untyped.into_iter().next() {
+            return Err(first);
         }
         Ok(doc)
     }
@@ -300,6 +395,71 @@ impl AssetDocument {
         let engine = self.engine()?;
         let mut package = LegacyPackage::read(&self.header.opaque.0, Some(engine))
             .map_err(|e| e.within("header.opaque"))?;
+        self.check_read_only(&package)?;
+        let (mut files, starts, sizes) = self.layout(&package)?;
+        // The package's own classes (blueprints) give their schemas to the
+        // exports of those classes: their bytes first.
+        let augmented = mappings.and_then(|m| {
+            self.place_exports(&package, Some(m), &mut files, &starts, &sizes);
+            mappings_with_package_classes(&files, &package, m)
+        });
+        let mappings = augmented.as_ref().or(mappings);
+        // Written once, collecting the names the data needs and the name
+        // map lacks; again only when there are some.
+        let (written, missing) = {
+            let cx = PackageContext::of_named(&package, &self.package);
+            let codec = Codec::new(&cx, mappings).collecting_missing_names();
+            let written: Vec<_> = (0..self.exports.len())
+                .map(|index| self.export_bytes(&codec, &package, index, &self.exports[index]))
+                .collect();
+            (written, codec.missing_names())
+        };
+        let written = if missing.is_empty() {
+            written
+        } else {
+            export_data_names(&mut package, &missing).map_err(|e| e.within("adding names"))?;
+            self.write_exports(&package, mappings, false)?
+        };
+        let mut edits = Vec::new();
+        for (index, bytes) in written.into_iter().enumerate() {
+            let bytes = bytes?;
+            let offset = package.exports[index].serial_offset as u64;
+            if bytes.len() == sizes[index] {
+                let at = starts[index];
+                files.uexp[at..at + bytes.len()].copy_from_slice(&bytes);
+            } else {
+                edits.push(Edit::replace(offset, sizes[index] as u64, bytes));
+            }
+        }
+        if missing.is_empty() && edits.is_empty() {
+            // Nothing moved: the header is the one read.
+        } else {
+            apply_edits(&mut files, &mut package, &edits)?;
+        }
+        let mut companions = Vec::with_capacity(self.companions.len());
+        for (i, c) in self.companions.iter().enumerate() {
+            let kind = BulkKind::ALL
+                .into_iter()
+                .find(|k| k.extension() == c.extension)
+                .ok_or_else(|| {
+                    invalid_at(
+                        &format!("companions[{i}].extension"),
+                        format!("`{}` is not ubulk, uptnl or m.ubulk", c.extension),
+                    )
+                })?;
+            companions.push((kind, c.opaque.0.clone()));
+        }
+        Ok(WrittenPackage {
+            header: files.header,
+            uexp: files.uexp,
+            companions,
+        })
+    }
+
+    /// The package's files as far as the document holds their bytes (the
+    /// `.uexp` runs; export data is placed by [`place_exports`](Self::place_exports)),
+    /// each export's start in the `.uexp` and size as the header says.
+    fn layout(&self, package: &LegacyPackage) -> Result<(PackageFiles, Vec<usize>, Vec<usize>)> {
         // Every stored run of the .uexp within the budget's reach before
         // anything is laid out.
         for (i, run) in self.uexp_runs.iter().enumerate() {
@@ -312,7 +472,6 @@ impl AssetDocument {
                 ));
             }
         }
-        self.check_read_only(&package)?;
         let sizes: Vec<usize> = package
             .exports
             .iter()
@@ -358,77 +517,54 @@ impl AssetDocument {
                 format!("the header places export data up to byte {uexp_len} of the .uexp, far past what the document holds"),
             ));
         }
-        // The original files, as far as the document has them: the exports'
-        // bytes are written below; the rest is the runs.
         let mut uexp = vec![0u8; uexp_len];
         for run in &self.uexp_runs {
             let at = run.offset as usize;
             uexp[at..at + run.opaque.0.len()].copy_from_slice(&run.opaque.0);
         }
-        let mut files = PackageFiles {
+        let files = PackageFiles {
             path: "document.uasset".into(),
             header: self.header.opaque.0.clone(),
             uexp_path: "document.uexp".into(),
             uexp,
             bulk: Vec::new(),
         };
-        // First pass: exports whose bytes the document holds or that need
-        // no schema from this package, so that the package's own classes
-        // (blueprints) can give their schemas to the second.
-        let first = self.write_exports(&package, mappings, true)?;
-        for (index, bytes) in first.iter().enumerate() {
-            if let Some(bytes) = bytes.as_ref().ok().filter(|b| b.len() == sizes[index]) {
-                let at = starts[index];
-                files.uexp[at..at + bytes.len()].copy_from_slice(bytes);
-            }
+        Ok((files, starts, sizes))
+    }
+
+    /// Places the bytes of each export that is the class of another (the
+    /// exports [`mappings_with_package_classes`] reads) and writes with
+    /// `mappings` at its size as read.
+    fn place_exports(
+        &self,
+        package: &LegacyPackage,
+        mappings: Option<&Mappings>,
+        files: &mut PackageFiles,
+        starts: &[usize],
+        sizes: &[usize],
+    ) {
+        let mut classes: Vec<usize> = package
+            .exports
+            .iter()
+            .filter_map(|e| match e.class_index.resolve() {
+                crate::legacy::ResolvedIndex::Export(c) if c < package.exports.len() => Some(c),
+                _ => None,
+            })
+            .collect();
+        classes.sort_unstable();
+        classes.dedup();
+        if classes.is_empty() {
+            return;
         }
-        let augmented = mappings.and_then(|m| mappings_with_package_classes(&files, &package, m));
-        let mappings = augmented.as_ref().or(mappings);
-        // Names the data needs and the name map lacks.
-        let missing = {
-            let cx = PackageContext::of_named(&package, &self.package);
-            let codec = Codec::new(&cx, mappings).collecting_missing_names();
-            for (index, export) in self.exports.iter().enumerate() {
-                let _ = self.export_bytes(&codec, &package, index, export);
-            }
-            codec.missing_names()
-        };
-        export_data_names(&mut package, &missing).map_err(|e| e.within("adding names"))?;
-        let written = self.write_exports(&package, mappings, false)?;
-        let mut edits = Vec::new();
-        for (index, bytes) in written.into_iter().enumerate() {
-            let bytes = bytes?;
-            let offset = package.exports[index].serial_offset as u64;
-            if bytes.len() == sizes[index] {
+        let cx = PackageContext::of_named(package, &self.package);
+        let codec = Codec::new(&cx, mappings).collecting_missing_names();
+        for index in classes {
+            let bytes = self.export_bytes(&codec, package, index, &self.exports[index]);
+            if let Some(bytes) = bytes.ok().filter(|b| b.len() == sizes[index]) {
                 let at = starts[index];
                 files.uexp[at..at + bytes.len()].copy_from_slice(&bytes);
-            } else {
-                edits.push(Edit::replace(offset, sizes[index] as u64, bytes));
             }
         }
-        if missing.is_empty() && edits.is_empty() {
-            // Nothing moved: the header is the one read.
-        } else {
-            apply_edits(&mut files, &mut package, &edits)?;
-        }
-        let mut companions = Vec::with_capacity(self.companions.len());
-        for (i, c) in self.companions.iter().enumerate() {
-            let kind = BulkKind::ALL
-                .into_iter()
-                .find(|k| k.extension() == c.extension)
-                .ok_or_else(|| {
-                    invalid_at(
-                        &format!("companions[{i}].extension"),
-                        format!("`{}` is not ubulk, uptnl or m.ubulk", c.extension),
-                    )
-                })?;
-            companions.push((kind, c.opaque.0.clone()));
-        }
-        Ok(WrittenPackage {
-            header: files.header,
-            uexp: files.uexp,
-            companions,
-        })
     }
 
     /// Every export's bytes (or why not), through a codec on `package`.
@@ -594,6 +730,44 @@ fn uncovered_runs(uexp: &[u8], mut covered: Vec<(usize, usize)>) -> Result<Vec<U
         });
     }
     Ok(runs)
+}
+
+/// Export `index`'s data, typed by `schemas` and the export's class.
+fn type_export(
+    json: &serde_json::value::RawValue,
+    schemas: Schemas,
+    package: &LegacyPackage,
+    index: usize,
+) -> Result<ExportTree> {
+    use serde::de::DeserializeSeed;
+    let class = export_class_name(package, index)?;
+    let mut de = serde_json::Deserializer::from_str(json.get());
+    let mut track = serde_path_to_error::Track::new();
+    let seed = ExportTreeSeed {
+        s: schemas,
+        class: &class,
+    };
+    seed.deserialize(serde_path_to_error::Deserializer::new(&mut de, &mut track))
+        .map_err(|e| {
+            let inner = track.path().to_string();
+            let path = if inner == "." || inner == "?" {
+                format!("exports[{index}].data")
+            } else {
+                format!("exports[{index}].data.{inner}")
+            };
+            json_error(&path, &e)
+        })
+}
+
+/// A JSON error at `path` (serde_path_to_error names the document `.` or `?`).
+fn json_error(path: &str, error: &serde_json::Error) -> Error {
+    let e = Error::invalid(error.to_string());
+    let e = if path == "." || path == "?" {
+        e.within("the document")
+    } else {
+        e.within(path)
+    };
+    e.with_hint("fix the value at that path, or write the document again with `zenpak to-json`")
 }
 
 /// An error in the document at JSON path `path` (`exports[3].class`).

@@ -1,30 +1,29 @@
 //! The property tree: every value of an export's property data as a typed
 //! value that [`codec`](super::codec) reads from and writes back to the same
-//! bytes. It serializes to JSON with serde: each value is an object whose one
-//! key names its type (`{"Int": 5}`, `{"Name": "Foo_2"}`), so a reader needs
-//! no mappings to tell an integer from a float or a name from a string.
+//! bytes. Its JSON form is plain values typed by the schema
+//! ([`codec::json`](super::codec::json)); the leaf types here carry their own.
 //!
 //! What JSON cannot carry as it is gets a form that round-trips: integers of
-//! 64 bits as strings (JSON numbers lose precision past 53 bits), floats that
-//! are not finite as their bits (`"bits:7fc00000"`), GUIDs and byte runs as
-//! hex, an `FString` stored as UTF-16 although its text fits one byte per
-//! character as `{"text": …, "utf16": true}`.
+//! 64 bits beyond 2^53 as strings (JSON readers lose precision past 53 bits),
+//! floats that are not finite as their bits (`"bits:7fc00000"`), GUIDs and
+//! byte runs as hex, an `FString` stored as UTF-16 although its text fits
+//! one byte per character as `{"text": …, "utf16": true}`.
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// An export's data as the codec gives it: decoded, or kept as bytes with
 /// the reason it could not be decoded.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(untagged)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum ExportData {
     Decoded(Box<ExportTree>),
     Opaque { reason: String, opaque: Hex },
 }
 
 /// An export's data: its property block, the object GUID `UObject::Serialize`
-/// writes after it, and the class's native data as a byte run.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// writes after it, and the class's native data as a byte run. Read from
+/// JSON through [`ExportTreeSeed`](super::codec::json::ExportTreeSeed)
+/// (the properties' types come from the schema).
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ExportTree {
     /// Tagged 5.x objects: the class serialization control byte, and the
     /// overridable-operation byte when its flag says one follows.
@@ -136,101 +135,34 @@ impl<'de, V: Deserialize<'de>> Deserialize<'de> for Entries<V> {
     }
 }
 
-/// A property block (an object's or a struct's).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case", deny_unknown_fields)]
+/// A property block (an object's or a struct's). As JSON, an object keyed
+/// by property name (`Name[i]` for element `i` of a static array), in order.
+#[derive(Debug, Clone, PartialEq)]
 pub enum Block {
     /// Unversioned (cooked): present properties in schema order; a value of
     /// `null` is one the zero mask marks (the type's zero, not serialized).
     Unversioned {
-        /// A JSON object keyed by property name (`Name[2]` for element 2 of
-        /// a static array), in schema order.
-        #[serde(with = "keyed_properties")]
         properties: Vec<UnversionedProperty>,
         /// The header as read, kept only when it is not the one the cooker
         /// writes for these properties (so unchanged data writes back as it was).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         header: Option<Hex>,
     },
     /// Tagged (versioned): each property with its tag, up to `None`.
     Tagged { properties: Vec<TaggedProperty> },
 }
 
-/// An unversioned block's properties as one JSON object: `"Name": value`
-/// (`null` when zero-masked), `"Name[i]"` for element `i` of a static
-/// array, in their order.
-mod keyed_properties {
-    use super::{UnversionedProperty, Value};
-    use serde::{Deserializer, Serializer};
-
-    pub fn serialize<S: Serializer>(
-        properties: &[UnversionedProperty],
-        s: S,
-    ) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeMap;
-        let mut map = s.serialize_map(Some(properties.len()))?;
-        for p in properties {
-            if p.index == 0 {
-                map.serialize_entry(&p.name, &p.value)?;
-            } else {
-                map.serialize_entry(&format!("{}[{}]", p.name, p.index), &p.value)?;
-            }
-        }
-        map.end()
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(
-        d: D,
-    ) -> Result<Vec<UnversionedProperty>, D::Error> {
-        struct Visit;
-        impl<'de> serde::de::Visitor<'de> for Visit {
-            type Value = Vec<UnversionedProperty>;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("an object of properties, each `\"Name\": value`")
-            }
-            fn visit_map<A: serde::de::MapAccess<'de>>(
-                self,
-                mut map: A,
-            ) -> Result<Self::Value, A::Error> {
-                let mut out = Vec::new();
-                while let Some(key) = map.next_key::<String>()? {
-                    let value: Option<Value> = map.next_value()?;
-                    let (name, index) = match key.strip_suffix(']').and_then(|k| k.rsplit_once('['))
-                    {
-                        Some((name, index)) => (
-                            name.to_string(),
-                            index.parse::<u8>().map_err(|_| {
-                                serde::de::Error::custom(format!(
-                                    "`{key}`: a static array element is `Name[0..255]`"
-                                ))
-                            })?,
-                        ),
-                        None => (key, 0),
-                    };
-                    out.push(UnversionedProperty { name, index, value });
-                }
-                Ok(out)
-            }
-        }
-        d.deserialize_map(Visit)
-    }
-}
-
 /// One present property of an unversioned block.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct UnversionedProperty {
     pub name: String,
     /// Element of a static array (`int32 Foo[4]`); 0 otherwise.
-    #[serde(default, skip_serializing_if = "is_zero_u8")]
     pub index: u8,
     /// `None`: zero-masked (the type's zero value).
     pub value: Option<Value>,
 }
 
 /// One property of a tagged block: its tag and its value.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct TaggedProperty {
     pub name: Name,
     pub tag: Tag,
@@ -287,7 +219,7 @@ pub struct TypeName {
 }
 
 /// One value. Which variants a property may hold follows from its type.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Value {
     Bool(bool),
     Int8(i8),
@@ -305,21 +237,19 @@ pub enum Value {
     Enum(EnumValue),
     Name(Name),
     Str(FStr),
-    Text(Text),
+    Text(Box<Text>),
     /// An object (also weak object, interface) reference, by the object's
     /// path.
     Object(ObjectRef),
     LazyObject(Guid),
-    SoftObject(SoftObjectPath),
+    SoftObject(Box<SoftObjectPath>),
     Struct(Box<StructValue>),
     Array(Vec<Value>),
     Set {
-        #[serde(default, skip_serializing_if = "Vec::is_empty")]
         removed: Vec<Value>,
         items: Vec<Value>,
     },
     Map {
-        #[serde(default, skip_serializing_if = "Vec::is_empty")]
         removed: Vec<Value>,
         entries: Vec<(Value, Value)>,
     },
@@ -334,7 +264,7 @@ pub enum Value {
     /// writes before its elements (its size is computed on write), then the structs.
     StructArray {
         inner_name: Name,
-        inner: Tag,
+        inner: Box<Tag>,
         items: Vec<Value>,
     },
     /// Bytes of a value whose layout zenpak does not know (tagged data only:
@@ -342,23 +272,20 @@ pub enum Value {
     Opaque(Hex),
 }
 
-/// A struct value: its name, and either its property block or its native fields.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// A struct value: its name, and either its property block or its native
+/// fields. As JSON, the body alone (the schema names the struct).
+#[derive(Debug, Clone, PartialEq)]
 pub struct StructValue {
-    #[serde(rename = "struct")]
     pub name: String,
-    #[serde(flatten)]
     pub body: StructBody,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, PartialEq)]
 pub enum StructBody {
     /// Serialized through its properties.
     Block(Block),
-    /// Serialized natively with a fixed layout: its components in order.
-    Fields(Vec<Value>),
+    /// Serialized natively with a fixed layout: its fields, named, in order.
+    Fields(Vec<(&'static str, Value)>),
     /// `FSoftObjectPath` and its variants.
     SoftObject(SoftObjectPath),
     /// `FGameplayTagContainer`: the tags.
@@ -369,10 +296,20 @@ pub enum StructBody {
 
 /// A reference to an import or an export of the package, by its full path
 /// (`/Script/Engine.DataTable`, `/Game/Maps/Arena.Arena:PersistentLevel`);
-/// `null` for none. The package's own exports' paths start with its name.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// `null` for none (`""` too: a block's property that is present and refers
+/// to no object is written `""`, because `null` there is the zero mask). The
+/// package's own exports' paths start with its name.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(transparent)]
 pub struct ObjectRef(pub Option<String>);
+
+impl<'de> Deserialize<'de> for ObjectRef {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Ok(ObjectRef(
+            Option::<String>::deserialize(d)?.filter(|p| !p.is_empty()),
+        ))
+    }
+}
 
 /// An enum value: by name when the mappings name it, else raw.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -406,12 +343,13 @@ pub enum SoftObjectPath {
     },
 }
 
-/// `FText`: flags and history.
+/// `FText`: flags and history (as JSON, the history's one key beside `flags`
+/// when set: `{"base": {"namespace", "key", "source"}}`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct Text {
     #[serde(default, skip_serializing_if = "is_zero_u32")]
     pub flags: u32,
+    #[serde(flatten)]
     pub history: TextHistory,
 }
 
@@ -550,34 +488,55 @@ impl<'de> Deserialize<'de> for FStr {
     }
 }
 
-/// A 64-bit integer, written to JSON as a string (JSON readers keep 53 bits).
+/// A 64-bit integer: a JSON number within ±2^53, else a string (JSON
+/// readers keep 53 bits). Either form reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Wide<T>(pub T);
 
-impl<T: std::fmt::Display> Serialize for Wide<T> {
+/// The largest magnitude every JSON reader keeps exactly.
+const JSON_EXACT: u64 = 1 << 53;
+
+impl<T: Copy + Into<i128> + std::fmt::Display> Serialize for Wide<T> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_str(&self.0)
+        let v: i128 = self.0.into();
+        if v.unsigned_abs() <= JSON_EXACT as u128 {
+            s.serialize_i64(v as i64)
+        } else {
+            s.collect_str(&self.0)
+        }
     }
 }
 
 impl<'de, T: std::str::FromStr + TryFrom<i64> + TryFrom<u64>> Deserialize<'de> for Wide<T> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum Form {
-            Text(String),
-            Signed(i64),
-            Unsigned(u64),
+        struct Visit<T>(std::marker::PhantomData<T>);
+        impl<T: std::str::FromStr + TryFrom<i64> + TryFrom<u64>> serde::de::Visitor<'_> for Visit<T> {
+            type Value = Wide<T>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("an integer (a number, or a string of digits)")
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Wide<T>, E> {
+                T::try_from(v)
+                    .map(Wide)
+                    .map_err(|_| E::custom(OUT_OF_RANGE))
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Wide<T>, E> {
+                T::try_from(v)
+                    .map(Wide)
+                    .map_err(|_| E::custom(OUT_OF_RANGE))
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Wide<T>, E> {
+                v.trim()
+                    .parse()
+                    .map(Wide)
+                    .map_err(|_| E::custom(OUT_OF_RANGE))
+            }
         }
-        let out = match Form::deserialize(d)? {
-            Form::Text(t) => t.trim().parse().ok(),
-            Form::Signed(v) => T::try_from(v).ok(),
-            Form::Unsigned(v) => T::try_from(v).ok(),
-        };
-        out.map(Wide)
-            .ok_or_else(|| serde::de::Error::custom("an integer out of this type's range"))
+        d.deserialize_any(Visit(std::marker::PhantomData))
     }
 }
+
+const OUT_OF_RANGE: &str = "an integer out of this type's range";
 
 macro_rules! exact_float {
     ($name:ident, $t:ty, $bits:ty, $width:literal) => {
@@ -604,24 +563,31 @@ macro_rules! exact_float {
 
         impl<'de> Deserialize<'de> for $name {
             fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-                #[derive(Deserialize)]
-                #[serde(untagged)]
-                enum Form {
-                    Number($t),
-                    Text(String),
+                struct Visit;
+                impl serde::de::Visitor<'_> for Visit {
+                    type Value = $name;
+                    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                        f.write_str("a number, or \"bits:\" and the float's bits in hex")
+                    }
+                    fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<$name, E> {
+                        Ok($name(v as $t))
+                    }
+                    fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<$name, E> {
+                        Ok($name(v as $t))
+                    }
+                    fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<$name, E> {
+                        Ok($name(v as $t))
+                    }
+                    fn visit_str<E: serde::de::Error>(self, t: &str) -> Result<$name, E> {
+                        t.strip_prefix("bits:")
+                            .and_then(|h| <$bits>::from_str_radix(h, 16).ok())
+                            .map(|b| $name(<$t>::from_bits(b)))
+                            .ok_or_else(|| {
+                                E::custom("a number, or \"bits:\" and the float's bits in hex")
+                            })
+                    }
                 }
-                match Form::deserialize(d)? {
-                    Form::Number(v) => Ok($name(v)),
-                    Form::Text(t) => t
-                        .strip_prefix("bits:")
-                        .and_then(|h| <$bits>::from_str_radix(h, 16).ok())
-                        .map(|b| $name(<$t>::from_bits(b)))
-                        .ok_or_else(|| {
-                            serde::de::Error::custom(
-                                "a number, or \"bits:\" and the float's bits in hex",
-                            )
-                        }),
-                }
+                d.deserialize_any(Visit)
             }
         }
     };
@@ -691,10 +657,6 @@ fn unhex(text: &str) -> Option<Vec<u8>> {
         .step_by(2)
         .map(|i| u8::from_str_radix(text.get(i..i + 2)?, 16).ok())
         .collect()
-}
-
-fn is_zero_u8(v: &u8) -> bool {
-    *v == 0
 }
 
 fn is_zero_i32(v: &i32) -> bool {

@@ -96,8 +96,8 @@ fn schema() -> &'static Value {
 }
 
 /// Every key the document uses is one the schema declares where it is
-/// used: the document's, an export's, an export tree's, each value's type
-/// and each struct's body.
+/// used: the document's, an export's, an export tree's, each tagged
+/// property's, and every `$` key (zenpak's own) anywhere in the data.
 fn check_against_schema(doc: &Value, path: &Path) {
     let schema = schema();
     let declared = |at: &Value| -> Vec<String> {
@@ -120,44 +120,30 @@ fn check_against_schema(doc: &Value, path: &Path) {
     assert_eq!(doc["format"], schema["properties"]["format"]["const"]);
     keys_in(doc, &declared(schema), "document");
     let defs = &schema["$defs"];
-    let values = declared(&defs["Value"]);
-    let structs = declared(&defs["Value"]["properties"]["Struct"]);
-    // `keyed`: how many levels of objects keyed by row, entry or enum
-    // names (not values) begin here.
-    fn walk(v: &Value, keyed: u8, values: &[String], structs: &[String], path: &Path) {
+    let mut reserved = declared(&defs["Block"]);
+    reserved.extend(declared(&defs["Value"]["oneOf"][1]));
+    reserved.retain(|k| k.starts_with('$'));
+    let tagged = declared(&defs["TaggedProperty"]);
+    fn walk(v: &Value, reserved: &[String], tagged: &[String], path: &Path) {
         match v {
             Value::Object(map) => {
-                if map.len() == 1 && keyed == 0 {
-                    let (k, inner) = map.iter().next().unwrap();
-                    if k.starts_with(|c: char| c.is_ascii_uppercase()) {
-                        assert!(
-                            values.contains(k),
-                            "{}: value type `{k}` is not in the schema",
-                            path.display()
-                        );
-                        if k == "Struct" {
-                            for key in inner.as_object().unwrap().keys() {
-                                assert!(
-                                    structs.contains(key),
-                                    "{}: struct key `{key}`",
-                                    path.display()
-                                );
-                            }
-                        }
-                    }
-                }
+                let is_tagged = map.contains_key("type")
+                    && (map.contains_key("value") || map.contains_key("opaque"));
                 for (k, inner) in map {
-                    let below = match (keyed, k.as_str()) {
-                        (0, "rows" | "entries" | "names") => 1,
-                        (0, "properties") if inner.is_object() => 1,
-                        (0, "metadata") => 2,
-                        (0, _) => 0,
-                        (n, _) => n - 1,
-                    };
-                    walk(inner, below, values, structs, path);
+                    assert!(
+                        !k.starts_with('$') || reserved.contains(k),
+                        "{}: key `{k}` is not one the schema declares",
+                        path.display()
+                    );
+                    assert!(
+                        !is_tagged || tagged.contains(k),
+                        "{}: tagged property key `{k}` is not in the schema",
+                        path.display()
+                    );
+                    walk(inner, reserved, tagged, path);
                 }
             }
-            Value::Array(items) => items.iter().for_each(|i| walk(i, 0, values, structs, path)),
+            Value::Array(items) => items.iter().for_each(|i| walk(i, reserved, tagged, path)),
             _ => {}
         }
     }
@@ -165,7 +151,7 @@ fn check_against_schema(doc: &Value, path: &Path) {
         keys_in(export, &declared(&defs["Export"]), "export");
         if let Some(data) = export.get("data") {
             keys_in(data, &declared(&defs["ExportTree"]), "export data");
-            walk(data, 0, &values, &structs, path);
+            walk(data, &reserved, &tagged, path);
         }
     }
 }
@@ -283,9 +269,11 @@ fn value(text: &str) -> Value {
     serde_json::from_str(text).unwrap()
 }
 
-/// The row (or entry) names of export 0, in their order.
-fn row_names(text: &str) -> Vec<String> {
-    let doc = AssetDocument::from_json(text.as_bytes()).unwrap();
+/// The row (or entry) names of export 0, in their order (`game`: whose
+/// mappings type the document).
+fn row_names(text: &str, game: &Path) -> Vec<String> {
+    let mappings = zenpak::mappings::Mappings::load(usmap(game)).unwrap();
+    let doc = AssetDocument::from_json(text.as_bytes(), Some(&mappings)).unwrap();
     let tree = doc.exports[0].data.as_ref().expect("decoded");
     tree.rows
         .as_ref()
@@ -296,18 +284,17 @@ fn row_names(text: &str) -> Vec<String> {
         .collect()
 }
 
-/// The value of the property `name` of an unversioned block.
+/// The value of the property `name` of a block (or struct).
 fn prop<'a>(block: &'a Value, name: &str) -> &'a Value {
-    block["unversioned"]["properties"]
+    block
         .get(name)
         .unwrap_or_else(|| panic!("no property {name} in {block}"))
 }
 
-/// Row `row`'s `TextStyle.Font` struct block of DT_ChatEntry.
+/// Row `row`'s `TextStyle.Font` struct of DT_ChatEntry.
 fn font_of<'a>(doc: &'a Value, row: &str) -> &'a Value {
     let row = &doc["exports"][0]["data"]["rows"][row];
-    let style = &prop(row, "TextStyle")["Struct"]["block"];
-    &prop(style, "Font")["Struct"]["block"]
+    prop(prop(row, "TextStyle"), "Font")
 }
 
 /// The byte range of the JSON value that follows `"key": ` at or after
@@ -409,9 +396,9 @@ fn to_json_shows_what_the_bytes_say() {
     assert_eq!(export["class"], "/Script/Engine.DataTable");
     assert_eq!(
         prop(&export["data"]["properties"], "RowStruct"),
-        &json!({"Object": "/Script/UMG.RichTextStyleRow"})
+        &json!("/Script/UMG.RichTextStyleRow")
     );
-    let rows = row_names(&text);
+    let rows = row_names(&text, &nanos);
     assert_eq!(rows.len(), 13);
     assert_eq!(rows[..2], ["Default", "PlayerName"]);
     // The other row names are the name map's first 14 names less `Light`
@@ -426,10 +413,10 @@ fn to_json_shows_what_the_bytes_say() {
     expected.sort();
     assert_eq!(sorted, expected);
     let font = font_of(&dt, "Default");
-    assert_eq!(prop(font, "Size"), &json!({"Float": 14.0}));
+    assert_eq!(prop(font, "Size"), &json!(14.0));
     assert_eq!(
         prop(font, "FontObject"),
-        &json!({"Object": "/Game/NanosWorld/UI/Fonts/Roboto/Font_Roboto.Font_Roboto"})
+        &json!("/Game/NanosWorld/UI/Fonts/Roboto/Font_Roboto.Font_Roboto")
     );
     // ST_Attributes: namespace `ST_Attributes` at 0x06, one entry at 0x1a:
     // `PlayerHasDied` → `Player {0} has died`, no metadata.
@@ -454,17 +441,16 @@ fn to_json_shows_what_the_bytes_say() {
         &dir,
     ));
     let float_curve = prop(&curve["exports"][0]["data"]["properties"], "FloatCurve");
-    let keys = prop(&float_curve["Struct"]["block"], "Keys")["Array"]
-        .as_array()
-        .unwrap();
+    let keys = prop(float_curve, "Keys").as_array().unwrap();
     assert_eq!(keys.len(), 3);
     assert_eq!(
-        keys[1]["Struct"]["fields"],
-        json!([{"Byte": 2}, {"Byte": 1}, {"Byte": 0}, {"Float": 0.1}, {"Float": 0.8},
-               {"Float": 0.6106011}, {"Float": 0.0}, {"Float": 0.6106011}, {"Float": 0.0}])
+        keys[1],
+        json!({"InterpMode": 2, "TangentMode": 1, "TangentWeightMode": 0, "Time": 0.1,
+               "Value": 0.8, "ArriveTangent": 0.6106011, "ArriveTangentWeight": 0.0,
+               "LeaveTangent": 0.6106011, "LeaveTangentWeight": 0.0})
     );
-    assert_eq!(keys[2]["Struct"]["fields"][3], json!({"Float": 1.0}));
-    assert_eq!(keys[2]["Struct"]["fields"][4], json!({"Float": 1.0}));
+    assert_eq!(keys[2]["Time"], json!(1.0));
+    assert_eq!(keys[2]["Value"], json!(1.0));
     // E_AnimSyncMethodOptions: 3 entries, names 1, 2, 0 of the name map
     // with values 0, 1, 2, then CppForm 1 (namespaced).
     let e = value(&to_json_text(
@@ -476,9 +462,9 @@ fn to_json_shows_what_the_bytes_say() {
     assert_eq!(
         e["exports"][0]["data"]["enum"],
         json!({"names": {
-            "E_AnimSyncMethodOptions::NewEnumerator0": "0",
-            "E_AnimSyncMethodOptions::NewEnumerator1": "1",
-            "E_AnimSyncMethodOptions::E_MAX": "2"}, "cpp_form": 1})
+            "E_AnimSyncMethodOptions::NewEnumerator0": 0,
+            "E_AnimSyncMethodOptions::NewEnumerator1": 1,
+            "E_AnimSyncMethodOptions::E_MAX": 2}, "cpp_form": 1})
     );
 }
 
@@ -521,7 +507,7 @@ fn from_json_writes_exactly_what_an_edit_implies() {
     // at 0x3f (00 00 60 41, 14.0; 20.0 is 00 00 a0 41) one byte changes,
     // nothing else.
     let at = original.find("\"Size\": ").unwrap();
-    let size = value_span(&original, "Float", at);
+    let size = value_span(&original, "Size", at);
     assert_eq!(&original[size.clone()], "14.0");
     let mut edited = original.clone();
     edited.replace_range(size, "20.0");
@@ -558,7 +544,7 @@ fn from_json_writes_exactly_what_an_edit_implies() {
     let (run, out) = from_json_text(&edited, &nanos, &dir, "DT_ChatEntry.uasset");
     assert_eq!(run.code, 0, "{}", run.stdout);
     let reread = to_json_text(&out, "5.7", &nanos, &dir);
-    let mut expected_rows = row_names(&original);
+    let mut expected_rows = row_names(&original, &nanos);
     expected_rows.retain(|r| r != "Grey");
     for r in &mut expected_rows {
         if r == "Cyan" {
@@ -566,7 +552,7 @@ fn from_json_writes_exactly_what_an_edit_implies() {
         }
     }
     expected_rows.push("Maroon".into());
-    assert_eq!(row_names(&reread), expected_rows);
+    assert_eq!(row_names(&reread, &nanos), expected_rows);
     // The new names follow the 14 the export data referred to; the
     // header-only names come after them.
     let names = |t: &str| -> Vec<String> {
@@ -614,21 +600,19 @@ fn from_json_writes_exactly_what_an_edit_implies() {
     // An array element added: a fourth key of the curve, at time 2.0.
     let cf_source = sn2.join("Content/Blueprints/Character/CF_MAccelerationConversionCurve.uasset");
     let cf = to_json_text(&cf_source, "5.6", &sn2, &dir);
-    let keys = value_span(&cf, "Array", cf.find("\"Keys\": ").unwrap());
+    let keys = value_span(&cf, "Keys", 0);
     let items = array_items(&cf, keys);
     let third = items[2].clone();
-    let copy = cf[third.clone()].replacen("\"Float\": 1.0", "\"Float\": 2.0", 1);
+    let copy = cf[third.clone()].replacen("\"Time\": 1.0", "\"Time\": 2.0", 1);
     let mut edited = cf.clone();
     edited.insert_str(third.end, &format!(", {copy}"));
     let (run, out) = from_json_text(&edited, &sn2, &dir, "CF_Curve.uasset");
     assert_eq!(run.code, 0, "{}", run.stdout);
     let reread = value(&to_json_text(&out, "5.6", &sn2, &dir));
     let float_curve = prop(&reread["exports"][0]["data"]["properties"], "FloatCurve");
-    let keys = prop(&float_curve["Struct"]["block"], "Keys")["Array"]
-        .as_array()
-        .unwrap();
+    let keys = prop(float_curve, "Keys").as_array().unwrap();
     assert_eq!(keys.len(), 4);
-    assert_eq!(keys[3]["Struct"]["fields"][3], json!({"Float": 2.0}));
+    assert_eq!(keys[3]["Time"], json!(2.0));
     let old = std::fs::read(cf_source.with_extension("uexp")).unwrap();
     let new = std::fs::read(out.with_extension("uexp")).unwrap();
     assert_eq!(new.len(), old.len() + 27, "a RichCurveKey is 27 bytes");
@@ -804,8 +788,8 @@ fn damaged_input_is_an_error_naming_where_and_writes_nothing() {
 
     // A wrong type at each level: (the edit, the JSON path the error names).
     let size_at = original.find("\"Size\": ").unwrap();
-    let float = value_span(&original, "Float", size_at);
-    let size_value = value_span(&original, "Size", size_at);
+    let float = value_span(&original, "Size", size_at);
+    let size_value = float.clone();
     let properties = value_span(&original, "properties", 0);
     let cases: Vec<(String, &str)> = vec![
         (
@@ -830,7 +814,7 @@ fn damaged_input_is_an_error_naming_where_and_writes_nothing() {
                 &original[..float.start],
                 &original[float.end..]
             ),
-            "exports[0].data.rows.Default",
+            "exports[0].data.rows.Default.TextStyle.Font.Size",
         ),
         (
             format!(
@@ -838,11 +822,11 @@ fn damaged_input_is_an_error_naming_where_and_writes_nothing() {
                 &original[..size_value.start],
                 &original[size_value.end..]
             ),
-            "exports[0].data",
+            "exports[0].data.rows.Default.TextStyle.Font.Size",
         ),
         (
             original.replacen("\"Size\": ", "\"Sise\": ", 1),
-            "exports[0].data",
+            "exports[0].data.rows.Default.TextStyle.Font",
         ),
         (
             original.replacen(

@@ -50,44 +50,88 @@ impl Component {
     }
 }
 
-/// The components of a fixed-layout native struct, in order, for the ones
-/// whose fields are plain numbers (the rest stay bytes).
-pub(super) fn fixed_components(name: &str, engine: EngineVersion) -> Option<Vec<Component>> {
+/// The fields of a fixed-layout native struct (name and component), in
+/// order, for the ones whose fields are plain numbers (the rest stay bytes).
+pub(super) fn fixed_components(
+    name: &str,
+    engine: EngineVersion,
+) -> Option<Vec<(&'static str, Component)>> {
     use Component::*;
     let real = if engine.has(Feature::LargeWorldCoordinates) {
         F64
     } else {
         F32
     };
-    let n = |c: Component, k: usize| vec![c; k];
+    let all =
+        |names: &[&'static str], c: Component| names.iter().map(|n| (*n, c)).collect::<Vec<_>>();
+    const XYZ: &[&str] = &["X", "Y", "Z"];
+    const XY: &[&str] = &["X", "Y"];
+    const XYZW: &[&str] = &["X", "Y", "Z", "W"];
+    const PYR: &[&str] = &["Pitch", "Yaw", "Roll"];
+    const BOX: &[&str] = &["MinX", "MinY", "MinZ", "MaxX", "MaxY", "MaxZ"];
+    const BOX2: &[&str] = &["MinX", "MinY", "MaxX", "MaxY"];
+    const MATRIX: &[&str] = &[
+        "M00", "M01", "M02", "M03", "M10", "M11", "M12", "M13", "M20", "M21", "M22", "M23", "M30",
+        "M31", "M32", "M33",
+    ];
     Some(match name {
         "Vector"
         | "Vector_NetQuantize"
         | "Vector_NetQuantize10"
         | "Vector_NetQuantize100"
-        | "Vector_NetQuantizeNormal"
-        | "Rotator" => n(real, 3),
-        "Vector2D" => n(real, 2),
-        "Vector4" | "Quat" | "Plane" | "Sphere" => n(real, 4),
-        "Box" => [n(real, 6), vec![U8]].concat(),
-        "Box2D" => [n(real, 4), vec![U8]].concat(),
-        "Matrix" => n(real, 16),
-        "Vector2f" | "DeprecateSlateVector2D" | "SimpleCurveKey" => n(F32, 2),
-        "IntPoint" => n(I32, 2),
-        "DateTime" | "Timespan" => vec![I64],
-        "Vector3f" | "Rotator3f" => n(F32, 3),
-        "IntVector" => n(I32, 3),
-        "Vector4f" | "Quat4f" | "Plane4f" | "Sphere3f" | "LinearColor" => n(F32, 4),
-        "IntVector4" => n(I32, 4),
-        "Vector3d" | "Rotator3d" => n(F64, 3),
-        "Quat4d" | "Plane4d" | "Sphere3d" => n(F64, 4),
-        // B, G, R, A as stored.
-        "Color" => n(U8, 4),
-        "FrameNumber" => vec![I32],
-        "NavAgentSelector" => vec![U32],
-        "RichCurveKey" => [n(U8, 3), n(F32, 6)].concat(),
-        "MovieSceneFrameRange" => vec![U8, I32, U8, I32],
-        "FontCharacter" => [n(I32, 4), vec![U8, I32]].concat(),
+        | "Vector_NetQuantizeNormal" => all(XYZ, real),
+        "Rotator" => all(PYR, real),
+        "Vector2D" => all(XY, real),
+        "Vector4" | "Quat" | "Plane" | "Sphere" => all(XYZW, real),
+        "Box" => [all(BOX, real), vec![("IsValid", U8)]].concat(),
+        "Box2D" => [all(BOX2, real), vec![("IsValid", U8)]].concat(),
+        "Matrix" => all(MATRIX, real),
+        "Vector2f" | "DeprecateSlateVector2D" => all(XY, F32),
+        "SimpleCurveKey" => all(&["Time", "Value"], F32),
+        "IntPoint" => all(XY, I32),
+        "DateTime" | "Timespan" => vec![("Ticks", I64)],
+        "Vector3f" => all(XYZ, F32),
+        "Rotator3f" => all(PYR, F32),
+        "IntVector" => all(XYZ, I32),
+        "Vector4f" | "Quat4f" | "Plane4f" | "Sphere3f" => all(XYZW, F32),
+        "LinearColor" => all(&["R", "G", "B", "A"], F32),
+        "IntVector4" => all(XYZW, I32),
+        "Vector3d" => all(XYZ, F64),
+        "Rotator3d" => all(PYR, F64),
+        "Quat4d" | "Plane4d" | "Sphere3d" => all(XYZW, F64),
+        // Stored B, G, R, A.
+        "Color" => all(&["B", "G", "R", "A"], U8),
+        "FrameNumber" => vec![("Value", I32)],
+        "NavAgentSelector" => vec![("PackedBits", U32)],
+        "RichCurveKey" => [
+            all(&["InterpMode", "TangentMode", "TangentWeightMode"], U8),
+            all(
+                &[
+                    "Time",
+                    "Value",
+                    "ArriveTangent",
+                    "ArriveTangentWeight",
+                    "LeaveTangent",
+                    "LeaveTangentWeight",
+                ],
+                F32,
+            ),
+        ]
+        .concat(),
+        "MovieSceneFrameRange" => vec![
+            ("LowerBoundType", U8),
+            ("LowerBoundValue", I32),
+            ("UpperBoundType", U8),
+            ("UpperBoundValue", I32),
+        ],
+        "FontCharacter" => vec![
+            ("StartU", I32),
+            ("StartV", I32),
+            ("USize", I32),
+            ("VSize", I32),
+            ("TextureIndex", U8),
+            ("VerticalOffset", I32),
+        ],
         _ => return None,
     })
 }

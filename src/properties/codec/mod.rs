@@ -26,11 +26,13 @@ use super::tree::*;
 use super::{slot_owner, PackageContext, UnversionedHeader, Walker, MAX_DEPTH};
 
 mod fixed;
+pub mod json;
 mod tables;
-
-pub use tables::has_decoded_tail;
 mod tagged;
 mod text;
+
+pub use tables::has_decoded_tail;
+use tables::row_struct_name;
 
 use fixed::fixed_components;
 
@@ -316,9 +318,10 @@ impl<'a> Codec<'a> {
             .map_or(0, |c| c.iter().map(|s| s.property_count as usize).sum());
         let mut slots = Vec::with_capacity(properties.len());
         let mut types = Vec::with_capacity(properties.len());
+        let mut finder = chain.as_deref().map(Slots::new);
         for p in properties {
-            let chain = chain.as_ref().expect("properties need the chain");
-            let (slot, ty) = slot_of(chain, &p.name, p.index).ok_or_else(|| {
+            let finder = finder.as_mut().expect("properties need the chain");
+            let (slot, ty) = finder.find(&p.name, p.index).ok_or_else(|| {
                 Error::invalid(format!(
                     "`{name}` has no property `{}`{} under these mappings",
                     p.name,
@@ -430,7 +433,7 @@ impl<'a> Codec<'a> {
             }
             PropertyType::LazyObject => Value::LazyObject(Guid(r.guid()?)),
             PropertyType::SoftObject | PropertyType::AssetObject => {
-                Value::SoftObject(self.soft_object_path(r)?)
+                Value::SoftObject(Box::new(self.soft_object_path(r)?))
             }
             PropertyType::Delegate => Value::Delegate(self.delegate(r)?),
             PropertyType::MulticastDelegate => {
@@ -450,7 +453,7 @@ impl<'a> Codec<'a> {
                 let owner = self.object_ref(r)?;
                 Value::FieldPath { path, owner }
             }
-            PropertyType::Text => Value::Text(self.text(r, depth)?),
+            PropertyType::Text => Value::Text(Box::new(self.text(r, depth)?)),
             PropertyType::Struct(name) => {
                 Value::Struct(Box::new(self.struct_value(r, name, depth)?))
             }
@@ -731,7 +734,13 @@ impl<'a> Codec<'a> {
                         values.len()
                     )));
                 }
-                for (c, v) in comps.iter().zip(values) {
+                for ((field, c), (name, v)) in comps.iter().zip(values) {
+                    if field != name {
+                        return Err(Error::invalid(format!(
+                            "field `{name}` where `{}` has `{field}`",
+                            s.name
+                        )));
+                    }
                     c.write(w, v)
                         .with_context(|| format!("struct {}", s.name))?;
                 }
@@ -770,8 +779,11 @@ impl<'a> Codec<'a> {
                 Some(comps) => {
                     let start = r.pos();
                     let mut values = Vec::with_capacity(comps.len());
-                    for c in &comps {
-                        values.push(c.read(r).with_context(|| format!("native struct {name}"))?);
+                    for (field, c) in &comps {
+                        values.push((
+                            *field,
+                            c.read(r).with_context(|| format!("native struct {name}"))?,
+                        ));
                     }
                     debug_assert_eq!(r.pos() - start, n, "components of {name}");
                     StructBody::Fields(values)
@@ -957,25 +969,47 @@ impl<'a> Codec<'a> {
     }
 }
 
-/// The global slot of property `name` (element `index`) in a struct's
-/// chain, and its type.
-fn slot_of<'s>(
-    chain: &[&'s StructSchema],
-    name: &str,
-    index: u8,
-) -> Option<(usize, &'s PropertyType)> {
-    let mut base = 0usize;
-    for s in chain {
-        if let Some(p) = s
-            .properties
-            .iter()
-            .find(|p| p.name == name && index < p.array_size.max(1))
-        {
-            return Some((base + p.schema_index as usize + index as usize, &p.ty));
+/// Finds properties by name in a struct's chain: their global slot and
+/// type. Blocks list properties in schema order, so the search starts
+/// where the last one was found.
+pub(super) struct Slots<'c, 's> {
+    chain: &'c [&'s StructSchema],
+    /// Where the last property was found: chain entry, its base slot,
+    /// position in its property list.
+    last: (usize, usize, usize),
+}
+
+impl<'c, 's> Slots<'c, 's> {
+    pub(super) fn new(chain: &'c [&'s StructSchema]) -> Self {
+        Slots {
+            chain,
+            last: (0, 0, 0),
         }
-        base += s.property_count as usize;
     }
-    None
+
+    /// Property `name` (element `index`).
+    pub(super) fn find(&mut self, name: &str, index: u8) -> Option<(usize, &'s PropertyType)> {
+        let fits =
+            |p: &crate::mappings::PropertySchema| p.name == name && index < p.array_size.max(1);
+        let (ci, base, pi) = self.last;
+        if let Some(s) = self.chain.get(ci) {
+            if let Some(offset) = s.properties.iter().skip(pi).position(fits) {
+                let p = &s.properties[pi + offset];
+                self.last = (ci, base, pi + offset);
+                return Some((base + p.schema_index as usize + index as usize, &p.ty));
+            }
+        }
+        let mut base = 0usize;
+        for (ci, s) in self.chain.iter().enumerate() {
+            if let Some(pi) = s.properties.iter().position(fits) {
+                let p = &s.properties[pi];
+                self.last = (ci, base, pi);
+                return Some((base + p.schema_index as usize + index as usize, &p.ty));
+            }
+            base += s.property_count as usize;
+        }
+        None
+    }
 }
 
 fn no_mappings(what: &str) -> Error {

@@ -33,6 +33,25 @@ pub fn has_decoded_tail(class: &str) -> bool {
     )
 }
 
+/// The name of the struct a DataTable's `RowStruct` property refers to
+/// (the path's last part).
+pub(super) fn row_struct_name(properties: &Block) -> Option<String> {
+    let value = match properties {
+        Block::Unversioned { properties, .. } => properties
+            .iter()
+            .find(|p| p.name == "RowStruct")
+            .and_then(|p| p.value.as_ref()),
+        Block::Tagged { properties } => properties
+            .iter()
+            .find(|p| p.name.0 == "RowStruct")
+            .map(|p| &p.value),
+    };
+    let Some(Value::Object(ObjectRef(Some(path)))) = value else {
+        return None;
+    };
+    Some(path.rsplit(['.', ':']).next().unwrap_or(path).to_string())
+}
+
 /// What [`Codec::read_tail`] decoded (at most one of them).
 #[derive(Default)]
 pub(super) struct Tail {
@@ -129,23 +148,9 @@ impl Codec<'_> {
 
     /// The name of the struct a DataTable's `RowStruct` property refers to.
     fn row_struct(&self, properties: &Block) -> Result<String> {
-        let value = match properties {
-            Block::Unversioned { properties, .. } => properties
-                .iter()
-                .find(|p| p.name == "RowStruct")
-                .and_then(|p| p.value.as_ref()),
-            Block::Tagged { properties } => properties
-                .iter()
-                .find(|p| p.name.0 == "RowStruct")
-                .map(|p| &p.value),
-        };
-        let Some(Value::Object(ObjectRef(Some(path)))) = value else {
-            return Err(Error::invalid(
-                "the DataTable has no RowStruct property: its rows cannot be read",
-            ));
-        };
-        // The struct's object name: the path's last part.
-        Ok(path.rsplit(['.', ':']).next().unwrap_or(path).to_string())
+        row_struct_name(properties).ok_or_else(|| {
+            Error::invalid("the DataTable has no RowStruct property: its rows cannot be read")
+        })
     }
 
     fn read_rows(&self, r: &mut Reader, row: &str) -> Result<Entries<Block>> {

@@ -122,7 +122,9 @@ impl Codec<'_> {
         Ok((
             Tag::Complete {
                 ty,
-                flags,
+                // The bits the other fields and the value imply are
+                // recomputed on write.
+                flags: flags & !IMPLIED_FLAGS,
                 array_index,
                 property_guid,
                 extensions,
@@ -235,7 +237,7 @@ impl Codec<'_> {
                     self.write_type_name(w, ty)?;
                     let size_at = w.pos();
                     w.i32(0);
-                    let mut flags = *flags & !0x17;
+                    let mut flags = *flags & !IMPLIED_FLAGS;
                     flags |= (*array_index != 0) as u8;
                     flags |= (property_guid.is_some() as u8) << 1;
                     flags |= (extensions.is_some() as u8) << 2;
@@ -311,7 +313,7 @@ impl Codec<'_> {
                         }
                         return Ok(Value::StructArray {
                             inner_name,
-                            inner,
+                            inner: Box::new(inner),
                             items,
                         });
                     }
@@ -405,7 +407,7 @@ impl Codec<'_> {
                     ty,
                     struct_name: Some(struct_name),
                     ..
-                } = tag
+                } = &**tag
                 else {
                     return Err(Error::invalid(
                         "an array's inner struct tag is a named tag that names its struct",
@@ -476,9 +478,13 @@ impl Codec<'_> {
     }
 }
 
+/// The 5.4+ tag flag bits that the tag's other fields and a bool's value
+/// imply: array index, property GUID, extensions, bool true.
+pub(super) const IMPLIED_FLAGS: u8 = 0x17;
+
 /// What a tag says a value is.
 #[derive(Debug, Clone)]
-enum TagType {
+pub(super) enum TagType {
     /// Laid out as in unversioned data.
     Simple(PropertyType),
     /// `ByteProperty`: a byte, or an enum's FName (the size tells).
@@ -517,7 +523,7 @@ fn simple_type(name: &str) -> Option<PropertyType> {
 }
 
 /// The value type a tag gives.
-fn tag_type(tag: &Tag) -> TagType {
+pub(super) fn tag_type(tag: &Tag) -> TagType {
     match tag {
         Tag::Named {
             ty,
@@ -585,7 +591,7 @@ fn complete_tag_type(t: &TypeName) -> TagType {
     }
 }
 
-fn tag_is_bool(tag: &Tag) -> bool {
+pub(super) fn tag_is_bool(tag: &Tag) -> bool {
     match tag {
         Tag::Named { ty, .. } => ty.0 == "BoolProperty",
         Tag::Complete { ty, .. } => ty.name.0 == "BoolProperty",
