@@ -18,6 +18,7 @@
 use std::path::PathBuf;
 
 use crate::error::{Error, Result};
+use crate::game::FileOrigin;
 use crate::hash::package_id;
 use crate::iostore::chunk::ChunkType;
 use crate::legacy::{BulkCompanion, BulkKind, PackageFiles};
@@ -202,22 +203,28 @@ fn convert_chunk(
 /// `.uexp` and companions (the copies the game loads).
 fn read_pak_package(source: &ViewSource, path: &str) -> Result<FoundPackage> {
     let view = source.view();
-    let read = |path: &str| -> Result<Option<(Vec<u8>, String)>> {
+    // The bytes and the mounted source (index) of a file of the view.
+    let read = |path: &str| -> Result<Option<(Vec<u8>, usize)>> {
         let Some(file) = view.find_file(path) else {
             return Ok(None);
         };
         let mut data = Vec::new();
         view.read_file_to(&file, &mut data)?;
-        Ok(Some((data, file.source.to_string())))
+        let index = match file.origin {
+            FileOrigin::Chunk(c) => c.source,
+            FileOrigin::PakEntry { source, .. } => source,
+        };
+        Ok(Some((data, index)))
     };
     let (header, from) =
         read(path)?.ok_or_else(|| Error::internal("a pak entry found is no longer in the view"))?;
+    let from = &view.sources()[from];
     let uexp_path = with_extension(path, "uexp");
     let (uexp, _) = read(&uexp_path)?.ok_or_else(|| {
         Error::invalid(format!(
             "{path} has no {uexp_path} beside it in the view: a cooked package keeps its export data there"
         ))
-        .in_file(&from)
+        .in_file(&from.path)
     })?;
     let mut bulk = Vec::new();
     for kind in BulkKind::ALL {
@@ -234,7 +241,7 @@ fn read_pak_package(source: &ViewSource, path: &str) -> Result<FoundPackage> {
             uexp,
             bulk,
         },
-        source: from,
+        source: from.name().to_string(),
         report: None,
     })
 }

@@ -189,6 +189,18 @@ fn to_json_reads_a_package_inside_a_container() {
         .any(|s| s == "import map"));
     assert!(!out.exists());
 
+    // With --allow-unresolved the imports become placeholders, said once.
+    let run = to_json(
+        None,
+        &[toc, CHAT, "--engine", "5.7", "--allow-unresolved"],
+        &out,
+        &s.nanos,
+    );
+    let placeholders = document(&run, &out);
+    assert_ne!(placeholders["imports"], s.original["imports"]);
+    assert_eq!(run.coded("warning", "unresolved-import").len(), 1);
+    std::fs::remove_file(&out).unwrap();
+
     // A package the container does not have: exit 1, the error names the
     // package and the container; nothing written.
     let missing = "/Game/NanosWorld/Core/Chat/DT_Missing";
@@ -255,6 +267,27 @@ fn to_json_reads_a_package_inside_a_container() {
     );
     assert_eq!(document(&run, &out), s.original);
     assert_eq!(run.line_of("to-json")["source"], "Legacy_P.pak");
+    std::fs::remove_file(&out).unwrap();
+
+    // Its header without the .uexp: an error naming the pak, nothing written.
+    let cut = dir.join("Cut_P.pak");
+    let mut writer = zenpak::pak::PakWriter::create_with(&cut, Default::default()).unwrap();
+    writer
+        .add_file(
+            "NanosWorld/Content/NanosWorld/Core/Chat/DT_ChatEntry.uasset",
+            &std::fs::read(&s.chat).unwrap(),
+        )
+        .unwrap();
+    writer.finish().unwrap();
+    let run = to_json(
+        None,
+        &[cut.to_str().unwrap(), CHAT, "--engine", "5.7"],
+        &out,
+        &s.nanos,
+    );
+    run.assert_code(1);
+    assert_eq!(Path::new(run.error()["file"].as_str().unwrap()), cut);
+    assert!(!out.exists());
 }
 
 /// `to-json --game-dir GAME PACKAGE`: the package is looked for in the
