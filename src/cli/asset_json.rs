@@ -164,6 +164,10 @@ fn lone_zen_package(path: &Path, engine: Option<EngineVersion>) -> Error {
     ))
 }
 
+/// What to do when the engine is not known.
+const ENGINE_HINT: &str =
+    "pass --engine (e.g. --engine 5.6), or run inside a mod whose mod.toml sets `[game] engine`";
+
 /// `to-json SOURCE PACKAGE`, `to-json --game-dir GAME PACKAGE`: the package
 /// found in the source (the copy the game loads), converted to legacy in
 /// memory when it is a Zen package.
@@ -202,14 +206,14 @@ fn source_package_to_json(
         );
         Some(only)
     });
-    let engine_hint = |e: Error| {
-        match zenpak::game::doctor::range_text(&releases) {
-        Some(range) if engine.is_none() && e.is_usage() => e.with_hint(format!(
-            "the files of {} allow UE {range}: pass the one the game runs with --engine, or run inside a mod whose mod.toml sets `[game] engine`",
+    // What to do about an unknown engine (the errors that need one leave it to here).
+    let engine_hint = |e: Error| match zenpak::game::doctor::range_text(&releases) {
+        _ if engine.is_some() || !e.is_usage() => e,
+        Some(range) => e.with_hint(format!(
+            "the files of {} allow UE {range}: {ENGINE_HINT}",
             place.display()
         )),
-        _ => e,
-    }
+        None => e.with_hint(ENGINE_HINT),
     };
     let name = args.package.to_str().ok_or_else(|| {
         Error::usage(format!(
@@ -220,8 +224,9 @@ fn source_package_to_json(
     let script_objects = match (&args.script_objects, engine) {
         (Some(path), Some(engine)) => Some(super::extract::load_script_objects(path, engine)?),
         (Some(_), None) => {
-            return Err(engine_hint(Error::usage("which engine wrote these packages? --script-objects is read with it")
-                .with_hint("pass --engine (e.g. --engine 5.6), or run inside a mod whose mod.toml sets `[game] engine`")))
+            return Err(engine_hint(Error::usage(
+                "which engine wrote these packages? --script-objects is read with it",
+            )))
         }
         (None, _) => None,
     };
@@ -277,7 +282,7 @@ fn write_document(
 ) -> Result<()> {
     let package = files.read_package(engine).map_err(|e| match engine {
         Some(_) => e,
-        None => e.with_hint("pass --engine (e.g. --engine 5.6), or run inside a mod whose mod.toml sets `[game] engine`"),
+        None => e.with_hint(ENGINE_HINT),
     })?;
     if let Some(warning) = &package.version_warning {
         out.diagnostic(&warning.clone().with_file(&files.path));

@@ -132,9 +132,11 @@ fn convert_chunk(
     lookup: &Lookup<'_>,
     chunk: &SourceChunk,
 ) -> Result<FoundPackage> {
+    // The caller knows where an engine can come from: the hint is its own.
     let engine = lookup.engine.ok_or_else(|| {
-        Error::usage("which engine wrote this package? A Zen package is read by its engine's layout")
-            .with_hint("pass --engine (e.g. --engine 5.6), or run inside a mod whose mod.toml sets `[game] engine`")
+        Error::usage(
+            "which engine wrote this package? A Zen package is read by its engine's layout",
+        )
     })?;
     let chunks = source.chunks_of(|t| {
         t == ChunkType::ExportBundleData

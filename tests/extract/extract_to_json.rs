@@ -110,7 +110,9 @@ fn to_json_takes_the_engine_the_game_names() {
     let (toc, paks) = (s.mod_toc.to_str().unwrap(), s.paks.to_str().unwrap());
     let run = to_json(None, &[toc, CHAT, "--game", paks], &out, &s.nanos);
     run.assert_code(2);
-    assert_eq!(run.error()["code"], "usage");
+    let error = run.error();
+    assert_eq!(error["code"], "usage");
+    assert!(error["hint"].is_string(), "{error}");
     assert!(!out.exists());
 }
 
