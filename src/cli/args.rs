@@ -92,6 +92,20 @@ pub(crate) fn game_folder(
     Ok(folder)
 }
 
+/// The game's Paks folder: `--game` as given, or `--game-dir` located (the
+/// nearest mod.toml's `[game] project`, when there is one, picks the project).
+pub(crate) fn game_paks(
+    out: &super::output::Output,
+    game: Option<&std::path::Path>,
+    game_dir: Option<&std::path::Path>,
+) -> Result<Option<PathBuf>> {
+    let Some(dir) = game_dir else {
+        return Ok(game.map(std::path::Path::to_path_buf));
+    };
+    let project = nearest_manifest().map(|(m, _)| m.game.project);
+    Ok(Some(game_folder(out, dir, project.as_deref())?.paks()))
+}
+
 #[derive(Debug, Clone, clap::Args)]
 pub(crate) struct KeyArgs {
     /// AES-256 key: 64 hex digits (0x optional) or base64; `GUID:KEY` for a

@@ -1,33 +1,70 @@
 //! `zenpak to-json PKG.uasset [-o OUT.json]` and `zenpak from-json IN.json
 //! -o PKG.uasset`: a cooked package as a JSON document and back
-//! (`zenpak::properties::document`).
+//! (`zenpak::properties::document`). `zenpak to-json SOURCE PACKAGE` and
+//! `zenpak to-json --game-dir GAME PACKAGE` read the package from a
+//! container, pak or game instead, a Zen one converted to legacy in memory
+//! (`zenpak::extract::single`); a Zen package file alone is refused (its
+//! imports need its container and the game), naming those forms.
 
 use std::path::{Path, PathBuf};
 
 use zenpak::diagnostic::Diagnostic;
+use zenpak::extract::container::ViewSource;
+use zenpak::extract::single::{find_package, Lookup};
+use zenpak::extract::ExtractOptions;
 use zenpak::legacy::{BulkKind, PackageFiles};
 use zenpak::mappings::Mappings;
 use zenpak::properties::document::{AssetDocument, DocumentCounts};
 use zenpak::{EngineVersion, Error, Result};
 
-use super::args::nearest_manifest;
+use super::args::{nearest_manifest, KeyArgs};
 use super::Output;
 
 #[derive(Debug, clap::Args)]
+#[command(allow_missing_positional = true)]
 pub(crate) struct ToJsonArgs {
-    /// The package's `.uasset` or `.umap` (its `.uexp` and bulk files beside it).
-    pub(crate) path: PathBuf,
+    /// A `.utoc`, a `.pak` or a game's `Paks` folder holding the package
+    /// (as `zenpak get` takes it). Without it (and without --game-dir),
+    /// PACKAGE is a package file.
+    #[arg(value_name = "SOURCE")]
+    pub(crate) source: Option<PathBuf>,
+    /// The package: its `.uasset`/`.umap` file (its `.uexp` and bulk files
+    /// beside it); in a SOURCE or with --game-dir, its name
+    /// (`/Game/Data/DT_Weapons`) or its path as `zenpak list` shows it.
+    #[arg(value_name = "PACKAGE")]
+    pub(crate) package: PathBuf,
     /// Where to write the JSON (default: standard output).
     #[arg(short, long, value_name = "OUT.json")]
     pub(crate) output: Option<PathBuf>,
     /// Engine version the package was cooked with (default: the nearest
-    /// mod.toml's `[game] engine`).
+    /// mod.toml's `[game] engine`, else the one the game's files name).
     #[arg(long, value_parser = super::args::engine_parser())]
     pub(crate) engine: Option<EngineVersion>,
     /// Mappings (.usmap) of the game, for unversioned packages (default:
     /// the nearest mod.toml's `[game] mappings`).
     #[arg(long, value_name = "M.usmap")]
     pub(crate) mappings: Option<PathBuf>,
+    /// The game's Paks folder, mounted first: with a SOURCE, its containers
+    /// resolve the package's imports (global.utoc gives the script
+    /// objects); alone, the package is looked for in it.
+    #[arg(long, value_name = "DIR", conflicts_with = "game_dir")]
+    pub(crate) game: Option<PathBuf>,
+    /// The game, as `install` takes it: its install folder or any folder of
+    /// it; its `Paks` folder is used as --game uses it.
+    #[arg(long, value_name = "DIR")]
+    pub(crate) game_dir: Option<PathBuf>,
+    /// The game's script objects, for a Zen package: a file (the
+    /// ScriptObjects chunk of global.utoc), or a folder of cooked legacy
+    /// packages whose /Script/ imports name them (default: the source's
+    /// global.utoc).
+    #[arg(long, value_name = "FILE|DIR")]
+    pub(crate) script_objects: Option<PathBuf>,
+    /// Write placeholders for imports of a Zen package that cannot be
+    /// resolved instead of failing.
+    #[arg(long)]
+    pub(crate) allow_unresolved: bool,
+    #[command(flatten)]
+    pub(crate) key: KeyArgs,
 }
 
 #[derive(Debug, clap::Args)]
@@ -45,7 +82,11 @@ pub(crate) struct FromJsonArgs {
 
 #[derive(serde::Serialize)]
 struct ToJsonReport<'a> {
+    /// The package file, or the package as named in a source.
     package: &'a Path,
+    /// The container or pak (file name) the package was read from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    source: Option<&'a str>,
     output: Option<&'a Path>,
     #[serde(flatten)]
     counts: DocumentCounts,
@@ -91,20 +132,160 @@ pub(crate) fn run_to_json(args: ToJsonArgs, out: &Output) -> Result<()> {
             manifest.game.engine
         }),
     };
-    if zenpak::sniff::sniff_file(&args.path)? == zenpak::sniff::FileKind::ZenPackage {
-        return Err(Error::usage(
-            "this is a Zen package (as a container stores it); to-json reads legacy .uasset/.uexp packages",
-        )
-        .in_file(&args.path)
-        .with_hint("write it as a legacy package first: `zenpak extract CONTAINER.utoc -o DIR --filter <package name>`, then run to-json on the .uasset"));
+    if args.source.is_some() || args.game.is_some() || args.game_dir.is_some() {
+        return source_package_to_json(&args, engine, out);
     }
-    let files = PackageFiles::load(&args.path)?;
+    if zenpak::sniff::sniff_file(&args.package)? == zenpak::sniff::FileKind::ZenPackage {
+        return Err(lone_zen_package(&args.package, engine));
+    }
+    let files = PackageFiles::load(&args.package)?;
+    if let Some(path) = &args.output {
+        super::convert::check_output(path, &files, "DT_Weapons.json")?;
+    }
+    write_document(&files, engine, None, &args, out)
+}
+
+/// A Zen package file alone cannot be read: its imports are resolved
+/// through its container's packages and the game's script objects. The
+/// error names the forms that give them, with the package's own name.
+fn lone_zen_package(path: &Path, engine: Option<EngineVersion>) -> Error {
+    let name = engine
+        .and_then(|engine| {
+            let data = std::fs::read(path).ok()?;
+            zenpak::zen::ZenPackage::read(&data, engine).ok()
+        })
+        .map_or_else(|| "<package name>".to_string(), |p| p.package_name());
+    Error::usage(
+        "this is a Zen package (as a container stores it): its imports are resolved through its container and the game's script objects, which a lone file does not carry",
+    )
+    .in_file(path)
+    .with_hint(format!(
+        "name the package in its container or game instead: `zenpak to-json CONTAINER.utoc {name}` (add `--game-dir GAME` when it imports from the game), or `zenpak to-json --game-dir GAME {name}`"
+    ))
+}
+
+/// What to do when the engine is not known.
+const ENGINE_HINT: &str =
+    "pass --engine (e.g. --engine 5.6), or run inside a mod whose mod.toml sets `[game] engine`";
+
+/// `to-json SOURCE PACKAGE`, `to-json --game-dir GAME PACKAGE`: the package
+/// found in the source (the copy the game loads), converted to legacy in
+/// memory when it is a Zen package.
+fn source_package_to_json(
+    args: &ToJsonArgs,
+    engine: Option<EngineVersion>,
+    out: &Output,
+) -> Result<()> {
+    let keys = args.key.keys()?;
+    let paks = super::args::game_paks(out, args.game.as_deref(), args.game_dir.as_deref())?;
+    let Some(place) = args.source.as_ref().or(paks.as_ref()) else {
+        return Err(Error::usage(
+            "name a SOURCE (a .utoc, .pak or Paks folder) or --game-dir",
+        ));
+    };
+    let source = match &args.source {
+        Some(named) => ViewSource::open(std::slice::from_ref(named), paks.as_deref(), &keys)?,
+        None => ViewSource::open_game(place, &keys)?,
+    };
+    out.diagnostics(&source.view().diagnostics);
+    // Without --engine or a mod.toml: the release the files allow, when one.
+    let releases = match engine {
+        Some(_) => Vec::new(),
+        None => zenpak::game::facts::allowed_releases(source.view(), paks.as_deref()),
+    };
+    let engine = engine.or_else(|| {
+        let [only] = releases[..] else {
+            return None;
+        };
+        out.verbose_status(
+            "Using",
+            format!(
+                "UE {only}, the one release the files of {} allow",
+                place.display()
+            ),
+        );
+        Some(only)
+    });
+    // What to do about an unknown engine (the errors that need one leave it to here).
+    let engine_hint = |e: Error| match zenpak::game::doctor::range_text(&releases) {
+        _ if engine.is_some() || !e.is_usage() => e,
+        Some(range) => e.with_hint(format!(
+            "the files of {} allow UE {range}: {ENGINE_HINT}",
+            place.display()
+        )),
+        None => e.with_hint(ENGINE_HINT),
+    };
+    let name = args.package.to_str().ok_or_else(|| {
+        Error::usage(format!(
+            "the package `{}` is not valid UTF-8: name it as `zenpak list` shows it",
+            args.package.display()
+        ))
+    })?;
+    let script_objects = match (&args.script_objects, engine) {
+        (Some(path), Some(engine)) => Some(super::extract::load_script_objects(path, engine)?),
+        (Some(_), None) => {
+            return Err(engine_hint(Error::usage(
+                "which engine wrote these packages? --script-objects is read with it",
+            )))
+        }
+        (None, _) => None,
+    };
+    let lookup = Lookup {
+        package: name,
+        engine,
+        script_objects: script_objects.as_ref(),
+        options: ExtractOptions {
+            allow_unresolved: args.allow_unresolved,
+            verify: false,
+        },
+    };
+    let found = find_package(&source, &lookup).map_err(engine_hint)?.ok_or_else(|| {
+        let within = if args.source.is_some() && paks.is_some() {
+            " (the game given only resolves its imports)"
+        } else {
+            ""
+        };
+        Error::invalid(format!("no package `{name}` in {}{within}", place.display()))
+            .in_file(place)
+            .with_hint(format!(
+                "`zenpak list {}` shows its files; name a package by its name (`/Game/Data/DT_Weapons`) or by its path as listed",
+                place.display()
+            ))
+    })?;
+    if let Some(report) = &found.report {
+        if let Some(d) = super::extract::unresolved_diagnostic(out, name, true, &report.unresolved)
+        {
+            out.diagnostic(&d);
+        }
+        for warning in &report.warnings {
+            out.diagnostic(&warning.clone().with_file(&found.files.path));
+        }
+    }
+    if let Some(path) = &args.output {
+        super::convert::check_output_folder(path)?;
+    }
+    write_document(&found.files, engine, Some(&found.source), args, out)?;
+    match source.view().unreadable_error() {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
+/// Reads `files` as a document and writes it (to `-o` or standard output);
+/// `source`: the container or pak it was read from.
+fn write_document(
+    files: &PackageFiles,
+    engine: Option<EngineVersion>,
+    source: Option<&str>,
+    args: &ToJsonArgs,
+    out: &Output,
+) -> Result<()> {
     let package = files.read_package(engine).map_err(|e| match engine {
         Some(_) => e,
-        None => e.with_hint("pass --engine (e.g. --engine 5.6), or run inside a mod whose mod.toml sets `[game] engine`"),
+        None => e.with_hint(ENGINE_HINT),
     })?;
     if let Some(warning) = &package.version_warning {
-        out.diagnostic(&warning.clone().with_file(&args.path));
+        out.diagnostic(&warning.clone().with_file(&files.path));
     }
     let mappings = load_mappings(args.mappings.as_deref(), out)?;
     if mappings.is_none() && package.summary.unversioned_properties() {
@@ -112,12 +293,12 @@ pub(crate) fn run_to_json(args: ToJsonArgs, out: &Output) -> Result<()> {
             "no-mappings",
             format!(
                 "{} has unversioned properties and no mappings were given: every export's data is kept as bytes",
-                args.path.display()
+                files.path.display()
             ),
         );
     }
-    let document = AssetDocument::read(&files, &package, mappings.as_ref())
-        .map_err(|e| e.in_file(&args.path))?;
+    let document = AssetDocument::read(files, &package, mappings.as_ref())
+        .map_err(|e| e.in_file(&files.path))?;
     let json = document.to_json()?;
     let counts = document.counts();
     if let Some((index, export)) = document
@@ -150,7 +331,7 @@ pub(crate) fn run_to_json(args: ToJsonArgs, out: &Output) -> Result<()> {
                 ),
             )
         };
-        out.diagnostic(&diagnostic.with_file(&args.path));
+        out.diagnostic(&diagnostic.with_file(&files.path));
     }
     for (index, export, reason) in document.undecoded_tables() {
         out.diagnostic(
@@ -158,13 +339,12 @@ pub(crate) fn run_to_json(args: ToJsonArgs, out: &Output) -> Result<()> {
                 "table-not-decoded",
                 format!("export {index} ({}): {reason}", export.path),
             )
-            .with_file(&args.path)
+            .with_file(&files.path)
             .with_hint("the document keeps the bytes, so it still writes the package; give the game's own mappings to edit them as text"),
         );
     }
     match &args.output {
         Some(path) => {
-            super::convert::check_output(path, &files, "DT_Weapons.json")?;
             zenpak::publish::write_file(path, |f| {
                 std::io::Write::write_all(f, &json).map_err(|e| Error::io(f.path(), e))
             })?;
@@ -178,7 +358,8 @@ pub(crate) fn run_to_json(args: ToJsonArgs, out: &Output) -> Result<()> {
         None => super::output::write_stdout(&String::from_utf8_lossy(&json)),
     }
     let report = ToJsonReport {
-        package: &args.path,
+        package: &args.package,
+        source,
         output: args.output.as_deref(),
         counts,
     };

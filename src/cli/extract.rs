@@ -4,7 +4,7 @@
 //! `.uexp` (+ bulk companions) and their other files as they are. Logic
 //! lives in `zenpak::extract::container`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use zenpak::extract::container::{extract, ExtractEvent, ExtractRequest, ViewSource};
 use zenpak::extract::{ExtractOptions, ScriptObjects};
@@ -86,25 +86,19 @@ fn engine(args: &Args, out: &Output) -> Result<EngineVersion> {
     Ok(manifest.game.engine)
 }
 
-/// The game's Paks folder: `--game` as given, or `--game-dir` located (the
-/// nearest mod.toml's `[game] project`, when there is one, picks the project).
-fn game_paks(args: &Args, out: &Output) -> Result<Option<PathBuf>> {
-    let Some(dir) = &args.game_dir else {
-        return Ok(args.game.clone());
-    };
-    let project = std::env::current_dir()
-        .ok()
-        .and_then(|cwd| zenpak::manifest::Manifest::find(&cwd).ok())
-        .and_then(|path| zenpak::manifest::Manifest::load(&path).ok())
-        .map(|m| m.game.project);
-    Ok(Some(
-        super::args::game_folder(out, dir, project.as_deref())?.paks(),
-    ))
+/// `--script-objects`: a file (the ScriptObjects chunk of global.utoc), or
+/// a folder of cooked legacy packages whose /Script/ imports name them.
+pub(crate) fn load_script_objects(path: &Path, engine: EngineVersion) -> Result<ScriptObjects> {
+    if path.is_dir() {
+        return ScriptObjects::from_legacy_folder(path, engine);
+    }
+    let data = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    ScriptObjects::read_ue5(&data).map_err(|e| e.in_file(path))
 }
 
 /// One line per package with unresolved imports: how many and the first
 /// few (all of them with `--verbose` or in JSON).
-fn unresolved_diagnostic(
+pub(crate) fn unresolved_diagnostic(
     out: &Output,
     package_name: &str,
     ok: bool,
@@ -146,15 +140,11 @@ fn unresolved_diagnostic(
 
 pub(crate) fn run(args: Args, out: &Output) -> Result<()> {
     let engine = engine(&args, out)?;
-    let game = game_paks(&args, out)?;
+    let game = super::args::game_paks(out, args.game.as_deref(), args.game_dir.as_deref())?;
     let source = ViewSource::open(&args.paths, game.as_deref(), &args.key.keys()?)?;
     out.diagnostics(&source.view().diagnostics);
     let script_objects = match &args.script_objects {
-        Some(dir) if dir.is_dir() => Some(ScriptObjects::from_legacy_folder(dir, engine)?),
-        Some(path) => {
-            let data = std::fs::read(path).map_err(|e| Error::io(path, e))?;
-            Some(ScriptObjects::read_ue5(&data).map_err(|e| e.in_file(path))?)
-        }
+        Some(path) => Some(load_script_objects(path, engine)?),
         None => None,
     };
     let request = ExtractRequest {

@@ -171,9 +171,9 @@ pub(crate) enum Command {
         after_help = "Examples:\n  zenpak conflicts --game-dir \"C:/Games/MyGame\"\n  zenpak conflicts --game-dir ~/Games/MyGame --mod target/MyMod_P.utoc --message-format json"
     )]
     Conflicts(conflicts::Args),
-    /// Write a cooked package (.uasset/.uexp) as a JSON document: every export's properties as a typed tree.
+    /// Write a cooked package as a JSON document: every export's properties as a typed tree. Reads a .uasset/.uexp, or a package inside a container, pak or game (converted from Zen in memory).
     #[command(
-        after_help = "Examples:\n  zenpak to-json Cooked/MyGame/Content/Data/DT_Weapons.uasset -o DT_Weapons.json\n  zenpak to-json DT_Weapons.uasset --engine 5.3 --mappings MyGame.usmap -o DT_Weapons.json"
+        after_help = "Examples:\n  zenpak to-json Cooked/MyGame/Content/Data/DT_Weapons.uasset -o DT_Weapons.json\n  zenpak to-json DT_Weapons.uasset --engine 5.3 --mappings MyGame.usmap -o DT_Weapons.json\n  zenpak to-json target/MyMod_P.utoc /Game/Data/DT_Weapons --game-dir \"C:/Games/MyGame\" -o DT_Weapons.json\n  zenpak to-json --game-dir \"C:/Games/MyGame\" /Game/Data/DT_Weapons -o DT_Weapons.json"
     )]
     ToJson(asset_json::ToJsonArgs),
     /// Write a cooked package (.uasset/.uexp, and bulk files) from a JSON document `to-json` wrote, edited or not.

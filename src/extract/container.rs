@@ -105,6 +105,33 @@ impl ViewSource {
         })
     }
 
+    /// A game's `Paks/` folder as the game readers open it
+    /// ([`GameView::open_game`]), all of it selected.
+    pub fn open_game(paks: &Path, keys: &KeyRing) -> Result<Self> {
+        let (view, _) = GameView::open_game(paks, &[], keys)?;
+        let selected = vec![true; view.sources().len()];
+        Ok(ViewSource { view, selected })
+    }
+
+    /// Whether a file of the view is in a selected source, and its chunk
+    /// handle when it is a chunk (`None`: a pak entry).
+    pub(crate) fn handle_of(&self, file: &crate::game::GameFile<'_>) -> (bool, Option<usize>) {
+        match file.origin {
+            FileOrigin::Chunk(c) => (
+                self.selected[c.source],
+                Some((c.source << HANDLE_SHIFT) | c.index),
+            ),
+            FileOrigin::PakEntry { source, .. } => (self.selected[source], None),
+        }
+    }
+
+    /// The file name of the container a chunk handle points into.
+    pub(crate) fn source_name(&self, handle: usize) -> String {
+        self.view.sources()[Self::chunk_ref(handle).source]
+            .name()
+            .to_string()
+    }
+
     /// The view underneath (its diagnostics, its sources).
     pub fn view(&self) -> &GameView {
         &self.view

@@ -16,7 +16,8 @@
 //! 5. [`package`] — summary, header size, `.uexp`, saved hash / GUID.
 //!
 //! [`container`] extracts whole containers (selection, dependencies,
-//! streaming bulk data to files, progress events).
+//! streaming bulk data to files, progress events); [`single`] converts one
+//! package of a container or game, found by name, in memory (`to-json`).
 //!
 //! # What the Zen package keeps, and what is chosen
 //!
@@ -73,6 +74,9 @@
 //!   filters, `--with-deps` (exactly the transitive imports), unresolved imports,
 //!   `--allow-unresolved`, `--force`, a file as output, a climbing directory index path
 //!   refused, progress events.
+//! - `extract_to_json.rs`: `to-json` of a package in a container, a pak and
+//!   a game folder (the copy the game loads, the engine the game's files
+//!   name) gives the document of the legacy package it was built from.
 //! - `extract_mutation.rs`: truncated / flipped / hostile packages of every layout, cut engine
 //!   headers, mutated ScriptObjects chunks and imported headers: errors, no panic.
 //!
@@ -94,6 +98,7 @@ mod names;
 mod package;
 pub(crate) mod provider;
 pub mod script_objects;
+pub mod single;
 
 pub(crate) use imports::export_relative_path;
 

@@ -234,3 +234,13 @@ pub(crate) fn engine_facts(view: &GameView, leave_out: &[usize]) -> EngineFacts 
         iostore,
     }
 }
+
+/// The engine releases the files of `view` allow, oldest first (empty: they
+/// do not tell, or contradict each other), as `doctor` finds them; with the
+/// game's `paks` folder, the mods installed in it are left out.
+pub fn allowed_releases(view: &GameView, paks: Option<&std::path::Path>) -> Vec<EngineVersion> {
+    let mods = paks.map_or_else(Vec::new, |paks| {
+        super::conflicts::installed_mods(view, paks)
+    });
+    engine_facts(view, &mods).releases()
+}

@@ -35,18 +35,35 @@ impl BulkKind {
     }
 }
 
-/// A companion file found next to the header.
+/// A companion file found next to the header, or its bytes held in
+/// memory (a bulk-data chunk read from a container: `path` is then the
+/// file it would be).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct BulkCompanion {
     pub kind: BulkKind,
     pub path: PathBuf,
     pub size: u64,
+    #[serde(skip)]
+    pub(crate) held: Option<Vec<u8>>,
 }
 
 impl BulkCompanion {
+    /// A companion whose bytes are in memory, as if at `path`.
+    pub(crate) fn held(kind: BulkKind, path: PathBuf, data: Vec<u8>) -> Self {
+        BulkCompanion {
+            kind,
+            path,
+            size: data.len() as u64,
+            held: Some(data),
+        }
+    }
+
     /// Reads the companion's bytes.
     pub fn read(&self) -> Result<Vec<u8>> {
-        std::fs::read(&self.path).map_err(|e| Error::io(&self.path, e))
+        match &self.held {
+            Some(data) => Ok(data.clone()),
+            None => std::fs::read(&self.path).map_err(|e| Error::io(&self.path, e)),
+        }
     }
 }
 
@@ -103,6 +120,7 @@ impl PackageFiles {
                     kind,
                     path: companion,
                     size: meta.len(),
+                    held: None,
                 }),
                 _ => None,
             })

@@ -50,7 +50,7 @@ fn options() -> ContainerOptions {
 
 /// Builds `Mod_P` from the game's corpus packages, and the game folder: the
 /// script objects in `global.utoc`, the made-up imported packages in `Game_0_P`.
-fn build(dir: &Path, game: &Game) -> (PathBuf, PathBuf, PathBuf) {
+pub(crate) fn build(dir: &Path, game: &Game) -> (PathBuf, PathBuf, PathBuf) {
     let engine = game.engine;
     let mut b = ContainerBuilder::create(dir, "Mod_P", engine, options()).unwrap();
     let mut packages: Vec<_> = game.packages.iter().collect();

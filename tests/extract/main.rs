@@ -9,3 +9,4 @@ mod extract_cli;
 mod extract_mutation;
 mod extract_round_trip;
 mod extract_script_objects;
+mod extract_to_json;
