@@ -46,7 +46,7 @@ pub(crate) fn game_checks(
     dir: &std::path::Path,
     key: &KeyArgs,
     packages: &[zenpak::build::mod_package::ModPackage],
-    loose_files: &[zenpak::build::discover::LooseFile],
+    loose_files: &[zenpak::build::input::LooseFile],
 ) -> Result<GameReport> {
     let folder = super::args::game_folder(out, dir, Some(&manifest.game.project))?;
     let game = zenpak::game_check::GameContext::open(
