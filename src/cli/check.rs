@@ -5,8 +5,7 @@ use zenpak::game_check::{GameReport, GameSection};
 use zenpak::{Error, Result};
 
 use super::args::{KeyArgs, ManifestArgs};
-use super::build::count;
-use super::output::Output;
+use super::output::{count, Output};
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
