@@ -39,7 +39,7 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use crate::build::discover::LooseFile;
+use crate::build::input::LooseFile;
 use crate::build::mod_package::ModPackage;
 use crate::diagnostic::{Diagnostic, Level};
 use crate::error::Result;

@@ -810,7 +810,7 @@ pub fn clean(manifest: &Manifest) -> Result<CleanReport> {
         remove_temporaries_in(&package_dir, &mut report)?;
         remove_dir_if_empty(&package_dir, &mut report)?;
     }
-    cache.clean(&mut report.removed)?;
+    crate::build::clean_cache(&cache, &mut report.removed)?;
     remove_temporaries_in(&dir, &mut report)?;
     // The lock file goes when no zenpak build state is left (another mod
     // sharing the folder keeps its cache, and the lock with it); then the

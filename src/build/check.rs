@@ -7,8 +7,8 @@ use std::collections::BTreeSet;
 use rayon::prelude::*;
 use serde::Serialize;
 
-use crate::build::discover::PackageSource;
 use crate::build::discover::{self, Selection};
+use crate::build::input::{LooseFile, PackageSource};
 use crate::build::mod_package::ModPackage;
 use crate::diagnostic::Diagnostic;
 use crate::error::{Error, Result};
@@ -36,7 +36,7 @@ pub struct CheckReport {
     pub mod_packages: Vec<ModPackage>,
     /// The loose files, for the game checks (which game files they replace).
     #[serde(skip)]
-    pub mod_loose_files: Vec<discover::LooseFile>,
+    pub mod_loose_files: Vec<LooseFile>,
 }
 
 impl CheckReport {
@@ -69,7 +69,11 @@ pub fn check(manifest: &Manifest) -> Result<CheckReport> {
         manifest.content.follow_links,
     )?;
     if manifest.content.paks.is_empty() {
-        super::zen_store::check_cook(&manifest.content_root(), &content)?;
+        super::zen_store::check_cook(
+            &manifest.content_root(),
+            content.packages.is_empty(),
+            &content.loose_files,
+        )?;
     }
     let never_ship: Vec<Diagnostic> = content
         .never_ship
@@ -101,7 +105,7 @@ pub fn check(manifest: &Manifest) -> Result<CheckReport> {
             &manifest.game.project,
             cache.dir(),
             &crate::pak::crypto::KeyRing::from_env()?,
-            crate::build::cache::Trust::Stamps,
+            crate::build::input::Trust::Stamps,
         )?;
     }
     let mut report = CheckReport {

@@ -13,260 +13,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::glob::Globs;
 
+use super::input::{join_relative, LooseFile, PackageFileKind, PackageSource};
 use super::never_ship::{self, NeverShip};
+use super::placement::package_name_for;
 use crate::diagnostic::Diagnostic;
 use crate::error::{Error, Result};
-
-/// What role a cooked file plays in its package.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub(crate) enum PackageFileKind {
-    /// `.uasset` or `.umap`: the package header.
-    Header,
-    /// `.uexp`: the exports' data.
-    Exports,
-    /// `.ubulk`: bulk data.
-    Bulk,
-    /// `.uptnl`: optional bulk data.
-    OptionalBulk,
-    /// `.m.ubulk`: memory-mapped bulk data.
-    MemoryMappedBulk,
-}
-
-impl PackageFileKind {
-    /// The kinds a package's files other than its header can have.
-    const COMPANIONS: [PackageFileKind; 4] = [
-        PackageFileKind::Exports,
-        PackageFileKind::Bulk,
-        PackageFileKind::OptionalBulk,
-        PackageFileKind::MemoryMappedBulk,
-    ];
-
-    /// The extension of a file of this kind, with its dot (`.uasset` for
-    /// a header, whose other spelling `.umap` is kept by its path).
-    pub(crate) fn extension(self) -> &'static str {
-        match self {
-            PackageFileKind::Header => ".uasset",
-            PackageFileKind::Exports => ".uexp",
-            PackageFileKind::Bulk => ".ubulk",
-            PackageFileKind::OptionalBulk => ".uptnl",
-            PackageFileKind::MemoryMappedBulk => ".m.ubulk",
-        }
-    }
-
-    /// Which byte of [`PackageSource`]'s companion bits is this kind's
-    /// (`None` for a header).
-    fn companion_shift(self) -> Option<u32> {
-        let at = PackageFileKind::COMPANIONS
-            .iter()
-            .position(|k| *k == self)?;
-        Some(8 * at as u32)
-    }
-
-    /// Splits `name` into its stem and kind, or `None` for files that are not part of a package.
-    pub(crate) fn classify(name: &str) -> Option<(&str, PackageFileKind)> {
-        // The longest extension first: `.m.ubulk` also ends with `.ubulk`.
-        const SUFFIXES: [(&str, PackageFileKind); 6] = [
-            (".m.ubulk", PackageFileKind::MemoryMappedBulk),
-            (".uasset", PackageFileKind::Header),
-            (".umap", PackageFileKind::Header),
-            (".uexp", PackageFileKind::Exports),
-            (".ubulk", PackageFileKind::Bulk),
-            (".uptnl", PackageFileKind::OptionalBulk),
-        ];
-        SUFFIXES.iter().find_map(|(suffix, kind)| {
-            // An ASCII suffix matched byte for byte starts at a character.
-            let stem_len = name.len().checked_sub(suffix.len())?;
-            name.as_bytes()[stem_len..]
-                .eq_ignore_ascii_case(suffix.as_bytes())
-                .then(|| (&name[..stem_len], *kind))
-        })
-    }
-}
-
-/// One package's files on disk: a compact record (the build keeps one per
-/// package until the container is written: 32 bytes on a 64-bit system
-/// and one allocation each), from which the files' paths are made when they are needed.
-#[derive(Clone)]
-pub struct PackageSource {
-    /// The package name, then the header's relative path, one after the
-    /// other in one allocation ([`PackageSource::package_name`],
-    /// [`PackageSource::relative_path`]).
-    names: Box<str>,
-    /// The folder the relative path is relative to (shared by every
-    /// package of one scan; an `Arc<PathBuf>` is one pointer, an
-    /// `Arc<Path>` two).
-    root: std::sync::Arc<PathBuf>,
-    /// How many bytes of `names` the package name takes.
-    name_len: u32,
-    /// Which companions the package has, and their extensions' spelling:
-    /// byte `i` for [`PackageFileKind::COMPANIONS`]`[i]`, with bit 0 set
-    /// when the package has that file (byte 0 of an extension is its dot,
-    /// never uppercase) and bit `j` when byte `j` of its extension as found
-    /// is uppercase (`.UEXP`, `.M.UBulk`; usually none is).
-    companions: u32,
-}
-
-impl PackageSource {
-    /// The record of the package `package_name` whose header is at
-    /// `relative_path` (`/`-separated) in `root`, with its other files given
-    /// by kind and extension as found (the kind's extension in any case).
-    /// A package name too long to record is a usage error.
-    pub(crate) fn new<'a>(
-        root: std::sync::Arc<PathBuf>,
-        package_name: &str,
-        relative_path: &str,
-        companions: impl IntoIterator<Item = (PackageFileKind, &'a str)>,
-    ) -> Result<PackageSource> {
-        let name_len = u32::try_from(package_name.len()).map_err(|_| {
-            Error::usage(format!(
-                "package name of {} bytes is too long",
-                package_name.len()
-            ))
-            .with_hint("shorten the package's folder names or file name")
-        })?;
-        let mut bits = 0u32;
-        for (kind, found) in companions {
-            let extension = kind.extension().as_bytes();
-            let shift = kind
-                .companion_shift()
-                .filter(|_| found.as_bytes().eq_ignore_ascii_case(extension))
-                .ok_or_else(|| {
-                    Error::internal(format!(
-                        "`{found}` is not the extension of a package's {kind:?} file"
-                    ))
-                })?;
-            let spelling = found
-                .bytes()
-                .enumerate()
-                .filter(|(_, b)| b.is_ascii_uppercase())
-                .fold(1u32, |bits, (j, _)| bits | 1 << j);
-            bits |= spelling << shift;
-        }
-        let mut names = String::with_capacity(package_name.len() + relative_path.len());
-        names.push_str(package_name);
-        names.push_str(relative_path);
-        Ok(PackageSource {
-            names: names.into_boxed_str(),
-            root,
-            name_len,
-            companions: bits,
-        })
-    }
-
-    /// The engine's name for it, e.g. `/Game/Characters/Hero`.
-    pub fn package_name(&self) -> &str {
-        &self.names[..self.name_len as usize]
-    }
-
-    /// Path of the header relative to the content root, with `/` separators
-    /// (`MyGame/Content/Characters/Hero.uasset`): its path in the container.
-    pub fn relative_path(&self) -> &str {
-        &self.names[self.name_len as usize..]
-    }
-
-    /// The companion bits of `kind` (see `companions`), 0 when the package
-    /// has no such file.
-    fn companion_bits(&self, kind: PackageFileKind) -> u8 {
-        kind.companion_shift()
-            .map_or(0, |shift| (self.companions >> shift) as u8)
-    }
-
-    /// The header (`.uasset`/`.umap`) on disk.
-    pub(crate) fn header(&self) -> PathBuf {
-        join_relative(&self.root, self.relative_path())
-    }
-
-    /// The kinds of the package's other files, in kind order.
-    pub(crate) fn companion_kinds(&self) -> impl Iterator<Item = PackageFileKind> + '_ {
-        PackageFileKind::COMPANIONS
-            .into_iter()
-            .filter(|kind| self.companion_bits(*kind) & 1 != 0)
-    }
-
-    /// The package's file of `kind` other than the header, if it has one.
-    pub(crate) fn companion(&self, kind: PackageFileKind) -> Option<PathBuf> {
-        let bits = self.companion_bits(kind);
-        if bits & 1 == 0 {
-            return None;
-        }
-        // The extension as found: the kind's, with the letters it had in
-        // uppercase put back so (an extension is at most 8 ASCII bytes).
-        let mut spelled = [0u8; 8];
-        let extension = kind.extension().as_bytes();
-        for (j, (to, from)) in spelled.iter_mut().zip(extension).enumerate() {
-            *to = if bits >> j & 1 != 0 {
-                from.to_ascii_uppercase()
-            } else {
-                *from
-            };
-        }
-        let extension =
-            std::str::from_utf8(&spelled[..extension.len()]).unwrap_or(kind.extension());
-        let relative = self.relative_path();
-        let name = relative.rsplit('/').next().unwrap_or_default();
-        let stem_len = PackageFileKind::classify(name).map_or(name.len(), |(s, _)| s.len());
-        let stem = &relative[..relative.len() - name.len() + stem_len];
-        let mut path = join_relative(&self.root, stem);
-        path.as_mut_os_string().push(extension);
-        Some(path)
-    }
-
-    /// Every other file of the package, by kind (in kind order).
-    pub(crate) fn companions(&self) -> impl Iterator<Item = (PackageFileKind, PathBuf)> + '_ {
-        self.companion_kinds()
-            .filter_map(|kind| Some((kind, self.companion(kind)?)))
-    }
-
-    /// All files of the package, header first.
-    pub(crate) fn files(&self) -> impl Iterator<Item = PathBuf> + '_ {
-        std::iter::once(self.header()).chain(self.companions().map(|(_, p)| p))
-    }
-
-    /// How many files the package has.
-    pub(crate) fn file_count(&self) -> usize {
-        1 + (self.companions & 0x0101_0101).count_ones() as usize
-    }
-}
-
-impl std::fmt::Debug for PackageSource {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PackageSource")
-            .field("package_name", &self.package_name())
-            .field("relative_path", &self.relative_path())
-            .field("root", &self.root)
-            .field("companions", &format_args!("{:#010x}", self.companions))
-            .finish()
-    }
-}
-
-/// `root` joined with a `/`-separated relative path, one component at a
-/// time (so that the separators are the system's).
-fn join_relative(root: &Path, relative: &str) -> PathBuf {
-    let mut path = PathBuf::with_capacity(root.as_os_str().len() + relative.len() + 16);
-    path.push(root);
-    if cfg!(unix)
-        && !relative
-            .split('/')
-            .any(|part| part.is_empty() || part == "..")
-    {
-        // `/` is the separator: one push of the whole path is the same.
-        path.push(relative);
-        return path;
-    }
-    for part in relative.split('/') {
-        path.push(part);
-    }
-    path
-}
-
-/// A file that is not part of a package; it goes into the companion pak.
-#[derive(Debug, Clone)]
-pub struct LooseFile {
-    /// Path relative to the content root with `/` separators: its path in the pak.
-    pub(crate) relative_path: String,
-    pub(crate) path: PathBuf,
-}
 
 /// Everything the build takes from the content root, in a stable order
 /// (sorted by relative path).
@@ -283,14 +34,14 @@ pub struct Content {
     /// The stamps of [`Content::files`], in that order, taken once by the
     /// scan (with what the build's file index knew of them); empty when the
     /// content changed after the scan.
-    pub(crate) stamps: super::cache::Taken,
+    pub(crate) stamps: super::cache::index::Taken,
     /// The paths of [`Content::files`], in that order, made by the scan to
     /// stamp them and kept for the fingerprint; empty when the content
     /// changed after the scan.
     pub(crate) paths: crate::arena::PathArena,
     /// Every folder the scan walked, with its stamp (following links) taken
     /// before its entries were read, and when the scan started (ns since
-    /// 1970): for [`super::cache::TreeRecord`].
+    /// 1970): for [`super::cache::tree::TreeRecord`].
     pub(crate) folders: Vec<(PathBuf, crate::publish::FileStamp)>,
     pub(crate) scanned_ns: i128,
 }
@@ -414,52 +165,6 @@ fn is_mounted_path(relative_path: &str, project: &str) -> bool {
     first.eq_ignore_ascii_case(project) || first.eq_ignore_ascii_case("Engine")
 }
 
-/// The package name for a header stored in a container or pak at `stored`
-/// (mount point + relative path, `../../../` removed:
-/// `Game/Content/Maps/Entry.umap`), its first folder taken as the project;
-/// `None` when it is not a header inside a content folder.
-pub fn package_name_of_stored(stored: &str) -> Option<String> {
-    let project = stored.split('/').next().unwrap_or_default();
-    package_name_for(stored, project)
-}
-
-/// The package name for a header at `relative_path` (`/`-separated, relative
-/// to the cooked root), or `None` when the path is not inside a content folder.
-pub(crate) fn package_name_for(relative_path: &str, project: &str) -> Option<String> {
-    let parts: Vec<&str> = relative_path.split('/').collect();
-    let content = parts
-        .iter()
-        .position(|p| p.eq_ignore_ascii_case("Content"))?;
-    if content == 0 || content + 1 >= parts.len() {
-        return None;
-    }
-    let mount = if content == 1 && parts[0].eq_ignore_ascii_case(project) {
-        "Game"
-    } else if content == 1 && parts[0].eq_ignore_ascii_case("Engine") {
-        "Engine"
-    } else if parts[..content]
-        .iter()
-        .any(|p| p.eq_ignore_ascii_case("Plugins"))
-    {
-        parts[content - 1]
-    } else {
-        return None;
-    };
-    let file = parts[parts.len() - 1];
-    let (stem, kind) = PackageFileKind::classify(file)?;
-    if kind != PackageFileKind::Header {
-        return None;
-    }
-    let mut name = format!("/{mount}");
-    for part in &parts[content + 1..parts.len() - 1] {
-        name.push('/');
-        name.push_str(part);
-    }
-    name.push('/');
-    name.push_str(stem);
-    Some(name)
-}
-
 /// Walks `root` and returns the selected packages and loose files.
 ///
 /// Errors list every problem found (unmappable package paths, companions
@@ -502,7 +207,7 @@ pub(crate) fn discover_indexed(
     let (content, mut problems) =
         scan_stamped(root, project, selection, follow_links, index, listed)?;
     if cook_check {
-        super::zen_store::check_cook(root, &content)?;
+        super::zen_store::check_cook(root, content.packages.is_empty(), &content.loose_files)?;
     }
     problems.extend(content.never_ship.iter().map(NeverShip::to_error));
     Error::many("content files", problems)?;
@@ -522,7 +227,7 @@ pub(crate) fn scan(
 }
 
 /// [`scan`] that takes the files' stamps with what the build's file
-/// `index` knows of them ([`super::cache::FileIndex::take`]): a file it
+/// `index` knows of them ([`super::cache::index::FileIndex::take`]): a file it
 /// knows unchanged is not opened again (for the Git LFS check: what the
 /// index holds passed it when it was hashed). With `listed`, no folder is
 /// listed: the files are those the last scan found ([`walk_listed`]).
@@ -586,7 +291,7 @@ fn scan_stamped(
     let listed = indexed.is_some();
     let mut stamps = match indexed {
         Some(indexed) => indexed.take(&paths)?,
-        None => super::cache::FileIndex::take(index, &paths)?,
+        None => super::cache::index::FileIndex::take(index, &paths)?,
     };
     problems.extend(take_lfs_pointers(
         &mut packages,
@@ -634,12 +339,12 @@ const LFS_CHECK_BATCH: usize = 4096;
 /// then the loose files):
 /// only a small file the index does not know unchanged is opened (on every
 /// core), read whole and, when it is not a pointer, hashed for the
-/// fingerprint ([`super::cache::Taken::set_hash`]); those of what is taken
+/// fingerprint ([`super::cache::index::Taken::set_hash`]); those of what is taken
 /// out go too.
 fn take_lfs_pointers(
     packages: &mut Vec<PackageSource>,
     loose_files: &mut Vec<LooseFile>,
-    stamps: &mut super::cache::Taken,
+    stamps: &mut super::cache::index::Taken,
     paths: &mut crate::arena::PathArena,
 ) -> Result<Vec<Error>> {
     use crate::sniff::{lfs_pointer_error, read_small_file};
@@ -793,7 +498,7 @@ fn walk(root: &Path, selection: &Selection, follow_links: bool) -> Result<Walked
 fn walk_listed(
     root: &Path,
     selection: &Selection,
-    files: &super::cache::IndexedFiles,
+    files: &super::cache::index::IndexedFiles,
     folders: Vec<(PathBuf, crate::publish::FileStamp)>,
 ) -> Result<Walked> {
     let mut walked = Walked {
@@ -821,7 +526,7 @@ fn walk_listed(
 /// files that scan found, as the file index holds them with their stamps,
 /// and the folders it walked with their stamps.
 pub(crate) struct Listed {
-    pub(crate) files: super::cache::IndexedFiles,
+    pub(crate) files: super::cache::index::IndexedFiles,
     pub(crate) folders: Vec<(PathBuf, crate::publish::FileStamp)>,
 }
 
@@ -1406,9 +1111,11 @@ mod tests {
             );
         }
         let paths = std::mem::take(&mut content.paths);
-        let stamps =
-            super::super::cache::FileIndex::finish(std::mem::take(&mut content.stamps), &paths)
-                .unwrap();
+        let stamps = super::super::cache::index::FileIndex::finish(
+            std::mem::take(&mut content.stamps),
+            &paths,
+        )
+        .unwrap();
         assert_eq!(stamps.stamps.len(), paths.len());
         for (i, stamp) in stamps.stamps.iter().enumerate() {
             let path = paths.path(i);

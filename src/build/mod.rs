@@ -2,11 +2,13 @@
 //! parallel) → write the container triplet, with an incremental cache and a
 //! stream of events for progress and reports.
 //!
-//! Data flows one way. [`discover`] finds the files, [`package`] turns one
+//! Data flows one way. [`discover`] finds the files ([`input`]), [`package`] turns one
 //! package's files into Zen chunks and a store entry (through `legacy`,
 //! `fixups` and `zen`), and the container writer (`iostore`, `pak`) takes
 //! them in a stable order. The library prints nothing: the caller gets
-//! [`Event`]s and a [`BuildSummary`].
+//! [`Event`]s and a [`BuildSummary`]. The stages share their data through
+//! the leaves [`input`] and [`built`], and use the [`cache`], which uses
+//! no stage.
 //!
 //! A build holds its output folder's lock ([`crate::publish::OutputLock`])
 //! from start to end, writes every file under a unique temporary name and
@@ -18,10 +20,10 @@
 //! Rewriting the whole `.ucas` for one changed file would cost most of a
 //! full build, and `copy_file_range` copies page by page on ext4. So a
 //! development build extends the previous container:
-//! - `cache::ContainerRecord` (`container.bin`) remembers the container the
+//! - `ContainerRecord` (`container.bin`) remembers the container the
 //!   last build wrote: the stamps of its `.utoc` and `.ucas`, a hash of the
 //!   settings its chunk bytes depend on, and per package (in content order)
-//!   its chunk key, store entry and bulk chunks (`package::RecordedPackage`).
+//!   its chunk key, store entry and bulk chunks (`RecordedPackage`).
 //! - When the stamps and settings match and at most `MAX_DEAD_FRACTION` of
 //!   the `.ucas` would be unused afterwards (chunks replaced earlier plus
 //!   those of packages changed or removed now,
@@ -43,11 +45,12 @@
 //! - `--release` and `package` always write the canonical layout, byte for
 //!   byte what a clean build writes.
 
+pub mod built;
 pub mod cache;
 pub mod check;
 pub mod discover;
 pub mod engine_guess;
-pub(crate) mod entry_pack;
+pub mod input;
 pub mod mod_package;
 pub mod never_ship;
 pub mod package;
@@ -65,10 +68,18 @@ use crate::manifest::Manifest;
 use crate::pak::crypto::AesKey;
 use crate::publish::OutputLock;
 use crate::version::ZenLayout;
-use cache::{ArtifactRecord, BuildRecord, Cache, FileIndex, Hash, InputStamp, Trust};
-use discover::{Content, PackageSource, Selection};
-use entry_pack::EntryPack;
-use package::Cached;
+use built::BuiltPackage;
+use cache::build_record::{ArtifactRecord, BuildRecord};
+use cache::container::{
+    ContainerRecord, ContainerRecordReader, ContainerRecordWriter, RecordedPackage,
+};
+use cache::entry::{Cached, Existing};
+use cache::entry_pack::EntryPack;
+use cache::index::{FileIndex, IndexedFiles};
+use cache::tree::{TreeCheck, TreeRecord};
+use cache::Cache;
+use discover::{Content, Selection};
+use input::{Hash, InputStamp, PackageSource, Trust};
 
 /// What a build reports while it runs.
 #[derive(Debug)]
@@ -310,7 +321,7 @@ pub fn build_locked(
     let artifacts = manifest.artifact_paths();
     let tree = clean
         .then(|| {
-            Some(cache::TreeRecord {
+            Some(TreeRecord {
                 config: tree_config(manifest, &settings, options),
                 build_key,
                 packages: content.packages.len() as u64,
@@ -567,7 +578,7 @@ struct Conversion {
     /// Hash of the settings the container's chunks depend on.
     container_settings: Hash,
     /// The container's record for the next build, published by [`record`].
-    container_record: cache::ContainerRecordWriter,
+    container_record: ContainerRecordWriter,
 }
 
 /// Step 3: converts every package (or takes it from the cache), with the
@@ -714,7 +725,7 @@ fn convert_and_write(
             let unchanged = same.get(i).copied().unwrap_or(false);
             read[i] = !(unchanged && writer.is_extending());
             writer.add_package(source, &built, unchanged)?;
-            record_out.add(&package::RecordedPackage::of(&built, chunk_keys[i]))
+            record_out.add(&RecordedPackage::of(&built, chunk_keys[i]))
         })
         .map_err(|e| engine_guess::explain_failures(e, content, manifest))?;
     if pass == Pass::First {
@@ -815,7 +826,8 @@ fn check_inputs_unchanged(
             .collect()
     });
     drop(read);
-    let Some(changed) = cache::changed_since_indexed(&cache.files_path(), files, only.as_ref())?
+    let Some(changed) =
+        cache::index::changed_since_indexed(&cache.files_path(), files, only.as_ref())?
     else {
         return Ok(());
     };
@@ -869,7 +881,7 @@ fn previous_container(
         .collect();
     by_id.sort_unstable();
     let mut from_record = vec![None; content.packages.len()];
-    let mut read = || -> Result<Option<cache::ContainerRecord>> {
+    let mut read = || -> Result<Option<ContainerRecord>> {
         let Some(mut reader) = cache.open_container_record()? else {
             return Ok(None);
         };
@@ -918,9 +930,9 @@ fn previous_container(
 /// The next package of `reader` that is recorded at `ordinal`; `None`
 /// (and the reader let go) when it cannot be read there.
 fn next_recorded(
-    reader: &mut Option<cache::ContainerRecordReader>,
+    reader: &mut Option<ContainerRecordReader>,
     ordinal: u64,
-) -> Option<package::RecordedPackage> {
+) -> Option<RecordedPackage> {
     let found = (|| {
         let reader = reader.as_mut()?;
         while reader.position() <= ordinal {
@@ -947,7 +959,7 @@ fn record(
     (artifacts, release): (&[std::path::PathBuf], bool),
     written: &crate::iostore::writer::WrittenContainer,
     build_key: Hash,
-    (settings, container_record): (Hash, cache::ContainerRecordWriter),
+    (settings, container_record): (Hash, ContainerRecordWriter),
     entries: EntryPack,
 ) -> Result<Vec<ArtifactRecord>> {
     // The container's tables are gone: their pages go back before the
@@ -1008,7 +1020,7 @@ impl Packages<'_> {
         &self,
         pass: Pass,
         skip: &[bool],
-        sink: &mut (dyn FnMut(usize, Option<package::BuiltPackage>) -> Result<()> + Send),
+        sink: &mut (dyn FnMut(usize, Option<BuiltPackage>) -> Result<()> + Send),
     ) -> Result<usize> {
         let (content, reporter) = (self.content, self.reporter);
         let report = pass == Pass::First;
@@ -1077,7 +1089,7 @@ impl Packages<'_> {
         // build did not load is kept if it already holds the same bytes.
         let loaded = !options.force || pass == Pass::Cached;
         if loaded {
-            match package::BuiltPackage::load_cached(entries, &keys[i], source) {
+            match cache::entry::load(entries, &keys[i], source) {
                 Cached::Hit(built) => {
                     return Converted {
                         result: Ok(Some(*built)),
@@ -1096,10 +1108,10 @@ impl Packages<'_> {
         }
         let result = package::convert(source, settings).and_then(|built| {
             let existing = match loaded {
-                true => package::Existing::Replace,
-                false => package::Existing::KeepIfSame,
+                true => Existing::Replace,
+                false => Existing::KeepIfSame,
             };
-            built.save(entries, &keys[i], existing)?;
+            cache::entry::save(&built, entries, &keys[i], existing)?;
             Ok(Some(built))
         });
         Converted {
@@ -1144,7 +1156,7 @@ impl Packages<'_> {
 struct Converted {
     /// The package; `None` when it was skipped (taken from the container
     /// record by the sink, unchanged).
-    result: Result<Option<package::BuiltPackage>>,
+    result: Result<Option<BuiltPackage>>,
     /// Converted now (not taken from the cache).
     fresh: bool,
     /// The cache entry was damaged (and the package converted again).
@@ -1153,7 +1165,7 @@ struct Converted {
 
 /// The events of one package: a damaged cache entry, its conversion
 /// warnings, and the package itself when it was made.
-fn report_package(reporter: &dyn Reporter, source: &discover::PackageSource, c: &Converted) {
+fn report_package(reporter: &dyn Reporter, source: &PackageSource, c: &Converted) {
     if let Some(d) = &c.damaged {
         reporter.event(Event::Diagnostic(d.clone()));
     }
@@ -1206,7 +1218,7 @@ fn cache_damaged(e: &Error, hint: &str) -> Diagnostic {
 fn up_to_date_summary(
     (packages, loose_files): (usize, usize),
     bytes_in: u64,
-    record: cache::BuildRecord,
+    record: BuildRecord,
     warnings: usize,
     started: Instant,
 ) -> BuildSummary {
@@ -1259,7 +1271,7 @@ fn build_key(
     *hasher.finalize().as_bytes()
 }
 
-/// What [`cache::TreeRecord`] is valid for: everything the build key
+/// What [`TreeRecord`] is valid for: everything the build key
 /// depends on besides the files' contents, and everything the scan's
 /// content depends on besides the folders and files themselves.
 fn tree_config(manifest: &Manifest, settings: &package::Settings, options: &BuildOptions) -> Hash {
@@ -1339,7 +1351,7 @@ fn hash_for_release(cache: &Cache, record: &mut BuildRecord) -> Result<bool> {
     Ok(true)
 }
 
-/// The no-change check of a development build ([`cache::TreeRecord`]):
+/// The no-change check of a development build ([`TreeRecord`]):
 /// nothing to do when the last scan's record holds for these settings,
 /// every folder and input file still has its stamp, and the outputs are
 /// the files the last build wrote; the files the last scan found when only
@@ -1367,7 +1379,7 @@ fn since_last_scan(
         return Since::Unknown;
     }
     let files = match tree.check(&cache.files_path()) {
-        cache::TreeCheck::Unchanged => {
+        TreeCheck::Unchanged => {
             let current = cache.load_build_record().filter(|record| {
                 record.key == tree.build_key
                     && record.chunks.is_some()
@@ -1386,14 +1398,14 @@ fn since_last_scan(
                 }
                 // Outputs changed, inputs did not: the files just found
                 // unchanged, without listing a folder.
-                None => match cache::IndexedFiles::unchanged(&cache.files_path(), tree.files) {
+                None => match IndexedFiles::unchanged(&cache.files_path(), tree.files) {
                     Some(files) => files,
                     None => return Since::Unknown,
                 },
             }
         }
-        cache::TreeCheck::FilesChanged(files) => files,
-        cache::TreeCheck::Changed => return Since::Unknown,
+        TreeCheck::FilesChanged(files) => files,
+        TreeCheck::Changed => return Since::Unknown,
     };
     Since::FilesOnly(discover::Listed {
         files,
@@ -1420,6 +1432,15 @@ fn container_settings(
 
 /// The key a profile's own pak cipher needs (Marvel Rivals), from the same
 /// places as [`aes_key`]: `ZENPAK_AES_KEY`, else `[output] key-file`.
+/// Removes the build cache `cache`: the paks unpacked into it
+/// ([`pak_input`]), then its own files ([`Cache::clean`]).
+pub(crate) fn clean_cache(cache: &Cache, removed: &mut Vec<std::path::PathBuf>) -> Result<()> {
+    if cache.exists() {
+        pak_input::clean(cache.dir(), removed)?;
+    }
+    cache.clean(removed)
+}
+
 pub fn pak_key(manifest: &Manifest) -> Result<Option<AesKey>> {
     let profile = crate::fixups::Profile::from_name(&manifest.game.profile)?;
     if !profile.requires_pak_key(&manifest.profile_options()) {

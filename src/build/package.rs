@@ -1,7 +1,9 @@
 //! One package through the pipeline: its files → legacy package → game
 //! fixups → Zen package and bulk chunks + store entry (the one per-package
-//! pipeline, used by `zenpak build` and `zenpak convert`); how such a
-//! result is kept in the cache; and the container written from all of them.
+//! pipeline, used by `zenpak build` and `zenpak convert`), and the
+//! container written from all of them. The result is a
+//! [`super::built::BuiltPackage`]; how it is kept in the cache is
+//! [`super::cache::entry`].
 //!
 //! Bulk data is never read into memory: a built package names its
 //! companions, and the container writer streams them in blocks. When the
@@ -10,10 +12,9 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::binary::{Reader, Writer};
-use crate::build::cache::{Hash, InputStamp};
-use crate::build::discover::{LooseFile, PackageFileKind, PackageSource};
-use crate::build::entry_pack::EntryPack;
+use crate::build::built::{BuiltPackage, BulkChunk};
+use crate::build::cache::container::RecordedPackage;
+use crate::build::input::{Hash, InputStamp, LooseFile, PackageFileKind, PackageSource};
 use crate::error::{Error, Result};
 use crate::fixups::Profile;
 use crate::iostore::chunk::ChunkType;
@@ -113,8 +114,7 @@ impl Settings {
         hasher.update(&self.key);
         hasher.update(source.package_name().as_bytes());
         hasher.update(&[0]);
-        let kinds = std::iter::once(crate::build::discover::PackageFileKind::Header)
-            .chain(source.companion_kinds());
+        let kinds = std::iter::once(PackageFileKind::Header).chain(source.companion_kinds());
         for (kind, stamp) in kinds.zip(stamps) {
             hasher.update(&[kind as u8]);
             hasher.update(&stamp.hash);
@@ -122,425 +122,6 @@ impl Settings {
         *hasher.finalize().as_bytes()
     }
 }
-
-/// A bulk-data chunk: one companion file, streamed from disk.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BulkChunk {
-    pub kind: BulkKind,
-    pub path: PathBuf,
-    pub len: u64,
-}
-
-/// One package ready for the container: what the conversion made of it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct BuiltPackage {
-    /// What the game profile changed (one line per export; not kept in the cache).
-    pub fixups: Vec<String>,
-    /// Warnings about the package that do not stop the build (not kept in the cache).
-    pub(crate) warnings: Vec<crate::diagnostic::Diagnostic>,
-    pub package_id: u64,
-    pub package_name: String,
-    /// The start of the package's export-bundle chunk (Zen header, and the
-    /// export data unless it is [`uexp_tail`](Self::uexp_tail)).
-    pub(crate) head: Vec<u8>,
-    /// The rest of the chunk when it is the package's `.uexp` exactly as it
-    /// is on disk: that file and its length. Streamed, and kept by reference
-    /// in the cache.
-    pub uexp_tail: Option<(PathBuf, u64)>,
-    /// Bulk-data chunks: the companions as they are on disk.
-    pub bulk: Vec<BulkChunk>,
-    pub store_entry: StoreEntry,
-    /// Names of the packages the package references softly.
-    pub soft_package_references: Vec<String>,
-    /// 5.0–5.2: the package's commands and their dependencies, for the
-    /// container-wide bundle pass (`zen::container_bundles`).
-    pub(crate) export_graph: Option<crate::zen::ExportGraph>,
-}
-
-impl BuiltPackage {
-    /// The export-bundle chunk as pieces: the head, then the `.uexp` tail.
-    pub fn package_pieces(&self) -> Vec<ChunkPiece<'_>> {
-        let mut pieces = vec![ChunkPiece::Bytes(&self.head)];
-        if let Some((path, len)) = &self.uexp_tail {
-            pieces.push(ChunkPiece::File {
-                path,
-                offset: 0,
-                len: *len,
-            });
-        }
-        pieces
-    }
-
-    /// Length of the export-bundle chunk.
-    pub fn package_len(&self) -> u64 {
-        self.head.len() as u64 + self.uexp_tail.as_ref().map_or(0, |(_, len)| *len)
-    }
-}
-
-impl BuiltPackage {
-    /// 5.0–5.2: what the container-wide bundle pass needs of the package
-    /// (`None` for other layouts).
-    pub(crate) fn bundle_graph(
-        &self,
-        engine: EngineVersion,
-    ) -> Result<Option<crate::zen::BundleGraph>> {
-        let Some(graph) = &self.export_graph else {
-            return Ok(None);
-        };
-        let package = crate::zen::ZenPackage::read_header(&self.head, engine)?;
-        crate::zen::BundleGraph::new(
-            self.package_id,
-            &package,
-            graph,
-            &self.store_entry.imported_packages,
-        )
-        .map(Some)
-    }
-
-    /// Lays the package out for the bundles the container-wide pass gave
-    /// it (`zen::rebundle`): header, export data and store entry.
-    pub fn rebundle(
-        &mut self,
-        engine: EngineVersion,
-        bundles: &crate::zen::ExportBundles,
-    ) -> Result<()> {
-        let graph = self
-            .export_graph
-            .as_ref()
-            .ok_or_else(|| Error::internal("a package without an export graph was rebundled"))?;
-        let mut chunk = std::mem::take(&mut self.head);
-        if let Some((path, _)) = self.uexp_tail.take() {
-            let mut file = std::fs::File::open(&path).map_err(|e| Error::io(&path, e))?;
-            std::io::Read::read_to_end(&mut file, &mut chunk).map_err(|e| Error::io(&path, e))?;
-        }
-        let imported = self.store_entry.imported_packages.len();
-        let (bytes, bundle_count) = crate::zen::rebundle(&chunk, engine, graph, bundles, imported)?;
-        self.head = bytes;
-        self.store_entry.export_bundle_count = bundle_count as i32;
-        self.store_entry.export_bundles_size = self.head.len() as u64;
-        Ok(())
-    }
-}
-
-/// Marks a cached package file and its layout; bump when the layout changes.
-const CACHE_MAGIC: &[u8; 8] = b"ZPKGC\x00\x00\x05";
-
-/// What the cache has for a package.
-#[derive(Debug)]
-pub(crate) enum Cached {
-    Hit(Box<BuiltPackage>),
-    /// Nothing usable (absent, older layout, or its files changed length).
-    Miss,
-    /// The entry's checksum does not match: damaged on disk. Converted again.
-    Damaged(Error),
-}
-
-fn bulk_kind_code(kind: BulkKind) -> u8 {
-    match kind {
-        BulkKind::Bulk => 0,
-        BulkKind::Optional => 1,
-        BulkKind::MemoryMapped => 2,
-    }
-}
-
-fn bulk_file_kind(kind: BulkKind) -> PackageFileKind {
-    match kind {
-        BulkKind::Bulk => PackageFileKind::Bulk,
-        BulkKind::Optional => PackageFileKind::OptionalBulk,
-        BulkKind::MemoryMapped => PackageFileKind::MemoryMappedBulk,
-    }
-}
-
-/// How [`BuiltPackage::save`] treats an entry the pack already holds for its key.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Existing {
-    /// Kept when its head (magic and checksum) and length are the new
-    /// entry's (a `--force` build, which did not load it): the key names
-    /// the content, so it holds these bytes unless damaged, and a damaged
-    /// body fails the checksum when it is next loaded.
-    KeepIfSame,
-    /// Replaced: it was loaded and found missing, of an older layout or
-    /// damaged.
-    Replace,
-}
-
-/// Length of an entry's head: the magic and the checksum of the rest.
-const CACHE_HEAD: usize = CACHE_MAGIC.len() + 32;
-
-impl BuiltPackage {
-    /// The package as a cache entry under `key` (recorded in the entry, so
-    /// an entry found under another key is known for what it is), after a
-    /// BLAKE3 checksum of the rest of the entry.
-    fn entry(&self, key: &Hash) -> Vec<u8> {
-        let mut w = Writer::with_capacity(self.head.len() + 256);
-        w.bytes(CACHE_MAGIC);
-        w.zeros(32);
-        w.bytes(key);
-        w.u64(self.package_id);
-        w.fstring_ext(&self.package_name, false);
-        w.u64(self.head.len() as u64);
-        w.bytes(&self.head);
-        w.u64(self.uexp_tail.as_ref().map_or(0, |(_, len)| *len));
-        write_bulk(&mut w, self.bulk.iter().map(|b| (b.kind, b.len)));
-        write_store_fields(&mut w, &self.store_entry);
-        w.u32(self.soft_package_references.len() as u32);
-        for name in &self.soft_package_references {
-            w.fstring(name);
-        }
-        w.u8(u8::from(self.export_graph.is_some()));
-        if let Some(graph) = &self.export_graph {
-            graph.write(&mut w);
-        }
-        let mut bytes = w.into_inner();
-        let checksum = blake3::hash(&bytes[CACHE_HEAD..]);
-        bytes[CACHE_MAGIC.len()..CACHE_HEAD].copy_from_slice(checksum.as_bytes());
-        bytes
-    }
-
-    /// Saves the package to the cache's pack under `key` (not synced: a
-    /// torn or damaged entry fails its checksum and is converted again).
-    pub(crate) fn save(&self, entries: &EntryPack, key: &Hash, existing: Existing) -> Result<()> {
-        let bytes = self.entry(key);
-        if existing == Existing::KeepIfSame && entries.holds(key, &bytes, CACHE_HEAD) {
-            return Ok(());
-        }
-        entries.save(key, &bytes)
-    }
-
-    /// Reads the package with `key` back from the cache's pack. Its `.uexp`
-    /// tail and bulk data are taken from `source`'s files, which must still
-    /// have their lengths. An entry that is not whole, holds another key,
-    /// or is another package is [`Cached::Damaged`], named by the pack and
-    /// the entry's offset in it.
-    pub(crate) fn load_cached(entries: &EntryPack, key: &Hash, source: &PackageSource) -> Cached {
-        let (bytes, offset) = match entries.load(key) {
-            Ok(Some(found)) => found,
-            Ok(None) => return Cached::Miss,
-            Err(e) => return Cached::Damaged(e.within("build cache entry")),
-        };
-        let damaged = |e: Error| {
-            let at = offset + e.offset().unwrap_or(0);
-            Cached::Damaged(e.within("build cache entry").in_file(entries.path()).at(at))
-        };
-        if !bytes.starts_with(CACHE_MAGIC) {
-            return Cached::Miss;
-        }
-        if bytes.len() < CACHE_HEAD {
-            return damaged(Error::invalid("the cache entry is truncated"));
-        }
-        let (checksum, body) = bytes[CACHE_MAGIC.len()..].split_at(32);
-        if blake3::hash(body).as_bytes() != checksum {
-            return damaged(Error::new(crate::error::ErrorKind::HashMismatch {
-                algorithm: "BLAKE3",
-                expected: crate::hash::hex(checksum),
-                actual: blake3::hash(body).to_hex().to_string(),
-            }));
-        }
-        let (mut built, tail, bulk_lengths) = match Self::decode(&bytes, key) {
-            Ok(decoded) => decoded,
-            Err(e) => return damaged(e),
-        };
-        if built.package_name != source.package_name() {
-            return damaged(Error::invalid(format!(
-                "the entry holds package `{}`, not `{}`",
-                built.package_name,
-                source.package_name()
-            )));
-        }
-        if tail > 0 {
-            match source.companion(PackageFileKind::Exports) {
-                Some(uexp) => built.uexp_tail = Some((uexp, tail)),
-                None => return Cached::Miss,
-            }
-        }
-        // The companions' lengths are not looked at again: the entry's key
-        // covers the contents (and so the lengths) they had when the build
-        // fingerprinted them.
-        for (kind, len) in bulk_lengths {
-            match source.companion(bulk_file_kind(kind)) {
-                Some(path) => built.bulk.push(BulkChunk { kind, path, len }),
-                None => return Cached::Miss,
-            }
-        }
-        Cached::Hit(Box::new(built))
-    }
-
-    /// The cached record, the `.uexp` tail length, and each bulk chunk's
-    /// kind and length, from a whole entry whose checksum was checked.
-    fn decode(bytes: &[u8], key: &Hash) -> Result<DecodedEntry> {
-        let mut r = Reader::new(bytes);
-        r.bytes(CACHE_HEAD)?;
-        let recorded = r.array::<32>()?;
-        if recorded != *key {
-            return Err(r.error_at(
-                CACHE_HEAD,
-                format!(
-                    "the entry was made for key {}, not for the key its name says ({})",
-                    crate::hash::hex(&recorded),
-                    crate::hash::hex(key)
-                ),
-            ));
-        }
-        let package_id = r.u64()?;
-        let package_name = r.fstring()?;
-        let at = r.pos();
-        let len = r.u64()?;
-        let len = r.check_count_at(at, len.min(i64::MAX as u64) as i64, 1)?;
-        let head = r.bytes(len)?.to_vec();
-        let tail = r.u64()?;
-        let bulk_lengths = read_bulk(&mut r)?;
-        let store_entry = read_store_fields(&mut r)?;
-        let n = r.count_u32(4)?;
-        let soft_package_references = (0..n).map(|_| r.fstring()).collect::<Result<_>>()?;
-        let export_graph = match r.u8()? {
-            0 => None,
-            _ => Some(crate::zen::ExportGraph::read(&mut r)?),
-        };
-        if !r.at_end() {
-            return Err(r.error("unexpected bytes after the cached package"));
-        }
-        let built = BuiltPackage {
-            fixups: Vec::new(),
-            warnings: Vec::new(),
-            package_id,
-            package_name,
-            head,
-            uexp_tail: None,
-            bulk: Vec::new(),
-            store_entry,
-            soft_package_references,
-            export_graph,
-        };
-        Ok((built, tail, bulk_lengths))
-    }
-}
-
-/// Writes each bulk chunk's kind and length (a cache entry, a container record).
-fn write_bulk(w: &mut Writer, bulk: impl ExactSizeIterator<Item = (BulkKind, u64)>) {
-    w.u32(bulk.len() as u32);
-    for (kind, len) in bulk {
-        w.u8(bulk_kind_code(kind));
-        w.u64(len);
-    }
-}
-
-/// The bulk chunks [`write_bulk`] wrote.
-fn read_bulk(r: &mut Reader) -> Result<Vec<(BulkKind, u64)>> {
-    let count = r.count_u32(9)?;
-    let mut bulk = Vec::with_capacity(count);
-    for _ in 0..count {
-        let kind = match r.u8()? {
-            0 => BulkKind::Bulk,
-            1 => BulkKind::Optional,
-            2 => BulkKind::MemoryMapped,
-            other => return Err(r.error(format!("unknown bulk kind {other}"))),
-        };
-        bulk.push((kind, r.u64()?));
-    }
-    Ok(bulk)
-}
-
-/// Writes what a store entry says of its package besides sizes and load
-/// order: export and bundle counts, imports, shader maps.
-fn write_store_fields(w: &mut Writer, entry: &StoreEntry) {
-    w.u32(entry.export_count as u32);
-    w.u32(entry.export_bundle_count as u32);
-    w.u32(entry.imported_packages.len() as u32);
-    for id in &entry.imported_packages {
-        w.u64(*id);
-    }
-    w.u32(entry.shader_map_hashes.len() as u32);
-    for hash in &entry.shader_map_hashes {
-        w.bytes(hash);
-    }
-}
-
-/// The store entry [`write_store_fields`] wrote (size and load order 0).
-fn read_store_fields(r: &mut Reader) -> Result<StoreEntry> {
-    let export_count = r.u32()? as i32;
-    let export_bundle_count = r.u32()? as i32;
-    let n = r.count_u32(8)?;
-    let imported_packages = (0..n).map(|_| r.u64()).collect::<Result<_>>()?;
-    let n = r.count_u32(20)?;
-    let shader_map_hashes = (0..n).map(|_| r.array::<20>()).collect::<Result<_>>()?;
-    Ok(StoreEntry {
-        export_count,
-        export_bundle_count,
-        imported_packages,
-        shader_map_hashes,
-        ..StoreEntry::default()
-    })
-}
-
-/// What one package put in a container, as the container record
-/// (`container.bin`, [`crate::build::cache::ContainerRecord`]) keeps it: all
-/// a development build needs to keep the package's chunks in the container
-/// it extends without reading the package's cache entry.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct RecordedPackage {
-    pub(crate) package_id: u64,
-    /// The key the package's chunk was made from (its package key, and
-    /// its bundles when a container-wide pass gave it others).
-    pub(crate) chunk_key: Hash,
-    /// The store entry as the container got it (`export_bundles_size` is
-    /// the chunk's length; UE4 load orders are assigned again when the
-    /// container is finished).
-    pub(crate) store_entry: StoreEntry,
-    /// Each bulk-data chunk's kind and length, in the package's order.
-    pub(crate) bulk: Vec<(BulkKind, u64)>,
-}
-
-impl RecordedPackage {
-    /// What `built`, made under `chunk_key`, puts in a container.
-    pub(crate) fn of(built: &BuiltPackage, chunk_key: Hash) -> RecordedPackage {
-        RecordedPackage {
-            package_id: built.package_id,
-            chunk_key,
-            store_entry: StoreEntry {
-                export_bundles_size: built.package_len(),
-                ..built.store_entry.clone()
-            },
-            bulk: built.bulk.iter().map(|b| (b.kind, b.len)).collect(),
-        }
-    }
-
-    /// Appends the package's record to `w`.
-    pub(crate) fn write(&self, w: &mut Writer) {
-        w.u64(self.package_id);
-        w.bytes(&self.chunk_key);
-        w.u64(self.store_entry.export_bundles_size);
-        w.u32(self.store_entry.load_order);
-        write_store_fields(w, &self.store_entry);
-        write_bulk(w, self.bulk.iter().copied());
-    }
-
-    /// Reads a package's record: all of `bytes`.
-    pub(crate) fn read(bytes: &[u8]) -> Result<RecordedPackage> {
-        let mut r = Reader::new(bytes);
-        let package_id = r.u64()?;
-        let chunk_key = r.array::<32>()?;
-        let (export_bundles_size, load_order) = (r.u64()?, r.u32()?);
-        let store_entry = StoreEntry {
-            export_bundles_size,
-            load_order,
-            ..read_store_fields(&mut r)?
-        };
-        let bulk = read_bulk(&mut r)?;
-        if !r.at_end() {
-            return Err(r.error("unexpected bytes after the package's record"));
-        }
-        Ok(RecordedPackage {
-            package_id,
-            chunk_key,
-            store_entry,
-            bulk,
-        })
-    }
-}
-
-/// A decoded cache entry: the package without its files, the `.uexp` tail's
-/// length, and each bulk chunk's kind and length.
-type DecodedEntry = (BuiltPackage, u64, Vec<(BulkKind, u64)>);
 
 /// Reads, fixes up and converts the package of a discovered source.
 ///
@@ -553,7 +134,7 @@ pub fn convert(source: &PackageSource, settings: &Settings) -> Result<BuiltPacka
     let uexp = source.companion(PackageFileKind::Exports);
     let bulk = BulkKind::ALL
         .into_iter()
-        .filter_map(|kind| Some((kind, source.companion(bulk_file_kind(kind))?)));
+        .filter_map(|kind| Some((kind, source.companion(PackageFileKind::of_bulk(kind))?)));
     let (mut files, uexp_len) =
         PackageFiles::load_header_with(&source.header(), uexp.as_deref(), bulk)?;
     // The pair on disk, before a profile edits it: its `.uexp` is the one
@@ -692,7 +273,7 @@ impl ContainerWriter {
     /// pak key is the one a profile's own pak cipher needs; only a release
     /// build hashes the `.ucas` as it is written (a development build's
     /// outputs are identified by their stamps, see
-    /// [`super::cache::ArtifactRecord`]).
+    /// [`super::cache::build_record::ArtifactRecord`]).
     /// `previous`: extend the container already in the output folder, whose
     /// `.ucas` has that length, keeping the chunks of the given packages (a
     /// development build; see [`ContainerBuilder::create_appending`]) —

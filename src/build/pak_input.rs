@@ -15,8 +15,8 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::build::cache::{hash_file, hash_large_file, Trust};
 use crate::build::discover::{self, Content, Selection};
+use crate::build::input::{hash_file, hash_large_file, Trust};
 use crate::error::{Error, Result};
 use crate::pak::crypto::KeyRing;
 use crate::pak::reader::PakReader;

@@ -5,7 +5,7 @@
 //! `/Game/X/Y` lives at `<Project>/Content/X/Y.uasset`, `/Engine/X/Y` at
 //! `Engine/Content/X/Y.uasset`, and a plugin's `/<Plugin>/X/Y` at
 //! `<Project>/Plugins/<Plugin>/Content/X/Y.uasset`: the inverse of
-//! [`discover::package_name_for`].
+//! [`package_name_for`].
 
 use std::path::{Path, PathBuf};
 
@@ -16,7 +16,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::legacy::Summary;
 use crate::version::EngineVersion;
 
-use super::discover::{self, PackageFileKind};
+use super::input::PackageFileKind;
 
 /// The package name a cooked header carries: read at `engine` first, then
 /// at every other release (the name is all that is wanted). `None` when
@@ -59,8 +59,7 @@ pub(crate) fn header_path_for(
     };
     let relative = format!("{folder}/{inner}.{extension}");
     // The build must read the name back from the path it is given.
-    (discover::package_name_for(&relative, project).as_deref() == Some(package_name))
-        .then_some(relative)
+    (package_name_for(&relative, project).as_deref() == Some(package_name)).then_some(relative)
 }
 
 /// One package `add` placed (or found in place already).
@@ -296,6 +295,52 @@ pub(crate) fn belongs_hint(header: &Path, root: &Path, project: &str) -> Option<
     ))
 }
 
+/// The package name for a header stored in a container or pak at `stored`
+/// (mount point + relative path, `../../../` removed:
+/// `Game/Content/Maps/Entry.umap`), its first folder taken as the project;
+/// `None` when it is not a header inside a content folder.
+pub fn package_name_of_stored(stored: &str) -> Option<String> {
+    let project = stored.split('/').next().unwrap_or_default();
+    package_name_for(stored, project)
+}
+
+/// The package name for a header at `relative_path` (`/`-separated, relative
+/// to the cooked root), or `None` when the path is not inside a content folder.
+pub(crate) fn package_name_for(relative_path: &str, project: &str) -> Option<String> {
+    let parts: Vec<&str> = relative_path.split('/').collect();
+    let content = parts
+        .iter()
+        .position(|p| p.eq_ignore_ascii_case("Content"))?;
+    if content == 0 || content + 1 >= parts.len() {
+        return None;
+    }
+    let mount = if content == 1 && parts[0].eq_ignore_ascii_case(project) {
+        "Game"
+    } else if content == 1 && parts[0].eq_ignore_ascii_case("Engine") {
+        "Engine"
+    } else if parts[..content]
+        .iter()
+        .any(|p| p.eq_ignore_ascii_case("Plugins"))
+    {
+        parts[content - 1]
+    } else {
+        return None;
+    };
+    let file = parts[parts.len() - 1];
+    let (stem, kind) = PackageFileKind::classify(file)?;
+    if kind != PackageFileKind::Header {
+        return None;
+    }
+    let mut name = format!("/{mount}");
+    for part in &parts[content + 1..parts.len() - 1] {
+        name.push('/');
+        name.push_str(part);
+    }
+    name.push('/');
+    name.push_str(stem);
+    Some(name)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -311,10 +356,7 @@ mod tests {
                 header_path_for(name, "Proj", "uasset").as_deref(),
                 Some(path)
             );
-            assert_eq!(
-                discover::package_name_for(path, "Proj").as_deref(),
-                Some(name)
-            );
+            assert_eq!(package_name_for(path, "Proj").as_deref(), Some(name));
         }
         for bad in [
             "/Script/Engine",

@@ -16,7 +16,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::discover::Content;
+use super::input::LooseFile;
 use crate::error::{Error, ErrorKind, Result};
 
 /// The section the setting lives in.
@@ -64,14 +64,18 @@ impl ZenStoreSetting {
 /// files but what a cook leaves beside them (`ue.projectstore`, `Metadata/`,
 /// `AssetRegistry.bin`), inside a project that cooks into the Zen Store is
 /// the `zen-store-cook` error.
-pub(crate) fn check_cook(content_root: &Path, content: &Content) -> Result<()> {
-    let only_cook_metadata = content.loose_files.iter().all(|f| {
+pub(crate) fn check_cook(
+    content_root: &Path,
+    no_packages: bool,
+    loose_files: &[LooseFile],
+) -> Result<()> {
+    let only_cook_metadata = loose_files.iter().all(|f| {
         let path = f.relative_path.to_ascii_lowercase();
         path == "ue.projectstore"
             || path.starts_with("metadata/")
             || path.ends_with("assetregistry.bin")
     });
-    if !content.packages.is_empty() || !only_cook_metadata {
+    if !no_packages || !only_cook_metadata {
         return Ok(());
     }
     match project_setting(content_root) {

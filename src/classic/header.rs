@@ -14,7 +14,7 @@ use crate::error::{Context, Result};
 
 /// The tag every package starts with (`C1 83 2A 9E` on disk): the same tag
 /// as UE4/UE5 packages, defined once in [`crate::legacy`].
-pub use crate::legacy::PACKAGE_FILE_TAG as PACKAGE_TAG;
+use crate::legacy::PACKAGE_FILE_TAG;
 
 /// Where the header stores the table counts (each followed by its offset).
 pub(crate) const NAME_COUNT_AT: usize = 12;
@@ -179,11 +179,11 @@ impl Header {
     pub(crate) fn read(reader: &mut Reader) -> Result<Header> {
         let tag_at = reader.pos();
         let tag = reader.u32().context("tag")?;
-        if tag != PACKAGE_TAG {
+        if tag != PACKAGE_FILE_TAG {
             return Err(reader
                 .error_at(
                     tag_at,
-                    format!("tag is 0x{tag:08x}, expected 0x{PACKAGE_TAG:08x}"),
+                    format!("tag is 0x{tag:08x}, expected 0x{PACKAGE_FILE_TAG:08x}"),
                 )
                 .with_hint("this is not an Unreal package"));
         }
@@ -243,7 +243,7 @@ impl Header {
     }
 
     pub(crate) fn write(&self, writer: &mut Writer) {
-        writer.u32(PACKAGE_TAG);
+        writer.u32(PACKAGE_FILE_TAG);
         writer.u32(self.version_word);
         writer.u32(self.package_flags);
         writer.i32(self.name_count);

@@ -79,7 +79,7 @@ pub mod writer;
 use std::path::Path;
 
 pub use compact::CompactIndex;
-pub use header::{FileVersion, Generation, Header, Lineage, PACKAGE_TAG};
+pub use header::{FileVersion, Generation, Header, Lineage};
 pub use tables::{
     ExportEntry, HeritageEntry, ImportEntry, NameEntry, ObjectRef, TableCounts, Target,
 };

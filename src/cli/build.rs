@@ -8,7 +8,7 @@ use zenpak::manifest::Manifest;
 use zenpak::Result;
 
 use super::args::ManifestArgs;
-use super::output::{Output, Progress};
+use super::output::{count, Output, Progress};
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
@@ -233,14 +233,6 @@ pub(crate) fn run(args: Args, out: &Output) -> Result<()> {
 /// Takes the output folder's lock, saying so while it waits.
 pub(crate) fn lock(manifest: &Manifest, out: &Output) -> Result<zenpak::publish::OutputLock> {
     zenpak::build::lock_output(manifest, &BuildPrinter::new(out))
-}
-
-/// `1 package`, `2 packages`.
-pub(crate) fn count(n: usize, noun: &str) -> String {
-    match n {
-        1 => format!("1 {noun}"),
-        n => format!("{n} {noun}s"),
-    }
 }
 
 fn print_summary(out: &Output, summary: &BuildSummary) {

@@ -5,8 +5,7 @@ use zenpak::game_check::{GameReport, GameSection};
 use zenpak::{Error, Result};
 
 use super::args::{KeyArgs, ManifestArgs};
-use super::build::count;
-use super::output::Output;
+use super::output::{count, Output};
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
@@ -46,7 +45,7 @@ pub(crate) fn game_checks(
     dir: &std::path::Path,
     key: &KeyArgs,
     packages: &[zenpak::build::mod_package::ModPackage],
-    loose_files: &[zenpak::build::discover::LooseFile],
+    loose_files: &[zenpak::build::input::LooseFile],
 ) -> Result<GameReport> {
     let folder = super::args::game_folder(out, dir, Some(&manifest.game.project))?;
     let game = zenpak::game_check::GameContext::open(

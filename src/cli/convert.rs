@@ -86,7 +86,7 @@ pub(crate) fn check_output_folder(output: &Path) -> Result<()> {
     Ok(())
 }
 
-fn store_entry_report(built: &zenpak::build::package::BuiltPackage) -> StoreEntryReport<'_> {
+fn store_entry_report(built: &zenpak::build::built::BuiltPackage) -> StoreEntryReport<'_> {
     StoreEntryReport {
         package_id: built.package_id,
         package_name: &built.package_name,

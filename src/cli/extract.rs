@@ -204,8 +204,8 @@ pub(crate) fn run(args: Args, out: &Output) -> Result<()> {
     out.report(args.json, "extracted", &summary, || {
         println!(
             "extracted {} and {} ({}) into {}",
-            super::build::count(summary.packages, "package"),
-            super::build::count(summary.files, "file"),
+            super::output::count(summary.packages, "package"),
+            super::output::count(summary.files, "file"),
             super::build::human_bytes(summary.bytes_written),
             summary.output.display()
         )

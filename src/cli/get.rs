@@ -62,7 +62,7 @@ pub(crate) fn run(args: Args, out: &Output) -> Result<()> {
             found_file
                 .as_ref()
                 .and_then(|f| f.stored_path)
-                .and_then(zenpak::build::discover::package_name_of_stored)
+                .and_then(zenpak::build::placement::package_name_of_stored)
                 .unwrap_or_else(|| "<package name>".into())
         ))]);
     }

@@ -54,7 +54,7 @@ pub(crate) fn run(mut args: Args, out: &Output) -> Result<()> {
         }
         FileKind::LegacyPackage => inspect_legacy(&args, out),
         FileKind::ZenPackage => super::inspect_zen::run(&args.path, args.engine, args.json, out),
-        FileKind::ClassicPackage => super::inspect_classic::run(&args, out),
+        FileKind::ClassicPackage => super::inspect_classic::run(&args.path, args.json, out),
         FileKind::Mappings => inspect_mappings(&args, out),
         FileKind::OnDemandToc => inspect_on_demand_toc(&args, out),
     }

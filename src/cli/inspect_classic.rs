@@ -3,20 +3,20 @@
 //! reference as a full dotted path, and each export's data range.
 
 use std::io::Write;
+use std::path::Path;
 
 use zenpak::classic::report::{Flags, PackageReport};
 use zenpak::classic::Package;
 use zenpak::Result;
 
-use super::inspect::Args;
 use super::Output;
 
-pub(crate) fn run(args: &Args, out: &Output) -> Result<()> {
-    let package = Package::read_file(&args.path)?;
+pub(crate) fn run(path: &Path, json: bool, out: &Output) -> Result<()> {
+    let package = Package::read_file(path)?;
     let report = PackageReport::new(&package);
     // Streamed: a package may declare a million exports.
-    out.report_text(args.json, "inspected", &report, |w| {
-        render(w, &args.path.display().to_string(), &report)
+    out.report_text(json, "inspected", &report, |w| {
+        render(w, &path.display().to_string(), &report)
     });
     Ok(())
 }

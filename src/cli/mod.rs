@@ -242,6 +242,7 @@ pub(crate) fn run(cli: Cli) -> ExitCode {
         Command::Init(args) => new::run_init(args, &out),
         Command::Add(args) => add::run(args, &out),
         Command::Package(args) => release::run_package(args, &out),
+        Command::Install(args) if args.watch => watch::run(args, &out),
         Command::Install(args) => release::run_install(args, &out),
         Command::Uninstall(args) => release::run_uninstall(args, &out),
         Command::Clean(args) => release::run_clean(args, &out),

@@ -436,7 +436,7 @@ impl Output {
         if self.deny_warnings && warnings > 0 {
             return Err(Error::invalid(format!(
                 "{}, and --deny-warnings treats them as errors; nothing was shipped",
-                super::build::count(warnings, "warning")
+                count(warnings, "warning")
             )));
         }
         Ok(())
@@ -452,7 +452,7 @@ impl Output {
             if warnings > 0 {
                 result = Err(Error::invalid(format!(
                     "{}, and --deny-warnings treats them as errors",
-                    super::build::count(warnings, "warning")
+                    count(warnings, "warning")
                 )));
             }
         }
@@ -579,6 +579,14 @@ impl<W: Write> Write for Counted<W> {
 
     fn flush(&mut self) -> std::io::Result<()> {
         self.inner.flush()
+    }
+}
+
+/// `1 package`, `2 packages`.
+pub(crate) fn count(n: usize, noun: &str) -> String {
+    match n {
+        1 => format!("1 {noun}"),
+        n => format!("{n} {noun}s"),
     }
 }
 

@@ -102,12 +102,10 @@ pub(crate) fn run_package(args: PackageArgs, out: &Output) -> Result<()> {
     Ok(())
 }
 
+/// `install` without `--watch` (which is [`super::watch`]'s).
 pub(crate) fn run_install(args: InstallArgs, out: &Output) -> Result<()> {
     let manifest = args.manifest.load()?;
     let game_dirs = args.games.resolve(&manifest)?;
-    if args.watch {
-        return super::watch::run(&args, manifest, &game_dirs, out);
-    }
     install(&args, &manifest, &game_dirs, out)
 }
 

@@ -9,7 +9,8 @@ use zenpak::glob::Globs;
 use zenpak::Result;
 
 use super::args::{KeyArgs, MaxOutputArgs};
-use super::build::{count, human_bytes};
+use super::build::human_bytes;
+use super::output::count;
 use super::Output;
 
 #[derive(Debug, clap::Args)]

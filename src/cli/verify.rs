@@ -43,7 +43,7 @@ pub(crate) fn run(args: Args, out: &Output) -> Result<()> {
     } else {
         Err(Error::invalid(format!(
             "verification failed with {}",
-            super::build::count(report.errors.len(), "error")
+            super::output::count(report.errors.len(), "error")
         ))
         .in_file(&args.path))
     }

@@ -118,13 +118,12 @@ fn listing(manifest: &Manifest) -> Listing {
     out
 }
 
-/// Installs now, then again after each settled change, until interrupted.
-pub(crate) fn run(
-    args: &InstallArgs,
-    manifest: Manifest,
-    game_dirs: &[PathBuf],
-    out: &Output,
-) -> Result<()> {
+/// `install --watch`: installs now, then again after each settled change,
+/// until interrupted.
+pub(crate) fn run(args: InstallArgs, out: &Output) -> Result<()> {
+    let manifest = args.manifest.load()?;
+    let game_dirs = &args.games.resolve(&manifest)?;
+    let args = &args;
     let manifest_path = manifest.manifest_path().to_path_buf();
     let mut manifest = manifest;
     *state() = State::Busy;

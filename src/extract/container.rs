@@ -721,7 +721,7 @@ fn package_name_of(
     engine: EngineVersion,
 ) -> Result<String> {
     if let Some(path) = &chunk.path {
-        if let Some(name) = crate::build::discover::package_name_of_stored(path) {
+        if let Some(name) = crate::build::placement::package_name_of_stored(path) {
             if package_id(&name) == chunk.id {
                 return Ok(name);
             }

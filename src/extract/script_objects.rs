@@ -22,8 +22,9 @@ use crate::binary::Reader;
 use crate::error::{Context, Error, Result};
 use crate::hash::object_path_hash;
 use crate::legacy::{FName, LegacyPackage, NameEntry, ResolvedIndex};
+use crate::names::BatchName;
 use crate::zen::names::{read_name_batch, read_split_names};
-use crate::zen::{PackageObjectIndex, ZenName};
+use crate::zen::PackageObjectIndex;
 
 /// One script object.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -122,11 +123,11 @@ impl ScriptObjects {
                     class: None,
                 });
         }
-        let mut names: Vec<ZenName> = Vec::new();
+        let mut names: Vec<BatchName> = Vec::new();
         let mut index: BTreeMap<&str, u32> = BTreeMap::new();
         for object in objects.values() {
             index.entry(object.name.as_str()).or_insert_with(|| {
-                names.push(ZenName::new(object.name.clone()));
+                names.push(BatchName::new(object.name.clone()));
                 names.len() as u32 - 1
             });
         }
@@ -144,7 +145,7 @@ impl ScriptObjects {
         w.into_inner()
     }
 
-    fn read_entries(r: &mut Reader, names: &[ZenName]) -> Result<Self> {
+    fn read_entries(r: &mut Reader, names: &[BatchName]) -> Result<Self> {
         let count = r.count_i32(ENTRY_SIZE).context("script object count")?;
         let mut table = ScriptObjects::new();
         for i in 0..count {

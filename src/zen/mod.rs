@@ -81,6 +81,6 @@ pub use convert::{
     container_bundles, convert, convert_with, optimize_export_bundles, rebundle, BundleGraph,
     ConvertedPackage, ExportBundles, ExportData, ExportGraph, SourcePackage, StoreEntryReport,
 };
-pub use names::{ImportedPackageNames, ZenName};
+pub use names::ImportedPackageNames;
 pub use package::{PackageArcs, ZenPackage, ZenSummary};
 pub use records::*;

@@ -12,9 +12,6 @@ pub(crate) use crate::names::{
     read_name_batch, read_split_names, write_name_batch, write_split_names, BatchName,
 };
 
-/// A name of a Zen package's name map (the name batch's entry type).
-pub type ZenName = BatchName;
-
 /// Imported package names (5.3+): a name batch, then one i32 number per name.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Default)]
 pub struct ImportedPackageNames {

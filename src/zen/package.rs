@@ -10,7 +10,6 @@ use crate::version::{EngineVersion, ZenLayout};
 
 use super::names::{
     read_name_batch, read_split_names, write_name_batch, write_split_names, ImportedPackageNames,
-    ZenName,
 };
 use super::records::*;
 use crate::names::MappedNameKind;
@@ -158,7 +157,7 @@ pub struct ZenPackage {
     /// The summary as read (offsets are recomputed by [`ZenPackage::write`]).
     pub summary: ZenSummary,
     pub versioning: Option<VersioningInfo>,
-    pub names: Vec<ZenName>,
+    pub names: Vec<crate::names::BatchName>,
     pub bulk_data: Vec<BulkDataMapEntry>,
     pub imported_public_export_hashes: Vec<u64>,
     pub imports: Vec<PackageObjectIndex>,

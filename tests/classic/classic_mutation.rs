@@ -16,7 +16,8 @@ use zenpak::classic::deps::{dependency_report, PackageCache};
 use zenpak::classic::object_data::ObjectData;
 use zenpak::classic::report::PackageReport;
 use zenpak::classic::writer::{write_edited, ExportEdit};
-use zenpak::classic::{Package, PACKAGE_TAG};
+use zenpak::classic::Package;
+use zenpak::legacy::PACKAGE_FILE_TAG;
 
 fn small_corpus_files() -> Vec<PathBuf> {
     let Some(corpus) = common::corpus() else {
@@ -152,7 +153,7 @@ fn flipped_bytes_never_panic() {
 /// A 1 KB version-69 package whose header says what `edit` makes it say.
 fn header_1k(edit: impl FnOnce(&mut [u8])) -> Vec<u8> {
     let mut bytes = vec![0u8; 1024];
-    bytes[0..4].copy_from_slice(&PACKAGE_TAG.to_le_bytes());
+    bytes[0..4].copy_from_slice(&PACKAGE_FILE_TAG.to_le_bytes());
     bytes[4..8].copy_from_slice(&69u32.to_le_bytes());
     let mut put = |at: usize, v: i32| bytes[at..at + 4].copy_from_slice(&v.to_le_bytes());
     put(12, 1); // one name at 64: "None"

@@ -1,7 +1,7 @@
 //! The build cache's entry pack as a test sees it from outside: its
 //! entries by key (read through the index), and a pack written anew with
 //! other entries (to damage, swap or copy them as a disk or a user would).
-//! The layout is `src/build/entry_pack.rs`'s: a 16-byte head (magic,
+//! The layout is `src/build/cache/entry_pack.rs`'s: a 16-byte head (magic,
 //! generation) in both files; index records of 48 bytes (key, offset u64,
 //! length u32, CRC-32 of those 44 bytes).
 

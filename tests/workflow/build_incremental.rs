@@ -683,3 +683,68 @@ fn a_file_changed_during_the_build_fails_it_and_leaves_no_entry_made_from_it() {
         reference
     );
 }
+
+/// The cache's records keep the layout an earlier zenpak wrote (a change
+/// must bump the record's magic, so that an old cache is ignored): read
+/// here without zenpak's code, `files.json` lists every input with its
+/// size and BLAKE3, `container.bin` every package and the `.utoc`'s and
+/// `.ucas`'s sizes under its checksum, and `tree.bin` ends with its own.
+#[test]
+fn the_cache_records_keep_their_layout() {
+    let Some(corpus) = common::corpus() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let repo = corpus_mod(&corpus, dir.path());
+    json_build(&repo, &[]);
+    let cache = repo.join("target/.zenpak-cache/Repro_P");
+    let u32_at = |b: &[u8], at: usize| u32::from_le_bytes(b[at..at + 4].try_into().unwrap());
+    let u64_at = |b: &[u8], at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap());
+
+    let index = std::fs::read(cache.join("files.json")).unwrap();
+    assert_eq!(&index[..8], b"ZPKFI\x00\x00\x05");
+    let count = u32_at(&index, 8) as usize;
+    let inputs = common::files_under(&repo.join("Cooked"));
+    assert_eq!(count, inputs.len());
+    let (mut at, mut path) = (12, Vec::new());
+    for _ in 0..count {
+        let (shared, rest) = (u32_at(&index, at) as usize, u32_at(&index, at + 4) as usize);
+        path.truncate(shared);
+        path.extend_from_slice(&index[at + 8..at + 8 + rest]);
+        at += 8 + rest;
+        let file = PathBuf::from(String::from_utf8(path.clone()).unwrap());
+        let bytes = std::fs::read(&file).unwrap();
+        assert_eq!(u64_at(&index, at), bytes.len() as u64, "{}", file.display());
+        assert_eq!(&index[at + 32..at + 64], blake3::hash(&bytes).as_bytes());
+        at += 64;
+    }
+    assert_eq!(at, index.len());
+
+    let record = std::fs::read(cache.join("container.bin")).unwrap();
+    assert_eq!(&record[..8], b"ZPKCR\x00\x00\x03");
+    let (mut at, mut packages) = (8, 0);
+    while u32_at(&record, at) != 0 {
+        at += 4 + u32_at(&record, at) as usize;
+        packages += 1;
+    }
+    at += 4;
+    let size = |name: &str| {
+        std::fs::metadata(repo.join("target").join(name))
+            .unwrap()
+            .len()
+    };
+    assert_eq!(u64_at(&record, at + 32), size("Repro_P.utoc"));
+    assert_eq!(u64_at(&record, at + 64), size("Repro_P.ucas"));
+    assert_eq!(u64_at(&record, at + 96), packages);
+    assert_eq!(packages, 3);
+    assert_eq!(at + 104 + 32, record.len());
+    assert_eq!(
+        &record[at + 104..],
+        blake3::hash(&record[..at + 104]).as_bytes()
+    );
+
+    let tree = std::fs::read(cache.join("tree.bin")).unwrap();
+    assert_eq!(&tree[..8], b"ZPKTR\x00\x00\x02");
+    let body = tree.len() - 32;
+    assert_eq!(&tree[body..], blake3::hash(&tree[..body]).as_bytes());
+}

@@ -1,7 +1,7 @@
 //! The build cache's converted packages, two files in the cache folder
 //! rather than one per package:
 //! - `packages.zpk` (the pack): after a head (magic, generation), the
-//!   entries back to back, each as [`crate::build::package::BuiltPackage`]
+//!   entries back to back, each as [`crate::build::built::BuiltPackage`]
 //!   encodes it (with its own key and BLAKE3 checksum);
 //! - `packages.zpi` (the index): after the same kind of head, one
 //!   fixed-size [`IndexRecord`] per entry written — its key, offset and
@@ -39,7 +39,9 @@ use std::io::{BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use crate::build::cache::{write_cache_file, Hash};
+use super::file::write_cache_file;
+use crate::binary::{Reader, Writer};
+use crate::build::input::Hash;
 use crate::error::{Error, Result};
 use crate::publish::TempFile;
 
@@ -72,27 +74,29 @@ impl IndexRecord {
     const SIZE: usize = 48;
 
     fn write(&self) -> [u8; Self::SIZE] {
+        let mut w = Writer::with_capacity(Self::SIZE);
+        w.bytes(&self.key);
+        w.u64(self.offset);
+        w.u32(self.len);
+        let crc = crc32(w.as_slice());
+        w.u32(crc);
         let mut bytes = [0u8; Self::SIZE];
-        bytes[..32].copy_from_slice(&self.key);
-        bytes[32..40].copy_from_slice(&self.offset.to_le_bytes());
-        bytes[40..44].copy_from_slice(&self.len.to_le_bytes());
-        let crc = crc32(&bytes[..44]);
-        bytes[44..].copy_from_slice(&crc.to_le_bytes());
+        bytes.copy_from_slice(w.as_slice());
         bytes
     }
 
     /// The record, unless its CRC does not match or it names bytes outside
     /// a pack of `pack_len` bytes.
     fn read(bytes: &[u8; Self::SIZE], pack_len: u64) -> Option<IndexRecord> {
-        let crc = u32::from_le_bytes(bytes[44..].try_into().ok()?);
-        if crc != crc32(&bytes[..44]) {
+        let mut r = Reader::new(bytes);
+        let record = IndexRecord {
+            key: r.array::<32>().ok()?,
+            offset: r.u64().ok()?,
+            len: r.u32().ok()?,
+        };
+        if r.u32().ok()? != crc32(&bytes[..r.pos() - 4]) {
             return None;
         }
-        let record = IndexRecord {
-            key: bytes[..32].try_into().ok()?,
-            offset: u64::from_le_bytes(bytes[32..40].try_into().ok()?),
-            len: u32::from_le_bytes(bytes[40..44].try_into().ok()?),
-        };
         if record.len == 0 {
             // A tombstone: the key has no entry.
             return Some(record);
@@ -108,17 +112,19 @@ fn crc32(bytes: &[u8]) -> u32 {
     crc.sum()
 }
 
-fn head(magic: &[u8; 8], generation: u64) -> [u8; HEAD as usize] {
-    let mut bytes = [0u8; HEAD as usize];
-    bytes[..8].copy_from_slice(magic);
-    bytes[8..].copy_from_slice(&generation.to_le_bytes());
-    bytes
+/// A file's head: `magic` and `generation`.
+fn head(magic: &[u8; 8], generation: u64) -> Vec<u8> {
+    let mut w = Writer::with_capacity(HEAD as usize);
+    w.bytes(magic);
+    w.u64(generation);
+    w.into_inner()
 }
 
 /// The generation of a file whose head is `bytes`, if it has `magic`.
 fn generation_of(bytes: &[u8], magic: &[u8; 8]) -> Option<u64> {
-    let head = bytes.get(..HEAD as usize)?;
-    (head[..8] == magic[..]).then(|| u64::from_le_bytes(head[8..].try_into().unwrap_or_default()))
+    let mut r = Reader::new(bytes);
+    (r.array::<8>().ok()? == *magic).then_some(())?;
+    r.u64().ok()
 }
 
 /// A generation no earlier pack of this folder is likely to have had.
@@ -142,7 +148,7 @@ struct Slot {
 }
 
 fn prefix(key: &Hash) -> u64 {
-    u64::from_le_bytes(key[..8].try_into().unwrap_or_default())
+    Reader::new(key).u64().unwrap_or_default()
 }
 
 /// The entries written since the pack was opened, and where the next goes.
