@@ -115,7 +115,7 @@ fn locate(source: &ViewSource, wanted: &str) -> Result<Option<Place>> {
         .find(|f| {
             f.selected
                 && is_header_path(&f.path)
-                && crate::build::discover::package_name_of_stored(&f.path)
+                && crate::build::placement::package_name_of_stored(&f.path)
                     .is_some_and(|n| n.eq_ignore_ascii_case(name))
         })
         .map(|f| Place::Pak(f.path)))
