@@ -675,9 +675,11 @@ impl<'de> Visitor<'de> for MapVisit<'_> {
                             value: self.value.clone(),
                         })?
                     }
-                    other => return Err(A::Error::custom(format!(
+                    other => {
+                        return Err(A::Error::custom(format!(
                         "`{other}`: a map written with `$` keys has `$removed` and `$entries` only"
-                    ))),
+                    )))
+                    }
                 }
             } else {
                 let k = self.key_from_text(key)?;
