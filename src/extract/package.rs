@@ -28,7 +28,8 @@ use std::borrow::Cow;
 use crate::error::{Error, Result};
 use crate::legacy::{
     str_crc_deprecated, DataResource, DataResources, FileVersions, Generation, LegacyPackage,
-    ObjectExport, ObjectImport, PackageIndex, Section, PACKAGE_FILE_TAG,
+    ObjectExport, ObjectImport, PackageIndex, Section, DATA_RESOURCE_VERSION_COOKED_INDEX,
+    PACKAGE_FILE_TAG,
 };
 use crate::version::{EngineVersion, ZenLayout};
 use crate::zen::{ExportCommand, ZenPackage};
@@ -273,7 +274,8 @@ fn data_resources(zen: &ZenPackage, exports: &[DraftExport]) -> Option<DataResou
             .iter()
             .map(|b| DataResource {
                 flags: 0,
-                cooked_index: (version >= 2).then_some(b.cooked_index),
+                cooked_index: (version >= DATA_RESOURCE_VERSION_COOKED_INDEX)
+                    .then_some(b.cooked_index),
                 serial_offset: b.serial_offset,
                 duplicate_serial_offset: b.duplicate_serial_offset,
                 serial_size: b.serial_size,

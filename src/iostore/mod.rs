@@ -2,8 +2,8 @@
 //! data and the container header chunk.
 //!
 //! Formats as the engine writes them (facts from the engine's IoStore
-//! sources as published, trumank/retoc and CUE4Parse; see
-//! `docs-iostore.md` for the per-version field table).
+//! sources as published, trumank/retoc and CUE4Parse; the per-release
+//! field choices are in [`crate::version`]).
 //!
 //! * [`writer::ContainerBuilder`] writes the triplet (`.utoc`, `.ucas`,
 //!   companion `.pak`) — the API the build pipeline uses;

@@ -105,6 +105,7 @@ pub use summary::{
     SummaryRead, PACKAGE_FILE_TAG, PKG_COOKED, PKG_FILTER_EDITOR_ONLY,
     PKG_REQUIRES_LOCALIZATION_GATHER, PKG_UNVERSIONED_PROPERTIES,
 };
+pub(crate) use tables::DATA_RESOURCE_VERSION_COOKED_INDEX;
 pub use tables::{DataResource, ObjectExport, ObjectImport, SoftObjectPath, TableContext};
 
 /// A header section addressed by an offset in the summary. The declaration

@@ -9,7 +9,7 @@
 //! layout differences per release come from [`crate::version::ZenLayout`].
 //!
 //! Format facts were checked against the engine-written packages of
-//! `../shared/corpus/retoc` (see `docs-zen.md`), and read from the public
+//! `../shared/corpus/retoc` (described in its `MANIFEST.md`), and read from the public
 //! implementations trumank/retoc and FabianFG/CUE4Parse.
 //!
 //! Submodules: `records` (fixed-size records, `read`/`write` side by side; `ExternalArc` is 9 B,

@@ -108,7 +108,11 @@ fn module_dependencies_point_down() {
     let lib = std::fs::read_to_string(src.join("lib.rs")).unwrap();
     let modules: BTreeSet<String> = lib
         .lines()
-        .filter_map(|l| l.trim().strip_prefix("pub mod "))
+        .filter_map(|l| {
+            let l = l.trim();
+            l.strip_prefix("pub mod ")
+                .or_else(|| l.strip_prefix("pub(crate) mod "))
+        })
         .map(|m| m.trim_end_matches(';').to_string())
         .collect();
     assert!(
