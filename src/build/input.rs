@@ -1,7 +1,7 @@
 //! What a build reads, as the stages and the cache share it: a package's
 //! files on disk ([`PackageSource`], [`PackageFileKind`]), a file that is
 //! not part of a package ([`LooseFile`]), what the cache remembers of an
-//! input file ([`InputStamp`]: its stamp and BLAKE3 [`Hash`]), and how far
+//! input file ([`InputStamp`]: its stamp and BLAKE3 [`Hash`](type@Hash)), and how far
 //! a build trusts what it remembers ([`Trust`]). A leaf of `build`: it uses
 //! no other module of `build`.
 

@@ -593,7 +593,7 @@ fn is_same(now: &crate::publish::FileStamp, then: &crate::publish::FileStamp) ->
 }
 
 /// The input files the file index lists, each stamped now: what a scan
-/// that lists no folder takes ([`TreeCheck::FilesChanged`]). Only the
+/// that lists no folder takes ([`TreeCheck::FilesChanged`](super::tree::TreeCheck::FilesChanged)). Only the
 /// stamps are held (in the index's order), with the hash the index gave
 /// each file whose stamp is the indexed one; the paths are read from the
 /// index as they are needed.
@@ -660,7 +660,7 @@ impl IndexedFiles {
     }
 
     /// [`IndexedFiles::read`] of an index whose `count` files were all just
-    /// found unchanged ([`TreeCheck::Unchanged`]): nothing is stat'ed.
+    /// found unchanged ([`TreeCheck::Unchanged`](super::tree::TreeCheck::Unchanged)): nothing is stat'ed.
     pub(crate) fn unchanged(index: &Path, count: u64) -> Option<IndexedFiles> {
         let same_before = usize::try_from(count).ok()?;
         Self::read(

@@ -23,7 +23,7 @@ const RACY_NS: i128 = 2_000_000_000;
 /// entry changes its folder's stamp (modification and change time), and
 /// rewriting a file changes the file's own stamp: so when every folder the
 /// last scan walked and every input file (the entries of `files.json`,
-/// [`FileIndex`]) still has its recorded stamp, and the settings are the
+/// [`FileIndex`](super::index::FileIndex)) still has its recorded stamp, and the settings are the
 /// same (`config`), the scan would find the same content with the same
 /// contents, and the build's key is the one recorded. One `stat` per
 /// folder and per file, no folder listed, nothing read.
