@@ -2,7 +2,7 @@
 //! (insertions and replacements) inside exports, names added to the name
 //! map, and every size and offset that depends on them recomputed.
 
-use super::{FName, LegacyPackage, NameEntry, PackageFiles, Section};
+use super::{FName, LegacyPackage, NameEntry, ObjectImport, PackageFiles, PackageIndex, Section};
 use crate::{Error, Result};
 
 /// Replaces `removed` bytes at an absolute offset of the header + .uexp
@@ -311,4 +311,89 @@ fn referenced_names(package: &LegacyPackage) -> Result<usize> {
             }),
         None => Ok(package.names.len()),
     }
+}
+
+/// Adds an import of `path`, an asset's top-level object
+/// (`/Game/Meshes/SM_Rock.SM_Rock`, `/Script/Engine.Default__Actor`), of
+/// class `class` (`/Script/Engine.StaticMesh`), after the package's
+/// imports, with the import of its package when the package lacks one.
+/// Names only the header refers to go after the others. Returns the new
+/// import's index; an import with that path and class already there is
+/// returned as it is.
+pub fn add_import(package: &mut LegacyPackage, path: &str, class: &str) -> Result<PackageIndex> {
+    let bad = |what: &str| {
+        Error::invalid(format!("`{path}` of class `{class}`: {what}")).with_hint(
+            "an added import is a package's top-level object: `/Game/Path/Asset.Asset`, its class `/Script/Module.Class`",
+        )
+    };
+    let (outer_path, object) = path
+        .rsplit_once('.')
+        .filter(|(p, o)| p.starts_with('/') && !o.is_empty() && !p.contains([':', '.']))
+        .ok_or_else(|| bad("not a package path and an object name"))?;
+    if object.contains(':') {
+        return Err(bad("a subobject cannot be imported on its own"));
+    }
+    let (class_package, class_name) = class
+        .rsplit_once('.')
+        .filter(|(p, c)| p.starts_with('/') && !c.is_empty())
+        .ok_or_else(|| bad("the class is not `/Script/Module.Class`"))?;
+    if let Some(section) = [Section::ImportTypeHierarchies, Section::CellImports]
+        .into_iter()
+        .find(|s| package.raw_sections.get(s).is_some_and(|b| !b.is_empty()))
+    {
+        return Err(Error::unsupported(format!(
+            "adding an import to a package with a {} section (which lists imports) is not supported",
+            section.label()
+        )));
+    }
+    let find = |package: &LegacyPackage, path: &str, class: &str| -> Result<Option<usize>> {
+        for i in 0..package.imports.len() {
+            let import = &package.imports[i];
+            let this_class = format!(
+                "{}.{}",
+                package.name(import.class_package)?,
+                package.name(import.class_name)?
+            );
+            if this_class == class && package.import_path(i)? == path {
+                return Ok(Some(i));
+            }
+        }
+        Ok(None)
+    };
+    if let Some(i) = find(package, path, class)? {
+        return Ok(PackageIndex::from_import(i));
+    }
+    // The new entries take the optional fields the package's imports have.
+    let import_optional = package
+        .imports
+        .first()
+        .and_then(|i| i.import_optional.map(|_| false));
+    let push = |package: &mut LegacyPackage,
+                class_package: &str,
+                class_name: &str,
+                outer: PackageIndex,
+                object: &str| {
+        let import = ObjectImport {
+            class_package: header_name(package, class_package),
+            class_name: header_name(package, class_name),
+            outer_index: outer,
+            object_name: header_name(package, object),
+            // Written as the object's name where the release has the field.
+            package_name: None,
+            import_optional,
+        };
+        package.imports.push(import);
+        PackageIndex::from_import(package.imports.len() - 1)
+    };
+    let outer = match find(package, outer_path, "/Script/CoreUObject.Package")? {
+        Some(i) => PackageIndex::from_import(i),
+        None => push(
+            package,
+            "/Script/CoreUObject",
+            "Package",
+            PackageIndex::NULL,
+            outer_path,
+        ),
+    };
+    Ok(push(package, class_package, class_name, outer, object))
 }

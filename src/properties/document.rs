@@ -17,7 +17,11 @@
 //! Only the exports' data is edited. `names`, `imports` and each export's
 //! `path` and `class` say what the package holds; [`AssetDocument::write`]
 //! refuses a document where they no longer match its header, so that an
-//! edit there is not silently lost. A name the edited data needs and the
+//! edit there is not silently lost. The one edit outside export data:
+//! entries appended to `imports` (`{"path": "/Game/Meshes/SM_Rock.SM_Rock",
+//! "class": "/Script/Engine.StaticMesh"}`) are added to the import table
+//! ([`crate::legacy::edit::add_import`], with their package's import when
+//! it lacks one), so that the data can refer to them. A name the edited data needs and the
 //! name map lacks is added the way the cooker lays names out
 //! ([`crate::legacy::edit::export_data_names`]), and every size and offset
 //! that moves with it, or with an export's new size, is recomputed
@@ -41,7 +45,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::legacy::edit::{apply_edits, export_data_names, Edit};
+use crate::legacy::edit::{add_import, apply_edits, export_data_names, Edit};
 use crate::legacy::{BulkKind, LegacyPackage, PackageFiles};
 use crate::mappings::Mappings;
 use crate::version::EngineVersion;
@@ -396,6 +400,12 @@ impl AssetDocument {
         let mut package = LegacyPackage::read(&self.header.opaque.0, Some(engine))
             .map_err(|e| e.within("header.opaque"))?;
         self.check_read_only(&package)?;
+        let imports_before = package.imports.len();
+        for (i, import) in self.imports.iter().enumerate().skip(imports_before) {
+            add_import(&mut package, &import.path, &import.class)
+                .map_err(|e| e.within(format!("imports[{i}]")))?;
+        }
+        let imports_added = package.imports.len() != imports_before;
         let (mut files, starts, sizes) = self.layout(&package)?;
         // The package's own classes (blueprints) give their schemas to the
         // exports of those classes: their bytes first.
@@ -431,7 +441,7 @@ impl AssetDocument {
                 edits.push(Edit::replace(offset, sizes[index] as u64, bytes));
             }
         }
-        if missing.is_empty() && edits.is_empty() {
+        if missing.is_empty() && edits.is_empty() && !imports_added {
             // Nothing moved: the header is the one read.
         } else {
             apply_edits(&mut files, &mut package, &edits)?;
@@ -625,10 +635,11 @@ impl AssetDocument {
                 .unwrap_or(names.len().min(self.names.len()));
             return Err(read_only(&format!("names[{at}]"), "the name map"));
         }
-        if self.imports.len() != package.imports.len() {
+        if self.imports.len() < package.imports.len() {
             return Err(read_only("imports", "the import table"));
         }
-        for (i, import) in self.imports.iter().enumerate() {
+        // Entries after the package's are imports to add.
+        for (i, import) in self.imports.iter().enumerate().take(package.imports.len()) {
             let entry = import_entry(package, i)?;
             if entry.path != import.path {
                 return Err(read_only(&format!("imports[{i}].path"), "the import table"));

@@ -867,3 +867,84 @@ fn damaged_input_is_an_error_naming_where_and_writes_nothing() {
         assert_nothing_written(&out);
     }
 }
+
+/// A reference to an asset the package does not import: without an entry
+/// in `imports`, an error naming where, nothing written; with the entry
+/// appended (path and class), the import and its package's are added after
+/// the package's imports and the reference is written as the new import,
+/// the only bytes of the `.uexp` that change.
+#[test]
+fn from_json_adds_the_imports_an_edit_refers_to() {
+    let Some(corpus) = common::corpus() else {
+        return;
+    };
+    let dir = common::temp_dir("asset-json-imports");
+    let nanos = corpus.join(NANOS);
+    let source = nanos.join("Content/NanosWorld/Core/Chat/DT_ChatEntry.uasset");
+    let original = to_json_text(&source, "5.7", &nanos, &dir);
+    let roboto = "\"/Game/NanosWorld/UI/Fonts/Roboto/Font_Roboto.Font_Roboto\"";
+    let mono = "/Game/NanosWorld/UI/Fonts/Mono/Font_Mono.Font_Mono";
+    // The first row's font (the first reference after `rows`).
+    let rows_at = value_span(&original, "rows", 0).start;
+    let at = rows_at + original[rows_at..].find(roboto).unwrap();
+    let mut edited = original.clone();
+    edited.replace_range(at..at + roboto.len(), &format!("\"{mono}\""));
+
+    let (run, out) = from_json_text(&edited, &nanos, &dir, "DT_ChatEntry.uasset");
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    let error = error_of(&run);
+    assert!(
+        error["structure"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s.as_str().unwrap().starts_with("exports[0].data")),
+        "{error}"
+    );
+    assert_nothing_written(&out);
+
+    let imports = value_span(&edited, "imports", 0);
+    let last = edited[..imports.end - 1].trim_end().len();
+    edited.insert_str(
+        last,
+        &format!(",\n    {{\n      \"path\": \"{mono}\",\n      \"class\": \"/Script/Engine.Font\"\n    }}"),
+    );
+    let (run, out) = from_json_text(&edited, &nanos, &dir, "DT_ChatEntry.uasset");
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    let (old, new) = (
+        value(&original),
+        value(&to_json_text(&out, "5.7", &nanos, &dir)),
+    );
+    let (old_imports, new_imports) = (
+        old["imports"].as_array().unwrap(),
+        new["imports"].as_array().unwrap(),
+    );
+    let n = old_imports.len();
+    assert_eq!(new_imports[..n], old_imports[..]);
+    assert_eq!(
+        new_imports[n..],
+        [
+            json!({"path": "/Game/NanosWorld/UI/Fonts/Mono/Font_Mono", "class": "/Script/CoreUObject.Package"}),
+            json!({"path": mono, "class": "/Script/Engine.Font"}),
+        ]
+    );
+    let rows = row_names(&original, &nanos);
+    assert_eq!(font_of(&new, &rows[0])["FontObject"], json!(mono));
+    for row in &rows[1..] {
+        assert_eq!(font_of(&new, row), font_of(&old, row), "{row}");
+    }
+    // The reference (-3, import 2) becomes the new import's index.
+    let old_uexp = std::fs::read(source.with_extension("uexp")).unwrap();
+    let new_uexp = std::fs::read(out.with_extension("uexp")).unwrap();
+    let changed = differing(&old_uexp, &new_uexp);
+    let first = *changed.first().expect("the reference changes");
+    let at = (first.saturating_sub(3)..=first)
+        .find(|&p| old_uexp[p..p + 4] == (-3i32).to_le_bytes())
+        .expect("the old reference");
+    assert!(
+        changed.iter().all(|&p| (at..at + 4).contains(&p)),
+        "{changed:?}"
+    );
+    assert_eq!(new_uexp[at..at + 4], (-(n as i32) - 2).to_le_bytes());
+    build_and_read_back(&out, &dir, &nanos, &rows);
+}

@@ -883,7 +883,7 @@ impl<'a> Codec<'a> {
                 Error::invalid(format!(
                     "no import or export of the package has the path `{path}`"
                 ))
-                .with_hint("refer to an object the package's `imports` or `exports` list")
+                .with_hint("refer to an object the package's `imports` or `exports` list, or append it to `imports` as {\"path\", \"class\"}")
             })?,
         };
         w.i32(index);
