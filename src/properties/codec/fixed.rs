@@ -50,81 +50,78 @@ impl Component {
     }
 }
 
-/// The fields of a fixed-layout native struct (name and component), in
-/// order, for the ones whose fields are plain numbers (the rest stay bytes).
-pub(super) fn fixed_components(
-    name: &str,
-    engine: EngineVersion,
-) -> Option<Vec<(&'static str, Component)>> {
+/// A fixed-layout native struct's fields: name and component, in order.
+pub(super) type Fields = &'static [(&'static str, Component)];
+
+/// The fields of a fixed-layout native struct, for the ones whose fields
+/// are plain numbers (the rest stay bytes). Static tables: this runs for
+/// every vector and color read or written.
+pub(super) fn fixed_components(name: &str, engine: EngineVersion) -> Option<Fields> {
     use Component::*;
-    let real = if engine.has(Feature::LargeWorldCoordinates) {
-        F64
-    } else {
-        F32
-    };
-    let all =
-        |names: &[&'static str], c: Component| names.iter().map(|n| (*n, c)).collect::<Vec<_>>();
-    const XYZ: &[&str] = &["X", "Y", "Z"];
-    const XY: &[&str] = &["X", "Y"];
-    const XYZW: &[&str] = &["X", "Y", "Z", "W"];
-    const PYR: &[&str] = &["Pitch", "Yaw", "Roll"];
-    const BOX: &[&str] = &["MinX", "MinY", "MinZ", "MaxX", "MaxY", "MaxZ"];
-    const BOX2: &[&str] = &["MinX", "MinY", "MaxX", "MaxY"];
-    const MATRIX: &[&str] = &[
-        "M00", "M01", "M02", "M03", "M10", "M11", "M12", "M13", "M20", "M21", "M22", "M23", "M30",
-        "M31", "M32", "M33",
-    ];
+    let lwc = engine.has(Feature::LargeWorldCoordinates);
+    // Fields of the engine's "real" type (double with large world
+    // coordinates), then any of a fixed type.
+    macro_rules! real {
+        ($($n:literal),* $(; $($t:expr),*)?) => {
+            if lwc {
+                &[$(($n, F64)),* $(, $($t),*)?]
+            } else {
+                &[$(($n, F32)),* $(, $($t),*)?]
+            }
+        };
+    }
     Some(match name {
         "Vector"
         | "Vector_NetQuantize"
         | "Vector_NetQuantize10"
         | "Vector_NetQuantize100"
-        | "Vector_NetQuantizeNormal" => all(XYZ, real),
-        "Rotator" => all(PYR, real),
-        "Vector2D" => all(XY, real),
-        "Vector4" | "Quat" | "Plane" | "Sphere" => all(XYZW, real),
-        "Box" => [all(BOX, real), vec![("IsValid", U8)]].concat(),
-        "Box2D" => [all(BOX2, real), vec![("IsValid", U8)]].concat(),
-        "Matrix" => all(MATRIX, real),
-        "Vector2f" | "DeprecateSlateVector2D" => all(XY, F32),
-        "SimpleCurveKey" => all(&["Time", "Value"], F32),
-        "IntPoint" => all(XY, I32),
-        "DateTime" | "Timespan" => vec![("Ticks", I64)],
-        "Vector3f" => all(XYZ, F32),
-        "Rotator3f" => all(PYR, F32),
-        "IntVector" => all(XYZ, I32),
-        "Vector4f" | "Quat4f" | "Plane4f" | "Sphere3f" => all(XYZW, F32),
-        "LinearColor" => all(&["R", "G", "B", "A"], F32),
-        "IntVector4" => all(XYZW, I32),
-        "Vector3d" => all(XYZ, F64),
-        "Rotator3d" => all(PYR, F64),
-        "Quat4d" | "Plane4d" | "Sphere3d" => all(XYZW, F64),
+        | "Vector_NetQuantizeNormal" => real!("X", "Y", "Z"),
+        "Rotator" => real!("Pitch", "Yaw", "Roll"),
+        "Vector2D" => real!("X", "Y"),
+        "Vector4" | "Quat" | "Plane" | "Sphere" => real!("X", "Y", "Z", "W"),
+        "Box" => real!("MinX", "MinY", "MinZ", "MaxX", "MaxY", "MaxZ"; ("IsValid", U8)),
+        "Box2D" => real!("MinX", "MinY", "MaxX", "MaxY"; ("IsValid", U8)),
+        "Matrix" => real!(
+            "M00", "M01", "M02", "M03", "M10", "M11", "M12", "M13", "M20", "M21", "M22", "M23",
+            "M30", "M31", "M32", "M33"
+        ),
+        "Vector2f" | "DeprecateSlateVector2D" => &[("X", F32), ("Y", F32)],
+        "SimpleCurveKey" => &[("Time", F32), ("Value", F32)],
+        "IntPoint" => &[("X", I32), ("Y", I32)],
+        "DateTime" | "Timespan" => &[("Ticks", I64)],
+        "Vector3f" => &[("X", F32), ("Y", F32), ("Z", F32)],
+        "Rotator3f" => &[("Pitch", F32), ("Yaw", F32), ("Roll", F32)],
+        "IntVector" => &[("X", I32), ("Y", I32), ("Z", I32)],
+        "Vector4f" | "Quat4f" | "Plane4f" | "Sphere3f" => {
+            &[("X", F32), ("Y", F32), ("Z", F32), ("W", F32)]
+        }
+        "LinearColor" => &[("R", F32), ("G", F32), ("B", F32), ("A", F32)],
+        "IntVector4" => &[("X", I32), ("Y", I32), ("Z", I32), ("W", I32)],
+        "Vector3d" => &[("X", F64), ("Y", F64), ("Z", F64)],
+        "Rotator3d" => &[("Pitch", F64), ("Yaw", F64), ("Roll", F64)],
+        "Quat4d" | "Plane4d" | "Sphere3d" => &[("X", F64), ("Y", F64), ("Z", F64), ("W", F64)],
         // Stored B, G, R, A.
-        "Color" => all(&["B", "G", "R", "A"], U8),
-        "FrameNumber" => vec![("Value", I32)],
-        "NavAgentSelector" => vec![("PackedBits", U32)],
-        "RichCurveKey" => [
-            all(&["InterpMode", "TangentMode", "TangentWeightMode"], U8),
-            all(
-                &[
-                    "Time",
-                    "Value",
-                    "ArriveTangent",
-                    "ArriveTangentWeight",
-                    "LeaveTangent",
-                    "LeaveTangentWeight",
-                ],
-                F32,
-            ),
-        ]
-        .concat(),
-        "MovieSceneFrameRange" => vec![
+        "Color" => &[("B", U8), ("G", U8), ("R", U8), ("A", U8)],
+        "FrameNumber" => &[("Value", I32)],
+        "NavAgentSelector" => &[("PackedBits", U32)],
+        "RichCurveKey" => &[
+            ("InterpMode", U8),
+            ("TangentMode", U8),
+            ("TangentWeightMode", U8),
+            ("Time", F32),
+            ("Value", F32),
+            ("ArriveTangent", F32),
+            ("ArriveTangentWeight", F32),
+            ("LeaveTangent", F32),
+            ("LeaveTangentWeight", F32),
+        ],
+        "MovieSceneFrameRange" => &[
             ("LowerBoundType", U8),
             ("LowerBoundValue", I32),
             ("UpperBoundType", U8),
             ("UpperBoundValue", I32),
         ],
-        "FontCharacter" => vec![
+        "FontCharacter" => &[
             ("StartU", I32),
             ("StartV", I32),
             ("USize", I32),

@@ -632,16 +632,15 @@ struct MapVisit<'s> {
 impl MapVisit<'_> {
     /// A key given as an object key: its value, for key types written as text.
     fn key_from_text<E: de::Error>(&self, text: String) -> Result<Value, E> {
-        let keyed = |v: Value| Ok(v);
         match self.key.ty {
             Ty::Prop(PropertyType::Name | PropertyType::Enum { .. }, _)
             | Ty::Tag(TagType::Simple(PropertyType::Name) | TagType::Byte | TagType::EnumName) => {
-                keyed(Value::Name(Name(text)))
+                Ok(Value::Name(Name(text)))
             }
             Ty::Prop(PropertyType::Str | PropertyType::AnsiStr | PropertyType::Utf8Str, _)
             | Ty::Tag(TagType::Simple(
                 PropertyType::Str | PropertyType::AnsiStr | PropertyType::Utf8Str,
-            )) => keyed(Value::Str(FStr::plain(text))),
+            )) => Ok(Value::Str(FStr::plain(text))),
             _ => Err(E::custom(
                 "this map's keys are not text: write it {\"$removed\": [], \"$entries\": [[key, value], ...]}",
             )),
@@ -816,10 +815,7 @@ impl<'de> DeserializeSeed<'de> for StructSeed<'_> {
         };
         let body = match native_struct(name, s.engine) {
             Some(NativeLayout::Fixed(_)) => match fixed_components(name, s.engine) {
-                Some(comps) => StructBody::Fields(d.deserialize_map(FieldsVisit {
-                    name,
-                    comps: &comps,
-                })?),
+                Some(comps) => StructBody::Fields(d.deserialize_map(FieldsVisit { name, comps })?),
                 None => opaque(d)?,
             },
             Some(NativeLayout::SoftObjectPath) => {

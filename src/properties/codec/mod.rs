@@ -779,7 +779,7 @@ impl<'a> Codec<'a> {
                 Some(comps) => {
                     let start = r.pos();
                     let mut values = Vec::with_capacity(comps.len());
-                    for (field, c) in &comps {
+                    for (field, c) in comps {
                         values.push((
                             *field,
                             c.read(r).with_context(|| format!("native struct {name}"))?,
