@@ -372,6 +372,15 @@ impl AssetDocument {
                 doc.exports[index].data = Some(tree);
             }
         } else if let Some((_, first)) = untyped.into_iter().next() {
+            if unversioned && mappings.is_none() {
+                // Not the document's fault: its values need the mappings.
+                return Err(Error::usage(
+                    "the package's properties are unversioned: their values are typed by the game's mappings",
+                )
+                .with_hint(
+                    "give the game's .usmap: `[game] mappings` in mod.toml, or --mappings Game.usmap",
+                ));
+            }
             return Err(first);
         }
         Ok(doc)

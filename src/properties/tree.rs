@@ -583,7 +583,9 @@ macro_rules! exact_float {
                             .and_then(|h| <$bits>::from_str_radix(h, 16).ok())
                             .map(|b| $name(<$t>::from_bits(b)))
                             .ok_or_else(|| {
-                                E::custom("a number, or \"bits:\" and the float's bits in hex")
+                                E::custom(format!(
+                                    "`{t}` is not a float: write a number, or \"bits:\" and the float's bits in hex"
+                                ))
                             })
                     }
                 }

@@ -752,6 +752,11 @@ fn damaged_input_is_an_error_naming_where_and_writes_nothing() {
         .unwrap()
         .starts_with("exports[0].data"));
     assert_nothing_written(&target);
+    // No mappings for an unversioned package: a usage error saying to give them.
+    let run = json_command(&json, &target, None, None);
+    assert_eq!(run.code, 2, "{}", run.stdout);
+    assert_eq!(error_of(&run)["code"], "usage");
+    assert_nothing_written(&target);
 
     // Truncated property data: the .uexp cut in half.
     let cut = dir.join("cut");
