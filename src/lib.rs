@@ -28,6 +28,7 @@ pub mod mappings;
 pub mod mount;
 pub mod names;
 pub mod pak;
+pub mod patch;
 pub mod platform;
 pub mod properties;
 pub mod publish;

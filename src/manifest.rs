@@ -40,6 +40,8 @@ pub struct Manifest {
     pub(crate) output: OutputSection,
     #[serde(default)]
     pub(crate) release: Option<ReleaseSection>,
+    #[serde(default)]
+    pub patches: PatchesSection,
     /// The game profiles' tables (`[marvel-rivals]`), each read by its
     /// profile; `check_known_keys` lets only registered profiles' tables through.
     #[serde(flatten)]
@@ -55,7 +57,7 @@ pub struct Manifest {
 /// Every key the manifest's own tables know (for unknown-key suggestions);
 /// each game profile's table and keys come from the profile
 /// (`GameProfile::settings_keys`).
-const KNOWN_KEYS: [(&str, &[&str]); 5] = [
+const KNOWN_KEYS: [(&str, &[&str]); 6] = [
     (
         "release",
         &[
@@ -68,6 +70,7 @@ const KNOWN_KEYS: [(&str, &[&str]); 5] = [
         ],
     ),
     ("mod", &["name", "version", "authors", "description"]),
+    ("patches", &["dir", "later-wins"]),
     (
         "game",
         &["engine", "project", "profile", "mappings", "mount-point"],
@@ -183,6 +186,33 @@ pub struct GameSection {
     /// Mount point of the container and pak.
     #[serde(default = "default_mount_point")]
     pub(crate) mount_point: String,
+}
+
+/// `[patches]`: text patches to the game's data, applied at build
+/// ([`crate::patch`]).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct PatchesSection {
+    /// The folder of patch files (`**/*.toml`), relative to the manifest.
+    #[serde(default = "default_patches_dir")]
+    pub(crate) dir: PathBuf,
+    /// Two patch files that set one path to different values: the later
+    /// one (by file path) wins with a warning, instead of an error.
+    #[serde(default)]
+    pub later_wins: bool,
+}
+
+impl Default for PatchesSection {
+    fn default() -> Self {
+        PatchesSection {
+            dir: default_patches_dir(),
+            later_wins: false,
+        }
+    }
+}
+
+fn default_patches_dir() -> PathBuf {
+    PathBuf::from("patches")
 }
 
 /// `[content]`: where the cooked files are and which of them belong to the mod.
@@ -316,6 +346,7 @@ impl Manifest {
         path(&mut self.content.root);
         self.content.paks.iter_mut().for_each(path);
         path(&mut self.output.dir);
+        path(&mut self.patches.dir);
         if let Some(p) = &mut self.game.mappings {
             path(p);
         }
@@ -533,6 +564,18 @@ impl Manifest {
                 return bad(key, format!("`{value}` cannot be part of a file name"));
             }
         }
+        if !is_inside_path(&self.patches.dir) {
+            let error = Error::usage(format!(
+                "`dir`: `{}` is not a folder inside the mod's folder (absolute, or climbing out with `..`); patches are part of the mod",
+                self.patches.dir.display()
+            ))
+            .in_file(path)
+            .with_hint("name the folder relative to mod.toml (`dir = \"patches\"`)");
+            return Err(match find_key_in_table(text, "patches", "dir") {
+                Some((line, column)) => error.at_line(line, column),
+                None => error,
+            });
+        }
         if let Some(release) = &self.release {
             for (key, file) in release.files() {
                 if let Some(file) = file.filter(|f| !is_inside_path(f)) {
@@ -620,6 +663,11 @@ impl Manifest {
     /// The mappings file, resolved against the manifest's folder.
     pub fn mappings_path(&self) -> Option<PathBuf> {
         self.game.mappings.as_ref().map(|m| self.dir.join(m))
+    }
+
+    /// The patch files' folder (`[patches] dir`), resolved against the manifest's folder.
+    pub fn patches_dir(&self) -> PathBuf {
+        self.dir.join(&self.patches.dir)
     }
 
     /// The AES key file, resolved against the manifest's folder.

@@ -56,6 +56,7 @@ pub mod never_ship;
 pub mod package;
 pub mod pak_input;
 pub mod placement;
+pub mod staged;
 pub(crate) mod zen_store;
 
 use std::collections::BTreeSet;
@@ -80,6 +81,7 @@ use cache::tree::{TreeCheck, TreeRecord};
 use cache::Cache;
 use discover::{Content, Selection};
 use input::{Hash, InputStamp, PackageSource, Trust};
+pub use staged::StagedPackage;
 
 /// What a build reports while it runs.
 #[derive(Debug)]
@@ -130,6 +132,9 @@ pub struct BuildOptions {
     /// The game's key when the profile encrypts the companion pak its own way
     /// (see [`pak_key`]).
     pub pak_key: Option<AesKey>,
+    /// Packages made in memory for this build (patched game assets,
+    /// `crate::patch`), built as content.
+    pub staged: Vec<StagedPackage>,
 }
 
 /// How a build laid out the `.ucas` (JSON: `"canonical"`, `"extended"`).
@@ -287,7 +292,7 @@ pub fn build_locked(
     // A development build whose folders and files all still have the
     // stamps the last scan recorded: nothing to scan, nothing to write.
     let mut listed = None;
-    if trust == Trust::Stamps && manifest.content.paks.is_empty() {
+    if trust == Trust::Stamps && manifest.content.paks.is_empty() && options.staged.is_empty() {
         match since_last_scan(manifest, &settings, options, &cache, &reporter) {
             Since::Nothing(summary) => {
                 return Ok(BuildSummary {
@@ -476,8 +481,14 @@ fn gather(
     release_freed_memory();
     // A scan that warned, or with input paks, is not recorded for the
     // no-change check (its warnings are said again by every build).
-    let clean = content.warnings.is_empty() && manifest.content_paks().is_empty();
+    let clean = content.warnings.is_empty()
+        && manifest.content_paks().is_empty()
+        && options.staged.is_empty();
     for warning in std::mem::take(&mut content.warnings) {
+        // A mod of patches alone has packages: the staged ones.
+        if warning.code == "empty-mod" && !options.staged.is_empty() {
+            continue;
+        }
         reporter.event(Event::Diagnostic(warning));
     }
     pak_input::add_paks(
@@ -488,8 +499,14 @@ fn gather(
         &input_keys(options)?,
         trust,
     )?;
-    if !manifest.content_paks().is_empty() {
-        // The paks' files joined the content: stamped again with them.
+    staged::add_staged(
+        &mut content,
+        &options.staged,
+        &manifest.game.project,
+        cache.dir(),
+    )?;
+    if !manifest.content_paks().is_empty() || !options.staged.is_empty() {
+        // The paks' and staged files joined the content: stamped again with them.
         content.stamps = Default::default();
         content.paths = Default::default();
     }
@@ -1437,6 +1454,7 @@ fn container_settings(
 pub(crate) fn clean_cache(cache: &Cache, removed: &mut Vec<std::path::PathBuf>) -> Result<()> {
     if cache.exists() {
         pak_input::clean(cache.dir(), removed)?;
+        staged::clean(cache.dir(), removed)?;
     }
     cache.clean(removed)
 }

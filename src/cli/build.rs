@@ -173,9 +173,101 @@ impl<'a> Finished<'a> {
 
 /// Builds under the output folder's lock (which the caller holds) and
 /// reports the result; shared by `build`, `package` and `install`.
+/// The patched packages of the mod's patch files (`crate::patch`), their
+/// game bases read from `game` (else `ZENPAK_GAME_DIR` or the user
+/// configuration's `[games]`, when a patch names a game package).
+fn patched_packages(
+    manifest: &Manifest,
+    game: Option<&std::path::Path>,
+    keys: &super::args::KeyArgs,
+    out: &Output,
+) -> Result<Vec<zenpak::build::StagedPackage>> {
+    let set = zenpak::patch::PatchSet::load(manifest)?;
+    if set.is_empty() {
+        return Ok(Vec::new());
+    }
+    let game_dir = match game {
+        Some(dir) => Some(dir.to_path_buf()),
+        None if set.needs_game() => zenpak::release::default_game_dirs(&manifest.game.project)?
+            .into_iter()
+            .next(),
+        None => None,
+    };
+    let game = match &game_dir {
+        Some(dir) => {
+            let folder = super::args::game_folder(out, dir, Some(&manifest.game.project))?;
+            Some(zenpak::patch::base::Game::open(
+                &folder.paks(),
+                &keys.keys()?,
+            )?)
+        }
+        None => None,
+    };
+    let mappings = match manifest.mappings_path() {
+        Some(path) => {
+            let mappings = zenpak::mappings::Mappings::load(&path)?;
+            out.diagnostics(&mappings.diagnostics);
+            Some(mappings)
+        }
+        None => None,
+    };
+    let applied = zenpak::patch::apply_all(manifest, &set, game.as_ref(), mappings.as_ref())?;
+    out.diagnostics(&applied.diagnostics);
+    let mut staged = Vec::with_capacity(applied.packages.len());
+    for package in applied.packages {
+        out.data("patched", &PatchedLine::of(&package), || {
+            out.status(
+                "Patched",
+                format!(
+                    "{} ({}) from {}",
+                    package.asset,
+                    count(package.operations, "change"),
+                    package.base
+                ),
+            )
+        });
+        staged.push(zenpak::build::StagedPackage {
+            origin: format!("the patches of `{}`", package.asset),
+            relative_path: package.relative_path,
+            header: package.files.header,
+            uexp: package.files.uexp,
+            companions: package.files.companions,
+        });
+    }
+    Ok(staged)
+}
+
+/// A patched asset, as `--message-format json` reports it.
+#[derive(Serialize)]
+struct PatchedLine<'a> {
+    asset: &'a str,
+    path: &'a str,
+    base: &'a str,
+    operations: usize,
+}
+
+impl<'a> PatchedLine<'a> {
+    fn of(p: &'a zenpak::patch::PatchedPackage) -> Self {
+        PatchedLine {
+            asset: &p.asset,
+            path: &p.relative_path,
+            base: &p.base,
+            operations: p.operations,
+        }
+    }
+}
+
+/// Where a build finds the game and its keys (for patches on the game's assets).
+#[derive(Clone, Copy)]
+pub(crate) struct GameInput<'a> {
+    pub(crate) dir: Option<&'a std::path::Path>,
+    pub(crate) keys: &'a super::args::KeyArgs,
+}
+
 pub(crate) fn build_and_report(
     manifest: &Manifest,
     (force, release): (bool, bool),
+    game: GameInput<'_>,
     out: &Output,
     lock: &zenpak::publish::OutputLock,
 ) -> Result<BuildSummary> {
@@ -184,6 +276,7 @@ pub(crate) fn build_and_report(
         release,
         aes_key: zenpak::build::aes_key(manifest)?,
         pak_key: zenpak::build::pak_key(manifest)?,
+        staged: patched_packages(manifest, game.dir, game.keys, out)?,
     };
     out.status(
         "Building",
@@ -227,7 +320,11 @@ pub(crate) fn run(args: Args, out: &Output) -> Result<()> {
         }
     }
     let lock = lock(&manifest, out)?;
-    build_and_report(&manifest, (args.force, args.release), out, &lock).map(|_| ())
+    let game = GameInput {
+        dir: args.game_dir.as_deref(),
+        keys: &args.key,
+    };
+    build_and_report(&manifest, (args.force, args.release), game, out, &lock).map(|_| ())
 }
 
 /// Takes the output folder's lock, saying so while it waits.

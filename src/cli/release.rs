@@ -5,8 +5,8 @@
 
 use zenpak::Result;
 
-use super::args::{GameDirArgs, ManifestArgs};
-use super::build::build_and_report;
+use super::args::{GameDirArgs, KeyArgs, ManifestArgs};
+use super::build::{build_and_report, GameInput};
 use super::output::Output;
 
 #[derive(Debug, clap::Args)]
@@ -22,6 +22,13 @@ pub(crate) struct PackageArgs {
     /// manifest, writing no archive.
     #[arg(long)]
     pub(crate) dry_run: bool,
+    /// The game whose assets the mod's patch files change (default:
+    /// `ZENPAK_GAME_DIR`, else `[games]` in the user configuration).
+    #[arg(long = "game-dir", value_name = "DIR")]
+    pub(crate) game_dir: Option<std::path::PathBuf>,
+    /// Keys for the game's encrypted containers.
+    #[command(flatten)]
+    pub(crate) key: KeyArgs,
 }
 
 #[derive(Debug, clap::Args)]
@@ -38,6 +45,9 @@ pub(crate) struct InstallArgs {
     /// cooked files or mod.toml change; Ctrl-C stops it.
     #[arg(long, conflicts_with = "dry_run")]
     pub(crate) watch: bool,
+    /// Keys for the game's encrypted containers (read for the mod's patch files).
+    #[command(flatten)]
+    pub(crate) key: KeyArgs,
 }
 
 #[derive(Debug, clap::Args)]
@@ -71,7 +81,11 @@ pub(crate) fn run_package(args: PackageArgs, out: &Output) -> Result<()> {
     let manifest = args.manifest.load()?;
     let lock = super::build::lock(&manifest, out)?;
     // A release archive holds the canonical, reproducible layout.
-    let summary = build_and_report(&manifest, (false, true), out, &lock)?;
+    let game = GameInput {
+        dir: args.game_dir.as_deref(),
+        keys: &args.key,
+    };
+    let summary = build_and_report(&manifest, (false, true), game, out, &lock)?;
     out.check_warnings_denied()?;
     let platform: zenpak::platform::Platform = args.platform.parse()?;
     if args.dry_run {
@@ -122,7 +136,12 @@ pub(crate) fn install(
         .map(|dir| super::args::game_folder(out, dir, Some(&manifest.game.project)))
         .collect::<Result<Vec<_>>>()?;
     let lock = super::build::lock(manifest, out)?;
-    let summary = build_and_report(manifest, (false, false), out, &lock)?;
+    // Patches apply to the first game's assets.
+    let game = GameInput {
+        dir: game_dirs.first().map(std::path::PathBuf::as_path),
+        keys: &args.key,
+    };
+    let summary = build_and_report(manifest, (false, false), game, out, &lock)?;
     out.check_warnings_denied()?;
     let options = zenpak::release::InstallOptions {
         dry_run: args.games.dry_run,

@@ -113,6 +113,27 @@ impl ViewSource {
         Ok(ViewSource { view, selected })
     }
 
+    /// A game's `Paks/` folder with only the game's own paks and
+    /// containers selected (not those of its mod folders, `~mods` and
+    /// `LogicMods`): where the game's unmodded copy of a package is found.
+    /// The mods stay in the view, resolving nothing a package needs.
+    pub fn open_game_shipped(paks: &Path, keys: &KeyRing) -> Result<Self> {
+        let (view, _) = GameView::open_game(paks, &[], keys)?;
+        let selected = view
+            .sources()
+            .iter()
+            .map(|source| {
+                let relative = source.path.strip_prefix(paks).unwrap_or(&source.path);
+                !relative.components().next().is_some_and(|first| {
+                    crate::game::conflicts::MOD_FOLDERS
+                        .iter()
+                        .any(|m| first.as_os_str().eq_ignore_ascii_case(m))
+                })
+            })
+            .collect();
+        Ok(ViewSource { view, selected })
+    }
+
     /// Whether a file of the view is in a selected source, and its chunk
     /// handle when it is a chunk (`None`: a pak entry).
     pub(crate) fn handle_of(&self, file: &crate::game::GameFile<'_>) -> (bool, Option<usize>) {

@@ -10,3 +10,4 @@ mod extract_mutation;
 mod extract_round_trip;
 mod extract_script_objects;
 mod extract_to_json;
+mod patch_build;

@@ -841,7 +841,8 @@ impl<'de> DeserializeSeed<'de> for StructSeed<'_> {
     }
 }
 
-/// A fixed native struct's fields, each by name, in the struct's order.
+/// A fixed native struct's fields, each by name (in any order: they are
+/// written in the struct's), every field given once.
 struct FieldsVisit<'c> {
     name: &'c str,
     comps: &'c [(&'static str, Component)],
@@ -854,41 +855,50 @@ impl<'de> Visitor<'de> for FieldsVisit<'_> {
         write!(f, "a `{}`: {{{}}}", self.name, names.join(", "))
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        let mut out = Vec::with_capacity(self.comps.len());
+        let names = || {
+            self.comps
+                .iter()
+                .map(|(n, _)| *n)
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let mut given: Vec<Option<Value>> = vec![None; self.comps.len()];
         while let Some(key) = map.next_key::<String>()? {
-            let Some(&(field, comp)) = self.comps.get(out.len()) else {
+            let Some(at) = self.comps.iter().position(|(n, _)| *n == key) else {
                 return Err(A::Error::custom(format!(
-                    "`{key}`: a `{}` has {} fields",
+                    "`{key}` is not a field of `{}`: its fields are {}",
                     self.name,
-                    self.comps.len()
+                    names()
                 )));
             };
-            if key != field {
-                let names: Vec<&str> = self.comps.iter().map(|(n, _)| *n).collect();
+            if given[at].is_some() {
                 return Err(A::Error::custom(format!(
-                    "`{key}` where field `{field}` of `{}` belongs: its fields are {} in that order",
-                    self.name,
-                    names.join(", ")
+                    "field `{key}` of `{}` is given twice",
+                    self.name
                 )));
             }
-            let v = match comp {
+            given[at] = Some(match self.comps[at].1 {
                 Component::U8 => Value::Byte(map.next_value()?),
                 Component::I32 => Value::Int(map.next_value()?),
                 Component::U32 => Value::UInt32(map.next_value()?),
                 Component::I64 => Value::Int64(map.next_value()?),
                 Component::F32 => Value::Float(map.next_value()?),
                 Component::F64 => Value::Double(map.next_value()?),
-            };
-            out.push((field, v));
+            });
         }
-        if out.len() != self.comps.len() {
-            return Err(A::Error::custom(format!(
-                "a `{}` needs its field `{}`",
-                self.name,
-                self.comps[out.len()].0
-            )));
-        }
-        Ok(out)
+        self.comps
+            .iter()
+            .zip(given)
+            .map(|(&(field, _), v)| {
+                v.map(|v| (field, v)).ok_or_else(|| {
+                    A::Error::custom(format!(
+                        "a `{}` needs its field `{field}` (its fields are {})",
+                        self.name,
+                        names()
+                    ))
+                })
+            })
+            .collect()
     }
 }
 

@@ -316,8 +316,7 @@ impl<'a> Codec<'a> {
         let slot_count: usize = chain
             .as_ref()
             .map_or(0, |c| c.iter().map(|s| s.property_count as usize).sum());
-        let mut slots = Vec::with_capacity(properties.len());
-        let mut types = Vec::with_capacity(properties.len());
+        let mut placed = Vec::with_capacity(properties.len());
         let mut finder = chain.as_deref().map(Slots::new);
         for p in properties {
             let finder = finder.as_mut().expect("properties need the chain");
@@ -332,15 +331,24 @@ impl<'a> Codec<'a> {
                     }
                 ))
             })?;
-            if slots.last().is_some_and(|&(s, _)| s >= slot) {
+            placed.push((slot, ty, p));
+        }
+        // Unversioned properties are written in the struct's order: a block
+        // given in another order (a property an edit added at the end) is
+        // written in that order; one given twice is refused.
+        if placed.windows(2).any(|w| w[0].0 >= w[1].0) {
+            placed.sort_by_key(|&(slot, _, _)| slot);
+            if let Some(w) = placed.windows(2).find(|w| w[0].0 == w[1].0) {
                 return Err(Error::invalid(format!(
-                    "property `{}` of `{name}` is out of order: unversioned properties are written in the struct's order",
-                    p.name
+                    "property `{}` of `{name}` is given twice",
+                    w[1].2.name
                 )));
             }
-            slots.push((slot, p.value.is_none()));
-            types.push(ty);
         }
+        let slots: Vec<(usize, bool)> = placed
+            .iter()
+            .map(|&(slot, _, p)| (slot, p.value.is_none()))
+            .collect();
         let canonical = match kept_header {
             Some(kept) => {
                 let header = UnversionedHeader::read(&mut Reader::new(&kept.0))
@@ -362,7 +370,7 @@ impl<'a> Codec<'a> {
             };
             UnversionedHeader::from_values(&slots, slot_count)?.write(w);
         }
-        for (p, ty) in properties.iter().zip(types) {
+        for (_, ty, p) in placed {
             if let Some(v) = &p.value {
                 self.write_value(w, ty, v, depth + 1)
                     .with_context(|| format!("property {name}.{}", p.name))?;

@@ -1,0 +1,343 @@
+//! Mods as text: patch files (`patches/**/*.toml`, [`file`]) that change
+//! the game's assets, applied at build time to the game's current copy
+//! ([`base`]) so that the built mod carries the game's latest data plus
+//! the patch, instead of a binary copy that reverts every update.
+//!
+//! How a patch is applied: the base package is read into its document
+//! ([`crate::properties::AssetDocument`], what `zenpak to-json` writes),
+//! each operation changes the document's JSON where its path leads
+//! ([`apply`], through [`node`], which parses only what a path opens), and
+//! the document is typed back through the game's mappings and written
+//! ([`AssetDocument::write`]): an unchanged document gives the base's
+//! bytes, a patched one differs by what the patch implies. The build then
+//! converts the patched packages with the mod's other content
+//! ([`crate::build::BuildOptions::staged`]).
+//!
+//! Patch files apply in file-path order (`patches/a.toml` before
+//! `patches/b/c.toml`), each file's operations in the order they are
+//! written per kind. Two files that set one path of one asset to different
+//! values are an error naming both, or with `[patches] later-wins = true`
+//! a warning (the later file wins). A folder `base/` inside the patches
+//! folder holds vendored bases (cooked files, not patch files).
+
+pub mod apply;
+pub mod base;
+pub mod file;
+pub mod node;
+pub mod path;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use crate::diagnostic::Diagnostic;
+use crate::error::{Error, Result};
+use crate::manifest::Manifest;
+use crate::mappings::Mappings;
+use crate::properties::document::{AssetDocument, WrittenPackage};
+
+use base::{Base, Game};
+use file::{Change, Location, Patch, Target};
+use node::Node;
+
+/// The patch files of a mod, read and parsed.
+pub struct PatchSet {
+    /// Every `[[patch]]` table, in file-path order.
+    pub patches: Vec<Patch>,
+    /// The files read, in that order.
+    pub files: Vec<PathBuf>,
+    later_wins: bool,
+}
+
+/// The largest patch file read (a patch is a few lines of text).
+const MAX_PATCH_FILE: u64 = 16 << 20;
+
+impl PatchSet {
+    /// Reads every `*.toml` below the manifest's patches folder (none when
+    /// the folder does not exist). Links are not followed out of it.
+    pub fn load(manifest: &Manifest) -> Result<PatchSet> {
+        let dir = manifest.patches_dir();
+        let mut files = Vec::new();
+        if std::fs::symlink_metadata(&dir).is_ok_and(|m| m.is_dir()) {
+            let walk = walkdir::WalkDir::new(&dir)
+                .sort_by_file_name()
+                .into_iter()
+                .filter_entry(|e| {
+                    !(e.depth() == 1 && e.file_type().is_dir() && e.file_name() == "base")
+                });
+            for entry in walk {
+                let entry = entry.map_err(|e| {
+                    Error::invalid(format!("cannot list the patches folder: {e}")).in_file(&dir)
+                })?;
+                let is_toml = entry
+                    .path()
+                    .extension()
+                    .is_some_and(|e| e.eq_ignore_ascii_case("toml"));
+                if !is_toml {
+                    continue;
+                }
+                if !entry.file_type().is_file() {
+                    return Err(Error::usage(
+                        "a patch file must be a regular file, not a link or a folder",
+                    )
+                    .in_file(entry.path())
+                    .with_hint("copy the patch into the patches folder"));
+                }
+                files.push(entry.into_path());
+            }
+        }
+        let mut patches = Vec::new();
+        for path in &files {
+            let meta = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
+            if meta.len() > MAX_PATCH_FILE {
+                return Err(Error::usage(format!(
+                    "a patch file of {} bytes is more than the {} MiB one may hold",
+                    meta.len(),
+                    MAX_PATCH_FILE >> 20
+                ))
+                .in_file(path));
+            }
+            let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+            patches.extend(file::parse(&text, path)?);
+        }
+        Ok(PatchSet {
+            patches,
+            files,
+            later_wins: manifest.patches.later_wins,
+        })
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.patches.is_empty()
+    }
+
+    /// Whether a patch names a game package (it needs the game, or a vendored base).
+    pub fn needs_game(&self) -> bool {
+        self.patches
+            .iter()
+            .any(|p| matches!(p.target, Target::Asset(_)))
+    }
+}
+
+/// A patched package, ready for the build.
+pub struct PatchedPackage {
+    /// The package name (`/Game/Data/DT_Weapons`) or base file the patches name.
+    pub asset: String,
+    /// The header's path in the container.
+    pub relative_path: String,
+    pub files: WrittenPackage,
+    /// Where the base was read from.
+    pub base: String,
+    /// How many operations were applied.
+    pub operations: usize,
+}
+
+/// What [`apply_all`] made.
+pub struct Applied {
+    pub packages: Vec<PatchedPackage>,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// The key that groups patches of one asset.
+fn target_key(target: &Target) -> String {
+    match target {
+        Target::Asset(name) => name.to_lowercase(),
+        Target::Base {
+            asset: Some(name), ..
+        } => name.to_lowercase(),
+        Target::Base { path, .. } => format!("file:{}", path.display()),
+    }
+}
+
+/// Applies every patch of `set` to its base: a repository file, or the
+/// game's package from `game` (a patch on a game package without a game
+/// is a usage error saying how to give one).
+pub fn apply_all(
+    manifest: &Manifest,
+    set: &PatchSet,
+    game: Option<&Game>,
+    mappings: Option<&Mappings>,
+) -> Result<Applied> {
+    let mut groups: BTreeMap<String, Vec<&Patch>> = BTreeMap::new();
+    for patch in &set.patches {
+        groups
+            .entry(target_key(&patch.target))
+            .or_default()
+            .push(patch);
+    }
+    let mut diagnostics = conflicts(set)?;
+    let mut packages = Vec::with_capacity(groups.len());
+    for patches in groups.values() {
+        let first = patches[0];
+        let base = load_base(manifest, &first.target, &first.at, game)?;
+        let asset = base.package.clone();
+        let package = apply_to_base(&base, patches, mappings, &asset, manifest.game.engine)?;
+        if patches.iter().any(|p| p.target != first.target) {
+            diagnostics.push(
+                Diagnostic::warning(
+                    "patch-bases-differ",
+                    format!("patches of `{asset}` name different bases; all apply to the first one's ({})", base.origin),
+                )
+                .with_file(first.at.file.as_path()),
+            );
+        }
+        if let Some(other) = packages.iter().find(|p: &&PatchedPackage| {
+            p.relative_path.eq_ignore_ascii_case(&package.relative_path)
+        }) {
+            return Err(first.at.error(format!(
+                "these patches and those of `{}` both make `{}`",
+                other.asset, package.relative_path
+            ))
+            .with_hint("name the asset the same way in every patch of it (`asset = \"/Game/…\"`, with `base` when the base is a file)"));
+        }
+        packages.push(package);
+    }
+    Ok(Applied {
+        packages,
+        diagnostics,
+    })
+}
+
+fn load_base(
+    manifest: &Manifest,
+    target: &Target,
+    at: &Location,
+    game: Option<&Game>,
+) -> Result<Base> {
+    match target {
+        Target::Base { path, asset } => base::repository_base(manifest, path, asset.as_deref())
+            .map_err(|e| e.in_file(at.file.as_path()).at_line(at.line, at.column)),
+        Target::Asset(name) => {
+            let Some(game) = game else {
+                return Err(at
+                    .error(format!("the patch of `{name}` needs the game's copy of it, and no game was given"))
+                    .with_hint("build with `--game-dir GAME` (or set ZENPAK_GAME_DIR), or copy the cooked asset into the repository and name it with `base = \"…\"`"));
+            };
+            game.package(manifest, name)
+                .map_err(|e| e.in_file(at.file.as_path()).at_line(at.line, at.column))?
+                .ok_or_else(|| {
+                    at.error(format!("the game has no package `{name}`"))
+                        .with_hint("`zenpak list --game-dir GAME` lists the game's packages; a patch names one as `/Game/Data/DT_Weapons`")
+                })
+        }
+    }
+}
+
+/// Applies `patches` (all of one asset) to `base`.
+fn apply_to_base(
+    base: &Base,
+    patches: &[&Patch],
+    mappings: Option<&Mappings>,
+    asset: &str,
+    engine: crate::version::EngineVersion,
+) -> Result<PatchedPackage> {
+    let package = base
+        .files
+        .read_package(Some(engine))
+        .map_err(|e| e.in_file(&base.files.path))?;
+    let document = AssetDocument::read(&base.files, &package, mappings)
+        .map_err(|e| e.in_file(&base.files.path))?;
+    let text = String::from_utf8(document.to_json()?)
+        .map_err(|_| Error::internal("to-json wrote text that is not UTF-8"))?;
+    let operations: Vec<&file::Operation> = patches.iter().flat_map(|p| &p.operations).collect();
+    let patched = apply_operations(&text, &operations, operations.len())?;
+    let typed = match AssetDocument::from_json(patched.as_bytes(), mappings) {
+        Ok(typed) => typed,
+        Err(e) => return Err(blame(&text, &operations, mappings, e)),
+    };
+    let files = typed
+        .write(mappings)
+        .map_err(|e| blame(&text, &operations, mappings, e))?;
+    Ok(PatchedPackage {
+        asset: asset.to_string(),
+        relative_path: base.relative_path.clone(),
+        files,
+        base: base.origin.clone(),
+        operations: operations.len(),
+    })
+}
+
+/// The document `text` with the first `count` of `operations` applied.
+fn apply_operations(text: &str, operations: &[&file::Operation], count: usize) -> Result<String> {
+    let mut doc = Node::parse(text)?;
+    let shape = apply::shape(&mut doc);
+    for op in &operations[..count] {
+        apply::apply(&mut doc, shape, op).map_err(|e| at_operation(op, e))?;
+    }
+    doc.to_text()
+}
+
+/// `error` as an error of the patch operation `op`.
+fn at_operation(op: &file::Operation, error: Error) -> Error {
+    let hint = error.hint().map(str::to_string);
+    let mut e = op.at.error(error.message());
+    if let Some(hint) = hint {
+        e = e.with_hint(hint);
+    }
+    e
+}
+
+/// A document the operations made that does not type or write: the first
+/// operation after which it fails is named (each prefix tried in turn;
+/// only on this failing path).
+fn blame(
+    text: &str,
+    operations: &[&file::Operation],
+    mappings: Option<&Mappings>,
+    error: Error,
+) -> Error {
+    for count in 1..=operations.len() {
+        let Ok(patched) = apply_operations(text, operations, count) else {
+            continue;
+        };
+        let fails = AssetDocument::from_json(patched.as_bytes(), mappings)
+            .and_then(|d| d.write(mappings))
+            .err();
+        if let Some(e) = fails {
+            return at_operation(operations[count - 1], e.replace_hint(
+                "give the value the property's type takes (`zenpak to-json` of the asset shows each property's current value)",
+            ));
+        }
+    }
+    error
+}
+
+/// Sets of one path of one asset to different values by different files.
+fn conflicts(set: &PatchSet) -> Result<Vec<Diagnostic>> {
+    let mut seen: BTreeMap<(String, String), (&Location, &serde_json::Value)> = BTreeMap::new();
+    let mut diagnostics = Vec::new();
+    for patch in &set.patches {
+        for op in &patch.operations {
+            let Change::Set(path, value) = &op.change else {
+                continue;
+            };
+            let key = (target_key(&patch.target), path.to_string());
+            if let Some((earlier, before)) = seen.get(&key) {
+                if earlier.file != op.at.file && *before != value {
+                    let message = format!(
+                        "`{}` of `{}` is set to {before} by {earlier} and to {value} by {}",
+                        key.1,
+                        match &patch.target {
+                            Target::Asset(n) | Target::Base { asset: Some(n), .. } => n.clone(),
+                            Target::Base { path, .. } => path.display().to_string(),
+                        },
+                        op.at
+                    );
+                    if !set.later_wins {
+                        return Err(op.at.error(message).with_hint(
+                            "keep one of the two, or set `[patches] later-wins = true` in mod.toml to let the later file win",
+                        ));
+                    }
+                    diagnostics.push(
+                        Diagnostic::warning(
+                            "patch-overridden",
+                            format!("{message}: the later wins"),
+                        )
+                        .with_file(op.at.file.as_path()),
+                    );
+                }
+            }
+            seen.insert(key, (&op.at, value));
+        }
+    }
+    Ok(diagnostics)
+}

@@ -1,0 +1,370 @@
+//! Patch files applied at build time, through the binary: a fixture game
+//! whose container holds NanosWorld's `DT_ChatEntry` (5.7, with its
+//! `.usmap`; the game built as `extract_cli.rs` builds one), a mod
+//! repository holding only `mod.toml`, the mappings and `patches/*.toml`,
+//! and `zenpak build --game-dir GAME`. The built container's package, read
+//! back with `zenpak to-json … --game-dir GAME`, must be the game's
+//! document with exactly the patch's changes — the expected document is
+//! made in the test from the game's by hand, never from zenpak's output of
+//! the patch. Then the game is "updated" (another row changed, one added,
+//! one removed) and the same mod built again keeps the update.
+
+use crate::common::{self, run, Run};
+use crate::extract_game::Game;
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Value};
+
+use zenpak::EngineVersion;
+
+const NANOS: &str = "uassetapi/TestUE5_7/NanosWorld";
+const CHAT_FILE: &str = "Content/NanosWorld/Core/Chat/DT_ChatEntry.uasset";
+const CHAT: &str = "/Game/NanosWorld/Core/Chat/DT_ChatEntry";
+
+const PATCH: &str = r#"
+[[patch]]
+asset = "/Game/NanosWorld/Core/Chat/DT_ChatEntry"
+set = { "Default.TextStyle.Font.Size" = 18.0, "Cyan.TextStyle.ShadowOffset" = { X = 2.5 }, "Bold.TextStyle.Font.TypefaceFontName" = "ExtraBold" }
+add-rows = { Magenta = { copy-of = "Purple", "TextStyle.Font.Size" = 20.0 } }
+remove-rows = ["Grey"]
+"#;
+
+/// A game folder (`<dir>/<name>/TestGame/Content/Paks`) whose own
+/// container holds the legacy package `chat`, converted.
+fn game_with(dir: &Path, name: &str, chat: &Path) -> PathBuf {
+    let game = Game::load(&[chat.to_path_buf()], EngineVersion::UE5_7);
+    let work = dir.join(format!("{name}-work"));
+    std::fs::create_dir_all(&work).unwrap();
+    let (mod_toc, paks, _) = crate::extract_cli::build(&work, &game);
+    let install = dir.join(name);
+    let content = install.join("TestGame/Content");
+    std::fs::create_dir_all(&content).unwrap();
+    let game_paks = content.join("Paks");
+    std::fs::rename(&paks, &game_paks).unwrap();
+    for ext in ["utoc", "ucas", "pak"] {
+        std::fs::rename(
+            mod_toc.with_extension(ext),
+            game_paks.join(format!("pakchunk1-Windows.{ext}")),
+        )
+        .unwrap();
+    }
+    install
+}
+
+/// A mod repository of patches only.
+fn repo(dir: &Path, nanos: &Path, patch: &str) -> PathBuf {
+    let repo = dir.join("PatchMod");
+    std::fs::create_dir_all(repo.join("patches")).unwrap();
+    std::fs::create_dir_all(repo.join("Cooked")).unwrap();
+    std::fs::copy(
+        nanos.join("NanosWorld.usmap"),
+        repo.join("NanosWorld.usmap"),
+    )
+    .unwrap();
+    std::fs::write(
+        repo.join("mod.toml"),
+        "[mod]\nname = \"PatchMod\"\nversion = \"1.0.0\"\n\n[game]\nengine = \"5.7\"\nproject = \"TestGame\"\nmappings = \"NanosWorld.usmap\"\n\n[output]\nsuffix = \"_1_P\"\n",
+    )
+    .unwrap();
+    std::fs::write(repo.join("patches/chat.toml"), patch).unwrap();
+    repo
+}
+
+fn build(repo: &Path, game: &Path) -> Run {
+    run(
+        Some(repo),
+        &[
+            "--message-format",
+            "json",
+            "build",
+            "--game-dir",
+            game.to_str().unwrap(),
+        ],
+    )
+}
+
+/// `zenpak to-json` of the chat table in `source` (a container, with the
+/// game for its imports; or a legacy file).
+fn document(dir: &Path, nanos: &Path, args: &[&str], name: &str) -> Value {
+    let out = dir.join(name);
+    let mappings = nanos.join("NanosWorld.usmap");
+    let mut all = vec!["to-json"];
+    all.extend(args);
+    all.extend(["--engine", "5.7", "--mappings", mappings.to_str().unwrap()]);
+    all.extend(["-o", out.to_str().unwrap()]);
+    run(None, &all).ok();
+    serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap()
+}
+
+/// The document of the chat table in the mod `repo` built.
+fn built_document(dir: &Path, nanos: &Path, repo: &Path, game: &Path, name: &str) -> Value {
+    let utoc = repo.join("target/PatchMod_1_P.utoc");
+    document(
+        dir,
+        nanos,
+        &[
+            utoc.to_str().unwrap(),
+            CHAT,
+            "--game-dir",
+            game.to_str().unwrap(),
+        ],
+        name,
+    )
+}
+
+/// The rows of a document, in their order.
+fn row_names(doc: &Value, text_of: &Path) -> Vec<String> {
+    // serde_json's map forgets order: the names are read in order from the text.
+    let text = std::fs::read_to_string(text_of).unwrap();
+    let mut node = zenpak::patch::node::Node::parse(&text).unwrap();
+    let rows = node
+        .get_mut("exports")
+        .and_then(|e| e.items_mut())
+        .and_then(|e| e.get_mut(0))
+        .and_then(|e| e.get_mut("data"))
+        .and_then(|d| d.get_mut("rows"))
+        .unwrap();
+    let names = rows.keys();
+    assert_eq!(
+        names.len(),
+        doc["exports"][0]["data"]["rows"].as_object().unwrap().len()
+    );
+    names
+}
+
+/// The game's rows with PATCH's changes, made by hand.
+fn patched_by_hand(game: &Value) -> Value {
+    let mut expected = game["exports"][0]["data"].clone();
+    let rows = &mut expected["rows"];
+    rows["Default"]["TextStyle"]["Font"]["Size"] = json!(18.0);
+    rows["Cyan"]["TextStyle"]["ShadowOffset"]["X"] = json!(2.5);
+    rows["Bold"]["TextStyle"]["Font"]["TypefaceFontName"] = json!("ExtraBold");
+    let mut magenta = rows["Purple"].clone();
+    magenta["TextStyle"]["Font"]["Size"] = json!(20.0);
+    rows["Magenta"] = magenta;
+    rows.as_object_mut().unwrap().remove("Grey");
+    expected
+}
+
+struct Setup {
+    dir: common::TestDir,
+    nanos: PathBuf,
+    game: PathBuf,
+    original: Value,
+}
+
+fn setup(name: &str) -> Option<Setup> {
+    let corpus = common::corpus()?;
+    let nanos = corpus.join(NANOS);
+    let dir = common::temp_dir(name);
+    let game = game_with(dir.as_ref(), "Game", &nanos.join(CHAT_FILE));
+    let original = document(
+        dir.as_ref(),
+        &nanos,
+        &[nanos.join(CHAT_FILE).to_str().unwrap()],
+        "original.json",
+    );
+    Some(Setup {
+        dir,
+        nanos,
+        game,
+        original,
+    })
+}
+
+#[test]
+fn a_patch_changes_the_games_table_by_exactly_what_it_says() {
+    let Some(s) = setup("patch-build") else {
+        return;
+    };
+    let dir = s.dir.as_ref();
+    let repo = repo(dir, &s.nanos, PATCH);
+    let built = build(&repo, &s.game);
+    built.ok();
+    let patched = built.line_of("patched");
+    assert_eq!(patched["asset"], CHAT);
+    assert_eq!(
+        patched["path"],
+        "TestGame/Content/NanosWorld/Core/Chat/DT_ChatEntry.uasset"
+    );
+    assert_eq!(patched["operations"], 5);
+    assert!(built.diagnostics("warning").is_empty(), "{}", built.text());
+
+    let found = built_document(dir, &s.nanos, &repo, &s.game, "built.json");
+    assert_eq!(found["exports"][0]["data"], patched_by_hand(&s.original));
+    assert_eq!(found["imports"], s.original["imports"]);
+    // The new row is last, the removed one gone, the others in their order.
+    let mut order = row_names(&s.original, &dir.join("original.json"));
+    order.retain(|r| r != "Grey");
+    order.push("Magenta".into());
+    assert_eq!(row_names(&found, &dir.join("built.json")), order);
+    // verify and extract read the built container.
+    let utoc = repo.join("target/PatchMod_1_P.utoc");
+    run(None, &["verify", utoc.to_str().unwrap()]).ok();
+    let out = dir.join("extracted");
+    run(
+        None,
+        &[
+            "extract",
+            utoc.to_str().unwrap(),
+            "--game-dir",
+            s.game.to_str().unwrap(),
+            "--engine",
+            "5.7",
+            "-o",
+            out.to_str().unwrap(),
+        ],
+    )
+    .ok();
+    assert!(out
+        .join("TestGame/Content/NanosWorld/Core/Chat/DT_ChatEntry.uexp")
+        .is_file());
+
+    // A build again changes nothing; the same patch built once more from
+    // scratch gives the same bytes.
+    let first = std::fs::read(repo.join("target/PatchMod_1_P.ucas")).unwrap();
+    build(&repo, &s.game).ok();
+    run(
+        Some(&repo),
+        &["build", "--force", "--game-dir", s.game.to_str().unwrap()],
+    )
+    .ok();
+    assert_eq!(
+        std::fs::read(repo.join("target/PatchMod_1_P.ucas")).unwrap(),
+        first
+    );
+}
+
+/// The game updated: a row the patch does not touch changed, one added,
+/// one removed. The mod built again carries the update and the patch; a
+/// patch on the removed row fails naming it, before anything is written.
+#[test]
+fn a_patch_keeps_the_games_update_and_names_a_row_the_update_removed() {
+    let Some(s) = setup("patch-update") else {
+        return;
+    };
+    let dir = s.dir.as_ref();
+    // The update, made with from-json of an edited document.
+    let mut updated = s.original.clone();
+    let rows = &mut updated["exports"][0]["data"]["rows"];
+    rows["Italic"]["TextStyle"]["Font"]["Size"] = json!(31.0);
+    rows["Whisper"] = rows["Green"].clone();
+    rows.as_object_mut().unwrap().remove("Orange");
+    let edited = dir.join("updated.json");
+    // Field order inside fixed structs is free; rows keep serde_json's order.
+    std::fs::write(&edited, serde_json::to_vec(&updated).unwrap()).unwrap();
+    let cooked = dir.join("Updated/DT_ChatEntry.uasset");
+    std::fs::create_dir_all(cooked.parent().unwrap()).unwrap();
+    let mappings = s.nanos.join("NanosWorld.usmap");
+    run(
+        None,
+        &[
+            "from-json",
+            edited.to_str().unwrap(),
+            "--mappings",
+            mappings.to_str().unwrap(),
+            "-o",
+            cooked.to_str().unwrap(),
+        ],
+    )
+    .ok();
+    let new_game = game_with(dir, "NewGame", &cooked);
+    let update = document(dir, &s.nanos, &[cooked.to_str().unwrap()], "update.json");
+
+    let repo = repo(dir, &s.nanos, PATCH);
+    build(&repo, &new_game).ok();
+    let found = built_document(dir, &s.nanos, &repo, &new_game, "built.json");
+    let expected = patched_by_hand(&update);
+    assert_eq!(
+        expected["rows"]["Italic"]["TextStyle"]["Font"]["Size"],
+        json!(31.0)
+    );
+    assert!(expected["rows"].get("Whisper").is_some());
+    assert_eq!(found["exports"][0]["data"], expected);
+
+    // A patch on the row the update removed: exit 2, the patch file's
+    // line, the closest row suggested; the previous build's files stay as
+    // they were.
+    let before = common::files_under(&repo.join("target"));
+    std::fs::write(
+        repo.join("patches/orange.toml"),
+        "[[patch]]\nasset = \"/Game/NanosWorld/Core/Chat/DT_ChatEntry\"\n\nset = { \"Orange.TextStyle.Font.Size\" = 12.0 }\n",
+    )
+    .unwrap();
+    let failed = build(&repo, &new_game);
+    failed.assert_code(2);
+    let error = failed.error();
+    assert!(error["file"].as_str().unwrap().ends_with("orange.toml"));
+    assert_eq!(error["line"], 4);
+    assert!(error["hint"].as_str().is_some());
+    assert_eq!(common::files_under(&repo.join("target")), before);
+}
+
+/// Mistakes in patch files: each exit 2 with the file and line, nothing built.
+#[test]
+fn bad_patches_name_the_file_and_line_and_build_nothing() {
+    let Some(s) = setup("patch-bad") else {
+        return;
+    };
+    let dir = s.dir.as_ref();
+    let asset = "[[patch]]\nasset = \"/Game/NanosWorld/Core/Chat/DT_ChatEntry\"\n";
+    for (name, patch, line) in [
+        (
+            "unknown key",
+            format!("{asset}sett = {{ \"Default.X\" = 1 }}\n"),
+            3,
+        ),
+        (
+            "wrong type",
+            format!("{asset}set = {{ \"Default.TextStyle.Font.Size\" = \"big\" }}\n"),
+            3,
+        ),
+        (
+            "no such property",
+            format!("{asset}set = {{ \"Default.TextStyle.Font.Sise\" = 1.0 }}\n"),
+            3,
+        ),
+        (
+            "no such row",
+            format!("{asset}set = {{ \"Defualt.TextStyle.Font.Size\" = 1.0 }}\n"),
+            3,
+        ),
+        (
+            "bad path",
+            format!("{asset}set = {{ \"Default..Size\" = 1.0 }}\n"),
+            3,
+        ),
+        ("syntax", format!("{asset}set = {{ \"Default.X\" = }}\n"), 3),
+        (
+            "index past the end",
+            format!("{asset}remove = [\"Default.TextStyle.Font.Size[3]\"]\n"),
+            3,
+        ),
+        // The `[[patch]]` line.
+        (
+            "asset the game lacks",
+            "[[patch]]\nasset = \"/Game/Nope/DT_Nope\"\nset = { \"A.B\" = 1 }\n".to_string(),
+            1,
+        ),
+    ] {
+        let repo = repo(&dir.join(name.replace(' ', "-")), &s.nanos, &patch);
+        let failed = build(&repo, &s.game);
+        failed.assert_code_for(2, name);
+        let error = failed.error();
+        assert!(
+            error["file"].as_str().unwrap().ends_with("chat.toml"),
+            "{name}: {error}"
+        );
+        assert_eq!(error["line"], line, "{name}: {error}");
+        assert!(!repo.join("target/PatchMod_1_P.utoc").exists(), "{name}");
+    }
+    // Without a game, a patch of a game asset says how to give one.
+    let repo = repo(&dir.join("no-game"), &s.nanos, PATCH);
+    let failed = run(Some(&repo), &["--message-format", "json", "build"]);
+    failed.assert_code(2);
+    let error = failed.error();
+    assert!(error["file"].as_str().unwrap().ends_with("chat.toml"));
+    assert_eq!(error["line"], 2, "the patch's `[[patch]]` line");
+    assert!(error["hint"].is_string());
+}
