@@ -33,7 +33,12 @@ remove-rows = ["Grey"]
 /// A game folder (`<dir>/<name>/TestGame/Content/Paks`) whose own
 /// container holds the legacy package `chat`, converted.
 fn game_with(dir: &Path, name: &str, chat: &Path) -> PathBuf {
-    let game = Game::load(&[chat.to_path_buf()], EngineVersion::UE5_7);
+    game_of(dir, name, &[chat.to_path_buf()], EngineVersion::UE5_7)
+}
+
+/// [`game_with`] of several packages of one release.
+fn game_of(dir: &Path, name: &str, packages: &[PathBuf], engine: EngineVersion) -> PathBuf {
+    let game = Game::load(packages, engine);
     let work = dir.join(format!("{name}-work"));
     std::fs::create_dir_all(&work).unwrap();
     let (mod_toc, paks, _) = crate::extract_cli::build(&work, &game);
@@ -52,19 +57,20 @@ fn game_with(dir: &Path, name: &str, chat: &Path) -> PathBuf {
     install
 }
 
-/// A mod repository of patches only.
+/// A mod repository of patches only (NanosWorld's, 5.7).
 fn repo(dir: &Path, nanos: &Path, patch: &str) -> PathBuf {
+    repo_for(dir, &nanos.join("NanosWorld.usmap"), "5.7", patch)
+}
+
+/// A mod repository of patches only, for a game of `engine` with `usmap`.
+fn repo_for(dir: &Path, usmap: &Path, engine: &str, patch: &str) -> PathBuf {
     let repo = dir.join("PatchMod");
     std::fs::create_dir_all(repo.join("patches")).unwrap();
     std::fs::create_dir_all(repo.join("Cooked")).unwrap();
-    std::fs::copy(
-        nanos.join("NanosWorld.usmap"),
-        repo.join("NanosWorld.usmap"),
-    )
-    .unwrap();
+    std::fs::copy(usmap, repo.join("Game.usmap")).unwrap();
     std::fs::write(
         repo.join("mod.toml"),
-        "[mod]\nname = \"PatchMod\"\nversion = \"1.0.0\"\n\n[game]\nengine = \"5.7\"\nproject = \"TestGame\"\nmappings = \"NanosWorld.usmap\"\n\n[output]\nsuffix = \"_1_P\"\n",
+        format!("[mod]\nname = \"PatchMod\"\nversion = \"1.0.0\"\n\n[game]\nengine = \"{engine}\"\nproject = \"TestGame\"\nmappings = \"Game.usmap\"\n\n[output]\nsuffix = \"_1_P\"\n"),
     )
     .unwrap();
     std::fs::write(repo.join("patches/chat.toml"), patch).unwrap();
@@ -87,11 +93,15 @@ fn build(repo: &Path, game: &Path) -> Run {
 /// `zenpak to-json` of the chat table in `source` (a container, with the
 /// game for its imports; or a legacy file).
 fn document(dir: &Path, nanos: &Path, args: &[&str], name: &str) -> Value {
+    document_of(dir, &nanos.join("NanosWorld.usmap"), "5.7", args, name)
+}
+
+/// [`document`] of a package of `engine` with `usmap`.
+fn document_of(dir: &Path, usmap: &Path, engine: &str, args: &[&str], name: &str) -> Value {
     let out = dir.join(name);
-    let mappings = nanos.join("NanosWorld.usmap");
     let mut all = vec!["to-json"];
     all.extend(args);
-    all.extend(["--engine", "5.7", "--mappings", mappings.to_str().unwrap()]);
+    all.extend(["--engine", engine, "--mappings", usmap.to_str().unwrap()]);
     all.extend(["-o", out.to_str().unwrap()]);
     run(None, &all).ok();
     serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap()
@@ -110,6 +120,30 @@ fn built_document(dir: &Path, nanos: &Path, repo: &Path, game: &Path, name: &str
             game.to_str().unwrap(),
         ],
         name,
+    )
+}
+
+/// The document of `package` in the mod `repo` built (usmap, engine).
+fn built_package(
+    dir: &Path,
+    repo: &Path,
+    game: &Path,
+    (usmap, engine): (&Path, &str),
+    package: &str,
+) -> Value {
+    let utoc = repo.join("target/PatchMod_1_P.utoc");
+    let name = format!("built-{}.json", package.rsplit('/').next().unwrap());
+    document_of(
+        dir,
+        usmap,
+        engine,
+        &[
+            utoc.to_str().unwrap(),
+            package,
+            "--game-dir",
+            game.to_str().unwrap(),
+        ],
+        &name,
     )
 }
 
@@ -367,4 +401,116 @@ fn bad_patches_name_the_file_and_line_and_build_nothing() {
     assert!(error["file"].as_str().unwrap().ends_with("chat.toml"));
     assert_eq!(error["line"], 2, "the patch's `[[patch]]` line");
     assert!(error["hint"].is_string());
+}
+
+const CURVE_FILE: &str = "Content/NanosWorld/Core/World/Sky/Curve_SkyLight_Intensity.uasset";
+const CURVE: &str = "/Game/NanosWorld/Core/World/Sky/Curve_SkyLight_Intensity";
+
+/// A curve's keys (a value set, a key appended as a table, one removed),
+/// an enum by name, an object reference, a StringTable's line changed and
+/// one added — each built and read back as the game's document plus
+/// exactly those changes.
+#[test]
+fn patches_change_curves_enums_references_and_string_tables() {
+    let Some(corpus) = common::corpus() else {
+        return;
+    };
+    let nanos = corpus.join(NANOS);
+    let usmap = nanos.join("NanosWorld.usmap");
+    let dir = common::temp_dir("patch-kinds");
+    let dir = dir.as_ref();
+    let game = game_of(
+        dir,
+        "Game",
+        &[nanos.join(CHAT_FILE), nanos.join(CURVE_FILE)],
+        EngineVersion::UE5_7,
+    );
+    let patch = r#"
+[[patch]]
+asset = "/Game/NanosWorld/Core/World/Sky/Curve_SkyLight_Intensity"
+set = { "Curve_SkyLight_Intensity.FloatCurve.Keys[1].Value" = 2.5 }
+append = { "Curve_SkyLight_Intensity.FloatCurve.Keys" = [{ InterpMode = 2, TangentMode = 0, TangentWeightMode = 0, Time = 1200.0, Value = 3.0, ArriveTangent = 0.0, ArriveTangentWeight = 0.0, LeaveTangent = 0.0, LeaveTangentWeight = 0.0 }] }
+remove = ["Curve_SkyLight_Intensity.FloatCurve.Keys[3]"]
+
+[[patch]]
+asset = "/Game/NanosWorld/Core/Chat/DT_ChatEntry"
+set = { "Default.TextStyle.SelectedBackgroundColor.ColorUseRule" = "UseColor_Specified", "Cyan.TextStyle.Font.FontObject" = "" }
+"#;
+    let repo = repo(dir, &nanos, patch);
+    build(&repo, &game).ok();
+
+    let original_curve = document(
+        dir,
+        &nanos,
+        &[nanos.join(CURVE_FILE).to_str().unwrap()],
+        "curve.json",
+    );
+    let mut expected = original_curve["exports"][0]["data"].clone();
+    let keys = expected["properties"]["FloatCurve"]["Keys"]
+        .as_array_mut()
+        .unwrap();
+    keys[1]["Value"] = json!(2.5);
+    let mut added = keys[0].clone();
+    added["Time"] = json!(1200.0);
+    added["Value"] = json!(3.0);
+    added["InterpMode"] = json!(2);
+    keys.push(added);
+    keys.remove(3);
+    let found = built_package(dir, &repo, &game, (&usmap, "5.7"), CURVE);
+    assert_eq!(found["exports"][0]["data"], expected);
+
+    let original_chat = document(
+        dir,
+        &nanos,
+        &[nanos.join(CHAT_FILE).to_str().unwrap()],
+        "chat.json",
+    );
+    let mut expected = original_chat["exports"][0]["data"].clone();
+    assert_eq!(
+        expected["rows"]["Default"]["TextStyle"]["SelectedBackgroundColor"]["ColorUseRule"],
+        "UseColor_Foreground"
+    );
+    expected["rows"]["Default"]["TextStyle"]["SelectedBackgroundColor"]["ColorUseRule"] =
+        json!("UseColor_Specified");
+    assert!(expected["rows"]["Cyan"]["TextStyle"]["Font"]["FontObject"].is_string());
+    expected["rows"]["Cyan"]["TextStyle"]["Font"]["FontObject"] = json!("");
+    let found = built_package(dir, &repo, &game, (&usmap, "5.7"), CHAT);
+    assert_eq!(found["exports"][0]["data"], expected);
+
+    // SN2's string table (5.6).
+    let sn2 = corpus.join("uassetapi/TestManyAssets/SN2");
+    let st_file = sn2.join("Content/StringTables/ST_Attributes.uasset");
+    let sn2_usmap = sn2.join("SN2.usmap");
+    let st_dir = dir.join("strings");
+    let game = game_of(
+        &st_dir,
+        "Game",
+        std::slice::from_ref(&st_file),
+        EngineVersion::UE5_6,
+    );
+    let patch = "[[patch]]\nasset = \"/Game/StringTables/ST_Attributes\"\nset = { PlayerHasDied = \"{0} fell\", PlayerJoined = \"{0} joined\" }\n";
+    let repo = repo_for(&st_dir, &sn2_usmap, "5.6", patch);
+    build(&repo, &game).ok();
+    let original = document_of(
+        &st_dir,
+        &sn2_usmap,
+        "5.6",
+        &[st_file.to_str().unwrap()],
+        "st.json",
+    );
+    let mut expected = original["exports"][0]["data"].clone();
+    assert_eq!(
+        expected["string_table"]["entries"]["PlayerHasDied"],
+        "Player {0} has died"
+    );
+    expected["string_table"]["entries"]["PlayerHasDied"] = json!("{0} fell");
+    expected["string_table"]["entries"]["PlayerJoined"] = json!("{0} joined");
+    let found = built_package(
+        &st_dir,
+        &repo,
+        &game,
+        (&sn2_usmap, "5.6"),
+        "/Game/StringTables/ST_Attributes",
+    );
+    assert_eq!(found["exports"][0]["data"], expected);
 }
