@@ -29,6 +29,7 @@ pub mod mount;
 pub mod names;
 pub mod pak;
 pub mod platform;
+pub(crate) mod pool;
 pub mod properties;
 pub mod publish;
 pub mod release;

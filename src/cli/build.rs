@@ -177,7 +177,7 @@ pub(crate) fn build_and_report(
     manifest: &Manifest,
     (force, release): (bool, bool),
     out: &Output,
-    lock: &zenpak::publish::OutputLock,
+    lock: &zenpak::publish::lock::OutputLock,
 ) -> Result<BuildSummary> {
     let options = BuildOptions {
         force,
@@ -231,7 +231,7 @@ pub(crate) fn run(args: Args, out: &Output) -> Result<()> {
 }
 
 /// Takes the output folder's lock, saying so while it waits.
-pub(crate) fn lock(manifest: &Manifest, out: &Output) -> Result<zenpak::publish::OutputLock> {
+pub(crate) fn lock(manifest: &Manifest, out: &Output) -> Result<zenpak::publish::lock::OutputLock> {
     zenpak::build::lock_output(manifest, &BuildPrinter::new(out))
 }
 
