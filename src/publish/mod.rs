@@ -30,9 +30,9 @@
 //!   [`page_cache`] (write-back and cache hints: `sync_file_range`,
 //!   `posix_fadvise`), `stamp` (`fstatat`).
 //!
-//! Which files a folder's owner wrote (the ownership records `install`,
-//! `uninstall` and `clean` act on) is `release::owned`'s; the interrupt
-//! flag and the thread pool's work are `pool`'s.
+//! The record of which files zenpak wrote in a folder (what `install`,
+//! `uninstall` and `clean` may delete) is `release::owned`; the interrupt
+//! flag and the thread pool's work are `pool`.
 
 use std::collections::BTreeSet;
 #[cfg(unix)]
