@@ -30,6 +30,7 @@ pub mod names;
 pub mod pak;
 pub mod patch;
 pub mod platform;
+pub(crate) mod pool;
 pub mod properties;
 pub mod publish;
 pub mod release;

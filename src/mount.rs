@@ -36,7 +36,7 @@ pub fn validate_relative_path(path: &str) -> Result<()> {
 /// name, an absolute one, or an empty, `.` or `..` component. The engine
 /// mounts such an entry, but the paths it looks up are standardized first
 /// (`..` collapsed, no empty components), so none ever matches it; and
-/// `unpack` refuses to write it (see `publish::OutputDir`).
+/// `unpack` refuses to write it (see `publish::output_dir::OutputDir`).
 pub(crate) fn unreachable_name(path: &str) -> Option<&'static str> {
     if path.is_empty() {
         Some("is empty")

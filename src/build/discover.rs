@@ -42,7 +42,7 @@ pub struct Content {
     /// Every folder the scan walked, with its stamp (following links) taken
     /// before its entries were read, and when the scan started (ns since
     /// 1970): for [`super::cache::tree::TreeRecord`].
-    pub(crate) folders: Vec<(PathBuf, crate::publish::FileStamp)>,
+    pub(crate) folders: Vec<(PathBuf, crate::publish::stamp::FileStamp)>,
     pub(crate) scanned_ns: i128,
 }
 
@@ -443,7 +443,7 @@ struct Walked {
     /// Selected loose files a mod must never contain.
     never_ship: Vec<NeverShip>,
     /// Every folder walked, with its stamp ([`Content::folders`]).
-    folders: Vec<(PathBuf, crate::publish::FileStamp)>,
+    folders: Vec<(PathBuf, crate::publish::stamp::FileStamp)>,
 }
 
 /// Walks the content root: package files grouped by package, the other
@@ -480,7 +480,7 @@ fn walk(root: &Path, selection: &Selection, follow_links: bool) -> Result<Walked
             // walkdir has opened the folder but read none of its entries
             // yet (it reads them as the walk goes on): a change made after
             // this stamp shows in the folder's stamp.
-            let stamp = crate::publish::FileStamp::following(entry.path())?;
+            let stamp = crate::publish::stamp::FileStamp::following(entry.path())?;
             walked.folders.push((entry.path().to_path_buf(), stamp));
         }
         if entry.file_type().is_file() {
@@ -499,7 +499,7 @@ fn walk_listed(
     root: &Path,
     selection: &Selection,
     files: &super::cache::index::IndexedFiles,
-    folders: Vec<(PathBuf, crate::publish::FileStamp)>,
+    folders: Vec<(PathBuf, crate::publish::stamp::FileStamp)>,
 ) -> Result<Walked> {
     let mut walked = Walked {
         folders,
@@ -527,7 +527,7 @@ fn walk_listed(
 /// and the folders it walked with their stamps.
 pub(crate) struct Listed {
     pub(crate) files: super::cache::index::IndexedFiles,
-    pub(crate) folders: Vec<(PathBuf, crate::publish::FileStamp)>,
+    pub(crate) folders: Vec<(PathBuf, crate::publish::stamp::FileStamp)>,
 }
 
 impl Walked {
@@ -542,7 +542,7 @@ impl Walked {
         path: &Path,
         name: &str,
     ) -> Result<()> {
-        if crate::publish::is_temporary_name(name) {
+        if crate::publish::temporary::is_temporary_name(name) {
             self.temporaries.push(path.to_path_buf());
             return Ok(());
         }

@@ -39,7 +39,7 @@ impl Trust {
 /// BLAKE3 of its contents.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct InputStamp {
-    pub(crate) file: crate::publish::FileStamp,
+    pub(crate) file: crate::publish::stamp::FileStamp,
     pub(crate) hash: Hash,
 }
 

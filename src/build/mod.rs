@@ -10,7 +10,7 @@
 //! the leaves [`input`] and [`built`], and use the [`cache`], which uses
 //! no stage.
 //!
-//! A build holds its output folder's lock ([`crate::publish::OutputLock`])
+//! A build holds its output folder's lock ([`crate::publish::lock::OutputLock`])
 //! from start to end, writes every file under a unique temporary name and
 //! publishes the triplet `.pak` last; "fresh" means the files on disk are
 //! the very files the last build wrote (their recorded stamps match).
@@ -29,7 +29,7 @@
 //!   those of packages changed or removed now,
 //!   `PreviousContainer::dead_bytes_keeping`), `iostore::writer::PreviousContainer`
 //!   reads the old TOC and `ContainerBuilder::create_appending` opens the
-//!   `.ucas` through `publish::Extension`: an unchanged package (same key)
+//!   `.ucas` through `publish::extension::Extension`: an unchanged package (same key)
 //!   keeps its blocks (`add_chunk_reused` copies TOC entries, hash and
 //!   flags; no data is read), a changed one is appended. An unchanged
 //!   package is added from its record (`ContainerWriter::add_recorded`):
@@ -67,7 +67,7 @@ use crate::diagnostic::Diagnostic;
 use crate::error::{Error, ErrorKind, Result};
 use crate::manifest::Manifest;
 use crate::pak::crypto::AesKey;
-use crate::publish::OutputLock;
+use crate::publish::lock::OutputLock;
 use crate::version::ZenLayout;
 use built::BuiltPackage;
 use cache::build_record::{ArtifactRecord, BuildRecord};
@@ -281,7 +281,7 @@ pub fn build_locked(
     keep_large_tables_apart();
     let output_dir = manifest.output_dir();
     // Temporaries a killed zenpak left (no live build owns them: the folder is locked).
-    let _ = crate::publish::remove_leftover_temporaries(&output_dir);
+    let _ = crate::publish::temporary::remove_leftover_temporaries(&output_dir);
     for warning in manifest_warnings(manifest) {
         reporter.event(Event::Diagnostic(warning));
     }
@@ -333,7 +333,7 @@ pub fn build_locked(
                 loose_files: content.loose_files.len() as u64,
                 bytes_in,
                 files: content.file_count() as u64,
-                index: crate::publish::FileStamp::of(&cache.files_path()).ok()?,
+                index: crate::publish::stamp::FileStamp::of(&cache.files_path()).ok()?,
                 scanned_ns,
                 folders: folders
                     .into_iter()
@@ -750,7 +750,7 @@ fn convert_and_write(
     }
     drop((bundles, record_in, from_record, same));
 
-    crate::publish::check_interrupted()?;
+    crate::pool::check_interrupted()?;
     reporter.event(Event::Writing { stem: &stem });
     for (file, expected) in content.loose_files.iter().zip(loose_hashes) {
         for warning in writer.add_loose_file(file, expected)? {
@@ -1049,7 +1049,7 @@ impl Packages<'_> {
         let mut converted = 0;
         let mut failures: Vec<(usize, Error)> = Vec::new();
         let packages: Vec<usize> = (0..content.packages.len()).collect();
-        crate::publish::in_order_on_pool(
+        crate::pool::in_order_on_pool(
             &packages,
             |&i| match skip.get(i) {
                 Some(true) => Converted {

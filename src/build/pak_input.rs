@@ -20,7 +20,7 @@ use crate::build::input::{hash_file, hash_large_file, Trust};
 use crate::error::{Error, Result};
 use crate::pak::crypto::KeyRing;
 use crate::pak::reader::PakReader;
-use crate::publish::FileStamp;
+use crate::publish::stamp::FileStamp;
 
 /// Beside an unpacked pak's folder, `<folder>.json` says which version of
 /// the pak it holds and which files zenpak wrote there (all that `clean`
@@ -171,9 +171,9 @@ fn unpack_once(pak: &Path, dir: &Path, keys: &KeyRing, trust: Trust) -> Result<(
     }
     let mut files = Vec::with_capacity(reader.entries.len());
     let mut written = Vec::with_capacity(reader.entries.len());
-    let out = crate::publish::OutputDir::new(dir)?;
+    let out = crate::publish::output_dir::OutputDir::new(dir)?;
     for entry in &reader.entries {
-        crate::publish::check_interrupted()?;
+        crate::pool::check_interrupted()?;
         let path = crate::mount::virtual_path(&reader.mount_point, &entry.path);
         let mut hasher = blake3::Hasher::new();
         out.write(&path, |w| {

@@ -179,9 +179,9 @@ pub fn add(
         }));
     }
     if !writes.is_empty() {
-        let out = crate::publish::OutputDir::new(content_root)?;
+        let out = crate::publish::output_dir::OutputDir::new(content_root)?;
         for (relative, data) in &writes {
-            crate::publish::check_interrupted()?;
+            crate::pool::check_interrupted()?;
             out.write_bytes(relative, data)?;
         }
     }

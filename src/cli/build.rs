@@ -269,7 +269,7 @@ pub(crate) fn build_and_report(
     (force, release): (bool, bool),
     game: GameInput<'_>,
     out: &Output,
-    lock: &zenpak::publish::OutputLock,
+    lock: &zenpak::publish::lock::OutputLock,
 ) -> Result<BuildSummary> {
     let options = BuildOptions {
         force,
@@ -328,7 +328,7 @@ pub(crate) fn run(args: Args, out: &Output) -> Result<()> {
 }
 
 /// Takes the output folder's lock, saying so while it waits.
-pub(crate) fn lock(manifest: &Manifest, out: &Output) -> Result<zenpak::publish::OutputLock> {
+pub(crate) fn lock(manifest: &Manifest, out: &Output) -> Result<zenpak::publish::lock::OutputLock> {
     zenpak::build::lock_output(manifest, &BuildPrinter::new(out))
 }
 

@@ -97,7 +97,7 @@ fn store_entry_report(built: &zenpak::build::built::BuiltPackage) -> StoreEntryR
 
 fn write_to(
     path: &Path,
-    write: impl FnOnce(&mut zenpak::publish::TempFile) -> Result<()>,
+    write: impl FnOnce(&mut zenpak::publish::temporary::TempFile) -> Result<()>,
 ) -> Result<()> {
     zenpak::publish::write_file(path, write)
 }

@@ -106,7 +106,8 @@ fn listing(manifest: &Manifest) -> Listing {
             .filter_entry(|e| e.path() != output);
         for entry in walk.flatten() {
             let name = entry.file_name().to_string_lossy();
-            if !entry.file_type().is_file() || zenpak::publish::is_temporary_name(&name) {
+            if !entry.file_type().is_file() || zenpak::publish::temporary::is_temporary_name(&name)
+            {
                 continue;
             }
             if let Ok(meta) = entry.metadata() {

@@ -18,7 +18,7 @@
 //! keeps (no allocation per package once it has read one as large; let go past 16 MiB),
 //! converts it, writes its files — the `.uexp` of 5.3+ straight from that buffer — and keeps
 //! only its report; packages go to the pool a group at a time
-//! ([`crate::publish::in_order_on_pool`]; each file has its own path, so results and events
+//! ([`crate::pool::in_order_on_pool`]; each file has its own path, so results and events
 //! are put back in plan order); bulk data and pak files go to their files
 //! block by block; [`SourceHeaders`] keeps at most 256 imported headers (read on demand); each
 //! package's warnings go to the caller as `ExtractEvent`s as they come, not kept.
@@ -39,7 +39,7 @@ use crate::hash::package_id;
 use crate::iostore::chunk::ChunkType;
 use crate::pak::crypto::KeyRing;
 use crate::pak::PakReader;
-use crate::publish::OutputDir;
+use crate::publish::output_dir::OutputDir;
 use crate::version::EngineVersion;
 
 use super::provider::{read_header, HeaderProvider, ProvidedPackage};
@@ -604,7 +604,7 @@ pub fn extract(
     // package per worker (its chunk in the worker's buffer) and the
     // reports of two groups.
     let mut done = 0;
-    crate::publish::in_order_on_pool(
+    crate::pool::in_order_on_pool(
         &plan,
         |p| {
             with_chunk_buffer(|buffer| {

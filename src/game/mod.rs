@@ -1355,7 +1355,7 @@ impl GameView {
             output: dir.display().to_string(),
             ..UnpackSummary::default()
         };
-        let out = crate::publish::OutputDir::new(dir)?;
+        let out = crate::publish::output_dir::OutputDir::new(dir)?;
         let (remote, local): (Vec<&GameFile>, Vec<&GameFile>) =
             selected.iter().partition(|f| f.remote);
         summary.remote = remote.into_iter().map(|f| f.path.to_string()).collect();
@@ -1383,7 +1383,8 @@ impl GameView {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .ok_or_else(|| Error::usage(format!("{}: not a file name", out.display())))?;
-        crate::publish::OutputDir::new(dir)?.write(&name, |w| self.read_file_to(&file, w))
+        crate::publish::output_dir::OutputDir::new(dir)?
+            .write(&name, |w| self.read_file_to(&file, w))
     }
 }
 

@@ -81,7 +81,7 @@ pub(crate) struct PlannedPak {
 /// nothing is one of the [`problems`](Self::problems), and a link whose
 /// target lies outside the folder is named in a note. Reading through a
 /// link is all zenpak does: `install` and `uninstall` replace or remove
-/// only files they wrote (`publish::OwnedFile::is_on_disk`: a link is
+/// only files they wrote (`release::owned::OwnedFile::is_on_disk`: a link is
 /// never one).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct FolderPlan {

@@ -55,9 +55,9 @@
 //!
 //! # `unpack`
 //!
-//! Files go through `publish::OutputDir`: a unique temporary beside the target, renamed only
+//! Files go through `publish::output_dir::OutputDir`: a unique temporary beside the target, renamed only
 //! when its data checked out, deleted otherwise; absolute paths, `..`, drive letters, backslashes and
-//! symlinked targets or folders are refused (`publish::create_folders_inside`). A package chunk
+//! symlinked targets or folders are refused (`publish::output_dir::create_folders_inside`). A package chunk
 //! (`ExportBundleData`) is written as `X.uzenasset` / `X.uzenmap` (never mistaken for a legacy
 //! package by `build`; `inspect` reads both); bulk chunks keep their names; chunks without a path go
 //! to `_chunks/<id>.<type>`.
@@ -78,7 +78,7 @@ use crate::diagnostic::Diagnostic;
 use crate::error::{Error, ErrorKind, Result};
 use crate::pak::crypto::{AesKey, KeyRing};
 use crate::pak::PakReader;
-use crate::publish::in_order_on_pool;
+use crate::pool::in_order_on_pool;
 use crate::version::TocVersion;
 
 /// One chunk as listed.
@@ -684,7 +684,7 @@ impl Container {
     /// Streams chunk `index` into `sink` one compression block at a time,
     /// then checks the chunk's hash: on a mismatch the error comes after
     /// `sink` got the data, so callers that write files write to a
-    /// temporary they discard on error ([`crate::publish::OutputDir`]). Errors name
+    /// temporary they discard on error ([`crate::publish::output_dir::OutputDir`]). Errors name
     /// the chunk, the block and its `.ucas` offset.
     pub(crate) fn read_chunk_to(&self, index: usize, sink: &mut dyn Write) -> Result<u64> {
         self.read_chunk_checked(index, ChunkOut::Stream(sink))

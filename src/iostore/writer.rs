@@ -27,7 +27,7 @@
 //! * Chunk data is compressed and written to the `.ucas` as it is added;
 //!   only the TOC entries stay in memory. Loose files stream into the pak.
 //! * Everything goes to unique hidden temporary files in the output folder
-//!   ([`crate::publish::TempFile`]); only [`ContainerBuilder::finish`] renames
+//!   ([`crate::publish::temporary::TempFile`]); only [`ContainerBuilder::finish`] renames
 //!   them, after all three are complete and synced: the old `.pak` is removed
 //!   first and the new `.pak` renamed last, because the game finds a
 //!   container through its `.pak` and must never pair a new `.utoc` with an
@@ -75,7 +75,8 @@ pub use crate::mount::validate_relative_path;
 use crate::mount::{common_root, normalize_mount_point};
 use crate::pak::crypto::{pad_like_engine, AesKey};
 use crate::pak::PakWriter;
-use crate::publish::{Extension, Staged, TempFile};
+use crate::publish::extension::Extension;
+use crate::publish::temporary::{Staged, TempFile};
 use crate::version::{EngineVersion, ShaderMapHashLayout};
 use chunk_paths::ChunkPaths;
 use fresh::FreshUcas;
@@ -563,7 +564,7 @@ impl ContainerBuilder {
                 // The previous `.ucas` stays whole until the new one replaces
                 // it, but its cached pages are of no more use: handing them
                 // back first frees that memory for the new file's.
-                crate::publish::drop_cached_pages(&path("ucas"));
+                crate::publish::page_cache::drop_cached_pages(&path("ucas"));
                 let temp = TempFile::create(&path("ucas"))?;
                 let at = temp.path().to_path_buf();
                 (

@@ -570,7 +570,7 @@ impl PakReader {
     /// accepts); nothing is written outside `dir` whatever the paths in the
     /// pak say, and each file appears only once its data has checked out.
     pub(crate) fn unpack_filtered(&self, dir: &Path, keep: &dyn Fn(&str) -> bool) -> Result<usize> {
-        let out = crate::publish::OutputDir::new(dir)?;
+        let out = crate::publish::output_dir::OutputDir::new(dir)?;
         let kept: Vec<&PakEntryInfo> = self.entries.iter().filter(|e| keep(&e.path)).collect();
         let written = out.write_each(&kept, |e| &e.path, |e, w| self.read_to(e, w), |_| ())?;
         Ok(written.len())

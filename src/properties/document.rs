@@ -690,7 +690,7 @@ impl WrittenPackage {
         }
         let mut staged = Vec::with_capacity(files.len());
         for (path, bytes) in &files {
-            let mut temp = crate::publish::TempFile::create(path)?;
+            let mut temp = crate::publish::temporary::TempFile::create(path)?;
             temp.write_all(bytes)
                 .map_err(|e| Error::io(temp.path(), e))?;
             staged.push(temp.stage()?);

@@ -2,10 +2,14 @@
 //! on `<dir>/.zenpak-lock`, whose file is opened as itself and never
 //! through a link.
 
-use super::*;
+use std::fs::File;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, ErrorKind, Result};
 
 /// Name of the lock file in an output folder.
-pub const LOCK_NAME: &str = ".zenpak-lock";
+pub(crate) const LOCK_NAME: &str = ".zenpak-lock";
 
 /// Exclusive use of an output folder by this process, released on drop.
 #[derive(Debug)]
@@ -85,7 +89,7 @@ impl OutputLock {
 /// The process id the holder of the lock wrote into `file` (read through
 /// the open file, never by its name again; on Windows the holder's lock
 /// keeps others from reading it: `None`).
-pub(super) fn lock_holder(mut file: &File) -> Option<u32> {
+fn lock_holder(mut file: &File) -> Option<u32> {
     use std::io::{Read, Seek};
     let mut text = String::new();
     file.seek(std::io::SeekFrom::Start(0)).ok()?;
@@ -102,7 +106,7 @@ pub(super) fn lock_holder(mut file: &File) -> Option<u32> {
 /// no one can delete or rename it, so the name always means the file that
 /// is locked. A release under way ([`OutputLock::release_removing`]) has it
 /// open alone for an instant; the open is retried meanwhile.
-pub(super) fn open_lock_file(path: &Path) -> Result<File> {
+fn open_lock_file(path: &Path) -> Result<File> {
     let file = open_lock_file_no_follow(path)?;
     let meta = file.metadata().map_err(|e| Error::io(path, e))?;
     #[cfg(windows)]
@@ -123,7 +127,7 @@ pub(super) fn open_lock_file(path: &Path) -> Result<File> {
 }
 
 /// The error for a lock file zenpak will not use: `what` it is.
-pub(super) fn refuse_lock_file(path: &Path, what: &str) -> Error {
+fn refuse_lock_file(path: &Path, what: &str) -> Error {
     let what = match std::fs::read_link(path) {
         Ok(target) => format!("{what} to `{}`", target.display()),
         Err(_) => what.to_string(),
@@ -141,7 +145,7 @@ pub(super) fn refuse_lock_file(path: &Path, what: &str) -> Error {
 }
 
 /// [`open_lock_file`]'s open: the name itself, never what a link leads to.
-pub(super) fn open_lock_file_no_follow(path: &Path) -> Result<File> {
+fn open_lock_file_no_follow(path: &Path) -> Result<File> {
     let mut options = std::fs::OpenOptions::new();
     options.read(true).write(true).create(true).truncate(false);
     #[cfg(windows)]
@@ -183,7 +187,7 @@ pub(super) fn open_lock_file_no_follow(path: &Path) -> Result<File> {
 
 /// What the lock needs of Windows that std names only by value.
 #[cfg(windows)]
-pub(super) mod windows {
+pub(crate) mod windows {
     use super::{Error, Result};
     use std::path::Path;
 
@@ -199,10 +203,6 @@ pub(super) mod windows {
     /// has it open alone (a release deleting it takes microseconds).
     pub(crate) const BUSY_TRIES: u32 = 1000;
     pub(crate) const BUSY_WAIT: std::time::Duration = std::time::Duration::from_millis(10);
-    /// How long replacing an ownership record is retried while another
-    /// zenpak reads it (an instant), before the refusal is reported: 2 s,
-    /// short enough that a folder really refusing writes fails soon.
-    pub(crate) const RECORD_BUSY_TRIES: u32 = 200;
 
     pub(crate) fn is_sharing_violation(e: &std::io::Error) -> bool {
         e.raw_os_error() == Some(ERROR_SHARING_VIOLATION)
@@ -233,7 +233,7 @@ pub(super) mod windows {
 
 /// Whether the open `file` is the file named `path` now.
 #[cfg(unix)]
-pub(super) fn is_same_file(file: &File, path: &Path) -> bool {
+fn is_same_file(file: &File, path: &Path) -> bool {
     let (Ok(open), Ok(named)) = (file.metadata(), std::fs::symlink_metadata(path)) else {
         return false;
     };
@@ -247,7 +247,7 @@ pub(super) fn is_same_file(file: &File, path: &Path) -> bool {
 /// created under a name deleted seconds before inherits the old file's
 /// creation time there.)
 #[cfg(not(unix))]
-pub(super) fn is_same_file(_file: &File, _path: &Path) -> bool {
+fn is_same_file(_file: &File, _path: &Path) -> bool {
     true
 }
 
@@ -255,5 +255,75 @@ impl Drop for OutputLock {
     fn drop(&mut self) {
         let _ = self.file.set_len(0);
         let _ = self.file.unlock();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Whether the file named `path` now is locked (by anyone).
+    fn is_locked(path: &Path) -> bool {
+        let file = open_lock_file(path).unwrap();
+        matches!(file.try_lock(), Err(std::fs::TryLockError::WouldBlock))
+    }
+
+    #[test]
+    fn a_lock_released_with_its_file_passes_to_the_waiting_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(LOCK_NAME);
+        // Alone: the file goes.
+        let only = OutputLock::acquire(dir.path(), |_| panic!("free folder")).unwrap();
+        assert!(only.release_removing().unwrap());
+        assert!(!path.exists());
+
+        let first = OutputLock::acquire(dir.path(), |_| panic!("free folder")).unwrap();
+        let folder = dir.path().to_path_buf();
+        let (waiting_tx, waiting) = std::sync::mpsc::channel();
+        let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+        let second = std::thread::spawn(move || {
+            let lock = OutputLock::acquire(&folder, |_| waiting_tx.send(()).unwrap()).unwrap();
+            // The lock held is on the file that has the name now.
+            let locked = is_locked(&folder.join(LOCK_NAME));
+            done_rx.recv().unwrap();
+            drop(lock);
+            locked
+        });
+        waiting
+            .recv_timeout(std::time::Duration::from_secs(30))
+            .expect("the second lock waits");
+        // Unix removes the name under the waiting one; Windows leaves the
+        // file to it.
+        assert_eq!(first.release_removing().unwrap(), !cfg!(windows));
+        done_tx.send(()).unwrap();
+        assert!(
+            second.join().unwrap(),
+            "the waiting zenpak's lock locks nothing"
+        );
+        assert!(!is_locked(&path));
+    }
+
+    #[test]
+    fn a_second_lock_waits_for_the_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let first = OutputLock::acquire(dir.path(), |_| panic!("free folder")).unwrap();
+        let path = dir.path().to_path_buf();
+        let (waiting_tx, waiting) = std::sync::mpsc::channel();
+        let handle = std::thread::spawn(move || {
+            let _second = OutputLock::acquire(&path, |pid| waiting_tx.send(pid).unwrap()).unwrap();
+        });
+        let pid = waiting
+            .recv_timeout(std::time::Duration::from_secs(30))
+            .expect("the second lock waits");
+        // The holder's id, read from the lock file. Windows locks are
+        // mandatory: another handle cannot read it there (Wine lets it).
+        let id = std::process::id();
+        if cfg!(windows) {
+            assert!(pid.is_none() || pid == Some(id), "{pid:?}");
+        } else {
+            assert_eq!(pid, Some(id));
+        }
+        drop(first);
+        handle.join().unwrap();
     }
 }

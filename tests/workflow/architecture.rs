@@ -1,7 +1,8 @@
 //! ARCHITECTURE.md's layer list is the truth about module dependencies:
 //! every module of the library is listed, and its code (outside test
 //! modules and comments) names only modules of lower layers. Inside a
-//! folder, its modules do not use each other in a circle.
+//! folder, its modules do not use each other in a circle. Unsafe code sits
+//! only in the files listed for it, each block under a `// SAFETY:` note.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -447,4 +448,160 @@ fn the_circle_finder_reads_nested_groups_and_every_declaration() {
         ]
     );
     assert_eq!(folder_circles(src), ["f: a, b", "f: c, d"]);
+}
+
+/// The files that may hold `unsafe` code, each with what its unsafe code
+/// is about: one family of system calls (or one unchecked conversion) per
+/// file, so that a reader checking them reads one contract at a time. A
+/// file with unsafe code missing here fails the test, and so does an entry
+/// whose file has none left.
+const UNSAFE_FILES: &[(&str, &str)] = &[
+    (
+        "arena.rs",
+        "paths kept as their encoded bytes (from_encoded_bytes_unchecked)",
+    ),
+    (
+        "build/mod.rs",
+        "the allocator's tuning (malloc_trim, mallopt)",
+    ),
+    (
+        "iostore/directory_index.rs",
+        "names kept as UTF-8 bytes (from_utf8_unchecked)",
+    ),
+    ("main.rs", "signal dispositions (signal)"),
+    (
+        "publish/page_cache.rs",
+        "page-cache hints (sync_file_range, posix_fadvise)",
+    ),
+    ("publish/stamp.rs", "file status (fstatat)"),
+    (
+        "publish/unnamed_folder.rs",
+        "files without a name (openat O_TMPFILE, linkat, from_raw_fd)",
+    ),
+];
+
+/// The 1-based lines of a file's code (outside comments and its test
+/// module) that open unsafe code (`unsafe {`, `unsafe fn`, `unsafe impl`,
+/// `unsafe extern`), each with whether a `// SAFETY:` note is among the
+/// comments of its statement: the lines above it back to the previous
+/// statement, block or blank line.
+fn unsafe_blocks(text: &str) -> Vec<(usize, bool)> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        let trimmed = line.trim_start();
+        if trimmed == "#[cfg(test)]"
+            && lines
+                .get(i + 1)
+                .is_some_and(|next| next.trim_start().starts_with("mod "))
+        {
+            break;
+        }
+        if trimmed.starts_with("//") {
+            continue;
+        }
+        let code = line.split(" // ").next().unwrap_or(line);
+        let opens = code.match_indices("unsafe").any(|(at, _)| {
+            let before = code[..at].chars().next_back();
+            let after = code[at + "unsafe".len()..].trim_start();
+            !before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == '"')
+                && ["{", "fn ", "impl", "extern"]
+                    .iter()
+                    .any(|opening| after.starts_with(opening))
+        });
+        if !opens {
+            continue;
+        }
+        let mut noted = false;
+        for above in lines[..i].iter().rev().map(|l| l.trim()) {
+            if above.starts_with("//") {
+                noted |= above.starts_with("// SAFETY:");
+                continue;
+            }
+            if above.is_empty()
+                || above.ends_with(';')
+                || above.ends_with('{')
+                || above.ends_with('}')
+            {
+                break;
+            }
+        }
+        out.push((i + 1, noted));
+    }
+    out
+}
+
+/// Every file under `src` with unsafe code, as its path below `src`, with
+/// the lines of its unsafe code that have no `// SAFETY:` note.
+fn unsafe_files(src: &Path) -> BTreeMap<String, Vec<usize>> {
+    let mut out = BTreeMap::new();
+    for file in rust_files(src) {
+        let found = unsafe_blocks(&std::fs::read_to_string(&file).unwrap());
+        if found.is_empty() {
+            continue;
+        }
+        let name = file
+            .strip_prefix(src)
+            .unwrap()
+            .to_string_lossy()
+            .replace('\\', "/");
+        let unnoted = found
+            .into_iter()
+            .filter(|(_, noted)| !noted)
+            .map(|(line, _)| line)
+            .collect();
+        out.insert(name, unnoted);
+    }
+    out
+}
+
+#[test]
+fn unsafe_code_sits_in_its_own_files_each_with_a_safety_note() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let found = unsafe_files(&src);
+    let listed: BTreeSet<&str> = UNSAFE_FILES.iter().map(|(file, _)| *file).collect();
+    let unlisted: Vec<&String> = found
+        .keys()
+        .filter(|f| !listed.contains(f.as_str()))
+        .collect();
+    let gone: Vec<&&str> = listed.iter().filter(|f| !found.contains_key(**f)).collect();
+    let unnoted: Vec<String> = found
+        .iter()
+        .flat_map(|(file, lines)| lines.iter().map(move |line| format!("src/{file}:{line}")))
+        .collect();
+    assert!(
+        unlisted.is_empty() && gone.is_empty() && unnoted.is_empty(),
+        "unsafe code goes in a file about one family of system calls, listed in UNSAFE_FILES, \
+         each block under a `// SAFETY:` note saying why it holds.\nfiles with unsafe code not \
+         listed (move it into the file of its family, or list a new one):\n{}\nlisted files \
+         without unsafe code (take them off the list):\n{}\nunsafe code without a SAFETY note:\n{}",
+        unlisted
+            .iter()
+            .map(|f| f.as_str())
+            .collect::<Vec<_>>()
+            .join("\n"),
+        gone.iter().map(|f| **f).collect::<Vec<_>>().join("\n"),
+        unnoted.join("\n")
+    );
+}
+
+#[test]
+fn the_unsafe_finder_sees_blocks_and_their_notes_only_in_code() {
+    let text = "fn a() {\n\
+                \x20   // SAFETY: noted.\n\
+                \x20   unsafe { f() };\n\
+                \x20   let x = g();\n\
+                \x20   unsafe { h() };\n\
+                \x20   // SAFETY: a note above a chained call.\n\
+                \x20   v.iter()\n\
+                \x20       .map(|b| unsafe { k(b) })\n\
+                \x20   // unsafe { in a comment }\n\
+                \x20   let s = \"unsafe-output\"; // unsafe { trailing }\n\
+                }\n\
+                unsafe fn raw() {}\n\
+                #[cfg(test)]\nmod tests { fn t() { unsafe { z() } } }\n";
+    assert_eq!(
+        unsafe_blocks(text),
+        [(3, true), (5, false), (8, true), (12, false)]
+    );
 }

@@ -591,7 +591,7 @@ fn a_file_size_limit_fails_the_build_with_an_error_and_no_temporaries() {
     let left: Vec<_> = walkdir::WalkDir::new(root.join("target"))
         .into_iter()
         .flatten()
-        .filter(|e| zenpak::publish::is_temporary_name(&e.file_name().to_string_lossy()))
+        .filter(|e| zenpak::publish::temporary::is_temporary_name(&e.file_name().to_string_lossy()))
         .map(|e| e.into_path())
         .collect();
     assert!(left.is_empty(), "{left:?}");

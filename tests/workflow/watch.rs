@@ -179,7 +179,7 @@ fn sigint_during_a_rebuild_leaves_a_whole_triplet() {
     let leftovers: Vec<_> = std::fs::read_dir(installed.parent().unwrap())
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| zenpak::publish::is_temporary_name(n))
+        .filter(|n| zenpak::publish::temporary::is_temporary_name(n))
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
 }

@@ -28,7 +28,7 @@ pub(crate) struct BuildRecord {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 pub struct ArtifactRecord {
     pub path: PathBuf,
-    pub stamp: crate::publish::FileStamp,
+    pub stamp: crate::publish::stamp::FileStamp,
     /// Hex BLAKE3 of the contents, recorded by a release build; `None` in
     /// a development build's record, whose outputs their stamps identify
     /// (hashing them would read every output again: a GiB `.ucas`, a pak
@@ -39,7 +39,7 @@ pub struct ArtifactRecord {
 impl ArtifactRecord {
     /// Whether the file on disk is still the one the build wrote.
     pub(crate) fn is_unchanged(&self) -> bool {
-        crate::publish::FileStamp::of(&self.path).is_ok_and(|s| s == self.stamp)
+        crate::publish::stamp::FileStamp::of(&self.path).is_ok_and(|s| s == self.stamp)
     }
 
     /// Records `path` as just written: its stamp and BLAKE3.
@@ -59,7 +59,7 @@ impl ArtifactRecord {
 
     /// Records `path` as just written by its stamp alone.
     pub(crate) fn stamp_only(path: &Path) -> Result<ArtifactRecord> {
-        let stamp = crate::publish::FileStamp::of(path).map_err(|e| Error::io(path, e))?;
+        let stamp = crate::publish::stamp::FileStamp::of(path).map_err(|e| Error::io(path, e))?;
         Ok(ArtifactRecord {
             path: path.to_path_buf(),
             stamp,

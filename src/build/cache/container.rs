@@ -42,8 +42,8 @@ const CONTAINER_TRAILER: usize = 32 + 2 * STAMP_BYTES + 8;
 pub(crate) struct ContainerRecord {
     /// Hash of every setting the container's chunk bytes depend on.
     pub(crate) settings: Hash,
-    pub(crate) utoc: crate::publish::FileStamp,
-    pub(crate) ucas: crate::publish::FileStamp,
+    pub(crate) utoc: crate::publish::stamp::FileStamp,
+    pub(crate) ucas: crate::publish::stamp::FileStamp,
     /// How many packages the record holds.
     pub(crate) packages: u64,
 }
@@ -69,8 +69,8 @@ impl ContainerRecord {
 
     /// Whether `utoc` and `ucas` on disk are the files recorded.
     pub(crate) fn matches(&self, utoc: &Path, ucas: &Path) -> bool {
-        crate::publish::FileStamp::of(utoc).is_ok_and(|s| s == self.utoc)
-            && crate::publish::FileStamp::of(ucas).is_ok_and(|s| s == self.ucas)
+        crate::publish::stamp::FileStamp::of(utoc).is_ok_and(|s| s == self.utoc)
+            && crate::publish::stamp::FileStamp::of(ucas).is_ok_and(|s| s == self.ucas)
     }
 }
 
@@ -207,7 +207,7 @@ impl ContainerRecordReader {
 /// temporary that [`finish`](Self::finish) publishes; dropped unfinished,
 /// it leaves nothing.
 pub(crate) struct ContainerRecordWriter {
-    out: std::io::BufWriter<crate::publish::TempFile>,
+    out: std::io::BufWriter<crate::publish::temporary::TempFile>,
     hasher: blake3::Hasher,
     packages: u64,
     entry: Writer,
@@ -218,7 +218,7 @@ impl ContainerRecordWriter {
         let mut writer = ContainerRecordWriter {
             out: std::io::BufWriter::with_capacity(
                 1 << 16,
-                crate::publish::TempFile::create(path)?,
+                crate::publish::temporary::TempFile::create(path)?,
             ),
             hasher: blake3::Hasher::new(),
             packages: 0,
@@ -254,8 +254,8 @@ impl ContainerRecordWriter {
     pub(crate) fn finish(
         mut self,
         settings: &Hash,
-        utoc: &crate::publish::FileStamp,
-        ucas: &crate::publish::FileStamp,
+        utoc: &crate::publish::stamp::FileStamp,
+        ucas: &crate::publish::stamp::FileStamp,
     ) -> Result<()> {
         use std::io::Write;
         self.write(&0u32.to_le_bytes())?;
@@ -357,7 +357,7 @@ mod tests {
         use crate::legacy::BulkKind;
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("container.bin");
-        let stamp = |n: u64| crate::publish::FileStamp {
+        let stamp = |n: u64| crate::publish::stamp::FileStamp {
             size: n,
             modified_ns: u64::MAX - n,
             inode: n + 1,

@@ -43,7 +43,7 @@ use super::file::write_cache_file;
 use crate::binary::{Reader, Writer};
 use crate::build::input::Hash;
 use crate::error::{Error, Result};
-use crate::publish::TempFile;
+use crate::publish::temporary::TempFile;
 
 /// The pack's file name in the cache folder.
 pub(crate) const PACK_FILE: &str = "packages.zpk";

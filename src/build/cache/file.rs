@@ -5,7 +5,7 @@ use std::path::Path;
 
 use crate::binary::{Reader, Writer};
 use crate::error::{Error, Result};
-use crate::publish::FileStamp;
+use crate::publish::stamp::FileStamp;
 
 /// Bytes of a [`FileStamp`] as the cache stores it.
 pub(super) const STAMP_BYTES: usize = 32;

@@ -45,7 +45,7 @@ pub(crate) struct Stamps {
 /// Stamp of a file the index did not know: its time never matches, so the
 /// file is hashed.
 const UNKNOWN: InputStamp = InputStamp {
-    file: crate::publish::FileStamp {
+    file: crate::publish::stamp::FileStamp {
         size: 0,
         modified_ns: 0,
         inode: 0,
@@ -78,7 +78,7 @@ impl Taken {
     }
 
     /// The stamp of file `i` now.
-    pub(crate) fn stamp(&self, i: usize) -> &crate::publish::FileStamp {
+    pub(crate) fn stamp(&self, i: usize) -> &crate::publish::stamp::FileStamp {
         &self.stamps[i].file
     }
 
@@ -126,13 +126,13 @@ impl FileIndex {
     }
 
     /// The first half of fingerprinting the inputs: every file's stamp (one
-    /// `stat` each, [`crate::publish::FileStamp::of_all`]) and, with
+    /// `stat` each, [`crate::publish::stamp::FileStamp::of_all`]) and, with
     /// `index`, the hashes it recorded for the files whose whole stamp is
     /// unchanged. Nothing is read.
     pub(crate) fn take(index: Option<&Path>, paths: &PathArena) -> Result<Taken> {
         // Stamped in place: one list of stamps, not a second one beside it.
         let mut stamps = vec![UNKNOWN; paths.len()];
-        crate::publish::FileStamp::of_all_into(paths, &mut stamps, |s| &mut s.file)?;
+        crate::publish::stamp::FileStamp::of_all_into(paths, &mut stamps, |s| &mut s.file)?;
         let mut known = vec![false; paths.len()];
         let indexed = index.map(|index| {
             Self::merge(index, paths, |i, _, then| {
@@ -486,7 +486,7 @@ pub(super) fn files_unchanged(index: &Path, count: u64) -> Option<Option<FirstCh
 #[derive(Debug)]
 pub(super) struct FirstChange {
     pub(super) same_before: usize,
-    pub(super) now: Vec<crate::publish::FileStamp>,
+    pub(super) now: Vec<crate::publish::stamp::FileStamp>,
 }
 
 /// Stats the files `index` lists (exactly `count` entries) a batch at a
@@ -501,7 +501,7 @@ fn stat_index(
     count: u64,
     from: usize,
     mut skipped: impl FnMut(&InputStamp),
-    mut batch: impl FnMut(&[InputStamp], &[crate::publish::FileStamp]) -> bool,
+    mut batch: impl FnMut(&[InputStamp], &[crate::publish::stamp::FileStamp]) -> bool,
 ) -> Option<()> {
     let mut reader = IndexReader::open(index)?;
     if reader.count as u64 != count {
@@ -521,7 +521,7 @@ fn stat_index(
     while !paths.is_empty() {
         now.resize(paths.len(), UNKNOWN.file);
         let (stamped, read) = rayon::join(
-            || crate::publish::FileStamp::of_all_into(&paths, &mut now, |s| s).ok(),
+            || crate::publish::stamp::FileStamp::of_all_into(&paths, &mut now, |s| s).ok(),
             || read_batch(&mut next_paths, &mut next_then),
         );
         stamped?;
@@ -568,11 +568,12 @@ pub(crate) fn changed_since_indexed(
         now.clear();
         now.resize(paths.len(), UNKNOWN.file);
         // A file that is gone fails the batch: found one at a time below.
-        let stamped = crate::publish::FileStamp::of_all_into(&paths, &mut now, |s| s).is_ok();
+        let stamped =
+            crate::publish::stamp::FileStamp::of_all_into(&paths, &mut now, |s| s).is_ok();
         for i in 0..paths.len() {
             let moved = match stamped {
                 true => now[i] != then[i].file,
-                false => crate::publish::FileStamp::following(&paths.path(i))
+                false => crate::publish::stamp::FileStamp::following(&paths.path(i))
                     .map_or(true, |stamp| stamp != then[i].file),
             };
             if moved {
@@ -588,7 +589,10 @@ const STAT_BATCH: usize = 4096;
 
 /// Whether a file whose stamp is `now` is the one indexed with `then` (a
 /// time of 0 is never trusted).
-fn is_same(now: &crate::publish::FileStamp, then: &crate::publish::FileStamp) -> bool {
+fn is_same(
+    now: &crate::publish::stamp::FileStamp,
+    then: &crate::publish::stamp::FileStamp,
+) -> bool {
     now == then && then.modified_ns != 0
 }
 
@@ -620,7 +624,7 @@ impl IndexedFiles {
         let room = usize::try_from(count).ok()?.min(1 << 20);
         let (mut now, mut known) = (Vec::with_capacity(room), Vec::with_capacity(room));
         let (mut stamped, mut stamped_known) = (Vec::new(), Vec::new());
-        let entry = |now: crate::publish::FileStamp, then: &InputStamp| {
+        let entry = |now: crate::publish::stamp::FileStamp, then: &InputStamp| {
             let same = is_same(&now, &then.file);
             let hash = if same { then.hash } else { [0; 32] };
             (InputStamp { file: now, hash }, same)
@@ -780,7 +784,7 @@ pub(super) mod tests {
                 let path = dir.join(name);
                 std::fs::write(&path, name.as_bytes()).unwrap();
                 let stamp = InputStamp {
-                    file: crate::publish::FileStamp::of(&path).unwrap(),
+                    file: crate::publish::stamp::FileStamp::of(&path).unwrap(),
                     hash: [name.as_bytes()[0]; 32],
                 };
                 (path, stamp)
@@ -861,7 +865,7 @@ pub(super) mod tests {
             "b/c",
         ];
         let stamp = |i: usize| InputStamp {
-            file: crate::publish::FileStamp {
+            file: crate::publish::stamp::FileStamp {
                 size: i as u64,
                 modified_ns: i as u64,
                 inode: 1,

@@ -1,7 +1,7 @@
 //! The incremental build cache, under `<output>/.zenpak-cache/`.
 //!
 //! - `files.json` ([`index::FileIndex`], binary): for every input file, its stamp
-//!   ([`crate::publish::FileStamp`]: size, modification time, change time
+//!   ([`crate::publish::stamp::FileStamp`]: size, modification time, change time
 //!   and inode number) and BLAKE3 hash, sorted by path. A development build
 //!   does not read again a file whose whole stamp is unchanged; one whose
 //!   stamp differs in anything is hashed again, so touching a file without
@@ -17,7 +17,7 @@
 //!   in one pack with an index of where each lies.
 //! - `build.json`: the key of the last build as a whole and the artifacts it
 //!   wrote, each with its BLAKE3 hash and the stamp it had when written
-//!   ([`crate::publish::FileStamp`]: size, times and inode, which no later
+//!   ([`crate::publish::stamp::FileStamp`]: size, times and inode, which no later
 //!   write keeps); when the next build's key is the same and every artifact
 //!   still has its stamp, nothing is rewritten.
 //! - Each entry begins with a BLAKE3 checksum: a damaged entry is a cache
@@ -94,7 +94,9 @@ impl Cache {
         for name in BOOKKEEPING_FILES {
             remove_own_file(self.dir.join(name), removed)?;
         }
-        removed.extend(crate::publish::remove_leftover_temporaries(&self.dir)?);
+        removed.extend(crate::publish::temporary::remove_leftover_temporaries(
+            &self.dir,
+        )?);
         let parent = self.dir.parent().map(Path::to_path_buf);
         for dir in [Some(self.dir.clone()), parent].into_iter().flatten() {
             if is_real_dir(&dir) && std::fs::read_dir(&dir).is_ok_and(|mut d| d.next().is_none()) {
@@ -125,7 +127,9 @@ impl Cache {
                 remove_own_file(entry.path(), removed)?;
             }
         }
-        removed.extend(crate::publish::remove_leftover_temporaries(&packages)?);
+        removed.extend(crate::publish::temporary::remove_leftover_temporaries(
+            &packages,
+        )?);
         if std::fs::read_dir(&packages).is_ok_and(|mut d| d.next().is_none()) {
             std::fs::remove_dir(&packages).map_err(|e| Error::io(&packages, e))?;
             removed.push(packages);

@@ -46,12 +46,12 @@ pub(crate) struct TreeRecord {
     pub(crate) files: u64,
     /// The stamp of the index (`files.json`) that holds them, as this
     /// build left it: an index written since belongs to another scan.
-    pub(crate) index: crate::publish::FileStamp,
+    pub(crate) index: crate::publish::stamp::FileStamp,
     /// When the scan started (ns since 1970).
     pub(crate) scanned_ns: i128,
     /// Every folder the scan walked, with its stamp taken before its
     /// entries were read.
-    pub(crate) folders: Vec<(String, crate::publish::FileStamp)>,
+    pub(crate) folders: Vec<(String, crate::publish::stamp::FileStamp)>,
 }
 
 impl TreeRecord {
@@ -122,16 +122,16 @@ impl TreeRecord {
             self.folders.iter().map(|(p, _)| Path::new(p)),
             self.folders.len(),
         );
-        let settled = |s: &crate::publish::FileStamp| {
+        let settled = |s: &crate::publish::stamp::FileStamp| {
             i128::from(s.changed_ns) < self.scanned_ns - RACY_NS
                 && i128::from(s.modified_ns) < self.scanned_ns - RACY_NS
         };
-        let folders_same = crate::publish::FileStamp::of_all(&folders).is_ok_and(|now| {
+        let folders_same = crate::publish::stamp::FileStamp::of_all(&folders).is_ok_and(|now| {
             now.iter()
                 .zip(&self.folders)
                 .all(|(now, (_, then))| now == then && settled(then))
         });
-        let index_same = crate::publish::FileStamp::of(index).is_ok_and(|s| s == self.index);
+        let index_same = crate::publish::stamp::FileStamp::of(index).is_ok_and(|s| s == self.index);
         if !(index_same && folders_same) {
             return TreeCheck::Changed;
         }
@@ -146,7 +146,7 @@ impl TreeRecord {
     }
 
     /// The folders the scan walked, with their stamps.
-    pub(crate) fn folder_paths(&self) -> Vec<(PathBuf, crate::publish::FileStamp)> {
+    pub(crate) fn folder_paths(&self) -> Vec<(PathBuf, crate::publish::stamp::FileStamp)> {
         self.folders
             .iter()
             .map(|(path, stamp)| (PathBuf::from(path), *stamp))
@@ -185,7 +185,7 @@ mod tests {
         let paths: Vec<&Path> = files.iter().map(|(p, _)| p.as_path()).collect();
         let stamps: Vec<InputStamp> = files.iter().map(|(_, s)| *s).collect();
         FileIndex::save(&index, &arena(&paths), &stamps).unwrap();
-        let folder = crate::publish::FileStamp::following(&sub).unwrap();
+        let folder = crate::publish::stamp::FileStamp::following(&sub).unwrap();
         let record = TreeRecord {
             config: [1; 32],
             build_key: [2; 32],
@@ -193,7 +193,7 @@ mod tests {
             loose_files: 2,
             bytes_in: 5,
             files: paths.len() as u64,
-            index: crate::publish::FileStamp::of(&index).unwrap(),
+            index: crate::publish::stamp::FileStamp::of(&index).unwrap(),
             scanned_ns,
             folders: vec![(sub.to_str().unwrap().to_string(), folder)],
         };
@@ -267,7 +267,7 @@ mod tests {
         let file = dir.path().join("sub/c");
         std::fs::write(&file, b"C").unwrap();
         assert_eq!(
-            crate::publish::FileStamp::following(&dir.path().join("sub")).unwrap(),
+            crate::publish::stamp::FileStamp::following(&dir.path().join("sub")).unwrap(),
             record.folders[0].1
         );
         // The index's files, in its order, each stamped: the one rewritten
@@ -302,7 +302,7 @@ mod tests {
         );
         assert_eq!(
             *taken.stamp(1),
-            crate::publish::FileStamp::of(&file).unwrap()
+            crate::publish::stamp::FileStamp::of(&file).unwrap()
         );
         assert_eq!(taken.stamps[0].hash, [b'e'; 32]);
         assert_eq!(taken.stamps[2].hash, [b'a'; 32]);
@@ -323,7 +323,7 @@ mod tests {
         .unwrap();
         assert_eq!(later_batch.now[3..], listed.now[3..]);
         // Nor are those of the batch the check stamped: they are taken as given.
-        let given = crate::publish::FileStamp {
+        let given = crate::publish::stamp::FileStamp {
             size: 7,
             modified_ns: 7,
             inode: 7,

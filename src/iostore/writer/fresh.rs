@@ -16,7 +16,7 @@ use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::thread::JoinHandle;
 
 use crate::error::{Error, Result};
-use crate::publish::{Staged, TempFile};
+use crate::publish::temporary::{Staged, TempFile};
 
 /// Size of one buffer.
 const BUFFER: usize = 1 << 20;

@@ -4,9 +4,25 @@
 //! recorded as pending first, so a record and its files never disagree
 //! after an interrupt.
 
+use std::fs::File;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
 #[cfg(windows)]
-use super::lock::windows;
-use super::*;
+use crate::publish::lock::windows;
+use crate::publish::stamp::FileStamp;
+use crate::publish::temporary::{unique_number, Staged};
+use crate::publish::write_file;
+
+/// How long replacing an ownership record is retried while another zenpak
+/// reads it (an instant), before the refusal is reported: 2 s, short
+/// enough that a folder really refusing writes fails soon (Windows, where a
+/// file another process has open cannot be replaced).
+#[cfg(windows)]
+const RECORD_BUSY_TRIES: u32 = 200;
 
 /// One file zenpak wrote, as it wrote it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -142,7 +158,7 @@ impl OwnedFiles {
         sha256: String,
         owner: &str,
     ) -> Result<()> {
-        let entry = Self::entry(dir, path, &staged.path, sha256, owner)?;
+        let entry = Self::entry(dir, path, staged.path(), sha256, owner)?;
         self.pending.retain(|f| f.name != entry.name);
         self.pending.push(entry);
         Ok(())
@@ -209,7 +225,7 @@ impl OwnedFiles {
             loop {
                 match self.save_once(dir) {
                     Err(e)
-                        if tries < windows::RECORD_BUSY_TRIES
+                        if tries < RECORD_BUSY_TRIES
                             && matches!(
                                 e.refusal(),
                                 Some(
@@ -346,7 +362,7 @@ impl OwnedFile {
 
 /// `path` relative to `dir`, as a single file name (records never reach into sub-folders
 /// they do not name).
-pub(super) fn relative_name(dir: &Path, path: &Path) -> Result<String> {
+fn relative_name(dir: &Path, path: &Path) -> Result<String> {
     let relative = path
         .strip_prefix(dir)
         .map_err(|_| Error::internal(format!("{} is not in {}", path.display(), dir.display())))?;
@@ -411,4 +427,42 @@ pub(crate) fn checked_recorded_file(
             )
         })?;
     checked_record_path(dir, name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn owned_files_are_removed_only_when_unchanged() {
+        let dir = tempfile::tempdir().unwrap();
+        let mine = dir.path().join("mine.zip");
+        let changed = dir.path().join("changed.zip");
+        let theirs = dir.path().join("theirs.zip");
+        for p in [&mine, &changed, &theirs] {
+            std::fs::write(p, b"zip").unwrap();
+        }
+        let mut owned = OwnedFiles::default();
+        owned.insert(dir.path(), &mine, "x".into(), "me").unwrap();
+        owned
+            .insert(dir.path(), &changed, "x".into(), "me")
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        std::fs::write(&changed, b"someone else's").unwrap();
+        assert!(owned.is_unchanged(dir.path(), &mine));
+        assert!(!owned.is_unchanged(dir.path(), &changed));
+        assert_eq!(
+            owned.remove(dir.path(), &mine).unwrap(),
+            Removal::Removed(mine.clone())
+        );
+        assert_eq!(
+            owned.remove(dir.path(), &changed).unwrap(),
+            Removal::KeptChanged(changed.clone())
+        );
+        assert_eq!(
+            owned.remove(dir.path(), &theirs).unwrap(),
+            Removal::KeptChanged(theirs.clone())
+        );
+        assert!(!mine.exists() && changed.exists() && theirs.exists());
+    }
 }

@@ -3,7 +3,7 @@
 //! removing build output (`zenpak clean`).
 //!
 //! Every file is written through [`crate::publish`] (unique temporary, sync,
-//! rename) and recorded as owned by this mod ([`OwnedFiles`], keyed by the
+//! rename) and recorded as owned by this mod ([`owned::OwnedFiles`], keyed by the
 //! manifest's path). Only recorded files that are still exactly as zenpak
 //! wrote them are ever removed: `clean` never deletes by pattern and never
 //! recurses, and `install` replaces the previous install of this mod (even
@@ -21,7 +21,11 @@ use crate::build::BuildSummary;
 use crate::error::{Error, Result};
 use crate::game::folder::GameFolder;
 use crate::manifest::Manifest;
-use crate::publish::{OutputLock, OwnedFiles, Removal, Staged, TempFile};
+use crate::publish::lock::OutputLock;
+use crate::publish::temporary::{Staged, TempFile};
+use owned::{OwnedFiles, Removal};
+
+pub(crate) mod owned;
 
 pub(crate) use crate::build::cache::CACHE_DIR;
 
@@ -601,7 +605,7 @@ fn install_locked(
     std::fs::create_dir_all(mods).map_err(|e| Error::io(mods, e))?;
     // Full-size temporaries a killed install left (no live zenpak owns
     // them: the folder is locked).
-    crate::publish::remove_leftover_temporaries(mods)?;
+    crate::publish::temporary::remove_leftover_temporaries(mods)?;
     // Stage all three (checking each is what the build wrote), .pak last.
     let mut staged: Vec<Staged> = Vec::new();
     let mut hashes = Vec::new();
@@ -727,7 +731,7 @@ fn uninstall_locked(
     // Full-size temporaries a killed install left (the folder is locked;
     // not when it is not a folder of its own, which is not locked either).
     if is_real_dir(mods) {
-        crate::publish::remove_leftover_temporaries(mods)?;
+        crate::publish::temporary::remove_leftover_temporaries(mods)?;
     }
     if mine.is_empty() {
         return Ok(report);
@@ -773,7 +777,7 @@ pub fn clean(manifest: &Manifest) -> Result<CleanReport> {
     // The triplet, as the last build recorded it.
     if let Some(record) = cache.load_build_record() {
         for artifact in &record.artifacts {
-            if let Err(why) = crate::publish::checked_recorded_file(&dir, &artifact.path) {
+            if let Err(why) = owned::checked_recorded_file(&dir, &artifact.path) {
                 report.damaged_record.push(format!(
                     "the build record {} is damaged: {why}; it was left alone",
                     cache.build_record_path().display()
@@ -846,7 +850,7 @@ fn remove(path: &Path, report: &mut CleanReport) -> Result<()> {
 fn remove_temporaries_in(dir: &Path, report: &mut CleanReport) -> Result<()> {
     report
         .removed
-        .extend(crate::publish::remove_leftover_temporaries(dir)?);
+        .extend(crate::publish::temporary::remove_leftover_temporaries(dir)?);
     Ok(())
 }
 
