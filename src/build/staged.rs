@@ -60,7 +60,7 @@ pub(crate) fn add_staged(
         return remove_all(&dir, &mut Vec::new());
     }
     let mut wanted = std::collections::BTreeSet::new();
-    let out = crate::publish::OutputDir::new(&dir)?;
+    let out = crate::publish::output_dir::OutputDir::new(&dir)?;
     for package in staged {
         for (relative, bytes) in package.files() {
             crate::mount::validate_relative_path(&relative)?;
