@@ -103,6 +103,7 @@ codes! {
     PACKAGE_PATH_MISMATCH = "package-path-mismatch": "the package's name and its path disagree",
     PAK_PATH_TWICE = "pak-path-twice": "a pak's index lists one path twice; the engine reads the last one listed",
     PAK_VERSION_OLDER = "pak-version-older": "doctor: a pak version older than any release writes (newer engines still read it)",
+    PATCH_BASE_OUTDATED = "patch-base-outdated": "build: the game's copy of a patched asset differs from the vendored base (the game was updated); `patch vendor` refreshes it",
     PATCH_BASES_DIFFER = "patch-bases-differ": "build: patches of one asset name different bases; all apply to the first one's",
     PATCH_OVERRIDDEN = "patch-overridden": "build: two patch files set one path of one asset to different values; the later file wins (`[patches] later-wins`)",
     PERMISSION_DENIED = "permission-denied": "the system refused access to a file zenpak needs (its user may not read or write it)",

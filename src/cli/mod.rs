@@ -25,6 +25,7 @@ mod inspect_zen;
 mod list;
 mod new;
 pub(crate) mod output;
+mod patch;
 mod release;
 mod shell;
 mod unpack;
@@ -181,6 +182,11 @@ pub(crate) enum Command {
         after_help = "Examples:\n  zenpak from-json DT_Weapons.json -o Cooked/MyGame/Content/Data/DT_Weapons.uasset"
     )]
     FromJson(asset_json::FromJsonArgs),
+    /// Commands on the mod's patch files (`patches/**/*.toml`): vendor.
+    #[command(
+        after_help = "Examples:\n  zenpak patch vendor --game-dir \"C:/Games/MyGame\"\n  ZENPAK_GAME_DIR=~/Games/MyGame zenpak patch vendor"
+    )]
+    Patch(patch::Args),
 }
 
 impl Command {
@@ -213,6 +219,7 @@ impl Command {
             Command::Conflicts(_) => "conflicts",
             Command::ToJson(_) => "to-json",
             Command::FromJson(_) => "from-json",
+            Command::Patch(_) => "patch",
         }
     }
 }
@@ -254,6 +261,7 @@ pub(crate) fn run(cli: Cli) -> ExitCode {
         Command::Conflicts(args) => conflicts::run(args, &out),
         Command::ToJson(args) => asset_json::run_to_json(args, &out),
         Command::FromJson(args) => asset_json::run_from_json(args, &out),
+        Command::Patch(args) => patch::run(args, &out),
         Command::Completions(args) => shell::run_completions(args),
         Command::Man(args) => shell::run_man(args, &out),
         Command::ConfigPath(args) => shell::run_config_path(args, &out),

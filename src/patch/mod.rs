@@ -25,6 +25,7 @@ pub mod base;
 pub mod file;
 pub mod node;
 pub mod path;
+pub mod vendor;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -165,10 +166,18 @@ pub fn apply_all(
             .push(patch);
     }
     let mut diagnostics = conflicts(set)?;
+    let lock = vendor::Lock::load(manifest)?;
     let mut packages = Vec::with_capacity(groups.len());
     for patches in groups.values() {
         let first = patches[0];
-        let base = load_base(manifest, &first.target, &first.at, game)?;
+        let base = load_base(
+            manifest,
+            &first.target,
+            &first.at,
+            game,
+            &lock,
+            &mut diagnostics,
+        )?;
         let asset = base.package.clone();
         let package = apply_to_base(&base, patches, mappings, &asset, manifest.game.engine)?;
         if patches.iter().any(|p| p.target != first.target) {
@@ -197,29 +206,49 @@ pub fn apply_all(
     })
 }
 
+/// The base of `target`: a repository file; or the game's copy (warning
+/// when it differs from the vendored one), else the vendored copy.
 fn load_base(
     manifest: &Manifest,
     target: &Target,
     at: &Location,
     game: Option<&Game>,
+    lock: &vendor::Lock,
+    diagnostics: &mut Vec<Diagnostic>,
 ) -> Result<Base> {
-    match target {
-        Target::Base { path, asset } => base::repository_base(manifest, path, asset.as_deref())
-            .map_err(|e| e.in_file(at.file.as_path()).at_line(at.line, at.column)),
-        Target::Asset(name) => {
-            let Some(game) = game else {
-                return Err(at
-                    .error(format!("the patch of `{name}` needs the game's copy of it, and no game was given"))
-                    .with_hint("build with `--game-dir GAME` (or set ZENPAK_GAME_DIR), or copy the cooked asset into the repository and name it with `base = \"…\"`"));
-            };
-            game.package(manifest, name)
-                .map_err(|e| e.in_file(at.file.as_path()).at_line(at.line, at.column))?
-                .ok_or_else(|| {
-                    at.error(format!("the game has no package `{name}`"))
-                        .with_hint("`zenpak list --game-dir GAME` lists the game's packages; a patch names one as `/Game/Data/DT_Weapons`")
-                })
+    let here = |e: Error| e.in_file(at.file.as_path()).at_line(at.line, at.column);
+    let name = match target {
+        Target::Base { path, asset } => {
+            return base::repository_base(manifest, path, asset.as_deref()).map_err(here)
+        }
+        Target::Asset(name) => name,
+    };
+    let Some(game) = game else {
+        return vendor::vendored(manifest, lock, name)?.ok_or_else(|| {
+            at.error(format!("the patch of `{name}` needs the game's copy of it, and no game was given"))
+                .with_hint("build with `--game-dir GAME` (or set ZENPAK_GAME_DIR); for a build without the game (CI), vendor the bases once with `zenpak patch vendor --game-dir GAME`")
+        });
+    };
+    let base = game.package(manifest, name).map_err(here)?.ok_or_else(|| {
+        at.error(format!("the game has no package `{name}`"))
+            .with_hint("`zenpak list --game-dir GAME` lists the game's packages; a patch names one as `/Game/Data/DT_Weapons`")
+    })?;
+    if let Some(entry) = lock.get(name) {
+        if vendor::files_hash(&base.files)? != entry.blake3 {
+            diagnostics.push(
+                Diagnostic::warning(
+                    "patch-base-outdated",
+                    format!(
+                        "the game's `{name}` differs from the vendored base (read from {}): the patches apply to the game's",
+                        entry.source
+                    ),
+                )
+                .with_file(vendor::base_dir(manifest).join(&entry.path))
+                .with_hint("vendor the new base with `zenpak patch vendor --game-dir GAME`, so that a build without the game makes the same mod"),
+            );
         }
     }
+    Ok(base)
 }
 
 /// Applies `patches` (all of one asset) to `base`.

@@ -270,23 +270,16 @@ fn a_patch_changes_the_games_table_by_exactly_what_it_says() {
     );
 }
 
-/// The game updated: a row the patch does not touch changed, one added,
-/// one removed. The mod built again carries the update and the patch; a
-/// patch on the removed row fails naming it, before anything is written.
-#[test]
-fn a_patch_keeps_the_games_update_and_names_a_row_the_update_removed() {
-    let Some(s) = setup("patch-update") else {
-        return;
-    };
-    let dir = s.dir.as_ref();
-    // The update, made with from-json of an edited document.
+/// The game updated: row `Italic` changed, `Whisper` added, `Orange`
+/// removed (made with from-json of an edited document, then built into a
+/// game as the first). Returns the game and the document of its table.
+fn updated_game(dir: &Path, s: &Setup) -> (PathBuf, Value) {
     let mut updated = s.original.clone();
     let rows = &mut updated["exports"][0]["data"]["rows"];
     rows["Italic"]["TextStyle"]["Font"]["Size"] = json!(31.0);
     rows["Whisper"] = rows["Green"].clone();
     rows.as_object_mut().unwrap().remove("Orange");
     let edited = dir.join("updated.json");
-    // Field order inside fixed structs is free; rows keep serde_json's order.
     std::fs::write(&edited, serde_json::to_vec(&updated).unwrap()).unwrap();
     let cooked = dir.join("Updated/DT_ChatEntry.uasset");
     std::fs::create_dir_all(cooked.parent().unwrap()).unwrap();
@@ -305,6 +298,19 @@ fn a_patch_keeps_the_games_update_and_names_a_row_the_update_removed() {
     .ok();
     let new_game = game_with(dir, "NewGame", &cooked);
     let update = document(dir, &s.nanos, &[cooked.to_str().unwrap()], "update.json");
+    (new_game, update)
+}
+
+/// The game updated: a row the patch does not touch changed, one added,
+/// one removed. The mod built again carries the update and the patch; a
+/// patch on the removed row fails naming it, before anything is written.
+#[test]
+fn a_patch_keeps_the_games_update_and_names_a_row_the_update_removed() {
+    let Some(s) = setup("patch-update") else {
+        return;
+    };
+    let dir = s.dir.as_ref();
+    let (new_game, update) = updated_game(dir, &s);
 
     let repo = repo(dir, &s.nanos, PATCH);
     build(&repo, &new_game).ok();
@@ -513,4 +519,111 @@ set = { "Default.TextStyle.SelectedBackgroundColor.ColorUseRule" = "UseColor_Spe
         "/Game/StringTables/ST_Attributes",
     );
     assert_eq!(found["exports"][0]["data"], expected);
+}
+
+/// The three files of the mod `repo` built.
+fn artifacts(repo: &Path) -> Vec<Vec<u8>> {
+    ["utoc", "ucas", "pak"]
+        .iter()
+        .map(|ext| std::fs::read(repo.join(format!("target/PatchMod_1_P.{ext}"))).unwrap())
+        .collect()
+}
+
+/// `patch vendor` copies the game's table into `patches/base/` with a
+/// lock; a release build without the game then makes the same bytes as
+/// one with it. After a game update, a build with the game says the base
+/// is outdated and `patch vendor` changes the lock; a vendored file edited
+/// by hand is refused.
+#[test]
+fn vendored_bases_build_the_same_mod_without_the_game() {
+    let Some(s) = setup("patch-vendor") else {
+        return;
+    };
+    let dir = s.dir.as_ref();
+    let repo = repo(dir, &s.nanos, PATCH);
+    let game = s.game.to_str().unwrap();
+    let vendored = run(
+        Some(&repo),
+        &[
+            "--message-format",
+            "json",
+            "patch",
+            "vendor",
+            "--game-dir",
+            game,
+        ],
+    );
+    vendored.ok();
+    let line = vendored.line_of("vendored");
+    assert_eq!(line["asset"], CHAT);
+    assert_eq!(line["changed"], true);
+    let base = repo.join("patches/base/TestGame/Content/NanosWorld/Core/Chat/DT_ChatEntry");
+    assert!(base.with_extension("uasset").is_file() && base.with_extension("uexp").is_file());
+    let lock_path = repo.join("patches/base/lock.toml");
+    let lock = std::fs::read_to_string(&lock_path).unwrap();
+    let parsed: toml::Value = toml::from_str(&lock).unwrap();
+    assert_eq!(parsed["base"][0]["asset"].as_str(), Some(CHAT));
+
+    run(Some(&repo), &["build", "--release", "--game-dir", game]).ok();
+    let with_game = artifacts(&repo);
+    let without = run(
+        Some(&repo),
+        &["--message-format", "json", "build", "--release", "--force"],
+    );
+    without.ok();
+    assert!(without.line_of("patched")["base"]
+        .as_str()
+        .unwrap()
+        .contains("patches/base"));
+    assert_eq!(artifacts(&repo), with_game);
+
+    // Vendored again from the same game: nothing changes.
+    let again = run(
+        Some(&repo),
+        &[
+            "--message-format",
+            "json",
+            "patch",
+            "vendor",
+            "--game-dir",
+            game,
+        ],
+    );
+    assert_eq!(again.line_of("vendored")["changed"], false);
+    assert_eq!(std::fs::read_to_string(&lock_path).unwrap(), lock);
+
+    // The game updated: the build with it warns, the vendor changes the lock.
+    let (new_game, _) = updated_game(dir, &s);
+    let new_game = new_game.to_str().unwrap();
+    let built = run(
+        Some(&repo),
+        &["--message-format", "json", "build", "--game-dir", new_game],
+    );
+    built.ok();
+    assert_eq!(built.codes("warning"), ["patch-base-outdated"]);
+    let refreshed = run(
+        Some(&repo),
+        &[
+            "--message-format",
+            "json",
+            "patch",
+            "vendor",
+            "--game-dir",
+            new_game,
+        ],
+    );
+    assert_eq!(refreshed.line_of("vendored")["changed"], true);
+    assert_ne!(std::fs::read_to_string(&lock_path).unwrap(), lock);
+
+    // A vendored file edited by hand: a build without the game refuses it.
+    let uexp = base.with_extension("uexp");
+    let mut bytes = std::fs::read(&uexp).unwrap();
+    bytes[0] ^= 1;
+    std::fs::write(&uexp, bytes).unwrap();
+    let failed = run(Some(&repo), &["--message-format", "json", "build"]);
+    failed.assert_code(2);
+    assert!(failed.error()["file"]
+        .as_str()
+        .unwrap()
+        .ends_with("DT_ChatEntry.uasset"));
 }
