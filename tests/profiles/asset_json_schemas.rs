@@ -1,0 +1,335 @@
+//! Schemas that live in content, through the binary: a blueprint whose
+//! parent is another blueprint (`uassetapi/TestJson/MotorTown`:
+//! `Atlas_6x4_Semi_C` derives from `MTVehicleBaseBP_C`, and holds components
+//! of the light blueprints' classes) is read with its parent's schema found
+//! beside it or in `--schemas DIR`; without the parent it stays bytes with
+//! the reason; packages whose classes name each other as parents end.
+
+use crate::common;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use common::Run;
+
+const MOTOR_TOWN: &str = "uassetapi/TestJson/MotorTown";
+const ATLAS: &str = "Atlas_6x4_Semi";
+const BASE: &str = "MTVehicleBaseBP";
+/// The packages whose classes Atlas_6x4_Semi's components are.
+const LIGHTS: [&str; 4] = [
+    "BlinkerLight_01",
+    "ReverseLight_01",
+    "TaliLight_01",
+    "FrontDomeLight_2m",
+];
+
+/// `zenpak ARGS --message-format json` in `cwd`, killed (and the test
+/// failed) when it has not ended after a minute: a loop would hang here.
+fn run_bounded(cwd: &Path, args: &[&str]) -> Run {
+    let mut args = args.to_vec();
+    args.extend(["--message-format", "json"]);
+    let mut child = common::command(Some(cwd), &args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > Duration::from_secs(60) {
+            child.kill().unwrap();
+            panic!("zenpak {args:?} did not end within a minute");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    Run::from(child.wait_with_output().unwrap())
+}
+
+fn to_json(dir: &Path, package: &Path, out: &Path, usmap: &Path, extra: &[&str]) -> Run {
+    let mut args = vec![
+        "to-json",
+        package.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--engine",
+        "5.5",
+        "--mappings",
+        usmap.to_str().unwrap(),
+    ];
+    args.extend(extra);
+    run_bounded(dir, &args)
+}
+
+fn from_json(dir: &Path, json: &Path, out: &Path, usmap: &Path, extra: &[&str]) -> Run {
+    let mut args = vec![
+        "from-json",
+        json.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--mappings",
+        usmap.to_str().unwrap(),
+    ];
+    args.extend(extra);
+    run_bounded(dir, &args)
+}
+
+/// (exports, decoded) of a to-json run's report.
+fn counts(run: &Run) -> (u64, u64) {
+    let report = run.line_of("to-json");
+    (
+        report["exports"].as_u64().unwrap(),
+        report["decoded"].as_u64().unwrap(),
+    )
+}
+
+fn document(path: &Path) -> Value {
+    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+}
+
+/// Copies `name`'s `.uasset` and `.uexp` from `from` into `to`.
+fn copy_package(from: &Path, to: &Path, name: &str) -> PathBuf {
+    for ext in ["uasset", "uexp"] {
+        std::fs::copy(
+            from.join(format!("{name}.{ext}")),
+            to.join(format!("{name}.{ext}")),
+        )
+        .unwrap();
+    }
+    to.join(format!("{name}.uasset"))
+}
+
+fn same_files(a: &Path, b: &Path) -> bool {
+    ["uasset", "uexp"].iter().all(|ext| {
+        std::fs::read(a.with_extension(ext)).ok() == std::fs::read(b.with_extension(ext)).ok()
+    })
+}
+
+#[test]
+fn a_blueprint_parent_is_read_beside_the_package_or_from_schemas() {
+    let Some(corpus) = common::corpus() else {
+        return;
+    };
+    let game = corpus.join(MOTOR_TOWN);
+    let usmap = game.join("MotorTown.usmap");
+    let atlas = game.join(format!("{ATLAS}.uasset"));
+    let dir = common::temp_dir("content-schemas");
+
+    // Read by hand from the package once: the class default object (export
+    // 0, the first 847 bytes of the .uexp) holds `BodyMaterialNames` as an
+    // array of two FNames, name-map entries 22 and 23 (`Body_01`,
+    // `Body_02`), at .uexp byte 55; `FuelTankCapacityInLiter` (a float,
+    // 400.0) at byte 798; `BrakeTorqueMultiplier` (1.5) at byte 701. These
+    // are properties of the native `MTVehicle`, which the CDO reaches
+    // through `MTVehicleBaseBP_C`: their unversioned slots come after the
+    // two blueprints' own, so they are found only with the parent's schema.
+    let uexp = std::fs::read(atlas.with_extension("uexp")).unwrap();
+    let names: Vec<u8> = [2i32, 22, 0, 23, 0]
+        .iter()
+        .flat_map(|v| v.to_le_bytes())
+        .collect();
+    assert_eq!(uexp[55..75], names[..]);
+    assert_eq!(uexp[798..802], 400.0f32.to_le_bytes());
+    assert_eq!(uexp[701..705], 1.5f32.to_le_bytes());
+
+    // Beside the package (the corpus folder holds the parent and the
+    // components' classes): every export decodes.
+    let beside_json = dir.join("beside.json");
+    let run = to_json(&dir, &atlas, &beside_json, &usmap, &[]);
+    run.ok();
+    assert_eq!(counts(&run), (78, 78));
+    assert!(run.coded("warning", "schema-not-found").is_empty());
+    let doc = document(&beside_json);
+    let cdo = &doc["exports"][0];
+    assert_eq!(
+        cdo["class"],
+        format!("/Game/Cars/Models/Atlas/{ATLAS}.{ATLAS}_C")
+    );
+    let props = &cdo["data"]["properties"];
+    assert_eq!(props["BodyMaterialNames"], json!(["Body_01", "Body_02"]));
+    assert_eq!(props["FuelTankCapacityInLiter"], json!(400.0));
+    assert_eq!(props["BrakeTorqueMultiplier"], json!(1.5));
+    // A component of a light blueprint's class (defined in BlinkerLight_01).
+    let blinker = doc["exports"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["class"] == "/Game/Cars/Parts/Light/BlinkerLight_01.BlinkerLight_01_C")
+        .expect("a BlinkerLight_01_C component");
+    assert!(blinker.get("data").is_some(), "{blinker}");
+
+    // The package alone: the exports that need a schema from another
+    // package stay bytes, with the reason, and each missing schema is named.
+    let alone = dir.join("alone");
+    std::fs::create_dir(&alone).unwrap();
+    let lone = copy_package(&game, &alone, ATLAS);
+    let alone_json = dir.join("alone.json");
+    let run = to_json(&dir, &lone, &alone_json, &usmap, &[]);
+    run.ok();
+    assert_eq!(counts(&run), (78, 69));
+    let missing = run.coded("warning", "schema-not-found");
+    assert_eq!(missing.len(), 5, "{missing:#?}");
+    assert!(missing.iter().all(|d| d["file"] == lone.to_str().unwrap()));
+    let cdo = &document(&alone_json)["exports"][0];
+    assert!(cdo.get("data").is_none());
+    assert!(cdo["reason"].is_string() && cdo["opaque"].is_string());
+
+    // --schemas DIR: the same document as beside it.
+    let given_json = dir.join("given.json");
+    let run = to_json(
+        &dir,
+        &lone,
+        &given_json,
+        &usmap,
+        &["--schemas", game.to_str().unwrap()],
+    );
+    run.ok();
+    assert_eq!(counts(&run), (78, 78));
+    assert_eq!(
+        std::fs::read(&given_json).unwrap(),
+        std::fs::read(&beside_json).unwrap()
+    );
+
+    // from-json types the data with the same schemas: not found where the
+    // package is written, an error naming the export and nothing written;
+    // with --schemas, the package's bytes.
+    let out = dir.join("out");
+    std::fs::create_dir(&out).unwrap();
+    let written = out.join(format!("{ATLAS}.uasset"));
+    let run = from_json(&dir, &beside_json, &written, &usmap, &[]);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert!(run.error()["structure"][0]
+        .as_str()
+        .unwrap()
+        .starts_with("exports[0]"));
+    assert!(!written.exists());
+    let run = from_json(
+        &dir,
+        &beside_json,
+        &written,
+        &usmap,
+        &["--schemas", game.to_str().unwrap()],
+    );
+    run.ok();
+    assert!(same_files(&written, &atlas));
+    // Written beside its parent, the package finds it there.
+    std::fs::remove_file(&written).unwrap();
+    std::fs::remove_file(written.with_extension("uexp")).unwrap();
+    copy_package(&game, &out, BASE);
+    for light in LIGHTS {
+        copy_package(&game, &out, light);
+    }
+    from_json(&dir, &beside_json, &written, &usmap, &[]).ok();
+    assert!(same_files(&written, &atlas));
+}
+
+/// Appends an import entry to a document's text.
+fn append_import(text: &str, path: &str, class: &str) -> String {
+    let end = "\n  ],\n  \"exports\": [";
+    let at = text.find(end).expect("the imports end");
+    format!(
+        "{},\n    {{\"path\": \"{path}\", \"class\": \"{class}\"}}{}",
+        &text[..at],
+        &text[at..]
+    )
+}
+
+#[test]
+fn packages_whose_classes_name_each_other_as_parents_end() {
+    let Some(corpus) = common::corpus() else {
+        return;
+    };
+    let game = corpus.join(MOTOR_TOWN);
+    let usmap = game.join("MotorTown.usmap");
+    let dir = common::temp_dir("content-schema-cycle");
+    let work = dir.join("work");
+    let cycle = dir.join("cycle");
+    std::fs::create_dir(&work).unwrap();
+    std::fs::create_dir(&cycle).unwrap();
+    let atlas = copy_package(&game, &cycle, ATLAS);
+    for light in LIGHTS {
+        copy_package(&game, &cycle, light);
+    }
+
+    // MTVehicleBaseBP_C's parent is made Atlas_6x4_Semi_C, whose parent is
+    // MTVehicleBaseBP_C: its package imports Atlas' class (from-json adds
+    // the import), then the class record's SuperStruct (the first four
+    // bytes of its native data: -27, import 26, /Script/MotorTown.MTVehicle,
+    // followed by the `Children` count 3 and its entries) is pointed at it
+    // in the .uexp.
+    let base_json = work.join("base.json");
+    to_json(
+        &work,
+        &game.join(format!("{BASE}.uasset")),
+        &base_json,
+        &usmap,
+        &[],
+    )
+    .ok();
+    let text = std::fs::read_to_string(&base_json).unwrap();
+    let class_path = format!("/Game/Cars/Models/Atlas/{ATLAS}.{ATLAS}_C");
+    let with_import = append_import(&text, &class_path, "/Script/Engine.BlueprintGeneratedClass");
+    let step = work.join("step.json");
+    std::fs::write(&step, &with_import).unwrap();
+    let base = cycle.join(format!("{BASE}.uasset"));
+    from_json(&work, &step, &base, &usmap, &[]).ok();
+    to_json(&work, &base, &base_json, &usmap, &[]).ok();
+    let doc = document(&base_json);
+    let imports = doc["imports"].as_array().unwrap();
+    let index = imports
+        .iter()
+        .position(|i| i["path"] == class_path.as_str())
+        .expect("the added import") as i32;
+    let mut uexp = std::fs::read(base.with_extension("uexp")).unwrap();
+    let record: Vec<u8> = [-27i32, 3, 6, 5, 7]
+        .iter()
+        .flat_map(|v| v.to_le_bytes())
+        .collect();
+    let at: Vec<usize> = (0..uexp.len())
+        .filter(|&i| uexp[i..].starts_with(&record))
+        .collect();
+    assert_eq!(at.len(), 1, "one class record names MTVehicle");
+    uexp[at[0]..at[0] + 4].copy_from_slice(&(-(index + 1)).to_le_bytes());
+    std::fs::write(base.with_extension("uexp"), &uexp).unwrap();
+
+    // Each package, read beside the other, finds the other's class (no
+    // schema is missing), and the exports whose class chain loops stay
+    // bytes: the class default objects and nothing else.
+    for (package, exports) in [(&atlas, 78), (&base, 27)] {
+        let out = dir.join("out.json");
+        let run = to_json(&dir, package, &out, &usmap, &[]);
+        run.ok();
+        assert!(run.coded("warning", "schema-not-found").is_empty());
+        let (total, decoded) = counts(&run);
+        assert_eq!(total, exports);
+        let doc = document(&out);
+        let opaque: Vec<&Value> = doc["exports"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e.get("data").is_none())
+            .collect();
+        assert_eq!(decoded, total - opaque.len() as u64);
+        assert!(!opaque.is_empty(), "{}", package.display());
+        for e in opaque {
+            assert!(
+                e["path"].as_str().unwrap().contains(".Default__"),
+                "{}",
+                e["path"]
+            );
+            assert!(e["reason"].is_string());
+        }
+        // What is written is what was read.
+        let written = dir.join("written").join(package.file_name().unwrap());
+        std::fs::create_dir_all(written.parent().unwrap()).unwrap();
+        from_json(
+            &dir,
+            &out,
+            &written,
+            &usmap,
+            &["--schemas", cycle.to_str().unwrap()],
+        )
+        .ok();
+        assert!(same_files(&written, package));
+    }
+}
