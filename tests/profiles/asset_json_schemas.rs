@@ -46,17 +46,20 @@ fn run_bounded(cwd: &Path, args: &[&str]) -> Run {
     Run::from(child.wait_with_output().unwrap())
 }
 
+/// `to-json PACKAGE -o OUT --mappings USMAP EXTRA` (with `--engine 5.5`,
+/// MotorTown's, unless `extra` names one).
 fn to_json(dir: &Path, package: &Path, out: &Path, usmap: &Path, extra: &[&str]) -> Run {
     let mut args = vec![
         "to-json",
         package.to_str().unwrap(),
         "-o",
         out.to_str().unwrap(),
-        "--engine",
-        "5.5",
         "--mappings",
         usmap.to_str().unwrap(),
     ];
+    if !extra.contains(&"--engine") {
+        args.extend(["--engine", "5.5"]);
+    }
     args.extend(extra);
     run_bounded(dir, &args)
 }
@@ -332,4 +335,129 @@ fn packages_whose_classes_name_each_other_as_parents_end() {
         .ok();
         assert!(same_files(&written, package));
     }
+}
+
+/// A user-defined struct (SN2's `F_AnimSyncSettings`, a property of
+/// `BP_SyncedAnimationNotifyState_C`) is read from its package beside the
+/// one read; a document that needs a schema is not written without it —
+/// not even an empty property block, whose header counts the schema's slots.
+#[test]
+fn a_user_defined_struct_is_read_from_its_package_and_needed_to_write() {
+    let Some(corpus) = common::corpus() else {
+        return;
+    };
+    let game = corpus.join("uassetapi/TestManyAssets/SN2");
+    let usmap = game.join("SN2.usmap");
+    let dir = common::temp_dir("content-struct");
+    let sync = game.join("Content/Blueprints/Character/BP_SyncedAnimationNotifyState.uasset");
+
+    // Read by hand: the class default object (export 1, .uexp bytes 292 to
+    // 305) is `00 07` (3 values from slot 0, last fragment), two bools
+    // `01 01`, then `SyncSettings`: `80 19` (12 values, a zero mask), mask
+    // `fb 0f` (all zero but slot 2), the bool `01`; the object GUID flag.
+    let uexp = std::fs::read(sync.with_extension("uexp")).unwrap();
+    assert_eq!(
+        uexp[292..305],
+        *b"\x00\x07\x01\x01\x80\x19\xfb\x0f\x01\x00\x00\x00\x00"
+    );
+    let out = dir.join("sync.json");
+    let run = to_json(&dir, &sync, &out, &usmap, &["--engine", "5.6"]);
+    run.ok();
+    assert_eq!(counts(&run), (4, 4));
+    let doc = document(&out);
+    let settings = doc["exports"][1]["data"]["properties"]["SyncSettings"]
+        .as_object()
+        .expect("SyncSettings decoded");
+    assert_eq!(settings.len(), 12);
+    for (name, value) in settings {
+        // The field names are the struct's own (F_AnimSyncSettings' name map).
+        if name == "AttachToDriver_29_AC3F44BF45FB3073C4D7A7A95C58B4EC" {
+            assert_eq!(value, &json!(true));
+        } else {
+            assert!(value.is_null(), "{name}: {value}");
+        }
+    }
+
+    // BP_SN2PlayerController holds a component of a plugin's blueprint
+    // class (`/UWEMusicVolumeManager/BPC_MusicManager`, under
+    // `Plugins/UWEMusicVolumeManager/Content`) with no property set.
+    let controller = game.join("Content/Blueprints/Core/BP_SN2PlayerController.uasset");
+    let out = dir.join("controller.json");
+    to_json(&dir, &controller, &out, &usmap, &["--engine", "5.6"]).ok();
+    let written = dir.join("out").join("BP_SN2PlayerController.uasset");
+    std::fs::create_dir(written.parent().unwrap()).unwrap();
+    let core = controller.parent().unwrap().to_str().unwrap();
+    let run = from_json(&dir, &out, &written, &usmap, &["--schemas", core]);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert!(run.error()["structure"][0]
+        .as_str()
+        .unwrap()
+        .starts_with("exports["));
+    assert!(!written.exists());
+    from_json(
+        &dir,
+        &out,
+        &written,
+        &usmap,
+        &["--schemas", game.to_str().unwrap()],
+    )
+    .ok();
+    assert!(same_files(&written, &controller));
+}
+
+/// `to-json --game-dir GAME PKG.uasset`: a mod's package whose parent
+/// blueprint and components' classes are the game's (in a pak of the game,
+/// `MotorTown/Content/Cars/...`) is read with their schemas.
+#[test]
+fn the_game_gives_the_schemas_a_mod_package_needs() {
+    let Some(corpus) = common::corpus() else {
+        return;
+    };
+    let game = corpus.join(MOTOR_TOWN);
+    let usmap = game.join("MotorTown.usmap");
+    let dir = common::temp_dir("content-schema-game");
+    let alone = dir.join("mod");
+    std::fs::create_dir(&alone).unwrap();
+    let lone = copy_package(&game, &alone, ATLAS);
+    let paks = dir.join("Install/MotorTown/Content/Paks");
+    std::fs::create_dir_all(&paks).unwrap();
+    let mut writer = zenpak::pak::PakWriter::create_with(
+        &paks.join("pakchunk0-Windows.pak"),
+        Default::default(),
+    )
+    .unwrap();
+    for (name, folder) in [
+        (BASE, "Cars"),
+        ("BlinkerLight_01", "Cars/Parts/Light"),
+        ("ReverseLight_01", "Cars/Parts/Light"),
+        ("TaliLight_01", "Cars/Parts/Light"),
+        ("FrontDomeLight_2m", "Cars/Parts/InteriorLight"),
+    ] {
+        for ext in ["uasset", "uexp"] {
+            writer
+                .add_file(
+                    &format!("MotorTown/Content/{folder}/{name}.{ext}"),
+                    &std::fs::read(game.join(format!("{name}.{ext}"))).unwrap(),
+                )
+                .unwrap();
+        }
+    }
+    writer.finish().unwrap();
+    let install = dir.join("Install");
+    let out = dir.join("game.json");
+    let run = to_json(
+        &dir,
+        &lone,
+        &out,
+        &usmap,
+        &["--game-dir", install.to_str().unwrap()],
+    );
+    run.ok();
+    assert_eq!(counts(&run), (78, 78));
+    assert!(run.coded("warning", "schema-not-found").is_empty());
+    let doc = document(&out);
+    assert_eq!(
+        doc["exports"][0]["data"]["properties"]["FuelTankCapacityInLiter"],
+        json!(400.0)
+    );
 }
