@@ -41,6 +41,17 @@ fn package_files(path: &Path) -> Vec<(String, Vec<u8>)> {
 /// INPUT -o OUTPUT` (without), with `--mappings` when given and JSON
 /// messages.
 fn json_command(input: &Path, output: &Path, engine: Option<&str>, mappings: Option<&Path>) -> Run {
+    json_command_with(input, output, engine, mappings, &[])
+}
+
+/// [`json_command`] with `extra` arguments.
+fn json_command_with(
+    input: &Path,
+    output: &Path,
+    engine: Option<&str>,
+    mappings: Option<&Path>,
+    extra: &[&str],
+) -> Run {
     let mut args = vec![
         if engine.is_some() {
             "to-json"
@@ -59,6 +70,7 @@ fn json_command(input: &Path, output: &Path, engine: Option<&str>, mappings: Opt
     if let Some(m) = mappings {
         args.extend(["--mappings", m.to_str().unwrap()]);
     }
+    args.extend(extra);
     common::run(None, &args)
 }
 
@@ -82,20 +94,7 @@ fn round_trip(path: &Path, engine: &str, mappings: Option<&Path>, dir: &Path) ->
         .unwrap_or(path.parent().unwrap())
         .to_str()
         .unwrap();
-    let mut args = vec![
-        "from-json",
-        json.to_str().unwrap(),
-        "-o",
-        out.to_str().unwrap(),
-        "--schemas",
-        folder,
-        "--message-format",
-        "json",
-    ];
-    if let Some(m) = mappings {
-        args.extend(["--mappings", m.to_str().unwrap()]);
-    }
-    let run = common::run(None, &args);
+    let run = json_command_with(&json, &out, None, mappings, &["--schemas", folder]);
     assert_eq!(run.code, 0, "from-json {}: {}", path.display(), run.stdout);
     let identical = package_files(path) == package_files(&out);
     let doc: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();

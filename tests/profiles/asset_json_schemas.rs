@@ -77,6 +77,14 @@ fn from_json(dir: &Path, json: &Path, out: &Path, usmap: &Path, extra: &[&str]) 
     run_bounded(dir, &args)
 }
 
+/// A to-json run that succeeded, decoded all of its `exports` and missed
+/// no schema.
+fn assert_all_decoded(run: &Run, exports: u64) {
+    run.ok();
+    assert_eq!(counts(run), (exports, exports));
+    assert!(run.coded("warning", "schema-not-found").is_empty());
+}
+
 /// (exports, decoded) of a to-json run's report.
 fn counts(run: &Run) -> (u64, u64) {
     let report = run.line_of("to-json");
@@ -139,9 +147,7 @@ fn a_blueprint_parent_is_read_beside_the_package_or_from_schemas() {
     // components' classes): every export decodes.
     let beside_json = dir.join("beside.json");
     let run = to_json(&dir, &atlas, &beside_json, &usmap, &[]);
-    run.ok();
-    assert_eq!(counts(&run), (78, 78));
-    assert!(run.coded("warning", "schema-not-found").is_empty());
+    assert_all_decoded(&run, 78);
     let doc = document(&beside_json);
     let cdo = &doc["exports"][0];
     assert_eq!(
@@ -186,8 +192,7 @@ fn a_blueprint_parent_is_read_beside_the_package_or_from_schemas() {
         &usmap,
         &["--schemas", game.to_str().unwrap()],
     );
-    run.ok();
-    assert_eq!(counts(&run), (78, 78));
+    assert_all_decoded(&run, 78);
     assert_eq!(
         std::fs::read(&given_json).unwrap(),
         std::fs::read(&beside_json).unwrap()
@@ -452,9 +457,7 @@ fn the_game_gives_the_schemas_a_mod_package_needs() {
         &usmap,
         &["--game-dir", install.to_str().unwrap()],
     );
-    run.ok();
-    assert_eq!(counts(&run), (78, 78));
-    assert!(run.coded("warning", "schema-not-found").is_empty());
+    assert_all_decoded(&run, 78);
     let doc = document(&out);
     assert_eq!(
         doc["exports"][0]["data"]["properties"]["FuelTankCapacityInLiter"],
