@@ -89,8 +89,9 @@
 //!   `uassetapi`: all the walker steps over, less two 4.27 class exports), 1713 with no byte run
 //!   inside; the retoc pairs' packages have no mappings in the corpus.
 //! - `tests/profiles/asset_json_schemas.rs`: `to-json` / `from-json` of a MotorTown blueprint with
-//!   its parent beside it, alone (kept as bytes, `schema-not-found`), with `--schemas`; two
-//!   packages whose classes name each other as parents end.
+//!   its parent beside it, alone (kept as bytes, `schema-not-found`), with `--schemas`, with the
+//!   game (`--game-dir`); SN2's user-defined struct; a parent's parent found through the parent's
+//!   package; two packages whose classes name each other as parents end.
 //! - `tests/profiles/properties_header_encoding.rs`: all 3890 corpus headers re-encode to the
 //!   engine's bytes, except 13 5.4 BlankGame object blocks starting with 4 zero bytes.
 //! - `properties_synthetic.rs` (hand-made blocks, truncations), `properties_mutation.rs` (no panic).

@@ -231,6 +231,46 @@ fn a_blueprint_parent_is_read_beside_the_package_or_from_schemas() {
     assert!(same_files(&written, &atlas));
 }
 
+/// Makes the class of `package` (a copy, rewritten in place) derive from
+/// the class at `parent`: from-json adds its import, then the class
+/// record's SuperStruct (the first of the `record` words, found once in the
+/// `.uexp`) is pointed at it.
+fn repoint_super(
+    work: &Path,
+    package: &Path,
+    usmap: &Path,
+    engine: &str,
+    parent: &str,
+    record: &[i32],
+) {
+    let json = work.join("repoint.json");
+    to_json(work, package, &json, usmap, &["--engine", engine]).ok();
+    let text = std::fs::read_to_string(&json).unwrap();
+    let step = work.join("repoint-step.json");
+    std::fs::write(
+        &step,
+        append_import(&text, parent, "/Script/Engine.BlueprintGeneratedClass"),
+    )
+    .unwrap();
+    from_json(work, &step, package, usmap, &[]).ok();
+    to_json(work, package, &json, usmap, &["--engine", engine]).ok();
+    let doc = document(&json);
+    let index = doc["imports"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .position(|i| i["path"] == parent)
+        .expect("the added import") as i32;
+    let mut uexp = std::fs::read(package.with_extension("uexp")).unwrap();
+    let record: Vec<u8> = record.iter().flat_map(|v| v.to_le_bytes()).collect();
+    let at: Vec<usize> = (0..uexp.len())
+        .filter(|&i| uexp[i..].starts_with(&record))
+        .collect();
+    assert_eq!(at.len(), 1, "the class record is found once");
+    uexp[at[0]..at[0] + 4].copy_from_slice(&(-(index + 1)).to_le_bytes());
+    std::fs::write(package.with_extension("uexp"), &uexp).unwrap();
+}
+
 /// Appends an import entry to a document's text.
 fn append_import(text: &str, path: &str, class: &str) -> String {
     let end = "\n  ],\n  \"exports\": [";
@@ -260,45 +300,17 @@ fn packages_whose_classes_name_each_other_as_parents_end() {
     }
 
     // MTVehicleBaseBP_C's parent is made Atlas_6x4_Semi_C, whose parent is
-    // MTVehicleBaseBP_C: its package imports Atlas' class (from-json adds
-    // the import), then the class record's SuperStruct (the first four
-    // bytes of its native data: -27, import 26, /Script/MotorTown.MTVehicle,
-    // followed by the `Children` count 3 and its entries) is pointed at it
-    // in the .uexp.
-    let base_json = work.join("base.json");
-    to_json(
+    // MTVehicleBaseBP_C. Its class record starts with -27 (import 26,
+    // /Script/MotorTown.MTVehicle), the `Children` count 3 and its entries.
+    let base = copy_package(&game, &cycle, BASE);
+    repoint_super(
         &work,
-        &game.join(format!("{BASE}.uasset")),
-        &base_json,
+        &base,
         &usmap,
-        &[],
-    )
-    .ok();
-    let text = std::fs::read_to_string(&base_json).unwrap();
-    let class_path = format!("/Game/Cars/Models/Atlas/{ATLAS}.{ATLAS}_C");
-    let with_import = append_import(&text, &class_path, "/Script/Engine.BlueprintGeneratedClass");
-    let step = work.join("step.json");
-    std::fs::write(&step, &with_import).unwrap();
-    let base = cycle.join(format!("{BASE}.uasset"));
-    from_json(&work, &step, &base, &usmap, &[]).ok();
-    to_json(&work, &base, &base_json, &usmap, &[]).ok();
-    let doc = document(&base_json);
-    let imports = doc["imports"].as_array().unwrap();
-    let index = imports
-        .iter()
-        .position(|i| i["path"] == class_path.as_str())
-        .expect("the added import") as i32;
-    let mut uexp = std::fs::read(base.with_extension("uexp")).unwrap();
-    let record: Vec<u8> = [-27i32, 3, 6, 5, 7]
-        .iter()
-        .flat_map(|v| v.to_le_bytes())
-        .collect();
-    let at: Vec<usize> = (0..uexp.len())
-        .filter(|&i| uexp[i..].starts_with(&record))
-        .collect();
-    assert_eq!(at.len(), 1, "one class record names MTVehicle");
-    uexp[at[0]..at[0] + 4].copy_from_slice(&(-(index + 1)).to_le_bytes());
-    std::fs::write(base.with_extension("uexp"), &uexp).unwrap();
+        "5.5",
+        &format!("/Game/Cars/Models/Atlas/{ATLAS}.{ATLAS}_C"),
+        &[-27, 3, 6, 5, 7],
+    );
 
     // Each package, read beside the other, finds the other's class (no
     // schema is missing), and the exports whose class chain loops stay
@@ -463,4 +475,53 @@ fn the_game_gives_the_schemas_a_mod_package_needs() {
         doc["exports"][0]["data"]["properties"]["FuelTankCapacityInLiter"],
         json!(400.0)
     );
+}
+
+/// A parent's parent: `BP_SN2WorldGameMode_CreativeMode_C` derives from
+/// `BP_SN2WorldGameMode_C`, made here to derive from
+/// `BP_SyncedAnimationNotifyState_C` (another folder, a package the
+/// creative mode's own imports never name). Its schema is looked for
+/// through the parent's package: found beside, no schema is missing; taken
+/// away, exactly that one is.
+#[test]
+fn a_parents_parent_is_read_through_the_parents_package() {
+    let Some(corpus) = common::corpus() else {
+        return;
+    };
+    let source = corpus.join("uassetapi/TestManyAssets/SN2");
+    let dir = common::temp_dir("content-schema-chain");
+    let game = dir.join("SN2");
+    for entry in walkdir::WalkDir::new(&source) {
+        let entry = entry.unwrap();
+        let to = game.join(entry.path().strip_prefix(&source).unwrap());
+        if entry.file_type().is_dir() {
+            std::fs::create_dir_all(&to).unwrap();
+        } else {
+            std::fs::copy(entry.path(), &to).unwrap();
+        }
+    }
+    let usmap = game.join("SN2.usmap");
+    let core = game.join("Content/Blueprints/Core");
+    let synced = game.join("Content/Blueprints/Character/BP_SyncedAnimationNotifyState");
+    // BP_SN2WorldGameMode_C's record starts with -58 (import 57,
+    // /Script/Subnautica2.SN2WorldGameMode) and one child, export 3.
+    repoint_super(
+        &dir,
+        &core.join("BP_SN2WorldGameMode.uasset"),
+        &usmap,
+        "5.6",
+        "/Game/Blueprints/Character/BP_SyncedAnimationNotifyState.BP_SyncedAnimationNotifyState_C",
+        &[-58, 1, 3],
+    );
+    let creative = core.join("BP_SN2WorldGameMode_CreativeMode.uasset");
+    let out = dir.join("creative.json");
+    let run = to_json(&dir, &creative, &out, &usmap, &["--engine", "5.6"]);
+    run.ok();
+    assert!(run.coded("warning", "schema-not-found").is_empty());
+    for ext in ["uasset", "uexp"] {
+        std::fs::remove_file(synced.with_extension(ext)).unwrap();
+    }
+    let run = to_json(&dir, &creative, &out, &usmap, &["--engine", "5.6"]);
+    run.ok();
+    assert_eq!(run.coded("warning", "schema-not-found").len(), 1);
 }
