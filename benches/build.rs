@@ -635,6 +635,7 @@ fn corpus_mappings(file: &Path) -> Option<PathBuf> {
 fn asset_json(corpus: &Path, root: &Path) {
     use zenpak::mappings::Mappings;
     use zenpak::properties::document::AssetDocument;
+    use zenpak::properties::SchemaSources;
     let mut packages = Vec::new();
     for entry in walkdir::WalkDir::new(corpus.join("uassetapi")).sort_by_file_name() {
         let path = entry.unwrap().into_path();
@@ -670,11 +671,12 @@ fn asset_json(corpus: &Path, root: &Path) {
     for (files, engine, usmap) in &loaded {
         let mappings = usmap.as_ref().map(|u| &cache[u]);
         let package = files.read_package(Some(*engine)).unwrap();
-        let doc = AssetDocument::read(files, &package, mappings).unwrap();
+        let sources = SchemaSources::beside(&files.path);
+        let doc = AssetDocument::read(files, &package, mappings, &sources).unwrap();
         let json = doc.to_json().unwrap();
         json_bytes += json.len();
-        let back = AssetDocument::from_json(&json, mappings).unwrap();
-        let written = back.write(mappings).unwrap();
+        let back = AssetDocument::from_json(&json, mappings, &sources).unwrap();
+        let written = back.write(mappings, &sources).unwrap();
         assert!(written.header == files.header && written.uexp == files.uexp);
     }
     let took = start.elapsed().as_secs_f64();
@@ -694,7 +696,8 @@ fn asset_json(corpus: &Path, root: &Path) {
     let mappings = Mappings::load(&usmap).unwrap();
     let files = PackageFiles::load(&source).unwrap();
     let package = files.read_package(Some(EngineVersion::UE5_7)).unwrap();
-    let mut doc = AssetDocument::read(&files, &package, Some(&mappings)).unwrap();
+    let mut doc =
+        AssetDocument::read(&files, &package, Some(&mappings), &SchemaSources::none()).unwrap();
     let row_bytes = files.uexp.len() / 13;
     let rows = doc.exports[0].data.as_mut().unwrap().rows.as_mut().unwrap();
     let first = rows.0[0].1.clone();

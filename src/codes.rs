@@ -112,6 +112,7 @@ codes! {
     ROUND_TRIP = "round-trip": "extract: converting back does not give the same Zen package",
     SAME_CONTAINER_ID = "same-container-id": "install/check/doctor/conflicts: two containers have one container id (the engine treats them as one)",
     SAME_STEM = "same-stem": "install/check: another installed mod has the same file stem (the engine treats them as one)",
+    SCHEMA_NOT_FOUND = "schema-not-found": "to-json/from-json: a class or struct the package uses is defined in a content package that was not found or not read (beside the package, --schemas, the game); what needs it is kept as bytes",
     SHADER_ASSET_INFO_MISSING = "shader-asset-info-missing": "a shader library has no asset info",
     SHADER_GROUPS_SPLIT = "shader-groups-split": "a shader library's groups are split",
     SHADER_LIBRARY_IN_PAK = "shader-library-in-pak": "a shader library is in the pak, not the container",

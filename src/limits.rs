@@ -105,6 +105,19 @@ pub(crate) const MAX_PAK_INDEX_BYTES: u64 = 64 << 20;
 /// Largest file `[release]` names (see the module doc).
 pub(crate) const MAX_RELEASE_FILE_BYTES: u64 = 16 << 20;
 
+/// Most packages one package's schemas are read from (blueprint parents,
+/// user-defined structs, component classes found in content; see
+/// `properties::schema_source`). A blueprint's chain of content parents is
+/// a handful deep and its structs a few dozen; a chain that keeps naming
+/// new packages is hostile or broken, and stops here.
+pub(crate) const MAX_SCHEMA_PACKAGES: usize = 256;
+/// Deepest chain of schemas resolved through other packages (a parent's
+/// parent's struct …): bounds a chain of packages that name each other.
+pub(crate) const MAX_SCHEMA_DEPTH: usize = 32;
+/// Most files listed in one folder searched for schema packages (a game's
+/// whole cooked content is tens of thousands of packages).
+pub(crate) const MAX_SCHEMA_FOLDER_FILES: usize = 1_000_000;
+
 /// Output more than this many times the input read is announced before it
 /// is written (see the module doc).
 pub const EXPANSION_RATIO: u64 = 64;

@@ -10,11 +10,12 @@ use std::path::{Path, PathBuf};
 
 use zenpak::diagnostic::Diagnostic;
 use zenpak::extract::container::ViewSource;
-use zenpak::extract::single::{find_package, Lookup};
+use zenpak::extract::single::{find_package, Lookup, SourcePackages};
 use zenpak::extract::ExtractOptions;
 use zenpak::legacy::{BulkKind, PackageFiles};
 use zenpak::mappings::Mappings;
 use zenpak::properties::document::{AssetDocument, DocumentCounts};
+use zenpak::properties::{PackageSource, SchemaSources};
 use zenpak::{EngineVersion, Error, Result};
 
 use super::args::{nearest_manifest, KeyArgs};
@@ -63,6 +64,13 @@ pub(crate) struct ToJsonArgs {
     /// resolved instead of failing.
     #[arg(long)]
     pub(crate) allow_unresolved: bool,
+    /// A folder of cooked content holding packages that define classes and
+    /// structs the package uses (a blueprint parent, a component's class, a
+    /// user-defined struct) when the mappings lack them; repeatable. Also
+    /// searched: the content folder the package sits in, the nearest
+    /// mod.toml's content root and, with --game-dir, the game.
+    #[arg(long, value_name = "DIR")]
+    pub(crate) schemas: Vec<PathBuf>,
     #[command(flatten)]
     pub(crate) key: KeyArgs,
 }
@@ -78,6 +86,12 @@ pub(crate) struct FromJsonArgs {
     /// the nearest mod.toml's `[game] mappings`).
     #[arg(long, value_name = "M.usmap")]
     pub(crate) mappings: Option<PathBuf>,
+    /// A folder of cooked content holding packages that define classes and
+    /// structs the document's data uses (as `to-json --schemas` found
+    /// them); repeatable. Also searched: the content folder the output is
+    /// written in and the nearest mod.toml's content root.
+    #[arg(long, value_name = "DIR")]
+    pub(crate) schemas: Vec<PathBuf>,
 }
 
 #[derive(serde::Serialize)]
@@ -135,6 +149,17 @@ pub(crate) fn run_to_json(args: ToJsonArgs, out: &Output) -> Result<()> {
     if args.source.is_some() || args.game.is_some() || args.game_dir.is_some() {
         return source_package_to_json(&args, engine, out);
     }
+    let sources = schema_sources(&args.schemas, Some(&args.package), None, out)?;
+    local_package_to_json(&args, engine, &sources, out)
+}
+
+/// `to-json PKG.uasset` (with `sources` for its content schemas).
+fn local_package_to_json(
+    args: &ToJsonArgs,
+    engine: Option<EngineVersion>,
+    sources: &SchemaSources,
+    out: &Output,
+) -> Result<()> {
     if zenpak::sniff::sniff_file(&args.package)? == zenpak::sniff::FileKind::ZenPackage {
         return Err(lone_zen_package(&args.package, engine));
     }
@@ -142,7 +167,46 @@ pub(crate) fn run_to_json(args: ToJsonArgs, out: &Output) -> Result<()> {
     if let Some(path) = &args.output {
         super::convert::check_output(path, &files, "DT_Weapons.json")?;
     }
-    write_document(&files, engine, None, &args, out)
+    write_document(&files, engine, None, args, sources, out)
+}
+
+/// Where the schemas of classes and structs defined in content are looked
+/// for: beside `package` (a file), in each `--schemas` folder, in the
+/// nearest mod.toml's content root, in `game`.
+fn schema_sources<'a>(
+    folders: &[PathBuf],
+    package: Option<&Path>,
+    game: Option<&'a dyn PackageSource>,
+    out: &Output,
+) -> Result<SchemaSources<'a>> {
+    let mut sources = match package {
+        Some(path) => SchemaSources::beside(path),
+        None => SchemaSources::none(),
+    };
+    for dir in folders {
+        if !dir.is_dir() {
+            return Err(
+                Error::usage(format!("--schemas {} is not a folder", dir.display()))
+                    .in_file(dir)
+                    .with_hint("give a folder of cooked content (.uasset/.umap with their .uexp)"),
+            );
+        }
+        sources = sources.with_folder(dir);
+    }
+    if let Some((manifest, at)) = nearest_manifest() {
+        let root = manifest.content_root();
+        if root.is_dir() {
+            out.verbose_status(
+                "Using",
+                format!("schemas from {} ({})", root.display(), at.display()),
+            );
+            sources = sources.with_folder(root);
+        }
+    }
+    if let Some(game) = game {
+        sources = sources.with_game(game);
+    }
+    Ok(sources)
 }
 
 /// A Zen package file alone cannot be read: its imports are resolved
@@ -170,7 +234,9 @@ const ENGINE_HINT: &str =
 
 /// `to-json SOURCE PACKAGE`, `to-json --game-dir GAME PACKAGE`: the package
 /// found in the source (the copy the game loads), converted to legacy in
-/// memory when it is a Zen package.
+/// memory when it is a Zen package. `to-json --game-dir GAME PKG.uasset`
+/// (a package file, no SOURCE): the file, with the game searched for the
+/// schemas it needs. Either way the source's packages give schemas.
 fn source_package_to_json(
     args: &ToJsonArgs,
     engine: Option<EngineVersion>,
@@ -239,6 +305,23 @@ fn source_package_to_json(
             verify: false,
         },
     };
+    let game_packages = SourcePackages {
+        source: &source,
+        lookup,
+    };
+    if args.source.is_none() && is_package_file(&args.package) {
+        let sources = schema_sources(
+            &args.schemas,
+            Some(&args.package),
+            Some(&game_packages),
+            out,
+        )?;
+        local_package_to_json(args, engine, &sources, out)?;
+        return match source.view().unreadable_error() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        };
+    }
     let found = find_package(&source, &lookup).map_err(engine_hint)?.ok_or_else(|| {
         let within = if args.source.is_some() && paks.is_some() {
             " (the game given only resolves its imports)"
@@ -264,7 +347,15 @@ fn source_package_to_json(
     if let Some(path) = &args.output {
         super::convert::check_output_folder(path)?;
     }
-    write_document(&found.files, engine, Some(&found.source), args, out)?;
+    let sources = schema_sources(&args.schemas, None, Some(&game_packages), out)?;
+    write_document(
+        &found.files,
+        engine,
+        Some(&found.source),
+        args,
+        &sources,
+        out,
+    )?;
     match source.view().unreadable_error() {
         Some(e) => Err(e),
         None => Ok(()),
@@ -278,6 +369,7 @@ fn write_document(
     engine: Option<EngineVersion>,
     source: Option<&str>,
     args: &ToJsonArgs,
+    sources: &SchemaSources,
     out: &Output,
 ) -> Result<()> {
     let package = files.read_package(engine).map_err(|e| match engine {
@@ -297,8 +389,9 @@ fn write_document(
             ),
         );
     }
-    let document = AssetDocument::read(files, &package, mappings.as_ref())
+    let document = AssetDocument::read(files, &package, mappings.as_ref(), sources)
         .map_err(|e| e.in_file(&files.path))?;
+    missing_schemas(sources, &files.path, out);
     let json = document.to_json()?;
     let counts = document.counts();
     if let Some((index, export)) = document
@@ -379,11 +472,42 @@ fn write_document(
     Ok(())
 }
 
+/// Whether `path` is a package file (`.uasset`/`.umap` on disk), not a
+/// package's name in a source.
+fn is_package_file(path: &Path) -> bool {
+    path.is_file()
+        && path
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("uasset") || e.eq_ignore_ascii_case("umap"))
+}
+
+/// A warning for each schema looked for in content and not read: the
+/// exports that need it stay bytes (or, in from-json, do not type).
+fn missing_schemas(sources: &SchemaSources, file: &Path, out: &Output) {
+    for missing in sources.missing() {
+        out.diagnostic(
+            &Diagnostic::warning(
+                "schema-not-found",
+                format!(
+                    "the schema of `{}` (defined in {}) was not read: {}",
+                    missing.name, missing.package, missing.reason
+                ),
+            )
+            .with_file(file)
+            .with_hint(format!(
+                "give a folder of cooked content holding {} with --schemas DIR, or the game with --game-dir; until then what needs it is kept as bytes",
+                missing.package
+            )),
+        );
+    }
+}
+
 pub(crate) fn run_from_json(args: FromJsonArgs, out: &Output) -> Result<()> {
     let text = std::fs::read(&args.path).map_err(|e| Error::io(&args.path, e))?;
     let mappings = load_mappings(args.mappings.as_deref(), out)?;
-    let document =
-        AssetDocument::from_json(&text, mappings.as_ref()).map_err(|e| e.in_file(&args.path))?;
+    let sources = schema_sources(&args.schemas, Some(&args.output), None, out)?;
+    let document = AssetDocument::from_json(&text, mappings.as_ref(), &sources)
+        .map_err(|e| e.in_file(&args.path))?;
     super::convert::check_output_folder(&args.output)?;
     if zenpak::publish::same_file(&args.output, &args.path) {
         return Err(
@@ -391,7 +515,7 @@ pub(crate) fn run_from_json(args: FromJsonArgs, out: &Output) -> Result<()> {
         );
     }
     let written = document
-        .write(mappings.as_ref())
+        .write(mappings.as_ref(), &sources)
         .map_err(|e| e.in_file(&args.path))?;
     // A bulk file beside the output that the document does not have would
     // be read as this package's.

@@ -174,12 +174,12 @@ pub(crate) enum Command {
     Conflicts(conflicts::Args),
     /// Write a cooked package as a JSON document: every export's properties as a typed tree. Reads a .uasset/.uexp, or a package inside a container, pak or game (converted from Zen in memory).
     #[command(
-        after_help = "Examples:\n  zenpak to-json Cooked/MyGame/Content/Data/DT_Weapons.uasset -o DT_Weapons.json\n  zenpak to-json DT_Weapons.uasset --engine 5.3 --mappings MyGame.usmap -o DT_Weapons.json\n  zenpak to-json target/MyMod_P.utoc /Game/Data/DT_Weapons --game-dir \"C:/Games/MyGame\" -o DT_Weapons.json\n  zenpak to-json --game-dir \"C:/Games/MyGame\" /Game/Data/DT_Weapons -o DT_Weapons.json"
+        after_help = "Examples:\n  zenpak to-json Cooked/MyGame/Content/Data/DT_Weapons.uasset -o DT_Weapons.json\n  zenpak to-json DT_Weapons.uasset --engine 5.3 --mappings MyGame.usmap -o DT_Weapons.json\n  zenpak to-json target/MyMod_P.utoc /Game/Data/DT_Weapons --game-dir \"C:/Games/MyGame\" -o DT_Weapons.json\n  zenpak to-json --game-dir \"C:/Games/MyGame\" /Game/Data/DT_Weapons -o DT_Weapons.json\n  zenpak to-json Cooked/MyGame/Content/Cars/BP_Truck.uasset --schemas ../GameCooked/MyGame/Content -o BP_Truck.json\n  zenpak to-json --game-dir \"C:/Games/MyGame\" Cooked/MyGame/Content/Cars/BP_Truck.uasset -o BP_Truck.json\n\nA blueprint whose parent is another blueprint, a component of a blueprint's class or a user-defined struct has its layout in the package that defines it: looked for beside the package (its content folder), in each --schemas folder, in the nearest mod.toml's content root and, with --game-dir, in the game."
     )]
     ToJson(asset_json::ToJsonArgs),
     /// Write a cooked package (.uasset/.uexp, and bulk files) from a JSON document `to-json` wrote, edited or not.
     #[command(
-        after_help = "Examples:\n  zenpak from-json DT_Weapons.json -o Cooked/MyGame/Content/Data/DT_Weapons.uasset"
+        after_help = "Examples:\n  zenpak from-json DT_Weapons.json -o Cooked/MyGame/Content/Data/DT_Weapons.uasset\n  zenpak from-json BP_Truck.json -o Cooked/MyGame/Content/Cars/BP_Truck.uasset --schemas ../GameCooked/MyGame/Content"
     )]
     FromJson(asset_json::FromJsonArgs),
     /// Commands on the mod's patch files (`patches/**/*.toml`): vendor.

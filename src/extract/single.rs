@@ -13,7 +13,8 @@
 //! the container header that wins — and its bulk-data chunks are held as
 //! its companions. A package of a pak without a container (its `.uasset` or
 //! `.umap` entry) is read as it is, with its `.uexp` and companions.
-//! Nothing is written. Tests: `tests/extract/extract_to_json.rs`.
+//! Nothing is written. [`SourcePackages`] finds the packages that define a
+//! package's content schemas the same way. Tests: `tests/extract/extract_to_json.rs`.
 
 use std::path::PathBuf;
 
@@ -71,6 +72,25 @@ pub fn find_package(source: &ViewSource, lookup: &Lookup<'_>) -> Result<Option<F
     match place {
         Place::Chunk(chunk) => convert_chunk(source, lookup, &chunk).map(Some),
         Place::Pak(path) => read_pak_package(source, &path).map(Some),
+    }
+}
+
+/// The packages of a source found by name for the schemas they define
+/// (a blueprint parent or user-defined struct in the game: `zenpak to-json
+/// --game-dir`), each converted as [`find_package`] converts it; `lookup`
+/// gives everything but the name.
+pub struct SourcePackages<'a> {
+    pub source: &'a ViewSource,
+    pub lookup: Lookup<'a>,
+}
+
+impl crate::properties::PackageSource for SourcePackages<'_> {
+    fn find_package(&self, name: &str) -> Result<Option<PackageFiles>> {
+        let lookup = Lookup {
+            package: name,
+            ..self.lookup
+        };
+        Ok(find_package(self.source, &lookup)?.map(|found| found.files))
     }
 }
 

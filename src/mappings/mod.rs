@@ -370,7 +370,7 @@ impl PropertyType {
         }
     }
 
-    fn collect_names<'a>(&'a self, out: &mut Vec<&'a str>) {
+    pub(crate) fn collect_names<'a>(&'a self, out: &mut Vec<&'a str>) {
         match self {
             PropertyType::Array(t) | PropertyType::Set(t) | PropertyType::Optional(t) => {
                 t.collect_names(out)

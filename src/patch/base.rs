@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 use crate::extract::container::ViewSource;
-use crate::extract::single::{find_package, Lookup};
+use crate::extract::single::{find_package, Lookup, SourcePackages};
 use crate::extract::ExtractOptions;
 use crate::legacy::PackageFiles;
 use crate::manifest::Manifest;
@@ -40,9 +40,9 @@ impl Game {
         })
     }
 
-    /// The game's copy of `package` (`/Game/Data/DT_Weapons`), if it has one.
-    pub fn package(&self, manifest: &Manifest, package: &str) -> Result<Option<Base>> {
-        let lookup = Lookup {
+    /// How the game's packages are looked up (the name left to fill).
+    fn lookup<'a>(manifest: &Manifest, package: &'a str) -> Lookup<'a> {
+        Lookup {
             package,
             engine: Some(manifest.game.engine),
             script_objects: None,
@@ -50,7 +50,21 @@ impl Game {
                 allow_unresolved: false,
                 verify: false,
             },
-        };
+        }
+    }
+
+    /// The game as a source of the schemas a package needs (a blueprint
+    /// parent, a user-defined struct).
+    pub fn schema_packages(&self, manifest: &Manifest) -> SourcePackages<'_> {
+        SourcePackages {
+            source: &self.source,
+            lookup: Game::lookup(manifest, ""),
+        }
+    }
+
+    /// The game's copy of `package` (`/Game/Data/DT_Weapons`), if it has one.
+    pub fn package(&self, manifest: &Manifest, package: &str) -> Result<Option<Base>> {
+        let lookup = Game::lookup(manifest, package);
         let Some(found) = find_package(&self.source, &lookup)? else {
             return Ok(None);
         };

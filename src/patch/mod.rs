@@ -35,6 +35,7 @@ use crate::error::{Error, Result};
 use crate::manifest::Manifest;
 use crate::mappings::Mappings;
 use crate::properties::document::{AssetDocument, WrittenPackage};
+use crate::properties::SchemaSources;
 
 use base::{Base, Game};
 use file::{Change, Location, Patch, Target};
@@ -179,7 +180,24 @@ pub fn apply_all(
             &mut diagnostics,
         )?;
         let asset = base.package.clone();
-        let package = apply_to_base(&base, patches, mappings, &asset, manifest.game.engine)?;
+        // Schemas of content (blueprint parents, user-defined structs):
+        // beside a repository base, in the mod's content, in the game.
+        let game_packages = game.map(|g| g.schema_packages(manifest));
+        let mut sources = match &first.target {
+            Target::Base { .. } => SchemaSources::beside(&base.files.path),
+            Target::Asset(_) => SchemaSources::none(),
+        }
+        .with_folder(manifest.content_root());
+        if let Some(packages) = &game_packages {
+            sources = sources.with_game(packages);
+        }
+        let package = apply_to_base(
+            &base,
+            patches,
+            (mappings, &sources),
+            &asset,
+            manifest.game.engine,
+        )?;
         if patches.iter().any(|p| p.target != first.target) {
             diagnostics.push(
                 Diagnostic::warning(
@@ -255,7 +273,7 @@ fn load_base(
 fn apply_to_base(
     base: &Base,
     patches: &[&Patch],
-    mappings: Option<&Mappings>,
+    (mappings, sources): (Option<&Mappings>, &SchemaSources),
     asset: &str,
     engine: crate::version::EngineVersion,
 ) -> Result<PatchedPackage> {
@@ -263,19 +281,19 @@ fn apply_to_base(
         .files
         .read_package(Some(engine))
         .map_err(|e| e.in_file(&base.files.path))?;
-    let document = AssetDocument::read(&base.files, &package, mappings)
+    let document = AssetDocument::read(&base.files, &package, mappings, sources)
         .map_err(|e| e.in_file(&base.files.path))?;
     let text = String::from_utf8(document.to_json()?)
         .map_err(|_| Error::internal("to-json wrote text that is not UTF-8"))?;
     let operations: Vec<&file::Operation> = patches.iter().flat_map(|p| &p.operations).collect();
     let patched = apply_operations(&text, &operations, operations.len())?;
-    let typed = match AssetDocument::from_json(patched.as_bytes(), mappings) {
+    let typed = match AssetDocument::from_json(patched.as_bytes(), mappings, sources) {
         Ok(typed) => typed,
-        Err(e) => return Err(blame(&text, &operations, mappings, e)),
+        Err(e) => return Err(blame(&text, &operations, (mappings, sources), e)),
     };
     let files = typed
-        .write(mappings)
-        .map_err(|e| blame(&text, &operations, mappings, e))?;
+        .write(mappings, sources)
+        .map_err(|e| blame(&text, &operations, (mappings, sources), e))?;
     Ok(PatchedPackage {
         asset: asset.to_string(),
         relative_path: base.relative_path.clone(),
@@ -311,15 +329,15 @@ fn at_operation(op: &file::Operation, error: Error) -> Error {
 fn blame(
     text: &str,
     operations: &[&file::Operation],
-    mappings: Option<&Mappings>,
+    (mappings, sources): (Option<&Mappings>, &SchemaSources),
     error: Error,
 ) -> Error {
     for count in 1..=operations.len() {
         let Ok(patched) = apply_operations(text, operations, count) else {
             continue;
         };
-        let fails = AssetDocument::from_json(patched.as_bytes(), mappings)
-            .and_then(|d| d.write(mappings))
+        let fails = AssetDocument::from_json(patched.as_bytes(), mappings, sources)
+            .and_then(|d| d.write(mappings, sources))
             .err();
         if let Some(e) = fails {
             return at_operation(operations[count - 1], e.replace_hint(

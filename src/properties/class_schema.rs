@@ -1,7 +1,9 @@
-//! Schemas of blueprint classes defined in the package itself: a dumper only
-//! knows the classes that were loaded when it ran, so a mod's own blueprint
-//! classes are usually missing from the mappings. Their layout is in the
-//! package: the class export's native data (`UStruct::Serialize`) lists its
+//! Schemas of blueprint classes and user-defined structs read from the
+//! export that defines them: a dumper only knows the classes that were
+//! loaded when it ran, so a mod's own blueprint classes are usually missing
+//! from the mappings (those of other packages are found by
+//! `schema_source`). Their layout is in the package: the class or struct
+//! export's native data (`UStruct::Serialize`) lists its
 //! properties (`FProperty` records), after its property block and object GUID flag:
 //! `SuperStruct` (FPackageIndex), `Children` (`i32` count + FPackageIndex),
 //! `ChildProperties` (`i32` count, then per property its type FName and the
@@ -53,7 +55,7 @@ pub fn package_class_schemas(
     out
 }
 
-fn class_schema(
+pub(super) fn class_schema(
     files: &PackageFiles,
     package: &LegacyPackage,
     cx: &PackageContext,
@@ -230,17 +232,4 @@ fn field(
             .ok_or_else(|| r.error(format!("property type {other} is not known to zenpak")))?,
     };
     Ok((name, ty, array_dim))
-}
-
-/// Mappings plus the package's own class schemas (when it has any the mappings lack).
-pub fn mappings_with_package_classes(
-    files: &PackageFiles,
-    package: &LegacyPackage,
-    mappings: &Mappings,
-) -> Option<Mappings> {
-    let extra = package_class_schemas(files, package, mappings);
-    if extra.is_empty() {
-        return None;
-    }
-    Some(mappings.with_extra_structs(extra))
 }

@@ -52,7 +52,9 @@ use crate::version::EngineVersion;
 
 use super::codec::json::{ExportTreeSeed, Schemas};
 use super::tree::{ExportData, ExportTree, Hex};
-use super::{export_class_name, mappings_with_package_classes, Codec, PackageContext};
+use super::{
+    export_class_name, mappings_with_content_schemas, Codec, PackageContext, SchemaSources,
+};
 
 /// The document format this zenpak writes. Readers accept it and every
 /// older one.
@@ -185,15 +187,16 @@ const HEADER_REASON: &str = "the package header: the name map, imports and expor
 impl AssetDocument {
     /// Reads a loaded package (`files`, parsed as `package`) into a document.
     /// `mappings` give unversioned packages their schemas; without them an
-    /// unversioned export's data is kept opaque with that reason.
+    /// unversioned export's data is kept opaque with that reason. The
+    /// schemas of classes and structs defined in content (the package's
+    /// own, and those `sources` find) are added to them.
     pub fn read(
         files: &PackageFiles,
         package: &LegacyPackage,
         mappings: Option<&Mappings>,
+        sources: &SchemaSources,
     ) -> Result<AssetDocument> {
         files.check_exports(package)?;
-        let augmented = mappings.and_then(|m| mappings_with_package_classes(files, package, m));
-        let mappings = augmented.as_ref().or(mappings);
         let fallback_name = files
             .path
             .file_stem()
@@ -203,6 +206,9 @@ impl AssetDocument {
             .package_name()
             .map(str::to_string)
             .unwrap_or(fallback_name);
+        let augmented = mappings
+            .and_then(|m| mappings_with_content_schemas(files, package, &own_name, m, sources));
+        let mappings = augmented.as_ref().or(mappings);
         let cx = PackageContext::of_named(package, &own_name);
         let codec = Codec::new(&cx, mappings);
         let imports = (0..package.imports.len())
@@ -296,8 +302,13 @@ impl AssetDocument {
 
     /// Parses a document, naming the JSON path of what does not fit.
     /// Export data is read through the types its schema gives (`mappings`
-    /// for unversioned packages, with the package's own classes added).
-    pub fn from_json(text: &[u8], mappings: Option<&Mappings>) -> Result<AssetDocument> {
+    /// for unversioned packages, with the schemas of classes and structs
+    /// defined in content added: the package's own, and those `sources` find).
+    pub fn from_json(
+        text: &[u8],
+        mappings: Option<&Mappings>,
+        sources: &SchemaSources,
+    ) -> Result<AssetDocument> {
         let de = &mut serde_json::Deserializer::from_slice(text);
         let raw: RawDocument = serde_path_to_error::deserialize(de)
             .map_err(|e| json_error(&e.path().to_string(), e.inner()))?;
@@ -353,22 +364,24 @@ impl AssetDocument {
                 opaque: e.opaque.clone(),
             });
         }
-        // Exports of the package's own classes (blueprints) are typed by
-        // schemas read from the exports typed above.
+        // Exports of classes defined in content (the package's own
+        // blueprints, and those found through `sources`) are typed by
+        // schemas read from the exports typed above and from those packages.
         if let (Some((_, first)), Some(m)) = (untyped.first(), mappings) {
             let augmented = doc
                 .layout(&package)
                 .ok()
                 .and_then(|(mut files, starts, sizes)| {
                     doc.place_exports(&package, Some(m), &mut files, &starts, &sizes);
-                    mappings_with_package_classes(&files, &package, m)
+                    mappings_with_content_schemas(&files, &package, &doc.package, m, sources)
                 });
             let Some(augmented) = augmented else {
-                return Err(first.clone());
+                return Err(with_missing_schemas(first.clone(), sources));
             };
             for (index, _) in untyped {
                 let json = raw_exports[index].data.expect("typed only with data");
-                let tree = type_export(json, schemas(Some(&augmented)), &package, index)?;
+                let tree = type_export(json, schemas(Some(&augmented)), &package, index)
+                    .map_err(|e| with_missing_schemas(e, sources))?;
                 doc.exports[index].data = Some(tree);
             }
         } else if let Some((_, first)) = untyped.into_iter().next() {
@@ -403,8 +416,13 @@ impl AssetDocument {
         })
     }
 
-    /// Writes the package the document describes (see the module docs).
-    pub fn write(&self, mappings: Option<&Mappings>) -> Result<WrittenPackage> {
+    /// Writes the package the document describes (see the module docs);
+    /// `mappings` and `sources` as [`from_json`](Self::from_json) takes them.
+    pub fn write(
+        &self,
+        mappings: Option<&Mappings>,
+        sources: &SchemaSources,
+    ) -> Result<WrittenPackage> {
         let engine = self.engine()?;
         let mut package = LegacyPackage::read(&self.header.opaque.0, Some(engine))
             .map_err(|e| e.within("header.opaque"))?;
@@ -417,10 +435,11 @@ impl AssetDocument {
         let imports_added = package.imports.len() != imports_before;
         let (mut files, starts, sizes) = self.layout(&package)?;
         // The package's own classes (blueprints) give their schemas to the
-        // exports of those classes: their bytes first.
+        // exports of those classes: their bytes first. Then the classes
+        // and structs defined in other packages.
         let augmented = mappings.and_then(|m| {
             self.place_exports(&package, Some(m), &mut files, &starts, &sizes);
-            mappings_with_package_classes(&files, &package, m)
+            mappings_with_content_schemas(&files, &package, &self.package, m, sources)
         });
         let mappings = augmented.as_ref().or(mappings);
         // Written once, collecting the names the data needs and the name
@@ -441,7 +460,7 @@ impl AssetDocument {
         };
         let mut edits = Vec::new();
         for (index, bytes) in written.into_iter().enumerate() {
-            let bytes = bytes?;
+            let bytes = bytes.map_err(|e| with_missing_schemas(e, sources))?;
             let offset = package.exports[index].serial_offset as u64;
             if bytes.len() == sizes[index] {
                 let at = starts[index];
@@ -552,7 +571,7 @@ impl AssetDocument {
     }
 
     /// Places the bytes of each export that is the class of another (the
-    /// exports [`mappings_with_package_classes`] reads) and writes with
+    /// exports [`mappings_with_content_schemas`] reads) and writes with
     /// `mappings` at its size as read.
     fn place_exports(
         &self,
@@ -777,6 +796,19 @@ fn type_export(
             };
             json_error(&path, &e)
         })
+}
+
+/// `error` (typing a document's data), with what was looked for in
+/// content and not found: the likely cause when there is any.
+fn with_missing_schemas(error: Error, sources: &SchemaSources) -> Error {
+    let missing = sources.missing();
+    let Some(first) = missing.first() else {
+        return error;
+    };
+    error.replace_hint(format!(
+        "the schema of `{}` is in {}, which was not read ({}): give the folder that holds it with --schemas DIR, or the game with --game-dir",
+        first.name, first.package, first.reason
+    ))
 }
 
 /// A JSON error at `path` (serde_path_to_error names the document `.` or `?`).

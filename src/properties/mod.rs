@@ -62,6 +62,9 @@
 //! - `class_schema.rs`: a mod's blueprint classes are rarely in the game's mappings; their schema
 //!   is read from the class export (`UStruct::Serialize` after its property block: super, children,
 //!   `ChildProperties` with per-type references), accepted only if the bytecode sizes follow.
+//! - `schema_source.rs`: the schemas a package's data needs from other content packages (a
+//!   blueprint parent, a component's class, a user-defined struct), found through the import
+//!   table beside the package, in `--schemas` folders or in the game, bounded in depth and count.
 //!
 //! # Version facts used here and by game profiles (`src/version.rs`)
 //! - `soft_object_path_is_top_level_asset_path()`: 5.1+; `property_tags_have_complete_type_names()`:
@@ -75,14 +78,20 @@
 //!   `SM_Cube` (5.5, 5.6), Clay meshes (5.1); same in CUE4Parse `FStaticMeshRenderData.cs`.
 //!
 //! # Tests
-//! - `tests/profiles/properties_corpus.rs`: 1930 of 1975 `uassetapi` exports walk (1028 end at the
-//!   GUID flag, 902 have native data); the 45 skipped are 31 unsupported native structs (28
-//!   `MovieSceneCompiledData`, 2 Niagara, 1 5.7 `FSpline`) and 14 schemas in other packages
-//!   (blueprint classes and user-defined structs; 9 of them in `TestJson/MotorTown`).
+//! - `tests/profiles/properties_corpus.rs`: 1943 of 1975 `uassetapi` exports walk (1033 end at the
+//!   GUID flag, 910 have native data); the 32 skipped are 31 unsupported native structs (28
+//!   `MovieSceneCompiledData`, 2 Niagara, 1 5.7 `FSpline`) and one schema in a content package the
+//!   corpus lacks (`Temperature_Volume_C`'s parent). The schemas found beside the package
+//!   (`schema_source`: blueprint parents, components' classes, user-defined structs) walk 13 more
+//!   (1930 without them: 9 in `TestJson/MotorTown`, 3 in SN2, 1 in Clay).
 //! - `tests/profiles/properties_codec.rs`: every corpus export, read into a tree, through JSON
-//!   and back, writes its bytes again; 2194 of 2454 exports decode (2126 of the 2172 of
-//!   `uassetapi`: all the walker steps over, less two 4.27 class exports), 1700 with no byte run
+//!   and back, writes its bytes again; 2207 of 2454 exports decode (2139 of the 2172 of
+//!   `uassetapi`: all the walker steps over, less two 4.27 class exports), 1713 with no byte run
 //!   inside; the retoc pairs' packages have no mappings in the corpus.
+//! - `tests/profiles/asset_json_schemas.rs`: `to-json` / `from-json` of a MotorTown blueprint with
+//!   its parent beside it, alone (kept as bytes, `schema-not-found`), with `--schemas`, with the
+//!   game (`--game-dir`); SN2's user-defined struct; a parent's parent found through the parent's
+//!   package; two packages whose classes name each other as parents end.
 //! - `tests/profiles/properties_header_encoding.rs`: all 3890 corpus headers re-encode to the
 //!   engine's bytes, except 13 5.4 BlankGame object blocks starting with 4 zero bytes.
 //! - `properties_synthetic.rs` (hand-made blocks, truncations), `properties_mutation.rs` (no panic).
@@ -93,6 +102,7 @@ pub mod document;
 mod native;
 mod package;
 pub(crate) mod record;
+mod schema_source;
 pub mod tree;
 
 use std::cell::RefCell;
@@ -104,7 +114,7 @@ use crate::error::{Context, Error, Result};
 use crate::mappings::{Mappings, PropertyType, StructSchema};
 use crate::version::EngineVersion;
 
-pub use class_schema::{mappings_with_package_classes, package_class_schemas};
+pub use class_schema::package_class_schemas;
 pub use codec::Codec;
 pub use native::{native_struct, NativeLayout};
 pub use package::{
@@ -112,6 +122,9 @@ pub use package::{
     WalkOutcome,
 };
 pub use record::{Recording, StructVisit, ValueVisit};
+pub use schema_source::{
+    mappings_with_content_schemas, MissingSchema, PackageSource, SchemaSources,
+};
 
 /// What the walker needs to know about the package the data comes from.
 #[derive(Debug, Clone)]

@@ -196,8 +196,21 @@ pub fn walk_package(
     collect: bool,
 ) -> Vec<ExportWalk> {
     let cx = PackageContext::of(package);
-    // Blueprint classes defined in the package: their schemas come from the package.
-    let augmented = mappings.and_then(|m| super::mappings_with_package_classes(files, package, m));
+    // Blueprint classes and user-defined structs defined in the package or
+    // beside it: their schemas come from the package that defines them.
+    let own_name = package.package_name().map_or_else(
+        || {
+            files
+                .path
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default()
+        },
+        str::to_string,
+    );
+    let sources = super::SchemaSources::beside(&files.path);
+    let augmented = mappings
+        .and_then(|m| super::mappings_with_content_schemas(files, package, &own_name, m, &sources));
     let mappings = augmented.as_ref().or(mappings);
     (0..package.exports.len())
         .map(|index| {

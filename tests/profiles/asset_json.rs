@@ -13,6 +13,7 @@ use serde_json::{json, Value};
 
 use common::Run;
 use zenpak::properties::document::AssetDocument;
+use zenpak::properties::SchemaSources;
 
 #[derive(Default, Debug, Clone, Copy, PartialEq, Eq)]
 struct Counts {
@@ -40,6 +41,17 @@ fn package_files(path: &Path) -> Vec<(String, Vec<u8>)> {
 /// INPUT -o OUTPUT` (without), with `--mappings` when given and JSON
 /// messages.
 fn json_command(input: &Path, output: &Path, engine: Option<&str>, mappings: Option<&Path>) -> Run {
+    json_command_with(input, output, engine, mappings, &[])
+}
+
+/// [`json_command`] with `extra` arguments.
+fn json_command_with(
+    input: &Path,
+    output: &Path,
+    engine: Option<&str>,
+    mappings: Option<&Path>,
+    extra: &[&str],
+) -> Run {
     let mut args = vec![
         if engine.is_some() {
             "to-json"
@@ -58,6 +70,7 @@ fn json_command(input: &Path, output: &Path, engine: Option<&str>, mappings: Opt
     if let Some(m) = mappings {
         args.extend(["--mappings", m.to_str().unwrap()]);
     }
+    args.extend(extra);
     common::run(None, &args)
 }
 
@@ -73,7 +86,15 @@ fn round_trip(path: &Path, engine: &str, mappings: Option<&Path>, dir: &Path) ->
         .expect("a to-json line");
     let out = dir.join("out").join(path.file_name().unwrap());
     std::fs::create_dir_all(out.parent().unwrap()).unwrap();
-    let run = json_command(&json, &out, None, mappings);
+    // Written elsewhere, the document's schemas from content (a blueprint
+    // parent, a component's class, a user-defined struct) are in the
+    // game's folder (the one holding its mappings).
+    let folder = mappings
+        .and_then(Path::parent)
+        .unwrap_or(path.parent().unwrap())
+        .to_str()
+        .unwrap();
+    let run = json_command_with(&json, &out, None, mappings, &["--schemas", folder]);
     assert_eq!(run.code, 0, "from-json {}: {}", path.display(), run.stdout);
     let identical = package_files(path) == package_files(&out);
     let doc: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
@@ -228,7 +249,7 @@ fn every_corpus_package_comes_back_byte_identical_through_to_json_and_from_json(
     // decodes is what the library decodes.
     assert_eq!(
         (total.exports, total.decoded),
-        (2454, 2194),
+        (2454, 2207),
         "exports, decoded"
     );
 }
@@ -273,7 +294,8 @@ fn value(text: &str) -> Value {
 /// mappings type the document).
 fn row_names(text: &str, game: &Path) -> Vec<String> {
     let mappings = zenpak::mappings::Mappings::load(usmap(game)).unwrap();
-    let doc = AssetDocument::from_json(text.as_bytes(), Some(&mappings)).unwrap();
+    let doc =
+        AssetDocument::from_json(text.as_bytes(), Some(&mappings), &SchemaSources::none()).unwrap();
     let tree = doc.exports[0].data.as_ref().expect("decoded");
     tree.rows
         .as_ref()

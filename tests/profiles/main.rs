@@ -6,6 +6,7 @@ mod common;
 mod fixups_support;
 
 mod asset_json;
+mod asset_json_schemas;
 mod fixups_cli;
 mod fixups_convert;
 mod fixups_marvel_rivals;

@@ -60,10 +60,13 @@ fn walker_finds_every_property_block_end() {
     }
     assert!(total > 0);
     // The only exports not walked are the ones whose layout cannot be known
-    // here: schemas that live in another content package (blueprint classes
-    // and user-defined structs the dumper did not load, and which this
-    // package does not define), and structs with a native serializer whose
-    // layout zenpak does not step over.
+    // here: structs with a native serializer whose layout zenpak does not
+    // step over (28 `MovieSceneCompiledData`, 2 Niagara, 1 `FSpline`), and
+    // one schema that lives in a content package the corpus lacks
+    // (`Temperature_Volume_C`'s parent `UDS_Volume_Actor_C`). Blueprint
+    // parents, components' classes and user-defined structs defined in a
+    // package beside the one read are read from it (13 exports: 9 of
+    // MotorTown, 3 of SN2, 1 of Clay).
     let skipped: usize = failures.values().map(|l| l.len()).sum();
     eprintln!("skipped (reason stated): {skipped}");
     assert!(
@@ -75,8 +78,8 @@ fn walker_finds_every_property_block_end() {
     // can do, to be explained in ARCHITECTURE.md (section "src/properties/").
     assert_eq!(
         (handled, total),
-        (1930, 1975),
+        (1943, 1975),
         "exports walked of all uassetapi exports"
     );
-    assert_eq!((exact_end, native), (1028, 902));
+    assert_eq!((exact_end, native), (1033, 910));
 }

@@ -307,9 +307,12 @@ impl<'a> Codec<'a> {
         name: &str,
         depth: usize,
     ) -> Result<()> {
+        // An empty block's header counts the chain's slots: without the
+        // chain only a header kept as read (the reader keeps it when it has
+        // no schema) is written, never one guessed.
         let chain = match self.mappings.map(|m| m.chain(name)) {
             Some(Ok(chain)) => Some(chain),
-            _ if properties.is_empty() => None,
+            _ if properties.is_empty() && kept_header.is_some() => None,
             Some(Err(e)) => return Err(e.within(format!("properties of `{name}`"))),
             None => return Err(no_mappings(name)),
         };
