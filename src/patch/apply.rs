@@ -1,4 +1,4 @@
-//! Operations applied to an asset's document ([`crate::properties::AssetDocument`]
+//! Operations applied to an asset's document ([`crate::properties::document::AssetDocument`]
 //! as `to-json` writes it), before it is typed and written back.
 //!
 //! The first step of a path picks where the rest applies: a DataTable's
@@ -191,23 +191,29 @@ fn step_into<'a>(node: &'a mut Node, step: &Step) -> Result<&'a mut Node> {
                 .ok_or_else(|| missing("property or key", key, &keys))
         }
         Step::Index(i) => {
-            let node = match node.has("$items") {
-                true => node
-                    .get_mut("$items")
-                    .ok_or_else(|| Error::internal("$items"))?,
-                false => node,
-            };
-            let items = node.items_mut().ok_or_else(|| {
-                Error::usage(format!("`[{i}]` indexes a value that is not an array"))
-            })?;
+            let items = array_items(node, &format!("[{i}]"))?;
             let len = items.len();
-            items.get_mut(*i).ok_or_else(|| {
-                Error::usage(format!(
-                    "element [{i}] is past the end of an array of {len}"
-                ))
-            })
+            items.get_mut(*i).ok_or_else(|| past_the_end(*i, len))
         }
     }
+}
+
+/// The items of the array `node` holds (a set's `$items`).
+fn array_items<'a>(node: &'a mut Node, what: &dyn std::fmt::Display) -> Result<&'a mut Vec<Node>> {
+    let node = match node.has("$items") {
+        true => node
+            .get_mut("$items")
+            .ok_or_else(|| Error::internal("$items"))?,
+        false => node,
+    };
+    node.items_mut()
+        .ok_or_else(|| Error::usage(format!("`{what}` is not an array")))
+}
+
+fn past_the_end(i: usize, len: usize) -> Error {
+    Error::usage(format!(
+        "element [{i}] is past the end of an array of {len}"
+    ))
 }
 
 /// Walks `steps` from `node`.
@@ -364,10 +370,7 @@ pub fn apply(doc: &mut Node, shape: Shape, op: &Operation) -> Result<()> {
             };
             let array = array_at(doc, shape, &PropertyPath(parent.to_vec()))?;
             if *i > array.len() {
-                return Err(Error::usage(format!(
-                    "element [{i}] is past the end of an array of {}",
-                    array.len()
-                )));
+                return Err(past_the_end(*i, array.len()));
             }
             array.insert(*i, Node::New(value.clone()));
             Ok(())
@@ -381,20 +384,9 @@ pub fn apply(doc: &mut Node, shape: Shape, op: &Operation) -> Result<()> {
             let parent = value_of(walk(node, parents)?)?;
             match last {
                 Step::Index(i) => {
-                    let target = match parent.has("$items") {
-                        true => parent
-                            .get_mut("$items")
-                            .ok_or_else(|| Error::internal("$items"))?,
-                        false => parent,
-                    };
-                    let items = target.items_mut().ok_or_else(|| {
-                        Error::usage(format!("`[{i}]` indexes a value that is not an array"))
-                    })?;
+                    let items = array_items(parent, &format!("[{i}]"))?;
                     if *i >= items.len() {
-                        return Err(Error::usage(format!(
-                            "element [{i}] is past the end of an array of {}",
-                            items.len()
-                        )));
+                        return Err(past_the_end(*i, items.len()));
                     }
                     items.remove(*i);
                 }
@@ -427,15 +419,7 @@ fn array_at<'a>(doc: &'a mut Node, shape: Shape, path: &PropertyPath) -> Result<
     if path.0.len() < 2 {
         return Err(whole_error(path, shape));
     }
-    let node = value_of(walk(node, &path.0[1..])?)?;
-    let node = match node.has("$items") {
-        true => node
-            .get_mut("$items")
-            .ok_or_else(|| Error::internal("$items"))?,
-        false => node,
-    };
-    node.items_mut()
-        .ok_or_else(|| Error::usage(format!("`{path}` is not an array")))
+    array_items(value_of(walk(node, &path.0[1..])?)?, path)
 }
 
 /// A StringTable's line: `"Key" = "text"` sets (or adds) the key.

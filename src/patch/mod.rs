@@ -1,10 +1,10 @@
-//! Mods as text: patch files (`patches/**/*.toml`, [`file`]) that change
+//! Mods as text: patch files (`patches/**/*.toml`, [`file`](mod@file)) that change
 //! the game's assets, applied at build time to the game's current copy
 //! ([`base`]) so that the built mod carries the game's latest data plus
 //! the patch, instead of a binary copy that reverts every update.
 //!
 //! How a patch is applied: the base package is read into its document
-//! ([`crate::properties::AssetDocument`], what `zenpak to-json` writes),
+//! ([`crate::properties::document::AssetDocument`], what `zenpak to-json` writes),
 //! each operation changes the document's JSON where its path leads
 //! ([`apply`], through [`node`], which parses only what a path opens), and
 //! the document is typed back through the game's mappings and written

@@ -521,6 +521,21 @@ set = { "Default.TextStyle.SelectedBackgroundColor.ColorUseRule" = "UseColor_Spe
     assert_eq!(found["exports"][0]["data"], expected);
 }
 
+/// `zenpak patch vendor --game-dir GAME` in `repo`.
+fn vendor(repo: &Path, game: &str) -> Run {
+    run(
+        Some(repo),
+        &[
+            "--message-format",
+            "json",
+            "patch",
+            "vendor",
+            "--game-dir",
+            game,
+        ],
+    )
+}
+
 /// The three files of the mod `repo` built.
 fn artifacts(repo: &Path) -> Vec<Vec<u8>> {
     ["utoc", "ucas", "pak"]
@@ -542,17 +557,7 @@ fn vendored_bases_build_the_same_mod_without_the_game() {
     let dir = s.dir.as_ref();
     let repo = repo(dir, &s.nanos, PATCH);
     let game = s.game.to_str().unwrap();
-    let vendored = run(
-        Some(&repo),
-        &[
-            "--message-format",
-            "json",
-            "patch",
-            "vendor",
-            "--game-dir",
-            game,
-        ],
-    );
+    let vendored = vendor(&repo, game);
     vendored.ok();
     let line = vendored.line_of("vendored");
     assert_eq!(line["asset"], CHAT);
@@ -578,17 +583,7 @@ fn vendored_bases_build_the_same_mod_without_the_game() {
     assert_eq!(artifacts(&repo), with_game);
 
     // Vendored again from the same game: nothing changes.
-    let again = run(
-        Some(&repo),
-        &[
-            "--message-format",
-            "json",
-            "patch",
-            "vendor",
-            "--game-dir",
-            game,
-        ],
-    );
+    let again = vendor(&repo, game);
     assert_eq!(again.line_of("vendored")["changed"], false);
     assert_eq!(std::fs::read_to_string(&lock_path).unwrap(), lock);
 
@@ -601,17 +596,7 @@ fn vendored_bases_build_the_same_mod_without_the_game() {
     );
     built.ok();
     assert_eq!(built.codes("warning"), ["patch-base-outdated"]);
-    let refreshed = run(
-        Some(&repo),
-        &[
-            "--message-format",
-            "json",
-            "patch",
-            "vendor",
-            "--game-dir",
-            new_game,
-        ],
-    );
+    let refreshed = vendor(&repo, new_game);
     assert_eq!(refreshed.line_of("vendored")["changed"], true);
     assert_ne!(std::fs::read_to_string(&lock_path).unwrap(), lock);
 
