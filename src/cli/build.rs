@@ -173,19 +173,18 @@ impl<'a> Finished<'a> {
 
 /// Builds under the output folder's lock (which the caller holds) and
 /// reports the result; shared by `build`, `package` and `install`.
-/// The patched packages of the mod's patch files (`crate::patch`), their
-/// game bases read from `game` (else `ZENPAK_GAME_DIR` or the user
-/// configuration's `[games]`, when a patch names a game package).
-fn patched_packages(
+/// The game (`game`, else `ZENPAK_GAME_DIR` or `[games]` when a patch
+/// names a game package) and the mappings the patch files of `set` need.
+fn patch_inputs(
     manifest: &Manifest,
+    set: &zenpak::patch::PatchSet,
     game: Option<&std::path::Path>,
     keys: &super::args::KeyArgs,
     out: &Output,
-) -> Result<Vec<zenpak::build::StagedPackage>> {
-    let set = zenpak::patch::PatchSet::load(manifest)?;
-    if set.is_empty() {
-        return Ok(Vec::new());
-    }
+) -> Result<(
+    Option<zenpak::patch::base::Game>,
+    Option<zenpak::mappings::Mappings>,
+)> {
     let game_dir = match game {
         Some(dir) => Some(dir.to_path_buf()),
         None if set.needs_game() => zenpak::release::default_game_dirs(&manifest.game.project)?
@@ -211,6 +210,61 @@ fn patched_packages(
         }
         None => None,
     };
+    Ok((game, mappings))
+}
+
+/// `check`: how each asset's patches fare against the game (or the
+/// vendored bases), with each one's diagnostics printed; none when the mod
+/// has no patch files.
+pub(crate) fn patch_checks(
+    manifest: &Manifest,
+    game: Option<&std::path::Path>,
+    keys: &super::args::KeyArgs,
+    out: &Output,
+) -> Result<Vec<zenpak::patch::PatchCheck>> {
+    let set = zenpak::patch::PatchSet::load(manifest)?;
+    if set.is_empty() {
+        return Ok(Vec::new());
+    }
+    let (game, mappings) = patch_inputs(manifest, &set, game, keys, out)?;
+    let checks = zenpak::patch::check_all(manifest, &set, game.as_ref(), mappings.as_ref())?;
+    for check in &checks {
+        out.diagnostics(&check.diagnostics);
+        out.data("patch-check", check, || {
+            let state = match check.state {
+                zenpak::patch::PatchState::Applies => "applies",
+                zenpak::patch::PatchState::AppliesWithDrift => {
+                    "applies, to a game copy that differs from the vendored base"
+                }
+                zenpak::patch::PatchState::Broken => "broken",
+            };
+            out.status(
+                "Patch",
+                format!(
+                    "{} ({}): {state}",
+                    check.asset,
+                    count(check.operations, "change")
+                ),
+            )
+        });
+    }
+    Ok(checks)
+}
+
+/// The patched packages of the mod's patch files (`crate::patch`), their
+/// game bases read from `game` (else `ZENPAK_GAME_DIR` or the user
+/// configuration's `[games]`, when a patch names a game package).
+fn patched_packages(
+    manifest: &Manifest,
+    game: Option<&std::path::Path>,
+    keys: &super::args::KeyArgs,
+    out: &Output,
+) -> Result<Vec<zenpak::build::StagedPackage>> {
+    let set = zenpak::patch::PatchSet::load(manifest)?;
+    if set.is_empty() {
+        return Ok(Vec::new());
+    }
+    let (game, mappings) = patch_inputs(manifest, &set, game, keys, out)?;
     let applied = zenpak::patch::apply_all(manifest, &set, game.as_ref(), mappings.as_ref())?;
     out.diagnostics(&applied.diagnostics);
     let mut staged = Vec::with_capacity(applied.packages.len());

@@ -83,6 +83,12 @@ pub(crate) fn run(args: Args, out: &Output) -> Result<()> {
                 .count(),
         )
     });
+    let patches = super::build::patch_checks(&manifest, args.game_dir.as_deref(), &args.key, out)?;
+    let broken = patches
+        .iter()
+        .filter(|c| c.state == zenpak::patch::PatchState::Broken)
+        .count();
+    let game_errors = game_errors + broken;
     let needed = &report.must_exist_in_game;
     if !needed.is_empty() && !out.is_json() {
         let shown = if out.verbose {

@@ -150,15 +150,8 @@ fn target_key(target: &Target) -> String {
     }
 }
 
-/// Applies every patch of `set` to its base: a repository file, or the
-/// game's package from `game` (a patch on a game package without a game
-/// is a usage error saying how to give one).
-pub fn apply_all(
-    manifest: &Manifest,
-    set: &PatchSet,
-    game: Option<&Game>,
-    mappings: Option<&Mappings>,
-) -> Result<Applied> {
+/// The patches of `set` by asset, in asset order.
+fn groups(set: &PatchSet) -> BTreeMap<String, Vec<&Patch>> {
     let mut groups: BTreeMap<String, Vec<&Patch>> = BTreeMap::new();
     for patch in &set.patches {
         groups
@@ -166,51 +159,94 @@ pub fn apply_all(
             .or_default()
             .push(patch);
     }
+    groups
+}
+
+/// Where the patches of one asset find their base and schemas.
+struct Inputs<'a> {
+    manifest: &'a Manifest,
+    game: Option<&'a Game>,
+    mappings: Option<&'a Mappings>,
+    lock: &'a vendor::Lock,
+}
+
+/// Applies `patches` (all of one asset) to their base; the warnings
+/// (an outdated vendored base, bases that differ) go to `diagnostics`.
+fn apply_group(
+    inputs: &Inputs,
+    patches: &[&Patch],
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Result<PatchedPackage> {
+    let manifest = inputs.manifest;
+    let first = patches[0];
+    let base = load_base(
+        manifest,
+        &first.target,
+        &first.at,
+        inputs.game,
+        inputs.lock,
+        diagnostics,
+    )?;
+    let asset = base.package.clone();
+    // Schemas of content (blueprint parents, user-defined structs):
+    // beside a repository base, in the mod's content, in the game.
+    let game_packages = inputs.game.map(|g| g.schema_packages(manifest));
+    let mut sources = match &first.target {
+        Target::Base { .. } => SchemaSources::beside(&base.files.path),
+        Target::Asset(_) => SchemaSources::none(),
+    }
+    .with_folder(manifest.content_root());
+    if let Some(packages) = &game_packages {
+        sources = sources.with_game(packages);
+    }
+    let package = apply_to_base(
+        &base,
+        patches,
+        (inputs.mappings, &sources),
+        &asset,
+        manifest.game.engine,
+    )?;
+    if patches.iter().any(|p| p.target != first.target) {
+        diagnostics.push(
+            Diagnostic::warning(
+                "patch-bases-differ",
+                format!(
+                    "patches of `{asset}` name different bases; all apply to the first one's ({})",
+                    base.origin
+                ),
+            )
+            .with_file(first.at.file.as_path()),
+        );
+    }
+    Ok(package)
+}
+
+/// Applies every patch of `set` to its base: a repository file, or the
+/// game's package from `game` (else its vendored copy; a patch on a game
+/// package with neither is a usage error saying how to give one).
+pub fn apply_all(
+    manifest: &Manifest,
+    set: &PatchSet,
+    game: Option<&Game>,
+    mappings: Option<&Mappings>,
+) -> Result<Applied> {
     let mut diagnostics = conflicts(set)?;
     let lock = vendor::Lock::load(manifest)?;
-    let mut packages = Vec::with_capacity(groups.len());
+    let inputs = Inputs {
+        manifest,
+        game,
+        mappings,
+        lock: &lock,
+    };
+    let groups = groups(set);
+    let mut packages: Vec<PatchedPackage> = Vec::with_capacity(groups.len());
     for patches in groups.values() {
-        let first = patches[0];
-        let base = load_base(
-            manifest,
-            &first.target,
-            &first.at,
-            game,
-            &lock,
-            &mut diagnostics,
-        )?;
-        let asset = base.package.clone();
-        // Schemas of content (blueprint parents, user-defined structs):
-        // beside a repository base, in the mod's content, in the game.
-        let game_packages = game.map(|g| g.schema_packages(manifest));
-        let mut sources = match &first.target {
-            Target::Base { .. } => SchemaSources::beside(&base.files.path),
-            Target::Asset(_) => SchemaSources::none(),
-        }
-        .with_folder(manifest.content_root());
-        if let Some(packages) = &game_packages {
-            sources = sources.with_game(packages);
-        }
-        let package = apply_to_base(
-            &base,
-            patches,
-            (mappings, &sources),
-            &asset,
-            manifest.game.engine,
-        )?;
-        if patches.iter().any(|p| p.target != first.target) {
-            diagnostics.push(
-                Diagnostic::warning(
-                    "patch-bases-differ",
-                    format!("patches of `{asset}` name different bases; all apply to the first one's ({})", base.origin),
-                )
-                .with_file(first.at.file.as_path()),
-            );
-        }
-        if let Some(other) = packages.iter().find(|p: &&PatchedPackage| {
-            p.relative_path.eq_ignore_ascii_case(&package.relative_path)
-        }) {
-            return Err(first.at.error(format!(
+        let package = apply_group(&inputs, patches, &mut diagnostics)?;
+        if let Some(other) = packages
+            .iter()
+            .find(|p| p.relative_path.eq_ignore_ascii_case(&package.relative_path))
+        {
+            return Err(patches[0].at.error(format!(
                 "these patches and those of `{}` both make `{}`",
                 other.asset, package.relative_path
             ))
@@ -222,6 +258,80 @@ pub fn apply_all(
         packages,
         diagnostics,
     })
+}
+
+/// How the patches of one asset fare against the game (`check --game-dir`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PatchState {
+    /// They apply to the base as vendored (or there is no vendored base).
+    Applies,
+    /// They apply, to a game copy that differs from the vendored base.
+    AppliesWithDrift,
+    /// They do not apply: the error says why.
+    Broken,
+}
+
+/// One asset's patches, checked.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct PatchCheck {
+    /// The asset as the patches name it (`/Game/Data/DT_Weapons`, or the base file).
+    pub asset: String,
+    pub state: PatchState,
+    /// How many operations the asset's patches hold.
+    pub operations: usize,
+    /// Why they are broken, or what drifted (as diagnostics).
+    #[serde(skip)]
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// Applies each asset's patches on its own, writing nothing, and says how
+/// each fares; an error in one asset's patches does not stop the others.
+pub fn check_all(
+    manifest: &Manifest,
+    set: &PatchSet,
+    game: Option<&Game>,
+    mappings: Option<&Mappings>,
+) -> Result<Vec<PatchCheck>> {
+    let lock = vendor::Lock::load(manifest)?;
+    let inputs = Inputs {
+        manifest,
+        game,
+        mappings,
+        lock: &lock,
+    };
+    let mut checks = Vec::new();
+    for patches in groups(set).values() {
+        let mut diagnostics = Vec::new();
+        let result = apply_group(&inputs, patches, &mut diagnostics);
+        let state = match &result {
+            Err(e) => {
+                diagnostics.extend(Diagnostic::from_error(e));
+                PatchState::Broken
+            }
+            Ok(_) if diagnostics.iter().any(|d| d.code == "patch-base-outdated") => {
+                PatchState::AppliesWithDrift
+            }
+            Ok(_) => PatchState::Applies,
+        };
+        checks.push(PatchCheck {
+            asset: match (&result, &patches[0].target) {
+                (Ok(package), _) => package.asset.clone(),
+                (
+                    Err(_),
+                    Target::Asset(name)
+                    | Target::Base {
+                        asset: Some(name), ..
+                    },
+                ) => name.clone(),
+                (Err(_), Target::Base { path, .. }) => path.display().to_string(),
+            },
+            state,
+            operations: patches.iter().map(|p| p.operations.len()).sum(),
+            diagnostics,
+        });
+    }
+    Ok(checks)
 }
 
 /// The base of `target`: a repository file; or the game's copy (warning

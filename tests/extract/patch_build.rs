@@ -339,6 +339,27 @@ fn a_patch_keeps_the_games_update_and_names_a_row_the_update_removed() {
     assert_eq!(error["line"], 4);
     assert!(error["hint"].as_str().is_some());
     assert_eq!(common::files_under(&repo.join("target")), before);
+    // `check --game-dir` says the table's patches are broken, and why.
+    let checked = run(
+        Some(&repo),
+        &[
+            "--message-format",
+            "json",
+            "check",
+            "--game-dir",
+            new_game.to_str().unwrap(),
+        ],
+    );
+    checked.assert_code(1);
+    let line = checked.line_of("patch-check");
+    assert_eq!(
+        (line["asset"].as_str(), line["state"].as_str()),
+        (Some(CHAT), Some("broken"))
+    );
+    assert!(checked.error()["file"]
+        .as_str()
+        .unwrap()
+        .ends_with("orange.toml"));
 }
 
 /// Mistakes in patch files: each exit 2 with the file and line, nothing built.
@@ -596,6 +617,15 @@ fn vendored_bases_build_the_same_mod_without_the_game() {
     );
     built.ok();
     assert_eq!(built.codes("warning"), ["patch-base-outdated"]);
+    let checked = run(
+        Some(&repo),
+        &["--message-format", "json", "check", "--game-dir", new_game],
+    );
+    checked.ok();
+    assert_eq!(
+        checked.line_of("patch-check")["state"],
+        "applies-with-drift"
+    );
     let refreshed = vendor(&repo, new_game);
     assert_eq!(refreshed.line_of("vendored")["changed"], true);
     assert_ne!(std::fs::read_to_string(&lock_path).unwrap(), lock);
