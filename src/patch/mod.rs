@@ -22,6 +22,7 @@
 
 pub mod apply;
 pub mod base;
+pub mod diff;
 pub mod file;
 pub mod node;
 pub mod path;
@@ -32,6 +33,7 @@ use std::path::PathBuf;
 
 use crate::diagnostic::Diagnostic;
 use crate::error::{Error, Result};
+use crate::legacy::PackageFiles;
 use crate::manifest::Manifest;
 use crate::mappings::Mappings;
 use crate::properties::document::{AssetDocument, WrittenPackage};
@@ -497,4 +499,66 @@ fn conflicts(set: &PatchSet) -> Result<Vec<Diagnostic>> {
         }
     }
     Ok(diagnostics)
+}
+
+/// `patch diff`: the patch text that turns `base` into `edited` (both
+/// legacy packages; `target` is the patch's `asset = …` or `base = …`
+/// line), checked by applying it to `base`: the result must be `edited`'s
+/// bytes, or the error says which file differs.
+pub fn diff_packages(
+    base: &PackageFiles,
+    edited: &PackageFiles,
+    target: &str,
+    (mappings, sources): (Option<&Mappings>, &SchemaSources),
+    engine: crate::version::EngineVersion,
+) -> Result<(String, usize)> {
+    let text_of = |files: &PackageFiles| -> Result<String> {
+        let package = files
+            .read_package(Some(engine))
+            .map_err(|e| e.in_file(&files.path))?;
+        let document = AssetDocument::read(files, &package, mappings, sources)
+            .map_err(|e| e.in_file(&files.path))?;
+        String::from_utf8(document.to_json()?)
+            .map_err(|_| Error::internal("to-json wrote text that is not UTF-8"))
+    };
+    let diff =
+        diff::documents(&text_of(base)?, &text_of(edited)?).map_err(|e| e.in_file(&edited.path))?;
+    let toml = diff.to_toml(target)?;
+    let patches = file::parse(&toml, std::path::Path::new("<patch diff>"))?;
+    let operations = patches.iter().map(|p| p.operations.len()).sum();
+    let refs: Vec<&Patch> = patches.iter().collect();
+    let made = Base {
+        package: String::new(),
+        files: base.clone(),
+        relative_path: String::new(),
+        origin: base.path.display().to_string(),
+    };
+    let written = apply_to_base(&made, &refs, (mappings, sources), "", engine)?.files;
+    let companions: Vec<Vec<u8>> = edited
+        .bulk
+        .iter()
+        .map(|c| c.read())
+        .collect::<Result<_>>()?;
+    let differs = if written.header != edited.header {
+        Some(edited.path.clone())
+    } else if written.uexp != edited.uexp {
+        Some(edited.uexp_path.clone())
+    } else if written
+        .companions
+        .iter()
+        .map(|(_, b)| b)
+        .ne(companions.iter())
+    {
+        Some(edited.path.with_extension("ubulk"))
+    } else {
+        None
+    };
+    if let Some(file) = differs {
+        return Err(Error::invalid(
+            "the patch made from the differences does not reproduce the edited copy byte for byte (a change the document does not show, e.g. in the header's other tables)",
+        )
+        .in_file(file)
+        .with_hint("ship the edited package as content instead of a patch"));
+    }
+    Ok((toml, operations))
 }

@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
+use zenpak::patch::node::Node;
 use zenpak::EngineVersion;
 
 const NANOS: &str = "uassetapi/TestUE5_7/NanosWorld";
@@ -638,6 +639,124 @@ fn vendored_bases_build_the_same_mod_without_the_game() {
     let failed = run(Some(&repo), &["--message-format", "json", "build"]);
     failed.assert_code(2);
     assert!(failed.error()["file"]
+        .as_str()
+        .unwrap()
+        .ends_with("DT_ChatEntry.uasset"));
+}
+
+/// A table's rows, in order, as the document holds them.
+type Rows = Vec<(String, Node)>;
+
+/// `patch diff` of the game's table and a copy edited as a GUI would (by
+/// from-json of an edited document: a number changed, a row added as a
+/// copy, one removed) writes a patch that, built against the game, makes
+/// the edited copy's table; a change a patch cannot say (a property made
+/// zero-masked) is refused naming it.
+#[test]
+fn patch_diff_writes_the_patch_that_makes_the_edited_copy() {
+    let Some(s) = setup("patch-diff") else {
+        return;
+    };
+    let dir = s.dir.as_ref();
+    let mappings = s.nanos.join("NanosWorld.usmap");
+    // Edited in order (serde_json's maps would sort the rows): through
+    // the document's own ordered reading.
+    let edit = |name: &str, change: &dyn Fn(&mut Rows)| -> PathBuf {
+        let text = std::fs::read_to_string(dir.join("original.json")).unwrap();
+        let mut doc = Node::parse(&text).unwrap();
+        let rows = doc
+            .get_mut("exports")
+            .and_then(|e| e.items_mut())
+            .and_then(|e| e.get_mut(0))
+            .and_then(|e| e.get_mut("data"))
+            .and_then(|d| d.get_mut("rows"))
+            .and_then(|r| r.entries_mut())
+            .unwrap();
+        change(rows);
+        let json = dir.join(format!("{name}.json"));
+        std::fs::write(&json, doc.to_text().unwrap()).unwrap();
+        let cooked = dir.join(name).join("DT_ChatEntry.uasset");
+        std::fs::create_dir_all(cooked.parent().unwrap()).unwrap();
+        run(
+            None,
+            &[
+                "from-json",
+                json.to_str().unwrap(),
+                "--mappings",
+                mappings.to_str().unwrap(),
+                "-o",
+                cooked.to_str().unwrap(),
+            ],
+        )
+        .ok();
+        cooked
+    };
+    let row = |rows: &mut Rows, name: &str| -> Value {
+        rows.iter()
+            .find(|(k, _)| k == name)
+            .unwrap()
+            .1
+            .to_value()
+            .unwrap()
+    };
+    let put = |rows: &mut Rows, name: &str, value: Value| {
+        let at = rows.iter().position(|(k, _)| k == name).unwrap();
+        rows[at].1 = Node::New(value);
+    };
+    let edited = edit("Edited", &|rows| {
+        let mut default = row(rows, "Default");
+        default["TextStyle"]["Font"]["Size"] = json!(19.5);
+        put(rows, "Default", default);
+        let mut copy = row(rows, "Purple");
+        copy["TextStyle"]["Font"]["Size"] = json!(21.0);
+        rows.push(("Magenta".into(), Node::New(copy)));
+        rows.retain(|(k, _)| k != "Grey");
+    });
+    let repo = repo(dir, &s.nanos, "");
+    std::fs::remove_file(repo.join("patches/chat.toml")).unwrap();
+    let patch = repo.join("patches/diff.toml");
+    let base = s.nanos.join(CHAT_FILE);
+    let diffed = run(
+        Some(&repo),
+        &[
+            "--message-format",
+            "json",
+            "patch",
+            "diff",
+            base.to_str().unwrap(),
+            edited.to_str().unwrap(),
+            "--asset",
+            CHAT,
+            "-o",
+            patch.to_str().unwrap(),
+        ],
+    );
+    diffed.ok();
+    // The set, the added row (with its one field), the removed row.
+    assert_eq!(diffed.line_of("patch-diff")["operations"], 3);
+    build(&repo, &s.game).ok();
+    let found = built_document(dir, &s.nanos, &repo, &s.game, "built.json");
+    let wanted = document(dir, &s.nanos, &[edited.to_str().unwrap()], "edited.json");
+    assert_eq!(found["exports"][0]["data"], wanted["exports"][0]["data"]);
+
+    let masked = edit("Masked", &|rows| {
+        let mut default = row(rows, "Default");
+        default["TextStyle"]["Font"]["Size"] = Value::Null;
+        put(rows, "Default", default);
+    });
+    let refused = run(
+        Some(&repo),
+        &[
+            "--message-format",
+            "json",
+            "patch",
+            "diff",
+            base.to_str().unwrap(),
+            masked.to_str().unwrap(),
+        ],
+    );
+    refused.assert_code(2);
+    assert!(refused.error()["file"]
         .as_str()
         .unwrap()
         .ends_with("DT_ChatEntry.uasset"));
