@@ -271,6 +271,25 @@ fn a_patch_changes_the_games_table_by_exactly_what_it_says() {
     );
 }
 
+/// `zenpak from-json JSON` into `folder/DT_ChatEntry.uasset` (created).
+fn cook(json: &Path, mappings: &Path, folder: &Path) -> PathBuf {
+    let cooked = folder.join("DT_ChatEntry.uasset");
+    std::fs::create_dir_all(folder).unwrap();
+    run(
+        None,
+        &[
+            "from-json",
+            json.to_str().unwrap(),
+            "--mappings",
+            mappings.to_str().unwrap(),
+            "-o",
+            cooked.to_str().unwrap(),
+        ],
+    )
+    .ok();
+    cooked
+}
+
 /// The game updated: row `Italic` changed, `Whisper` added, `Orange`
 /// removed (made with from-json of an edited document, then built into a
 /// game as the first). Returns the game and the document of its table.
@@ -282,21 +301,11 @@ fn updated_game(dir: &Path, s: &Setup) -> (PathBuf, Value) {
     rows.as_object_mut().unwrap().remove("Orange");
     let edited = dir.join("updated.json");
     std::fs::write(&edited, serde_json::to_vec(&updated).unwrap()).unwrap();
-    let cooked = dir.join("Updated/DT_ChatEntry.uasset");
-    std::fs::create_dir_all(cooked.parent().unwrap()).unwrap();
-    let mappings = s.nanos.join("NanosWorld.usmap");
-    run(
-        None,
-        &[
-            "from-json",
-            edited.to_str().unwrap(),
-            "--mappings",
-            mappings.to_str().unwrap(),
-            "-o",
-            cooked.to_str().unwrap(),
-        ],
-    )
-    .ok();
+    let cooked = cook(
+        &edited,
+        &s.nanos.join("NanosWorld.usmap"),
+        &dir.join("Updated"),
+    );
     let new_game = game_with(dir, "NewGame", &cooked);
     let update = document(dir, &s.nanos, &[cooked.to_str().unwrap()], "update.json");
     (new_game, update)
@@ -675,21 +684,7 @@ fn patch_diff_writes_the_patch_that_makes_the_edited_copy() {
         change(rows);
         let json = dir.join(format!("{name}.json"));
         std::fs::write(&json, doc.to_text().unwrap()).unwrap();
-        let cooked = dir.join(name).join("DT_ChatEntry.uasset");
-        std::fs::create_dir_all(cooked.parent().unwrap()).unwrap();
-        run(
-            None,
-            &[
-                "from-json",
-                json.to_str().unwrap(),
-                "--mappings",
-                mappings.to_str().unwrap(),
-                "-o",
-                cooked.to_str().unwrap(),
-            ],
-        )
-        .ok();
-        cooked
+        cook(&json, &mappings, &dir.join(name))
     };
     let row = |rows: &mut Rows, name: &str| -> Value {
         rows.iter()
