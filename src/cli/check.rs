@@ -83,7 +83,7 @@ pub(crate) fn run(args: Args, out: &Output) -> Result<()> {
                 .count(),
         )
     });
-    let patches = super::build::patch_checks(&manifest, args.game_dir.as_deref(), &args.key, out)?;
+    let patches = super::patch::patch_checks(&manifest, args.game_dir.as_deref(), &args.key, out)?;
     let broken = patches
         .iter()
         .filter(|c| c.state == zenpak::patch::PatchState::Broken)

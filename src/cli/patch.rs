@@ -1,11 +1,17 @@
 //! `zenpak patch ...`: commands on the mod's patch files (`zenpak::patch`).
 //! `vendor` copies the game's packages the patches change into the
-//! repository (`patches/base/`, with its lock), for builds without the game.
+//! repository (`patches/base/`, with its lock), for builds without the game;
+//! `diff` writes the patch between two packages. Also what `build` and
+//! `check` do with the patch files (`patched_packages`, `patch_checks`).
 
 use clap::Subcommand;
 use zenpak::{Error, Result};
 
+use serde::Serialize;
+use zenpak::manifest::Manifest;
+
 use super::args::{KeyArgs, ManifestArgs};
+use super::output::count;
 use super::Output;
 
 #[derive(Debug, clap::Args)]
@@ -166,4 +172,142 @@ fn diff(args: DiffArgs, out: &Output) -> Result<()> {
         },
     );
     Ok(())
+}
+
+/// The game (`game`, else `ZENPAK_GAME_DIR` or `[games]` when a patch
+/// names a game package) and the mappings the patch files of `set` need.
+fn patch_inputs(
+    manifest: &Manifest,
+    set: &zenpak::patch::PatchSet,
+    game: Option<&std::path::Path>,
+    keys: &KeyArgs,
+    out: &Output,
+) -> Result<(
+    Option<zenpak::patch::base::Game>,
+    Option<zenpak::mappings::Mappings>,
+)> {
+    let game_dir = match game {
+        Some(dir) => Some(dir.to_path_buf()),
+        None if set.needs_game() => zenpak::release::default_game_dirs(&manifest.game.project)?
+            .into_iter()
+            .next(),
+        None => None,
+    };
+    let game = match &game_dir {
+        Some(dir) => {
+            let folder = super::args::game_folder(out, dir, Some(&manifest.game.project))?;
+            Some(zenpak::patch::base::Game::open(
+                &folder.paks(),
+                &keys.keys()?,
+            )?)
+        }
+        None => None,
+    };
+    let mappings = match manifest.mappings_path() {
+        Some(path) => {
+            let mappings = zenpak::mappings::Mappings::load(&path)?;
+            out.diagnostics(&mappings.diagnostics);
+            Some(mappings)
+        }
+        None => None,
+    };
+    Ok((game, mappings))
+}
+
+/// `check`: how each asset's patches fare against the game (or the
+/// vendored bases), with each one's diagnostics printed; none when the mod
+/// has no patch files.
+pub(crate) fn patch_checks(
+    manifest: &Manifest,
+    game: Option<&std::path::Path>,
+    keys: &KeyArgs,
+    out: &Output,
+) -> Result<Vec<zenpak::patch::PatchCheck>> {
+    let set = zenpak::patch::PatchSet::load(manifest)?;
+    if set.is_empty() {
+        return Ok(Vec::new());
+    }
+    let (game, mappings) = patch_inputs(manifest, &set, game, keys, out)?;
+    let checks = zenpak::patch::check_all(manifest, &set, game.as_ref(), mappings.as_ref())?;
+    for check in &checks {
+        out.diagnostics(&check.diagnostics);
+        out.data("patch-check", check, || {
+            let state = match check.state {
+                zenpak::patch::PatchState::Applies => "applies",
+                zenpak::patch::PatchState::AppliesWithDrift => {
+                    "applies, to a game copy that differs from the vendored base"
+                }
+                zenpak::patch::PatchState::Broken => "broken",
+            };
+            out.status(
+                "Patch",
+                format!(
+                    "{} ({}): {state}",
+                    check.asset,
+                    count(check.operations, "change")
+                ),
+            )
+        });
+    }
+    Ok(checks)
+}
+
+/// The patched packages of the mod's patch files (`crate::patch`), their
+/// game bases read from `game` (else `ZENPAK_GAME_DIR` or the user
+/// configuration's `[games]`, when a patch names a game package).
+pub(crate) fn patched_packages(
+    manifest: &Manifest,
+    game: Option<&std::path::Path>,
+    keys: &KeyArgs,
+    out: &Output,
+) -> Result<Vec<zenpak::build::StagedPackage>> {
+    let set = zenpak::patch::PatchSet::load(manifest)?;
+    if set.is_empty() {
+        return Ok(Vec::new());
+    }
+    let (game, mappings) = patch_inputs(manifest, &set, game, keys, out)?;
+    let applied = zenpak::patch::apply_all(manifest, &set, game.as_ref(), mappings.as_ref())?;
+    out.diagnostics(&applied.diagnostics);
+    let mut staged = Vec::with_capacity(applied.packages.len());
+    for package in applied.packages {
+        out.data("patched", &PatchedLine::of(&package), || {
+            out.status(
+                "Patched",
+                format!(
+                    "{} ({}) from {}",
+                    package.asset,
+                    count(package.operations, "change"),
+                    package.base
+                ),
+            )
+        });
+        staged.push(zenpak::build::StagedPackage {
+            origin: format!("the patches of `{}`", package.asset),
+            relative_path: package.relative_path,
+            header: package.files.header,
+            uexp: package.files.uexp,
+            companions: package.files.companions,
+        });
+    }
+    Ok(staged)
+}
+
+/// A patched asset, as `--message-format json` reports it.
+#[derive(Serialize)]
+struct PatchedLine<'a> {
+    asset: &'a str,
+    path: &'a str,
+    base: &'a str,
+    operations: usize,
+}
+
+impl<'a> PatchedLine<'a> {
+    fn of(p: &'a zenpak::patch::PatchedPackage) -> Self {
+        PatchedLine {
+            asset: &p.asset,
+            path: &p.relative_path,
+            base: &p.base,
+            operations: p.operations,
+        }
+    }
 }
