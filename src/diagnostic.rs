@@ -76,7 +76,7 @@ impl Diagnostic {
 
     /// An error diagnostic that is not (yet) an [`Error`] value, such as a
     /// problem `check` found.
-    pub(crate) fn error(code: &str, message: impl Into<String>) -> Self {
+    pub fn error(code: &str, message: impl Into<String>) -> Self {
         Diagnostic {
             level: Level::Error,
             ..Diagnostic::warning(code, message)

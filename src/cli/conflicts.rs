@@ -13,6 +13,7 @@ use serde::Serialize;
 use zenpak::game::conflicts::{self, ConflictReport, ModConflicts, SourceShadowing};
 use zenpak::game::GameView;
 use zenpak::manifest::Manifest;
+use zenpak::patch::changes::{AssetChanges, ModCopies};
 use zenpak::Result;
 
 use super::args::{KeyArgs, ManifestArgs};
@@ -29,6 +30,14 @@ pub(crate) struct Args {
     /// inside a mod: its last build in the output folder, if any.
     #[arg(long = "mod", value_name = "PATH")]
     pub(crate) mods: Vec<PathBuf>,
+    /// Engine release: with it, each asset several mods change is compared
+    /// with the game's copy (which rows and paths each mod changed, and
+    /// whether they overlap). Default: mod.toml's.
+    #[arg(long, value_parser = super::args::engine_parser())]
+    pub(crate) engine: Option<zenpak::EngineVersion>,
+    /// The game's mappings (.usmap) for that comparison (default: mod.toml's).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) mappings: Option<PathBuf>,
     #[command(flatten)]
     pub(crate) manifest: ManifestArgs,
     #[command(flatten)]
@@ -69,13 +78,25 @@ pub(crate) fn run(args: Args, out: &Output) -> Result<()> {
     for conflict in &report.conflicts {
         out.data("conflict", conflict, || {});
     }
+    let changes = asset_changes(
+        &args,
+        manifest.as_ref(),
+        (&view, &mods, &report),
+        &folder.paks(),
+        out,
+    )?;
+    for asset in &changes {
+        out.data("asset-changes", asset, || {});
+    }
     let summary = Summary {
         game_dir: folder.root.display().to_string(),
         conflicts: report.conflicts.len(),
         sources: &report.sources,
         mods: &report.mods,
     };
-    out.report_text(false, "conflicts", &summary, |w| table(w, &report));
+    out.report_text(false, "conflicts", &summary, |w| {
+        table(w, &report, &changes)
+    });
     view.unreadable_error().map_or(Ok(()), Err)
 }
 
@@ -118,8 +139,78 @@ fn built_mod(
     Some(pak)
 }
 
+/// Each package two or more mods override, compared with the game's copy
+/// (when the engine is known: `--engine` or mod.toml's).
+fn asset_changes(
+    args: &Args,
+    manifest: Option<&Manifest>,
+    (view, mods, report): (&GameView, &[usize], &ConflictReport),
+    paks: &std::path::Path,
+    out: &Output,
+) -> Result<Vec<AssetChanges>> {
+    let sources = view.sources();
+    let mod_names: Vec<&str> = mods.iter().map(|&s| sources[s].name()).collect();
+    let shared: Vec<(&str, Vec<&str>)> = report
+        .conflicts
+        .iter()
+        .filter(|c| c.kind == conflicts::ItemKind::Package)
+        .filter(|c| c.providers.iter().any(|p| p.role == conflicts::Role::Game))
+        .map(|c| {
+            let mut by_mods: Vec<&str> = c
+                .providers
+                .iter()
+                .filter(|p| p.role == conflicts::Role::Mod && mod_names.contains(&p.name.as_str()))
+                .map(|p| p.name.as_str())
+                .collect();
+            by_mods.reverse(); // mount order: the winner last
+            (c.path.as_str(), by_mods)
+        })
+        .filter(|(_, by_mods)| by_mods.len() > 1)
+        .collect();
+    if shared.is_empty() {
+        return Ok(Vec::new());
+    }
+    let Some(engine) = args.engine.or(manifest.map(|m| m.game.engine)) else {
+        out.note(
+            "changes-not-compared",
+            format!(
+                "{} packages are changed by several mods; pass --engine (and --mappings) to see which rows and paths each changes",
+                shared.len()
+            ),
+        );
+        return Ok(Vec::new());
+    };
+    let mappings_path = args
+        .mappings
+        .clone()
+        .or_else(|| manifest.and_then(|m| m.mappings_path()));
+    let mappings = match &mappings_path {
+        Some(path) => Some(zenpak::mappings::Mappings::load(path)?),
+        None => None,
+    };
+    let mut involved: Vec<(String, PathBuf)> = Vec::new();
+    for &s in mods {
+        let name = sources[s].name();
+        if shared.iter().any(|(_, m)| m.contains(&name)) && !involved.iter().any(|(n, _)| n == name)
+        {
+            involved.push((name.to_string(), sources[s].path().to_path_buf()));
+        }
+    }
+    let keys = args.key.keys()?;
+    let copies = ModCopies::open(paks, &involved, &keys, (engine, mappings.as_ref()))?;
+    let mut all = Vec::new();
+    for (path, by_mods) in &shared {
+        all.extend(copies.changes(path, by_mods)?);
+    }
+    Ok(all)
+}
+
 /// The human table: each conflict with its providers (winner first), then each mod.
-fn table(w: &mut dyn Write, report: &ConflictReport) -> std::io::Result<()> {
+fn table(
+    w: &mut dyn Write,
+    report: &ConflictReport,
+    changes: &[AssetChanges],
+) -> std::io::Result<()> {
     if report.conflicts.is_empty() {
         writeln!(
             w,
@@ -145,6 +236,9 @@ fn table(w: &mut dyn Write, report: &ConflictReport) -> std::io::Result<()> {
                 }
             )?;
         }
+        if let Some(asset) = changes.iter().find(|a| a.path == c.path) {
+            asset_lines(w, asset)?;
+        }
     }
     if !report.mods.is_empty() {
         writeln!(w)?;
@@ -166,6 +260,46 @@ fn table(w: &mut dyn Write, report: &ConflictReport) -> std::io::Result<()> {
             m.overrides.iter().filter(|o| o.wins).count(),
             list(&m.shadows),
             list(&m.shadowed_by)
+        )?;
+    }
+    Ok(())
+}
+
+/// What each mod changed in one asset, and the overlaps.
+fn asset_lines(w: &mut dyn Write, asset: &AssetChanges) -> std::io::Result<()> {
+    for change in &asset.changes {
+        let mut parts = Vec::new();
+        if let Some(why) = &change.whole {
+            parts.push(format!("the whole asset ({why})"));
+        }
+        for (what, items) in [
+            ("set", &change.set),
+            ("appended to", &change.appended),
+            ("added rows", &change.added_rows),
+            ("removed rows", &change.removed_rows),
+        ] {
+            if !items.is_empty() {
+                parts.push(format!("{what} {}", items.join(", ")));
+            }
+        }
+        if parts.is_empty() {
+            parts.push("nothing (the game's copy)".into());
+        }
+        writeln!(w, "    {}: {}", change.provider, parts.join("; "))?;
+    }
+    for overlap in &asset.overlaps {
+        writeln!(
+            w,
+            "    overlap {}: {} ({} wins)",
+            overlap.path,
+            overlap.providers.join(", "),
+            overlap.providers.last().map_or("", String::as_str)
+        )?;
+    }
+    if asset.overlaps.is_empty() {
+        writeln!(
+            w,
+            "    no overlap: `zenpak merge` can make one mod with every change"
         )?;
     }
     Ok(())

@@ -23,6 +23,7 @@ mod inspect;
 mod inspect_classic;
 mod inspect_zen;
 mod list;
+mod merge;
 mod new;
 pub(crate) mod output;
 mod patch;
@@ -187,6 +188,11 @@ pub(crate) enum Command {
         after_help = "Examples:\n  zenpak patch vendor --game-dir \"C:/Games/MyGame\"\n  ZENPAK_GAME_DIR=~/Games/MyGame zenpak patch vendor"
     )]
     Patch(patch::Args),
+    /// Merge several built mods into one: each asset several of them change carries every mod's changes (measured against the game's copy); overlapping changes stop the merge, or with --later-wins the later mod in mount order wins each.
+    #[command(
+        after_help = "Examples:\n  zenpak merge ~mods/ModA_P.pak ~mods/ModB_P.pak --game-dir \"C:/Games/MyGame\" -o MergedMod --engine 5.3 --mappings MyGame.usmap\n  zenpak merge A_P.utoc B_P.utoc --game-dir ~/Games/MyGame -o Merged --later-wins\n\nThe output folder is a mod repository (mod.toml, Cooked/) with its build in target/: install it instead of the mods merged."
+    )]
+    Merge(merge::Args),
 }
 
 impl Command {
@@ -220,6 +226,7 @@ impl Command {
             Command::ToJson(_) => "to-json",
             Command::FromJson(_) => "from-json",
             Command::Patch(_) => "patch",
+            Command::Merge(_) => "merge",
         }
     }
 }
@@ -262,6 +269,7 @@ pub(crate) fn run(cli: Cli) -> ExitCode {
         Command::ToJson(args) => asset_json::run_to_json(args, &out),
         Command::FromJson(args) => asset_json::run_from_json(args, &out),
         Command::Patch(args) => patch::run(args, &out),
+        Command::Merge(args) => merge::run(args, &out),
         Command::Completions(args) => shell::run_completions(args),
         Command::Man(args) => shell::run_man(args, &out),
         Command::ConfigPath(args) => shell::run_config_path(args, &out),

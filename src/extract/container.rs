@@ -134,6 +134,18 @@ impl ViewSource {
         Ok(ViewSource { view, selected })
     }
 
+    /// The mod `path` on the game of `paks` with the game's other mods
+    /// left out ([`GameView::open_game_with_mod`]), only the mod selected:
+    /// where the mod's own copy of each of its packages is found.
+    pub fn open_mod_on_game(path: &Path, paks: &Path, keys: &KeyRing) -> Result<Self> {
+        let (view, own) = GameView::open_game_with_mod(paks, path, keys)?;
+        let mut selected = vec![false; view.sources().len()];
+        for source in own {
+            selected[source] = true;
+        }
+        Ok(ViewSource { view, selected })
+    }
+
     /// Whether a file of the view is in a selected source, and its chunk
     /// handle when it is a chunk (`None`: a pak entry).
     pub(crate) fn handle_of(&self, file: &crate::game::GameFile<'_>) -> (bool, Option<usize>) {

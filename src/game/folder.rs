@@ -108,6 +108,11 @@ impl GameFolder {
     }
 
     /// `<Install>/<Project>/Content/Paks`.
+    /// The project folder's name as it is on disk.
+    pub fn project(&self) -> &str {
+        &self.project
+    }
+
     pub fn paks(&self) -> PathBuf {
         self.root.join(&self.project).join("Content").join("Paks")
     }

@@ -97,6 +97,11 @@ impl MountedSource {
     pub fn name(&self) -> &str {
         &self.name
     }
+
+    /// The `.pak` (or the `.utoc` of a container without one).
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
 }
 
 /// A chunk of one of the view's containers.
@@ -554,6 +559,38 @@ impl GameView {
         keys: &KeyRing,
     ) -> Result<(Self, Vec<Vec<usize>>)> {
         Self::open_game_with(paks, mods, &[], keys, false)
+    }
+
+    /// The game's own paks and containers with the one mod `path` (a built
+    /// mod or a folder of them) mounted where `install` puts it, and every
+    /// other mod of the game's mod folders left out: the game as the mod
+    /// alone sees it (`merge` and `conflicts` read each mod's own copy of
+    /// a package several mods have). Returns the sources `path` stands for.
+    pub fn open_game_with_mod(
+        paks: &Path,
+        path: &Path,
+        keys: &KeyRing,
+    ) -> Result<(Self, Vec<usize>)> {
+        let canonical = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+        let own = canonical(path);
+        let own_pak = canonical(&companion(path, "pak"));
+        let leave_out: Vec<PathBuf> = FolderPlan::of(paks)?
+            .paks
+            .into_iter()
+            .filter(|p| {
+                let first = p.rel.split('/').next().unwrap_or_default();
+                let in_mods = p.rel.contains('/')
+                    && conflicts::MOD_FOLDERS
+                        .iter()
+                        .any(|m| m.eq_ignore_ascii_case(first));
+                let pak = canonical(&p.path);
+                in_mods && pak != own_pak && !(path.is_dir() && pak.starts_with(&own))
+            })
+            .map(|p| p.path)
+            .collect();
+        let (view, named) =
+            Self::open_game_with(paks, &[path.to_path_buf()], &leave_out, keys, false)?;
+        Ok((view, named.into_iter().next().unwrap_or_default()))
     }
 
     /// [`open_game`](Self::open_game), leaving out the paks `leave_out`

@@ -12,6 +12,7 @@ use crate::extract::ExtractOptions;
 use crate::legacy::PackageFiles;
 use crate::manifest::Manifest;
 use crate::pak::crypto::KeyRing;
+use crate::version::EngineVersion;
 
 /// A base package, as legacy files in memory.
 pub struct Base {
@@ -41,10 +42,10 @@ impl Game {
     }
 
     /// How the game's packages are looked up (the name left to fill).
-    fn lookup<'a>(manifest: &Manifest, package: &'a str) -> Lookup<'a> {
+    fn lookup(engine: EngineVersion, package: &str) -> Lookup<'_> {
         Lookup {
             package,
-            engine: Some(manifest.game.engine),
+            engine: Some(engine),
             script_objects: None,
             options: ExtractOptions {
                 allow_unresolved: false,
@@ -58,13 +59,19 @@ impl Game {
     pub fn schema_packages(&self, manifest: &Manifest) -> SourcePackages<'_> {
         SourcePackages {
             source: &self.source,
-            lookup: Game::lookup(manifest, ""),
+            lookup: Game::lookup(manifest.game.engine, ""),
         }
     }
 
     /// The game's copy of `package` (`/Game/Data/DT_Weapons`), if it has one.
     pub fn package(&self, manifest: &Manifest, package: &str) -> Result<Option<Base>> {
-        let lookup = Game::lookup(manifest, package);
+        self.package_of(manifest.game.engine, package)
+    }
+
+    /// [`package`](Self::package) of a game of `engine`; `package` may
+    /// also be a path as the view has it (`MyGame/Content/Data/DT_Weapons.uasset`).
+    pub fn package_of(&self, engine: EngineVersion, package: &str) -> Result<Option<Base>> {
+        let lookup = Game::lookup(engine, package);
         let Some(found) = find_package(&self.source, &lookup)? else {
             return Ok(None);
         };

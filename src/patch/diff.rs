@@ -23,7 +23,7 @@ use super::path::{PropertyPath, Step};
 pub type Sets = Vec<(PropertyPath, Value)>;
 
 /// A row added: its name, the row it copies, the fields set (relative to the row).
-#[derive(Debug)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct AddedRow {
     pub row: String,
     pub copy_of: Option<String>,
@@ -31,7 +31,7 @@ pub struct AddedRow {
 }
 
 /// The operations of one patch, as the TOML is written.
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct Diff {
     pub set: Sets,
     pub append: Vec<(PropertyPath, Vec<Value>)>,

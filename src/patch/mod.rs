@@ -22,8 +22,10 @@
 
 pub mod apply;
 pub mod base;
+pub mod changes;
 pub mod diff;
 pub mod file;
+pub mod merge;
 pub mod node;
 pub mod path;
 pub mod vendor;
@@ -389,23 +391,8 @@ fn apply_to_base(
     asset: &str,
     engine: crate::version::EngineVersion,
 ) -> Result<PatchedPackage> {
-    let package = base
-        .files
-        .read_package(Some(engine))
-        .map_err(|e| e.in_file(&base.files.path))?;
-    let document = AssetDocument::read(&base.files, &package, mappings, sources)
-        .map_err(|e| e.in_file(&base.files.path))?;
-    let text = String::from_utf8(document.to_json()?)
-        .map_err(|_| Error::internal("to-json wrote text that is not UTF-8"))?;
     let operations: Vec<&file::Operation> = patches.iter().flat_map(|p| &p.operations).collect();
-    let patched = apply_operations(&text, &operations, operations.len())?;
-    let typed = match AssetDocument::from_json(patched.as_bytes(), mappings, sources) {
-        Ok(typed) => typed,
-        Err(e) => return Err(blame(&text, &operations, (mappings, sources), e)),
-    };
-    let files = typed
-        .write(mappings, sources)
-        .map_err(|e| blame(&text, &operations, (mappings, sources), e))?;
+    let files = apply_operations_to(&base.files, &operations, (mappings, sources), engine)?;
     Ok(PatchedPackage {
         asset: asset.to_string(),
         relative_path: base.relative_path.clone(),
@@ -413,6 +400,40 @@ fn apply_to_base(
         base: base.origin.clone(),
         operations: operations.len(),
     })
+}
+
+/// The package `files` with `operations` applied, typed back through
+/// `mappings` and written; an error names the operation that caused it.
+pub(crate) fn apply_operations_to(
+    files: &PackageFiles,
+    operations: &[&file::Operation],
+    (mappings, sources): (Option<&Mappings>, &SchemaSources),
+    engine: crate::version::EngineVersion,
+) -> Result<WrittenPackage> {
+    let text = document_text(files, (mappings, sources), engine)?;
+    let patched = apply_operations(&text, operations, operations.len())?;
+    let typed = match AssetDocument::from_json(patched.as_bytes(), mappings, sources) {
+        Ok(typed) => typed,
+        Err(e) => return Err(blame(&text, operations, (mappings, sources), e)),
+    };
+    typed
+        .write(mappings, sources)
+        .map_err(|e| blame(&text, operations, (mappings, sources), e))
+}
+
+/// The document of the package `files`, as `to-json` writes it.
+pub(crate) fn document_text(
+    files: &PackageFiles,
+    (mappings, sources): (Option<&Mappings>, &SchemaSources),
+    engine: crate::version::EngineVersion,
+) -> Result<String> {
+    let package = files
+        .read_package(Some(engine))
+        .map_err(|e| e.in_file(&files.path))?;
+    let document = AssetDocument::read(files, &package, mappings, sources)
+        .map_err(|e| e.in_file(&files.path))?;
+    String::from_utf8(document.to_json()?)
+        .map_err(|_| Error::internal("to-json wrote text that is not UTF-8"))
 }
 
 /// The document `text` with the first `count` of `operations` applied.
@@ -512,15 +533,7 @@ pub fn diff_packages(
     (mappings, sources): (Option<&Mappings>, &SchemaSources),
     engine: crate::version::EngineVersion,
 ) -> Result<(String, usize)> {
-    let text_of = |files: &PackageFiles| -> Result<String> {
-        let package = files
-            .read_package(Some(engine))
-            .map_err(|e| e.in_file(&files.path))?;
-        let document = AssetDocument::read(files, &package, mappings, sources)
-            .map_err(|e| e.in_file(&files.path))?;
-        String::from_utf8(document.to_json()?)
-            .map_err(|_| Error::internal("to-json wrote text that is not UTF-8"))
-    };
+    let text_of = |files: &PackageFiles| document_text(files, (mappings, sources), engine);
     let diff =
         diff::documents(&text_of(base)?, &text_of(edited)?).map_err(|e| e.in_file(&edited.path))?;
     let toml = diff.to_toml(target)?;

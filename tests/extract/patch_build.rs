@@ -19,9 +19,9 @@ use serde_json::{json, Value};
 use zenpak::patch::node::Node;
 use zenpak::EngineVersion;
 
-const NANOS: &str = "uassetapi/TestUE5_7/NanosWorld";
-const CHAT_FILE: &str = "Content/NanosWorld/Core/Chat/DT_ChatEntry.uasset";
-const CHAT: &str = "/Game/NanosWorld/Core/Chat/DT_ChatEntry";
+pub(crate) const NANOS: &str = "uassetapi/TestUE5_7/NanosWorld";
+pub(crate) const CHAT_FILE: &str = "Content/NanosWorld/Core/Chat/DT_ChatEntry.uasset";
+pub(crate) const CHAT: &str = "/Game/NanosWorld/Core/Chat/DT_ChatEntry";
 
 const PATCH: &str = r#"
 [[patch]]
@@ -33,7 +33,7 @@ remove-rows = ["Grey"]
 
 /// A game folder (`<dir>/<name>/TestGame/Content/Paks`) whose own
 /// container holds the legacy package `chat`, converted.
-fn game_with(dir: &Path, name: &str, chat: &Path) -> PathBuf {
+pub(crate) fn game_with(dir: &Path, name: &str, chat: &Path) -> PathBuf {
     game_of(dir, name, &[chat.to_path_buf()], EngineVersion::UE5_7)
 }
 
@@ -78,7 +78,7 @@ fn repo_for(dir: &Path, usmap: &Path, engine: &str, patch: &str) -> PathBuf {
     repo
 }
 
-fn build(repo: &Path, game: &Path) -> Run {
+pub(crate) fn build(repo: &Path, game: &Path) -> Run {
     run(
         Some(repo),
         &[
@@ -93,12 +93,18 @@ fn build(repo: &Path, game: &Path) -> Run {
 
 /// `zenpak to-json` of the chat table in `source` (a container, with the
 /// game for its imports; or a legacy file).
-fn document(dir: &Path, nanos: &Path, args: &[&str], name: &str) -> Value {
+pub(crate) fn document(dir: &Path, nanos: &Path, args: &[&str], name: &str) -> Value {
     document_of(dir, &nanos.join("NanosWorld.usmap"), "5.7", args, name)
 }
 
 /// [`document`] of a package of `engine` with `usmap`.
-fn document_of(dir: &Path, usmap: &Path, engine: &str, args: &[&str], name: &str) -> Value {
+pub(crate) fn document_of(
+    dir: &Path,
+    usmap: &Path,
+    engine: &str,
+    args: &[&str],
+    name: &str,
+) -> Value {
     let out = dir.join(name);
     let mut all = vec!["to-json"];
     all.extend(args);
@@ -149,7 +155,7 @@ fn built_package(
 }
 
 /// The rows of a document, in their order.
-fn row_names(doc: &Value, text_of: &Path) -> Vec<String> {
+pub(crate) fn row_names(doc: &Value, text_of: &Path) -> Vec<String> {
     // serde_json's map forgets order: the names are read in order from the text.
     let text = std::fs::read_to_string(text_of).unwrap();
     let mut node = zenpak::patch::node::Node::parse(&text).unwrap();
@@ -182,14 +188,14 @@ fn patched_by_hand(game: &Value) -> Value {
     expected
 }
 
-struct Setup {
-    dir: common::TestDir,
-    nanos: PathBuf,
-    game: PathBuf,
-    original: Value,
+pub(crate) struct Setup {
+    pub(crate) dir: common::TestDir,
+    pub(crate) nanos: PathBuf,
+    pub(crate) game: PathBuf,
+    pub(crate) original: Value,
 }
 
-fn setup(name: &str) -> Option<Setup> {
+pub(crate) fn setup(name: &str) -> Option<Setup> {
     let corpus = common::corpus()?;
     let nanos = corpus.join(NANOS);
     let dir = common::temp_dir(name);
