@@ -131,6 +131,7 @@ codes! {
     TOC_UNREADABLE = "toc-unreadable": "doctor: a .utoc does not read",
     UEXP_MISMATCH = "uexp-mismatch": "a package's .uexp is not the one its header was cooked with (another cook's)",
     UNINSTALL_KEPT = "uninstall-kept": "uninstall left a file it did not write",
+    UNKNOWN_OBJECT = "unknown-object": "an edited document refers to an object the package neither imports nor exports",
     UNMOUNTED_FILE = "unmounted-file": "a file the game will not mount",
     UNPADDED_BLOCKS = "unpadded-blocks": "a container's blocks are not padded",
     UNRESOLVED_IMPORT = "unresolved-import": "extract: an import was not found",

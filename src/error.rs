@@ -110,6 +110,11 @@ pub enum ErrorKind {
         total: usize,
         failures: Vec<Error>,
     },
+    /// An edited document refers to an object the package neither imports
+    /// nor exports (its path given); `patch` adds the import when the game
+    /// or the mod has the object.
+    #[error("no import or export of the package has the path `{0}`")]
+    UnknownObject(String),
     /// Encoding a report as JSON failed.
     #[error("cannot encode JSON: {0}")]
     Json(String),
@@ -137,6 +142,7 @@ impl ErrorKind {
             ErrorKind::Content { code, .. } => code,
             ErrorKind::Interrupted => "interrupted",
             ErrorKind::Many { .. } => "many",
+            ErrorKind::UnknownObject(_) => "unknown-object",
             ErrorKind::Json(_) => "json",
             ErrorKind::Internal(_) => "internal",
         }
@@ -492,6 +498,7 @@ impl Clone for ErrorKind {
             ErrorKind::Io(e) => ErrorKind::Io(std::io::Error::new(e.kind(), e.to_string())),
             ErrorKind::Usage(m) => ErrorKind::Usage(m.clone()),
             ErrorKind::Unsupported(m) => ErrorKind::Unsupported(m.clone()),
+            ErrorKind::UnknownObject(p) => ErrorKind::UnknownObject(p.clone()),
             ErrorKind::Decompress { method, detail } => ErrorKind::Decompress {
                 method: method.clone(),
                 detail: detail.clone(),

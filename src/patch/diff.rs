@@ -169,12 +169,27 @@ fn distance(a: &Value, b: &Value) -> usize {
 pub fn documents(base: &str, edited: &str) -> Result<Diff> {
     let (mut a, mut b) = (Node::parse(base)?, Node::parse(edited)?);
     let (va, vb) = (a.to_value()?, b.to_value()?);
-    for key in ["names", "imports", "engine", "package"] {
-        if key != "names" && va.get(key) != vb.get(key) {
+    for key in ["engine", "package"] {
+        if va.get(key) != vb.get(key) {
             return Err(Error::usage(format!(
                 "the edited copy's `{key}` differs from the base's; a patch changes export data only"
             )));
         }
+    }
+    // Names and imports an edit adds follow from its values (a name set, an
+    // object referred to); one the base has and the edit lost does not.
+    let base_imports = va["imports"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    let edited_imports = vb["imports"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    if base_imports.iter().any(|i| !edited_imports.contains(i)) {
+        return Err(Error::usage(
+            "the edited copy lacks an import the base has; a patch changes export data only (imports it needs are added)",
+        ));
     }
     let (ea, eb) = (&va["exports"], &vb["exports"]);
     let (Some(xa), Some(xb)) = (ea.as_array(), eb.as_array()) else {

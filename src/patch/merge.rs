@@ -429,10 +429,13 @@ fn merge_package(
     };
     let base_text = text(&base.files)?;
     let mut documents = Vec::with_capacity(providers.len());
+    let mut known_imports = Vec::new();
     for &i in providers {
         let (_, path) = &mods[i].files[key];
         let files = PackageFiles::load(path)?;
-        documents.push((mods[i].name.clone(), text(&files)?));
+        let document = text(&files)?;
+        known_imports.extend(imports_of(&document)?);
+        documents.push((mods[i].name.clone(), document));
     }
     let changes = changes::compare(relative, &base_text, &documents);
     let overlapping = !changes.overlaps.is_empty();
@@ -448,16 +451,35 @@ fn merge_package(
         (None, false) => Ok(Outcome::Take(providers[last_changing.unwrap_or(0)])),
         (Some(operations), _) => {
             let refs: Vec<&super::file::Operation> = operations.iter().collect();
-            super::apply_operations_to(
-                &base.files,
-                &refs,
-                (request.mappings, &sources),
-                request.engine,
-            )
-            .map(Outcome::Merged)
-            .map_err(|e| e.in_file(relative.as_str()))
+            let typing = super::Typing {
+                mappings: request.mappings,
+                sources: &sources,
+                engine: request.engine,
+                known_imports: &known_imports,
+            };
+            super::apply_operations_to(&base.files, &refs, &typing)
+                .map(Outcome::Merged)
+                .map_err(|e| e.in_file(relative.as_str()))
         }
     }
+}
+
+/// The imports (path, class) a document lists.
+fn imports_of(document: &str) -> Result<Vec<(String, String)>> {
+    let mut doc = super::node::Node::parse(document)?;
+    let mut imports = Vec::new();
+    for item in doc
+        .get_mut("imports")
+        .and_then(super::node::Node::items_mut)
+        .into_iter()
+        .flatten()
+    {
+        let value = item.to_value()?;
+        if let (Some(path), Some(class)) = (value["path"].as_str(), value["class"].as_str()) {
+            imports.push((path.to_string(), class.to_string()));
+        }
+    }
+    Ok(imports)
 }
 
 fn remove_staging(staging: &Path) -> Result<()> {

@@ -392,7 +392,13 @@ fn apply_to_base(
     engine: crate::version::EngineVersion,
 ) -> Result<PatchedPackage> {
     let operations: Vec<&file::Operation> = patches.iter().flat_map(|p| &p.operations).collect();
-    let files = apply_operations_to(&base.files, &operations, (mappings, sources), engine)?;
+    let typing = Typing {
+        mappings,
+        sources,
+        engine,
+        known_imports: &[],
+    };
+    let files = apply_operations_to(&base.files, &operations, &typing)?;
     Ok(PatchedPackage {
         asset: asset.to_string(),
         relative_path: base.relative_path.clone(),
@@ -402,23 +408,79 @@ fn apply_to_base(
     })
 }
 
+/// How a patched document is typed and written.
+pub(crate) struct Typing<'a> {
+    pub(crate) mappings: Option<&'a Mappings>,
+    pub(crate) sources: &'a SchemaSources<'a>,
+    pub(crate) engine: crate::version::EngineVersion,
+    /// Objects (path, class) to import when the document refers to them,
+    /// before looking for them through `sources` (`merge`: the imports of
+    /// the mods' own copies).
+    pub(crate) known_imports: &'a [(String, String)],
+}
+
 /// The package `files` with `operations` applied, typed back through
 /// `mappings` and written; an error names the operation that caused it.
 pub(crate) fn apply_operations_to(
     files: &PackageFiles,
     operations: &[&file::Operation],
-    (mappings, sources): (Option<&Mappings>, &SchemaSources),
-    engine: crate::version::EngineVersion,
+    typing: &Typing,
 ) -> Result<WrittenPackage> {
-    let text = document_text(files, (mappings, sources), engine)?;
+    let text = document_text(files, (typing.mappings, typing.sources), typing.engine)?;
     let patched = apply_operations(&text, operations, operations.len())?;
-    let typed = match AssetDocument::from_json(patched.as_bytes(), mappings, sources) {
-        Ok(typed) => typed,
-        Err(e) => return Err(blame(&text, operations, (mappings, sources), e)),
-    };
-    typed
-        .write(mappings, sources)
-        .map_err(|e| blame(&text, operations, (mappings, sources), e))
+    type_and_write(patched, typing).map_err(|e| blame(&text, operations, typing, e))
+}
+
+/// The most objects a patched document may refer to that its package does
+/// not import yet (each import added costs typing the document again).
+const MAX_ADDED_IMPORTS: usize = 64;
+
+/// The document `patched` typed through `mappings` and written. An object
+/// it refers to that the package neither imports nor exports is imported
+/// when the game or the mod has it (its class read from the package that
+/// exports it, through `sources`), as the engine's saver would import it.
+fn type_and_write(mut patched: String, typing: &Typing) -> Result<WrittenPackage> {
+    let (mappings, sources) = (typing.mappings, typing.sources);
+    let mut added: Vec<String> = Vec::new();
+    loop {
+        let error = match AssetDocument::from_json(patched.as_bytes(), mappings, sources)
+            .and_then(|typed| typed.write(mappings, sources))
+        {
+            Ok(files) => return Ok(files),
+            Err(e) => e,
+        };
+        let crate::error::ErrorKind::UnknownObject(path) = error.kind() else {
+            return Err(error);
+        };
+        let path = path.clone();
+        if added.contains(&path) || added.len() >= MAX_ADDED_IMPORTS {
+            return Err(error);
+        }
+        let known = typing
+            .known_imports
+            .iter()
+            .find(|(p, _)| *p == path)
+            .map(|(_, class)| class.clone());
+        let class = match known {
+            Some(class) => Some(class),
+            None => sources.object_class(&path, typing.engine)?,
+        };
+        let Some(class) = class else {
+            return Err(error.replace_hint(format!(
+                "neither the package nor {} has `{path}`: give an object's full path (`/Game/Folder/Asset.Asset`), as `zenpak to-json` of the package that has it shows",
+                sources.describe()
+            )));
+        };
+        let mut doc = Node::parse(&patched)?;
+        doc.get_mut("imports")
+            .and_then(Node::items_mut)
+            .ok_or_else(|| Error::internal("a document without `imports`"))?
+            .push(Node::New(
+                serde_json::json!({ "path": path, "class": class }),
+            ));
+        added.push(path);
+        patched = doc.to_text()?;
+    }
 }
 
 /// The document of the package `files`, as `to-json` writes it.
@@ -459,23 +521,19 @@ fn at_operation(op: &file::Operation, error: Error) -> Error {
 /// A document the operations made that does not type or write: the first
 /// operation after which it fails is named (each prefix tried in turn;
 /// only on this failing path).
-fn blame(
-    text: &str,
-    operations: &[&file::Operation],
-    (mappings, sources): (Option<&Mappings>, &SchemaSources),
-    error: Error,
-) -> Error {
+fn blame(text: &str, operations: &[&file::Operation], typing: &Typing, error: Error) -> Error {
     for count in 1..=operations.len() {
         let Ok(patched) = apply_operations(text, operations, count) else {
             continue;
         };
-        let fails = AssetDocument::from_json(patched.as_bytes(), mappings, sources)
-            .and_then(|d| d.write(mappings, sources))
-            .err();
-        if let Some(e) = fails {
-            return at_operation(operations[count - 1], e.replace_hint(
-                "give the value the property's type takes (`zenpak to-json` of the asset shows each property's current value)",
-            ));
+        if let Err(e) = type_and_write(patched, typing) {
+            let e = match e.kind() {
+                crate::error::ErrorKind::UnknownObject(_) => e,
+                _ => e.replace_hint(
+                    "give the value the property's type takes (`zenpak to-json` of the asset shows each property's current value)",
+                ),
+            };
+            return at_operation(operations[count - 1], e);
         }
     }
     error

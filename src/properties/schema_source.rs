@@ -148,6 +148,31 @@ impl<'a> SchemaSources<'a> {
         }
     }
 
+    /// The class (`/Script/Engine.Font`) of the object at `object_path`
+    /// (`/Game/UI/Fonts/Font_Other.Font_Other`), read from the package
+    /// that exports it where packages are looked for; `None` when no
+    /// package found has that export. What an edit that refers to an
+    /// object the package does not import yet needs to import it.
+    pub fn object_class(&self, object_path: &str, engine: EngineVersion) -> Result<Option<String>> {
+        let Some((package_name, _)) = object_path.split_once('.') else {
+            return Ok(None);
+        };
+        let Some(files) = self.find(package_name, engine, package_name)? else {
+            return Ok(None);
+        };
+        let package =
+            LegacyPackage::read(&files.header, Some(engine)).map_err(|e| e.in_file(&files.path))?;
+        for index in 0..package.exports.len() {
+            if package
+                .export_path(index, Some(package_name))?
+                .eq_ignore_ascii_case(object_path)
+            {
+                return super::document::class_path(&package, index, package_name).map(Some);
+            }
+        }
+        Ok(None)
+    }
+
     /// Finds package `name` (read with `engine`); `own_name`: the name of
     /// the package being read (which content folder is "beside").
     fn find(

@@ -418,6 +418,11 @@ fn bad_patches_name_the_file_and_line_and_build_nothing() {
             format!("{asset}remove = [\"Default.TextStyle.Font.Size[3]\"]\n"),
             3,
         ),
+        (
+            "object the game lacks",
+            format!("{asset}set = {{ \"Default.TextStyle.Font.FontObject\" = \"/Game/Nope/Font_Nope.Font_Nope\" }}\n"),
+            3,
+        ),
         // The `[[patch]]` line.
         (
             "asset the game lacks",
@@ -477,7 +482,7 @@ remove = ["Curve_SkyLight_Intensity.FloatCurve.Keys[3]"]
 
 [[patch]]
 asset = "/Game/NanosWorld/Core/Chat/DT_ChatEntry"
-set = { "Default.TextStyle.SelectedBackgroundColor.ColorUseRule" = "UseColor_Specified", "Cyan.TextStyle.Font.FontObject" = "" }
+set = { "Default.TextStyle.SelectedBackgroundColor.ColorUseRule" = "UseColor_Specified", "Cyan.TextStyle.Font.FontObject" = "", "Bold.TextStyle.Font.FontObject" = "/Game/NanosWorld/Core/World/Sky/Curve_SkyLight_Intensity.Curve_SkyLight_Intensity" }
 "#;
     let repo = repo(dir, &nanos, patch);
     build(&repo, &game).ok();
@@ -517,8 +522,29 @@ set = { "Default.TextStyle.SelectedBackgroundColor.ColorUseRule" = "UseColor_Spe
         json!("UseColor_Specified");
     assert!(expected["rows"]["Cyan"]["TextStyle"]["Font"]["FontObject"].is_string());
     expected["rows"]["Cyan"]["TextStyle"]["Font"]["FontObject"] = json!("");
+    // An object the table did not import (`FontObject` is a `UObject*`):
+    // imported, its class read from the game's package that exports it.
+    let curve_object = format!("{CURVE}.Curve_SkyLight_Intensity");
+    expected["rows"]["Bold"]["TextStyle"]["Font"]["FontObject"] = json!(curve_object);
     let found = built_package(dir, &repo, &game, (&usmap, "5.7"), CHAT);
     assert_eq!(found["exports"][0]["data"], expected);
+    // (Read back from the container through extract, whose import order is
+    // the Zen package's: compared as sets.)
+    let sorted = |v: &Value| {
+        let mut list: Vec<String> = v
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| i.to_string())
+            .collect();
+        list.sort();
+        list
+    };
+    let mut imports = original_chat["imports"].clone();
+    let list = imports.as_array_mut().unwrap();
+    list.push(json!({ "path": CURVE, "class": "/Script/CoreUObject.Package" }));
+    list.push(json!({ "path": curve_object, "class": "/Script/Engine.CurveFloat" }));
+    assert_eq!(sorted(&found["imports"]), sorted(&imports));
 
     // SN2's string table (5.6).
     let sn2 = corpus.join("uassetapi/TestManyAssets/SN2");

@@ -891,9 +891,7 @@ impl<'a> Codec<'a> {
         let index = match &o.0 {
             None => 0,
             Some(path) => *self.object_index.get(path.as_str()).ok_or_else(|| {
-                Error::invalid(format!(
-                    "no import or export of the package has the path `{path}`"
-                ))
+                Error::new(crate::error::ErrorKind::UnknownObject(path.clone()))
                 .with_hint("refer to an object the package's `imports` or `exports` list, or append it to `imports` as {\"path\", \"class\"}")
             })?,
         };
