@@ -734,7 +734,7 @@ fn import_entry(package: &LegacyPackage, i: usize) -> Result<ImportEntry> {
 
 /// The full path of export `index`'s class (`/Script/Engine.DataTable`;
 /// a class without a class is `/Script/CoreUObject.Class`).
-fn class_path(package: &LegacyPackage, index: usize, own_name: &str) -> Result<String> {
+pub(crate) fn class_path(package: &LegacyPackage, index: usize, own_name: &str) -> Result<String> {
     let class = package.exports[index].class_index;
     if class.is_null() {
         return Ok("/Script/CoreUObject.Class".to_string());

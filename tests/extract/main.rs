@@ -11,3 +11,4 @@ mod extract_round_trip;
 mod extract_script_objects;
 mod extract_to_json;
 mod patch_build;
+mod redecode_check;

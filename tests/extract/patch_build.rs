@@ -33,7 +33,7 @@ remove-rows = ["Grey"]
 
 /// A game folder (`<dir>/<name>/TestGame/Content/Paks`) whose own
 /// container holds the legacy package `chat`, converted.
-fn game_with(dir: &Path, name: &str, chat: &Path) -> PathBuf {
+pub(crate) fn game_with(dir: &Path, name: &str, chat: &Path) -> PathBuf {
     game_of(dir, name, &[chat.to_path_buf()], EngineVersion::UE5_7)
 }
 
