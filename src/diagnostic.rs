@@ -48,6 +48,31 @@ pub struct Diagnostic {
     pub line: Option<usize>,
     pub column: Option<usize>,
     pub hint: Option<String>,
+    /// The export of a package it is about, and where in its data
+    /// (`export-does-not-decode`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub export: Option<Box<ExportSubject>>,
+}
+
+/// An export a diagnostic is about: its package, the export, and the
+/// property its data failed at as the mappings describe it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ExportSubject {
+    /// `/Game/Data/DT_Weapons`.
+    pub package: String,
+    /// The export's index in the export map (0-based) and its object path.
+    pub export_index: usize,
+    pub export: String,
+    /// Its class as an object path.
+    pub class: String,
+    /// Where in the data, in the patch files' path syntax
+    /// (`Default.TextStyle.Font.Size`); `None` outside any property.
+    pub property_path: Option<String>,
+    /// The innermost property on that path as the mappings describe it:
+    /// the struct or class that has it, its name and type.
+    pub owner: Option<String>,
+    pub property: Option<String>,
+    pub property_type: Option<String>,
 }
 
 impl Diagnostic {
@@ -63,6 +88,7 @@ impl Diagnostic {
             line: None,
             column: None,
             hint: None,
+            export: None,
         }
     }
 
@@ -114,6 +140,7 @@ impl Diagnostic {
             line: context.line_column.map(|(l, _)| l),
             column: context.line_column.map(|(_, c)| c),
             hint: context.hint.clone(),
+            export: None,
         }
     }
 

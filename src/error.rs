@@ -39,6 +39,63 @@ pub struct ErrorContext {
     pub(crate) line_column: Option<(usize, usize)>,
     /// What the user can do about it.
     pub(crate) hint: Option<String>,
+    /// Where in an export's data, when the property codec failed there
+    /// (outermost first; each step is in `structure` too, as text).
+    pub data_path: Vec<DataStep>,
+}
+
+/// One step into an export's data: what the property codec was reading
+/// when it failed ([`Error::within_data`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DataStep {
+    /// A DataTable row, by name.
+    Row(String),
+    /// A property as the mappings describe it: the struct or class that
+    /// has it, its name and its type (`FloatProperty`, `StructProperty<X>`).
+    Property {
+        owner: String,
+        name: String,
+        ty: String,
+    },
+    /// Element `i` of an array or set.
+    Element(usize),
+    /// The key, or the value, of entry `i` of a map.
+    MapKey(usize),
+    MapValue(usize),
+}
+
+impl fmt::Display for DataStep {
+    /// As the step reads in an error's `structure`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DataStep::Row(name) => write!(f, "row `{name}`"),
+            DataStep::Property { owner, name, ty } => write!(f, "property {owner}.{name} ({ty})"),
+            DataStep::Element(i) => write!(f, "element {i}"),
+            DataStep::MapKey(i) => write!(f, "key {i}"),
+            DataStep::MapValue(i) => write!(f, "value {i}"),
+        }
+    }
+}
+
+/// A data path as one string in the patch files' syntax: rows and
+/// properties joined by `.`, elements as `[i]`, a map entry's key or value
+/// as `[i].key` / `[i].value` (`Default.TextStyle.Font.Size`, `Tags[0]`).
+pub fn data_path_text(steps: &[DataStep]) -> String {
+    let mut out = String::new();
+    for step in steps {
+        match step {
+            DataStep::Row(name) | DataStep::Property { name, .. } => {
+                if !out.is_empty() {
+                    out.push('.');
+                }
+                out.push_str(name);
+            }
+            DataStep::Element(i) => out.push_str(&format!("[{i}]")),
+            DataStep::MapKey(i) => out.push_str(&format!("[{i}].key")),
+            DataStep::MapValue(i) => out.push_str(&format!("[{i}].value")),
+        }
+    }
+    out
 }
 
 /// What went wrong. Each kind carries its data; the message says it in words.
@@ -300,6 +357,14 @@ impl Error {
     /// Names the structure that was being read (prepended: callers wrap inner reads).
     pub(crate) fn within(mut self, structure: impl Into<String>) -> Self {
         self.inner.context.structure.insert(0, structure.into());
+        self
+    }
+
+    /// Names the step into export data that was being read (prepended,
+    /// to [`ErrorContext::data_path`] and, as text, to the structure).
+    pub(crate) fn within_data(mut self, step: DataStep) -> Self {
+        self.inner.context.structure.insert(0, step.to_string());
+        self.inner.context.data_path.insert(0, step);
         self
     }
 

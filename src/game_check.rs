@@ -30,6 +30,14 @@
 //!   `[output] compression` against what the game's containers allow
 //!   ([`crate::game::facts::engine_facts`]).
 //!
+//! - **the mod's data against the game's mappings**
+//!   ([`redecode::redecode`], with the mappings `check` is given): every
+//!   export of each unversioned package of the mod is decoded with the
+//!   game's current `.usmap`; data the mappings no longer describe (a
+//!   property inserted or retyped by an update) is an
+//!   `export-does-not-decode` error naming the package, the export and the
+//!   property, before the game crashes on it.
+//!
 //! More checks are appended in [`check_game`] (each returns
 //! `Vec<Diagnostic>`); the report fails when any diagnostic is an error.
 
@@ -58,6 +66,8 @@ use crate::pak::crypto::KeyRing;
 use crate::version::{EngineVersion, ZenLayout};
 use crate::zen::convert::{import_reference, ImportReference};
 use crate::zen::{ObjectIndexKind, ZenPackage};
+
+pub mod redecode;
 
 /// How many `unresolved-import` errors are given one by one; the rest are
 /// counted in one more (the `game` section lists them all).
@@ -293,6 +303,10 @@ pub struct GameSection {
     /// Loose files of the mod that the game's paks also have.
     pub(crate) file_overrides: Vec<FileOverride>,
     pub(crate) blueprint: BlueprintFacts,
+    /// The mod's packages decoded with the game's mappings (absent: no
+    /// mappings given).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub redecode: Option<redecode::Redecode>,
 }
 
 /// What the game checks found.
@@ -316,14 +330,16 @@ impl GameReport {
     }
 }
 
-/// Runs every game check on the mod's packages against the mounted game.
-/// Checks added later go here: each returns diagnostics (and, if it has
-/// data to show, a field of [`GameSection`]).
+/// Runs every game check on the mod's packages against the mounted game;
+/// with `mappings` (the game's current `.usmap` and its path) the mod's
+/// data is also decoded with them. Checks added later go here: each
+/// returns diagnostics (and, if it has data to show, a field of
+/// [`GameSection`]).
 pub fn check_game(
     manifest: &Manifest,
-    packages: &[ModPackage],
-    loose_files: &[LooseFile],
+    (packages, loose_files): (&[ModPackage], &[LooseFile]),
     game: &GameContext,
+    mappings: Option<(&crate::mappings::Mappings, &std::path::Path)>,
 ) -> GameReport {
     let mut diagnostics = game.diagnostics.clone();
     diagnostics.extend(game_facts(manifest, &game.facts));
@@ -351,6 +367,17 @@ pub fn check_game(
         )),
     }
 
+    let redecode = mappings.map(|mappings| {
+        let (found, redecode_diagnostics) = redecode::redecode(
+            packages,
+            mappings,
+            manifest.game.engine,
+            &manifest.content_root(),
+        );
+        diagnostics.extend(redecode_diagnostics);
+        found
+    });
+
     diagnostics.extend(headers.problems);
     GameReport {
         game: GameSection {
@@ -366,6 +393,7 @@ pub fn check_game(
             overrides,
             file_overrides,
             blueprint,
+            redecode,
         },
         diagnostics,
     }

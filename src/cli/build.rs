@@ -218,13 +218,13 @@ pub(crate) fn run(args: Args, out: &Output) -> Result<()> {
     let manifest = args.manifest.load()?;
     if let Some(dir) = &args.game_dir {
         let content = zenpak::build::check::check(&manifest)?;
+        // The mod's data against the mappings is `check --game-dir`'s.
         let report = super::check::game_checks(
             out,
             &manifest,
-            dir,
-            &args.key,
-            &content.mod_packages,
-            &content.mod_loose_files,
+            (dir, &args.key),
+            (&content.mod_packages, &content.mod_loose_files),
+            None,
         )?;
         out.data("game-check", &report.game, || {});
         if !report.is_ok() {

@@ -16,6 +16,11 @@ pub(crate) struct Args {
     /// mods, the game's engine and compression.
     #[arg(long = "game-dir", value_name = "DIR")]
     pub(crate) game_dir: Option<std::path::PathBuf>,
+    /// With --game-dir: the game's current mappings (.usmap), which the
+    /// mod's unversioned packages are decoded with (default: mod.toml's
+    /// `[game] mappings`).
+    #[arg(long, value_name = "FILE", requires = "game_dir")]
+    pub(crate) mappings: Option<std::path::PathBuf>,
     /// Keys for the game's encrypted containers.
     #[command(flatten)]
     pub(crate) key: KeyArgs,
@@ -38,14 +43,17 @@ struct CheckLine<'a> {
 }
 
 /// Mounts the game named by `--game-dir` for the mod of `manifest` and
-/// runs the game checks; prints the diagnostics. Shared by `check` and `build`.
+/// runs the game checks (with `mappings`, the mod's data decoded with
+/// them); prints the diagnostics. Shared by `check` and `build`.
 pub(crate) fn game_checks(
     out: &Output,
     manifest: &zenpak::manifest::Manifest,
-    dir: &std::path::Path,
-    key: &KeyArgs,
-    packages: &[zenpak::build::mod_package::ModPackage],
-    loose_files: &[zenpak::build::input::LooseFile],
+    (dir, key): (&std::path::Path, &KeyArgs),
+    content: (
+        &[zenpak::build::mod_package::ModPackage],
+        &[zenpak::build::input::LooseFile],
+    ),
+    mappings: Option<&std::path::Path>,
 ) -> Result<GameReport> {
     let folder = super::args::game_folder(out, dir, Some(&manifest.game.project))?;
     let game = zenpak::game_check::GameContext::open(
@@ -53,7 +61,20 @@ pub(crate) fn game_checks(
         &key.keys()?,
         Some(&manifest.artifact_stem()),
     )?;
-    let report = zenpak::game_check::check_game(manifest, packages, loose_files, &game);
+    let mappings = match mappings {
+        Some(path) => {
+            let mappings = zenpak::mappings::Mappings::load(path)?;
+            out.diagnostics(&mappings.diagnostics);
+            Some((mappings, path))
+        }
+        None => None,
+    };
+    let report = zenpak::game_check::check_game(
+        manifest,
+        content,
+        &game,
+        mappings.as_ref().map(|(m, p)| (m, *p)),
+    );
     out.diagnostics(&report.diagnostics);
     Ok(report)
 }
@@ -67,10 +88,14 @@ pub(crate) fn run(args: Args, out: &Output) -> Result<()> {
         Some(dir) => Some(game_checks(
             out,
             &manifest,
-            dir,
-            &args.key,
-            &std::mem::take(&mut report.mod_packages),
-            &std::mem::take(&mut report.mod_loose_files),
+            (dir, &args.key),
+            (
+                &std::mem::take(&mut report.mod_packages),
+                &std::mem::take(&mut report.mod_loose_files),
+            ),
+            args.mappings
+                .or_else(|| manifest.mappings_path())
+                .as_deref(),
         )?),
         None => None,
     };
@@ -140,6 +165,19 @@ pub(crate) fn run(args: Args, out: &Output) -> Result<()> {
                         count(g.overrides.len(), "game package")
                     ),
                 );
+                if let Some(r) = &g.redecode {
+                    out.status(
+                        "Decoded",
+                        format!(
+                            "{} of {} with {}: {} not decoding, {} not checked",
+                            count(r.exports_checked, "export"),
+                            count(r.packages_checked, "package"),
+                            r.mappings,
+                            r.not_decoding.len(),
+                            r.exports_unchecked
+                        ),
+                    );
+                }
             }
         },
     );

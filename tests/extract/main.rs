@@ -12,3 +12,4 @@ mod extract_script_objects;
 mod extract_to_json;
 mod patch_build;
 mod patch_merge;
+mod redecode_check;

@@ -23,3 +23,4 @@ mod properties_header_encoding;
 mod properties_mutation;
 mod properties_synthetic;
 mod properties_tagged;
+mod redecode_corpus;

@@ -17,7 +17,7 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 
 use crate::binary::{Reader, Writer};
-use crate::error::{Context, Error, Result};
+use crate::error::{Context, DataStep, Error, Result};
 use crate::mappings::{Mappings, PropertyType, StructSchema};
 use crate::version::EngineVersion;
 
@@ -130,7 +130,28 @@ impl<'a> Codec<'a> {
         }
     }
 
+    /// Reads export data as [`read_export`](Self::read_export) does and
+    /// says why it does not decode: the error of its properties, else of
+    /// the native tail the codec decodes (a DataTable's rows, a string
+    /// table, an enum's entries), which `read_export` keeps as bytes. The
+    /// error's context names the data path it failed at
+    /// ([`crate::error::ErrorContext::data_path`]). `None`: it decodes.
+    /// Whether the tree writes the same bytes again is not asked: that is
+    /// the codec's limit, not the data's.
+    pub fn decode_error(&self, data: &[u8], base: u64, class: &str) -> Option<Error> {
+        match self.decode(data, base, class) {
+            Ok((_, tail_error)) => tail_error,
+            Err(e) => Some(e),
+        }
+    }
+
     fn decode_export(&self, data: &[u8], base: u64, class: &str) -> Result<ExportTree> {
+        self.decode(data, base, class).map(|(tree, _)| tree)
+    }
+
+    /// The export's tree, and why its decoded tail (if its class has one)
+    /// was kept as bytes.
+    fn decode(&self, data: &[u8], base: u64, class: &str) -> Result<(ExportTree, Option<Error>)> {
         let mut r = Reader::with_base(data, base);
         let mut control = None;
         if !self.cx.unversioned && self.engine().tagged_objects_have_serialization_control() {
@@ -156,7 +177,7 @@ impl<'a> Codec<'a> {
             }),
             opaque: Hex(rest.to_vec()),
         });
-        Ok(ExportTree {
+        let tree = ExportTree {
             control,
             properties,
             object_guid,
@@ -164,7 +185,8 @@ impl<'a> Codec<'a> {
             string_table: tail.string_table,
             enumeration: tail.enumeration,
             native,
-        })
+        };
+        Ok((tree, tail.error))
     }
 
     /// Writes an export's data from its tree (`class`: the object's class).
@@ -267,13 +289,12 @@ impl<'a> Codec<'a> {
             let value = if zero {
                 None
             } else {
-                Some(self.value(r, &prop.ty, depth + 1).with_context(|| {
-                    format!(
-                        "property {}.{} ({})",
-                        schema.name,
-                        prop.name,
-                        prop.ty.describe()
-                    )
+                Some(self.value(r, &prop.ty, depth + 1).map_err(|e| {
+                    e.within_data(DataStep::Property {
+                        owner: schema.name.clone(),
+                        name: prop.name.clone(),
+                        ty: prop.ty.describe(),
+                    })
                 })?)
             };
             properties.push(UnversionedProperty {
@@ -474,7 +495,7 @@ impl<'a> Codec<'a> {
                 for i in 0..n {
                     items.push(
                         self.element(r, inner, depth + 1)
-                            .with_context(|| format!("element {i}"))?,
+                            .map_err(|e| e.within_data(DataStep::Element(i)))?,
                     );
                 }
                 Value::Array(items)
@@ -491,10 +512,10 @@ impl<'a> Codec<'a> {
                 for i in 0..n {
                     let k = self
                         .element(r, key, depth + 1)
-                        .with_context(|| format!("key {i}"))?;
+                        .map_err(|e| e.within_data(DataStep::MapKey(i)))?;
                     let v = self
                         .element(r, value, depth + 1)
-                        .with_context(|| format!("value {i}"))?;
+                        .map_err(|e| e.within_data(DataStep::MapValue(i)))?;
                     entries.push((k, v));
                 }
                 Value::Map { removed, entries }
@@ -672,10 +693,13 @@ impl<'a> Codec<'a> {
         let n = r.count_i32(1)?;
         let mut items = Vec::with_capacity(n);
         for i in 0..n {
-            items.push(
-                self.element(r, ty, depth + 1)
-                    .with_context(|| format!("{what} {i}"))?,
-            );
+            items.push(self.element(r, ty, depth + 1).map_err(|e| {
+                if what == "element" {
+                    e.within_data(DataStep::Element(i))
+                } else {
+                    e.within(format!("{what} {i}"))
+                }
+            })?);
         }
         Ok(items)
     }

@@ -17,7 +17,7 @@
 //!   stays bytes.
 
 use crate::binary::{Reader, Writer};
-use crate::error::{Error, Result};
+use crate::error::{DataStep, Error, Result};
 
 use super::super::tree::{
     Block, Entries, Enumeration, ExportTree, Name, ObjectRef, StringTable, Value, Wide,
@@ -60,6 +60,8 @@ pub(super) struct Tail {
     pub(super) enumeration: Option<Enumeration>,
     /// Why a tail of a class decoded here was kept as bytes.
     pub(super) reason: Option<String>,
+    /// The same as an error, with where it happened.
+    pub(super) error: Option<Error>,
 }
 
 impl Codec<'_> {
@@ -91,17 +93,27 @@ impl Codec<'_> {
             "StringTable" => "the string table's entries",
             _ => "the enum's entries",
         };
-        let reason = match result {
+        let (reason, error) = match result {
             Ok(tail) if r.at_end() => return tail,
-            Ok(_) => format!(
-                "{what} are kept as bytes: {} bytes follow them in the export",
-                r.remaining()
+            Ok(_) => (
+                format!(
+                    "{what} are kept as bytes: {} bytes follow them in the export",
+                    r.remaining()
+                ),
+                r.error(format!(
+                    "{} bytes follow {what} in the export",
+                    r.remaining()
+                )),
             ),
-            Err(e) => format!("{what} are kept as bytes: {}", e.summary()),
+            Err(e) => (
+                format!("{what} are kept as bytes: {}", e.summary()),
+                e.within(what),
+            ),
         };
         let _ = r.seek(start);
         Tail {
             reason: Some(reason),
+            error: Some(error),
             ..Tail::default()
         }
     }
@@ -158,7 +170,9 @@ impl Codec<'_> {
         let mut rows = Vec::with_capacity(n);
         for _ in 0..n {
             let name = self.name(r)?;
-            let block = self.block(r, row, 1)?;
+            let block = self
+                .block(r, row, 1)
+                .map_err(|e| e.within_data(DataStep::Row(name.0.clone())))?;
             rows.push((name.0, block));
         }
         Ok(Entries(rows))
