@@ -43,7 +43,7 @@ codes! {
     ENGINE_UNKNOWN = "engine-unknown": "doctor: no engine release could be told from the game's files",
     ENTRY_NAME_UNREACHABLE = "entry-name-unreachable": "a pak entry or container path is empty, absolute or has an empty, `.` or `..` component: no path the game looks up names it",
     EXPORT_DOES_NOT_DECODE = "export-does-not-decode": "check --game-dir: an export of the mod's package does not decode with the game's current mappings (a struct it uses changed)",
-    EXPORTS_NOT_RECHECKED = "exports-not-rechecked": "check --game-dir: exports of the mod whose layout the codec cannot read, so not checked against the game's mappings",
+    EXPORTS_NOT_RECHECKED = "exports-not-rechecked": "check --game-dir: exports of the mod not checked against the game's mappings (no mappings given, or a layout the codec cannot read)",
     FILE_IN_USE = "file-in-use": "another program holds a file zenpak must replace (e.g. the running game)",
     FILE_TOO_LARGE = "file-too-large": "a file zenpak writes would be larger than the system allows (a file-size limit, or the file system's largest file)",
     FOREIGN_PACKAGE = "foreign-package": "a package was cooked by another engine release than the mod's",

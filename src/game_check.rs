@@ -377,6 +377,15 @@ pub fn check_game(
         diagnostics.extend(redecode_diagnostics);
         found
     });
+    if mappings.is_none() && !packages.is_empty() {
+        diagnostics.push(
+            Diagnostic::note(
+                "exports-not-rechecked",
+                "no mappings: the mod's exports were not decoded with the game's current types",
+            )
+            .with_hint("set `[game] mappings` or pass --mappings with a dump of the game as it is now, to find data a game update no longer fits"),
+        );
+    }
 
     diagnostics.extend(headers.problems);
     GameReport {
