@@ -679,7 +679,8 @@ impl Manifest {
 /// A relative path that stays below the folder it is resolved against:
 /// no root, no drive, no `..` (what `[release]` paths must be; links are
 /// checked when the file is opened, `platform::open_release_file`).
-fn is_inside_path(path: &Path) -> bool {
+/// Whether `path` stays inside the folder it is relative to (no root, no `..`).
+pub(crate) fn is_inside_path(path: &Path) -> bool {
     path.components().all(|c| {
         matches!(
             c,
@@ -863,7 +864,9 @@ fn bad_backslash(text: &str, line: usize) -> Option<(usize, usize)> {
     None
 }
 
-fn line_column(text: &str, offset: usize) -> (usize, usize) {
+/// 1-based line and column of byte `offset` of `text` (a TOML file: the
+/// manifest, a patch file).
+pub(crate) fn line_column(text: &str, offset: usize) -> (usize, usize) {
     let before = &text[..offset.min(text.len())];
     let line = before.matches('\n').count() + 1;
     let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;

@@ -66,7 +66,9 @@ pub(crate) fn add_staged(
             crate::mount::validate_relative_path(&relative)?;
             let target = out.root().join(&relative);
             wanted.insert(target.clone());
-            let same = std::fs::symlink_metadata(&target).is_ok_and(|m| m.is_file())
+            // Read back only when the size already matches.
+            let same = std::fs::symlink_metadata(&target)
+                .is_ok_and(|m| m.is_file() && m.len() == bytes.len() as u64)
                 && std::fs::read(&target).is_ok_and(|held| held == bytes);
             if !same {
                 out.write(&relative, |w| {

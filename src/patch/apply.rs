@@ -96,9 +96,11 @@ fn root<'a>(doc: &'a mut Node, shape: Shape, head: &str) -> Result<&'a mut Node>
             let rows = export_data(doc, export)?
                 .get_mut("rows")
                 .ok_or_else(|| Error::internal("rows"))?;
-            let names = rows.keys();
-            rows.get_mut(head)
-                .ok_or_else(|| missing("row", head, &names))
+            // The names are listed only for the error (a big table's are many).
+            if !rows.has(head) {
+                return Err(missing("row", head, &rows.keys()));
+            }
+            rows.get_mut(head).ok_or_else(|| Error::internal("row"))
         }
         Shape::StringTable { .. } => Err(Error::internal("string tables are addressed by key")),
         Shape::Exports => {
@@ -139,13 +141,15 @@ fn is_tagged(node: &mut Node) -> bool {
 /// Steps into a tagged property's value (other nodes are their value).
 fn value_of(node: &mut Node) -> Result<&mut Node> {
     if is_tagged(node) {
-        let keys = node.keys();
-        return node.get_mut("value").ok_or_else(|| {
-            Error::usage(format!(
+        if !node.has("value") {
+            return Err(Error::usage(format!(
                 "this property is kept as bytes ({}), so it cannot be patched",
-                keys.join(", ")
-            ))
-        });
+                node.keys().join(", ")
+            )));
+        }
+        return node
+            .get_mut("value")
+            .ok_or_else(|| Error::internal("value"));
     }
     Ok(node)
 }
@@ -186,9 +190,10 @@ fn step_into<'a>(node: &'a mut Node, step: &Step) -> Result<&'a mut Node> {
                     "`{key}` is asked of a value that has no fields or keys"
                 )));
             }
-            let keys = node.keys();
-            node.get_mut(key)
-                .ok_or_else(|| missing("property or key", key, &keys))
+            if !node.has(key) {
+                return Err(missing("property or key", key, &node.keys()));
+            }
+            node.get_mut(key).ok_or_else(|| Error::internal("key"))
         }
         Step::Index(i) => {
             let items = array_items(node, &format!("[{i}]"))?;
@@ -277,6 +282,14 @@ fn set_key(parent: &mut Node, key: &str, value: serde_json::Value) -> Result<()>
     Ok(())
 }
 
+/// Where `key` is in `entries`, or every key (for the error, made only then).
+fn position_of(entries: &[(String, Node)], key: &str) -> std::result::Result<usize, Vec<String>> {
+    entries
+        .iter()
+        .position(|(k, _)| k == key)
+        .ok_or_else(|| entries.iter().map(|(k, _)| k.clone()).collect())
+}
+
 /// Applies one operation to `doc`.
 pub fn apply(doc: &mut Node, shape: Shape, op: &Operation) -> Result<()> {
     match &op.change {
@@ -293,17 +306,18 @@ pub fn apply(doc: &mut Node, shape: Shape, op: &Operation) -> Result<()> {
             let rows = export_data(doc, export)?
                 .get_mut("rows")
                 .ok_or_else(|| Error::internal("rows"))?;
-            let names = rows.keys();
-            if names.iter().any(|n| n == row) {
+            if rows.has(row) {
                 return Err(Error::usage(format!("the table already has a row `{row}`"))
                     .with_hint("change it with `set`, or pick another name"));
             }
             let mut new = match copy_of {
                 Some(source) => {
-                    let source = rows
-                        .get_mut(source)
-                        .ok_or_else(|| missing("row", source, &names))?;
-                    source.clone()
+                    if !rows.has(source) {
+                        return Err(missing("row", source, &rows.keys()));
+                    }
+                    rows.get_mut(source)
+                        .ok_or_else(|| Error::internal("row"))?
+                        .clone()
                 }
                 None => Node::New(serde_json::Value::Object(Default::default())),
             };
@@ -334,11 +348,7 @@ pub fn apply(doc: &mut Node, shape: Shape, op: &Operation) -> Result<()> {
             }
             .and_then(Node::entries_mut)
             .ok_or_else(|| Error::internal("rows"))?;
-            let names: Vec<String> = entries.iter().map(|(k, _)| k.clone()).collect();
-            let at = names
-                .iter()
-                .position(|n| n == row)
-                .ok_or_else(|| missing("row", row, &names))?;
+            let at = position_of(entries, row).map_err(|names| missing("row", row, &names))?;
             entries.remove(at);
             Ok(())
         }
@@ -399,11 +409,7 @@ pub fn apply(doc: &mut Node, shape: Shape, op: &Operation) -> Result<()> {
                     let entries = parent.entries_mut().ok_or_else(|| {
                         Error::usage(format!("`{k}` is asked of a value that has no keys"))
                     })?;
-                    let names: Vec<String> = entries.iter().map(|(k, _)| k.clone()).collect();
-                    let at = names
-                        .iter()
-                        .position(|n| n == k)
-                        .ok_or_else(|| missing("key", k, &names))?;
+                    let at = position_of(entries, k).map_err(|names| missing("key", k, &names))?;
                     entries.remove(at);
                 }
             }

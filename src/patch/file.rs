@@ -126,19 +126,11 @@ struct RawPatch {
     remove: Vec<Spanned<String>>,
 }
 
-/// 1-based line and column of byte `offset` of `text`.
-fn line_column(text: &str, offset: usize) -> (usize, usize) {
-    let before = &text[..offset.min(text.len())];
-    let line = before.matches('\n').count() + 1;
-    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
-    (line, column)
-}
-
 /// Parses the patch file `path` holding `text`.
 pub fn parse(text: &str, path: &Path) -> Result<Vec<Patch>> {
     let file = Arc::new(path.to_path_buf());
     let at = |span: std::ops::Range<usize>| {
-        let (line, column) = line_column(text, span.start);
+        let (line, column) = crate::manifest::line_column(text, span.start);
         Location {
             file: file.clone(),
             line,
@@ -149,7 +141,7 @@ pub fn parse(text: &str, path: &Path) -> Result<Vec<Patch>> {
         let error = Error::usage(e.message().trim_end().to_string()).in_file(path);
         match e.span() {
             Some(span) => {
-                let (line, column) = line_column(text, span.start);
+                let (line, column) = crate::manifest::line_column(text, span.start);
                 error.at_line(line, column)
             }
             None => error,
@@ -169,13 +161,7 @@ pub fn parse(text: &str, path: &Path) -> Result<Vec<Patch>> {
             (asset, Some(base)) => {
                 let base_at = at(base.span());
                 let path = PathBuf::from(base.into_inner().replace('\\', "/"));
-                let inside = path.components().all(|c| {
-                    matches!(
-                        c,
-                        std::path::Component::Normal(_) | std::path::Component::CurDir
-                    )
-                });
-                if !inside {
+                if !crate::manifest::is_inside_path(&path) {
                     return Err(base_at
                         .error(format!(
                             "`base = \"{}\"` is not a path inside the mod's folder (absolute, or climbing out with `..`)",
