@@ -9,6 +9,45 @@ use zenpak::manifest::Manifest;
 use zenpak::pak::crypto::KeyRing;
 use zenpak::{EngineVersion, Error, Result};
 
+/// The mappings given, else the nearest mod.toml's.
+pub(crate) fn load_mappings(
+    given: Option<&std::path::Path>,
+    out: &super::Output,
+) -> Result<Option<zenpak::mappings::Mappings>> {
+    let path = match given {
+        Some(p) => Some(p.to_path_buf()),
+        None => nearest_manifest().and_then(|(manifest, at)| {
+            let path = manifest.mappings_path()?;
+            out.verbose_status(
+                "Using",
+                format!("mappings {} from {}", path.display(), at.display()),
+            );
+            Some(path)
+        }),
+    };
+    let Some(path) = path else {
+        return Ok(None);
+    };
+    let mappings = zenpak::mappings::Mappings::load(&path)?;
+    out.diagnostics(&mappings.diagnostics);
+    Ok(Some(mappings))
+}
+
+/// `--engine` as given, else the nearest mod.toml's `[game] engine`; the
+/// usage error asks `question` (`which engine wrote these packages?`).
+pub(crate) fn engine_or_nearest(
+    given: Option<EngineVersion>,
+    question: &str,
+) -> Result<EngineVersion> {
+    given
+        .or_else(|| engine_from_nearest_manifest().map(|(engine, _)| engine))
+        .ok_or_else(|| {
+            Error::usage(question.to_string()).with_hint(
+                "pass --engine (e.g. --engine 5.6), or run inside a mod whose mod.toml sets `[game] engine`",
+            )
+        })
+}
+
 /// Where the manifest is; shared by every command that works on a mod.
 #[derive(Debug, Clone, clap::Args)]
 pub(crate) struct ManifestArgs {

@@ -13,11 +13,11 @@ use zenpak::extract::container::ViewSource;
 use zenpak::extract::single::{find_package, Lookup, SourcePackages};
 use zenpak::extract::ExtractOptions;
 use zenpak::legacy::{BulkKind, PackageFiles};
-use zenpak::mappings::Mappings;
 use zenpak::properties::document::{AssetDocument, DocumentCounts};
 use zenpak::properties::{PackageSource, SchemaSources};
 use zenpak::{EngineVersion, Error, Result};
 
+use super::args::load_mappings;
 use super::args::{nearest_manifest, KeyArgs};
 use super::Output;
 
@@ -112,27 +112,6 @@ struct FromJsonReport<'a> {
     files: Vec<PathBuf>,
     #[serde(flatten)]
     counts: DocumentCounts,
-}
-
-/// The mappings given, else the nearest mod.toml's.
-fn load_mappings(given: Option<&Path>, out: &Output) -> Result<Option<Mappings>> {
-    let path = match given {
-        Some(p) => Some(p.to_path_buf()),
-        None => nearest_manifest().and_then(|(manifest, at)| {
-            let path = manifest.mappings_path()?;
-            out.verbose_status(
-                "Using",
-                format!("mappings {} from {}", path.display(), at.display()),
-            );
-            Some(path)
-        }),
-    };
-    let Some(path) = path else {
-        return Ok(None);
-    };
-    let mappings = Mappings::load(&path)?;
-    out.diagnostics(&mappings.diagnostics);
-    Ok(Some(mappings))
 }
 
 pub(crate) fn run_to_json(args: ToJsonArgs, out: &Output) -> Result<()> {

@@ -180,12 +180,12 @@ fn asset_changes(
         );
         return Ok(Vec::new());
     };
-    let mappings_path = args
+    let mappings = match args
         .mappings
         .clone()
-        .or_else(|| manifest.and_then(|m| m.mappings_path()));
-    let mappings = match &mappings_path {
-        Some(path) => Some(zenpak::mappings::Mappings::load(path)?),
+        .or_else(|| manifest.and_then(|m| m.mappings_path()))
+    {
+        Some(path) => super::args::load_mappings(Some(&path), out)?,
         None => None,
     };
     let mut involved: Vec<(String, PathBuf)> = Vec::new();

@@ -61,15 +61,8 @@ struct Merged<'a> {
 }
 
 pub(crate) fn run(args: Args, out: &Output) -> Result<()> {
-    let nearest = super::args::nearest_manifest().map(|(m, _)| m);
-    let engine = args
-        .engine
-        .or_else(|| nearest.as_ref().map(|m| m.game.engine))
-        .ok_or_else(|| {
-            Error::usage("which engine is the game?")
-                .with_hint("pass --engine (e.g. --engine 5.6), or run inside a mod whose mod.toml sets `[game] engine`")
-        })?;
-    let project = nearest.as_ref().map(|m| m.game.project.clone());
+    let engine = super::args::engine_or_nearest(args.engine, "which engine is the game?")?;
+    let project = super::args::nearest_manifest().map(|(m, _)| m.game.project);
     let game_dir = match &args.game_dir {
         Some(dir) => dir.clone(),
         None => zenpak::release::default_game_dirs(project.as_deref().unwrap_or_default())?
@@ -81,18 +74,7 @@ pub(crate) fn run(args: Args, out: &Output) -> Result<()> {
             })?,
     };
     let folder = super::args::game_folder(out, &game_dir, None)?;
-    let mappings_path = args
-        .mappings
-        .clone()
-        .or_else(|| nearest.as_ref().and_then(|m| m.mappings_path()));
-    let mappings = match &mappings_path {
-        Some(path) => {
-            let mappings = zenpak::mappings::Mappings::load(path)?;
-            out.diagnostics(&mappings.diagnostics);
-            Some(mappings)
-        }
-        None => None,
-    };
+    let mappings = super::args::load_mappings(args.mappings.as_deref(), out)?;
     let keys = args.key.keys()?;
     let request = MergeRequest {
         mods: &args.mods,

@@ -110,26 +110,8 @@ struct DiffLine<'a> {
 }
 
 fn diff(args: DiffArgs, out: &Output) -> Result<()> {
-    let nearest = super::args::nearest_manifest().map(|(m, _)| m);
-    let engine = args
-        .engine
-        .or_else(|| nearest.as_ref().map(|m| m.game.engine))
-        .ok_or_else(|| {
-            Error::usage("which engine wrote these packages?")
-                .with_hint("pass --engine (e.g. --engine 5.6), or run inside a mod whose mod.toml sets `[game] engine`")
-        })?;
-    let mappings_path = args
-        .mappings
-        .clone()
-        .or_else(|| nearest.as_ref().and_then(|m| m.mappings_path()));
-    let mappings = match mappings_path {
-        Some(path) => {
-            let mappings = zenpak::mappings::Mappings::load(&path)?;
-            out.diagnostics(&mappings.diagnostics);
-            Some(mappings)
-        }
-        None => None,
-    };
+    let engine = super::args::engine_or_nearest(args.engine, "which engine wrote these packages?")?;
+    let mappings = super::args::load_mappings(args.mappings.as_deref(), out)?;
     let base = zenpak::legacy::PackageFiles::load(&args.base)?;
     let edited = zenpak::legacy::PackageFiles::load(&args.edited)?;
     let target = match &args.asset {
@@ -204,11 +186,7 @@ fn patch_inputs(
         None => None,
     };
     let mappings = match manifest.mappings_path() {
-        Some(path) => {
-            let mappings = zenpak::mappings::Mappings::load(&path)?;
-            out.diagnostics(&mappings.diagnostics);
-            Some(mappings)
-        }
+        Some(path) => super::args::load_mappings(Some(&path), out)?,
         None => None,
     };
     Ok((game, mappings))
