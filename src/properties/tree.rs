@@ -9,7 +9,29 @@
 //! byte runs as hex, an `FString` stored as UTF-16 although its text fits
 //! one byte per character as `{"text": …, "utf16": true}`.
 
+use std::cell::RefCell;
+use std::collections::HashSet;
+use std::sync::Arc;
+
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+/// Property and struct names as the tree holds them: one copy of each
+/// text, shared by every value that names it (a table's rows name the same
+/// properties thousands of times).
+#[derive(Debug, Default)]
+pub struct SharedNames(RefCell<HashSet<Arc<str>>>);
+
+impl SharedNames {
+    /// The shared copy of `text`.
+    pub fn get(&self, text: &str) -> Arc<str> {
+        if let Some(shared) = self.0.borrow().get(text) {
+            return shared.clone();
+        }
+        let shared: Arc<str> = Arc::from(text);
+        self.0.borrow_mut().insert(shared.clone());
+        shared
+    }
+}
 
 /// An export's data as the codec gives it: decoded, or kept as bytes with
 /// the reason it could not be decoded.
@@ -154,7 +176,7 @@ pub enum Block {
 /// One present property of an unversioned block.
 #[derive(Debug, Clone, PartialEq)]
 pub struct UnversionedProperty {
-    pub name: String,
+    pub name: Arc<str>,
     /// Element of a static array (`int32 Foo[4]`); 0 otherwise.
     pub index: u8,
     /// `None`: zero-masked (the type's zero value).
@@ -276,7 +298,7 @@ pub enum Value {
 /// fields. As JSON, the body alone (the schema names the struct).
 #[derive(Debug, Clone, PartialEq)]
 pub struct StructValue {
-    pub name: String,
+    pub name: Arc<str>,
     pub body: StructBody,
 }
 
