@@ -11,6 +11,7 @@
 
 use std::cell::RefCell;
 use std::collections::HashSet;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -19,7 +20,31 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 /// text, shared by every value that names it (a table's rows name the same
 /// properties thousands of times).
 #[derive(Debug, Default)]
-pub struct SharedNames(RefCell<HashSet<Arc<str>>>);
+pub struct SharedNames(RefCell<HashSet<Arc<str>, BuildHasherDefault<NameHasher>>>);
+
+/// A hash for short names looked up millions of times (a word at a time,
+/// multiply and rotate; no defence against chosen collisions is needed for
+/// names a package or the mappings give).
+#[derive(Default)]
+struct NameHasher(u64);
+
+impl Hasher for NameHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        const K: u64 = 0x517c_c1b7_2722_0a95;
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let word = u64::from_le_bytes(c.try_into().expect("8 bytes"));
+            self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(K);
+        }
+        for &b in chunks.remainder() {
+            self.0 = (self.0.rotate_left(5) ^ b as u64).wrapping_mul(K);
+        }
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
 
 impl SharedNames {
     /// The shared copy of `text`.
