@@ -371,7 +371,6 @@ fn write_document(
     let document = AssetDocument::read(files, &package, mappings.as_ref(), sources)
         .map_err(|e| e.in_file(&files.path))?;
     missing_schemas(sources, &files.path, out);
-    let json = document.to_json()?;
     let counts = document.counts();
     if let Some((index, export)) = document
         .exports
@@ -418,7 +417,15 @@ fn write_document(
     match &args.output {
         Some(path) => {
             zenpak::publish::write_file(path, |f| {
-                std::io::Write::write_all(f, &json).map_err(|e| Error::io(f.path(), e))
+                use std::io::Write;
+                let mut writer = std::io::BufWriter::with_capacity(1 << 20, &mut *f);
+                document
+                    .write_json(&mut writer)
+                    .and_then(|()| writer.flush().map_err(serde_json::Error::io))
+                    .map_err(|e| match e.io_error_kind() {
+                        Some(_) => Error::io(path, e.into()),
+                        None => Error::json(e),
+                    })
             })?;
         }
         None if out.is_json() => {
@@ -427,8 +434,12 @@ fn write_document(
             )
             .with_hint("give -o OUT.json"));
         }
-        None => super::output::write_stdout(&String::from_utf8_lossy(&json)),
+        None => super::output::write_stdout(&String::from_utf8_lossy(&document.to_json()?)),
     }
+    // The document is a tree of many small allocations, freed when the
+    // process ends: returning them one by one would take as long as
+    // writing the text did.
+    std::mem::forget(document);
     let report = ToJsonReport {
         package: &args.package,
         source,
@@ -513,6 +524,8 @@ pub(crate) fn run_from_json(args: FromJsonArgs, out: &Output) -> Result<()> {
     }
     let files = written.write_to(&args.output)?;
     let counts = document.counts();
+    // Freed when the process ends (see `write_document`).
+    std::mem::forget(document);
     let report = FromJsonReport {
         document: &args.path,
         files,

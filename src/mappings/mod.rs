@@ -790,6 +790,8 @@ impl Mappings {
     /// A copy with more struct schemas (e.g. blueprint classes read from a package).
     pub fn with_extra_structs(&self, extra: Vec<StructSchema>) -> Mappings {
         let mut m = self.clone();
+        let mut known: std::collections::HashSet<&str> =
+            self.names.iter().map(String::as_str).collect();
         for s in &extra {
             let mut names = vec![s.name.as_str()];
             names.extend(s.super_name.as_deref());
@@ -798,35 +800,44 @@ impl Mappings {
                 p.ty.collect_names(&mut names);
             }
             for n in names {
-                if !m.names.iter().any(|x| x == n) {
+                if known.insert(n) {
                     m.names.push(n.to_string());
                 }
             }
         }
+        // The copy's lookups hold the structs it has; the extra ones are
+        // added after them (the first of duplicates wins).
+        let first_extra = m.structs.len();
         m.structs.extend(extra);
-        m.build_lookups();
+        m.add_struct_lookups(first_extra);
         m
     }
 
     fn build_lookups(&mut self) {
         // FNames compare case-insensitively; the first of duplicates wins.
-        for (i, s) in self.structs.iter().enumerate() {
-            self.struct_lookup
-                .entry(s.name.to_ascii_lowercase())
-                .or_insert(i);
-        }
         for (i, e) in self.enums.iter().enumerate() {
             self.enum_lookup
                 .entry(e.name.to_ascii_lowercase())
                 .or_insert(i);
         }
-        for s in &self.structs {
-            let i = self.struct_lookup[&s.name.to_ascii_lowercase()];
-            self.struct_exact.entry(s.name.clone()).or_insert(i);
-        }
         for e in &self.enums {
             let i = self.enum_lookup[&e.name.to_ascii_lowercase()];
             self.enum_exact.entry(e.name.clone()).or_insert(i);
+        }
+        self.add_struct_lookups(0);
+    }
+
+    /// Adds the structs from index `first` on to the lookups (which hold
+    /// those before it).
+    fn add_struct_lookups(&mut self, first: usize) {
+        for (i, s) in self.structs.iter().enumerate().skip(first) {
+            self.struct_lookup
+                .entry(s.name.to_ascii_lowercase())
+                .or_insert(i);
+        }
+        for s in self.structs.iter().skip(first) {
+            let i = self.struct_lookup[&s.name.to_ascii_lowercase()];
+            self.struct_exact.entry(s.name.clone()).or_insert(i);
         }
     }
 

@@ -51,7 +51,7 @@ use crate::mappings::Mappings;
 use crate::version::EngineVersion;
 
 use super::codec::json::{ExportTreeSeed, Schemas};
-use super::tree::{ExportData, ExportTree, Hex};
+use super::tree::{ExportData, ExportTree, Hex, SharedNames};
 use super::{
     export_class_name, mappings_with_content_schemas, Codec, PackageContext, SchemaSources,
 };
@@ -309,9 +309,11 @@ impl AssetDocument {
         mappings: Option<&Mappings>,
         sources: &SchemaSources,
     ) -> Result<AssetDocument> {
-        let de = &mut serde_json::Deserializer::from_slice(text);
-        let raw: RawDocument = serde_path_to_error::deserialize(de)
-            .map_err(|e| json_error(&e.path().to_string(), e.inner()))?;
+        let raw: RawDocument = deserialize_tracked(
+            || serde_json::Deserializer::from_slice(text),
+            std::marker::PhantomData,
+        )
+        .map_err(|(path, e)| json_error(&path, &e))?;
         if raw.format == 0 || raw.format > FORMAT {
             return Err(Error::unsupported(format!(
                 "the document is format {}; this zenpak reads formats 1 to {FORMAT}",
@@ -339,8 +341,10 @@ impl AssetDocument {
             return Err(read_only("exports", "the export table"));
         }
         let unversioned = PackageContext::of_named(&package, &doc.package).unversioned;
+        let names = SharedNames::default();
         let schemas = |mappings| Schemas {
             mappings,
+            names: &names,
             engine,
             unversioned,
         };
@@ -401,9 +405,18 @@ impl AssetDocument {
 
     /// The document as JSON (pretty, ending in a newline).
     pub fn to_json(&self) -> Result<Vec<u8>> {
-        let mut out = serde_json::to_vec_pretty(self).map_err(Error::json)?;
-        out.push(b'\n');
+        let mut out = Vec::new();
+        self.write_json(&mut out).map_err(Error::json)?;
         Ok(out)
+    }
+
+    /// Writes the document as [`to_json`](Self::to_json) gives it to `out`,
+    /// value by value (no copy of the text is held). The error is the
+    /// writer's (`is_io`) or the serializer's.
+    pub fn write_json(&self, out: impl std::io::Write) -> serde_json::Result<()> {
+        let mut out = out;
+        serde_json::to_writer_pretty(&mut out, self)?;
+        out.write_all(b"\n").map_err(serde_json::Error::io)
     }
 
     /// The engine release the document names.
@@ -443,20 +456,12 @@ impl AssetDocument {
         });
         let mappings = augmented.as_ref().or(mappings);
         // Written once, collecting the names the data needs and the name
-        // map lacks; again only when there are some.
-        let (written, missing) = {
-            let cx = PackageContext::of_named(&package, &self.package);
-            let codec = Codec::new(&cx, mappings).collecting_missing_names();
-            let written: Vec<_> = (0..self.exports.len())
-                .map(|index| self.export_bytes(&codec, &package, index, &self.exports[index]))
-                .collect();
-            (written, codec.missing_names())
-        };
-        let written = if missing.is_empty() {
-            written
-        } else {
-            export_data_names(&mut package, &missing).map_err(|e| e.within("adding names"))?;
-            self.write_exports(&package, mappings, false)?
+        // map lacks; when there are some, they are added and their indexes
+        // fixed in the bytes (written again only when that cannot be done).
+        let (written, missing) = self.write_collecting(&mut package, mappings, &sizes)?;
+        let written = match written {
+            Some(written) => written,
+            None => self.write_exports(&package, mappings, &sizes),
         };
         let mut edits = Vec::new();
         for (index, bytes) in written.into_iter().enumerate() {
@@ -597,7 +602,7 @@ impl AssetDocument {
         let cx = PackageContext::of_named(package, &self.package);
         let codec = Codec::new(&cx, mappings).collecting_missing_names();
         for index in classes {
-            let bytes = self.export_bytes(&codec, package, index, &self.exports[index]);
+            let bytes = self.export_bytes(&codec, package, index, &self.exports[index], 0);
             if let Some(bytes) = bytes.ok().filter(|b| b.len() == sizes[index]) {
                 let at = starts[index];
                 files.uexp[at..at + bytes.len()].copy_from_slice(&bytes);
@@ -605,48 +610,106 @@ impl AssetDocument {
         }
     }
 
-    /// Every export's bytes (or why not), through a codec on `package`.
+    /// Every export's bytes (or why not), written once through a codec that
+    /// collects the names the data needs and `package`'s name map lacks,
+    /// and those names. When there are some, they are added to `package`
+    /// and the indexes written for them fixed in the bytes; `None` when
+    /// the bytes cannot be fixed so (a name index written moved, or an
+    /// export failed) and must be written again on the new `package`.
+    #[allow(clippy::type_complexity)]
+    fn write_collecting(
+        &self,
+        package: &mut LegacyPackage,
+        mappings: Option<&Mappings>,
+        sizes: &[usize],
+    ) -> Result<(Option<Vec<Result<Vec<u8>>>>, Vec<String>)> {
+        let (written, missing, highest) = {
+            let cx = PackageContext::of_named(package, &self.package);
+            let codec = Codec::new(&cx, mappings).collecting_missing_names();
+            let written: Vec<_> = (0..self.exports.len())
+                .map(|index| {
+                    let export = &self.exports[index];
+                    let bytes = self.export_bytes(&codec, package, index, export, sizes[index]);
+                    (bytes, codec.take_name_fixups())
+                })
+                .collect();
+            (written, codec.missing_names(), codec.highest_name_index())
+        };
+        if missing.is_empty() {
+            let written = written.into_iter().map(|(bytes, _)| bytes).collect();
+            return Ok((Some(written), missing));
+        }
+        // The names the bytes refer to by index, which must not move.
+        let kept: Vec<String> = package
+            .names
+            .iter()
+            .take(highest.saturating_add(1))
+            .map(|n| n.text.clone())
+            .collect();
+        export_data_names(package, &missing).map_err(|e| e.within("adding names"))?;
+        let moved = kept
+            .iter()
+            .zip(&package.names)
+            .any(|(before, after)| *before != after.text);
+        // An added name that is itself a base and number (`Sword_2`): a
+        // name written as `Sword` number 3 would now be written as it.
+        let renumbered = missing.iter().any(|n| crate::names::split_number(n).1 != 0);
+        if moved || renumbered || written.iter().any(|(bytes, _)| bytes.is_err()) {
+            return Ok((None, missing));
+        }
+        let Some(indexes) = first_indexes(package, &missing) else {
+            return Ok((None, missing));
+        };
+        let mut fixed = Vec::with_capacity(written.len());
+        for (bytes, fixups) in written {
+            let mut bytes = bytes?;
+            if fixups.apply(&mut bytes, &indexes).is_none() {
+                return Ok((None, missing));
+            }
+            fixed.push(Ok(bytes));
+        }
+        Ok((Some(fixed), missing))
+    }
+
+    /// Every export's bytes (or why not), through a codec on `package`
+    /// (`sizes`: each export's size as read, for the buffers).
     fn write_exports(
         &self,
         package: &LegacyPackage,
         mappings: Option<&Mappings>,
-        collecting: bool,
-    ) -> Result<Vec<Result<Vec<u8>>>> {
+        sizes: &[usize],
+    ) -> Vec<Result<Vec<u8>>> {
         let cx = PackageContext::of_named(package, &self.package);
         let codec = Codec::new(&cx, mappings);
-        let codec = if collecting {
-            codec.collecting_missing_names()
-        } else {
-            codec
-        };
-        Ok(self
-            .exports
+        self.exports
             .iter()
             .enumerate()
-            .map(|(index, export)| self.export_bytes(&codec, package, index, export))
-            .collect())
+            .map(|(index, export)| self.export_bytes(&codec, package, index, export, sizes[index]))
+            .collect()
     }
 
+    /// Export `index`'s bytes (`size`: its size as read, for the buffer).
     fn export_bytes(
         &self,
         codec: &Codec,
         package: &LegacyPackage,
         index: usize,
         export: &ExportEntry,
+        size: usize,
     ) -> Result<Vec<u8>> {
-        let at = format!("exports[{index}]");
         match (&export.data, &export.opaque) {
             (Some(tree), None) => {
                 let class = export_class_name(package, index)?;
-                codec.write_export(tree, &class).map_err(|e| {
-                    e.within(format!("{at}.data ({})", export.path)).with_hint(
-                        "fix the value, or write the document again with `zenpak to-json`",
-                    )
+                codec.write_export_sized(tree, &class, size).map_err(|e| {
+                    e.within(format!("exports[{index}].data ({})", export.path))
+                        .with_hint(
+                            "fix the value, or write the document again with `zenpak to-json`",
+                        )
                 })
             }
             (None, Some(bytes)) => Ok(bytes.0.clone()),
             _ => Err(invalid_at(
-                &at,
+                &format!("exports[{index}]"),
                 "an export has either `data` (decoded) or `opaque` (bytes), one of them",
             )),
         }
@@ -719,6 +782,24 @@ impl WrittenPackage {
     }
 }
 
+/// The index of each of `texts` in `package`'s name map (the first
+/// entry with the text); `None` when one is not there.
+fn first_indexes(package: &LegacyPackage, texts: &[String]) -> Option<Vec<i32>> {
+    let mut first: std::collections::HashMap<&str, i32> =
+        texts.iter().map(|n| (n.as_str(), -1)).collect();
+    for (i, n) in package.names.iter().enumerate() {
+        if let Some(at) = first.get_mut(n.text.as_str()) {
+            if *at < 0 {
+                *at = i32::try_from(i).unwrap_or(-1);
+            }
+        }
+    }
+    texts
+        .iter()
+        .map(|n| first.get(n.as_str()).copied().filter(|&i| i >= 0))
+        .collect()
+}
+
 /// Import `i` as the document lists it.
 fn import_entry(package: &LegacyPackage, i: usize) -> Result<ImportEntry> {
     let import = &package.imports[i];
@@ -778,24 +859,46 @@ fn type_export(
     package: &LegacyPackage,
     index: usize,
 ) -> Result<ExportTree> {
-    use serde::de::DeserializeSeed;
     let class = export_class_name(package, index)?;
-    let mut de = serde_json::Deserializer::from_str(json.get());
-    let mut track = serde_path_to_error::Track::new();
     let seed = ExportTreeSeed {
         s: schemas,
         class: &class,
     };
-    seed.deserialize(serde_path_to_error::Deserializer::new(&mut de, &mut track))
-        .map_err(|e| {
-            let inner = track.path().to_string();
+    deserialize_tracked(|| serde_json::Deserializer::from_str(json.get()), seed).map_err(
+        |(inner, e)| {
             let path = if inner == "." || inner == "?" {
                 format!("exports[{index}].data")
             } else {
                 format!("exports[{index}].data.{inner}")
             };
             json_error(&path, &e)
-        })
+        },
+    )
+}
+
+/// `seed` read from what `reader` makes, and on failure the JSON path
+/// where (as `serde_path_to_error` names it) with the error. The path is
+/// tracked only on a second reading, after the first failed: tracking
+/// copies every key, the largest cost of reading a big document.
+fn deserialize_tracked<'de, R, S>(
+    reader: impl Fn() -> serde_json::Deserializer<R>,
+    seed: S,
+) -> std::result::Result<S::Value, (String, serde_json::Error)>
+where
+    R: serde_json::de::Read<'de>,
+    S: serde::de::DeserializeSeed<'de> + Clone,
+{
+    let first = match seed.clone().deserialize(&mut reader()) {
+        Ok(value) => return Ok(value),
+        Err(e) => e,
+    };
+    let mut track = serde_path_to_error::Track::new();
+    let mut de = reader();
+    match seed.deserialize(serde_path_to_error::Deserializer::new(&mut de, &mut track)) {
+        Err(e) => Err((track.path().to_string(), e)),
+        // Reading is deterministic: the second reading fails as the first.
+        Ok(_) => Err((".".to_string(), first)),
+    }
 }
 
 /// `error` (typing a document's data), with what was looked for in

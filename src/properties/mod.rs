@@ -809,13 +809,14 @@ impl UnversionedHeader {
             } else {
                 masked.div_ceil(32) * 4
             };
-            let mut raw = vec![0u8; bytes];
-            for (i, &z) in self.zero_mask.iter().enumerate() {
-                if z {
-                    raw[i / 8] |= 1 << (i % 8);
-                }
+            for bits in self.zero_mask.chunks(8) {
+                let byte = bits
+                    .iter()
+                    .enumerate()
+                    .fold(0u8, |b, (i, &z)| b | ((z as u8) << i));
+                w.u8(byte);
             }
-            w.bytes(&raw);
+            w.zeros(bytes - masked.div_ceil(8));
         }
     }
 
@@ -842,13 +843,13 @@ impl UnversionedHeader {
                 zero_mask: Vec::new(),
             });
         }
-        let mut fragments = vec![Fragment {
+        let fresh = Fragment {
             skip: 0,
             values: 0,
             has_zeroes: false,
             is_last: false,
-        }];
-        let mut zero_bits: Vec<Vec<bool>> = vec![Vec::new()];
+        };
+        let mut fragments = vec![fresh];
         let mut next = 0usize;
         for &(slot, zero) in slots {
             if slot < next {
@@ -859,38 +860,30 @@ impl UnversionedHeader {
             for _ in next..slot {
                 let last = fragments.last().expect("one fragment at least");
                 if last.values > 0 || last.skip == RUN_MAX {
-                    fragments.push(Fragment {
-                        skip: 0,
-                        values: 0,
-                        has_zeroes: false,
-                        is_last: false,
-                    });
-                    zero_bits.push(Vec::new());
+                    fragments.push(fresh);
                 }
                 fragments.last_mut().expect("pushed").skip += 1;
             }
             if fragments.last().expect("one fragment").values == RUN_MAX {
-                fragments.push(Fragment {
-                    skip: 0,
-                    values: 0,
-                    has_zeroes: false,
-                    is_last: false,
-                });
-                zero_bits.push(Vec::new());
+                fragments.push(fresh);
             }
             let last = fragments.last_mut().expect("one fragment");
             last.values += 1;
             last.has_zeroes |= zero;
-            zero_bits.last_mut().expect("one per fragment").push(zero);
             next = slot + 1;
         }
         fragments.last_mut().expect("one fragment").is_last = true;
-        let zero_mask = fragments
-            .iter()
-            .zip(zero_bits)
-            .filter(|(f, _)| f.has_zeroes)
-            .flat_map(|(_, bits)| bits)
-            .collect();
+        // The zero bits of the fragments that have a zero value: each
+        // fragment's values are the next `values` slots.
+        let mut zero_mask = Vec::new();
+        let mut at = 0usize;
+        for f in &fragments {
+            let values = &slots[at..at + f.values as usize];
+            if f.has_zeroes {
+                zero_mask.extend(values.iter().map(|&(_, zero)| zero));
+            }
+            at += f.values as usize;
+        }
         Ok(UnversionedHeader {
             fragments,
             zero_mask,

@@ -9,7 +9,54 @@
 //! byte runs as hex, an `FString` stored as UTF-16 although its text fits
 //! one byte per character as `{"text": …, "utf16": true}`.
 
+use std::cell::RefCell;
+use std::collections::HashSet;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::Arc;
+
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+/// Property and struct names as the tree holds them: one copy of each
+/// text, shared by every value that names it (a table's rows name the same
+/// properties thousands of times).
+#[derive(Debug, Default)]
+pub struct SharedNames(RefCell<HashSet<Arc<str>, BuildHasherDefault<NameHasher>>>);
+
+/// A hash for short names looked up millions of times (a word at a time,
+/// multiply and rotate; no defence against chosen collisions is needed for
+/// names a package or the mappings give).
+#[derive(Default)]
+struct NameHasher(u64);
+
+impl Hasher for NameHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        const K: u64 = 0x517c_c1b7_2722_0a95;
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let word = u64::from_le_bytes(c.try_into().expect("8 bytes"));
+            self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(K);
+        }
+        for &b in chunks.remainder() {
+            self.0 = (self.0.rotate_left(5) ^ b as u64).wrapping_mul(K);
+        }
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+impl SharedNames {
+    /// The shared copy of `text`.
+    pub fn get(&self, text: &str) -> Arc<str> {
+        if let Some(shared) = self.0.borrow().get(text) {
+            return shared.clone();
+        }
+        let shared: Arc<str> = Arc::from(text);
+        self.0.borrow_mut().insert(shared.clone());
+        shared
+    }
+}
 
 /// An export's data as the codec gives it: decoded, or kept as bytes with
 /// the reason it could not be decoded.
@@ -154,7 +201,7 @@ pub enum Block {
 /// One present property of an unversioned block.
 #[derive(Debug, Clone, PartialEq)]
 pub struct UnversionedProperty {
-    pub name: String,
+    pub name: Arc<str>,
     /// Element of a static array (`int32 Foo[4]`); 0 otherwise.
     pub index: u8,
     /// `None`: zero-masked (the type's zero value).
@@ -276,7 +323,7 @@ pub enum Value {
 /// fields. As JSON, the body alone (the schema names the struct).
 #[derive(Debug, Clone, PartialEq)]
 pub struct StructValue {
-    pub name: String,
+    pub name: Arc<str>,
     pub body: StructBody,
 }
 

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use zenpak::legacy::PackageFiles;
 use zenpak::mappings::Mappings;
 use zenpak::properties::codec::json::{ExportTreeSeed, Schemas};
-use zenpak::properties::tree::{Block, ExportData, StructBody, Value};
+use zenpak::properties::tree::{Block, ExportData, SharedNames, StructBody, Value};
 use zenpak::properties::{
     export_class_name, mappings_with_content_schemas, Codec, PackageContext, SchemaSources,
 };
@@ -145,9 +145,11 @@ fn every_corpus_export_round_trips_through_the_tree_and_json() {
             if let ExportData::Decoded(tree) = &read {
                 use serde::de::DeserializeSeed;
                 let json = serde_json::to_string(tree).unwrap();
+                let names = SharedNames::default();
                 let seed = ExportTreeSeed {
                     s: Schemas {
                         mappings,
+                        names: &names,
                         engine,
                         unversioned: cx.unversioned,
                     },

@@ -45,6 +45,8 @@ use super::{row_struct_name, Slots};
 #[derive(Clone, Copy)]
 pub struct Schemas<'a> {
     pub mappings: Option<&'a Mappings>,
+    /// The names the trees read hold.
+    pub names: &'a SharedNames,
     pub engine: EngineVersion,
     /// `PKG_UnversionedProperties`: blocks are unversioned.
     pub unversioned: bool,
@@ -835,7 +837,7 @@ impl<'de> DeserializeSeed<'de> for StructSeed<'_> {
             ),
         };
         Ok(StructValue {
-            name: name.to_string(),
+            name: s.names.get(name),
             body,
         })
     }
@@ -962,12 +964,13 @@ impl<'de> Visitor<'de> for UnversionedVisit<'_> {
                 self.name
             )),
         };
-        while let Some(key) = map.next_key::<String>()? {
+        while let Some(key) = map.next_key::<KeyText>()? {
+            let key = key.as_str();
             if key == "$header" {
                 header = Some(map.next_value::<Hex>()?);
                 continue;
             }
-            let (name, index) = split_element_key::<A::Error>(&key)?;
+            let (name, index) = split_element_key::<A::Error>(key)?;
             let index = u8::try_from(index).map_err(|_| {
                 A::Error::custom(format!("`{key}`: a static array has at most 256 elements"))
             })?;
@@ -978,7 +981,7 @@ impl<'de> Visitor<'de> for UnversionedVisit<'_> {
                     self.name
                 )));
             };
-            let name = if index == 0 { key } else { name.to_string() };
+            let name = self.s.names.get(name);
             let value = map.next_value_seed(Nullable(ValueSeed::new(
                 self.s,
                 Ty::Prop(ty, false),
@@ -987,6 +990,44 @@ impl<'de> Visitor<'de> for UnversionedVisit<'_> {
             properties.push(UnversionedProperty { name, index, value });
         }
         Ok(Block::Unversioned { properties, header })
+    }
+}
+
+/// An object key as the text holds it: borrowed from the text when it
+/// has no escape (no copy made of each key of a big document).
+enum KeyText<'de> {
+    Borrowed(&'de str),
+    Owned(String),
+}
+
+impl KeyText<'_> {
+    fn as_str(&self) -> &str {
+        match self {
+            KeyText::Borrowed(s) => s,
+            KeyText::Owned(s) => s,
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for KeyText<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visit;
+        impl<'de> Visitor<'de> for Visit {
+            type Value = KeyText<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a property name")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<KeyText<'de>, E> {
+                Ok(KeyText::Borrowed(v))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<KeyText<'de>, E> {
+                Ok(KeyText::Owned(v.to_string()))
+            }
+            fn visit_string<E: de::Error>(self, v: String) -> Result<KeyText<'de>, E> {
+                Ok(KeyText::Owned(v))
+            }
+        }
+        d.deserialize_str(Visit)
     }
 }
 
@@ -1302,6 +1343,7 @@ impl<'de> DeserializeSeed<'de> for TagValueSeed<'_, '_> {
 }
 
 /// An export's tree (`class`: the object's class name).
+#[derive(Clone, Copy)]
 pub struct ExportTreeSeed<'s> {
     pub s: Schemas<'s>,
     pub class: &'s str,

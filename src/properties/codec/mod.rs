@@ -36,6 +36,10 @@ use tables::row_struct_name;
 
 use fixed::fixed_components;
 
+/// The most a write reserves ahead for an export's bytes (its size as
+/// read may come from a header not yet checked against the data).
+const MAX_PREALLOCATED: usize = 64 << 20;
+
 /// Reads and writes the property data of one package's exports.
 pub struct Codec<'a> {
     cx: &'a PackageContext<'a>,
@@ -44,9 +48,52 @@ pub struct Codec<'a> {
     name_index: HashMap<&'a str, i32>,
     /// Object path → package index (the first object with the path).
     object_index: HashMap<&'a str, i32>,
-    /// When collecting: the names written that the name map lacks, in the
-    /// order first met (each written as index 0 meanwhile), and the same as a set.
-    missing: Option<RefCell<(Vec<String>, std::collections::HashSet<String>)>>,
+    /// When collecting: the names written that the name map lacks, and
+    /// where each was written (see [`MissingNames`]).
+    missing: Option<RefCell<MissingNames>>,
+    /// Struct name → its super chain in the mappings, as looked up.
+    chains: RefCell<HashMap<String, Chain<'a>>>,
+    /// The names the trees read hold.
+    names: SharedNames,
+}
+
+/// A struct and its supers, the struct first ([`Mappings::chain`]).
+type Chain<'a> = std::rc::Rc<[&'a StructSchema]>;
+
+/// What a collecting codec's writes needed and the name map lacks: each
+/// such name (without number suffix) in the order first met, and where
+/// each was written as index 0 meanwhile, so that the bytes can be fixed
+/// once the names are added ([`NameFixups`]).
+#[derive(Default)]
+struct MissingNames {
+    order: Vec<String>,
+    /// Name text → its position in `order`.
+    index: HashMap<String, usize>,
+    /// Since the last [`Codec::take_name_fixups`]: (byte offset of a name
+    /// index in the export's bytes, position in `order`).
+    fixups: Vec<(usize, usize)>,
+    /// The highest name map index written.
+    highest: i32,
+}
+
+/// Where an export's bytes hold indexes of names the name map lacked
+/// (written as 0), to fix once the names are added.
+#[derive(Debug, Default)]
+pub struct NameFixups(Vec<(usize, usize)>);
+
+impl NameFixups {
+    /// Writes each missing name's index (`indexes`, in the order of
+    /// [`Codec::missing_names`]) where the bytes hold it; `None` when a
+    /// fixup does not fit them.
+    pub fn apply(&self, bytes: &mut [u8], indexes: &[i32]) -> Option<()> {
+        for &(at, id) in &self.0 {
+            let index = indexes.get(id)?;
+            bytes
+                .get_mut(at..at.checked_add(4)?)?
+                .copy_from_slice(&index.to_le_bytes());
+        }
+        Some(())
+    }
 }
 
 impl<'a> Codec<'a> {
@@ -72,6 +119,8 @@ impl<'a> Codec<'a> {
             name_index,
             object_index,
             missing: None,
+            chains: RefCell::default(),
+            names: SharedNames::default(),
         }
     }
 
@@ -88,8 +137,26 @@ impl<'a> Codec<'a> {
     pub fn missing_names(&self) -> Vec<String> {
         self.missing
             .as_ref()
-            .map(|m| m.borrow().0.clone())
+            .map(|m| m.borrow().order.clone())
             .unwrap_or_default()
+    }
+
+    /// The fixups of the names missing from what was written since the
+    /// last call (one export's bytes: call after each export).
+    pub fn take_name_fixups(&self) -> NameFixups {
+        NameFixups(
+            self.missing
+                .as_ref()
+                .map(|m| std::mem::take(&mut m.borrow_mut().fixups))
+                .unwrap_or_default(),
+        )
+    }
+
+    /// The highest name map index the writes used (0 when none).
+    pub fn highest_name_index(&self) -> usize {
+        self.missing
+            .as_ref()
+            .map_or(0, |m| usize::try_from(m.borrow().highest).unwrap_or(0))
     }
 
     fn engine(&self) -> EngineVersion {
@@ -108,7 +175,7 @@ impl<'a> Codec<'a> {
             Ok(tree) => tree,
             Err(e) => return opaque(e.summary()),
         };
-        match self.write_export(&tree, class) {
+        match self.write_export_sized(&tree, class, data.len()) {
             Ok(bytes) if bytes == data => ExportData::Decoded(Box::new(tree)),
             Ok(bytes) => {
                 let at = bytes
@@ -191,7 +258,19 @@ impl<'a> Codec<'a> {
 
     /// Writes an export's data from its tree (`class`: the object's class).
     pub fn write_export(&self, tree: &ExportTree, class: &str) -> Result<Vec<u8>> {
-        let mut w = Writer::new();
+        self.write_export_sized(tree, class, 0)
+    }
+
+    /// [`write_export`](Self::write_export) into a buffer made for `size`
+    /// bytes (the export's size as read: the buffer is not grown byte by
+    /// byte to it).
+    pub fn write_export_sized(
+        &self,
+        tree: &ExportTree,
+        class: &str,
+        size: usize,
+    ) -> Result<Vec<u8>> {
+        let mut w = Writer::with_capacity(size.min(MAX_PREALLOCATED));
         if let Some(control) = &tree.control {
             w.bytes(&control.0);
         }
@@ -249,11 +328,23 @@ impl<'a> Codec<'a> {
         self.mappings.ok_or_else(|| no_mappings(what))
     }
 
-    fn chain(&self, name: &str) -> Result<Vec<&'a StructSchema>> {
-        self.mappings(name)?.chain(name).map_err(|e| {
+    fn chain(&self, name: &str) -> Result<Chain<'a>> {
+        self.chain_in(self.mappings(name)?, name).map_err(|e| {
             e.within(format!("unversioned properties of `{name}`"))
                 .with_hint("use the mappings (.usmap) dumped from the game this package belongs to")
         })
+    }
+
+    /// [`Mappings::chain`], looked up once a codec.
+    fn chain_in(&self, mappings: &'a Mappings, name: &str) -> Result<Chain<'a>> {
+        if let Some(chain) = self.chains.borrow().get(name) {
+            return Ok(chain.clone());
+        }
+        let chain: Chain<'a> = mappings.chain(name)?.into();
+        self.chains
+            .borrow_mut()
+            .insert(name.to_string(), chain.clone());
+        Ok(chain)
     }
 
     fn unversioned_block(&self, r: &mut Reader, name: &str, depth: usize) -> Result<Block> {
@@ -298,7 +389,7 @@ impl<'a> Codec<'a> {
                 })?)
             };
             properties.push(UnversionedProperty {
-                name: prop.name.clone(),
+                name: self.names.get(&prop.name),
                 index: element,
                 value,
             });
@@ -307,7 +398,7 @@ impl<'a> Codec<'a> {
             Some(t) => Some(t),
             None => self
                 .mappings
-                .and_then(|m| m.chain(name).ok())
+                .and_then(|m| self.chain_in(m, name).ok())
                 .map(|c| c.iter().map(|s| s.property_count as usize).sum()),
         };
         // Without the struct's schema (an empty block of a struct the
@@ -331,7 +422,7 @@ impl<'a> Codec<'a> {
         // An empty block's header counts the chain's slots: without the
         // chain only a header kept as read (the reader keeps it when it has
         // no schema) is written, never one guessed.
-        let chain = match self.mappings.map(|m| m.chain(name)) {
+        let chain = match self.mappings.map(|m| self.chain_in(m, name)) {
             Some(Ok(chain)) => Some(chain),
             _ if properties.is_empty() && kept_header.is_some() => None,
             Some(Err(e)) => return Err(e.within(format!("properties of `{name}`"))),
@@ -621,7 +712,7 @@ impl<'a> Codec<'a> {
             }
             (PropertyType::Text, Value::Text(t)) => self.write_text(w, t, depth)?,
             (PropertyType::Struct(name), Value::Struct(s)) => {
-                if &s.name != name {
+                if *s.name != **name {
                     return Err(Error::invalid(format!(
                         "a `{}` struct where the property holds `{name}`",
                         s.name
@@ -748,7 +839,7 @@ impl<'a> Codec<'a> {
             StructBody::Block(self.unversioned_block(r, name, depth + 1)?)
         };
         Ok(StructValue {
-            name: name.to_string(),
+            name: self.names.get(name),
             body,
         })
     }
@@ -854,28 +945,44 @@ impl<'a> Codec<'a> {
     }
 
     fn write_name(&self, w: &mut Writer, n: &Name) -> Result<()> {
-        let (index, number) = match self.name_index.get(n.0.as_str()) {
+        self.write_name_text(w, &n.0)
+    }
+
+    /// An FName given as its display text (`Sword_2`).
+    fn write_name_text(&self, w: &mut Writer, text: &str) -> Result<()> {
+        let (index, number) = match self.name_index.get(text) {
             Some(&i) => (i, 0),
             None => {
-                let (base, number) = crate::names::split_number(&n.0);
+                let (base, number) = crate::names::split_number(text);
                 match (self.name_index.get(base), &self.missing) {
                     (Some(&i), _) => (i, number),
                     (None, Some(missing)) => {
-                        let (order, set) = &mut *missing.borrow_mut();
-                        if set.insert(base.to_string()) {
-                            order.push(base.to_string());
-                        }
+                        let missing = &mut *missing.borrow_mut();
+                        let id = match missing.index.get(base) {
+                            Some(&id) => id,
+                            None => {
+                                missing.order.push(base.to_string());
+                                missing
+                                    .index
+                                    .insert(base.to_string(), missing.order.len() - 1);
+                                missing.order.len() - 1
+                            }
+                        };
+                        missing.fixups.push((w.pos(), id));
                         (0, number)
                     }
                     (None, None) => {
                         return Err(Error::invalid(format!(
-                            "the name `{}` is not in the package's name map",
-                            n.0
+                            "the name `{text}` is not in the package's name map"
                         )))
                     }
                 }
             }
         };
+        if let Some(missing) = &self.missing {
+            let highest = &mut missing.borrow_mut().highest;
+            *highest = (*highest).max(index);
+        }
         w.i32(index);
         w.u32(number);
         Ok(())

@@ -20,7 +20,7 @@ use crate::binary::{Reader, Writer};
 use crate::error::{DataStep, Error, Result};
 
 use super::super::tree::{
-    Block, Entries, Enumeration, ExportTree, Name, ObjectRef, StringTable, Value, Wide,
+    Block, Entries, Enumeration, ExportTree, ObjectRef, StringTable, Value, Wide,
 };
 use super::{write_fstring, Codec};
 
@@ -39,7 +39,7 @@ pub(super) fn row_struct_name(properties: &Block) -> Option<String> {
     let value = match properties {
         Block::Unversioned { properties, .. } => properties
             .iter()
-            .find(|p| p.name == "RowStruct")
+            .find(|p| &*p.name == "RowStruct")
             .and_then(|p| p.value.as_ref()),
         Block::Tagged { properties } => properties
             .iter()
@@ -124,7 +124,7 @@ impl Codec<'_> {
             let row = self.row_struct(&tree.properties)?;
             w.i32(count(rows.0.len(), "rows")?);
             for (name, block) in &rows.0 {
-                self.write_name(w, &Name(name.clone()))
+                self.write_name_text(w, name)
                     .map_err(|e| e.within(format!("row `{name}`")))?;
                 self.write_block(w, block, &row, 1)
                     .map_err(|e| e.within(format!("row `{name}`")))?;
@@ -133,7 +133,7 @@ impl Codec<'_> {
         if let Some(e) = &tree.enumeration {
             w.i32(count(e.names.0.len(), "enum entries")?);
             for (name, value) in &e.names.0 {
-                self.write_name(w, &Name(name.clone()))?;
+                self.write_name_text(w, name)?;
                 w.i64(value.0);
             }
             w.u8(e.cpp_form);
@@ -150,7 +150,7 @@ impl Codec<'_> {
                 write_fstring(w, &super::super::tree::FStr::plain(key.as_str()));
                 w.i32(count(pairs.0.len(), "metadata of a key")?);
                 for (name, value) in &pairs.0 {
-                    self.write_name(w, &Name(name.clone()))?;
+                    self.write_name_text(w, name)?;
                     write_fstring(w, value);
                 }
             }

@@ -264,7 +264,7 @@ impl Codec<'_> {
             let size = len_i32(w.pos() - start)?;
             w.patch_i32(size_at, size);
         }
-        self.write_name(w, &Name("None".to_string()))
+        self.write_name_text(w, "None")
     }
 
     /// A tagged value of `size` bytes whose type the tag gives.
@@ -392,7 +392,7 @@ impl Codec<'_> {
                 Ok(())
             }
             (TagType::Byte | TagType::EnumName, Value::Name(n)) => self.write_name(w, n),
-            (TagType::Struct(name), Value::Struct(s)) if &s.name == name => {
+            (TagType::Struct(name), Value::Struct(s)) if *s.name == **name => {
                 self.write_struct_value(w, s, depth)
             }
             (
@@ -424,7 +424,7 @@ impl Codec<'_> {
                 let start = w.pos();
                 for item in items {
                     match item {
-                        Value::Struct(s) if s.name == struct_name.0 => {
+                        Value::Struct(s) if *s.name == *struct_name.0 => {
                             self.write_struct_value(w, s, depth)?
                         }
                         _ => {
