@@ -1411,7 +1411,9 @@ impl ContainerBuilder {
         // untouched, so it serves the old `.utoc` until the new one replaces it.
         let (appended, ucas_blake3) = match ucas {
             CompletedUcas::Staged(ucas, hash) => {
-                publish_triplet(&self.pak_path, [ucas, utoc, pak])?;
+                // The staged .ucas, .utoc and .pak in that order, the old
+                // .pak removed first.
+                crate::publish::publish(vec![self.pak_path.clone()], vec![ucas, utoc, pak])?;
                 (false, hash)
             }
             CompletedUcas::Extended(extension) => {
@@ -1465,12 +1467,6 @@ fn method_index(methods_used: &mut Vec<Compression>, method: Compression) -> u8 
             methods_used.len() as u8
         }
     }
-}
-
-/// Publishes a staged `.ucas`, `.utoc` and `.pak` (in that order), removing
-/// the old `.pak` at `pak_path` first.
-pub(crate) fn publish_triplet(pak_path: &Path, staged: [Staged; 3]) -> Result<()> {
-    crate::publish::publish(vec![pak_path.to_path_buf()], staged.into())
 }
 
 #[cfg(test)]
