@@ -233,6 +233,9 @@ fn walk<'a>(mut node: &'a mut Node, steps: &[Step]) -> Result<&'a mut Node> {
 /// anything else replaces the value (a tagged property keeps its tag).
 fn set(node: &mut Node, value: serde_json::Value) -> Result<()> {
     let node = value_of(node)?;
+    if let Some(history) = text_history(node) {
+        return set_text(node, &history, value);
+    }
     match value {
         serde_json::Value::Object(fields) if node.kind() == Kind::Object => {
             for (k, v) in fields {
@@ -248,6 +251,64 @@ fn set(node: &mut Node, value: serde_json::Value) -> Result<()> {
         // A zero-masked struct (`null`) given fields: the fields given.
         value => *node = Node::New(value),
     }
+    Ok(())
+}
+
+/// The keys of an `FText`'s JSON history (`properties::tree::TextHistory`),
+/// one of which stands beside `flags`.
+const TEXT_HISTORIES: [&str; 5] = ["none", "base", "format", "transform", "string_table"];
+
+/// The history key of `node` when it is an `FText` (`{"base": {…}}`, with
+/// `flags` or not).
+fn text_history(node: &mut Node) -> Option<String> {
+    if node.kind() != Kind::Object {
+        return None;
+    }
+    let keys = node.keys();
+    let mut histories = keys.iter().filter(|k| TEXT_HISTORIES.contains(&k.as_str()));
+    let history = histories.next()?.clone();
+    let only = histories.next().is_none() && keys.iter().all(|k| k == "flags" || *k == history);
+    only.then_some(history)
+}
+
+/// Sets an `FText`: a string is its source text (a localized text keeps
+/// its namespace and key; any other becomes a culture-invariant text); a
+/// table of another history (`{ string_table = { table, key } }`) replaces
+/// the history, keeping the flags; one of the same history merges into it.
+fn set_text(node: &mut Node, history: &str, value: serde_json::Value) -> Result<()> {
+    use serde_json::{json, Value};
+    let replacement = match value {
+        Value::String(text) if history == "base" => {
+            let base = node.get_mut("base").ok_or_else(|| Error::internal("base"))?;
+            return set(base, json!({ "source": text }));
+        }
+        Value::String(text) => json!({ "none": { "invariant": text } }),
+        Value::Object(fields) if fields.contains_key(history) || fields.is_empty() => {
+            let entries = node.entries_mut().ok_or_else(|| Error::internal("text"))?;
+            for (k, v) in fields {
+                match entries.iter_mut().find(|(key, _)| *key == k) {
+                    Some((_, child)) => set(child, v)?,
+                    None => entries.push((k, Node::New(v))),
+                }
+            }
+            return Ok(());
+        }
+        Value::Object(fields) => Value::Object(fields),
+        other => {
+            return Err(Error::usage(format!(
+                "a text is set by a string (its source text) or a table of its history (`{{ string_table = {{ table = \"/Game/ST_X\", key = \"K\" }} }}`), not {other}"
+            )))
+        }
+    };
+    let flags = node.get_mut("flags").map(|f| f.to_value()).transpose()?;
+    let mut fields = match replacement {
+        Value::Object(fields) => fields,
+        _ => return Err(Error::internal("a text history")),
+    };
+    if let (Some(flags), false) = (flags, fields.contains_key("flags")) {
+        fields.insert("flags".to_string(), flags);
+    }
+    *node = Node::New(Value::Object(fields));
     Ok(())
 }
 

@@ -64,7 +64,7 @@ fn repo(dir: &Path, nanos: &Path, patch: &str) -> PathBuf {
 }
 
 /// A mod repository of patches only, for a game of `engine` with `usmap`.
-fn repo_for(dir: &Path, usmap: &Path, engine: &str, patch: &str) -> PathBuf {
+pub(crate) fn repo_for(dir: &Path, usmap: &Path, engine: &str, patch: &str) -> PathBuf {
     let repo = dir.join("PatchMod");
     std::fs::create_dir_all(repo.join("patches")).unwrap();
     std::fs::create_dir_all(repo.join("Cooked")).unwrap();

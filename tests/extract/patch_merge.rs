@@ -274,3 +274,106 @@ fn two_mods_on_one_row_do_not_merge_unless_the_later_wins() {
         "ModA's change that overlaps nothing is kept"
     );
 }
+
+/// Texts: a string sets a localized text's source (its namespace and key
+/// kept); a table of another history replaces it (a string-table entry).
+/// The base is a cooked widget in the repository; what the build converts
+/// (the patched legacy package it stages) is read back with `to-json`.
+#[test]
+fn a_text_is_set_by_its_source_string_or_by_a_string_table_entry() {
+    let Some(corpus) = crate::common::corpus() else {
+        return;
+    };
+    let nanos = corpus.join(crate::patch_build::NANOS);
+    let usmap = nanos.join("NanosWorld.usmap");
+    let dir = crate::common::temp_dir("patch-text");
+    let dir = dir.as_ref();
+    let widget = "Content/NanosWorld/Core/Chat/WBP_Chat";
+    let original = document_of(
+        dir,
+        &usmap,
+        "5.7",
+        &[nanos.join(format!("{widget}.uasset")).to_str().unwrap()],
+        "original.json",
+    );
+    let hint_of = |doc: &Value| {
+        let export = doc["exports"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| {
+                e["path"]
+                    .as_str()
+                    .unwrap()
+                    .ends_with("WidgetTree.WBP_InputText")
+            })
+            .unwrap();
+        export["data"]["properties"]["HintText"].clone()
+    };
+    let before = hint_of(&original);
+    assert_eq!(
+        before["base"]["source"], "enter text",
+        "read by hand from the package"
+    );
+
+    for (value, expected) in [
+        (
+            "\"type a message\"".to_string(),
+            json!({ "base": { "namespace": before["base"]["namespace"], "key": before["base"]["key"], "source": "type a message" } }),
+        ),
+        (
+            "{ string_table = { table = \"/Game/ST_Chat\", key = \"Hint\" } }".to_string(),
+            json!({ "string_table": { "table": "/Game/ST_Chat", "key": "Hint" } }),
+        ),
+    ] {
+        let case = dir.join(if value.starts_with('"') {
+            "source"
+        } else {
+            "table"
+        });
+        let patch = format!(
+            "[[patch]]\nbase = \"Base/WBP_Chat.uasset\"\nset = {{ \"WBP_InputText.HintText\" = {value} }}\n"
+        );
+        let repo = crate::patch_build::repo_for(&case, &usmap, "5.7", &patch);
+        std::fs::create_dir_all(repo.join("Base")).unwrap();
+        for ext in ["uasset", "uexp"] {
+            std::fs::copy(
+                nanos.join(format!("{widget}.{ext}")),
+                repo.join(format!("Base/WBP_Chat.{ext}")),
+            )
+            .unwrap();
+        }
+        let built = run(Some(&repo), &["--message-format", "json", "build"]);
+        built.ok();
+        assert_eq!(built.line_of("patched")["operations"], 1);
+        let staged = repo.join(format!(
+            "target/.zenpak-cache/PatchMod_1_P/staged/TestGame/{widget}.uasset"
+        ));
+        let found = document_of(
+            &case,
+            &usmap,
+            "5.7",
+            &[staged.to_str().unwrap()],
+            "found.json",
+        );
+        assert_eq!(hint_of(&found), expected, "{value}");
+        // Nothing else of the widget changed.
+        let mut rest = found.clone();
+        let mut was = original.clone();
+        for doc in [&mut rest, &mut was] {
+            for export in doc["exports"].as_array_mut().unwrap() {
+                if export["path"]
+                    .as_str()
+                    .unwrap()
+                    .ends_with("WidgetTree.WBP_InputText")
+                {
+                    export["data"]["properties"]
+                        .as_object_mut()
+                        .unwrap()
+                        .remove("HintText");
+                }
+            }
+        }
+        assert_eq!(rest["exports"], was["exports"], "{value}");
+    }
+}
