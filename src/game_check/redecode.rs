@@ -192,10 +192,9 @@ pub fn decode_package(
     mappings: &Mappings,
     sources: &SchemaSources,
 ) -> PackageDecode {
-    let augmented = mappings_with_content_schemas(files, legacy, name, mappings, sources);
-    let mappings = augmented.as_ref().unwrap_or(mappings);
+    let extra = mappings_with_content_schemas(files, legacy, name, mappings, sources);
     let cx = PackageContext::of_named(legacy, name);
-    let codec = Codec::new(&cx, Some(mappings));
+    let codec = Codec::new(&cx, Some(mappings.view(extra.as_ref())));
     let mut result = PackageDecode {
         exports: legacy.exports.len(),
         ..PackageDecode::default()

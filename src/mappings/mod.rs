@@ -39,7 +39,7 @@
 //! zstd; one with `PPTH`/`EATR`/`ENVP` extensions) parse, re-read identically after writing, and
 //! survive truncation and byte flips.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
 use serde::Serialize;
@@ -633,6 +633,94 @@ pub struct Mappings {
     enum_exact: std::collections::HashMap<String, usize>,
 }
 
+/// Struct schemas laid over mappings without copying them (the classes
+/// and structs a package's data needs that content defines, e.g.
+/// blueprints): [`Mappings::view`] looks them up after the mappings' own.
+#[derive(Debug)]
+pub struct ExtraStructs {
+    structs: Vec<StructSchema>,
+    /// Lower-case name → index (the first of duplicates wins).
+    lookup: HashMap<String, usize>,
+}
+
+impl ExtraStructs {
+    pub fn new(structs: Vec<StructSchema>) -> Self {
+        let mut lookup = HashMap::with_capacity(structs.len());
+        for (i, s) in structs.iter().enumerate() {
+            lookup.entry(s.name.to_ascii_lowercase()).or_insert(i);
+        }
+        ExtraStructs { structs, lookup }
+    }
+
+    fn get(&self, name: &str) -> Option<&StructSchema> {
+        self.lookup
+            .get(&name.to_ascii_lowercase())
+            .map(|&i| &self.structs[i])
+    }
+}
+
+/// The one place schemas are looked up: mappings, and the struct schemas
+/// laid over them (the mappings' own win over duplicates).
+#[derive(Debug, Clone, Copy)]
+pub struct SchemaView<'a> {
+    base: &'a Mappings,
+    extra: Option<&'a ExtraStructs>,
+}
+
+impl<'a> From<&'a Mappings> for SchemaView<'a> {
+    fn from(base: &'a Mappings) -> Self {
+        base.view(None)
+    }
+}
+
+impl<'a> SchemaView<'a> {
+    /// The schema of a struct or class by name (case-insensitive, as FNames are).
+    pub fn struct_schema(self, name: &str) -> Option<&'a StructSchema> {
+        self.base
+            .struct_schema(name)
+            .or_else(|| self.extra.and_then(|e| e.get(name)))
+    }
+
+    pub(crate) fn enum_schema(self, name: &str) -> Option<&'a EnumSchema> {
+        self.base.enum_schema(name)
+    }
+
+    /// The super chain of a struct, the struct itself first. Errors on a
+    /// missing super struct or a cycle.
+    pub fn chain(self, name: &str) -> Result<Vec<&'a StructSchema>> {
+        // Damaged or foreign mappings are named, so they can be replaced.
+        let from = || match &self.base.source {
+            Some(path) => format!(" ({})", path.display()),
+            None => String::new(),
+        };
+        let mut out: Vec<&'a StructSchema> = Vec::with_capacity(4);
+        let mut current = Some(name);
+        while let Some(n) = current {
+            // Not the file's fault: the dumper did not record that struct.
+            let s = self.struct_schema(n).ok_or_else(|| {
+                Error::unsupported(match out.last() {
+                    None => format!("the mappings{} have no schema for `{n}`", from()),
+                    Some(child) => format!(
+                        "the mappings{} have no schema for `{n}`, super struct of `{}`",
+                        from(),
+                        child.name
+                    ),
+                })
+            })?;
+            if out.iter().any(|o| std::ptr::eq(*o, s)) || out.len() > 256 {
+                return Err(Error::invalid(format!(
+                    "the super struct chain of `{name}` in the mappings{} loops at `{}`",
+                    from(),
+                    s.name
+                )));
+            }
+            out.push(s);
+            current = s.super_name.as_deref();
+        }
+        Ok(out)
+    }
+}
+
 /// Upper bound of a decompressed body; real files are a few MB.
 pub(crate) const MAX_BODY: usize = 256 << 20;
 
@@ -787,7 +875,14 @@ impl Mappings {
         m
     }
 
-    /// A copy with more struct schemas (e.g. blueprint classes read from a package).
+    /// These mappings seen through [`SchemaView`], with `extra` laid over them.
+    pub fn view<'a>(&'a self, extra: Option<&'a ExtraStructs>) -> SchemaView<'a> {
+        SchemaView { base: self, extra }
+    }
+
+    /// A copy with more struct schemas, for mappings of one's own (tests,
+    /// tools). Reading a package lays its content's schemas over the
+    /// mappings instead ([`Mappings::view`]), without a copy.
     pub fn with_extra_structs(&self, extra: Vec<StructSchema>) -> Mappings {
         let mut m = self.clone();
         let mut known: std::collections::HashSet<&str> =
@@ -935,39 +1030,10 @@ impl Mappings {
             .map(|&i| &self.enums[i])
     }
 
-    /// The super chain of a struct, the struct itself first. Errors on a
-    /// missing super struct or a cycle.
+    /// The super chain of a struct, the struct itself first (see
+    /// [`SchemaView::chain`]).
     pub fn chain(&self, name: &str) -> Result<Vec<&StructSchema>> {
-        // Damaged or foreign mappings are named, so they can be replaced.
-        let from = || match &self.source {
-            Some(path) => format!(" ({})", path.display()),
-            None => String::new(),
-        };
-        let mut out: Vec<&StructSchema> = Vec::with_capacity(4);
-        let mut current = Some(name);
-        while let Some(n) = current {
-            // Not the file's fault: the dumper did not record that struct.
-            let s = self.struct_schema(n).ok_or_else(|| {
-                Error::unsupported(match out.last() {
-                    None => format!("the mappings{} have no schema for `{n}`", from()),
-                    Some(child) => format!(
-                        "the mappings{} have no schema for `{n}`, super struct of `{}`",
-                        from(),
-                        child.name
-                    ),
-                })
-            })?;
-            if out.iter().any(|o| std::ptr::eq(*o, s)) || out.len() > 256 {
-                return Err(Error::invalid(format!(
-                    "the super struct chain of `{name}` in the mappings{} loops at `{}`",
-                    from(),
-                    s.name
-                )));
-            }
-            out.push(s);
-            current = s.super_name.as_deref();
-        }
-        Ok(out)
+        self.view(None).chain(name)
     }
 
     /// Counts shown by `zenpak inspect`.

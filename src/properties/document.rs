@@ -47,7 +47,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Result};
 use crate::legacy::edit::{add_import, apply_edits, export_data_names, Edit};
 use crate::legacy::{BulkKind, LegacyPackage, PackageFiles};
-use crate::mappings::Mappings;
+use crate::mappings::{Mappings, SchemaView};
 use crate::version::EngineVersion;
 
 use super::codec::json::{ExportTreeSeed, Schemas};
@@ -206,9 +206,9 @@ impl AssetDocument {
             .package_name()
             .map(str::to_string)
             .unwrap_or(fallback_name);
-        let augmented = mappings
+        let extra = mappings
             .and_then(|m| mappings_with_content_schemas(files, package, &own_name, m, sources));
-        let mappings = augmented.as_ref().or(mappings);
+        let mappings = mappings.map(|m| m.view(extra.as_ref()));
         let cx = PackageContext::of_named(package, &own_name);
         let codec = Codec::new(&cx, mappings);
         let imports = (0..package.imports.len())
@@ -351,13 +351,15 @@ impl AssetDocument {
         let mut untyped = Vec::new();
         for (index, e) in raw_exports.iter().enumerate() {
             let data = match e.data {
-                Some(json) => match type_export(json, schemas(mappings), &package, index) {
-                    Ok(tree) => Some(tree),
-                    Err(error) => {
-                        untyped.push((index, error));
-                        None
+                Some(json) => {
+                    match type_export(json, schemas(mappings.map(Into::into)), &package, index) {
+                        Ok(tree) => Some(tree),
+                        Err(error) => {
+                            untyped.push((index, error));
+                            None
+                        }
                     }
-                },
+                }
                 None => None,
             };
             doc.exports.push(ExportEntry {
@@ -372,19 +374,19 @@ impl AssetDocument {
         // blueprints, and those found through `sources`) are typed by
         // schemas read from the exports typed above and from those packages.
         if let (Some((_, first)), Some(m)) = (untyped.first(), mappings) {
-            let augmented = doc
+            let extra = doc
                 .layout(&package)
                 .ok()
                 .and_then(|(mut files, starts, sizes)| {
-                    doc.place_exports(&package, Some(m), &mut files, &starts, &sizes);
+                    doc.place_exports(&package, Some(m.into()), &mut files, &starts, &sizes);
                     mappings_with_content_schemas(&files, &package, &doc.package, m, sources)
                 });
-            let Some(augmented) = augmented else {
+            let Some(extra) = extra else {
                 return Err(with_missing_schemas(first.clone(), sources));
             };
             for (index, _) in untyped {
                 let json = raw_exports[index].data.expect("typed only with data");
-                let tree = type_export(json, schemas(Some(&augmented)), &package, index)
+                let tree = type_export(json, schemas(Some(m.view(Some(&extra)))), &package, index)
                     .map_err(|e| with_missing_schemas(e, sources))?;
                 doc.exports[index].data = Some(tree);
             }
@@ -450,11 +452,11 @@ impl AssetDocument {
         // The package's own classes (blueprints) give their schemas to the
         // exports of those classes: their bytes first. Then the classes
         // and structs defined in other packages.
-        let augmented = mappings.and_then(|m| {
-            self.place_exports(&package, Some(m), &mut files, &starts, &sizes);
+        let extra = mappings.and_then(|m| {
+            self.place_exports(&package, Some(m.into()), &mut files, &starts, &sizes);
             mappings_with_content_schemas(&files, &package, &self.package, m, sources)
         });
-        let mappings = augmented.as_ref().or(mappings);
+        let mappings = mappings.map(|m| m.view(extra.as_ref()));
         // Written once, collecting the names the data needs and the name
         // map lacks; when there are some, they are added and their indexes
         // fixed in the bytes (written again only when that cannot be done).
@@ -581,7 +583,7 @@ impl AssetDocument {
     fn place_exports(
         &self,
         package: &LegacyPackage,
-        mappings: Option<&Mappings>,
+        mappings: Option<SchemaView>,
         files: &mut PackageFiles,
         starts: &[usize],
         sizes: &[usize],
@@ -620,7 +622,7 @@ impl AssetDocument {
     fn write_collecting(
         &self,
         package: &mut LegacyPackage,
-        mappings: Option<&Mappings>,
+        mappings: Option<SchemaView>,
         sizes: &[usize],
     ) -> Result<(Option<Vec<Result<Vec<u8>>>>, Vec<String>)> {
         let (written, missing, highest) = {
@@ -676,7 +678,7 @@ impl AssetDocument {
     fn write_exports(
         &self,
         package: &LegacyPackage,
-        mappings: Option<&Mappings>,
+        mappings: Option<SchemaView>,
         sizes: &[usize],
     ) -> Vec<Result<Vec<u8>>> {
         let cx = PackageContext::of_named(package, &self.package);

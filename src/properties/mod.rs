@@ -111,7 +111,7 @@ use serde::Serialize;
 
 use crate::binary::Reader;
 use crate::error::{Context, Error, Result};
-use crate::mappings::{Mappings, PropertyType, StructSchema};
+use crate::mappings::{PropertyType, SchemaView, StructSchema};
 use crate::version::EngineVersion;
 
 pub use class_schema::package_class_schemas;
@@ -199,13 +199,13 @@ const MAX_DEPTH: usize = 48;
 /// Steps over property blocks of one package.
 pub struct Walker<'a> {
     pub(crate) cx: &'a PackageContext<'a>,
-    pub(crate) mappings: Option<&'a Mappings>,
+    pub(crate) mappings: Option<SchemaView<'a>>,
     /// Where struct blocks and FNames are, when asked for (see [`record`]).
     recording: Option<&'a RefCell<Recording>>,
 }
 
 impl<'a> Walker<'a> {
-    pub fn new(cx: &'a PackageContext<'a>, mappings: Option<&'a Mappings>) -> Self {
+    pub fn new(cx: &'a PackageContext<'a>, mappings: Option<SchemaView<'a>>) -> Self {
         Walker {
             cx,
             mappings,
@@ -252,7 +252,7 @@ impl<'a> Walker<'a> {
         })
     }
 
-    fn mappings(&self, what: &str) -> Result<&'a Mappings> {
+    fn mappings(&self, what: &str) -> Result<SchemaView<'a>> {
         self.mappings.ok_or_else(|| {
             Error::usage(format!(
                 "{what} is serialized unversioned; reading it needs the game's mappings"

@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use crate::binary::Reader;
 use crate::legacy::{LegacyPackage, PackageFiles, PackageIndex, ResolvedIndex};
-use crate::mappings::Mappings;
+use crate::mappings::{Mappings, SchemaView};
 use crate::{Error, Result};
 
 use super::{PackageContext, PropertyBlock, PropertyInfo, Recording, Walker};
@@ -107,7 +107,15 @@ pub fn walk_export(
     index: usize,
     collect: bool,
 ) -> Result<(PropertyBlock, u64, AfterBlock)> {
-    walk_export_with(files, package, cx, mappings, index, collect, None)
+    walk_export_with(
+        files,
+        package,
+        cx,
+        mappings.map(Into::into),
+        index,
+        collect,
+        None,
+    )
 }
 
 /// [`walk_export`], also recording where each struct block, value and FName
@@ -120,8 +128,15 @@ pub fn walk_export_recorded(
     index: usize,
 ) -> Result<(Recording, u64, AfterBlock)> {
     let recording = RefCell::new(Recording::default());
-    let (_, native_start, after) =
-        walk_export_with(files, package, cx, mappings, index, false, Some(&recording))?;
+    let (_, native_start, after) = walk_export_with(
+        files,
+        package,
+        cx,
+        mappings.map(Into::into),
+        index,
+        false,
+        Some(&recording),
+    )?;
     Ok((recording.into_inner(), native_start, after))
 }
 
@@ -129,7 +144,7 @@ fn walk_export_with(
     files: &PackageFiles,
     package: &LegacyPackage,
     cx: &PackageContext,
-    mappings: Option<&Mappings>,
+    mappings: Option<SchemaView>,
     index: usize,
     collect: bool,
     recording: Option<&RefCell<Recording>>,
@@ -209,24 +224,25 @@ pub fn walk_package(
         str::to_string,
     );
     let sources = super::SchemaSources::beside(&files.path);
-    let augmented = mappings
+    let extra = mappings
         .and_then(|m| super::mappings_with_content_schemas(files, package, &own_name, m, &sources));
-    let mappings = augmented.as_ref().or(mappings);
+    let mappings = mappings.map(|m| m.view(extra.as_ref()));
     (0..package.exports.len())
         .map(|index| {
             let export = &package.exports[index];
-            let outcome = match walk_export(files, package, &cx, mappings, index, collect) {
-                Ok((block, _, after)) => WalkOutcome::Walked {
-                    block_start: block.start,
-                    block_end: block.end,
-                    after,
-                    properties: block.properties,
-                },
-                Err(e) => WalkOutcome::Failed {
-                    code: e.code(),
-                    error: e.to_string(),
-                },
-            };
+            let outcome =
+                match walk_export_with(files, package, &cx, mappings, index, collect, None) {
+                    Ok((block, _, after)) => WalkOutcome::Walked {
+                        block_start: block.start,
+                        block_end: block.end,
+                        after,
+                        properties: block.properties,
+                    },
+                    Err(e) => WalkOutcome::Failed {
+                        code: e.code(),
+                        error: e.to_string(),
+                    },
+                };
             ExportWalk {
                 index,
                 name: export.object_name.display(&package.names).to_string(),

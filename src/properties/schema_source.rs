@@ -44,7 +44,7 @@ use serde::Serialize;
 use crate::error::Result;
 use crate::legacy::{LegacyPackage, PackageFiles, ResolvedIndex};
 use crate::limits::{MAX_SCHEMA_DEPTH, MAX_SCHEMA_FOLDER_FILES, MAX_SCHEMA_PACKAGES};
-use crate::mappings::{Mappings, PropertyType, StructSchema};
+use crate::mappings::{ExtraStructs, Mappings, PropertyType, StructSchema};
 use crate::version::EngineVersion;
 
 use super::class_schema::{class_schema, package_class_schemas};
@@ -339,9 +339,10 @@ struct Resolver<'r, 's> {
     visited: HashSet<(String, String)>,
 }
 
-/// The mappings plus the schemas of the package's own classes and of the
-/// classes and structs its data needs from other packages found through
-/// `sources` (see the module docs); `None` when there are none to add.
+/// The schemas of the package's own classes and of the classes and
+/// structs its data needs from other packages found through `sources` (see
+/// the module docs), to lay over `mappings` ([`Mappings::view`]); `None`
+/// when there are none to add.
 /// `own_name` names the package (a 4.x cook stores no name).
 pub fn mappings_with_content_schemas(
     files: &PackageFiles,
@@ -349,7 +350,7 @@ pub fn mappings_with_content_schemas(
     own_name: &str,
     mappings: &Mappings,
     sources: &SchemaSources,
-) -> Option<Mappings> {
+) -> Option<ExtraStructs> {
     let mut resolver = Resolver {
         sources,
         mappings,
@@ -377,7 +378,7 @@ pub fn mappings_with_content_schemas(
     if resolver.found.is_empty() {
         return None;
     }
-    Some(mappings.with_extra_structs(resolver.found))
+    Some(ExtraStructs::new(resolver.found))
 }
 
 /// The structs a schema needs: its super struct and the structs its

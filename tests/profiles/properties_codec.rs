@@ -109,9 +109,9 @@ fn every_corpus_export_round_trips_through_the_tree_and_json() {
             str::to_string,
         );
         let sources = SchemaSources::beside(&path);
-        let augmented = mappings
+        let extra = mappings
             .and_then(|m| mappings_with_content_schemas(&files, &package, &own_name, m, &sources));
-        let mappings = augmented.as_ref().or(mappings);
+        let mappings = mappings.map(|m| m.view(extra.as_ref()));
         let cx = PackageContext::of(&package);
         let codec = Codec::new(&cx, mappings);
         let counts = table.entry(game).or_default();

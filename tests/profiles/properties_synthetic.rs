@@ -126,7 +126,7 @@ fn unversioned_block_with_super_struct_zero_mask_bools_and_nesting() {
     let end = w.pos();
     w.bytes(&[0xEE; 5]); // what follows the block
     let bytes = w.into_inner();
-    let walker = Walker::new(&cx, Some(&m));
+    let walker = Walker::new(&cx, Some(m.view(None)));
     let mut r = Reader::with_base(&bytes, 1000);
     let block = walker.walk(&mut r, "Thing", true).unwrap();
     assert_eq!(block.start, 1000);
@@ -165,7 +165,7 @@ fn unversioned_errors_name_the_struct() {
     .write(&mut w);
     w.i32(0);
     let bytes = w.into_inner();
-    let walker = Walker::new(&cx, Some(&m));
+    let walker = Walker::new(&cx, Some(m.view(None)));
     let e = walker
         .walk(&mut Reader::new(&bytes), "Missing", false)
         .unwrap_err();
@@ -324,7 +324,7 @@ fn every_truncation_of_a_block_is_a_clean_error() {
     w.bytes(&[0; 24]);
     w.fstring("label");
     let bytes = w.into_inner();
-    let walker = Walker::new(&cx, Some(&m));
+    let walker = Walker::new(&cx, Some(m.view(None)));
     assert!(walker
         .walk(&mut Reader::new(&bytes), "Thing", false)
         .is_ok());

@@ -31,7 +31,7 @@ use serde::de::{self, DeserializeSeed, Error as _, IgnoredAny, MapAccess, SeqAcc
 use serde::ser::{SerializeMap, SerializeSeq};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::mappings::{Mappings, PropertyType, StructSchema};
+use crate::mappings::{PropertyType, SchemaView, StructSchema};
 use crate::version::EngineVersion;
 
 use super::super::native::{native_struct, NativeLayout};
@@ -44,7 +44,7 @@ use super::{row_struct_name, Slots};
 /// What typing a JSON value needs: the schemas and the package's encoding.
 #[derive(Clone, Copy)]
 pub struct Schemas<'a> {
-    pub mappings: Option<&'a Mappings>,
+    pub mappings: Option<SchemaView<'a>>,
     /// The names the trees read hold.
     pub names: &'a SharedNames,
     pub engine: EngineVersion,

@@ -18,7 +18,7 @@ use std::collections::HashMap;
 
 use crate::binary::{Reader, Writer};
 use crate::error::{Context, DataStep, Error, Result};
-use crate::mappings::{Mappings, PropertyType, StructSchema};
+use crate::mappings::{PropertyType, SchemaView, StructSchema};
 use crate::version::EngineVersion;
 
 use super::native::{native_struct, NativeLayout};
@@ -43,7 +43,7 @@ const MAX_PREALLOCATED: usize = 64 << 20;
 /// Reads and writes the property data of one package's exports.
 pub struct Codec<'a> {
     cx: &'a PackageContext<'a>,
-    mappings: Option<&'a Mappings>,
+    mappings: Option<SchemaView<'a>>,
     /// Name text → first index in the name map (for writing).
     name_index: HashMap<&'a str, i32>,
     /// Object path → package index (the first object with the path).
@@ -57,7 +57,7 @@ pub struct Codec<'a> {
     names: SharedNames,
 }
 
-/// A struct and its supers, the struct first ([`Mappings::chain`]).
+/// A struct and its supers, the struct first ([`SchemaView::chain`]).
 type Chain<'a> = std::rc::Rc<[&'a StructSchema]>;
 
 /// What a collecting codec's writes needed and the name map lacks: each
@@ -97,7 +97,7 @@ impl NameFixups {
 }
 
 impl<'a> Codec<'a> {
-    pub fn new(cx: &'a PackageContext<'a>, mappings: Option<&'a Mappings>) -> Self {
+    pub fn new(cx: &'a PackageContext<'a>, mappings: Option<SchemaView<'a>>) -> Self {
         let mut name_index = HashMap::with_capacity(cx.names.len());
         for (i, n) in cx.names.iter().enumerate() {
             name_index.entry(*n).or_insert(i as i32);
@@ -324,7 +324,7 @@ impl<'a> Codec<'a> {
         }
     }
 
-    fn mappings(&self, what: &str) -> Result<&'a Mappings> {
+    fn mappings(&self, what: &str) -> Result<SchemaView<'a>> {
         self.mappings.ok_or_else(|| no_mappings(what))
     }
 
@@ -335,8 +335,8 @@ impl<'a> Codec<'a> {
         })
     }
 
-    /// [`Mappings::chain`], looked up once a codec.
-    fn chain_in(&self, mappings: &'a Mappings, name: &str) -> Result<Chain<'a>> {
+    /// [`SchemaView::chain`], looked up once a codec.
+    fn chain_in(&self, mappings: SchemaView<'a>, name: &str) -> Result<Chain<'a>> {
         if let Some(chain) = self.chains.borrow().get(name) {
             return Ok(chain.clone());
         }
