@@ -3,6 +3,7 @@
 //! modules and comments) names only modules of lower layers. Inside a
 //! folder, its modules do not use each other in a circle. Unsafe code sits
 //! only in the files listed for it, each block under a `// SAFETY:` note.
+//! Every backticked module path and file path of ARCHITECTURE.md exists.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -604,4 +605,141 @@ fn the_unsafe_finder_sees_blocks_and_their_notes_only_in_code() {
         unsafe_blocks(text),
         [(3, true), (5, false), (8, true), (12, false)]
     );
+}
+
+/// The file of module `segments` under `src` (`a/b.rs` or `a/b/mod.rs`).
+fn module_file(src: &Path, segments: &[&str]) -> Option<PathBuf> {
+    let base = segments
+        .iter()
+        .fold(src.to_path_buf(), |path, segment| path.join(segment));
+    [base.with_extension("rs"), base.join("mod.rs")]
+        .into_iter()
+        .find(|p| p.is_file())
+}
+
+/// Whether `name` is declared in `text` (an item, a variant or field at a
+/// line's start) or re-exported by one of its `pub use` statements.
+fn declares(text: &str, name: &str) -> bool {
+    let is_word = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    let words = |s: &str| -> bool { s.split(|c: char| !is_word(c)).any(|w| w == name) };
+    let kinds = [
+        "fn", "struct", "enum", "trait", "const", "type", "static", "mod", "union",
+    ];
+    text.lines().any(|line| {
+        let mut tokens = line.split(|c: char| !is_word(c)).filter(|t| !t.is_empty());
+        let first_real = tokens.find(|t| !["pub", "crate", "super", "async", "unsafe"].contains(t));
+        match first_real {
+            Some(kind) if kinds.contains(&kind) => tokens.next() == Some(name),
+            Some(word) => word == name && line.trim_start().starts_with(name),
+            None => false,
+        }
+    }) || text
+        .split("pub use ")
+        .skip(1)
+        .filter_map(|rest| rest.split(';').next())
+        .any(words)
+}
+
+/// The backticked paths of `text` (ARCHITECTURE.md) that name nothing: a
+/// module path (`patch::merge`, `crate::zen::convert::import_reference`,
+/// `publish::output_dir::OutputDir`) whose modules do not exist or whose
+/// item is not declared there, or a file path (`src/…`, `tests/…`,
+/// `docs/…`) that is not in the repository. A path that does not start at
+/// one of the library's modules (`serde::Serialize`) is not checked.
+fn stale_paths(root: &Path, text: &str, modules: &BTreeSet<String>) -> Vec<String> {
+    let src = root.join("src");
+    let mut stale = Vec::new();
+    for quoted in text.split('`').skip(1).step_by(2) {
+        let path = quoted.trim().trim_end_matches("()");
+        let is_file_path = [
+            "src/",
+            "tests/",
+            "docs/",
+            "templates/",
+            "benches/",
+            "examples/",
+            ".ci/",
+        ]
+        .iter()
+        .any(|p| path.starts_with(p))
+            && !path.contains(['*', ' ', '<']);
+        if is_file_path {
+            if !root.join(path.trim_end_matches('/')).exists() {
+                stale.push(format!("`{path}`: no such file or folder"));
+            }
+            continue;
+        }
+        let path = path.strip_prefix("crate::").unwrap_or(path);
+        let segments: Vec<&str> = path.split("::").collect();
+        let is_module_path = segments.len() > 1
+            && modules.contains(segments[0])
+            && segments
+                .iter()
+                .all(|s| !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'));
+        if !is_module_path {
+            continue;
+        }
+        let mut depth = segments.len();
+        while depth > 0 && module_file(&src, &segments[..depth]).is_none() {
+            depth -= 1;
+        }
+        let items = &segments[depth..];
+        let Some(file) = module_file(&src, &segments[..depth]).filter(|_| items.len() <= 2) else {
+            stale.push(format!("`{path}`: no such module"));
+            continue;
+        };
+        let text = std::fs::read_to_string(&file).unwrap();
+        if let Some(item) = items.first() {
+            if !declares(&text, item) {
+                stale.push(format!(
+                    "`{path}`: `{item}` is not declared in {}",
+                    file.display()
+                ));
+                continue;
+            }
+        }
+        if let Some(member) = items.get(1) {
+            // A variant, field or method: somewhere in the module's folder.
+            let folder = file.parent().unwrap();
+            let found = rust_files(folder)
+                .iter()
+                .any(|f| declares(&std::fs::read_to_string(f).unwrap(), member));
+            if !found {
+                stale.push(format!(
+                    "`{path}`: `{member}` is declared nowhere in {}",
+                    folder.display()
+                ));
+            }
+        }
+    }
+    stale
+}
+
+fn library_modules(root: &Path) -> BTreeSet<String> {
+    let lib = std::fs::read_to_string(root.join("src/lib.rs")).unwrap();
+    declared_modules(&lib).into_iter().collect()
+}
+
+#[test]
+fn every_path_the_map_names_exists() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(root.join("ARCHITECTURE.md")).unwrap();
+    let stale = stale_paths(root, &text, &library_modules(root));
+    assert!(
+        stale.is_empty(),
+        "ARCHITECTURE.md names what the tree does not have:\n  {}",
+        stale.join("\n  ")
+    );
+}
+
+#[test]
+fn the_path_checker_sees_a_stale_module_item_and_file() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let modules = library_modules(root);
+    let fine = "`patch::merge`, `crate::patch::changes::ModCopies`, `zen::ExportData::Unread`, \
+                `src/build/staged.rs`, `serde::Serialize`, `patches/**/*.toml`";
+    assert_eq!(stale_paths(root, fine, &modules), Vec::<String>::new());
+    let planted = "`patch::nothing_here`, `patch::changes::NoSuchType`, \
+                   `patch::changes::ModCopies::no_such_method`, `src/no_such_file.rs`";
+    assert_eq!(stale_paths(root, planted, &modules).len(), 4);
 }
