@@ -662,7 +662,7 @@ fn stale_paths(root: &Path, text: &str, modules: &BTreeSet<String>) -> Vec<Strin
         ]
         .iter()
         .any(|p| path.starts_with(p))
-            && !path.contains(['*', ' ', '<']);
+            && !path.contains(['*', ' ', '<', '…']);
         if is_file_path {
             if !root.join(path.trim_end_matches('/')).exists() {
                 stale.push(format!("`{path}`: no such file or folder"));
