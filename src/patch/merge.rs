@@ -2,7 +2,7 @@
 //! into one mod whose assets carry every mod's changes.
 //!
 //! Each mod is read back to legacy packages (`extract`, with the game
-//! mounted for its imports) into a staging folder inside `OUT_DIR`. A
+//! mounted for its imports) into a staging folder. A
 //! package or file only one mod has is taken as it is. One several mods
 //! have is compared with the game's copy ([`super::changes`]): when their
 //! changes do not overlap, they are applied together to the game's copy
@@ -13,7 +13,9 @@
 //! overlap as a whole. The result is written as a mod repository
 //! (`OUT_DIR/mod.toml`, `OUT_DIR/Cooked/…`) and built
 //! (`OUT_DIR/target/<name>_P.utoc/.ucas/.pak`), so it can be rebuilt or
-//! patched further. Nothing is left in `OUT_DIR` when the merge fails.
+//! patched further. All of it is made in a temporary folder beside
+//! `OUT_DIR` (`publish::temporary::TempFolder`) and renamed into place once
+//! built: a failure or an interrupt leaves nothing.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -83,58 +85,24 @@ pub struct MergeReport {
     pub build: Option<BuildSummary>,
 }
 
-/// Removes what the merge made in the output folder unless it completes.
-struct Made<'a> {
-    output: &'a Path,
-    existed: bool,
-    done: bool,
-}
-
-impl Drop for Made<'_> {
-    fn drop(&mut self) {
-        if self.done {
-            return;
-        }
-        if self.existed {
-            // It was empty: everything in it is the merge's.
-            if let Ok(entries) = std::fs::read_dir(self.output) {
-                for entry in entries.flatten() {
-                    let path = entry.path();
-                    let _ = match entry.file_type() {
-                        Ok(t) if t.is_dir() => std::fs::remove_dir_all(&path),
-                        _ => std::fs::remove_file(&path),
-                    };
-                }
-            }
-        } else {
-            let _ = std::fs::remove_dir_all(self.output);
-        }
+/// Refuses an output that exists and is not an empty folder.
+fn check_output(output: &Path) -> Result<()> {
+    if std::fs::symlink_metadata(output).is_err() {
+        return Ok(());
     }
-}
-
-/// The output folder, made or found empty.
-fn start_output(output: &Path) -> Result<Made<'_>> {
-    let existed = std::fs::symlink_metadata(output).is_ok();
-    if existed {
-        let empty = output.is_dir()
-            && std::fs::read_dir(output)
-                .map_err(|e| Error::io(output, e))?
-                .next()
-                .is_none();
-        if !empty {
-            return Err(Error::usage(format!(
-                "the output `{}` exists and is not an empty folder",
-                output.display()
-            ))
-            .with_hint("name a new folder with -o (merge writes a whole mod repository there)"));
-        }
+    let empty = output.is_dir()
+        && std::fs::read_dir(output)
+            .map_err(|e| Error::io(output, e))?
+            .next()
+            .is_none();
+    if empty {
+        return Ok(());
     }
-    std::fs::create_dir_all(output).map_err(|e| Error::io(output, e))?;
-    Ok(Made {
-        output,
-        existed,
-        done: false,
-    })
+    Err(Error::usage(format!(
+        "the output `{}` exists and is not an empty folder",
+        output.display()
+    ))
+    .with_hint("name a new folder with -o (merge writes a whole mod repository there)"))
 }
 
 /// One mod's files, read back to legacy, by lower-cased view path.
@@ -245,14 +213,18 @@ pub fn merge(request: &MergeRequest, reporter: &dyn Reporter) -> Result<MergeRep
             .with_hint("name each built mod (`.pak` or `.utoc`) to merge"));
     }
     let order = mount_order(request)?;
-    let mut made = start_output(request.output)?;
-    let staging = request.output.join(".zenpak-merge");
+    check_output(request.output)?;
+    // Everything is made in a temporary folder beside the output, renamed
+    // into place once built: a failure or Ctrl-C leaves nothing.
+    let folder = crate::publish::temporary::TempFolder::create(request.output)?;
+    let root = &folder.path().to_path_buf();
+    let staging = root.join(".zenpak-merge");
     let mut mods = Vec::with_capacity(order.len());
     for (i, path) in order.into_iter().enumerate() {
         mods.push(read_mod(request, i, path, &staging)?);
     }
     let game = Game::open(request.paks, request.keys)?;
-    let content = request.output.join("Cooked");
+    let content = root.join("Cooked");
     let mut report = MergeReport {
         mods: mods.iter().map(|m| m.name.clone()).collect(),
         assets: Vec::new(),
@@ -317,18 +289,24 @@ pub fn merge(request: &MergeRequest, reporter: &dyn Reporter) -> Result<MergeRep
         }
     }
     if !report.overlaps.is_empty() && !request.later_wins {
-        return Ok(report); // `made` removes everything
+        return Ok(report); // `folder` removes everything
     }
     remove_staging(&staging)?;
-    let manifest_path = write_manifest(request, &mods)?;
-    let manifest = Manifest::load(&manifest_path)?;
+    let manifest = Manifest::load(&write_manifest(request, &mods, root)?)?;
     let options = BuildOptions {
         release: true,
         ..Default::default()
     };
-    report.build = Some(crate::build::build(&manifest, &options, reporter)?);
-    report.manifest = Some(manifest_path);
-    made.done = true;
+    let mut build = crate::build::build(&manifest, &options, reporter)?;
+    folder.publish(request.output)?;
+    // The outputs where they are now.
+    for artifact in &mut build.artifacts {
+        if let Ok(relative) = artifact.path.strip_prefix(root) {
+            artifact.path = request.output.join(relative);
+        }
+    }
+    report.build = Some(build);
+    report.manifest = Some(request.output.join("mod.toml"));
     Ok(report)
 }
 
@@ -490,7 +468,7 @@ fn remove_staging(staging: &Path) -> Result<()> {
 }
 
 /// The merged mod's `mod.toml`.
-fn write_manifest(request: &MergeRequest, mods: &[ModFiles]) -> Result<PathBuf> {
+fn write_manifest(request: &MergeRequest, mods: &[ModFiles], root: &Path) -> Result<PathBuf> {
     let string = |s: &str| toml::Value::String(s.to_string()).to_string();
     let names: Vec<&str> = mods.iter().map(|m| m.name.as_str()).collect();
     let text = format!(
@@ -501,7 +479,7 @@ fn write_manifest(request: &MergeRequest, mods: &[ModFiles]) -> Result<PathBuf> 
         request.engine,
         string(request.project),
     );
-    let path = request.output.join("mod.toml");
+    let path = root.join("mod.toml");
     std::fs::write(&path, text).map_err(|e| Error::io(&path, e))?;
     Ok(path)
 }

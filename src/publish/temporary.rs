@@ -54,7 +54,12 @@ pub(super) fn remove_all_for_good() {
         .map(|shard| shard.lock().unwrap_or_else(|e| e.into_inner()))
         .collect();
     for path in temporaries.iter().flat_map(|shard| shard.iter()) {
-        let _ = std::fs::remove_file(path);
+        // A temporary folder ([`TempFolder`]) goes with what it holds.
+        if std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir()) {
+            let _ = std::fs::remove_dir_all(path);
+        } else {
+            let _ = std::fs::remove_file(path);
+        }
     }
     std::mem::forget(temporaries);
 }
@@ -147,6 +152,62 @@ pub(crate) fn temporary_path_for(final_path: &Path) -> PathBuf {
         PROCESS_ID.get_or_init(std::process::id),
         unique_number()
     ))
+}
+
+/// A folder filled under a temporary name beside its final path (`merge`
+/// writes a whole mod repository), registered as a temporary: removed with
+/// what it holds when dropped or on an interrupt, unless published.
+#[derive(Debug)]
+pub struct TempFolder {
+    path: PathBuf,
+    published: bool,
+}
+
+impl TempFolder {
+    /// Makes the folder (and `final_path`'s parent when missing).
+    pub fn create(final_path: &Path) -> Result<TempFolder> {
+        if let Some(parent) = final_path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
+        }
+        let path = temporary_path_for(final_path);
+        let mut temporaries = temporaries_of(&path);
+        check_interrupted()?;
+        std::fs::create_dir(&path).map_err(|e| Error::io(&path, e))?;
+        temporaries.insert(path.clone());
+        Ok(TempFolder {
+            path,
+            published: false,
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Renames the folder to `final_path`, which must not exist or be an
+    /// empty folder (removed first); under the registry's lock, so an
+    /// interrupt removes either the temporary or nothing.
+    pub fn publish(mut self, final_path: &Path) -> Result<()> {
+        let mut temporaries = temporaries_of(&self.path);
+        check_interrupted()?;
+        if std::fs::symlink_metadata(final_path).is_ok_and(|m| m.is_dir()) {
+            std::fs::remove_dir(final_path).map_err(|e| Error::io(final_path, e))?;
+        }
+        std::fs::rename(&self.path, final_path).map_err(|e| Error::io(final_path, e))?;
+        temporaries.remove(&self.path);
+        self.published = true;
+        Ok(())
+    }
+}
+
+impl Drop for TempFolder {
+    fn drop(&mut self) {
+        if !self.published {
+            let mut temporaries = temporaries_of(&self.path);
+            let _ = std::fs::remove_dir_all(&self.path);
+            temporaries.remove(&self.path);
+        }
+    }
 }
 
 /// A file being written under a temporary name beside its final path.

@@ -252,6 +252,14 @@ fn two_mods_on_one_row_do_not_merge_unless_the_later_wins() {
         json!(["set", "set"])
     );
     assert!(!out.exists(), "nothing is left of a merge that stopped");
+    let temporaries = std::fs::read_dir(dir)
+        .unwrap()
+        .filter(|e| {
+            let name = e.as_ref().unwrap().file_name();
+            name.to_string_lossy().ends_with(".zenpak-tmp")
+        })
+        .count();
+    assert_eq!(temporaries, 0, "nor its temporary folder");
 
     // An empty folder given stays, empty.
     std::fs::create_dir_all(&out).unwrap();
